@@ -1,0 +1,150 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tidemark {
+
+/// Plain, validated description of a job, produced from YAML by `LoadJobSpec` (config/job_loader.h).
+/// No yaml-cpp types leak out of config/. All durations are milliseconds (`_ms`), sizes bytes.
+/// The YAML schema is documented in config/README.md.
+
+/// Where a YAML node was, for diagnostics from later stages (1-based line and column).
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+/// A scalar constant from YAML (sequence-source constant fields, literals).
+using ConfigValue = std::variant<int64_t, double, bool, std::string>;
+
+/// `watermarks:` block — a WatermarkStrategy (Flink's WatermarkStrategy).
+struct WatermarkStrategySpec {
+  /// "bounded-out-of-orderness" | "monotonous" | "punctuated" | "none"
+  std::string strategy = "bounded-out-of-orderness";
+  int64_t max_out_of_orderness_ms = 0;
+  /// Field holding the event time. Empty: keep the record's existing timestamp.
+  std::string timestamp_field;
+  /// Unit of a numeric timestamp field: "ms" | "s" | "us" | "ns"; or "iso8601" for strings.
+  std::string timestamp_unit = "ms";
+  /// Punctuated: the field whose (int64) value is emitted as a watermark when present / non-null.
+  std::string watermark_field;
+  std::optional<int64_t> idleness_ms;  ///< `idleness: 2s`
+  struct Alignment {
+    std::string group;
+    int64_t max_drift_ms = 0;
+    int64_t update_interval_ms = 1000;
+  };
+  std::optional<Alignment> alignment;
+  SourceLocation location;
+};
+
+/// One split of a `sequence` source.
+struct SequenceSplitSpec {
+  std::string id;
+  int64_t first_timestamp_ms = 0;  ///< `start: 10s`
+  int64_t step_ms = 0;             ///< `step: 50ms`
+  int64_t count = 0;
+  /// Constant fields added to every record of the split, in YAML order.
+  std::vector<std::pair<std::string, ConfigValue>> fields;
+};
+
+/// `source:` block of a `type: source` operator.
+struct SourceSpec {
+  std::string type;  ///< "sequence" (more later: file, datagen, replay)
+  // sequence
+  std::vector<SequenceSplitSpec> splits;
+  std::string interleave = "round-robin";
+  int64_t pacing_ms = 0;            ///< processing time per record; 0 = as fast as possible
+  std::string timestamp_field_name = "ts";  ///< name of the generated event-time field
+  SourceLocation location;
+};
+
+/// Edge partitioning (Flink's StreamPartitioner choices).
+enum class Partitioning { kDefault, kForward, kRebalance, kHash, kBroadcast };
+
+/// One input of an operator: the upstream operator, optionally one of its side outputs.
+struct InputSpec {
+  std::string from;
+  std::string side_output;  ///< empty: main output
+  Partitioning partitioning = Partitioning::kDefault;
+  SourceLocation location;
+};
+
+/// `aggregate:` item of a window.
+struct AggregateSpec {
+  std::string function;  ///< count | sum | min | max | avg | first | last
+  std::string field;     ///< empty for count
+  std::string as;        ///< output column; default `count`, `sum_<field>`, ...
+};
+
+/// `window:` block of a `type: window` operator.
+struct WindowSpec {
+  std::string assigner;  ///< tumbling | sliding | session | global
+  std::string time = "event";  ///< event | processing
+  int64_t size_ms = 0;
+  int64_t slide_ms = 0;
+  int64_t gap_ms = 0;
+  int64_t offset_ms = 0;
+  int64_t allowed_lateness_ms = 0;
+  std::string trigger;      ///< empty: the assigner's default
+  std::string late_output;  ///< side output tag for late records; empty: drop and count
+  bool emit_watermark = false;  ///< add a `watermark` column: the watermark that fired the window
+  std::vector<AggregateSpec> aggregates;
+  SourceLocation location;
+};
+
+/// `sink:` block of a `type: sink` operator.
+struct SinkSpec {
+  std::string type;            ///< print | file | collect
+  std::string path;            ///< file: JSON Lines output path
+  std::string format = "json"; ///< json | fire (one `>>> FIRE window=[..) count=N watermark=..` line)
+  SourceLocation location;
+};
+
+/// One node of the job graph, as written under `operators:`.
+struct OperatorSpec {
+  std::string id;
+  /// source | assign-timestamps-and-watermarks | window | sink (more with later issues)
+  std::string type;
+  std::vector<InputSpec> inputs;
+  int parallelism = 0;  ///< 0: pipeline.parallelism
+  std::vector<std::string> key_by;
+  std::optional<SourceSpec> source;
+  std::optional<WatermarkStrategySpec> watermarks;
+  std::optional<WindowSpec> window;
+  std::optional<SinkSpec> sink;
+  SourceLocation location;
+};
+
+/// `pipeline:` block.
+struct PipelineSpec {
+  int parallelism = 1;
+  std::string clock = "system";  ///< system | virtual
+  int64_t auto_watermark_interval_ms = 200;
+  int64_t channel_capacity = 1024;  ///< elements per channel (`channel-capacity`)
+};
+
+/// `report:` block: a summary line printed by `tidemark run` from what sinks received.
+struct ReportSpec {
+  std::string label;          ///< e.g. "mode=split"
+  std::string windows_sink;   ///< sink id receiving window results (must have a `count` column)
+  std::string late_sink;      ///< sink id receiving late records
+  std::string breakdown_field;  ///< late records are also counted where this field ...
+  std::string breakdown_value;  ///< ... equals this value
+};
+
+struct JobSpec {
+  std::string name;
+  std::string file;  ///< the YAML path it came from ("<string>" when loaded from memory)
+  PipelineSpec pipeline;
+  std::vector<OperatorSpec> operators;
+  std::optional<ReportSpec> report;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace tidemark {
+
+/// Base of every runtime failure tidemark throws. Thrown out of an operator it leaves the mailbox
+/// loop, fails the task and then the job; the job's state records `what()` as the cause.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A bad argument to a component's constructor or method (Flink: IllegalArgumentException),
+/// e.g. a negative out-of-orderness bound or a window size of 0.
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A record reached a component that needs a timestamp and had none.
+class NoTimestamp : public Error {
+ public:
+  using Error::Error;
+};
+
+/// An I/O failure in a source or sink (file cannot be opened or written).
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// The job was cancelled; thrown inside a task to unwind its loop. Not a failure.
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
+namespace internal {
+[[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const std::string& msg);
+}  // namespace internal
+
+}  // namespace tidemark
+
+/// Always-on invariant check for bugs (never for user input): logs and aborts.
+#define TM_CHECK(cond, ...)                                                               \
+  do {                                                                                    \
+    if (!(cond)) [[unlikely]] {                                                           \
+      ::tidemark::internal::CheckFailed(__FILE__, __LINE__, #cond, fmt::format(__VA_ARGS__)); \
+    }                                                                                     \
+  } while (false)
+
+#ifdef NDEBUG
+#define TM_DCHECK(cond, ...) \
+  do {                       \
+  } while (false)
+#else
+#define TM_DCHECK(cond, ...) TM_CHECK(cond, __VA_ARGS__)
+#endif

@@ -1,0 +1,16 @@
+#include "runtime/core/key.h"
+
+namespace tidemark {
+
+std::string KeyToString(const Key& key) {
+  if (key.size() == 1) {
+    return ValueToJson(key[0]);
+  }
+  std::string out = "[";
+  for (size_t i = 0; i < key.size(); ++i) {
+    out += (i == 0 ? "" : ",") + ValueToJson(key[i]);
+  }
+  return out + "]";
+}
+
+}  // namespace tidemark

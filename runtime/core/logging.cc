@@ -1,0 +1,51 @@
+#include "runtime/core/logging.h"
+
+#include <cstdlib>
+#include <mutex>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+namespace {
+
+std::mutex& LoggerMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+spdlog::level::level_enum& CurrentLevel() {
+  static spdlog::level::level_enum level = [] {
+    const char* env = std::getenv("TM_LOG_LEVEL");  // NOLINT(concurrency-mt-unsafe): read once
+    return env != nullptr ? spdlog::level::from_str(env) : spdlog::level::warn;
+  }();
+  return level;
+}
+
+}  // namespace
+
+std::shared_ptr<spdlog::logger> GetLogger(const std::string& name) {
+  std::lock_guard<std::mutex> lock(LoggerMutex());
+  if (auto existing = spdlog::get(name)) {
+    return existing;
+  }
+  auto logger = spdlog::stderr_color_mt(name);
+  logger->set_level(CurrentLevel());
+  return logger;
+}
+
+void SetLogLevel(spdlog::level::level_enum level) {
+  std::lock_guard<std::mutex> lock(LoggerMutex());
+  CurrentLevel() = level;
+  spdlog::apply_all([level](const std::shared_ptr<spdlog::logger>& l) { l->set_level(level); });
+}
+
+namespace internal {
+void CheckFailed(const char* file, int line, const char* cond, const std::string& msg) {
+  spdlog::critical("{}:{}: check failed: {}: {}", file, line, cond, msg);
+  std::abort();
+}
+}  // namespace internal
+
+}  // namespace tidemark

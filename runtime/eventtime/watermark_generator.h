@@ -1,0 +1,21 @@
+#pragma once
+
+#include <memory>
+
+#include "runtime/core/stream_record.h"
+#include "runtime/eventtime/watermark_output.h"
+
+namespace tidemark {
+
+/// Decides watermarks from the events it sees. Mirrors Flink's `WatermarkGenerator`:
+/// `OnEvent` for every record (after its timestamp was assigned), `OnPeriodicEmit` every
+/// `pipeline.auto-watermark-interval` (default 200 ms). Stateful; one instance per split (source
+/// mode) or per subtask (`assign-timestamps-and-watermarks`). Mailbox thread only.
+class WatermarkGenerator {
+ public:
+  virtual ~WatermarkGenerator() = default;
+  virtual void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) = 0;
+  virtual void OnPeriodicEmit(WatermarkOutput& output) = 0;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "runtime/core/stream_record.h"
+#include "runtime/core/watermark.h"
+#include "runtime/time/processing_time_service.h"
+
+namespace tidemark {
+
+/// Where an operator emits. Inside a chain the next operator is called directly; at the end of a
+/// task the output batches records into the outgoing channels. Mirrors Flink's `Output`.
+/// Ownership: owned by the OperatorChain; operators borrow it for their lifetime.
+/// Threading: the task's mailbox thread only.
+class Output {
+ public:
+  virtual ~Output() = default;
+  /// Emits a record on the main output. The callee may move from `record`.
+  virtual void Collect(StreamRecord& record) = 0;
+  /// Emits a record on the side output named `tag` (Flink's OutputTag); a tag nobody consumes
+  /// drops the record (the caller counts it).
+  virtual void CollectSide(std::string_view tag, StreamRecord& record) = 0;
+  virtual void EmitWatermark(Watermark watermark) = 0;
+  virtual void EmitWatermarkStatus(WatermarkStatus status) = 0;
+};
+
+/// What an operator gets at `Open`: identity, its output and processing time.
+/// Pointers are borrowed and stay valid until after `Close`.
+struct OperatorContext {
+  std::string name;             ///< operator id from the job, e.g. "windows"
+  int subtask_index = 0;        ///< 0-based
+  int parallelism = 1;
+  Output* output = nullptr;     ///< never null after Open
+  ProcessingTimeService* processing_time = nullptr;  ///< never null after Open
+  int64_t auto_watermark_interval_ms = 200;          ///< pipeline.auto-watermark-interval; 0 = off
+};
+
+/// A stream operator. Mirrors Flink's `StreamOperator` / `OneInputStreamOperator` /
+/// `TwoInputStreamOperator` (the `input` argument is 0 for the first/only input, 1 for the second).
+///
+/// Lifecycle: `Open` -> `ProcessElement` / `ProcessWatermark` / `ProcessWatermarkStatus` /
+/// `EndInput` -> `Finish` -> `Close`. `Close` is also called after a failure (without `Finish`).
+/// Threading: all calls on the owning task's mailbox thread; no locks needed for operator state.
+/// Errors: throwing `tidemark::Error` (or any std::exception) fails the task and the job.
+class StreamOperator {
+ public:
+  virtual ~StreamOperator() = default;
+
+  virtual void Open(const OperatorContext& context) {
+    context_ = context;
+  }
+  virtual void ProcessElement(StreamRecord& record, int input) = 0;
+  /// Default: forward. Operators with event-time timers fire every timer <= the watermark first,
+  /// then forward it (Flink's AbstractStreamOperator#processWatermark order).
+  virtual void ProcessWatermark(Watermark watermark, int /*input*/) { output().EmitWatermark(watermark); }
+  /// Default: forward.
+  virtual void ProcessWatermarkStatus(WatermarkStatus status, int /*input*/) {
+    output().EmitWatermarkStatus(status);
+  }
+  /// Input `input` has ended (Flink's BoundedOneInput#endInput). Called after the final MAX watermark.
+  virtual void EndInput(int /*input*/) {}
+  /// All input ended; flush buffered results.
+  virtual void Finish() {}
+  /// Releases resources; called once, also on failure.
+  virtual void Close() {}
+
+  virtual int NumInputs() const { return 1; }
+
+  const OperatorContext& context() const { return context_; }
+  Output& output() const { return *context_.output; }
+  ProcessingTimeService& processing_time() const { return *context_.processing_time; }
+
+ protected:
+  OperatorContext context_;
+};
+
+}  // namespace tidemark

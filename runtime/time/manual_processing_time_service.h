@@ -1,0 +1,40 @@
+#pragma once
+
+#include <map>
+#include <utility>
+
+#include "runtime/time/processing_time_service.h"
+
+namespace tidemark {
+
+/// A `ProcessingTimeService` whose clock only moves when a test (or the virtual clock driver)
+/// calls `AdvanceTo`. Due timers run synchronously inside `AdvanceTo`, in (time, registration)
+/// order, including timers registered by callbacks that are already due.
+/// Single-threaded: not thread-safe.
+class ManualProcessingTimeService : public ProcessingTimeService {
+ public:
+  explicit ManualProcessingTimeService(Timestamp start_ms = 0) : now_(start_ms) {}
+
+  Timestamp GetCurrentProcessingTime() override { return now_; }
+  TimerId RegisterTimer(Timestamp time_ms, Callback callback) override;
+  void CancelTimer(TimerId id) override;
+
+  /// Moves the clock to `time_ms` (no-op if it is not ahead) and runs every timer due by then.
+  void AdvanceTo(Timestamp time_ms);
+  void AdvanceBy(int64_t delta_ms) { AdvanceTo(now_ + delta_ms); }
+
+  /// Runs timers already due at the current time (used after callbacks register "now" timers).
+  void FireDueTimers();
+
+  size_t NumPendingTimers() const { return timers_.size(); }
+  /// Time of the earliest pending timer, or kMaxTimestamp when none.
+  Timestamp NextTimerTime() const { return timers_.empty() ? kMaxTimestamp : timers_.begin()->first.first; }
+
+ private:
+  Timestamp now_;
+  TimerId next_id_ = 1;
+  // (time, id) -> callback; ids grow, so equal times keep registration order.
+  std::map<std::pair<Timestamp, TimerId>, Callback> timers_;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,1 @@
+// Keeps tidemark_testing a real library before it has sources of its own.
