@@ -1,0 +1,53 @@
+#include "runtime/graph/job_resources.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace tidemark {
+
+void SinkResult::Add(const StreamRecord& record) {
+  count_.fetch_add(1, std::memory_order_relaxed);
+  if (retain_) {
+    std::lock_guard<std::mutex> lock(mu_);
+    records_.push_back(record);
+  }
+}
+
+std::vector<StreamRecord> SinkResult::Records() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_;
+}
+
+JobResources::JobResources()
+    : line_writer_([](const std::string& line) {
+        std::fwrite(line.data(), 1, line.size(), stdout);
+        std::fputc('\n', stdout);
+        std::fflush(stdout);
+      }) {}
+
+void JobResources::WriteLine(const std::string& line) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  line_writer_(line);
+}
+
+std::shared_ptr<SinkResult> JobResources::AddSinkResult(const std::string& id, Schema schema,
+                                                        bool retain_rows) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& slot = sinks_[id];
+  if (!slot) {
+    slot = std::make_shared<SinkResult>(std::move(schema), retain_rows);
+  }
+  return slot;
+}
+
+std::shared_ptr<SinkResult> JobResources::FindSinkResult(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sinks_.find(id);
+  return it == sinks_.end() ? nullptr : it->second;
+}
+
+bool JobResources::ShouldRetainRows(const std::string& id) const {
+  return std::find(retained_.begin(), retained_.end(), id) != retained_.end();
+}
+
+}  // namespace tidemark

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include <boost/lockfree/spsc_queue.hpp>
+
+#include "runtime/io/stream_element.h"
+#include "runtime/io/wakeup.h"
+
+namespace tidemark {
+
+/// A bounded single-producer single-consumer channel between one upstream subtask and one
+/// downstream subtask, over `boost::lockfree::spsc_queue`. Order is kept.
+///
+/// Producer: the upstream task thread only (`TryPush`). Consumer: the downstream task thread only
+/// (`Pop`). A push signals the consumer's `Wakeup`; a pop signals the producer's `Wakeup` when the
+/// producer announced it is waiting for space (backpressure), so neither side spins.
+/// Capacity is counted in elements (a record batch is one element).
+/// Ownership: the channel owns elements between push and pop; it deletes leftovers on destruction.
+class Channel {
+ public:
+  Channel(size_t capacity, Wakeup* consumer_wakeup)
+      : queue_(capacity), consumer_wakeup_(consumer_wakeup) {}
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  /// Set once, before the tasks start, by the execution graph.
+  void SetProducerWakeup(Wakeup* w) { producer_wakeup_ = w; }
+
+  /// Producer: pushes `element` and takes ownership; returns false (leaving `element` with the
+  /// caller) when the channel is full.
+  [[nodiscard]] bool TryPush(std::unique_ptr<StreamElement>& element);
+
+  /// Producer: declares it is blocked on a full channel, so the next pop wakes it.
+  void SetProducerWaiting() { producer_waiting_.store(true, std::memory_order_release); }
+
+  /// Consumer: next element or null when empty.
+  std::unique_ptr<StreamElement> Pop();
+
+  /// Consumer: whether an element is ready.
+  bool HasData() const { return queue_.read_available() > 0; }
+
+ private:
+  boost::lockfree::spsc_queue<StreamElement*> queue_;
+  Wakeup* consumer_wakeup_;
+  Wakeup* producer_wakeup_ = nullptr;
+  std::atomic<bool> producer_waiting_{false};
+};
+
+}  // namespace tidemark

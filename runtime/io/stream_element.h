@@ -1,0 +1,41 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/core/stream_record.h"
+#include "runtime/core/watermark.h"
+
+namespace tidemark {
+
+/// What travels through a channel between two subtasks, in order: a batch of records, a
+/// watermark, a watermark status, or end of input. Mirrors Flink's StreamElement / EndOfData.
+/// Owned by whoever holds the pointer; a channel transfers ownership from producer to consumer.
+struct StreamElement {
+  enum class Kind { kRecords, kWatermark, kWatermarkStatus, kEndOfInput };
+
+  Kind kind = Kind::kRecords;
+  std::vector<StreamRecord> records;  ///< kRecords only
+  Watermark watermark;                ///< kWatermark only
+  WatermarkStatus status = WatermarkStatus::kActive;  ///< kWatermarkStatus only
+
+  static std::unique_ptr<StreamElement> OfWatermark(Watermark w) {
+    auto e = std::make_unique<StreamElement>();
+    e->kind = Kind::kWatermark;
+    e->watermark = w;
+    return e;
+  }
+  static std::unique_ptr<StreamElement> OfStatus(WatermarkStatus s) {
+    auto e = std::make_unique<StreamElement>();
+    e->kind = Kind::kWatermarkStatus;
+    e->status = s;
+    return e;
+  }
+  static std::unique_ptr<StreamElement> OfEndOfInput() {
+    auto e = std::make_unique<StreamElement>();
+    e->kind = Kind::kEndOfInput;
+    return e;
+  }
+};
+
+}  // namespace tidemark

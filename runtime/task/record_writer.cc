@@ -1,0 +1,124 @@
+#include "runtime/task/record_writer.h"
+
+#include "runtime/core/errors.h"
+#include "runtime/core/key.h"
+
+namespace tidemark {
+
+RecordWriter::RecordWriter(Partitioning partitioning, std::vector<Channel*> channels,
+                           std::vector<int> key_slots, int subtask_index, size_t batch_size)
+    : partitioning_(partitioning),
+      channels_(std::move(channels)),
+      key_slots_(std::move(key_slots)),
+      batch_size_(batch_size == 0 ? 1 : batch_size),
+      // Rebalance starts at a subtask-dependent channel so parallel producers spread out.
+      next_channel_(channels_.empty() ? 0 : static_cast<size_t>(subtask_index) % channels_.size()),
+      batches_(channels_.size()),
+      overflow_(channels_.size()) {
+  TM_CHECK(!channels_.empty(), "a RecordWriter needs at least one channel");
+}
+
+size_t RecordWriter::SelectChannel(const StreamRecord& record) {
+  const size_t n = channels_.size();
+  if (n == 1) {
+    return 0;
+  }
+  switch (partitioning_) {
+    case Partitioning::kHash: {
+      size_t seed = 0;
+      for (int slot : key_slots_) {
+        boost::hash_combine(seed, std::hash<Value>{}(record.row[static_cast<size_t>(slot)]));
+      }
+      return seed % n;
+    }
+    case Partitioning::kRebalance:
+    case Partitioning::kDefault:
+    case Partitioning::kBroadcast:  // handled by the caller
+    case Partitioning::kForward: {
+      size_t c = next_channel_;
+      next_channel_ = (next_channel_ + 1) % n;
+      return c;
+    }
+  }
+  return 0;
+}
+
+void RecordWriter::Emit(StreamRecord& record) {
+  ++records_out_;
+  if (partitioning_ == Partitioning::kBroadcast && channels_.size() > 1) {
+    for (size_t c = 0; c < channels_.size(); ++c) {
+      auto& batch = batches_[c];
+      if (!batch) {
+        batch = std::make_unique<StreamElement>();
+        batch->records.reserve(batch_size_);
+      }
+      batch->records.push_back(record);
+      if (batch->records.size() >= batch_size_) {
+        Enqueue(c, std::move(batch));
+      }
+    }
+    return;
+  }
+  const size_t c = SelectChannel(record);
+  auto& batch = batches_[c];
+  if (!batch) {
+    batch = std::make_unique<StreamElement>();
+    batch->records.reserve(batch_size_);
+  }
+  batch->records.push_back(std::move(record));
+  if (batch->records.size() >= batch_size_) {
+    Enqueue(c, std::move(batch));
+  }
+}
+
+void RecordWriter::FlushBatches() {
+  for (size_t c = 0; c < batches_.size(); ++c) {
+    if (batches_[c] && !batches_[c]->records.empty()) {
+      Enqueue(c, std::move(batches_[c]));
+    }
+  }
+}
+
+void RecordWriter::Broadcast(const StreamElement& element) {
+  FlushBatches();
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    auto copy = std::make_unique<StreamElement>();
+    copy->kind = element.kind;
+    copy->watermark = element.watermark;
+    copy->status = element.status;
+    Enqueue(c, std::move(copy));
+  }
+}
+
+void RecordWriter::Enqueue(size_t channel, std::unique_ptr<StreamElement> element) {
+  auto& q = overflow_[channel];
+  if (q.empty() && channels_[channel]->TryPush(element)) {
+    return;
+  }
+  q.push_back(std::move(element));
+  ++queued_;
+}
+
+bool RecordWriter::TryDrain() {
+  if (queued_ == 0) {
+    return true;
+  }
+  for (size_t c = 0; c < overflow_.size(); ++c) {
+    auto& q = overflow_[c];
+    while (!q.empty()) {
+      if (!channels_[c]->TryPush(q.front())) {
+        // Announce, then retry once: a pop between the failed push and the announcement
+        // would otherwise be a lost wake-up.
+        channels_[c]->SetProducerWaiting();
+        if (!channels_[c]->TryPush(q.front())) {
+          break;
+        }
+      }
+      q.pop_front();
+      --queued_;
+    }
+  }
+  return queued_ == 0;
+}
+
+}  // namespace tidemark

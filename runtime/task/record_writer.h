@@ -1,0 +1,54 @@
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "config/job_spec.h"
+#include "runtime/io/channel.h"
+
+namespace tidemark {
+
+/// Writes one task's output for one outgoing edge into the channels of the downstream subtasks,
+/// choosing a channel per record by the edge's partitioning (forward | rebalance | hash(key) |
+/// broadcast). Records are batched per channel (`batch_size`); watermarks, statuses and end of
+/// input flush every batch first and then go to every channel, so order per channel is kept.
+/// Mirrors Flink's `RecordWriter` + `StreamPartitioner`.
+///
+/// Backpressure without blocking inside operator code: when a channel is full the element waits
+/// in a per-channel overflow queue; the StreamTask stops pulling input until `TryDrain` empties
+/// it, and keeps running its mails (timers) meanwhile, as Flink's mailbox does.
+/// Threading: the producing task's mailbox thread only.
+class RecordWriter {
+ public:
+  RecordWriter(Partitioning partitioning, std::vector<Channel*> channels, std::vector<int> key_slots,
+               int subtask_index, size_t batch_size);
+
+  void Emit(StreamRecord& record);
+  /// Flushes all batches, then queues a copy of `element` on every channel.
+  void Broadcast(const StreamElement& element);
+  /// Moves partial batches into the channels' queues.
+  void FlushBatches();
+  /// Pushes queued elements; true when nothing is left queued. When a channel stays full the
+  /// consumer is asked to wake this task on its next pop.
+  [[nodiscard]] bool TryDrain();
+  bool HasQueued() const { return queued_ > 0; }
+
+  int64_t records_out() const { return records_out_; }
+
+ private:
+  size_t SelectChannel(const StreamRecord& record);
+  void Enqueue(size_t channel, std::unique_ptr<StreamElement> element);
+
+  Partitioning partitioning_;
+  std::vector<Channel*> channels_;
+  std::vector<int> key_slots_;
+  size_t batch_size_;
+  size_t next_channel_;
+  std::vector<std::unique_ptr<StreamElement>> batches_;
+  std::vector<std::deque<std::unique_ptr<StreamElement>>> overflow_;
+  size_t queued_ = 0;
+  int64_t records_out_ = 0;
+};
+
+}  // namespace tidemark
