@@ -7,18 +7,13 @@
 #include <variant>
 #include <vector>
 
+#include "config/source_location.h"
+
 namespace tidemark {
 
 /// Plain, validated description of a job, produced from YAML by `LoadJobSpec` (config/job_loader.h).
 /// No yaml-cpp types leak out of config/. All durations are milliseconds (`_ms`), sizes bytes.
 /// The YAML schema is documented in config/README.md.
-
-/// Where a YAML node was, for diagnostics from later stages (1-based line and column).
-struct SourceLocation {
-  std::string file;
-  int line = 0;
-  int column = 0;
-};
 
 /// A scalar constant from YAML (sequence-source constant fields, literals).
 using ConfigValue = std::variant<int64_t, double, bool, std::string>;
@@ -52,6 +47,7 @@ struct SequenceSplitSpec {
   int64_t count = 0;
   /// Constant fields added to every record of the split, in YAML order.
   std::vector<std::pair<std::string, ConfigValue>> fields;
+  SourceLocation location;
 };
 
 /// `source:` block of a `type: source` operator.
@@ -81,6 +77,7 @@ struct AggregateSpec {
   std::string function;  ///< count | sum | min | max | avg | first | last
   std::string field;     ///< empty for count
   std::string as;        ///< output column; default `count`, `sum_<field>`, ...
+  SourceLocation location;
 };
 
 /// `window:` block of a `type: window` operator.
@@ -128,6 +125,7 @@ struct PipelineSpec {
   std::string clock = "system";  ///< system | virtual
   int64_t auto_watermark_interval_ms = 200;
   int64_t channel_capacity = 1024;  ///< elements per channel (`channel-capacity`)
+  SourceLocation location;  ///< of the `pipeline:` block; line 0 when the block is absent
 };
 
 /// `report:` block: a summary line printed by `tidemark run` from what sinks received.
@@ -137,6 +135,7 @@ struct ReportSpec {
   std::string late_sink;      ///< sink id receiving late records
   std::string breakdown_field;  ///< late records are also counted where this field ...
   std::string breakdown_value;  ///< ... equals this value
+  SourceLocation location;
 };
 
 struct JobSpec {

@@ -1,0 +1,76 @@
+#include "config/diagnostic.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace tidemark {
+namespace {
+
+std::string JoinLines(const std::vector<Diagnostic>& diagnostics) {
+  std::string out;
+  for (const Diagnostic& d : diagnostics) {
+    if (!out.empty()) {
+      out += '\n';
+    }
+    out += d.ToString();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatDiagnostic(const SourceLocation& location, const std::string& path,
+                             const std::string& message) {
+  std::string out;
+  if (!location.file.empty()) {
+    out += location.file;
+    if (location.line > 0) {
+      out += fmt::format(":{}", location.line);
+      if (location.column > 0) {
+        out += fmt::format(":{}", location.column);
+      }
+    }
+    out += ": ";
+  }
+  out += "error: ";
+  if (!path.empty()) {
+    out += path;
+    out += ": ";
+  }
+  out += message;
+  return out;
+}
+
+std::string Diagnostic::ToString() const {
+  return FormatDiagnostic(SourceLocation{file, line, column}, path, message);
+}
+
+ConfigError::ConfigError(std::vector<Diagnostic> diagnostics)
+    : std::runtime_error(JoinLines(diagnostics)), diagnostics_(std::move(diagnostics)) {}
+
+void DiagnosticCollector::Add(Diagnostic diagnostic) {
+  diagnostics_.push_back(std::move(diagnostic));
+}
+
+void DiagnosticCollector::Add(const SourceLocation& location, std::string path,
+                              std::string message) {
+  diagnostics_.push_back(
+      Diagnostic{location.file, location.line, location.column, std::move(path), std::move(message)});
+}
+
+void DiagnosticCollector::ThrowIfAny() const {
+  if (diagnostics_.empty()) {
+    return;
+  }
+  std::vector<Diagnostic> sorted = diagnostics_;
+  // Unknown positions (line 0: file-level problems) first, then source order, like a compiler.
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
+  });
+  throw ConfigError(std::move(sorted));
+}
+
+}  // namespace tidemark

@@ -1,0 +1,1326 @@
+#include "config/job_loader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+namespace tidemark {
+namespace {
+
+using KeyList = std::vector<std::string>;
+
+std::string Join(const std::vector<std::string>& items, std::string_view sep = ", ") {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) {
+      out += sep;
+    }
+    out += item;
+  }
+  return out;
+}
+
+std::string JoinPath(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+std::string IndexPath(const std::string& parent, size_t index) {
+  return fmt::format("{}[{}]", parent, index);
+}
+
+bool Contains(const KeyList& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// " (did you mean "x"?)" for a near miss (typo, snake_case for kebab-case), else "".
+std::string Suggestion(const std::string& got, const KeyList& allowed) {
+  std::string normalized = got;
+  std::replace(normalized.begin(), normalized.end(), '_', '-');
+  std::string best;
+  size_t best_distance = 3;
+  for (const std::string& candidate : allowed) {
+    const size_t distance = EditDistance(normalized, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
+}
+
+std::optional<int64_t> ParseInt64(std::string_view text) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<double> ParseDouble(std::string_view text) {
+  // from_chars also accepts "inf"/"nan"; a number in a job file has digits.
+  if (text.find_first_of("0123456789") == std::string_view::npos) {
+    return std::nullopt;
+  }
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+bool IsQuoted(const YAML::Node& node) {
+  // yaml-cpp tags plain scalars "?" and quoted (non-plain) scalars "!".
+  return node.Tag() == "!";
+}
+
+/// How a value is shown after "got": numbers and booleans as written, text quoted.
+std::string Describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Scalar:
+      break;
+  }
+  const std::string& text = node.Scalar();
+  if (!IsQuoted(node) && (ParseDouble(text) || text == "true" || text == "false")) {
+    return text;
+  }
+  return fmt::format("\"{}\"", text);
+}
+
+/// Appends a hint to yaml-cpp's terse syntax messages where the usual cause is known.
+std::string SyntaxMessage(const std::string& yaml_message) {
+  std::string message = "YAML syntax error: " + yaml_message;
+  if (yaml_message == "illegal map value") {
+    message += " (check the indentation, or quote a value that contains \": \")";
+  } else if (yaml_message.rfind("end of map not found", 0) == 0 ||
+             yaml_message.rfind("end of sequence not found", 0) == 0) {
+    message += " (check the indentation)";
+  }
+  return message;
+}
+
+enum class Sign { kAny, kNonNegative, kPositive };
+
+/// A key/value pair inside a mapping, with the YAML path of the value.
+struct Field {
+  YAML::Node key;
+  YAML::Node value;
+  std::string path;
+};
+
+/// A mapping whose keys were checked against an allowed list.
+struct MapView {
+  YAML::Node node;
+  std::string path;
+  std::vector<Field> fields;
+
+  std::optional<Field> Get(const std::string& key) const {
+    for (const Field& field : fields) {
+      if (field.key.Scalar() == key) {
+        return field;
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+/// What graph validation needs to know about where an operator's parts were written.
+struct OperatorInfo {
+  bool id_ok = false;
+  std::string id_path;
+  SourceLocation id_location;
+  bool type_ok = false;
+  bool inputs_ok = true;          // no error while reading `input`/`inputs`
+  bool has_input_key = false;     // `input` or `inputs` was written
+  std::string input_key_path;     // path of that key
+  SourceLocation input_key_location;
+  std::vector<std::string> from_paths;  // per InputSpec: path of the operator reference
+  std::vector<SourceLocation> from_locations;
+  std::vector<std::string> side_output_paths;
+  std::vector<SourceLocation> side_output_locations;
+};
+
+const KeyList kTopKeys = {"name", "pipeline", "operators", "report"};
+const KeyList kPipelineKeys = {"parallelism", "clock", "auto-watermark-interval",
+                               "channel-capacity"};
+const KeyList kOperatorTypes = {"source", "assign-timestamps-and-watermarks", "window", "sink"};
+const KeyList kCommonOperatorKeys = {"id", "type", "parallelism", "input", "inputs"};
+const KeyList kInputKeys = {"from", "side-output", "partition"};
+const KeyList kPartitionings = {"forward", "rebalance", "hash", "broadcast"};
+const KeyList kSourceKeys = {"type", "interleave", "pacing", "timestamp-field", "splits"};
+const KeyList kSourceTypes = {"sequence"};
+const KeyList kInterleaves = {"round-robin"};
+const KeyList kSplitKeys = {"id", "start", "step", "count", "fields"};
+const KeyList kWatermarkKeys = {"strategy",       "max-out-of-orderness", "timestamp-field",
+                                "timestamp-unit", "watermark-field",      "idleness",
+                                "alignment"};
+const KeyList kStrategies = {"bounded-out-of-orderness", "monotonous", "punctuated", "none"};
+const KeyList kTimestampUnits = {"ms", "s", "us", "ns", "iso8601"};
+const KeyList kAlignmentKeys = {"group", "max-drift", "update-interval"};
+const KeyList kWindowKeys = {"assigner", "time",    "size",        "slide",
+                             "gap",      "offset",  "allowed-lateness", "trigger",
+                             "late-output", "emit-watermark", "aggregate"};
+const KeyList kAssigners = {"tumbling", "sliding", "session", "global"};
+const KeyList kWindowTimes = {"event", "processing"};
+const KeyList kAggregateKeys = {"fn", "field", "as"};
+const KeyList kAggregateFunctions = {"count", "sum", "min", "max", "avg", "first", "last"};
+const KeyList kSinkKeys = {"type", "path", "format"};
+const KeyList kSinkTypes = {"print", "file", "collect"};
+const KeyList kSinkFormats = {"json", "fire"};
+const KeyList kClocks = {"system", "virtual"};
+const KeyList kReportKeys = {"label", "windows-sink", "late-sink", "breakdown"};
+const KeyList kBreakdownKeys = {"field", "value"};
+
+KeyList OperatorKeys(const std::string& type) {
+  KeyList keys = kCommonOperatorKeys;
+  if (type == "source") {
+    keys.insert(keys.end(), {"source", "watermarks"});
+  } else if (type == "assign-timestamps-and-watermarks") {
+    keys.insert(keys.end(), {"watermarks"});
+  } else if (type == "window") {
+    keys.insert(keys.end(), {"key-by", "window"});
+  } else if (type == "sink") {
+    keys.insert(keys.end(), {"sink"});
+  } else {
+    keys.insert(keys.end(), {"source", "watermarks", "key-by", "window", "sink"});
+  }
+  return keys;
+}
+
+bool IsValidId(const std::string& id) {
+  return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '_' || c == '.';
+  });
+}
+
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+
+  JobSpec Load(const std::string& yaml);
+
+ private:
+  SourceLocation Loc(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null()) {
+      return SourceLocation{file_, 0, 0};
+    }
+    return SourceLocation{file_, mark.line + 1, mark.column + 1};
+  }
+  /// The value's position; an empty value (`key:`) has no useful mark, so its key's.
+  SourceLocation ValueLoc(const Field& field) const {
+    return field.value.IsNull() ? Loc(field.key) : Loc(field.value);
+  }
+  void Error(const SourceLocation& location, std::string path, std::string message) {
+    diags_.Add(location, std::move(path), std::move(message));
+  }
+  void ValueError(const Field& field, std::string message) {
+    Error(ValueLoc(field), field.path, std::move(message));
+  }
+
+  std::optional<MapView> OpenMap(const YAML::Node& node, const SourceLocation& location,
+                                 const std::string& path, const KeyList& allowed,
+                                 const std::string& context = "");
+  std::optional<MapView> OpenMap(const Field& field, const KeyList& allowed,
+                                 const std::string& context = "") {
+    return OpenMap(field.value, ValueLoc(field), field.path, allowed, context);
+  }
+  std::optional<Field> Require(const MapView& map, const std::string& key) {
+    std::optional<Field> field = map.Get(key);
+    if (!field) {
+      Error(Loc(map.node), JoinPath(map.path, key), "missing required key");
+    }
+    return field;
+  }
+  /// Reports `key` as not applicable when it is present.
+  void Forbid(const MapView& map, const std::string& key, const std::string& why) {
+    if (std::optional<Field> field = map.Get(key)) {
+      Error(Loc(field->key), field->path, why);
+    }
+  }
+
+  std::optional<std::string> ReadString(const Field& field, bool allow_empty = false);
+  std::optional<std::string> ReadEnum(const Field& field, const KeyList& allowed);
+  std::optional<int64_t> ReadInt(const Field& field, int64_t min);
+  std::optional<bool> ReadBool(const Field& field);
+  std::optional<int64_t> ReadDuration(const Field& field, Sign sign);
+  std::optional<ConfigValue> ReadConstant(const Field& field);
+
+  // Helpers that store into `out` only on success.
+  template <typename T, typename Reader>
+  void Optional(const MapView& map, const std::string& key, T& out, Reader read) {
+    if (std::optional<Field> field = map.Get(key)) {
+      if (auto value = read(*field)) {
+        out = *value;
+      }
+    }
+  }
+
+  PipelineSpec ParsePipeline(const Field& field);
+  void ParseOperator(const YAML::Node& node, const std::string& path, OperatorSpec& op,
+                     OperatorInfo& info);
+  void ParseInputs(const MapView& map, OperatorSpec& op, OperatorInfo& info);
+  std::optional<InputSpec> ParseInput(const YAML::Node& node, const SourceLocation& location,
+                                      const std::string& path, OperatorInfo& info);
+  SourceSpec ParseSource(const Field& field);
+  SequenceSplitSpec ParseSplit(const YAML::Node& node, const std::string& path);
+  WatermarkStrategySpec ParseWatermarks(const Field& field, bool on_source);
+  WindowSpec ParseWindow(const Field& field);
+  std::vector<AggregateSpec> ParseAggregates(const Field& field);
+  std::vector<std::string> ParseKeyBy(const Field& field);
+  SinkSpec ParseSink(const Field& field);
+  ReportSpec ParseReport(const Field& field, std::optional<MapView>& map);
+
+  void ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& infos);
+  void ValidateReport(const JobSpec& job, const MapView& report);
+
+  std::string file_;
+  DiagnosticCollector diags_;
+};
+
+std::optional<MapView> Loader::OpenMap(const YAML::Node& node, const SourceLocation& location,
+                                       const std::string& path, const KeyList& allowed,
+                                       const std::string& context) {
+  if (!node.IsMap()) {
+    Error(location, path, fmt::format("expected a mapping, got {}", Describe(node)));
+    return std::nullopt;
+  }
+  MapView view{node, path, {}};
+  std::map<std::string, YAML::Node> seen;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const YAML::Node& key = it->first;
+    if (!key.IsScalar()) {
+      Error(Loc(key), path, fmt::format("expected a plain key, got {}", Describe(key)));
+      continue;
+    }
+    const std::string& name = key.Scalar();
+    const std::string key_path = JoinPath(path, name);
+    if (!Contains(allowed, name)) {
+      Error(Loc(key), key_path,
+            fmt::format("unknown key \"{}\"{}{}; allowed keys: {}", name, context,
+                        Suggestion(name, allowed), Join(allowed)));
+      continue;
+    }
+    if (auto previous = seen.find(name); previous != seen.end()) {
+      const SourceLocation first = Loc(previous->second);
+      Error(Loc(key), key_path,
+            fmt::format("duplicate key \"{}\" (first given at line {})", name, first.line));
+      continue;
+    }
+    seen.emplace(name, key);
+    view.fields.push_back(Field{key, it->second, key_path});
+  }
+  return view;
+}
+
+std::optional<std::string> Loader::ReadString(const Field& field, bool allow_empty) {
+  if (!field.value.IsScalar()) {
+    ValueError(field, fmt::format("expected a string, got {}", Describe(field.value)));
+    return std::nullopt;
+  }
+  if (!allow_empty && field.value.Scalar().empty()) {
+    ValueError(field, "must not be empty");
+    return std::nullopt;
+  }
+  return field.value.Scalar();
+}
+
+std::optional<std::string> Loader::ReadEnum(const Field& field, const KeyList& allowed) {
+  if (!field.value.IsScalar()) {
+    ValueError(field, fmt::format("expected one of {}, got {}", Join(allowed, " | "),
+                                  Describe(field.value)));
+    return std::nullopt;
+  }
+  const std::string& text = field.value.Scalar();
+  if (!Contains(allowed, text)) {
+    ValueError(field, fmt::format("unknown value \"{}\"{}; allowed: {}", text,
+                                  Suggestion(text, allowed), Join(allowed, " | ")));
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<int64_t> Loader::ReadInt(const Field& field, int64_t min) {
+  std::optional<int64_t> value;
+  if (field.value.IsScalar() && !IsQuoted(field.value)) {
+    value = ParseInt64(field.value.Scalar());
+  }
+  if (!value) {
+    ValueError(field, fmt::format("expected an integer, got {}", Describe(field.value)));
+    return std::nullopt;
+  }
+  if (*value < min) {
+    ValueError(field, fmt::format("must be at least {}, got {}", min, *value));
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<bool> Loader::ReadBool(const Field& field) {
+  if (field.value.IsScalar() && !IsQuoted(field.value)) {
+    if (field.value.Scalar() == "true") {
+      return true;
+    }
+    if (field.value.Scalar() == "false") {
+      return false;
+    }
+  }
+  ValueError(field, fmt::format("expected true or false, got {}", Describe(field.value)));
+  return std::nullopt;
+}
+
+std::optional<int64_t> Loader::ReadDuration(const Field& field, Sign sign) {
+  constexpr std::string_view kExpected = "expected a duration like \"5s\"";
+  if (!field.value.IsScalar()) {
+    ValueError(field, fmt::format("{}, got {}", kExpected, Describe(field.value)));
+    return std::nullopt;
+  }
+  const std::string& text = field.value.Scalar();
+  if (!IsQuoted(field.value) && ParseDouble(text)) {
+    // A bare number: the unit is never implicit.
+    ValueError(field, fmt::format("{}, got {}", kExpected, text));
+    return std::nullopt;
+  }
+  std::string reason;
+  std::optional<int64_t> ms = ParseDurationMs(text, &reason);
+  if (!ms) {
+    ValueError(field, fmt::format("{}, got \"{}\" ({})", kExpected, text, reason));
+    return std::nullopt;
+  }
+  if (sign != Sign::kAny && *ms < 0) {
+    ValueError(field, fmt::format("must not be negative, got \"{}\"", text));
+    return std::nullopt;
+  }
+  if (sign == Sign::kPositive && *ms == 0) {
+    ValueError(field, fmt::format("must be greater than 0, got \"{}\"", text));
+    return std::nullopt;
+  }
+  return ms;
+}
+
+std::optional<ConfigValue> Loader::ReadConstant(const Field& field) {
+  if (!field.value.IsScalar()) {
+    ValueError(field, fmt::format("expected a number, true, false or a string, got {}",
+                                  Describe(field.value)));
+    return std::nullopt;
+  }
+  const std::string& text = field.value.Scalar();
+  if (IsQuoted(field.value)) {
+    return ConfigValue{text};  // "123" is the string 123
+  }
+  if (std::optional<int64_t> i = ParseInt64(text)) {
+    return ConfigValue{*i};
+  }
+  if (std::optional<double> d = ParseDouble(text)) {
+    return ConfigValue{*d};
+  }
+  if (text == "true" || text == "false") {
+    return ConfigValue{text == "true"};
+  }
+  return ConfigValue{text};
+}
+
+PipelineSpec Loader::ParsePipeline(const Field& field) {
+  PipelineSpec pipeline;
+  pipeline.location = ValueLoc(field);
+  std::optional<MapView> map = OpenMap(field, kPipelineKeys);
+  if (!map) {
+    return pipeline;
+  }
+  Optional(*map, "parallelism", pipeline.parallelism,
+           [&](const Field& f) { return ReadInt(f, 1); });
+  Optional(*map, "clock", pipeline.clock, [&](const Field& f) { return ReadEnum(f, kClocks); });
+  Optional(*map, "auto-watermark-interval", pipeline.auto_watermark_interval_ms,
+           [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
+  Optional(*map, "channel-capacity", pipeline.channel_capacity,
+           [&](const Field& f) { return ReadInt(f, 1); });
+  return pipeline;
+}
+
+std::optional<InputSpec> Loader::ParseInput(const YAML::Node& node,
+                                            const SourceLocation& location,
+                                            const std::string& path, OperatorInfo& info) {
+  InputSpec input;
+  input.location = location;
+  if (node.IsScalar()) {
+    if (node.Scalar().empty()) {
+      Error(location, path, "expected an operator id, got \"\"");
+      return std::nullopt;
+    }
+    input.from = node.Scalar();
+    info.from_paths.push_back(path);
+    info.from_locations.push_back(location);
+    info.side_output_paths.emplace_back();
+    info.side_output_locations.emplace_back();
+    return input;
+  }
+  if (!node.IsMap()) {
+    Error(location, path,
+          fmt::format("expected an operator id or a mapping with \"from\", got {}", Describe(node)));
+    return std::nullopt;
+  }
+  std::optional<MapView> map = OpenMap(node, location, path, kInputKeys);
+  if (!map) {
+    return std::nullopt;
+  }
+  bool ok = true;
+  std::optional<Field> from = Require(*map, "from");
+  std::optional<std::string> from_id = from ? ReadString(*from) : std::nullopt;
+  ok = ok && from_id.has_value();
+  std::string side_output_path;
+  SourceLocation side_output_location;
+  if (std::optional<Field> side = map->Get("side-output")) {
+    if (std::optional<std::string> tag = ReadString(*side)) {
+      input.side_output = *tag;
+      side_output_path = side->path;
+      side_output_location = ValueLoc(*side);
+    } else {
+      ok = false;
+    }
+  }
+  if (std::optional<Field> partition = map->Get("partition")) {
+    std::optional<std::string> name = ReadEnum(*partition, kPartitionings);
+    if (!name) {
+      ok = false;
+    } else if (*name == "forward") {
+      input.partitioning = Partitioning::kForward;
+    } else if (*name == "rebalance") {
+      input.partitioning = Partitioning::kRebalance;
+    } else if (*name == "hash") {
+      input.partitioning = Partitioning::kHash;
+    } else {
+      input.partitioning = Partitioning::kBroadcast;
+    }
+  }
+  if (!ok) {
+    return std::nullopt;
+  }
+  input.from = *from_id;
+  info.from_paths.push_back(from->path);
+  info.from_locations.push_back(ValueLoc(*from));
+  info.side_output_paths.push_back(side_output_path);
+  info.side_output_locations.push_back(side_output_location);
+  return input;
+}
+
+void Loader::ParseInputs(const MapView& map, OperatorSpec& op, OperatorInfo& info) {
+  std::optional<Field> single = map.Get("input");
+  std::optional<Field> list = map.Get("inputs");
+  if (single && list) {
+    Error(Loc(list->key), list->path, "give either \"input\" or \"inputs\", not both");
+    info.inputs_ok = false;
+    return;
+  }
+  if (single) {
+    info.has_input_key = true;
+    info.input_key_path = single->path;
+    info.input_key_location = Loc(single->key);
+    if (std::optional<InputSpec> input = ParseInput(single->value, ValueLoc(*single), single->path,
+                                                    info)) {
+      op.inputs.push_back(std::move(*input));
+    } else {
+      info.inputs_ok = false;
+    }
+    return;
+  }
+  if (!list) {
+    return;
+  }
+  info.has_input_key = true;
+  info.input_key_path = list->path;
+  info.input_key_location = Loc(list->key);
+  if (!list->value.IsSequence()) {
+    ValueError(*list, fmt::format("expected a list of inputs, got {}", Describe(list->value)));
+    info.inputs_ok = false;
+    return;
+  }
+  if (list->value.size() == 0) {
+    ValueError(*list, "must list at least one input");
+    info.inputs_ok = false;
+    return;
+  }
+  for (size_t i = 0; i < list->value.size(); ++i) {
+    const YAML::Node item = list->value[i];
+    if (std::optional<InputSpec> input =
+            ParseInput(item, Loc(item), IndexPath(list->path, i), info)) {
+      op.inputs.push_back(std::move(*input));
+    } else {
+      info.inputs_ok = false;
+    }
+  }
+}
+
+SequenceSplitSpec Loader::ParseSplit(const YAML::Node& node, const std::string& path) {
+  SequenceSplitSpec split;
+  split.location = Loc(node);
+  std::optional<MapView> map = OpenMap(node, Loc(node), path, kSplitKeys);
+  if (!map) {
+    return split;
+  }
+  if (std::optional<Field> f = Require(*map, "id")) {
+    split.id = ReadString(*f).value_or("");
+  }
+  if (std::optional<Field> f = Require(*map, "start")) {
+    split.first_timestamp_ms = ReadDuration(*f, Sign::kAny).value_or(0);
+  }
+  if (std::optional<Field> f = Require(*map, "step")) {
+    split.step_ms = ReadDuration(*f, Sign::kNonNegative).value_or(0);
+  }
+  if (std::optional<Field> f = Require(*map, "count")) {
+    split.count = ReadInt(*f, 0).value_or(0);
+  }
+  if (std::optional<Field> f = map->Get("fields")) {
+    // Any field name is allowed, so check names against nothing but duplicates.
+    if (!f->value.IsMap()) {
+      ValueError(*f, fmt::format("expected a mapping of field names to values, got {}",
+                                 Describe(f->value)));
+    } else {
+      std::set<std::string> names;
+      for (auto it = f->value.begin(); it != f->value.end(); ++it) {
+        const Field entry{it->first, it->second, JoinPath(f->path, it->first.Scalar())};
+        if (!it->first.IsScalar() || it->first.Scalar().empty()) {
+          Error(Loc(it->first), f->path, "expected a field name");
+          continue;
+        }
+        if (!names.insert(it->first.Scalar()).second) {
+          Error(Loc(it->first), entry.path,
+                fmt::format("duplicate field \"{}\"", it->first.Scalar()));
+          continue;
+        }
+        if (std::optional<ConfigValue> value = ReadConstant(entry)) {
+          split.fields.emplace_back(it->first.Scalar(), std::move(*value));
+        }
+      }
+    }
+  }
+  return split;
+}
+
+SourceSpec Loader::ParseSource(const Field& field) {
+  SourceSpec source;
+  source.location = ValueLoc(field);
+  std::optional<MapView> map = OpenMap(field, kSourceKeys);
+  if (!map) {
+    return source;
+  }
+  if (std::optional<Field> f = Require(*map, "type")) {
+    source.type = ReadEnum(*f, kSourceTypes).value_or("");
+  }
+  Optional(*map, "interleave", source.interleave,
+           [&](const Field& f) { return ReadEnum(f, kInterleaves); });
+  Optional(*map, "pacing", source.pacing_ms,
+           [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
+  Optional(*map, "timestamp-field", source.timestamp_field_name,
+           [&](const Field& f) { return ReadString(f); });
+  std::optional<Field> splits = Require(*map, "splits");
+  if (!splits) {
+    return source;
+  }
+  if (!splits->value.IsSequence()) {
+    ValueError(*splits, fmt::format("expected a list of splits, got {}", Describe(splits->value)));
+    return source;
+  }
+  if (splits->value.size() == 0) {
+    ValueError(*splits, "must list at least one split");
+    return source;
+  }
+  std::map<std::string, size_t> ids;
+  for (size_t i = 0; i < splits->value.size(); ++i) {
+    const std::string path = IndexPath(splits->path, i);
+    SequenceSplitSpec split = ParseSplit(splits->value[i], path);
+    if (!split.id.empty()) {
+      auto [it, inserted] = ids.emplace(split.id, i);
+      if (!inserted) {
+        Error(split.location, path + ".id",
+              fmt::format("duplicate split id \"{}\" (also {}[{}])", split.id, splits->path,
+                          it->second));
+      }
+    }
+    for (const auto& [name, value] : split.fields) {
+      if (name == source.timestamp_field_name) {
+        Error(split.location, path + ".fields." + name,
+              fmt::format("clashes with the generated event-time field \"{}\" (source "
+                          "timestamp-field)",
+                          name));
+      }
+    }
+    source.splits.push_back(std::move(split));
+  }
+  return source;
+}
+
+WatermarkStrategySpec Loader::ParseWatermarks(const Field& field, bool on_source) {
+  WatermarkStrategySpec spec;
+  spec.location = ValueLoc(field);
+  std::optional<MapView> map = OpenMap(field, kWatermarkKeys);
+  if (!map) {
+    return spec;
+  }
+  bool strategy_ok = true;
+  if (std::optional<Field> f = map->Get("strategy")) {
+    std::optional<std::string> strategy = ReadEnum(*f, kStrategies);
+    strategy_ok = strategy.has_value();
+    spec.strategy = strategy.value_or(spec.strategy);
+  }
+  if (strategy_ok) {
+    if (spec.strategy == "bounded-out-of-orderness") {
+      if (std::optional<Field> f = Require(*map, "max-out-of-orderness")) {
+        spec.max_out_of_orderness_ms = ReadDuration(*f, Sign::kNonNegative).value_or(0);
+      }
+    } else {
+      Forbid(*map, "max-out-of-orderness",
+             "applies only to strategy bounded-out-of-orderness, not " + spec.strategy);
+    }
+    if (spec.strategy == "punctuated") {
+      if (std::optional<Field> f = Require(*map, "watermark-field")) {
+        spec.watermark_field = ReadString(*f).value_or("");
+      }
+    } else {
+      Forbid(*map, "watermark-field", "applies only to strategy punctuated, not " + spec.strategy);
+    }
+  }
+  Optional(*map, "timestamp-field", spec.timestamp_field,
+           [&](const Field& f) { return ReadString(f); });
+  if (std::optional<Field> f = map->Get("timestamp-unit")) {
+    if (!map->Get("timestamp-field")) {
+      Error(Loc(f->key), f->path, "needs timestamp-field (the field whose unit it describes)");
+    } else {
+      spec.timestamp_unit = ReadEnum(*f, kTimestampUnits).value_or(spec.timestamp_unit);
+    }
+  }
+  if (std::optional<Field> f = map->Get("idleness")) {
+    if (std::optional<int64_t> ms = ReadDuration(*f, Sign::kPositive)) {
+      spec.idleness_ms = *ms;
+    }
+  }
+  if (std::optional<Field> f = map->Get("alignment")) {
+    if (!on_source) {
+      Error(Loc(f->key), f->path,
+            "watermark alignment applies only to a source's watermarks (type: source)");
+    } else if (std::optional<MapView> align = OpenMap(*f, kAlignmentKeys)) {
+      WatermarkStrategySpec::Alignment alignment;
+      if (std::optional<Field> g = Require(*align, "group")) {
+        alignment.group = ReadString(*g).value_or("");
+      }
+      if (std::optional<Field> d = Require(*align, "max-drift")) {
+        alignment.max_drift_ms = ReadDuration(*d, Sign::kNonNegative).value_or(0);
+      }
+      Optional(*align, "update-interval", alignment.update_interval_ms,
+               [&](const Field& u) { return ReadDuration(u, Sign::kPositive); });
+      spec.alignment = alignment;
+    }
+  }
+  return spec;
+}
+
+std::vector<AggregateSpec> Loader::ParseAggregates(const Field& field) {
+  std::vector<AggregateSpec> aggregates;
+  if (!field.value.IsSequence()) {
+    ValueError(field, fmt::format("expected a list of aggregates like [count, {{fn: sum, field: "
+                                  "amount}}], got {}",
+                                  Describe(field.value)));
+    return aggregates;
+  }
+  if (field.value.size() == 0) {
+    ValueError(field, "must list at least one aggregate");
+    return aggregates;
+  }
+  std::map<std::string, std::string> outputs;  // column -> path of the aggregate producing it
+  for (size_t i = 0; i < field.value.size(); ++i) {
+    const YAML::Node item = field.value[i];
+    const std::string path = IndexPath(field.path, i);
+    AggregateSpec aggregate;
+    aggregate.location = Loc(item);
+    std::optional<Field> fn_field;
+    if (item.IsScalar()) {
+      fn_field = Field{item, item, path};
+    } else if (std::optional<MapView> map = OpenMap(item, Loc(item), path, kAggregateKeys)) {
+      fn_field = Require(*map, "fn");
+      if (std::optional<Field> f = map->Get("field")) {
+        aggregate.field = ReadString(*f).value_or("");
+      }
+      if (std::optional<Field> f = map->Get("as")) {
+        aggregate.as = ReadString(*f).value_or("");
+      }
+    } else {
+      continue;
+    }
+    if (!fn_field) {
+      continue;
+    }
+    std::optional<std::string> fn = ReadEnum(*fn_field, kAggregateFunctions);
+    if (!fn) {
+      continue;
+    }
+    aggregate.function = *fn;
+    if (aggregate.function != "count" && aggregate.field.empty()) {
+      if (item.IsMap() && !item["field"]) {
+        Error(Loc(item), path + ".field", fmt::format("missing required key ({} needs a field)",
+                                                      aggregate.function));
+      } else if (item.IsScalar()) {
+        Error(Loc(item), path,
+              fmt::format("{} needs a field: write {{fn: {}, field: <name>}}", aggregate.function,
+                          aggregate.function));
+      }
+      continue;
+    }
+    if (aggregate.as.empty()) {
+      aggregate.as = aggregate.field.empty() ? aggregate.function
+                                             : aggregate.function + "_" + aggregate.field;
+    }
+    if (auto [it, inserted] = outputs.emplace(aggregate.as, path); !inserted) {
+      Error(Loc(item), path,
+            fmt::format("output column \"{}\" is also produced by {}; rename one with \"as\"",
+                        aggregate.as, it->second));
+      continue;
+    }
+    aggregates.push_back(std::move(aggregate));
+  }
+  return aggregates;
+}
+
+WindowSpec Loader::ParseWindow(const Field& field) {
+  WindowSpec window;
+  window.location = ValueLoc(field);
+  std::optional<MapView> map = OpenMap(field, kWindowKeys);
+  if (!map) {
+    return window;
+  }
+  if (std::optional<Field> f = Require(*map, "assigner")) {
+    window.assigner = ReadEnum(*f, kAssigners).value_or("");
+  }
+  Optional(*map, "time", window.time, [&](const Field& f) { return ReadEnum(f, kWindowTimes); });
+
+  // Which of size / slide / gap / offset an assigner takes (Flink's window assigner factories).
+  const std::string& assigner = window.assigner;
+  const std::string not_for = "does not apply to a " + assigner + " window";
+  std::optional<int64_t> size;
+  std::optional<int64_t> slide;
+  if (assigner == "tumbling" || assigner == "sliding") {
+    if (std::optional<Field> f = Require(*map, "size")) {
+      size = ReadDuration(*f, Sign::kPositive);
+      window.size_ms = size.value_or(0);
+    }
+  } else if (!assigner.empty()) {
+    Forbid(*map, "size", not_for);
+  }
+  if (assigner == "sliding") {
+    if (std::optional<Field> f = Require(*map, "slide")) {
+      slide = ReadDuration(*f, Sign::kPositive);
+      window.slide_ms = slide.value_or(0);
+    }
+  } else if (!assigner.empty()) {
+    Forbid(*map, "slide", not_for);
+  }
+  if (assigner == "session") {
+    if (std::optional<Field> f = Require(*map, "gap")) {
+      window.gap_ms = ReadDuration(*f, Sign::kPositive).value_or(0);
+    }
+  } else if (!assigner.empty()) {
+    Forbid(*map, "gap", not_for);
+  }
+  if (std::optional<Field> f = map->Get("offset")) {
+    if (assigner == "tumbling" || assigner == "sliding") {
+      if (std::optional<int64_t> offset = ReadDuration(*f, Sign::kAny)) {
+        window.offset_ms = *offset;
+        // Flink: |offset| < size (tumbling), |offset| < slide (sliding).
+        const std::optional<int64_t> bound = assigner == "tumbling" ? size : slide;
+        const int64_t magnitude = *offset < 0 ? -*offset : *offset;
+        if (bound && magnitude >= *bound) {
+          ValueError(*f, fmt::format("must be smaller in magnitude than the window {} ({}ms), got "
+                                     "\"{}\"",
+                                     assigner == "tumbling" ? "size" : "slide", *bound,
+                                     f->value.Scalar()));
+        }
+      }
+    } else if (!assigner.empty()) {
+      Error(Loc(f->key), f->path, not_for);
+    }
+  }
+  Optional(*map, "allowed-lateness", window.allowed_lateness_ms,
+           [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
+  Optional(*map, "trigger", window.trigger, [&](const Field& f) { return ReadString(f); });
+  Optional(*map, "late-output", window.late_output, [&](const Field& f) { return ReadString(f); });
+  Optional(*map, "emit-watermark", window.emit_watermark,
+           [&](const Field& f) { return ReadBool(f); });
+  if (std::optional<Field> f = map->Get("aggregate")) {
+    window.aggregates = ParseAggregates(*f);
+  } else {
+    AggregateSpec count;
+    count.function = "count";
+    count.as = "count";
+    count.location = window.location;
+    window.aggregates.push_back(count);
+  }
+  return window;
+}
+
+std::vector<std::string> Loader::ParseKeyBy(const Field& field) {
+  std::vector<std::string> keys;
+  if (field.value.IsScalar()) {
+    if (std::optional<std::string> key = ReadString(field)) {
+      keys.push_back(*key);
+    }
+    return keys;
+  }
+  if (!field.value.IsSequence() || field.value.size() == 0) {
+    ValueError(field, fmt::format("expected a list of field names like [user], got {}",
+                                  field.value.IsSequence() ? "[]" : Describe(field.value)));
+    return keys;
+  }
+  for (size_t i = 0; i < field.value.size(); ++i) {
+    const Field item{field.value[i], field.value[i], IndexPath(field.path, i)};
+    if (std::optional<std::string> key = ReadString(item)) {
+      if (Contains(keys, *key)) {
+        ValueError(item, fmt::format("duplicate key field \"{}\"", *key));
+      } else {
+        keys.push_back(*key);
+      }
+    }
+  }
+  return keys;
+}
+
+SinkSpec Loader::ParseSink(const Field& field) {
+  SinkSpec sink;
+  sink.location = ValueLoc(field);
+  std::optional<MapView> map = OpenMap(field, kSinkKeys);
+  if (!map) {
+    return sink;
+  }
+  if (std::optional<Field> f = Require(*map, "type")) {
+    sink.type = ReadEnum(*f, kSinkTypes).value_or("");
+  }
+  if (sink.type == "file") {
+    if (std::optional<Field> f = Require(*map, "path")) {
+      sink.path = ReadString(*f).value_or("");
+    }
+  } else if (!sink.type.empty()) {
+    Forbid(*map, "path", "applies only to a sink of type file, not " + sink.type);
+  }
+  Optional(*map, "format", sink.format, [&](const Field& f) { return ReadEnum(f, kSinkFormats); });
+  return sink;
+}
+
+ReportSpec Loader::ParseReport(const Field& field, std::optional<MapView>& map) {
+  ReportSpec report;
+  report.location = ValueLoc(field);
+  map = OpenMap(field, kReportKeys);
+  if (!map) {
+    return report;
+  }
+  Optional(*map, "label", report.label, [&](const Field& f) { return ReadString(f, true); });
+  if (std::optional<Field> f = Require(*map, "windows-sink")) {
+    report.windows_sink = ReadString(*f).value_or("");
+  }
+  Optional(*map, "late-sink", report.late_sink, [&](const Field& f) { return ReadString(f); });
+  if (std::optional<Field> f = map->Get("breakdown")) {
+    if (!map->Get("late-sink")) {
+      Error(Loc(f->key), f->path, "needs late-sink (breakdown counts late records)");
+    }
+    if (std::optional<MapView> breakdown = OpenMap(*f, kBreakdownKeys)) {
+      if (std::optional<Field> bf = Require(*breakdown, "field")) {
+        report.breakdown_field = ReadString(*bf).value_or("");
+      }
+      if (std::optional<Field> bv = Require(*breakdown, "value")) {
+        report.breakdown_value = ReadString(*bv, true).value_or("");
+      }
+    }
+  }
+  return report;
+}
+
+void Loader::ParseOperator(const YAML::Node& node, const std::string& path, OperatorSpec& op,
+                           OperatorInfo& info) {
+  op.location = Loc(node);
+  if (!node.IsMap()) {
+    Error(Loc(node), path, fmt::format("expected an operator mapping (id, type, ...), got {}",
+                                       Describe(node)));
+    return;
+  }
+  // The type decides which keys are allowed, so read it before checking keys.
+  std::string context;
+  KeyList allowed = OperatorKeys("");
+  if (const YAML::Node type = node["type"]; type && type.IsScalar() &&
+                                            Contains(kOperatorTypes, type.Scalar())) {
+    allowed = OperatorKeys(type.Scalar());
+    context = fmt::format(" for an operator of type {}", type.Scalar());
+  }
+  std::optional<MapView> map = OpenMap(node, Loc(node), path, allowed, context);
+  if (!map) {
+    return;
+  }
+  if (std::optional<Field> f = Require(*map, "id")) {
+    if (std::optional<std::string> id = ReadString(*f)) {
+      if (!IsValidId(*id)) {
+        ValueError(*f, fmt::format("operator ids use letters, digits, '-', '_' and '.', got \"{}\"",
+                                   *id));
+      } else {
+        op.id = *id;
+        info.id_ok = true;
+        info.id_path = f->path;
+        info.id_location = ValueLoc(*f);
+      }
+    }
+  }
+  if (std::optional<Field> f = Require(*map, "type")) {
+    if (std::optional<std::string> type = ReadEnum(*f, kOperatorTypes)) {
+      op.type = *type;
+      info.type_ok = true;
+    }
+  }
+  Optional(*map, "parallelism", op.parallelism, [&](const Field& f) { return ReadInt(f, 1); });
+  ParseInputs(*map, op, info);
+
+  if (op.type == "source") {
+    if (std::optional<Field> f = Require(*map, "source")) {
+      op.source = ParseSource(*f);
+    }
+    if (std::optional<Field> f = map->Get("watermarks")) {
+      op.watermarks = ParseWatermarks(*f, /*on_source=*/true);
+    }
+  } else if (op.type == "assign-timestamps-and-watermarks") {
+    if (std::optional<Field> f = Require(*map, "watermarks")) {
+      op.watermarks = ParseWatermarks(*f, /*on_source=*/false);
+    }
+  } else if (op.type == "window") {
+    if (std::optional<Field> f = map->Get("key-by")) {
+      op.key_by = ParseKeyBy(*f);
+    }
+    if (std::optional<Field> f = Require(*map, "window")) {
+      op.window = ParseWindow(*f);
+    }
+  } else if (op.type == "sink") {
+    if (std::optional<Field> f = Require(*map, "sink")) {
+      op.sink = ParseSink(*f);
+    }
+  }
+}
+
+void Loader::ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& infos) {
+  // Ids: the first definition wins; later ones are errors.
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < job.operators.size(); ++i) {
+    if (!infos[i].id_ok) {
+      continue;
+    }
+    auto [it, inserted] = index.emplace(job.operators[i].id, i);
+    if (!inserted) {
+      const OperatorInfo& first = infos[it->second];
+      Error(infos[i].id_location, infos[i].id_path,
+            fmt::format("duplicate operator id \"{}\" (first defined at line {}, {})",
+                        job.operators[i].id, first.id_location.line, first.id_path));
+    }
+  }
+  std::vector<std::string> known;
+  for (const auto& [id, i] : index) {
+    known.push_back(id);
+  }
+
+  // Edges: upstream exists, is not a sink, and has the side output; sources take no input.
+  // Valid edges per operator: (index into inputs, upstream operator index).
+  std::vector<std::vector<std::pair<size_t, size_t>>> upstreams(job.operators.size());
+  for (size_t i = 0; i < job.operators.size(); ++i) {
+    const OperatorSpec& op = job.operators[i];
+    const OperatorInfo& info = infos[i];
+    if (!info.type_ok) {
+      continue;
+    }
+    if (op.type == "source") {
+      if (info.has_input_key) {
+        Error(info.input_key_location, info.input_key_path,
+              fmt::format("a source takes no input; remove \"{}\"",
+                          info.input_key_path.substr(info.input_key_path.rfind('.') + 1)));
+      }
+      continue;
+    }
+    if (!info.has_input_key) {
+      Error(op.location, IndexPath("operators", i) + ".input",
+            fmt::format("missing required key (a {} operator reads from an upstream operator: "
+                        "\"input: <id>\" or \"inputs: [...]\")",
+                        op.type));
+      continue;
+    }
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const InputSpec& input = op.inputs[k];
+      auto it = index.find(input.from);
+      if (it == index.end()) {
+        Error(info.from_locations[k], info.from_paths[k],
+              fmt::format("unknown operator \"{}\"{}; operators: {}", input.from,
+                          Suggestion(input.from, known), Join(known)));
+        continue;
+      }
+      const OperatorSpec& up = job.operators[it->second];
+      if (up.type == "sink") {
+        Error(info.from_locations[k], info.from_paths[k],
+              fmt::format("\"{}\" is a sink and has no output to read", input.from));
+        continue;
+      }
+      if (!input.side_output.empty()) {
+        const bool has_tag = up.window && !up.window->late_output.empty() &&
+                             up.window->late_output == input.side_output;
+        if (!has_tag) {
+          const std::string available =
+              up.window && !up.window->late_output.empty()
+                  ? fmt::format("; it has \"{}\" (window.late-output)", up.window->late_output)
+                  : "";
+          Error(info.side_output_locations[k], info.side_output_paths[k],
+                fmt::format("operator \"{}\" has no side output \"{}\"{}", input.from,
+                            input.side_output, available));
+        }
+      }
+      upstreams[i].emplace_back(k, it->second);
+    }
+  }
+
+  // Cycles: depth-first along inputs; each cycle is reported once, at the edge that closes it.
+  enum class Color { kWhite, kGray, kBlack };
+  std::vector<Color> color(job.operators.size(), Color::kWhite);
+  std::vector<size_t> stack;
+  std::function<void(size_t)> visit = [&](size_t i) {
+    color[i] = Color::kGray;
+    stack.push_back(i);
+    const OperatorSpec& op = job.operators[i];
+    for (const auto& [k, up] : upstreams[i]) {
+      if (color[up] == Color::kGray) {
+        // stack = [..., up, x1, ..., i] where each entry reads from the next: data flows
+        // i -> ... -> x1 -> up, and up -> i closes the cycle.
+        std::vector<std::string> names;
+        auto start = std::find(stack.begin(), stack.end(), up);
+        for (auto s = stack.end(); s != start;) {
+          --s;
+          names.push_back(job.operators[*s].id);
+        }
+        names.push_back(op.id);
+        Error(infos[i].from_locations[k], infos[i].from_paths[k],
+              fmt::format("cycle in the operator graph: {}", Join(names, " -> ")));
+      } else if (color[up] == Color::kWhite) {
+        visit(up);
+      }
+    }
+    stack.pop_back();
+    color[i] = Color::kBlack;
+  };
+  for (size_t i = 0; i < job.operators.size(); ++i) {
+    if (color[i] == Color::kWhite && infos[i].id_ok && index.at(job.operators[i].id) == i) {
+      visit(i);
+    }
+  }
+}
+
+void Loader::ValidateReport(const JobSpec& job, const MapView& report) {
+  std::vector<std::string> sinks;
+  for (const OperatorSpec& op : job.operators) {
+    if (op.type == "sink" && !op.id.empty()) {
+      sinks.push_back(op.id);
+    }
+  }
+  for (const char* key : {"windows-sink", "late-sink"}) {
+    std::optional<Field> f = report.Get(key);
+    if (!f || !f->value.IsScalar() || f->value.Scalar().empty()) {
+      continue;
+    }
+    const std::string& id = f->value.Scalar();
+    if (Contains(sinks, id)) {
+      continue;
+    }
+    auto op = std::find_if(job.operators.begin(), job.operators.end(),
+                           [&](const OperatorSpec& o) { return o.id == id; });
+    if (op != job.operators.end()) {
+      ValueError(*f, fmt::format("\"{}\" is a {} operator, not a sink", id, op->type));
+    } else {
+      ValueError(*f, fmt::format("unknown sink \"{}\"{}; sinks: {}", id, Suggestion(id, sinks),
+                                 sinks.empty() ? "(none)" : Join(sinks)));
+    }
+  }
+}
+
+JobSpec Loader::Load(const std::string& yaml) {
+  JobSpec job;
+  job.file = file_;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    const SourceLocation where = e.mark.is_null()
+                                     ? SourceLocation{file_, 0, 0}
+                                     : SourceLocation{file_, e.mark.line + 1, e.mark.column + 1};
+    Error(where, "", SyntaxMessage(e.msg));
+    diags_.ThrowIfAny();
+  } catch (const YAML::Exception& e) {
+    Error(SourceLocation{file_, 0, 0}, "", SyntaxMessage(e.msg));
+    diags_.ThrowIfAny();
+  }
+  if (root.IsNull() || !root.IsDefined()) {
+    Error(SourceLocation{file_, 0, 0}, "",
+          "the job is empty; it needs at least \"name\" and \"operators\"");
+    diags_.ThrowIfAny();
+  }
+  std::optional<MapView> top = OpenMap(root, Loc(root), "", kTopKeys);
+  diags_.ThrowIfAny();
+
+  if (std::optional<Field> f = Require(*top, "name")) {
+    job.name = ReadString(*f).value_or("");
+  }
+  if (std::optional<Field> f = top->Get("pipeline")) {
+    job.pipeline = ParsePipeline(*f);
+  }
+  std::vector<OperatorInfo> infos;
+  if (std::optional<Field> f = Require(*top, "operators")) {
+    if (!f->value.IsSequence()) {
+      ValueError(*f, fmt::format("expected a list of operators, got {}", Describe(f->value)));
+    } else if (f->value.size() == 0) {
+      ValueError(*f, "must list at least one operator");
+    } else {
+      job.operators.resize(f->value.size());
+      infos.resize(f->value.size());
+      for (size_t i = 0; i < f->value.size(); ++i) {
+        ParseOperator(f->value[i], IndexPath("operators", i), job.operators[i], infos[i]);
+      }
+      ValidateGraph(job, infos);
+    }
+  }
+  if (std::optional<Field> f = top->Get("report")) {
+    std::optional<MapView> report_map;
+    job.report = ParseReport(*f, report_map);
+    if (report_map) {
+      ValidateReport(job, *report_map);
+    }
+  }
+  diags_.ThrowIfAny();
+  return job;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* error) {
+  auto fail = [&](std::string reason) -> std::optional<int64_t> {
+    if (error != nullptr) {
+      *error = std::move(reason);
+    }
+    return std::nullopt;
+  };
+  size_t pos = 0;
+  const size_t n = text.size();
+  bool negative = false;
+  if (pos < n && text[pos] == '-') {
+    negative = true;
+    ++pos;
+  }
+  const size_t digits_begin = pos;
+  while (pos < n && text[pos] >= '0' && text[pos] <= '9') {
+    ++pos;
+  }
+  if (pos == digits_begin) {
+    return fail("a duration is a whole number followed by a unit: ms, s, m, h or d");
+  }
+  if (pos < n && text[pos] == '.') {
+    return fail("fractions are not supported; use a smaller unit, e.g. 1500ms");
+  }
+  std::optional<int64_t> amount = ParseInt64(std::string_view(text).substr(digits_begin,
+                                                                           pos - digits_begin));
+  while (pos < n && text[pos] == ' ') {
+    ++pos;
+  }
+  const std::string unit = text.substr(pos);
+  if (unit.empty()) {
+    return fail("missing unit: ms, s, m, h or d");
+  }
+  int64_t multiplier = 0;  // ms per unit; negative = units per ms
+  if (unit == "ms") {
+    multiplier = 1;
+  } else if (unit == "s") {
+    multiplier = 1000;
+  } else if (unit == "m" || unit == "min") {
+    multiplier = 60 * 1000;
+  } else if (unit == "h") {
+    multiplier = 60 * 60 * 1000;
+  } else if (unit == "d") {
+    multiplier = 24 * 60 * 60 * 1000;
+  } else if (unit == "us") {
+    multiplier = -1000;
+  } else if (unit == "ns") {
+    multiplier = -1000 * 1000;
+  } else {
+    return fail(fmt::format("unknown unit \"{}\"; use ms, s, m, h or d", unit));
+  }
+  if (!amount) {
+    return fail("out of range");
+  }
+  int64_t ms = 0;
+  if (multiplier > 0) {
+    if (__builtin_mul_overflow(*amount, multiplier, &ms)) {
+      return fail("out of range");
+    }
+  } else {
+    if (*amount % -multiplier != 0) {
+      return fail("finer than a millisecond; durations have millisecond precision");
+    }
+    ms = *amount / -multiplier;
+  }
+  return negative ? -ms : ms;
+}
+
+JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name) {
+  return Loader(file_name).Load(yaml);
+}
+
+JobSpec LoadJobSpecFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    throw ConfigError({Diagnostic{
+        path, 0, 0, "",
+        fmt::format("cannot read the job file: {}",
+                    err != 0 ? std::error_code(err, std::generic_category()).message()
+                             : "open failed")}});
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    throw ConfigError({Diagnostic{path, 0, 0, "", "cannot read the job file: read error"}});
+  }
+  return Loader(path).Load(text.str());
+}
+
+}  // namespace tidemark

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "config/diagnostic.h"
+#include "config/job_spec.h"
+
+namespace tidemark {
+
+/// Loading a job description: YAML → validated `JobSpec` (config/job_spec.h). The schema is
+/// documented key by key in config/README.md. These are the only entry points that parse YAML;
+/// no yaml-cpp type appears in their signatures.
+///
+/// Every problem is collected first — syntax errors, unknown keys, missing keys, wrong types, bad
+/// durations, then graph errors (duplicate ids, edges to unknown operators, cycles, sources with
+/// inputs, operators without inputs, sinks feeding other operators, report referring to unknown
+/// sinks) — and then thrown together as one `ConfigError` whose lines look like
+/// `jobs/wc.yaml:14:7: error: operators[2].window.size: expected a duration like "5s", got 5`.
+///
+/// Thread-safe (no shared state). Every `SourceLocation` of the result is filled in with `file`
+/// as given and the 1-based line and column of the YAML node it came from.
+
+/// Reads and loads the file at `path`; `path` is also the file name in diagnostics and in
+/// `JobSpec::file`. Throws `ConfigError` if the file cannot be read or the job is invalid.
+JobSpec LoadJobSpecFile(const std::string& path);
+
+/// Loads a job from YAML text; `file_name` is used in diagnostics and as `JobSpec::file`.
+/// Throws `ConfigError` if the job is invalid.
+JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name = "<string>");
+
+/// Parses a duration with a unit into milliseconds: an integer, optionally preceded by '-', then
+/// one of `ms`, `s`, `m` or `min`, `h`, `d`, `us`, `ns` (spaces allowed between number and unit).
+/// Sub-millisecond amounts are rejected (`1500us` is fine, `500us` is not). A bare number has no
+/// unit and is rejected. Returns nullopt and sets `*error` (if non-null) to a short reason on
+/// failure. Exposed for tools that take durations on the command line.
+std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* error = nullptr);
+
+}  // namespace tidemark
