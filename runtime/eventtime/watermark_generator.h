@@ -16,6 +16,11 @@ class WatermarkGenerator {
   virtual ~WatermarkGenerator() = default;
   virtual void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) = 0;
   virtual void OnPeriodicEmit(WatermarkOutput& output) = 0;
+
+  /// Whether `OnEvent` reads `record` (punctuated generators do; timestamp-only generators do not).
+  /// `TimestampsAndWatermarksOperator` emits a record before calling `OnEvent`, and the downstream
+  /// may move from it; it keeps a copy for `OnEvent` only when this returns true. Default: true.
+  virtual bool InspectsRecordOnEvent() const { return true; }
 };
 
 }  // namespace tidemark

@@ -1,0 +1,342 @@
+#include "runtime/eventtime/make_watermark_strategy.h"
+
+#include <cmath>
+#include <string>
+
+#include "runtime/core/errors.h"
+#include "runtime/eventtime/punctuated_watermarks.h"
+
+namespace tidemark {
+namespace {
+
+// Days since 1970-01-01 of a proleptic Gregorian date (civil-from-days inverse, by eras of 400
+// years so that it is exact for negative years too).
+int64_t DaysFromCivil(int64_t year, int month, int day) {
+  year -= month <= 2 ? 1 : 0;
+  const int64_t era = (year >= 0 ? year : year - 399) / 400;
+  const int64_t year_of_era = year - era * 400;
+  const int64_t month_from_march = month > 2 ? month - 3 : month + 9;
+  const int64_t day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
+  const int64_t day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+  return era * 146097 + day_of_era - 719468;
+}
+
+bool IsLeapYear(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int DaysInMonth(int64_t year, int month) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return month == 2 && IsLeapYear(year) ? 29 : kDays[month - 1];
+}
+
+// Reads exactly `n` decimal digits at `pos`.
+bool ReadDigits(std::string_view s, size_t& pos, size_t n, int64_t& out) {
+  if (pos + n > s.size()) {
+    return false;
+  }
+  int64_t v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const char c = s[pos + i];
+    if (c < '0' || c > '9') {
+      return false;
+    }
+    v = v * 10 + (c - '0');
+  }
+  pos += n;
+  out = v;
+  return true;
+}
+
+bool Consume(std::string_view s, size_t& pos, char c) {
+  if (pos < s.size() && s[pos] == c) {
+    ++pos;
+    return true;
+  }
+  return false;
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) {
+    --q;
+  }
+  return q;
+}
+
+std::optional<Timestamp> ScaleDouble(double v, double factor) {
+  if (!std::isfinite(v)) {
+    return std::nullopt;
+  }
+  const double ms = std::floor(v * factor);
+  // 2^63 is exactly representable; anything >= it (or < -2^63) does not fit.
+  if (!(ms >= -9223372036854775808.0 && ms < 9223372036854775808.0)) {
+    return std::nullopt;
+  }
+  return static_cast<Timestamp>(ms);
+}
+
+std::string Where(const SourceLocation& loc) {
+  if (loc.line <= 0) {
+    return loc.file.empty() ? std::string() : loc.file + ": ";
+  }
+  return fmt::format("{}:{}:{}: ", loc.file, loc.line, loc.column);
+}
+
+// Resolves `name` to a slot and checks that its type fits `unit`.
+int ResolveTimeField(const WatermarkStrategySpec& spec, const Schema& schema, const std::string& name,
+                     const char* what, TimestampUnit unit) {
+  const int slot = schema.IndexOf(name);
+  if (slot < 0) {
+    throw InvalidArgument(fmt::format("{}watermarks.{}: no field '{}' in the input schema",
+                                      Where(spec.location), what, name));
+  }
+  const FieldType type = schema.field(static_cast<size_t>(slot)).type;
+  bool ok = false;
+  switch (type) {
+    case FieldType::kInt64:
+    case FieldType::kDouble:
+      ok = unit != TimestampUnit::kIso8601;
+      break;
+    case FieldType::kTimestamp:
+      ok = unit == TimestampUnit::kMillis;
+      break;
+    case FieldType::kString:
+      ok = unit == TimestampUnit::kIso8601;
+      break;
+    case FieldType::kBool:
+      ok = false;
+      break;
+  }
+  if (!ok) {
+    throw InvalidArgument(fmt::format(
+        "{}watermarks.{}: field '{}' of type {} cannot hold a timestamp in unit '{}'",
+        Where(spec.location), what, name, ToString(type), spec.timestamp_unit));
+  }
+  return slot;
+}
+
+}  // namespace
+
+std::optional<TimestampUnit> ParseTimestampUnit(std::string_view s) {
+  if (s == "ms") {
+    return TimestampUnit::kMillis;
+  }
+  if (s == "s") {
+    return TimestampUnit::kSeconds;
+  }
+  if (s == "us") {
+    return TimestampUnit::kMicros;
+  }
+  if (s == "ns") {
+    return TimestampUnit::kNanos;
+  }
+  if (s == "iso8601") {
+    return TimestampUnit::kIso8601;
+  }
+  return std::nullopt;
+}
+
+std::optional<Timestamp> ParseIso8601Millis(std::string_view s) {
+  size_t pos = 0;
+  int64_t year = 0;
+  int64_t month = 0;
+  int64_t day = 0;
+  if (!ReadDigits(s, pos, 4, year) || !Consume(s, pos, '-') || !ReadDigits(s, pos, 2, month) ||
+      !Consume(s, pos, '-') || !ReadDigits(s, pos, 2, day)) {
+    return std::nullopt;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, static_cast<int>(month))) {
+    return std::nullopt;
+  }
+  int64_t hour = 0;
+  int64_t minute = 0;
+  int64_t second = 0;
+  int64_t millis = 0;
+  int64_t offset_minutes = 0;
+  if (pos < s.size()) {
+    if (s[pos] != 'T' && s[pos] != 't' && s[pos] != ' ') {
+      return std::nullopt;
+    }
+    ++pos;
+    if (!ReadDigits(s, pos, 2, hour) || !Consume(s, pos, ':') || !ReadDigits(s, pos, 2, minute)) {
+      return std::nullopt;
+    }
+    if (Consume(s, pos, ':')) {
+      if (!ReadDigits(s, pos, 2, second)) {
+        return std::nullopt;
+      }
+      if (Consume(s, pos, '.') || Consume(s, pos, ',')) {
+        size_t digits = 0;
+        while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+          if (digits < 3) {
+            millis = millis * 10 + (s[pos] - '0');
+          }
+          ++digits;
+          ++pos;
+        }
+        if (digits == 0) {
+          return std::nullopt;
+        }
+        for (size_t i = digits; i < 3; ++i) {
+          millis *= 10;
+        }
+      }
+    }
+    if (hour > 23 || minute > 59 || second > 59) {
+      return std::nullopt;
+    }
+    if (pos < s.size()) {
+      const char z = s[pos];
+      if (z == 'Z' || z == 'z') {
+        ++pos;
+      } else if (z == '+' || z == '-') {
+        ++pos;
+        int64_t off_h = 0;
+        int64_t off_m = 0;
+        if (!ReadDigits(s, pos, 2, off_h)) {
+          return std::nullopt;
+        }
+        if (pos < s.size()) {
+          Consume(s, pos, ':');
+          if (!ReadDigits(s, pos, 2, off_m)) {
+            return std::nullopt;
+          }
+        }
+        if (off_h > 23 || off_m > 59) {
+          return std::nullopt;
+        }
+        offset_minutes = (off_h * 60 + off_m) * (z == '-' ? -1 : 1);
+      } else {
+        return std::nullopt;
+      }
+    }
+  }
+  if (pos != s.size()) {
+    return std::nullopt;
+  }
+  const int64_t days = DaysFromCivil(year, static_cast<int>(month), static_cast<int>(day));
+  const int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
+  return seconds * 1000 + millis;
+}
+
+std::optional<Timestamp> ValueToEventTimeMillis(const Value& value, TimestampUnit unit) {
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    switch (unit) {
+      case TimestampUnit::kMillis:
+        return *i;
+      case TimestampUnit::kSeconds: {
+        Timestamp out = 0;
+        if (__builtin_mul_overflow(*i, int64_t{1000}, &out)) {
+          return std::nullopt;
+        }
+        return out;
+      }
+      case TimestampUnit::kMicros:
+        return FloorDiv(*i, 1000);
+      case TimestampUnit::kNanos:
+        return FloorDiv(*i, 1'000'000);
+      case TimestampUnit::kIso8601:
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+  if (const auto* d = std::get_if<double>(&value)) {
+    switch (unit) {
+      case TimestampUnit::kMillis:
+        return ScaleDouble(*d, 1.0);
+      case TimestampUnit::kSeconds:
+        return ScaleDouble(*d, 1e3);
+      case TimestampUnit::kMicros:
+        return ScaleDouble(*d, 1e-3);
+      case TimestampUnit::kNanos:
+        return ScaleDouble(*d, 1e-6);
+      case TimestampUnit::kIso8601:
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+  if (const auto* str = std::get_if<std::string>(&value)) {
+    if (unit != TimestampUnit::kIso8601) {
+      return std::nullopt;
+    }
+    return ParseIso8601Millis(*str);
+  }
+  return std::nullopt;  // NULL or bool
+}
+
+WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const Schema& schema) {
+  const std::optional<TimestampUnit> unit = ParseTimestampUnit(spec.timestamp_unit);
+  if (!unit) {
+    throw InvalidArgument(fmt::format(
+        "{}watermarks.timestamp_unit: expected one of ms, s, us, ns, iso8601, got '{}'",
+        Where(spec.location), spec.timestamp_unit));
+  }
+
+  TimestampAssigner assigner;
+  if (spec.timestamp_field.empty()) {
+    assigner = RecordTimestampAssigner();
+  } else {
+    const int slot = ResolveTimeField(spec, schema, spec.timestamp_field, "timestamp_field", *unit);
+    assigner = [slot, u = *unit](const StreamRecord& record) -> std::optional<Timestamp> {
+      if (static_cast<size_t>(slot) >= record.row.size()) {
+        return std::nullopt;
+      }
+      return ValueToEventTimeMillis(record.row[static_cast<size_t>(slot)], u);
+    };
+  }
+
+  std::optional<WatermarkStrategy> strategy;
+  if (spec.strategy == "bounded-out-of-orderness") {
+    if (spec.max_out_of_orderness_ms < 0) {
+      throw InvalidArgument(fmt::format(
+          "{}watermarks.max_out_of_orderness: must not be negative, got {} ms", Where(spec.location),
+          spec.max_out_of_orderness_ms));
+    }
+    strategy = WatermarkStrategy::ForBoundedOutOfOrderness(
+        std::chrono::milliseconds(spec.max_out_of_orderness_ms), std::move(assigner));
+  } else if (spec.strategy == "monotonous") {
+    strategy = WatermarkStrategy::ForMonotonousTimestamps(std::move(assigner));
+  } else if (spec.strategy == "none") {
+    strategy = WatermarkStrategy::NoWatermarks(std::move(assigner));
+  } else if (spec.strategy == "punctuated") {
+    if (spec.watermark_field.empty()) {
+      throw InvalidArgument(fmt::format("{}watermarks.watermark_field: the punctuated strategy needs "
+                                        "the field that carries the watermark",
+                                        Where(spec.location)));
+    }
+    const int wm_slot = ResolveTimeField(spec, schema, spec.watermark_field, "watermark_field", *unit);
+    const TimestampUnit u = *unit;
+    strategy = WatermarkStrategy(std::move(assigner), [wm_slot, u] {
+      return std::make_unique<PunctuatedWatermarks>(
+          [wm_slot, u](const StreamRecord& record, Timestamp) -> std::optional<Timestamp> {
+            if (static_cast<size_t>(wm_slot) >= record.row.size()) {
+              return std::nullopt;
+            }
+            return ValueToEventTimeMillis(record.row[static_cast<size_t>(wm_slot)], u);
+          });
+    });
+  } else {
+    throw InvalidArgument(fmt::format(
+        "{}watermarks.strategy: expected one of bounded-out-of-orderness, monotonous, punctuated, "
+        "none, got '{}'",
+        Where(spec.location), spec.strategy));
+  }
+
+  if (spec.idleness_ms) {
+    if (*spec.idleness_ms <= 0) {
+      throw InvalidArgument(fmt::format("{}watermarks.idleness: must be greater than 0 ms, got {} ms",
+                                        Where(spec.location), *spec.idleness_ms));
+    }
+    strategy = strategy->WithIdleness(std::chrono::milliseconds(*spec.idleness_ms));
+  }
+  if (spec.alignment) {
+    try {
+      strategy = strategy->WithAlignment(WatermarkAlignmentParams{
+          spec.alignment->group, spec.alignment->max_drift_ms, spec.alignment->update_interval_ms});
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(fmt::format("{}watermarks.alignment: {}", Where(spec.location), e.what()));
+    }
+  }
+  return *std::move(strategy);
+}
+
+}  // namespace tidemark

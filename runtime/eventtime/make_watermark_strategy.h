@@ -1,0 +1,51 @@
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "config/job_spec.h"
+#include "runtime/core/row.h"
+#include "runtime/eventtime/watermark_strategy.h"
+
+namespace tidemark {
+
+/// How a timestamp field is encoded (`watermarks.timestamp_unit`).
+enum class TimestampUnit { kMillis, kSeconds, kMicros, kNanos, kIso8601 };
+
+/// Parses "ms" | "s" | "us" | "ns" | "iso8601"; nullopt otherwise.
+std::optional<TimestampUnit> ParseTimestampUnit(std::string_view s);
+
+/// Converts one field value to event-time milliseconds.
+/// - int64 in s: multiplied by 1000; nullopt if that overflows int64.
+/// - int64 in us / ns: divided with flooring (-1 us is -1 ms), so ordering is preserved.
+/// - double: scaled the same way, then floored; nullopt if not finite or out of int64 range.
+/// - string (unit kIso8601 only): `ParseIso8601Millis`.
+/// - NULL, bool, or a type that does not fit the unit: nullopt (the record has no timestamp).
+std::optional<Timestamp> ValueToEventTimeMillis(const Value& value, TimestampUnit unit);
+
+/// Parses an ISO-8601 / RFC-3339 date-time into ms since the epoch (UTC):
+/// `YYYY-MM-DD`, optionally followed by `T` (or `t`, or one space) and `HH:MM[:SS[.fraction]]`,
+/// optionally followed by a zone: `Z`, `z`, `+HH:MM`, `-HH:MM`, `+HHMM` or `+HH`. Without a zone
+/// the time is taken as UTC (never as the machine's local time, so results do not depend on where
+/// a job runs). Fractions longer than milliseconds are truncated. Fields are range-checked (month
+/// 1-12, day within the month, hour < 24, minute < 60, second < 60, zone hour < 24).
+/// Returns nullopt for anything else.
+std::optional<Timestamp> ParseIso8601Millis(std::string_view text);
+
+/// Builds the `WatermarkStrategy` described by a job's `watermarks:` block for rows of `schema`.
+///
+/// - `timestamp_field` is resolved to a slot here, once; empty keeps the record's own timestamp.
+///   The field's type must fit `timestamp_unit`: int64/double with ms|s|us|ns, `timestamp` with ms
+///   (it already is ms), string with iso8601.
+/// - `strategy`: `bounded-out-of-orderness` (`max_out_of_orderness_ms` >= 0), `monotonous`,
+///   `punctuated` (needs `watermark_field`: a record whose field is non-NULL emits that value,
+///   converted with the same unit, as a watermark right after itself), or `none`.
+/// - `idleness_ms` (> 0) wraps generators in `WatermarksWithIdleness`; `alignment` is stored.
+///
+/// A record whose timestamp field is NULL or unconvertible gets no timestamp from the assigner
+/// (nullopt); the operator reports it, it is never stamped 0.
+/// Throws `InvalidArgument` with a message prefixed by the spec's `file:line:column` (when known)
+/// for an unknown strategy or unit, a missing field, a type/unit mismatch or a bad number.
+WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const Schema& schema);
+
+}  // namespace tidemark

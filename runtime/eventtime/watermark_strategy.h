@@ -1,0 +1,87 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runtime/core/stream_record.h"
+#include "runtime/eventtime/relative_clock.h"
+#include "runtime/eventtime/watermark_generator.h"
+
+namespace tidemark {
+
+/// Extracts a record's event timestamp (ms). Mirrors Flink's `TimestampAssigner`, except that a
+/// missing timestamp is explicit: nullopt means "this record has no usable timestamp" (a NULL
+/// field, an unparsable string, a value out of range). Callers must report that as an error (side
+/// output or `NoTimestamp`), never treat it as 0. Must be cheap and side-effect free; called on
+/// the mailbox thread for every record.
+using TimestampAssigner = std::function<std::optional<Timestamp>(const StreamRecord& record)>;
+
+/// Makes a fresh generator: one per split (source mode) or per subtask (operator mode).
+using WatermarkGeneratorFactory = std::function<std::unique_ptr<WatermarkGenerator>()>;
+
+/// Watermark alignment parameters (`watermarks.alignment` in a job; Flink's
+/// `WatermarksWithWatermarkAlignment` / `WatermarkAlignmentParams`). Stored by the strategy and
+/// used by the source operator and the coordinator (design.md "Watermark alignment").
+struct WatermarkAlignmentParams {
+  std::string group;                  ///< splits of one group are aligned with each other
+  int64_t max_drift_ms = 0;           ///< a split may run at most this far ahead of the group min
+  int64_t update_interval_ms = 1000;  ///< how often watermarks are reported and announced
+
+  friend bool operator==(const WatermarkAlignmentParams&, const WatermarkAlignmentParams&) = default;
+};
+
+/// The timestamp assigner (returns the record's own timestamp if it has one, else nullopt). Used
+/// when a job names no timestamp field.
+TimestampAssigner RecordTimestampAssigner();
+
+/// Everything needed to put event time on a stream: a `TimestampAssigner`, a
+/// `WatermarkGenerator` factory, optional idleness and optional alignment. Mirrors Flink's
+/// `WatermarkStrategy`. A value type (copyable; the std::functions are shared by copies), built
+/// once when the job is compiled and then used by every subtask / split.
+///
+/// Threading: immutable after construction; `CreateWatermarkGenerator` may be called from any
+/// thread, the generators it returns are mailbox-thread-only.
+class WatermarkStrategy {
+ public:
+  /// Both functions must be set (TM_CHECK).
+  WatermarkStrategy(TimestampAssigner assigner, WatermarkGeneratorFactory generator_factory);
+
+  /// Flink's `forBoundedOutOfOrderness`; throws `InvalidArgument` for a negative bound.
+  static WatermarkStrategy ForBoundedOutOfOrderness(std::chrono::milliseconds max_out_of_orderness,
+                                                    TimestampAssigner assigner);
+  /// Flink's `forMonotonousTimestamps` (ascending timestamps, B = 0).
+  static WatermarkStrategy ForMonotonousTimestamps(TimestampAssigner assigner);
+  /// Flink's `noWatermarks`.
+  static WatermarkStrategy NoWatermarks(TimestampAssigner assigner);
+
+  /// Returns a copy that wraps every generator in `WatermarksWithIdleness(timeout)`.
+  /// Throws `InvalidArgument` unless `timeout > 0` (checked here, not only when generators are made).
+  WatermarkStrategy WithIdleness(std::chrono::milliseconds timeout) const;
+  /// Returns a copy carrying alignment parameters. Throws `InvalidArgument` for an empty group, a
+  /// negative drift or a non-positive update interval.
+  WatermarkStrategy WithAlignment(WatermarkAlignmentParams params) const;
+
+  /// Extracts the timestamp of `record`; nullopt when it has none (see `TimestampAssigner`).
+  std::optional<Timestamp> ExtractTimestamp(const StreamRecord& record) const { return assigner_(record); }
+  const TimestampAssigner& timestamp_assigner() const { return assigner_; }
+
+  /// A new generator. With idleness configured it is wrapped in `WatermarksWithIdleness` driven by
+  /// `idleness_clock`, which must then be non-null and outlive the generator (TM_CHECK); without
+  /// idleness the clock is unused and may be null.
+  std::unique_ptr<WatermarkGenerator> CreateWatermarkGenerator(const RelativeClock* idleness_clock) const;
+
+  const std::optional<std::chrono::milliseconds>& idle_timeout() const { return idle_timeout_; }
+  const std::optional<WatermarkAlignmentParams>& alignment() const { return alignment_; }
+
+ private:
+  TimestampAssigner assigner_;
+  WatermarkGeneratorFactory generator_factory_;
+  std::optional<std::chrono::milliseconds> idle_timeout_;
+  std::optional<WatermarkAlignmentParams> alignment_;
+};
+
+}  // namespace tidemark
