@@ -1,0 +1,84 @@
+#pragma once
+
+#include <compare>
+#include <string>
+
+#include "runtime/core/timestamp.h"
+
+namespace tidemark {
+
+/// A half-open event- or processing-time interval [start, end) in ms. Mirrors Flink's `TimeWindow`.
+/// Value type. `MaxTimestamp()` = end - 1 is the last timestamp that belongs to the window; it is
+/// the timestamp of the window's results and the time of the default trigger's timer.
+class TimeWindow {
+ public:
+  constexpr TimeWindow() = default;
+  constexpr TimeWindow(Timestamp start, Timestamp end) : start_(start), end_(end) {}
+
+  constexpr Timestamp start() const { return start_; }
+  constexpr Timestamp end() const { return end_; }
+  constexpr Timestamp MaxTimestamp() const { return end_ - 1; }
+
+  /// True when the windows overlap or touch: `start <= other.end && end >= other.start`
+  /// ([10,20) and [20,30) intersect; this is what lets session windows chain).
+  constexpr bool Intersects(const TimeWindow& other) const {
+    return start_ <= other.end_ && end_ >= other.start_;
+  }
+  /// The smallest window containing both.
+  constexpr TimeWindow Cover(const TimeWindow& other) const {
+    return TimeWindow(start_ < other.start_ ? start_ : other.start_,
+                      end_ > other.end_ ? end_ : other.end_);
+  }
+
+  /// Start of the window of `window_size` ms (shifted by `offset` ms) that contains `timestamp`:
+  /// `timestamp - ((timestamp - offset) floor-mod window_size)`. Correct for negative timestamps
+  /// (size 7, ts -8 -> -14). Precondition: window_size > 0.
+  static Timestamp GetWindowStartWithOffset(Timestamp timestamp, Timestamp offset,
+                                            Timestamp window_size);
+
+  /// "[start,end)".
+  std::string ToString() const;
+
+  friend constexpr auto operator<=>(const TimeWindow&, const TimeWindow&) = default;
+
+ private:
+  Timestamp start_ = 0;
+  Timestamp end_ = 0;
+};
+
+/// The single window of `GlobalWindows`: all of time. Its max timestamp is `kMaxTimestamp`.
+/// Mirrors Flink's `GlobalWindow`.
+class GlobalWindow {
+ public:
+  static constexpr Timestamp MaxTimestamp() { return kMaxTimestamp; }
+  friend constexpr auto operator<=>(const GlobalWindow&, const GlobalWindow&) = default;
+};
+
+/// The namespace of the window operator's state and timers: either a `TimeWindow` or the
+/// `GlobalWindow`. Value type, implicitly built from either; ordered (time windows first, by
+/// start then end). `start()`/`end()` of the global window are `kMinTimestamp`/`kMaxTimestamp`.
+class Window {
+ public:
+  constexpr Window() = default;
+  constexpr Window(const TimeWindow& w) : window_(w) {}  // NOLINT(google-explicit-constructor)
+  constexpr Window(GlobalWindow) : global_(true) {}       // NOLINT(google-explicit-constructor)
+
+  constexpr bool is_global() const { return global_; }
+  /// The time window. Precondition: `!is_global()`.
+  constexpr const TimeWindow& time_window() const { return window_; }
+  constexpr Timestamp start() const { return global_ ? kMinTimestamp : window_.start(); }
+  constexpr Timestamp end() const { return global_ ? kMaxTimestamp : window_.end(); }
+  constexpr Timestamp MaxTimestamp() const {
+    return global_ ? GlobalWindow::MaxTimestamp() : window_.MaxTimestamp();
+  }
+  /// "[start,end)" or "GlobalWindow".
+  std::string ToString() const;
+
+  friend constexpr auto operator<=>(const Window&, const Window&) = default;
+
+ private:
+  bool global_ = false;
+  TimeWindow window_;
+};
+
+}  // namespace tidemark

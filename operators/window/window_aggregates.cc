@@ -1,0 +1,256 @@
+#include "operators/window/window_aggregates.h"
+
+#include <fmt/format.h>
+
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+
+namespace {
+
+bool IsNumeric(FieldType t) {
+  return t == FieldType::kInt64 || t == FieldType::kDouble || t == FieldType::kTimestamp ||
+         t == FieldType::kBool;
+}
+
+// Orders two non-NULL values: numbers numerically, strings and bools by value.
+int CompareValues(const Value& a, const Value& b) {
+  if (std::holds_alternative<int64_t>(a) && std::holds_alternative<int64_t>(b)) {
+    const int64_t x = std::get<int64_t>(a);
+    const int64_t y = std::get<int64_t>(b);
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+  if (std::holds_alternative<std::string>(a) && std::holds_alternative<std::string>(b)) {
+    return std::get<std::string>(a).compare(std::get<std::string>(b));
+  }
+  const double x = AsDouble(a).value_or(0);
+  const double y = AsDouble(b).value_or(0);
+  return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+struct Accumulator {
+  int64_t count = 0;  // non-NULL values seen (records, for a field-less count)
+  int64_t int_sum = 0;
+  double double_sum = 0;
+  Value value;        // min / max / first / last
+  uint64_t seq = 0;   // arrival sequence of `value` (first / last across merges)
+};
+
+class AggregateState : public WindowState {
+ public:
+  // `arrivals` is the owning function's element counter: arrival order across all panes, so
+  // first / last stay exact when sessions merge.
+  AggregateState(const std::vector<ResolvedAggregate>& aggregates, uint64_t& arrivals)
+      : aggregates_(aggregates), arrivals_(arrivals) {
+    accumulators_.resize(aggregates.size());
+  }
+
+  void Add(const StreamRecord& record) override {
+    const uint64_t seq = ++arrivals_;
+    for (size_t i = 0; i < aggregates_.size(); ++i) {
+      const ResolvedAggregate& agg = aggregates_[i];
+      Accumulator& acc = accumulators_[i];
+      if (agg.slot < 0) {
+        ++acc.count;
+        continue;
+      }
+      const Value& v = record.row[static_cast<size_t>(agg.slot)];
+      if (std::holds_alternative<std::monostate>(v)) {
+        continue;
+      }
+      Fold(agg.kind, acc, v, seq, 1);
+    }
+  }
+
+  void MergeFrom(const WindowState& other_state) override {
+    const auto& other = static_cast<const AggregateState&>(other_state);
+    for (size_t i = 0; i < aggregates_.size(); ++i) {
+      const Accumulator& o = other.accumulators_[i];
+      Accumulator& acc = accumulators_[i];
+      const AggregateKind kind = aggregates_[i].kind;
+      if (kind == AggregateKind::kCount) {
+        acc.count += o.count;
+      } else if (kind == AggregateKind::kSum || kind == AggregateKind::kAvg) {
+        acc.count += o.count;
+        acc.int_sum = static_cast<int64_t>(static_cast<uint64_t>(acc.int_sum) +
+                                           static_cast<uint64_t>(o.int_sum));
+        acc.double_sum += o.double_sum;
+      } else if (o.count > 0) {
+        Fold(kind, acc, o.value, o.seq, o.count);
+      }
+    }
+  }
+
+  const std::vector<Accumulator>& accumulators() const { return accumulators_; }
+
+ private:
+  static void Fold(AggregateKind kind, Accumulator& acc, const Value& v, uint64_t seq,
+                   int64_t n) {
+    const bool first_value = acc.count == 0;
+    acc.count += n;
+    switch (kind) {
+      case AggregateKind::kCount:
+        break;
+      case AggregateKind::kSum:
+      case AggregateKind::kAvg:
+        if (std::holds_alternative<int64_t>(v)) {
+          acc.int_sum = static_cast<int64_t>(static_cast<uint64_t>(acc.int_sum) +
+                                             static_cast<uint64_t>(std::get<int64_t>(v)));
+        }
+        acc.double_sum += AsDouble(v).value_or(0);
+        break;
+      case AggregateKind::kMin:
+        if (first_value || CompareValues(v, acc.value) < 0) {
+          acc.value = v;
+        }
+        break;
+      case AggregateKind::kMax:
+        if (first_value || CompareValues(v, acc.value) > 0) {
+          acc.value = v;
+        }
+        break;
+      case AggregateKind::kFirst:
+        if (first_value || seq < acc.seq) {
+          acc.value = v;
+          acc.seq = seq;
+        }
+        break;
+      case AggregateKind::kLast:
+        if (first_value || seq >= acc.seq) {
+          acc.value = v;
+          acc.seq = seq;
+        }
+        break;
+    }
+  }
+
+  const std::vector<ResolvedAggregate>& aggregates_;
+  uint64_t& arrivals_;
+  std::vector<Accumulator> accumulators_;
+};
+
+const char* KindName(AggregateKind k) {
+  switch (k) {
+    case AggregateKind::kCount:
+      return "count";
+    case AggregateKind::kSum:
+      return "sum";
+    case AggregateKind::kMin:
+      return "min";
+    case AggregateKind::kMax:
+      return "max";
+    case AggregateKind::kAvg:
+      return "avg";
+    case AggregateKind::kFirst:
+      return "first";
+    case AggregateKind::kLast:
+      return "last";
+  }
+  return "?";
+}
+
+}  // namespace
+
+ResolvedAggregate ResolveAggregate(const AggregateSpec& spec, const Schema& input) {
+  ResolvedAggregate out;
+  static const std::pair<const char*, AggregateKind> kKinds[] = {
+      {"count", AggregateKind::kCount}, {"sum", AggregateKind::kSum},
+      {"min", AggregateKind::kMin},     {"max", AggregateKind::kMax},
+      {"avg", AggregateKind::kAvg},     {"first", AggregateKind::kFirst},
+      {"last", AggregateKind::kLast}};
+  bool known = false;
+  for (const auto& [name, kind] : kKinds) {
+    if (spec.function == name) {
+      out.kind = kind;
+      known = true;
+    }
+  }
+  if (!known) {
+    throw InvalidArgument(fmt::format(
+        "unknown aggregate function '{}' (expected count, sum, min, max, avg, first or last)",
+        spec.function));
+  }
+  if (spec.field.empty()) {
+    if (out.kind != AggregateKind::kCount) {
+      throw InvalidArgument(fmt::format("aggregate '{}' needs a field", spec.function));
+    }
+  } else {
+    out.slot = input.IndexOf(spec.field);
+    if (out.slot < 0) {
+      throw InvalidArgument(fmt::format("aggregate '{}': the input has no field '{}'",
+                                        spec.function, spec.field));
+    }
+  }
+  const FieldType in_type =
+      out.slot >= 0 ? input.field(static_cast<size_t>(out.slot)).type : FieldType::kInt64;
+  switch (out.kind) {
+    case AggregateKind::kCount:
+      out.output_type = FieldType::kInt64;
+      break;
+    case AggregateKind::kSum:
+    case AggregateKind::kAvg:
+      if (!IsNumeric(in_type)) {
+        throw InvalidArgument(fmt::format("aggregate '{}': field '{}' is {}, not numeric",
+                                          spec.function, spec.field, ToString(in_type)));
+      }
+      out.output_type = (out.kind == AggregateKind::kSum &&
+                         (in_type == FieldType::kInt64 || in_type == FieldType::kTimestamp))
+                            ? FieldType::kInt64
+                            : FieldType::kDouble;
+      break;
+    default:
+      out.output_type = in_type;
+      break;
+  }
+  if (!spec.as.empty()) {
+    out.name = spec.as;
+  } else if (out.slot < 0) {
+    out.name = "count";
+  } else {
+    out.name = fmt::format("{}_{}", KindName(out.kind), spec.field);
+  }
+  return out;
+}
+
+AggregatingWindowFunction::AggregatingWindowFunction(std::vector<ResolvedAggregate> aggregates,
+                                                     bool emit_watermark)
+    : aggregates_(std::move(aggregates)), emit_watermark_(emit_watermark) {}
+
+std::unique_ptr<WindowState> AggregatingWindowFunction::CreateState() const {
+  return std::make_unique<AggregateState>(aggregates_, arrivals_);
+}
+
+void AggregatingWindowFunction::Process(const Context& ctx, const WindowState& state,
+                                        std::vector<Row>& out) const {
+  const auto& accs = static_cast<const AggregateState&>(state).accumulators();
+  Row row;
+  row.reserve(ctx.key.size() + 3 + aggregates_.size());
+  row.insert(row.end(), ctx.key.begin(), ctx.key.end());
+  row.emplace_back(int64_t{ctx.window.start()});
+  row.emplace_back(int64_t{ctx.window.end()});
+  for (size_t i = 0; i < aggregates_.size(); ++i) {
+    const ResolvedAggregate& agg = aggregates_[i];
+    const Accumulator& acc = accs[i];
+    if (agg.kind == AggregateKind::kCount) {
+      row.emplace_back(int64_t{acc.count});
+    } else if (acc.count == 0) {
+      row.emplace_back(std::monostate{});
+    } else if (agg.kind == AggregateKind::kSum) {
+      if (agg.output_type == FieldType::kInt64) {
+        row.emplace_back(int64_t{acc.int_sum});
+      } else {
+        row.emplace_back(acc.double_sum);
+      }
+    } else if (agg.kind == AggregateKind::kAvg) {
+      row.emplace_back(acc.double_sum / static_cast<double>(acc.count));
+    } else {
+      row.push_back(acc.value);
+    }
+  }
+  if (emit_watermark_) {
+    row.emplace_back(int64_t{ctx.current_watermark});
+  }
+  out.push_back(std::move(row));
+}
+
+}  // namespace tidemark

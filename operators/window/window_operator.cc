@@ -1,0 +1,450 @@
+#include "operators/window/window_operator.h"
+
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "operators/window/window_aggregates.h"
+#include "runtime/core/errors.h"
+#include "runtime/core/logging.h"
+
+namespace tidemark {
+
+WindowOperator::WindowOperator(std::unique_ptr<WindowAssigner> assigner,
+                               std::unique_ptr<Trigger> trigger,
+                               std::unique_ptr<WindowFunction> function, Options options)
+    : assigner_(std::move(assigner)),
+      trigger_(std::move(trigger)),
+      function_(std::move(function)),
+      options_(std::move(options)) {
+  TM_CHECK(assigner_ != nullptr && function_ != nullptr, "window operator needs assigner+function");
+  if (!trigger_) {
+    trigger_ = assigner_->GetDefaultTrigger();
+  }
+  if (options_.allowed_lateness_ms < 0) {
+    throw InvalidArgument(fmt::format("allowed lateness must be >= 0, got {}ms",
+                                      options_.allowed_lateness_ms));
+  }
+  if (assigner_->IsMerging() && !trigger_->CanMerge()) {
+    throw InvalidArgument(fmt::format("a merging window assigner ({}) needs a trigger that can "
+                                      "merge; {} cannot",
+                                      assigner_->ToString(), trigger_->ToString()));
+  }
+}
+
+WindowOperator::~WindowOperator() = default;
+
+void WindowOperator::Open(const OperatorContext& context) {
+  StreamOperator::Open(context);
+  timer_service_ =
+      std::make_unique<InternalTimerService<Window>>(processing_time(), *this, *this);
+  trigger_context_ = std::make_unique<TriggerContext>(*timer_service_, *this, trigger_state_);
+}
+
+void WindowOperator::Close() {
+  // The timer service cancels its processing-time wake-up; nothing may call back afterwards.
+  trigger_context_.reset();
+  timer_service_.reset();
+}
+
+Key WindowOperator::ExtractKey(const Row& row) const {
+  Key key;
+  key.reserve(options_.key_slots.size());
+  for (int slot : options_.key_slots) {
+    key.push_back(row[static_cast<size_t>(slot)]);
+  }
+  return key;
+}
+
+Timestamp WindowOperator::CleanupTime(const Window& w) const {
+  if (assigner_->IsEventTime()) {
+    // Overflow means "never": no cleanup timer (Flink's cleanupTime).
+    Timestamp cleanup = 0;
+    if (__builtin_add_overflow(w.MaxTimestamp(), options_.allowed_lateness_ms, &cleanup)) {
+      return kMaxTimestamp;
+    }
+    return cleanup;
+  }
+  return w.MaxTimestamp();
+}
+
+bool WindowOperator::IsWindowLate(const Window& w) const {
+  return assigner_->IsEventTime() && CleanupTime(w) <= timer_service_->CurrentWatermark();
+}
+
+bool WindowOperator::IsElementLate(const StreamRecord& record) const {
+  return assigner_->IsEventTime() &&
+         SaturatingAdd(record.timestamp, options_.allowed_lateness_ms) <=
+             timer_service_->CurrentWatermark();
+}
+
+void WindowOperator::RegisterCleanupTimer(const Window& w) {
+  const Timestamp cleanup = CleanupTime(w);
+  if (cleanup == kMaxTimestamp) {
+    return;  // "end of time": the window is never cleaned up
+  }
+  trigger_context_->set_window(w);
+  if (assigner_->IsEventTime()) {
+    trigger_context_->RegisterEventTimeTimer(cleanup);
+  } else {
+    trigger_context_->RegisterProcessingTimeTimer(cleanup);
+  }
+}
+
+void WindowOperator::DeleteCleanupTimer(const Window& w) {
+  const Timestamp cleanup = CleanupTime(w);
+  if (cleanup == kMaxTimestamp) {
+    return;
+  }
+  trigger_context_->set_window(w);
+  if (assigner_->IsEventTime()) {
+    trigger_context_->DeleteEventTimeTimer(cleanup);
+  } else {
+    trigger_context_->DeleteProcessingTimeTimer(cleanup);
+  }
+}
+
+WindowState* WindowOperator::FindState(const Key& key, const Window& state_window) {
+  auto k = panes_.find(key);
+  if (k == panes_.end()) {
+    return nullptr;
+  }
+  auto it = k->second.find(state_window);
+  return it == k->second.end() ? nullptr : it->second.get();
+}
+
+const WindowState* WindowOperator::GetWindowState(const Key& key,
+                                                  const Window& state_window) const {
+  return const_cast<WindowOperator*>(this)->FindState(key, state_window);
+}
+
+const MergingWindowSet* WindowOperator::GetMergingWindowSet(const Key& key) const {
+  auto it = merging_sets_.find(key);
+  return it == merging_sets_.end() ? nullptr : &it->second;
+}
+
+void WindowOperator::AddToState(const Key& key, const Window& state_window,
+                                const StreamRecord& record) {
+  std::unique_ptr<WindowState>& state = panes_[key][state_window];
+  if (!state) {
+    state = function_->CreateState();
+  }
+  state->Add(record);
+}
+
+void WindowOperator::ClearState(const Key& key, const Window& state_window) {
+  auto k = panes_.find(key);
+  if (k == panes_.end()) {
+    return;
+  }
+  k->second.erase(state_window);
+  if (k->second.empty()) {
+    panes_.erase(k);
+  }
+}
+
+void WindowOperator::MergeStates(const Key& key, const Window& target,
+                                 const std::vector<Window>& sources) {
+  for (const Window& source : sources) {
+    WindowState* from = FindState(key, source);
+    if (from == nullptr) {
+      continue;
+    }
+    std::unique_ptr<WindowState>& into = panes_[key][target];
+    if (!into) {
+      into = function_->CreateState();
+    }
+    into->MergeFrom(*from);
+    ClearState(key, source);
+  }
+}
+
+void WindowOperator::EmitWindowContents(const Window& w, const WindowState& state) {
+  results_.clear();
+  const WindowFunction::Context ctx{current_key_, w, timer_service_->CurrentWatermark(),
+                                    timer_service_->CurrentProcessingTime()};
+  function_->Process(ctx, state, results_);
+  ++num_windows_fired_;
+  for (Row& row : results_) {
+    StreamRecord out(std::move(row), w.MaxTimestamp());
+    output().Collect(out);
+  }
+}
+
+void WindowOperator::ProcessElement(StreamRecord& record, int /*input*/) {
+  SetCurrentKey(ExtractKey(record.row));
+  const Key& key = current_key_;
+  const std::vector<Window> windows = assigner_->AssignWindows(record, *this);
+  const Timestamp element_ts = record.has_timestamp ? record.timestamp : kMinTimestamp;
+  TriggerContext& ctx = *trigger_context_;
+  bool skipped = true;
+
+  if (assigner_->IsMerging()) {
+    MergingWindowSet& sessions = merging_sets_[key];
+    for (const Window& window : windows) {
+      const Window actual = sessions.AddWindow(
+          window, *assigner_,
+          [&](const Window& merge_result, const std::vector<Window>& merged_windows,
+              const Window& state_window_result, const std::vector<Window>& merged_state_windows) {
+            if (assigner_->IsEventTime() &&
+                SaturatingAdd(merge_result.MaxTimestamp(), options_.allowed_lateness_ms) <=
+                    timer_service_->CurrentWatermark()) {
+              throw Error(fmt::format(
+                  "The end timestamp of an event-time window cannot become earlier than the "
+                  "current watermark by merging. Current watermark: {} window: {}",
+                  timer_service_->CurrentWatermark(), merge_result.ToString()));
+            }
+            if (!assigner_->IsEventTime() &&
+                merge_result.MaxTimestamp() <= timer_service_->CurrentProcessingTime()) {
+              throw Error(fmt::format(
+                  "The end timestamp of a processing-time window cannot become earlier than the "
+                  "current processing time by merging. Current processing time: {} window: {}",
+                  timer_service_->CurrentProcessingTime(), merge_result.ToString()));
+            }
+            ctx.set_window(merge_result);
+            ctx.set_merged_windows(merged_windows);
+            trigger_->OnMerge(merge_result, ctx);
+            ctx.set_merged_windows({});
+            for (const Window& m : merged_windows) {
+              ctx.set_window(m);
+              trigger_->Clear(m, ctx);
+              DeleteCleanupTimer(m);
+            }
+            MergeStates(key, state_window_result, merged_state_windows);
+          });
+
+      if (IsWindowLate(actual)) {
+        sessions.RetireWindow(actual);
+        continue;
+      }
+      skipped = false;
+      const Window* state_window_ptr = sessions.GetStateWindow(actual);
+      TM_CHECK(state_window_ptr != nullptr, "window {} is not in the in-flight window set",
+               actual.ToString());
+      const Window state_window = *state_window_ptr;
+      AddToState(key, state_window, record);
+
+      ctx.set_window(actual);
+      const TriggerResult result = trigger_->OnElement(record, element_ts, actual, ctx);
+      if (IsFire(result)) {
+        if (const WindowState* contents = FindState(key, state_window)) {
+          EmitWindowContents(actual, *contents);
+        }
+      }
+      if (IsPurge(result)) {
+        ClearState(key, state_window);
+      }
+      RegisterCleanupTimer(actual);
+    }
+    if (sessions.empty()) {
+      merging_sets_.erase(key);
+    }
+  } else {
+    for (const Window& window : windows) {
+      if (IsWindowLate(window)) {
+        continue;
+      }
+      skipped = false;
+      AddToState(key, window, record);
+      ctx.set_window(window);
+      const TriggerResult result = trigger_->OnElement(record, element_ts, window, ctx);
+      if (IsFire(result)) {
+        const WindowState* contents = FindState(key, window);
+        if (contents == nullptr) {
+          continue;
+        }
+        EmitWindowContents(window, *contents);
+      }
+      if (IsPurge(result)) {
+        ClearState(key, window);
+      }
+      RegisterCleanupTimer(window);
+    }
+  }
+
+  if (skipped && IsElementLate(record)) {
+    HandleLateElement(record);
+  }
+}
+
+void WindowOperator::HandleLateElement(StreamRecord& record) {
+  if (!options_.late_output_tag.empty()) {
+    ++num_late_records_side_output_;
+    output().CollectSide(options_.late_output_tag, record);
+    return;
+  }
+  ++num_late_records_dropped_;
+  if (num_late_records_dropped_ == 1 || num_late_records_dropped_ % 10000 == 0) {
+    GetLogger("task")->warn("window operator '{}': dropped late records ({} so far)",
+                            context().name, num_late_records_dropped_);
+  }
+}
+
+void WindowOperator::ProcessWatermark(Watermark watermark, int /*input*/) {
+  timer_service_->AdvanceWatermark(watermark.timestamp);
+  output().EmitWatermark(watermark);
+}
+
+void WindowOperator::OnEventTime(const InternalTimer<Window>& timer) { OnTimer(timer, true); }
+
+void WindowOperator::OnProcessingTime(const InternalTimer<Window>& timer) {
+  OnTimer(timer, false);
+}
+
+void WindowOperator::OnTimer(const InternalTimer<Window>& timer, bool event_time) {
+  const Key& key = current_key_;  // set by the timer service
+  const Window window = timer.ns;
+  TriggerContext& ctx = *trigger_context_;
+  ctx.set_window(window);
+
+  Window state_window = window;
+  MergingWindowSet* sessions = nullptr;
+  if (assigner_->IsMerging()) {
+    auto it = merging_sets_.find(key);
+    const Window* sw = it == merging_sets_.end() ? nullptr : it->second.GetStateWindow(window);
+    if (sw == nullptr) {
+      // A timer of a window that was already cleaned up (a trigger left it behind).
+      return;
+    }
+    sessions = &it->second;
+    state_window = *sw;
+  }
+
+  const TriggerResult result = event_time ? trigger_->OnEventTime(timer.timestamp, window, ctx)
+                                          : trigger_->OnProcessingTime(timer.timestamp, window, ctx);
+  if (IsFire(result)) {
+    if (const WindowState* contents = FindState(key, state_window)) {
+      EmitWindowContents(window, *contents);
+    }
+  }
+  if (IsPurge(result)) {
+    ClearState(key, state_window);
+  }
+  if (event_time == assigner_->IsEventTime() && timer.timestamp == CleanupTime(window)) {
+    ClearState(key, state_window);
+    ctx.set_window(window);
+    trigger_->Clear(window, ctx);
+    if (sessions != nullptr) {
+      sessions->RetireWindow(window);
+      if (sessions->empty()) {
+        merging_sets_.erase(key);
+      }
+    }
+  }
+}
+
+// ---- Compile ----
+
+namespace {
+
+std::unique_ptr<WindowAssigner> MakeAssigner(const WindowSpec& spec) {
+  if (spec.time != "event" && spec.time != "processing") {
+    throw InvalidArgument(
+        fmt::format("window.time must be 'event' or 'processing', got '{}'", spec.time));
+  }
+  const bool event_time = spec.time == "event";
+  if (spec.assigner == "tumbling") {
+    if (spec.size_ms <= 0) {
+      throw InvalidArgument(fmt::format("window.size must be > 0, got {}ms", spec.size_ms));
+    }
+    return std::make_unique<TumblingWindows>(event_time, spec.size_ms, spec.offset_ms);
+  }
+  if (spec.assigner == "sliding") {
+    if (spec.size_ms <= 0) {
+      throw InvalidArgument(fmt::format("window.size must be > 0, got {}ms", spec.size_ms));
+    }
+    if (spec.slide_ms <= 0) {
+      throw InvalidArgument(fmt::format("window.slide must be > 0, got {}ms", spec.slide_ms));
+    }
+    if (spec.slide_ms > spec.size_ms) {
+      throw InvalidArgument(fmt::format(
+          "window.slide ({}ms) must not be larger than window.size ({}ms)", spec.slide_ms,
+          spec.size_ms));
+    }
+    return std::make_unique<SlidingWindows>(event_time, spec.size_ms, spec.slide_ms,
+                                            spec.offset_ms);
+  }
+  if (spec.assigner == "session") {
+    if (spec.gap_ms <= 0) {
+      throw InvalidArgument(fmt::format("window.gap must be > 0, got {}ms", spec.gap_ms));
+    }
+    return std::make_unique<SessionWindows>(event_time, spec.gap_ms);
+  }
+  if (spec.assigner == "global") {
+    return std::make_unique<GlobalWindows>(/*end_of_stream_trigger=*/true);
+  }
+  throw InvalidArgument(fmt::format(
+      "unknown window assigner '{}' (expected tumbling, sliding, session or global)",
+      spec.assigner));
+}
+
+}  // namespace
+
+WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec& spec,
+                                           const std::vector<std::string>& key_by) {
+  Options options;
+  Schema out;
+  for (const std::string& name : key_by) {
+    const int slot = input.IndexOf(name);
+    if (slot < 0) {
+      throw InvalidArgument(fmt::format("key_by: the input has no field '{}'", name));
+    }
+    options.key_slots.push_back(slot);
+    out.Add(name, input.field(static_cast<size_t>(slot)).type);
+  }
+  if (spec.allowed_lateness_ms < 0) {
+    throw InvalidArgument(fmt::format("window.allowed_lateness must be >= 0, got {}ms",
+                                      spec.allowed_lateness_ms));
+  }
+  options.allowed_lateness_ms = spec.allowed_lateness_ms;
+  options.late_output_tag = spec.late_output;
+
+  // Build once now so that every bad parameter is reported at compile time.
+  std::unique_ptr<WindowAssigner> assigner = MakeAssigner(spec);
+  std::unique_ptr<Trigger> trigger = spec.trigger.empty() ? nullptr : MakeTrigger(spec.trigger);
+  if (assigner->IsMerging() && trigger && !trigger->CanMerge()) {
+    throw InvalidArgument(fmt::format("window.trigger '{}' cannot be used with session windows",
+                                      spec.trigger));
+  }
+
+  std::vector<ResolvedAggregate> aggregates;
+  if (spec.aggregates.empty()) {
+    AggregateSpec count;
+    count.function = "count";
+    aggregates.push_back(ResolveAggregate(count, input));
+  }
+  for (const AggregateSpec& a : spec.aggregates) {
+    aggregates.push_back(ResolveAggregate(a, input));
+  }
+
+  if (out.IndexOf("window_start") < 0) {
+    out.Add("window_start", FieldType::kTimestamp);
+  }
+  if (out.IndexOf("window_end") < 0) {
+    out.Add("window_end", FieldType::kTimestamp);
+  }
+  for (const ResolvedAggregate& a : aggregates) {
+    if (out.IndexOf(a.name) >= 0) {
+      throw InvalidArgument(fmt::format("window output column '{}' is defined twice", a.name));
+    }
+    out.Add(a.name, a.output_type);
+  }
+  if (spec.emit_watermark) {
+    if (out.IndexOf("watermark") >= 0) {
+      throw InvalidArgument("window output column 'watermark' is defined twice");
+    }
+    out.Add("watermark", FieldType::kTimestamp);
+  }
+
+  WindowOperatorPlan plan;
+  plan.output_schema = std::move(out);
+  plan.factory = [spec, options, aggregates]() -> std::unique_ptr<StreamOperator> {
+    std::unique_ptr<Trigger> t = spec.trigger.empty() ? nullptr : MakeTrigger(spec.trigger);
+    return std::make_unique<WindowOperator>(
+        MakeAssigner(spec), std::move(t),
+        std::make_unique<AggregatingWindowFunction>(aggregates, spec.emit_watermark), options);
+  };
+  return plan;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,143 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config/job_spec.h"
+#include "operators/window/merging_window_set.h"
+#include "operators/window/trigger.h"
+#include "operators/window/window.h"
+#include "operators/window/window_assigner.h"
+#include "operators/window/window_function.h"
+#include "runtime/core/key.h"
+#include "runtime/core/row.h"
+#include "runtime/task/stream_operator.h"
+#include "runtime/time/internal_timer_service.h"
+
+namespace tidemark {
+
+/// Result of compiling a `type: window` operator: the output schema, known before the job runs,
+/// and a factory for one operator instance per subtask.
+struct WindowOperatorPlan {
+  Schema output_schema;
+  std::function<std::unique_ptr<StreamOperator>()> factory;
+};
+
+/// Keyed (or all-records) windowing. Mirrors Flink's `WindowOperator`.
+///
+/// Per element: the assigner gives its windows (merged into the key's in-flight sessions for a
+/// merging assigner); a window whose cleanup time (`maxTimestamp + allowed_lateness`, saturating
+/// to "never" on overflow; `maxTimestamp` for processing time) is <= the current watermark is
+/// late and skipped. Otherwise the element is added to the window's `WindowState`, the trigger's
+/// `OnElement` decides FIRE / PURGE, and the cleanup timer is (re-)registered. An element that
+/// every window skipped and whose `timestamp + allowed_lateness <= watermark` goes to the late
+/// side output tag when one is set, else is dropped and counted.
+///
+/// Watermarks: every event-time timer <= the watermark fires first (trigger timers emit results,
+/// cleanup timers drop the window's contents, trigger state and session entry), then the
+/// watermark is forwarded. Processing-time timers fire from the `ProcessingTimeService`.
+///
+/// Results: the window function's rows, each stamped `window.MaxTimestamp()` (MAX for the global
+/// window). A firing with no contents (never filled, or purged) emits nothing.
+///
+/// Threading: mailbox thread only. Ownership: owns assigner, trigger and function; borrows the
+/// `OperatorContext` pointers from `Open` to `Close`.
+/// Cost per element: one key copy, a hash lookup per window, O(log n) timer registration.
+class WindowOperator : public StreamOperator,
+                       public Triggerable<Window>,
+                       public KeyContext,
+                       public WindowAssigner::Context {
+ public:
+  struct Options {
+    /// Input slots forming the key, in key-by order; empty = one window set for all records.
+    std::vector<int> key_slots;
+    int64_t allowed_lateness_ms = 0;  ///< >= 0; only meaningful for event time
+    std::string late_output_tag;      ///< empty: late records are dropped and counted
+  };
+
+  /// `trigger` may be null: the assigner's default trigger is used. Throws `InvalidArgument`
+  /// for a negative lateness or a merging assigner with a trigger that cannot merge.
+  WindowOperator(std::unique_ptr<WindowAssigner> assigner, std::unique_ptr<Trigger> trigger,
+                 std::unique_ptr<WindowFunction> function, Options options);
+  ~WindowOperator() override;
+
+  /// Validates a job's window spec against the input schema (size/slide/gap, offset, trigger,
+  /// aggregates and their fields, key fields) and returns the output schema
+  /// (`key fields..., window_start, window_end, aggregates...[, watermark]`) and an operator
+  /// factory. Throws `InvalidArgument` with a message naming the offending setting.
+  static WindowOperatorPlan Compile(const Schema& input, const WindowSpec& spec,
+                                    const std::vector<std::string>& key_by);
+
+  // StreamOperator
+  void Open(const OperatorContext& context) override;
+  void ProcessElement(StreamRecord& record, int input) override;
+  void ProcessWatermark(Watermark watermark, int input) override;
+  void Close() override;
+
+  // Triggerable<Window>: timers of the operator's timer service.
+  void OnEventTime(const InternalTimer<Window>& timer) override;
+  void OnProcessingTime(const InternalTimer<Window>& timer) override;
+
+  // KeyContext
+  void SetCurrentKey(const Key& key) override { current_key_ = key; }
+  const Key& GetCurrentKey() const override { return current_key_; }
+
+  // WindowAssigner::Context
+  Timestamp GetCurrentProcessingTime() override { return processing_time().GetCurrentProcessingTime(); }
+
+  /// Counters (Flink's numLateRecordsDropped and friends).
+  int64_t num_late_records_dropped() const { return num_late_records_dropped_; }
+  int64_t num_late_records_side_output() const { return num_late_records_side_output_; }
+  /// Firings that emitted (non-empty contents).
+  int64_t num_windows_fired() const { return num_windows_fired_; }
+
+  /// Introspection for tests: the contents of `key`'s pane stored under `state_window` (for
+  /// merging assigners, see `GetMergingWindowSet`), or nullptr when empty.
+  const WindowState* GetWindowState(const Key& key, const Window& state_window) const;
+  /// The in-flight sessions of `key`; nullptr when none (or the assigner does not merge).
+  const MergingWindowSet* GetMergingWindowSet(const Key& key) const;
+  /// Valid between `Open` and `Close`.
+  const InternalTimerService<Window>& timer_service() const { return *timer_service_; }
+  const TriggerStateStore& trigger_state() const { return trigger_state_; }
+
+ private:
+  using Panes = std::map<Window, std::unique_ptr<WindowState>>;
+
+  Key ExtractKey(const Row& row) const;
+  Timestamp CleanupTime(const Window& w) const;
+  bool IsWindowLate(const Window& w) const;
+  bool IsElementLate(const StreamRecord& record) const;
+  void RegisterCleanupTimer(const Window& w);
+  void DeleteCleanupTimer(const Window& w);
+  WindowState* FindState(const Key& key, const Window& state_window);
+  void AddToState(const Key& key, const Window& state_window, const StreamRecord& record);
+  void ClearState(const Key& key, const Window& state_window);
+  void MergeStates(const Key& key, const Window& target, const std::vector<Window>& sources);
+  void EmitWindowContents(const Window& w, const WindowState& state);
+  void OnTimer(const InternalTimer<Window>& timer, bool event_time);
+  void HandleLateElement(StreamRecord& record);
+
+  std::unique_ptr<WindowAssigner> assigner_;
+  std::unique_ptr<Trigger> trigger_;
+  std::unique_ptr<WindowFunction> function_;
+  Options options_;
+
+  Key current_key_;
+  std::unique_ptr<InternalTimerService<Window>> timer_service_;
+  TriggerStateStore trigger_state_;
+  std::unique_ptr<TriggerContext> trigger_context_;
+  std::unordered_map<Key, Panes, KeyHash> panes_;
+  std::unordered_map<Key, MergingWindowSet, KeyHash> merging_sets_;
+  std::vector<Row> results_;  // scratch buffer for EmitWindowContents
+
+  int64_t num_late_records_dropped_ = 0;
+  int64_t num_late_records_side_output_ = 0;
+  int64_t num_windows_fired_ = 0;
+};
+
+}  // namespace tidemark
