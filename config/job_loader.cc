@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -99,6 +100,21 @@ std::optional<double> ParseDouble(std::string_view text) {
     return std::nullopt;
   }
   return value;
+}
+
+/// 5000 -> "5s": the largest unit that divides the amount exactly.
+std::string FormatDurationMs(int64_t ms) {
+  struct Unit {
+    int64_t ms;
+    const char* name;
+  };
+  for (const Unit unit : {Unit{86400000, "d"}, Unit{3600000, "h"}, Unit{60000, "m"},
+                          Unit{1000, "s"}}) {
+    if (ms != 0 && ms % unit.ms == 0) {
+      return fmt::format("{}{}", ms / unit.ms, unit.name);
+    }
+  }
+  return fmt::format("{}ms", ms);
 }
 
 bool IsQuoted(const YAML::Node& node) {
@@ -867,10 +883,10 @@ WindowSpec Loader::ParseWindow(const Field& field) {
         const std::optional<int64_t> bound = assigner == "tumbling" ? size : slide;
         const int64_t magnitude = *offset < 0 ? -*offset : *offset;
         if (bound && magnitude >= *bound) {
-          ValueError(*f, fmt::format("must be smaller in magnitude than the window {} ({}ms), got "
+          ValueError(*f, fmt::format("must be smaller in magnitude than the window {} ({}), got "
                                      "\"{}\"",
-                                     assigner == "tumbling" ? "size" : "slide", *bound,
-                                     f->value.Scalar()));
+                                     assigner == "tumbling" ? "size" : "slide",
+                                     FormatDurationMs(*bound), f->value.Scalar()));
         }
       }
     } else if (!assigner.empty()) {
@@ -1120,18 +1136,19 @@ void Loader::ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& 
   std::function<void(size_t)> visit = [&](size_t i) {
     color[i] = Color::kGray;
     stack.push_back(i);
-    const OperatorSpec& op = job.operators[i];
     for (const auto& [k, up] : upstreams[i]) {
       if (color[up] == Color::kGray) {
         // stack = [..., up, x1, ..., i] where each entry reads from the next: data flows
         // i -> ... -> x1 -> up, and up -> i closes the cycle.
+        std::vector<size_t> cycle(std::find(stack.begin(), stack.end(), up), stack.end());
+        std::reverse(cycle.begin(), cycle.end());
+        // Start the loop at the operator written first, so it reads in file order.
+        std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
         std::vector<std::string> names;
-        auto start = std::find(stack.begin(), stack.end(), up);
-        for (auto s = stack.end(); s != start;) {
-          --s;
-          names.push_back(job.operators[*s].id);
+        for (size_t c : cycle) {
+          names.push_back(job.operators[c].id);
         }
-        names.push_back(op.id);
+        names.push_back(names.front());
         Error(infos[i].from_locations[k], infos[i].from_paths[k],
               fmt::format("cycle in the operator graph: {}", Join(names, " -> ")));
       } else if (color[up] == Color::kWhite) {
@@ -1196,8 +1213,14 @@ JobSpec Loader::Load(const std::string& yaml) {
           "the job is empty; it needs at least \"name\" and \"operators\"");
     diags_.ThrowIfAny();
   }
+  if (!root.IsMap()) {
+    Error(Loc(root), "",
+          fmt::format("a job is a mapping with \"name\", \"operators\" and optionally "
+                      "\"pipeline\" and \"report\"; got {}",
+                      Describe(root)));
+    diags_.ThrowIfAny();
+  }
   std::optional<MapView> top = OpenMap(root, Loc(root), "", kTopKeys);
-  diags_.ThrowIfAny();
 
   if (std::optional<Field> f = Require(*top, "name")) {
     job.name = ReadString(*f).value_or("");
@@ -1306,6 +1329,10 @@ JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name)
 }
 
 JobSpec LoadJobSpecFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError({Diagnostic{path, 0, 0, "", "cannot read the job file: it is a directory"}});
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;

@@ -1,0 +1,573 @@
+#include "config/job_loader.h"
+
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <variant>
+
+#include <gtest/gtest.h>
+
+namespace tidemark {
+namespace {
+
+constexpr const char* kFile = "jobs/test.yaml";
+
+/// The full example of config/README.md (keep the two in sync).
+constexpr const char* kFullJob = R"(name: two-splits-split
+pipeline:
+  parallelism: 2
+  clock: virtual
+  auto-watermark-interval: 250ms
+  channel-capacity: 512
+operators:
+  - id: source
+    type: source
+    parallelism: 1
+    source:
+      type: sequence
+      interleave: round-robin
+      pacing: 30ms
+      timestamp-field: ts
+      splits:
+        - {id: fast, start: 10s, step: 50ms, count: 200, fields: {split: fast, n: 3, x: 1.5, ok: true, q: "12"}}
+        - {id: slow, start: 5s, step: 50ms, count: 200, fields: {split: slow}}
+    watermarks:
+      strategy: bounded-out-of-orderness
+      max-out-of-orderness: 1s
+      timestamp-field: ts
+      timestamp-unit: ms
+      idleness: 2s
+      alignment: {group: g1, max-drift: 10s, update-interval: 1s}
+  - id: assign
+    type: assign-timestamps-and-watermarks
+    input: source
+    watermarks: {strategy: punctuated, timestamp-field: ts, watermark-field: wm}
+  - id: windows
+    type: window
+    inputs: [assign, {from: source, partition: rebalance}]
+    key-by: [user]
+    window:
+      assigner: tumbling
+      time: event
+      size: 1d
+      offset: -8h
+      allowed-lateness: 500ms
+      trigger: event-time
+      late-output: late
+      emit-watermark: true
+      aggregate: [count, {fn: sum, field: amount, as: total}, {fn: max, field: amount}]
+  - id: fired
+    type: sink
+    input: windows
+    sink: {type: print, format: fire}
+  - id: late-sink
+    type: sink
+    inputs: [{from: windows, side-output: late}]
+    sink: {type: file, path: out/late.jsonl}
+report:
+  label: mode=split
+  windows-sink: fired
+  late-sink: late-sink
+  breakdown: {field: split, value: slow}
+)";
+
+/// Loads `yaml` and returns the ConfigError's message, or "<no error>".
+std::string ErrorOf(const std::string& yaml) {
+  try {
+    LoadJobSpecString(yaml, kFile);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+/// A job named "t" with the given `operators:` list items.
+std::string Job(const std::string& operators) {
+  return "name: t\noperators:\n" + operators;
+}
+
+constexpr const char* kSource = R"(  - id: src
+    type: source
+    source:
+      type: sequence
+      splits:
+        - {id: a, start: 0ms, step: 1s, count: 3}
+)";
+
+SourceLocation At(int line, int column) { return SourceLocation{kFile, line, column}; }
+
+}  // namespace
+
+void PrintTo(const SourceLocation& location, std::ostream* os) {
+  *os << location.file << ":" << location.line << ":" << location.column;
+}
+
+void PrintTo(const Diagnostic& diagnostic, std::ostream* os) { *os << diagnostic.ToString(); }
+
+namespace {
+
+TEST(JobLoaderTest, FullJobLoadsIntoExactStructValues) {
+  const JobSpec job = LoadJobSpecString(kFullJob, kFile);
+  EXPECT_EQ(job.name, "two-splits-split");
+  EXPECT_EQ(job.file, kFile);
+  EXPECT_EQ(job.pipeline.parallelism, 2);
+  EXPECT_EQ(job.pipeline.clock, "virtual");
+  EXPECT_EQ(job.pipeline.auto_watermark_interval_ms, 250);
+  EXPECT_EQ(job.pipeline.channel_capacity, 512);
+  EXPECT_EQ(job.pipeline.location, At(3, 3));
+  ASSERT_EQ(job.operators.size(), 5u);
+
+  const OperatorSpec& source = job.operators[0];
+  EXPECT_EQ(source.id, "source");
+  EXPECT_EQ(source.type, "source");
+  EXPECT_EQ(source.parallelism, 1);
+  EXPECT_TRUE(source.inputs.empty());
+  EXPECT_EQ(source.location, At(8, 5));
+  ASSERT_TRUE(source.source.has_value());
+  EXPECT_EQ(source.source->type, "sequence");
+  EXPECT_EQ(source.source->interleave, "round-robin");
+  EXPECT_EQ(source.source->pacing_ms, 30);
+  EXPECT_EQ(source.source->timestamp_field_name, "ts");
+  EXPECT_EQ(source.source->location, At(12, 7));
+  ASSERT_EQ(source.source->splits.size(), 2u);
+  const SequenceSplitSpec& fast = source.source->splits[0];
+  EXPECT_EQ(fast.id, "fast");
+  EXPECT_EQ(fast.first_timestamp_ms, 10000);
+  EXPECT_EQ(fast.step_ms, 50);
+  EXPECT_EQ(fast.count, 200);
+  EXPECT_EQ(fast.location, At(17, 11));
+  using Fields = std::vector<std::pair<std::string, ConfigValue>>;
+  EXPECT_EQ(fast.fields, (Fields{{"split", ConfigValue{std::string("fast")}},
+                                 {"n", ConfigValue{int64_t{3}}},
+                                 {"x", ConfigValue{1.5}},
+                                 {"ok", ConfigValue{true}},
+                                 {"q", ConfigValue{std::string("12")}}}));
+  const SequenceSplitSpec& slow = source.source->splits[1];
+  EXPECT_EQ(slow.id, "slow");
+  EXPECT_EQ(slow.first_timestamp_ms, 5000);
+  EXPECT_EQ(slow.step_ms, 50);
+  EXPECT_EQ(slow.count, 200);
+  EXPECT_EQ(slow.fields, (Fields{{"split", ConfigValue{std::string("slow")}}}));
+  ASSERT_TRUE(source.watermarks.has_value());
+  EXPECT_EQ(source.watermarks->strategy, "bounded-out-of-orderness");
+  EXPECT_EQ(source.watermarks->max_out_of_orderness_ms, 1000);
+  EXPECT_EQ(source.watermarks->timestamp_field, "ts");
+  EXPECT_EQ(source.watermarks->timestamp_unit, "ms");
+  EXPECT_EQ(source.watermarks->watermark_field, "");
+  EXPECT_EQ(source.watermarks->idleness_ms, std::optional<int64_t>(2000));
+  ASSERT_TRUE(source.watermarks->alignment.has_value());
+  EXPECT_EQ(source.watermarks->alignment->group, "g1");
+  EXPECT_EQ(source.watermarks->alignment->max_drift_ms, 10000);
+  EXPECT_EQ(source.watermarks->alignment->update_interval_ms, 1000);
+  EXPECT_EQ(source.watermarks->location, At(20, 7));
+  EXPECT_FALSE(source.window.has_value());
+  EXPECT_FALSE(source.sink.has_value());
+
+  const OperatorSpec& assign = job.operators[1];
+  EXPECT_EQ(assign.id, "assign");
+  EXPECT_EQ(assign.type, "assign-timestamps-and-watermarks");
+  EXPECT_EQ(assign.parallelism, 0);
+  ASSERT_EQ(assign.inputs.size(), 1u);
+  EXPECT_EQ(assign.inputs[0].from, "source");
+  EXPECT_EQ(assign.inputs[0].side_output, "");
+  EXPECT_EQ(assign.inputs[0].partitioning, Partitioning::kDefault);
+  EXPECT_EQ(assign.inputs[0].location, At(28, 12));
+  ASSERT_TRUE(assign.watermarks.has_value());
+  EXPECT_EQ(assign.watermarks->strategy, "punctuated");
+  EXPECT_EQ(assign.watermarks->watermark_field, "wm");
+  EXPECT_EQ(assign.watermarks->max_out_of_orderness_ms, 0);
+  EXPECT_FALSE(assign.watermarks->idleness_ms.has_value());
+  EXPECT_FALSE(assign.watermarks->alignment.has_value());
+
+  const OperatorSpec& windows = job.operators[2];
+  EXPECT_EQ(windows.type, "window");
+  ASSERT_EQ(windows.inputs.size(), 2u);
+  EXPECT_EQ(windows.inputs[0].from, "assign");
+  EXPECT_EQ(windows.inputs[0].partitioning, Partitioning::kDefault);
+  EXPECT_EQ(windows.inputs[0].location, At(32, 14));
+  EXPECT_EQ(windows.inputs[1].from, "source");
+  EXPECT_EQ(windows.inputs[1].partitioning, Partitioning::kRebalance);
+  EXPECT_EQ(windows.inputs[1].location, At(32, 22));
+  EXPECT_EQ(windows.key_by, std::vector<std::string>{"user"});
+  ASSERT_TRUE(windows.window.has_value());
+  const WindowSpec& window = *windows.window;
+  EXPECT_EQ(window.assigner, "tumbling");
+  EXPECT_EQ(window.time, "event");
+  EXPECT_EQ(window.size_ms, 86400000);
+  EXPECT_EQ(window.slide_ms, 0);
+  EXPECT_EQ(window.gap_ms, 0);
+  EXPECT_EQ(window.offset_ms, -28800000);
+  EXPECT_EQ(window.allowed_lateness_ms, 500);
+  EXPECT_EQ(window.trigger, "event-time");
+  EXPECT_EQ(window.late_output, "late");
+  EXPECT_TRUE(window.emit_watermark);
+  EXPECT_EQ(window.location, At(35, 7));
+  ASSERT_EQ(window.aggregates.size(), 3u);
+  EXPECT_EQ(window.aggregates[0].function, "count");
+  EXPECT_EQ(window.aggregates[0].field, "");
+  EXPECT_EQ(window.aggregates[0].as, "count");
+  EXPECT_EQ(window.aggregates[1].function, "sum");
+  EXPECT_EQ(window.aggregates[1].field, "amount");
+  EXPECT_EQ(window.aggregates[1].as, "total");
+  EXPECT_EQ(window.aggregates[2].function, "max");
+  EXPECT_EQ(window.aggregates[2].as, "max_amount");
+
+  const OperatorSpec& fired = job.operators[3];
+  ASSERT_TRUE(fired.sink.has_value());
+  EXPECT_EQ(fired.sink->type, "print");
+  EXPECT_EQ(fired.sink->format, "fire");
+  EXPECT_EQ(fired.sink->path, "");
+
+  const OperatorSpec& late = job.operators[4];
+  ASSERT_EQ(late.inputs.size(), 1u);
+  EXPECT_EQ(late.inputs[0].from, "windows");
+  EXPECT_EQ(late.inputs[0].side_output, "late");
+  ASSERT_TRUE(late.sink.has_value());
+  EXPECT_EQ(late.sink->type, "file");
+  EXPECT_EQ(late.sink->path, "out/late.jsonl");
+  EXPECT_EQ(late.sink->format, "json");
+
+  ASSERT_TRUE(job.report.has_value());
+  EXPECT_EQ(job.report->label, "mode=split");
+  EXPECT_EQ(job.report->windows_sink, "fired");
+  EXPECT_EQ(job.report->late_sink, "late-sink");
+  EXPECT_EQ(job.report->breakdown_field, "split");
+  EXPECT_EQ(job.report->breakdown_value, "slow");
+}
+
+TEST(JobLoaderTest, DefaultsApplyWhenOptionalBlocksAreAbsent) {
+  const JobSpec job = LoadJobSpecString(Job(std::string(kSource) + R"(  - id: w
+    type: window
+    input: src
+    window: {assigner: sliding, size: 10s, slide: 5s}
+  - id: out
+    type: sink
+    input: w
+    sink: {type: collect}
+)"));
+  EXPECT_EQ(job.file, "<string>");
+  EXPECT_EQ(job.pipeline.parallelism, 1);
+  EXPECT_EQ(job.pipeline.clock, "system");
+  EXPECT_EQ(job.pipeline.auto_watermark_interval_ms, 200);
+  EXPECT_EQ(job.pipeline.channel_capacity, 1024);
+  EXPECT_FALSE(job.report.has_value());
+  EXPECT_FALSE(job.operators[0].watermarks.has_value());
+  EXPECT_EQ(job.operators[0].source->interleave, "round-robin");
+  EXPECT_EQ(job.operators[0].source->pacing_ms, 0);
+  EXPECT_EQ(job.operators[0].source->timestamp_field_name, "ts");
+  const WindowSpec& window = *job.operators[1].window;
+  EXPECT_EQ(window.time, "event");
+  EXPECT_EQ(window.size_ms, 10000);
+  EXPECT_EQ(window.slide_ms, 5000);
+  EXPECT_EQ(window.offset_ms, 0);
+  EXPECT_EQ(window.allowed_lateness_ms, 0);
+  EXPECT_FALSE(window.emit_watermark);
+  ASSERT_EQ(window.aggregates.size(), 1u);
+  EXPECT_EQ(window.aggregates[0].function, "count");
+  EXPECT_EQ(window.aggregates[0].as, "count");
+  EXPECT_TRUE(job.operators[1].key_by.empty());
+  EXPECT_EQ(job.operators[2].sink->format, "json");
+}
+
+TEST(JobLoaderTest, LoadsFromFileAndNamesTheFile) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "tidemark_job_loader_test.yaml";
+  {
+    std::ofstream out(path);
+    out << kFullJob;
+  }
+  const JobSpec job = LoadJobSpecFile(path.string());
+  std::filesystem::remove(path);
+  EXPECT_EQ(job.file, path.string());
+  EXPECT_EQ(job.operators[0].location, (SourceLocation{path.string(), 8, 5}));
+}
+
+TEST(JobLoaderTest, UnreadableFileIsAConfigErrorNamingTheFile) {
+  try {
+    LoadJobSpecFile("jobs/does-not-exist.yaml");
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "jobs/does-not-exist.yaml: error: cannot read the job file: No such file or "
+                 "directory");
+    ASSERT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_EQ(e.diagnostics()[0].file, "jobs/does-not-exist.yaml");
+  }
+}
+
+TEST(JobLoaderTest, BadIndentationIsOneSyntaxErrorAtItsPosition) {
+  EXPECT_EQ(ErrorOf("name: t\npipeline:\n  parallelism: 1\n   clock: system\n"),
+            "jobs/test.yaml:4:9: error: YAML syntax error: illegal map value (check the "
+            "indentation, or quote a value that contains \": \")");
+}
+
+TEST(JobLoaderTest, UnknownKeyIsReportedAtTheKey) {
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    sourse: {}
+    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}
+)")),
+            "jobs/test.yaml:5:5: error: operators[0].sourse: unknown key \"sourse\" for an "
+            "operator of type source (did you mean \"source\"?); allowed keys: id, type, "
+            "parallelism, input, inputs, source, watermarks");
+}
+
+TEST(JobLoaderTest, SnakeCaseKeySuggestsTheKebabCaseKey) {
+  EXPECT_EQ(ErrorOf("name: t\npipeline: {channel_capacity: 5}\noperators:\n" +
+                    std::string(kSource)),
+            "jobs/test.yaml:2:12: error: pipeline.channel_capacity: unknown key "
+            "\"channel_capacity\" (did you mean \"channel-capacity\"?); allowed keys: "
+            "parallelism, clock, auto-watermark-interval, channel-capacity");
+}
+
+TEST(JobLoaderTest, MissingRequiredFieldNamesItsPath) {
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    source:
+      type: sequence
+      splits:
+        - {id: a, start: 0ms, step: 1s}
+)")),
+            "jobs/test.yaml:8:11: error: operators[0].source.splits[0].count: missing required "
+            "key");
+}
+
+TEST(JobLoaderTest, MissingNameIsAnError) {
+  EXPECT_EQ(ErrorOf("operators:\n" + std::string(kSource)),
+            "jobs/test.yaml:1:1: error: name: missing required key");
+}
+
+TEST(JobLoaderTest, WrongTypeIsReportedAtTheValue) {
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    source:
+      type: sequence
+      splits:
+        - {id: a, start: 0ms, step: 1s, count: 3}
+        - id: b
+          start: 0ms
+          step: 1s
+          count: abc
+)")),
+            "jobs/test.yaml:12:18: error: operators[0].source.splits[1].count: expected an "
+            "integer, got \"abc\"");
+}
+
+TEST(JobLoaderTest, UnknownDurationUnitNamesTheKey) {
+  EXPECT_EQ(ErrorOf("name: t\npipeline:\n  auto-watermark-interval: 1x\noperators:\n" +
+                    std::string(kSource)),
+            "jobs/test.yaml:3:28: error: pipeline.auto-watermark-interval: expected a duration "
+            "like \"5s\", got \"1x\" (unknown unit \"x\"; use ms, s, m, h or d)");
+}
+
+TEST(JobLoaderTest, BareNumberIsNotADuration) {
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: w
+    type: window
+    input: src
+    window:
+      assigner: tumbling
+      size: 5
+)")),
+            "jobs/test.yaml:14:13: error: operators[1].window.size: expected a duration like "
+            "\"5s\", got 5");
+}
+
+TEST(JobLoaderTest, SubMillisecondAndNegativeDurationsAreRejected) {
+  EXPECT_EQ(ErrorOf("name: t\npipeline: {auto-watermark-interval: 500us}\noperators:\n" +
+                    std::string(kSource)),
+            "jobs/test.yaml:2:37: error: pipeline.auto-watermark-interval: expected a duration "
+            "like \"5s\", got \"500us\" (finer than a millisecond; durations have millisecond "
+            "precision)");
+  EXPECT_EQ(ErrorOf("name: t\npipeline: {auto-watermark-interval: -1s}\noperators:\n" +
+                    std::string(kSource)),
+            "jobs/test.yaml:2:37: error: pipeline.auto-watermark-interval: must not be negative, "
+            "got \"-1s\"");
+}
+
+TEST(JobLoaderTest, EdgeToUnknownOperatorIsReportedAtTheInput) {
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: out
+    type: sink
+    inputs: [src, {from: scr, side-output: late}]
+    sink: {type: print}
+)")),
+            "jobs/test.yaml:11:26: error: operators[1].inputs[1].from: unknown operator \"scr\" "
+            "(did you mean \"src\"?); operators: out, src");
+}
+
+TEST(JobLoaderTest, CycleIsNamed) {
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: a
+    type: window
+    inputs: [src, c]
+    window: {assigner: global}
+  - id: b
+    type: window
+    input: a
+    window: {assigner: global}
+  - id: c
+    type: window
+    input: b
+    window: {assigner: global}
+)")),
+            "jobs/test.yaml:15:12: error: operators[2].input: cycle in the operator graph: "
+            "a -> b -> c -> a");
+}
+
+TEST(JobLoaderTest, DuplicateOperatorIdIsReportedAtTheSecondDefinition) {
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: src
+    type: sink
+    input: src
+    sink: {type: print}
+)")),
+            "jobs/test.yaml:9:9: error: operators[1].id: duplicate operator id \"src\" (first "
+            "defined at line 3, operators[0].id)");
+}
+
+TEST(JobLoaderTest, GraphShapeRules) {
+  // A source with an input.
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    input: src
+    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}
+)")),
+            "jobs/test.yaml:5:5: error: operators[0].input: a source takes no input; remove "
+            "\"input\"");
+  // A non-source without input.
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: out
+    type: sink
+    sink: {type: print}
+)")),
+            "jobs/test.yaml:9:5: error: operators[1].input: missing required key (a sink operator "
+            "reads from an upstream operator: \"input: <id>\" or \"inputs: [...]\")");
+  // A sink feeding another operator.
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: out
+    type: sink
+    input: src
+    sink: {type: print}
+  - id: out2
+    type: sink
+    input: out
+    sink: {type: print}
+)")),
+            "jobs/test.yaml:15:12: error: operators[2].input: \"out\" is a sink and has no output "
+            "to read");
+  // A side output the upstream does not have.
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: w
+    type: window
+    input: src
+    window: {assigner: global, late-output: late}
+  - id: out
+    type: sink
+    inputs: [{from: w, side-output: later}]
+    sink: {type: print}
+)")),
+            "jobs/test.yaml:15:37: error: operators[2].inputs[0].side-output: operator \"w\" has "
+            "no side output \"later\"; it has \"late\" (window.late-output)");
+}
+
+TEST(JobLoaderTest, ReportMustReferToSinks) {
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: out
+    type: sink
+    input: src
+    sink: {type: print}
+report: {windows-sink: src, late-sink: nope}
+)")),
+            "jobs/test.yaml:13:24: error: report.windows-sink: \"src\" is a source operator, not a "
+            "sink\n"
+            "jobs/test.yaml:13:40: error: report.late-sink: unknown sink \"nope\"; sinks: out");
+}
+
+TEST(JobLoaderTest, WindowParametersFollowTheAssigner) {
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: w
+    type: window
+    input: src
+    window: {assigner: tumbling, size: 1s, offset: -8h, gap: 1s}
+)")),
+            "jobs/test.yaml:12:52: error: operators[1].window.offset: must be smaller in "
+            "magnitude than the window size (1s), got \"-8h\"\n"
+            "jobs/test.yaml:12:57: error: operators[1].window.gap: does not apply to a tumbling "
+            "window");
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: w
+    type: window
+    input: src
+    window: {assigner: session, aggregate: [sum]}
+)")),
+            "jobs/test.yaml:12:13: error: operators[1].window.gap: missing required key\n"
+            "jobs/test.yaml:12:45: error: operators[1].window.aggregate[0]: sum needs a field: "
+            "write {fn: sum, field: <name>}");
+}
+
+TEST(JobLoaderTest, EveryProblemIsCollectedBeforeThrowing) {
+  try {
+    LoadJobSpecString("name: t\npipeline: {parallelism: 0, clock: sytem}\noperators:\n" +
+                          std::string(kSource),
+                      kFile);
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 2u);
+    EXPECT_EQ(e.diagnostics()[0],
+              (Diagnostic{kFile, 2, 25, "pipeline.parallelism", "must be at least 1, got 0"}));
+    EXPECT_EQ(e.diagnostics()[1],
+              (Diagnostic{kFile, 2, 35, "pipeline.clock",
+                          "unknown value \"sytem\" (did you mean \"system\"?); allowed: system | "
+                          "virtual"}));
+  }
+}
+
+TEST(JobLoaderTest, EmptyDocumentIsAnError) {
+  EXPECT_EQ(ErrorOf(""),
+            "jobs/test.yaml: error: the job is empty; it needs at least \"name\" and "
+            "\"operators\"");
+}
+
+TEST(ParseDurationMsTest, AcceptsUnitsAndRejectsTheRest) {
+  EXPECT_EQ(ParseDurationMs("200ms"), 200);
+  EXPECT_EQ(ParseDurationMs("1s"), 1000);
+  EXPECT_EQ(ParseDurationMs("2m"), 120000);
+  EXPECT_EQ(ParseDurationMs("2min"), 120000);
+  EXPECT_EQ(ParseDurationMs("1h"), 3600000);
+  EXPECT_EQ(ParseDurationMs("1d"), 86400000);
+  EXPECT_EQ(ParseDurationMs("-8h"), -28800000);
+  EXPECT_EQ(ParseDurationMs("5 s"), 5000);
+  EXPECT_EQ(ParseDurationMs("0ms"), 0);
+  EXPECT_EQ(ParseDurationMs("3000us"), 3);
+  EXPECT_EQ(ParseDurationMs("2000000ns"), 2);
+  std::string error;
+  EXPECT_EQ(ParseDurationMs("500us", &error), std::nullopt);
+  EXPECT_EQ(error, "finer than a millisecond; durations have millisecond precision");
+  EXPECT_EQ(ParseDurationMs("1x", &error), std::nullopt);
+  EXPECT_EQ(error, "unknown unit \"x\"; use ms, s, m, h or d");
+  EXPECT_EQ(ParseDurationMs("5", &error), std::nullopt);
+  EXPECT_EQ(error, "missing unit: ms, s, m, h or d");
+  EXPECT_EQ(ParseDurationMs("s", &error), std::nullopt);
+  EXPECT_EQ(ParseDurationMs("1.5s", &error), std::nullopt);
+  EXPECT_EQ(ParseDurationMs("99999999999999999999d", &error), std::nullopt);
+  EXPECT_EQ(error, "out of range");
+  EXPECT_EQ(ParseDurationMs("9999999999999999d", &error), std::nullopt);
+  EXPECT_EQ(error, "out of range");
+}
+
+TEST(FormatDiagnosticTest, RendersLikeACompiler) {
+  EXPECT_EQ(FormatDiagnostic({"jobs/wc.yaml", 14, 7}, "operators[2].window.size",
+                             "expected a duration like \"5s\", got 5"),
+            "jobs/wc.yaml:14:7: error: operators[2].window.size: expected a duration like "
+            "\"5s\", got 5");
+  EXPECT_EQ(FormatDiagnostic({"a.yaml", 0, 0}, "", "boom"), "a.yaml: error: boom");
+  EXPECT_EQ(FormatDiagnostic({}, "x", "boom"), "error: x: boom");
+}
+
+TEST(DiagnosticCollectorTest, ThrowsAllInSourceOrder) {
+  DiagnosticCollector diags;
+  diags.ThrowIfAny();  // nothing collected: no throw
+  diags.Add({"f.yaml", 9, 1}, "b", "second");
+  diags.Add({"f.yaml", 2, 5}, "a", "first");
+  try {
+    diags.ThrowIfAny();
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "f.yaml:2:5: error: a: first\nf.yaml:9:1: error: b: second");
+  }
+}
+
+}  // namespace
+}  // namespace tidemark
