@@ -57,8 +57,8 @@ void DiagnosticCollector::Add(Diagnostic diagnostic) {
 
 void DiagnosticCollector::Add(const SourceLocation& location, std::string path,
                               std::string message) {
-  diagnostics_.push_back(
-      Diagnostic{location.file, location.line, location.column, std::move(path), std::move(message)});
+  diagnostics_.push_back(Diagnostic{location.file, location.line, location.column, std::move(path),
+                                    std::move(message)});
 }
 
 void DiagnosticCollector::ThrowIfAny() const {

@@ -108,8 +108,8 @@ std::string FormatDurationMs(int64_t ms) {
     int64_t ms;
     const char* name;
   };
-  for (const Unit unit : {Unit{86400000, "d"}, Unit{3600000, "h"}, Unit{60000, "m"},
-                          Unit{1000, "s"}}) {
+  for (const Unit unit :
+       {Unit{86400000, "d"}, Unit{3600000, "h"}, Unit{60000, "m"}, Unit{1000, "s"}}) {
     if (ms != 0 && ms % unit.ms == 0) {
       return fmt::format("{}{}", ms / unit.ms, unit.name);
     }
@@ -185,9 +185,9 @@ struct OperatorInfo {
   std::string id_path;
   SourceLocation id_location;
   bool type_ok = false;
-  bool inputs_ok = true;          // no error while reading `input`/`inputs`
-  bool has_input_key = false;     // `input` or `inputs` was written
-  std::string input_key_path;     // path of that key
+  bool inputs_ok = true;       // no error while reading `input`/`inputs`
+  bool has_input_key = false;  // `input` or `inputs` was written
+  std::string input_key_path;  // path of that key
   SourceLocation input_key_location;
   std::vector<std::string> from_paths;  // per InputSpec: path of the operator reference
   std::vector<SourceLocation> from_locations;
@@ -212,9 +212,9 @@ const KeyList kWatermarkKeys = {"strategy",       "max-out-of-orderness", "times
 const KeyList kStrategies = {"bounded-out-of-orderness", "monotonous", "punctuated", "none"};
 const KeyList kTimestampUnits = {"ms", "s", "us", "ns", "iso8601"};
 const KeyList kAlignmentKeys = {"group", "max-drift", "update-interval"};
-const KeyList kWindowKeys = {"assigner", "time",    "size",        "slide",
-                             "gap",      "offset",  "allowed-lateness", "trigger",
-                             "late-output", "emit-watermark", "aggregate"};
+const KeyList kWindowKeys = {
+    "assigner",         "time",    "size",        "slide",          "gap",      "offset",
+    "allowed-lateness", "trigger", "late-output", "emit-watermark", "aggregate"};
 const KeyList kAssigners = {"tumbling", "sliding", "session", "global"};
 const KeyList kWindowTimes = {"event", "processing"};
 const KeyList kAggregateKeys = {"fn", "field", "as"};
@@ -244,8 +244,8 @@ KeyList OperatorKeys(const std::string& type) {
 
 bool IsValidId(const std::string& id) {
   return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
   });
 }
 
@@ -493,8 +493,7 @@ PipelineSpec Loader::ParsePipeline(const Field& field) {
   return pipeline;
 }
 
-std::optional<InputSpec> Loader::ParseInput(const YAML::Node& node,
-                                            const SourceLocation& location,
+std::optional<InputSpec> Loader::ParseInput(const YAML::Node& node, const SourceLocation& location,
                                             const std::string& path, OperatorInfo& info) {
   InputSpec input;
   input.location = location;
@@ -511,8 +510,9 @@ std::optional<InputSpec> Loader::ParseInput(const YAML::Node& node,
     return input;
   }
   if (!node.IsMap()) {
-    Error(location, path,
-          fmt::format("expected an operator id or a mapping with \"from\", got {}", Describe(node)));
+    Error(
+        location, path,
+        fmt::format("expected an operator id or a mapping with \"from\", got {}", Describe(node)));
     return std::nullopt;
   }
   std::optional<MapView> map = OpenMap(node, location, path, kInputKeys);
@@ -571,8 +571,8 @@ void Loader::ParseInputs(const MapView& map, OperatorSpec& op, OperatorInfo& inf
     info.has_input_key = true;
     info.input_key_path = single->path;
     info.input_key_location = Loc(single->key);
-    if (std::optional<InputSpec> input = ParseInput(single->value, ValueLoc(*single), single->path,
-                                                    info)) {
+    if (std::optional<InputSpec> input =
+            ParseInput(single->value, ValueLoc(*single), single->path, info)) {
       op.inputs.push_back(std::move(*input));
     } else {
       info.inputs_ok = false;
@@ -811,8 +811,8 @@ std::vector<AggregateSpec> Loader::ParseAggregates(const Field& field) {
     aggregate.function = *fn;
     if (aggregate.function != "count" && aggregate.field.empty()) {
       if (item.IsMap() && !item["field"]) {
-        Error(Loc(item), path + ".field", fmt::format("missing required key ({} needs a field)",
-                                                      aggregate.function));
+        Error(Loc(item), path + ".field",
+              fmt::format("missing required key ({} needs a field)", aggregate.function));
       } else if (item.IsScalar()) {
         Error(Loc(item), path,
               fmt::format("{} needs a field: write {{fn: {}, field: <name>}}", aggregate.function,
@@ -821,8 +821,8 @@ std::vector<AggregateSpec> Loader::ParseAggregates(const Field& field) {
       continue;
     }
     if (aggregate.as.empty()) {
-      aggregate.as = aggregate.field.empty() ? aggregate.function
-                                             : aggregate.function + "_" + aggregate.field;
+      aggregate.as =
+          aggregate.field.empty() ? aggregate.function : aggregate.function + "_" + aggregate.field;
     }
     if (auto [it, inserted] = outputs.emplace(aggregate.as, path); !inserted) {
       Error(Loc(item), path,
@@ -990,15 +990,15 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
                            OperatorInfo& info) {
   op.location = Loc(node);
   if (!node.IsMap()) {
-    Error(Loc(node), path, fmt::format("expected an operator mapping (id, type, ...), got {}",
-                                       Describe(node)));
+    Error(Loc(node), path,
+          fmt::format("expected an operator mapping (id, type, ...), got {}", Describe(node)));
     return;
   }
   // The type decides which keys are allowed, so read it before checking keys.
   std::string context;
   KeyList allowed = OperatorKeys("");
-  if (const YAML::Node type = node["type"]; type && type.IsScalar() &&
-                                            Contains(kOperatorTypes, type.Scalar())) {
+  if (const YAML::Node type = node["type"];
+      type && type.IsScalar() && Contains(kOperatorTypes, type.Scalar())) {
     allowed = OperatorKeys(type.Scalar());
     context = fmt::format(" for an operator of type {}", type.Scalar());
   }
@@ -1009,8 +1009,8 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
   if (std::optional<Field> f = Require(*map, "id")) {
     if (std::optional<std::string> id = ReadString(*f)) {
       if (!IsValidId(*id)) {
-        ValueError(*f, fmt::format("operator ids use letters, digits, '-', '_' and '.', got \"{}\"",
-                                   *id));
+        ValueError(
+            *f, fmt::format("operator ids use letters, digits, '-', '_' and '.', got \"{}\"", *id));
       } else {
         op.id = *id;
         info.id_ok = true;
@@ -1280,8 +1280,8 @@ std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* err
   if (pos < n && text[pos] == '.') {
     return fail("fractions are not supported; use a smaller unit, e.g. 1500ms");
   }
-  std::optional<int64_t> amount = ParseInt64(std::string_view(text).substr(digits_begin,
-                                                                           pos - digits_begin));
+  std::optional<int64_t> amount =
+      ParseInt64(std::string_view(text).substr(digits_begin, pos - digits_begin));
   while (pos < n && text[pos] == ' ') {
     ++pos;
   }
@@ -1336,11 +1336,11 @@ JobSpec LoadJobSpecFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
-    throw ConfigError({Diagnostic{
-        path, 0, 0, "",
-        fmt::format("cannot read the job file: {}",
-                    err != 0 ? std::error_code(err, std::generic_category()).message()
-                             : "open failed")}});
+    throw ConfigError(
+        {Diagnostic{path, 0, 0, "",
+                    fmt::format("cannot read the job file: {}",
+                                err != 0 ? std::error_code(err, std::generic_category()).message()
+                                         : "open failed")}});
   }
   std::ostringstream text;
   text << in.rdbuf();

@@ -11,9 +11,17 @@
 
 namespace tidemark {
 
-/// Plain, validated description of a job, produced from YAML by `LoadJobSpec` (config/job_loader.h).
-/// No yaml-cpp types leak out of config/. All durations are milliseconds (`_ms`), sizes bytes.
-/// The YAML schema is documented in config/README.md.
+// Plain, validated description of a job, produced from YAML by `LoadJobSpecFile` /
+// `LoadJobSpecString` (config/job_loader.h). No yaml-cpp types leak out of config/. All durations
+// are milliseconds (`_ms`). The YAML schema is documented key by key in config/README.md.
+//
+// What the loader guarantees (so later stages need not re-check): every enumerated string holds
+// one of its documented values; operator ids are unique; every input names an existing, non-sink
+// operator (and an existing side output); the graph has no cycles; sources have no inputs and all
+// other operators at least one; the optional block matching `type` is present (`source` for a
+// source, `watermarks` for assign-timestamps-and-watermarks, `window` for a window, `sink` for a
+// sink); report sinks exist. Each `location` is the 1-based position of the YAML node it came
+// from, for `FormatDiagnostic` (config/diagnostic.h). Plain value types; copy freely.
 
 /// A scalar constant from YAML (sequence-source constant fields, literals).
 using ConfigValue = std::variant<int64_t, double, bool, std::string>;
@@ -56,7 +64,7 @@ struct SourceSpec {
   // sequence
   std::vector<SequenceSplitSpec> splits;
   std::string interleave = "round-robin";
-  int64_t pacing_ms = 0;            ///< processing time per record; 0 = as fast as possible
+  int64_t pacing_ms = 0;                    ///< processing time per record; 0 = as fast as possible
   std::string timestamp_field_name = "ts";  ///< name of the generated event-time field
   SourceLocation location;
 };
@@ -76,31 +84,35 @@ struct InputSpec {
 struct AggregateSpec {
   std::string function;  ///< count | sum | min | max | avg | first | last
   std::string field;     ///< empty for count
-  std::string as;        ///< output column; default `count`, `sum_<field>`, ...
+  /// Output column, always filled in: `as:` if given, else `count` for a count without field,
+  /// else `<function>_<field>` (`sum_amount`). Unique within a window.
+  std::string as;
   SourceLocation location;
 };
 
 /// `window:` block of a `type: window` operator.
 struct WindowSpec {
-  std::string assigner;  ///< tumbling | sliding | session | global
+  std::string assigner;        ///< tumbling | sliding | session | global
   std::string time = "event";  ///< event | processing
   int64_t size_ms = 0;
   int64_t slide_ms = 0;
   int64_t gap_ms = 0;
   int64_t offset_ms = 0;
   int64_t allowed_lateness_ms = 0;
-  std::string trigger;      ///< empty: the assigner's default
-  std::string late_output;  ///< side output tag for late records; empty: drop and count
+  std::string trigger;          ///< empty: the assigner's default
+  std::string late_output;      ///< side output tag for late records; empty: drop and count
   bool emit_watermark = false;  ///< add a `watermark` column: the watermark that fired the window
+  /// Never empty: a window without `aggregate:` gets one `count` (as "count").
   std::vector<AggregateSpec> aggregates;
   SourceLocation location;
 };
 
 /// `sink:` block of a `type: sink` operator.
 struct SinkSpec {
-  std::string type;            ///< print | file | collect
-  std::string path;            ///< file: JSON Lines output path
-  std::string format = "json"; ///< json | fire (one `>>> FIRE window=[..) count=N watermark=..` line)
+  std::string type;  ///< print | file | collect
+  std::string path;  ///< file: JSON Lines output path
+  /// json | fire (one `>>> FIRE window=[..) count=N watermark=..` line per record)
+  std::string format = "json";
   SourceLocation location;
 };
 
@@ -125,14 +137,14 @@ struct PipelineSpec {
   std::string clock = "system";  ///< system | virtual
   int64_t auto_watermark_interval_ms = 200;
   int64_t channel_capacity = 1024;  ///< elements per channel (`channel-capacity`)
-  SourceLocation location;  ///< of the `pipeline:` block; line 0 when the block is absent
+  SourceLocation location;          ///< of the `pipeline:` block; line 0 when the block is absent
 };
 
 /// `report:` block: a summary line printed by `tidemark run` from what sinks received.
 struct ReportSpec {
-  std::string label;          ///< e.g. "mode=split"
-  std::string windows_sink;   ///< sink id receiving window results (must have a `count` column)
-  std::string late_sink;      ///< sink id receiving late records
+  std::string label;            ///< e.g. "mode=split"
+  std::string windows_sink;     ///< sink id receiving window results (must have a `count` column)
+  std::string late_sink;        ///< sink id receiving late records
   std::string breakdown_field;  ///< late records are also counted where this field ...
   std::string breakdown_value;  ///< ... equals this value
   SourceLocation location;

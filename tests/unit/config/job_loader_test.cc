@@ -95,7 +95,9 @@ constexpr const char* kSource = R"(  - id: src
         - {id: a, start: 0ms, step: 1s, count: 3}
 )";
 
-SourceLocation At(int line, int column) { return SourceLocation{kFile, line, column}; }
+SourceLocation At(int line, int column) {
+  return SourceLocation{kFile, line, column};
+}
 
 }  // namespace
 
@@ -103,7 +105,9 @@ void PrintTo(const SourceLocation& location, std::ostream* os) {
   *os << location.file << ":" << location.line << ":" << location.column;
 }
 
-void PrintTo(const Diagnostic& diagnostic, std::ostream* os) { *os << diagnostic.ToString(); }
+void PrintTo(const Diagnostic& diagnostic, std::ostream* os) {
+  *os << diagnostic.ToString();
+}
 
 namespace {
 
@@ -314,11 +318,11 @@ TEST(JobLoaderTest, UnknownKeyIsReportedAtTheKey) {
 }
 
 TEST(JobLoaderTest, SnakeCaseKeySuggestsTheKebabCaseKey) {
-  EXPECT_EQ(ErrorOf("name: t\npipeline: {channel_capacity: 5}\noperators:\n" +
-                    std::string(kSource)),
-            "jobs/test.yaml:2:12: error: pipeline.channel_capacity: unknown key "
-            "\"channel_capacity\" (did you mean \"channel-capacity\"?); allowed keys: "
-            "parallelism, clock, auto-watermark-interval, channel-capacity");
+  EXPECT_EQ(
+      ErrorOf("name: t\npipeline: {channel_capacity: 5}\noperators:\n" + std::string(kSource)),
+      "jobs/test.yaml:2:12: error: pipeline.channel_capacity: unknown key "
+      "\"channel_capacity\" (did you mean \"channel-capacity\"?); allowed keys: "
+      "parallelism, clock, auto-watermark-interval, channel-capacity");
 }
 
 TEST(JobLoaderTest, MissingRequiredFieldNamesItsPath) {
@@ -499,9 +503,9 @@ TEST(JobLoaderTest, WindowParametersFollowTheAssigner) {
 
 TEST(JobLoaderTest, EveryProblemIsCollectedBeforeThrowing) {
   try {
-    LoadJobSpecString("name: t\npipeline: {parallelism: 0, clock: sytem}\noperators:\n" +
-                          std::string(kSource),
-                      kFile);
+    LoadJobSpecString(
+        "name: t\npipeline: {parallelism: 0, clock: sytem}\noperators:\n" + std::string(kSource),
+        kFile);
     FAIL() << "no ConfigError";
   } catch (const ConfigError& e) {
     ASSERT_EQ(e.diagnostics().size(), 2u);
