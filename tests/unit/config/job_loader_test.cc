@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -522,6 +523,30 @@ TEST(JobLoaderTest, EmptyDocumentIsAnError) {
   EXPECT_EQ(ErrorOf(""),
             "jobs/test.yaml: error: the job is empty; it needs at least \"name\" and "
             "\"operators\"");
+}
+
+// The examples in config/README.md load, and the full one is kFullJob (tests run in the source
+// directory).
+TEST(JobLoaderTest, ReadmeExamplesLoad) {
+  std::ifstream in("config/README.md");
+  ASSERT_TRUE(in) << "run from the source directory";
+  std::vector<std::string> blocks;
+  std::string line;
+  std::string* block = nullptr;
+  while (std::getline(in, line)) {
+    if (block == nullptr && line == "```yaml") {
+      block = &blocks.emplace_back();
+    } else if (block != nullptr && line == "```") {
+      block = nullptr;
+    } else if (block != nullptr) {
+      *block += line + "\n";
+    }
+  }
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[0], kFullJob);
+  for (const std::string& yaml : blocks) {
+    EXPECT_NO_THROW(LoadJobSpecString(yaml, "config/README.md")) << yaml;
+  }
 }
 
 TEST(ParseDurationMsTest, AcceptsUnitsAndRejectsTheRest) {
