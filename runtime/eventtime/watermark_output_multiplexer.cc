@@ -96,4 +96,9 @@ void WatermarkOutputMultiplexer::UpdateCombinedWatermark() {
   }
 }
 
+WatermarkOutputMultiplexer::WatermarkOutputMultiplexer(WatermarkOutput& underlying)
+    : underlying_(underlying) {}
+
+WatermarkOutputMultiplexer::~WatermarkOutputMultiplexer() = default;
+
 }  // namespace tidemark

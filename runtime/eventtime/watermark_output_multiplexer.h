@@ -34,7 +34,8 @@ namespace tidemark {
 /// references stay valid until that id is unregistered. Threading: mailbox thread only.
 class WatermarkOutputMultiplexer {
  public:
-  explicit WatermarkOutputMultiplexer(WatermarkOutput& underlying) : underlying_(underlying) {}
+  explicit WatermarkOutputMultiplexer(WatermarkOutput& underlying);
+  ~WatermarkOutputMultiplexer();
   WatermarkOutputMultiplexer(const WatermarkOutputMultiplexer&) = delete;
   WatermarkOutputMultiplexer& operator=(const WatermarkOutputMultiplexer&) = delete;
 
