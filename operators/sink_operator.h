@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "config/job_spec.h"
+#include "runtime/graph/job_resources.h"
+#include "runtime/task/stream_operator.h"
+
+namespace tidemark {
+
+/// A sink (Flink's `SinkFunction` role): writes each record it receives and records it in the
+/// job's SinkResult (counts, and rows for reports when retained).
+///
+/// Types: `print` — one line per record to the job's line writer (stdout for `tidemark run`):
+/// format `json` (the row as a JSON object) or `fire` (for window results:
+/// `>>> FIRE window=[5s,6s) count=3 watermark=9.149s`, using columns window_start, window_end,
+/// count and, if present, watermark); `file` — JSON Lines appended to `path` (created with its
+/// parent folder; an unwritable path fails the job at Open with IoError); `collect` — nothing
+/// written, only the SinkResult.
+/// Mailbox thread only; the SinkResult and JobResources are thread-safe.
+class SinkOperator : public StreamOperator {
+ public:
+  SinkOperator(SinkSpec spec, Schema schema, std::shared_ptr<SinkResult> result, JobResources& resources,
+               int subtask_index);
+  ~SinkOperator() override;
+
+  void Open(const OperatorContext& context) override;
+  void ProcessElement(StreamRecord& record, int input) override;
+  void ProcessWatermark(Watermark watermark, int input) override;
+  void ProcessWatermarkStatus(WatermarkStatus, int) override {}
+  void Finish() override;
+  void Close() override;
+
+  Timestamp current_watermark() const { return watermark_; }
+
+ private:
+  std::string Format(const StreamRecord& record) const;
+
+  SinkSpec spec_;
+  Schema schema_;
+  std::shared_ptr<SinkResult> result_;
+  JobResources& resources_;
+  int subtask_index_;
+  std::FILE* file_ = nullptr;
+  Timestamp watermark_ = kMinTimestamp;
+  int start_slot_ = -1;
+  int end_slot_ = -1;
+  int count_slot_ = -1;
+  int watermark_slot_ = -1;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,252 @@
+#include "runtime/graph/job_execution.h"
+
+#include <map>
+
+#include "runtime/core/logging.h"
+#include "runtime/time/system_processing_time_service.h"
+
+namespace tidemark {
+namespace {
+constexpr size_t kBatchSize = 256;
+}  // namespace
+
+const char* ToString(JobState s) {
+  switch (s) {
+    case JobState::kCreated:
+      return "CREATED";
+    case JobState::kRunning:
+      return "RUNNING";
+    case JobState::kFinished:
+      return "FINISHED";
+    case JobState::kFailed:
+      return "FAILED";
+    case JobState::kCanceled:
+      return "CANCELED";
+  }
+  return "?";
+}
+
+JobExecution::JobExecution(JobGraph graph) : graph_(std::move(graph)) { Build(); }
+
+JobExecution::~JobExecution() {
+  if (state() == JobState::kRunning) {
+    Cancel();
+  }
+  Wait();
+}
+
+void JobExecution::Build() {
+  const bool virtual_time = graph_.pipeline.clock == "virtual";
+  if (virtual_time) {
+    virtual_clock_ = std::make_unique<VirtualClock>();
+  } else {
+    timer_thread_ = std::make_unique<TimerThread>();
+  }
+  const size_t n = graph_.vertices.size();
+
+  // Chain heads: vertices whose input edge is not chained (sources, keyBy targets, ...).
+  std::vector<int> head_of(n, -1);
+  for (const JobVertex& v : graph_.vertices) {  // topological order
+    auto inputs = graph_.InputsOf(v.id);
+    if (inputs.size() == 1 && graph_.IsChained(*inputs[0])) {
+      head_of[static_cast<size_t>(v.id)] = head_of[static_cast<size_t>(inputs[0]->from)];
+    } else {
+      head_of[static_cast<size_t>(v.id)] = v.id;
+    }
+  }
+
+  // task_index[(vertex, subtask)] and the operator index of that vertex inside its task.
+  std::map<std::pair<int, int>, StreamTask*> task_of;
+  std::map<std::pair<int, int>, int> op_index;
+  for (const JobVertex& head : graph_.vertices) {
+    if (head_of[static_cast<size_t>(head.id)] != head.id) {
+      continue;
+    }
+    std::string chain_name;
+    for (const JobVertex& v : graph_.vertices) {
+      if (head_of[static_cast<size_t>(v.id)] == head.id) {
+        chain_name += (chain_name.empty() ? "" : " -> ") + v.spec.id;
+      }
+    }
+    for (int s = 0; s < head.parallelism; ++s) {
+      auto task = std::make_unique<StreamTask>(chain_name, s);
+      if (virtual_time) {
+        auto pts = std::make_unique<VirtualProcessingTimeService>(*virtual_clock_);
+        auto* raw = pts.get();
+        virtual_clock_->RegisterWakeup(&task->wakeup());
+        task->SetProcessingTimeService(std::move(pts), raw);
+      } else {
+        task->SetProcessingTimeService(
+            std::make_unique<SystemProcessingTimeService>(*timer_thread_, task->mailbox()), nullptr);
+      }
+      task->SetAutoWatermarkIntervalMs(graph_.pipeline.auto_watermark_interval_ms);
+      for (const JobVertex& v : graph_.vertices) {
+        if (head_of[static_cast<size_t>(v.id)] == head.id) {
+          int idx = task->AddOperator(v.compiled.factory(s, v.parallelism), v.spec.id);
+          op_index[{v.id, s}] = idx;
+          task_of[{v.id, s}] = task.get();
+        }
+      }
+      tasks_.push_back(std::move(task));
+    }
+  }
+
+  // Channels of non-chained edges, grouped per (downstream vertex, subtask, input index).
+  std::map<std::tuple<int, int, int>, std::vector<Channel*>> gate_channels;
+  const size_t capacity = static_cast<size_t>(std::max<int64_t>(4, graph_.pipeline.channel_capacity));
+  for (const JobEdge& e : graph_.edges) {
+    const JobVertex& up = graph_.vertices[static_cast<size_t>(e.from)];
+    const JobVertex& down = graph_.vertices[static_cast<size_t>(e.to)];
+    for (int u = 0; u < up.parallelism; ++u) {
+      StreamTask* up_task = task_of.at({e.from, u});
+      TaskOperatorOutput& out = up_task->output_of(op_index.at({e.from, u}));
+      TaskOperatorOutput::Target target;
+      if (graph_.IsChained(e)) {
+        target.op = &task_of.at({e.to, u})->op(op_index.at({e.to, u}));
+        target.input = e.input_index;
+      } else {
+        std::vector<Channel*> chans;
+        for (int d = 0; d < down.parallelism; ++d) {
+          if (e.partitioning == Partitioning::kForward && d != u) {
+            continue;
+          }
+          StreamTask* down_task = task_of.at({e.to, d});
+          auto ch = std::make_unique<Channel>(capacity, &down_task->wakeup());
+          ch->SetProducerWakeup(&up_task->wakeup());
+          chans.push_back(ch.get());
+          gate_channels[{e.to, d, e.input_index}].push_back(ch.get());
+          channels_.push_back(std::move(ch));
+        }
+        target.writer = up_task->AddWriter(
+            std::make_unique<RecordWriter>(e.partitioning, chans, e.key_slots, u, kBatchSize));
+      }
+      if (e.side_output.empty()) {
+        out.AddMainTarget(target);
+      } else {
+        out.AddSideTarget(e.side_output, target);
+      }
+    }
+  }
+  for (auto& [key, chans] : gate_channels) {
+    auto [vertex, subtask, input] = key;
+    task_of.at({vertex, subtask})->AddInput(input, chans);
+  }
+  task_finished_.assign(tasks_.size(), false);
+}
+
+void JobExecution::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ != JobState::kCreated) {
+    return;
+  }
+  state_ = JobState::kRunning;
+  tasks_running_ = tasks_.size();
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    StreamTask* t = tasks_[i].get();
+    threads_.emplace_back([this, t, i] {
+      t->Run();
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        task_finished_[i] = !t->failed() && !t->cancelled();
+      }
+      OnTaskEnded(*t);
+    });
+  }
+  if (tasks_.empty()) {
+    state_ = JobState::kFinished;
+  }
+}
+
+void JobExecution::OnTaskEnded(StreamTask& task) {
+  bool cancel_others = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (task.failed() && failure_.empty()) {
+      failure_ = fmt::format("task {}#{}: {}", task.name(), task.subtask_index(), task.failure());
+      cancel_others = true;
+    }
+    if (--tasks_running_ == 0) {
+      if (!failure_.empty()) {
+        state_ = JobState::kFailed;
+      } else if (cancel_requested_) {
+        state_ = JobState::kCanceled;
+      } else {
+        state_ = JobState::kFinished;
+      }
+      ended_cv_.notify_all();
+    }
+  }
+  if (cancel_others) {
+    for (auto& t : tasks_) {
+      t->Cancel();
+    }
+  }
+}
+
+JobState JobExecution::Wait() {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    ended_cv_.wait(lock, [this] { return state_ != JobState::kRunning; });
+    if (joined_) {
+      return state_;
+    }
+    joined_ = true;
+  }
+  for (auto& th : threads_) {
+    if (th.joinable()) {
+      th.join();
+    }
+  }
+  if (timer_thread_) {
+    timer_thread_->Stop();
+  }
+  return state();
+}
+
+bool JobExecution::WaitFor(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return ended_cv_.wait_for(lock, timeout, [this] { return state_ != JobState::kRunning; });
+}
+
+void JobExecution::Cancel() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != JobState::kRunning) {
+      return;
+    }
+    cancel_requested_ = true;
+  }
+  for (auto& t : tasks_) {
+    t->Cancel();
+  }
+}
+
+JobState JobExecution::state() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_;
+}
+
+std::string JobExecution::failure_cause() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failure_;
+}
+
+std::vector<SubtaskMetrics> JobExecution::Metrics() const {
+  std::vector<SubtaskMetrics> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    out.push_back(SubtaskMetrics{tasks_[i]->name(), tasks_[i]->subtask_index(), tasks_[i]->records_in(),
+                                 task_finished_[i]});
+  }
+  return out;
+}
+
+std::vector<std::string> JobExecution::TaskNames() const {
+  std::vector<std::string> out;
+  for (const auto& t : tasks_) {
+    out.push_back(fmt::format("{}#{}", t->name(), t->subtask_index()));
+  }
+  return out;
+}
+
+}  // namespace tidemark

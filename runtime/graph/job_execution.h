@@ -1,0 +1,84 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/graph/job_graph.h"
+#include "runtime/io/channel.h"
+#include "runtime/task/stream_task.h"
+#include "runtime/time/timer_thread.h"
+#include "runtime/time/virtual_clock.h"
+
+namespace tidemark {
+
+/// Job lifecycle, as in Flink's JobStatus (the subset a single node needs).
+enum class JobState { kCreated, kRunning, kFinished, kFailed, kCanceled };
+const char* ToString(JobState s);
+
+/// Per-subtask figures for status and metrics. Snapshot values; reading is thread-safe.
+struct SubtaskMetrics {
+  std::string task;  ///< chain name, e.g. "source -> assign"
+  int subtask_index = 0;
+  int64_t records_in = 0;
+  bool finished = false;
+};
+
+/// The running form of a JobGraph (Flink's ExecutionGraph): one StreamTask per (chain, subtask),
+/// one SPSC Channel per (upstream subtask, downstream subtask) pair of every non-chained edge,
+/// a TimerThread (system clock) or a VirtualClock (`pipeline.clock: virtual`).
+///
+/// Lifecycle: CREATED (constructed) -> RUNNING (`Start`) -> FINISHED when every task reached end
+/// of input | FAILED when any task failed (the others are cancelled; the first cause is kept) |
+/// CANCELED after `Cancel`. Every task thread is joined before `Wait` returns.
+/// Thread-safe: `Start` once, then `Wait`, `Cancel`, `state`, `failure_cause`, `Metrics` from any
+/// thread. The JobResources passed to the compiler must outlive this object.
+class JobExecution {
+ public:
+  explicit JobExecution(JobGraph graph);
+  ~JobExecution();
+  JobExecution(const JobExecution&) = delete;
+  JobExecution& operator=(const JobExecution&) = delete;
+
+  void Start();
+  /// Blocks until every task thread ended; returns the final state.
+  JobState Wait();
+  /// Waits at most `timeout`; returns true when the job has ended.
+  bool WaitFor(std::chrono::milliseconds timeout);
+  /// Asks every task to stop; the job ends CANCELED unless it already ended.
+  void Cancel();
+
+  JobState state() const;
+  std::string failure_cause() const;
+  const JobGraph& graph() const { return graph_; }
+  std::vector<SubtaskMetrics> Metrics() const;
+  /// Names of the tasks (chains), e.g. "source -> assign#0".
+  std::vector<std::string> TaskNames() const;
+
+ private:
+  void Build();
+  void OnTaskEnded(StreamTask& task);
+
+  JobGraph graph_;
+  std::unique_ptr<TimerThread> timer_thread_;
+  std::unique_ptr<VirtualClock> virtual_clock_;
+  std::vector<std::unique_ptr<Channel>> channels_;
+  std::vector<std::unique_ptr<StreamTask>> tasks_;
+  std::vector<std::thread> threads_;
+
+  mutable std::mutex mu_;
+  std::condition_variable ended_cv_;
+  JobState state_ = JobState::kCreated;
+  std::string failure_;
+  size_t tasks_running_ = 0;
+  bool cancel_requested_ = false;
+  bool joined_ = false;
+  std::vector<bool> task_finished_;
+};
+
+}  // namespace tidemark

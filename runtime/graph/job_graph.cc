@@ -1,0 +1,206 @@
+#include "runtime/graph/job_graph.h"
+
+#include <map>
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "runtime/graph/job_resources.h"
+
+namespace tidemark {
+namespace {
+
+std::string Locate(const JobSpec& job, const SourceLocation& loc, size_t op_index,
+                   const std::string& path, const std::string& message) {
+  std::string key = fmt::format("operators[{}]", op_index);
+  if (!path.empty()) {
+    key += "." + path;
+  }
+  const std::string file = loc.file.empty() ? job.file : loc.file;
+  return fmt::format("{}:{}:{}: error: {}: {}", file, loc.line, loc.column, key, message);
+}
+
+}  // namespace
+
+std::vector<const JobEdge*> JobGraph::InputsOf(int vertex) const {
+  std::vector<const JobEdge*> out;
+  for (const auto& e : edges) {
+    if (e.to == vertex) {
+      out.push_back(&e);
+    }
+  }
+  return out;
+}
+
+std::vector<const JobEdge*> JobGraph::OutputsOf(int vertex) const {
+  std::vector<const JobEdge*> out;
+  for (const auto& e : edges) {
+    if (e.from == vertex) {
+      out.push_back(&e);
+    }
+  }
+  return out;
+}
+
+bool JobGraph::IsChained(const JobEdge& edge) const {
+  const JobVertex& up = vertices[static_cast<size_t>(edge.from)];
+  const JobVertex& down = vertices[static_cast<size_t>(edge.to)];
+  return edge.partitioning == Partitioning::kForward && up.parallelism == down.parallelism &&
+         down.compiled.num_inputs == 1 && InputsOf(edge.to).size() == 1;
+}
+
+JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, JobResources& resources) {
+  JobGraph graph;
+  graph.name = spec.name;
+  graph.pipeline = spec.pipeline;
+
+  // Topological order (Kahn); config/ already rejects cycles and unknown inputs, this re-checks.
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < spec.operators.size(); ++i) {
+    index_of[spec.operators[i].id] = i;
+  }
+  std::vector<int> indegree(spec.operators.size(), 0);
+  std::vector<std::vector<size_t>> downstream(spec.operators.size());
+  for (size_t i = 0; i < spec.operators.size(); ++i) {
+    for (const auto& in : spec.operators[i].inputs) {
+      auto it = index_of.find(in.from);
+      if (it == index_of.end()) {
+        throw JobCompileError(Locate(spec, in.location, i, "inputs",
+                                     fmt::format("unknown operator '{}'", in.from)));
+      }
+      ++indegree[i];
+      downstream[it->second].push_back(i);
+    }
+  }
+  std::queue<size_t> ready;
+  for (size_t i = 0; i < indegree.size(); ++i) {
+    if (indegree[i] == 0) {
+      ready.push(i);
+    }
+  }
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    size_t i = ready.front();
+    ready.pop();
+    order.push_back(i);
+    for (size_t d : downstream[i]) {
+      if (--indegree[d] == 0) {
+        ready.push(d);
+      }
+    }
+  }
+  if (order.size() != spec.operators.size()) {
+    throw JobCompileError(fmt::format("{}: error: operators: the job graph has a cycle", spec.file));
+  }
+
+  std::map<std::string, int> vertex_of;  // operator id -> vertex index
+  std::vector<std::string> errors;
+  for (size_t spec_index : order) {
+    const OperatorSpec& op = spec.operators[spec_index];
+    const OperatorCompiler* compiler = registry.Find(op.type);
+    if (compiler == nullptr) {
+      std::string known;
+      for (const auto& t : registry.Types()) {
+        known += (known.empty() ? "" : ", ") + t;
+      }
+      errors.push_back(Locate(spec, op.location, spec_index, "type",
+                              fmt::format("unknown operator type '{}' (known: {})", op.type, known)));
+      continue;
+    }
+    std::vector<Schema> input_schemas;
+    bool inputs_ok = true;
+    for (const auto& in : op.inputs) {
+      auto vit = vertex_of.find(in.from);
+      if (vit == vertex_of.end()) {
+        inputs_ok = false;  // upstream failed to compile; its error is already reported
+        break;
+      }
+      const JobVertex& up = graph.vertices[static_cast<size_t>(vit->second)];
+      if (in.side_output.empty()) {
+        input_schemas.push_back(up.compiled.output_schema);
+      } else {
+        auto sit = up.compiled.side_output_schemas.find(in.side_output);
+        if (sit == up.compiled.side_output_schemas.end()) {
+          errors.push_back(Locate(spec, in.location, spec_index, "inputs",
+                                  fmt::format("operator '{}' has no side output '{}'", in.from,
+                                              in.side_output)));
+          inputs_ok = false;
+          break;
+        }
+        input_schemas.push_back(sit->second);
+      }
+    }
+    if (!inputs_ok) {
+      continue;
+    }
+    JobVertex v;
+    v.id = static_cast<int>(graph.vertices.size());
+    v.spec = op;
+    try {
+      v.compiled = (*compiler)(CompileContext{op, spec, std::move(input_schemas), resources});
+    } catch (const CompileError& e) {
+      errors.push_back(Locate(spec, op.location, spec_index, e.path(), e.what()));
+      continue;
+    } catch (const InvalidArgument& e) {
+      errors.push_back(Locate(spec, op.location, spec_index, "", e.what()));
+      continue;
+    }
+    v.parallelism = v.compiled.forced_parallelism > 0 ? v.compiled.forced_parallelism
+                    : op.parallelism > 0            ? op.parallelism
+                                                    : spec.pipeline.parallelism;
+    if (v.parallelism < 1) {
+      v.parallelism = 1;
+    }
+    vertex_of[op.id] = v.id;
+    graph.vertices.push_back(std::move(v));
+  }
+  if (!errors.empty()) {
+    std::string all;
+    for (const auto& e : errors) {
+      all += (all.empty() ? "" : "\n") + e;
+    }
+    throw JobCompileError(all);
+  }
+
+  // Edges, with the partitioning resolved as Flink does: keyBy -> hash; equal parallelism ->
+  // forward; otherwise rebalance.
+  for (const JobVertex& v : graph.vertices) {
+    for (size_t k = 0; k < v.spec.inputs.size(); ++k) {
+      const InputSpec& in = v.spec.inputs[k];
+      JobEdge e;
+      e.from = vertex_of.at(in.from);
+      e.to = v.id;
+      e.side_output = in.side_output;
+      e.input_index = v.compiled.num_inputs > 1 ? static_cast<int>(k) : 0;
+      const JobVertex& up = graph.vertices[static_cast<size_t>(e.from)];
+      Partitioning p = in.partitioning;
+      if (p == Partitioning::kDefault) {
+        if (!v.compiled.input_key_slots.empty()) {
+          p = Partitioning::kHash;
+        } else if (up.parallelism == v.parallelism) {
+          p = Partitioning::kForward;
+        } else {
+          p = Partitioning::kRebalance;
+        }
+      }
+      if (p == Partitioning::kForward && up.parallelism != v.parallelism) {
+        throw JobCompileError(Locate(spec, in.location, static_cast<size_t>(v.id), "inputs",
+                                     fmt::format("partition: forward needs equal parallelism, but '{}' has "
+                                                 "{} and '{}' has {}",
+                                                 up.spec.id, up.parallelism, v.spec.id, v.parallelism)));
+      }
+      if (p == Partitioning::kHash) {
+        if (v.compiled.input_key_slots.empty()) {
+          throw JobCompileError(Locate(spec, in.location, static_cast<size_t>(v.id), "inputs",
+                                       "partition: hash needs key-by on the receiving operator"));
+        }
+        e.key_slots = v.compiled.input_key_slots;
+      }
+      e.partitioning = p;
+      graph.edges.push_back(std::move(e));
+    }
+  }
+  return graph;
+}
+
+}  // namespace tidemark

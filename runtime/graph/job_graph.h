@@ -1,0 +1,58 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/job_spec.h"
+#include "runtime/core/errors.h"
+#include "runtime/graph/operator_registry.h"
+
+namespace tidemark {
+
+/// A job that cannot be compiled (unknown operator type, a semantic error in an operator spec,
+/// a partitioning that does not fit). `what()` is one or more lines
+/// `file:line:column: error: operators[i].path: message`.
+class JobCompileError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// One logical operator of the job (Flink's JobVertex before chaining).
+struct JobVertex {
+  int id = 0;  ///< index in JobGraph::vertices (topological order)
+  OperatorSpec spec;
+  CompiledOperator compiled;
+  int parallelism = 1;
+};
+
+/// A logical edge; `input_index` is the input of the target it feeds (0, or 1 for two-input).
+struct JobEdge {
+  int from = 0;
+  int to = 0;
+  std::string side_output;  ///< empty: main output
+  Partitioning partitioning = Partitioning::kForward;  ///< resolved, never kDefault
+  int input_index = 0;
+  std::vector<int> key_slots;  ///< hash partitioning
+};
+
+/// The compiled job: vertices in topological order and resolved edges. Immutable after
+/// `CompileJobGraph`; shared read-only by the execution.
+struct JobGraph {
+  std::string name;
+  PipelineSpec pipeline;
+  std::vector<JobVertex> vertices;
+  std::vector<JobEdge> edges;
+
+  std::vector<const JobEdge*> InputsOf(int vertex) const;
+  std::vector<const JobEdge*> OutputsOf(int vertex) const;
+  /// True when `edge` is fused into its upstream's task (forward, equal parallelism, the
+  /// target's only input and a one-input operator): records pass by direct call.
+  bool IsChained(const JobEdge& edge) const;
+};
+
+/// Compiles a validated JobSpec: resolves every operator type through `registry`, field names
+/// to slots, schemas along edges, parallelism and partitioning. Throws JobCompileError.
+/// Called on the submitting thread.
+JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, JobResources& resources);
+
+}  // namespace tidemark

@@ -1,0 +1,374 @@
+#include "runtime/task/stream_task.h"
+
+#include "runtime/core/logging.h"
+#include "runtime/time/virtual_clock.h"
+
+namespace tidemark {
+namespace {
+
+// Elements taken from the input channels per default action: small enough that mails (timers,
+// cancel) run between batches, large enough to amortise the loop.
+constexpr int kElementsPerTurn = 64;
+
+template <typename Fn>
+void CallOperator(const std::string& name, Fn&& fn) {
+  try {
+    fn();
+  } catch (const OperatorFailure&) {
+    throw;
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw OperatorFailure(name, e.what());
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- TaskOperatorOutput
+
+void TaskOperatorOutput::AddSideTarget(const std::string& tag, Target t) {
+  for (auto& [name, targets] : side_) {
+    if (name == tag) {
+      targets.push_back(t);
+      return;
+    }
+  }
+  side_.emplace_back(tag, std::vector<Target>{t});
+}
+
+void TaskOperatorOutput::Deliver(std::vector<Target>& targets, StreamRecord& record) {
+  const size_t n = targets.size();
+  for (size_t i = 0; i < n; ++i) {
+    Target& t = targets[i];
+    if (i + 1 < n) {
+      StreamRecord copy = record;
+      if (t.op != nullptr) {
+        t.op->ProcessElement(copy, t.input);
+      } else {
+        t.writer->Emit(copy);
+      }
+    } else if (t.op != nullptr) {
+      t.op->ProcessElement(record, t.input);
+    } else {
+      t.writer->Emit(record);
+    }
+  }
+}
+
+void TaskOperatorOutput::Collect(StreamRecord& record) {
+  ++records_out_;
+  Deliver(main_, record);
+}
+
+void TaskOperatorOutput::CollectSide(std::string_view tag, StreamRecord& record) {
+  for (auto& [name, targets] : side_) {
+    if (name == tag) {
+      Deliver(targets, record);
+      return;
+    }
+  }
+}
+
+void TaskOperatorOutput::EmitWatermark(Watermark watermark) {
+  auto send = [&](std::vector<Target>& targets) {
+    for (Target& t : targets) {
+      if (t.op != nullptr) {
+        t.op->ProcessWatermark(watermark, t.input);
+      } else {
+        StreamElement e;
+        e.kind = StreamElement::Kind::kWatermark;
+        e.watermark = watermark;
+        t.writer->Broadcast(e);
+      }
+    }
+  };
+  send(main_);
+  for (auto& [name, targets] : side_) {
+    send(targets);
+  }
+}
+
+void TaskOperatorOutput::EmitWatermarkStatus(WatermarkStatus status) {
+  auto send = [&](std::vector<Target>& targets) {
+    for (Target& t : targets) {
+      if (t.op != nullptr) {
+        t.op->ProcessWatermarkStatus(status, t.input);
+      } else {
+        StreamElement e;
+        e.kind = StreamElement::Kind::kWatermarkStatus;
+        e.status = status;
+        t.writer->Broadcast(e);
+      }
+    }
+  };
+  send(main_);
+  for (auto& [name, targets] : side_) {
+    send(targets);
+  }
+}
+
+// ---------------------------------------------------------------- StreamTask
+
+StreamTask::StreamTask(std::string name, int subtask_index)
+    : name_(std::move(name)), subtask_index_(subtask_index), mailbox_(&wakeup_) {}
+
+StreamTask::~StreamTask() = default;
+
+void StreamTask::SetProcessingTimeService(std::unique_ptr<ProcessingTimeService> pts,
+                                          VirtualProcessingTimeService* virtual_pts) {
+  pts_ = std::move(pts);
+  virtual_pts_ = virtual_pts;
+}
+
+int StreamTask::AddOperator(std::unique_ptr<StreamOperator> op, std::string name) {
+  ops_.push_back(ChainedOperator{std::move(op), std::move(name), std::make_unique<TaskOperatorOutput>()});
+  return static_cast<int>(ops_.size() - 1);
+}
+
+RecordWriter* StreamTask::AddWriter(std::unique_ptr<RecordWriter> writer) {
+  writers_.push_back(std::move(writer));
+  return writers_.back().get();
+}
+
+TaskInput& StreamTask::AddInput(int input_index, std::vector<Channel*> channels) {
+  TaskInput in;
+  in.input_index = input_index;
+  in.valve = std::make_unique<StatusWatermarkValve>(channels.size());
+  in.valve_output = std::make_unique<TaskInput::HeadOutput>(ops_.front().op.get(), input_index);
+  in.finished.assign(channels.size(), false);
+  in.channels = std::move(channels);
+  inputs_.push_back(std::move(in));
+  return inputs_.back();
+}
+
+void StreamTask::Cancel() {
+  cancel_requested_.store(true, std::memory_order_release);
+  wakeup_.Signal();
+}
+
+void StreamTask::OpenOperators() {
+  // Open from the tail of the chain to the head, as Flink does, so a head that emits while
+  // opening finds its downstream ready.
+  for (size_t i = ops_.size(); i-- > 0;) {
+    OperatorContext ctx;
+    ctx.name = ops_[i].name;
+    ctx.subtask_index = subtask_index_;
+    ctx.output = ops_[i].output.get();
+    ctx.processing_time = pts_.get();
+    ctx.auto_watermark_interval_ms = auto_watermark_interval_ms_;
+    CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
+  }
+}
+
+void StreamTask::Run() {
+  auto log = GetLogger("task");
+  try {
+    OpenOperators();
+    RunMailboxLoop();
+  } catch (const Cancelled&) {
+    cancelled_ = true;
+  } catch (const std::exception& e) {
+    failed_ = true;
+    failure_ = e.what();
+    log->error("task {}#{} failed: {}", name_, subtask_index_, failure_);
+  }
+  for (auto& c : ops_) {
+    try {
+      c.op->Close();
+    } catch (const std::exception& e) {
+      if (!failed_) {
+        failed_ = true;
+        failure_ = "operator '" + c.name + "' failed in close: " + e.what();
+      }
+    }
+  }
+  mailbox_.Close();
+}
+
+bool StreamTask::RunMails() {
+  bool any = false;
+  while (auto mail = mailbox_.TryTake()) {
+    any = true;
+    mail->action();
+  }
+  if (virtual_pts_ != nullptr) {
+    virtual_pts_->FireDueTimers();
+  }
+  return any;
+}
+
+bool StreamTask::DrainWriters() {
+  bool all = true;
+  for (auto& w : writers_) {
+    all = w->TryDrain() && all;
+  }
+  return all;
+}
+
+void StreamTask::FlushAll() {
+  for (auto& w : writers_) {
+    w->FlushBatches();
+  }
+}
+
+void StreamTask::RunMailboxLoop() {
+  auto* source = dynamic_cast<SourceOperatorBase*>(ops_.front().op.get());
+  while (running_) {
+    if (cancel_requested_.load(std::memory_order_acquire)) {
+      throw Cancelled("task cancelled");
+    }
+    CallOperator(name_, [&] { RunMails(); });
+    // Backpressure: with output still queued, take no new input; keep running mails.
+    if (!DrainWriters()) {
+      wakeup_.WaitFor(std::chrono::milliseconds(50));
+      continue;
+    }
+    InputStatus status;
+    if (source != nullptr) {
+      CallOperator(ops_.front().name, [&] { status = source->EmitNext(); });
+      if (status == InputStatus::kMoreAvailable) {
+        records_in_.fetch_add(1, std::memory_order_relaxed);
+      }
+    } else {
+      status = ProcessInput();
+    }
+    switch (status) {
+      case InputStatus::kMoreAvailable:
+        break;
+      case InputStatus::kNothingAvailable:
+        // Flush partial batches before sleeping so latency stays low.
+        FlushAll();
+        if (!DrainWriters()) {
+          continue;
+        }
+        if (!mailbox_.HasMail()) {
+          wakeup_.WaitFor(std::chrono::milliseconds(100));
+        }
+        break;
+      case InputStatus::kEndOfInput:
+        EndOfInput();
+        running_ = false;
+        break;
+    }
+  }
+}
+
+InputStatus StreamTask::ProcessInput() {
+  int processed = 0;
+  size_t empty_checks = 0;
+  size_t total_channels = 0;
+  for (auto& in : inputs_) {
+    total_channels += in.channels.size();
+  }
+  bool all_finished = true;
+  for (auto& in : inputs_) {
+    all_finished = all_finished && in.num_finished == in.channels.size();
+  }
+  if (all_finished) {
+    return InputStatus::kEndOfInput;
+  }
+  // Round-robin over (input, channel) so no channel starves.
+  while (processed < kElementsPerTurn && empty_checks < total_channels) {
+    if (next_input_ >= inputs_.size()) {
+      next_input_ = 0;
+    }
+    TaskInput& in = inputs_[next_input_];
+    if (next_channel_ >= in.channels.size()) {
+      next_channel_ = 0;
+      ++next_input_;
+      continue;
+    }
+    const size_t ch = next_channel_++;
+    if (in.finished[ch]) {
+      ++empty_checks;
+      continue;
+    }
+    auto element = in.channels[ch]->Pop();
+    if (!element) {
+      ++empty_checks;
+      continue;
+    }
+    empty_checks = 0;
+    ++processed;
+    HandleElement(in, ch, std::move(element));
+    if (in.num_finished == in.channels.size()) {
+      all_finished = true;
+      for (auto& other : inputs_) {
+        all_finished = all_finished && other.num_finished == other.channels.size();
+      }
+      if (all_finished) {
+        return InputStatus::kEndOfInput;
+      }
+    }
+  }
+  return processed > 0 ? InputStatus::kMoreAvailable : InputStatus::kNothingAvailable;
+}
+
+void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<StreamElement> element) {
+  StreamOperator& head = *ops_.front().op;
+  const std::string& head_name = ops_.front().name;
+  const int input = in.input_index;
+  switch (element->kind) {
+    case StreamElement::Kind::kRecords:
+      records_in_.fetch_add(static_cast<int64_t>(element->records.size()), std::memory_order_relaxed);
+      CallOperator(head_name, [&] {
+        for (StreamRecord& r : element->records) {
+          head.ProcessElement(r, input);
+        }
+      });
+      break;
+    case StreamElement::Kind::kWatermark:
+      CallOperator(head_name, [&] {
+        in.valve->InputWatermark(element->watermark, channel, *in.valve_output);
+      });
+      break;
+    case StreamElement::Kind::kWatermarkStatus:
+      CallOperator(head_name, [&] {
+        in.valve->InputWatermarkStatus(element->status, channel, *in.valve_output);
+      });
+      break;
+    case StreamElement::Kind::kEndOfInput:
+      in.finished[channel] = true;
+      ++in.num_finished;
+      CallOperator(head_name, [&] {
+        in.valve->MarkChannelFinished(channel, *in.valve_output);
+        if (in.num_finished == in.channels.size()) {
+          head.EndInput(input);
+        }
+      });
+      break;
+  }
+}
+
+void StreamTask::EndOfInput() {
+  if (dynamic_cast<SourceOperatorBase*>(ops_.front().op.get()) != nullptr) {
+    // A finished source advances event time to the end, firing every event-time timer
+    // downstream (Flink's advanceToEndOfEventTime).
+    CallOperator(ops_.front().name, [&] { ops_.front().output->EmitWatermark(Watermark{kMaxTimestamp}); });
+  }
+  // Chained operators see end of input, then finish, head first.
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    CallOperator(ops_[i].name, [&] {
+      if (i > 0) {
+        ops_[i].op->EndInput(0);
+      }
+      ops_[i].op->Finish();
+    });
+  }
+  StreamElement eoi;
+  eoi.kind = StreamElement::Kind::kEndOfInput;
+  for (auto& w : writers_) {
+    w->Broadcast(eoi);
+  }
+  // Hand everything to the channels before the thread ends.
+  while (!DrainWriters()) {
+    if (cancel_requested_.load(std::memory_order_acquire)) {
+      throw Cancelled("task cancelled");
+    }
+    RunMails();
+    wakeup_.WaitFor(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace tidemark

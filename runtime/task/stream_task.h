@@ -1,0 +1,164 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/errors.h"
+#include "runtime/io/channel.h"
+#include "runtime/io/wakeup.h"
+#include "runtime/mailbox/task_mailbox.h"
+#include "runtime/task/record_writer.h"
+#include "runtime/task/source_operator_base.h"
+#include "runtime/task/status_watermark_valve.h"
+#include "runtime/task/stream_operator.h"
+#include "runtime/time/processing_time_service.h"
+
+namespace tidemark {
+
+class VirtualProcessingTimeService;
+
+/// Where one operator inside a task sends its output: chained operators (direct calls) and
+/// record writers (channels to other tasks), for the main output and each side output.
+/// Watermarks and statuses go to every target, side outputs included (as in Flink).
+/// Mailbox thread only.
+class TaskOperatorOutput : public Output {
+ public:
+  struct Target {
+    StreamOperator* op = nullptr;  ///< chained operator, or
+    int input = 0;
+    RecordWriter* writer = nullptr;  ///< a network output
+  };
+
+  void AddMainTarget(Target t) { main_.push_back(t); }
+  void AddSideTarget(const std::string& tag, Target t);
+
+  void Collect(StreamRecord& record) override;
+  void CollectSide(std::string_view tag, StreamRecord& record) override;
+  void EmitWatermark(Watermark watermark) override;
+  void EmitWatermarkStatus(WatermarkStatus status) override;
+
+  int64_t records_out() const { return records_out_; }
+
+ private:
+  void Deliver(std::vector<Target>& targets, StreamRecord& record);
+
+  std::vector<Target> main_;
+  std::vector<std::pair<std::string, std::vector<Target>>> side_;
+  int64_t records_out_ = 0;
+};
+
+/// Thrown out of an operator call inside a task: names the operator that failed and the cause.
+class OperatorFailure : public Error {
+ public:
+  OperatorFailure(const std::string& op, const std::string& cause)
+      : Error("operator '" + op + "' failed: " + cause) {}
+};
+
+/// One input of a task's head operator: the channels from every upstream subtask feeding that
+/// input, merged by a StatusWatermarkValve.
+struct TaskInput {
+  /// Hands the valve's output to the head operator's input.
+  class HeadOutput : public ValveOutput {
+   public:
+    HeadOutput(StreamOperator* head, int input) : head_(head), input_(input) {}
+    void EmitWatermark(Watermark w) override { head_->ProcessWatermark(w, input_); }
+    void EmitWatermarkStatus(WatermarkStatus s) override { head_->ProcessWatermarkStatus(s, input_); }
+
+   private:
+    StreamOperator* head_;
+    int input_;
+  };
+
+  int input_index = 0;
+  std::vector<Channel*> channels;
+  std::unique_ptr<StatusWatermarkValve> valve;
+  std::unique_ptr<HeadOutput> valve_output;
+  std::vector<bool> finished;
+  size_t num_finished = 0;
+};
+
+/// One subtask: one thread running a single-threaded mailbox loop. Mirrors Flink's `StreamTask`
+/// with its `MailboxProcessor`: each turn runs pending mails (timers, control), fires due
+/// virtual-clock timers, then does the default action — poll the source, or take a bounded batch
+/// of elements from the input channels and hand records to the operator chain and watermarks /
+/// statuses to the input's StatusWatermarkValve. With nothing to do it sleeps on one Wakeup that
+/// mail, channel pushes and clock advances all signal.
+///
+/// Built fully by the ExecutionGraph before `Run`; afterwards only `Cancel` may be called from
+/// other threads. Owns its operators (the chain, in topological order), outputs and writers.
+class StreamTask {
+ public:
+  StreamTask(std::string name, int subtask_index);
+  ~StreamTask();
+
+  // ---- setup (before Run, from the setup thread) ----
+  Wakeup& wakeup() { return wakeup_; }
+  TaskMailbox& mailbox() { return mailbox_; }
+  void SetProcessingTimeService(std::unique_ptr<ProcessingTimeService> pts,
+                                VirtualProcessingTimeService* virtual_pts);
+  ProcessingTimeService& processing_time() { return *pts_; }
+  /// Adds an operator; the first one added is the head. Returns its index in the chain.
+  int AddOperator(std::unique_ptr<StreamOperator> op, std::string name);
+  StreamOperator& op(int i) { return *ops_[static_cast<size_t>(i)].op; }
+  TaskOperatorOutput& output_of(int i) { return *ops_[static_cast<size_t>(i)].output; }
+  RecordWriter* AddWriter(std::unique_ptr<RecordWriter> writer);
+  TaskInput& AddInput(int input_index, std::vector<Channel*> channels);
+  void SetAutoWatermarkIntervalMs(int64_t ms) { auto_watermark_interval_ms_ = ms; }
+
+  // ---- running ----
+  /// The thread body. Never throws: a failure is recorded (`failed()`, `failure()`). Always
+  /// closes every operator.
+  void Run();
+  /// Thread-safe: asks the task to stop at its next turn.
+  void Cancel();
+
+  bool failed() const { return failed_; }
+  bool cancelled() const { return cancelled_; }
+  const std::string& failure() const { return failure_; }
+  const std::string& name() const { return name_; }
+  int subtask_index() const { return subtask_index_; }
+
+  /// Records handed to the head operator (or emitted by a source head). Relaxed, any thread.
+  int64_t records_in() const { return records_in_.load(std::memory_order_relaxed); }
+
+ private:
+  struct ChainedOperator {
+    std::unique_ptr<StreamOperator> op;
+    std::string name;
+    std::unique_ptr<TaskOperatorOutput> output;
+  };
+
+  void OpenOperators();
+  void RunMailboxLoop();
+  bool RunMails();  // true when any mail ran
+  [[nodiscard]] InputStatus ProcessInput();
+  void HandleElement(TaskInput& in, size_t channel, std::unique_ptr<StreamElement> element);
+  void EndOfInput();
+  void FlushAll();
+  bool DrainWriters();
+
+  std::string name_;
+  int subtask_index_;
+  Wakeup wakeup_;
+  TaskMailbox mailbox_;
+  std::unique_ptr<ProcessingTimeService> pts_;
+  VirtualProcessingTimeService* virtual_pts_ = nullptr;
+  std::vector<ChainedOperator> ops_;
+  std::vector<std::unique_ptr<RecordWriter>> writers_;
+  std::vector<TaskInput> inputs_;
+  int64_t auto_watermark_interval_ms_ = 200;
+  size_t next_input_ = 0;
+  size_t next_channel_ = 0;
+
+  std::atomic<bool> cancel_requested_{false};
+  bool running_ = true;
+  bool failed_ = false;
+  bool cancelled_ = false;
+  std::string failure_;
+  std::atomic<int64_t> records_in_{0};
+};
+
+}  // namespace tidemark

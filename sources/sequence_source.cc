@@ -1,0 +1,171 @@
+#include "sources/sequence_source.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+namespace {
+
+Value ToValue(const ConfigValue& v) {
+  return std::visit([](const auto& x) -> Value { return x; }, v);
+}
+
+FieldType TypeOf(const ConfigValue& v) {
+  switch (v.index()) {
+    case 0:
+      return FieldType::kInt64;
+    case 1:
+      return FieldType::kDouble;
+    case 2:
+      return FieldType::kBool;
+    default:
+      return FieldType::kString;
+  }
+}
+
+class SequenceSplit : public SourceSplit {
+ public:
+  explicit SequenceSplit(const SequenceSplitSpec& spec) : spec_(spec) {}
+  std::string SplitId() const override { return spec_.id; }
+  const SequenceSplitSpec& spec() const { return spec_; }
+
+ private:
+  const SequenceSplitSpec& spec_;  // owned by the SequenceSource, which outlives the job
+};
+
+class SequenceReader : public SourceReader {
+ public:
+  explicit SequenceReader(const SequenceSource& source) : source_(source) {}
+
+  void Start(SourceReaderContext& context) override {
+    context_ = &context;
+    start_time_ = context.processing_time().GetCurrentProcessingTime();
+  }
+
+  void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) override {
+    for (auto& s : splits) {
+      auto* seq = dynamic_cast<SequenceSplit*>(s.get());
+      TM_CHECK(seq != nullptr, "sequence reader got a foreign split");
+      State st;
+      st.spec = &seq->spec();
+      st.constants.reserve(st.spec->fields.size());
+      for (const auto& [name, value] : st.spec->fields) {
+        st.constants.push_back(ToValue(value));
+      }
+      states_.push_back(std::move(st));
+    }
+  }
+
+  void NotifyNoMoreSplits() override { no_more_splits_ = true; }
+
+  InputStatus PollNext(ReaderOutput& output) override {
+    // Next split with records left, round-robin from where we stopped.
+    const size_t n = states_.size();
+    size_t picked = n;
+    for (size_t i = 0; i < n; ++i) {
+      size_t c = (next_ + i) % n;
+      if (states_[c].emitted < states_[c].spec->count) {
+        picked = c;
+        break;
+      }
+    }
+    if (picked == n) {
+      return no_more_splits_ ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+    }
+    const int64_t pacing = source_.spec().pacing_ms;
+    if (pacing > 0) {
+      const Timestamp due = start_time_ + emitted_total_ * pacing;
+      if (context_->processing_time().GetCurrentProcessingTime() < due) {
+        context_->WakeUpAt(due);
+        return InputStatus::kNothingAvailable;
+      }
+    }
+    State& st = states_[picked];
+    if (st.output == nullptr) {
+      st.output = &output.CreateOutputForSplit(st.spec->id);
+    }
+    const Timestamp ts = st.spec->first_timestamp_ms + st.emitted * st.spec->step_ms;
+    Row row;
+    row.reserve(1 + st.constants.size());
+    row.emplace_back(static_cast<int64_t>(ts));
+    row.insert(row.end(), st.constants.begin(), st.constants.end());
+    st.output->Collect(std::move(row), ts);
+    ++st.emitted;
+    ++emitted_total_;
+    next_ = (picked + 1) % n;
+    if (st.emitted == st.spec->count) {
+      output.ReleaseOutputForSplit(st.spec->id);
+      st.output = nullptr;
+    }
+    return InputStatus::kMoreAvailable;
+  }
+
+ private:
+  struct State {
+    const SequenceSplitSpec* spec = nullptr;
+    std::vector<Value> constants;
+    int64_t emitted = 0;
+    SourceOutput* output = nullptr;
+  };
+
+  const SequenceSource& source_;
+  SourceReaderContext* context_ = nullptr;
+  std::vector<State> states_;
+  size_t next_ = 0;
+  int64_t emitted_total_ = 0;
+  Timestamp start_time_ = 0;
+  bool no_more_splits_ = false;
+};
+
+}  // namespace
+
+SequenceSource::SequenceSource(const SourceSpec& spec) : spec_(spec) {
+  schema_.Add(spec_.timestamp_field_name.empty() ? "ts" : spec_.timestamp_field_name, FieldType::kTimestamp);
+  std::set<std::string> ids;
+  for (size_t i = 0; i < spec_.splits.size(); ++i) {
+    const auto& split = spec_.splits[i];
+    if (!ids.insert(split.id).second) {
+      throw InvalidArgument(fmt::format("splits[{}].id: split id '{}' is used twice", i, split.id));
+    }
+    if (split.count < 0) {
+      throw InvalidArgument(fmt::format("splits[{}].count: must be >= 0, got {}", i, split.count));
+    }
+    if (i == 0) {
+      for (const auto& [name, value] : split.fields) {
+        if (schema_.IndexOf(name) >= 0) {
+          throw InvalidArgument(fmt::format("splits[0].fields.{}: field name is taken", name));
+        }
+        schema_.Add(name, TypeOf(value));
+      }
+      continue;
+    }
+    bool same = split.fields.size() + 1 == schema_.size();
+    for (size_t f = 0; same && f < split.fields.size(); ++f) {
+      same = split.fields[f].first == schema_.field(f + 1).name &&
+             TypeOf(split.fields[f].second) == schema_.field(f + 1).type;
+    }
+    if (!same) {
+      throw InvalidArgument(fmt::format(
+          "splits[{}].fields: every split must have the same fields, in the same order and types, as "
+          "splits[0]",
+          i));
+    }
+  }
+}
+
+std::vector<std::unique_ptr<SourceSplit>> SequenceSource::CreateSplits() const {
+  std::vector<std::unique_ptr<SourceSplit>> out;
+  for (const auto& s : spec_.splits) {
+    out.push_back(std::make_unique<SequenceSplit>(s));
+  }
+  return out;
+}
+
+std::unique_ptr<SourceReader> SequenceSource::CreateReader(int /*subtask_index*/) const {
+  return std::make_unique<SequenceReader>(*this);
+}
+
+}  // namespace tidemark

@@ -1,0 +1,93 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/row.h"
+#include "runtime/core/watermark.h"
+#include "runtime/task/source_operator_base.h"
+#include "runtime/time/processing_time_service.h"
+
+namespace tidemark {
+
+/// A unit of source input (a file, a partition, a generated sequence). Mirrors Flink's
+/// `SourceSplit`. Owned by the enumerator until assigned, then by the reader.
+class SourceSplit {
+ public:
+  virtual ~SourceSplit() = default;
+  virtual std::string SplitId() const = 0;
+};
+
+/// Where a reader emits the records of one split (or of no particular split). Mirrors Flink's
+/// `SourceOutput`. A record gets its timestamp from the job's timestamp assigner; the overload
+/// with `timestamp_ms` gives the source's own timestamp (kept when no assigner is configured).
+/// Mailbox thread only.
+class SourceOutput {
+ public:
+  virtual ~SourceOutput() = default;
+  virtual void Collect(Row row) = 0;
+  virtual void Collect(Row row, Timestamp timestamp_ms) = 0;
+  virtual void EmitWatermark(Watermark watermark) = 0;
+  virtual void MarkIdle() = 0;
+  virtual void MarkActive() = 0;
+};
+
+/// The reader's whole output: itself the output for records of no particular split, plus one
+/// output per split, each with its own WatermarkGenerator (Flink's `ReaderOutput` and
+/// `createOutputForSplit`). Returned references stay valid until `ReleaseOutputForSplit`.
+class ReaderOutput : public SourceOutput {
+ public:
+  virtual SourceOutput& CreateOutputForSplit(const std::string& split_id) = 0;
+  virtual void ReleaseOutputForSplit(const std::string& split_id) = 0;
+};
+
+/// What a reader may use of its task. Borrowed; valid while the reader lives.
+class SourceReaderContext {
+ public:
+  virtual ~SourceReaderContext() = default;
+  virtual int subtask_index() const = 0;
+  virtual int parallelism() const = 0;
+  virtual ProcessingTimeService& processing_time() = 0;
+  /// Asks to be polled again once processing time reaches `time_ms` (pacing). Under the virtual
+  /// clock this advances the clock; under the system clock it arms a timer.
+  virtual void WakeUpAt(Timestamp time_ms) = 0;
+};
+
+/// Reads the splits assigned to one subtask. Mirrors Flink's `SourceReader` (FLIP-27).
+/// Mailbox thread only. `PollNext` emits a bounded amount (normally one record) and returns
+/// `kNothingAvailable` after arranging a wake-up (`WakeUpAt`) when it has to wait.
+class SourceReader {
+ public:
+  virtual ~SourceReader() = default;
+  virtual void Start(SourceReaderContext& context) = 0;
+  [[nodiscard]] virtual InputStatus PollNext(ReaderOutput& output) = 0;
+  virtual void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) = 0;
+  /// No split will be added any more; once the current ones are read, PollNext ends input.
+  virtual void NotifyNoMoreSplits() = 0;
+  /// Watermark alignment: stop / restart reading these splits. Readers that cannot pause ignore it.
+  virtual void PauseOrResumeSplits(const std::vector<std::string>& /*pause*/,
+                                   const std::vector<std::string>& /*resume*/) {}
+  virtual void Close() {}
+};
+
+/// A source: its record schema, its splits and a reader per subtask. Mirrors Flink's `Source`
+/// (the enumerator role is `CreateSplits` plus the static assignment in `SplitEnumerator`).
+/// Immutable after construction; shared by all subtasks.
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual const Schema& schema() const = 0;
+  virtual std::vector<std::unique_ptr<SourceSplit>> CreateSplits() const = 0;
+  virtual std::unique_ptr<SourceReader> CreateReader(int subtask_index) const = 0;
+};
+
+/// Assigns splits to readers. Mirrors Flink's `SplitEnumerator` for bounded, known split sets:
+/// split i goes to reader i mod parallelism, then every reader is told there are no more.
+class SplitEnumerator {
+ public:
+  static std::vector<std::unique_ptr<SourceSplit>> SplitsFor(const Source& source, int subtask_index,
+                                                             int parallelism);
+};
+
+}  // namespace tidemark
