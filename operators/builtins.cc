@@ -1,6 +1,9 @@
 #include "operators/builtins.h"
 
 #include "operators/sink_operator.h"
+#include "operators/timestamps_and_watermarks_operator.h"
+#include "operators/window/window_operator.h"
+#include "runtime/eventtime/make_watermark_strategy.h"
 #include "runtime/core/errors.h"
 #include "runtime/graph/job_resources.h"
 
@@ -39,10 +42,67 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
   return out;
 }
 
+CompiledOperator CompileAssignTimestamps(const CompileContext& ctx) {
+  if (!ctx.spec.watermarks) {
+    throw CompileError("watermarks", "assign-timestamps-and-watermarks needs a `watermarks:` block");
+  }
+  if (ctx.input_schemas.size() != 1) {
+    throw CompileError("inputs", "assign-timestamps-and-watermarks takes exactly one input");
+  }
+  CompiledOperator out;
+  out.output_schema = ctx.input_schemas.front();
+  out.side_output_schemas["errors"] = out.output_schema;
+  WatermarkStrategy strategy = [&] {
+    try {
+      return MakeWatermarkStrategy(*ctx.spec.watermarks, out.output_schema);
+    } catch (const InvalidArgument& e) {
+      throw CompileError("watermarks", e.what());
+    }
+  }();
+  out.factory = [strategy](int, int) -> std::unique_ptr<StreamOperator> {
+    return std::make_unique<TimestampsAndWatermarksOperator>(strategy);
+  };
+  return out;
+}
+
+CompiledOperator CompileWindow(const CompileContext& ctx) {
+  if (!ctx.spec.window) {
+    throw CompileError("window", "a window operator needs a `window:` block");
+  }
+  if (ctx.input_schemas.size() != 1) {
+    throw CompileError("inputs", "a window operator takes exactly one input (use a union first)");
+  }
+  const Schema& input = ctx.input_schemas.front();
+  WindowOperatorPlan plan = [&] {
+    try {
+      return WindowOperator::Compile(input, *ctx.spec.window, ctx.spec.key_by);
+    } catch (const InvalidArgument& e) {
+      throw CompileError("window", e.what());
+    }
+  }();
+  CompiledOperator out;
+  out.output_schema = plan.output_schema;
+  if (!ctx.spec.window->late_output.empty()) {
+    out.side_output_schemas[ctx.spec.window->late_output] = input;
+  }
+  for (const auto& name : ctx.spec.key_by) {
+    out.input_key_slots.push_back(input.IndexOf(name));
+  }
+  out.hash_input = true;
+  if (ctx.spec.key_by.empty()) {
+    out.forced_parallelism = 1;  // all records meet in one window set
+  }
+  auto factory = plan.factory;
+  out.factory = [factory](int, int) { return factory(); };
+  return out;
+}
+
 }  // namespace
 
 void RegisterOperatorBuiltins(OperatorRegistry& registry) {
   registry.Register("sink", CompileSink);
+  registry.Register("assign-timestamps-and-watermarks", CompileAssignTimestamps);
+  registry.Register("window", CompileWindow);
 }
 
 }  // namespace tidemark

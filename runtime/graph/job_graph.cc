@@ -175,7 +175,7 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
       const JobVertex& up = graph.vertices[static_cast<size_t>(e.from)];
       Partitioning p = in.partitioning;
       if (p == Partitioning::kDefault) {
-        if (!v.compiled.input_key_slots.empty()) {
+        if (!v.compiled.input_key_slots.empty() || v.compiled.hash_input) {
           p = Partitioning::kHash;
         } else if (up.parallelism == v.parallelism) {
           p = Partitioning::kForward;
@@ -190,7 +190,7 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
                                                  up.spec.id, up.parallelism, v.spec.id, v.parallelism)));
       }
       if (p == Partitioning::kHash) {
-        if (v.compiled.input_key_slots.empty()) {
+        if (v.compiled.input_key_slots.empty() && !v.compiled.hash_input) {
           throw JobCompileError(Locate(spec, in.location, static_cast<size_t>(v.id), "inputs",
                                        "partition: hash needs key-by on the receiving operator"));
         }

@@ -31,6 +31,9 @@ struct CompiledOperator {
   int forced_parallelism = 0;
   /// Key slots in the *input* schema; non-empty makes the input edge hash-partitioned (keyBy).
   std::vector<int> input_key_slots;
+  /// Hash-partition the input even without key slots (an all-records window: every record goes
+  /// to subtask 0 through a channel, as Flink's windowAll keys by a constant).
+  bool hash_input = false;
 };
 
 /// Everything an operator compiler sees: its spec, the job, and its inputs' schemas (by input index).
