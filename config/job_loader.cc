@@ -1,6 +1,7 @@
 #include "config/job_loader.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string_view>
 #include <system_error>
@@ -20,11 +22,13 @@
 namespace tidemark {
 namespace {
 
-using KeyList = std::vector<std::string>;
+/// A list of allowed words (keys or enum values); views of constants or of a live vector.
+using KeyList = std::span<const std::string_view>;
 
-std::string Join(const std::vector<std::string>& items, std::string_view sep = ", ") {
+template <typename Range>
+std::string Join(const Range& items, std::string_view sep = ", ") {
   std::string out;
-  for (const std::string& item : items) {
+  for (const auto& item : items) {
     if (!out.empty()) {
       out += sep;
     }
@@ -41,11 +45,11 @@ std::string IndexPath(const std::string& parent, size_t index) {
   return fmt::format("{}[{}]", parent, index);
 }
 
-bool Contains(const KeyList& list, const std::string& item) {
+bool Contains(KeyList list, std::string_view item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
-size_t EditDistance(const std::string& a, const std::string& b) {
+size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) {
     row[j] = j;
@@ -63,16 +67,16 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 }
 
 /// " (did you mean "x"?)" for a near miss (typo, snake_case for kebab-case), else "".
-std::string Suggestion(const std::string& got, const KeyList& allowed) {
+std::string Suggestion(const std::string& got, KeyList allowed) {
   std::string normalized = got;
   std::replace(normalized.begin(), normalized.end(), '_', '-');
   std::string best;
   size_t best_distance = 3;
-  for (const std::string& candidate : allowed) {
+  for (std::string_view candidate : allowed) {
     const size_t distance = EditDistance(normalized, candidate);
     if (distance < best_distance) {
       best_distance = distance;
-      best = candidate;
+      best = std::string(candidate);
     }
   }
   return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
@@ -157,14 +161,15 @@ std::string SyntaxMessage(const std::string& yaml_message) {
 enum class Sign { kAny, kNonNegative, kPositive };
 
 /// A key/value pair inside a mapping, with the YAML path of the value.
-struct Field {
+// yaml-cpp's Node has no move assignment, so the implicit one may throw.
+struct Field {  // NOLINT(bugprone-exception-escape)
   YAML::Node key;
   YAML::Node value;
   std::string path;
 };
 
 /// A mapping whose keys were checked against an allowed list.
-struct MapView {
+struct MapView {  // NOLINT(bugprone-exception-escape)
   YAML::Node node;
   std::string path;
   std::vector<Field> fields;
@@ -195,39 +200,51 @@ struct OperatorInfo {
   std::vector<SourceLocation> side_output_locations;
 };
 
-const KeyList kTopKeys = {"name", "pipeline", "operators", "report"};
-const KeyList kPipelineKeys = {"parallelism", "clock", "auto-watermark-interval",
-                               "channel-capacity"};
-const KeyList kOperatorTypes = {"source", "assign-timestamps-and-watermarks", "window", "sink"};
-const KeyList kCommonOperatorKeys = {"id", "type", "parallelism", "input", "inputs"};
-const KeyList kInputKeys = {"from", "side-output", "partition"};
-const KeyList kPartitionings = {"forward", "rebalance", "hash", "broadcast"};
-const KeyList kSourceKeys = {"type", "interleave", "pacing", "timestamp-field", "splits"};
-const KeyList kSourceTypes = {"sequence"};
-const KeyList kInterleaves = {"round-robin"};
-const KeyList kSplitKeys = {"id", "start", "step", "count", "fields"};
-const KeyList kWatermarkKeys = {"strategy",       "max-out-of-orderness", "timestamp-field",
-                                "timestamp-unit", "watermark-field",      "idleness",
-                                "alignment"};
-const KeyList kStrategies = {"bounded-out-of-orderness", "monotonous", "punctuated", "none"};
-const KeyList kTimestampUnits = {"ms", "s", "us", "ns", "iso8601"};
-const KeyList kAlignmentKeys = {"group", "max-drift", "update-interval"};
-const KeyList kWindowKeys = {
-    "assigner",         "time",    "size",        "slide",          "gap",      "offset",
-    "allowed-lateness", "trigger", "late-output", "emit-watermark", "aggregate"};
-const KeyList kAssigners = {"tumbling", "sliding", "session", "global"};
-const KeyList kWindowTimes = {"event", "processing"};
-const KeyList kAggregateKeys = {"fn", "field", "as"};
-const KeyList kAggregateFunctions = {"count", "sum", "min", "max", "avg", "first", "last"};
-const KeyList kSinkKeys = {"type", "path", "format"};
-const KeyList kSinkTypes = {"print", "file", "collect"};
-const KeyList kSinkFormats = {"json", "fire"};
-const KeyList kClocks = {"system", "virtual"};
-const KeyList kReportKeys = {"label", "windows-sink", "late-sink", "breakdown"};
-const KeyList kBreakdownKeys = {"field", "value"};
+constexpr auto kTopKeys =
+    std::to_array<std::string_view>({"name", "pipeline", "operators", "report"});
+constexpr auto kPipelineKeys = std::to_array<std::string_view>(
+    {"parallelism", "clock", "auto-watermark-interval", "channel-capacity"});
+constexpr auto kOperatorTypes = std::to_array<std::string_view>(
+    {"source", "assign-timestamps-and-watermarks", "window", "sink"});
+constexpr auto kCommonOperatorKeys =
+    std::to_array<std::string_view>({"id", "type", "parallelism", "input", "inputs"});
+constexpr auto kInputKeys = std::to_array<std::string_view>({"from", "side-output", "partition"});
+constexpr auto kPartitionings =
+    std::to_array<std::string_view>({"forward", "rebalance", "hash", "broadcast"});
+constexpr auto kSourceKeys =
+    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "splits"});
+constexpr auto kSourceTypes = std::to_array<std::string_view>({"sequence"});
+constexpr auto kInterleaves = std::to_array<std::string_view>({"round-robin"});
+constexpr auto kSplitKeys =
+    std::to_array<std::string_view>({"id", "start", "step", "count", "fields"});
+constexpr auto kWatermarkKeys =
+    std::to_array<std::string_view>({"strategy", "max-out-of-orderness", "timestamp-field",
+                                     "timestamp-unit", "watermark-field", "idleness", "alignment"});
+constexpr auto kStrategies = std::to_array<std::string_view>(
+    {"bounded-out-of-orderness", "monotonous", "punctuated", "none"});
+constexpr auto kTimestampUnits =
+    std::to_array<std::string_view>({"ms", "s", "us", "ns", "iso8601"});
+constexpr auto kAlignmentKeys =
+    std::to_array<std::string_view>({"group", "max-drift", "update-interval"});
+constexpr auto kWindowKeys = std::to_array<std::string_view>(
+    {"assigner", "time", "size", "slide", "gap", "offset", "allowed-lateness", "trigger",
+     "late-output", "emit-watermark", "aggregate"});
+constexpr auto kAssigners =
+    std::to_array<std::string_view>({"tumbling", "sliding", "session", "global"});
+constexpr auto kWindowTimes = std::to_array<std::string_view>({"event", "processing"});
+constexpr auto kAggregateKeys = std::to_array<std::string_view>({"fn", "field", "as"});
+constexpr auto kAggregateFunctions =
+    std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
+constexpr auto kSinkKeys = std::to_array<std::string_view>({"type", "path", "format"});
+constexpr auto kSinkTypes = std::to_array<std::string_view>({"print", "file", "collect"});
+constexpr auto kSinkFormats = std::to_array<std::string_view>({"json", "fire"});
+constexpr auto kClocks = std::to_array<std::string_view>({"system", "virtual"});
+constexpr auto kReportKeys =
+    std::to_array<std::string_view>({"label", "windows-sink", "late-sink", "breakdown"});
+constexpr auto kBreakdownKeys = std::to_array<std::string_view>({"field", "value"});
 
-KeyList OperatorKeys(const std::string& type) {
-  KeyList keys = kCommonOperatorKeys;
+std::vector<std::string_view> OperatorKeys(const std::string& type) {
+  std::vector<std::string_view> keys(kCommonOperatorKeys.begin(), kCommonOperatorKeys.end());
   if (type == "source") {
     keys.insert(keys.end(), {"source", "watermarks"});
   } else if (type == "assign-timestamps-and-watermarks") {
@@ -275,9 +292,9 @@ class Loader {
   }
 
   std::optional<MapView> OpenMap(const YAML::Node& node, const SourceLocation& location,
-                                 const std::string& path, const KeyList& allowed,
+                                 const std::string& path, KeyList allowed,
                                  const std::string& context = "");
-  std::optional<MapView> OpenMap(const Field& field, const KeyList& allowed,
+  std::optional<MapView> OpenMap(const Field& field, KeyList allowed,
                                  const std::string& context = "") {
     return OpenMap(field.value, ValueLoc(field), field.path, allowed, context);
   }
@@ -296,7 +313,7 @@ class Loader {
   }
 
   std::optional<std::string> ReadString(const Field& field, bool allow_empty = false);
-  std::optional<std::string> ReadEnum(const Field& field, const KeyList& allowed);
+  std::optional<std::string> ReadEnum(const Field& field, KeyList allowed);
   std::optional<int64_t> ReadInt(const Field& field, int64_t min);
   std::optional<bool> ReadBool(const Field& field);
   std::optional<int64_t> ReadDuration(const Field& field, Sign sign);
@@ -335,7 +352,7 @@ class Loader {
 };
 
 std::optional<MapView> Loader::OpenMap(const YAML::Node& node, const SourceLocation& location,
-                                       const std::string& path, const KeyList& allowed,
+                                       const std::string& path, KeyList allowed,
                                        const std::string& context) {
   if (!node.IsMap()) {
     Error(location, path, fmt::format("expected a mapping, got {}", Describe(node)));
@@ -381,7 +398,7 @@ std::optional<std::string> Loader::ReadString(const Field& field, bool allow_emp
   return field.value.Scalar();
 }
 
-std::optional<std::string> Loader::ReadEnum(const Field& field, const KeyList& allowed) {
+std::optional<std::string> Loader::ReadEnum(const Field& field, KeyList allowed) {
   if (!field.value.IsScalar()) {
     ValueError(field, fmt::format("expected one of {}, got {}", Join(allowed, " | "),
                                   Describe(field.value)));
@@ -694,7 +711,7 @@ SourceSpec Loader::ParseSource(const Field& field) {
     }
     for (const auto& [name, value] : split.fields) {
       if (name == source.timestamp_field_name) {
-        Error(split.location, path + ".fields." + name,
+        Error(split.location, fmt::format("{}.fields.{}", path, name),
               fmt::format("clashes with the generated event-time field \"{}\" (source "
                           "timestamp-field)",
                           name));
@@ -927,7 +944,7 @@ std::vector<std::string> Loader::ParseKeyBy(const Field& field) {
   for (size_t i = 0; i < field.value.size(); ++i) {
     const Field item{field.value[i], field.value[i], IndexPath(field.path, i)};
     if (std::optional<std::string> key = ReadString(item)) {
-      if (Contains(keys, *key)) {
+      if (std::find(keys.begin(), keys.end(), *key) != keys.end()) {
         ValueError(item, fmt::format("duplicate key field \"{}\"", *key));
       } else {
         keys.push_back(*key);
@@ -996,7 +1013,7 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
   }
   // The type decides which keys are allowed, so read it before checking keys.
   std::string context;
-  KeyList allowed = OperatorKeys("");
+  std::vector<std::string_view> allowed = OperatorKeys("");
   if (const YAML::Node type = node["type"];
       type && type.IsScalar() && Contains(kOperatorTypes, type.Scalar())) {
     allowed = OperatorKeys(type.Scalar());
@@ -1068,7 +1085,8 @@ void Loader::ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& 
                         job.operators[i].id, first.id_location.line, first.id_path));
     }
   }
-  std::vector<std::string> known;
+  std::vector<std::string_view> known;
+  known.reserve(index.size());
   for (const auto& [id, i] : index) {
     known.push_back(id);
   }
@@ -1145,6 +1163,7 @@ void Loader::ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& 
         // Start the loop at the operator written first, so it reads in file order.
         std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
         std::vector<std::string> names;
+        names.reserve(cycle.size() + 1);
         for (size_t c : cycle) {
           names.push_back(job.operators[c].id);
         }
@@ -1166,7 +1185,7 @@ void Loader::ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& 
 }
 
 void Loader::ValidateReport(const JobSpec& job, const MapView& report) {
-  std::vector<std::string> sinks;
+  std::vector<std::string_view> sinks;
   for (const OperatorSpec& op : job.operators) {
     if (op.type == "sink" && !op.id.empty()) {
       sinks.push_back(op.id);
@@ -1295,15 +1314,15 @@ std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* err
   } else if (unit == "s") {
     multiplier = 1000;
   } else if (unit == "m" || unit == "min") {
-    multiplier = 60 * 1000;
+    multiplier = int64_t{60} * 1000;
   } else if (unit == "h") {
-    multiplier = 60 * 60 * 1000;
+    multiplier = int64_t{60} * 60 * 1000;
   } else if (unit == "d") {
-    multiplier = 24 * 60 * 60 * 1000;
+    multiplier = int64_t{24} * 60 * 60 * 1000;
   } else if (unit == "us") {
     multiplier = -1000;
   } else if (unit == "ns") {
-    multiplier = -1000 * 1000;
+    multiplier = int64_t{-1000} * 1000;
   } else {
     return fail(fmt::format("unknown unit \"{}\"; use ms, s, m, h or d", unit));
   }
