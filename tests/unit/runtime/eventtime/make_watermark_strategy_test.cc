@@ -1,0 +1,164 @@
+#include "runtime/eventtime/make_watermark_strategy.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/core/errors.h"
+#include "runtime/eventtime/watermarks_with_idleness.h"
+#include "tests/unit/runtime/eventtime/recording_watermark_output.h"
+
+namespace tidemark {
+namespace {
+
+using Calls = std::vector<std::string>;
+
+Schema TestSchema() {
+  return Schema({{"ts", FieldType::kInt64},
+                 {"name", FieldType::kString},
+                 {"secs", FieldType::kDouble},
+                 {"wm", FieldType::kInt64},
+                 {"flag", FieldType::kBool},
+                 {"t", FieldType::kTimestamp}});
+}
+
+StreamRecord Rec(Value ts, Value name = std::string("x"), Value secs = 0.0, Value wm = std::monostate{}) {
+  return StreamRecord(Row{std::move(ts), std::move(name), std::move(secs), std::move(wm), false, int64_t{0}});
+}
+
+TEST(MakeWatermarkStrategyTest, BoundedOutOfOrdernessReadsTheTimestampField) {
+  WatermarkStrategySpec spec;
+  spec.strategy = "bounded-out-of-orderness";
+  spec.max_out_of_orderness_ms = 3000;
+  spec.timestamp_field = "ts";
+  WatermarkStrategy s = MakeWatermarkStrategy(spec, TestSchema());
+  EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{9149})), 9149);
+  EXPECT_EQ(s.ExtractTimestamp(Rec(std::monostate{})), std::nullopt) << "NULL is no timestamp, never 0";
+  auto g = s.CreateWatermarkGenerator(nullptr);
+  testing::RecordingWatermarkOutput out;
+  g->OnPeriodicEmit(out);
+  StreamRecord r = Rec(int64_t{10000});
+  g->OnEvent(r, 10000, out);
+  g->OnPeriodicEmit(out);
+  EXPECT_EQ(out.Take(), (Calls{"wm:MIN", "wm:6999"}));
+}
+
+TEST(MakeWatermarkStrategyTest, ConvertsUnits) {
+  WatermarkStrategySpec spec;
+  spec.strategy = "monotonous";
+  spec.timestamp_field = "ts";
+  spec.timestamp_unit = "s";
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{12})), 12000);
+  spec.timestamp_unit = "us";
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{-1})), -1);
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{12999})), 12);
+  spec.timestamp_unit = "ns";
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{5'000'000})), 5);
+  spec.timestamp_unit = "s";
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{kMaxTimestamp / 10})),
+            std::nullopt)
+      << "overflow is no timestamp";
+  spec.timestamp_field = "secs";
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{0}, "x", 1.5)), 1500);
+}
+
+TEST(MakeWatermarkStrategyTest, ParsesIso8601WithZones) {
+  EXPECT_EQ(ParseIso8601Millis("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(ParseIso8601Millis("1970-01-01T00:00:01.5Z"), 1500);
+  EXPECT_EQ(ParseIso8601Millis("2024-02-29T12:34:56.789Z"), 1709210096789);
+  EXPECT_EQ(ParseIso8601Millis("2024-02-29T14:34:56.789+02:00"), 1709210096789);
+  EXPECT_EQ(ParseIso8601Millis("2024-02-29T07:04:56.789123-0530"), 1709210096789);
+  EXPECT_EQ(ParseIso8601Millis("1969-12-31T23:59:59.999Z"), -1);
+  EXPECT_EQ(ParseIso8601Millis("2024-02-29"), 1709164800000);
+  EXPECT_EQ(ParseIso8601Millis("2023-02-29T00:00:00Z"), std::nullopt);
+  EXPECT_EQ(ParseIso8601Millis("2024-01-01T24:00:00Z"), std::nullopt);
+  EXPECT_EQ(ParseIso8601Millis("2024-01-01T00:00:00Q"), std::nullopt);
+  EXPECT_EQ(ParseIso8601Millis("yesterday"), std::nullopt);
+
+  WatermarkStrategySpec spec;
+  spec.strategy = "none";
+  spec.timestamp_field = "name";
+  spec.timestamp_unit = "iso8601";
+  WatermarkStrategy s = MakeWatermarkStrategy(spec, TestSchema());
+  EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{0}, std::string("1970-01-01T00:00:02Z"))), 2000);
+  EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{0}, std::string("garbage"))), std::nullopt);
+}
+
+TEST(MakeWatermarkStrategyTest, PunctuatedEmitsTheWatermarkFieldWhenPresent) {
+  WatermarkStrategySpec spec;
+  spec.strategy = "punctuated";
+  spec.timestamp_field = "ts";
+  spec.watermark_field = "wm";
+  auto g = MakeWatermarkStrategy(spec, TestSchema()).CreateWatermarkGenerator(nullptr);
+  testing::RecordingWatermarkOutput out;
+  StreamRecord without = Rec(int64_t{5});
+  StreamRecord with = Rec(int64_t{6}, "x", 0.0, int64_t{4});
+  g->OnEvent(without, 5, out);
+  g->OnEvent(with, 6, out);
+  g->OnPeriodicEmit(out);
+  EXPECT_EQ(out.Take(), (Calls{"wm:4"}));
+}
+
+TEST(MakeWatermarkStrategyTest, EmptyTimestampFieldKeepsTheRecordTimestamp) {
+  WatermarkStrategySpec spec;
+  spec.strategy = "monotonous";
+  WatermarkStrategy s = MakeWatermarkStrategy(spec, TestSchema());
+  StreamRecord stamped(Row{}, 77);
+  StreamRecord bare(Row{});
+  EXPECT_EQ(s.ExtractTimestamp(stamped), 77);
+  EXPECT_EQ(s.ExtractTimestamp(bare), std::nullopt);
+}
+
+TEST(MakeWatermarkStrategyTest, IdlenessAndAlignmentAreCarried) {
+  WatermarkStrategySpec spec;
+  spec.timestamp_field = "ts";
+  spec.idleness_ms = 2000;
+  spec.alignment = WatermarkStrategySpec::Alignment{"g1", 500, 100};
+  WatermarkStrategy s = MakeWatermarkStrategy(spec, TestSchema());
+  ASSERT_TRUE(s.idle_timeout().has_value());
+  EXPECT_EQ(s.idle_timeout()->count(), 2000);
+  ASSERT_TRUE(s.alignment().has_value());
+  EXPECT_EQ(*s.alignment(), (WatermarkAlignmentParams{"g1", 500, 100}));
+  ManualRelativeClock clock(1);
+  auto g = s.CreateWatermarkGenerator(&clock);
+  EXPECT_NE(dynamic_cast<WatermarksWithIdleness*>(g.get()), nullptr);
+}
+
+TEST(MakeWatermarkStrategyTest, RejectsBadSpecsWithLocation) {
+  WatermarkStrategySpec spec;
+  spec.timestamp_field = "nope";
+  spec.location = SourceLocation{"job.yaml", 7, 5};
+  try {
+    MakeWatermarkStrategy(spec, TestSchema());
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("job.yaml:7:5: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos) << e.what();
+  }
+  auto bad = [](auto mutate) {
+    WatermarkStrategySpec s;
+    s.timestamp_field = "ts";
+    mutate(s);
+    return s;
+  };
+  const Schema schema = TestSchema();
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.strategy = "sometimes"; }), schema), InvalidArgument);
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.timestamp_unit = "h"; }), schema), InvalidArgument);
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.max_out_of_orderness_ms = -1; }), schema),
+               InvalidArgument);
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.idleness_ms = 0; }), schema), InvalidArgument);
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.strategy = "punctuated"; }), schema),
+               InvalidArgument);
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.timestamp_field = "flag"; }), schema),
+               InvalidArgument);
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.timestamp_field = "name"; }), schema),
+               InvalidArgument)
+      << "a string field needs unit iso8601";
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) {
+                 s.timestamp_field = "t";
+                 s.timestamp_unit = "s";
+               }),
+                                     schema),
+               InvalidArgument);
+}
+
+}  // namespace
+}  // namespace tidemark
