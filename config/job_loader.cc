@@ -205,22 +205,15 @@ constexpr auto kTopKeys =
 constexpr auto kPipelineKeys = std::to_array<std::string_view>(
     {"parallelism", "clock", "auto-watermark-interval", "channel-capacity"});
 constexpr auto kOperatorTypes = std::to_array<std::string_view>(
-    {"source", "assign-timestamps-and-watermarks", "window", "map", "filter", "sink"});
+    {"source", "assign-timestamps-and-watermarks", "window", "sink"});
 constexpr auto kCommonOperatorKeys =
     std::to_array<std::string_view>({"id", "type", "parallelism", "input", "inputs"});
 constexpr auto kInputKeys = std::to_array<std::string_view>({"from", "side-output", "partition"});
 constexpr auto kPartitionings =
     std::to_array<std::string_view>({"forward", "rebalance", "hash", "broadcast"});
 constexpr auto kSourceKeys =
-    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "splits",
-                                     "count", "keys", "step", "rate", "watermark-every",
-                                     "latency-every"});
-constexpr auto kSourceTypes = std::to_array<std::string_view>({"sequence", "generator"});
-constexpr auto kGeneratorOnlyKeys = std::to_array<std::string_view>(
-    {"count", "keys", "step", "rate", "watermark-every", "latency-every"});
-constexpr auto kMapKeys = std::to_array<std::string_view>({"field", "multiply", "add"});
-constexpr auto kFilterKeys = std::to_array<std::string_view>({"field", "op", "value"});
-constexpr auto kFilterOps = std::to_array<std::string_view>({"gt", "ge", "lt", "le", "eq", "ne"});
+    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "splits"});
+constexpr auto kSourceTypes = std::to_array<std::string_view>({"sequence"});
 constexpr auto kInterleaves = std::to_array<std::string_view>({"round-robin"});
 constexpr auto kSplitKeys =
     std::to_array<std::string_view>({"id", "start", "step", "count", "fields"});
@@ -243,8 +236,7 @@ constexpr auto kAggregateKeys = std::to_array<std::string_view>({"fn", "field", 
 constexpr auto kAggregateFunctions =
     std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
 constexpr auto kSinkKeys = std::to_array<std::string_view>({"type", "path", "format"});
-constexpr auto kSinkTypes =
-    std::to_array<std::string_view>({"print", "file", "collect", "checksum"});
+constexpr auto kSinkTypes = std::to_array<std::string_view>({"print", "file", "collect"});
 constexpr auto kSinkFormats = std::to_array<std::string_view>({"json", "fire"});
 constexpr auto kClocks = std::to_array<std::string_view>({"system", "virtual"});
 constexpr auto kReportKeys =
@@ -261,12 +253,8 @@ std::vector<std::string_view> OperatorKeys(const std::string& type) {
     keys.insert(keys.end(), {"key-by", "window"});
   } else if (type == "sink") {
     keys.insert(keys.end(), {"sink"});
-  } else if (type == "map") {
-    keys.insert(keys.end(), {"map"});
-  } else if (type == "filter") {
-    keys.insert(keys.end(), {"filter"});
   } else {
-    keys.insert(keys.end(), {"source", "watermarks", "key-by", "window", "map", "filter", "sink"});
+    keys.insert(keys.end(), {"source", "watermarks", "key-by", "window", "sink"});
   }
   return keys;
 }
@@ -330,7 +318,6 @@ class Loader {
   std::optional<bool> ReadBool(const Field& field);
   std::optional<int64_t> ReadDuration(const Field& field, Sign sign);
   std::optional<ConfigValue> ReadConstant(const Field& field);
-  std::optional<double> ReadNumber(const Field& field);
 
   // Helpers that store into `out` only on success.
   template <typename T, typename Reader>
@@ -355,8 +342,6 @@ class Loader {
   std::vector<AggregateSpec> ParseAggregates(const Field& field);
   std::vector<std::string> ParseKeyBy(const Field& field);
   SinkSpec ParseSink(const Field& field);
-  MapSpec ParseMap(const Field& field);
-  FilterSpec ParseFilter(const Field& field);
   ReportSpec ParseReport(const Field& field, std::optional<MapView>& map);
 
   void ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& infos);
@@ -700,24 +685,6 @@ SourceSpec Loader::ParseSource(const Field& field) {
            [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
   Optional(*map, "timestamp-field", source.timestamp_field_name,
            [&](const Field& f) { return ReadString(f); });
-  if (source.type == "generator") {
-    Forbid(*map, "splits", "applies only to a source of type sequence, not generator");
-    if (std::optional<Field> f = Require(*map, "count")) {
-      source.count = ReadInt(*f, 0).value_or(0);
-    }
-    Optional(*map, "keys", source.keys, [&](const Field& f) { return ReadInt(f, 1); });
-    Optional(*map, "step", source.step_ms,
-             [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
-    Optional(*map, "rate", source.rate, [&](const Field& f) { return ReadInt(f, 0); });
-    Optional(*map, "watermark-every", source.watermark_every,
-             [&](const Field& f) { return ReadInt(f, 0); });
-    Optional(*map, "latency-every", source.latency_every,
-             [&](const Field& f) { return ReadInt(f, 0); });
-    return source;
-  }
-  for (std::string_view key : kGeneratorOnlyKeys) {
-    Forbid(*map, std::string(key), "applies only to a source of type generator");
-  }
   std::optional<Field> splits = Require(*map, "splits");
   if (!splits) {
     return source;
@@ -1008,53 +975,6 @@ SinkSpec Loader::ParseSink(const Field& field) {
   return sink;
 }
 
-std::optional<double> Loader::ReadNumber(const Field& field) {
-  std::optional<ConfigValue> value = ReadConstant(field);
-  if (!value) {
-    return std::nullopt;
-  }
-  if (const auto* i = std::get_if<int64_t>(&*value)) {
-    return static_cast<double>(*i);
-  }
-  if (const auto* d = std::get_if<double>(&*value)) {
-    return *d;
-  }
-  ValueError(field, fmt::format("expected a number, got {}", Describe(field.value)));
-  return std::nullopt;
-}
-
-MapSpec Loader::ParseMap(const Field& field) {
-  MapSpec spec;
-  spec.location = ValueLoc(field);
-  std::optional<MapView> map = OpenMap(field, kMapKeys);
-  if (!map) {
-    return spec;
-  }
-  if (std::optional<Field> f = Require(*map, "field")) {
-    spec.field = ReadString(*f).value_or("");
-  }
-  Optional(*map, "multiply", spec.multiply, [&](const Field& f) { return ReadNumber(f); });
-  Optional(*map, "add", spec.add, [&](const Field& f) { return ReadNumber(f); });
-  return spec;
-}
-
-FilterSpec Loader::ParseFilter(const Field& field) {
-  FilterSpec spec;
-  spec.location = ValueLoc(field);
-  std::optional<MapView> map = OpenMap(field, kFilterKeys);
-  if (!map) {
-    return spec;
-  }
-  if (std::optional<Field> f = Require(*map, "field")) {
-    spec.field = ReadString(*f).value_or("");
-  }
-  Optional(*map, "op", spec.op, [&](const Field& f) { return ReadEnum(f, kFilterOps); });
-  if (std::optional<Field> f = Require(*map, "value")) {
-    spec.value = ReadNumber(*f).value_or(0.0);
-  }
-  return spec;
-}
-
 ReportSpec Loader::ParseReport(const Field& field, std::optional<MapView>& map) {
   ReportSpec report;
   report.location = ValueLoc(field);
@@ -1146,14 +1066,6 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
   } else if (op.type == "sink") {
     if (std::optional<Field> f = Require(*map, "sink")) {
       op.sink = ParseSink(*f);
-    }
-  } else if (op.type == "map") {
-    if (std::optional<Field> f = Require(*map, "map")) {
-      op.map = ParseMap(*f);
-    }
-  } else if (op.type == "filter") {
-    if (std::optional<Field> f = Require(*map, "filter")) {
-      op.filter = ParseFilter(*f);
     }
   }
 }
