@@ -1,0 +1,134 @@
+#include "operators/interval_join_operator.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+
+namespace {
+constexpr int kLeft = 0;
+constexpr int kRight = 1;
+}  // namespace
+
+IntervalJoinOperator::IntervalJoinOperator(Options options, JoinFunction join)
+    : options_(std::move(options)), join_(std::move(join)) {
+  lower_ = options_.lower_inclusive ? options_.lower_bound_ms : options_.lower_bound_ms + 1;
+  upper_ = options_.upper_inclusive ? options_.upper_bound_ms : options_.upper_bound_ms - 1;
+  if (lower_ > upper_) {
+    throw InvalidArgument(fmt::format(
+        "interval join bounds must satisfy lowerBound <= upperBound (inclusive: {} > {})", lower_,
+        upper_));
+  }
+  if (options_.left_key_slots.size() != options_.right_key_slots.size()) {
+    throw InvalidArgument("interval join: left and right keys have different arity");
+  }
+  if (!join_) {
+    join_ = [](const Row& l, const Row& r, Timestamp, Timestamp, std::vector<Row>& out) {
+      Row row = l;
+      row.insert(row.end(), r.begin(), r.end());
+      out.push_back(std::move(row));
+    };
+  }
+}
+
+IntervalJoinOperator::~IntervalJoinOperator() = default;
+
+void IntervalJoinOperator::Open(const OperatorContext& context) {
+  StreamOperator::Open(context);
+  timer_service_ = std::make_unique<InternalTimerService<int>>(processing_time(), *this, *this);
+}
+
+void IntervalJoinOperator::Close() { timer_service_.reset(); }
+
+void IntervalJoinOperator::ProcessElement(StreamRecord& record, int input) {
+  const bool is_left = input == kLeft;
+  if (!record.has_timestamp || record.timestamp == kMinTimestamp) {
+    throw NoTimestamp(
+        "Long.MIN_VALUE timestamp: elements used in interval stream joins need meaningful "
+        "timestamps");
+  }
+  const Timestamp ts = record.timestamp;
+  if (ts < timer_service_->CurrentWatermark()) {
+    const std::string& tag =
+        is_left ? options_.left_late_output_tag : options_.right_late_output_tag;
+    if (tag.empty()) {
+      ++num_late_records_dropped_;
+    } else {
+      output().CollectSide(tag, record);
+    }
+    return;
+  }
+  const std::vector<int>& slots = is_left ? options_.left_key_slots : options_.right_key_slots;
+  Key key;
+  key.reserve(slots.size());
+  for (int s : slots) {
+    key.push_back(record.row[static_cast<size_t>(s)]);
+  }
+  SetCurrentKey(key);
+  KeyState& ks = state_[key];
+  Buffer& ours = is_left ? ks.left : ks.right;
+  const Buffer& other = is_left ? ks.right : ks.left;
+  // The right side sees the mirrored interval.
+  const int64_t rel_lower = is_left ? lower_ : -upper_;
+  const int64_t rel_upper = is_left ? upper_ : -lower_;
+
+  ours[ts].push_back(record.row);
+  const Timestamp from = SaturatingAdd(ts, rel_lower);
+  const Timestamp to = SaturatingAdd(ts, rel_upper);
+  for (auto it = other.lower_bound(from); it != other.end() && it->first <= to; ++it) {
+    for (const Row& o : it->second) {
+      results_.clear();
+      const Timestamp lt = is_left ? ts : it->first;
+      const Timestamp rt = is_left ? it->first : ts;
+      join_(is_left ? record.row : o, is_left ? o : record.row, lt, rt, results_);
+      for (Row& row : results_) {
+        StreamRecord out(std::move(row), std::max(lt, rt));
+        output().Collect(out);
+      }
+    }
+  }
+  const Timestamp cleanup = rel_upper > 0 ? SaturatingAdd(ts, rel_upper) : ts;
+  timer_service_->RegisterEventTimeTimer(input, cleanup);
+}
+
+void IntervalJoinOperator::ProcessWatermark(Watermark watermark, int input) {
+  Timestamp& w = input_watermarks_[input == kLeft ? 0 : 1];
+  w = std::max(w, watermark.timestamp);
+  const Timestamp combined = std::min(input_watermarks_[0], input_watermarks_[1]);
+  if (combined > combined_watermark_) {
+    combined_watermark_ = combined;
+    timer_service_->AdvanceWatermark(combined);
+    output().EmitWatermark(Watermark{combined});
+  }
+}
+
+void IntervalJoinOperator::OnEventTime(const InternalTimer<int>& timer) {
+  auto it = state_.find(timer.key);
+  if (it == state_.end()) {
+    return;
+  }
+  if (timer.ns == kLeft) {
+    it->second.left.erase(upper_ <= 0 ? timer.timestamp : timer.timestamp - upper_);
+  } else {
+    it->second.right.erase(lower_ <= 0 ? timer.timestamp + lower_ : timer.timestamp);
+  }
+  if (it->second.left.empty() && it->second.right.empty()) {
+    state_.erase(it);
+  }
+}
+
+std::vector<Timestamp> IntervalJoinOperator::BufferedTimestamps(const Key& key, int input) const {
+  std::vector<Timestamp> out;
+  auto it = state_.find(key);
+  if (it != state_.end()) {
+    for (const auto& [ts, rows] : input == kLeft ? it->second.left : it->second.right) {
+      out.push_back(ts);
+    }
+  }
+  return out;
+}
+
+}  // namespace tidemark
