@@ -1,0 +1,196 @@
+#include "runtime/graph/job_execution.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <gtest/gtest.h>
+
+#include "config/job_loader.h"
+#include "runtime/graph/job_resources.h"
+#include "tools/engine/engine.h"
+
+namespace tidemark {
+namespace {
+
+/// Throws on the record whose timestamp is `boom_at`.
+class ExplodingOperator : public StreamOperator {
+ public:
+  explicit ExplodingOperator(Timestamp boom_at) : boom_at_(boom_at) {}
+  void ProcessElement(StreamRecord& record, int) override {
+    if (record.timestamp == boom_at_) {
+      throw Error("boom at " + std::to_string(record.timestamp));
+    }
+    output().Collect(record);
+  }
+
+ private:
+  Timestamp boom_at_;
+};
+
+OperatorRegistry RegistryWithExplode() {
+  OperatorRegistry r = BuiltinRegistry();
+  r.Register("explode", [](const CompileContext& ctx) {
+    CompiledOperator out;
+    out.output_schema = ctx.input_schemas.front();
+    out.factory = [](int, int) { return std::make_unique<ExplodingOperator>(1200); };
+    return out;
+  });
+  return r;
+}
+
+std::string SequenceJob(int source_parallelism, int window_parallelism, const std::string& extra_pipeline = "",
+                        const std::string& middle = "") {
+  return R"(
+name: t
+pipeline:
+  clock: virtual
+  auto-watermark-interval: 100ms
+)" + extra_pipeline + R"(
+operators:
+  - id: source
+    type: source
+    parallelism: )" + std::to_string(source_parallelism) + R"(
+    source:
+      type: sequence
+      pacing: 10ms
+      splits:
+        - {id: a, start: 0s, step: 100ms, count: 50, fields: {k: a}}
+        - {id: b, start: 1s, step: 100ms, count: 50, fields: {k: b}}
+        - {id: c, start: 2s, step: 100ms, count: 50, fields: {k: c}}
+        - {id: d, start: 3s, step: 100ms, count: 50, fields: {k: d}}
+    watermarks: {strategy: bounded-out-of-orderness, max-out-of-orderness: 10s, timestamp-field: ts}
+)" + middle + R"(
+  - id: windows
+    type: window
+    input: )" + (middle.empty() ? "source" : "mid") + R"(
+    parallelism: )" + std::to_string(window_parallelism) + R"(
+    key-by: [k]
+    window: {assigner: tumbling, size: 1s, aggregate: [count]}
+  - id: out
+    type: sink
+    input: windows
+    sink: {type: collect}
+)";
+}
+
+std::vector<std::string> RunAndCollect(const std::string& yaml, const OperatorRegistry& registry, JobState* state,
+                                       std::string* cause = nullptr) {
+  JobResources resources;
+  resources.SetLineWriter([](const std::string&) {});
+  JobSpec spec = LoadJobSpecString(yaml, "t.yaml");
+  for (auto& op : spec.operators) {
+    if (op.id == "mid") {
+      op.type = "explode";  // a test-only operator type, registered in RegistryWithExplode()
+    }
+  }
+  JobGraph graph = CompileJobGraph(spec, registry, resources);
+  JobExecution exec(std::move(graph));
+  exec.Start();
+  *state = exec.Wait();
+  if (cause != nullptr) {
+    *cause = exec.failure_cause();
+  }
+  std::vector<std::string> rows;
+  if (auto sink = resources.FindSinkResult("out")) {
+    for (const auto& r : sink->Records()) {
+      rows.push_back(sink->schema().RowToJson(r.row));
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+TEST(JobExecutionTest, ResultsDoNotChangeWithParallelism) {
+  JobState s1;
+  JobState s2;
+  auto p1 = RunAndCollect(SequenceJob(1, 1), BuiltinRegistry(), &s1);
+  auto p2 = RunAndCollect(SequenceJob(2, 2), BuiltinRegistry(), &s2);
+  ASSERT_EQ(s1, JobState::kFinished);
+  ASSERT_EQ(s2, JobState::kFinished);
+  // 4 splits x 5 s of data, 10 records per 1 s window.
+  ASSERT_EQ(p1.size(), 20u);
+  EXPECT_EQ(p1, p2);
+  EXPECT_NE(std::find(p1.begin(), p1.end(), R"({"k":"c","window_start":4000,"window_end":5000,"count":10})"),
+            p1.end());
+}
+
+TEST(JobExecutionTest, TinyChannelsApplyBackpressureWithoutLosingRecords) {
+  JobState s;
+  auto rows = RunAndCollect(SequenceJob(2, 1, "  channel-capacity: 4\n"), BuiltinRegistry(), &s);
+  ASSERT_EQ(s, JobState::kFinished);
+  EXPECT_EQ(rows.size(), 20u);
+}
+
+TEST(JobExecutionTest, OperatorExceptionFailsTheJobWithItsName) {
+  const std::string middle = R"(
+  - id: mid
+    type: assign-timestamps-and-watermarks
+    input: source
+    watermarks: {strategy: none}
+)";
+  JobState s;
+  std::string cause;
+  RunAndCollect(SequenceJob(1, 1, "", middle), RegistryWithExplode(), &s, &cause);
+  EXPECT_EQ(s, JobState::kFailed);
+  EXPECT_NE(cause.find("operator 'mid' failed: boom at 1200"), std::string::npos) << cause;
+}
+
+TEST(JobExecutionTest, CancelEndsALongJobQuickly) {
+  const std::string yaml = R"(
+name: long
+pipeline: {clock: system}
+operators:
+  - id: source
+    type: source
+    source:
+      type: sequence
+      pacing: 5ms
+      splits: [{id: a, start: 0s, step: 1ms, count: 1000000}]
+  - id: out
+    type: sink
+    input: source
+    sink: {type: collect}
+)";
+  JobResources resources;
+  JobExecution exec(CompileJobGraph(LoadJobSpecString(yaml, "long.yaml"), BuiltinRegistry(), resources));
+  exec.Start();
+  EXPECT_FALSE(exec.WaitFor(std::chrono::milliseconds(50)));
+  const auto t0 = std::chrono::steady_clock::now();
+  exec.Cancel();
+  EXPECT_EQ(exec.Wait(), JobState::kCanceled);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}
+
+TEST(JobGraphTest, AllRecordsWindowIsNotChainedAndRunsWithParallelismOne) {
+  JobResources resources;
+  JobGraph g = CompileJobGraph(
+      LoadJobSpecFile("jobs/two_splits_split.yaml"), BuiltinRegistry(), resources);
+  ASSERT_EQ(g.vertices.size(), 4u);
+  const JobVertex* windows = nullptr;
+  for (const auto& v : g.vertices) {
+    if (v.spec.id == "windows") {
+      windows = &v;
+    }
+  }
+  ASSERT_NE(windows, nullptr);
+  EXPECT_EQ(windows->parallelism, 1);
+  auto inputs = g.InputsOf(windows->id);
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs[0]->partitioning, Partitioning::kHash);
+  EXPECT_FALSE(g.IsChained(*inputs[0]));
+}
+
+TEST(JobGraphTest, UnknownOperatorTypeIsAnErrorAtItsLine) {
+  const std::string yaml = "name: x\noperators:\n  - id: s\n    type: sorce\n";
+  JobResources resources;
+  try {
+    CompileJobGraph(LoadJobSpecString(yaml, "x.yaml"), BuiltinRegistry(), resources);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("x.yaml:4:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sorce"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tidemark
