@@ -10,7 +10,6 @@ namespace tidemark {
 
 namespace {
 constexpr int kLeft = 0;
-constexpr int kRight = 1;
 }  // namespace
 
 IntervalJoinOperator::IntervalJoinOperator(Options options, JoinFunction join)
@@ -41,7 +40,9 @@ void IntervalJoinOperator::Open(const OperatorContext& context) {
   timer_service_ = std::make_unique<InternalTimerService<int>>(processing_time(), *this, *this);
 }
 
-void IntervalJoinOperator::Close() { timer_service_.reset(); }
+void IntervalJoinOperator::Close() {
+  timer_service_.reset();
+}
 
 void IntervalJoinOperator::ProcessElement(StreamRecord& record, int input) {
   const bool is_left = input == kLeft;

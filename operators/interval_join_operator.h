@@ -30,9 +30,7 @@ namespace tidemark {
 /// - A record without timestamp throws `NoTimestamp`.
 ///
 /// Threading: mailbox thread only. Ownership: owns its buffers and timer service (from `Open`).
-class IntervalJoinOperator : public StreamOperator,
-                             public Triggerable<int>,
-                             public KeyContext {
+class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, public KeyContext {
  public:
   /// Produces the result rows for one matching pair (`left_ts`, `right_ts` in ms).
   using JoinFunction = std::function<void(const Row& left, const Row& right, Timestamp left_ts,

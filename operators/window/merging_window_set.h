@@ -21,10 +21,9 @@ class MergingWindowSet {
   /// the new window), the `state_window_result` that keeps the contents, and the
   /// `merged_state_windows` to fold into it). Not called when the new window merely falls inside
   /// one existing window.
-  using MergeFunction = std::function<void(const Window& merge_result,
-                                           const std::vector<Window>& merged_windows,
-                                           const Window& state_window_result,
-                                           const std::vector<Window>& merged_state_windows)>;
+  using MergeFunction = std::function<void(
+      const Window& merge_result, const std::vector<Window>& merged_windows,
+      const Window& state_window_result, const std::vector<Window>& merged_state_windows)>;
 
   /// Adds `new_window`, merging it with every window it intersects (as decided by `assigner`),
   /// and returns the window it ended up in. `merge` runs before the set is updated for the

@@ -51,7 +51,9 @@ void TriggerContext::SetState(const std::string& name, int64_t value) {
   state_.Set(key(), window_, name, value);
 }
 
-void TriggerContext::ClearState(const std::string& name) { state_.Clear(key(), window_, name); }
+void TriggerContext::ClearState(const std::string& name) {
+  state_.Clear(key(), window_, name);
+}
 
 void TriggerContext::MergeState(const std::string& name, int64_t (*combine)(int64_t, int64_t)) {
   std::optional<int64_t> acc = GetState(name);
@@ -140,8 +142,12 @@ void ProcessingTimeTrigger::Clear(const Window& window, TriggerContext& ctx) {
 namespace {
 constexpr const char* kCountState = "count";
 constexpr const char* kFireTimeState = "fire-time";
-int64_t Sum(int64_t a, int64_t b) { return a + b; }
-int64_t Min(int64_t a, int64_t b) { return std::min(a, b); }
+int64_t Sum(int64_t a, int64_t b) {
+  return a + b;
+}
+int64_t Min(int64_t a, int64_t b) {
+  return std::min(a, b);
+}
 }  // namespace
 
 CountTrigger::CountTrigger(int64_t max_count) : max_count_(max_count) {
@@ -179,7 +185,9 @@ void CountTrigger::Clear(const Window& /*window*/, TriggerContext& ctx) {
   ctx.ClearState(kCountState);
 }
 
-std::string CountTrigger::ToString() const { return fmt::format("CountTrigger({})", max_count_); }
+std::string CountTrigger::ToString() const {
+  return fmt::format("CountTrigger({})", max_count_);
+}
 
 // ---- ContinuousEventTimeTrigger ----
 
@@ -292,9 +300,8 @@ std::string PurgingTrigger::ToString() const {
 
 // ---- EndOfStreamTrigger ----
 
-TriggerResult EndOfStreamTrigger::OnElement(const StreamRecord& /*record*/,
-                                            Timestamp /*timestamp*/, const Window& window,
-                                            TriggerContext& ctx) {
+TriggerResult EndOfStreamTrigger::OnElement(const StreamRecord& /*record*/, Timestamp /*timestamp*/,
+                                            const Window& window, TriggerContext& ctx) {
   ctx.RegisterEventTimeTimer(window.MaxTimestamp());
   return TriggerResult::kContinue;
 }
@@ -325,7 +332,8 @@ int64_t ParseTriggerArg(const std::string& spec, const std::string& arg) {
     }
   } catch (const std::exception&) {
   }
-  throw InvalidArgument(fmt::format("trigger '{}': expected an integer argument, got '{}'", spec, arg));
+  throw InvalidArgument(
+      fmt::format("trigger '{}': expected an integer argument, got '{}'", spec, arg));
 }
 
 }  // namespace
@@ -362,10 +370,10 @@ std::unique_ptr<Trigger> MakeTrigger(const std::string& raw) {
   } else if (spec == "end_of_stream") {
     return std::make_unique<EndOfStreamTrigger>();
   }
-  throw InvalidArgument(fmt::format(
-      "unknown trigger '{}' (expected event_time, processing_time, count(N), "
-      "continuous_event_time(N), purging(<trigger>), never or end_of_stream)",
-      raw));
+  throw InvalidArgument(
+      fmt::format("unknown trigger '{}' (expected event_time, processing_time, count(N), "
+                  "continuous_event_time(N), purging(<trigger>), never or end_of_stream)",
+                  raw));
 }
 
 }  // namespace tidemark

@@ -17,7 +17,7 @@ namespace tidemark {
 
 /// What a trigger decides for a window. Mirrors Flink's `TriggerResult`. An expected outcome,
 /// so it is a `[[nodiscard]]` value: FIRE emits the window's contents, PURGE clears them.
-enum class [[nodiscard]] TriggerResult { kContinue, kFire, kPurge, kFireAndPurge };
+enum class [[nodiscard]] TriggerResult{kContinue, kFire, kPurge, kFireAndPurge};
 
 constexpr bool IsFire(TriggerResult r) {
   return r == TriggerResult::kFire || r == TriggerResult::kFireAndPurge;

@@ -20,8 +20,12 @@ Timestamp TimeWindow::GetWindowStartWithOffset(Timestamp timestamp, Timestamp of
   return start;
 }
 
-std::string TimeWindow::ToString() const { return fmt::format("[{},{})", start_, end_); }
+std::string TimeWindow::ToString() const {
+  return fmt::format("[{},{})", start_, end_);
+}
 
-std::string Window::ToString() const { return global_ ? "GlobalWindow" : window_.ToString(); }
+std::string Window::ToString() const {
+  return global_ ? "GlobalWindow" : window_.ToString();
+}
 
 }  // namespace tidemark

@@ -61,7 +61,7 @@ class Window {
  public:
   constexpr Window() = default;
   constexpr Window(const TimeWindow& w) : window_(w) {}  // NOLINT(google-explicit-constructor)
-  constexpr Window(GlobalWindow) : global_(true) {}       // NOLINT(google-explicit-constructor)
+  constexpr Window(GlobalWindow) : global_(true) {}      // NOLINT(google-explicit-constructor)
 
   constexpr bool is_global() const { return global_; }
   /// The time window. Precondition: `!is_global()`.

@@ -32,8 +32,8 @@ struct Accumulator {
   int64_t count = 0;  // non-NULL values seen (records, for a field-less count)
   int64_t int_sum = 0;
   double double_sum = 0;
-  Value value;        // min / max / first / last
-  uint64_t seq = 0;   // arrival sequence of `value` (first / last across merges)
+  Value value;       // min / max / first / last
+  uint64_t seq = 0;  // arrival sequence of `value` (first / last across merges)
 };
 
 class AggregateState : public WindowState {
@@ -84,8 +84,7 @@ class AggregateState : public WindowState {
   const std::vector<Accumulator>& accumulators() const { return accumulators_; }
 
  private:
-  static void Fold(AggregateKind kind, Accumulator& acc, const Value& v, uint64_t seq,
-                   int64_t n) {
+  static void Fold(AggregateKind kind, Accumulator& acc, const Value& v, uint64_t seq, int64_t n) {
     const bool first_value = acc.count == 0;
     acc.count += n;
     switch (kind) {
@@ -177,8 +176,8 @@ ResolvedAggregate ResolveAggregate(const AggregateSpec& spec, const Schema& inpu
   } else {
     out.slot = input.IndexOf(spec.field);
     if (out.slot < 0) {
-      throw InvalidArgument(fmt::format("aggregate '{}': the input has no field '{}'",
-                                        spec.function, spec.field));
+      throw InvalidArgument(
+          fmt::format("aggregate '{}': the input has no field '{}'", spec.function, spec.field));
     }
   }
   const FieldType in_type =

@@ -68,10 +68,10 @@ TumblingWindows::TumblingWindows(bool event_time, int64_t size_ms, int64_t offse
                                  WindowStagger stagger)
     : event_time_(event_time), size_(size_ms), global_offset_(offset_ms), stagger_(stagger) {
   if (size_ms <= 0 || AbsAtLeast(offset_ms, size_ms)) {
-    throw InvalidArgument(fmt::format(
-        "{} parameters must satisfy abs(offset) < size (size={}ms, offset={}ms)",
-        event_time ? "TumblingEventTimeWindows" : "TumblingProcessingTimeWindows", size_ms,
-        offset_ms));
+    throw InvalidArgument(
+        fmt::format("{} parameters must satisfy abs(offset) < size (size={}ms, offset={}ms)",
+                    event_time ? "TumblingEventTimeWindows" : "TumblingProcessingTimeWindows",
+                    size_ms, offset_ms));
   }
 }
 
@@ -122,8 +122,8 @@ SlidingWindows::SlidingWindows(bool event_time, int64_t size_ms, int64_t slide_m
     throw InvalidArgument(fmt::format(
         "{} parameters must satisfy abs(offset) < slide and size > 0 (size={}ms, slide={}ms, "
         "offset={}ms)",
-        event_time ? "SlidingEventTimeWindows" : "SlidingProcessingTimeWindows", size_ms,
-        slide_ms, offset_ms));
+        event_time ? "SlidingEventTimeWindows" : "SlidingProcessingTimeWindows", size_ms, slide_ms,
+        offset_ms));
   }
 }
 
@@ -212,8 +212,7 @@ std::string SessionWindows::ToString() const {
 
 // ---- GlobalWindows ----
 
-std::vector<Window> GlobalWindows::AssignWindows(const StreamRecord& /*record*/,
-                                                 Context& /*ctx*/) {
+std::vector<Window> GlobalWindows::AssignWindows(const StreamRecord& /*record*/, Context& /*ctx*/) {
   return {Window(GlobalWindow())};
 }
 

@@ -45,7 +45,8 @@ class WindowFunction {
   virtual ~WindowFunction() = default;
   virtual std::unique_ptr<WindowState> CreateState() const = 0;
   /// Appends the window's results to `out` (zero or more rows).
-  virtual void Process(const Context& ctx, const WindowState& state, std::vector<Row>& out) const = 0;
+  virtual void Process(const Context& ctx, const WindowState& state,
+                       std::vector<Row>& out) const = 0;
 };
 
 /// A `WindowState` that keeps every element in arrival order (Flink's ListState).

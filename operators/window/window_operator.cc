@@ -22,13 +22,14 @@ WindowOperator::WindowOperator(std::unique_ptr<WindowAssigner> assigner,
     trigger_ = assigner_->GetDefaultTrigger();
   }
   if (options_.allowed_lateness_ms < 0) {
-    throw InvalidArgument(fmt::format("allowed lateness must be >= 0, got {}ms",
-                                      options_.allowed_lateness_ms));
+    throw InvalidArgument(
+        fmt::format("allowed lateness must be >= 0, got {}ms", options_.allowed_lateness_ms));
   }
   if (assigner_->IsMerging() && !trigger_->CanMerge()) {
-    throw InvalidArgument(fmt::format("a merging window assigner ({}) needs a trigger that can "
-                                      "merge; {} cannot",
-                                      assigner_->ToString(), trigger_->ToString()));
+    throw InvalidArgument(
+        fmt::format("a merging window assigner ({}) needs a trigger that can "
+                    "merge; {} cannot",
+                    assigner_->ToString(), trigger_->ToString()));
   }
 }
 
@@ -36,8 +37,7 @@ WindowOperator::~WindowOperator() = default;
 
 void WindowOperator::Open(const OperatorContext& context) {
   StreamOperator::Open(context);
-  timer_service_ =
-      std::make_unique<InternalTimerService<Window>>(processing_time(), *this, *this);
+  timer_service_ = std::make_unique<InternalTimerService<Window>>(processing_time(), *this, *this);
   trigger_context_ = std::make_unique<TriggerContext>(*timer_service_, *this, trigger_state_);
 }
 
@@ -285,7 +285,9 @@ void WindowOperator::ProcessWatermark(Watermark watermark, int /*input*/) {
   output().EmitWatermark(watermark);
 }
 
-void WindowOperator::OnEventTime(const InternalTimer<Window>& timer) { OnTimer(timer, true); }
+void WindowOperator::OnEventTime(const InternalTimer<Window>& timer) {
+  OnTimer(timer, true);
+}
 
 void WindowOperator::OnProcessingTime(const InternalTimer<Window>& timer) {
   OnTimer(timer, false);
@@ -310,8 +312,9 @@ void WindowOperator::OnTimer(const InternalTimer<Window>& timer, bool event_time
     state_window = *sw;
   }
 
-  const TriggerResult result = event_time ? trigger_->OnEventTime(timer.timestamp, window, ctx)
-                                          : trigger_->OnProcessingTime(timer.timestamp, window, ctx);
+  const TriggerResult result = event_time
+                                   ? trigger_->OnEventTime(timer.timestamp, window, ctx)
+                                   : trigger_->OnProcessingTime(timer.timestamp, window, ctx);
   if (IsFire(result)) {
     if (const WindowState* contents = FindState(key, state_window)) {
       EmitWindowContents(window, *contents);
@@ -357,9 +360,9 @@ std::unique_ptr<WindowAssigner> MakeAssigner(const WindowSpec& spec) {
       throw InvalidArgument(fmt::format("window.slide must be > 0, got {}ms", spec.slide_ms));
     }
     if (spec.slide_ms > spec.size_ms) {
-      throw InvalidArgument(fmt::format(
-          "window.slide ({}ms) must not be larger than window.size ({}ms)", spec.slide_ms,
-          spec.size_ms));
+      throw InvalidArgument(
+          fmt::format("window.slide ({}ms) must not be larger than window.size ({}ms)",
+                      spec.slide_ms, spec.size_ms));
     }
     return std::make_unique<SlidingWindows>(event_time, spec.size_ms, spec.slide_ms,
                                             spec.offset_ms);
@@ -373,9 +376,9 @@ std::unique_ptr<WindowAssigner> MakeAssigner(const WindowSpec& spec) {
   if (spec.assigner == "global") {
     return std::make_unique<GlobalWindows>(/*end_of_stream_trigger=*/true);
   }
-  throw InvalidArgument(fmt::format(
-      "unknown window assigner '{}' (expected tumbling, sliding, session or global)",
-      spec.assigner));
+  throw InvalidArgument(
+      fmt::format("unknown window assigner '{}' (expected tumbling, sliding, session or global)",
+                  spec.assigner));
 }
 
 }  // namespace
@@ -393,8 +396,8 @@ WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec
     out.Add(name, input.field(static_cast<size_t>(slot)).type);
   }
   if (spec.allowed_lateness_ms < 0) {
-    throw InvalidArgument(fmt::format("window.allowed_lateness must be >= 0, got {}ms",
-                                      spec.allowed_lateness_ms));
+    throw InvalidArgument(
+        fmt::format("window.allowed_lateness must be >= 0, got {}ms", spec.allowed_lateness_ms));
   }
   options.allowed_lateness_ms = spec.allowed_lateness_ms;
   options.late_output_tag = spec.late_output;
@@ -403,8 +406,8 @@ WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec
   std::unique_ptr<WindowAssigner> assigner = MakeAssigner(spec);
   std::unique_ptr<Trigger> trigger = spec.trigger.empty() ? nullptr : MakeTrigger(spec.trigger);
   if (assigner->IsMerging() && trigger && !trigger->CanMerge()) {
-    throw InvalidArgument(fmt::format("window.trigger '{}' cannot be used with session windows",
-                                      spec.trigger));
+    throw InvalidArgument(
+        fmt::format("window.trigger '{}' cannot be used with session windows", spec.trigger));
   }
 
   std::vector<ResolvedAggregate> aggregates;

@@ -88,7 +88,9 @@ class WindowOperator : public StreamOperator,
   const Key& GetCurrentKey() const override { return current_key_; }
 
   // WindowAssigner::Context
-  Timestamp GetCurrentProcessingTime() override { return processing_time().GetCurrentProcessingTime(); }
+  Timestamp GetCurrentProcessingTime() override {
+    return processing_time().GetCurrentProcessingTime();
+  }
 
   /// Counters (Flink's numLateRecordsDropped and friends).
   int64_t num_late_records_dropped() const { return num_late_records_dropped_; }

@@ -161,7 +161,9 @@ class InternalTimerService {
   size_t NumProcessingTimeTimers() const { return processing_timers_.size(); }
   /// Number of timers of the domain in namespace `ns` (all keys). O(n).
   size_t NumEventTimeTimers(const N& ns) const { return CountNamespace(event_timers_, ns); }
-  size_t NumProcessingTimeTimers(const N& ns) const { return CountNamespace(processing_timers_, ns); }
+  size_t NumProcessingTimeTimers(const N& ns) const {
+    return CountNamespace(processing_timers_, ns);
+  }
 
   /// All registered timers, in (timestamp, key, namespace) order. Valid until the next mutation.
   const std::set<Timer>& EventTimeTimers() const { return event_timers_; }

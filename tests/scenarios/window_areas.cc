@@ -35,9 +35,13 @@ TimeWindow ParseWindow(const Json& j) {
   return TimeWindow(ParseInt64(j[0]), ParseInt64(j[1]));
 }
 
-Json WindowJson(const Window& w) { return Json::array({w.start(), w.end()}); }
+Json WindowJson(const Window& w) {
+  return Json::array({w.start(), w.end()});
+}
 
-std::string WindowKey(const Window& w) { return fmt::format("[{},{})", w.start(), w.end()); }
+std::string WindowKey(const Window& w) {
+  return fmt::format("[{},{})", w.start(), w.end());
+}
 
 // Compares two JSON lists in order or, with `any_order`, as multisets.
 bool ListsEqual(const Json& expected, const Json& actual, bool any_order) {
@@ -138,7 +142,8 @@ CaseResult RunWindowAssignment(const Json& c) {
     }
     if (op == "assign") {
       last_windows = Json::array();
-      for (const Window& w : assigner->AssignWindows(StreamRecord(Row{}, ParseInt64(step.at("ts"))), clock)) {
+      for (const Window& w :
+           assigner->AssignWindows(StreamRecord(Row{}, ParseInt64(step.at("ts"))), clock)) {
         last_windows.push_back(WindowJson(w));
       }
       return {last_windows};
@@ -420,8 +425,8 @@ CaseResult RunTimerServiceComponent(const Json& c) {
     } else if (op == "set_on_timer_action") {
       const Json& reg = step.at("action").at("register_timer");
       h.actions.clear();
-      h.actions.push_back(TimerServiceHarness::Action{step.at("domain"), reg.at("domain"),
-                                                      reg.at("namespace"), ParseInt64(reg.at("ts"))});
+      h.actions.push_back(TimerServiceHarness::Action{
+          step.at("domain"), reg.at("domain"), reg.at("namespace"), ParseInt64(reg.at("ts"))});
     } else if (op == "snapshot_restore") {
       // No checkpointing yet: state and timers stay as they are.
     } else {
@@ -494,7 +499,8 @@ CaseResult RunTimerServiceComponent(const Json& c) {
 
 // A keyed process operator with the functions the timer_service cases describe (Flink's
 // KeyedProcessOperator over an InternalTimerService<VoidNamespace>).
-class KeyedProcessHarness : public StreamOperator, public Triggerable<VoidNamespace>,
+class KeyedProcessHarness : public StreamOperator,
+                            public Triggerable<VoidNamespace>,
                             public KeyContext {
  public:
   enum class Function { kQueryTime, kEventTimer, kEventTimerWithState, kProcessingTimerWithState };
@@ -503,7 +509,8 @@ class KeyedProcessHarness : public StreamOperator, public Triggerable<VoidNamesp
 
   void Open(const OperatorContext& ctx) override {
     StreamOperator::Open(ctx);
-    timers_ = std::make_unique<InternalTimerService<VoidNamespace>>(processing_time(), *this, *this);
+    timers_ =
+        std::make_unique<InternalTimerService<VoidNamespace>>(processing_time(), *this, *this);
   }
   void SetCurrentKey(const Key& key) override { key_ = key; }
   const Key& GetCurrentKey() const override { return key_; }
@@ -526,7 +533,8 @@ class KeyedProcessHarness : public StreamOperator, public Triggerable<VoidNamesp
       case Function::kEventTimerWithState:
       case Function::kProcessingTimerWithState: {
         const bool event = function_ == Function::kEventTimerWithState;
-        const Timestamp base = event ? timers_->CurrentWatermark() : timers_->CurrentProcessingTime();
+        const Timestamp base =
+            event ? timers_->CurrentWatermark() : timers_->CurrentProcessingTime();
         auto it = state_.find(key_);
         if (it == state_.end()) {
           Emit(Value{"INPUT:" + text}, record);
@@ -838,10 +846,9 @@ CaseResult RunWindowOperator(const Json& c) {
     options.late_output_tag = "late";
   }
   OperatorDriver d;
-  d.Open(std::make_unique<WindowOperator>(MakeCaseAssigner(config.at("assigner")),
-                                          MakeCaseTrigger(config.at("trigger")),
-                                          MakeCaseWindowFunction(config.at("window_function")),
-                                          options));
+  d.Open(std::make_unique<WindowOperator>(
+      MakeCaseAssigner(config.at("assigner")), MakeCaseTrigger(config.at("trigger")),
+      MakeCaseWindowFunction(config.at("window_function")), options));
   auto& op = static_cast<WindowOperator&>(*d.op);
   OutputsChecker outputs(ParseExpectMode(c));
   const bool keep_output = c.value("restore_keeps_output", false);
@@ -891,7 +898,8 @@ CaseResult RunWindowOperator(const Json& c) {
           }
         }
         if (!CaseJsonEquals(expected, actual)) {
-          return fmt::format("window_contents: expected {}, got {}", expected.dump(), actual.dump());
+          return fmt::format("window_contents: expected {}, got {}", expected.dump(),
+                             actual.dump());
         }
       }
     }

@@ -67,12 +67,14 @@ TEST(TumblingWindowsTest, AppliesPositiveAndNegativeOffsets) {
 TEST(TumblingWindowsTest, NaturalStaggerShiftsByFirstProcessingTime) {
   TumblingWindows staggered(true, 5000, 0, WindowStagger::kNatural);
   EXPECT_EQ(Assign(staggered, 150, /*now=*/150), std::vector<TimeWindow>{TimeWindow(150, 5150)});
-  EXPECT_EQ(Assign(staggered, 5300, /*now=*/9999), std::vector<TimeWindow>{TimeWindow(5150, 10150)});
+  EXPECT_EQ(Assign(staggered, 5300, /*now=*/9999),
+            std::vector<TimeWindow>{TimeWindow(5150, 10150)});
 }
 
 TEST(TumblingWindowsTest, ProcessingTimeUsesTheClockNotTheRecord) {
   TumblingWindows tumbling(false, 3000, 0);
-  EXPECT_EQ(Assign(tumbling, kMaxTimestamp, /*now=*/3), std::vector<TimeWindow>{TimeWindow(0, 3000)});
+  EXPECT_EQ(Assign(tumbling, kMaxTimestamp, /*now=*/3),
+            std::vector<TimeWindow>{TimeWindow(0, 3000)});
 }
 
 TEST(TumblingWindowsTest, RejectsBadParametersAndRecordsWithoutTimestamp) {
@@ -88,12 +90,12 @@ TEST(TumblingWindowsTest, RejectsBadParametersAndRecordsWithoutTimestamp) {
 TEST(SlidingWindowsTest, AssignsSizeOverSlideWindows) {
   SlidingWindows sliding(true, 5000, 1000, 100);
   EXPECT_EQ(Assign(sliding, 100),
-            (std::vector<TimeWindow>{{-3900, 1100}, {-2900, 2100}, {-1900, 3100}, {-900, 4100},
-                                     {100, 5100}}));
+            (std::vector<TimeWindow>{
+                {-3900, 1100}, {-2900, 2100}, {-1900, 3100}, {-900, 4100}, {100, 5100}}));
   SlidingWindows negative(true, 5000, 1000, -100);
   EXPECT_EQ(Assign(negative, 4900),
-            (std::vector<TimeWindow>{{900, 5900}, {1900, 6900}, {2900, 7900}, {3900, 8900},
-                                     {4900, 9900}}));
+            (std::vector<TimeWindow>{
+                {900, 5900}, {1900, 6900}, {2900, 7900}, {3900, 8900}, {4900, 9900}}));
   SlidingWindows small(true, 3, 1, 0);
   EXPECT_EQ(Assign(small, -1), (std::vector<TimeWindow>{{-3, 0}, {-2, 1}, {-1, 2}}));
 }

@@ -18,21 +18,23 @@ using testing::DescribeRecord;
 
 // Window function over rows (key, value): emits [key, window_start, window_end, sum(value)].
 std::unique_ptr<WindowFunction> SumFunction() {
-  return std::make_unique<BufferingWindowFunction>(
-      [](const WindowFunction::Context& ctx, const std::vector<StreamRecord>& elements,
-         std::vector<Row>& out) {
-        int64_t sum = 0;
-        for (const StreamRecord& r : elements) {
-          sum += std::get<int64_t>(r.row[1]);
-        }
-        out.push_back(Row{ctx.key[0], ctx.window.start(), ctx.window.end(), sum});
-      });
+  return std::make_unique<BufferingWindowFunction>([](const WindowFunction::Context& ctx,
+                                                      const std::vector<StreamRecord>& elements,
+                                                      std::vector<Row>& out) {
+    int64_t sum = 0;
+    for (const StreamRecord& r : elements) {
+      sum += std::get<int64_t>(r.row[1]);
+    }
+    out.push_back(Row{ctx.key[0], ctx.window.start(), ctx.window.end(), sum});
+  });
 }
 
 std::string Rec(const std::string& key, int64_t start, int64_t end, int64_t sum, Timestamp ts) {
   return DescribeRecord(StreamRecord(Row{key, start, end, sum}, ts));
 }
-std::string Wm(Timestamp ts) { return "watermark(" + std::to_string(ts) + ")"; }
+std::string Wm(Timestamp ts) {
+  return "watermark(" + std::to_string(ts) + ")";
+}
 
 class WindowOperatorTest : public ::testing::Test {
  protected:
@@ -44,8 +46,8 @@ class WindowOperatorTest : public ::testing::Test {
     ctx.processing_time = &clock_;
     op_->Open(ctx);
   }
-  void OpenWindows(std::unique_ptr<WindowAssigner> assigner, int64_t lateness,
-                   std::string late_tag, std::unique_ptr<Trigger> trigger = nullptr) {
+  void OpenWindows(std::unique_ptr<WindowAssigner> assigner, int64_t lateness, std::string late_tag,
+                   std::unique_ptr<Trigger> trigger = nullptr) {
     WindowOperator::Options options;
     options.key_slots = {0};
     options.allowed_lateness_ms = lateness;
@@ -74,10 +76,9 @@ TEST_F(WindowOperatorTest, TumblingWindowsFireBeforeTheWatermarkIsForwarded) {
   Watermark(2998);
   Watermark(2999);
   Watermark(6000);
-  EXPECT_EQ(out_.Describe(),
-            (std::vector<std::string>{Wm(2998), Rec("a", 0, 3000, 3, 2999),
-                                      Rec("b", 0, 3000, 5, 2999), Wm(2999),
-                                      Rec("a", 3000, 6000, 4, 5999), Wm(6000)}));
+  EXPECT_EQ(out_.Describe(), (std::vector<std::string>{Wm(2998), Rec("a", 0, 3000, 3, 2999),
+                                                       Rec("b", 0, 3000, 5, 2999), Wm(2999),
+                                                       Rec("a", 3000, 6000, 4, 5999), Wm(6000)}));
   EXPECT_EQ(window_op().num_windows_fired(), 3);
   EXPECT_EQ(window_op().timer_service().NumEventTimeTimers(), 0u);
 }
@@ -88,8 +89,8 @@ TEST_F(WindowOperatorTest, NegativeTimestampsLandInFlooredWindows) {
   Element("a", 2, -14);
   Element("a", 4, -7);
   Watermark(0);
-  EXPECT_EQ(out_.Describe(), (std::vector<std::string>{Rec("a", -14, -7, 3, -8),
-                                                       Rec("a", -7, 0, 4, -1), Wm(0)}));
+  EXPECT_EQ(out_.Describe(),
+            (std::vector<std::string>{Rec("a", -14, -7, 3, -8), Rec("a", -7, 0, 4, -1), Wm(0)}));
 }
 
 TEST_F(WindowOperatorTest, SessionsMergeAndABridgingRecordJoinsTwoSessions) {
@@ -113,9 +114,9 @@ TEST_F(WindowOperatorTest, LateRecordsWithinLatenessRefireAndBeyondGoToTheSideOu
   Element("k", 1, 500);
   Watermark(1500);
   Element("k", 1, 1300);
-  Watermark(2300);  // fires [0,2000); cleanup at 2499
+  Watermark(2300);        // fires [0,2000); cleanup at 2499
   Element("k", 1, 1997);  // late but allowed: fires again at once, accumulated
-  Watermark(6000);  // cleanup ran
+  Watermark(6000);        // cleanup ran
   Element("k", 1, 1998);  // beyond lateness
   Watermark(7000);
   EXPECT_EQ(out_.Describe(),
@@ -147,9 +148,8 @@ TEST_F(WindowOperatorTest, SlidingRecordLateForItsOldestWindowStillCountsInTheOt
   Watermark(2999);  // [0,3000) and older are late; [1000,4000), [2000,5000) are open
   Element("k", 1, 2000);
   Watermark(5000);
-  EXPECT_EQ(out_.Describe(),
-            (std::vector<std::string>{Wm(2999), Rec("k", 1000, 4000, 1, 3999),
-                                      Rec("k", 2000, 5000, 1, 4999), Wm(5000)}));
+  EXPECT_EQ(out_.Describe(), (std::vector<std::string>{Wm(2999), Rec("k", 1000, 4000, 1, 3999),
+                                                       Rec("k", 2000, 5000, 1, 4999), Wm(5000)}));
   EXPECT_TRUE(out_.SideOutput("late").empty());
   EXPECT_EQ(window_op().num_late_records_dropped(), 0);
 }
@@ -176,8 +176,10 @@ TEST_F(WindowOperatorTest, ProcessingTimeWindowsFireFromTheClock) {
   EXPECT_EQ(out_.Describe(), (std::vector<std::string>{Rec("k", 0, 3000, 3, 2999)}));
 }
 
-const Schema kInput({{"user", FieldType::kString}, {"ts", FieldType::kTimestamp},
-                     {"amount", FieldType::kInt64}, {"price", FieldType::kDouble}});
+const Schema kInput({{"user", FieldType::kString},
+                     {"ts", FieldType::kTimestamp},
+                     {"amount", FieldType::kInt64},
+                     {"price", FieldType::kDouble}});
 
 AggregateSpec Agg(const std::string& function, const std::string& field, const std::string& as) {
   AggregateSpec a;
@@ -197,18 +199,17 @@ WindowSpec TumblingSpec(int64_t size_ms) {
 TEST(WindowOperatorCompileTest, OutputSchemaHasKeysWindowBoundsAggregatesAndWatermark) {
   WindowSpec spec = TumblingSpec(1000);
   spec.emit_watermark = true;
-  spec.aggregates = {Agg("count", "", ""), Agg("sum", "amount", ""),
-                     Agg("avg", "amount", "mean"), Agg("max", "price", "")};
+  spec.aggregates = {Agg("count", "", ""), Agg("sum", "amount", ""), Agg("avg", "amount", "mean"),
+                     Agg("max", "price", "")};
   const WindowOperatorPlan plan = WindowOperator::Compile(kInput, spec, {"user"});
-  EXPECT_EQ(plan.output_schema,
-            Schema({{"user", FieldType::kString},
-                    {"window_start", FieldType::kTimestamp},
-                    {"window_end", FieldType::kTimestamp},
-                    {"count", FieldType::kInt64},
-                    {"sum_amount", FieldType::kInt64},
-                    {"mean", FieldType::kDouble},
-                    {"max_price", FieldType::kDouble},
-                    {"watermark", FieldType::kTimestamp}}));
+  EXPECT_EQ(plan.output_schema, Schema({{"user", FieldType::kString},
+                                        {"window_start", FieldType::kTimestamp},
+                                        {"window_end", FieldType::kTimestamp},
+                                        {"count", FieldType::kInt64},
+                                        {"sum_amount", FieldType::kInt64},
+                                        {"mean", FieldType::kDouble},
+                                        {"max_price", FieldType::kDouble},
+                                        {"watermark", FieldType::kTimestamp}}));
 }
 
 void ExpectInvalid(const WindowSpec& spec, const std::vector<std::string>& key_by,
@@ -247,21 +248,21 @@ TEST_F(WindowOperatorTest, EndOfInputMaxWatermarkFiresEverythingWithWatermarkCol
   spec.aggregates = {Agg("count", "", ""), Agg("sum", "amount", "")};
   const WindowOperatorPlan plan = WindowOperator::Compile(kInput, spec, {});
   Open(plan.factory());
-  for (const auto& [ts, amount] : std::vector<std::pair<int64_t, int64_t>>{
-           {100, 1}, {2500, 2}, {900, 3}, {7000, 4}}) {
+  for (const auto& [ts, amount] :
+       std::vector<std::pair<int64_t, int64_t>>{{100, 1}, {2500, 2}, {900, 3}, {7000, 4}}) {
     StreamRecord r(Row{"u", ts, amount, 1.5}, ts);
     op_->ProcessElement(r, 0);
   }
   op_->ProcessWatermark(tidemark::Watermark{999}, 0);
   op_->ProcessWatermark(tidemark::Watermark{kMaxTimestamp}, 0);
   std::vector<std::string> expected = {
-      DescribeRecord(StreamRecord(Row{int64_t{0}, int64_t{1000}, int64_t{2}, int64_t{4},
-                                      int64_t{999}}, 999)),
+      DescribeRecord(
+          StreamRecord(Row{int64_t{0}, int64_t{1000}, int64_t{2}, int64_t{4}, int64_t{999}}, 999)),
       Wm(999),
-      DescribeRecord(StreamRecord(Row{int64_t{2000}, int64_t{3000}, int64_t{1}, int64_t{2},
-                                      kMaxTimestamp}, 2999)),
-      DescribeRecord(StreamRecord(Row{int64_t{7000}, int64_t{8000}, int64_t{1}, int64_t{4},
-                                      kMaxTimestamp}, 7999)),
+      DescribeRecord(StreamRecord(
+          Row{int64_t{2000}, int64_t{3000}, int64_t{1}, int64_t{2}, kMaxTimestamp}, 2999)),
+      DescribeRecord(StreamRecord(
+          Row{int64_t{7000}, int64_t{8000}, int64_t{1}, int64_t{4}, kMaxTimestamp}, 7999)),
       Wm(kMaxTimestamp)};
   EXPECT_EQ(out_.Describe(), expected);
   EXPECT_EQ(window_op().timer_service().NumEventTimeTimers(), 0u);
