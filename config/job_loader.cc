@@ -211,9 +211,28 @@ constexpr auto kCommonOperatorKeys =
 constexpr auto kInputKeys = std::to_array<std::string_view>({"from", "side-output", "partition"});
 constexpr auto kPartitionings =
     std::to_array<std::string_view>({"forward", "rebalance", "hash", "broadcast"});
-constexpr auto kSourceKeys =
-    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "splits"});
-constexpr auto kSourceTypes = std::to_array<std::string_view>({"sequence"});
+constexpr auto kSourceKeys = std::to_array<std::string_view>(
+    {"type", "interleave", "pacing", "timestamp-field", "splits", "count", "keys", "rate", "path",
+     "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "start", "disorder",
+     "max-out-of-orderness", "skew", "idle-periods", "seed"});
+constexpr auto kSourceTypes = std::to_array<std::string_view>(
+    {"sequence", "file", "datagen", "replay"});
+// Keys of the file, datagen and replay sources, and the ones only they use.
+constexpr auto kFileSourceKeys = std::to_array<std::string_view>(
+    {"type", "path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "pacing"});
+constexpr auto kDatagenSourceKeys = std::to_array<std::string_view>(
+    {"type", "splits", "count", "rate", "keys", "start", "disorder", "max-out-of-orderness", "skew",
+     "idle-periods", "seed"});
+constexpr auto kReplaySourceKeys =
+    std::to_array<std::string_view>({"type", "path", "schema", "max-line-bytes"});
+constexpr auto kInputSourceOnlyKeys = std::to_array<std::string_view>(
+    {"path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "start",
+     "disorder", "max-out-of-orderness", "skew", "idle-periods", "seed"});
+constexpr auto kFileFormats = std::to_array<std::string_view>({"jsonl", "csv"});
+constexpr auto kFieldTypes =
+    std::to_array<std::string_view>({"int64", "double", "bool", "string", "timestamp"});
+constexpr auto kDisorders = std::to_array<std::string_view>({"none", "uniform", "exponential"});
+constexpr auto kIdlePeriodKeys = std::to_array<std::string_view>({"split", "start", "end"});
 constexpr auto kInterleaves = std::to_array<std::string_view>({"round-robin"});
 constexpr auto kSplitKeys =
     std::to_array<std::string_view>({"id", "start", "step", "count", "fields"});
@@ -336,6 +355,10 @@ class Loader {
   std::optional<InputSpec> ParseInput(const YAML::Node& node, const SourceLocation& location,
                                       const std::string& path, OperatorInfo& info);
   SourceSpec ParseSource(const Field& field);
+  /// file / datagen / replay: reports keys of other source types, then reads the type's keys.
+  void ParseInputSource(const MapView& map, SourceSpec& source);
+  std::vector<SchemaFieldSpec> ParseSchema(const Field& field);
+  std::vector<IdlePeriodSpec> ParseIdlePeriods(const Field& field, int64_t split_count);
   SequenceSplitSpec ParseSplit(const YAML::Node& node, const std::string& path);
   WatermarkStrategySpec ParseWatermarks(const Field& field, bool on_source);
   WindowSpec ParseWindow(const Field& field);
@@ -685,6 +708,18 @@ SourceSpec Loader::ParseSource(const Field& field) {
            [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
   Optional(*map, "timestamp-field", source.timestamp_field_name,
            [&](const Field& f) { return ReadString(f); });
+  if (source.type == "file" || source.type == "datagen" || source.type == "replay") {
+    ParseInputSource(*map, source);
+    return source;
+  }
+  for (std::string_view key : kInputSourceOnlyKeys) {
+    Forbid(*map, std::string(key),
+           fmt::format("does not apply to a source of type {} (only to file, datagen or replay)",
+                       source.type));
+  }
+  for (const char* key : {"count", "keys", "rate"}) {
+    Forbid(*map, key, "does not apply to a source of type sequence");
+  }
   std::optional<Field> splits = Require(*map, "splits");
   if (!splits) {
     return source;
@@ -720,6 +755,164 @@ SourceSpec Loader::ParseSource(const Field& field) {
     source.splits.push_back(std::move(split));
   }
   return source;
+}
+
+void Loader::ParseInputSource(const MapView& map, SourceSpec& source) {
+  const KeyList allowed = source.type == "file"      ? KeyList(kFileSourceKeys)
+                          : source.type == "datagen" ? KeyList(kDatagenSourceKeys)
+                                                     : KeyList(kReplaySourceKeys);
+  for (const Field& f : map.fields) {
+    if (!Contains(allowed, f.key.Scalar())) {
+      Error(Loc(f.key), f.path,
+            fmt::format("does not apply to a source of type {}; allowed keys: {}", source.type,
+                        Join(allowed)));
+    }
+  }
+  auto max_line = [&](int64_t& out) {
+    Optional(map, "max-line-bytes", out, [&](const Field& f) { return ReadInt(f, 1); });
+  };
+  if (source.type == "file") {
+    FileSourceSpec& file = source.file;
+    if (std::optional<Field> f = Require(map, "path")) {
+      file.path = ReadString(*f).value_or("");
+    }
+    if (std::optional<Field> f = Require(map, "format")) {
+      file.format = ReadEnum(*f, kFileFormats).value_or(file.format);
+    }
+    if (std::optional<Field> f = Require(map, "schema")) {
+      file.schema = ParseSchema(*f);
+    }
+    if (std::optional<Field> f = map.Get("csv-header")) {
+      if (file.format != "csv") {
+        Error(Loc(f->key), f->path, "applies only to format csv");
+      } else {
+        file.csv_header = ReadBool(*f).value_or(false);
+      }
+    }
+    if (std::optional<Field> f = map.Get("csv-delimiter")) {
+      if (file.format != "csv") {
+        Error(Loc(f->key), f->path, "applies only to format csv");
+      } else if (std::optional<std::string> d = ReadString(*f)) {
+        if (d->size() != 1 || *d == "\"" || *d == "\n") {
+          ValueError(*f, fmt::format("expected one character other than a quote or a newline, "
+                                     "got \"{}\"",
+                                     *d));
+        } else {
+          file.csv_delimiter = *d;
+        }
+      }
+    }
+    max_line(file.max_line_bytes);
+  } else if (source.type == "replay") {
+    if (std::optional<Field> f = Require(map, "path")) {
+      source.replay.path = ReadString(*f).value_or("");
+    }
+    if (std::optional<Field> f = Require(map, "schema")) {
+      source.replay.schema = ParseSchema(*f);
+    }
+    max_line(source.replay.max_line_bytes);
+  } else {
+    DatagenSourceSpec& gen = source.datagen;
+    if (std::optional<Field> f = Require(map, "splits")) {
+      gen.split_count = ReadInt(*f, 1).value_or(1);
+    }
+    if (std::optional<Field> f = Require(map, "count")) {
+      gen.count = ReadInt(*f, 0).value_or(0);
+    }
+    if (std::optional<Field> f = Require(map, "rate")) {
+      gen.rate = ReadInt(*f, 1).value_or(gen.rate);
+    }
+    Optional(map, "keys", gen.key_count, [&](const Field& f) { return ReadInt(f, 1); });
+    Optional(map, "start", gen.first_timestamp_ms,
+             [&](const Field& f) { return ReadDuration(f, Sign::kAny); });
+    Optional(map, "disorder", gen.disorder, [&](const Field& f) { return ReadEnum(f, kDisorders); });
+    if (std::optional<Field> f = map.Get("max-out-of-orderness")) {
+      gen.max_out_of_orderness_ms = ReadDuration(*f, Sign::kNonNegative).value_or(0);
+      if (gen.disorder == "none") {
+        Error(Loc(f->key), f->path, "needs disorder: uniform or exponential");
+      }
+    } else if (gen.disorder != "none") {
+      Error(Loc(map.node), JoinPath(map.path, "max-out-of-orderness"),
+            fmt::format("missing required key (disorder {} needs a bound)", gen.disorder));
+    }
+    Optional(map, "skew", gen.skew_ms, [&](const Field& f) { return ReadDuration(f, Sign::kAny); });
+    if (std::optional<Field> f = map.Get("idle-periods")) {
+      gen.idle_periods = ParseIdlePeriods(*f, gen.split_count);
+    }
+    Optional(map, "seed", gen.seed, [&](const Field& f) { return ReadInt(f, 0); });
+  }
+}
+
+std::vector<SchemaFieldSpec> Loader::ParseSchema(const Field& field) {
+  std::vector<SchemaFieldSpec> schema;
+  if (!field.value.IsMap() || field.value.size() == 0) {
+    ValueError(field, fmt::format("expected a mapping of field names to types like {{ts: "
+                                  "timestamp, user: string}}, got {}",
+                                  Describe(field.value)));
+    return schema;
+  }
+  std::set<std::string> names;
+  for (auto it = field.value.begin(); it != field.value.end(); ++it) {
+    const YAML::Node key = it->first;
+    if (!key.IsScalar() || key.Scalar().empty()) {
+      Error(Loc(key), field.path, "expected a field name");
+      continue;
+    }
+    const Field entry{key, it->second, JoinPath(field.path, key.Scalar())};
+    if (!names.insert(key.Scalar()).second) {
+      Error(Loc(key), entry.path, fmt::format("duplicate field \"{}\"", key.Scalar()));
+      continue;
+    }
+    if (std::optional<std::string> type = ReadEnum(entry, kFieldTypes)) {
+      schema.push_back(SchemaFieldSpec{key.Scalar(), *type, Loc(key)});
+    }
+  }
+  return schema;
+}
+
+std::vector<IdlePeriodSpec> Loader::ParseIdlePeriods(const Field& field, int64_t split_count) {
+  std::vector<IdlePeriodSpec> periods;
+  if (!field.value.IsSequence()) {
+    ValueError(field, fmt::format("expected a list of {{split, start, end}}, got {}",
+                                  Describe(field.value)));
+    return periods;
+  }
+  for (size_t i = 0; i < field.value.size(); ++i) {
+    const YAML::Node node = field.value[i];
+    const std::string path = IndexPath(field.path, i);
+    std::optional<MapView> map = OpenMap(node, Loc(node), path, kIdlePeriodKeys);
+    if (!map) {
+      continue;
+    }
+    IdlePeriodSpec p;
+    p.location = Loc(node);
+    bool ok = true;
+    if (std::optional<Field> f = Require(*map, "split")) {
+      std::optional<int64_t> v = ReadInt(*f, 0);
+      if (v && *v >= split_count) {
+        ValueError(*f, fmt::format("no split {} (splits: {}, numbered from 0)", *v, split_count));
+        v.reset();
+      }
+      ok = ok && v.has_value();
+      p.split = v.value_or(0);
+    } else {
+      ok = false;
+    }
+    std::optional<Field> start = Require(*map, "start");
+    std::optional<Field> end = Require(*map, "end");
+    std::optional<int64_t> a = start ? ReadDuration(*start, Sign::kNonNegative) : std::nullopt;
+    std::optional<int64_t> b = end ? ReadDuration(*end, Sign::kNonNegative) : std::nullopt;
+    if (a && b && *b <= *a) {
+      ValueError(*end, "must be after start");
+      b.reset();
+    }
+    if (ok && a && b) {
+      p.start_ms = *a;
+      p.end_ms = *b;
+      periods.push_back(p);
+    }
+  }
+  return periods;
 }
 
 WatermarkStrategySpec Loader::ParseWatermarks(const Field& field, bool on_source) {
@@ -1131,8 +1324,10 @@ void Loader::ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& 
         continue;
       }
       if (!input.side_output.empty()) {
-        const bool has_tag = up.window && !up.window->late_output.empty() &&
-                             up.window->late_output == input.side_output;
+        // A source's `errors` holds its bad input (sources/source_reader.h: SourceError).
+        const bool has_tag = (up.window && !up.window->late_output.empty() &&
+                              up.window->late_output == input.side_output) ||
+                             (up.type == "source" && input.side_output == "errors");
         if (!has_tag) {
           const std::string available =
               up.window && !up.window->late_output.empty()

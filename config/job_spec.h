@@ -58,14 +58,66 @@ struct SequenceSplitSpec {
   SourceLocation location;
 };
 
+/// One declared field of a `file` / `replay` source (`schema:` entry `name: type`).
+struct SchemaFieldSpec {
+  std::string name;
+  std::string type;  ///< "int64" | "double" | "bool" | "string" | "timestamp" (int64 ms)
+  SourceLocation location;
+};
+
+/// `file` source keys (see config/README.md): JSON Lines or CSV, one split per file.
+struct FileSourceSpec {
+  /// A file, a directory (every regular file in it, by name) or a glob in the last path
+  /// component (`data/*.csv`). A relative path is resolved against the job file's directory.
+  std::string path;
+  std::string format = "jsonl";          ///< "jsonl" | "csv"
+  std::vector<SchemaFieldSpec> schema;   ///< the record fields, in YAML order
+  bool csv_header = false;               ///< csv: the first line names the columns; skip it
+  std::string csv_delimiter = ",";       ///< csv: one character
+  int64_t max_line_bytes = 1048576;      ///< longer lines go to side output `errors`
+};
+
+/// A processing-time period during which one split of a `datagen` source produces nothing.
+struct IdlePeriodSpec {
+  int64_t split = 0;     ///< split index, 0-based, < `splits`
+  int64_t start_ms = 0;  ///< processing time since the source started
+  int64_t end_ms = 0;    ///< > start_ms
+  SourceLocation location;
+};
+
+/// `datagen` source keys (see config/README.md): seeded, paced, bounded.
+struct DatagenSourceSpec {
+  int64_t split_count = 1;               ///< `splits:`
+  int64_t count = 0;                     ///< records per split
+  int64_t rate = 1000;                   ///< records per second of processing time, per split
+  int64_t key_count = 1;                 ///< `keys:` keys are 0 .. key_count - 1
+  int64_t first_timestamp_ms = 0;        ///< `start:` event time at processing time 0
+  std::string disorder = "none";         ///< `disorder:` none | uniform | exponential
+  int64_t max_out_of_orderness_ms = 0;   ///< upper bound of the event-time delay of a record
+  int64_t skew_ms = 0;                   ///< split i's event times are shifted by i * skew
+  std::vector<IdlePeriodSpec> idle_periods;
+  int64_t seed = 0;
+};
+
+/// `replay` source keys (see config/README.md): recorded arrivals, replayed in processing time.
+struct ReplaySourceSpec {
+  std::string path;                     ///< one JSON Lines file, resolved like FileSourceSpec::path
+  std::vector<SchemaFieldSpec> schema;  ///< fields of each line's `record`
+  int64_t max_line_bytes = 1048576;
+};
+
 /// `source:` block of a `type: source` operator.
 struct SourceSpec {
-  std::string type;  ///< "sequence" (more later: file, datagen, replay)
+  std::string type;  ///< "sequence" | "file" | "datagen" | "replay"
   // sequence
   std::vector<SequenceSplitSpec> splits;
   std::string interleave = "round-robin";
   int64_t pacing_ms = 0;                    ///< processing time per record; 0 = as fast as possible
   std::string timestamp_field_name = "ts";  ///< name of the generated event-time field
+  // file, datagen, replay (nested: their keys are documented per type in config/README.md)
+  FileSourceSpec file;
+  DatagenSourceSpec datagen;
+  ReplaySourceSpec replay;
   SourceLocation location;
 };
 

@@ -2,8 +2,12 @@
 
 #include "runtime/core/errors.h"
 #include "runtime/eventtime/make_watermark_strategy.h"
+#include "sources/datagen_source.h"
+#include "sources/file_source.h"
+#include "sources/replay_source.h"
 #include "sources/sequence_source.h"
 #include "sources/source_operator.h"
+#include "sources/text_input.h"
 
 namespace tidemark {
 
@@ -20,8 +24,27 @@ void RegisterSourceBuiltins(OperatorRegistry& registry) {
       } catch (const InvalidArgument& e) {
         throw CompileError("source", e.what());
       }
+    } else if (spec.source->type == "file" || spec.source->type == "replay" ||
+               spec.source->type == "datagen") {
+      SourceSpec resolved = *spec.source;
+      resolved.file.path = ResolveAgainstJobFile(resolved.file.path, ctx.job.file);
+      resolved.replay.path = ResolveAgainstJobFile(resolved.replay.path, ctx.job.file);
+      try {
+        if (resolved.type == "file") {
+          source = std::make_shared<FileSource>(resolved);
+        } else if (resolved.type == "replay") {
+          source = std::make_shared<ReplaySource>(resolved);
+        } else {
+          source = std::make_shared<DatagenSource>(resolved);
+        }
+      } catch (const InvalidArgument& e) {
+        throw CompileError("source", e.what());
+      } catch (const IoError& e) {
+        throw CompileError("source.path", e.what());
+      }
     } else {
-      throw CompileError("source.type", "unknown source type '" + spec.source->type + "' (known: sequence)");
+      throw CompileError("source.type", "unknown source type '" + spec.source->type +
+                                            "' (known: sequence, file, datagen, replay)");
     }
     std::optional<WatermarkStrategy> strategy;
     if (spec.watermarks) {
@@ -35,7 +58,7 @@ void RegisterSourceBuiltins(OperatorRegistry& registry) {
     out.is_source = true;
     out.num_inputs = 0;
     out.output_schema = source->schema();
-    out.side_output_schemas["errors"] = source->schema();
+    out.side_output_schemas["errors"] = SourceErrorSchema();
     out.factory = [source, strategy](int, int) -> std::unique_ptr<StreamOperator> {
       return std::make_unique<SourceOperator>(source, strategy);
     };

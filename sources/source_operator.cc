@@ -48,7 +48,7 @@ class SourceOperator::SplitOutput : public SourceOutput {
  private:
   void Emit(StreamRecord record, bool has_source_ts) {
     op_.EmitRecord(record, has_source_ts, generator_.get(),
-                   generator_ ? &op_.multiplexer_->GetImmediateOutput(split_id_) : nullptr);
+                   generator_ ? &op_.multiplexer_->GetImmediateOutput(split_id_) : nullptr, split_id_);
   }
 
   SourceOperator& op_;
@@ -75,6 +75,7 @@ class SourceOperator::MainReaderOutput : public ReaderOutput {
     return *slot;
   }
   void ReleaseOutputForSplit(const std::string& split_id) override { op_.split_outputs_.erase(split_id); }
+  void EmitError(const SourceError& error) override { op_.EmitError(error); }
 
  private:
   SourceOutput& Main() { return CreateOutputForSplit(""); }
@@ -144,8 +145,14 @@ void SourceOperator::EmitPeriodicWatermark() {
   multiplexer_->OnPeriodicEmit();
 }
 
+void SourceOperator::EmitError(const SourceError& error) {
+  ++input_errors_;
+  StreamRecord side(SourceErrorRow(error));
+  output().CollectSide("errors", side);
+}
+
 void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts, WatermarkGenerator* generator,
-                                WatermarkOutput* immediate) {
+                                WatermarkOutput* immediate, const std::string& split_id) {
   std::optional<Timestamp> ts;
   if (strategy_) {
     ts = strategy_->ExtractTimestamp(record);
@@ -155,7 +162,11 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts, Waterm
   if (!ts) {
     if (strategy_ || has_source_ts) {
       ++records_without_timestamp_;
-      output().CollectSide("errors", record);
+      // The side output has one schema for every kind of input error (SourceErrorSchema).
+      StreamRecord side(SourceErrorRow(
+          SourceError{split_id, 0, "no timestamp: the timestamp field is missing or unparsable",
+                      source_->schema().RowToJson(record.row)}));
+      output().CollectSide("errors", side);
       return;
     }
     output().Collect(record);  // no event time at all: the record travels without a timestamp

@@ -36,6 +36,10 @@ class SourceOperator : public SourceOperatorBase {
   void Close() override;
 
   int64_t records_without_timestamp() const { return records_without_timestamp_; }
+  /// Input the reader could not turn into records (`ReaderOutput::EmitError`), sent to `errors`.
+  int64_t input_errors() const { return input_errors_; }
+  /// Counts `error` and sends its row (SourceErrorSchema) to side output `errors`.
+  void EmitError(const SourceError& error);
   /// The last watermark that left the source (MIN before any).
   Timestamp current_watermark() const {
     return data_output_ ? data_output_->max_watermark_so_far() : kMinTimestamp;
@@ -51,7 +55,7 @@ class SourceOperator : public SourceOperatorBase {
   /// Stamps `record` (assigner or the source's timestamp), emits it, then lets `generator` (if
   /// any) see it with `immediate` as its output. A record without a timestamp goes to `errors`.
   void EmitRecord(StreamRecord& record, bool has_source_ts, WatermarkGenerator* generator,
-                  WatermarkOutput* immediate);
+                  WatermarkOutput* immediate, const std::string& split_id = "");
 
   std::shared_ptr<const Source> source_;
   std::optional<WatermarkStrategy> strategy_;
@@ -63,6 +67,7 @@ class SourceOperator : public SourceOperatorBase {
   std::unique_ptr<MainReaderOutput> main_output_;
   std::map<std::string, std::unique_ptr<SplitOutput>> split_outputs_;
   int64_t records_without_timestamp_ = 0;
+  int64_t input_errors_ = 0;
   bool periodic_enabled_ = false;
 };
 

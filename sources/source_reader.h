@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,23 @@ class SourceSplit {
   virtual ~SourceSplit() = default;
   virtual std::string SplitId() const = 0;
 };
+
+/// One piece of input a source could not turn into a record: a CSV line with the wrong number of
+/// fields, a value that does not fit its declared type, an over-long line, a record without a
+/// usable timestamp. Sent, counted, to the source's side output `errors` (schema:
+/// `SourceErrorSchema()`), never dropped silently. `line` is 1-based, 0 when unknown.
+struct SourceError {
+  std::string split_id;  ///< the split (for file sources: the file path), empty when unknown
+  int64_t line = 0;
+  std::string reason;
+  std::string text;  ///< the offending input, cut to at most 200 bytes
+};
+
+/// The schema of side output `errors` of every source: `split` (string), `line` (int64),
+/// `reason` (string), `text` (string).
+const Schema& SourceErrorSchema();
+/// The row of `error` in `SourceErrorSchema()` (cuts `text` to 200 bytes).
+Row SourceErrorRow(const SourceError& error);
 
 /// Where a reader emits the records of one split (or of no particular split). Mirrors Flink's
 /// `SourceOutput`. A record gets its timestamp from the job's timestamp assigner; the overload
@@ -40,6 +58,8 @@ class ReaderOutput : public SourceOutput {
  public:
   virtual SourceOutput& CreateOutputForSplit(const std::string& split_id) = 0;
   virtual void ReleaseOutputForSplit(const std::string& split_id) = 0;
+  /// Counts `error` and sends it to the side output `errors`.
+  virtual void EmitError(const SourceError& error) = 0;
 };
 
 /// What a reader may use of its task. Borrowed; valid while the reader lives.

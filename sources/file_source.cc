@@ -1,0 +1,212 @@
+#include "sources/file_source.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "runtime/core/errors.h"
+#include "sources/text_input.h"
+
+namespace tidemark {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FileSplit : public SourceSplit {
+ public:
+  explicit FileSplit(std::string path) : path_(std::move(path)) {}
+  std::string SplitId() const override { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class FileReader : public SourceReader {
+ public:
+  explicit FileReader(const FileSource& source)
+      : source_(source),
+        csv_(source.spec().file.format == "csv"),
+        delimiter_(source.spec().file.csv_delimiter.empty() ? ','
+                                                             : source.spec().file.csv_delimiter[0]),
+        ts_slot_(FirstTimestampSlot(source.schema())) {}
+
+  void Start(SourceReaderContext& context) override {
+    context_ = &context;
+    start_time_ = context.processing_time().GetCurrentProcessingTime();
+  }
+
+  void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) override {
+    for (auto& s : splits) {
+      states_.push_back(State{s->SplitId(), nullptr, nullptr, false});
+    }
+  }
+
+  void NotifyNoMoreSplits() override { no_more_splits_ = true; }
+
+  InputStatus PollNext(ReaderOutput& output) override {
+    if (!opened_) {
+      // Every split takes part in the watermark from the start, and an unreadable file fails the
+      // job before any record was emitted.
+      opened_ = true;
+      for (State& st : states_) {
+        st.lines = std::make_unique<LineReader>(st.path, source_.spec().file.max_line_bytes);
+        st.output = &output.CreateOutputForSplit(st.path);
+      }
+    }
+    const int64_t pacing = source_.spec().pacing_ms;
+    if (pacing > 0) {
+      const Timestamp due = start_time_ + emitted_total_ * pacing;
+      if (context_->processing_time().GetCurrentProcessingTime() < due) {
+        context_->WakeUpAt(due);
+        return InputStatus::kNothingAvailable;
+      }
+    }
+    // One emitted element (record or error) per poll; empty lines and headers do not count.
+    const size_t n = states_.size();
+    for (size_t tries = 0; tries < n;) {
+      State& st = states_[next_];
+      if (st.done) {
+        next_ = (next_ + 1) % n;
+        ++tries;
+        continue;
+      }
+      std::string& line = line_;
+      const LineReader::Result r = st.lines->Next(line);
+      if (r == LineReader::Result::kEnd) {
+        st.done = true;
+        st.output = nullptr;
+        st.lines.reset();
+        output.ReleaseOutputForSplit(st.path);
+        next_ = (next_ + 1) % n;
+        ++tries;
+        continue;
+      }
+      const int64_t line_no = st.lines->line_number();
+      if (r == LineReader::Result::kTooLong) {
+        Error(output, st, line_no,
+              fmt::format("line longer than max-line-bytes ({} bytes)",
+                          source_.spec().file.max_line_bytes),
+              line);
+        return InputStatus::kMoreAvailable;
+      }
+      if (line.find_first_not_of(" \t") == std::string::npos) {
+        continue;  // blank line
+      }
+      if (csv_ && line_no == 1 && source_.spec().file.csv_header) {
+        continue;
+      }
+      std::string reason;
+      std::optional<Row> row = csv_ ? CsvLineToRow(line, delimiter_, source_.schema(), &reason)
+                                    : JsonLineToRow(line, source_.schema(), &reason);
+      if (!row) {
+        Error(output, st, line_no, reason, line);
+        return InputStatus::kMoreAvailable;
+      }
+      const Value* ts = ts_slot_ >= 0 ? &(*row)[static_cast<size_t>(ts_slot_)] : nullptr;
+      if (ts != nullptr && std::holds_alternative<int64_t>(*ts)) {
+        const Timestamp t = std::get<int64_t>(*ts);
+        st.output->Collect(std::move(*row), t);
+      } else {
+        st.output->Collect(std::move(*row));
+      }
+      ++emitted_total_;
+      next_ = (next_ + 1) % n;
+      return InputStatus::kMoreAvailable;
+    }
+    return no_more_splits_ ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+  }
+
+ private:
+  struct State {
+    std::string path;
+    std::unique_ptr<LineReader> lines;
+    SourceOutput* output = nullptr;
+    bool done = false;
+  };
+
+  void Error(ReaderOutput& output, State& st, int64_t line_no, std::string reason,
+             const std::string& text) {
+    output.EmitError(SourceError{st.path, line_no, std::move(reason), text});
+    ++emitted_total_;  // an error line costs pacing time like a record
+    next_ = (next_ + 1) % states_.size();
+  }
+
+  const FileSource& source_;
+  const bool csv_;
+  const char delimiter_;
+  const int ts_slot_;
+  SourceReaderContext* context_ = nullptr;
+  std::vector<State> states_;
+  std::string line_;
+  size_t next_ = 0;
+  int64_t emitted_total_ = 0;
+  Timestamp start_time_ = 0;
+  bool opened_ = false;
+  bool no_more_splits_ = false;
+};
+
+bool HasGlob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+}  // namespace
+
+std::vector<std::string> FileSource::ListFiles(const std::string& path) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  const fs::path p(path);
+  if (HasGlob(p.filename().string())) {
+    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    if (!fs::is_directory(dir, ec)) {
+      throw InvalidArgument(fmt::format("path: directory '{}' does not exist", dir.string()));
+    }
+    const std::string pattern = p.filename().string();
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (!entry.is_directory(ec) &&
+          fnmatch(pattern.c_str(), entry.path().filename().c_str(), FNM_PERIOD) == 0) {
+        out.push_back((p.has_parent_path() ? entry.path() : entry.path().filename()).string());
+      }
+    }
+  } else if (fs::is_directory(p, ec)) {
+    for (const auto& entry : fs::directory_iterator(p, ec)) {
+      if (!entry.is_directory(ec) && entry.path().filename().string().rfind('.', 0) != 0) {
+        out.push_back(entry.path().string());
+      }
+    }
+  } else if (fs::exists(p, ec)) {
+    out.push_back(path);
+  } else {
+    throw InvalidArgument(fmt::format("path: '{}' does not exist", path));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+FileSource::FileSource(const SourceSpec& spec) : spec_(spec), schema_(SchemaFromSpec(spec.file.schema)) {
+  if (spec_.file.csv_delimiter.size() != 1) {
+    throw InvalidArgument(fmt::format("csv-delimiter: must be one character, got '{}'",
+                                      spec_.file.csv_delimiter));
+  }
+  if (spec_.file.max_line_bytes < 1) {
+    throw InvalidArgument("max-line-bytes: must be at least 1");
+  }
+  files_ = ListFiles(spec_.file.path);
+  if (files_.empty()) {
+    throw InvalidArgument(fmt::format("path: no file matches '{}'", spec_.file.path));
+  }
+}
+
+std::vector<std::unique_ptr<SourceSplit>> FileSource::CreateSplits() const {
+  std::vector<std::unique_ptr<SourceSplit>> out;
+  for (const std::string& f : files_) {
+    out.push_back(std::make_unique<FileSplit>(f));
+  }
+  return out;
+}
+
+std::unique_ptr<SourceReader> FileSource::CreateReader(int /*subtask_index*/) const {
+  return std::make_unique<FileReader>(*this);
+}
+
+}  // namespace tidemark

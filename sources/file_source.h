@@ -1,0 +1,56 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/job_spec.h"
+#include "sources/source_reader.h"
+
+namespace tidemark {
+
+/// A bounded source reading JSON Lines or CSV files (`source.type: file`), one split per file.
+/// `path` names a file, a directory (each regular file in it) or a glob in the last component
+/// (`data/part-*.csv`); the files are listed once, at construction, sorted by path, and split i
+/// is the i-th file (its split id is the path).
+///
+/// Records follow the declared schema (`schema:` name → type). The first field of type
+/// `timestamp`, when present and not NULL, is also the record's source timestamp.
+///
+/// Bad input never stops the job and is never dropped silently: a CSV line with the wrong number
+/// of fields, a value that does not fit its type, invalid JSON, and a line longer than
+/// `max_line_bytes` (skipped without being buffered) each become one row of side output `errors`
+/// (SourceErrorSchema: file, 1-based line, reason, text) and are counted by the SourceOperator.
+/// Empty lines are skipped. A file that cannot be opened or read fails the job (IoError naming the
+/// file and the OS reason): a missing file means the input is not what the job was written for.
+///
+/// A reader registers all its splits' outputs on its first poll (so a file not read yet still
+/// holds the watermark back) and then reads them round-robin, one line per poll; with `pacing`
+/// its k-th record is due at `start + k * pacing` of processing time. A split's output is released
+/// at the end of its file.
+/// Immutable after construction; shared by the subtasks' readers.
+class FileSource : public Source {
+ public:
+  /// `spec.file.path` must already be resolved (see ResolveAgainstJobFile). Throws
+  /// InvalidArgument for a bad schema, a delimiter that is not one character, or a path that
+  /// names no file.
+  explicit FileSource(const SourceSpec& spec);
+
+  const Schema& schema() const override { return schema_; }
+  std::vector<std::unique_ptr<SourceSplit>> CreateSplits() const override;
+  std::unique_ptr<SourceReader> CreateReader(int subtask_index) const override;
+
+  const std::vector<std::string>& files() const { return files_; }
+  const SourceSpec& spec() const { return spec_; }
+
+  /// The files `path` names (see class comment); empty when none. Throws InvalidArgument when
+  /// `path` does not exist.
+  static std::vector<std::string> ListFiles(const std::string& path);
+
+ private:
+  SourceSpec spec_;
+  Schema schema_;
+  std::vector<std::string> files_;
+};
+
+}  // namespace tidemark

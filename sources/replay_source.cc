@@ -1,0 +1,226 @@
+#include "sources/replay_source.h"
+
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/errors.h"
+#include "sources/text_input.h"
+
+namespace tidemark {
+namespace {
+
+class ReplaySplit : public SourceSplit {
+ public:
+  ReplaySplit(int index, std::string id) : index_(index), id_(std::move(id)) {}
+  std::string SplitId() const override { return id_; }
+  int index() const { return index_; }
+
+ private:
+  int index_;
+  std::string id_;
+};
+
+class ReplayReader : public SourceReader {
+ public:
+  explicit ReplayReader(const ReplaySource& source)
+      : source_(source),
+        ts_slot_(FirstTimestampSlot(source.schema())),
+        outputs_(source.split_ids().size(), nullptr),
+        mine_(source.split_ids().size(), false) {}
+
+  void Start(SourceReaderContext& context) override {
+    context_ = &context;
+    start_time_ = context.processing_time().GetCurrentProcessingTime();
+  }
+
+  void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) override {
+    for (auto& s : splits) {
+      auto* r = dynamic_cast<ReplaySplit*>(s.get());
+      TM_CHECK(r != nullptr, "replay reader got a foreign split");
+      mine_[static_cast<size_t>(r->index())] = true;
+      order_.push_back(r->index());
+    }
+  }
+
+  void NotifyNoMoreSplits() override { no_more_splits_ = true; }
+
+  InputStatus PollNext(ReaderOutput& output) override {
+    if (!registered_) {
+      registered_ = true;
+      for (int i : order_) {
+        outputs_[static_cast<size_t>(i)] = &output.CreateOutputForSplit(source_.split_ids()[static_cast<size_t>(i)]);
+      }
+    }
+    const auto& events = source_.events();
+    while (next_ < events.size()) {
+      const ReplaySource::Event& e = events[next_];
+      if (e.split >= 0 && !mine_[static_cast<size_t>(e.split)]) {
+        ++next_;
+        continue;
+      }
+      const Timestamp due = start_time_ + e.at_ms;
+      if (context_->processing_time().GetCurrentProcessingTime() < due) {
+        context_->WakeUpAt(due);
+        return InputStatus::kNothingAvailable;
+      }
+      ++next_;
+      if (e.kind == ReplaySource::Event::Kind::kTick) {
+        continue;
+      }
+      const size_t split = static_cast<size_t>(e.split);
+      SourceOutput* out = outputs_[split];
+      const std::string& id = source_.split_ids()[split];
+      if (out == nullptr) {
+        // Lines of a split after its `end`: an error in the recording, reported, not fatal.
+        output.EmitError(SourceError{id, e.line, "line after the split's end", e.text});
+        return InputStatus::kMoreAvailable;
+      }
+      switch (e.kind) {
+        case ReplaySource::Event::Kind::kRecord:
+          if (!e.row) {
+            output.EmitError(SourceError{id, e.line, e.error, e.text});
+          } else {
+            Row row = *e.row;
+            const Value* ts = ts_slot_ >= 0 ? &row[static_cast<size_t>(ts_slot_)] : nullptr;
+            if (ts != nullptr && std::holds_alternative<int64_t>(*ts)) {
+              const Timestamp t = std::get<int64_t>(*ts);
+              out->Collect(std::move(row), t);
+            } else {
+              out->Collect(std::move(row));
+            }
+          }
+          return InputStatus::kMoreAvailable;
+        case ReplaySource::Event::Kind::kIdle:
+          out->MarkIdle();
+          return InputStatus::kMoreAvailable;
+        case ReplaySource::Event::Kind::kActive:
+          out->MarkActive();
+          return InputStatus::kMoreAvailable;
+        case ReplaySource::Event::Kind::kEnd:
+          output.ReleaseOutputForSplit(id);
+          outputs_[split] = nullptr;
+          return InputStatus::kMoreAvailable;
+        case ReplaySource::Event::Kind::kTick:
+          break;
+      }
+    }
+    return no_more_splits_ ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+  }
+
+ private:
+  const ReplaySource& source_;
+  const int ts_slot_;
+  std::vector<SourceOutput*> outputs_;
+  std::vector<bool> mine_;
+  std::vector<int> order_;
+  SourceReaderContext* context_ = nullptr;
+  size_t next_ = 0;
+  Timestamp start_time_ = 0;
+  bool registered_ = false;
+  bool no_more_splits_ = false;
+};
+
+}  // namespace
+
+ReplaySource::ReplaySource(const SourceSpec& spec)
+    : path_(spec.replay.path), schema_(SchemaFromSpec(spec.replay.schema)) {
+  LineReader lines(path_, spec.replay.max_line_bytes);
+  std::map<std::string, int> split_index;
+  std::string line;
+  int64_t last_at = 0;
+  while (true) {
+    const LineReader::Result r = lines.Next(line);
+    if (r == LineReader::Result::kEnd) {
+      break;
+    }
+    const int64_t n = lines.line_number();
+    auto fail = [&](const std::string& why) {
+      return InvalidArgument(fmt::format("{}:{}: replay line: {}", path_, n, why));
+    };
+    if (r == LineReader::Result::kTooLong) {
+      throw fail(fmt::format("longer than max-line-bytes ({})", spec.replay.max_line_bytes));
+    }
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      continue;
+    }
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      throw fail("expected a JSON object");
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      static const char* const kKeys[] = {"split", "at", "record", "idle", "active", "end"};
+      bool known = false;
+      for (const char* k : kKeys) {
+        known = known || it.key() == k;
+      }
+      if (!known) {
+        throw fail(fmt::format("unknown key \"{}\" (allowed: split, at, record, idle, active, end)",
+                               it.key()));
+      }
+    }
+    Event e;
+    e.line = n;
+    auto at = j.find("at");
+    if (at == j.end() || !at->is_number_integer() || at->get<int64_t>() < 0) {
+      throw fail("\"at\" must be a non-negative integer (ms of processing time since the start)");
+    }
+    e.at_ms = at->get<int64_t>();
+    if (e.at_ms < last_at) {
+      throw fail(fmt::format("\"at\" goes back in time ({} after {})", e.at_ms, last_at));
+    }
+    last_at = e.at_ms;
+    auto split = j.find("split");
+    const int kinds = static_cast<int>(j.contains("record")) + static_cast<int>(j.contains("idle")) +
+                      static_cast<int>(j.contains("active")) + static_cast<int>(j.contains("end"));
+    if (split == j.end()) {
+      if (kinds != 0) {
+        throw fail("record / idle / active / end need a \"split\"");
+      }
+      e.kind = Event::Kind::kTick;
+      events_.push_back(std::move(e));
+      continue;
+    }
+    if (!split->is_string() || split->get<std::string>().empty()) {
+      throw fail("\"split\" must be a non-empty string");
+    }
+    if (kinds != 1) {
+      throw fail("a line with a split needs exactly one of record, idle, active, end");
+    }
+    const std::string id = split->get<std::string>();
+    auto [it, inserted] = split_index.emplace(id, static_cast<int>(split_ids_.size()));
+    if (inserted) {
+      split_ids_.push_back(id);
+    }
+    e.split = it->second;
+    if (auto rec = j.find("record"); rec != j.end()) {
+      e.kind = Event::Kind::kRecord;
+      e.text = rec->dump();
+      e.row = JsonObjectToRow(*rec, schema_, &e.error);
+    } else {
+      const char* flag = j.contains("idle") ? "idle" : j.contains("active") ? "active" : "end";
+      if (j[flag] != true) {
+        throw fail(fmt::format("\"{}\" must be true", flag));
+      }
+      e.kind = j.contains("idle")     ? Event::Kind::kIdle
+               : j.contains("active") ? Event::Kind::kActive
+                                      : Event::Kind::kEnd;
+    }
+    events_.push_back(std::move(e));
+  }
+}
+
+std::vector<std::unique_ptr<SourceSplit>> ReplaySource::CreateSplits() const {
+  std::vector<std::unique_ptr<SourceSplit>> out;
+  for (size_t i = 0; i < split_ids_.size(); ++i) {
+    out.push_back(std::make_unique<ReplaySplit>(static_cast<int>(i), split_ids_[i]));
+  }
+  return out;
+}
+
+std::unique_ptr<SourceReader> ReplaySource::CreateReader(int /*subtask_index*/) const {
+  return std::make_unique<ReplayReader>(*this);
+}
+
+}  // namespace tidemark

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/job_spec.h"
+#include "runtime/core/row.h"
+#include "sources/source_reader.h"
+
+namespace tidemark {
+
+/// Replays a recording (`source.type: replay`): a JSON Lines file in which every line is one
+/// arrival, in non-decreasing `at` order:
+///
+/// ```
+/// {"split": "a", "at": 1200, "record": {"ts": 5000, "v": 1}}   // record arrives at 1.2 s
+/// {"split": "a", "at": 3000, "idle": true}                     // the reader marks split a idle
+/// {"split": "a", "at": 3500, "active": true}                   // ... and active again
+/// {"split": "b", "at": 4000, "end": true}                      // split b finishes
+/// {"at": 9000}                                                 // nothing; input lasts until 9 s
+/// ```
+///
+/// `at` is processing time in ms since the reader started; the reader waits for it with
+/// `WakeUpAt`, so under `pipeline.clock: virtual` a replay job is a pure function of the file,
+/// periodic watermarks and idleness timeouts included. The splits are the distinct `split`
+/// values, in order of first appearance; a reader registers all of its splits on its first poll
+/// and releases a split at its `end` line (else when the whole input ends). Lines without a split
+/// go to every reader. `record` is read against the declared schema like a `file` source's JSON
+/// line (the first timestamp field is the source timestamp); a record that does not fit goes to
+/// side output `errors` at its arrival. A malformed envelope (invalid JSON, `at` missing, negative
+/// or going back, no `record`/`idle`/`active`/`end` with a split) is a mistake in the recording
+/// and fails compilation with the file and line. Immutable; shared by the subtasks' readers.
+class ReplaySource : public Source {
+ public:
+  /// A line of the recording, parsed.
+  struct Event {
+    enum class Kind { kRecord, kIdle, kActive, kEnd, kTick };
+    Kind kind = Kind::kTick;
+    int64_t line = 0;
+    int64_t at_ms = 0;
+    int split = -1;          ///< index into split_ids(); -1 for a tick
+    std::optional<Row> row;  ///< kRecord: the row, or nullopt when it did not fit the schema
+    std::string error;       ///< kRecord without row: why
+    std::string text;        ///< kRecord: the record's JSON
+  };
+
+  /// `spec.replay.path` must already be resolved. Reads and checks the whole file; throws
+  /// InvalidArgument (with path:line) for a malformed envelope or schema, IoError when the file
+  /// cannot be read.
+  explicit ReplaySource(const SourceSpec& spec);
+
+  const Schema& schema() const override { return schema_; }
+  std::vector<std::unique_ptr<SourceSplit>> CreateSplits() const override;
+  std::unique_ptr<SourceReader> CreateReader(int subtask_index) const override;
+
+  const std::vector<std::string>& split_ids() const { return split_ids_; }
+  const std::vector<Event>& events() const { return events_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  Schema schema_;
+  std::vector<std::string> split_ids_;
+  std::vector<Event> events_;
+};
+
+}  // namespace tidemark

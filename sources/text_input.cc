@@ -1,0 +1,314 @@
+#include "sources/text_input.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+namespace {
+
+constexpr size_t kBufferBytes = 64 * 1024;
+constexpr size_t kKeptPrefix = 200;
+
+std::string Quoted(std::string_view text) {
+  constexpr size_t kShown = 40;
+  if (text.size() > kShown) {
+    return fmt::format("\"{}...\"", text.substr(0, kShown));
+  }
+  return fmt::format("\"{}\"", text);
+}
+
+}  // namespace
+
+LineReader::LineReader(std::string path, int64_t max_line_bytes)
+    : path_(std::move(path)), max_line_bytes_(max_line_bytes), buffer_(kBufferBytes) {
+  file_ = std::fopen(path_.c_str(), "rb");
+  if (file_ == nullptr) {
+    throw IoError(fmt::format("cannot open input file '{}': {}", path_, std::strerror(errno)));
+  }
+}
+
+LineReader::~LineReader() {
+  if (file_ != nullptr) {
+    std::fclose(file_);
+  }
+}
+
+bool LineReader::Fill() {
+  end_ = std::fread(buffer_.data(), 1, buffer_.size(), file_);
+  pos_ = 0;
+  if (end_ == 0 && std::ferror(file_) != 0) {
+    throw IoError(fmt::format("cannot read input file '{}' after {} bytes: {}", path_, bytes_read_,
+                              std::strerror(errno)));
+  }
+  return end_ > 0;
+}
+
+LineReader::Result LineReader::Next(std::string& line) {
+  line.clear();
+  bool any = false;
+  bool too_long = false;
+  int64_t length = 0;
+  while (true) {
+    if (pos_ == end_ && !Fill()) {
+      break;  // end of file: return what we have
+    }
+    any = true;
+    const char* begin = buffer_.data() + pos_;
+    const size_t available = end_ - pos_;
+    const void* nl = std::memchr(begin, '\n', available);
+    const size_t chunk = nl ? static_cast<size_t>(static_cast<const char*>(nl) - begin) : available;
+    length += static_cast<int64_t>(chunk);
+    if (!too_long) {
+      if (length > max_line_bytes_) {
+        too_long = true;
+        // Keep a prefix for the error report only; the rest of the line is skipped unbuffered.
+        const size_t room = line.size() < kKeptPrefix ? kKeptPrefix - line.size() : 0;
+        line.append(begin, std::min(room, chunk));
+        if (line.size() > kKeptPrefix) {
+          line.resize(kKeptPrefix);
+        }
+      } else {
+        line.append(begin, chunk);
+      }
+    }
+    pos_ += chunk;
+    bytes_read_ += static_cast<int64_t>(chunk);
+    if (nl != nullptr) {
+      ++pos_;
+      ++bytes_read_;
+      break;
+    }
+  }
+  if (!any) {
+    return Result::kEnd;
+  }
+  ++line_number_;
+  if (too_long) {
+    return Result::kTooLong;
+  }
+  if (!line.empty() && line.back() == '\r') {
+    line.pop_back();
+  }
+  return Result::kLine;
+}
+
+std::optional<Value> ParseTextValue(std::string_view text, FieldType type, std::string* reason) {
+  if (text.empty()) {
+    return Value{};
+  }
+  switch (type) {
+    case FieldType::kString:
+      return Value{std::string(text)};
+    case FieldType::kBool:
+      if (text == "true") {
+        return Value{true};
+      }
+      if (text == "false") {
+        return Value{false};
+      }
+      break;
+    case FieldType::kInt64:
+    case FieldType::kTimestamp: {
+      int64_t v = 0;
+      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec == std::errc() && ptr == text.data() + text.size()) {
+        return Value{v};
+      }
+      break;
+    }
+    case FieldType::kDouble: {
+      double v = 0;
+      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec == std::errc() && ptr == text.data() + text.size()) {
+        return Value{v};
+      }
+      break;
+    }
+  }
+  *reason = fmt::format("expected {}, got {}", ToString(type), Quoted(text));
+  return std::nullopt;
+}
+
+bool SplitCsvLine(std::string_view line, char delimiter, std::vector<std::string>& fields,
+                  std::string* reason) {
+  fields.clear();
+  std::string current;
+  size_t i = 0;
+  while (true) {
+    current.clear();
+    if (i < line.size() && line[i] == '"') {
+      ++i;
+      bool closed = false;
+      while (i < line.size()) {
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            current += '"';
+            i += 2;
+            continue;
+          }
+          closed = true;
+          ++i;
+          break;
+        }
+        current += line[i++];
+      }
+      if (!closed) {
+        *reason = fmt::format("unterminated quote in field {}", fields.size() + 1);
+        return false;
+      }
+      if (i < line.size() && line[i] != delimiter) {
+        *reason = fmt::format("text after the closing quote of field {}", fields.size() + 1);
+        return false;
+      }
+    } else {
+      while (i < line.size() && line[i] != delimiter) {
+        current += line[i++];
+      }
+    }
+    fields.push_back(current);
+    if (i >= line.size()) {
+      return true;
+    }
+    ++i;  // the delimiter
+  }
+}
+
+std::optional<Row> CsvLineToRow(std::string_view line, char delimiter, const Schema& schema,
+                                std::string* reason) {
+  std::vector<std::string> fields;
+  if (!SplitCsvLine(line, delimiter, fields, reason)) {
+    return std::nullopt;
+  }
+  if (fields.size() != schema.size()) {
+    *reason = fmt::format("expected {} fields, got {}", schema.size(), fields.size());
+    return std::nullopt;
+  }
+  Row row;
+  row.reserve(fields.size());
+  for (size_t f = 0; f < fields.size(); ++f) {
+    std::string why;
+    std::optional<Value> v = ParseTextValue(fields[f], schema.field(f).type, &why);
+    if (!v) {
+      *reason = fmt::format("field {} \"{}\": {}", f + 1, schema.field(f).name, why);
+      return std::nullopt;
+    }
+    row.push_back(std::move(*v));
+  }
+  return row;
+}
+
+namespace {
+
+std::optional<Value> JsonToValue(const nlohmann::json& j, FieldType type, std::string* reason) {
+  if (j.is_null()) {
+    return Value{};
+  }
+  switch (type) {
+    case FieldType::kString:
+      if (j.is_string()) {
+        return Value{j.get<std::string>()};
+      }
+      break;
+    case FieldType::kBool:
+      if (j.is_boolean()) {
+        return Value{j.get<bool>()};
+      }
+      break;
+    case FieldType::kInt64:
+    case FieldType::kTimestamp:
+      if (j.is_number_integer() && !(j.is_number_unsigned() && j.get<uint64_t>() > INT64_MAX)) {
+        return Value{j.get<int64_t>()};
+      }
+      break;
+    case FieldType::kDouble:
+      if (j.is_number()) {
+        return Value{j.get<double>()};
+      }
+      break;
+  }
+  *reason = fmt::format("expected {}, got {}", ToString(type), Quoted(j.dump()));
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Row> JsonLineToRow(std::string_view line, const Schema& schema, std::string* reason) {
+  nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
+  if (j.is_discarded()) {
+    *reason = "invalid JSON";
+    return std::nullopt;
+  }
+  return JsonObjectToRow(j, schema, reason);
+}
+
+std::optional<Row> JsonObjectToRow(const nlohmann::json& object, const Schema& schema,
+                                   std::string* reason) {
+  if (!object.is_object()) {
+    *reason = fmt::format("expected a JSON object, got {}", Quoted(object.dump()));
+    return std::nullopt;
+  }
+  Row row;
+  row.reserve(schema.size());
+  for (const Field& field : schema.fields()) {
+    auto it = object.find(field.name);
+    if (it == object.end()) {
+      row.emplace_back();
+      continue;
+    }
+    std::string why;
+    std::optional<Value> v = JsonToValue(*it, field.type, &why);
+    if (!v) {
+      *reason = fmt::format("field \"{}\": {}", field.name, why);
+      return std::nullopt;
+    }
+    row.push_back(std::move(*v));
+  }
+  return row;
+}
+
+Schema SchemaFromSpec(const std::vector<SchemaFieldSpec>& fields) {
+  if (fields.empty()) {
+    throw InvalidArgument("schema: must declare at least one field");
+  }
+  Schema schema;
+  std::set<std::string> names;
+  for (const SchemaFieldSpec& f : fields) {
+    std::optional<FieldType> type = ParseFieldType(f.type);
+    if (!type) {
+      throw InvalidArgument(fmt::format("schema.{}: unknown type '{}'", f.name, f.type));
+    }
+    if (!names.insert(f.name).second) {
+      throw InvalidArgument(fmt::format("schema.{}: field declared twice", f.name));
+    }
+    schema.Add(f.name, *type);
+  }
+  return schema;
+}
+
+int FirstTimestampSlot(const Schema& schema) {
+  for (size_t i = 0; i < schema.size(); ++i) {
+    if (schema.field(i).type == FieldType::kTimestamp) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+std::string ResolveAgainstJobFile(const std::string& path, const std::string& job_file) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  if (p.is_absolute() || job_file.empty() || job_file == "<string>") {
+    return path;
+  }
+  return (fs::path(job_file).parent_path() / p).lexically_normal().string();
+}
+
+}  // namespace tidemark

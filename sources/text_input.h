@@ -1,0 +1,87 @@
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "config/job_spec.h"
+#include "runtime/core/row.h"
+
+namespace tidemark {
+
+/// Reads a text file line by line with a bounded line length, so that a 10 MB line costs at most
+/// `max_line_bytes` of memory. Lines end at `\n`; a trailing `\r` is dropped; the last line needs
+/// no newline. Owns its FILE*. Not thread-safe (one reader thread).
+class LineReader {
+ public:
+  enum class Result { kLine, kTooLong, kEnd };
+
+  /// Throws IoError (with the path and the OS reason) when the file cannot be opened.
+  LineReader(std::string path, int64_t max_line_bytes);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  /// kLine: `line` holds the next line. kTooLong: the line was longer than `max_line_bytes`;
+  /// `line` holds its first 200 bytes and the rest was skipped. kEnd: end of file.
+  /// Throws IoError on a read error.
+  Result Next(std::string& line);
+  /// 1-based number of the line last returned.
+  int64_t line_number() const { return line_number_; }
+  /// Bytes consumed so far.
+  int64_t bytes_read() const { return bytes_read_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  bool Fill();  // false at end of file
+
+  std::string path_;
+  int64_t max_line_bytes_;
+  std::FILE* file_ = nullptr;
+  std::vector<char> buffer_;
+  size_t pos_ = 0;
+  size_t end_ = 0;
+  int64_t line_number_ = 0;
+  int64_t bytes_read_ = 0;
+};
+
+/// Parses `text` as a value of `type`. Empty text is NULL. Returns nullopt and sets `reason`
+/// (`expected int64, got "abc"`) when the text does not fit: int64 and timestamp are whole decimal
+/// numbers, double any decimal number, bool `true` / `false`.
+std::optional<Value> ParseTextValue(std::string_view text, FieldType type, std::string* reason);
+
+/// Splits one CSV line at `delimiter`. Fields may be quoted with `"`; `""` inside quotes is one
+/// quote. Returns false (with `reason`) for an unterminated quote or text after a closing quote.
+bool SplitCsvLine(std::string_view line, char delimiter, std::vector<std::string>& fields,
+                  std::string* reason);
+
+/// The row of a CSV line for `schema`: exactly one field per schema field, converted by type.
+std::optional<Row> CsvLineToRow(std::string_view line, char delimiter, const Schema& schema,
+                                std::string* reason);
+
+/// The row of one JSON object for `schema`: each schema field read by name; missing or null is
+/// NULL; other keys are ignored. Returns nullopt with `reason` for invalid JSON, a non-object, or
+/// a value of the wrong type (a number where a string is declared is an error, and vice versa).
+std::optional<Row> JsonLineToRow(std::string_view line, const Schema& schema, std::string* reason);
+
+/// As JsonLineToRow, for an already parsed value.
+std::optional<Row> JsonObjectToRow(const nlohmann::json& object, const Schema& schema,
+                                   std::string* reason);
+
+/// The schema declared by `fields` (YAML type names). Throws InvalidArgument for an unknown type
+/// name, a repeated name or an empty list.
+Schema SchemaFromSpec(const std::vector<SchemaFieldSpec>& fields);
+
+/// Slot of the first field of type timestamp, or -1: that field is the source's own timestamp.
+int FirstTimestampSlot(const Schema& schema);
+
+/// Resolves a source's `path` against the directory of the job file (`job_file`, may be
+/// "<string>" or empty: then the path is used as written).
+std::string ResolveAgainstJobFile(const std::string& path, const std::string& job_file);
+
+}  // namespace tidemark

@@ -1,0 +1,233 @@
+#include "sources/file_source.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "runtime/core/errors.h"
+#include "sources/text_input.h"
+#include "tests/unit/sources/fake_reader_output.h"
+
+namespace tidemark {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FakeReaderContext;
+using testing::FakeReaderOutput;
+using testing::RunReader;
+
+class FileSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tidemark_file_source_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+
+  static SourceSpec Spec(const std::string& path, const std::string& format) {
+    SourceSpec spec;
+    spec.type = "file";
+    spec.file.path = path;
+    spec.file.format = format;
+    spec.file.schema = {{"ts", "timestamp", {}}, {"user", "string", {}}, {"amount", "double", {}}};
+    return spec;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(FileSourceTest, ReadsCsvWithDeclaredTypesAndSourceTimestamp) {
+  const std::string path = Write("a.csv", "ts,user,amount\n1000,ann,2.5\n2000,\"b,\"\"c\"\"\",-1\n");
+  SourceSpec spec = Spec(path, "csv");
+  spec.file.csv_header = true;
+  FileSource source(spec);
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  EXPECT_EQ(out.events,
+            (std::vector<std::string>{
+                "register " + path,
+                "rec " + path + " @0 ts=1000 {\"ts\":1000,\"user\":\"ann\",\"amount\":2.5}",
+                "rec " + path + " @0 ts=2000 {\"ts\":2000,\"user\":\"b,\\\"c\\\"\",\"amount\":-1.0}",
+                "release " + path}));
+}
+
+TEST_F(FileSourceTest, BadCsvLinesGoToErrorsWithFileLineAndReasonAndReadingGoesOn) {
+  const std::string path = Write("bad.csv",
+                                 "1000,ann,1\n"
+                                 "2000,bob\n"                 // line 2: one field short
+                                 "abc,carl,3\n"               // line 3: non-numeric timestamp
+                                 "4000,dan,x\n"               // line 4: non-numeric amount
+                                 "\n"                         // line 5: blank, skipped
+                                 "5000,\"eve,5\n"             // line 6: unterminated quote
+                                 "6000,fay,6\n");
+  FileSource source(Spec(path, "csv"));
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  ASSERT_EQ(out.records.size(), 2u);
+  ASSERT_EQ(out.errors.size(), 4u);
+  EXPECT_EQ(out.errors[0].split_id, path);
+  EXPECT_EQ(out.errors[0].line, 2);
+  EXPECT_EQ(out.errors[0].reason, "expected 3 fields, got 2");
+  EXPECT_EQ(out.errors[0].text, "2000,bob");
+  EXPECT_EQ(out.errors[1].line, 3);
+  EXPECT_EQ(out.errors[1].reason, "field 1 \"ts\": expected timestamp, got \"abc\"");
+  EXPECT_EQ(out.errors[2].line, 4);
+  EXPECT_EQ(out.errors[2].reason, "field 3 \"amount\": expected double, got \"x\"");
+  EXPECT_EQ(out.errors[3].line, 6);
+  EXPECT_EQ(out.errors[3].reason, "unterminated quote in field 2");
+}
+
+TEST_F(FileSourceTest, TenMegabyteLineIsReportedWithoutBufferingAndNextLineIsRead) {
+  std::string text = "{\"ts\": 1, \"user\": \"a\"}\n{\"ts\": 2, \"user\": \"";
+  text += std::string(10 * 1024 * 1024, 'x');
+  text += "\"}\n{\"ts\": 3, \"user\": \"c\"}";  // last line without newline
+  const std::string path = Write("long.jsonl", text);
+  FileSource source(Spec(path, "jsonl"));
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  ASSERT_EQ(out.records.size(), 2u);
+  EXPECT_NE(out.records[1].find("ts=3 "), std::string::npos) << out.records[1];
+  ASSERT_EQ(out.errors.size(), 1u);
+  EXPECT_EQ(out.errors[0].line, 2);
+  EXPECT_EQ(out.errors[0].reason, "line longer than max-line-bytes (1048576 bytes)");
+  EXPECT_EQ(out.errors[0].text.size(), 200u);
+}
+
+TEST_F(FileSourceTest, MaxLineBytesIsConfigurable) {
+  const std::string path = Write("a.jsonl", "{\"ts\": 1}\n{\"ts\": 22222222}\n");
+  SourceSpec spec = Spec(path, "jsonl");
+  spec.file.max_line_bytes = 10;
+  FileSource source(spec);
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  EXPECT_EQ(out.records.size(), 1u);
+  ASSERT_EQ(out.errors.size(), 1u);
+  EXPECT_EQ(out.errors[0].line, 2);
+}
+
+TEST_F(FileSourceTest, JsonTypeMismatchAndInvalidJsonAreErrorsMissingFieldsAreNull) {
+  const std::string path = Write("a.jsonl",
+                                 "{\"ts\": 1, \"user\": \"a\", \"extra\": true}\n"
+                                 "{\"ts\": \"soon\", \"user\": \"b\"}\n"
+                                 "{\"ts\": 3, \"user\": \n"
+                                 "[1, 2]\n"
+                                 "{\"user\": \"e\"}\n");
+  FileSource source(Spec(path, "jsonl"));
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  ASSERT_EQ(out.records.size(), 2u);
+  EXPECT_EQ(out.records[1], "rec " + path + " @0 ts=none {\"ts\":null,\"user\":\"e\",\"amount\":null}");
+  ASSERT_EQ(out.errors.size(), 3u);
+  EXPECT_EQ(out.errors[0].reason, "field \"ts\": expected timestamp, got \"\"soon\"\"");
+  EXPECT_EQ(out.errors[1].reason, "invalid JSON");
+  EXPECT_EQ(out.errors[1].line, 3);
+  EXPECT_EQ(out.errors[2].reason, "expected a JSON object, got \"[1,2]\"");
+}
+
+TEST_F(FileSourceTest, DirectoryAndGlobGiveOneSplitPerFileSortedByName) {
+  Write("b.csv", "2,x,0\n");
+  Write("a.csv", "1,x,0\n");
+  Write("c.txt", "3,x,0\n");
+  EXPECT_EQ(FileSource(Spec(dir_.string(), "csv")).files().size(), 3u);
+  FileSource glob(Spec((dir_ / "*.csv").string(), "csv"));
+  EXPECT_EQ(glob.files(), (std::vector<std::string>{(dir_ / "a.csv").string(), (dir_ / "b.csv").string()}));
+  // Two readers: split 0 (a.csv) to subtask 0, split 1 (b.csv) to subtask 1.
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out1(glob.schema(), clock);
+  FakeReaderContext ctx1(1, 2);
+  RunReader(glob, out1, ctx1, 1, 2);
+  ASSERT_EQ(out1.records.size(), 1u);
+  EXPECT_NE(out1.records[0].find("ts=2 "), std::string::npos);
+}
+
+TEST_F(FileSourceTest, ReaderRegistersAllSplitsFirstAndInterleavesThemRoundRobin) {
+  const std::string a = Write("a.csv", "1,a,0\n2,a,0\n");
+  const std::string b = Write("b.csv", "10,b,0\n");
+  FileSource source(Spec(dir_.string(), "csv"));
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  ASSERT_EQ(out.events.size(), 7u);
+  EXPECT_EQ(out.events[0], "register " + a);
+  EXPECT_EQ(out.events[1], "register " + b);
+  EXPECT_NE(out.events[2].find("ts=1 "), std::string::npos);
+  EXPECT_NE(out.events[3].find("ts=10 "), std::string::npos);
+  // End of file is seen on the split's next turn.
+  EXPECT_NE(out.events[4].find("ts=2 "), std::string::npos);
+  EXPECT_EQ(out.events[5], "release " + b);
+  EXPECT_EQ(out.events[6], "release " + a);
+}
+
+TEST_F(FileSourceTest, PacingSpacesRecordsInProcessingTime) {
+  Write("a.csv", "1,a,0\n2,a,0\n3,a,0\n");
+  SourceSpec spec = Spec(dir_.string(), "csv");
+  spec.pacing_ms = 30;
+  FileSource source(spec);
+  FakeReaderContext ctx;
+  FakeReaderOutput out(source.schema(), ctx.time);
+  RunReader(source, out, ctx);
+  ASSERT_EQ(out.records.size(), 3u);
+  EXPECT_NE(out.records[0].find("@0 "), std::string::npos);
+  EXPECT_NE(out.records[1].find("@30 "), std::string::npos);
+  EXPECT_NE(out.records[2].find("@60 "), std::string::npos);
+}
+
+TEST_F(FileSourceTest, MissingPathIsRejectedAtConstruction) {
+  EXPECT_THROW(FileSource(Spec((dir_ / "nope.csv").string(), "csv")), InvalidArgument);
+  EXPECT_THROW(FileSource(Spec((dir_ / "*.nope").string(), "csv")), InvalidArgument);
+}
+
+TEST_F(FileSourceTest, FileThatCannotBeOpenedFailsTheReaderWithTheCause) {
+  const std::string path = Write("gone.csv", "1,a,0\n");
+  FileSource source(Spec(path, "csv"));
+  fs::remove(path);  // listed at compile time, gone at read time
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  try {
+    RunReader(source, out, ctx);
+    FAIL() << "expected IoError";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot open input file '" + path + "': No such file or directory");
+  }
+}
+
+TEST(TextInputTest, ParsesValuesStrictly) {
+  std::string why;
+  EXPECT_EQ(ParseTextValue("42", FieldType::kInt64, &why), Value{int64_t{42}});
+  EXPECT_EQ(ParseTextValue("", FieldType::kInt64, &why), Value{});
+  EXPECT_FALSE(ParseTextValue("42x", FieldType::kInt64, &why));
+  EXPECT_EQ(why, "expected int64, got \"42x\"");
+  EXPECT_FALSE(ParseTextValue("1.5", FieldType::kTimestamp, &why));
+  EXPECT_EQ(ParseTextValue("1.5", FieldType::kDouble, &why), Value{1.5});
+  EXPECT_EQ(ParseTextValue("true", FieldType::kBool, &why), Value{true});
+  EXPECT_FALSE(ParseTextValue("yes", FieldType::kBool, &why));
+}
+
+}  // namespace
+}  // namespace tidemark
