@@ -103,6 +103,7 @@ void JobExecution::Build() {
       TaskOperatorOutput::Target target;
       if (graph_.IsChained(e)) {
         target.op = &task_of.at({e.to, u})->op(op_index.at({e.to, u}));
+        target.op_name = &task_of.at({e.to, u})->op_name(op_index.at({e.to, u}));
         target.input = e.input_index;
       } else {
         std::vector<Channel*> chans;

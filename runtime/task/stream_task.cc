@@ -10,6 +10,8 @@ namespace {
 // cancel) run between batches, large enough to amortise the loop.
 constexpr int kElementsPerTurn = 64;
 
+}  // namespace
+
 template <typename Fn>
 void CallOperator(const std::string& name, Fn&& fn) {
   try {
@@ -22,8 +24,6 @@ void CallOperator(const std::string& name, Fn&& fn) {
     throw OperatorFailure(name, e.what());
   }
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------- TaskOperatorOutput
 
@@ -44,12 +44,13 @@ void TaskOperatorOutput::Deliver(std::vector<Target>& targets, StreamRecord& rec
     if (i + 1 < n) {
       StreamRecord copy = record;
       if (t.op != nullptr) {
-        t.op->ProcessElement(copy, t.input);
+        CallOperator(*t.op_name, [&] { t.op->ProcessElement(copy, t.input); });
       } else {
         t.writer->Emit(copy);
       }
     } else if (t.op != nullptr) {
-      t.op->ProcessElement(record, t.input);
+      // A chained operator's failure names that operator, not the head that called it.
+      CallOperator(*t.op_name, [&] { t.op->ProcessElement(record, t.input); });
     } else {
       t.writer->Emit(record);
     }
@@ -74,7 +75,7 @@ void TaskOperatorOutput::EmitWatermark(Watermark watermark) {
   auto send = [&](std::vector<Target>& targets) {
     for (Target& t : targets) {
       if (t.op != nullptr) {
-        t.op->ProcessWatermark(watermark, t.input);
+        CallOperator(*t.op_name, [&] { t.op->ProcessWatermark(watermark, t.input); });
       } else {
         StreamElement e;
         e.kind = StreamElement::Kind::kWatermark;
@@ -93,7 +94,7 @@ void TaskOperatorOutput::EmitWatermarkStatus(WatermarkStatus status) {
   auto send = [&](std::vector<Target>& targets) {
     for (Target& t : targets) {
       if (t.op != nullptr) {
-        t.op->ProcessWatermarkStatus(status, t.input);
+        CallOperator(*t.op_name, [&] { t.op->ProcessWatermarkStatus(status, t.input); });
       } else {
         StreamElement e;
         e.kind = StreamElement::Kind::kWatermarkStatus;

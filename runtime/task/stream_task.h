@@ -29,6 +29,7 @@ class TaskOperatorOutput : public Output {
   struct Target {
     StreamOperator* op = nullptr;  ///< chained operator, or
     int input = 0;
+    const std::string* op_name = nullptr;  ///< the chained operator's id, for failure causes
     RecordWriter* writer = nullptr;  ///< a network output
   };
 
@@ -103,6 +104,7 @@ class StreamTask {
   /// Adds an operator; the first one added is the head. Returns its index in the chain.
   int AddOperator(std::unique_ptr<StreamOperator> op, std::string name);
   StreamOperator& op(int i) { return *ops_[static_cast<size_t>(i)].op; }
+  const std::string& op_name(int i) const { return ops_[static_cast<size_t>(i)].name; }
   TaskOperatorOutput& output_of(int i) { return *ops_[static_cast<size_t>(i)].output; }
   RecordWriter* AddWriter(std::unique_ptr<RecordWriter> writer);
   TaskInput& AddInput(int input_index, std::vector<Channel*> channels);
