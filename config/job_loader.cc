@@ -205,18 +205,20 @@ constexpr auto kTopKeys =
 constexpr auto kPipelineKeys = std::to_array<std::string_view>(
     {"parallelism", "clock", "auto-watermark-interval", "channel-capacity"});
 constexpr auto kOperatorTypes = std::to_array<std::string_view>(
-    {"source", "assign-timestamps-and-watermarks", "window", "sink"});
+    {"source", "assign-timestamps-and-watermarks", "window", "map", "filter", "sink"});
 constexpr auto kCommonOperatorKeys =
     std::to_array<std::string_view>({"id", "type", "parallelism", "input", "inputs"});
 constexpr auto kInputKeys = std::to_array<std::string_view>({"from", "side-output", "partition"});
 constexpr auto kPartitionings =
     std::to_array<std::string_view>({"forward", "rebalance", "hash", "broadcast"});
-constexpr auto kSourceKeys = std::to_array<std::string_view>(
-    {"type", "interleave", "pacing", "timestamp-field", "splits", "count", "keys", "rate", "path",
-     "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "start", "disorder",
-     "max-out-of-orderness", "skew", "idle-periods", "seed"});
+constexpr auto kSourceKeys =
+    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "splits",
+                                     "count", "keys", "step", "rate", "watermark-every",
+                                     "latency-every", "path", "format", "schema", "csv-header",
+                                     "csv-delimiter", "max-line-bytes", "start", "disorder",
+                                     "max-out-of-orderness", "skew", "idle-periods", "seed"});
 constexpr auto kSourceTypes = std::to_array<std::string_view>(
-    {"sequence", "file", "datagen", "replay"});
+    {"sequence", "generator", "file", "datagen", "replay"});
 // Keys of the file, datagen and replay sources, and the ones only they use.
 constexpr auto kFileSourceKeys = std::to_array<std::string_view>(
     {"type", "path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "pacing"});
@@ -233,6 +235,11 @@ constexpr auto kFieldTypes =
     std::to_array<std::string_view>({"int64", "double", "bool", "string", "timestamp"});
 constexpr auto kDisorders = std::to_array<std::string_view>({"none", "uniform", "exponential"});
 constexpr auto kIdlePeriodKeys = std::to_array<std::string_view>({"split", "start", "end"});
+constexpr auto kGeneratorOnlyKeys = std::to_array<std::string_view>(
+    {"count", "keys", "step", "rate", "watermark-every", "latency-every"});
+constexpr auto kMapKeys = std::to_array<std::string_view>({"field", "multiply", "add"});
+constexpr auto kFilterKeys = std::to_array<std::string_view>({"field", "op", "value"});
+constexpr auto kFilterOps = std::to_array<std::string_view>({"gt", "ge", "lt", "le", "eq", "ne"});
 constexpr auto kInterleaves = std::to_array<std::string_view>({"round-robin"});
 constexpr auto kSplitKeys =
     std::to_array<std::string_view>({"id", "start", "step", "count", "fields"});
@@ -255,7 +262,8 @@ constexpr auto kAggregateKeys = std::to_array<std::string_view>({"fn", "field", 
 constexpr auto kAggregateFunctions =
     std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
 constexpr auto kSinkKeys = std::to_array<std::string_view>({"type", "path", "format"});
-constexpr auto kSinkTypes = std::to_array<std::string_view>({"print", "file", "collect"});
+constexpr auto kSinkTypes =
+    std::to_array<std::string_view>({"print", "file", "collect", "checksum"});
 constexpr auto kSinkFormats = std::to_array<std::string_view>({"json", "fire"});
 constexpr auto kClocks = std::to_array<std::string_view>({"system", "virtual"});
 constexpr auto kReportKeys =
@@ -272,8 +280,12 @@ std::vector<std::string_view> OperatorKeys(const std::string& type) {
     keys.insert(keys.end(), {"key-by", "window"});
   } else if (type == "sink") {
     keys.insert(keys.end(), {"sink"});
+  } else if (type == "map") {
+    keys.insert(keys.end(), {"map"});
+  } else if (type == "filter") {
+    keys.insert(keys.end(), {"filter"});
   } else {
-    keys.insert(keys.end(), {"source", "watermarks", "key-by", "window", "sink"});
+    keys.insert(keys.end(), {"source", "watermarks", "key-by", "window", "map", "filter", "sink"});
   }
   return keys;
 }
@@ -337,6 +349,7 @@ class Loader {
   std::optional<bool> ReadBool(const Field& field);
   std::optional<int64_t> ReadDuration(const Field& field, Sign sign);
   std::optional<ConfigValue> ReadConstant(const Field& field);
+  std::optional<double> ReadNumber(const Field& field);
 
   // Helpers that store into `out` only on success.
   template <typename T, typename Reader>
@@ -365,6 +378,8 @@ class Loader {
   std::vector<AggregateSpec> ParseAggregates(const Field& field);
   std::vector<std::string> ParseKeyBy(const Field& field);
   SinkSpec ParseSink(const Field& field);
+  MapSpec ParseMap(const Field& field);
+  FilterSpec ParseFilter(const Field& field);
   ReportSpec ParseReport(const Field& field, std::optional<MapView>& map);
 
   void ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& infos);
@@ -717,8 +732,25 @@ SourceSpec Loader::ParseSource(const Field& field) {
            fmt::format("does not apply to a source of type {} (only to file, datagen or replay)",
                        source.type));
   }
-  for (const char* key : {"count", "keys", "rate"}) {
-    Forbid(*map, key, "does not apply to a source of type sequence");
+  if (source.type == "generator") {
+    Forbid(*map, "splits", "applies only to a source of type sequence, not generator");
+    if (std::optional<Field> f = Require(*map, "count")) {
+      source.count = ReadInt(*f, 0).value_or(0);
+    }
+    Optional(*map, "keys", source.keys, [&](const Field& f) { return ReadInt(f, 1); });
+    Optional(*map, "step", source.step_ms,
+             [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
+    Optional(*map, "rate", source.rate, [&](const Field& f) { return ReadInt(f, 0); });
+    Optional(*map, "watermark-every", source.watermark_every,
+             [&](const Field& f) { return ReadInt(f, 0); });
+    Optional(*map, "latency-every", source.latency_every,
+             [&](const Field& f) { return ReadInt(f, 0); });
+    return source;
+  }
+  if (source.type == "sequence") {
+    for (std::string_view key : kGeneratorOnlyKeys) {
+      Forbid(*map, std::string(key), "does not apply to a source of type sequence");
+    }
   }
   std::optional<Field> splits = Require(*map, "splits");
   if (!splits) {
@@ -1168,6 +1200,53 @@ SinkSpec Loader::ParseSink(const Field& field) {
   return sink;
 }
 
+std::optional<double> Loader::ReadNumber(const Field& field) {
+  std::optional<ConfigValue> value = ReadConstant(field);
+  if (!value) {
+    return std::nullopt;
+  }
+  if (const auto* i = std::get_if<int64_t>(&*value)) {
+    return static_cast<double>(*i);
+  }
+  if (const auto* d = std::get_if<double>(&*value)) {
+    return *d;
+  }
+  ValueError(field, fmt::format("expected a number, got {}", Describe(field.value)));
+  return std::nullopt;
+}
+
+MapSpec Loader::ParseMap(const Field& field) {
+  MapSpec spec;
+  spec.location = ValueLoc(field);
+  std::optional<MapView> map = OpenMap(field, kMapKeys);
+  if (!map) {
+    return spec;
+  }
+  if (std::optional<Field> f = Require(*map, "field")) {
+    spec.field = ReadString(*f).value_or("");
+  }
+  Optional(*map, "multiply", spec.multiply, [&](const Field& f) { return ReadNumber(f); });
+  Optional(*map, "add", spec.add, [&](const Field& f) { return ReadNumber(f); });
+  return spec;
+}
+
+FilterSpec Loader::ParseFilter(const Field& field) {
+  FilterSpec spec;
+  spec.location = ValueLoc(field);
+  std::optional<MapView> map = OpenMap(field, kFilterKeys);
+  if (!map) {
+    return spec;
+  }
+  if (std::optional<Field> f = Require(*map, "field")) {
+    spec.field = ReadString(*f).value_or("");
+  }
+  Optional(*map, "op", spec.op, [&](const Field& f) { return ReadEnum(f, kFilterOps); });
+  if (std::optional<Field> f = Require(*map, "value")) {
+    spec.value = ReadNumber(*f).value_or(0.0);
+  }
+  return spec;
+}
+
 ReportSpec Loader::ParseReport(const Field& field, std::optional<MapView>& map) {
   ReportSpec report;
   report.location = ValueLoc(field);
@@ -1259,6 +1338,14 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
   } else if (op.type == "sink") {
     if (std::optional<Field> f = Require(*map, "sink")) {
       op.sink = ParseSink(*f);
+    }
+  } else if (op.type == "map") {
+    if (std::optional<Field> f = Require(*map, "map")) {
+      op.map = ParseMap(*f);
+    }
+  } else if (op.type == "filter") {
+    if (std::optional<Field> f = Require(*map, "filter")) {
+      op.filter = ParseFilter(*f);
     }
   }
 }

@@ -108,12 +108,20 @@ struct ReplaySourceSpec {
 
 /// `source:` block of a `type: source` operator.
 struct SourceSpec {
-  std::string type;  ///< "sequence" | "file" | "datagen" | "replay"
+  std::string type;  ///< "sequence" | "generator" (more later: file, datagen, replay)
   // sequence
   std::vector<SequenceSplitSpec> splits;
   std::string interleave = "round-robin";
   int64_t pacing_ms = 0;                    ///< processing time per record; 0 = as fast as possible
   std::string timestamp_field_name = "ts";  ///< name of the generated event-time field
+  // generator (in-memory benchmark records {key int64, value double, ts timestamp}; see
+  // sources/generator_source.h)
+  int64_t count = 0;            ///< records over all subtasks
+  int64_t keys = 1000;          ///< distinct keys (`key` is in [0, keys))
+  int64_t step_ms = 1;          ///< event-time distance between consecutive records (`step`)
+  int64_t rate = 0;             ///< records per second per subtask; 0 = as fast as possible
+  int64_t watermark_every = 0;  ///< > 0: add an int64 `wm` field set on every n-th record
+  int64_t latency_every = 0;    ///< > 0: add an int64 `emit_ns` field set on every n-th record
   // file, datagen, replay (nested: their keys are documented per type in config/README.md)
   FileSourceSpec file;
   DatagenSourceSpec datagen;
@@ -159,9 +167,25 @@ struct WindowSpec {
   SourceLocation location;
 };
 
+/// `map:` block of a `type: map` operator: `field = field * multiply + add` on a numeric field.
+struct MapSpec {
+  std::string field;
+  double multiply = 1.0;
+  double add = 0.0;
+  SourceLocation location;
+};
+
+/// `filter:` block of a `type: filter` operator: keeps records with `field <op> value`.
+struct FilterSpec {
+  std::string field;
+  std::string op = "gt";  ///< gt | ge | lt | le | eq | ne
+  double value = 0.0;
+  SourceLocation location;
+};
+
 /// `sink:` block of a `type: sink` operator.
 struct SinkSpec {
-  std::string type;  ///< print | file | collect
+  std::string type;  ///< print | file | collect | checksum
   std::string path;  ///< file: JSON Lines output path
   /// json | fire (one `>>> FIRE window=[..) count=N watermark=..` line per record)
   std::string format = "json";
@@ -171,7 +195,7 @@ struct SinkSpec {
 /// One node of the job graph, as written under `operators:`.
 struct OperatorSpec {
   std::string id;
-  /// source | assign-timestamps-and-watermarks | window | sink (more with later issues)
+  /// source | assign-timestamps-and-watermarks | window | map | filter | sink (more with later issues)
   std::string type;
   std::vector<InputSpec> inputs;
   int parallelism = 0;  ///< 0: pipeline.parallelism
@@ -180,6 +204,8 @@ struct OperatorSpec {
   std::optional<WatermarkStrategySpec> watermarks;
   std::optional<WindowSpec> window;
   std::optional<SinkSpec> sink;
+  std::optional<MapSpec> map;
+  std::optional<FilterSpec> filter;
   SourceLocation location;
 };
 

@@ -1,5 +1,7 @@
 #include "operators/builtins.h"
 
+#include "operators/arithmetic_map_filter.h"
+#include "operators/checksum_sink_operator.h"
 #include "operators/sink_operator.h"
 #include "operators/timestamps_and_watermarks_operator.h"
 #include "operators/window/window_operator.h"
@@ -15,8 +17,9 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
     throw CompileError("sink", "a sink operator needs a `sink:` block");
   }
   const SinkSpec& sink = *ctx.spec.sink;
-  if (sink.type != "print" && sink.type != "file" && sink.type != "collect") {
-    throw CompileError("sink.type", "unknown sink type '" + sink.type + "' (known: print, file, collect)");
+  if (sink.type != "print" && sink.type != "file" && sink.type != "collect" && sink.type != "checksum") {
+    throw CompileError("sink.type",
+                       "unknown sink type '" + sink.type + "' (known: print, file, collect, checksum)");
   }
   if (sink.type == "file" && sink.path.empty()) {
     throw CompileError("sink.path", "a file sink needs `path`");
@@ -36,6 +39,12 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
   auto result = ctx.resources.AddSinkResult(ctx.spec.id, out.output_schema, retain);
   JobResources* resources = &ctx.resources;
   Schema schema = out.output_schema;
+  if (sink.type == "checksum") {
+    out.factory = [schema, result](int, int) -> std::unique_ptr<StreamOperator> {
+      return std::make_unique<ChecksumSinkOperator>(schema, result);
+    };
+    return out;
+  }
   out.factory = [sink, schema, result, resources](int subtask, int) -> std::unique_ptr<StreamOperator> {
     return std::make_unique<SinkOperator>(sink, schema, result, *resources, subtask);
   };
@@ -97,9 +106,60 @@ CompiledOperator CompileWindow(const CompileContext& ctx) {
   return out;
 }
 
+CompiledOperator CompileArithmeticMap(const CompileContext& ctx) {
+  if (!ctx.spec.map) {
+    throw CompileError("map", "a map operator needs a `map:` block");
+  }
+  if (ctx.input_schemas.size() != 1) {
+    throw CompileError("inputs", "a map operator takes exactly one input");
+  }
+  CompiledOperator out;
+  out.output_schema = ctx.input_schemas.front();
+  bool is_double = false;
+  int slot = 0;
+  try {
+    slot = ArithmeticMapOperator::ResolveSlot(out.output_schema, ctx.spec.map->field, &is_double);
+  } catch (const InvalidArgument& e) {
+    throw CompileError("map", e.what());
+  }
+  const double multiply = ctx.spec.map->multiply;
+  const double add = ctx.spec.map->add;
+  out.factory = [slot, is_double, multiply, add](int, int) -> std::unique_ptr<StreamOperator> {
+    return std::make_unique<ArithmeticMapOperator>(slot, is_double, multiply, add);
+  };
+  return out;
+}
+
+CompiledOperator CompileComparisonFilter(const CompileContext& ctx) {
+  if (!ctx.spec.filter) {
+    throw CompileError("filter", "a filter operator needs a `filter:` block");
+  }
+  if (ctx.input_schemas.size() != 1) {
+    throw CompileError("inputs", "a filter operator takes exactly one input");
+  }
+  CompiledOperator out;
+  out.output_schema = ctx.input_schemas.front();
+  bool is_double = false;
+  int slot = 0;
+  ComparisonFilterOperator::Op op{};
+  try {
+    slot = ArithmeticMapOperator::ResolveSlot(out.output_schema, ctx.spec.filter->field, &is_double);
+    op = ComparisonFilterOperator::ParseOp(ctx.spec.filter->op);
+  } catch (const InvalidArgument& e) {
+    throw CompileError("filter", e.what());
+  }
+  const double value = ctx.spec.filter->value;
+  out.factory = [slot, op, value](int, int) -> std::unique_ptr<StreamOperator> {
+    return std::make_unique<ComparisonFilterOperator>(slot, op, value);
+  };
+  return out;
+}
+
 }  // namespace
 
 void RegisterOperatorBuiltins(OperatorRegistry& registry) {
+  registry.Register("map", CompileArithmeticMap);
+  registry.Register("filter", CompileComparisonFilter);
   registry.Register("sink", CompileSink);
   registry.Register("assign-timestamps-and-watermarks", CompileAssignTimestamps);
   registry.Register("window", CompileWindow);

@@ -4,6 +4,7 @@
 #include "runtime/eventtime/make_watermark_strategy.h"
 #include "sources/datagen_source.h"
 #include "sources/file_source.h"
+#include "sources/generator_source.h"
 #include "sources/replay_source.h"
 #include "sources/sequence_source.h"
 #include "sources/source_operator.h"
@@ -21,6 +22,12 @@ void RegisterSourceBuiltins(OperatorRegistry& registry) {
     if (spec.source->type == "sequence") {
       try {
         source = std::make_shared<SequenceSource>(*spec.source);
+      } catch (const InvalidArgument& e) {
+        throw CompileError("source", e.what());
+      }
+    } else if (spec.source->type == "generator") {
+      try {
+        source = std::make_shared<GeneratorSource>(*spec.source);
       } catch (const InvalidArgument& e) {
         throw CompileError("source", e.what());
       }
@@ -44,7 +51,7 @@ void RegisterSourceBuiltins(OperatorRegistry& registry) {
       }
     } else {
       throw CompileError("source.type", "unknown source type '" + spec.source->type +
-                                            "' (known: sequence, file, datagen, replay)");
+                                            "' (known: sequence, generator, file, datagen, replay)");
     }
     std::optional<WatermarkStrategy> strategy;
     if (spec.watermarks) {

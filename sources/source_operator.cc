@@ -23,6 +23,16 @@ class SourceOperator::SplitOutput : public SourceOutput {
   }
   void Collect(Row row) override { Emit(StreamRecord(std::move(row)), false); }
   void Collect(Row row, Timestamp ts) override { Emit(StreamRecord(std::move(row), ts), true); }
+  void CollectReusing(Row& row, Timestamp ts) override {
+    // Borrow the reader's buffer for the record and hand back whatever is left of it.
+    scratch_.row.swap(row);
+    scratch_.SetTimestamp(ts);
+    if (generator_ && immediate_ == nullptr) {
+      immediate_ = &op_.multiplexer_->GetImmediateOutput(split_id_);  // valid until unregistered
+    }
+    op_.EmitRecord(scratch_, true, generator_.get(), immediate_, split_id_);
+    scratch_.row.swap(row);
+  }
   void EmitWatermark(Watermark w) override {
     if (op_.multiplexer_) {
       op_.multiplexer_->GetImmediateOutput(split_id_).EmitWatermark(w);
@@ -53,6 +63,8 @@ class SourceOperator::SplitOutput : public SourceOutput {
 
   SourceOperator& op_;
   std::string split_id_;
+  StreamRecord scratch_;  // CollectReusing's record: no allocation per record
+  WatermarkOutput* immediate_ = nullptr;  // cached multiplexer handle for CollectReusing
   std::unique_ptr<PausableRelativeClock> clock_;
   std::unique_ptr<WatermarkGenerator> generator_;
 };
@@ -178,7 +190,13 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts, Waterm
     return;
   }
   // The generator sees the record after it was emitted (Flink's SourceOutputWithWatermarks), so a
-  // punctuated watermark follows its record; downstream may move from the emitted one.
+  // punctuated watermark follows its record; downstream may move from (or modify) the emitted one,
+  // so a generator that reads the record gets a copy; timestamp-only generators need none.
+  if (!generator->InspectsRecordOnEvent()) {
+    output().Collect(record);
+    generator->OnEvent(record, *ts, *immediate);
+    return;
+  }
   StreamRecord seen = record;
   output().Collect(record);
   generator->OnEvent(seen, *ts, *immediate);

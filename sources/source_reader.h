@@ -46,6 +46,11 @@ class SourceOutput {
   virtual ~SourceOutput() = default;
   virtual void Collect(Row row) = 0;
   virtual void Collect(Row row, Timestamp timestamp_ms) = 0;
+  /// Like `Collect(row, timestamp_ms)`, but borrows `row` instead of taking it: afterwards `row`
+  /// holds the same buffer again when downstream did not move from it (a chained path), or is
+  /// empty when it did, so a reader that rebuilds its row only when `row.size()` changed makes no
+  /// allocation per record. The default copies.
+  virtual void CollectReusing(Row& row, Timestamp timestamp_ms) { Collect(Row(row), timestamp_ms); }
   virtual void EmitWatermark(Watermark watermark) = 0;
   virtual void MarkIdle() = 0;
   virtual void MarkActive() = 0;

@@ -18,6 +18,23 @@ std::vector<StreamRecord> SinkResult::Records() const {
   return records_;
 }
 
+void SinkResult::AddChecksumPart(int64_t count, uint64_t checksum, const std::vector<int64_t>& latency_ns) {
+  count_.fetch_add(count, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu_);
+  checksum_ += checksum;
+  latency_ns_.insert(latency_ns_.end(), latency_ns.begin(), latency_ns.end());
+}
+
+uint64_t SinkResult::checksum() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return checksum_;
+}
+
+std::vector<int64_t> SinkResult::LatencySamplesNs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latency_ns_;
+}
+
 JobResources::JobResources()
     : line_writer_([](const std::string& line) {
         std::fwrite(line.data(), 1, line.size(), stdout);

@@ -26,12 +26,21 @@ class SinkResult {
   std::vector<StreamRecord> Records() const;
   bool retains_rows() const { return retain_; }
 
+  /// A `checksum` sink subtask's totals, added once at its end: `count` records, the wrapping sum
+  /// `checksum` of their record hashes (runtime/core/checksum.h) and source → sink latency samples
+  /// in ns. Subtasks' parts add up (order-independent).
+  void AddChecksumPart(int64_t count, uint64_t checksum, const std::vector<int64_t>& latency_ns);
+  uint64_t checksum() const;
+  std::vector<int64_t> LatencySamplesNs() const;
+
  private:
   Schema schema_;
   bool retain_;
   std::atomic<int64_t> count_{0};
   mutable std::mutex mu_;
   std::vector<StreamRecord> records_;
+  uint64_t checksum_ = 0;             // guarded by mu_
+  std::vector<int64_t> latency_ns_;   // guarded by mu_
 };
 
 /// Per-job resources operators share, created before compilation and alive until the job's

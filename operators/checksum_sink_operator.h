@@ -1,0 +1,37 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/graph/job_resources.h"
+#include "runtime/task/stream_operator.h"
+
+namespace tidemark {
+
+/// The benchmark sink (`sink.type: checksum`): counts records and sums their order-independent
+/// hashes (runtime/core/checksum.h) over every field except the instrumentation fields `wm` and
+/// `emit_ns`; when the input has `emit_ns`, a non-zero value is a sampled record's source emit
+/// time (steady clock, ns) and the sink keeps `now - emit_ns` as a latency sample.
+/// Everything is kept in the subtask and added to the SinkResult once, at `Finish`, so the hot
+/// path touches no shared cache line. Mailbox thread only; no allocation per record (samples
+/// grow a vector).
+class ChecksumSinkOperator : public StreamOperator {
+ public:
+  ChecksumSinkOperator(const Schema& schema, std::shared_ptr<SinkResult> result);
+
+  void ProcessElement(StreamRecord& record, int input) override;
+  void ProcessWatermark(Watermark, int) override {}
+  void ProcessWatermarkStatus(WatermarkStatus, int) override {}
+  void Finish() override;
+
+ private:
+  std::vector<size_t> slots_;  // checksummed fields, in schema order
+  int latency_slot_ = -1;
+  std::shared_ptr<SinkResult> result_;
+  int64_t count_ = 0;
+  uint64_t checksum_ = 0;
+  std::vector<int64_t> latency_ns_;
+  bool published_ = false;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,135 @@
+#include "sources/generator_source.h"
+
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+namespace {
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+class GeneratorReader : public SourceReader {
+ public:
+  GeneratorReader(const GeneratorSource& source, int subtask_index)
+      : spec_(source.spec()),
+        width_(source.schema().size()),
+        wm_slot_(source.schema().IndexOf("wm")),
+        latency_slot_(source.schema().IndexOf("emit_ns")),
+        split_id_(fmt::format("generator-{}", subtask_index)) {}
+
+  void Start(SourceReaderContext& context) override {
+    context_ = &context;
+    stride_ = std::max(1, context.parallelism());
+    next_ = context.subtask_index();
+  }
+
+  void AddSplits(std::vector<std::unique_ptr<SourceSplit>> /*splits*/) override {}
+  void NotifyNoMoreSplits() override {}
+
+  InputStatus PollNext(ReaderOutput& output) override {
+    if (next_ >= spec_.count) {
+      if (split_ != nullptr) {
+        output.ReleaseOutputForSplit(split_id_);
+        split_ = nullptr;
+      }
+      return InputStatus::kEndOfInput;
+    }
+    if (split_ == nullptr) {
+      split_ = &output.CreateOutputForSplit(split_id_);
+    }
+    if (spec_.rate > 0 && (emitted_ & 15) == 0 && !Paced()) {
+      return InputStatus::kNothingAvailable;
+    }
+    const GeneratedRecord g = GenerateRecord(next_, spec_.keys, spec_.step_ms);
+    if (row_.size() != width_) {
+      row_.assign(width_, Value{});  // first record, or downstream moved the row away
+    }
+    row_[0] = g.key;
+    row_[1] = g.value;
+    row_[2] = g.ts;
+    if (wm_slot_ >= 0) {
+      Value& wm = row_[static_cast<size_t>(wm_slot_)];
+      if ((emitted_ + 1) % spec_.watermark_every == 0) {
+        wm = g.ts;
+      } else if (wm.index() != 0) {
+        wm = std::monostate{};
+      }
+    }
+    if (latency_slot_ >= 0) {
+      row_[static_cast<size_t>(latency_slot_)] =
+          emitted_ % spec_.latency_every == 0 ? SteadyNowNs() : int64_t{0};
+    }
+    split_->CollectReusing(row_, g.ts);
+    next_ += stride_;
+    ++emitted_;
+    return InputStatus::kMoreAvailable;
+  }
+
+ private:
+  /// True when the next record is due; sleeps out gaps below 2 ms; otherwise arms a wake-up.
+  bool Paced() {
+    const int64_t now = SteadyNowNs();
+    if (start_ns_ == 0) {
+      start_ns_ = now;
+    }
+    const int64_t due = start_ns_ + static_cast<int64_t>(static_cast<double>(emitted_) * 1e9 /
+                                                          static_cast<double>(spec_.rate));
+    const int64_t ahead = due - now;
+    if (ahead <= 0) {
+      return true;
+    }
+    if (ahead < 2'000'000) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(ahead));
+      return true;
+    }
+    context_->WakeUpAt(context_->processing_time().GetCurrentProcessingTime() + ahead / 1'000'000);
+    return false;
+  }
+
+  const SourceSpec& spec_;  // owned by the GeneratorSource, which outlives the job
+  size_t width_;
+  int wm_slot_;
+  int latency_slot_;
+  std::string split_id_;
+  SourceOutput* split_ = nullptr;  // valid until released
+  SourceReaderContext* context_ = nullptr;
+  int64_t stride_ = 1;
+  int64_t next_ = 0;
+  int64_t emitted_ = 0;
+  int64_t start_ns_ = 0;
+  Row row_;
+};
+
+}  // namespace
+
+GeneratorSource::GeneratorSource(const SourceSpec& spec) : spec_(spec) {
+  if (spec_.keys < 1) {
+    throw InvalidArgument(fmt::format("keys: must be >= 1, got {}", spec_.keys));
+  }
+  if (spec_.count < 0) {
+    throw InvalidArgument(fmt::format("count: must be >= 0, got {}", spec_.count));
+  }
+  schema_.Add("key", FieldType::kInt64);
+  schema_.Add("value", FieldType::kDouble);
+  schema_.Add(spec_.timestamp_field_name.empty() ? "ts" : spec_.timestamp_field_name, FieldType::kTimestamp);
+  if (spec_.watermark_every > 0) {
+    schema_.Add("wm", FieldType::kInt64);
+  }
+  if (spec_.latency_every > 0) {
+    schema_.Add("emit_ns", FieldType::kInt64);
+  }
+}
+
+std::unique_ptr<SourceReader> GeneratorSource::CreateReader(int subtask_index) const {
+  return std::make_unique<GeneratorReader>(*this, subtask_index);
+}
+
+}  // namespace tidemark

@@ -1,0 +1,426 @@
+#include "tools/bench/baselines.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <thread>
+#include <unordered_map>
+
+#include <boost/lockfree/spsc_queue.hpp>
+#include <fmt/format.h>
+
+#include "operators/arithmetic_map_filter.h"
+#include "runtime/core/checksum.h"
+#include "sources/generator_source.h"
+
+namespace tidemark::bench {
+namespace {
+
+/// The baselines' record: the generator's three fields in 32 bytes.
+struct Rec {
+  int64_t key;
+  double value;
+  int64_t ts;
+  int64_t pad;
+};
+static_assert(sizeof(Rec) == 32);
+
+/// One operator of the hand-written chain: exactly one virtual call per record.
+class ChainOp {
+ public:
+  virtual ~ChainOp() = default;
+  virtual bool Apply(Rec& r) const = 0;
+};
+
+class MapOp : public ChainOp {
+ public:
+  MapOp(int field, double multiply, double add) : field_(field), multiply_(multiply), add_(add) {}
+  bool Apply(Rec& r) const override {
+    if (field_ == 1) {
+      r.value = r.value * multiply_ + add_;
+    } else {
+      int64_t& x = field_ == 0 ? r.key : r.ts;
+      x = static_cast<int64_t>(static_cast<double>(x) * multiply_ + add_);
+    }
+    return true;
+  }
+
+ private:
+  int field_;
+  double multiply_;
+  double add_;
+};
+
+class FilterOp : public ChainOp {
+ public:
+  FilterOp(int field, ComparisonFilterOperator::Op op, double value) : field_(field), op_(op), value_(value) {}
+  bool Apply(Rec& r) const override {
+    const double x = field_ == 1 ? r.value : static_cast<double>(field_ == 0 ? r.key : r.ts);
+    return ComparisonFilterOperator::Passes(op_, x, value_);
+  }
+
+ private:
+  int field_;
+  ComparisonFilterOperator::Op op_;
+  double value_;
+};
+
+using Chain = std::vector<std::unique_ptr<ChainOp>>;
+
+int FieldIndex(const BenchPlan& plan, const std::string& name) {
+  if (name == "key") {
+    return 0;
+  }
+  if (name == "value") {
+    return 1;
+  }
+  if (name == plan.generator.timestamp_field_name) {
+    return 2;
+  }
+  return -1;
+}
+
+Chain MakeChain(const BenchPlan& plan) {
+  Chain chain;
+  for (const OperatorSpec& op : plan.chain) {
+    if (op.map) {
+      chain.push_back(std::make_unique<MapOp>(FieldIndex(plan, op.map->field), op.map->multiply, op.map->add));
+    } else {
+      chain.push_back(std::make_unique<FilterOp>(FieldIndex(plan, op.filter->field),
+                                                 ComparisonFilterOperator::ParseOp(op.filter->op),
+                                                 op.filter->value));
+    }
+  }
+  return chain;
+}
+
+inline Rec MakeRec(const BenchPlan& plan, int64_t i) {
+  const GeneratedRecord g = GenerateRecord(i, plan.generator.keys, plan.generator.step_ms);
+  return Rec{g.key, g.value, g.ts, 0};
+}
+
+inline uint64_t SinkHash(const Rec& r) {
+  return RecordHash(FieldHash(0, r.key) + FieldHash(1, r.value) + FieldHash(2, r.ts));
+}
+
+/// Applies the chain; true when the record reaches the sink.
+inline bool RunChain(const Chain& chain, Rec& r) {
+  for (const auto& op : chain) {
+    if (!op->Apply(r)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+BenchPlan MakeBenchPlan(const JobSpec& job) {
+  BenchPlan plan;
+  std::map<std::string, const OperatorSpec*> by_id;
+  const OperatorSpec* source = nullptr;
+  const OperatorSpec* sink = nullptr;
+  for (const OperatorSpec& op : job.operators) {
+    by_id[op.id] = &op;
+    if (op.type == "source") {
+      if (source != nullptr) {
+        plan.unsupported = "more than one source";
+        return plan;
+      }
+      source = &op;
+    } else if (op.type == "sink") {
+      if (sink != nullptr) {
+        plan.unsupported = "more than one sink";
+        return plan;
+      }
+      sink = &op;
+    }
+  }
+  if (source == nullptr || !source->source || source->source->type != "generator") {
+    plan.unsupported = "the source is not a generator";
+    return plan;
+  }
+  if (sink == nullptr || !sink->sink || sink->sink->type != "checksum") {
+    plan.unsupported = "the sink is not a checksum sink";
+    return plan;
+  }
+  plan.generator = *source->source;
+  plan.parallelism = source->parallelism > 0 ? source->parallelism : job.pipeline.parallelism;
+  // Walk back from the sink: a straight line of one-input operators.
+  std::vector<const OperatorSpec*> line;
+  for (const OperatorSpec* at = sink; at != source;) {
+    if (at->inputs.size() != 1 || !at->inputs[0].side_output.empty()) {
+      plan.unsupported = fmt::format("operator '{}' is not a one-input main-output step", at->id);
+      return plan;
+    }
+    at = by_id.at(at->inputs[0].from);
+    if (at != source) {
+      line.push_back(at);
+    }
+  }
+  std::reverse(line.begin(), line.end());
+  for (const OperatorSpec* op : line) {
+    if (op->type == "map" || op->type == "filter") {
+      if (plan.window) {
+        plan.unsupported = "map/filter after a window";
+        return plan;
+      }
+      const std::string& field = op->map ? op->map->field : op->filter->field;
+      if (FieldIndex(plan, field) < 0) {
+        plan.unsupported = fmt::format("operator '{}' reads field '{}'", op->id, field);
+        return plan;
+      }
+      plan.chain.push_back(*op);
+    } else if (op->type == "window") {
+      const WindowSpec& w = *op->window;
+      if (plan.window || op->key_by != std::vector<std::string>{"key"} || w.time != "event" ||
+          w.offset_ms != 0 || w.emit_watermark || !w.trigger.empty() ||
+          (w.assigner != "tumbling" && w.assigner != "sliding" && w.assigner != "session")) {
+        plan.unsupported = fmt::format("window '{}' is not a plain keyed event-time window", op->id);
+        return plan;
+      }
+      for (const AggregateSpec& a : w.aggregates) {
+        if (a.function != "count" && !(a.field == "value" && (a.function == "sum" || a.function == "min" ||
+                                                              a.function == "max"))) {
+          plan.unsupported = fmt::format("aggregate {} of '{}'", a.function, a.field);
+          return plan;
+        }
+      }
+      plan.window = *op;
+    } else if (op->type != "assign-timestamps-and-watermarks") {
+      plan.unsupported = fmt::format("operator type '{}'", op->type);
+      return plan;
+    }
+  }
+  return plan;
+}
+
+BaselineResult RunFusedLoop(const BenchPlan& plan) {
+  const int p = std::max(1, plan.parallelism);
+  std::vector<BaselineResult> parts(static_cast<size_t>(p));
+  const auto start = std::chrono::steady_clock::now();
+  auto body = [&plan, &parts, p](int s) {
+    const Chain chain = MakeChain(plan);
+    int64_t n = 0;
+    uint64_t sum = 0;
+    for (int64_t i = s; i < plan.generator.count; i += p) {
+      Rec r = MakeRec(plan, i);
+      if (RunChain(chain, r)) {
+        ++n;
+        sum += SinkHash(r);
+      }
+    }
+    parts[static_cast<size_t>(s)].sink_records = n;
+    parts[static_cast<size_t>(s)].checksum = sum;
+  };
+  std::vector<std::thread> threads;
+  for (int s = 1; s < p; ++s) {
+    threads.emplace_back(body, s);
+  }
+  body(0);
+  for (auto& t : threads) {
+    t.join();
+  }
+  BaselineResult out;
+  out.seconds = Since(start);
+  for (const auto& part : parts) {
+    out.sink_records += part.sink_records;
+    out.checksum += part.checksum;
+  }
+  return out;
+}
+
+BaselineResult RunRawChannel(const BenchPlan& plan) {
+  constexpr size_t kBatch = 256;
+  const int p = std::max(1, plan.parallelism);
+  std::vector<BaselineResult> parts(static_cast<size_t>(p));
+  const auto start = std::chrono::steady_clock::now();
+  auto pair = [&plan, &parts, p](int s) {
+    // Capacity in records: 1024 batches of 256, the runtime's default channel capacity.
+    boost::lockfree::spsc_queue<Rec> queue(1024 * kBatch);
+    std::thread producer([&] {
+      Rec batch[kBatch];
+      size_t fill = 0;
+      auto flush = [&] {
+        size_t done = 0;
+        while (done < fill) {
+          done += queue.push(batch + done, fill - done);
+          if (done < fill) {
+            std::this_thread::yield();
+          }
+        }
+        fill = 0;
+      };
+      for (int64_t i = s; i < plan.generator.count; i += p) {
+        batch[fill++] = MakeRec(plan, i);
+        if (fill == kBatch) {
+          flush();
+        }
+      }
+      flush();
+    });
+    const Chain chain = MakeChain(plan);
+    const int64_t expected = plan.generator.count > s ? (plan.generator.count - s + p - 1) / p : 0;
+    int64_t received = 0;
+    int64_t n = 0;
+    uint64_t sum = 0;
+    Rec batch[kBatch];
+    while (received < expected) {
+      const size_t got = queue.pop(batch, kBatch);
+      if (got == 0) {
+        std::this_thread::yield();
+        continue;
+      }
+      received += static_cast<int64_t>(got);
+      for (size_t k = 0; k < got; ++k) {
+        if (RunChain(chain, batch[k])) {
+          ++n;
+          sum += SinkHash(batch[k]);
+        }
+      }
+    }
+    producer.join();
+    parts[static_cast<size_t>(s)].sink_records = n;
+    parts[static_cast<size_t>(s)].checksum = sum;
+  };
+  std::vector<std::thread> threads;
+  for (int s = 1; s < p; ++s) {
+    threads.emplace_back(pair, s);
+  }
+  pair(0);
+  for (auto& t : threads) {
+    t.join();
+  }
+  BaselineResult out;
+  out.seconds = Since(start);
+  for (const auto& part : parts) {
+    out.sink_records += part.sink_records;
+    out.checksum += part.checksum;
+  }
+  return out;
+}
+
+namespace {
+
+struct Agg {
+  int64_t count = 0;
+  double sum = 0;
+  double min = 0;
+  double max = 0;
+  void Add(double v) {
+    if (count == 0) {
+      min = max = v;
+    } else {
+      min = std::min(min, v);
+      max = std::max(max, v);
+    }
+    sum += v;
+    ++count;
+  }
+};
+
+class WindowEmitter {
+ public:
+  explicit WindowEmitter(const WindowSpec& w) : w_(w) {}
+  void Emit(int64_t key, int64_t start, int64_t end, const Agg& a) {
+    uint64_t h = FieldHash(0, key) + FieldHash(1, start) + FieldHash(2, end);
+    size_t pos = 3;
+    for (const AggregateSpec& spec : w_.aggregates) {
+      if (spec.function == "count") {
+        h += FieldHash(pos, a.count);
+      } else if (spec.function == "sum") {
+        h += FieldHash(pos, a.sum);
+      } else if (spec.function == "min") {
+        h += FieldHash(pos, a.min);
+      } else {
+        h += FieldHash(pos, a.max);
+      }
+      ++pos;
+    }
+    sum_ += RecordHash(h);
+    ++n_;
+  }
+  int64_t n() const { return n_; }
+  uint64_t sum() const { return sum_; }
+
+ private:
+  const WindowSpec& w_;
+  int64_t n_ = 0;
+  uint64_t sum_ = 0;
+};
+
+}  // namespace
+
+BaselineResult RunHashAggregation(const BenchPlan& plan) {
+  BaselineResult out;
+  if (!plan.window) {
+    return out;
+  }
+  const WindowSpec& w = *plan.window->window;
+  const Chain chain = MakeChain(plan);
+  WindowEmitter emit(w);
+  const auto start = std::chrono::steady_clock::now();
+  if (w.assigner == "session") {
+    struct Session {
+      int64_t start;
+      int64_t end;
+      Agg agg;
+    };
+    std::unordered_map<int64_t, Session> open;
+    for (int64_t i = 0; i < plan.generator.count; ++i) {
+      Rec r = MakeRec(plan, i);
+      if (!RunChain(chain, r)) {
+        continue;
+      }
+      auto [it, fresh] = open.try_emplace(r.key, Session{r.ts, r.ts + w.gap_ms, {}});
+      Session& s = it->second;
+      if (!fresh && r.ts > s.end) {  // TimeWindow#intersects: touching windows merge
+        emit.Emit(r.key, s.start, s.end, s.agg);
+        s = Session{r.ts, r.ts + w.gap_ms, {}};
+      }
+      s.end = std::max(s.end, r.ts + w.gap_ms);
+      s.agg.Add(r.value);
+    }
+    for (const auto& [key, s] : open) {
+      emit.Emit(key, s.start, s.end, s.agg);
+    }
+  } else {
+    const int64_t size = w.size_ms;
+    const int64_t slide = w.assigner == "sliding" ? w.slide_ms : w.size_ms;
+    // Window start -> key -> accumulator; timestamps ascend, so a window is complete once a
+    // record lies past its end.
+    std::map<int64_t, std::unordered_map<int64_t, Agg>> windows;
+    auto flush_before = [&](int64_t ts) {
+      while (!windows.empty() && windows.begin()->first + size <= ts) {
+        const int64_t ws = windows.begin()->first;
+        for (const auto& [key, agg] : windows.begin()->second) {
+          emit.Emit(key, ws, ws + size, agg);
+        }
+        windows.erase(windows.begin());
+      }
+    };
+    for (int64_t i = 0; i < plan.generator.count; ++i) {
+      Rec r = MakeRec(plan, i);
+      if (!RunChain(chain, r)) {
+        continue;
+      }
+      flush_before(r.ts);
+      const int64_t last_start = r.ts - ((r.ts + slide) % slide);
+      for (int64_t ws = last_start; ws > r.ts - size; ws -= slide) {
+        windows[ws][r.key].Add(r.value);
+      }
+    }
+    flush_before(std::numeric_limits<int64_t>::max() / 2);
+  }
+  out.seconds = Since(start);
+  out.sink_records = emit.n();
+  out.checksum = emit.sum();
+  return out;
+}
+
+}  // namespace tidemark::bench

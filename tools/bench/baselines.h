@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/job_spec.h"
+
+namespace tidemark::bench {
+
+/// What a hand-written baseline computed: how many records reached its sink and their checksum
+/// (runtime/core/checksum.h: the same function the `checksum` sink uses), plus its wall time.
+struct BaselineResult {
+  int64_t sink_records = 0;
+  uint64_t checksum = 0;
+  double seconds = 0;
+};
+
+/// The parts of a benchmark job the baselines reproduce, read from its JobSpec: the generator,
+/// the map/filter chain in order, and an optional keyed window.
+struct BenchPlan {
+  SourceSpec generator;
+  std::vector<OperatorSpec> chain;    ///< map / filter operators, source to sink order
+  std::optional<OperatorSpec> window; ///< keyed window (tumbling | sliding | session), if any
+  int parallelism = 1;                ///< of the source
+  std::string unsupported;            ///< non-empty: why no baseline reproduces this job
+};
+
+/// Extracts the plan; never throws (sets `unsupported` instead).
+BenchPlan MakeBenchPlan(const JobSpec& job);
+
+/// (a) The fused loop: generate -> one virtual call per map/filter operator -> checksum, on
+/// `plan.parallelism` threads (each its subtask's records).
+BaselineResult RunFusedLoop(const BenchPlan& plan);
+/// (b) The raw channel: records made on one thread cross one boost::lockfree::spsc_queue in
+/// batches of 256 to a second thread that applies the chain and checksums (per subtask pair).
+BaselineResult RunRawChannel(const BenchPlan& plan);
+/// (c) Hash-map aggregation of the keyed window over the same records, single-threaded;
+/// requires `plan.window`. Emits the window operator's output rows (key, window_start,
+/// window_end, aggregates) into the checksum.
+BaselineResult RunHashAggregation(const BenchPlan& plan);
+
+}  // namespace tidemark::bench
