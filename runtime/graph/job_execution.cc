@@ -236,8 +236,13 @@ std::vector<SubtaskMetrics> JobExecution::Metrics() const {
   std::vector<SubtaskMetrics> out;
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    out.push_back(SubtaskMetrics{tasks_[i]->name(), tasks_[i]->subtask_index(), tasks_[i]->records_in(),
-                                 task_finished_[i]});
+    const StreamTask& t = *tasks_[i];
+    SubtaskMetrics m{t.name(), t.subtask_index(), t.records_in(), task_finished_[i], {}};
+    for (size_t o = 0; o < t.num_operators(); ++o) {
+      m.operators.push_back(OperatorMetrics{t.operator_name(o), t.operator_output(o).records_out(),
+                                            t.operator_output(o).output_watermark()});
+    }
+    out.push_back(std::move(m));
   }
   return out;
 }

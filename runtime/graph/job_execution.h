@@ -21,12 +21,20 @@ namespace tidemark {
 enum class JobState { kCreated, kRunning, kFinished, kFailed, kCanceled };
 const char* ToString(JobState s);
 
+/// Per-operator figures inside one subtask (one entry per chained operator, in chain order).
+struct OperatorMetrics {
+  std::string name;  ///< operator id, e.g. "windows"
+  int64_t records_out = 0;
+  Timestamp output_watermark = kMinTimestamp;  ///< last watermark it emitted; kMinTimestamp: none
+};
+
 /// Per-subtask figures for status and metrics. Snapshot values; reading is thread-safe.
 struct SubtaskMetrics {
   std::string task;  ///< chain name, e.g. "source -> assign"
   int subtask_index = 0;
   int64_t records_in = 0;
   bool finished = false;
+  std::vector<OperatorMetrics> operators;
 };
 
 /// The running form of a JobGraph (Flink's ExecutionGraph): one StreamTask per (chain, subtask),

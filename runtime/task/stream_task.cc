@@ -58,7 +58,7 @@ void TaskOperatorOutput::Deliver(std::vector<Target>& targets, StreamRecord& rec
 }
 
 void TaskOperatorOutput::Collect(StreamRecord& record) {
-  ++records_out_;
+  records_out_.store(records_out_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // one writer: no locked add
   Deliver(main_, record);
 }
 
@@ -72,6 +72,7 @@ void TaskOperatorOutput::CollectSide(std::string_view tag, StreamRecord& record)
 }
 
 void TaskOperatorOutput::EmitWatermark(Watermark watermark) {
+  output_watermark_.store(watermark.timestamp, std::memory_order_relaxed);
   auto send = [&](std::vector<Target>& targets) {
     for (Target& t : targets) {
       if (t.op != nullptr) {

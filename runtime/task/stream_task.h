@@ -41,14 +41,18 @@ class TaskOperatorOutput : public Output {
   void EmitWatermark(Watermark watermark) override;
   void EmitWatermarkStatus(WatermarkStatus status) override;
 
-  int64_t records_out() const { return records_out_; }
+  /// Records emitted on the main output. Relaxed, any thread.
+  int64_t records_out() const { return records_out_.load(std::memory_order_relaxed); }
+  /// The last watermark this operator emitted (kMinTimestamp: none yet). Relaxed, any thread.
+  Timestamp output_watermark() const { return output_watermark_.load(std::memory_order_relaxed); }
 
  private:
   void Deliver(std::vector<Target>& targets, StreamRecord& record);
 
   std::vector<Target> main_;
   std::vector<std::pair<std::string, std::vector<Target>>> side_;
-  int64_t records_out_ = 0;
+  std::atomic<int64_t> records_out_{0};  // written by the mailbox thread only; read for metrics
+  std::atomic<Timestamp> output_watermark_{kMinTimestamp};
 };
 
 /// Thrown out of an operator call inside a task: names the operator that failed and the cause.
@@ -125,6 +129,11 @@ class StreamTask {
 
   /// Records handed to the head operator (or emitted by a source head). Relaxed, any thread.
   int64_t records_in() const { return records_in_.load(std::memory_order_relaxed); }
+  /// Number of chained operators and, per operator, its name and output figures. The chain is
+  /// fixed before `Run`, so these may be read from any thread while the task runs.
+  size_t num_operators() const { return ops_.size(); }
+  const std::string& operator_name(size_t i) const { return ops_[i].name; }
+  const TaskOperatorOutput& operator_output(size_t i) const { return *ops_[i].output; }
 
  private:
   struct ChainedOperator {

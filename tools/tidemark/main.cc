@@ -1,7 +1,8 @@
-// `tidemark`: the command line. `tidemark run JOB.yaml` runs a job embedded, without a daemon.
+// `tidemark`: the command line. `tidemark run JOB.yaml` runs a job embedded, without a daemon;
+// `submit`, `list`, `status`, `cancel` and `logs` talk to `tidemarkd` (tools/tidemark/daemon_commands.h).
 //
-// Exit codes: 0 the job FINISHED; 1 the job FAILED or was CANCELED; 2 usage error or invalid job
-// (file:line:column diagnostics on stderr).
+// Exit codes: 0 ok (the job FINISHED); 1 the job FAILED or was CANCELED; 2 usage error, invalid
+// job (file:line:column diagnostics on stderr) or unknown job id; 3 the daemon is unreachable.
 
 #include <csignal>
 #include <cstdio>
@@ -14,7 +15,9 @@
 #include "runtime/core/logging.h"
 #include "runtime/graph/job_graph.h"
 #include "tools/bench/bench_command.h"
+#include "runtime/daemon/daemon_paths.h"
 #include "tools/engine/engine.h"
+#include "tools/tidemark/daemon_commands.h"
 
 namespace {
 
@@ -73,6 +76,35 @@ int main(int argc, char** argv) {
   run->add_flag("--metrics", metrics, "print per-subtask metrics to stderr at the end");
   tidemark::bench::BenchOptions bench_options;
   auto* bench = tidemark::bench::AddBenchSubcommand(app, bench_options);
+
+  // Daemon commands. Global options go before the subcommand: `tidemark --socket PATH submit x.yaml`.
+  std::string socket_path;
+  std::string url;
+  std::string token_file;
+  app.add_option("--socket", socket_path,
+                 fmt::format("the daemon's Unix socket (default {})", tidemark::DefaultSocketPath()));
+  app.add_option("--url", url, "reach the daemon over TCP instead, e.g. http://127.0.0.1:8081");
+  app.add_option("--token-file", token_file, "bearer token file for --url (default <runtime dir>/token)");
+  bool wait = false;
+  bool json = false;
+  std::string job_id;
+  auto* submit = app.add_subcommand("submit", "Submit a job to the daemon; prints its id");
+  submit->add_option("job", job_path, "job YAML file")->required();
+  submit->add_flag("--wait", wait, "wait until the job ended; exit 0 when it FINISHED, 1 otherwise");
+  submit->add_flag("--json", json, "print JSON");
+  auto* list = app.add_subcommand("list", "List running and recently finished jobs");
+  list->add_flag("--json", json, "print JSON (as GET /jobs)");
+  auto* status = app.add_subcommand("status", "Show a job: state, tasks, records, watermarks");
+  status->add_option("id", job_id, "job id")->required();
+  status->add_flag("--json", json, "print JSON (as GET /jobs/ID)");
+  auto* cancel = app.add_subcommand("cancel", "Cancel a running job");
+  cancel->add_option("id", job_id, "job id")->required();
+  auto* logs = app.add_subcommand("logs", "Print a job's output: print-sink lines and its report");
+  logs->add_option("id", job_id, "job id")->required();
+  logs->add_flag("--json", json, "print JSON (as GET /jobs/ID/logs)");
+  app.footer(
+      "Exit codes: 0 ok; 1 the job FAILED or was CANCELED; 2 usage error, invalid job or unknown id;\n"
+      "3 the daemon is unreachable (start it with `tidemarkd`).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -83,6 +115,36 @@ int main(int argc, char** argv) {
   }
   if (*bench) {
     return tidemark::bench::RunBench(bench_options);
+  }
+  tidemark::DaemonEndpoint endpoint;
+  endpoint.socket_path = socket_path.empty() ? tidemark::DefaultSocketPath() : socket_path;
+  endpoint.url = url;
+  if (!url.empty()) {
+    const std::string path = token_file.empty() ? tidemark::DefaultRuntimeDir() + "/token" : token_file;
+    try {
+      endpoint.token = tidemark::ReadTokenFile(path, false);
+    } catch (const std::exception& e) {
+      if (!token_file.empty()) {
+        std::cerr << "tidemark: " << e.what() << "\n";
+        return 2;
+      }
+    }
+  }
+  tidemark::DaemonCommands commands(endpoint);
+  if (*submit) {
+    return commands.Submit(job_path, wait, json);
+  }
+  if (*list) {
+    return commands.List(json);
+  }
+  if (*status) {
+    return commands.Status(job_id, json);
+  }
+  if (*cancel) {
+    return commands.Cancel(job_id);
+  }
+  if (*logs) {
+    return commands.Logs(job_id, json);
   }
   return 2;
 }

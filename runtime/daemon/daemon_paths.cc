@@ -1,0 +1,114 @@
+#include "runtime/daemon/daemon_paths.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace tidemark {
+
+std::string DefaultRuntimeDir() {
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");  // NOLINT(concurrency-mt-unsafe): read-only
+  if (xdg != nullptr && xdg[0] == '/') {
+    return std::string(xdg) + "/tidemark";
+  }
+  return fmt::format("/tmp/tidemark-{}", geteuid());
+}
+
+std::string DefaultSocketPath() { return DefaultRuntimeDir() + "/tidemarkd.sock"; }
+
+void EnsurePrivateDirectory(const std::string& dir) {
+  const std::filesystem::path p(dir);
+  if (p.has_parent_path() && !std::filesystem::exists(p.parent_path())) {
+    EnsurePrivateDirectory(p.parent_path().string());
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw DaemonSetupError(fmt::format("cannot create directory '{}': {}", dir, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    throw DaemonSetupError(fmt::format("cannot stat '{}': {}", dir, std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    throw DaemonSetupError(fmt::format("'{}' is not a directory (a symlink or a file is not accepted)", dir));
+  }
+  if (st.st_uid != geteuid()) {
+    throw DaemonSetupError(fmt::format("'{}' belongs to uid {}, not to this user (uid {}); choose another "
+                                       "place with --socket",
+                                       dir, st.st_uid, geteuid()));
+  }
+  if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) {
+    throw DaemonSetupError(fmt::format("cannot make '{}' private (chmod 0700): {}", dir, std::strerror(errno)));
+  }
+}
+
+bool IsUnixSocketLive(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) {
+    return false;
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return false;
+  }
+  const bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return live;
+}
+
+std::string ReadTokenFile(const std::string& path, bool create) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT || !create) {
+      throw DaemonSetupError(fmt::format("cannot read token file '{}': {}", path, std::strerror(errno)));
+    }
+    std::random_device rd;
+    std::string token;
+    for (int i = 0; i < 4; ++i) {
+      token += fmt::format("{:08x}", rd());
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      throw DaemonSetupError(fmt::format("cannot create token file '{}': {}", path, std::strerror(errno)));
+    }
+    const std::string text = token + "\n";
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    if (!ok) {
+      throw DaemonSetupError(fmt::format("cannot write token file '{}'", path));
+    }
+    return token;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw DaemonSetupError(fmt::format("token file '{}' is not a regular file", path));
+  }
+  if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    throw DaemonSetupError(fmt::format(
+        "token file '{}' must belong to this user and have mode 0600 (chmod 600 '{}')", path, path));
+  }
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  const auto first = token.find_first_not_of(" \t\r\n");
+  const auto last = token.find_last_not_of(" \t\r\n");
+  if (first == std::string::npos) {
+    throw DaemonSetupError(fmt::format("token file '{}' is empty", path));
+  }
+  return token.substr(first, last - first + 1);
+}
+
+}  // namespace tidemark

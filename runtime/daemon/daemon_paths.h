@@ -1,0 +1,38 @@
+#pragma once
+
+#include <string>
+
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+
+/// The daemon could not be set up: its directory is not private, a live daemon holds the socket,
+/// a token file is readable by others, an address is not allowed. `what()` says what to do.
+class DaemonSetupError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Where the daemon keeps its socket, token and log: `$XDG_RUNTIME_DIR/tidemark` when that
+/// variable names an absolute path, else `/tmp/tidemark-$UID`. Thread-safe (reads the env).
+std::string DefaultRuntimeDir();
+
+/// `DefaultRuntimeDir() + "/tidemarkd.sock"`.
+std::string DefaultSocketPath();
+
+/// Creates `dir` (and missing parents of it with mode 0700) if needed and makes sure only the
+/// current user can open it: it must be a directory (not a symlink) owned by the effective uid;
+/// its mode is set to 0700. Throws DaemonSetupError otherwise.
+void EnsurePrivateDirectory(const std::string& dir);
+
+/// True when a process accepts connections on the Unix socket at `path` (a live daemon); false
+/// when nothing is there or the socket is stale (connection refused).
+bool IsUnixSocketLive(const std::string& path);
+
+/// Reads a bearer token from `path`, which must be a regular file owned by the effective uid with
+/// no group or other permission bits (0600 or stricter). When the file does not exist and
+/// `create` is set, writes a fresh random token (32 hex digits) with mode 0600. Throws
+/// DaemonSetupError. Surrounding whitespace is trimmed.
+std::string ReadTokenFile(const std::string& path, bool create);
+
+}  // namespace tidemark

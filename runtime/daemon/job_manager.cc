@@ -1,0 +1,455 @@
+#include "runtime/daemon/job_manager.h"
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "config/diagnostic.h"
+#include "runtime/core/logging.h"
+#include "runtime/graph/job_graph.h"
+
+namespace tidemark {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool IsTerminal(JobState s) {
+  return s == JobState::kFinished || s == JobState::kFailed || s == JobState::kCanceled;
+}
+
+nlohmann::json WatermarkJson(Timestamp ts) {
+  if (ts == kMinTimestamp) {
+    return nullptr;  // no watermark yet
+  }
+  return ts;
+}
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) {
+      end = text.size();
+    }
+    if (end > start) {
+      out.push_back(text.substr(start, end - start));
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string PromEscape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void JobLog::Append(const std::string& line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lines_.push_back(line);
+  bytes_ += line.size();
+  while (!lines_.empty() && (lines_.size() > max_lines_ || bytes_ > max_bytes_)) {
+    bytes_ -= lines_.front().size();
+    lines_.pop_front();
+    ++dropped_;
+  }
+}
+
+std::vector<std::string> JobLog::Lines() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {lines_.begin(), lines_.end()};
+}
+
+int64_t JobLog::dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dropped_;
+}
+
+JobManager::JobManager(JobFactory factory, JobManagerOptions options)
+    : factory_(std::move(factory)), options_(options), started_ms_(NowMs()) {
+  std::random_device rd;
+  id_state_ = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(started_ms_);
+}
+
+JobManager::~JobManager() { Shutdown(); }
+
+std::string JobManager::NewJobId() {
+  // splitmix64: distinct ids without a shared RNG object; 16 hex digits.
+  for (;;) {
+    uint64_t z = (id_state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    std::string id = fmt::format("{:016x}", z);
+    if (jobs_.count(id) == 0) {
+      return id;
+    }
+  }
+}
+
+JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::string& file_name) {
+  using Status = SubmitResult::Status;
+  auto log = GetLogger("daemon");
+  auto entry = std::make_shared<Entry>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) {
+      return {Status::kShuttingDown, "", {"the daemon is shutting down"}};
+    }
+    if (running_ >= options_.max_running_jobs) {
+      ++rejected_total_;
+      return {Status::kTooManyJobs,
+              "",
+              {fmt::format("too many running jobs (limit {}); retry when one has ended",
+                           options_.max_running_jobs)}};
+    }
+    ++running_;  // reserve a slot while compiling outside the lock
+    entry->id = NewJobId();
+  }
+  auto release_slot = [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    --running_;
+    cv_.notify_all();
+  };
+  entry->file_name = file_name;
+  entry->log = std::make_shared<JobLog>(options_.max_log_lines, options_.max_log_bytes);
+  std::weak_ptr<JobLog> weak_log = entry->log;
+  std::shared_ptr<JobLog> job_log = entry->log;
+  const std::string job_id = entry->id;
+  // Print-sink lines go to the job's bounded buffer (served by `logs`), tagged in the daemon's
+  // debug log with the job id, never to the daemon's stdout.
+  JobResources::LineWriter writer = [job_log, job_id](const std::string& line) {
+    job_log->Append(line);
+    SPDLOG_LOGGER_DEBUG(GetLogger("daemon"), "[job {}] {}", job_id, line);
+  };
+  try {
+    entry->job = factory_(yaml, file_name, std::move(writer));
+  } catch (const ConfigError& e) {
+    release_slot();
+    return {Status::kInvalidJob, "", SplitLines(e.what())};
+  } catch (const JobCompileError& e) {
+    release_slot();
+    return {Status::kInvalidJob, "", SplitLines(e.what())};
+  } catch (const std::exception& e) {
+    release_slot();
+    log->error("job submission failed: {}", e.what());
+    return {Status::kInternalError, "", {e.what()}};
+  }
+  if (!entry->job) {
+    release_slot();
+    return {Status::kInternalError, "", {"the job factory returned no job"}};
+  }
+  entry->name = entry->job->name();
+  entry->start_ms = NowMs();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_[entry->id] = entry;
+    order_.push_back(entry->id);
+    ++submitted_total_;
+    ++waiters_;
+  }
+  log->info("[job {}] submitted '{}' ({})", entry->id, entry->name, file_name);
+  try {
+    entry->job->execution().Start();
+  } catch (const std::exception& e) {
+    // Thread creation failed: Start left the job without running tasks. Cancel it so Wait ends.
+    log->error("[job {}] could not start: {}", entry->id, e.what());
+    entry->job->execution().Cancel();
+  }
+  std::thread([this, e = entry]() mutable {
+    OnJobEnded(e);
+    e.reset();  // the job may be destroyed here, before the manager is told we are done
+    std::lock_guard<std::mutex> lock(mu_);
+    --waiters_;
+    cv_.notify_all();
+  }).detach();
+  return {Status::kAccepted, entry->id, {}};
+}
+
+void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e) {
+  JobExecution& exec = e->job->execution();
+  const JobState state = exec.Wait();  // joins every task thread
+  std::optional<std::string> report;
+  if (state == JobState::kFinished) {
+    try {
+      report = e->job->ReportLine();
+    } catch (const std::exception& ex) {
+      e->log->Append(fmt::format("report failed: {}", ex.what()));
+    }
+  }
+  if (report) {
+    e->log->Append(*report);
+  }
+  const std::string cause = exec.failure_cause();
+  auto log = GetLogger("daemon");
+  if (state == JobState::kFailed) {
+    log->error("[job {}] '{}' FAILED: {}", e->id, e->name, cause);
+  } else {
+    log->info("[job {}] '{}' {}", e->id, e->name, ToString(state));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  e->ended = true;
+  e->end_ms = NowMs();
+  e->final_state = state;
+  e->failure_cause = cause;
+  e->report = std::move(report);
+  --running_;
+  switch (state) {
+    case JobState::kFinished:
+      ++finished_total_;
+      break;
+    case JobState::kFailed:
+      ++failed_total_;
+      break;
+    default:
+      ++canceled_total_;
+      break;
+  }
+  finished_order_.push_back(e->id);
+  TrimHistory();
+  cv_.notify_all();
+}
+
+void JobManager::TrimHistory() {
+  while (finished_order_.size() > options_.max_finished_jobs) {
+    const std::string id = finished_order_.front();
+    finished_order_.pop_front();
+    jobs_.erase(id);
+    for (auto it = order_.begin(); it != order_.end(); ++it) {
+      if (*it == id) {
+        order_.erase(it);
+        break;
+      }
+    }
+  }
+}
+
+std::shared_ptr<JobManager::Entry> JobManager::Find(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+nlohmann::json JobManager::SummaryJson(const Entry& e) const {
+  const JobState state = e.ended ? e.final_state : e.job->execution().state();
+  const int64_t end = e.ended ? e.end_ms : -1;
+  return nlohmann::json{{"jid", e.id},
+                        {"name", e.name},
+                        {"state", ToString(state)},
+                        {"start-time", e.start_ms},
+                        {"end-time", end},
+                        {"duration", (e.ended ? e.end_ms : NowMs()) - e.start_ms}};
+}
+
+nlohmann::json JobManager::ListJson() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const std::string& id : order_) {
+    jobs.push_back(SummaryJson(*jobs_.at(id)));
+  }
+  return nlohmann::json{{"jobs", std::move(jobs)}};
+}
+
+std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
+  auto e = Find(id);
+  if (!e) {
+    return std::nullopt;
+  }
+  nlohmann::json j;
+  std::string cause;
+  std::optional<std::string> report;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    j = SummaryJson(*e);
+    cause = e->ended ? e->failure_cause : e->job->execution().failure_cause();
+    report = e->report;
+  }
+  j["file"] = e->file_name;
+  j["failure-cause"] = cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(cause);
+  j["report"] = report ? nlohmann::json(*report) : nlohmann::json(nullptr);
+
+  const JobExecution& exec = e->job->execution();
+  nlohmann::json vertices = nlohmann::json::array();
+  for (const JobVertex& v : exec.graph().vertices) {
+    vertices.push_back({{"id", v.spec.id}, {"type", v.spec.type}, {"parallelism", v.parallelism}});
+  }
+  j["vertices"] = std::move(vertices);
+
+  // Tasks (chains) with their subtasks, in the order the execution built them.
+  nlohmann::json tasks = nlohmann::json::array();
+  std::map<std::string, size_t> task_slot;
+  for (const SubtaskMetrics& m : exec.Metrics()) {
+    auto [it, inserted] = task_slot.emplace(m.task, tasks.size());
+    if (inserted) {
+      tasks.push_back({{"name", m.task}, {"parallelism", 0}, {"subtasks", nlohmann::json::array()}});
+    }
+    nlohmann::json& task = tasks[it->second];
+    task["parallelism"] = task["parallelism"].get<int>() + 1;
+    nlohmann::json ops = nlohmann::json::array();
+    for (const OperatorMetrics& o : m.operators) {
+      ops.push_back({{"name", o.name},
+                     {"records-out", o.records_out},
+                     {"output-watermark", WatermarkJson(o.output_watermark)}});
+    }
+    task["subtasks"].push_back({{"subtask", m.subtask_index},
+                                {"records-in", m.records_in},
+                                {"finished", m.finished},
+                                {"operators", std::move(ops)}});
+  }
+  j["tasks"] = std::move(tasks);
+  return j;
+}
+
+std::optional<nlohmann::json> JobManager::ExceptionsJson(const std::string& id) const {
+  auto e = Find(id);
+  if (!e) {
+    return std::nullopt;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string cause = e->ended ? e->failure_cause : e->job->execution().failure_cause();
+  if (cause.empty()) {
+    return nlohmann::json{{"root-exception", nullptr}, {"timestamp", nullptr}};
+  }
+  return nlohmann::json{{"root-exception", cause},
+                        {"timestamp", e->ended ? nlohmann::json(e->end_ms) : nlohmann::json(NowMs())}};
+}
+
+std::optional<nlohmann::json> JobManager::LogJson(const std::string& id) const {
+  auto e = Find(id);
+  if (!e) {
+    return std::nullopt;
+  }
+  return nlohmann::json{{"lines", e->log->Lines()}, {"dropped", e->log->dropped()}};
+}
+
+nlohmann::json JobManager::OverviewJson() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t counts[5] = {0, 0, 0, 0, 0};
+  for (const auto& [id, e] : jobs_) {
+    const JobState s = e->ended ? e->final_state : e->job->execution().state();
+    ++counts[static_cast<int>(s)];
+  }
+  return nlohmann::json{{"jobs-running", counts[static_cast<int>(JobState::kRunning)] +
+                                             counts[static_cast<int>(JobState::kCreated)]},
+                        {"jobs-finished", counts[static_cast<int>(JobState::kFinished)]},
+                        {"jobs-failed", counts[static_cast<int>(JobState::kFailed)]},
+                        {"jobs-cancelled", counts[static_cast<int>(JobState::kCanceled)]},
+                        {"jobs-submitted-total", submitted_total_},
+                        {"max-running-jobs", options_.max_running_jobs},
+                        {"max-finished-jobs", options_.max_finished_jobs},
+                        {"uptime", NowMs() - started_ms_},
+                        {"version", "0.1.0"}};
+}
+
+std::string JobManager::PrometheusText() const {
+  std::vector<std::shared_ptr<Entry>> entries;
+  std::string out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out += "# HELP tidemark_jobs_running Jobs currently running.\n# TYPE tidemark_jobs_running gauge\n";
+    out += fmt::format("tidemark_jobs_running {}\n", running_);
+    out += "# HELP tidemark_jobs_retained Jobs listed (running and kept history).\n"
+           "# TYPE tidemark_jobs_retained gauge\n";
+    out += fmt::format("tidemark_jobs_retained {}\n", jobs_.size());
+    out += "# HELP tidemark_jobs_submitted_total Jobs accepted since start.\n"
+           "# TYPE tidemark_jobs_submitted_total counter\n";
+    out += fmt::format("tidemark_jobs_submitted_total {}\n", submitted_total_);
+    out += "# HELP tidemark_jobs_rejected_total Submissions refused by the running-jobs limit.\n"
+           "# TYPE tidemark_jobs_rejected_total counter\n";
+    out += fmt::format("tidemark_jobs_rejected_total {}\n", rejected_total_);
+    out += "# HELP tidemark_jobs_ended_total Jobs ended since start, by final state.\n"
+           "# TYPE tidemark_jobs_ended_total counter\n";
+    out += fmt::format("tidemark_jobs_ended_total{{state=\"FINISHED\"}} {}\n", finished_total_);
+    out += fmt::format("tidemark_jobs_ended_total{{state=\"FAILED\"}} {}\n", failed_total_);
+    out += fmt::format("tidemark_jobs_ended_total{{state=\"CANCELED\"}} {}\n", canceled_total_);
+    for (const auto& [id, e] : jobs_) {
+      if (!e->ended) {
+        entries.push_back(e);
+      }
+    }
+  }
+  out += "# HELP tidemark_task_records_in_total Records into a running subtask.\n"
+         "# TYPE tidemark_task_records_in_total counter\n";
+  std::string wm = "# HELP tidemark_operator_output_watermark_ms Last watermark an operator emitted.\n"
+                   "# TYPE tidemark_operator_output_watermark_ms gauge\n";
+  for (const auto& e : entries) {
+    for (const SubtaskMetrics& m : e->job->execution().Metrics()) {
+      const std::string labels = fmt::format("job_id=\"{}\",job_name=\"{}\",task=\"{}\",subtask=\"{}\"", e->id,
+                                             PromEscape(e->name), PromEscape(m.task), m.subtask_index);
+      out += fmt::format("tidemark_task_records_in_total{{{}}} {}\n", labels, m.records_in);
+      for (const OperatorMetrics& o : m.operators) {
+        if (o.output_watermark != kMinTimestamp) {
+          wm += fmt::format("tidemark_operator_output_watermark_ms{{{},operator=\"{}\"}} {}\n", labels,
+                            PromEscape(o.name), o.output_watermark);
+        }
+      }
+    }
+  }
+  return out + wm;
+}
+
+JobManager::CancelStatus JobManager::Cancel(const std::string& id) {
+  auto e = Find(id);
+  if (!e) {
+    return CancelStatus::kUnknown;
+  }
+  if (IsTerminal(e->job->execution().state())) {
+    return CancelStatus::kAlreadyEnded;
+  }
+  GetLogger("daemon")->info("[job {}] cancel requested", id);
+  e->job->execution().Cancel();
+  return CancelStatus::kCanceling;
+}
+
+void JobManager::Shutdown() {
+  std::vector<std::shared_ptr<Entry>> running;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+    for (const auto& [id, e] : jobs_) {
+      if (!e->ended) {
+        running.push_back(e);
+      }
+    }
+  }
+  for (const auto& e : running) {
+    e->job->execution().Cancel();
+  }
+  running.clear();
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return waiters_ == 0; });
+}
+
+bool JobManager::WaitForJob(const std::string& id, std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] {
+    auto it = jobs_.find(id);
+    return it == jobs_.end() || it->second->ended;
+  });
+}
+
+size_t JobManager::running_jobs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,168 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/graph/job_execution.h"
+#include "runtime/graph/job_resources.h"
+
+namespace tidemark {
+
+/// One job as the daemon holds it: made by the `JobFactory` the tool layer supplies (tools/ wires
+/// in `LocalJob`, so runtime/ stays free of concrete operators and sources).
+/// The object must outlive its execution; destroying it cancels and joins a running job.
+class DaemonJob {
+ public:
+  virtual ~DaemonJob() = default;
+  /// The job name from its YAML (`name:`).
+  virtual const std::string& name() const = 0;
+  /// The compiled, not yet started execution. Thread-safe as JobExecution is.
+  virtual JobExecution& execution() = 0;
+  /// The `report:` summary line, nullopt when the job has none. Called after the job ended.
+  virtual std::optional<std::string> ReportLine() const = 0;
+};
+
+/// Makes a compiled, not yet started job from its YAML text. `file_name` is the name used in
+/// diagnostics (`jobs/x.yaml:4:9: error: ...`); `line_writer` receives every print-sink line.
+/// Throws `ConfigError` or `JobCompileError` for an invalid job; any other exception is treated
+/// as an internal error. Called on a daemon I/O thread, possibly from several threads at once.
+using JobFactory = std::function<std::unique_ptr<DaemonJob>(
+    const std::string& yaml, const std::string& file_name, JobResources::LineWriter line_writer)>;
+
+/// A job's captured output: print-sink lines, the report line and lifecycle notes, bounded both
+/// in lines and in bytes (oldest lines are dropped first and counted). Thread-safe.
+class JobLog {
+ public:
+  JobLog(size_t max_lines, size_t max_bytes) : max_lines_(max_lines), max_bytes_(max_bytes) {}
+
+  void Append(const std::string& line);
+  /// Copy of the retained lines, oldest first.
+  std::vector<std::string> Lines() const;
+  /// Lines dropped because the buffer was full.
+  int64_t dropped() const;
+
+ private:
+  const size_t max_lines_;
+  const size_t max_bytes_;
+  mutable std::mutex mu_;
+  std::deque<std::string> lines_;
+  size_t bytes_ = 0;
+  int64_t dropped_ = 0;
+};
+
+/// Limits of a JobManager.
+struct JobManagerOptions {
+  size_t max_running_jobs = 64;      ///< submissions beyond this are refused (HTTP 429)
+  size_t max_finished_jobs = 200;    ///< finished jobs kept for list/status; oldest trimmed first
+  size_t max_log_lines = 10000;      ///< per job
+  size_t max_log_bytes = 4u << 20;   ///< per job
+};
+
+/// The daemon's jobs (Flink's Dispatcher role on one node): submits, runs concurrently and in
+/// isolation, cancels, describes, and forgets the oldest finished jobs beyond a bound.
+///
+/// Each submitted job gets a waiter thread that joins it when it ends, appends its report line
+/// to its log, and trims the history. A job failing (an operator throwing, a sink that cannot
+/// write) only makes that job FAILED, with the cause kept.
+///
+/// Thread-safe: every method may be called from any thread. The JSON returned follows Flink's
+/// REST API names where a counterpart exists (`jid`, `state`, `start-time`, `duration`, ...).
+/// Timestamps are ms since the epoch (wall clock), durations ms.
+class JobManager {
+ public:
+  JobManager(JobFactory factory, JobManagerOptions options);
+  /// Cancels running jobs and waits for them (`Shutdown`).
+  ~JobManager();
+  JobManager(const JobManager&) = delete;
+  JobManager& operator=(const JobManager&) = delete;
+
+  struct SubmitResult {
+    enum class Status { kAccepted, kInvalidJob, kTooManyJobs, kShuttingDown, kInternalError };
+    Status status = Status::kAccepted;
+    std::string job_id;                ///< kAccepted
+    std::vector<std::string> errors;   ///< diagnostics lines (kInvalidJob) or a reason
+  };
+
+  /// Compiles and starts a job. Never throws for a bad job.
+  SubmitResult Submit(const std::string& yaml, const std::string& file_name);
+
+  /// `{"jobs": [{"jid", "name", "state", "start-time", "end-time", "duration"}]}`, in
+  /// submission order.
+  nlohmann::json ListJson() const;
+  /// The job's details (state, vertices, tasks with per-subtask metrics and watermarks, failure
+  /// cause, report), or nullopt for an unknown id.
+  std::optional<nlohmann::json> JobJson(const std::string& id) const;
+  /// `{"root-exception": cause|null, "timestamp": end-time|null}`, or nullopt.
+  std::optional<nlohmann::json> ExceptionsJson(const std::string& id) const;
+  /// `{"lines": [...], "dropped": n}`, or nullopt.
+  std::optional<nlohmann::json> LogJson(const std::string& id) const;
+  /// Job counts by state, limits, uptime.
+  nlohmann::json OverviewJson() const;
+  /// Prometheus text exposition format (version 0.0.4).
+  std::string PrometheusText() const;
+
+  enum class CancelStatus { kCanceling, kAlreadyEnded, kUnknown };
+  CancelStatus Cancel(const std::string& id);
+
+  /// Stops accepting jobs, cancels every running job and waits until all have ended (their
+  /// sinks closed and flushed). Idempotent.
+  void Shutdown();
+
+  /// Blocks until job `id` ended or `timeout` passed; true when it ended. For tests.
+  bool WaitForJob(const std::string& id, std::chrono::milliseconds timeout) const;
+
+  size_t running_jobs() const;
+
+ private:
+  struct Entry {
+    std::string id;
+    std::string file_name;
+    std::string name;
+    int64_t start_ms = 0;
+    std::shared_ptr<JobLog> log;
+    std::unique_ptr<DaemonJob> job;
+    // Guarded by JobManager::mu_:
+    bool ended = false;
+    int64_t end_ms = -1;
+    JobState final_state = JobState::kRunning;
+    std::string failure_cause;
+    std::optional<std::string> report;
+  };
+
+  std::shared_ptr<Entry> Find(const std::string& id) const;
+  nlohmann::json SummaryJson(const Entry& e) const;  // requires mu_
+  void OnJobEnded(const std::shared_ptr<Entry>& e);
+  void TrimHistory();  // requires mu_
+  std::string NewJobId();  // requires mu_
+
+  const JobFactory factory_;
+  const JobManagerOptions options_;
+  const int64_t started_ms_;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::map<std::string, std::shared_ptr<Entry>> jobs_;
+  std::deque<std::string> order_;           // submission order of retained jobs
+  std::deque<std::string> finished_order_;  // ended jobs, oldest first
+  size_t running_ = 0;
+  size_t waiters_ = 0;
+  bool shutting_down_ = false;
+  uint64_t id_state_ = 0;
+  int64_t submitted_total_ = 0;
+  int64_t finished_total_ = 0;
+  int64_t failed_total_ = 0;
+  int64_t canceled_total_ = 0;
+  int64_t rejected_total_ = 0;
+};
+
+}  // namespace tidemark

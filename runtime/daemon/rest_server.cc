@@ -1,0 +1,502 @@
+#include "runtime/daemon/rest_server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+
+#include "runtime/core/asio.h"
+#include "runtime/core/logging.h"
+
+namespace tidemark {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+
+Response MakeResponse(http::status status, std::string body, const char* content_type) {
+  Response res{status, 11};
+  res.set(http::field::server, "tidemarkd");
+  res.set(http::field::content_type, content_type);
+  res.body() = std::move(body);
+  return res;
+}
+
+Response JsonResponse(http::status status, const nlohmann::json& j) {
+  return MakeResponse(status, j.dump(2) + "\n", "application/json");
+}
+
+Response ErrorResponse(http::status status, const std::vector<std::string>& errors) {
+  return JsonResponse(status, nlohmann::json{{"errors", errors}});
+}
+
+std::string UrlDecode(std::string_view in) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%' && i + 2 < in.size()) {
+      const std::string hex(in.substr(i + 1, 2));
+      char* end = nullptr;
+      const long v = std::strtol(hex.c_str(), &end, 16);
+      if (end == hex.c_str() + 2) {
+        out += static_cast<char>(v);
+        i += 2;
+        continue;
+      }
+    }
+    out += in[i] == '+' ? ' ' : in[i];
+  }
+  return out;
+}
+
+std::string QueryParam(std::string_view query, std::string_view key) {
+  size_t pos = 0;
+  while (pos <= query.size()) {
+    size_t amp = query.find('&', pos);
+    if (amp == std::string_view::npos) {
+      amp = query.size();
+    }
+    std::string_view kv = query.substr(pos, amp - pos);
+    const size_t eq = kv.find('=');
+    if (kv.substr(0, eq) == key) {
+      return eq == std::string_view::npos ? std::string() : UrlDecode(kv.substr(eq + 1));
+    }
+    pos = amp + 1;
+  }
+  return {};
+}
+
+bool ValidJobId(std::string_view id) {
+  if (id.empty() || id.size() > 64) {
+    return false;
+  }
+  for (char c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The REST routes; never throws.
+Response Route(JobManager& jobs, const Request& req) {
+  const std::string_view target(req.target().data(), req.target().size());
+  const size_t q = target.find('?');
+  const std::string_view path = target.substr(0, q);
+  const std::string_view query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+  std::vector<std::string_view> parts;
+  for (size_t pos = 1; pos <= path.size();) {
+    size_t slash = path.find('/', pos);
+    if (slash == std::string_view::npos) {
+      slash = path.size();
+    }
+    if (slash > pos) {
+      parts.push_back(path.substr(pos, slash - pos));
+    }
+    pos = slash + 1;
+  }
+  const http::verb verb = req.method();
+  auto not_allowed = [] { return ErrorResponse(http::status::method_not_allowed, {"method not allowed"}); };
+  try {
+    if (parts.size() == 1 && parts[0] == "jobs") {
+      if (verb == http::verb::get) {
+        return JsonResponse(http::status::ok, jobs.ListJson());
+      }
+      if (verb != http::verb::post) {
+        return not_allowed();
+      }
+      std::string file = QueryParam(query, "file");
+      if (file.empty()) {
+        file = "<request>";
+      }
+      auto r = jobs.Submit(req.body(), file);
+      using S = JobManager::SubmitResult::Status;
+      switch (r.status) {
+        case S::kAccepted:
+          return JsonResponse(http::status::accepted, nlohmann::json{{"jid", r.job_id}});
+        case S::kInvalidJob:
+          return ErrorResponse(http::status::bad_request, r.errors);
+        case S::kTooManyJobs:
+          return ErrorResponse(http::status::too_many_requests, r.errors);
+        case S::kShuttingDown:
+          return ErrorResponse(http::status::service_unavailable, r.errors);
+        case S::kInternalError:
+          return ErrorResponse(http::status::internal_server_error, r.errors);
+      }
+    }
+    if ((parts.size() == 2 || parts.size() == 3) && parts[0] == "jobs") {
+      const std::string id(parts[1]);
+      if (!ValidJobId(id)) {
+        return ErrorResponse(http::status::not_found, {"no such job"});
+      }
+      std::optional<nlohmann::json> j;
+      if (parts.size() == 2 && verb == http::verb::get) {
+        j = jobs.JobJson(id);
+      } else if (parts.size() == 2 && (verb == http::verb::delete_ || verb == http::verb::patch)) {
+        switch (jobs.Cancel(id)) {
+          case JobManager::CancelStatus::kCanceling:
+            return JsonResponse(http::status::accepted, nlohmann::json{{"jid", id}, {"status", "canceling"}});
+          case JobManager::CancelStatus::kAlreadyEnded:
+            return ErrorResponse(http::status::conflict, {fmt::format("job {} has already ended", id)});
+          case JobManager::CancelStatus::kUnknown:
+            break;
+        }
+      } else if (parts.size() == 3 && verb == http::verb::get && parts[2] == "exceptions") {
+        j = jobs.ExceptionsJson(id);
+      } else if (parts.size() == 3 && verb == http::verb::get && parts[2] == "logs") {
+        j = jobs.LogJson(id);
+      } else if (parts.size() == 3) {
+        return ErrorResponse(http::status::not_found, {"not found"});
+      } else {
+        return not_allowed();
+      }
+      if (!j) {
+        return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
+      }
+      return JsonResponse(http::status::ok, *j);
+    }
+    if (parts.size() == 1 && parts[0] == "metrics") {
+      if (verb != http::verb::get) {
+        return not_allowed();
+      }
+      return MakeResponse(http::status::ok, jobs.PrometheusText(), "text/plain; version=0.0.4; charset=utf-8");
+    }
+    if (parts.size() == 1 && parts[0] == "overview") {
+      if (verb != http::verb::get) {
+        return not_allowed();
+      }
+      return JsonResponse(http::status::ok, jobs.OverviewJson());
+    }
+    return ErrorResponse(http::status::not_found, {"not found"});
+  } catch (const std::exception& e) {
+    GetLogger("daemon")->error("request {} {} failed: {}", std::string(req.method_string()),
+                               std::string(target), e.what());
+    return ErrorResponse(http::status::internal_server_error, {e.what()});
+  }
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+struct RestServer::Impl {
+  Impl(RestServer& s) : server(s) {}
+
+  template <class Protocol>
+  void Accept(typename Protocol::acceptor& acceptor, bool tcp);
+
+  RestServer& server;
+  asio::io_context ioc{1};
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::optional<asio::local::stream_protocol::acceptor> unix_acceptor;
+  std::optional<asio::ip::tcp::acceptor> tcp_acceptor;
+  asio::steady_timer retry_timer{ioc};
+};
+
+namespace {
+
+/// One HTTP/1.1 connection: read a request (bounded header and body, idle deadline), answer it,
+/// repeat while keep-alive. Lives as long as an asynchronous operation holds it. I/O thread only.
+template <class Protocol>
+class Session : public std::enable_shared_from_this<Session<Protocol>> {
+ public:
+  using Socket = typename Protocol::socket;
+
+  Session(Socket socket, RestServer::Impl& impl, std::atomic<size_t>& connections, const RestServerOptions& opts,
+          JobManager& jobs, bool tcp)
+      : socket_(std::move(socket)),
+        timer_(impl.ioc),
+        connections_(connections),
+        opts_(opts),
+        jobs_(jobs),
+        tcp_(tcp) {
+    connections_.fetch_add(1);
+  }
+  ~Session() { connections_.fetch_sub(1); }
+
+  void Run() {
+    if (!tcp_) {
+      ucred cred{};
+      socklen_t len = sizeof(cred);
+      if (::getsockopt(socket_.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+          cred.uid != ::geteuid()) {
+        GetLogger("daemon")->warn("refused a connection from uid {}", cred.uid);
+        Send(ErrorResponse(http::status::forbidden, {"connection refused: not the daemon's user"}), true);
+        return;
+      }
+    }
+    Read();
+  }
+
+ private:
+  void ArmTimer() {
+    timer_.expires_after(opts_.idle_timeout);
+    std::weak_ptr<Session> weak = this->shared_from_this();
+    timer_.async_wait([weak](beast::error_code ec) {
+      if (!ec) {
+        if (auto self = weak.lock()) {
+          self->Close();
+        }
+      }
+    });
+  }
+
+  void Read() {
+    parser_.emplace();
+    parser_->body_limit(opts_.max_body_bytes);
+    parser_->header_limit(static_cast<std::uint32_t>(opts_.max_header_bytes));
+    ArmTimer();
+    http::async_read(socket_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    timer_.cancel();
+    if (ec == http::error::body_limit) {
+      Send(ErrorResponse(http::status::payload_too_large,
+                         {fmt::format("request body larger than {} bytes", opts_.max_body_bytes)}),
+           true);
+      return;
+    }
+    if (ec == http::error::header_limit) {
+      Send(ErrorResponse(http::status::request_header_fields_too_large, {"request header too large"}), true);
+      return;
+    }
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof) {
+      Close();
+      return;
+    }
+    if (ec && ec.category() == beast::error_code(http::error::end_of_stream).category()) {
+      // Anything else the parser rejects: answer 400 and close.
+      Send(ErrorResponse(http::status::bad_request, {fmt::format("malformed HTTP request: {}", ec.message())}),
+           true);
+      return;
+    }
+    if (ec) {
+      Close();  // reset, aborted by the idle deadline, ...
+      return;
+    }
+    Request req = parser_->release();
+    if (tcp_) {
+      const auto auth = req[http::field::authorization];
+      const std::string expected = "Bearer " + opts_.bearer_token;
+      if (!ConstantTimeEquals(std::string_view(auth.data(), auth.size()), expected)) {
+        Response res = ErrorResponse(http::status::unauthorized, {"missing or wrong bearer token"});
+        res.set(http::field::www_authenticate, "Bearer");
+        Send(std::move(res), true);
+        return;
+      }
+    }
+    Response res = Route(jobs_, req);
+    Send(std::move(res), !req.keep_alive());
+  }
+
+  void Send(Response res, bool close) {
+    res_ = std::make_shared<Response>(std::move(res));
+    res_->keep_alive(!close);
+    res_->prepare_payload();
+    ArmTimer();
+    http::async_write(socket_, *res_, [self = this->shared_from_this(), close](beast::error_code ec, size_t) {
+      self->timer_.cancel();
+      if (ec || close) {
+        self->Close();
+        return;
+      }
+      self->Read();
+    });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    socket_.shutdown(Socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+  Socket socket_;
+  asio::steady_timer timer_;
+  std::atomic<size_t>& connections_;
+  const RestServerOptions& opts_;
+  JobManager& jobs_;
+  const bool tcp_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<Response> res_;
+};
+
+}  // namespace
+
+template <class Protocol>
+void RestServer::Impl::Accept(typename Protocol::acceptor& acceptor, bool tcp) {
+  acceptor.async_accept([this, &acceptor, tcp](beast::error_code ec, typename Protocol::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) {
+      return;
+    }
+    if (ec) {
+      // E.g. out of file descriptors: back off briefly instead of spinning, then accept again.
+      GetLogger("daemon")->warn("accept failed: {}", ec.message());
+      auto timer = std::make_shared<asio::steady_timer>(ioc, std::chrono::milliseconds(50));
+      timer->async_wait([this, &acceptor, tcp, timer](beast::error_code) {
+        if (acceptor.is_open()) {
+          Accept<Protocol>(acceptor, tcp);
+        }
+      });
+      return;
+    }
+    if (server.connections_.load() >= server.options_.max_connections) {
+      beast::error_code ignored;
+      socket.close(ignored);
+    } else {
+      std::make_shared<Session<Protocol>>(std::move(socket), *this, server.connections_, server.options_,
+                                          server.jobs_, tcp)
+          ->Run();
+    }
+    Accept<Protocol>(acceptor, tcp);
+  });
+}
+
+RestServer::RestServer(JobManager& jobs, RestServerOptions options) : jobs_(jobs), options_(std::move(options)) {}
+
+RestServer::~RestServer() { Stop(); }
+
+void RestServer::Start() {
+  if (started_) {
+    return;
+  }
+  if (options_.socket_path.empty() && options_.tcp_port < 0) {
+    throw DaemonSetupError("nothing to listen on: give a socket path or a TCP port");
+  }
+  impl_ = std::make_unique<Impl>(*this);
+  auto log = GetLogger("daemon");
+  if (!options_.socket_path.empty()) {
+    const std::string& path = options_.socket_path;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      if (!S_ISSOCK(st.st_mode)) {
+        throw DaemonSetupError(fmt::format("'{}' exists and is not a socket; not replacing it", path));
+      }
+      if (IsUnixSocketLive(path)) {
+        throw DaemonSetupError(
+            fmt::format("a daemon is already running on '{}' (stop it first, or use another --socket)", path));
+      }
+      log->info("replacing stale socket '{}'", path);
+      ::unlink(path.c_str());
+    }
+    beast::error_code ec;
+    auto& acc = impl_->unix_acceptor.emplace(impl_->ioc);
+    acc.open(asio::local::stream_protocol(), ec);
+    if (!ec) {
+      acc.bind(asio::local::stream_protocol::endpoint(path), ec);
+    }
+    if (ec) {
+      throw DaemonSetupError(fmt::format("cannot bind '{}': {}", path, ec.message()));
+    }
+    socket_created_ = true;
+    // The directory is already private; 0600 on the socket is the second fence.
+    if (::chmod(path.c_str(), 0600) != 0) {
+      throw DaemonSetupError(fmt::format("cannot chmod 0600 '{}': {}", path, std::strerror(errno)));
+    }
+    if (::lstat(path.c_str(), &st) == 0) {
+      socket_inode_ = st.st_ino;
+    }
+    acc.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      throw DaemonSetupError(fmt::format("cannot listen on '{}': {}", path, ec.message()));
+    }
+    impl_->Accept<asio::local::stream_protocol>(acc, false);
+    log->info("listening on unix:{}", path);
+  }
+  if (options_.tcp_port >= 0) {
+    beast::error_code ec;
+    const auto addr = asio::ip::make_address(options_.tcp_host, ec);
+    if (ec) {
+      throw DaemonSetupError(fmt::format("bad listen address '{}': {}", options_.tcp_host, ec.message()));
+    }
+    if (!addr.is_loopback() && !options_.allow_non_loopback) {
+      throw DaemonSetupError(fmt::format(
+          "refusing to listen on non-loopback address {} (pass --allow-remote to do so deliberately)",
+          options_.tcp_host));
+    }
+    if (options_.bearer_token.empty()) {
+      throw DaemonSetupError("TCP listening needs a bearer token");
+    }
+    auto& acc = impl_->tcp_acceptor.emplace(impl_->ioc);
+    const asio::ip::tcp::endpoint ep(addr, static_cast<unsigned short>(options_.tcp_port));
+    acc.open(ep.protocol(), ec);
+    if (!ec) {
+      acc.set_option(asio::socket_base::reuse_address(true), ec);
+      acc.bind(ep, ec);
+    }
+    if (!ec) {
+      acc.listen(asio::socket_base::max_listen_connections, ec);
+    }
+    if (ec) {
+      throw DaemonSetupError(fmt::format("cannot listen on {}:{}: {}", options_.tcp_host, options_.tcp_port,
+                                         ec.message()));
+    }
+    bound_port_ = acc.local_endpoint().port();
+    impl_->Accept<asio::ip::tcp>(acc, true);
+    log->info("listening on http://{}:{}", options_.tcp_host, bound_port_);
+  }
+  impl_->work.emplace(impl_->ioc.get_executor());
+  started_ = true;
+  io_thread_ = std::thread([this] {
+    for (;;) {
+      try {
+        impl_->ioc.run();
+        return;
+      } catch (const std::exception& e) {
+        GetLogger("daemon")->error("I/O thread: {}", e.what());
+      }
+    }
+  });
+}
+
+void RestServer::Stop() {
+  if (!impl_) {
+    return;
+  }
+  asio::post(impl_->ioc, [impl = impl_.get()] {
+    beast::error_code ignored;
+    if (impl->unix_acceptor) {
+      impl->unix_acceptor->close(ignored);
+    }
+    if (impl->tcp_acceptor) {
+      impl->tcp_acceptor->close(ignored);
+    }
+    impl->work.reset();
+    impl->ioc.stop();
+  });
+  if (io_thread_.joinable()) {
+    io_thread_.join();
+  }
+  impl_.reset();  // destroys open sessions and acceptors
+  if (socket_created_) {
+    struct stat st {};
+    // Remove the socket only if it is still ours (not one a later daemon bound).
+    if (::lstat(options_.socket_path.c_str(), &st) == 0 && st.st_ino == socket_inode_) {
+      ::unlink(options_.socket_path.c_str());
+    }
+    socket_created_ = false;
+  }
+  started_ = false;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/daemon/daemon_paths.h"
+#include "runtime/daemon/job_manager.h"
+
+namespace tidemark {
+
+/// How the daemon listens. At least one of `socket_path` and `tcp_port >= 0` must be set.
+struct RestServerOptions {
+  /// Unix domain socket path; empty: none. Its directory is made private (0700), the socket is
+  /// 0600, a stale socket is replaced and a live one makes `Start` fail.
+  std::string socket_path;
+  /// TCP listening: `tcp_port < 0` disables it, 0 picks a free port (see `tcp_port()`).
+  std::string tcp_host = "127.0.0.1";
+  int tcp_port = -1;
+  /// Without this, `tcp_host` must be a loopback address.
+  bool allow_non_loopback = false;
+  /// Required (`Authorization: Bearer <token>`) on every TCP request; must be set when TCP is on.
+  std::string bearer_token;
+
+  size_t max_body_bytes = 1u << 20;   ///< larger requests get 413 and the connection is closed
+  size_t max_header_bytes = 16u << 10;
+  size_t max_connections = 4096;      ///< further connections are closed at once
+  std::chrono::milliseconds idle_timeout{30000};  ///< a connection idle (or slow) this long is closed
+};
+
+/// The daemon's REST endpoint (Flink's RestServerEndpoint / WebMonitorEndpoint): HTTP/1.1 with
+/// keep-alive over Boost.Beast, on a Unix domain socket and/or loopback TCP. Routes:
+///
+///     POST   /jobs                 YAML body (?file=NAME for diagnostics) -> 202 {"jid"} | 400 {"errors"}
+///     GET    /jobs                 -> {"jobs": [...]}
+///     GET    /jobs/{id}            -> details; 404 when unknown
+///     GET    /jobs/{id}/exceptions -> {"root-exception", "timestamp"}
+///     GET    /jobs/{id}/logs       -> {"lines", "dropped"}
+///     DELETE /jobs/{id}, PATCH /jobs/{id}  -> cancel: 202; 409 when already ended
+///     GET    /metrics              -> Prometheus text
+///     GET    /overview             -> counts and limits
+///
+/// Errors are JSON `{"errors": ["..."]}` as in Flink's REST API. Malformed requests get 400, bodies
+/// over the limit 413, then the connection is closed; the server keeps serving. Unix-socket peers
+/// whose uid differs from the daemon's get 403.
+///
+/// Threading: one I/O thread runs every connection; handlers call the thread-safe JobManager.
+/// `Start` and `Stop` from one controlling thread. `jobs` must outlive this object.
+class RestServer {
+ public:
+  RestServer(JobManager& jobs, RestServerOptions options);
+  /// Calls `Stop`.
+  ~RestServer();
+  RestServer(const RestServer&) = delete;
+  RestServer& operator=(const RestServer&) = delete;
+
+  /// Binds and starts serving. Throws DaemonSetupError (live daemon on the socket, directory not
+  /// private, non-loopback address without permission, missing token, address in use).
+  void Start();
+  /// Stops accepting, closes connections, joins the I/O thread and removes the socket file (only
+  /// if it is still the one this server created). Idempotent.
+  void Stop();
+
+  /// The bound TCP port (after Start), -1 when TCP is off.
+  int tcp_port() const { return bound_port_; }
+  const RestServerOptions& options() const { return options_; }
+
+  /// Connections currently open. Thread-safe.
+  size_t open_connections() const { return connections_.load(); }
+
+  struct Impl;
+
+ private:
+  JobManager& jobs_;
+  RestServerOptions options_;
+  int bound_port_ = -1;
+  bool started_ = false;
+  bool socket_created_ = false;
+  unsigned long socket_inode_ = 0;
+  std::atomic<size_t> connections_{0};
+  std::unique_ptr<Impl> impl_;
+  std::thread io_thread_;
+};
+
+}  // namespace tidemark

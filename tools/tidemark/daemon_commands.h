@@ -1,0 +1,37 @@
+#pragma once
+
+#include <string>
+
+#include "runtime/daemon/daemon_client.h"
+
+namespace tidemark {
+
+/// Exit codes of the `tidemark` CLI (documented in README.md, `## Daemon`).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitJobFailed = 1;    ///< the job ended FAILED or CANCELED
+inline constexpr int kExitUsage = 2;        ///< bad arguments, invalid job, unknown job id
+inline constexpr int kExitUnreachable = 3;  ///< no daemon answered
+
+/// The daemon commands of `tidemark`. Each prints for a person by default and JSON with `json`,
+/// and returns an exit code above. Errors go to stderr. Single-threaded.
+class DaemonCommands {
+ public:
+  explicit DaemonCommands(DaemonEndpoint endpoint) : client_(std::move(endpoint)) {}
+
+  int Submit(const std::string& job_path, bool wait, bool json);
+  int List(bool json);
+  int Status(const std::string& id, bool json);
+  int Cancel(const std::string& id);
+  int Logs(const std::string& id, bool json);
+
+ private:
+  /// Sends a request; on an unreachable daemon prints the error with a hint and returns false.
+  bool Call(const std::string& method, const std::string& target, const std::string& body,
+            DaemonClient::Response* out);
+  /// Prints the `errors` of an error answer to stderr and returns the exit code for it.
+  int ReportError(const DaemonClient::Response& r, const std::string& id);
+
+  DaemonClient client_;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,229 @@
+// `tidemarkd`: the local daemon. Runs submitted YAML jobs concurrently and serves the REST API
+// (runtime/daemon/rest_server.h) on a private Unix socket, optionally on loopback TCP with a
+// bearer token.
+//
+// Exit codes: 0 after SIGTERM / SIGINT (running jobs cancelled, sinks closed, socket removed);
+// 2 usage or setup error (a live daemon holds the socket, the directory is not private, ...).
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/basic_file_sink.h>
+
+#include "config/job_loader.h"
+#include "runtime/core/logging.h"
+#include "runtime/daemon/daemon_paths.h"
+#include "runtime/daemon/job_manager.h"
+#include "runtime/daemon/rest_server.h"
+#include "tools/tidemarkd/local_job_factory.h"
+
+namespace {
+
+/// Raises the soft open-files limit to the hard one: every connection and job channel is a file
+/// descriptor, and 1,000 idle connections must not starve job submissions.
+void RaiseFileLimit() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tidemark;
+  CLI::App app{"tidemarkd: the tidemark daemon. Runs YAML jobs submitted with `tidemark submit` and serves\n"
+               "a REST API (POST/GET /jobs, GET /jobs/{id}, DELETE /jobs/{id}, /metrics, /overview)."};
+  std::string socket_path;
+  std::string listen;
+  bool allow_remote = false;
+  std::string token_file;
+  std::string log_file;
+  std::string pid_file;
+  bool daemonize = false;
+  size_t max_running = 64;
+  size_t max_finished = 200;
+  size_t max_body = 1u << 20;
+  size_t max_connections = 4096;
+  std::string idle_timeout = "30s";
+  app.add_option("--socket", socket_path,
+                 fmt::format("Unix socket to listen on (default {})", DefaultSocketPath()));
+  app.add_option("--listen", listen,
+                 "also listen on TCP HOST:PORT, loopback only unless --allow-remote; every request then "
+                 "needs the bearer token of --token-file");
+  app.add_flag("--allow-remote", allow_remote, "allow --listen on a non-loopback address (token still required)");
+  app.add_option("--token-file", token_file,
+                 "bearer token file (mode 0600) for --listen; created with a random token if missing "
+                 "(default <runtime dir>/token)");
+  app.add_option("--log-file", log_file, "daemon log file (default <runtime dir>/tidemarkd.log)");
+  app.add_flag("--daemonize", daemonize, "detach and run in the background once listening");
+  app.add_option("--pid-file", pid_file, "write the daemon's pid here (default <runtime dir>/tidemarkd.pid "
+                                         "with --daemonize)");
+  app.add_option("--max-running-jobs", max_running, "submissions beyond this many running jobs get HTTP 429")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-finished-jobs", max_finished, "finished jobs kept for list / status (oldest dropped)");
+  app.add_option("--max-body-bytes", max_body, "largest accepted request body (job YAML)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-connections", max_connections, "open connections beyond this are closed at once")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--idle-timeout", idle_timeout, "close a connection idle this long, e.g. 30s");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  std::string duration_error;
+  const auto idle_ms = ParseDurationMs(idle_timeout, &duration_error);
+  if (!idle_ms || *idle_ms <= 0) {
+    std::cerr << fmt::format("tidemarkd: --idle-timeout: {}\n", idle_ms ? "must be > 0" : duration_error);
+    return 2;
+  }
+
+  const bool default_socket = socket_path.empty();
+  const std::string runtime_dir = DefaultRuntimeDir();
+  RestServerOptions server_options;
+  try {
+    if (default_socket) {
+      EnsurePrivateDirectory(runtime_dir);
+      socket_path = DefaultSocketPath();
+    }
+    server_options.socket_path = socket_path;
+    if (!listen.empty()) {
+      const size_t colon = listen.rfind(':');
+      if (colon == std::string::npos) {
+        std::cerr << "tidemarkd: --listen expects HOST:PORT, e.g. 127.0.0.1:8081\n";
+        return 2;
+      }
+      server_options.tcp_host = listen.substr(0, colon);
+      if (server_options.tcp_host.size() > 2 && server_options.tcp_host.front() == '[') {
+        server_options.tcp_host = server_options.tcp_host.substr(1, server_options.tcp_host.size() - 2);
+      }
+      try {
+        server_options.tcp_port = std::stoi(listen.substr(colon + 1));
+      } catch (const std::exception&) {
+        std::cerr << "tidemarkd: --listen expects HOST:PORT, e.g. 127.0.0.1:8081\n";
+        return 2;
+      }
+      server_options.allow_non_loopback = allow_remote;
+      if (token_file.empty()) {
+        EnsurePrivateDirectory(runtime_dir);
+        token_file = runtime_dir + "/token";
+      }
+      server_options.bearer_token = ReadTokenFile(token_file, true);
+    }
+  } catch (const DaemonSetupError& e) {
+    std::cerr << "tidemarkd: " << e.what() << "\n";
+    return 2;
+  }
+  server_options.max_body_bytes = max_body;
+  server_options.max_connections = max_connections;
+  server_options.idle_timeout = std::chrono::milliseconds(*idle_ms);
+
+  // Daemonize before any thread exists. The parent waits until the child listens (or failed), so
+  // `tidemarkd --daemonize && tidemark submit ...` works.
+  int ready_pipe[2] = {-1, -1};
+  if (daemonize) {
+    if (::pipe(ready_pipe) != 0) {
+      std::perror("tidemarkd: pipe");
+      return 2;
+    }
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      std::perror("tidemarkd: fork");
+      return 2;
+    }
+    if (pid > 0) {
+      ::close(ready_pipe[1]);
+      char status = '2';
+      const bool got = ::read(ready_pipe[0], &status, 1) == 1;
+      return got && status == '0' ? 0 : 2;
+    }
+    ::close(ready_pipe[0]);
+    ::setsid();
+    if (pid_file.empty()) {
+      pid_file = runtime_dir + "/tidemarkd.pid";
+    }
+  }
+
+  // Logs: the `daemon` logger goes to stderr and to the log file; job lines are tagged [job ID].
+  if (std::getenv("TM_LOG_LEVEL") == nullptr) {  // NOLINT(concurrency-mt-unsafe): before threads
+    SetLogLevel(spdlog::level::info);
+  }
+  auto log = GetLogger("daemon");
+  if (log_file.empty() && default_socket) {
+    log_file = runtime_dir + "/tidemarkd.log";
+  } else if (log_file.empty()) {
+    log_file = socket_path + ".log";
+  }
+  try {
+    log->sinks().push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file));
+    log->flush_on(spdlog::level::info);
+  } catch (const spdlog::spdlog_ex& e) {
+    std::cerr << fmt::format("tidemarkd: cannot open log file '{}': {}\n", log_file, e.what());
+    return 2;
+  }
+
+  // SIGTERM / SIGINT are taken synchronously by this thread (sigwait); every other thread inherits
+  // the blocked mask. Broken connections must not kill the daemon.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  RaiseFileLimit();
+
+  JobManagerOptions job_options;
+  job_options.max_running_jobs = max_running;
+  job_options.max_finished_jobs = max_finished;
+  JobManager jobs(MakeLocalDaemonJob, job_options);
+  RestServer server(jobs, server_options);
+  try {
+    server.Start();
+  } catch (const DaemonSetupError& e) {
+    std::cerr << "tidemarkd: " << e.what() << "\n";
+    log->error("{}", e.what());
+    return 2;
+  }
+  if (!pid_file.empty()) {
+    std::ofstream(pid_file) << ::getpid() << "\n";
+  }
+  std::string where = "unix:" + socket_path;
+  if (server.tcp_port() >= 0) {
+    where += fmt::format(" and http://{}:{} (token in {})", server_options.tcp_host, server.tcp_port(), token_file);
+  }
+  log->info("tidemarkd {} ready on {}; log file {}", ::getpid(), where, log_file);
+  std::cout << "tidemarkd: listening on " << where << std::endl;
+  if (daemonize) {
+    const int null_fd = ::open("/dev/null", O_RDWR);
+    ::dup2(null_fd, 0);
+    ::dup2(null_fd, 1);
+    ::dup2(null_fd, 2);
+    ::close(null_fd);
+    const char ok = '0';
+    [[maybe_unused]] auto n = ::write(ready_pipe[1], &ok, 1);
+    ::close(ready_pipe[1]);
+  }
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log->info("received {}: cancelling {} running job(s) and shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+            jobs.running_jobs());
+  server.Stop();
+  jobs.Shutdown();
+  if (!pid_file.empty()) {
+    std::filesystem::remove(pid_file);
+  }
+  log->info("tidemarkd stopped");
+  return 0;
+}
