@@ -9,6 +9,10 @@ namespace {
 // Elements taken from the input channels per default action: small enough that mails (timers,
 // cancel) run between batches, large enough to amortise the loop.
 constexpr int kElementsPerTurn = 64;
+// Records a source head emits per turn (its default action) before mails run again.
+constexpr int64_t kSourceRecordsPerTurn = 256;
+// A source task hands partial output batches to its channels at least this often.
+constexpr std::chrono::microseconds kFlushTimeout{100};
 
 }  // namespace
 
@@ -228,9 +232,24 @@ void StreamTask::RunMailboxLoop() {
     }
     InputStatus status;
     if (source != nullptr) {
-      CallOperator(ops_.front().name, [&] { status = source->EmitNext(); });
-      if (status == InputStatus::kMoreAvailable) {
-        records_in_.fetch_add(1, std::memory_order_relaxed);
+      // Several records per turn: mails, cancellation and backpressure are checked once per
+      // turn instead of once per record. Under the virtual clock, one record per turn keeps
+      // due timers firing exactly between paced records.
+      const int64_t max_records = virtual_pts_ == nullptr ? kSourceRecordsPerTurn : 1;
+      int64_t emitted = 0;
+      CallOperator(ops_.front().name, [&] {
+        do {
+          status = source->EmitNext();
+        } while (status == InputStatus::kMoreAvailable && ++emitted < max_records);
+      });
+      records_in_.store(records_in_.load(std::memory_order_relaxed) + emitted, std::memory_order_relaxed);
+      // Flush partial batches on a short timeout, so a slow or paced source keeps latency low.
+      if (!writers_.empty() && status == InputStatus::kMoreAvailable) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_flush_ >= kFlushTimeout) {
+          FlushAll();
+          last_flush_ = now;
+        }
       }
     } else {
       status = ProcessInput();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -169,7 +170,8 @@ class StreamTask {
   bool failed_ = false;
   bool cancelled_ = false;
   std::string failure_;
-  std::atomic<int64_t> records_in_{0};
+  std::atomic<int64_t> records_in_{0};  // written by the mailbox thread only
+  std::chrono::steady_clock::time_point last_flush_{};  // source tasks: last timed batch flush
 };
 
 }  // namespace tidemark
