@@ -62,7 +62,17 @@ void TaskOperatorOutput::Deliver(std::vector<Target>& targets, StreamRecord& rec
 }
 
 void TaskOperatorOutput::Collect(StreamRecord& record) {
-  records_out_.store(records_out_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // one writer: no locked add
+  // One writer (the mailbox thread): a plain load + store, no locked add per record.
+  records_out_.store(records_out_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (main_.size() == 1) {  // the common chain: a direct call, no loop, no copy path
+    Target& t = main_.front();
+    if (t.op != nullptr) {
+      t.op->ProcessElement(record, t.input);
+    } else {
+      t.writer->Emit(record);
+    }
+    return;
+  }
   Deliver(main_, record);
 }
 
@@ -140,7 +150,11 @@ RecordWriter* StreamTask::AddWriter(std::unique_ptr<RecordWriter> writer) {
 TaskInput& StreamTask::AddInput(int input_index, std::vector<Channel*> channels) {
   TaskInput in;
   in.input_index = input_index;
-  in.valve = std::make_unique<StatusWatermarkValve>(channels.size());
+  // design.md: a finished input leaves the minimum instead of counting as MAX; the upstream's
+  // final MAX (sent just before end of input) is its end.
+  StatusWatermarkValve::Options options;
+  options.end_of_input_on_max_watermark = true;
+  in.valve = std::make_unique<StatusWatermarkValve>(channels.size(), options);
   in.valve_output = std::make_unique<TaskInput::HeadOutput>(ops_.front().op.get(), input_index);
   in.finished.assign(channels.size(), false);
   in.channels = std::move(channels);
