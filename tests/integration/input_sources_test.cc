@@ -1,0 +1,220 @@
+// End-to-end checks of the file, datagen and replay sources through LocalJob (compile, deploy,
+// run): bad input is counted and reported with file and line while the job goes on; an
+// unreadable file fails the job with its cause; 4 readers give the same windows as 1; a seeded
+// datagen job is repeatable; replay regressions.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "config/job_loader.h"
+#include "tools/engine/engine.h"
+
+namespace tidemark {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  JobState state = JobState::kCreated;
+  std::string cause;
+  std::string printed;
+  std::vector<StreamRecord> errors;  // rows of the `errors` collect sink, if any
+  std::optional<std::string> report;
+};
+
+RunResult RunJob(const JobSpec& spec) {
+  RunResult r;
+  auto job = LocalJob::Create(spec, [&r](const std::string& line) { r.printed += line + "\n"; });
+  job->execution().Start();
+  r.state = job->execution().Wait();
+  r.cause = job->execution().failure_cause();
+  if (auto sink = job->resources().FindSinkResult("errors")) {
+    r.errors = sink->Records();
+  }
+  r.report = job->ReportLine();
+  return r;
+}
+
+std::string FireLines(const std::string& printed) {
+  std::istringstream in(printed);
+  std::string line;
+  std::string out;
+  while (std::getline(in, line)) {
+    if (line.rfind(">>> FIRE", 0) == 0) {
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+class InputSourcesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tidemark_input_sources_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+
+  // A file job: per-split watermarks (0 ms), 1 s windows counted into `fired`, errors collected.
+  static std::string FileJob(const std::string& path, const std::string& format) {
+    return R"(
+name: file-job
+pipeline: {parallelism: 1, clock: virtual}
+operators:
+  - id: source
+    type: source
+    source:
+      type: file
+      path: )" + path + R"(
+      format: )" + format + R"(
+      schema: {ts: timestamp, user: string, amount: int64}
+    watermarks: {strategy: bounded-out-of-orderness, max-out-of-orderness: 0ms, timestamp-field: ts}
+  - id: windows
+    type: window
+    input: source
+    window: {assigner: tumbling, size: 1s, aggregate: [count]}
+  - id: fired
+    type: sink
+    input: windows
+    sink: {type: collect}
+  - id: errors
+    type: sink
+    inputs: [{from: source, side-output: errors}]
+    sink: {type: collect}
+report: {label: file, windows-sink: fired}
+)";
+  }
+
+  fs::path dir_;
+};
+
+std::string ErrorText(const StreamRecord& r) {
+  return std::get<std::string>(r.row[0]) + ":" + std::to_string(std::get<int64_t>(r.row[1])) + " " +
+         std::get<std::string>(r.row[2]);
+}
+
+TEST_F(InputSourcesTest, BadCsvLinesAndATenMegabyteLineAreReportedAndTheJobKeepsGoing) {
+  std::string text = "1000,ann,1\n";
+  text += "1100,bob\n";                                // 2: wrong number of fields
+  text += "later,carl,3\n";                            // 3: non-numeric timestamp
+  text += "1200," + std::string(10 << 20, 'z') + ",4\n";  // 4: a 10 MB line
+  text += "1300,dan,5\n";
+  const std::string path = Write("in.csv", text);
+  RunResult r = RunJob(LoadJobSpecString(FileJob(path, "csv"), "<string>"));
+  ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
+  ASSERT_EQ(r.errors.size(), 3u);
+  EXPECT_EQ(ErrorText(r.errors[0]), path + ":2 expected 3 fields, got 2");
+  EXPECT_EQ(ErrorText(r.errors[1]), path + ":3 field 1 \"ts\": expected timestamp, got \"later\"");
+  EXPECT_EQ(ErrorText(r.errors[2]), path + ":4 line longer than max-line-bytes (1048576 bytes)");
+  EXPECT_EQ(std::get<std::string>(r.errors[2].row[3]).size(), 200u);
+  EXPECT_EQ(r.report, ">>> file: windows fired=1, records in windows=2, late records=0, total=2");
+}
+
+TEST_F(InputSourcesTest, ARecordWithoutTimestampGoesToErrorsWithAReason) {
+  const std::string path = Write("in.jsonl",
+                                 "{\"ts\": 1000, \"user\": \"a\"}\n"
+                                 "{\"user\": \"no-ts\"}\n");
+  RunResult r = RunJob(LoadJobSpecString(FileJob(path, "jsonl"), "<string>"));
+  ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(ErrorText(r.errors[0]),
+            path + ":0 no timestamp: the timestamp field is missing or unparsable");
+  EXPECT_EQ(std::get<std::string>(r.errors[0].row[3]), "{\"ts\":null,\"user\":\"no-ts\",\"amount\":null}");
+}
+
+TEST_F(InputSourcesTest, AnUnreadableFileFailsTheJobWithItsCause) {
+  const std::string path = Write("gone.csv", "1000,ann,1\n");
+  auto job = LocalJob::Create(LoadJobSpecString(FileJob(path, "csv"), "<string>"),
+                              [](const std::string&) {});
+  fs::remove(path);  // listed when the job was compiled, gone when it runs
+  job->execution().Start();
+  EXPECT_EQ(job->execution().Wait(), JobState::kFailed);
+  EXPECT_NE(job->execution().failure_cause().find("cannot open input file '" + path +
+                                                  "': No such file or directory"),
+            std::string::npos)
+      << job->execution().failure_cause();
+}
+
+TEST_F(InputSourcesTest, AMissingPathIsACompileErrorNamingTheOperator) {
+  try {
+    LocalJob::Create(LoadJobSpecString(FileJob((dir_ / "none-*.csv").string(), "csv"), "<string>"));
+    FAIL() << "expected a compile error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("no file matches"), std::string::npos) << e.what();
+  }
+}
+
+TEST(InputSourcesJobsTest, FourReadersOverEightFilesGiveTheSameWindowsAsOne) {
+  const RunResult one = RunJob(LoadJobSpecFile("jobs/files_split_mode_p1.yaml"));
+  const RunResult four = RunJob(LoadJobSpecFile("jobs/files_split_mode_p4.yaml"));
+  ASSERT_EQ(one.state, JobState::kFinished) << one.cause;
+  ASSERT_EQ(four.state, JobState::kFinished) << four.cause;
+  EXPECT_EQ(FireLines(four.printed), FireLines(one.printed));
+  EXPECT_EQ(FireLines(one.printed),
+            ">>> FIRE window=[10s,11s) count=15\n>>> FIRE window=[11s,12s) count=18\n"
+            ">>> FIRE window=[12s,13s) count=22\n>>> FIRE window=[13s,14s) count=18\n"
+            ">>> FIRE window=[14s,15s) count=22\n>>> FIRE window=[15s,16s) count=18\n"
+            ">>> FIRE window=[16s,17s) count=22\n>>> FIRE window=[17s,18s) count=18\n"
+            ">>> FIRE window=[18s,19s) count=22\n>>> FIRE window=[19s,20s) count=18\n"
+            ">>> FIRE window=[20s,21s) count=7\n");
+}
+
+TEST(InputSourcesJobsTest, SeededDatagenJobIsRepeatableAndLosesNothing) {
+  const JobSpec spec = LoadJobSpecFile("jobs/datagen_out_of_order.yaml");
+  const RunResult first = RunJob(spec);
+  ASSERT_EQ(first.state, JobState::kFinished) << first.cause;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(RunJob(spec).printed, first.printed);
+  }
+  ASSERT_TRUE(first.report);
+  EXPECT_NE(first.report->find(", total=600"), std::string::npos) << *first.report;
+}
+
+TEST(InputSourcesJobsTest, ReplayFinishedInputDoesNotReleaseMaxWhileTheOtherIsIdle) {
+  const RunResult r = RunJob(LoadJobSpecFile("jobs/replay_finished_and_idle.yaml"));
+  ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
+  EXPECT_NE(r.printed.find(">>> FIRE window=[3s,4s) count=7 watermark=MAX\n"), std::string::npos)
+      << r.printed;
+  EXPECT_EQ(r.report, ">>> replay-finished-and-idle: windows fired=3, records in windows=28, late "
+                      "records=0 (from b split: 0), total=28");
+}
+
+TEST(InputSourcesJobsTest, ReplaySplitBackBehindTheWatermarkIsLateAndHoldsItBack) {
+  const RunResult r = RunJob(LoadJobSpecFile("jobs/replay_idle_returns_behind.yaml"));
+  ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
+  EXPECT_NE(r.printed.find(">>> FIRE window=[4s,5s) count=10 watermark=5.199s\n"), std::string::npos)
+      << r.printed;
+  EXPECT_EQ(r.report, ">>> replay-idle-returns-behind: windows fired=7, records in windows=64, late "
+                      "records=3 (from b split: 3), total=67");
+}
+
+// Disabled until the virtual clock stops jumping over periodic timers (see the job's comment:
+// SourceOperator::ReaderContext::WakeUpAt advances the VirtualClock straight to the reader's due
+// time, so the idleness checks due in a gap of the recording all run at its end).
+TEST(InputSourcesJobsTest, DISABLED_ReplayEveryInputIdleThenOneActiveAgain) {
+  const RunResult r = RunJob(LoadJobSpecFile("jobs/replay_all_idle_then_one_active.yaml"));
+  ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
+  std::ifstream in("jobs/replay_all_idle_then_one_active.expected.pending");
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(r.printed + r.report.value_or("") + "\n", expected.str());
+}
+
+}  // namespace
+}  // namespace tidemark
