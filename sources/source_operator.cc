@@ -102,7 +102,7 @@ class SourceOperator::ReaderContext : public SourceReaderContext {
   ProcessingTimeService& processing_time() override { return op_.processing_time(); }
   void WakeUpAt(Timestamp time_ms) override {
     if (auto* v = dynamic_cast<VirtualProcessingTimeService*>(&op_.processing_time())) {
-      v->clock().AdvanceTo(time_ms);  // the source's pacing is what moves virtual time
+      v->AdvanceTo(time_ms);  // the source's pacing is what moves virtual time
     } else {
       op_.processing_time().RegisterTimer(time_ms, [](Timestamp) {});  // its mail wakes the task
     }

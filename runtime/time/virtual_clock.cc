@@ -33,6 +33,14 @@ void VirtualProcessingTimeService::CancelTimer(TimerId id) {
   }
 }
 
+void VirtualProcessingTimeService::AdvanceTo(Timestamp time_ms) {
+  while (!timers_.empty() && timers_.begin()->first.first <= time_ms) {
+    clock_.AdvanceTo(timers_.begin()->first.first);
+    FireDueTimers();
+  }
+  clock_.AdvanceTo(time_ms);
+}
+
 void VirtualProcessingTimeService::FireDueTimers() {
   const Timestamp now = clock_.Now();
   while (!timers_.empty() && timers_.begin()->first.first <= now) {

@@ -43,6 +43,12 @@ class VirtualProcessingTimeService : public ProcessingTimeService {
 
   /// Runs every timer due at the clock's current time, in (time, registration) order.
   void FireDueTimers();
+
+  /// Moves the job's clock to `time_ms` in steps: it stops at each of this task's timers due on
+  /// the way and runs it with the clock standing at the timer's time, so a callback that reads
+  /// the clock (idleness checks, re-arming periodic timers) sees its own time, not the end of the
+  /// jump. Used by sources pacing under the virtual clock.
+  void AdvanceTo(Timestamp time_ms);
   VirtualClock& clock() { return clock_; }
 
  private:

@@ -60,3 +60,24 @@ TEST(ManualProcessingTimeServiceTest, TimerRegisteredByACallbackForNowAlsoFires)
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+TEST(VirtualProcessingTimeServiceTest, AdvanceStopsAtEachTimerSoCallbacksSeeTheirOwnTime) {
+  VirtualClock clock;
+  VirtualProcessingTimeService pts(clock);
+  std::vector<std::pair<Timestamp, Timestamp>> seen;  // (timer time, clock when it ran)
+  std::function<void(Timestamp)> periodic = [&](Timestamp t) {
+    seen.emplace_back(t, pts.GetCurrentProcessingTime());
+    pts.RegisterTimer(pts.GetCurrentProcessingTime() + 200, periodic);
+  };
+  pts.RegisterTimer(200, periodic);
+  pts.AdvanceTo(1000);
+  EXPECT_EQ(seen, (std::vector<std::pair<Timestamp, Timestamp>>{{200, 200}, {400, 400}, {600, 600},
+                                                                 {800, 800}, {1000, 1000}}));
+  EXPECT_EQ(clock.Now(), 1000);
+}
+
+}  // namespace
+}  // namespace tidemark
