@@ -17,14 +17,14 @@ namespace tidemark {
 struct RestServerOptions {
   /// Unix domain socket path; empty: none. Its directory is made private (0700), the socket is
   /// 0600, a stale socket is replaced and a live one makes `Start` fail.
-  std::string socket_path;
+  std::string socket_path{};
   /// TCP listening: `tcp_port < 0` disables it, 0 picks a free port (see `tcp_port()`).
   std::string tcp_host = "127.0.0.1";
   int tcp_port = -1;
   /// Without this, `tcp_host` must be a loopback address.
   bool allow_non_loopback = false;
   /// Required (`Authorization: Bearer <token>`) on every TCP request; must be set when TCP is on.
-  std::string bearer_token;
+  std::string bearer_token{};
 
   size_t max_body_bytes = 1u << 20;   ///< larger requests get 413 and the connection is closed
   size_t max_header_bytes = 16u << 10;

@@ -1,0 +1,538 @@
+// The daemon end to end: an in-process JobManager + RestServer on a temporary Unix socket, driven
+// through the built `tidemark` CLI and raw sockets, and the built `tidemarkd` binary itself.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/timestamp.h"
+#include "runtime/daemon/daemon_client.h"
+#include "runtime/daemon/job_manager.h"
+#include "runtime/daemon/rest_server.h"
+#include "tools/tidemarkd/local_job_factory.h"
+
+namespace tidemark {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A job that runs until cancelled: one record per ms of processing time, 10^8 records.
+constexpr const char* kLongJob = R"(name: long
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 1ms
+      splits: [{id: a, start: 0ms, step: 1ms, count: 100000000}]
+  - id: out
+    type: sink
+    input: src
+    sink: {type: collect}
+)";
+
+// A small job that finishes at once; its sink prints one JSON line per record.
+constexpr const char* kSmallJob = R"(name: small
+operators:
+  - id: src
+    type: source
+    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}
+  - id: out
+    type: sink
+    input: src
+    sink: {type: print}
+)";
+
+std::string SinkJob(const std::string& path) {
+  return fmt::format(R"(name: bad-sink
+operators:
+  - id: src
+    type: source
+    source: {{type: sequence, splits: [{{id: a, start: 0ms, step: 1s, count: 100}}]}}
+  - id: out
+    type: sink
+    input: src
+    sink: {{type: file, path: {}}}
+)",
+                     path);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    out.push_back(line);
+  }
+  return out;
+}
+
+/// The built tools sit in <build>/tools, this test in <build>/tests.
+fs::path ToolsDir() { return fs::canonical("/proc/self/exe").parent_path().parent_path() / "tools"; }
+
+struct CliResult {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+/// A scratch directory, private like the daemon's default one.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "tidemark-daemon-test-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer(JobManagerOptions{}); }
+
+  void StartServer(JobManagerOptions job_options, RestServerOptions server_options = {}) {
+    server_.reset();
+    jobs_.reset();
+    socket_ = dir_.path() + "/d.sock";
+    jobs_ = std::make_unique<JobManager>(MakeLocalDaemonJob, job_options);
+    server_options.socket_path = socket_;
+    server_ = std::make_unique<RestServer>(*jobs_, server_options);
+    server_->Start();
+  }
+
+  void TearDown() override {
+    server_.reset();
+    jobs_.reset();
+  }
+
+  DaemonClient Client() { return DaemonClient(DaemonEndpoint{socket_, "", ""}); }
+
+  /// Runs the built `tidemark` CLI against this test's socket.
+  CliResult Cli(const std::string& args) {
+    const std::string out = dir_.path() + "/cli.out";
+    const std::string err = dir_.path() + "/cli.err";
+    const std::string cmd = fmt::format("'{}' --socket '{}' {} >'{}' 2>'{}'", (ToolsDir() / "tidemark").string(),
+                                        socket_, args, out, err);
+    const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
+  }
+
+  std::string SubmitYaml(const std::string& yaml) {
+    auto r = Client().Request("POST", "/jobs?file=test.yaml", yaml);
+    EXPECT_EQ(r.status, 202) << r.body;
+    return json::parse(r.body).at("jid").get<std::string>();
+  }
+
+  json JobJson(const std::string& id) {
+    auto r = Client().Request("GET", "/jobs/" + id);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body);
+  }
+
+  /// Waits until the job is RUNNING with records flowing (its source emitted at least one).
+  void WaitUntilProducing(const std::string& id) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      json j = JobJson(id);
+      if (j["state"] == "RUNNING" && j["tasks"][0]["subtasks"][0]["records-in"].get<int64_t>() > 0) {
+        return;
+      }
+      jobs_->WaitForJob(id, std::chrono::milliseconds(5));  // a bounded pause that ends early on exit
+    }
+    FAIL() << "job " << id << " never produced";
+  }
+
+  /// Sends raw bytes on a fresh connection, half-closes, and returns whatever comes back.
+  std::string RawExchange(const std::string& bytes, bool half_close = true) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket_.c_str(), sizeof(addr.sun_path) - 1);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) {
+        break;  // the server may close early (oversize body): that is an allowed answer
+      }
+      sent += static_cast<size_t>(n);
+    }
+    if (half_close) {
+      ::shutdown(fd, SHUT_WR);
+    }
+    std::string reply;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) {
+        break;
+      }
+      reply.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return reply;
+  }
+
+  TempDir dir_;
+  std::string socket_;
+  std::unique_ptr<JobManager> jobs_;
+  std::unique_ptr<RestServer> server_;
+};
+
+TEST_F(DaemonTest, SubmitsBothTwoSplitJobsThroughTheCliAndReadsResultsWithStatusJson) {
+  for (const std::string mode : {"split", "operator"}) {
+    const std::string job = "jobs/two_splits_" + mode + ".yaml";
+    const std::vector<std::string> expected = Lines(ReadFile("jobs/two_splits_" + mode + ".expected"));
+    ASSERT_FALSE(expected.empty());
+
+    CliResult submit = Cli("submit --wait " + job);
+    ASSERT_EQ(submit.rc, 0) << submit.err;
+    const std::vector<std::string> out = Lines(submit.out);
+    ASSERT_EQ(out.size(), 3u) << submit.out;  // id, "job ID FINISHED in ...", report
+    const std::string id = out[0];
+    EXPECT_EQ(out[2], expected.back());
+
+    CliResult status = Cli("status --json " + id);
+    ASSERT_EQ(status.rc, 0) << status.err;
+    json j = json::parse(status.out);
+    EXPECT_EQ(j["state"], "FINISHED");
+    EXPECT_EQ(j["name"], "two-splits-" + mode);
+    EXPECT_EQ(j["file"], job);
+    EXPECT_EQ(j["report"], expected.back());
+    EXPECT_TRUE(j["failure-cause"].is_null());
+    // Final watermarks: every operator that emits watermarks ended at end of input (MAX); the sinks
+    // emit none. The source read all 400 records.
+    std::map<std::string, json> ops;
+    for (const auto& task : j["tasks"]) {
+      for (const auto& st : task["subtasks"]) {
+        EXPECT_TRUE(st["finished"].get<bool>());
+        for (const auto& op : st["operators"]) {
+          ops[op["name"].get<std::string>()] = op;
+        }
+      }
+    }
+    EXPECT_EQ(ops.at("source")["records-out"], 400);
+    EXPECT_EQ(ops.at("source")["output-watermark"], kMaxTimestamp);
+    EXPECT_EQ(ops.at("windows")["output-watermark"], kMaxTimestamp);
+    EXPECT_EQ(ops.at("windows")["records-out"], mode == "split" ? 15 : 11);
+    EXPECT_TRUE(ops.at("fired")["output-watermark"].is_null());
+    EXPECT_EQ(j["vertices"].size(), mode == "split" ? 4u : 5u);
+
+    // The job's printed lines are in its log, exactly as `tidemark run` prints them.
+    CliResult logs = Cli("logs " + id);
+    ASSERT_EQ(logs.rc, 0) << logs.err;
+    EXPECT_EQ(Lines(logs.out), expected);
+  }
+  CliResult list = Cli("list --json");
+  ASSERT_EQ(list.rc, 0);
+  EXPECT_EQ(json::parse(list.out)["jobs"].size(), 2u);
+}
+
+TEST_F(DaemonTest, CancelsALongRunningJobWithinOneSecond) {
+  const std::string id = SubmitYaml(kLongJob);
+  WaitUntilProducing(id);
+  const auto start = std::chrono::steady_clock::now();
+  CliResult cancel = Cli("cancel " + id);
+  ASSERT_EQ(cancel.rc, 0) << cancel.err;
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(1)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  CliResult status = Cli("status --json " + id);
+  EXPECT_EQ(status.rc, 1);  // CANCELED
+  EXPECT_EQ(json::parse(status.out)["state"], "CANCELED");
+  // Cancelling again is harmless.
+  EXPECT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 409);
+}
+
+TEST_F(DaemonTest, InvalidJobGets400WithFileLineColumnDiagnostics) {
+  auto r = Client().Request("POST", "/jobs?file=jobs/broken.yaml",
+                            "name: broken\noperators:\n  - id: src\n    type: source\n    sourse: {}\n");
+  ASSERT_EQ(r.status, 400) << r.body;
+  json j = json::parse(r.body);
+  ASSERT_EQ(j["errors"].size(), 2u) << r.body;
+  EXPECT_EQ(j["errors"][0], "jobs/broken.yaml:3:5: error: operators[0].source: missing required key");
+  EXPECT_TRUE(std::regex_search(j["errors"][1].get<std::string>(),
+                                std::regex(R"(^jobs/broken\.yaml:5:5: error: operators\[0\]\.sourse: unknown key)")))
+      << j["errors"][1];
+
+  // Through the CLI: exit 2 and the same lines as `tidemark run` on stderr.
+  const std::string path = dir_.path() + "/syntax.yaml";
+  std::ofstream(path) << "name: x\noperators: [\n";
+  CliResult submit = Cli("submit " + path);
+  EXPECT_EQ(submit.rc, 2);
+  EXPECT_TRUE(std::regex_search(submit.err, std::regex(std::regex_replace(path, std::regex(R"([.])"), R"(\.)") +
+                                                       R"(:\d+:\d+: error: YAML syntax error)")))
+      << submit.err;
+  CliResult run = [&] {
+    const std::string cmd = fmt::format("'{}' run '{}' 2>'{}/run.err'", (ToolsDir() / "tidemark").string(), path,
+                                        dir_.path());
+    const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
+    return CliResult{WEXITSTATUS(status), "", ReadFile(dir_.path() + "/run.err")};
+  }();
+  EXPECT_EQ(run.rc, 2);
+  EXPECT_EQ(run.err, submit.err);
+  EXPECT_EQ(json::parse(Client().Request("GET", "/jobs").body)["jobs"].size(), 0u);
+}
+
+TEST_F(DaemonTest, AnswersOrClosesGarbageAndKeepsServing) {
+  StartServer(JobManagerOptions{}, RestServerOptions{.max_body_bytes = 64 << 10});
+  std::mt19937 rng(7);
+  std::string garbage(4096, '\0');
+  for (char& c : garbage) {
+    c = static_cast<char>(rng());
+  }
+  const std::string reply = RawExchange(garbage);
+  EXPECT_TRUE(reply.empty() || reply.rfind("HTTP/1.1 400", 0) == 0) << reply.substr(0, 80);
+
+  // A truncated request: headers promise a body that never comes.
+  EXPECT_EQ(RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nname: x"), "");
+  EXPECT_EQ(RawExchange("GET /jobs HTTP/1.1\r\nHost: x\r\n"), "");
+
+  // An oversize body (1 MB against a 64 KB limit): 413 as soon as the header is read.
+  const std::string big = "POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n" + std::string(1 << 20, 'a');
+  const std::string too_big = RawExchange(big);
+  EXPECT_TRUE(too_big.empty() || too_big.rfind("HTTP/1.1 413", 0) == 0) << too_big.substr(0, 80);
+  EXPECT_EQ(RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 104857600\r\n\r\n").rfind("HTTP/1.1 413", 0),
+            0u);
+
+  // A huge header line, an unknown route, a wrong method.
+  EXPECT_EQ(RawExchange("GET /" + std::string(64 << 10, 'x') + " HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 431", 0), 0u);
+  EXPECT_EQ(Client().Request("GET", "/nope").status, 404);
+  EXPECT_EQ(Client().Request("PUT", "/jobs").status, 405);
+  EXPECT_EQ(Client().Request("GET", "/jobs/..%2f..%2fetc").status, 404);
+
+  // Still serving: a job runs correctly and keep-alive requests on one connection work.
+  const std::string id = SubmitYaml(kSmallJob);
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+  EXPECT_EQ(JobJson(id)["state"], "FINISHED");
+  const std::string two =
+      RawExchange("GET /overview HTTP/1.1\r\nHost: x\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(two.rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_NE(two.find("tidemark_jobs_submitted_total 1"), std::string::npos) << two;
+}
+
+TEST_F(DaemonTest, FailingJobsEndFailedWithTheCauseWhileAnotherFinishes) {
+  const std::string unopenable = SubmitYaml(SinkJob("/proc/forbidden/x.jsonl"));
+  const std::string unwritable = SubmitYaml(SinkJob("/dev/full"));
+  const std::string good = SubmitYaml(ReadFile("jobs/two_splits_split.yaml"));
+  for (const auto& id : {unopenable, unwritable, good}) {
+    ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+  }
+  json a = JobJson(unopenable);
+  EXPECT_EQ(a["state"], "FAILED");
+  EXPECT_NE(a["failure-cause"].get<std::string>().find("cannot open sink file '/proc/forbidden/x.jsonl'"),
+            std::string::npos)
+      << a["failure-cause"];
+  json b = JobJson(unwritable);
+  EXPECT_EQ(b["state"], "FAILED");
+  EXPECT_NE(b["failure-cause"].get<std::string>().find("cannot write sink file '/dev/full'"), std::string::npos)
+      << b["failure-cause"];
+  json ex = json::parse(Client().Request("GET", "/jobs/" + unopenable + "/exceptions").body);
+  EXPECT_EQ(ex["root-exception"], a["failure-cause"]);
+  json c = JobJson(good);
+  EXPECT_EQ(c["state"], "FINISHED");
+  EXPECT_EQ(c["report"], Lines(ReadFile("jobs/two_splits_split.expected")).back());
+  EXPECT_TRUE(json::parse(Client().Request("GET", "/jobs/" + good + "/exceptions").body)["root-exception"].is_null());
+  CliResult status = Cli("status " + unopenable);
+  EXPECT_EQ(status.rc, 1);
+  EXPECT_NE(status.out.find("FAILED"), std::string::npos);
+  json overview = json::parse(Client().Request("GET", "/overview").body);
+  EXPECT_EQ(overview["jobs-failed"], 2);
+  EXPECT_EQ(overview["jobs-finished"], 1);
+}
+
+TEST_F(DaemonTest, LimitsRunningJobsAndTrimsHistory) {
+  StartServer(JobManagerOptions{.max_running_jobs = 1, .max_finished_jobs = 2});
+  const std::string id = SubmitYaml(kLongJob);
+  auto refused = Client().Request("POST", "/jobs", kSmallJob);
+  EXPECT_EQ(refused.status, 429) << refused.body;
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(2)));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(SubmitYaml(kSmallJob));
+    ASSERT_TRUE(jobs_->WaitForJob(ids.back(), std::chrono::seconds(10)));
+  }
+  json list = json::parse(Client().Request("GET", "/jobs").body);
+  ASSERT_EQ(list["jobs"].size(), 2u);
+  EXPECT_EQ(list["jobs"][0]["jid"], ids[1]);
+  EXPECT_EQ(list["jobs"][1]["jid"], ids[2]);
+  EXPECT_EQ(Client().Request("GET", "/jobs/" + id).status, 404);
+  // Print-sink output went to the job's log, not to the daemon's stdout.
+  json log = json::parse(Client().Request("GET", "/jobs/" + ids[2] + "/logs").body);
+  EXPECT_EQ(log["lines"].size(), 3u);
+}
+
+TEST_F(DaemonTest, TcpNeedsTheBearerTokenAndLoopback) {
+  RestServerOptions opts{.tcp_host = "127.0.0.1", .tcp_port = 0, .bearer_token = "s3cret"};
+  StartServer(JobManagerOptions{}, opts);
+  ASSERT_GT(server_->tcp_port(), 0);
+  const std::string url = fmt::format("http://127.0.0.1:{}", server_->tcp_port());
+  EXPECT_EQ(DaemonClient(DaemonEndpoint{"", url, ""}).Request("GET", "/jobs").status, 401);
+  EXPECT_EQ(DaemonClient(DaemonEndpoint{"", url, "wrong!"}).Request("GET", "/jobs").status, 401);
+  EXPECT_EQ(DaemonClient(DaemonEndpoint{"", url, "s3cret"}).Request("GET", "/jobs").status, 200);
+
+  JobManager jobs(MakeLocalDaemonJob, {});
+  RestServer remote(jobs, RestServerOptions{.tcp_host = "0.0.0.0", .tcp_port = 0, .bearer_token = "t"});
+  EXPECT_THROW(remote.Start(), DaemonSetupError);
+  RestServer no_token(jobs, RestServerOptions{.tcp_host = "127.0.0.1", .tcp_port = 0});
+  EXPECT_THROW(no_token.Start(), DaemonSetupError);
+
+  const std::string token_file = dir_.path() + "/token";
+  std::ofstream(token_file) << "abc\n";
+  ::chmod(token_file.c_str(), 0644);
+  EXPECT_THROW(ReadTokenFile(token_file, false), DaemonSetupError);
+  ::chmod(token_file.c_str(), 0600);
+  EXPECT_EQ(ReadTokenFile(token_file, false), "abc");
+}
+
+TEST_F(DaemonTest, AnotherUserCannotConnect) {
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "needs root to switch to another user";
+  }
+  // The daemon's default directory is 0700 and the socket 0600: another user gets EACCES.
+  const std::string priv = dir_.path() + "/private";
+  EnsurePrivateDirectory(priv);
+  struct stat st {};
+  ASSERT_EQ(::stat(priv.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  RestServer server(*jobs_, RestServerOptions{.socket_path = priv + "/d.sock"});
+  server.Start();
+  ASSERT_EQ(::stat((priv + "/d.sock").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ::chmod(dir_.path().c_str(), 0755);  // the test's parent dir is traversable; the daemon's is not
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) {
+      ::_exit(10);
+    }
+    try {
+      DaemonClient(DaemonEndpoint{priv + "/d.sock", "", ""}).Request("GET", "/jobs");
+      ::_exit(0);  // reached the daemon: a failure
+    } catch (const DaemonUnreachable&) {
+      ::_exit(7);
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+}
+
+TEST_F(DaemonTest, RefusesALiveSocketAndReplacesAStaleOne) {
+  JobManager jobs(MakeLocalDaemonJob, {});
+  RestServer second(jobs, RestServerOptions{.socket_path = socket_});
+  EXPECT_THROW(second.Start(), DaemonSetupError);
+  EXPECT_EQ(Client().Request("GET", "/overview").status, 200);  // the first one is untouched
+
+  // A stale socket: bound, never listened on, left behind.
+  const std::string stale = dir_.path() + "/stale.sock";
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, stale.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ::close(fd);
+  RestServer third(jobs, RestServerOptions{.socket_path = stale});
+  third.Start();
+  EXPECT_EQ(DaemonClient(DaemonEndpoint{stale, "", ""}).Request("GET", "/overview").status, 200);
+  third.Stop();
+  EXPECT_FALSE(fs::exists(stale));
+
+  // A regular file in the way is never deleted.
+  const std::string file = dir_.path() + "/file.sock";
+  std::ofstream(file) << "x";
+  RestServer fourth(jobs, RestServerOptions{.socket_path = file});
+  EXPECT_THROW(fourth.Start(), DaemonSetupError);
+  EXPECT_TRUE(fs::exists(file));
+}
+
+TEST_F(DaemonTest, CliExitsThreeWithAHintWhenNoDaemonRuns) {
+  server_.reset();
+  CliResult r = Cli("list");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_NE(r.err.find("hint: start the daemon with `tidemarkd"), std::string::npos) << r.err;
+  CliResult bad = Cli("status");
+  EXPECT_EQ(bad.rc, 2);
+}
+
+TEST(TidemarkdBinaryTest, SigtermCancelsJobsRemovesTheSocketAndExitsZero) {
+  TempDir dir;
+  const std::string socket = dir.path() + "/d.sock";
+  int out_pipe[2];
+  ASSERT_EQ(::pipe(out_pipe), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::close(out_pipe[0]);
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    ::dup2(null_fd, 2);
+    const std::string bin = (ToolsDir() / "tidemarkd").string();
+    ::execl(bin.c_str(), bin.c_str(), "--socket", socket.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  // The daemon prints one line once it listens; reading it is the readiness handshake.
+  std::string line;
+  char c = 0;
+  while (::read(out_pipe[0], &c, 1) == 1 && c != '\n') {
+    line += c;
+  }
+  ::close(out_pipe[0]);
+  ASSERT_EQ(line, "tidemarkd: listening on unix:" + socket);
+  struct stat st {};
+  ASSERT_EQ(::stat(socket.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  DaemonClient client(DaemonEndpoint{socket, "", ""});
+  auto r = client.Request("POST", "/jobs", kLongJob);
+  ASSERT_EQ(r.status, 202);
+  const std::string id = json::parse(r.body)["jid"];
+  EXPECT_EQ(json::parse(client.Request("GET", "/jobs/" + id).body)["state"], "RUNNING");
+
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_FALSE(fs::exists(socket));
+  const std::string log = ReadFile(socket + ".log");
+  EXPECT_NE(log.find(fmt::format("[job {}] 'long' CANCELED", id)), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace tidemark
