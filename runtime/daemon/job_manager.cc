@@ -1,5 +1,7 @@
 #include "runtime/daemon/job_manager.h"
 
+#include <malloc.h>
+
 #include <chrono>
 #include <random>
 #include <thread>
@@ -160,6 +162,11 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
   }
   entry->name = entry->job->name();
   entry->start_ms = NowMs();
+  entry->vertices = nlohmann::json::array();
+  for (const JobVertex& v : entry->job->execution().graph().vertices) {
+    entry->vertices.push_back({{"id", v.spec.id}, {"type", v.spec.type}, {"parallelism", v.parallelism}});
+  }
+  std::shared_ptr<DaemonJob> job = entry->job;
   {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_[entry->id] = entry;
@@ -169,15 +176,15 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
   }
   log->info("[job {}] submitted '{}' ({})", entry->id, entry->name, file_name);
   try {
-    entry->job->execution().Start();
+    job->execution().Start();
   } catch (const std::exception& e) {
     // Thread creation failed: Start left the job without running tasks. Cancel it so Wait ends.
     log->error("[job {}] could not start: {}", entry->id, e.what());
-    entry->job->execution().Cancel();
+    job->execution().Cancel();
   }
-  std::thread([this, e = entry]() mutable {
-    OnJobEnded(e);
-    e.reset();  // the job may be destroyed here, before the manager is told we are done
+  std::thread([this, e = entry, job = std::move(job)]() mutable {
+    OnJobEnded(e, std::move(job));
+    e.reset();
     std::lock_guard<std::mutex> lock(mu_);
     --waiters_;
     cv_.notify_all();
@@ -185,13 +192,13 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
   return {Status::kAccepted, entry->id, {}};
 }
 
-void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e) {
-  JobExecution& exec = e->job->execution();
+void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job) {
+  JobExecution& exec = job->execution();
   const JobState state = exec.Wait();  // joins every task thread
   std::optional<std::string> report;
   if (state == JobState::kFinished) {
     try {
-      report = e->job->ReportLine();
+      report = job->ReportLine();
     } catch (const std::exception& ex) {
       e->log->Append(fmt::format("report failed: {}", ex.what()));
     }
@@ -206,12 +213,15 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e) {
   } else {
     log->info("[job {}] '{}' {}", e->id, e->name, ToString(state));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json final_tasks = TasksJson(exec);
+  std::unique_lock<std::mutex> lock(mu_);
   e->ended = true;
   e->end_ms = NowMs();
   e->final_state = state;
   e->failure_cause = cause;
   e->report = std::move(report);
+  e->final_tasks = std::move(final_tasks);
+  e->job.reset();  // readers still holding a copy keep it alive until they are done
   --running_;
   switch (state) {
     case JobState::kFinished:
@@ -226,6 +236,15 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e) {
   }
   finished_order_.push_back(e->id);
   TrimHistory();
+  const bool idle = running_ == 0;
+  lock.unlock();
+  job.reset();  // frees the job's tasks, channels and sink results
+  if (idle) {
+    // Threads of finished jobs leave freed memory in glibc's per-thread arenas; hand it back so the
+    // daemon's footprint returns to its baseline when no job runs.
+    malloc_trim(0);
+  }
+  lock.lock();
   cv_.notify_all();
 }
 
@@ -250,7 +269,9 @@ std::shared_ptr<JobManager::Entry> JobManager::Find(const std::string& id) const
 }
 
 nlohmann::json JobManager::SummaryJson(const Entry& e) const {
-  const JobState state = e.ended ? e.final_state : e.job->execution().state();
+  // Until the waiter has recorded the end (report, final metrics), a job counts as RUNNING even if
+  // its tasks are already done, so a reader never sees FINISHED without its report.
+  const JobState state = e.ended ? e.final_state : JobState::kRunning;
   const int64_t end = e.ended ? e.end_ms : -1;
   return nlohmann::json{{"jid", e.id},
                         {"name", e.name},
@@ -269,31 +290,7 @@ nlohmann::json JobManager::ListJson() const {
   return nlohmann::json{{"jobs", std::move(jobs)}};
 }
 
-std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
-  auto e = Find(id);
-  if (!e) {
-    return std::nullopt;
-  }
-  nlohmann::json j;
-  std::string cause;
-  std::optional<std::string> report;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    j = SummaryJson(*e);
-    cause = e->ended ? e->failure_cause : e->job->execution().failure_cause();
-    report = e->report;
-  }
-  j["file"] = e->file_name;
-  j["failure-cause"] = cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(cause);
-  j["report"] = report ? nlohmann::json(*report) : nlohmann::json(nullptr);
-
-  const JobExecution& exec = e->job->execution();
-  nlohmann::json vertices = nlohmann::json::array();
-  for (const JobVertex& v : exec.graph().vertices) {
-    vertices.push_back({{"id", v.spec.id}, {"type", v.spec.type}, {"parallelism", v.parallelism}});
-  }
-  j["vertices"] = std::move(vertices);
-
+nlohmann::json JobManager::TasksJson(const JobExecution& exec) {
   // Tasks (chains) with their subtasks, in the order the execution built them.
   nlohmann::json tasks = nlohmann::json::array();
   std::map<std::string, size_t> task_slot;
@@ -315,7 +312,34 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
                                 {"finished", m.finished},
                                 {"operators", std::move(ops)}});
   }
-  j["tasks"] = std::move(tasks);
+  return tasks;
+}
+
+std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
+  auto e = Find(id);
+  if (!e) {
+    return std::nullopt;
+  }
+  nlohmann::json j;
+  std::shared_ptr<DaemonJob> job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    j = SummaryJson(*e);
+    job = e->job;
+    if (e->ended) {
+      j["failure-cause"] = e->failure_cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(e->failure_cause);
+      j["report"] = e->report ? nlohmann::json(*e->report) : nlohmann::json(nullptr);
+      j["tasks"] = e->final_tasks;
+    }
+  }
+  j["file"] = e->file_name;
+  j["vertices"] = e->vertices;
+  if (job) {
+    const std::string cause = job->execution().failure_cause();
+    j["failure-cause"] = cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(cause);
+    j["report"] = nullptr;
+    j["tasks"] = TasksJson(job->execution());
+  }
   return j;
 }
 
@@ -325,7 +349,7 @@ std::optional<nlohmann::json> JobManager::ExceptionsJson(const std::string& id) 
     return std::nullopt;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  const std::string cause = e->ended ? e->failure_cause : e->job->execution().failure_cause();
+  const std::string cause = e->ended ? e->failure_cause : e->job->execution().failure_cause();  // job set until ended
   if (cause.empty()) {
     return nlohmann::json{{"root-exception", nullptr}, {"timestamp", nullptr}};
   }
@@ -345,8 +369,7 @@ nlohmann::json JobManager::OverviewJson() const {
   std::lock_guard<std::mutex> lock(mu_);
   int64_t counts[5] = {0, 0, 0, 0, 0};
   for (const auto& [id, e] : jobs_) {
-    const JobState s = e->ended ? e->final_state : e->job->execution().state();
-    ++counts[static_cast<int>(s)];
+    ++counts[static_cast<int>(e->ended ? e->final_state : JobState::kRunning)];
   }
   return nlohmann::json{{"jobs-running", counts[static_cast<int>(JobState::kRunning)] +
                                              counts[static_cast<int>(JobState::kCreated)]},
@@ -361,7 +384,7 @@ nlohmann::json JobManager::OverviewJson() const {
 }
 
 std::string JobManager::PrometheusText() const {
-  std::vector<std::shared_ptr<Entry>> entries;
+  std::vector<std::pair<std::shared_ptr<Entry>, std::shared_ptr<DaemonJob>>> entries;
   std::string out;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -383,7 +406,7 @@ std::string JobManager::PrometheusText() const {
     out += fmt::format("tidemark_jobs_ended_total{{state=\"CANCELED\"}} {}\n", canceled_total_);
     for (const auto& [id, e] : jobs_) {
       if (!e->ended) {
-        entries.push_back(e);
+        entries.emplace_back(e, e->job);
       }
     }
   }
@@ -391,8 +414,8 @@ std::string JobManager::PrometheusText() const {
          "# TYPE tidemark_task_records_in_total counter\n";
   std::string wm = "# HELP tidemark_operator_output_watermark_ms Last watermark an operator emitted.\n"
                    "# TYPE tidemark_operator_output_watermark_ms gauge\n";
-  for (const auto& e : entries) {
-    for (const SubtaskMetrics& m : e->job->execution().Metrics()) {
+  for (const auto& [e, job] : entries) {
+    for (const SubtaskMetrics& m : job->execution().Metrics()) {
       const std::string labels = fmt::format("job_id=\"{}\",job_name=\"{}\",task=\"{}\",subtask=\"{}\"", e->id,
                                              PromEscape(e->name), PromEscape(m.task), m.subtask_index);
       out += fmt::format("tidemark_task_records_in_total{{{}}} {}\n", labels, m.records_in);
@@ -412,27 +435,32 @@ JobManager::CancelStatus JobManager::Cancel(const std::string& id) {
   if (!e) {
     return CancelStatus::kUnknown;
   }
-  if (IsTerminal(e->job->execution().state())) {
+  std::shared_ptr<DaemonJob> job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job = e->job;
+  }
+  if (!job || IsTerminal(job->execution().state())) {
     return CancelStatus::kAlreadyEnded;
   }
   GetLogger("daemon")->info("[job {}] cancel requested", id);
-  e->job->execution().Cancel();
+  job->execution().Cancel();
   return CancelStatus::kCanceling;
 }
 
 void JobManager::Shutdown() {
-  std::vector<std::shared_ptr<Entry>> running;
+  std::vector<std::shared_ptr<DaemonJob>> running;
   {
     std::lock_guard<std::mutex> lock(mu_);
     shutting_down_ = true;
     for (const auto& [id, e] : jobs_) {
-      if (!e->ended) {
-        running.push_back(e);
+      if (e->job) {
+        running.push_back(e->job);
       }
     }
   }
-  for (const auto& e : running) {
-    e->job->execution().Cancel();
+  for (const auto& job : running) {
+    job->execution().Cancel();
   }
   running.clear();
   std::unique_lock<std::mutex> lock(mu_);

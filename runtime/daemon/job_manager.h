@@ -130,8 +130,12 @@ class JobManager {
     std::string name;
     int64_t start_ms = 0;
     std::shared_ptr<JobLog> log;
-    std::unique_ptr<DaemonJob> job;
+    nlohmann::json vertices;  // fixed at submission
     // Guarded by JobManager::mu_:
+    /// The running job; released when it ended (readers copy the pointer under the lock), so a
+    /// finished job in the history keeps only its summary, final metrics and log.
+    std::shared_ptr<DaemonJob> job;
+    nlohmann::json final_tasks;  // per-subtask metrics at the end
     bool ended = false;
     int64_t end_ms = -1;
     JobState final_state = JobState::kRunning;
@@ -141,7 +145,8 @@ class JobManager {
 
   std::shared_ptr<Entry> Find(const std::string& id) const;
   nlohmann::json SummaryJson(const Entry& e) const;  // requires mu_
-  void OnJobEnded(const std::shared_ptr<Entry>& e);
+  static nlohmann::json TasksJson(const JobExecution& exec);
+  void OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job);
   void TrimHistory();  // requires mu_
   std::string NewJobId();  // requires mu_
 
