@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/eventtime/source_coordinator.h"
 #include "runtime/graph/job_graph.h"
 #include "runtime/io/channel.h"
 #include "runtime/task/stream_task.h"
@@ -67,14 +68,21 @@ class JobExecution {
   std::vector<SubtaskMetrics> Metrics() const;
   /// Names of the tasks (chains), e.g. "source -> assign#0".
   std::vector<std::string> TaskNames() const;
+  /// The watermark-alignment coordinator (sources whose strategy sets `alignment` register with
+  /// it; their announcements reach each subtask as a Mail). Thread-safe; lives as long as this.
+  const SourceCoordinator& source_coordinator() const { return *source_coordinator_; }
 
  private:
   void Build();
+  /// Registers `task`'s head with the SourceCoordinator if it is a source with alignment.
+  void ConnectAlignment(StreamTask& task);
   void OnTaskEnded(StreamTask& task);
 
   JobGraph graph_;
   std::unique_ptr<TimerThread> timer_thread_;
   std::unique_ptr<VirtualClock> virtual_clock_;
+  // Declared before the tasks, so it outlives them (their mails and timers refer to it).
+  std::unique_ptr<SourceCoordinator> source_coordinator_ = std::make_unique<SourceCoordinator>();
   std::vector<std::unique_ptr<Channel>> channels_;
   std::vector<std::unique_ptr<StreamTask>> tasks_;
   std::vector<std::thread> threads_;

@@ -7,6 +7,23 @@ Channel::~Channel() {
   while (queue_.pop(e)) {
     delete e;
   }
+  while (recycled_.pop(e)) {
+    delete e;
+  }
+}
+
+void Channel::Recycle(std::unique_ptr<StreamElement> element) {
+  if (recycled_.push(element.get())) {
+    element.release();
+  }
+}
+
+std::unique_ptr<StreamElement> Channel::TakeRecycled() {
+  StreamElement* e = nullptr;
+  if (!recycled_.pop(e)) {
+    return nullptr;
+  }
+  return std::unique_ptr<StreamElement>(e);
 }
 
 bool Channel::TryPush(std::unique_ptr<StreamElement>& element) {

@@ -14,6 +14,7 @@ RecordWriter::RecordWriter(Partitioning partitioning, std::vector<Channel*> chan
       // Rebalance starts at a subtask-dependent channel so parallel producers spread out.
       next_channel_(channels_.empty() ? 0 : static_cast<size_t>(subtask_index) % channels_.size()),
       batches_(channels_.size()),
+      fill_(channels_.size(), 0),
       overflow_(channels_.size()) {
   TM_CHECK(!channels_.empty(), "a RecordWriter needs at least one channel");
 }
@@ -53,6 +54,7 @@ void RecordWriter::Emit(StreamRecord& record) {
         batch->records.reserve(batch_size_);
       }
       batch->records.push_back(record);
+      fill_[c] = batch->records.size();
       if (batch->records.size() >= batch_size_) {
         Enqueue(c, std::move(batch));
       }
@@ -61,19 +63,36 @@ void RecordWriter::Emit(StreamRecord& record) {
   }
   const size_t c = SelectChannel(record);
   auto& batch = batches_[c];
+  size_t& fill = fill_[c];
   if (!batch) {
-    batch = std::make_unique<StreamElement>();
-    batch->records.reserve(batch_size_);
+    batch = channels_[c]->TakeRecycled();
+    if (!batch) {
+      batch = std::make_unique<StreamElement>();
+      batch->records.reserve(batch_size_);
+    }
+    batch->kind = StreamElement::Kind::kRecords;
+    fill = 0;
   }
-  batch->records.push_back(std::move(record));
-  if (batch->records.size() >= batch_size_) {
+  auto& records = batch->records;
+  if (fill < records.size()) {
+    // A recycled slot: copy into its row's buffer instead of taking the caller's row, so neither
+    // side allocates per record (and the caller keeps its buffer, e.g. a generator's row).
+    StreamRecord& slot = records[fill];
+    slot.row = record.row;
+    slot.timestamp = record.timestamp;
+    slot.has_timestamp = record.has_timestamp;
+  } else {
+    records.push_back(std::move(record));
+  }
+  if (++fill >= batch_size_) {
     Enqueue(c, std::move(batch));
   }
 }
 
 void RecordWriter::FlushBatches() {
   for (size_t c = 0; c < batches_.size(); ++c) {
-    if (batches_[c] && !batches_[c]->records.empty()) {
+    if (batches_[c] && fill_[c] > 0) {
+      batches_[c]->records.resize(fill_[c]);  // drop recycled slots not overwritten
       Enqueue(c, std::move(batches_[c]));
     }
   }

@@ -46,6 +46,7 @@ class RecordWriter {
   size_t batch_size_;
   size_t next_channel_;
   std::vector<std::unique_ptr<StreamElement>> batches_;
+  std::vector<size_t> fill_;  ///< records written into batches_[c] (recycled batches hold more slots)
   std::vector<std::deque<std::unique_ptr<StreamElement>>> overflow_;
   size_t queued_ = 0;
   int64_t records_out_ = 0;

@@ -174,6 +174,7 @@ void StreamTask::OpenOperators() {
     OperatorContext ctx;
     ctx.name = ops_[i].name;
     ctx.subtask_index = subtask_index_;
+    ctx.parallelism = parallelism_;
     ctx.output = ops_[i].output.get();
     ctx.processing_time = pts_.get();
     ctx.auto_watermark_interval_ms = auto_watermark_interval_ms_;
@@ -352,6 +353,7 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
           head.ProcessElement(r, input);
         }
       });
+      in.channels[channel]->Recycle(std::move(element));  // the producer refills it in place
       break;
     case StreamElement::Kind::kWatermark:
       CallOperator(head_name, [&] {

@@ -114,6 +114,8 @@ class StreamTask {
   RecordWriter* AddWriter(std::unique_ptr<RecordWriter> writer);
   TaskInput& AddInput(int input_index, std::vector<Channel*> channels);
   void SetAutoWatermarkIntervalMs(int64_t ms) { auto_watermark_interval_ms_ = ms; }
+  /// Parallelism of the chain's operators (OperatorContext::parallelism); default 1.
+  void SetParallelism(int parallelism) { parallelism_ = parallelism; }
 
   // ---- running ----
   /// The thread body. Never throws: a failure is recorded (`failed()`, `failure()`). Always
@@ -162,6 +164,7 @@ class StreamTask {
   std::vector<std::unique_ptr<RecordWriter>> writers_;
   std::vector<TaskInput> inputs_;
   int64_t auto_watermark_interval_ms_ = 200;
+  int parallelism_ = 1;
   size_t next_input_ = 0;
   size_t next_channel_ = 0;
 
