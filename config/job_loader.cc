@@ -237,7 +237,7 @@ constexpr auto kDisorders = std::to_array<std::string_view>({"none", "uniform", 
 constexpr auto kIdlePeriodKeys = std::to_array<std::string_view>({"split", "start", "end"});
 constexpr auto kGeneratorOnlyKeys = std::to_array<std::string_view>(
     {"count", "keys", "step", "rate", "watermark-every", "latency-every"});
-constexpr auto kMapKeys = std::to_array<std::string_view>({"field", "multiply", "add"});
+constexpr auto kMapKeys = std::to_array<std::string_view>({"field", "multiply", "add", "set"});
 constexpr auto kFilterKeys = std::to_array<std::string_view>({"field", "op", "value"});
 constexpr auto kFilterOps = std::to_array<std::string_view>({"gt", "ge", "lt", "le", "eq", "ne"});
 constexpr auto kInterleaves = std::to_array<std::string_view>({"round-robin"});
@@ -254,7 +254,7 @@ constexpr auto kAlignmentKeys =
     std::to_array<std::string_view>({"group", "max-drift", "update-interval"});
 constexpr auto kWindowKeys = std::to_array<std::string_view>(
     {"assigner", "time", "size", "slide", "gap", "offset", "allowed-lateness", "trigger",
-     "late-output", "emit-watermark", "aggregate"});
+     "late-output", "emit-watermark", "emit-firing", "aggregate"});
 constexpr auto kAssigners =
     std::to_array<std::string_view>({"tumbling", "sliding", "session", "global"});
 constexpr auto kWindowTimes = std::to_array<std::string_view>({"event", "processing"});
@@ -284,6 +284,10 @@ std::vector<std::string_view> OperatorKeys(const std::string& type) {
     keys.insert(keys.end(), {"map"});
   } else if (type == "filter") {
     keys.insert(keys.end(), {"filter"});
+  } else if (!type.empty()) {
+    // A type config/ does not know (a registered built-in or user operator): key-by and its
+    // parameters, under `params:` or a block named like the type. Its compiler checks them.
+    keys.insert(keys.end(), {"key-by", "params"});
   } else {
     keys.insert(keys.end(), {"source", "watermarks", "key-by", "window", "map", "filter", "sink"});
   }
@@ -322,9 +326,10 @@ class Loader {
     Error(ValueLoc(field), field.path, std::move(message));
   }
 
+  /// `any_key`: accept every plain key (a mapping of user-chosen names, like map `set:`).
   std::optional<MapView> OpenMap(const YAML::Node& node, const SourceLocation& location,
                                  const std::string& path, KeyList allowed,
-                                 const std::string& context = "");
+                                 const std::string& context = "", bool any_key = false);
   std::optional<MapView> OpenMap(const Field& field, KeyList allowed,
                                  const std::string& context = "") {
     return OpenMap(field.value, ValueLoc(field), field.path, allowed, context);
@@ -381,17 +386,40 @@ class Loader {
   MapSpec ParseMap(const Field& field);
   FilterSpec ParseFilter(const Field& field);
   ReportSpec ParseReport(const Field& field, std::optional<MapView>& map);
+  ParamNode ToParamNode(const YAML::Node& node) const;
+  /// An expression written as a YAML scalar; its location is its first character.
+  std::optional<ExpressionSpec> ReadExpression(const Field& field);
 
   void ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& infos);
   void ValidateReport(const JobSpec& job, const MapView& report);
 
   std::string file_;
   DiagnosticCollector diags_;
+  std::vector<SourceLocation> key_by_locations_;  // of the last ParseKeyBy, parallel to its result
 };
+
+std::optional<ExpressionSpec> Loader::ReadExpression(const Field& field) {
+  if (!field.value.IsScalar()) {
+    ValueError(field, fmt::format("expected an expression like \"amount * 2\", got {}",
+                                  Describe(field.value)));
+    return std::nullopt;
+  }
+  if (field.value.Scalar().empty()) {
+    ValueError(field, "expected an expression, got \"\"");
+    return std::nullopt;
+  }
+  ExpressionSpec spec;
+  spec.text = field.value.Scalar();
+  spec.location = ValueLoc(field);
+  if (IsQuoted(field.value)) {
+    spec.location.column += 1;  // past the opening quote
+  }
+  return spec;
+}
 
 std::optional<MapView> Loader::OpenMap(const YAML::Node& node, const SourceLocation& location,
                                        const std::string& path, KeyList allowed,
-                                       const std::string& context) {
+                                       const std::string& context, bool any_key) {
   if (!node.IsMap()) {
     Error(location, path, fmt::format("expected a mapping, got {}", Describe(node)));
     return std::nullopt;
@@ -406,7 +434,7 @@ std::optional<MapView> Loader::OpenMap(const YAML::Node& node, const SourceLocat
     }
     const std::string& name = key.Scalar();
     const std::string key_path = JoinPath(path, name);
-    if (!Contains(allowed, name)) {
+    if (!any_key && !Contains(allowed, name)) {
       Error(Loc(key), key_path,
             fmt::format("unknown key \"{}\"{}{}; allowed keys: {}", name, context,
                         Suggestion(name, allowed), Join(allowed)));
@@ -1141,6 +1169,7 @@ WindowSpec Loader::ParseWindow(const Field& field) {
   Optional(*map, "late-output", window.late_output, [&](const Field& f) { return ReadString(f); });
   Optional(*map, "emit-watermark", window.emit_watermark,
            [&](const Field& f) { return ReadBool(f); });
+  Optional(*map, "emit-firing", window.emit_firing, [&](const Field& f) { return ReadBool(f); });
   if (std::optional<Field> f = map->Get("aggregate")) {
     window.aggregates = ParseAggregates(*f);
   } else {
@@ -1155,9 +1184,11 @@ WindowSpec Loader::ParseWindow(const Field& field) {
 
 std::vector<std::string> Loader::ParseKeyBy(const Field& field) {
   std::vector<std::string> keys;
+  key_by_locations_.clear();
   if (field.value.IsScalar()) {
     if (std::optional<std::string> key = ReadString(field)) {
       keys.push_back(*key);
+      key_by_locations_.push_back(ValueLoc(field));
     }
     return keys;
   }
@@ -1173,6 +1204,7 @@ std::vector<std::string> Loader::ParseKeyBy(const Field& field) {
         ValueError(item, fmt::format("duplicate key field \"{}\"", *key));
       } else {
         keys.push_back(*key);
+        key_by_locations_.push_back(ValueLoc(item));
       }
     }
   }
@@ -1222,6 +1254,23 @@ MapSpec Loader::ParseMap(const Field& field) {
   if (!map) {
     return spec;
   }
+  if (std::optional<Field> set = map->Get("set")) {
+    for (const char* other : {"field", "multiply", "add"}) {
+      Forbid(*map, other, "give either \"set\" (expressions) or \"field\" with multiply/add");
+    }
+    if (std::optional<MapView> columns = OpenMap(set->value, ValueLoc(*set), set->path,
+                                                 /*allowed=*/{}, /*context=*/"", true)) {
+      for (const Field& column : columns->fields) {
+        if (std::optional<ExpressionSpec> e = ReadExpression(column)) {
+          spec.set.emplace_back(column.key.Scalar(), std::move(*e));
+        }
+      }
+      if (columns->fields.empty()) {
+        ValueError(*set, "must set at least one column, like {cents: \"amount * 100\"}");
+      }
+    }
+    return spec;
+  }
   if (std::optional<Field> f = Require(*map, "field")) {
     spec.field = ReadString(*f).value_or("");
   }
@@ -1233,6 +1282,10 @@ MapSpec Loader::ParseMap(const Field& field) {
 FilterSpec Loader::ParseFilter(const Field& field) {
   FilterSpec spec;
   spec.location = ValueLoc(field);
+  if (field.value.IsScalar()) {
+    spec.condition = ReadExpression(field);
+    return spec;
+  }
   std::optional<MapView> map = OpenMap(field, kFilterKeys);
   if (!map) {
     return spec;
@@ -1286,9 +1339,15 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
   // The type decides which keys are allowed, so read it before checking keys.
   std::string context;
   std::vector<std::string_view> allowed = OperatorKeys("");
+  std::string extra_type_key;  // an unknown type's parameter block, named like the type
   if (const YAML::Node type = node["type"];
       type && type.IsScalar() && Contains(kOperatorTypes, type.Scalar())) {
     allowed = OperatorKeys(type.Scalar());
+    context = fmt::format(" for an operator of type {}", type.Scalar());
+  } else if (type && type.IsScalar() && IsValidId(type.Scalar())) {
+    allowed = OperatorKeys(type.Scalar());
+    extra_type_key = type.Scalar();
+    allowed.push_back(extra_type_key);
     context = fmt::format(" for an operator of type {}", type.Scalar());
   }
   std::optional<MapView> map = OpenMap(node, Loc(node), path, allowed, context);
@@ -1309,9 +1368,16 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
     }
   }
   if (std::optional<Field> f = Require(*map, "type")) {
-    if (std::optional<std::string> type = ReadEnum(*f, kOperatorTypes)) {
-      op.type = *type;
-      info.type_ok = true;
+    if (std::optional<std::string> type = ReadString(*f)) {
+      if (Contains(kOperatorTypes, *type) || IsValidId(*type)) {
+        // Unknown types load; the job compiler reports a type nobody registered.
+        op.type = *type;
+        info.type_ok = true;
+      } else {
+        ValueError(*f, fmt::format("an operator type uses letters, digits, '-', '_' and '.', got "
+                                   "\"{}\" (built-in types: {})",
+                                   *type, Join(kOperatorTypes)));
+      }
     }
   }
   Optional(*map, "parallelism", op.parallelism, [&](const Field& f) { return ReadInt(f, 1); });
@@ -1331,6 +1397,7 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
   } else if (op.type == "window") {
     if (std::optional<Field> f = map->Get("key-by")) {
       op.key_by = ParseKeyBy(*f);
+      op.key_by_locations = key_by_locations_;
     }
     if (std::optional<Field> f = Require(*map, "window")) {
       op.window = ParseWindow(*f);
@@ -1347,7 +1414,46 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
     if (std::optional<Field> f = Require(*map, "filter")) {
       op.filter = ParseFilter(*f);
     }
+  } else if (!op.type.empty()) {
+    if (std::optional<Field> f = map->Get("key-by")) {
+      op.key_by = ParseKeyBy(*f);
+      op.key_by_locations = key_by_locations_;
+    }
+    std::optional<Field> params = map->Get("params");
+    std::optional<Field> block = extra_type_key.empty() ? std::nullopt : map->Get(extra_type_key);
+    if (params && block) {
+      Error(Loc(block->key), block->path,
+            fmt::format("give the parameters either under \"params\" or under \"{}\", not both",
+                        extra_type_key));
+    } else if (params || block) {
+      op.params = ToParamNode((params ? *params : *block).value);
+    }
   }
+}
+
+ParamNode Loader::ToParamNode(const YAML::Node& node) const {
+  ParamNode out;
+  out.location = Loc(node);
+  if (node.IsScalar()) {
+    out.kind = ParamNode::Kind::kScalar;
+    out.scalar = node.Scalar();
+    out.quoted = IsQuoted(node);
+  } else if (node.IsSequence()) {
+    out.kind = ParamNode::Kind::kSequence;
+    for (size_t i = 0; i < node.size(); ++i) {
+      out.items.push_back(ToParamNode(node[i]));
+    }
+  } else if (node.IsMap()) {
+    out.kind = ParamNode::Kind::kMap;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node key = it->first;  // copies: the iterator's pair is a temporary proxy
+      const YAML::Node value = it->second;
+      out.keys.push_back(key.IsScalar() ? key.Scalar() : std::string());
+      out.key_locations.push_back(Loc(key));
+      out.items.push_back(ToParamNode(value));
+    }
+  }
+  return out;
 }
 
 void Loader::ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& infos) {

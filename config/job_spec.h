@@ -26,6 +26,40 @@ namespace tidemark {
 /// A scalar constant from YAML (sequence-source constant fields, literals).
 using ConfigValue = std::variant<int64_t, double, bool, std::string>;
 
+/// An expression written in YAML (`filter: "amount > 100"`, `map: {set: {cents: "amount * 100"}}`),
+/// compiled by the job compiler (operators/expression.h). `location` is the position of the
+/// expression's first character (after an opening quote), so an error at byte offset `k` of
+/// `text` is at column `location.column + k` when the text is on one line.
+struct ExpressionSpec {
+  std::string text;
+  SourceLocation location;
+};
+
+/// A free-form YAML value kept for the job compiler: the `params:` mapping of an operator type
+/// that config/ does not know (user operators, built-ins registered with the operator registry),
+/// or the block named like such a type (`dedup: {within: 1h}`). Scalars keep their text; every
+/// node keeps its position, so the compiler can report file:line:column.
+struct ParamNode {
+  enum class Kind { kNull, kScalar, kSequence, kMap };
+  Kind kind = Kind::kNull;
+  std::string scalar;   ///< kScalar: the text as written (without quotes)
+  bool quoted = false;  ///< kScalar: written in quotes (so "5" is a string, not a number)
+  /// kSequence: the items; kMap: the values, parallel to `keys`.
+  std::vector<ParamNode> items;
+  std::vector<std::string> keys;              ///< kMap: the keys, in YAML order
+  std::vector<SourceLocation> key_locations;  ///< kMap: where each key was written
+  SourceLocation location;                    ///< of the value (for a quoted scalar: its quote)
+  /// kMap: the value of `key`, or nullptr.
+  const ParamNode* Find(const std::string& key) const {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] == key) {
+        return &items[i];
+      }
+    }
+    return nullptr;
+  }
+};
+
 /// `watermarks:` block — a WatermarkStrategy (Flink's WatermarkStrategy).
 struct WatermarkStrategySpec {
   /// "bounded-out-of-orderness" | "monotonous" | "punctuated" | "none"
@@ -162,21 +196,29 @@ struct WindowSpec {
   std::string trigger;          ///< empty: the assigner's default
   std::string late_output;      ///< side output tag for late records; empty: drop and count
   bool emit_watermark = false;  ///< add a `watermark` column: the watermark that fired the window
+  /// `emit-firing: true`: add a `firing` column (0 for a window's first firing, 1, 2, ... for
+  /// update firings). Always added when `allowed_lateness_ms > 0`.
+  bool emit_firing = false;
   /// Never empty: a window without `aggregate:` gets one `count` (as "count").
   std::vector<AggregateSpec> aggregates;
   SourceLocation location;
 };
 
-/// `map:` block of a `type: map` operator: `field = field * multiply + add` on a numeric field.
+/// `map:` block of a `type: map` operator: either `field = field * multiply + add` on a numeric
+/// field, or `set:` columns computed by expressions (replacing a field of that name, else
+/// appended), in YAML order.
 struct MapSpec {
   std::string field;
   double multiply = 1.0;
   double add = 0.0;
+  std::vector<std::pair<std::string, ExpressionSpec>> set;  ///< non-empty: the expression form
   SourceLocation location;
 };
 
 /// `filter:` block of a `type: filter` operator: keeps records with `field <op> value`.
+/// `filter: "<condition>"` (a scalar) is the expression form, held in `condition`.
 struct FilterSpec {
+  std::optional<ExpressionSpec> condition;  ///< set: the expression form (field/op/value unused)
   std::string field;
   std::string op = "gt";  ///< gt | ge | lt | le | eq | ne
   double value = 0.0;
@@ -200,12 +242,16 @@ struct OperatorSpec {
   std::vector<InputSpec> inputs;
   int parallelism = 0;  ///< 0: pipeline.parallelism
   std::vector<std::string> key_by;
+  std::vector<SourceLocation> key_by_locations;  ///< parallel to `key_by`
   std::optional<SourceSpec> source;
   std::optional<WatermarkStrategySpec> watermarks;
   std::optional<WindowSpec> window;
   std::optional<SinkSpec> sink;
   std::optional<MapSpec> map;
   std::optional<FilterSpec> filter;
+  /// For operator types config/ does not know: `params:` (or the block named like the type),
+  /// validated by that type's compiler. Empty for the types config/ knows.
+  std::optional<ParamNode> params;
   SourceLocation location;
 };
 

@@ -2,12 +2,16 @@
 
 #include "operators/arithmetic_map_filter.h"
 #include "operators/checksum_sink_operator.h"
+#include "operators/expression_operators.h"
+#include "operators/operator_params.h"
 #include "operators/sink_operator.h"
 #include "operators/timestamps_and_watermarks_operator.h"
 #include "operators/window/window_operator.h"
 #include "runtime/eventtime/make_watermark_strategy.h"
 #include "runtime/core/errors.h"
 #include "runtime/graph/job_resources.h"
+
+#include <fmt/format.h>
 
 namespace tidemark {
 namespace {
@@ -82,6 +86,7 @@ CompiledOperator CompileWindow(const CompileContext& ctx) {
     throw CompileError("inputs", "a window operator takes exactly one input (use a union first)");
   }
   const Schema& input = ctx.input_schemas.front();
+  (void)ResolveKeyBy(ctx.spec, input);  // a missing key field is reported at its position
   WindowOperatorPlan plan = [&] {
     try {
       return WindowOperator::Compile(input, *ctx.spec.window, ctx.spec.key_by);
@@ -92,7 +97,7 @@ CompiledOperator CompileWindow(const CompileContext& ctx) {
   CompiledOperator out;
   out.output_schema = plan.output_schema;
   if (!ctx.spec.window->late_output.empty()) {
-    out.side_output_schemas[ctx.spec.window->late_output] = input;
+    out.side_output_schemas[ctx.spec.window->late_output] = WindowOperator::LateOutputSchema(input);
   }
   for (const auto& name : ctx.spec.key_by) {
     out.input_key_slots.push_back(input.IndexOf(name));
@@ -115,6 +120,30 @@ CompiledOperator CompileArithmeticMap(const CompileContext& ctx) {
   }
   CompiledOperator out;
   out.output_schema = ctx.input_schemas.front();
+  if (!ctx.spec.map->set.empty()) {
+    const Schema& input = ctx.input_schemas.front();
+    std::vector<ExpressionProjectOperator::Column> columns;
+    for (const auto& [name, expression] : ctx.spec.map->set) {
+      ExpressionProjectOperator::Column c;
+      c.expression = CompileExpressionSpec(expression, "map.set." + name, input);
+      const int existing = out.output_schema.IndexOf(name);
+      if (existing >= 0) {
+        // Replaced in place; its type becomes the expression's.
+        std::vector<Field> fields = out.output_schema.fields();
+        fields[static_cast<size_t>(existing)].type = c.expression.type();
+        out.output_schema = Schema(std::move(fields));
+        c.output_slot = existing;
+      } else {
+        c.output_slot = out.output_schema.Add(name, c.expression.type());
+      }
+      columns.push_back(std::move(c));
+    }
+    const size_t width = out.output_schema.size();
+    out.factory = [columns, width](int, int) -> std::unique_ptr<StreamOperator> {
+      return std::make_unique<ExpressionProjectOperator>(columns, width, /*keep_input=*/true);
+    };
+    return out;
+  }
   bool is_double = false;
   int slot = 0;
   try {
@@ -139,6 +168,20 @@ CompiledOperator CompileComparisonFilter(const CompileContext& ctx) {
   }
   CompiledOperator out;
   out.output_schema = ctx.input_schemas.front();
+  if (ctx.spec.filter->condition) {
+    Expression condition =
+        CompileExpressionSpec(*ctx.spec.filter->condition, "filter", out.output_schema);
+    if (condition.type() != FieldType::kBool) {
+      throw CompileError("filter",
+                         fmt::format("a filter condition must be bool, but \"{}\" is {}",
+                                     condition.text(), ToString(condition.type())),
+                         ctx.spec.filter->condition->location);
+    }
+    out.factory = [condition](int, int) -> std::unique_ptr<StreamOperator> {
+      return std::make_unique<ExpressionFilterOperator>(condition);
+    };
+    return out;
+  }
   bool is_double = false;
   int slot = 0;
   ComparisonFilterOperator::Op op{};
@@ -155,9 +198,62 @@ CompiledOperator CompileComparisonFilter(const CompileContext& ctx) {
   return out;
 }
 
+/// `type: project` with `project:` (or `params:`): the output is exactly the listed columns.
+/// Either a list whose items are field names or one-entry mappings `name: expression`, or a
+/// mapping `name: expression` (a bare field name is an expression too).
+CompiledOperator CompileProject(const CompileContext& ctx) {
+  if (ctx.input_schemas.size() != 1) {
+    throw CompileError("inputs", "a project operator takes exactly one input");
+  }
+  const Schema& input = ctx.input_schemas.front();
+  OperatorParams params(ctx.spec);
+  if (!ctx.spec.params) {
+    params.Fail(ctx.spec.location, "", "a project operator needs a `project:` block listing columns");
+  }
+  const ParamNode& root = *ctx.spec.params;
+  std::vector<std::pair<std::string, const ParamNode*>> items;  // name -> expression node
+  if (root.kind == ParamNode::Kind::kMap) {
+    for (size_t i = 0; i < root.keys.size(); ++i) {
+      items.emplace_back(root.keys[i], &root.items[i]);
+    }
+  } else if (root.kind == ParamNode::Kind::kSequence) {
+    for (const ParamNode& item : root.items) {
+      if (item.kind == ParamNode::Kind::kScalar) {
+        items.emplace_back(item.scalar, &item);
+      } else if (item.kind == ParamNode::Kind::kMap && item.keys.size() == 1) {
+        items.emplace_back(item.keys[0], &item.items[0]);
+      } else {
+        params.Fail(item.location, "", "expected a field name or `name: expression`");
+      }
+    }
+  }
+  if (items.empty()) {
+    params.Fail(root.location, "", "expected a list of columns like [user, {cents: \"amount * 100\"}]");
+  }
+  CompiledOperator out;
+  std::vector<ExpressionProjectOperator::Column> columns;
+  for (const auto& [name, node] : items) {
+    if (out.output_schema.IndexOf(name) >= 0) {
+      params.Fail(node->location, name, fmt::format("column '{}' is listed twice", name));
+    }
+    ExpressionProjectOperator::Column c;
+    c.expression = params.CompileExpression(*node, name, input);
+    c.output_slot = out.output_schema.Add(name, c.expression.type());
+    columns.push_back(std::move(c));
+  }
+  const size_t width = out.output_schema.size();
+  out.factory = [columns, width](int, int) -> std::unique_ptr<StreamOperator> {
+    return std::make_unique<ExpressionProjectOperator>(columns, width, /*keep_input=*/false);
+  };
+  return out;
+}
+
 }  // namespace
 
 void RegisterOperatorBuiltins(OperatorRegistry& registry) {
+  registry.Register("project", CompileProject);
+  RegisterProcessBuiltins(registry);
+  RegisterJoinBuiltins(registry);
   registry.Register("map", CompileArithmeticMap);
   registry.Register("filter", CompileComparisonFilter);
   registry.Register("sink", CompileSink);

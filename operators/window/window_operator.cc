@@ -165,6 +165,12 @@ void WindowOperator::EmitWindowContents(const Window& w, const WindowState& stat
                                     timer_service_->CurrentProcessingTime()};
   function_->Process(ctx, state, results_);
   ++num_windows_fired_;
+  if (options_.emit_firing) {
+    const int64_t firing = firings_[current_key_][w]++;
+    for (Row& row : results_) {
+      row.emplace_back(firing);
+    }
+  }
   for (Row& row : results_) {
     StreamRecord out(std::move(row), w.MaxTimestamp());
     output().Collect(out);
@@ -263,13 +269,29 @@ void WindowOperator::ProcessElement(StreamRecord& record, int /*input*/) {
   }
 
   if (skipped && IsElementLate(record)) {
-    HandleLateElement(record);
+    HandleLateElement(record, windows);
   }
 }
 
-void WindowOperator::HandleLateElement(StreamRecord& record) {
+void WindowOperator::HandleLateElement(StreamRecord& record, const std::vector<Window>& windows) {
   if (!options_.late_output_tag.empty()) {
     ++num_late_records_side_output_;
+    if (options_.late_provenance) {
+      const Window* latest = nullptr;
+      for (const Window& w : windows) {
+        if (latest == nullptr || latest->end() < w.end()) {
+          latest = &w;
+        }
+      }
+      const Timestamp wm = timer_service_->CurrentWatermark();
+      Timestamp late_by = 0;
+      if (__builtin_sub_overflow(wm, record.timestamp, &late_by)) {
+        late_by = kMaxTimestamp;
+      }
+      record.row.emplace_back(latest ? Value(latest->start()) : Value());
+      record.row.emplace_back(latest ? Value(latest->end()) : Value());
+      record.row.emplace_back(late_by);
+    }
     output().CollectSide(options_.late_output_tag, record);
     return;
   }
@@ -324,6 +346,14 @@ void WindowOperator::OnTimer(const InternalTimer<Window>& timer, bool event_time
     ClearState(key, state_window);
   }
   if (event_time == assigner_->IsEventTime() && timer.timestamp == CleanupTime(window)) {
+    if (options_.emit_firing) {
+      if (auto f = firings_.find(key); f != firings_.end()) {
+        f->second.erase(window);
+        if (f->second.empty()) {
+          firings_.erase(f);
+        }
+      }
+    }
     ClearState(key, state_window);
     ctx.set_window(window);
     trigger_->Clear(window, ctx);
@@ -337,6 +367,20 @@ void WindowOperator::OnTimer(const InternalTimer<Window>& timer, bool event_time
 }
 
 // ---- Compile ----
+
+Schema WindowOperator::LateOutputSchema(const Schema& input) {
+  Schema out = input;
+  for (const char* name : {"late_window_start", "late_window_end", "late_by_ms"}) {
+    if (out.IndexOf(name) >= 0) {
+      throw InvalidArgument(fmt::format(
+          "the input already has a field '{}', which the late side output adds", name));
+    }
+  }
+  out.Add("late_window_start", FieldType::kTimestamp);
+  out.Add("late_window_end", FieldType::kTimestamp);
+  out.Add("late_by_ms", FieldType::kInt64);
+  return out;
+}
 
 namespace {
 
@@ -383,6 +427,10 @@ std::unique_ptr<WindowAssigner> MakeAssigner(const WindowSpec& spec) {
 
 }  // namespace
 
+std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec) {
+  return MakeAssigner(spec);
+}
+
 WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec& spec,
                                            const std::vector<std::string>& key_by) {
   Options options;
@@ -401,6 +449,11 @@ WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec
   }
   options.allowed_lateness_ms = spec.allowed_lateness_ms;
   options.late_output_tag = spec.late_output;
+  options.emit_firing = spec.emit_firing || spec.allowed_lateness_ms > 0;
+  options.late_provenance = !spec.late_output.empty();
+  if (options.late_provenance) {
+    (void)LateOutputSchema(input);  // reports a clash of column names now
+  }
 
   // Build once now so that every bad parameter is reported at compile time.
   std::unique_ptr<WindowAssigner> assigner = MakeAssigner(spec);
@@ -437,6 +490,12 @@ WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec
       throw InvalidArgument("window output column 'watermark' is defined twice");
     }
     out.Add("watermark", FieldType::kTimestamp);
+  }
+  if (options.emit_firing) {
+    if (out.IndexOf("firing") >= 0) {
+      throw InvalidArgument("window output column 'firing' is defined twice");
+    }
+    out.Add("firing", FieldType::kInt64);
   }
 
   WindowOperatorPlan plan;

@@ -28,6 +28,10 @@ struct WindowOperatorPlan {
   std::function<std::unique_ptr<StreamOperator>()> factory;
 };
 
+/// The assigner a `WindowSpec` describes (tumbling / sliding / session / global, event or
+/// processing time, offset). Throws `InvalidArgument` naming a bad size, slide or gap.
+std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
+
 /// Keyed (or all-records) windowing. Mirrors Flink's `WindowOperator`.
 ///
 /// Per element: the assigner gives its windows (merged into the key's in-flight sessions for a
@@ -58,6 +62,16 @@ class WindowOperator : public StreamOperator,
     std::vector<int> key_slots;
     int64_t allowed_lateness_ms = 0;  ///< >= 0; only meaningful for event time
     std::string late_output_tag;      ///< empty: late records are dropped and counted
+    /// Append a `firing` int64 column to every result row: 0 for the first firing of a (key,
+    /// window), 1, 2, ... for later ones (update firings within allowed lateness, or early /
+    /// repeated firings of count and continuous triggers), so a sink can upsert by
+    /// (key, window_start, window_end). The count restarts after the window is cleaned up.
+    bool emit_firing = false;
+    /// Append provenance to late side-output records: `late_window_start`, `late_window_end`
+    /// (the latest window the record was assigned to; for sessions its own `[ts, ts + gap)`)
+    /// and `late_by_ms` = current watermark - record timestamp. (Their split travels in the
+    /// record's own `split` field when the schema has one.)
+    bool late_provenance = false;
   };
 
   /// `trigger` may be null: the assigner's default trigger is used. Throws `InvalidArgument`
@@ -68,10 +82,16 @@ class WindowOperator : public StreamOperator,
 
   /// Validates a job's window spec against the input schema (size/slide/gap, offset, trigger,
   /// aggregates and their fields, key fields) and returns the output schema
-  /// (`key fields..., window_start, window_end, aggregates...[, watermark]`) and an operator
-  /// factory. Throws `InvalidArgument` with a message naming the offending setting.
+  /// (`key fields..., window_start, window_end, aggregates...[, watermark][, firing]`; `firing`
+  /// when `allowed_lateness_ms > 0` or `emit_firing`) and an operator factory. The late side
+  /// output (when `late_output` is set) carries the input fields plus the provenance columns
+  /// of `Options::late_provenance` (see `LateOutputSchema`). Throws `InvalidArgument` with a message naming the offending setting.
   static WindowOperatorPlan Compile(const Schema& input, const WindowSpec& spec,
                                     const std::vector<std::string>& key_by);
+  /// The late side output's schema for `input`: input fields, then `late_window_start`,
+  /// `late_window_end` (timestamp) and `late_by_ms` (int64). Throws `InvalidArgument` when the
+  /// input already has one of those names.
+  static Schema LateOutputSchema(const Schema& input);
 
   // StreamOperator
   void Open(const OperatorContext& context) override;
@@ -122,7 +142,7 @@ class WindowOperator : public StreamOperator,
   void MergeStates(const Key& key, const Window& target, const std::vector<Window>& sources);
   void EmitWindowContents(const Window& w, const WindowState& state);
   void OnTimer(const InternalTimer<Window>& timer, bool event_time);
-  void HandleLateElement(StreamRecord& record);
+  void HandleLateElement(StreamRecord& record, const std::vector<Window>& windows);
 
   std::unique_ptr<WindowAssigner> assigner_;
   std::unique_ptr<Trigger> trigger_;
@@ -136,6 +156,8 @@ class WindowOperator : public StreamOperator,
   std::unordered_map<Key, Panes, KeyHash> panes_;
   std::unordered_map<Key, MergingWindowSet, KeyHash> merging_sets_;
   std::vector<Row> results_;  // scratch buffer for EmitWindowContents
+  // Firings so far per (key, window), when options_.emit_firing.
+  std::unordered_map<Key, std::map<Window, int64_t>, KeyHash> firings_;
 
   int64_t num_late_records_dropped_ = 0;
   int64_t num_late_records_side_output_ = 0;

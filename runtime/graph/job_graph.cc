@@ -139,7 +139,8 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
     try {
       v.compiled = (*compiler)(CompileContext{op, spec, std::move(input_schemas), resources});
     } catch (const CompileError& e) {
-      errors.push_back(Locate(spec, op.location, spec_index, e.path(), e.what()));
+      errors.push_back(Locate(spec, e.location().line > 0 ? e.location() : op.location,
+                              spec_index, e.path(), e.what()));
       continue;
     } catch (const InvalidArgument& e) {
       errors.push_back(Locate(spec, op.location, spec_index, "", e.what()));
@@ -195,6 +196,10 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
                                        "partition: hash needs key-by on the receiving operator"));
         }
         e.key_slots = v.compiled.input_key_slots;
+        const auto input = static_cast<size_t>(e.input_index);
+        if (input < v.compiled.input_key_slots_per_input.size()) {
+          e.key_slots = v.compiled.input_key_slots_per_input[input];
+        }
       }
       e.partitioning = p;
       graph.edges.push_back(std::move(e));

@@ -31,6 +31,9 @@ struct CompiledOperator {
   int forced_parallelism = 0;
   /// Key slots in the *input* schema; non-empty makes the input edge hash-partitioned (keyBy).
   std::vector<int> input_key_slots;
+  /// Two-input operators whose inputs have different schemas: key slots per input index
+  /// (overrides `input_key_slots` for the edges of that input when non-empty).
+  std::vector<std::vector<int>> input_key_slots_per_input;
   /// Hash-partition the input even without key slots (an all-records window: every record goes
   /// to subtask 0 through a channel, as Flink's windowAll keys by a constant).
   bool hash_input = false;
@@ -50,11 +53,18 @@ class CompileError : public std::runtime_error {
  public:
   CompileError(std::string path, const std::string& message)
       : std::runtime_error(message), path_(std::move(path)) {}
+  /// With the exact position of the offending YAML node (or of a character inside an
+  /// expression); the compiler reports it instead of the operator's position.
+  CompileError(std::string path, const std::string& message, SourceLocation location)
+      : std::runtime_error(message), path_(std::move(path)), location_(std::move(location)) {}
   /// Key path below the operator, e.g. "window.size" (may be empty).
   const std::string& path() const { return path_; }
+  /// line 0: unknown; use the operator's position.
+  const SourceLocation& location() const { return location_; }
 
  private:
   std::string path_;
+  SourceLocation location_;
 };
 
 using OperatorCompiler = std::function<CompiledOperator(const CompileContext&)>;

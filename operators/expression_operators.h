@@ -1,0 +1,51 @@
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "operators/expression.h"
+#include "runtime/core/row.h"
+#include "runtime/task/stream_operator.h"
+
+namespace tidemark {
+
+/// `type: filter` with an expression: keeps the records whose condition is true (NULL is
+/// false). Mirrors Flink's StreamFilter. Stateless; mailbox thread only.
+class ExpressionFilterOperator : public StreamOperator {
+ public:
+  /// `condition` must be of type bool (checked by the compiler).
+  explicit ExpressionFilterOperator(Expression condition) : condition_(std::move(condition)) {}
+  void ProcessElement(StreamRecord& record, int input) override;
+
+ private:
+  Expression condition_;
+};
+
+/// `type: map` with `set:` and `type: project`: computes output columns from expressions over
+/// the input row. Mirrors Flink's StreamMap with a row-producing function.
+/// `map` (`set:`): the output is the input row with the assigned columns replaced or appended;
+/// `project`: the output is exactly the listed columns. The timestamp is kept.
+/// Stateless; mailbox thread only. Cost: one expression evaluation per output column.
+class ExpressionProjectOperator : public StreamOperator {
+ public:
+  /// One output column: where it goes in the output row and how it is computed.
+  struct Column {
+    int output_slot = 0;
+    Expression expression;
+  };
+
+  /// `keep_input`: start from a copy of the input row (map `set:`), sized `output_width`;
+  /// otherwise from an empty row of `output_width` NULLs (project).
+  ExpressionProjectOperator(std::vector<Column> columns, size_t output_width, bool keep_input)
+      : columns_(std::move(columns)), output_width_(output_width), keep_input_(keep_input) {}
+  void ProcessElement(StreamRecord& record, int input) override;
+
+ private:
+  std::vector<Column> columns_;
+  size_t output_width_;
+  bool keep_input_;
+  std::vector<Value> scratch_;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,176 @@
+#include "operators/keyed_process_operator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+
+const Key& ProcessContext::current_key() const { return op_.current_key_; }
+Timestamp ProcessContext::CurrentWatermark() const {
+  return op_.timer_service_->CurrentWatermark();
+}
+Timestamp ProcessContext::CurrentProcessingTime() const {
+  return op_.timer_service_->CurrentProcessingTime();
+}
+void ProcessContext::RegisterEventTimeTimer(Timestamp time) {
+  op_.timer_service_->RegisterEventTimeTimer(VoidNamespace{}, time);
+}
+void ProcessContext::RegisterProcessingTimeTimer(Timestamp time) {
+  op_.timer_service_->RegisterProcessingTimeTimer(VoidNamespace{}, time);
+}
+void ProcessContext::DeleteEventTimeTimer(Timestamp time) {
+  op_.timer_service_->DeleteEventTimeTimer(VoidNamespace{}, time);
+}
+void ProcessContext::DeleteProcessingTimeTimer(Timestamp time) {
+  op_.timer_service_->DeleteProcessingTimeTimer(VoidNamespace{}, time);
+}
+
+const Value* ProcessContext::State(std::string_view name) const {
+  auto k = op_.state_.find(op_.current_key_);
+  if (k == op_.state_.end()) {
+    return nullptr;
+  }
+  auto it = k->second.find(name);
+  return it == k->second.end() ? nullptr : &it->second;
+}
+
+void ProcessContext::SetState(std::string_view name, Value value) {
+  op_.state_[op_.current_key_].insert_or_assign(std::string(name), std::move(value));
+}
+
+void ProcessContext::ClearState(std::string_view name) {
+  auto k = op_.state_.find(op_.current_key_);
+  if (k == op_.state_.end()) {
+    return;
+  }
+  if (auto it = k->second.find(name); it != k->second.end()) {
+    k->second.erase(it);
+  }
+  if (k->second.empty()) {
+    op_.state_.erase(k);
+  }
+}
+
+void ProcessContext::Collect(Row row, Timestamp timestamp) {
+  StreamRecord out(std::move(row), timestamp);
+  op_.output().Collect(out);
+}
+
+void ProcessContext::CollectSide(std::string_view tag, Row row, Timestamp timestamp) {
+  StreamRecord out(std::move(row), timestamp);
+  op_.output().CollectSide(tag, out);
+}
+
+KeyedProcessOperator::KeyedProcessOperator(std::unique_ptr<KeyedProcessFunction> function,
+                                           Options options)
+    : function_(std::move(function)), options_(std::move(options)), ctx_(*this) {
+  TM_CHECK(function_ != nullptr, "keyed process operator needs a function");
+}
+
+KeyedProcessOperator::KeyedProcessOperator(std::unique_ptr<KeyedCoProcessFunction> function,
+                                           Options options)
+    : co_function_(std::move(function)), options_(std::move(options)), ctx_(*this) {
+  TM_CHECK(co_function_ != nullptr, "keyed co-process operator needs a function");
+}
+
+KeyedProcessOperator::~KeyedProcessOperator() = default;
+
+void KeyedProcessOperator::Open(const OperatorContext& context) {
+  StreamOperator::Open(context);
+  timer_service_ =
+      std::make_unique<InternalTimerService<VoidNamespace>>(processing_time(), *this, *this);
+  if (function_) {
+    function_->Open(context);
+  } else {
+    co_function_->Open(context);
+  }
+}
+
+void KeyedProcessOperator::Close() { timer_service_.reset(); }
+
+void KeyedProcessOperator::ProcessElement(StreamRecord& record, int input) {
+  const int in = input == 1 && co_function_ ? 1 : 0;
+  Key key;
+  key.reserve(options_.key_slots[in].size());
+  for (int slot : options_.key_slots[in]) {
+    key.push_back(record.row[static_cast<size_t>(slot)]);
+  }
+  current_key_ = std::move(key);
+  ctx_.timestamp_ = record.has_timestamp ? record.timestamp : kMinTimestamp;
+  ctx_.input_ = in;
+  if (function_) {
+    function_->ProcessElement(record, ctx_);
+  } else if (in == 0) {
+    co_function_->ProcessElement1(record, ctx_);
+  } else {
+    co_function_->ProcessElement2(record, ctx_);
+  }
+}
+
+void KeyedProcessOperator::ProcessWatermark(Watermark watermark, int input) {
+  Timestamp next = watermark.timestamp;
+  if (co_function_) {
+    input_watermarks_[input == 1 ? 1 : 0] = std::max(input_watermarks_[input == 1 ? 1 : 0],
+                                                    watermark.timestamp);
+    next = kMaxTimestamp;
+    bool all_max = true;
+    for (int i = 0; i < 2; ++i) {
+      all_max = all_max && input_watermarks_[i] == kMaxTimestamp;
+      if (!options_.excluded_from_min[i]) {
+        next = std::min(next, input_watermarks_[i]);
+      }
+    }
+    if (next == kMaxTimestamp && !all_max) {
+      return;  // an excluded (broadcast) input must still finish before end of time
+    }
+  }
+  if (next <= combined_watermark_) {
+    return;
+  }
+  combined_watermark_ = next;
+  timer_service_->AdvanceWatermark(next);
+  output().EmitWatermark(Watermark{next});
+}
+
+void KeyedProcessOperator::ProcessWatermarkStatus(WatermarkStatus status, int input) {
+  if (!co_function_) {
+    output().EmitWatermarkStatus(status);
+    return;
+  }
+  input_idle_[input == 1 ? 1 : 0] = status == WatermarkStatus::kIdle;
+  bool all_idle = true;
+  for (int i = 0; i < 2; ++i) {
+    if (!options_.excluded_from_min[i]) {
+      all_idle = all_idle && input_idle_[i];
+    }
+  }
+  const WatermarkStatus next = all_idle ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
+  if (next != status_) {
+    status_ = next;
+    output().EmitWatermarkStatus(next);
+  }
+}
+
+void KeyedProcessOperator::FireTimer(const InternalTimer<VoidNamespace>& timer,
+                                     TimeDomain domain) {
+  ctx_.timestamp_ = timer.timestamp;
+  ctx_.domain_ = domain;
+  ctx_.input_ = -1;
+  if (function_) {
+    function_->OnTimer(timer.timestamp, ctx_);
+  } else {
+    co_function_->OnTimer(timer.timestamp, ctx_);
+  }
+}
+
+void KeyedProcessOperator::OnEventTime(const InternalTimer<VoidNamespace>& timer) {
+  FireTimer(timer, TimeDomain::kEventTime);
+}
+
+void KeyedProcessOperator::OnProcessingTime(const InternalTimer<VoidNamespace>& timer) {
+  FireTimer(timer, TimeDomain::kProcessingTime);
+}
+
+}  // namespace tidemark

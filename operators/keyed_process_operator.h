@@ -1,0 +1,149 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/core/key.h"
+#include "runtime/core/row.h"
+#include "runtime/task/stream_operator.h"
+#include "runtime/time/internal_timer_service.h"
+
+namespace tidemark {
+
+class KeyedProcessOperator;
+
+/// Which clock a timer belongs to (Flink's TimeDomain).
+enum class TimeDomain { kEventTime, kProcessingTime };
+
+/// What a keyed process function sees in `ProcessElement` and `OnTimer`: the current key and
+/// timestamp, timers, keyed state of the current key, and the outputs. Mirrors Flink's
+/// KeyedProcessFunction.Context / OnTimerContext with its TimerService and ValueState.
+///
+/// Keyed state is a set of named values per key (`State("seen")`), kept until cleared.
+/// Timers are deduplicated per (time, key); an event-time timer fires when a watermark >= its
+/// time arrives — never at registration, even if its time is already behind the watermark
+/// (it then fires at the *next* watermark). Processing-time timers fire from the operator's
+/// ProcessingTimeService. Threading: the task's mailbox thread; valid only during the call.
+class ProcessContext {
+ public:
+  /// The element's timestamp, or the timer's time in `OnTimer`; kMinTimestamp if none.
+  Timestamp timestamp() const { return timestamp_; }
+  /// In `OnTimer`: the firing timer's domain.
+  TimeDomain time_domain() const { return domain_; }
+  const Key& current_key() const;
+  /// The input of the element (0 or 1 for a two-input function); -1 in `OnTimer`.
+  int input() const { return input_; }
+
+  Timestamp CurrentWatermark() const;
+  Timestamp CurrentProcessingTime() const;
+  void RegisterEventTimeTimer(Timestamp time);
+  void RegisterProcessingTimeTimer(Timestamp time);
+  void DeleteEventTimeTimer(Timestamp time);
+  void DeleteProcessingTimeTimer(Timestamp time);
+
+  /// The current key's state named `name`, or nullptr when unset.
+  const Value* State(std::string_view name) const;
+  void SetState(std::string_view name, Value value);
+  void ClearState(std::string_view name);
+
+  /// Emits `row` (of the operator's output schema) stamped `timestamp`.
+  void Collect(Row row, Timestamp timestamp);
+  /// Emits on the side output `tag`.
+  void CollectSide(std::string_view tag, Row row, Timestamp timestamp);
+
+ private:
+  friend class KeyedProcessOperator;
+  explicit ProcessContext(KeyedProcessOperator& op) : op_(op) {}
+  KeyedProcessOperator& op_;
+  Timestamp timestamp_ = kMinTimestamp;
+  TimeDomain domain_ = TimeDomain::kEventTime;
+  int input_ = 0;
+};
+
+/// User logic over a keyed stream with timers and keyed state. Mirrors Flink's
+/// KeyedProcessFunction. One instance per subtask, serving all keys; keep per-key data in the
+/// context's state, not in members (members are fine for per-subtask data).
+/// Threading: mailbox thread only.
+class KeyedProcessFunction {
+ public:
+  virtual ~KeyedProcessFunction() = default;
+  /// Called once before the first element.
+  virtual void Open(const OperatorContext& /*context*/) {}
+  virtual void ProcessElement(const StreamRecord& record, ProcessContext& ctx) = 0;
+  virtual void OnTimer(Timestamp /*timestamp*/, ProcessContext& /*ctx*/) {}
+};
+
+/// User logic over two connected keyed streams (`connect` then `keyBy`). Mirrors Flink's
+/// KeyedCoProcessFunction; the state and timers are shared by both inputs of a key.
+class KeyedCoProcessFunction {
+ public:
+  virtual ~KeyedCoProcessFunction() = default;
+  virtual void Open(const OperatorContext& /*context*/) {}
+  virtual void ProcessElement1(const StreamRecord& record, ProcessContext& ctx) = 0;
+  virtual void ProcessElement2(const StreamRecord& record, ProcessContext& ctx) = 0;
+  virtual void OnTimer(Timestamp /*timestamp*/, ProcessContext& /*ctx*/) {}
+};
+
+/// Runs a `KeyedProcessFunction` (one input) or a `KeyedCoProcessFunction` (two inputs).
+/// Mirrors Flink's KeyedProcessOperator / KeyedCoProcessOperator.
+///
+/// Watermarks: with two inputs the operator's event time is the minimum of the inputs'
+/// watermarks, except an input marked `excluded_from_min` (a broadcast input under the default
+/// `broadcast-watermarks: exclude`, design.md): its watermarks are ignored, but the operator
+/// reaches MAX (end of input) only once that input has also reached MAX. Timers <= the new
+/// watermark fire first, then the watermark is forwarded (only increases are forwarded).
+/// Watermark status: IDLE once every (non-excluded) input is idle, ACTIVE otherwise.
+/// A record without timestamp is processed with timestamp kMinTimestamp.
+/// Ownership: owns the function. Threading: mailbox thread only.
+class KeyedProcessOperator : public StreamOperator,
+                             public Triggerable<VoidNamespace>,
+                             public KeyContext {
+ public:
+  struct Options {
+    /// Key slots per input (input 1's only with two inputs); empty: one key for all records.
+    std::vector<int> key_slots[2];
+    bool excluded_from_min[2] = {false, false};
+  };
+
+  KeyedProcessOperator(std::unique_ptr<KeyedProcessFunction> function, Options options);
+  KeyedProcessOperator(std::unique_ptr<KeyedCoProcessFunction> function, Options options);
+  ~KeyedProcessOperator() override;
+
+  void Open(const OperatorContext& context) override;
+  void ProcessElement(StreamRecord& record, int input) override;
+  void ProcessWatermark(Watermark watermark, int input) override;
+  void ProcessWatermarkStatus(WatermarkStatus status, int input) override;
+  void Close() override;
+  int NumInputs() const override { return co_function_ ? 2 : 1; }
+
+  void OnEventTime(const InternalTimer<VoidNamespace>& timer) override;
+  void OnProcessingTime(const InternalTimer<VoidNamespace>& timer) override;
+  void SetCurrentKey(const Key& key) override { current_key_ = key; }
+  const Key& GetCurrentKey() const override { return current_key_; }
+
+  /// Valid between Open and Close.
+  const InternalTimerService<VoidNamespace>& timer_service() const { return *timer_service_; }
+
+ private:
+  friend class ProcessContext;
+  void FireTimer(const InternalTimer<VoidNamespace>& timer, TimeDomain domain);
+
+  std::unique_ptr<KeyedProcessFunction> function_;
+  std::unique_ptr<KeyedCoProcessFunction> co_function_;
+  Options options_;
+  Key current_key_;
+  std::unique_ptr<InternalTimerService<VoidNamespace>> timer_service_;
+  std::unordered_map<Key, std::map<std::string, Value, std::less<>>, KeyHash> state_;
+  ProcessContext ctx_;
+  Timestamp input_watermarks_[2] = {kMinTimestamp, kMinTimestamp};
+  Timestamp combined_watermark_ = kMinTimestamp;
+  bool input_idle_[2] = {false, false};
+  WatermarkStatus status_ = WatermarkStatus::kActive;
+};
+
+}  // namespace tidemark

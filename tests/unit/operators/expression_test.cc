@@ -1,0 +1,87 @@
+#include "operators/expression.h"
+
+#include <gtest/gtest.h>
+
+namespace tidemark {
+namespace {
+
+Schema TestSchema() {
+  return Schema({{"amount", FieldType::kInt64},
+                 {"price", FieldType::kDouble},
+                 {"status", FieldType::kString},
+                 {"ts", FieldType::kTimestamp},
+                 {"vip", FieldType::kBool}});
+}
+
+Row TestRow() { return Row{int64_t{150}, 2.5, std::string("paid"), int64_t{12345}, true}; }
+
+Value Eval(const std::string& text, const Row& row = TestRow()) {
+  return Expression::Compile(text, TestSchema()).Evaluate(row);
+}
+
+size_t ErrorOffset(const std::string& text) {
+  try {
+    (void)Expression::Compile(text, TestSchema());
+  } catch (const ExpressionError& e) {
+    return e.offset();
+  }
+  ADD_FAILURE() << "no error for " << text;
+  return 9999;
+}
+
+TEST(ExpressionTest, ArithmeticFollowsPrecedenceAndTypes) {
+  EXPECT_EQ(Eval("amount * 2"), Value(int64_t{300}));
+  EXPECT_EQ(Eval("amount + 2 * 3"), Value(int64_t{156}));
+  EXPECT_EQ(Eval("(amount + 2) * 3"), Value(int64_t{456}));
+  EXPECT_EQ(Eval("ts / 1000"), Value(int64_t{12}));
+  EXPECT_EQ(Eval("ts % 1000"), Value(int64_t{345}));
+  EXPECT_EQ(Eval("amount * price"), Value(375.0));
+  EXPECT_EQ(Eval("-amount"), Value(int64_t{-150}));
+  EXPECT_EQ(Eval("status + \"!\""), Value(std::string("paid!")));
+  EXPECT_EQ(Expression::Compile("ts / 1000", TestSchema()).type(), FieldType::kInt64);
+  EXPECT_EQ(Expression::Compile("ts + 1", TestSchema()).type(), FieldType::kTimestamp);
+  EXPECT_EQ(Expression::Compile("amount * 1.5", TestSchema()).type(), FieldType::kDouble);
+}
+
+TEST(ExpressionTest, ConditionsCombine) {
+  EXPECT_EQ(Eval("status == \"paid\" && amount > 100"), Value(true));
+  EXPECT_EQ(Eval("status == 'paid' && amount > 200"), Value(false));
+  EXPECT_EQ(Eval("status != \"paid\" || vip"), Value(true));
+  EXPECT_EQ(Eval("!vip"), Value(false));
+  EXPECT_EQ(Eval("not vip or amount >= 150"), Value(true));
+  EXPECT_EQ(Eval("price < 3"), Value(true));
+  EXPECT_EQ(Eval("\"a\" < \"b\""), Value(true));
+}
+
+TEST(ExpressionTest, NullPropagatesAndFailsFilters) {
+  Row row = TestRow();
+  row[0] = std::monostate{};
+  const Expression e = Expression::Compile("amount > 100", TestSchema());
+  EXPECT_EQ(e.Evaluate(row), Value(std::monostate{}));
+  EXPECT_FALSE(e.Test(row));
+  EXPECT_EQ(Eval("amount / 0"), Value(std::monostate{}));
+}
+
+TEST(ExpressionTest, BareFieldIsASlot) {
+  EXPECT_EQ(Expression::Compile("status", TestSchema()).field_slot(), 2);
+  EXPECT_EQ(Expression::Compile("amount + 1", TestSchema()).field_slot(), -1);
+}
+
+TEST(ExpressionTest, ErrorsPointAtTheOffendingToken) {
+  EXPECT_EQ(ErrorOffset("amount * status"), 7u);   // the operator
+  EXPECT_EQ(ErrorOffset("amount + nope"), 9u);     // the unknown field
+  EXPECT_EQ(ErrorOffset("amount > 1 && 5"), 14u);  // the int64 operand of &&
+  EXPECT_EQ(ErrorOffset("status == 3"), 7u);
+  EXPECT_EQ(ErrorOffset("(amount"), 7u);
+  EXPECT_EQ(ErrorOffset("amount = 3"), 7u);
+  EXPECT_EQ(ErrorOffset("amount 3"), 7u);
+  EXPECT_EQ(ErrorOffset("1 < 2 < 3"), 6u);
+  try {
+    (void)Expression::Compile("amount * status", TestSchema());
+  } catch (const ExpressionError& e) {
+    EXPECT_STREQ(e.what(), "operator '*' cannot be applied to int64 and string");
+  }
+}
+
+}  // namespace
+}  // namespace tidemark
