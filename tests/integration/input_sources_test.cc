@@ -151,7 +151,7 @@ TEST_F(InputSourcesTest, AnUnreadableFileFailsTheJobWithItsCause) {
       << job->execution().failure_cause();
 }
 
-TEST_F(InputSourcesTest, AMissingPathIsACompileErrorNamingTheOperator) {
+TEST_F(InputSourcesTest, AMissingPathIsACompileError) {
   try {
     LocalJob::Create(LoadJobSpecString(FileJob((dir_ / "none-*.csv").string(), "csv"), "<string>"));
     FAIL() << "expected a compile error";
@@ -204,16 +204,25 @@ TEST(InputSourcesJobsTest, ReplaySplitBackBehindTheWatermarkIsLateAndHoldsItBack
                       "records=3 (from b split: 3), total=67");
 }
 
-// Disabled until the virtual clock stops jumping over periodic timers (see the job's comment:
-// SourceOperator::ReaderContext::WakeUpAt advances the VirtualClock straight to the reader's due
-// time, so the idleness checks due in a gap of the recording all run at its end).
-TEST(InputSourcesJobsTest, DISABLED_ReplayEveryInputIdleThenOneActiveAgain) {
+TEST(InputSourcesJobsTest, ReplayEveryInputIdleThenOneActiveAgain) {
   const RunResult r = RunJob(LoadJobSpecFile("jobs/replay_all_idle_then_one_active.yaml"));
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
-  std::ifstream in("jobs/replay_all_idle_then_one_active.expected.pending");
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(r.printed + r.report.value_or("") + "\n", expected.str());
+  // All idle: the maximum over the idle splits (a's 1.999 s) goes out; then a alone drives it.
+  EXPECT_EQ(r.printed,
+            ">>> FIRE window=[0s,1s) count=5 watermark=0.999s\n"
+            ">>> FIRE window=[1s,2s) count=16 watermark=1.999s\n"
+            ">>> FIRE window=[2s,3s) count=6 watermark=2.999s\n"
+            ">>> FIRE window=[3s,4s) count=6 watermark=MAX\n");
+}
+
+TEST(InputSourcesJobsTest, ReplaySlowSplitGoesIdleAtTheFirstCheckMoreThanTheTimeoutAfterItsLastQuietOne) {
+  const RunResult r = RunJob(LoadJobSpecFile("jobs/slow_split_stops_idleness.yaml"));
+  ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
+  EXPECT_NE(r.printed.find(">>> FIRE window=[6s,7s) count=20 watermark=15.449s\n"), std::string::npos)
+      << r.printed;
+  const RunResult without = RunJob(LoadJobSpecFile("jobs/slow_split_stops_no_idleness.yaml"));
+  EXPECT_NE(without.printed.find(">>> FIRE window=[6s,7s) count=20 watermark=MAX\n"), std::string::npos)
+      << without.printed;
 }
 
 }  // namespace
