@@ -67,7 +67,7 @@ void TaskOperatorOutput::Collect(StreamRecord& record) {
   if (main_.size() == 1) {  // the common chain: a direct call, no loop, no copy path
     Target& t = main_.front();
     if (t.op != nullptr) {
-      t.op->ProcessElement(record, t.input);
+      CallOperator(*t.op_name, [&] { t.op->ProcessElement(record, t.input); });
     } else {
       t.writer->Emit(record);
     }
