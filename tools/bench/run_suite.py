@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Runs the benchmark suite in jobs/bench/ with `tidemark bench --json` and writes BENCHMARKS.md.
+
+  tools/bench/run_suite.py [--tidemark build/tools/tidemark] [--runs 5] [--out BENCHMARKS.md]
+  tools/bench/run_suite.py --smoke --tidemark PATH   # tiny sizes, 1 run: checks only that every
+                                                      # job runs and its sink checksum equals the
+                                                      # baseline's (ctest `bench_smoke`)
+
+Every figure is measured in this run; targets are checked as ratios against the baselines measured
+in the same run. Nothing is tuned: a missed target is reported as missed.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH_DIR = os.path.join(ROOT, "jobs", "bench")
+
+CHAINS = [f"chain{n}_{mode}_p{p}" for mode in ("chained", "unchained") for n in (1, 2, 4, 8) for p in (1, 2)]
+WINDOWS = ["tumbling_keys_1e3", "tumbling_keys_1e5", "tumbling_keys_1e6",
+           "sliding_1", "sliding_10", "sliding_100", "sliding_1000", "session_keys_1e5"]
+WATERMARKS = ["watermarks_none", "watermarks_periodic", "watermarks_punctuated"]
+# Smaller record counts for the slowest jobs so the whole suite stays well under 10 minutes.
+COUNT_OVERRIDE = {"chain8_unchained_p2": 2000000, "chain8_unchained_p1": 3000000,
+                  "chain4_unchained_p2": 3000000}
+# The window operator updates every overlapping window separately (no panes), so the widest
+# sliding windows are measured once, without warm-up (stated in BENCHMARKS.md).
+SINGLE_RUN = {"sliding_100", "sliding_1000"}
+SMOKE_COUNT = {"sliding_100": 300, "sliding_1000": 300, "session_keys_1e5": 1000}
+
+
+def bench(tidemark, name, runs, extra=()):
+    cmd = [tidemark, "bench", os.path.join("jobs", "bench", name + ".yaml"), "--json", "--no-progress",
+           "--runs", str(runs)] + list(extra)
+    t0 = time.time()
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    out["elapsed_s"] = time.time() - t0
+    print(f"  {name:26s} {out['records_per_s'] / 1e6:9.2f} M/s  ratio "
+          f"{out['ratio_to_baseline'] if out['ratio_to_baseline'] is not None else float('nan'):.3f}  "
+          f"({out['elapsed_s']:.1f} s)", file=sys.stderr, flush=True)
+    return out
+
+
+def wall_time(tidemark, job, runs):
+    times = []
+    for _ in range(runs):
+        t0 = time.time()
+        p = subprocess.run([tidemark, "run", job], cwd=ROOT, capture_output=True, text=True)
+        times.append(time.time() - t0)
+        if p.returncode != 0:
+            raise RuntimeError(f"tidemark run {job} exited {p.returncode}: {p.stderr.strip()}")
+    times.sort()
+    return times[len(times) // 2], times[0], times[-1], p.stdout.strip().splitlines()[-1]
+
+
+def smoke(tidemark):
+    names = CHAINS + WINDOWS + WATERMARKS + ["latency_3tasks"]
+    for name in names:
+        out = bench(tidemark, name, 1, ["--warmup", "0", "--count", str(SMOKE_COUNT.get(name, 3000))])
+        if out["checksum_ok"] is not True:
+            print(f"FAIL {name}: checksum_ok={out['checksum_ok']}", file=sys.stderr)
+            return 1
+        if out["sink_records"] <= 0:
+            print(f"FAIL {name}: the sink received nothing", file=sys.stderr)
+            return 1
+    out = bench(tidemark, "latency_3tasks", 1, ["--warmup", "0", "--count", "3000", "--rate", "100000"])
+    if out["checksum_ok"] is not True or out["p99_latency_us"] is None:
+        print("FAIL latency_3tasks paced", file=sys.stderr)
+        return 1
+    print(f"bench smoke: {len(names) + 1} jobs ran, every sink checksum equals its baseline's")
+    return 0
+
+
+def fmt_rate(r):
+    return "—" if r is None else f"{r / 1e6:.1f}"
+
+
+def row(o):
+    b = o["baseline_records_per_s"]
+    ratio = "—" if o["ratio_to_baseline"] is None else f"{o['ratio_to_baseline']:.3f}"
+    return (f"| {o['name']} | {fmt_rate(o['records_per_s'])} | {fmt_rate(o['records_per_s_min'])}–"
+            f"{fmt_rate(o['records_per_s_max'])} | {o['ns_per_record']:.0f} | {o['baseline'] or '—'} | "
+            f"{fmt_rate(b)} | {ratio} | "
+            f"{'ok' if o['checksum_ok'] else ('—' if o['checksum_ok'] is None else 'MISMATCH')} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tidemark", default=os.path.join(ROOT, "build", "tools", "tidemark"))
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    ap.add_argument("--smoke", action="store_true")
+    a = ap.parse_args()
+    if a.smoke:
+        return smoke(a.tidemark)
+
+    started = time.time()
+    res = {}
+    print("chains:", file=sys.stderr)
+    for name in CHAINS:
+        extra = ["--count", str(COUNT_OVERRIDE[name])] if name in COUNT_OVERRIDE else []
+        res[name] = bench(a.tidemark, name, a.runs, extra)
+    print("windows and watermarks:", file=sys.stderr)
+    for name in WINDOWS + WATERMARKS:
+        if name in SINGLE_RUN:
+            res[name] = bench(a.tidemark, name, 1, ["--warmup", "0"])
+        else:
+            res[name] = bench(a.tidemark, name, a.runs)
+    print("latency:", file=sys.stderr)
+    full = bench(a.tidemark, "latency_3tasks", a.runs)
+    half_rate = int(full["records_per_s"] / 2)
+    # At half the maximum rate: the run lasts count / rate seconds; keep it near 1 s.
+    half = bench(a.tidemark, "latency_3tasks", a.runs,
+                 ["--rate", str(half_rate), "--count", str(max(100000, half_rate))])
+    res["latency_3tasks_max"] = full
+    res["latency_3tasks_half"] = half
+    walls = {}
+    for job in ("jobs/two_splits_split.yaml", "jobs/two_splits_operator.yaml"):
+        walls[job] = wall_time(a.tidemark, job, a.runs)
+    elapsed = time.time() - started
+
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    load = os.getloadavg()
+
+    def target(label, value_text, ok, why=""):
+        return f"| {label} | {value_text} | {'**met**' if ok else '**missed**'} | {why} |"
+
+    c2 = res["chain2_chained_p1"]
+    u2 = res["chain2_unchained_p1"]
+    t3 = res["tumbling_keys_1e3"]
+    t6 = res["tumbling_keys_1e6"]
+    s1 = res["sliding_1"]
+    s1000 = res["sliding_1000"]
+    sl_ratio = s1["records_per_s"] / s1000["records_per_s"] if s1000["records_per_s"] else float("inf")
+    p99 = half["p99_latency_us"]
+    why = REASONS
+    lines = []
+    lines.append("# Benchmarks\n")
+    lines.append(f"Generated by `tools/bench/run_suite.py` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, "
+                 f"commit `{commit}`, in {elapsed:.0f} s.\n")
+    lines.append(f"Machine: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; "
+                 f"load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
+                 f"(other work was running: absolute figures are noisy, the ratios less so).\n")
+    lines.append(f"Every figure is the median of {a.runs} runs after 1 warm-up (min–max shown); every "
+                 "ratio is against a baseline measured in the same run, interleaved with the job's runs. "
+                 "Records are `{key int64, value double, ts timestamp}` from the in-memory `generator` "
+                 "source; the sink counts and checksums. Each baseline does the same work per record "
+                 "(generate the record, apply the chain, hash it into the checksum), so the baselines "
+                 "here are slower than an empty fused loop; every job's sink checksum equals its "
+                 "baseline's (column `check`).\n")
+    lines.append("Baselines: **(a)** `fused_loop`, the hand-written loop with one virtual call per operator per "
+                 "record (on as many threads as the job's parallelism); **(b)** `raw_channel`, the records "
+                 "made on one thread and pushed through one `boost::lockfree::spsc_queue` in batches of 256 "
+                 "to a thread that applies the chain (one pair per subtask); **(c)** `hash_aggregation`, a "
+                 "single-threaded hash-map window aggregation over the same records.\n")
+    lines.append("## Targets\n")
+    lines.append("| target | measured | result | what holds it back |")
+    lines.append("| --- | --- | --- | --- |")
+    lines.append(target("chained 2-operator chain ≥ 0.5 × baseline (a)",
+                        f"{c2['ratio_to_baseline']:.3f} × ({fmt_rate(c2['records_per_s'])} vs {fmt_rate(c2['baseline_records_per_s'])} M/s)",
+                        c2["ratio_to_baseline"] >= 0.5, why["chain_ratio"] if c2["ratio_to_baseline"] < 0.5 else ""))
+    lines.append(target("chained 2-operator chain ≥ 150 M records/s", f"{fmt_rate(c2['records_per_s'])} M/s",
+                        c2["records_per_s"] >= 150e6, why["chain_abs"]))
+    lines.append(target("unchained 2-task chain ≥ 0.5 × baseline (b)",
+                        f"{u2['ratio_to_baseline']:.3f} × ({fmt_rate(u2['records_per_s'])} vs {fmt_rate(u2['baseline_records_per_s'])} M/s)",
+                        u2["ratio_to_baseline"] >= 0.5, why["unchained"] if u2["ratio_to_baseline"] < 0.5 else ""))
+    lines.append(target("unchained 2-task chain ≥ 100 M records/s", f"{fmt_rate(u2['records_per_s'])} M/s",
+                        u2["records_per_s"] >= 100e6, why["unchained"]))
+    for o, k in ((t3, "1e3"), (t6, "1e6")):
+        lines.append(target(f"keyed tumbling count, {k} keys ≥ 0.5 × baseline (c)",
+                            f"{o['ratio_to_baseline']:.3f} × ({fmt_rate(o['records_per_s'])} vs {fmt_rate(o['baseline_records_per_s'])} M/s)",
+                            o["ratio_to_baseline"] >= 0.5, why["window"] if o["ratio_to_baseline"] < 0.5 else ""))
+    lines.append(target("sliding size/slide = 1000 within 2 × the throughput of size/slide = 1",
+                        f"{sl_ratio:.1f} × slower ({fmt_rate(s1000['records_per_s'])} vs {fmt_rate(s1['records_per_s'])} M/s)",
+                        sl_ratio <= 2, why["sliding"] if sl_ratio > 2 else ""))
+    lines.append(target("p99 latency through 3 tasks at half the max rate ≤ 200 µs",
+                        f"{p99:.0f} µs at {half_rate / 1e6:.2f} M/s (max {fmt_rate(full['records_per_s'])} M/s); "
+                        f"p50 {half['p50_latency_us']:.0f} µs, p99.9 {half['p999_latency_us']:.0f} µs",
+                        p99 is not None and p99 <= 200, why["latency"] if p99 is None or p99 > 200 else ""))
+    for job, (med, lo, hi, last) in walls.items():
+        lines.append(target(f"two-split experiment `{os.path.basename(job)}` < 1 s wall, start to exit",
+                            f"{med:.3f} s (min {lo:.3f}, max {hi:.3f})", med < 1.0, ""))
+    lines.append("")
+    lines.append("## All jobs\n")
+    lines.append("Throughput in M records/s (records generated by the source per second of job wall time, "
+                 "start to end of the last task).\n")
+    lines.append("| job | M rec/s | min–max | ns/rec | baseline | baseline M rec/s | ratio | check |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in CHAINS + WINDOWS + WATERMARKS:
+        lines.append(row(res[name]))
+    lines.append(row(full).replace("| latency_3tasks |", "| latency_3tasks (unpaced) |"))
+    lines.append(row(half).replace("| latency_3tasks |", f"| latency_3tasks (at {half_rate / 1e6:.2f} M/s) |"))
+    lines.append("")
+    lines.append("## Details\n")
+    lines.append("| job | peak RSS MiB | state (RSS growth) MiB | p50 µs | p99 µs | p99.9 µs |")
+    lines.append("| --- | --- | --- | --- | --- | --- |")
+    for name, o in list(res.items()):
+        def us(v):
+            return "—" if v is None else f"{v:.0f}"
+        lines.append(f"| {name} | {o['peak_rss_bytes'] / 2**20:.0f} | {o['state_bytes'] / 2**20:.1f} | "
+                     f"{us(o['p50_latency_us'])} | {us(o['p99_latency_us'])} | {us(o['p999_latency_us'])} |")
+    lines.append("")
+    lines.append(f"Measured once, without warm-up (too slow to repeat inside the 10-minute budget): "
+                 f"{', '.join(sorted(SINGLE_RUN))}.\n")
+    wm_none = res["watermarks_none"]["records_per_s"]
+    lines.append("Watermark cost (chained 2-operator chain): periodic every 200 ms "
+                 f"{res['watermarks_periodic']['records_per_s'] / wm_none:.2f} ×, punctuated every 1,000 records "
+                 f"{res['watermarks_punctuated']['records_per_s'] / wm_none:.2f} × the throughput without watermarks.\n")
+    lines.append("Peak RSS is the benchmark process's high-water mark so far (it only grows across jobs run in "
+                 "one process); state is the resident-memory growth from job start to job end, an estimate "
+                 "that includes channel buffers.\n")
+    lines.append("## What the profile says\n")
+    lines.append(PROFILE_NOTES)
+    with open(a.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {a.out} in {elapsed:.0f} s", file=sys.stderr)
+    return 0
+
+
+REASONS = {
+    "chain_ratio": "per record: a `std::vector<std::variant>` row (3 × 40-byte cells) built and hashed through "
+                   "variant dispatch, plus two virtual calls per operator (`Output::Collect` and "
+                   "`ProcessElement`), against 32-byte plain structs in the baseline.",
+    "chain_abs": "the baseline itself, doing the same per-record work (SplitMix64 generation, a 64-bit modulo "
+                 "for the key, four mixes for the checksum), runs at the rate shown above on this machine; "
+                 "the issue's 400–500 M/s is an empty loop over 32-byte records. A chain over variant rows "
+                 "cannot reach 150 M/s here without a columnar / fixed-layout record.",
+    "unchained": "every record crosses a channel as a `Row` (copied into a recycled batch slot) and is "
+                 "re-dispatched on the other side; tasks sleep on a condition variable when idle (no "
+                 "spinning on 2 cores), so a thread hand-off costs a futex wake per empty→non-empty "
+                 "transition; with more tasks than cores (unchained chains, parallelism 2) the threads "
+                 "time-share the two cores.",
+    "window": "the WindowOperator keeps per-key state as `std::unordered_map<Key = std::vector<Value>, "
+              "std::map<Window, unique_ptr<WindowState>>>`: a heap-allocated key vector, a tree node and "
+              "a state object per (key, window), an event-time timer per (key, window) in the timer heap, "
+              "and a hash over a variant per record; the baseline uses one flat hash map per window.",
+    "sliding": "the WindowOperator assigns each record to every overlapping window (size/slide of them) and "
+               "updates each window's state and timer separately; it does not pre-aggregate in panes / "
+               "slices, so throughput falls about linearly with size/slide.",
+    "latency": "see the latency row: the generator paces in bursts (sleeps below ~60 µs are not "
+               "honoured by the kernel), and a batch waits up to the flush timeout (100 µs) in a source "
+               "task; downstream tasks sleep on a condition variable and need a futex wake-up.",
+}
+
+PROFILE_NOTES = """Profiled with `perf record -g` on `chain2_chained_p1` and `chain2_unchained_p1`:
+
+- Chained: before the changes in this issue, each record went round the whole mailbox loop (a mutex
+  lock in `TaskMailbox::TryTake`, backpressure and cancel checks) and allocated its row twice (the
+  reader's `Row` and the copy kept for the watermark generator). Now a source emits up to 256 records
+  per mailbox turn, the generator reuses its row (`SourceOutput::CollectReusing`), the copy for the
+  generator is made only for generators that read the record (`InspectsRecordOnEvent`), counters are
+  a plain load+store instead of a locked add, and a single chained target is called directly. What
+  remains is the row representation (variant cells, type dispatch per field) and two virtual calls
+  per operator (`Output::Collect`, `ProcessElement`).
+- Unchained: `malloc`/`free` of rows across threads (and `malloc_consolidate` / page faults when
+  freed memory went back to the OS) was the largest cost. Channels now hand processed batches back to
+  the producer (`Channel::Recycle` / `TakeRecycled`), and the `RecordWriter` copies into the recycled
+  rows' buffers, so a steady stream allocates nothing per record.
+- Not done: pane / slice pre-aggregation for sliding windows, a flat keyed-state layout for windows,
+  a fixed-layout (columnar) record. These are what the missed targets above need.
+"""
+
+if __name__ == "__main__":
+    sys.exit(main())
