@@ -1134,6 +1134,10 @@ WindowSpec Loader::ParseWindow(const Field& field) {
     if (std::optional<Field> f = Require(*map, "slide")) {
       slide = ReadDuration(*f, Sign::kPositive);
       window.slide_ms = slide.value_or(0);
+      if (slide && size && *slide > *size) {
+        ValueError(*f, fmt::format("the slide ({}) must not be larger than the window size ({})",
+                                   FormatDurationMs(*slide), FormatDurationMs(*size)));
+      }
     }
   } else if (!assigner.empty()) {
     Forbid(*map, "slide", not_for);
