@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -66,6 +67,15 @@ class DatagenReader : public SourceReader {
 
   void NotifyNoMoreSplits() override { no_more_splits_ = true; }
 
+  /// A paused split is not read; on resume its overdue records come at once (catch-up).
+  void PauseOrResumeSplits(const std::vector<std::string>& pause,
+                           const std::vector<std::string>& resume) override {
+    paused_.insert(pause.begin(), pause.end());
+    for (const std::string& id : resume) {
+      paused_.erase(id);
+    }
+  }
+
   InputStatus PollNext(ReaderOutput& output) override {
     if (!registered_) {
       registered_ = true;
@@ -77,8 +87,13 @@ class DatagenReader : public SourceReader {
     }
     State* next = nullptr;
     Timestamp next_due = 0;
+    bool any_paused = false;
     for (State& st : states_) {
       if (st.emitted >= spec_.count) {
+        continue;
+      }
+      if (paused_.count(st.id) > 0) {
+        any_paused = true;
         continue;
       }
       const Timestamp due = Due(st, st.emitted);
@@ -88,7 +103,7 @@ class DatagenReader : public SourceReader {
       }
     }
     if (next == nullptr) {
-      return no_more_splits_ ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+      return no_more_splits_ && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
     }
     if (context_->processing_time().GetCurrentProcessingTime() < start_time_ + next_due) {
       context_->WakeUpAt(start_time_ + next_due);
@@ -147,6 +162,7 @@ class DatagenReader : public SourceReader {
   Timestamp start_time_ = 0;
   bool registered_ = false;
   bool no_more_splits_ = false;
+  std::set<std::string> paused_;  // split ids paused for watermark alignment
 };
 
 }  // namespace

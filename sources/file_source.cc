@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -46,6 +47,14 @@ class FileReader : public SourceReader {
 
   void NotifyNoMoreSplits() override { no_more_splits_ = true; }
 
+  void PauseOrResumeSplits(const std::vector<std::string>& pause,
+                           const std::vector<std::string>& resume) override {
+    paused_.insert(pause.begin(), pause.end());
+    for (const std::string& id : resume) {
+      paused_.erase(id);
+    }
+  }
+
   InputStatus PollNext(ReaderOutput& output) override {
     if (!opened_) {
       // Every split takes part in the watermark from the start, and an unreadable file fails the
@@ -66,9 +75,11 @@ class FileReader : public SourceReader {
     }
     // One emitted element (record or error) per poll; empty lines and headers do not count.
     const size_t n = states_.size();
+    bool any_paused = false;  // a split paused for watermark alignment is not read until resumed
     for (size_t tries = 0; tries < n;) {
       State& st = states_[next_];
-      if (st.done) {
+      if (st.done || paused_.count(st.path) > 0) {
+        any_paused = any_paused || !st.done;
         next_ = (next_ + 1) % n;
         ++tries;
         continue;
@@ -116,7 +127,7 @@ class FileReader : public SourceReader {
       next_ = (next_ + 1) % n;
       return InputStatus::kMoreAvailable;
     }
-    return no_more_splits_ ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+    return no_more_splits_ && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
   }
 
  private:
@@ -146,6 +157,7 @@ class FileReader : public SourceReader {
   Timestamp start_time_ = 0;
   bool opened_ = false;
   bool no_more_splits_ = false;
+  std::set<std::string> paused_;  // split ids paused for watermark alignment
 };
 
 bool HasGlob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }

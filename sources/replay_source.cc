@@ -1,5 +1,7 @@
 #include "sources/replay_source.h"
 
+#include <algorithm>
+#include <deque>
 #include <map>
 
 #include <fmt/format.h>
@@ -28,7 +30,9 @@ class ReplayReader : public SourceReader {
       : source_(source),
         ts_slot_(FirstTimestampSlot(source.schema())),
         outputs_(source.split_ids().size(), nullptr),
-        mine_(source.split_ids().size(), false) {}
+        mine_(source.split_ids().size(), false),
+        paused_(source.split_ids().size(), false),
+        backlog_(source.split_ids().size()) {}
 
   void Start(SourceReaderContext& context) override {
     context_ = &context;
@@ -54,18 +58,47 @@ class ReplayReader : public SourceReader {
       }
     }
     const auto& events = source_.events();
-    while (next_ < events.size()) {
-      const ReplaySource::Event& e = events[next_];
-      if (e.split >= 0 && !mine_[static_cast<size_t>(e.split)]) {
-        ++next_;
-        continue;
+    while (true) {
+      // Events of a split paused for watermark alignment wait in its backlog, in file order.
+      while (next_ < events.size()) {
+        const ReplaySource::Event& c = events[next_];
+        if (c.split >= 0 && !mine_[static_cast<size_t>(c.split)]) {
+          ++next_;
+          continue;
+        }
+        if (c.split >= 0 && paused_[static_cast<size_t>(c.split)]) {
+          backlog_[static_cast<size_t>(c.split)].push_back(next_++);
+          continue;
+        }
+        break;
       }
+      // The earliest line not held back: the head of a resumed split's backlog, or the cursor.
+      size_t best = events.size();
+      int from_backlog = -1;
+      for (size_t s = 0; s < backlog_.size(); ++s) {
+        if (!paused_[s] && !backlog_[s].empty() && backlog_[s].front() < best) {
+          best = backlog_[s].front();
+          from_backlog = static_cast<int>(s);
+        }
+      }
+      if (next_ < best) {
+        best = next_;
+        from_backlog = -1;
+      }
+      if (best >= events.size()) {
+        break;
+      }
+      const ReplaySource::Event& e = events[best];
       const Timestamp due = start_time_ + e.at_ms;
       if (context_->processing_time().GetCurrentProcessingTime() < due) {
         context_->WakeUpAt(due);
         return InputStatus::kNothingAvailable;
       }
-      ++next_;
+      if (from_backlog >= 0) {
+        backlog_[static_cast<size_t>(from_backlog)].pop_front();
+      } else {
+        ++next_;
+      }
       if (e.kind == ReplaySource::Event::Kind::kTick) {
         continue;
       }
@@ -106,7 +139,27 @@ class ReplayReader : public SourceReader {
           break;
       }
     }
+    for (const auto& b : backlog_) {
+      if (!b.empty()) {
+        return InputStatus::kNothingAvailable;  // a paused split still has lines
+      }
+    }
     return no_more_splits_ ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+  }
+
+  /// A paused split's lines wait (their `at` passes meanwhile); after resuming they come at once,
+  /// before later lines of other splits.
+  void PauseOrResumeSplits(const std::vector<std::string>& pause,
+                           const std::vector<std::string>& resume) override {
+    const auto& ids = source_.split_ids();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (std::find(pause.begin(), pause.end(), ids[i]) != pause.end()) {
+        paused_[i] = true;
+      }
+      if (std::find(resume.begin(), resume.end(), ids[i]) != resume.end()) {
+        paused_[i] = false;
+      }
+    }
   }
 
  private:
@@ -114,6 +167,8 @@ class ReplayReader : public SourceReader {
   const int ts_slot_;
   std::vector<SourceOutput*> outputs_;
   std::vector<bool> mine_;
+  std::vector<bool> paused_;                 // by split index: paused for watermark alignment
+  std::vector<std::deque<size_t>> backlog_;  // by split index: held-back event indexes
   std::vector<int> order_;
   SourceReaderContext* context_ = nullptr;
   size_t next_ = 0;

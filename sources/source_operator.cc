@@ -6,13 +6,61 @@
 
 namespace tidemark {
 
-/// One split's output: its own generator and pausable idleness clock.
+/// The split side and the main side of the task output, each idle until it shows activity; the
+/// underlying output is marked idle only when both are (an unused side never holds time back).
+class SourceOperator::IdlenessManager {
+ public:
+  class Side final : public WatermarkOutput {
+   public:
+    explicit Side(IdlenessManager& manager) : manager_(manager) {}
+    void EmitWatermark(Watermark watermark) override {
+      manager_.underlying_.EmitWatermark(watermark);
+      idle_ = false;
+    }
+    void MarkIdle() override {
+      idle_ = true;
+      manager_.MaybeMarkIdle();
+    }
+    void MarkActive() override {
+      idle_ = false;
+      manager_.underlying_.MarkActive();
+    }
+    bool idle() const { return idle_; }
+
+   private:
+    IdlenessManager& manager_;
+    bool idle_ = true;
+  };
+
+  explicit IdlenessManager(WatermarkOutput& underlying)
+      : underlying_(underlying), split_side_(*this), main_side_(*this) {}
+
+  Side& split_side() { return split_side_; }
+  Side& main_side() { return main_side_; }
+
+ private:
+  void MaybeMarkIdle() {
+    if (split_side_.idle() && main_side_.idle()) {
+      underlying_.MarkIdle();
+    }
+  }
+
+  WatermarkOutput& underlying_;
+  Side split_side_;
+  Side main_side_;
+};
+
+/// One split's output: its own generator and pausable idleness clock, and multiplexer handles
+/// that also tell the operator when the split's watermark advances (for split alignment).
 class SourceOperator::SplitOutput : public SourceOutput {
  public:
-  SplitOutput(SourceOperator& op, std::string split_id) : op_(op), split_id_(std::move(split_id)) {
+  SplitOutput(SourceOperator& op, std::string split_id)
+      : op_(op), split_id_(std::move(split_id)), immediate_(*this), deferred_(*this) {
     if (op_.multiplexer_) {
       op_.multiplexer_->RegisterNewOutput(split_id_);
-      clock_ = std::make_unique<PausableRelativeClock>(*op_.base_clock_);
+      immediate_.inner = &op_.multiplexer_->GetImmediateOutput(split_id_);
+      deferred_.inner = &op_.multiplexer_->GetDeferredOutput(split_id_);
+      clock_ = std::make_unique<PausableRelativeClock>(*op_.main_clock_);
       generator_ = op_.strategy_->CreateWatermarkGenerator(clock_.get());
     }
   }
@@ -21,82 +69,155 @@ class SourceOperator::SplitOutput : public SourceOutput {
       op_.multiplexer_->UnregisterOutput(split_id_);
     }
   }
-  void Collect(Row row) override { Emit(StreamRecord(std::move(row)), false); }
-  void Collect(Row row, Timestamp ts) override { Emit(StreamRecord(std::move(row), ts), true); }
+  void Collect(Row row) override {
+    StreamRecord record(std::move(row));
+    BeforeRecord();
+    op_.EmitRecord(record, false, generator_.get(), handle(), split_id_);
+  }
+  void Collect(Row row, Timestamp ts) override {
+    StreamRecord record(std::move(row), ts);
+    BeforeRecord();
+    op_.EmitRecord(record, true, generator_.get(), handle(), split_id_);
+  }
   void CollectReusing(Row& row, Timestamp ts) override {
     // Borrow the reader's buffer for the record and hand back whatever is left of it.
     scratch_.row.swap(row);
     scratch_.SetTimestamp(ts);
-    if (generator_ && immediate_ == nullptr) {
-      immediate_ = &op_.multiplexer_->GetImmediateOutput(split_id_);  // valid until unregistered
-    }
-    op_.EmitRecord(scratch_, true, generator_.get(), immediate_, split_id_);
+    BeforeRecord();
+    op_.EmitRecord(scratch_, true, generator_.get(), handle(), split_id_);
     scratch_.row.swap(row);
   }
   void EmitWatermark(Watermark w) override {
-    if (op_.multiplexer_) {
-      op_.multiplexer_->GetImmediateOutput(split_id_).EmitWatermark(w);
+    if (generator_) {
+      reader_idle_ = false;
+      immediate_.EmitWatermark(w);
     }
   }
   void MarkIdle() override {
-    if (op_.multiplexer_) {
-      op_.multiplexer_->GetImmediateOutput(split_id_).MarkIdle();
+    if (generator_) {
+      reader_idle_ = true;
+      immediate_.MarkIdle();
     }
   }
   void MarkActive() override {
-    if (op_.multiplexer_) {
-      op_.multiplexer_->GetImmediateOutput(split_id_).MarkActive();
+    if (generator_) {
+      reader_idle_ = false;
+      immediate_.MarkActive();
     }
   }
   void OnPeriodicEmit() {
     if (generator_) {
-      generator_->OnPeriodicEmit(op_.multiplexer_->GetDeferredOutput(split_id_));
+      generator_->OnPeriodicEmit(deferred_);
     }
   }
   PausableRelativeClock* clock() { return clock_.get(); }
 
  private:
-  void Emit(StreamRecord record, bool has_source_ts) {
-    op_.EmitRecord(record, has_source_ts, generator_.get(),
-                   generator_ ? &op_.multiplexer_->GetImmediateOutput(split_id_) : nullptr, split_id_);
+  /// A multiplexer handle that also reports the split's advancing watermark to the operator.
+  struct ListeningOutput final : public WatermarkOutput {
+    explicit ListeningOutput(SplitOutput& o) : owner(o) {}
+    void EmitWatermark(Watermark w) override {
+      inner->EmitWatermark(w);
+      owner.OnWatermark(w.timestamp);
+    }
+    void MarkIdle() override { inner->MarkIdle(); }
+    void MarkActive() override { inner->MarkActive(); }
+    SplitOutput& owner;
+    WatermarkOutput* inner = nullptr;
+  };
+
+  WatermarkOutput* handle() { return generator_ ? &immediate_ : nullptr; }
+  /// A reader that marked this split idle itself makes it active again by emitting.
+  void BeforeRecord() {
+    if (reader_idle_) {
+      reader_idle_ = false;
+      immediate_.MarkActive();
+    }
+  }
+  void OnWatermark(Timestamp w) {
+    if (w > watermark_) {
+      watermark_ = w;
+      op_.OnSplitWatermark(split_id_, w);
+    }
   }
 
   SourceOperator& op_;
   std::string split_id_;
+  ListeningOutput immediate_;
+  ListeningOutput deferred_;
   StreamRecord scratch_;  // CollectReusing's record: no allocation per record
-  WatermarkOutput* immediate_ = nullptr;  // cached multiplexer handle for CollectReusing
   std::unique_ptr<PausableRelativeClock> clock_;
   std::unique_ptr<WatermarkGenerator> generator_;
+  Timestamp watermark_ = kMinTimestamp;  // the largest watermark this split's generator emitted
+  bool reader_idle_ = false;
 };
 
-/// Records emitted without a split go through one more generator, registered in the
-/// multiplexer as the output "" on first use (so an unused main output never holds time back).
+/// Records emitted without a split: one more generator, whose watermarks go to the main side of
+/// the task output directly (not through the multiplexer).
 class SourceOperator::MainReaderOutput : public ReaderOutput {
  public:
-  explicit MainReaderOutput(SourceOperator& op) : op_(op) {}
-  void Collect(Row row) override { Main().Collect(std::move(row)); }
-  void Collect(Row row, Timestamp ts) override { Main().Collect(std::move(row), ts); }
-  void EmitWatermark(Watermark w) override { Main().EmitWatermark(w); }
-  void MarkIdle() override { Main().MarkIdle(); }
-  void MarkActive() override { Main().MarkActive(); }
-  SourceOutput& CreateOutputForSplit(const std::string& split_id) override {
-    auto& slot = op_.split_outputs_[split_id];
-    if (!slot) {
-      slot = std::make_unique<SplitOutput>(op_, split_id);
+  explicit MainReaderOutput(SourceOperator& op) : op_(op) {
+    if (op_.idleness_) {
+      generator_ = op_.strategy_->CreateWatermarkGenerator(op_.main_clock_.get());
     }
-    return *slot;
   }
-  void ReleaseOutputForSplit(const std::string& split_id) override { op_.split_outputs_.erase(split_id); }
+  void Collect(Row row) override {
+    StreamRecord record(std::move(row));
+    BeforeRecord();
+    op_.EmitRecord(record, false, generator_.get(), handle());
+  }
+  void Collect(Row row, Timestamp ts) override {
+    StreamRecord record(std::move(row), ts);
+    BeforeRecord();
+    op_.EmitRecord(record, true, generator_.get(), handle());
+  }
+  void EmitWatermark(Watermark w) override {
+    if (op_.idleness_) {
+      reader_idle_ = false;
+      op_.idleness_->main_side().EmitWatermark(w);
+    }
+  }
+  void MarkIdle() override {
+    if (op_.idleness_) {
+      reader_idle_ = true;
+      op_.idleness_->main_side().MarkIdle();
+    }
+  }
+  void MarkActive() override {
+    if (op_.idleness_) {
+      reader_idle_ = false;
+      op_.idleness_->main_side().MarkActive();
+    }
+  }
+  SourceOutput& CreateOutputForSplit(const std::string& split_id) override {
+    return op_.CreateSplitOutput(split_id);
+  }
+  void ReleaseOutputForSplit(const std::string& split_id) override { op_.OnSplitReleased(split_id); }
   void EmitError(const SourceError& error) override { op_.EmitError(error); }
 
+  void OnPeriodicEmit() {
+    if (generator_) {
+      generator_->OnPeriodicEmit(op_.idleness_->main_side());
+    }
+  }
+
  private:
-  SourceOutput& Main() { return CreateOutputForSplit(""); }
+  WatermarkOutput* handle() { return generator_ ? &op_.idleness_->main_side() : nullptr; }
+  void BeforeRecord() {
+    if (reader_idle_) {
+      reader_idle_ = false;
+      op_.idleness_->main_side().MarkActive();
+    }
+  }
+
   SourceOperator& op_;
+  std::unique_ptr<WatermarkGenerator> generator_;
+  bool reader_idle_ = false;
 };
 
 class SourceOperator::ReaderContext : public SourceReaderContext {
  public:
-  ReaderContext(SourceOperator& op) : op_(op) {}
+  explicit ReaderContext(SourceOperator& op) : op_(op) {}
   int subtask_index() const override { return op_.context().subtask_index; }
   int parallelism() const override { return op_.context().parallelism; }
   ProcessingTimeService& processing_time() override { return op_.processing_time(); }
@@ -112,8 +233,9 @@ class SourceOperator::ReaderContext : public SourceReaderContext {
   SourceOperator& op_;
 };
 
-SourceOperator::SourceOperator(std::shared_ptr<const Source> source, std::optional<WatermarkStrategy> strategy)
-    : source_(std::move(source)), strategy_(std::move(strategy)) {}
+SourceOperator::SourceOperator(std::shared_ptr<const Source> source, std::optional<WatermarkStrategy> strategy,
+                               SourceOperatorOptions options)
+    : source_(std::move(source)), strategy_(std::move(strategy)), options_(options) {}
 
 SourceOperator::~SourceOperator() {
   split_outputs_.clear();  // unregisters from the multiplexer while it still exists
@@ -121,21 +243,52 @@ SourceOperator::~SourceOperator() {
 
 void SourceOperator::Open(const OperatorContext& context) {
   SourceOperatorBase::Open(context);
-  if (strategy_) {
-    data_output_ = std::make_unique<WatermarkToDataOutput>(output());
-    multiplexer_ = std::make_unique<WatermarkOutputMultiplexer>(*data_output_);
+  if (generates_watermarks()) {
+    data_output_ = std::make_unique<WatermarkToDataOutput>(
+        output(), [this](Timestamp watermark) { OnWatermarkForwarded(watermark); });
+    idleness_ = std::make_unique<IdlenessManager>(*data_output_);
+    multiplexer_ = std::make_unique<WatermarkOutputMultiplexer>(idleness_->split_side());
     base_clock_ = std::make_unique<ProcessingTimeRelativeClock>(processing_time());
+    main_clock_ = std::make_unique<PausableRelativeClock>(*base_clock_);
   }
   main_output_ = std::make_unique<MainReaderOutput>(*this);
   reader_context_ = std::make_unique<ReaderContext>(*this);
   reader_ = source_->CreateReader(context.subtask_index);
   reader_->Start(*reader_context_);
-  reader_->AddSplits(SplitEnumerator::SplitsFor(*source_, context.subtask_index, context.parallelism));
-  reader_->NotifyNoMoreSplits();
-  if (strategy_ && context.auto_watermark_interval_ms > 0) {
-    periodic_enabled_ = true;
-    SchedulePeriodic(processing_time().GetCurrentProcessingTime() + context.auto_watermark_interval_ms);
+  if (options_.assign_splits_on_open) {
+    AddSplits(SplitEnumerator::SplitsFor(*source_, context.subtask_index, context.parallelism));
+    reader_->NotifyNoMoreSplits();
   }
+  const Timestamp now = processing_time().GetCurrentProcessingTime();
+  if (generates_watermarks() && context.auto_watermark_interval_ms > 0) {
+    periodic_enabled_ = true;
+    SchedulePeriodic(now + context.auto_watermark_interval_ms);
+  }
+  if (aligned()) {
+    ScheduleReport(now + strategy_->alignment()->update_interval_ms);
+  }
+}
+
+void SourceOperator::AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) {
+  num_splits_ += static_cast<int>(splits.size());
+  for (const auto& split : splits) {
+    CreateSplitOutput(split->SplitId());  // an assigned split holds time back until it reports
+  }
+  reader_->AddSplits(std::move(splits));
+}
+
+SourceOutput& SourceOperator::CreateSplitOutput(const std::string& split_id) {
+  auto& slot = split_outputs_[split_id];
+  if (!slot) {
+    slot = std::make_unique<SplitOutput>(*this, split_id);
+  }
+  return *slot;
+}
+
+void SourceOperator::OnSplitReleased(const std::string& split_id) {
+  split_watermarks_.erase(split_id);
+  paused_splits_.erase(split_id);  // its clock goes with its output
+  split_outputs_.erase(split_id);
 }
 
 void SourceOperator::SchedulePeriodic(Timestamp at_ms) {
@@ -155,6 +308,117 @@ void SourceOperator::EmitPeriodicWatermark() {
     out->OnPeriodicEmit();
   }
   multiplexer_->OnPeriodicEmit();
+  main_output_->OnPeriodicEmit();
+}
+
+void SourceOperator::ScheduleReport(Timestamp at_ms) {
+  next_report_at_ = at_ms;
+  processing_time().RegisterTimer(at_ms, [this](Timestamp fired_at) {
+    if (finished_ || stopped_ || !periodic_reports_) {
+      next_report_at_.reset();
+      return;
+    }
+    ReportLatestWatermark();
+    ScheduleReport(fired_at + strategy_->alignment()->update_interval_ms);
+  });
+}
+
+void SourceOperator::ReportLatestWatermark() {
+  if (latest_watermark_ == kMinTimestamp) {
+    return;  // nothing before the first watermark: a subtask without data takes no part
+  }
+  const Timestamp reported = IsIdle() ? kMaxTimestamp : latest_watermark_;
+  last_reported_ = reported;
+  if (reporter_) {
+    reporter_(reported);
+  }
+}
+
+std::optional<WatermarkAlignmentParams> SourceOperator::alignment_params() const {
+  if (!aligned()) {
+    return std::nullopt;
+  }
+  return strategy_->alignment();
+}
+
+void SourceOperator::OnWatermarkForwarded(Timestamp watermark) {
+  latest_watermark_ = watermark;
+  if (aligned()) {
+    CheckWatermarkAlignment();
+  }
+}
+
+void SourceOperator::HandleAlignmentEvent(Timestamp max_allowed_watermark) {
+  max_allowed_ = max_allowed_watermark;
+  CheckWatermarkAlignment();
+  CheckSplitWatermarkAlignment();
+}
+
+void SourceOperator::CheckWatermarkAlignment() {
+  // Strict: a watermark equal to the maximum allowed keeps reading.
+  waiting_for_alignment_ = !finished_ && !stopped_ && max_allowed_ < latest_watermark_;
+}
+
+void SourceOperator::OnSplitWatermark(const std::string& split_id, Timestamp watermark) {
+  if (!aligned()) {
+    return;
+  }
+  split_watermarks_[split_id] = watermark;
+  if (num_splits_ > 1 && watermark > max_allowed_ && paused_splits_.count(split_id) == 0) {
+    PauseOrResumeSplits({split_id}, {});
+  }
+}
+
+void SourceOperator::CheckSplitWatermarkAlignment() {
+  std::vector<std::string> pause;
+  std::vector<std::string> resume;
+  for (const auto& [id, watermark] : split_watermarks_) {
+    // With one split the subtask-level wait suffices (Flink); a split paused earlier still resumes.
+    if (num_splits_ > 1 && watermark > max_allowed_) {
+      if (paused_splits_.count(id) == 0) {
+        pause.push_back(id);
+      }
+    } else if (paused_splits_.count(id) > 0) {
+      resume.push_back(id);
+    }
+  }
+  if (!pause.empty() || !resume.empty()) {
+    PauseOrResumeSplits(pause, resume);
+  }
+}
+
+void SourceOperator::PauseOrResumeSplits(const std::vector<std::string>& pause,
+                                         const std::vector<std::string>& resume) {
+  reader_->PauseOrResumeSplits(pause, resume);
+  for (const std::string& id : pause) {
+    paused_splits_.insert(id);
+    if (auto it = split_outputs_.find(id); it != split_outputs_.end() && it->second->clock() != nullptr) {
+      it->second->clock()->Pause();  // a paused split must not become idle
+    }
+  }
+  for (const std::string& id : resume) {
+    paused_splits_.erase(id);
+    if (auto it = split_outputs_.find(id); it != split_outputs_.end() && it->second->clock() != nullptr) {
+      it->second->clock()->Unpause();
+    }
+  }
+}
+
+void SourceOperator::AdvanceVirtualTimeToNextReport() {
+  if (!next_report_at_) {
+    return;
+  }
+  if (auto* v = dynamic_cast<VirtualProcessingTimeService*>(&processing_time())) {
+    v->AdvanceTo(*next_report_at_);
+  }
+}
+
+void SourceOperator::Stop(SourceStopMode /*mode*/) {
+  // Both modes release a wait for alignment; the task then ends its input (this runtime has no
+  // savepoints, so NO_DRAIN and DRAIN end the same way here).
+  stopped_ = true;
+  waiting_for_alignment_ = false;
+  periodic_enabled_ = false;
 }
 
 void SourceOperator::EmitError(const SourceError& error) {
@@ -202,10 +466,46 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts, Waterm
   generator->OnEvent(seen, *ts, *immediate);
 }
 
-InputStatus SourceOperator::EmitNext() { return reader_->PollNext(*main_output_); }
+InputStatus SourceOperator::EmitNext() {
+  if (stopped_ || finished_) {
+    return InputStatus::kEndOfInput;
+  }
+  if (waiting_for_alignment_) {
+    AdvanceVirtualTimeToNextReport();
+    return InputStatus::kNothingAvailable;
+  }
+  // Only an aligned source can have paused splits; read the clock only then (it is per record).
+  const bool alignment = aligned();
+  const Timestamp before = alignment ? processing_time().GetCurrentProcessingTime() : 0;
+  const InputStatus status = reader_->PollNext(*main_output_);
+  if (status == InputStatus::kEndOfInput) {
+    finished_ = true;
+    waiting_for_alignment_ = false;
+    if (aligned()) {
+      // A finished subtask no longer holds its group back (Flink reports MAX at end of data).
+      latest_watermark_ = kMaxTimestamp;
+      last_reported_ = kMaxTimestamp;
+      if (reporter_) {
+        reporter_(kMaxTimestamp);
+      }
+    }
+    return status;
+  }
+  if (waiting_for_alignment_) {
+    return InputStatus::kNothingAvailable;  // this poll's record pushed us past the maximum allowed
+  }
+  if (alignment && status == InputStatus::kNothingAvailable && !paused_splits_.empty() &&
+      processing_time().GetCurrentProcessingTime() == before) {
+    // Nothing readable but paused splits and no wake-up arranged by the reader: only an
+    // announcement can release us.
+    AdvanceVirtualTimeToNextReport();
+  }
+  return status;
+}
 
 void SourceOperator::Close() {
   periodic_enabled_ = false;
+  periodic_reports_ = false;
   if (reader_) {
     reader_->Close();
   }

@@ -3,10 +3,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "runtime/eventtime/pausable_relative_clock.h"
 #include "runtime/eventtime/relative_clock.h"
+#include "runtime/eventtime/source_coordinator.h"
 #include "runtime/eventtime/watermark_output_multiplexer.h"
 #include "runtime/eventtime/watermark_strategy.h"
 #include "runtime/eventtime/watermark_to_data_output.h"
@@ -15,25 +18,86 @@
 
 namespace tidemark {
 
+/// Options of a `SourceOperator` beyond its strategy.
+struct SourceOperatorOptions {
+  /// Flink's `emitProgressiveWatermarks`: false (batch) assigns timestamps but generates no
+  /// watermark at all (only the task's final MAX), and takes no part in alignment.
+  bool emit_progressive_watermarks = true;
+  /// Assign the enumerator's splits (`SplitEnumerator::SplitsFor`) at `Open` and then tell the
+  /// reader there are no more. False: splits come only through `AddSplits` (tests).
+  bool assign_splits_on_open = true;
+};
+
+/// How a source is stopped (Flink's `StopMode`).
+enum class SourceStopMode { kDrain, kNoDrain };
+
 /// The head operator of a source task (Flink's `SourceOperator` with
-/// `ProgressiveTimestampsAndWatermarks`): drives its SourceReader and applies the job's
-/// WatermarkStrategy *per split*: every split output gets its own WatermarkGenerator, fed through
-/// the split's immediate handle on events and its deferred handle on periodic emits; a
-/// WatermarkOutputMultiplexer combines them (minimum over active splits, idle when all are
-/// idle); only strictly increasing watermarks leave the source.
+/// `ProgressiveTimestampsAndWatermarks`). Drives its SourceReader and applies the job's
+/// WatermarkStrategy per split (SEMANTICS.md §1-4, §11):
 ///
-/// Without a strategy (`watermarks:` absent or `strategy: none`) records keep the source's own
-/// timestamps and no watermark is generated (only the final MAX at end of input).
-/// A record whose timestamp cannot be extracted is counted and sent to side output `errors`.
-/// Mailbox thread only.
-class SourceOperator : public SourceOperatorBase {
+/// - **Per-split generators.** Every split output (created when the split is assigned, or when
+///   the reader asks for it) has its own WatermarkGenerator and its own idleness clock (a
+///   `PausableRelativeClock`). On-event watermarks go through the split's *immediate* multiplexer
+///   handle, periodic ones through its *deferred* handle; a `WatermarkOutputMultiplexer` merges
+///   them (minimum over active splits; a split that has not reported holds it at MIN).
+/// - **Main output.** Records emitted without a split go through one more generator whose
+///   watermarks go straight to the task output (not through the multiplexer).
+/// - **Periodic tick** (every `auto_watermark_interval_ms`): all split generators, then
+///   `multiplexer.OnPeriodicEmit()`, then the main generator.
+/// - **Idleness of the task output.** The split side (the multiplexer's output) and the main side
+///   each start idle; the output is marked IDLE only when both are idle, and ACTIVE as soon as
+///   either side emits a watermark or becomes active. A reader's own `MarkIdle()` on an output
+///   lasts until it emits a record (or a watermark, or calls `MarkActive()`) on that output again.
+/// - **WatermarkToDataOutput**: only strictly increasing watermarks leave the source; each one is
+///   the subtask's latest watermark (reported for alignment).
+/// - **Alignment** (strategy with `alignment`, progressive mode only): every `update-interval` the
+///   latest watermark is reported (MAX while the output is idle, nothing before the first one,
+///   MAX once at end of input). On each `HandleAlignmentEvent(maxAllowed)` the subtask waits
+///   (EmitNext returns kNothingAvailable, `IsAvailable()` is false) iff `maxAllowed < latest`,
+///   rechecked on every watermark; with more than one assigned split, a split whose watermark is
+///   above `maxAllowed` is paused (`SourceReader::PauseOrResumeSplits`, and its idleness clock
+///   stops) as soon as its watermark passes it, and resumed on the first announcement that
+///   allows it again. A released split leaves the bookkeeping.
+/// - Under the virtual clock a source that can only wait for an announcement moves virtual time to
+///   its next report (the report's announcement is what releases it), so it never hangs.
+///
+/// Without a strategy (`watermarks:` absent) records keep the source's own timestamps and no
+/// watermark is generated (only the final MAX at end of input). A record whose timestamp cannot
+/// be extracted is counted and sent to side output `errors`.
+/// Threading: mailbox thread only (including `HandleAlignmentEvent`, which arrives as a Mail).
+class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParticipant {
  public:
-  SourceOperator(std::shared_ptr<const Source> source, std::optional<WatermarkStrategy> strategy);
+  SourceOperator(std::shared_ptr<const Source> source, std::optional<WatermarkStrategy> strategy,
+                 SourceOperatorOptions options = {});
   ~SourceOperator() override;
 
   void Open(const OperatorContext& context) override;
   [[nodiscard]] InputStatus EmitNext() override;
   void Close() override;
+
+  /// Assigns splits (Flink's AddSplitEvent): creates their outputs, then hands them to the reader.
+  void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits);
+  /// Flink's `stop(StopMode)`: releases a wait for alignment; afterwards EmitNext ends input.
+  void Stop(SourceStopMode mode);
+
+  // ---- alignment (WatermarkAlignmentParticipant) ----
+  std::optional<WatermarkAlignmentParams> alignment_params() const override;
+  void SetWatermarkReporter(ReportFn report) override { reporter_ = std::move(report); }
+  void HandleAlignmentEvent(Timestamp max_allowed_watermark) override;
+
+  /// False while waiting for alignment (Flink's `isAvailable`); true again after `Stop`.
+  bool IsAvailable() const { return !waiting_for_alignment_; }
+  bool waiting_for_alignment() const { return waiting_for_alignment_; }
+  /// Ids of the splits paused for alignment.
+  const std::set<std::string>& paused_splits() const { return paused_splits_; }
+  /// The value of the last report sent (nullopt: none yet).
+  std::optional<Timestamp> last_reported_watermark() const { return last_reported_; }
+  /// The latest watermark that left the source (MIN before any) — Flink's `latestWatermark`.
+  Timestamp latest_watermark() const { return latest_watermark_; }
+  /// The latest max-allowed watermark announced (MAX before any announcement).
+  Timestamp max_allowed_watermark() const { return max_allowed_; }
+  /// Whether the task output is idle.
+  bool IsIdle() const { return data_output_ != nullptr && data_output_->IsIdle(); }
 
   int64_t records_without_timestamp() const { return records_without_timestamp_; }
   /// Input the reader could not turn into records (`ReaderOutput::EmitError`), sent to `errors`.
@@ -41,17 +105,30 @@ class SourceOperator : public SourceOperatorBase {
   /// Counts `error` and sends its row (SourceErrorSchema) to side output `errors`.
   void EmitError(const SourceError& error);
   /// The last watermark that left the source (MIN before any).
-  Timestamp current_watermark() const {
-    return data_output_ ? data_output_->max_watermark_so_far() : kMinTimestamp;
-  }
+  Timestamp current_watermark() const { return latest_watermark_; }
 
  private:
+  class IdlenessManager;
   class SplitOutput;
   class MainReaderOutput;
   class ReaderContext;
 
+  bool generates_watermarks() const { return strategy_.has_value() && options_.emit_progressive_watermarks; }
+  bool aligned() const { return generates_watermarks() && strategy_->alignment().has_value(); }
+
   void EmitPeriodicWatermark();
   void SchedulePeriodic(Timestamp at_ms);
+  void ScheduleReport(Timestamp at_ms);
+  void ReportLatestWatermark();
+  void OnWatermarkForwarded(Timestamp watermark);
+  void OnSplitWatermark(const std::string& split_id, Timestamp watermark);
+  void OnSplitReleased(const std::string& split_id);
+  void CheckWatermarkAlignment();
+  void CheckSplitWatermarkAlignment();
+  void PauseOrResumeSplits(const std::vector<std::string>& pause, const std::vector<std::string>& resume);
+  /// Under the virtual clock: move time to the next report, so an announcement can release us.
+  void AdvanceVirtualTimeToNextReport();
+  SourceOutput& CreateSplitOutput(const std::string& split_id);
   /// Stamps `record` (assigner or the source's timestamp), emits it, then lets `generator` (if
   /// any) see it with `immediate` as its output. A record without a timestamp goes to `errors`.
   void EmitRecord(StreamRecord& record, bool has_source_ts, WatermarkGenerator* generator,
@@ -59,16 +136,33 @@ class SourceOperator : public SourceOperatorBase {
 
   std::shared_ptr<const Source> source_;
   std::optional<WatermarkStrategy> strategy_;
+  SourceOperatorOptions options_;
   std::unique_ptr<SourceReader> reader_;
   std::unique_ptr<ReaderContext> reader_context_;
   std::unique_ptr<WatermarkToDataOutput> data_output_;
+  std::unique_ptr<IdlenessManager> idleness_;
   std::unique_ptr<WatermarkOutputMultiplexer> multiplexer_;
   std::unique_ptr<ProcessingTimeRelativeClock> base_clock_;
+  std::unique_ptr<PausableRelativeClock> main_clock_;
   std::unique_ptr<MainReaderOutput> main_output_;
   std::map<std::string, std::unique_ptr<SplitOutput>> split_outputs_;
   int64_t records_without_timestamp_ = 0;
   int64_t input_errors_ = 0;
   bool periodic_enabled_ = false;
+  bool periodic_reports_ = true;
+
+  // Alignment (Flink's SourceOperator fields of the same meaning).
+  ReportFn reporter_;
+  Timestamp latest_watermark_ = kMinTimestamp;
+  Timestamp max_allowed_ = kMaxTimestamp;
+  std::optional<Timestamp> last_reported_;
+  std::optional<Timestamp> next_report_at_;
+  bool waiting_for_alignment_ = false;
+  bool finished_ = false;
+  bool stopped_ = false;
+  int num_splits_ = 0;  ///< splits ever assigned (Flink's numSplits)
+  std::map<std::string, Timestamp> split_watermarks_;
+  std::set<std::string> paused_splits_;
 };
 
 }  // namespace tidemark

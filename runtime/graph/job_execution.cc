@@ -88,6 +88,7 @@ void JobExecution::Build() {
           task_of[{v.id, s}] = task.get();
         }
       }
+      ConnectAlignment(*task);
       tasks_.push_back(std::move(task));
     }
   }
@@ -134,6 +135,26 @@ void JobExecution::Build() {
     task_of.at({vertex, subtask})->AddInput(input, chans);
   }
   task_finished_.assign(tasks_.size(), false);
+}
+
+void JobExecution::ConnectAlignment(StreamTask& task) {
+  auto* participant = dynamic_cast<WatermarkAlignmentParticipant*>(&task.op(0));
+  if (participant == nullptr) {
+    return;
+  }
+  const std::optional<WatermarkAlignmentParams> params = participant->alignment_params();
+  if (!params) {
+    return;
+  }
+  // The announcement is handed over as a Mail: the operator only ever runs on its task thread.
+  TaskMailbox* mailbox = &task.mailbox();
+  const int id = source_coordinator_->RegisterSubtask(*params, [mailbox, participant](Timestamp max) {
+    mailbox->Put(Mail{[participant, max] { participant->HandleAlignmentEvent(max); },
+                      "watermark alignment"});
+  });
+  SourceCoordinator* coordinator = source_coordinator_.get();
+  participant->SetWatermarkReporter(
+      [coordinator, id](Timestamp watermark) { coordinator->ReportWatermark(id, watermark); });
 }
 
 void JobExecution::Start() {
