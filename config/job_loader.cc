@@ -265,6 +265,7 @@ constexpr auto kSinkKeys = std::to_array<std::string_view>({"type", "path", "for
 constexpr auto kSinkTypes =
     std::to_array<std::string_view>({"print", "file", "collect", "checksum"});
 constexpr auto kSinkFormats = std::to_array<std::string_view>({"json", "fire"});
+constexpr auto kBroadcastWatermarks = std::to_array<std::string_view>({"exclude", "include"});
 constexpr auto kClocks = std::to_array<std::string_view>({"system", "virtual"});
 constexpr auto kReportKeys =
     std::to_array<std::string_view>({"label", "windows-sink", "late-sink", "breakdown"});
@@ -287,7 +288,7 @@ std::vector<std::string_view> OperatorKeys(const std::string& type) {
   } else if (!type.empty()) {
     // A type config/ does not know (a registered built-in or user operator): key-by and its
     // parameters, under `params:` or a block named like the type. Its compiler checks them.
-    keys.insert(keys.end(), {"key-by", "params"});
+    keys.insert(keys.end(), {"key-by", "params", "broadcast-watermarks"});
   } else {
     keys.insert(keys.end(), {"source", "watermarks", "key-by", "window", "map", "filter", "sink"});
   }
@@ -1423,6 +1424,8 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
       op.key_by = ParseKeyBy(*f);
       op.key_by_locations = key_by_locations_;
     }
+    Optional(*map, "broadcast-watermarks", op.broadcast_watermarks,
+             [&](const Field& f) { return ReadEnum(f, kBroadcastWatermarks); });
     std::optional<Field> params = map->Get("params");
     std::optional<Field> block = extra_type_key.empty() ? std::nullopt : map->Get(extra_type_key);
     if (params && block) {

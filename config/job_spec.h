@@ -252,6 +252,10 @@ struct OperatorSpec {
   /// For operator types config/ does not know: `params:` (or the block named like the type),
   /// validated by that type's compiler. Empty for the types config/ knows.
   std::optional<ParamNode> params;
+  /// `broadcast-watermarks:` of a two-input operator type with a broadcast input:
+  /// "exclude" (default, design.md: the broadcast input does not hold event time back) or
+  /// "include" (Flink: the minimum over both inputs).
+  std::string broadcast_watermarks = "exclude";
   SourceLocation location;
 };
 

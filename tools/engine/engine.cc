@@ -18,6 +18,11 @@ const OperatorRegistry& BuiltinRegistry() {
 }
 
 std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, JobResources::LineWriter line_writer) {
+  return Create(spec, BuiltinRegistry(), std::move(line_writer));
+}
+
+std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRegistry& registry,
+                                           JobResources::LineWriter line_writer) {
   std::unique_ptr<LocalJob> job(new LocalJob());
   job->spec_ = spec;
   job->resources_ = std::make_unique<JobResources>();
@@ -28,7 +33,7 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, JobResources::Li
     job->resources_->RetainRowsOf(spec.report->windows_sink);
     job->resources_->RetainRowsOf(spec.report->late_sink);
   }
-  JobGraph graph = CompileJobGraph(job->spec_, BuiltinRegistry(), *job->resources_);
+  JobGraph graph = CompileJobGraph(job->spec_, registry, *job->resources_);
   job->execution_ = std::make_unique<JobExecution>(std::move(graph));
   return job;
 }

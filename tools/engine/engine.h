@@ -24,6 +24,10 @@ class LocalJob {
   /// Compiles `spec` (throws JobCompileError with file:line:column lines). `line_writer`
   /// receives print-sink lines (default stdout).
   static std::unique_ptr<LocalJob> Create(const JobSpec& spec, JobResources::LineWriter line_writer = {});
+  /// As above, compiling against `registry` (e.g. built-ins plus user operator types, or a
+  /// C++ JobBuilder's registry); `registry` is only used during the call.
+  static std::unique_ptr<LocalJob> Create(const JobSpec& spec, const OperatorRegistry& registry,
+                                          JobResources::LineWriter line_writer = {});
 
   JobExecution& execution() { return *execution_; }
   JobResources& resources() { return *resources_; }
