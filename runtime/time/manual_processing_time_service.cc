@@ -4,19 +4,10 @@ namespace tidemark {
 
 ProcessingTimeService::TimerId ManualProcessingTimeService::RegisterTimer(Timestamp time_ms,
                                                                           Callback callback) {
-  TimerId id = next_id_++;
-  timers_.emplace(std::make_pair(time_ms, id), std::move(callback));
-  return id;
+  return timers_.Register(time_ms, std::move(callback));
 }
 
-void ManualProcessingTimeService::CancelTimer(TimerId id) {
-  for (auto it = timers_.begin(); it != timers_.end(); ++it) {
-    if (it->first.second == id) {
-      timers_.erase(it);
-      return;
-    }
-  }
-}
+void ManualProcessingTimeService::CancelTimer(TimerId id) { timers_.Cancel(id); }
 
 void ManualProcessingTimeService::AdvanceTo(Timestamp time_ms) {
   if (time_ms > now_) {
@@ -25,11 +16,6 @@ void ManualProcessingTimeService::AdvanceTo(Timestamp time_ms) {
   FireDueTimers();
 }
 
-void ManualProcessingTimeService::FireDueTimers() {
-  while (!timers_.empty() && timers_.begin()->first.first <= now_) {
-    auto node = timers_.extract(timers_.begin());
-    node.mapped()(node.key().first);
-  }
-}
+void ManualProcessingTimeService::FireDueTimers() { timers_.FireDue(now_); }
 
 }  // namespace tidemark

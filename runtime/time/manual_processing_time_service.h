@@ -1,9 +1,7 @@
 #pragma once
 
-#include <map>
-#include <utility>
-
 #include "runtime/time/processing_time_service.h"
+#include "runtime/time/timer_queue.h"
 
 namespace tidemark {
 
@@ -28,13 +26,11 @@ class ManualProcessingTimeService : public ProcessingTimeService {
 
   size_t NumPendingTimers() const { return timers_.size(); }
   /// Time of the earliest pending timer, or kMaxTimestamp when none.
-  Timestamp NextTimerTime() const { return timers_.empty() ? kMaxTimestamp : timers_.begin()->first.first; }
+  Timestamp NextTimerTime() const { return timers_.NextTime(); }
 
  private:
   Timestamp now_;
-  TimerId next_id_ = 1;
-  // (time, id) -> callback; ids grow, so equal times keep registration order.
-  std::map<std::pair<Timestamp, TimerId>, Callback> timers_;
+  TimerQueue timers_;
 };
 
 }  // namespace tidemark

@@ -19,34 +19,19 @@ void VirtualClock::RegisterWakeup(Wakeup* wakeup) {
 
 ProcessingTimeService::TimerId VirtualProcessingTimeService::RegisterTimer(Timestamp time_ms,
                                                                            Callback callback) {
-  const TimerId id = next_id_++;
-  timers_.emplace(std::make_pair(time_ms, id), std::move(callback));
-  return id;
+  return timers_.Register(time_ms, std::move(callback));
 }
 
-void VirtualProcessingTimeService::CancelTimer(TimerId id) {
-  for (auto it = timers_.begin(); it != timers_.end(); ++it) {
-    if (it->first.second == id) {
-      timers_.erase(it);
-      return;
-    }
-  }
-}
+void VirtualProcessingTimeService::CancelTimer(TimerId id) { timers_.Cancel(id); }
 
 void VirtualProcessingTimeService::AdvanceTo(Timestamp time_ms) {
-  while (!timers_.empty() && timers_.begin()->first.first <= time_ms) {
-    clock_.AdvanceTo(timers_.begin()->first.first);
+  while (timers_.NextTime() <= time_ms) {
+    clock_.AdvanceTo(timers_.NextTime());
     FireDueTimers();
   }
   clock_.AdvanceTo(time_ms);
 }
 
-void VirtualProcessingTimeService::FireDueTimers() {
-  const Timestamp now = clock_.Now();
-  while (!timers_.empty() && timers_.begin()->first.first <= now) {
-    auto node = timers_.extract(timers_.begin());
-    node.mapped()(node.key().first);
-  }
-}
+void VirtualProcessingTimeService::FireDueTimers() { timers_.FireDue(clock_.Now()); }
 
 }  // namespace tidemark

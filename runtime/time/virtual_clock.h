@@ -8,6 +8,7 @@
 
 #include "runtime/io/wakeup.h"
 #include "runtime/time/processing_time_service.h"
+#include "runtime/time/timer_queue.h"
 
 namespace tidemark {
 
@@ -53,8 +54,7 @@ class VirtualProcessingTimeService : public ProcessingTimeService {
 
  private:
   VirtualClock& clock_;
-  TimerId next_id_ = 1;
-  std::map<std::pair<Timestamp, TimerId>, Callback> timers_;
+  TimerQueue timers_;
 };
 
 }  // namespace tidemark
