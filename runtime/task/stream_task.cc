@@ -259,7 +259,8 @@ void StreamTask::RunMailboxLoop() {
       });
       records_in_.store(records_in_.load(std::memory_order_relaxed) + emitted, std::memory_order_relaxed);
       // Flush partial batches on a short timeout, so a slow or paced source keeps latency low.
-      if (!writers_.empty() && status == InputStatus::kMoreAvailable) {
+      // Not under the virtual clock: there, batch boundaries must not depend on wall time.
+      if (virtual_pts_ == nullptr && !writers_.empty() && status == InputStatus::kMoreAvailable) {
         const auto now = std::chrono::steady_clock::now();
         if (now - last_flush_ >= kFlushTimeout) {
           FlushAll();
