@@ -31,7 +31,9 @@ namespace tidemark {
 /// line (the first timestamp field is the source timestamp); a record that does not fit goes to
 /// side output `errors` at its arrival. A malformed envelope (invalid JSON, `at` missing, negative
 /// or going back, no `record`/`idle`/`active`/`end` with a split) is a mistake in the recording
-/// and fails compilation with the file and line. Immutable; shared by the subtasks' readers.
+/// and fails compilation with the file and line. A split paused for watermark alignment keeps its
+/// lines (their `at` passes meanwhile); once resumed they come at once, before later lines of
+/// other splits. Immutable; shared by the subtasks' readers.
 class ReplaySource : public Source {
  public:
   /// A line of the recording, parsed.
