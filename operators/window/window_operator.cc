@@ -215,6 +215,11 @@ void WindowOperator::ProcessElement(StreamRecord& record, int /*input*/) {
               ctx.set_window(m);
               trigger_->Clear(m, ctx);
               DeleteCleanupTimer(m);
+              if (options_.emit_firing && !(m == merge_result)) {
+                if (auto f = firings_.find(key); f != firings_.end()) {
+                  f->second.erase(m);
+                }
+              }
             }
             MergeStates(key, state_window_result, merged_state_windows);
           });

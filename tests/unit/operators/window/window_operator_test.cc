@@ -257,12 +257,16 @@ TEST_F(WindowOperatorTest, EndOfInputMaxWatermarkFiresEverythingWithWatermarkCol
   op_->ProcessWatermark(tidemark::Watermark{kMaxTimestamp}, 0);
   std::vector<std::string> expected = {
       DescribeRecord(
-          StreamRecord(Row{int64_t{0}, int64_t{1000}, int64_t{2}, int64_t{4}, int64_t{999}}, 999)),
+          StreamRecord(Row{int64_t{0}, int64_t{1000}, int64_t{2}, int64_t{4}, int64_t{999},
+                           int64_t{0}},  // firing: allowed lateness > 0 adds the column
+                       999)),
       Wm(999),
       DescribeRecord(StreamRecord(
-          Row{int64_t{2000}, int64_t{3000}, int64_t{1}, int64_t{2}, kMaxTimestamp}, 2999)),
+          Row{int64_t{2000}, int64_t{3000}, int64_t{1}, int64_t{2}, kMaxTimestamp, int64_t{0}},
+          2999)),
       DescribeRecord(StreamRecord(
-          Row{int64_t{7000}, int64_t{8000}, int64_t{1}, int64_t{4}, kMaxTimestamp}, 7999)),
+          Row{int64_t{7000}, int64_t{8000}, int64_t{1}, int64_t{4}, kMaxTimestamp, int64_t{0}},
+          7999)),
       Wm(kMaxTimestamp)};
   EXPECT_EQ(out_.Describe(), expected);
   EXPECT_EQ(window_op().timer_service().NumEventTimeTimers(), 0u);
