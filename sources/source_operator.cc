@@ -192,7 +192,9 @@ class SourceOperator::MainReaderOutput : public ReaderOutput {
   SourceOutput& CreateOutputForSplit(const std::string& split_id) override {
     return op_.CreateSplitOutput(split_id);
   }
-  void ReleaseOutputForSplit(const std::string& split_id) override { op_.OnSplitReleased(split_id); }
+  void ReleaseOutputForSplit(const std::string& split_id) override {
+    op_.OnSplitReleased(split_id);
+  }
   void EmitError(const SourceError& error) override { op_.EmitError(error); }
 
   void OnPeriodicEmit() {
@@ -233,7 +235,8 @@ class SourceOperator::ReaderContext : public SourceReaderContext {
   SourceOperator& op_;
 };
 
-SourceOperator::SourceOperator(std::shared_ptr<const Source> source, std::optional<WatermarkStrategy> strategy,
+SourceOperator::SourceOperator(std::shared_ptr<const Source> source,
+                               std::optional<WatermarkStrategy> strategy,
                                SourceOperatorOptions options)
     : source_(std::move(source)), strategy_(std::move(strategy)), options_(options) {}
 
@@ -392,13 +395,15 @@ void SourceOperator::PauseOrResumeSplits(const std::vector<std::string>& pause,
   reader_->PauseOrResumeSplits(pause, resume);
   for (const std::string& id : pause) {
     paused_splits_.insert(id);
-    if (auto it = split_outputs_.find(id); it != split_outputs_.end() && it->second->clock() != nullptr) {
+    if (auto it = split_outputs_.find(id);
+        it != split_outputs_.end() && it->second->clock() != nullptr) {
       it->second->clock()->Pause();  // a paused split must not become idle
     }
   }
   for (const std::string& id : resume) {
     paused_splits_.erase(id);
-    if (auto it = split_outputs_.find(id); it != split_outputs_.end() && it->second->clock() != nullptr) {
+    if (auto it = split_outputs_.find(id);
+        it != split_outputs_.end() && it->second->clock() != nullptr) {
       it->second->clock()->Unpause();
     }
   }
@@ -427,8 +432,9 @@ void SourceOperator::EmitError(const SourceError& error) {
   output().CollectSide("errors", side);
 }
 
-void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts, WatermarkGenerator* generator,
-                                WatermarkOutput* immediate, const std::string& split_id) {
+void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
+                                WatermarkGenerator* generator, WatermarkOutput* immediate,
+                                const std::string& split_id) {
   std::optional<Timestamp> ts;
   if (strategy_) {
     ts = strategy_->ExtractTimestamp(record);

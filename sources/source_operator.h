@@ -113,7 +113,9 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   class MainReaderOutput;
   class ReaderContext;
 
-  bool generates_watermarks() const { return strategy_.has_value() && options_.emit_progressive_watermarks; }
+  bool generates_watermarks() const {
+    return strategy_.has_value() && options_.emit_progressive_watermarks;
+  }
   bool aligned() const { return generates_watermarks() && strategy_->alignment().has_value(); }
 
   void EmitPeriodicWatermark();
@@ -125,7 +127,8 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   void OnSplitReleased(const std::string& split_id);
   void CheckWatermarkAlignment();
   void CheckSplitWatermarkAlignment();
-  void PauseOrResumeSplits(const std::vector<std::string>& pause, const std::vector<std::string>& resume);
+  void PauseOrResumeSplits(const std::vector<std::string>& pause,
+                           const std::vector<std::string>& resume);
   /// Under the virtual clock: move time to the next report, so an announcement can release us.
   void AdvanceVirtualTimeToNextReport();
   SourceOutput& CreateSplitOutput(const std::string& split_id);

@@ -38,13 +38,15 @@ Timestamp MaxAllowedWatermark(Timestamp aggregate, int64_t max_drift_ms) {
   return SaturatingAdd(aggregate, max_drift_ms > 0 ? max_drift_ms : 0);
 }
 
-int SourceCoordinator::RegisterSubtask(const WatermarkAlignmentParams& params, AnnounceFn announce) {
+int SourceCoordinator::RegisterSubtask(const WatermarkAlignmentParams& params,
+                                       AnnounceFn announce) {
   if (params.group.empty()) {
     throw InvalidArgument("watermark alignment needs a non-empty group");
   }
   std::lock_guard<std::mutex> lock(mu_);
   const int id = next_id_++;
-  participants_.emplace(id, Participant{params.group, params.max_drift_ms, std::move(announce), {}});
+  participants_.emplace(id,
+                        Participant{params.group, params.max_drift_ms, std::move(announce), {}});
   groups_[params.group].members.push_back(id);
   return id;
 }

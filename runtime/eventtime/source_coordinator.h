@@ -29,7 +29,7 @@ class WatermarkAggregator {
   size_t size() const { return latest_.size(); }
 
  private:
-  std::map<int, Timestamp> latest_;      // key -> latest reported value
+  std::map<int, Timestamp> latest_;         // key -> latest reported value
   std::multimap<Timestamp, int> by_value_;  // the same pairs ordered by value, for the minimum
 };
 

@@ -33,7 +33,9 @@
 namespace tidemark::testing {
 namespace {
 
-std::string Op(const Json& step) { return step.at("op").get<std::string>(); }
+std::string Op(const Json& step) {
+  return step.at("op").get<std::string>();
+}
 
 [[noreturn]] void UnsupportedOp(const Json& step) {
   throw CaseFormatError("unsupported op " + step.dump());
@@ -264,7 +266,8 @@ CaseResult RunCoordinatorCase(const Json& c) {
         auto [it, inserted] = ids.emplace(std::make_pair(name, subtask), -1);
         if (inserted) {
           it->second = coordinator.RegisterSubtask(
-              params->second, [&latest_event, subtask](Timestamp max) { latest_event[subtask] = max; });
+              params->second,
+              [&latest_event, subtask](Timestamp max) { latest_event[subtask] = max; });
         }
         coordinator.ReportWatermark(it->second, ParseInt64(step.at("ts")));
         return {};
@@ -276,7 +279,8 @@ CaseResult RunCoordinatorCase(const Json& c) {
             const Timestamp expected = ParseInt64(value);
             auto it = latest_event.find(s);
             if (it == latest_event.end()) {
-              return fmt::format("subtask {} received no alignment event, expected {}", s, FormatInt64(expected));
+              return fmt::format("subtask {} received no alignment event, expected {}", s,
+                                 FormatInt64(expected));
             }
             if (it->second != expected) {
               return fmt::format("subtask {}: latest alignment event {}, expected {}", s,
@@ -315,7 +319,8 @@ CaseResult RunSourceOperatorCase(const Json& c) {
     idle_timeout = std::chrono::milliseconds(ParseInt64(config.at("idle_timeout")));
   }
   WatermarkStrategy strategy(
-      MakeCaseTimestampAssigner(config.value("timestamp_assigner", std::string("record_timestamp"))),
+      MakeCaseTimestampAssigner(
+          config.value("timestamp_assigner", std::string("record_timestamp"))),
       [generator_name, config] { return MakeCaseGenerator(generator_name, config, nullptr); });
   if (idle_timeout) {
     strategy = strategy.WithIdleness(*idle_timeout);
@@ -482,8 +487,8 @@ CaseResult RunSourceOperatorCase(const Json& c) {
                                FormatInt64(expected));
           }
           if (reports.back() != expected) {
-            return fmt::format("last_reported_watermark: expected {}, got {}", FormatInt64(expected),
-                               FormatInt64(reports.back()));
+            return fmt::format("last_reported_watermark: expected {}, got {}",
+                               FormatInt64(expected), FormatInt64(reports.back()));
           }
         }
         if (cp.Has("emitted_records")) {
@@ -498,8 +503,8 @@ CaseResult RunSourceOperatorCase(const Json& c) {
             }
           }
           if (expected != actual) {
-            return fmt::format("emitted_records: expected [{}], got [{}]", fmt::join(expected, ", "),
-                               fmt::join(actual, ", "));
+            return fmt::format("emitted_records: expected [{}], got [{}]",
+                               fmt::join(expected, ", "), fmt::join(actual, ", "));
           }
         }
         if (cp.Has("paused_splits")) {
@@ -508,9 +513,10 @@ CaseResult RunSourceOperatorCase(const Json& c) {
             expected.insert(s.get<std::string>());
           }
           if (expected != op.paused_splits() || expected != script.paused) {
-            return fmt::format("paused_splits: expected {{{}}}, operator has {{{}}}, reader has {{{}}}",
-                               fmt::join(expected, ", "), fmt::join(op.paused_splits(), ", "),
-                               fmt::join(script.paused, ", "));
+            return fmt::format(
+                "paused_splits: expected {{{}}}, operator has {{{}}}, reader has {{{}}}",
+                fmt::join(expected, ", "), fmt::join(op.paused_splits(), ", "),
+                fmt::join(script.paused, ", "));
           }
         }
         return std::nullopt;

@@ -23,8 +23,9 @@ class Recorder {
   explicit Recorder(SourceCoordinator& c) : c_(c) {}
   int Register(const std::string& group, int64_t drift_ms) {
     const int slot = next_++;
-    return ids_[slot] = c_.RegisterSubtask(Params(group, drift_ms),
-                                           [this, slot](Timestamp max) { events_[slot].push_back(max); });
+    return ids_[slot] = c_.RegisterSubtask(Params(group, drift_ms), [this, slot](Timestamp max) {
+      events_[slot].push_back(max);
+    });
   }
   const std::vector<Timestamp>& events(int slot) { return events_[slot]; }
 
@@ -40,9 +41,9 @@ TEST(WatermarkAggregatorTest, MinimumOfEachKeysLatestValue) {
   EXPECT_FALSE(a.aggregated().has_value());
   EXPECT_EQ(a.Aggregate(0, 10), 10);
   EXPECT_EQ(a.Aggregate(1, 12), 10);
-  EXPECT_EQ(a.Aggregate(1, 9), 9);              // a newer report replaces the older one
+  EXPECT_EQ(a.Aggregate(1, 9), 9);               // a newer report replaces the older one
   EXPECT_EQ(a.Aggregate(1, kMaxTimestamp), 10);  // MAX is an ordinary value
-  EXPECT_EQ(a.Aggregate(1, 8), 8);              // and may go down again
+  EXPECT_EQ(a.Aggregate(1, 8), 8);               // and may go down again
   EXPECT_TRUE(a.Remove(1));
   EXPECT_FALSE(a.Remove(1));
   EXPECT_EQ(a.aggregated(), 10);
@@ -124,7 +125,7 @@ TEST(SourceCoordinatorTest, SubtaskWithoutSplitsTakesNoPart) {
   SourceCoordinator c;
   Recorder r(c);
   const int with_splits = r.Register("g", 1000);
-  r.Register("g", 1000);  // never reports: no split, no watermark
+  r.Register("g", 1000);             // never reports: no split, no watermark
   EXPECT_TRUE(r.events(0).empty());  // nobody reported: nothing announced, nobody waits
   c.ReportWatermark(with_splits, 7000);
   // The silent subtask does not hold the minimum at MIN, and it is told the limit too.
@@ -146,7 +147,7 @@ TEST(SourceCoordinatorTest, UnregisteredSubtaskLeavesTheMinimum) {
   const size_t before = r.events(0).size();
   c.ReportWatermark(s1, 600);
   EXPECT_EQ(r.events(0).size(), before);  // no announcements after unregistering
-  c.ReportWatermark(s0, 1);                // unknown ids are ignored
+  c.ReportWatermark(s0, 1);               // unknown ids are ignored
   EXPECT_EQ(c.GroupMinimum("g"), 600);
 }
 
