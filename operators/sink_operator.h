@@ -34,6 +34,8 @@ class SinkOperator : public StreamOperator {
   void Close() override;
 
   Timestamp current_watermark() const { return watermark_; }
+  /// currentInputWatermark.
+  void CollectMetrics(MetricsWriter& out) const override { out.Gauge("currentInputWatermark", watermark_); }
 
  private:
   std::string Format(const StreamRecord& record) const;

@@ -68,6 +68,11 @@ class TimestampsAndWatermarksOperator final : public StreamOperator {
   int64_t num_records_without_timestamp() const { return num_records_without_timestamp_; }
   /// The largest watermark emitted so far (MIN if none).
   Timestamp current_watermark() const;
+  /// currentOutputWatermark, numRecordsWithoutTimestamp.
+  void CollectMetrics(MetricsWriter& out) const override {
+    out.Gauge("currentOutputWatermark", current_watermark());
+    out.Gauge("numRecordsWithoutTimestamp", num_records_without_timestamp_);
+  }
 
  private:
   void OnPeriodicTimer();

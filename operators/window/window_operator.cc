@@ -515,3 +515,16 @@ WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+void WindowOperator::CollectMetrics(MetricsWriter& out) const {
+  out.Gauge("numLateRecordsDropped", num_late_records_dropped_);
+  out.Gauge("numLateRecordsSideOutput", num_late_records_side_output_);
+  out.Gauge("numWindowsFired", num_windows_fired_);
+  if (timer_service_) {
+    out.Gauge("currentWatermark", timer_service_->CurrentWatermark());
+  }
+}
+
+}  // namespace tidemark

@@ -114,6 +114,8 @@ class WindowOperator : public StreamOperator,
 
   /// Counters (Flink's numLateRecordsDropped and friends).
   int64_t num_late_records_dropped() const { return num_late_records_dropped_; }
+  /// numLateRecordsDropped, numLateRecordsSideOutput, numWindowsFired, currentWatermark.
+  void CollectMetrics(MetricsWriter& out) const override;
   int64_t num_late_records_side_output() const { return num_late_records_side_output_; }
   /// Firings that emitted (non-empty contents).
   int64_t num_windows_fired() const { return num_windows_fired_; }

@@ -259,10 +259,12 @@ std::vector<SubtaskMetrics> JobExecution::Metrics() const {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const StreamTask& t = *tasks_[i];
-    SubtaskMetrics m{t.name(), t.subtask_index(), t.records_in(), task_finished_[i], {}};
+    SubtaskMetrics m{t.name(), t.subtask_index(), t.records_in(), t.input_watermark(), task_finished_[i], {}};
+    std::vector<MetricsWriter::Gauges> gauges = t.PublishedGauges();
     for (size_t o = 0; o < t.num_operators(); ++o) {
       m.operators.push_back(OperatorMetrics{t.operator_name(o), t.operator_output(o).records_out(),
-                                            t.operator_output(o).output_watermark()});
+                                            t.operator_output(o).output_watermark(),
+                                            o < gauges.size() ? std::move(gauges[o]) : MetricsWriter::Gauges{}});
     }
     out.push_back(std::move(m));
   }

@@ -27,6 +27,9 @@ struct OperatorMetrics {
   std::string name;  ///< operator id, e.g. "windows"
   int64_t records_out = 0;
   Timestamp output_watermark = kMinTimestamp;  ///< last watermark it emitted; kMinTimestamp: none
+  /// The operator's own figures (`StreamOperator::CollectMetrics`), e.g. numLateRecordsDropped,
+  /// split.<id>.watermark; published every ~200 ms while running and at the end.
+  MetricsWriter::Gauges gauges;
 };
 
 /// Per-subtask figures for status and metrics. Snapshot values; reading is thread-safe.
@@ -34,6 +37,8 @@ struct SubtaskMetrics {
   std::string task;  ///< chain name, e.g. "source -> assign"
   int subtask_index = 0;
   int64_t records_in = 0;
+  /// Minimum watermark the task's input valves emitted (kMinTimestamp: none, or a source task).
+  Timestamp input_watermark = kMinTimestamp;
   bool finished = false;
   std::vector<OperatorMetrics> operators;
 };

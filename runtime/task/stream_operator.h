@@ -5,6 +5,7 @@
 
 #include "runtime/core/stream_record.h"
 #include "runtime/core/watermark.h"
+#include "runtime/task/metrics_writer.h"
 #include "runtime/time/processing_time_service.h"
 
 namespace tidemark {
@@ -66,6 +67,11 @@ class StreamOperator {
   virtual void Close() {}
 
   virtual int NumInputs() const { return 1; }
+
+  /// Reports the operator's own figures (late records, per-split watermarks, ...) into `out`.
+  /// Called on the mailbox thread every few hundred ms while the task runs and once at its end;
+  /// keep it cheap. Default: nothing.
+  virtual void CollectMetrics(MetricsWriter& /*out*/) const {}
 
   const OperatorContext& context() const { return context_; }
   Output& output() const { return *context_.output; }

@@ -194,6 +194,11 @@ void StreamTask::Run() {
     failure_ = e.what();
     log->error("task {}#{} failed: {}", name_, subtask_index_, failure_);
   }
+  try {
+    PublishMetrics();  // the final figures, read after the job ended
+  } catch (const std::exception&) {
+    // Metrics never fail a task.
+  }
   for (auto& c : ops_) {
     try {
       c.op->Close();
@@ -205,6 +210,30 @@ void StreamTask::Run() {
     }
   }
   mailbox_.Close();
+}
+
+void StreamTask::PublishMetrics() {
+  next_publish_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  std::vector<MetricsWriter::Gauges> gauges;
+  gauges.reserve(ops_.size());
+  for (const auto& c : ops_) {
+    MetricsWriter w;
+    c.op->CollectMetrics(w);
+    gauges.push_back(w.Take());
+  }
+  Timestamp input_wm = kMinTimestamp;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Timestamp w = inputs_[i].valve->last_output_watermark();
+    input_wm = i == 0 ? w : std::min(input_wm, w);
+  }
+  input_watermark_.store(input_wm, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  published_gauges_ = std::move(gauges);
+}
+
+std::vector<MetricsWriter::Gauges> StreamTask::PublishedGauges() const {
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  return published_gauges_;
 }
 
 bool StreamTask::RunMails() {
@@ -240,6 +269,9 @@ void StreamTask::RunMailboxLoop() {
       throw Cancelled("task cancelled");
     }
     CallOperator(name_, [&] { RunMails(); });
+    if (std::chrono::steady_clock::now() >= next_publish_) {
+      PublishMetrics();
+    }
     // Backpressure: with output still queued, take no new input; keep running mails.
     if (!DrainWriters()) {
       wakeup_.WaitFor(std::chrono::milliseconds(50));

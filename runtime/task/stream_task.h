@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <chrono>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -130,6 +132,13 @@ class StreamTask {
   const std::string& name() const { return name_; }
   int subtask_index() const { return subtask_index_; }
 
+  /// The figures last published by the task (every ~200 ms of wall time while running, and at
+  /// its end): per operator in chain order, its `CollectMetrics` gauges; and the task's input
+  /// watermark (the minimum its valves emitted; kMinTimestamp for sources or before any).
+  /// Thread-safe.
+  std::vector<MetricsWriter::Gauges> PublishedGauges() const;
+  Timestamp input_watermark() const { return input_watermark_.load(std::memory_order_relaxed); }
+
   /// Records handed to the head operator (or emitted by a source head). Relaxed, any thread.
   int64_t records_in() const { return records_in_.load(std::memory_order_relaxed); }
   /// Number of chained operators and, per operator, its name and output figures. The chain is
@@ -173,7 +182,12 @@ class StreamTask {
   bool failed_ = false;
   bool cancelled_ = false;
   std::string failure_;
-  std::atomic<int64_t> records_in_{0};  // written by the mailbox thread only
+  std::atomic<int64_t> records_in_{0};
+  std::atomic<Timestamp> input_watermark_{kMinTimestamp};
+  void PublishMetrics();
+  std::chrono::steady_clock::time_point next_publish_{};
+  mutable std::mutex metrics_mu_;
+  std::vector<MetricsWriter::Gauges> published_gauges_;  // guarded by metrics_mu_  // written by the mailbox thread only
   std::chrono::steady_clock::time_point last_flush_{};  // source tasks: last timed batch flush
 };
 
