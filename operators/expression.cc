@@ -22,8 +22,12 @@ struct Token {
   size_t offset = 0;
 };
 
-bool IsInteger(FieldType t) { return t == FieldType::kInt64 || t == FieldType::kTimestamp; }
-bool IsNumeric(FieldType t) { return IsInteger(t) || t == FieldType::kDouble; }
+bool IsInteger(FieldType t) {
+  return t == FieldType::kInt64 || t == FieldType::kTimestamp;
+}
+bool IsNumeric(FieldType t) {
+  return IsInteger(t) || t == FieldType::kDouble;
+}
 
 class Parser {
  public:
@@ -36,8 +40,8 @@ class Parser {
     }
     const FieldType t = ParseOr();
     if (tok_.kind != Tok::kEnd) {
-      throw ExpressionError(tok_.offset, fmt::format("unexpected '{}' after the expression",
-                                                     Describe(tok_)));
+      throw ExpressionError(tok_.offset,
+                            fmt::format("unexpected '{}' after the expression", Describe(tok_)));
     }
     return t;
   }
@@ -74,11 +78,10 @@ class Parser {
          std::isdigit(static_cast<unsigned char>(text_[pos_ + 1])))) {
       size_t end = pos_;
       bool is_double = false;
-      while (end < text_.size() &&
-             (std::isdigit(static_cast<unsigned char>(text_[end])) || text_[end] == '.' ||
-              text_[end] == 'e' || text_[end] == 'E' ||
-              ((text_[end] == '+' || text_[end] == '-') &&
-               (text_[end - 1] == 'e' || text_[end - 1] == 'E')))) {
+      while (end < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[end])) ||
+                                    text_[end] == '.' || text_[end] == 'e' || text_[end] == 'E' ||
+                                    ((text_[end] == '+' || text_[end] == '-') &&
+                                     (text_[end - 1] == 'e' || text_[end - 1] == 'E')))) {
         if (text_[end] == '.' || text_[end] == 'e' || text_[end] == 'E') {
           is_double = true;
         }
@@ -246,9 +249,9 @@ class Parser {
 
   FieldType ParseComparison() {
     const FieldType left = ParseAdditive();
-    static constexpr std::pair<std::string_view, Op> kOps[] = {
-        {"==", Op::kEq}, {"!=", Op::kNe}, {"<=", Op::kLe},
-        {">=", Op::kGe}, {"<", Op::kLt},  {">", Op::kGt}};
+    static constexpr std::pair<std::string_view, Op> kOps[] = {{"==", Op::kEq}, {"!=", Op::kNe},
+                                                               {"<=", Op::kLe}, {">=", Op::kGe},
+                                                               {"<", Op::kLt},  {">", Op::kGt}};
     for (const auto& [sym, op] : kOps) {
       if (tok_.kind == Tok::kSymbol && tok_.text == sym) {
         const size_t at = tok_.offset;
@@ -269,8 +272,7 @@ class Parser {
         if (tok_.kind == Tok::kSymbol &&
             (tok_.text == "==" || tok_.text == "!=" || tok_.text == "<" || tok_.text == "<=" ||
              tok_.text == ">" || tok_.text == ">=")) {
-          throw ExpressionError(tok_.offset,
-                                "comparisons do not chain; combine them with '&&'");
+          throw ExpressionError(tok_.offset, "comparisons do not chain; combine them with '&&'");
         }
         return FieldType::kBool;
       }
@@ -321,7 +323,8 @@ class Parser {
 
   FieldType ParseMultiplicative() {
     FieldType left = ParseUnary();
-    while (tok_.kind == Tok::kSymbol && (tok_.text == "*" || tok_.text == "/" || tok_.text == "%")) {
+    while (tok_.kind == Tok::kSymbol &&
+           (tok_.text == "*" || tok_.text == "/" || tok_.text == "%")) {
       const std::string sym = tok_.text;
       const size_t at = tok_.offset;
       Next();
@@ -371,8 +374,8 @@ class Parser {
         Next();
         const FieldType inner = ParseOr();
         if (tok_.kind != Tok::kRParen) {
-          throw ExpressionError(tok_.offset, fmt::format("expected ')' but found '{}'",
-                                                         Describe(tok_)));
+          throw ExpressionError(tok_.offset,
+                                fmt::format("expected ')' but found '{}'", Describe(tok_)));
         }
         Next();
         return inner;
@@ -392,8 +395,8 @@ class Parser {
           for (const Field& f : schema_.fields()) {
             names += (names.empty() ? "" : ", ") + f.name;
           }
-          throw ExpressionError(t.offset, fmt::format("unknown field '{}' (fields: {})", t.text,
-                                                      names));
+          throw ExpressionError(t.offset,
+                                fmt::format("unknown field '{}' (fields: {})", t.text, names));
         }
         Expression::Instr in;
         in.op = Op::kLoad;
@@ -402,8 +405,8 @@ class Parser {
         return schema_.field(static_cast<size_t>(slot)).type;
       }
       default:
-        throw ExpressionError(t.offset, fmt::format("expected a value but found '{}'",
-                                                    Describe(t)));
+        throw ExpressionError(t.offset,
+                              fmt::format("expected a value but found '{}'", Describe(t)));
     }
   }
 
@@ -414,7 +417,9 @@ class Parser {
   std::vector<Expression::Instr>* program_ = nullptr;
 };
 
-bool IsNull(const Value& v) { return std::holds_alternative<std::monostate>(v); }
+bool IsNull(const Value& v) {
+  return std::holds_alternative<std::monostate>(v);
+}
 
 double Num(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) {
@@ -540,9 +545,9 @@ Value Expression::Evaluate(const Row& row) const {
             // Wrap around like Java's long arithmetic instead of undefined behaviour.
             const auto ux = static_cast<uint64_t>(x);
             const auto uy = static_cast<uint64_t>(y);
-            a = in.op == Op::kAdd   ? static_cast<int64_t>(ux + uy)
-                : in.op == Op::kSub ? static_cast<int64_t>(ux - uy)
-                : in.op == Op::kMul ? static_cast<int64_t>(ux * uy)
+            a = in.op == Op::kAdd             ? static_cast<int64_t>(ux + uy)
+                : in.op == Op::kSub           ? static_cast<int64_t>(ux - uy)
+                : in.op == Op::kMul           ? static_cast<int64_t>(ux * uy)
                 : (x == INT64_MIN && y == -1) ? (in.op == Op::kDiv ? x : 0)
                 : in.op == Op::kDiv           ? x / y
                                               : x % y;
@@ -565,6 +570,8 @@ Value Expression::Evaluate(const Row& row) const {
   return std::move(stack.back());
 }
 
-bool Expression::Test(const Row& row) const { return Truthy(Evaluate(row)); }
+bool Expression::Test(const Row& row) const {
+  return Truthy(Evaluate(row));
+}
 
 }  // namespace tidemark

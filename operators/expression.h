@@ -64,13 +64,29 @@ class Expression {
   /// One instruction of the postfix program (public for the implementation only).
   struct Instr {
     enum class Op : uint8_t {
-      kLoad, kConst, kNeg, kNot, kAdd, kSub, kMul, kDiv, kMod, kConcat,
-      kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr
+      kLoad,
+      kConst,
+      kNeg,
+      kNot,
+      kAdd,
+      kSub,
+      kMul,
+      kDiv,
+      kMod,
+      kConcat,
+      kEq,
+      kNe,
+      kLt,
+      kLe,
+      kGt,
+      kGe,
+      kAnd,
+      kOr
     };
     Op op = Op::kConst;
-    bool dbl = false;   ///< arithmetic / comparison on doubles (else integers, strings or bools)
-    int slot = -1;      ///< kLoad
-    Value constant;     ///< kConst
+    bool dbl = false;  ///< arithmetic / comparison on doubles (else integers, strings or bools)
+    int slot = -1;     ///< kLoad
+    Value constant;    ///< kConst
   };
 
  private:

@@ -126,9 +126,8 @@ DataStream DataStream::Connect(const std::string& id, const std::string& type,
   return DataStream(builder_, id);
 }
 
-DataStream DataStream::Join(const std::string& id, const std::string& type,
-                            const DataStream& right, std::vector<std::string> key_by,
-                            ParamNode params) const {
+DataStream DataStream::Join(const std::string& id, const std::string& type, const DataStream& right,
+                            std::vector<std::string> key_by, ParamNode params) const {
   OperatorSpec& op = Add(id, type);
   op.inputs.push_back(right.AsInput());
   op.key_by = std::move(key_by);
@@ -158,15 +157,14 @@ DataStream KeyedStream::Process(const std::string& id,
                                 std::function<std::unique_ptr<KeyedProcessFunction>()> factory,
                                 Schema output) const {
   const std::string type = "cpp:" + id;
-  RegisterKeyedProcessType(
-      stream_.builder_->mutable_registry(), type,
-      [factory, output](const Schema&, const OperatorParams& params) {
-        params.CheckKeys({});
-        UserFunctionPlan<KeyedProcessFunction> plan;
-        plan.output_schema = output;
-        plan.factory = factory;
-        return plan;
-      });
+  RegisterKeyedProcessType(stream_.builder_->mutable_registry(), type,
+                           [factory, output](const Schema&, const OperatorParams& params) {
+                             params.CheckKeys({});
+                             UserFunctionPlan<KeyedProcessFunction> plan;
+                             plan.output_schema = output;
+                             plan.factory = factory;
+                             return plan;
+                           });
   return Apply(id, type);
 }
 

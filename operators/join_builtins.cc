@@ -42,8 +42,9 @@ JoinKeys ResolveJoinKeys(const CompileContext& ctx, const OperatorParams& params
   }
   if (keys.left.size() != keys.right.size()) {
     params.Fail(params.Get("right-key") ? params.Get("right-key")->location : ctx.spec.location,
-                "right-key", fmt::format("left-key has {} fields but right-key has {}",
-                                         keys.left.size(), keys.right.size()));
+                "right-key",
+                fmt::format("left-key has {} fields but right-key has {}", keys.left.size(),
+                            keys.right.size()));
   }
   for (size_t i = 0; i < keys.left.size(); ++i) {
     const FieldType lt = left.field(static_cast<size_t>(keys.left[i])).type;
@@ -136,8 +137,7 @@ CompiledOperator CompileWindowJoin(const CompileContext& ctx) {
   };
   const auto forbid = [&](const std::string& key) {
     if (const ParamNode* n = params.Get(key)) {
-      params.Fail(n->location, key,
-                  fmt::format("does not apply to a {} window", window.assigner));
+      params.Fail(n->location, key, fmt::format("does not apply to a {} window", window.assigner));
     }
   };
   if (window.assigner == "session") {

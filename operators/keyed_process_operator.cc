@@ -7,7 +7,9 @@
 
 namespace tidemark {
 
-const Key& ProcessContext::current_key() const { return op_.current_key_; }
+const Key& ProcessContext::current_key() const {
+  return op_.current_key_;
+}
 Timestamp ProcessContext::CurrentWatermark() const {
   return op_.timer_service_->CurrentWatermark();
 }
@@ -88,7 +90,9 @@ void KeyedProcessOperator::Open(const OperatorContext& context) {
   }
 }
 
-void KeyedProcessOperator::Close() { timer_service_.reset(); }
+void KeyedProcessOperator::Close() {
+  timer_service_.reset();
+}
 
 void KeyedProcessOperator::ProcessElement(StreamRecord& record, int input) {
   const int in = input == 1 && co_function_ ? 1 : 0;
@@ -112,8 +116,8 @@ void KeyedProcessOperator::ProcessElement(StreamRecord& record, int input) {
 void KeyedProcessOperator::ProcessWatermark(Watermark watermark, int input) {
   Timestamp next = watermark.timestamp;
   if (co_function_) {
-    input_watermarks_[input == 1 ? 1 : 0] = std::max(input_watermarks_[input == 1 ? 1 : 0],
-                                                    watermark.timestamp);
+    input_watermarks_[input == 1 ? 1 : 0] =
+        std::max(input_watermarks_[input == 1 ? 1 : 0], watermark.timestamp);
     next = kMaxTimestamp;
     bool all_max = true;
     for (int i = 0; i < 2; ++i) {
@@ -153,8 +157,7 @@ void KeyedProcessOperator::ProcessWatermarkStatus(WatermarkStatus status, int in
   }
 }
 
-void KeyedProcessOperator::FireTimer(const InternalTimer<VoidNamespace>& timer,
-                                     TimeDomain domain) {
+void KeyedProcessOperator::FireTimer(const InternalTimer<VoidNamespace>& timer, TimeDomain domain) {
   ctx_.timestamp_ = timer.timestamp;
   ctx_.domain_ = domain;
   ctx_.input_ = -1;

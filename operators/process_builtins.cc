@@ -13,9 +13,13 @@
 namespace tidemark {
 namespace {
 
-int64_t AsTime(const Value* v) { return v != nullptr ? std::get<int64_t>(*v) : kMinTimestamp; }
+int64_t AsTime(const Value* v) {
+  return v != nullptr ? std::get<int64_t>(*v) : kMinTimestamp;
+}
 
-Timestamp Add(Timestamp a, int64_t b) { return SaturatingAdd(a, b); }
+Timestamp Add(Timestamp a, int64_t b) {
+  return SaturatingAdd(a, b);
+}
 
 /// First record per key; later records of the key are dropped while they are within `within`
 /// of the kept one (event time: by timestamp; processing time: by arrival time). The kept
@@ -135,7 +139,8 @@ class PassThroughOperator : public StreamOperator {
 
 const Schema& SingleInput(const CompileContext& ctx) {
   if (ctx.input_schemas.size() != 1) {
-    throw CompileError("inputs", fmt::format("a {} operator takes exactly one input", ctx.spec.type));
+    throw CompileError("inputs",
+                       fmt::format("a {} operator takes exactly one input", ctx.spec.type));
   }
   return ctx.input_schemas.front();
 }
@@ -144,7 +149,8 @@ const Schema& SingleInput(const CompileContext& ctx) {
 Schema KeySchema(const Schema& input, const std::vector<int>& slots) {
   Schema out;
   for (int slot : slots) {
-    out.Add(input.field(static_cast<size_t>(slot)).name, input.field(static_cast<size_t>(slot)).type);
+    out.Add(input.field(static_cast<size_t>(slot)).name,
+            input.field(static_cast<size_t>(slot)).type);
   }
   return out;
 }
@@ -179,9 +185,8 @@ CompiledOperator CompileDedup(const CompileContext& ctx) {
   out.output_schema = input;
   const std::vector<int> slots = ResolveKeyBy(ctx.spec, input);
   SetKeying(out, slots);
-  SetProcessFactory(out, slots, [within, event] {
-    return std::make_unique<DedupFunction>(within, event);
-  });
+  SetProcessFactory(out, slots,
+                    [within, event] { return std::make_unique<DedupFunction>(within, event); });
   return out;
 }
 
@@ -204,9 +209,8 @@ CompiledOperator CompileInactivity(const CompileContext& ctx) {
     out.output_schema.Add(name, FieldType::kTimestamp);
   }
   SetKeying(out, slots);
-  SetProcessFactory(out, slots, [gap, event] {
-    return std::make_unique<InactivityFunction>(gap, event);
-  });
+  SetProcessFactory(out, slots,
+                    [gap, event] { return std::make_unique<InactivityFunction>(gap, event); });
   return out;
 }
 
@@ -237,11 +241,12 @@ CompiledOperator CompileUnion(const CompileContext& ctx) {
   }
   for (size_t i = 1; i < ctx.input_schemas.size(); ++i) {
     if (!(ctx.input_schemas[i] == ctx.input_schemas.front())) {
-      throw CompileError(fmt::format("inputs[{}]", i),
-                         fmt::format("all inputs of a union must have the same schema; '{}' differs "
-                                     "from '{}'",
-                                     ctx.spec.inputs[i].from, ctx.spec.inputs[0].from),
-                         ctx.spec.inputs[i].location);
+      throw CompileError(
+          fmt::format("inputs[{}]", i),
+          fmt::format("all inputs of a union must have the same schema; '{}' differs "
+                      "from '{}'",
+                      ctx.spec.inputs[i].from, ctx.spec.inputs[0].from),
+          ctx.spec.inputs[i].location);
     }
   }
   CompiledOperator out;

@@ -44,7 +44,8 @@ void RegisterKeyedCoProcessType(OperatorRegistry& registry, const std::string& t
     bool broadcast[2] = {false, false};
     std::vector<int> slots[2];
     for (int i = 0; i < 2; ++i) {
-      broadcast[i] = ctx.spec.inputs[static_cast<size_t>(i)].partitioning == Partitioning::kBroadcast;
+      broadcast[i] =
+          ctx.spec.inputs[static_cast<size_t>(i)].partitioning == Partitioning::kBroadcast;
     }
     if (broadcast[0] && broadcast[1]) {
       throw CompileError("inputs", "at most one input of a connect may be broadcast");

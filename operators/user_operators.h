@@ -37,9 +37,10 @@ void RegisterKeyedProcessType(OperatorRegistry& registry, const std::string& typ
 
 /// Registers `type` as a two-input keyed process operator (Flink's connect + KeyedCoProcess):
 /// exactly two inputs; key fields from `key-by` (same names on both sides) or `params:
-/// {left-key, right-key}` (a compile step that calls `CheckKeys` must allow those two). An input with `partition: broadcast` is a broadcast
-/// input: it is not keyed, every subtask gets all its records, and under the default
-/// `broadcast-watermarks: exclude` its watermarks do not hold the operator's event time back
+/// {left-key, right-key}` (a compile step that calls `CheckKeys` must allow those two). An input
+/// with `partition: broadcast` is a broadcast input: it is not keyed, every subtask gets all its
+/// records, and under the default `broadcast-watermarks: exclude` its watermarks do not hold the
+/// operator's event time back
 /// (`include`: Flink's minimum over both inputs). Records of a broadcast input are processed
 /// with an empty key.
 void RegisterKeyedCoProcessType(OperatorRegistry& registry, const std::string& type,

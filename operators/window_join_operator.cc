@@ -49,7 +49,9 @@ void WindowJoinOperator::Open(const OperatorContext& context) {
   inner_->Open(context);
 }
 
-void WindowJoinOperator::Close() { inner_->Close(); }
+void WindowJoinOperator::Close() {
+  inner_->Close();
+}
 
 void WindowJoinOperator::ProcessElement(StreamRecord& record, int input) {
   const int side = input == 1 ? 1 : 0;

@@ -57,9 +57,9 @@ void RegisterSpendAlert(OperatorRegistry& registry) {
         const std::string field = params.String("amount-field", "amount");
         const int slot = input.IndexOf(field);
         if (slot < 0) {
-          params.Fail(params.Get("amount-field") ? params.Get("amount-field")->location
-                                                 : SourceLocation{},
-                      "amount-field", "the input has no field '" + field + "'");
+          params.Fail(
+              params.Get("amount-field") ? params.Get("amount-field")->location : SourceLocation{},
+              "amount-field", "the input has no field '" + field + "'");
         }
         const std::string threshold_text = params.String("threshold", std::nullopt);
         int64_t threshold = 0;
@@ -86,8 +86,10 @@ JobSpec BuildInCpp(JobBuilder& builder) {
   SourceSpec source;
   source.type = "sequence";
   source.pacing_ms = 10;
-  SequenceSplitSpec alice{"alice", 0, 1000, 6, {{"user", std::string("alice")}, {"amount", int64_t{40}}}, {}};
-  SequenceSplitSpec bob{"bob", 500, 1000, 6, {{"user", std::string("bob")}, {"amount", int64_t{15}}}, {}};
+  SequenceSplitSpec alice{
+      "alice", 0, 1000, 6, {{"user", std::string("alice")}, {"amount", int64_t{40}}}, {}};
+  SequenceSplitSpec bob{
+      "bob", 500, 1000, 6, {{"user", std::string("bob")}, {"amount", int64_t{15}}}, {}};
   source.splits = {alice, bob};
   WatermarkStrategySpec watermarks;
   watermarks.max_out_of_orderness_ms = 0;

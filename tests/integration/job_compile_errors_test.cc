@@ -16,16 +16,16 @@ namespace {
 
 // A source of {user string, ts timestamp, amount int64} then `body` (operators after the source).
 std::string Job(const std::string& body) {
-  return "name: bad\n"                                             // line 1
-         "operators:\n"                                            // 2
-         "  - id: source\n"                                        // 3
-         "    type: source\n"                                      // 4
-         "    source:\n"                                           // 5
-         "      type: sequence\n"                                  // 6
-         "      splits:\n"                                         // 7
+  return "name: bad\n"             // line 1
+         "operators:\n"            // 2
+         "  - id: source\n"        // 3
+         "    type: source\n"      // 4
+         "    source:\n"           // 5
+         "      type: sequence\n"  // 6
+         "      splits:\n"         // 7
          "        - {id: a, start: 0s, step: 1s, count: 3, fields: {user: x, amount: 5}}\n"  // 8
-         "    watermarks: {max-out-of-orderness: 0ms, timestamp-field: ts}\n" +  // 9
-         body;                                                     // from line 10
+         "    watermarks: {max-out-of-orderness: 0ms, timestamp-field: ts}\n" +              // 9
+         body;  // from line 10
 }
 
 /// The first error line of loading and compiling `yaml`, or "" when it compiles.
@@ -51,7 +51,8 @@ TEST(JobCompileErrorsTest, WindowSizeZero) {
   EXPECT_EQ(FirstError(Job("  - id: w\n"
                            "    type: window\n"
                            "    input: source\n"
-                           "    window: {assigner: tumbling, size: 0s}\n") + kSink),
+                           "    window: {assigner: tumbling, size: 0s}\n") +
+                       kSink),
             "bad.yaml:13:40: error: operators[1].window.size: must be greater than 0, got \"0s\"");
 }
 
@@ -59,7 +60,8 @@ TEST(JobCompileErrorsTest, WindowSizeNegative) {
   EXPECT_EQ(FirstError(Job("  - id: w\n"
                            "    type: window\n"
                            "    input: source\n"
-                           "    window: {assigner: tumbling, size: -5s}\n") + kSink),
+                           "    window: {assigner: tumbling, size: -5s}\n") +
+                       kSink),
             "bad.yaml:13:40: error: operators[1].window.size: must not be negative, got \"-5s\"");
 }
 
@@ -67,20 +69,22 @@ TEST(JobCompileErrorsTest, SlideLargerThanSize) {
   EXPECT_EQ(FirstError(Job("  - id: w\n"
                            "    type: window\n"
                            "    input: source\n"
-                           "    window: {assigner: sliding, size: 5s, slide: 10s}\n") + kSink),
+                           "    window: {assigner: sliding, size: 5s, slide: 10s}\n") +
+                       kSink),
             "bad.yaml:13:50: error: operators[1].window.slide: the slide (10s) must not be larger "
             "than the window size (5s)");
 }
 
 TEST(JobCompileErrorsTest, UnknownAggregate) {
-  const std::string error = FirstError(Job("  - id: w\n"
-                                           "    type: window\n"
-                                           "    input: source\n"
-                                           "    window:\n"
-                                           "      assigner: tumbling\n"
-                                           "      size: 1s\n"
-                                           "      aggregate: [count, {fn: median, field: amount}]\n") +
-                                       kSink);
+  const std::string error =
+      FirstError(Job("  - id: w\n"
+                     "    type: window\n"
+                     "    input: source\n"
+                     "    window:\n"
+                     "      assigner: tumbling\n"
+                     "      size: 1s\n"
+                     "      aggregate: [count, {fn: median, field: amount}]\n") +
+                 kSink);
   EXPECT_EQ(error.rfind("bad.yaml:16:31: error: operators[1].window.aggregate[1].fn: unknown value "
                         "\"median\"",
                         0),
@@ -93,7 +97,8 @@ TEST(JobCompileErrorsTest, ExpressionTypeErrorPointsIntoTheExpression) {
   EXPECT_EQ(FirstError(Job("  - id: w\n"
                            "    type: filter\n"
                            "    input: source\n"
-                           "    filter: \"amount * user > 3\"\n") + kSink),
+                           "    filter: \"amount * user > 3\"\n") +
+                       kSink),
             "bad.yaml:13:21: error: operators[1].filter: in expression \"amount * user > 3\": "
             "operator '*' cannot be applied to int64 and string");
 }
@@ -102,7 +107,8 @@ TEST(JobCompileErrorsTest, FilterThatIsNotACondition) {
   EXPECT_EQ(FirstError(Job("  - id: w\n"
                            "    type: filter\n"
                            "    input: source\n"
-                           "    filter: amount * 2\n") + kSink),
+                           "    filter: amount * 2\n") +
+                       kSink),
             "bad.yaml:13:13: error: operators[1].filter: a filter condition must be bool, but "
             "\"amount * 2\" is int64");
 }
@@ -111,7 +117,8 @@ TEST(JobCompileErrorsTest, UnknownFieldInMapExpression) {
   EXPECT_EQ(FirstError(Job("  - id: w\n"
                            "    type: map\n"
                            "    input: source\n"
-                           "    map: {set: {cents: \"amont * 100\"}}\n") + kSink),
+                           "    map: {set: {cents: \"amont * 100\"}}\n") +
+                       kSink),
             "bad.yaml:13:25: error: operators[1].map.set.cents: in expression \"amont * 100\": "
             "unknown field 'amont' (fields: ts, user, amount)");
 }
@@ -121,7 +128,8 @@ TEST(JobCompileErrorsTest, KeyFieldThatDoesNotExist) {
                            "    type: window\n"
                            "    input: source\n"
                            "    key-by: [user, region]\n"
-                           "    window: {assigner: tumbling, size: 1s}\n") + kSink),
+                           "    window: {assigner: tumbling, size: 1s}\n") +
+                       kSink),
             "bad.yaml:13:20: error: operators[1].key-by[1]: the input has no field 'region' "
             "(fields: ts, user, amount)");
 }
@@ -140,13 +148,15 @@ TEST(JobCompileErrorsTest, UnknownOperatorTypeLoadsButDoesNotCompile) {
 }
 
 TEST(JobCompileErrorsTest, UnknownParameterOfABuiltInType) {
-  EXPECT_EQ(FirstError(Job("  - id: w\n"
-                           "    type: dedup\n"
-                           "    input: source\n"
-                           "    key-by: [user]\n"
-                           "    dedup: {within: 1h, withn: 2h}\n") + kSink),
-            "bad.yaml:14:25: error: operators[1].dedup.withn: unknown key \"withn\" for an operator "
-            "of type dedup; allowed keys: within, time");
+  EXPECT_EQ(
+      FirstError(Job("  - id: w\n"
+                     "    type: dedup\n"
+                     "    input: source\n"
+                     "    key-by: [user]\n"
+                     "    dedup: {within: 1h, withn: 2h}\n") +
+                 kSink),
+      "bad.yaml:14:25: error: operators[1].dedup.withn: unknown key \"withn\" for an operator "
+      "of type dedup; allowed keys: within, time");
 }
 
 TEST(JobCompileErrorsTest, WindowJoinSlideLargerThanSize) {
@@ -154,7 +164,8 @@ TEST(JobCompileErrorsTest, WindowJoinSlideLargerThanSize) {
                            "    type: window-join\n"
                            "    inputs: [source, source]\n"
                            "    key-by: [user]\n"
-                           "    window-join: {assigner: sliding, size: 1s, slide: 2s}\n") + kSink),
+                           "    window-join: {assigner: sliding, size: 1s, slide: 2s}\n") +
+                       kSink),
             "bad.yaml:14:55: error: operators[1].window-join.slide: the slide (2000ms) must not be "
             "larger than the size (1000ms)");
 }
@@ -164,7 +175,8 @@ TEST(JobCompileErrorsTest, GoodJobCompiles) {
                            "    type: window\n"
                            "    input: source\n"
                            "    key-by: [user]\n"
-                           "    window: {assigner: sliding, size: 10s, slide: 5s}\n") + kSink),
+                           "    window: {assigner: sliding, size: 10s, slide: 5s}\n") +
+                       kSink),
             "");
 }
 

@@ -2,13 +2,14 @@
 // and output as its YAML form; dedup / inactivity run in jobs; a user connect type with a
 // broadcast input leaves that input out of event time unless `broadcast-watermarks: include`.
 
+#include "operators/user_operators.h"
+
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "config/job_loader.h"
 #include "operators/job_builder.h"
-#include "operators/user_operators.h"
 #include "tools/engine/engine.h"
 
 namespace tidemark {
@@ -16,7 +17,8 @@ namespace {
 
 std::string RunJob(const JobSpec& spec, const OperatorRegistry& registry) {
   std::string out;
-  auto job = LocalJob::Create(spec, registry, [&out](const std::string& line) { out += line + "\n"; });
+  auto job =
+      LocalJob::Create(spec, registry, [&out](const std::string& line) { out += line + "\n"; });
   job->execution().Start();
   EXPECT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
   return out;
@@ -151,11 +153,13 @@ std::string RunConnect(const std::string& broadcast_watermarks, int64_t* fired_a
                                plan.output_schema = Schema({{"user", FieldType::kString},
                                                             {"timer", FieldType::kTimestamp},
                                                             {"at_end", FieldType::kBool}});
-                               plan.factory = [] { return std::make_unique<TimerAtRecord>(); };
+                               plan.factory = [] {
+                                 return std::make_unique<TimerAtRecord>();
+                               };
                                return plan;
                              });
-  auto job = LocalJob::Create(LoadJobSpecString(ConnectJob(broadcast_watermarks), "c.yaml"),
-                              registry);
+  auto job =
+      LocalJob::Create(LoadJobSpecString(ConnectJob(broadcast_watermarks), "c.yaml"), registry);
   job->execution().Start();
   EXPECT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
   *fired_at_end = 0;

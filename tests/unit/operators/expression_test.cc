@@ -13,7 +13,9 @@ Schema TestSchema() {
                  {"vip", FieldType::kBool}});
 }
 
-Row TestRow() { return Row{int64_t{150}, 2.5, std::string("paid"), int64_t{12345}, true}; }
+Row TestRow() {
+  return Row{int64_t{150}, 2.5, std::string("paid"), int64_t{12345}, true};
+}
 
 Value Eval(const std::string& text, const Row& row = TestRow()) {
   return Expression::Compile(text, TestSchema()).Evaluate(row);

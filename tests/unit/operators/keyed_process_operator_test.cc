@@ -116,8 +116,8 @@ TEST(KeyedProcessOperatorTest, ConnectSharesKeyedStateAndTakesMinWatermark) {
   h.op->ProcessWatermark(Watermark{50}, 0);
   h.op->ProcessWatermark(Watermark{30}, 1);
   h.op->ProcessWatermark(Watermark{40}, 1);
-  ASSERT_EQ(h.output.Describe(), (std::vector<std::string>{"record([\"k\",1,2]@20)",
-                                                           "watermark(30)", "watermark(40)"}));
+  ASSERT_EQ(h.output.Describe(),
+            (std::vector<std::string>{"record([\"k\",1,2]@20)", "watermark(30)", "watermark(40)"}));
 }
 
 TEST(KeyedProcessOperatorTest, ExcludedBroadcastInputDoesNotHoldEventTimeBack) {

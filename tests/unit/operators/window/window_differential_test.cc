@@ -110,14 +110,20 @@ struct ModelOutput {
   std::vector<std::string> late;
 };
 
-int64_t FloorMod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
+int64_t FloorMod(int64_t a, int64_t b) {
+  return ((a % b) + b) % b;
+}
 
 ModelOutput RunModel(const Params& p, const std::vector<Event>& events) {
   ModelOutput out;
   std::map<std::string, std::map<WindowKey, Pane>> panes;  // key -> window -> pane
   Timestamp wm = kMinTimestamp;
-  const auto max_ts = [](const WindowKey& w) { return w.second - 1; };
-  const auto cleanup = [&](const WindowKey& w) { return max_ts(w) + p.lateness; };
+  const auto max_ts = [](const WindowKey& w) {
+    return w.second - 1;
+  };
+  const auto cleanup = [&](const WindowKey& w) {
+    return max_ts(w) + p.lateness;
+  };
   for (const Event& e : events) {
     if (e.is_watermark) {
       // Due timers in (time, key, window) order: firings at end - 1, cleanups at end-1+lateness.
@@ -235,17 +241,17 @@ ModelOutput RunOperator(const Params& p, const std::vector<Event>& events) {
   } else {
     assigner = std::make_unique<SessionWindows>(true, p.gap);
   }
-  auto fn = std::make_unique<BufferingWindowFunction>(
-      [](const WindowFunction::Context& ctx, const std::vector<StreamRecord>& elements,
-         std::vector<Row>& rows) {
-        std::vector<int64_t> ids;
-        for (const StreamRecord& r : elements) {
-          ids.push_back(std::get<int64_t>(r.row[2]));
-        }
-        rows.push_back(Row{ctx.key[0], ctx.window.start(), ctx.window.end(),
-                           Result(std::get<std::string>(ctx.key[0]),
-                                  {ctx.window.start(), ctx.window.end()}, ids, -1)});
-      });
+  auto fn = std::make_unique<BufferingWindowFunction>([](const WindowFunction::Context& ctx,
+                                                         const std::vector<StreamRecord>& elements,
+                                                         std::vector<Row>& rows) {
+    std::vector<int64_t> ids;
+    for (const StreamRecord& r : elements) {
+      ids.push_back(std::get<int64_t>(r.row[2]));
+    }
+    rows.push_back(Row{ctx.key[0], ctx.window.start(), ctx.window.end(),
+                       Result(std::get<std::string>(ctx.key[0]),
+                              {ctx.window.start(), ctx.window.end()}, ids, -1)});
+  });
   WindowOperator::Options options;
   options.key_slots = {0};
   options.allowed_lateness_ms = p.lateness;
@@ -274,7 +280,8 @@ ModelOutput RunOperator(const Params& p, const std::vector<Event>& events) {
       out.main.push_back("W" + std::to_string(w->timestamp));
     } else if (const auto* r = std::get_if<StreamRecord>(&element)) {
       std::string s = std::get<std::string>(r->row[3]);
-      s = s.substr(0, s.rfind(" firing=")) + " firing=" + std::to_string(std::get<int64_t>(r->row[4]));
+      s = s.substr(0, s.rfind(" firing=")) +
+          " firing=" + std::to_string(std::get<int64_t>(r->row[4]));
       EXPECT_EQ(r->timestamp, std::get<int64_t>(r->row[2]) - 1) << "result timestamp = end - 1";
       out.main.push_back(s);
     }
