@@ -518,3 +518,27 @@ void SourceOperator::Close() {
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+void SourceOperator::CollectMetrics(MetricsWriter& out) const {
+  out.Gauge("currentOutputWatermark", latest_watermark_);
+  out.Gauge("idle", IsIdle() ? 1 : 0);
+  out.Gauge("waitingForAlignment", waiting_for_alignment_ ? 1 : 0);
+  out.Gauge("numInputErrors", input_errors_);
+  out.Gauge("numRecordsWithoutTimestamp", records_without_timestamp_);
+  for (const auto& [id, split] : split_outputs_) {
+    if (id.empty()) {
+      continue;  // the reader's main output, not a split
+    }
+    if (multiplexer_) {
+      if (auto view = multiplexer_->ViewOutput(id)) {
+        out.Gauge("split." + id + ".watermark", view->watermark);
+        out.Gauge("split." + id + ".idle", view->idle ? 1 : 0);
+      }
+    }
+    out.Gauge("split." + id + ".paused", paused_splits_.count(id) > 0 ? 1 : 0);
+  }
+}
+
+}  // namespace tidemark

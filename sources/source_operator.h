@@ -102,6 +102,9 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   int64_t records_without_timestamp() const { return records_without_timestamp_; }
   /// Input the reader could not turn into records (`ReaderOutput::EmitError`), sent to `errors`.
   int64_t input_errors() const { return input_errors_; }
+  /// currentOutputWatermark, idle, waitingForAlignment, numInputErrors, numRecordsWithoutTimestamp,
+  /// and per split: split.<id>.watermark, split.<id>.idle, split.<id>.paused.
+  void CollectMetrics(MetricsWriter& out) const override;
   /// Counts `error` and sends its row (SourceErrorSchema) to side output `errors`.
   void EmitError(const SourceError& error);
   /// The last watermark that left the source (MIN before any).

@@ -51,6 +51,15 @@ struct WatermarkOutputMultiplexer::OutputState {
   DeferredOutput deferred;
 };
 
+std::optional<WatermarkOutputMultiplexer::OutputView> WatermarkOutputMultiplexer::ViewOutput(
+    const std::string& output_id) const {
+  auto it = outputs_.find(output_id);
+  if (it == outputs_.end()) {
+    return std::nullopt;
+  }
+  return OutputView{it->second->partial->watermark(), it->second->partial->IsIdle()};
+}
+
 void WatermarkOutputMultiplexer::RegisterNewOutput(const std::string& output_id) {
   if (outputs_.count(output_id) > 0) {
     throw InvalidArgument(fmt::format("watermark output '{}' is already registered", output_id));

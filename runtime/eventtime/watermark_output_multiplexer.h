@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -56,6 +57,12 @@ class WatermarkOutputMultiplexer {
   Timestamp combined_watermark() const { return combined_.combined_watermark(); }
   bool IsIdle() const { return combined_.IsIdle(); }
   size_t num_outputs() const { return outputs_.size(); }
+  /// The watermark and idleness of one registered output (for metrics); nullopt if unknown.
+  struct OutputView {
+    Timestamp watermark = kMinTimestamp;
+    bool idle = false;
+  };
+  std::optional<OutputView> ViewOutput(const std::string& output_id) const;
 
  private:
   class ImmediateOutput;

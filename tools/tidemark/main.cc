@@ -49,8 +49,17 @@ int RunJob(const std::string& path, bool print_metrics) {
   g_running.store(nullptr);
   if (print_metrics) {
     for (const auto& m : job->execution().Metrics()) {
-      std::cerr << fmt::format("metrics: task={}#{} records_in={} finished={}\n", m.task, m.subtask_index,
-                               m.records_in, m.finished);
+      std::cerr << fmt::format("metrics: task={}#{} records_in={} input_watermark={} finished={}\n", m.task,
+                               m.subtask_index, m.records_in, FormatSeconds(m.input_watermark), m.finished);
+      for (const auto& op : m.operators) {
+        std::string line = fmt::format("metrics:   operator={} records_out={} output_watermark={}", op.name,
+                                       op.records_out, FormatSeconds(op.output_watermark));
+        for (const auto& [name, value] : op.gauges) {
+          const bool is_time = name.find("atermark") != std::string::npos;
+          line += fmt::format(" {}={}", name, is_time ? FormatSeconds(value) : std::to_string(value));
+        }
+        std::cerr << line << "\n";
+      }
     }
   }
   if (state != JobState::kFinished) {
