@@ -303,12 +303,20 @@ nlohmann::json JobManager::TasksJson(const JobExecution& exec) {
     task["parallelism"] = task["parallelism"].get<int>() + 1;
     nlohmann::json ops = nlohmann::json::array();
     for (const OperatorMetrics& o : m.operators) {
+      // The operator's own gauges (late records, per-split watermark / idle / paused, ...);
+      // names containing "atermark" are event times and are rendered like the others.
+      nlohmann::json gauges = nlohmann::json::object();
+      for (const auto& [name, value] : o.gauges) {
+        gauges[name] = name.find("atermark") != std::string::npos ? WatermarkJson(value) : nlohmann::json(value);
+      }
       ops.push_back({{"name", o.name},
                      {"records-out", o.records_out},
-                     {"output-watermark", WatermarkJson(o.output_watermark)}});
+                     {"output-watermark", WatermarkJson(o.output_watermark)},
+                     {"metrics", std::move(gauges)}});
     }
     task["subtasks"].push_back({{"subtask", m.subtask_index},
                                 {"records-in", m.records_in},
+                                {"input-watermark", WatermarkJson(m.input_watermark)},
                                 {"finished", m.finished},
                                 {"operators", std::move(ops)}});
   }
@@ -414,6 +422,9 @@ std::string JobManager::PrometheusText() const {
          "# TYPE tidemark_task_records_in_total counter\n";
   std::string wm = "# HELP tidemark_operator_output_watermark_ms Last watermark an operator emitted.\n"
                    "# TYPE tidemark_operator_output_watermark_ms gauge\n";
+  std::string gauges = "# HELP tidemark_operator_gauge An operator's own figure (label metric: "
+                       "numLateRecordsDropped, split.<id>.watermark, ...); watermarks in ms.\n"
+                       "# TYPE tidemark_operator_gauge gauge\n";
   for (const auto& [e, job] : entries) {
     for (const SubtaskMetrics& m : job->execution().Metrics()) {
       const std::string labels = fmt::format("job_id=\"{}\",job_name=\"{}\",task=\"{}\",subtask=\"{}\"", e->id,
@@ -424,10 +435,14 @@ std::string JobManager::PrometheusText() const {
           wm += fmt::format("tidemark_operator_output_watermark_ms{{{},operator=\"{}\"}} {}\n", labels,
                             PromEscape(o.name), o.output_watermark);
         }
+        for (const auto& [name, value] : o.gauges) {
+          gauges += fmt::format("tidemark_operator_gauge{{{},operator=\"{}\",metric=\"{}\"}} {}\n", labels,
+                                PromEscape(o.name), PromEscape(name), value);
+        }
       }
     }
   }
-  return out + wm;
+  return out + wm + gauges;
 }
 
 JobManager::CancelStatus JobManager::Cancel(const std::string& id) {

@@ -251,6 +251,10 @@ TEST_F(DaemonTest, SubmitsBothTwoSplitJobsThroughTheCliAndReadsResultsWithStatus
     EXPECT_EQ(ops.at("windows")["records-out"], mode == "split" ? 15 : 11);
     EXPECT_TRUE(ops.at("fired")["output-watermark"].is_null());
     EXPECT_EQ(j["vertices"].size(), mode == "split" ? 4u : 5u);
+    // The window operator's own figures: late records went to the side output, none dropped.
+    EXPECT_EQ(ops.at("windows")["metrics"]["numLateRecordsSideOutput"], mode == "split" ? 0 : 197);
+    EXPECT_EQ(ops.at("windows")["metrics"]["numLateRecordsDropped"], 0);
+    EXPECT_EQ(ops.at("windows")["metrics"]["currentWatermark"], kMaxTimestamp);
 
     // The job's printed lines are in its log, exactly as `tidemark run` prints them.
     CliResult logs = Cli("logs " + id);

@@ -224,8 +224,8 @@ def main():
     lines.append("Watermark cost (chained 2-operator chain): periodic every 200 ms "
                  f"{res['watermarks_periodic']['records_per_s'] / wm_none:.2f} ×, punctuated every 1,000 records "
                  f"{res['watermarks_punctuated']['records_per_s'] / wm_none:.2f} × the throughput without watermarks.\n")
-    lines.append("Peak RSS is the benchmark process's high-water mark so far (it only grows across jobs run in "
-                 "one process); state is the resident-memory growth from job start to job end, an estimate "
+    lines.append("Peak RSS is the high-water mark of the `tidemark bench` process over its warm-up, runs and "
+                 "baselines; state is the resident-memory growth from job start to job end, an estimate "
                  "that includes channel buffers.\n")
     lines.append("## What the profile says\n")
     lines.append(PROFILE_NOTES)
@@ -255,9 +255,11 @@ REASONS = {
     "sliding": "the WindowOperator assigns each record to every overlapping window (size/slide of them) and "
                "updates each window's state and timer separately; it does not pre-aggregate in panes / "
                "slices, so throughput falls about linearly with size/slide.",
-    "latency": "see the latency row: the generator paces in bursts (sleeps below ~60 µs are not "
+    "latency": "the generator paces in bursts (sleeps below ~60 µs are not "
                "honoured by the kernel), and a batch waits up to the flush timeout (100 µs) in a source "
-               "task; downstream tasks sleep on a condition variable and need a futex wake-up.",
+               "task; downstream tasks sleep on a condition variable and need a futex wake-up; "
+               "on a machine with a load average well above its 2 cores, a thread often waits a "
+               "scheduler slice (ms) before it runs, which sets the tail.",
 }
 
 PROFILE_NOTES = """Profiled with `perf record -g` on `chain2_chained_p1` and `chain2_unchained_p1`:
