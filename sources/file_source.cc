@@ -41,7 +41,9 @@ class FileReader : public SourceReader {
 
   void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) override {
     for (auto& s : splits) {
-      states_.push_back(State{s->SplitId(), nullptr, nullptr, false});
+      State st;
+      st.path = s->SplitId();
+      states_.push_back(std::move(st));
     }
   }
 
@@ -123,6 +125,7 @@ class FileReader : public SourceReader {
       } else {
         st.output->Collect(std::move(*row));
       }
+      ++st.records;
       ++emitted_total_;
       next_ = (next_ + 1) % n;
       return InputStatus::kMoreAvailable;
@@ -134,9 +137,18 @@ class FileReader : public SourceReader {
   struct State {
     std::string path;
     std::unique_ptr<LineReader> lines;
+    int64_t records = 0;
     SourceOutput* output = nullptr;
     bool done = false;
   };
+
+  void CollectMetrics(MetricsWriter& out) const override {
+    for (const State& st : states_) {
+      out.Gauge("split." + st.path + ".records", st.records);
+      out.Gauge("split." + st.path + ".lines", st.lines ? st.lines->line_number() : 0);
+      out.Gauge("split." + st.path + ".bytes", st.lines ? st.lines->bytes_read() : 0);
+    }
+  }
 
   void Error(ReaderOutput& output, State& st, int64_t line_no, std::string reason,
              const std::string& text) {

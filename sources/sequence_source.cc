@@ -117,6 +117,12 @@ class SequenceReader : public SourceReader {
   }
 
  private:
+  void CollectMetrics(MetricsWriter& out) const override {
+    for (const State& st : states_) {
+      out.Gauge("split." + st.spec->id + ".records", st.emitted);
+    }
+  }
+
   struct State {
     const SequenceSplitSpec* spec = nullptr;
     std::vector<Value> constants;

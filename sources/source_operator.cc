@@ -527,6 +527,9 @@ void SourceOperator::CollectMetrics(MetricsWriter& out) const {
   out.Gauge("waitingForAlignment", waiting_for_alignment_ ? 1 : 0);
   out.Gauge("numInputErrors", input_errors_);
   out.Gauge("numRecordsWithoutTimestamp", records_without_timestamp_);
+  if (reader_) {
+    reader_->CollectMetrics(out);
+  }
   for (const auto& [id, split] : split_outputs_) {
     if (id.empty()) {
       continue;  // the reader's main output, not a split

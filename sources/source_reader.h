@@ -7,6 +7,7 @@
 
 #include "runtime/core/row.h"
 #include "runtime/core/watermark.h"
+#include "runtime/task/metrics_writer.h"
 #include "runtime/task/source_operator_base.h"
 #include "runtime/time/processing_time_service.h"
 
@@ -94,6 +95,10 @@ class SourceReader {
   virtual void PauseOrResumeSplits(const std::vector<std::string>& /*pause*/,
                                    const std::vector<std::string>& /*resume*/) {}
   virtual void Close() {}
+  /// Reports the reader's progress into `out` (mailbox thread, every few hundred ms): per split
+  /// `split.<id>.records` (records emitted) and, for sources that read bytes,
+  /// `split.<id>.bytes` and `split.<id>.lines`. Default: nothing.
+  virtual void CollectMetrics(MetricsWriter& /*out*/) const {}
 };
 
 /// A source: its record schema, its splits and a reader per subtask. Mirrors Flink's `Source`

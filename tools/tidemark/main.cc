@@ -4,6 +4,9 @@
 // Exit codes: 0 ok (the job FINISHED); 1 the job FAILED or was CANCELED; 2 usage error, invalid
 // job (file:line:column diagnostics on stderr) or unknown job id; 3 the daemon is unreachable.
 
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -18,6 +21,7 @@
 #include "runtime/daemon/daemon_paths.h"
 #include "tools/engine/engine.h"
 #include "tools/tidemark/daemon_commands.h"
+#include "tools/tidemark/progress.h"
 
 namespace {
 
@@ -45,6 +49,16 @@ int RunJob(const std::string& path, bool print_metrics) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   job->execution().Start();
+  // On a terminal, a progress line on stderr (records per split, the current watermark),
+  // refreshed every 250 ms and erased at the end; never when stderr is a file or a pipe.
+  if (isatty(STDERR_FILENO) != 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!job->execution().WaitFor(std::chrono::milliseconds(250))) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::cerr << "\r\033[K" << ProgressLine(job->execution().Metrics(), elapsed) << std::flush;
+    }
+    std::cerr << "\r\033[K" << std::flush;
+  }
   const JobState state = job->execution().Wait();
   g_running.store(nullptr);
   if (print_metrics) {
