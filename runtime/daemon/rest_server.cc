@@ -209,6 +209,7 @@ struct RestServer::Impl {
   std::optional<asio::local::stream_protocol::acceptor> unix_acceptor;
   std::optional<asio::ip::tcp::acceptor> tcp_acceptor;
   asio::steady_timer retry_timer{ioc};
+  size_t refused_at_cap = 0;  // connections refused since the limit was last reached
 };
 
 namespace {
@@ -361,9 +362,25 @@ void RestServer::Impl::Accept(typename Protocol::acceptor& acceptor, bool tcp) {
       return;
     }
     if (server.connections_.load() >= server.options_.max_connections) {
+      // At the cap: a one-shot 503 on the fresh socket (its send buffer is empty, so a non-blocking
+      // write of these few bytes never waits), then close without reading the request.
+      static constexpr std::string_view kBusy =
+          "HTTP/1.1 503 Service Unavailable\r\nServer: tidemarkd\r\nContent-Type: application/json\r\n"
+          "Connection: close\r\nContent-Length: 42\r\n\r\n{\"errors\": [\"too many open connections\"]}\n";
       beast::error_code ignored;
+      socket.non_blocking(true, ignored);
+      socket.write_some(asio::buffer(kBusy.data(), kBusy.size()), ignored);
+      socket.shutdown(Protocol::socket::shutdown_both, ignored);
       socket.close(ignored);
+      if (refused_at_cap++ == 0) {  // once per episode: a flood must not flood the log too
+        GetLogger("daemon")->warn("connection limit reached ({} open); refusing new connections with 503",
+                                  server.options_.max_connections);
+      }
     } else {
+      if (refused_at_cap > 0) {
+        GetLogger("daemon")->info("accepting connections again; {} refused at the limit", refused_at_cap);
+        refused_at_cap = 0;
+      }
       std::make_shared<Session<Protocol>>(std::move(socket), *this, server.connections_, server.options_,
                                           server.jobs_, tcp)
           ->Run();

@@ -28,7 +28,9 @@ struct RestServerOptions {
 
   size_t max_body_bytes = 1u << 20;   ///< larger requests get 413 and the connection is closed
   size_t max_header_bytes = 16u << 10;
-  size_t max_connections = 4096;      ///< further connections are closed at once
+  /// Further connections get a 503 `{"errors": [...]}` at once and are closed without being read;
+  /// the server accepts again as soon as an open connection ends.
+  size_t max_connections = 4096;
   std::chrono::milliseconds idle_timeout{30000};  ///< a connection idle (or slow) this long is closed
 };
 

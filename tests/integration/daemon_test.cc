@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,12 +18,14 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "operators/user_operators.h"
 #include "runtime/core/timestamp.h"
 #include "runtime/daemon/daemon_client.h"
 #include "runtime/daemon/job_manager.h"
@@ -76,6 +79,52 @@ operators:
                      path);
 }
 
+/// A user operator type (registered by C++, as an application would) that forwards records and
+/// throws from its ProcessElement at the third one: user code failing inside a running job.
+class ThrowAtThird : public KeyedProcessFunction {
+ public:
+  void ProcessElement(const StreamRecord& record, ProcessContext& ctx) override {
+    if (++seen_ == 3) {
+      throw std::runtime_error(fmt::format("poisoned record {} at {}", seen_, FormatSeconds(record.timestamp)));
+    }
+    ctx.Collect(record.row, record.timestamp);
+  }
+
+ private:
+  int seen_ = 0;
+};
+
+/// The built-ins plus `throw-at-third`.
+JobFactory TestJobFactory() {
+  auto registry = std::make_shared<OperatorRegistry>(BuiltinRegistry());
+  RegisterKeyedProcessType(*registry, "throw-at-third", [](const Schema& input, const OperatorParams& params) {
+    params.CheckKeys({});
+    UserFunctionPlan<KeyedProcessFunction> plan;
+    plan.output_schema = input;
+    plan.factory = [] { return std::make_unique<ThrowAtThird>(); };
+    return plan;
+  });
+  return LocalJobFactory(std::move(registry));
+}
+
+// Records every 10 ms through `throw-at-third`: fails 20-30 ms after its start.
+constexpr const char* kThrowingJob = R"(name: throws
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 10ms
+      splits: [{id: a, start: 0ms, step: 1s, count: 100}]
+  - id: poisoned
+    type: throw-at-third
+    input: src
+  - id: out
+    type: sink
+    input: poisoned
+    sink: {type: collect}
+)";
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -90,6 +139,35 @@ std::vector<std::string> Lines(const std::string& text) {
     out.push_back(line);
   }
   return out;
+}
+
+/// Polls `done` until it holds or `timeout` passed: for server-side effects of a client's action
+/// (an accept, a close, a process exit) that give the test nothing to wait on.
+template <class Predicate>
+bool Eventually(Predicate done, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+/// Reads until the peer closes (or 5 s pass).
+std::string ReadUntilClosed(int fd) {
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string reply;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) {
+      return reply;
+    }
+    reply.append(buf, static_cast<size_t>(n));
+  }
 }
 
 /// The built tools sit in <build>/tools, this test in <build>/tests.
@@ -126,7 +204,7 @@ class DaemonTest : public ::testing::Test {
     server_.reset();
     jobs_.reset();
     socket_ = dir_.path() + "/d.sock";
-    jobs_ = std::make_unique<JobManager>(MakeLocalDaemonJob, job_options);
+    jobs_ = std::make_unique<JobManager>(TestJobFactory(), job_options);
     server_options.socket_path = socket_;
     server_ = std::make_unique<RestServer>(*jobs_, server_options);
     server_->Start();
@@ -172,6 +250,21 @@ class DaemonTest : public ::testing::Test {
       jobs_->WaitForJob(id, std::chrono::milliseconds(5));  // a bounded pause that ends early on exit
     }
     FAIL() << "job " << id << " never produced";
+  }
+
+  /// A connection to the test's socket that sends nothing (yet); -1 when connect fails.
+  int ConnectRaw() {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket_.c_str(), sizeof(addr.sun_path) - 1);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
+      return -1;
+    }
+    return fd;
   }
 
   /// Sends raw bytes on a fresh connection, half-closes, and returns whatever comes back.
@@ -256,6 +349,28 @@ TEST_F(DaemonTest, SubmitsBothTwoSplitJobsThroughTheCliAndReadsResultsWithStatus
     EXPECT_EQ(ops.at("windows")["metrics"]["numLateRecordsDropped"], 0);
     EXPECT_EQ(ops.at("windows")["metrics"]["currentWatermark"], kMaxTimestamp);
 
+    // The human table: per operator records, watermarks and late records; per split records and
+    // state (a finished job's splits have released their watermark outputs).
+    CliResult table = Cli("status " + id);
+    ASSERT_EQ(table.rc, 0) << table.err;
+    const std::string operators_head =
+        mode == "split" ? "source#0                           400  -         source            400  MAX        -    -\n"
+                        : "source -> assign#0                 400  -         source            400  MAX        -    -\n"
+                          "                                                  assign            400  MAX        -    -\n";
+    EXPECT_EQ(table.out.substr(table.out.find("TASK#SUBTASK")),
+              "TASK#SUBTASK                RECORDS IN  INPUT WM  OPERATOR  RECORDS OUT  OUTPUT WM  LAG  LATE\n" +
+                  operators_head +
+                  fmt::format("windows -> fired -> late#0         400  MAX       windows            {}  MAX        -"
+                              "    {} side, 0 dropped\n",
+                              mode == "split" ? 15 : 11, mode == "split" ? 0 : 197) +
+                  "                                                  fired               0  -          -    -\n"
+                  "                                                  late                0  -          -    -\n"
+                  "\n"
+                  "OPERATOR#SUBTASK  SPLIT  RECORDS  WATERMARK  LAG  BEHIND  STATE\n"
+                  "source#0          fast       200  -          -    -       finished\n"
+                  "source#0          slow       200  -          -    -       finished\n")
+        << table.out;
+
     // The job's printed lines are in its log, exactly as `tidemark run` prints them.
     CliResult logs = Cli("logs " + id);
     ASSERT_EQ(logs.rc, 0) << logs.err;
@@ -279,6 +394,46 @@ TEST_F(DaemonTest, CancelsALongRunningJobWithinOneSecond) {
   EXPECT_EQ(json::parse(status.out)["state"], "CANCELED");
   // Cancelling again is harmless.
   EXPECT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 409);
+}
+
+TEST_F(DaemonTest, StatusShowsLiveSplitWatermarksAndHowFarEachTrails) {
+  // Two endless splits 10 s apart in event time, on the wall clock.
+  const std::string id = SubmitYaml(R"(name: live
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 1ms
+      splits:
+        - {id: early, start: 0s, step: 1ms, count: 100000000}
+        - {id: late, start: 10s, step: 1ms, count: 100000000}
+    watermarks: {strategy: bounded-out-of-orderness, max-out-of-orderness: 0ms, timestamp-field: ts}
+  - id: out
+    type: sink
+    input: src
+    sink: {type: collect}
+)");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        const json m = JobJson(id)["tasks"][0]["subtasks"][0]["operators"][0]["metrics"];
+        return m.contains("split.early.watermark") && !m["split.early.watermark"].is_null() &&
+               m.contains("split.late.watermark") && !m["split.late.watermark"].is_null();
+      },
+      std::chrono::seconds(5)));
+  CliResult status = Cli("status " + id);
+  ASSERT_EQ(status.rc, 0) << status.err;
+  // Watermarks as event times; the early split trails the late one by 10 s (give or take the one
+  // record the round-robin reader may be between them); neither is idle or paused.
+  EXPECT_TRUE(std::regex_search(
+      status.out, std::regex(R"(\nOPERATOR#SUBTASK +SPLIT +RECORDS +WATERMARK +LAG +BEHIND +STATE\n)"
+                             R"(src#0 +early +\d+ +\d+\.\d{3}s +- +(9\.999|10\.000|10\.001)s +active\n)"
+                             R"(src#0 +late +\d+ +1\d\.\d{3}s +- +0\.000s +active\n$)")))
+      << status.out;
+  EXPECT_TRUE(std::regex_search(status.out, std::regex(R"(\nsrc -> out#0 +\d+ +- +src +\d+ +\d+\.\d{3}s +- +-\n)")))
+      << status.out;
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(2)));
 }
 
 TEST_F(DaemonTest, InvalidJobGets400WithFileLineColumnDiagnostics) {
@@ -349,12 +504,20 @@ TEST_F(DaemonTest, AnswersOrClosesGarbageAndKeepsServing) {
 }
 
 TEST_F(DaemonTest, FailingJobsEndFailedWithTheCauseWhileAnotherFinishes) {
+  // The good job runs first and is still running while the others fail beside it.
+  const std::string good = SubmitYaml(ReadFile("jobs/two_splits_split.yaml"));
+  const std::string throws = SubmitYaml(kThrowingJob);
   const std::string unopenable = SubmitYaml(SinkJob("/proc/forbidden/x.jsonl"));
   const std::string unwritable = SubmitYaml(SinkJob("/dev/full"));
-  const std::string good = SubmitYaml(ReadFile("jobs/two_splits_split.yaml"));
-  for (const auto& id : {unopenable, unwritable, good}) {
+  for (const auto& id : {unopenable, unwritable, throws, good}) {
     ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
   }
+  json t = JobJson(throws);
+  EXPECT_EQ(t["state"], "FAILED");
+  EXPECT_NE(t["failure-cause"].get<std::string>().find("poisoned record 3 at 2s"), std::string::npos)
+      << t["failure-cause"];
+  EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + throws + "/exceptions").body)["root-exception"],
+            t["failure-cause"]);
   json a = JobJson(unopenable);
   EXPECT_EQ(a["state"], "FAILED");
   EXPECT_NE(a["failure-cause"].get<std::string>().find("cannot open sink file '/proc/forbidden/x.jsonl'"),
@@ -374,7 +537,7 @@ TEST_F(DaemonTest, FailingJobsEndFailedWithTheCauseWhileAnotherFinishes) {
   EXPECT_EQ(status.rc, 1);
   EXPECT_NE(status.out.find("FAILED"), std::string::npos);
   json overview = json::parse(Client().Request("GET", "/overview").body);
-  EXPECT_EQ(overview["jobs-failed"], 2);
+  EXPECT_EQ(overview["jobs-failed"], 3);
   EXPECT_EQ(overview["jobs-finished"], 1);
 }
 
@@ -490,6 +653,104 @@ TEST_F(DaemonTest, CliExitsThreeWithAHintWhenNoDaemonRuns) {
   EXPECT_NE(r.err.find("hint: start the daemon with `tidemarkd"), std::string::npos) << r.err;
   CliResult bad = Cli("status");
   EXPECT_EQ(bad.rc, 2);
+}
+
+TEST_F(DaemonTest, HoldsAThousandIdleConnectionsRefusesBeyondTheLimitAndRecovers) {
+  // Both ends of every connection live in this process: raise the soft limit as tidemarkd does.
+  constexpr size_t kIdle = 1000;
+  constexpr size_t kLimit = 1024;
+  rlimit lim{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &lim), 0);
+  const rlim_t need = 2 * kLimit + 512;
+  if (lim.rlim_cur < need) {
+    lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, 8192);
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+    ::getrlimit(RLIMIT_NOFILE, &lim);
+  }
+  if (lim.rlim_cur < need) {
+    GTEST_SKIP() << "needs " << need << " file descriptors; the hard limit is " << lim.rlim_max;
+  }
+  StartServer(JobManagerOptions{},
+              RestServerOptions{.max_connections = kLimit, .idle_timeout = std::chrono::seconds(120)});
+
+  std::vector<int> idle;
+  for (size_t i = 0; i < kLimit; ++i) {
+    idle.push_back(ConnectRaw());
+    ASSERT_GE(idle.back(), 0) << "connection " << i << ": " << std::strerror(errno);
+  }
+  ASSERT_TRUE(Eventually([&] { return server_->open_connections() == kLimit; }, std::chrono::seconds(10)))
+      << server_->open_connections();
+
+  // At the limit a new connection gets a 503 before it has sent anything, and is closed.
+  const int extra = ConnectRaw();
+  ASSERT_GE(extra, 0);
+  const std::string busy = ReadUntilClosed(extra);
+  ::close(extra);
+  EXPECT_EQ(busy.substr(0, busy.find("\r\n")), "HTTP/1.1 503 Service Unavailable");
+  EXPECT_NE(busy.find("\r\n\r\n{\"errors\": [\"too many open connections\"]}\n"), std::string::npos) << busy;
+  EXPECT_EQ(server_->open_connections(), kLimit);
+
+  // It recovers as soon as connections end: with 1,000 idle connections still open, a job is
+  // submitted and finishes with the exact result.
+  for (size_t i = kIdle; i < kLimit; ++i) {
+    ::close(idle[i]);
+  }
+  idle.resize(kIdle);
+  ASSERT_TRUE(Eventually([&] { return server_->open_connections() == kIdle; }, std::chrono::seconds(10)))
+      << server_->open_connections();
+  const std::string id = SubmitYaml(ReadFile("jobs/two_splits_split.yaml"));
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+  const std::string report = Lines(ReadFile("jobs/two_splits_split.expected")).back();
+  json j = JobJson(id);
+  EXPECT_EQ(j["state"], "FINISHED");
+  EXPECT_EQ(j["report"], report);
+
+  // Every idle connection is still served: each asks for the job (all requests are sent before
+  // any answer is read) and gets it.
+  const std::string request = "GET /jobs/" + id + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  for (const int fd : idle) {
+    ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  }
+  size_t answered = 0;
+  for (const int fd : idle) {
+    const std::string reply = ReadUntilClosed(fd);
+    ::close(fd);
+    if (reply.rfind("HTTP/1.1 200", 0) == 0 && reply.find("\"state\": \"FINISHED\"") != std::string::npos &&
+        reply.find(report) != std::string::npos) {
+      ++answered;
+    }
+  }
+  EXPECT_EQ(answered, kIdle);
+  EXPECT_TRUE(Eventually([&] { return server_->open_connections() == 0; }, std::chrono::seconds(10)))
+      << server_->open_connections();
+  EXPECT_EQ(Client().Request("GET", "/overview").status, 200);
+}
+
+TEST(TidemarkdBinaryTest, DaemonizePrintsOnlyTheReadyLineAndDetaches) {
+  TempDir dir;
+  const std::string socket = dir.path() + "/d.sock";
+  const std::string out = dir.path() + "/out";
+  const std::string err = dir.path() + "/err";
+  const std::string cmd = fmt::format("'{}' --socket '{}' --daemonize >'{}' 2>'{}'",
+                                      (ToolsDir() / "tidemarkd").string(), socket, out, err);
+  const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << ReadFile(err);
+  // The command returned once the daemon listens: it answers at once.
+  EXPECT_EQ(DaemonClient(DaemonEndpoint{socket, "", ""}).Request("GET", "/overview").status, 200);
+  const pid_t pid = std::stoi(ReadFile(socket + ".pid"));
+  EXPECT_EQ(::getsid(pid), pid);  // detached into a session of its own
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  // Not our child: its exit shows as the socket and pid file being removed.
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(socket) && !fs::exists(socket + ".pid"); },
+                         std::chrono::seconds(5)));
+  // Nothing but the ready line reached the terminal, before or after detaching; the log file has
+  // the daemon's lines.
+  EXPECT_EQ(ReadFile(out), "tidemarkd: listening on unix:" + socket + "\n");
+  EXPECT_EQ(ReadFile(err), "");
+  const std::string log = ReadFile(socket + ".log");
+  EXPECT_NE(log.find("ready on unix:" + socket), std::string::npos) << log;
+  EXPECT_NE(log.find("received SIGTERM"), std::string::npos) << log;
 }
 
 TEST(TidemarkdBinaryTest, SigtermCancelsJobsRemovesTheSocketAndExitsZero) {

@@ -2,27 +2,29 @@
 # Load test for tidemarkd (slow; not a ctest): N submissions of jobs/two_splits_split.yaml from C
 # concurrent clients, each `tidemark submit --wait` (the CLI polls status until the job ended).
 # Checks every job FINISHED with the expected report line, that none is lost, and compares the
-# daemon's RSS at start and after the history was trimmed.
+# daemon's RSS at start, after a warm-up that fills the history, and after the load (the history
+# trimmed back to its bound, the daemon idle).
 #
-#   tools/dev/daemon_load.sh [BUILD_DIR] [SUBMISSIONS] [CLIENTS]
+#   tools/dev/daemon_load.sh [BUILD_DIR] [SUBMISSIONS] [CLIENTS] [HISTORY]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 N=${2:-1000}
 C=${3:-16}
+H=${4:-100}
 BIN=$BUILD/tools
 DIR=$(mktemp -d)
 SOCK=$DIR/d.sock
 trap 'kill -TERM $DAEMON 2>/dev/null || true; rm -rf "$DIR"' EXIT
 
-"$BIN/tidemarkd" --socket "$SOCK" --max-finished-jobs 100 >"$DIR/daemon.out" 2>/dev/null &
+"$BIN/tidemarkd" --socket "$SOCK" --max-finished-jobs "$H" >"$DIR/daemon.out" 2>/dev/null &
 DAEMON=$!
 until grep -q listening "$DIR/daemon.out" 2>/dev/null; do sleep 0.05; done
 rss() { awk '/VmRSS/ {print $2}' /proc/$DAEMON/status; }
-# Baselines: right after start, and after a warm-up that fills the history (100 finished jobs),
+# Baselines: right after start, and after a warm-up that fills the history (H finished jobs),
 # so that what follows measures growth beyond a full, trimmed history.
 RSS_EMPTY=$(rss)
-for ((i = 0; i < 100; i++)); do "$BIN/tidemark" --socket "$SOCK" submit --wait jobs/two_splits_split.yaml >/dev/null; done
+for ((i = 0; i < H; i++)); do "$BIN/tidemark" --socket "$SOCK" submit --wait jobs/two_splits_split.yaml >/dev/null; done
 RSS0=$(rss)
 EXPECTED=$(tail -1 jobs/two_splits_split.expected)
 
@@ -49,9 +51,10 @@ RSS1=$(rss)
 SUBMITTED=$(curl -s --unix-socket "$SOCK" http://x/metrics 2>/dev/null | awk '/^tidemark_jobs_submitted_total/ {print $2}' || true)
 RETAINED=$("$BIN/tidemark" --socket "$SOCK" list --json | grep -c '"jid"' || true)
 echo "submissions=$N clients=$C finished_ok=$OK bad=$BAD seconds=$(echo "$END - $START" | bc)"
-echo "daemon submitted_total=${SUBMITTED:-?} (incl. 100 warm-up) retained_in_history=$RETAINED"
+echo "daemon submitted_total=${SUBMITTED:-?} (incl. $H warm-up) retained_in_history=$RETAINED"
 echo "rss_kb: at start $RSS_EMPTY, history full $RSS0, after the load $RSS1;" \
-  "growth over the full history $(echo "scale=1; 100 * ($RSS1 - $RSS0) / $RSS0" | bc)%"
+  "growth over the full history $(echo "scale=1; 100 * ($RSS1 - $RSS0) / $RSS0" | bc)%," \
+  "over the start $(echo "scale=1; 100 * ($RSS1 - $RSS_EMPTY) / $RSS_EMPTY" | bc)%"
 kill -TERM $DAEMON
 wait $DAEMON && echo "daemon exit=0"
 [[ $OK == "$N" && $BAD == 0 ]]

@@ -5,8 +5,11 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -94,6 +97,104 @@ std::string FormatLag(const json& wm) {
 bool IsTerminal(const std::string& state) {
   return state == "FINISHED" || state == "FAILED" || state == "CANCELED";
 }
+
+/// A plain text table: columns as wide as their widest cell, two spaces apart, numbers right-aligned,
+/// no trailing blanks.
+class TextTable {
+ public:
+  /// `right[i]`: column i is right-aligned.
+  TextTable(std::vector<std::string> header, std::vector<bool> right)
+      : right_(std::move(right)), rows_{std::move(header)} {}
+
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  size_t size() const { return rows_.size() - 1; }
+
+  std::string Render() const {
+    std::vector<size_t> width(right_.size(), 0);
+    for (const auto& row : rows_) {
+      for (size_t c = 0; c < row.size(); ++c) {
+        width[c] = std::max(width[c], row[c].size());
+      }
+    }
+    std::string out;
+    for (const auto& row : rows_) {
+      std::string line;
+      for (size_t c = 0; c < row.size(); ++c) {
+        const std::string& cell = row[c];
+        const size_t pad = width[c] - cell.size();
+        if (c > 0) {
+          line += "  ";
+        }
+        line += right_[c] ? std::string(pad, ' ') + cell : cell + std::string(pad, ' ');
+      }
+      while (!line.empty() && line.back() == ' ') {
+        line.pop_back();
+      }
+      out += line + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+/// `197 side, 0 dropped` from an operator's late-record gauges (window operators), "-" without.
+std::string FormatLate(const json& metrics) {
+  const bool side = metrics.contains("numLateRecordsSideOutput");
+  const bool dropped = metrics.contains("numLateRecordsDropped");
+  if (!side && !dropped) {
+    return "-";
+  }
+  std::string out;
+  if (side) {
+    out += fmt::format("{} side", metrics.at("numLateRecordsSideOutput").get<int64_t>());
+  }
+  if (dropped) {
+    out += fmt::format("{}{} dropped", side ? ", " : "", metrics.at("numLateRecordsDropped").get<int64_t>());
+  }
+  return out;
+}
+
+/// One source split as its operator reports it (`split.<id>.watermark|idle|paused|records`).
+struct SplitView {
+  json watermark;  // null: none yet
+  std::optional<int64_t> records;
+  std::optional<bool> idle;  // absent once the split's output is gone (the split ended)
+  bool paused = false;
+};
+
+/// The splits of one operator's gauges, by split id (ids may contain dots: file paths).
+std::map<std::string, SplitView> SplitsOf(const json& metrics) {
+  std::map<std::string, SplitView> splits;
+  for (auto it = metrics.begin(); it != metrics.end(); ++it) {
+    const std::string& name = it.key();
+    const json& value = it.value();
+    if (name.rfind("split.", 0) != 0) {
+      continue;
+    }
+    const size_t dot = name.rfind('.');
+    if (dot <= 6) {
+      continue;
+    }
+    const std::string id = name.substr(6, dot - 6);
+    const std::string what = name.substr(dot + 1);
+    if (what == "watermark") {
+      splits[id].watermark = value;
+    } else if (what == "idle") {
+      splits[id].idle = value.get<int64_t>() != 0;
+    } else if (what == "paused") {
+      splits[id].paused = value.get<int64_t>() != 0;
+    } else if (what == "records") {
+      splits[id].records = value.get<int64_t>();
+    }
+  }
+  return splits;
+}
+
+/// Split rows per operator subtask at most; the rest are counted (all of them are in --json).
+constexpr size_t kMaxSplitRows = 16;
 
 int ExitFor(const std::string& state) { return state == "FINISHED" ? kExitOk : kExitJobFailed; }
 
@@ -249,19 +350,67 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
                              v.at("type").get<std::string>(), v.at("parallelism").get<int>());
   }
   std::cout << "\n\n";
-  std::cout << fmt::format("{:<32} {:>10}  {:<12} {:>11}  {:<24} {}\n", "TASK#SUBTASK", "RECORDS IN", "OPERATOR",
-                           "RECORDS OUT", "OUTPUT WATERMARK", "LAG");
+  // One row per operator of each subtask; the subtask's records in and input watermark on its first.
+  TextTable ops({"TASK#SUBTASK", "RECORDS IN", "INPUT WM", "OPERATOR", "RECORDS OUT", "OUTPUT WM", "LAG", "LATE"},
+                {false, true, false, false, true, false, false, false});
+  // Split rows of source operators, by split id so repeated calls line up; BEHIND is how far a
+  // split's watermark trails the furthest split of its subtask (what idleness and alignment act on).
+  TextTable splits({"OPERATOR#SUBTASK", "SPLIT", "RECORDS", "WATERMARK", "LAG", "BEHIND", "STATE"},
+                   {false, false, true, false, false, false, false});
+  std::vector<std::string> split_notes;
   for (const auto& task : j.at("tasks")) {
     for (const auto& st : task.at("subtasks")) {
-      std::string head = fmt::format("{}#{}", task.at("name").get<std::string>(), st.at("subtask").get<int>());
+      const int subtask = st.at("subtask").get<int>();
+      std::string head = fmt::format("{}#{}", task.at("name").get<std::string>(), subtask);
       std::string in = fmt::format("{}", st.at("records-in").get<int64_t>());
+      std::string in_wm = FormatWatermark(st.value("input-watermark", json()));
       for (const auto& op : st.at("operators")) {
-        std::cout << fmt::format("{:<32} {:>10}  {:<12} {:>11}  {:<24} {}\n", head, in,
-                                 op.at("name").get<std::string>(), op.at("records-out").get<int64_t>(),
-                                 FormatWatermark(op.at("output-watermark")), FormatLag(op.at("output-watermark")));
+        const json metrics = op.value("metrics", json::object());
+        const std::string op_name = op.at("name").get<std::string>();
+        ops.Add({head, in, in_wm, op_name, fmt::format("{}", op.at("records-out").get<int64_t>()),
+                 FormatWatermark(op.at("output-watermark")), FormatLag(op.at("output-watermark")),
+                 FormatLate(metrics)});
         head.clear();
         in.clear();
+        in_wm.clear();
+
+        const auto split_views = SplitsOf(metrics);
+        // The furthest split watermark short of MAX: what BEHIND is measured against.
+        std::optional<int64_t> front;
+        for (const auto& [split_id, s] : split_views) {
+          if (s.watermark.is_number() && s.watermark.get<int64_t>() != kMaxTimestamp) {
+            front = std::max(front.value_or(kMinTimestamp), s.watermark.get<int64_t>());
+          }
+        }
+        size_t shown = 0;
+        for (const auto& [split_id, s] : split_views) {
+          if (shown++ == kMaxSplitRows) {
+            split_notes.push_back(fmt::format("{}#{}: {} more splits (see --json)", op_name, subtask,
+                                              split_views.size() - kMaxSplitRows));
+            break;
+          }
+          std::string behind = "-";
+          if (front && s.watermark.is_number() && s.watermark.get<int64_t>() != kMaxTimestamp) {
+            behind = FormatDuration(*front - s.watermark.get<int64_t>());
+          }
+          std::string split_state = st.value("finished", false) ? "finished"
+                                    : !s.idle                          ? "-"
+                                    : *s.idle                          ? "idle"
+                                                                       : "active";
+          if (s.paused) {
+            split_state += ", paused";
+          }
+          splits.Add({fmt::format("{}#{}", op_name, subtask), split_id, s.records ? fmt::format("{}", *s.records) : "-",
+                      FormatWatermark(s.watermark), FormatLag(s.watermark), behind, split_state});
+        }
       }
+    }
+  }
+  std::cout << ops.Render();
+  if (splits.size() > 0) {
+    std::cout << "\n" << splits.Render();
+    for (const auto& note : split_notes) {
+      std::cout << note << "\n";
     }
   }
   return IsTerminal(state) ? ExitFor(state) : kExitOk;

@@ -24,6 +24,18 @@ class LocalDaemonJob : public DaemonJob {
   std::unique_ptr<LocalJob> job_;
 };
 
+/// A JobFactory compiling against `registry` instead of the built-ins alone: a daemon embedded in
+/// a C++ program (or a test) can run YAML jobs that use operator types registered by C++
+/// (operators/user_operators.h). The factory shares ownership of `registry`, which must not be
+/// modified afterwards (the factory is called from several threads at once).
+inline JobFactory LocalJobFactory(std::shared_ptr<const OperatorRegistry> registry) {
+  return [registry = std::move(registry)](const std::string& yaml, const std::string& file_name,
+                                          JobResources::LineWriter line_writer) -> std::unique_ptr<DaemonJob> {
+    return std::make_unique<LocalDaemonJob>(
+        LocalJob::Create(LoadJobSpecString(yaml, file_name), *registry, std::move(line_writer)));
+  };
+}
+
 /// Throws ConfigError / JobCompileError for an invalid job, as JobFactory requires.
 inline std::unique_ptr<DaemonJob> MakeLocalDaemonJob(const std::string& yaml, const std::string& file_name,
                                                      JobResources::LineWriter line_writer) {

@@ -6,6 +6,7 @@
 // 2 usage or setup error (a live daemon holds the socket, the directory is not private, ...).
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -38,10 +39,22 @@ void RaiseFileLimit() {
   }
 }
 
+/// Caps glibc's malloc arenas (default 8 per core) unless MALLOC_ARENA_MAX says otherwise. Each job
+/// thread would otherwise get an arena of its own; the finished jobs' summaries kept in the history
+/// end up scattered over them and pin partly used pages that malloc_trim cannot return. Measured
+/// with tools/dev/daemon_load.sh (Release, 2 cores, 1,000 jobs from 16 clients): RSS after the load
+/// +17% over the full-history baseline with 16 arenas, +2% with 4, at the same throughput.
+void CapMallocArenas() {
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {  // NOLINT(concurrency-mt-unsafe): before threads
+    ::mallopt(M_ARENA_MAX, 4);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace tidemark;
+  CapMallocArenas();
   CLI::App app{"tidemarkd: the tidemark daemon. Runs YAML jobs submitted with `tidemark submit` and serves\n"
                "a REST API (POST/GET /jobs, GET /jobs/{id}, DELETE /jobs/{id}, /metrics, /overview)."};
   std::string socket_path;
@@ -67,8 +80,9 @@ int main(int argc, char** argv) {
                  "(default <runtime dir>/token)");
   app.add_option("--log-file", log_file, "daemon log file (default <runtime dir>/tidemarkd.log)");
   app.add_flag("--daemonize", daemonize, "detach and run in the background once listening");
-  app.add_option("--pid-file", pid_file, "write the daemon's pid here (default <runtime dir>/tidemarkd.pid "
-                                         "with --daemonize)");
+  app.add_option("--pid-file", pid_file,
+                 "write the daemon's pid here (with --daemonize the default is <runtime dir>/tidemarkd.pid, "
+                 "or SOCKET.pid beside a --socket)");
   app.add_option("--max-running-jobs", max_running, "submissions beyond this many running jobs get HTTP 429")
       ->check(CLI::PositiveNumber);
   app.add_option("--max-finished-jobs", max_finished, "finished jobs kept for list / status (oldest dropped)");
@@ -151,7 +165,8 @@ int main(int argc, char** argv) {
     ::close(ready_pipe[0]);
     ::setsid();
     if (pid_file.empty()) {
-      pid_file = runtime_dir + "/tidemarkd.pid";
+      // Beside the socket, like the log file: with --socket the runtime directory may not exist.
+      pid_file = default_socket ? runtime_dir + "/tidemarkd.pid" : socket_path + ".pid";
     }
   }
 
@@ -160,6 +175,11 @@ int main(int argc, char** argv) {
     SetLogLevel(spdlog::level::info);
   }
   auto log = GetLogger("daemon");
+  if (daemonize) {
+    // Detached, the log file is the only log: nothing but the readiness line below (stdout) and
+    // setup errors (stderr) may reach the terminal the daemon was started from.
+    log->sinks().clear();
+  }
   if (log_file.empty() && default_socket) {
     log_file = runtime_dir + "/tidemarkd.log";
   } else if (log_file.empty()) {
