@@ -1,5 +1,7 @@
 #include "operators/window/window_aggregates.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "runtime/core/errors.h"
@@ -28,13 +30,7 @@ int CompareValues(const Value& a, const Value& b) {
   return x < y ? -1 : (x > y ? 1 : 0);
 }
 
-struct Accumulator {
-  int64_t count = 0;  // non-NULL values seen (records, for a field-less count)
-  int64_t int_sum = 0;
-  double double_sum = 0;
-  Value value;       // min / max / first / last
-  uint64_t seq = 0;  // arrival sequence of `value` (first / last across merges)
-};
+using Accumulator = AggregateAccumulator;
 
 class AggregateState : public WindowState {
  public:
@@ -46,10 +42,22 @@ class AggregateState : public WindowState {
   }
 
   void Add(const StreamRecord& record) override {
-    const uint64_t seq = ++arrivals_;
-    for (size_t i = 0; i < aggregates_.size(); ++i) {
-      const ResolvedAggregate& agg = aggregates_[i];
-      Accumulator& acc = accumulators_[i];
+    AddTo(aggregates_, accumulators_.data(), record, ++arrivals_);
+  }
+
+  void MergeFrom(const WindowState& other_state) override {
+    const auto& other = static_cast<const AggregateState&>(other_state);
+    MergeInto(aggregates_, accumulators_.data(), other.accumulators_.data());
+  }
+
+  const std::vector<Accumulator>& accumulators() const { return accumulators_; }
+  std::vector<Accumulator>& mutable_accumulators() { return accumulators_; }
+
+  static void AddTo(const std::vector<ResolvedAggregate>& aggregates, Accumulator* accs,
+                    const StreamRecord& record, uint64_t seq) {
+    for (size_t i = 0; i < aggregates.size(); ++i) {
+      const ResolvedAggregate& agg = aggregates[i];
+      Accumulator& acc = accs[i];
       if (agg.slot < 0) {
         ++acc.count;
         continue;
@@ -62,12 +70,12 @@ class AggregateState : public WindowState {
     }
   }
 
-  void MergeFrom(const WindowState& other_state) override {
-    const auto& other = static_cast<const AggregateState&>(other_state);
-    for (size_t i = 0; i < aggregates_.size(); ++i) {
-      const Accumulator& o = other.accumulators_[i];
-      Accumulator& acc = accumulators_[i];
-      const AggregateKind kind = aggregates_[i].kind;
+  static void MergeInto(const std::vector<ResolvedAggregate>& aggregates, Accumulator* into,
+                        const Accumulator* from) {
+    for (size_t i = 0; i < aggregates.size(); ++i) {
+      const Accumulator& o = from[i];
+      Accumulator& acc = into[i];
+      const AggregateKind kind = aggregates[i].kind;
       if (kind == AggregateKind::kCount) {
         acc.count += o.count;
       } else if (kind == AggregateKind::kSum || kind == AggregateKind::kAvg) {
@@ -80,8 +88,6 @@ class AggregateState : public WindowState {
       }
     }
   }
-
-  const std::vector<Accumulator>& accumulators() const { return accumulators_; }
 
  private:
   static void Fold(AggregateKind kind, Accumulator& acc, const Value& v, uint64_t seq, int64_t n) {
@@ -219,9 +225,56 @@ std::unique_ptr<WindowState> AggregatingWindowFunction::CreateState() const {
   return std::make_unique<AggregateState>(aggregates_, arrivals_);
 }
 
+bool AggregatingWindowFunction::CanPreAggregate() const {
+  for (const ResolvedAggregate& agg : aggregates_) {
+    switch (agg.kind) {
+      case AggregateKind::kCount:
+      case AggregateKind::kFirst:
+      case AggregateKind::kLast:
+        break;
+      case AggregateKind::kSum:
+        if (agg.output_type != FieldType::kInt64) {
+          return false;
+        }
+        break;
+      case AggregateKind::kMin:
+      case AggregateKind::kMax:
+        if (agg.output_type == FieldType::kDouble) {
+          return false;
+        }
+        break;
+      case AggregateKind::kAvg:
+        return false;
+    }
+  }
+  return true;
+}
+
+void AggregatingWindowFunction::Accumulate(AggregateAccumulator* accs,
+                                           const StreamRecord& record) const {
+  AggregateState::AddTo(aggregates_, accs, record, ++arrivals_);
+}
+
+void AggregatingWindowFunction::MergeAccumulators(AggregateAccumulator* into,
+                                                  const AggregateAccumulator* from) const {
+  AggregateState::MergeInto(aggregates_, into, from);
+}
+
+std::unique_ptr<WindowState> AggregatingWindowFunction::CreateStateFrom(
+    const AggregateAccumulator* accs) const {
+  auto state = std::make_unique<AggregateState>(aggregates_, arrivals_);
+  std::copy(accs, accs + aggregates_.size(), state->mutable_accumulators().begin());
+  return state;
+}
+
 void AggregatingWindowFunction::Process(const Context& ctx, const WindowState& state,
                                         std::vector<Row>& out) const {
-  const auto& accs = static_cast<const AggregateState&>(state).accumulators();
+  ProcessAccumulators(ctx, static_cast<const AggregateState&>(state).accumulators().data(), out);
+}
+
+void AggregatingWindowFunction::ProcessAccumulators(const Context& ctx,
+                                                    const AggregateAccumulator* accs,
+                                                    std::vector<Row>& out) const {
   Row row;
   row.reserve(ctx.key.size() + 3 + aggregates_.size());
   row.insert(row.end(), ctx.key.begin(), ctx.key.end());

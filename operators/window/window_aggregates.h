@@ -26,6 +26,18 @@ struct ResolvedAggregate {
 /// Throws `InvalidArgument` with a message naming the function and field.
 ResolvedAggregate ResolveAggregate(const AggregateSpec& spec, const Schema& input);
 
+/// The running value of one aggregate over a set of elements (a window, or a slice of one).
+/// Value type. `count` is the number of non-NULL values seen (records, for a field-less
+/// `count`); `value` holds min / max / first / last, and `seq` the arrival number of a first /
+/// last value so that merged accumulators keep arrival order.
+struct AggregateAccumulator {
+  int64_t count = 0;
+  int64_t int_sum = 0;
+  double double_sum = 0;
+  Value value;
+  uint64_t seq = 0;
+};
+
 /// The window function of `type: window` operators: incremental accumulators (Flink's
 /// AggregateFunction) for count / sum / min / max / avg / first / last, NULLs ignored
 /// (`count` without a field counts records). Result row per firing:
@@ -40,6 +52,25 @@ class AggregatingWindowFunction : public WindowFunction {
   void Process(const Context& ctx, const WindowState& state, std::vector<Row>& out) const override;
 
   const std::vector<ResolvedAggregate>& aggregates() const { return aggregates_; }
+
+  // ---- Accumulator-level access for the window operator's slices (panes) ----
+  // `accs` always points at `aggregates().size()` accumulators.
+
+  /// True when folding the elements of several disjoint groups separately and then merging the
+  /// groups' accumulators (in any order) gives exactly the result of folding all elements in
+  /// arrival order: count, an int64 `sum`, min / max of a non-double field and first / last.
+  /// False for `avg` and a double `sum` (floating-point addition is not associative) and for
+  /// min / max of doubles (NaN and -0.0 / 0.0 make the kept value depend on the order).
+  bool CanPreAggregate() const;
+  /// Adds one element (the same as `WindowState::Add` on a state of this function).
+  void Accumulate(AggregateAccumulator* accs, const StreamRecord& record) const;
+  /// Folds `from` into `into` (the same as `WindowState::MergeFrom`).
+  void MergeAccumulators(AggregateAccumulator* into, const AggregateAccumulator* from) const;
+  /// `Process` over accumulators instead of a state.
+  void ProcessAccumulators(const Context& ctx, const AggregateAccumulator* accs,
+                           std::vector<Row>& out) const;
+  /// A state of this function holding a copy of `accs`.
+  std::unique_ptr<WindowState> CreateStateFrom(const AggregateAccumulator* accs) const;
 
  private:
   std::vector<ResolvedAggregate> aggregates_;

@@ -72,6 +72,11 @@ class TumblingWindows : public WindowAssigner {
   bool IsEventTime() const override { return event_time_; }
   std::string ToString() const override;
 
+  int64_t size_ms() const { return size_; }
+  /// The offset given at construction (before any stagger).
+  int64_t offset_ms() const { return global_offset_; }
+  WindowStagger stagger() const { return stagger_; }
+
  private:
   bool event_time_;
   int64_t size_;
@@ -91,6 +96,10 @@ class SlidingWindows : public WindowAssigner {
   std::unique_ptr<Trigger> GetDefaultTrigger() const override;
   bool IsEventTime() const override { return event_time_; }
   std::string ToString() const override;
+
+  int64_t size_ms() const { return size_; }
+  int64_t slide_ms() const { return slide_; }
+  int64_t offset_ms() const { return offset_; }
 
  private:
   bool event_time_;

@@ -1,5 +1,6 @@
 #include "operators/window/window_operator.h"
 
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
@@ -31,6 +32,7 @@ WindowOperator::WindowOperator(std::unique_ptr<WindowAssigner> assigner,
                     "merge; {} cannot",
                     assigner_->ToString(), trigger_->ToString()));
   }
+  InitSlicing();
 }
 
 WindowOperator::~WindowOperator() = default;
@@ -47,13 +49,12 @@ void WindowOperator::Close() {
   timer_service_.reset();
 }
 
-Key WindowOperator::ExtractKey(const Row& row) const {
-  Key key;
-  key.reserve(options_.key_slots.size());
-  for (int slot : options_.key_slots) {
-    key.push_back(row[static_cast<size_t>(slot)]);
+void WindowOperator::ExtractKeyInto(const Row& row, Key& key) const {
+  // Assigns in place: no allocation when the previous key had the same shape.
+  key.resize(options_.key_slots.size());
+  for (size_t i = 0; i < options_.key_slots.size(); ++i) {
+    key[i] = row[static_cast<size_t>(options_.key_slots[i])];
   }
-  return key;
 }
 
 Timestamp WindowOperator::CleanupTime(const Window& w) const {
@@ -115,6 +116,20 @@ WindowState* WindowOperator::FindState(const Key& key, const Window& state_windo
 
 const WindowState* WindowOperator::GetWindowState(const Key& key,
                                                   const Window& state_window) const {
+  if (sliced_) {
+    auto it = sliced_keys_.find(key);
+    if (it == sliced_keys_.end() || state_window.is_global()) {
+      return nullptr;
+    }
+    const SlicedKeyState& ks = it->second;
+    auto lo = std::lower_bound(ks.starts.begin(), ks.starts.end(), state_window.start());
+    if (lo == ks.starts.end() || *lo >= state_window.end()) {
+      return nullptr;
+    }
+    MergeSlices(ks, state_window.start(), state_window.end());
+    introspected_ = aggregating_->CreateStateFrom(scratch_accs_.data());
+    return introspected_.get();
+  }
   return const_cast<WindowOperator*>(this)->FindState(key, state_window);
 }
 
@@ -178,7 +193,15 @@ void WindowOperator::EmitWindowContents(const Window& w, const WindowState& stat
 }
 
 void WindowOperator::ProcessElement(StreamRecord& record, int /*input*/) {
-  SetCurrentKey(ExtractKey(record.row));
+  if (sliced_) {
+    if (record.has_timestamp && record.timestamp > -kMaxSlicedTimestamp &&
+        record.timestamp < kMaxSlicedTimestamp) {
+      SlicedProcessElement(record);
+      return;
+    }
+    LeaveSlicedPath();
+  }
+  ExtractKeyInto(record.row, current_key_);
   const Key& key = current_key_;
   const std::vector<Window> windows = assigner_->AssignWindows(record, *this);
   const Timestamp element_ts = record.has_timestamp ? record.timestamp : kMinTimestamp;
@@ -313,6 +336,10 @@ void WindowOperator::ProcessWatermark(Watermark watermark, int /*input*/) {
 }
 
 void WindowOperator::OnEventTime(const InternalTimer<Window>& timer) {
+  if (sliced_) {
+    OnSlicedTimer(timer.timestamp);
+    return;
+  }
   OnTimer(timer, true);
 }
 

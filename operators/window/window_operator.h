@@ -12,6 +12,7 @@
 #include "operators/window/merging_window_set.h"
 #include "operators/window/trigger.h"
 #include "operators/window/window.h"
+#include "operators/window/window_aggregates.h"
 #include "operators/window/window_assigner.h"
 #include "operators/window/window_function.h"
 #include "runtime/core/key.h"
@@ -49,9 +50,25 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// Results: the window function's rows, each stamped `window.MaxTimestamp()` (MAX for the global
 /// window). A firing with no contents (never filled, or purged) emits nothing.
 ///
+/// Sliced path (same output, record for record): event-time tumbling (aligned) and sliding
+/// windows with the default `EventTimeTrigger` and an `AggregatingWindowFunction` whose
+/// aggregates merge exactly (`CanPreAggregate`) keep, per key, one accumulator per non-empty
+/// slice of gcd(size, slide) ms instead of one state per window, and one event-time timer per
+/// key at the earlier of the next window end to fire (a window covering a non-empty slice) and
+/// the cleanup time of the oldest slice (the cleanup time of the last window containing it).
+/// A firing merges the window's slices. Firing times and order ((time, key) as in the general
+/// path), lateness, late firings, late side output, `firing` numbers and cleanup are those of the
+/// per-window path; a record timestamp beyond +-2^61 ms (or none) converts the operator to the
+/// general path for good (its windows' states and timers are rebuilt from the slices first).
+/// Every other configuration (merging assigners, other triggers, processing time, buffering
+/// functions, avg / double sum / double min-max) uses per-window states.
+///
 /// Threading: mailbox thread only. Ownership: owns assigner, trigger and function; borrows the
 /// `OperatorContext` pointers from `Open` to `Close`.
-/// Cost per element: one key copy, a hash lookup per window, O(log n) timer registration.
+/// Cost per element, general path: a hash lookup and a map insert per window, O(log n) timer
+/// registrations per window. Sliced path: one hash lookup, one slice lookup (O(1) for in-order
+/// records), no allocation for an existing (key, slice) and no timer work unless the key's next
+/// timer moves; a firing costs O(non-empty slices of the window).
 class WindowOperator : public StreamOperator,
                        public Triggerable<Window>,
                        public KeyContext,
@@ -121,8 +138,14 @@ class WindowOperator : public StreamOperator,
   int64_t num_windows_fired() const { return num_windows_fired_; }
 
   /// Introspection for tests: the contents of `key`'s pane stored under `state_window` (for
-  /// merging assigners, see `GetMergingWindowSet`), or nullptr when empty.
+  /// merging assigners, see `GetMergingWindowSet`), or nullptr when empty. On the sliced path the
+  /// state is built from the window's slices (valid until the next call; a window already
+  /// cleaned up may still show the slices later windows share).
   const WindowState* GetWindowState(const Key& key, const Window& state_window) const;
+  /// True while the operator runs on the sliced path (see the class comment).
+  bool uses_slices() const { return sliced_; }
+  /// Sliced path: the number of (key, slice) accumulators held; 0 on the general path.
+  size_t NumSlices() const;
   /// The in-flight sessions of `key`; nullptr when none (or the assigner does not merge).
   const MergingWindowSet* GetMergingWindowSet(const Key& key) const;
   /// Valid between `Open` and `Close`.
@@ -132,7 +155,30 @@ class WindowOperator : public StreamOperator,
  private:
   using Panes = std::map<Window, std::unique_ptr<WindowState>>;
 
-  Key ExtractKey(const Row& row) const;
+  // One key's state on the sliced path. `starts` ascend; slice i owns accumulators
+  // [i * n, (i + 1) * n) of `accs` (n = number of aggregates).
+  struct SlicedKeyState {
+    std::vector<Timestamp> starts;
+    std::vector<AggregateAccumulator> accs;
+    Timestamp next_fire = kMinTimestamp;  // max timestamp of the next window to fire; MIN: none
+    Timestamp timer = kMinTimestamp;      // the registered event-time timer; MIN: none
+    // (window end, firings so far); kept only with emit_firing and allowed lateness > 0.
+    std::vector<std::pair<Timestamp, int64_t>> firings;
+  };
+
+  void ExtractKeyInto(const Row& row, Key& key) const;
+  void InitSlicing();
+  void SlicedProcessElement(StreamRecord& record);
+  void OnSlicedTimer(Timestamp time);
+  void FireSlicedWindow(SlicedKeyState& ks, Timestamp start);
+  void MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const;
+  void UpdateSlicedTimer(SlicedKeyState& ks);
+  AggregateAccumulator* FindOrAddSlice(SlicedKeyState& ks, Timestamp start);
+  void LeaveSlicedPath();
+  // Window arithmetic of the sliced path (timestamps within +-2^61, so nothing overflows).
+  Timestamp LastStart(Timestamp t) const;             // latest window start <= t
+  Timestamp FirstStartContaining(Timestamp t) const;  // earliest window start > t - size
+  Timestamp SliceDropTime(Timestamp slice_start) const;
   Timestamp CleanupTime(const Window& w) const;
   bool IsWindowLate(const Window& w) const;
   bool IsElementLate(const StreamRecord& record) const;
@@ -160,6 +206,24 @@ class WindowOperator : public StreamOperator,
   std::vector<Row> results_;  // scratch buffer for EmitWindowContents
   // Firings so far per (key, window), when options_.emit_firing.
   std::unordered_map<Key, std::map<Window, int64_t>, KeyHash> firings_;
+
+  // Record timestamps and window parameters the sliced path accepts: within these bounds no
+  // slice / window / cleanup computation comes near int64 overflow.
+  static constexpr Timestamp kMaxSlicedTimestamp = Timestamp{1} << 61;
+  static constexpr int64_t kMaxSlicedParameter = int64_t{1} << 58;
+
+  // Sliced path (see the class comment); sliced_ is decided in the constructor and only ever
+  // switches off (LeaveSlicedPath).
+  bool sliced_ = false;
+  const AggregatingWindowFunction* aggregating_ = nullptr;  // function_, when sliced_
+  int64_t size_ = 0;
+  int64_t slide_ = 0;
+  int64_t offset_ = 0;
+  int64_t slice_ = 0;  // gcd(size_, slide_)
+  size_t num_accs_ = 0;
+  std::unordered_map<Key, SlicedKeyState, KeyHash> sliced_keys_;
+  mutable std::vector<AggregateAccumulator> scratch_accs_;
+  mutable std::unique_ptr<WindowState> introspected_;
 
   int64_t num_late_records_dropped_ = 0;
   int64_t num_late_records_side_output_ = 0;

@@ -10,6 +10,11 @@
 //     otherwise windows fire when the watermark reaches end - 1, in (time, key, window) order;
 //   - a window's contents are dropped once the watermark reaches end - 1 + lateness.
 // The operator appends a firing number to each result and provenance to late records.
+// The same streams also run through the compiled `type: window` operator with incremental
+// aggregates (count, sum / min / max / first / last of the record id, min of the key), which
+// takes the sliced path (per-key slices of gcd(size, slide)); its rows must equal the model's
+// windows summarised the same way. One variant adds a record at 2^61 + 5 ms mid-stream, which
+// moves the operator from slices to per-window state.
 
 #include <algorithm>
 #include <map>
@@ -297,6 +302,141 @@ ModelOutput RunOperator(const Params& p, const std::vector<Event>& events) {
   return out;
 }
 
+// ---------------------------------------------------------------- aggregates (sliced path)
+
+// The model's "key [s,e) ids=1;5; firing=N" as the aggregate row it stands for. Ids are
+// assigned in arrival order, so first = min and last = max.
+std::string Summarize(const std::string& result) {
+  if (result.empty() || result[0] == 'W') {
+    return result;
+  }
+  const size_t ids_pos = result.find(" ids=");
+  const size_t firing_pos = result.find(" firing=");
+  std::vector<int64_t> ids;
+  std::string list = result.substr(ids_pos + 5, firing_pos - ids_pos - 5);
+  for (size_t start = 0, end; (end = list.find(';', start)) != std::string::npos; start = end + 1) {
+    ids.push_back(std::stoll(list.substr(start, end - start)));
+  }
+  int64_t sum = 0;
+  for (int64_t id : ids) {
+    sum += id;
+  }
+  const std::string key = result.substr(0, result.find(' '));
+  return result.substr(0, ids_pos) + " n=" + std::to_string(ids.size()) +
+         " sum=" + std::to_string(sum) + " min=" + std::to_string(ids.front()) +
+         " max=" + std::to_string(ids.back()) + " first=" + std::to_string(ids.front()) +
+         " last=" + std::to_string(ids.back()) + " minkey=" + key + result.substr(firing_pos);
+}
+
+ModelOutput RunAggregatingOperator(const Params& p, const std::vector<Event>& events,
+                                   bool expect_sliced_at_end) {
+  WindowSpec spec;
+  spec.assigner = p.kind == Kind::kTumbling ? "tumbling" : "sliding";
+  spec.size_ms = p.size;
+  spec.slide_ms = p.slide;
+  spec.offset_ms = p.offset;
+  spec.allowed_lateness_ms = p.lateness;
+  spec.late_output = "late";
+  spec.emit_firing = true;
+  for (const char* f : {"count", "sum", "min", "max", "first", "last"}) {
+    AggregateSpec a;
+    a.function = f;
+    a.field = std::string(f) == "count" ? "" : "id";
+    spec.aggregates.push_back(a);
+  }
+  AggregateSpec min_key;
+  min_key.function = "min";
+  min_key.field = "key";
+  min_key.as = "min_key";
+  spec.aggregates.push_back(min_key);
+  const Schema input({Field{"key", FieldType::kString}, Field{"split", FieldType::kString},
+                      Field{"id", FieldType::kInt64}});
+  const WindowOperatorPlan plan = WindowOperator::Compile(input, spec, {"key"});
+  std::unique_ptr<StreamOperator> op = plan.factory();
+  auto& window_op = static_cast<WindowOperator&>(*op);
+  EXPECT_TRUE(window_op.uses_slices());
+  ManualProcessingTimeService time;
+  testing::CollectingOutput output;
+  OperatorContext ctx;
+  ctx.name = "windows";
+  ctx.output = &output;
+  ctx.processing_time = &time;
+  op->Open(ctx);
+  for (const Event& e : events) {
+    if (e.is_watermark) {
+      op->ProcessWatermark(Watermark{e.ts}, 0);
+    } else {
+      StreamRecord r(Row{e.key, e.split, e.id}, e.ts);
+      op->ProcessElement(r, 0);
+    }
+  }
+  EXPECT_EQ(window_op.uses_slices(), expect_sliced_at_end);
+  // The MAX watermark cleaned up every window: no slice and no timer is left.
+  EXPECT_EQ(window_op.NumSlices(), 0u);
+  EXPECT_EQ(window_op.timer_service().NumEventTimeTimers(), 0u);
+  ModelOutput out;
+  for (const auto& element : output.elements()) {
+    if (const auto* w = std::get_if<Watermark>(&element)) {
+      out.main.push_back("W" + std::to_string(w->timestamp));
+    } else if (const auto* r = std::get_if<StreamRecord>(&element)) {
+      const Row& row = r->row;
+      EXPECT_EQ(r->timestamp, std::get<int64_t>(row[2]) - 1) << "result timestamp = end - 1";
+      out.main.push_back(std::get<std::string>(row[0]) + " [" +
+                         std::to_string(std::get<int64_t>(row[1])) + "," +
+                         std::to_string(std::get<int64_t>(row[2])) +
+                         ") n=" + std::to_string(std::get<int64_t>(row[3])) +
+                         " sum=" + std::to_string(std::get<int64_t>(row[4])) +
+                         " min=" + std::to_string(std::get<int64_t>(row[5])) +
+                         " max=" + std::to_string(std::get<int64_t>(row[6])) +
+                         " first=" + std::to_string(std::get<int64_t>(row[7])) +
+                         " last=" + std::to_string(std::get<int64_t>(row[8])) +
+                         " minkey=" + std::get<std::string>(row[9]) +
+                         " firing=" + std::to_string(std::get<int64_t>(row[10])));
+    }
+  }
+  for (const StreamRecord& r : output.SideOutput("late")) {
+    out.late.push_back(std::get<std::string>(r.row[0]) + " " + std::get<std::string>(r.row[1]) +
+                       " id=" + std::to_string(std::get<int64_t>(r.row[2])) + " window=[" +
+                       std::to_string(std::get<int64_t>(r.row[3])) + "," +
+                       std::to_string(std::get<int64_t>(r.row[4])) +
+                       ") late_by=" + std::to_string(std::get<int64_t>(r.row[5])));
+  }
+  op->Close();
+  return out;
+}
+
+void CheckAggregateSeeds(const Params& p, bool far_record = false) {
+  int64_t late = 0;
+  int64_t updates = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<Event> events = RandomStream(rng);
+    if (far_record) {
+      Event far;
+      far.ts = (Timestamp{1} << 61) + 5;
+      far.key = "c";
+      far.split = "s0";
+      far.id = 100000;
+      events.insert(events.begin() + static_cast<std::ptrdiff_t>(events.size() / 2), far);
+    }
+    ModelOutput expected = RunModel(p, events);
+    for (std::string& s : expected.main) {
+      s = Summarize(s);
+    }
+    const ModelOutput actual = RunAggregatingOperator(p, events, !far_record);
+    ASSERT_EQ(actual.main, expected.main) << "seed " << seed;
+    ASSERT_EQ(actual.late, expected.late) << "seed " << seed;
+    late += static_cast<int64_t>(expected.late.size());
+    for (const std::string& s : expected.main) {
+      updates += s.find("firing=1") != std::string::npos ? 1 : 0;
+    }
+  }
+  EXPECT_GT(late, 0);
+  if (p.lateness > 0) {
+    EXPECT_GT(updates, 0);
+  }
+}
+
 void CheckSeeds(const Params& p) {
   int64_t late = 0;
   int64_t updates = 0;
@@ -330,6 +470,31 @@ TEST(WindowDifferentialTest, SlidingWithLateness) {
 }
 TEST(WindowDifferentialTest, SlidingWithOffsetAndLateness) {
   CheckSeeds({Kind::kSliding, 900, 300, 100, 0, 1000});
+}
+TEST(WindowDifferentialTest, SlicedTumblingWithoutLateness) {
+  CheckAggregateSeeds({Kind::kTumbling, 1000, 0, 0, 0, 0});
+}
+TEST(WindowDifferentialTest, SlicedTumblingWithOffsetAndLateness) {
+  CheckAggregateSeeds({Kind::kTumbling, 1000, 0, -250, 0, 600});
+}
+TEST(WindowDifferentialTest, SlicedSlidingWithoutLateness) {
+  CheckAggregateSeeds({Kind::kSliding, 1000, 250, 0, 0, 0});
+}
+TEST(WindowDifferentialTest, SlicedSlidingWithLateness) {
+  CheckAggregateSeeds({Kind::kSliding, 1000, 250, 0, 0, 500});
+}
+TEST(WindowDifferentialTest, SlicedSlidingWithOffsetAndLateness) {
+  CheckAggregateSeeds({Kind::kSliding, 900, 300, 100, 0, 1000});
+}
+TEST(WindowDifferentialTest, SlicedSlidingUnevenSlideAndLateness) {
+  // gcd(1000, 400) = 200: a window covers 5 slices, windows start every 2.
+  CheckAggregateSeeds({Kind::kSliding, 1000, 400, -150, 0, 700});
+}
+TEST(WindowDifferentialTest, SlicedSlidingMovesToPerWindowStateOnAFarTimestamp) {
+  CheckAggregateSeeds({Kind::kSliding, 1000, 250, 0, 0, 500}, /*far_record=*/true);
+}
+TEST(WindowDifferentialTest, SlicedTumblingMovesToPerWindowStateOnAFarTimestamp) {
+  CheckAggregateSeeds({Kind::kTumbling, 1000, 0, 0, 0, 600}, /*far_record=*/true);
 }
 TEST(WindowDifferentialTest, SessionsWithoutLateness) {
   CheckSeeds({Kind::kSession, 0, 0, 0, 300, 0});

@@ -1,0 +1,290 @@
+// WindowOperator's sliced path (see the class comment in window_operator.h): per key, one
+// accumulator per non-empty slice of gcd(size, slide) ms and one timer.
+//
+// Why it gives the per-window path's output exactly: a window w only ever receives records
+// while it is not late (cleanup(w) > watermark), and once late it never fires again. So at any
+// firing of w, the records in w's slices are exactly the records added to w, and merging
+// the slices' accumulators (CanPreAggregate) equals w's own accumulator. A window covering a
+// non-empty slice when the watermark passes its max timestamp is exactly a window that got a
+// record before, i.e. one the per-window path fires by timer.
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <typeinfo>
+
+#include "operators/window/window_operator.h"
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+
+void WindowOperator::InitSlicing() {
+  const Trigger& trigger = *trigger_;
+  const WindowFunction& function = *function_;
+  const WindowAssigner& assigner = *assigner_;
+  if (!assigner.IsEventTime() || typeid(trigger) != typeid(EventTimeTrigger) ||
+      typeid(function) != typeid(AggregatingWindowFunction)) {
+    return;
+  }
+  const auto& aggregating = static_cast<const AggregatingWindowFunction&>(function);
+  if (!aggregating.CanPreAggregate()) {
+    return;
+  }
+  int64_t size = 0;
+  int64_t slide = 0;
+  int64_t offset = 0;
+  if (typeid(assigner) == typeid(TumblingWindows)) {
+    const auto& tumbling = static_cast<const TumblingWindows&>(assigner);
+    if (tumbling.stagger() != WindowStagger::kAligned) {
+      return;
+    }
+    size = tumbling.size_ms();
+    slide = size;
+    offset = tumbling.offset_ms() % size;
+  } else if (typeid(assigner) == typeid(SlidingWindows)) {
+    const auto& sliding = static_cast<const SlidingWindows&>(assigner);
+    size = sliding.size_ms();
+    slide = sliding.slide_ms();
+    offset = sliding.offset_ms();
+  } else {
+    return;
+  }
+  // slide > size leaves gaps (records in no window): not worth a special case.
+  if (size <= 0 || slide <= 0 || slide > size || size > kMaxSlicedParameter ||
+      options_.allowed_lateness_ms > kMaxSlicedParameter) {
+    return;
+  }
+  sliced_ = true;
+  aggregating_ = &aggregating;
+  size_ = size;
+  slide_ = slide;
+  offset_ = offset;
+  slice_ = std::gcd(size, slide);
+  num_accs_ = aggregating.aggregates().size();
+}
+
+Timestamp WindowOperator::LastStart(Timestamp t) const {
+  return TimeWindow::GetWindowStartWithOffset(t, offset_, slide_);
+}
+
+Timestamp WindowOperator::FirstStartContaining(Timestamp t) const {
+  return LastStart(t - size_) + slide_;
+}
+
+Timestamp WindowOperator::SliceDropTime(Timestamp slice_start) const {
+  // The cleanup time of the last window containing the slice.
+  return LastStart(slice_start) + size_ - 1 + options_.allowed_lateness_ms;
+}
+
+size_t WindowOperator::NumSlices() const {
+  size_t n = 0;
+  for (const auto& [key, ks] : sliced_keys_) {
+    n += ks.starts.size();
+  }
+  return n;
+}
+
+AggregateAccumulator* WindowOperator::FindOrAddSlice(SlicedKeyState& ks, Timestamp start) {
+  const size_t n = num_accs_;
+  if (ks.starts.empty() || ks.starts.back() < start) {
+    ks.starts.push_back(start);
+    ks.accs.resize(ks.accs.size() + n);
+    return ks.accs.data() + (ks.accs.size() - n);
+  }
+  if (ks.starts.back() == start) {
+    return ks.accs.data() + (ks.accs.size() - n);
+  }
+  auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), start);
+  const size_t i = static_cast<size_t>(pos - ks.starts.begin());
+  if (*pos != start) {
+    ks.starts.insert(pos, start);
+    ks.accs.insert(ks.accs.begin() + static_cast<std::ptrdiff_t>(i * n), n, AggregateAccumulator{});
+  }
+  return ks.accs.data() + i * n;
+}
+
+void WindowOperator::MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const {
+  scratch_accs_.assign(num_accs_, AggregateAccumulator{});
+  const size_t n = num_accs_;
+  auto lo = std::lower_bound(ks.starts.begin(), ks.starts.end(), start);
+  for (size_t i = static_cast<size_t>(lo - ks.starts.begin());
+       i < ks.starts.size() && ks.starts[i] < end; ++i) {
+    aggregating_->MergeAccumulators(scratch_accs_.data(), ks.accs.data() + i * n);
+  }
+}
+
+void WindowOperator::FireSlicedWindow(SlicedKeyState& ks, Timestamp start) {
+  const Timestamp end = start + size_;
+  MergeSlices(ks, start, end);
+  const Window w(TimeWindow(start, end));
+  results_.clear();
+  const WindowFunction::Context ctx{current_key_, w, timer_service_->CurrentWatermark(),
+                                    timer_service_->CurrentProcessingTime()};
+  aggregating_->ProcessAccumulators(ctx, scratch_accs_.data(), results_);
+  ++num_windows_fired_;
+  if (options_.emit_firing) {
+    // Without lateness a window fires exactly once (at its max timestamp, which is also its
+    // cleanup time), so its number is always 0.
+    int64_t firing = 0;
+    if (options_.allowed_lateness_ms > 0) {
+      auto it = std::lower_bound(
+          ks.firings.begin(), ks.firings.end(), end,
+          [](const std::pair<Timestamp, int64_t>& f, Timestamp e) { return f.first < e; });
+      if (it != ks.firings.end() && it->first == end) {
+        firing = it->second++;
+      } else {
+        ks.firings.insert(it, {end, 1});
+      }
+    }
+    for (Row& row : results_) {
+      row.emplace_back(firing);
+    }
+  }
+  for (Row& row : results_) {
+    StreamRecord out(std::move(row), end - 1);
+    output().Collect(out);
+  }
+}
+
+void WindowOperator::UpdateSlicedTimer(SlicedKeyState& ks) {
+  Timestamp want = ks.next_fire;
+  if (!ks.starts.empty()) {
+    const Timestamp drop = SliceDropTime(ks.starts.front());
+    if (want == kMinTimestamp || drop < want) {
+      want = drop;
+    }
+  }
+  if (want == ks.timer) {
+    return;
+  }
+  // Timers of the sliced path all use the namespace Window(): one per key, so their order
+  // among equal timestamps is the key order, as for the per-window timers.
+  if (ks.timer != kMinTimestamp) {
+    timer_service_->DeleteEventTimeTimer(Window(), ks.timer);
+  }
+  if (want != kMinTimestamp) {
+    timer_service_->RegisterEventTimeTimer(Window(), want);
+  }
+  ks.timer = want;
+}
+
+void WindowOperator::SlicedProcessElement(StreamRecord& record) {
+  ExtractKeyInto(record.row, current_key_);
+  const Timestamp t = record.timestamp;
+  const Timestamp wm = timer_service_->CurrentWatermark();
+  const int64_t lateness = options_.allowed_lateness_ms;
+  const Timestamp last_start = LastStart(t);
+  const Timestamp last_max = last_start + size_ - 1;
+  if (last_max + lateness <= wm) {
+    // Every window of the record is past its cleanup time (so is the record itself).
+    HandleLateElement(record, assigner_->AssignWindows(record, *this));
+    return;
+  }
+  SlicedKeyState& ks = sliced_keys_.try_emplace(current_key_).first->second;
+  const Timestamp slice_start =
+      slice_ == slide_ ? last_start : TimeWindow::GetWindowStartWithOffset(t, offset_, slice_);
+  aggregating_->Accumulate(FindOrAddSlice(ks, slice_start), record);
+
+  const Timestamp first_start = FirstStartContaining(t);
+  const Timestamp first_max = first_start + size_ - 1;
+  if (first_max <= wm) {
+    // Windows already complete but not cleaned up fire at once (EventTimeTrigger), in the
+    // assigner's order (latest start first).
+    for (Timestamp s = wm >= last_max ? last_start : LastStart(wm + 1 - size_);
+         s >= first_start && s + size_ - 1 + lateness > wm; s -= slide_) {
+      FireSlicedWindow(ks, s);
+    }
+  }
+  if (wm < last_max) {
+    // The earliest of the record's windows still to complete fires by timer.
+    const Timestamp next =
+        first_max > wm ? first_max : LastStart(wm + 1 - size_) + slide_ + size_ - 1;
+    if (ks.next_fire == kMinTimestamp || next < ks.next_fire) {
+      ks.next_fire = next;
+    }
+  }
+  UpdateSlicedTimer(ks);
+}
+
+void WindowOperator::OnSlicedTimer(Timestamp time) {
+  auto it = sliced_keys_.find(current_key_);  // the timer service set the timer's key
+  if (it == sliced_keys_.end()) {
+    return;
+  }
+  SlicedKeyState& ks = it->second;
+  ks.timer = kMinTimestamp;
+  if (ks.next_fire == time) {
+    FireSlicedWindow(ks, time + 1 - size_);
+    // The next window to fire: the first later window covering a non-empty slice.
+    const Timestamp next_start = time + 1 - size_ + slide_;
+    auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), next_start);
+    if (pos == ks.starts.end()) {
+      ks.next_fire = kMinTimestamp;
+    } else {
+      ks.next_fire = std::max(FirstStartContaining(*pos), next_start) + size_ - 1;
+    }
+  }
+  // Slices whose last window is cleaned up; their windows can never fire again.
+  size_t dropped = 0;
+  while (dropped < ks.starts.size() && SliceDropTime(ks.starts[dropped]) <= time) {
+    ++dropped;
+  }
+  if (dropped > 0) {
+    ks.starts.erase(ks.starts.begin(), ks.starts.begin() + static_cast<std::ptrdiff_t>(dropped));
+    ks.accs.erase(ks.accs.begin(),
+                  ks.accs.begin() + static_cast<std::ptrdiff_t>(dropped * num_accs_));
+  }
+  const int64_t lateness = options_.allowed_lateness_ms;
+  std::erase_if(ks.firings, [&](const std::pair<Timestamp, int64_t>& f) {
+    return f.first - 1 + lateness <= time;
+  });
+  if (ks.starts.empty()) {
+    TM_CHECK(ks.next_fire == kMinTimestamp, "sliced window state: a firing without slices");
+    sliced_keys_.erase(it);
+    return;
+  }
+  UpdateSlicedTimer(ks);
+}
+
+void WindowOperator::LeaveSlicedPath() {
+  // Rebuild what the per-window path would hold now: a state for every window that covers a
+  // non-empty slice and is not cleaned up, its trigger timer when not fired yet, its cleanup
+  // timer and its firing count.
+  sliced_ = false;
+  const Timestamp wm = timer_service_->CurrentWatermark();
+  for (const auto& [key, ks] : sliced_keys_) {
+    SetCurrentKey(key);
+    if (ks.timer != kMinTimestamp) {
+      timer_service_->DeleteEventTimeTimer(Window(), ks.timer);
+    }
+    std::set<Timestamp> window_starts;
+    for (Timestamp a : ks.starts) {
+      for (Timestamp s = LastStart(a); s > a - size_; s -= slide_) {
+        window_starts.insert(s);
+      }
+    }
+    for (Timestamp s : window_starts) {
+      const Window w(TimeWindow(s, s + size_));
+      if (CleanupTime(w) <= wm) {
+        continue;
+      }
+      MergeSlices(ks, s, s + size_);
+      panes_[key][w] = aggregating_->CreateStateFrom(scratch_accs_.data());
+      trigger_context_->set_window(w);
+      if (w.MaxTimestamp() > wm) {
+        trigger_context_->RegisterEventTimeTimer(w.MaxTimestamp());
+      }
+      RegisterCleanupTimer(w);
+      if (options_.emit_firing) {
+        for (const auto& [end, count] : ks.firings) {
+          if (end == s + size_) {
+            firings_[key][w] = count;
+          }
+        }
+      }
+    }
+  }
+  sliced_keys_.clear();
+}
+
+}  // namespace tidemark
