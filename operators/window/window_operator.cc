@@ -53,7 +53,14 @@ void WindowOperator::ExtractKeyInto(const Row& row, Key& key) const {
   // Assigns in place: no allocation when the previous key had the same shape.
   key.resize(options_.key_slots.size());
   for (size_t i = 0; i < options_.key_slots.size(); ++i) {
-    key[i] = row[static_cast<size_t>(options_.key_slots[i])];
+    const Value& v = row[static_cast<size_t>(options_.key_slots[i])];
+    int64_t* dst = std::get_if<int64_t>(&key[i]);
+    const int64_t* src = std::get_if<int64_t>(&v);
+    if (dst != nullptr && src != nullptr) {
+      *dst = *src;  // the common int64 key without a variant visit
+    } else {
+      key[i] = v;
+    }
   }
 }
 

@@ -221,7 +221,33 @@ class WindowOperator : public StreamOperator,
   int64_t offset_ = 0;
   int64_t slice_ = 0;  // gcd(size_, slide_)
   size_t num_accs_ = 0;
-  std::unordered_map<Key, SlicedKeyState, KeyHash> sliced_keys_;
+  // Hash and equality with a fast lane for the common single int64 key (no variant visits).
+  // The hash is deliberately not noexcept: libstdc++ then caches hash codes in the nodes, so a
+  // lookup compares cached codes instead of re-hashing the next node of a bucket chain.
+  struct SlicedKeyHash {
+    size_t operator()(const Key& key) const {
+      if (key.size() == 1) {
+        if (const int64_t* v = std::get_if<int64_t>(&key[0])) {
+          uint64_t x = static_cast<uint64_t>(*v) * 0x9E3779B97F4A7C15ull;  // Fibonacci mix
+          return static_cast<size_t>(x ^ (x >> 32));
+        }
+      }
+      return KeyHash()(key);
+    }
+  };
+  struct SlicedKeyEqual {
+    bool operator()(const Key& a, const Key& b) const noexcept {
+      if (a.size() == 1 && b.size() == 1) {
+        const int64_t* x = std::get_if<int64_t>(&a[0]);
+        const int64_t* y = std::get_if<int64_t>(&b[0]);
+        if (x != nullptr && y != nullptr) {
+          return *x == *y;
+        }
+      }
+      return a == b;
+    }
+  };
+  std::unordered_map<Key, SlicedKeyState, SlicedKeyHash, SlicedKeyEqual> sliced_keys_;
   mutable std::vector<AggregateAccumulator> scratch_accs_;
   mutable std::unique_ptr<WindowState> introspected_;
 
