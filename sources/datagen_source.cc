@@ -40,7 +40,7 @@ class DatagenSplit : public SourceSplit {
   int64_t index_;
 };
 
-class DatagenReader : public SourceReader {
+class DatagenReader : public SplitReaderBase {
  public:
   explicit DatagenReader(const DatagenSourceSpec& spec) : spec_(spec) {}
 
@@ -65,16 +65,6 @@ class DatagenReader : public SourceReader {
     }
   }
 
-  void NotifyNoMoreSplits() override { no_more_splits_ = true; }
-
-  /// A paused split is not read; on resume its overdue records come at once (catch-up).
-  void PauseOrResumeSplits(const std::vector<std::string>& pause,
-                           const std::vector<std::string>& resume) override {
-    paused_.insert(pause.begin(), pause.end());
-    for (const std::string& id : resume) {
-      paused_.erase(id);
-    }
-  }
 
   InputStatus PollNext(ReaderOutput& output) override {
     if (!registered_) {
@@ -92,7 +82,7 @@ class DatagenReader : public SourceReader {
       if (st.emitted >= spec_.count) {
         continue;
       }
-      if (paused_.count(st.id) > 0) {
+      if (IsPaused(st.id)) {
         any_paused = true;
         continue;
       }
@@ -103,7 +93,7 @@ class DatagenReader : public SourceReader {
       }
     }
     if (next == nullptr) {
-      return no_more_splits_ && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+      return no_more_splits() && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
     }
     if (context_->processing_time().GetCurrentProcessingTime() < start_time_ + next_due) {
       context_->WakeUpAt(start_time_ + next_due);
@@ -161,8 +151,6 @@ class DatagenReader : public SourceReader {
   std::vector<State> states_;
   Timestamp start_time_ = 0;
   bool registered_ = false;
-  bool no_more_splits_ = false;
-  std::set<std::string> paused_;  // split ids paused for watermark alignment
 };
 
 }  // namespace

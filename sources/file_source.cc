@@ -25,7 +25,7 @@ class FileSplit : public SourceSplit {
   std::string path_;
 };
 
-class FileReader : public SourceReader {
+class FileReader : public SplitReaderBase {
  public:
   explicit FileReader(const FileSource& source)
       : source_(source),
@@ -47,15 +47,6 @@ class FileReader : public SourceReader {
     }
   }
 
-  void NotifyNoMoreSplits() override { no_more_splits_ = true; }
-
-  void PauseOrResumeSplits(const std::vector<std::string>& pause,
-                           const std::vector<std::string>& resume) override {
-    paused_.insert(pause.begin(), pause.end());
-    for (const std::string& id : resume) {
-      paused_.erase(id);
-    }
-  }
 
   InputStatus PollNext(ReaderOutput& output) override {
     if (!opened_) {
@@ -80,7 +71,7 @@ class FileReader : public SourceReader {
     bool any_paused = false;  // a split paused for watermark alignment is not read until resumed
     for (size_t tries = 0; tries < n;) {
       State& st = states_[next_];
-      if (st.done || paused_.count(st.path) > 0) {
+      if (st.done || IsPaused(st.path)) {
         any_paused = any_paused || !st.done;
         next_ = (next_ + 1) % n;
         ++tries;
@@ -130,7 +121,7 @@ class FileReader : public SourceReader {
       next_ = (next_ + 1) % n;
       return InputStatus::kMoreAvailable;
     }
-    return no_more_splits_ && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+    return no_more_splits() && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
   }
 
  private:
@@ -168,8 +159,6 @@ class FileReader : public SourceReader {
   int64_t emitted_total_ = 0;
   Timestamp start_time_ = 0;
   bool opened_ = false;
-  bool no_more_splits_ = false;
-  std::set<std::string> paused_;  // split ids paused for watermark alignment
 };
 
 bool HasGlob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }

@@ -36,7 +36,7 @@ class SequenceSplit : public SourceSplit {
   const SequenceSplitSpec& spec_;  // owned by the SequenceSource, which outlives the job
 };
 
-class SequenceReader : public SourceReader {
+class SequenceReader : public SplitReaderBase {
  public:
   explicit SequenceReader(const SequenceSource& source) : source_(source) {}
 
@@ -59,15 +59,6 @@ class SequenceReader : public SourceReader {
     }
   }
 
-  void NotifyNoMoreSplits() override { no_more_splits_ = true; }
-
-  void PauseOrResumeSplits(const std::vector<std::string>& pause,
-                           const std::vector<std::string>& resume) override {
-    paused_.insert(pause.begin(), pause.end());
-    for (const std::string& id : resume) {
-      paused_.erase(id);
-    }
-  }
 
   InputStatus PollNext(ReaderOutput& output) override {
     // Next split with records left, round-robin from where we stopped.
@@ -77,7 +68,7 @@ class SequenceReader : public SourceReader {
     for (size_t i = 0; i < n; ++i) {
       size_t c = (next_ + i) % n;
       if (states_[c].emitted < states_[c].spec->count) {
-        if (paused_.count(states_[c].spec->id) > 0) {
+        if (IsPaused(states_[c].spec->id)) {
           any_paused = true;  // watermark alignment: not read until resumed
           continue;
         }
@@ -86,7 +77,7 @@ class SequenceReader : public SourceReader {
       }
     }
     if (picked == n) {
-      return no_more_splits_ && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+      return no_more_splits() && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
     }
     const int64_t pacing = source_.spec().pacing_ms;
     if (pacing > 0) {
@@ -136,8 +127,6 @@ class SequenceReader : public SourceReader {
   size_t next_ = 0;
   int64_t emitted_total_ = 0;
   Timestamp start_time_ = 0;
-  bool no_more_splits_ = false;
-  std::set<std::string> paused_;  // split ids paused for watermark alignment
 };
 
 }  // namespace

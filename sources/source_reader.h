@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,31 @@ class SourceReader {
   /// `split.<id>.records` (records emitted) and, for sources that read bytes,
   /// `split.<id>.bytes` and `split.<id>.lines`. Default: nothing.
   virtual void CollectMetrics(MetricsWriter& /*out*/) const {}
+};
+
+/// Bookkeeping shared by readers of a known set of splits: whether more splits can come, and which
+/// splits watermark alignment has paused (`PauseOrResumeSplits`). Derived readers check
+/// `IsPaused(id)` before reading a split and `no_more_splits()` before ending input.
+/// Mailbox thread only.
+class SplitReaderBase : public SourceReader {
+ public:
+  void NotifyNoMoreSplits() override { no_more_splits_ = true; }
+  void PauseOrResumeSplits(const std::vector<std::string>& pause,
+                           const std::vector<std::string>& resume) override {
+    paused_.insert(pause.begin(), pause.end());
+    for (const std::string& id : resume) {
+      paused_.erase(id);
+    }
+  }
+
+ protected:
+  bool IsPaused(const std::string& split_id) const { return paused_.count(split_id) > 0; }
+  bool AnyPaused() const { return !paused_.empty(); }
+  bool no_more_splits() const { return no_more_splits_; }
+
+ private:
+  bool no_more_splits_ = false;
+  std::set<std::string> paused_;  // split ids paused for watermark alignment
 };
 
 /// A source: its record schema, its splits and a reader per subtask. Mirrors Flink's `Source`
