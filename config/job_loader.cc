@@ -1377,6 +1377,7 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
       if (Contains(kOperatorTypes, *type) || IsValidId(*type)) {
         // Unknown types load; the job compiler reports a type nobody registered.
         op.type = *type;
+        op.type_location = ValueLoc(*f);
         info.type_ok = true;
       } else {
         ValueError(*f, fmt::format("an operator type uses letters, digits, '-', '_' and '.', got "

@@ -257,6 +257,7 @@ struct OperatorSpec {
   /// "include" (Flink: the minimum over both inputs).
   std::string broadcast_watermarks = "exclude";
   SourceLocation location;
+  SourceLocation type_location;  ///< of the `type:` value (for "unknown operator type" errors)
 };
 
 /// `pipeline:` block.

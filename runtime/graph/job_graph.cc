@@ -103,7 +103,7 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
       for (const auto& t : registry.Types()) {
         known += (known.empty() ? "" : ", ") + t;
       }
-      errors.push_back(Locate(spec, op.location, spec_index, "type",
+      errors.push_back(Locate(spec, op.type_location.line > 0 ? op.type_location : op.location, spec_index, "type",
                               fmt::format("unknown operator type '{}' (known: {})", op.type, known)));
       continue;
     }

@@ -140,7 +140,7 @@ TEST(JobCompileErrorsTest, UnknownOperatorTypeLoadsButDoesNotCompile) {
                                            "    input: source\n"
                                            "    params: {table: users}\n") +
                                        kSink);
-  EXPECT_EQ(error.rfind("bad.yaml:10:5: error: operators[1].type: unknown operator type "
+  EXPECT_EQ(error.rfind("bad.yaml:11:11: error: operators[1].type: unknown operator type "
                         "'my-enricher' (known: ",
                         0),
             0u)

@@ -181,14 +181,18 @@ TEST(JobGraphTest, AllRecordsWindowIsNotChainedAndRunsWithParallelismOne) {
 }
 
 TEST(JobGraphTest, UnknownOperatorTypeIsAnErrorAtItsLine) {
-  const std::string yaml = "name: x\noperators:\n  - id: s\n    type: sorce\n";
+  const std::string yaml =
+      "name: x\noperators:\n"
+      "  - id: s\n    type: source\n    source: {type: sequence, splits: [{id: a, start: 0s, step: 1ms, count: 1}]}\n"
+      "  - id: m\n    type: mapp\n    input: s\n";
   JobResources resources;
   try {
     CompileJobGraph(LoadJobSpecString(yaml, "x.yaml"), BuiltinRegistry(), resources);
     FAIL() << "expected an error";
   } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("x.yaml:4:"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("sorce"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("x.yaml:7:11: error: operators[1].type: unknown operator type 'mapp'", 0),
+              0u)
+        << e.what();
   }
 }
 
