@@ -1,5 +1,7 @@
 #include "runtime/graph/job_graph.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <queue>
 
@@ -18,6 +20,16 @@ std::string Locate(const JobSpec& job, const SourceLocation& loc, size_t op_inde
   }
   const std::string file = loc.file.empty() ? job.file : loc.file;
   return fmt::format("{}:{}:{}: error: {}: {}", file, loc.line, loc.column, key, message);
+}
+
+// A key-by entry naming a field (letters, digits, '_', not starting with a digit), as opposed to
+// an expression over fields.
+bool IsPlainIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) != 0) {
+    return false;
+  }
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
 }
 
 }  // namespace
@@ -95,8 +107,8 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
 
   std::map<std::string, int> vertex_of;  // operator id -> vertex index
   std::vector<std::string> errors;
-  for (size_t spec_index : order) {
-    const OperatorSpec& op = spec.operators[spec_index];
+  // Compiles one operator whose inputs are already compiled; false when it reported an error.
+  auto compile_vertex = [&](const OperatorSpec& op, size_t spec_index) -> bool {
     const OperatorCompiler* compiler = registry.Find(op.type);
     if (compiler == nullptr) {
       std::string known;
@@ -105,7 +117,7 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
       }
       errors.push_back(Locate(spec, op.type_location.line > 0 ? op.type_location : op.location, spec_index, "type",
                               fmt::format("unknown operator type '{}' (known: {})", op.type, known)));
-      continue;
+      return false;
     }
     std::vector<Schema> input_schemas;
     bool inputs_ok = true;
@@ -131,7 +143,7 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
       }
     }
     if (!inputs_ok) {
-      continue;
+      return false;
     }
     JobVertex v;
     v.id = static_cast<int>(graph.vertices.size());
@@ -141,10 +153,10 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
     } catch (const CompileError& e) {
       errors.push_back(Locate(spec, e.location().line > 0 ? e.location() : op.location,
                               spec_index, e.path(), e.what()));
-      continue;
+      return false;
     } catch (const InvalidArgument& e) {
       errors.push_back(Locate(spec, op.location, spec_index, "", e.what()));
-      continue;
+      return false;
     }
     v.parallelism = v.compiled.forced_parallelism > 0 ? v.compiled.forced_parallelism
                     : op.parallelism > 0            ? op.parallelism
@@ -154,6 +166,53 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
     }
     vertex_of[op.id] = v.id;
     graph.vertices.push_back(std::move(v));
+    return true;
+  };
+
+  for (size_t spec_index : order) {
+    OperatorSpec op = spec.operators[spec_index];
+    // key-by entries that are expressions (`user_id % 10`, not a plain field name) become a
+    // computed column: a `map` inserted before the operator on each of its inputs (chained with
+    // the upstream) adds `key` (or key1, key2, ... for several), and the operator keys by that
+    // column — as Flink's keyBy(KeySelector) computes its key from the record.
+    std::vector<std::pair<std::string, ExpressionSpec>> computed;
+    for (size_t k = 0; k < op.key_by.size(); ++k) {
+      if (IsPlainIdentifier(op.key_by[k])) {
+        continue;
+      }
+      std::string column = op.key_by.size() == 1 ? "key" : fmt::format("key{}", k + 1);
+      const SourceLocation loc = k < op.key_by_locations.size() ? op.key_by_locations[k] : op.location;
+      computed.emplace_back(column, ExpressionSpec{op.key_by[k], loc});
+      op.key_by[k] = column;
+    }
+    bool inputs_ok = true;
+    for (size_t k = 0; k < op.inputs.size() && !computed.empty(); ++k) {
+      InputSpec& in = op.inputs[k];
+      auto up = vertex_of.find(in.from);
+      if (up == vertex_of.end()) {
+        inputs_ok = false;
+        break;
+      }
+      OperatorSpec key_map;
+      key_map.id = op.inputs.size() == 1 ? op.id + ".key-by" : fmt::format("{}.key-by{}", op.id, k + 1);
+      key_map.type = "map";
+      key_map.map = MapSpec{};
+      key_map.map->set = computed;
+      key_map.map->location = op.location;
+      key_map.inputs = {InputSpec{in.from, in.side_output, Partitioning::kDefault, in.location}};
+      key_map.parallelism = graph.vertices[static_cast<size_t>(up->second)].parallelism;
+      key_map.location = op.location;
+      key_map.type_location = op.location;
+      if (!compile_vertex(key_map, spec_index)) {
+        inputs_ok = false;
+        break;
+      }
+      in.from = key_map.id;
+      in.side_output.clear();
+    }
+    if (inputs_ok) {
+      compile_vertex(op, spec_index);
+    }
   }
   if (!errors.empty()) {
     std::string all;

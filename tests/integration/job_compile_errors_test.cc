@@ -182,3 +182,30 @@ TEST(JobCompileErrorsTest, GoodJobCompiles) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+TEST(JobCompileErrorsTest, KeyByExpressionTypeErrorPointsAtTheKeyBy) {
+  const std::string error = FirstError(Job("  - id: w\n"
+                                           "    type: window\n"
+                                           "    input: source\n"
+                                           "    key-by: [\"amount * user\"]\n"
+                                           "    window: {assigner: tumbling, size: 1s}\n") +
+                                       kSink);
+  EXPECT_EQ(error.rfind("bad.yaml:13:", 0), 0u) << error;
+  EXPECT_NE(error.find("operator '*' cannot be applied to int64 and string"), std::string::npos) << error;
+}
+
+TEST(JobCompileErrorsTest, KeyByExpressionCompilesToAComputedKeyColumn) {
+  EXPECT_EQ(FirstError(Job("  - id: w\n"
+                           "    type: window\n"
+                           "    input: source\n"
+                           "    key-by: [\"amount % 2\", user]\n"
+                           "    window: {assigner: tumbling, size: 1s}\n") +
+                       kSink),
+            "");
+}
+
+}  // namespace
+}  // namespace tidemark
