@@ -961,8 +961,16 @@ std::vector<IdlePeriodSpec> Loader::ParseIdlePeriods(const Field& field, int64_t
     }
     std::optional<Field> start = Require(*map, "start");
     std::optional<Field> end = Require(*map, "end");
-    std::optional<int64_t> a = start ? ReadDuration(*start, Sign::kNonNegative) : std::nullopt;
-    std::optional<int64_t> b = end ? ReadDuration(*end, Sign::kNonNegative) : std::nullopt;
+    // Plain ifs, not `cond ? ReadDuration(..) : std::nullopt`: g++ 12 -O2 warns
+    // maybe-uninitialized on the ternary's optional.
+    std::optional<int64_t> a;
+    std::optional<int64_t> b;
+    if (start) {
+      a = ReadDuration(*start, Sign::kNonNegative);
+    }
+    if (end) {
+      b = ReadDuration(*end, Sign::kNonNegative);
+    }
     if (a && b && *b <= *a) {
       ValueError(*end, "must be after start");
       b.reset();

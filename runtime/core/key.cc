@@ -8,7 +8,10 @@ std::string KeyToString(const Key& key) {
   }
   std::string out = "[";
   for (size_t i = 0; i < key.size(); ++i) {
-    out += (i == 0 ? "" : ",") + ValueToJson(key[i]);
+    if (i > 0) {
+      out += ',';
+    }
+    out += ValueToJson(key[i]);
   }
   return out + "]";
 }

@@ -56,7 +56,7 @@ std::string ProgressLine(const std::vector<SubtaskMetrics>& metrics, double elap
   for (const auto& [id, rb] : splits) {
     line += fmt::format("{}{} {} rec", line.empty() ? "" : ", ", id, rb.first);
     if (rb.second > 0) {
-      line += " " + HumanBytes(rb.second);
+      line += fmt::format(" {}", HumanBytes(rb.second));
     }
   }
   const Timestamp wm = has_downstream ? downstream_wm : source_wm;
