@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <thread>
 #include <unordered_map>
@@ -118,6 +119,28 @@ double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+/// Runs `body(s)` for subtasks 1..p-1 on their own threads and subtask 0 on this one, joins them,
+/// and adds up the per-subtask results `body` wrote into `parts`; seconds are since `start`.
+BaselineResult RunPerSubtask(int p, std::chrono::steady_clock::time_point start,
+                             const std::vector<BaselineResult>& parts,
+                             const std::function<void(int)>& body) {
+  std::vector<std::thread> threads;
+  for (int s = 1; s < p; ++s) {
+    threads.emplace_back(body, s);
+  }
+  body(0);
+  for (auto& t : threads) {
+    t.join();
+  }
+  BaselineResult out;
+  out.seconds = Since(start);
+  for (const auto& part : parts) {
+    out.sink_records += part.sink_records;
+    out.checksum += part.checksum;
+  }
+  return out;
+}
+
 }  // namespace
 
 BenchPlan MakeBenchPlan(const JobSpec& job) {
@@ -218,21 +241,7 @@ BaselineResult RunFusedLoop(const BenchPlan& plan) {
     parts[static_cast<size_t>(s)].sink_records = n;
     parts[static_cast<size_t>(s)].checksum = sum;
   };
-  std::vector<std::thread> threads;
-  for (int s = 1; s < p; ++s) {
-    threads.emplace_back(body, s);
-  }
-  body(0);
-  for (auto& t : threads) {
-    t.join();
-  }
-  BaselineResult out;
-  out.seconds = Since(start);
-  for (const auto& part : parts) {
-    out.sink_records += part.sink_records;
-    out.checksum += part.checksum;
-  }
-  return out;
+  return RunPerSubtask(p, start, parts, body);
 }
 
 BaselineResult RunRawChannel(const BenchPlan& plan) {
@@ -288,21 +297,7 @@ BaselineResult RunRawChannel(const BenchPlan& plan) {
     parts[static_cast<size_t>(s)].sink_records = n;
     parts[static_cast<size_t>(s)].checksum = sum;
   };
-  std::vector<std::thread> threads;
-  for (int s = 1; s < p; ++s) {
-    threads.emplace_back(pair, s);
-  }
-  pair(0);
-  for (auto& t : threads) {
-    t.join();
-  }
-  BaselineResult out;
-  out.seconds = Since(start);
-  for (const auto& part : parts) {
-    out.sink_records += part.sink_records;
-    out.checksum += part.checksum;
-  }
-  return out;
+  return RunPerSubtask(p, start, parts, pair);
 }
 
 namespace {
