@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/testing/daemon_jobs.h"
 #include "runtime/daemon/daemon_client.h"
 #include "runtime/daemon/job_manager.h"
 #include "runtime/daemon/rest_server.h"
@@ -51,19 +52,7 @@ std::string LastLine(const std::string& text) {
   return last;
 }
 
-constexpr const char* kLongJob = R"(name: long
-operators:
-  - id: src
-    type: source
-    source:
-      type: sequence
-      pacing: 1ms
-      splits: [{id: a, start: 0ms, step: 1ms, count: 100000000}]
-  - id: out
-    type: sink
-    input: src
-    sink: {type: collect}
-)";
+using testing::kLongJob;
 
 struct ClientStats {
   int64_t sent = 0;

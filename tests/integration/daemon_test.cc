@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/testing/daemon_jobs.h"
 #include "operators/user_operators.h"
 #include "runtime/core/timestamp.h"
 #include "runtime/daemon/daemon_client.h"
@@ -38,20 +39,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// A job that runs until cancelled: one record per ms of processing time, 10^8 records.
-constexpr const char* kLongJob = R"(name: long
-operators:
-  - id: src
-    type: source
-    source:
-      type: sequence
-      pacing: 1ms
-      splits: [{id: a, start: 0ms, step: 1ms, count: 100000000}]
-  - id: out
-    type: sink
-    input: src
-    sink: {type: collect}
-)";
+using testing::kLongJob;
 
 // A small job that finishes at once; its sink prints one JSON line per record.
 constexpr const char* kSmallJob = R"(name: small
