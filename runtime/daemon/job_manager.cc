@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <random>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -90,6 +91,9 @@ JobManager::JobManager(JobFactory factory, JobManagerOptions options)
     : factory_(std::move(factory)), options_(options), started_ms_(NowMs()) {
   std::random_device rd;
   id_state_ = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(started_ms_);
+  if (options_.finished_job_ttl.count() > 0) {
+    expirer_ = std::thread([this] { ExpireHistory(); });
+  }
 }
 
 JobManager::~JobManager() { Shutdown(); }
@@ -217,6 +221,7 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   std::unique_lock<std::mutex> lock(mu_);
   e->ended = true;
   e->end_ms = NowMs();
+  e->end_steady = std::chrono::steady_clock::now();
   e->final_state = state;
   e->failure_cause = cause;
   e->report = std::move(report);
@@ -236,6 +241,9 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   }
   finished_order_.push_back(e->id);
   TrimHistory();
+  if (finished_order_.size() == 1) {
+    expirer_cv_.notify_one();  // it may be sleeping without a deadline
+  }
   const bool idle = running_ == 0;
   lock.unlock();
   job.reset();  // frees the job's tasks, channels and sink results
@@ -250,16 +258,73 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
 
 void JobManager::TrimHistory() {
   while (finished_order_.size() > options_.max_finished_jobs) {
-    const std::string id = finished_order_.front();
+    DropFinished(finished_order_.front());
+  }
+}
+
+void JobManager::DropFinished(std::string id) {
+  if (!finished_order_.empty() && finished_order_.front() == id) {
     finished_order_.pop_front();
-    jobs_.erase(id);
-    for (auto it = order_.begin(); it != order_.end(); ++it) {
-      if (*it == id) {
-        order_.erase(it);
-        break;
-      }
+  }
+  jobs_.erase(id);
+  for (auto it = order_.begin(); it != order_.end(); ++it) {
+    if (*it == id) {
+      order_.erase(it);
+      break;
     }
   }
+}
+
+void JobManager::ExpireHistory() {
+  const auto ttl = options_.finished_job_ttl;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!shutting_down_) {
+    if (finished_order_.empty()) {
+      expirer_cv_.wait(lock);
+      continue;
+    }
+    // finished_order_ is in end order, so its front expires first.
+    const auto deadline = jobs_.at(finished_order_.front())->end_steady + ttl;
+    if (std::chrono::steady_clock::now() < deadline) {
+      expirer_cv_.wait_until(lock, deadline);
+      continue;
+    }
+    lock.unlock();
+    // The entries are freed on a thread of their own: glibc caches a thread's freed blocks until
+    // the thread ends, and this thread lives as long as the daemon.
+    bool idle = false;
+    auto drop_expired = [this, ttl, &idle] {
+      std::lock_guard<std::mutex> drop_lock(mu_);
+      const auto now = std::chrono::steady_clock::now();
+      int64_t dropped = 0;
+      while (!finished_order_.empty() && jobs_.at(finished_order_.front())->end_steady + ttl <= now) {
+        DropFinished(finished_order_.front());
+        ++dropped;
+      }
+      expired_total_ += dropped;
+      idle = running_ == 0;
+    };
+    try {
+      std::thread(drop_expired).join();
+    } catch (const std::system_error&) {
+      drop_expired();  // no thread to be had: free them here, the cache is a detail
+    }
+    if (idle) {
+      std::lock_guard<std::mutex> hook_lock(idle_hook_mu_);
+      if (idle_hook_) {
+        idle_hook_();
+      }
+    }
+    // The expired summaries, metrics and logs were freed (a reader holding one frees it on its way
+    // out); return the pages glibc keeps for reuse.
+    malloc_trim(0);
+    lock.lock();
+  }
+}
+
+void JobManager::SetIdleHook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(idle_hook_mu_);
+  idle_hook_ = std::move(hook);
 }
 
 std::shared_ptr<JobManager::Entry> JobManager::Find(const std::string& id) const {
@@ -387,6 +452,7 @@ nlohmann::json JobManager::OverviewJson() const {
                         {"jobs-submitted-total", submitted_total_},
                         {"max-running-jobs", options_.max_running_jobs},
                         {"max-finished-jobs", options_.max_finished_jobs},
+                        {"finished-job-ttl", options_.finished_job_ttl.count()},
                         {"uptime", NowMs() - started_ms_},
                         {"version", "0.1.0"}};
 }
@@ -407,6 +473,9 @@ std::string JobManager::PrometheusText() const {
     out += "# HELP tidemark_jobs_rejected_total Submissions refused by the running-jobs limit.\n"
            "# TYPE tidemark_jobs_rejected_total counter\n";
     out += fmt::format("tidemark_jobs_rejected_total {}\n", rejected_total_);
+    out += "# HELP tidemark_jobs_expired_total Finished jobs dropped from the history by age.\n"
+           "# TYPE tidemark_jobs_expired_total counter\n";
+    out += fmt::format("tidemark_jobs_expired_total {}\n", expired_total_);
     out += "# HELP tidemark_jobs_ended_total Jobs ended since start, by final state.\n"
            "# TYPE tidemark_jobs_ended_total counter\n";
     out += fmt::format("tidemark_jobs_ended_total{{state=\"FINISHED\"}} {}\n", finished_total_);
@@ -480,6 +549,11 @@ void JobManager::Shutdown() {
   running.clear();
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return waiters_ == 0; });
+  expirer_cv_.notify_all();
+  lock.unlock();
+  if (expirer_.joinable()) {
+    expirer_.join();
+  }
 }
 
 bool JobManager::WaitForJob(const std::string& id, std::chrono::milliseconds timeout) const {

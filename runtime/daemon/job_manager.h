@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -64,6 +65,10 @@ class JobLog {
 struct JobManagerOptions {
   size_t max_running_jobs = 64;      ///< submissions beyond this are refused (HTTP 429)
   size_t max_finished_jobs = 200;    ///< finished jobs kept for list/status; oldest trimmed first
+  /// A finished job leaves the history this long after it ended (Flink's
+  /// `jobstore.expiration-time`, also one hour by default); zero keeps it until `max_finished_jobs`
+  /// pushes it out. Whichever bound is reached first trims.
+  std::chrono::milliseconds finished_job_ttl{std::chrono::hours(1)};
   size_t max_log_lines = 10000;      ///< per job
   size_t max_log_bytes = 4u << 20;   ///< per job
 };
@@ -72,8 +77,11 @@ struct JobManagerOptions {
 /// isolation, cancels, describes, and forgets the oldest finished jobs beyond a bound.
 ///
 /// Each submitted job gets a waiter thread that joins it when it ends, appends its report line
-/// to its log, and trims the history. A job failing (an operator throwing, a sink that cannot
-/// write) only makes that job FAILED, with the cause kept.
+/// to its log, and trims the history to `max_finished_jobs`. With a `finished_job_ttl`, one more
+/// thread (the expirer) drops finished jobs once they are that old and hands the freed memory back
+/// to the operating system (`malloc_trim`), so an idle daemon whose history has expired is back at
+/// its start footprint. A job failing (an operator throwing, a sink that cannot write) only makes
+/// that job FAILED, with the cause kept.
 ///
 /// Thread-safe: every method may be called from any thread. The JSON returned follows Flink's
 /// REST API names where a counterpart exists (`jid`, `state`, `start-time`, `duration`, ...).
@@ -115,8 +123,14 @@ class JobManager {
   CancelStatus Cancel(const std::string& id);
 
   /// Stops accepting jobs, cancels every running job and waits until all have ended (their
-  /// sinks closed and flushed). Idempotent.
+  /// sinks closed and flushed); stops the expirer. Idempotent.
   void Shutdown();
+
+  /// Sets the function the expirer calls when it has dropped finished jobs while no job runs, right
+  /// before it returns freed memory to the operating system (the RestServer renews its I/O thread
+  /// there, see RestServer::RenewIoThread). Blocks while the current hook is running, so after
+  /// `SetIdleHook(nullptr)` returns the old hook is no longer called. Thread-safe.
+  void SetIdleHook(std::function<void()> hook);
 
   /// Blocks until job `id` ended or `timeout` passed; true when it ended. For tests.
   bool WaitForJob(const std::string& id, std::chrono::milliseconds timeout) const;
@@ -138,6 +152,7 @@ class JobManager {
     nlohmann::json final_tasks;  // per-subtask metrics at the end
     bool ended = false;
     int64_t end_ms = -1;
+    std::chrono::steady_clock::time_point end_steady;  // for finished_job_ttl
     JobState final_state = JobState::kRunning;
     std::string failure_cause;
     std::optional<std::string> report;
@@ -148,6 +163,9 @@ class JobManager {
   static nlohmann::json TasksJson(const JobExecution& exec);
   void OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job);
   void TrimHistory();  // requires mu_
+  void DropFinished(std::string id);  // requires mu_; by value: callers pass finished_order_.front()
+  /// The expirer thread's loop: sleeps until the oldest finished job is `finished_job_ttl` old.
+  void ExpireHistory();
   std::string NewJobId();  // requires mu_
 
   const JobFactory factory_;
@@ -162,12 +180,17 @@ class JobManager {
   size_t running_ = 0;
   size_t waiters_ = 0;
   bool shutting_down_ = false;
+  std::mutex idle_hook_mu_;              // held while the hook runs; never together with mu_
+  std::function<void()> idle_hook_;
+  std::condition_variable expirer_cv_;  // a job ended, or shutting down
+  std::thread expirer_;                 // runs ExpireHistory when finished_job_ttl > 0
   uint64_t id_state_ = 0;
   int64_t submitted_total_ = 0;
   int64_t finished_total_ = 0;
   int64_t failed_total_ = 0;
   int64_t canceled_total_ = 0;
   int64_t rejected_total_ = 0;
+  int64_t expired_total_ = 0;
 };
 
 }  // namespace tidemark

@@ -210,6 +210,7 @@ struct RestServer::Impl {
   std::optional<asio::ip::tcp::acceptor> tcp_acceptor;
   asio::steady_timer retry_timer{ioc};
   size_t refused_at_cap = 0;  // connections refused since the limit was last reached
+  bool hand_over = false;     // I/O thread only: the running I/O thread ends after this handler
 };
 
 namespace {
@@ -473,12 +474,26 @@ void RestServer::Start() {
     log->info("listening on http://{}:{}", options_.tcp_host, bound_port_);
   }
   impl_->work.emplace(impl_->ioc.get_executor());
-  started_ = true;
-  io_thread_ = std::thread([this] {
+  {
+    std::lock_guard<std::mutex> lock(io_thread_mu_);
+    started_ = true;
+    StartIoThread();
+  }
+  jobs_.SetIdleHook([this] { RenewIoThread(); });  // outside io_thread_mu_: the hook takes it
+}
+
+void RestServer::StartIoThread() {
+  io_thread_ = std::thread([impl = impl_.get()] {
     for (;;) {
       try {
-        impl_->ioc.run();
-        return;
+        // One handler at a time, so that a hand-over ends this thread right after its handler.
+        while (impl->ioc.run_one() > 0) {
+          if (impl->hand_over) {
+            impl->hand_over = false;
+            return;
+          }
+        }
+        return;  // stopped
       } catch (const std::exception& e) {
         GetLogger("daemon")->error("I/O thread: {}", e.what());
       }
@@ -486,10 +501,22 @@ void RestServer::Start() {
   });
 }
 
+void RestServer::RenewIoThread() {
+  std::lock_guard<std::mutex> lock(io_thread_mu_);
+  if (!started_ || !io_thread_.joinable()) {
+    return;
+  }
+  asio::post(impl_->ioc, [impl = impl_.get()] { impl->hand_over = true; });
+  io_thread_.join();
+  StartIoThread();
+}
+
 void RestServer::Stop() {
   if (!impl_) {
     return;
   }
+  jobs_.SetIdleHook(nullptr);  // waits for a renewal in progress
+  std::lock_guard<std::mutex> lock(io_thread_mu_);
   asio::post(impl_->ioc, [impl = impl_.get()] {
     beast::error_code ignored;
     if (impl->unix_acceptor) {

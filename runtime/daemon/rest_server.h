@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,6 +68,14 @@ class RestServer {
   /// if it is still the one this server created). Idempotent.
   void Stop();
 
+  /// Hands the I/O work to a new thread and lets the current one end (pending requests wait a few
+  /// microseconds). glibc keeps a cache of freed blocks per thread (tcache) that only goes back to
+  /// the allocator when the thread ends; the I/O thread's cache, filled while jobs ran, holds on to
+  /// pages all over the heap. The JobManager calls this when the daemon is idle and its history has
+  /// expired, right before it trims the heap. No-op when not started. Thread-safe, except from the
+  /// I/O thread itself.
+  void RenewIoThread();
+
   /// The bound TCP port (after Start), -1 when TCP is off.
   int tcp_port() const { return bound_port_; }
   const RestServerOptions& options() const { return options_; }
@@ -85,7 +94,9 @@ class RestServer {
   unsigned long socket_inode_ = 0;
   std::atomic<size_t> connections_{0};
   std::unique_ptr<Impl> impl_;
+  std::mutex io_thread_mu_;  // Stop / RenewIoThread
   std::thread io_thread_;
+  void StartIoThread();     // requires io_thread_mu_
 };
 
 }  // namespace tidemark

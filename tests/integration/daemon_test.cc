@@ -551,6 +551,56 @@ TEST_F(DaemonTest, LimitsRunningJobsAndTrimsHistory) {
   EXPECT_EQ(log["lines"].size(), 3u);
 }
 
+TEST_F(DaemonTest, FinishedJobsExpireAfterTheirTtlAndTheDaemonKeepsServing) {
+  StartServer(JobManagerOptions{.max_finished_jobs = 10, .finished_job_ttl = std::chrono::milliseconds(100)});
+  const std::string expected = Lines(ReadFile("jobs/two_splits_split.expected")).back();
+  for (int round = 0; round < 2; ++round) {
+    CliResult submit = Cli("submit --wait jobs/two_splits_split.yaml");
+    ASSERT_EQ(submit.rc, 0) << submit.err;
+    ASSERT_EQ(Lines(submit.out).size(), 3u) << submit.out;
+    EXPECT_EQ(Lines(submit.out)[2], expected);
+    // Gone from the history once 100 ms old; the expirer then renewed the I/O thread (the daemon
+    // was idle), and the next round is served by the new one.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    json list = json::parse(Client().Request("GET", "/jobs").body);
+    while (!list["jobs"].empty() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling, not timing
+      list = json::parse(Client().Request("GET", "/jobs").body);
+    }
+    EXPECT_TRUE(list["jobs"].empty()) << list.dump();
+    EXPECT_EQ(Client().Request("GET", "/jobs/" + Lines(submit.out)[0]).status, 404);
+    const std::string metrics = Client().Request("GET", "/metrics").body;
+    EXPECT_NE(metrics.find(fmt::format("tidemark_jobs_expired_total {}\n", round + 1)), std::string::npos)
+        << metrics;
+    EXPECT_NE(metrics.find("tidemark_jobs_retained 0\n"), std::string::npos) << metrics;
+  }
+  EXPECT_EQ(json::parse(Client().Request("GET", "/overview").body)["finished-job-ttl"], 100);
+}
+
+TEST_F(DaemonTest, RenewingTheIoThreadKeepsAHalfReadRequest) {
+  const int fd = ConnectRaw();
+  ASSERT_GE(fd, 0);
+  const std::string request = "GET /overview HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(fd, request.data(), 20, MSG_NOSIGNAL), 20);
+  server_->RenewIoThread();
+  server_->RenewIoThread();
+  ASSERT_EQ(::send(fd, request.data() + 20, request.size() - 20, MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size() - 20));
+  const std::string reply = ReadUntilClosed(fd);
+  ::close(fd);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply;
+  EXPECT_NE(reply.find("\"jobs-submitted-total\": 0,"), std::string::npos) << reply;
+}
+
+TEST_F(DaemonTest, SubmitWaitSaysWhenTheJobLeftTheHistoryBeforeItWasSeen) {
+  StartServer(JobManagerOptions{.max_finished_jobs = 0});
+  CliResult submit = Cli("submit --wait jobs/two_splits_split.yaml");
+  EXPECT_EQ(submit.rc, 1);
+  EXPECT_NE(submit.err.find("ended and already left the daemon's history, so its final state is unknown"),
+            std::string::npos)
+      << submit.err;
+}
+
 TEST_F(DaemonTest, TcpNeedsTheBearerTokenAndLoopback) {
   RestServerOptions opts{.tcp_host = "127.0.0.1", .tcp_port = 0, .bearer_token = "s3cret"};
   StartServer(JobManagerOptions{}, opts);
@@ -785,6 +835,9 @@ TEST(TidemarkdBinaryTest, SigtermCancelsJobsRemovesTheSocketAndExitsZero) {
   EXPECT_FALSE(fs::exists(socket));
   const std::string log = ReadFile(socket + ".log");
   EXPECT_NE(log.find(fmt::format("[job {}] 'long' CANCELED", id)), std::string::npos) << log;
+  // Before listening it ran the experiment and got the exact report.
+  EXPECT_NE(log.find("self-check passed in "), std::string::npos) << log;
+  EXPECT_NE(log.find(Lines(ReadFile("jobs/two_splits_split.expected")).back()), std::string::npos) << log;
 }
 
 }  // namespace

@@ -273,6 +273,14 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json)
     if (!Call("GET", "/jobs/" + id, "", &r)) {
       return kExitUnreachable;
     }
+    if (r.status == 404) {
+      // Accepted, then gone: it ended and was dropped from the history before this poll saw it.
+      std::cerr << fmt::format(
+          "tidemark: job {} ended and already left the daemon's history, so its final state is unknown; "
+          "start tidemarkd with a larger --max-finished-jobs / --finished-job-ttl\n",
+          id);
+      return kExitJobFailed;
+    }
     if (r.status != 200) {
       return ReportError(r, id);
     }

@@ -26,6 +26,7 @@
 #include "runtime/daemon/job_manager.h"
 #include "runtime/daemon/rest_server.h"
 #include "tools/tidemarkd/local_job_factory.h"
+#include "tools/tidemarkd/self_check.h"
 
 namespace {
 
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
   size_t max_body = 1u << 20;
   size_t max_connections = 4096;
   std::string idle_timeout = "30s";
+  std::string finished_job_ttl = "1h";
+  bool skip_self_check = false;
   app.add_option("--socket", socket_path,
                  fmt::format("Unix socket to listen on (default {})", DefaultSocketPath()));
   app.add_option("--listen", listen,
@@ -86,6 +89,12 @@ int main(int argc, char** argv) {
   app.add_option("--max-running-jobs", max_running, "submissions beyond this many running jobs get HTTP 429")
       ->check(CLI::PositiveNumber);
   app.add_option("--max-finished-jobs", max_finished, "finished jobs kept for list / status (oldest dropped)");
+  app.add_option("--finished-job-ttl", finished_job_ttl,
+                 "a finished job leaves the history this long after it ended, e.g. 10min; 0s keeps it "
+                 "until --max-finished-jobs pushes it out (Flink's jobstore.expiration-time)")
+      ->capture_default_str();
+  app.add_flag("--no-self-check", skip_self_check,
+               "skip the start-up self-check (the split-mode two-split experiment, a few ms)");
   app.add_option("--max-body-bytes", max_body, "largest accepted request body (job YAML)")
       ->check(CLI::PositiveNumber);
   app.add_option("--max-connections", max_connections, "open connections beyond this are closed at once")
@@ -100,6 +109,11 @@ int main(int argc, char** argv) {
   const auto idle_ms = ParseDurationMs(idle_timeout, &duration_error);
   if (!idle_ms || *idle_ms <= 0) {
     std::cerr << fmt::format("tidemarkd: --idle-timeout: {}\n", idle_ms ? "must be > 0" : duration_error);
+    return 2;
+  }
+  const auto ttl_ms = ParseDurationMs(finished_job_ttl, &duration_error);
+  if (!ttl_ms || *ttl_ms < 0) {
+    std::cerr << fmt::format("tidemarkd: --finished-job-ttl: {}\n", ttl_ms ? "must be >= 0" : duration_error);
     return 2;
   }
 
@@ -203,9 +217,22 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   RaiseFileLimit();
 
+  // After the signal mask: the self-check's task threads must inherit it like every job's.
+  if (!skip_self_check) {
+    const SelfCheckResult check = RunSelfCheck();
+    if (!check.ok) {
+      std::cerr << "tidemarkd: self-check failed (the two-split experiment): " << check.detail << "\n";
+      log->error("self-check failed (the two-split experiment): {}", check.detail);
+      return 1;
+    }
+    log->info("self-check passed in {} ms: {}", check.elapsed_ms, check.detail);
+    malloc_trim(0);  // the job's threads left freed memory in their arenas
+  }
+
   JobManagerOptions job_options;
   job_options.max_running_jobs = max_running;
   job_options.max_finished_jobs = max_finished;
+  job_options.finished_job_ttl = std::chrono::milliseconds(*ttl_ms);
   JobManager jobs(MakeLocalDaemonJob, job_options);
   RestServer server(jobs, server_options);
   try {
