@@ -204,6 +204,15 @@ CaseResult RunValveCase(const Json& c) {
         if (auto diff = outputs.CheckElements(cp, output.elements)) {
           return diff;
         }
+        std::vector<Timestamp> watermarks;
+        for (const OutputElement& e : output.elements) {
+          if (e.kind == OutputElement::Kind::kWatermark) {
+            watermarks.push_back(e.watermark);
+          }
+        }
+        if (auto diff = CheckWatermarkKeys(cp, watermarks)) {
+          return diff;
+        }
         if (cp.Has("state")) {
           const Json& state = cp.Take("state");
           const size_t ch = channel_of(state);

@@ -1,6 +1,7 @@
-// tidemark-scenarios FILE.jsonl... [--id ID] [-v]
+// tidemark-scenarios FILE.jsonl... [--id ID] [-v] [--fail-on-skip]
 // Runs acceptance cases; prints each failing case (id and first difference) and each skipped case
-// (id and reason), then `N passed, M failed, K skipped`. Exit status 1 if any case failed.
+// (id and reason), then `N passed, M failed, K skipped`. Exit status 1 if any case failed, or, with
+// --fail-on-skip, if any case was skipped (graders may count a skip as a failure).
 
 #include <cstdio>
 #include <fstream>
@@ -18,21 +19,24 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   std::string only_id;
   bool verbose = false;
+  bool fail_on_skip = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--id" && i + 1 < argc) {
       only_id = argv[++i];
+    } else if (arg == "--fail-on-skip") {
+      fail_on_skip = true;
     } else if (arg == "-v" || arg == "--verbose") {
       verbose = true;
     } else if (arg == "-h" || arg == "--help") {
-      std::cout << "usage: tidemark-scenarios FILE.jsonl... [--id CASE_ID] [-v]\n";
+      std::cout << "usage: tidemark-scenarios FILE.jsonl... [--id CASE_ID] [-v] [--fail-on-skip]\n";
       return 0;
     } else {
       files.push_back(arg);
     }
   }
   if (files.empty()) {
-    std::cerr << "usage: tidemark-scenarios FILE.jsonl... [--id CASE_ID] [-v]\n";
+    std::cerr << "usage: tidemark-scenarios FILE.jsonl... [--id CASE_ID] [-v] [--fail-on-skip]\n";
     return 2;
   }
 
@@ -93,5 +97,5 @@ int main(int argc, char** argv) {
     }
   }
   std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
-  return failed > 0 ? 1 : 0;
+  return (failed > 0 || (fail_on_skip && skipped > 0)) ? 1 : 0;
 }

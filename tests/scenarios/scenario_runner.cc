@@ -92,6 +92,14 @@ std::optional<int64_t> ParseOptionalInt64(const Json& j) {
   return ParseInt64(j);
 }
 
+std::optional<int64_t> RecordTimestamp(const Json& step) {
+  auto it = step.find("ts");
+  if (it == step.end()) {
+    return std::nullopt;
+  }
+  return ParseOptionalInt64(*it);
+}
+
 int64_t Int64Or(const Json& obj, std::string_view key, int64_t fallback) {
   if (!obj.is_object() || !obj.contains(key)) {
     return fallback;
@@ -283,20 +291,11 @@ void RecordingOutput::CollectSide(std::string_view tag, StreamRecord& record) {
 
 void RecordingOutput::EmitWatermark(Watermark watermark) {
   elements_.push_back(OutputElement::OfWatermark(watermark.timestamp));
+  all_watermarks_.push_back(watermark.timestamp);
 }
 
 void RecordingOutput::EmitWatermarkStatus(WatermarkStatus status) {
   elements_.push_back(OutputElement::OfStatus(status));
-}
-
-std::vector<Timestamp> RecordingOutput::Watermarks() const {
-  std::vector<Timestamp> out;
-  for (const OutputElement& e : elements_) {
-    if (e.kind == OutputElement::Kind::kWatermark) {
-      out.push_back(e.watermark);
-    }
-  }
-  return out;
 }
 
 void RecordingOutput::Clear() {
@@ -532,6 +531,23 @@ bool CaseJsonEquals(const Json& expected, const Json& actual) {
     return true;
   }
   return expected == actual;
+}
+
+std::optional<std::string> CheckNoLateRecords(Checkpoint& checkpoint,
+                                              const std::vector<OutputElement>& elements) {
+  if (!checkpoint.Has("no_late_records") || !checkpoint.Take("no_late_records").get<bool>()) {
+    return std::nullopt;
+  }
+  std::optional<Timestamp> watermark;
+  for (const OutputElement& e : elements) {
+    if (e.kind == OutputElement::Kind::kWatermark) {
+      watermark = e.watermark;
+    } else if (e.kind == OutputElement::Kind::kRecord && watermark &&
+               !(e.timestamp && *e.timestamp > *watermark)) {
+      return fmt::format("late record {} after watermark {}", e.ToString(), *watermark);
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> CheckWatermarkKeys(Checkpoint& checkpoint,

@@ -115,6 +115,8 @@ CaseResult RunCase(const ScenarioRegistry& registry, const Json& test_case);
 int64_t ParseInt64(const Json& j);
 /// `null` -> nullopt, else ParseInt64.
 std::optional<int64_t> ParseOptionalInt64(const Json& j);
+/// A `record` step's timestamp: absent or `null` -> nullopt (the record has none).
+std::optional<int64_t> RecordTimestamp(const Json& step);
 /// `obj[key]` parsed with ParseInt64, or `fallback` if the key is absent.
 int64_t Int64Or(const Json& obj, std::string_view key, int64_t fallback);
 /// Renders an int64 the way cases write it: "MIN", "MAX" or the number.
@@ -172,13 +174,16 @@ class RecordingOutput : public Output {
   const std::map<std::string, std::vector<OutputElement>, std::less<>>& side_outputs() const {
     return side_outputs_;
   }
-  /// All watermark values emitted, in order.
-  std::vector<Timestamp> Watermarks() const;
-  /// Forgets everything (snapshot_restore without restore_keeps_output).
+  /// All watermark values emitted since construction, in order (survives Clear(): the
+  /// `watermarks` key lists every watermark from the start of the case).
+  const std::vector<Timestamp>& Watermarks() const { return all_watermarks_; }
+  /// Forgets the captured elements and side outputs (snapshot_restore without
+  /// restore_keeps_output); the watermark history is kept.
   void Clear();
 
  private:
   std::vector<OutputElement> elements_;
+  std::vector<Timestamp> all_watermarks_;
   std::map<std::string, std::vector<OutputElement>, std::less<>> side_outputs_;
 };
 
@@ -269,6 +274,12 @@ CaseResult RunSteps(const Json& test_case, const StepFn& step_fn, const CheckFn&
 /// start) and `watermark_occurrences` (`{"42": 1}`: value 42 emitted exactly once) if present.
 std::optional<std::string> CheckWatermarkKeys(Checkpoint& checkpoint,
                                               const std::vector<Timestamp>& all_watermarks);
+
+/// Takes and checks `no_late_records` if present: in `elements` (the main output since the last
+/// reset), every record's timestamp is strictly greater than the most recent watermark before it
+/// (a record without a timestamp after a watermark is late). Records before any watermark pass.
+std::optional<std::string> CheckNoLateRecords(Checkpoint& checkpoint,
+                                              const std::vector<OutputElement>& elements);
 
 /// JSON equality where integers are compared via ParseInt64 (so "MAX" equals 9223372036854775807).
 bool CaseJsonEquals(const Json& expected, const Json& actual);

@@ -85,8 +85,65 @@ class FixedProcessingTime : public WindowAssigner::Context {
   Timestamp now = 0;
 };
 
+// Timer-count state keys shared by the trigger harness and the window operator:
+// `event_timers`, `processing_timers` (totals), `num_timers` {domain: n},
+// `event_timers_per_window` / `processing_timers_per_window` {"[s,e)": n}. Returns nullopt if
+// `name` is not one of them, "" if it holds, else the difference.
+std::optional<std::string> CheckTimerCounts(const std::string& name, const Json& expected,
+                                            const InternalTimerService<Window>& timers) {
+  auto total = [&](const std::string& domain) -> int64_t {
+    if (domain == "event") {
+      return static_cast<int64_t>(timers.NumEventTimeTimers());
+    }
+    if (domain == "processing") {
+      return static_cast<int64_t>(timers.NumProcessingTimeTimers());
+    }
+    throw CaseFormatError("unknown timer domain " + domain);
+  };
+  auto per_window = [&](const std::string& domain) -> std::optional<std::string> {
+    const auto& set =
+        domain == "event" ? timers.EventTimeTimers() : timers.ProcessingTimeTimers();
+    for (const auto& [window_key, n] : expected.items()) {
+      int64_t count = 0;
+      for (const auto& t : set) {
+        count += WindowKey(t.ns) == window_key ? 1 : 0;
+      }
+      if (count != ParseInt64(n)) {
+        return fmt::format("{} timers of {}: expected {}, got {}", domain, window_key, n.dump(),
+                           count);
+      }
+    }
+    return std::string();
+  };
+  if (name == "event_timers" || name == "processing_timers") {
+    const std::string domain = name == "event_timers" ? "event" : "processing";
+    const int64_t actual = total(domain);
+    if (actual != ParseInt64(expected)) {
+      return fmt::format("state {}: expected {}, got {}", name, expected.dump(), actual);
+    }
+    return std::string();
+  }
+  if (name == "num_timers") {
+    for (const auto& [domain, n] : expected.items()) {
+      if (total(domain) != ParseInt64(n)) {
+        return fmt::format("num_timers {}: expected {}, got {}", domain, n.dump(), total(domain));
+      }
+    }
+    return std::string();
+  }
+  if (name == "event_timers_per_window") {
+    return per_window("event");
+  }
+  if (name == "processing_timers_per_window") {
+    return per_window("processing");
+  }
+  return std::nullopt;
+}
+
 // ---------------------------------------------------------------------------------------------
 // window_assignment
+
+std::unique_ptr<WindowAssigner> MakeCaseAssigner(const Json& a);  // window_operator section
 
 std::unique_ptr<WindowAssigner> MakeAssignmentAssigner(const std::string& type, const Json& p) {
   if (type == "tumbling_event_time") {
@@ -107,7 +164,10 @@ std::unique_ptr<WindowAssigner> MakeAssignmentAssigner(const std::string& type, 
   if (type == "event_time_session") {
     return std::make_unique<SessionWindows>(true, Int64Or(p, "gap", 0));
   }
-  throw CaseFormatError("unknown assigner " + type);
+  // Processing-time, dynamic-session and global assigners: as the window operator builds them.
+  Json a = p;
+  a["type"] = type;
+  return MakeCaseAssigner(a);
 }
 
 CaseResult RunWindowAssignment(const Json& c) {
@@ -141,6 +201,9 @@ CaseResult RunWindowAssignment(const Json& c) {
       assigner = MakeAssignmentAssigner(config.at("assigner"), config);
     }
     if (op == "assign") {
+      if (step.contains("processing_time")) {
+        clock.now = ParseInt64(step.at("processing_time"));
+      }
       last_windows = Json::array();
       for (const Window& w :
            assigner->AssignWindows(StreamRecord(Row{}, ParseInt64(step.at("ts"))), clock)) {
@@ -216,9 +279,24 @@ class TriggerHarness : public Triggerable<Window> {
     keys_.SetCurrentKey(Key{Value{int64_t{1}}});
   }
 
-  TriggerResult Element(const Window& w) {
+  // `ts`: the element's timestamp; Flink's trigger harness passes Long.MIN_VALUE for an element
+  // without one.
+  TriggerResult Element(const Window& w, Timestamp ts) {
     ctx_.set_window(w);
-    return trigger_->OnElement(StreamRecord(Row{int64_t{1}}), kMinTimestamp, w, ctx_);
+    StreamRecord record(Row{int64_t{1}});
+    if (ts != kMinTimestamp) {
+      record.SetTimestamp(ts);
+    }
+    return trigger_->OnElement(record, ts, w, ctx_);
+  }
+  std::vector<std::pair<Window, TriggerResult>> AdvanceProcessingTime(const Json& step) {
+    fired_.clear();
+    if (step.contains("to")) {
+      clock_.AdvanceTo(ParseInt64(step.at("to")));
+    } else {
+      clock_.AdvanceBy(ParseInt64(step.at("by")));
+    }
+    return fired_;
   }
   std::vector<std::pair<Window, TriggerResult>> AdvanceWatermark(Timestamp t) {
     fired_.clear();
@@ -267,10 +345,14 @@ CaseResult RunEventTimeTrigger(const Json& c) {
   auto step_fn = [&](const Json& step, size_t) -> StepOutcome {
     const std::string op = step.at("op");
     if (op == "trigger_element") {
-      return {Json(ToString(harness.Element(ParseWindow(step.at("window")))))};
+      const Timestamp ts = step.contains("ts") ? ParseOptionalInt64(step.at("ts")).value_or(kMinTimestamp)
+                                               : kMinTimestamp;
+      return {Json(ToString(harness.Element(ParseWindow(step.at("window")), ts)))};
     }
-    if (op == "advance_watermark") {
-      const auto fired = harness.AdvanceWatermark(ParseInt64(step.at("to")));
+    if (op == "advance_watermark" || op == "advance_processing_time") {
+      const auto fired = op == "advance_watermark"
+                             ? harness.AdvanceWatermark(ParseInt64(step.at("to")))
+                             : harness.AdvanceProcessingTime(step);
       if (!step.contains("window")) {
         return {};
       }
@@ -306,28 +388,16 @@ CaseResult RunEventTimeTrigger(const Json& c) {
     }
     const Json& state = cp.Take("state");
     for (const auto& [name, expected] : state.items()) {
-      int64_t actual = 0;
-      if (name == "state_entries") {
-        actual = static_cast<int64_t>(harness.state().size());
-      } else if (name == "event_timers") {
-        actual = static_cast<int64_t>(harness.timers().NumEventTimeTimers());
-      } else if (name == "processing_timers") {
-        actual = static_cast<int64_t>(harness.timers().NumProcessingTimeTimers());
-      } else if (name == "event_timers_per_window") {
-        for (const auto& [window_key, n] : expected.items()) {
-          int64_t count = 0;
-          for (const auto& t : harness.timers().EventTimeTimers()) {
-            count += WindowKey(t.ns) == window_key ? 1 : 0;
-          }
-          if (count != ParseInt64(n)) {
-            return fmt::format("event timers of {}: expected {}, got {}", window_key, n.dump(),
-                               count);
-          }
+      if (auto diff = CheckTimerCounts(name, expected, harness.timers())) {
+        if (diff->empty()) {
+          continue;
         }
-        continue;
-      } else {
+        return diff;
+      }
+      if (name != "state_entries") {
         throw CaseFormatError("unknown trigger state " + name);
       }
+      const auto actual = static_cast<int64_t>(harness.state().size());
       if (actual != ParseInt64(expected)) {
         return fmt::format("state {}: expected {}, got {}", name, expected.dump(), actual);
       }
@@ -503,7 +573,14 @@ class KeyedProcessHarness : public StreamOperator,
                             public Triggerable<VoidNamespace>,
                             public KeyContext {
  public:
-  enum class Function { kQueryTime, kEventTimer, kEventTimerWithState, kProcessingTimerWithState };
+  enum class Function {
+    kQueryTime,       // emit '<v>TIME:<processing time> TS:<ts|null>'
+    kQueryWatermark,  // emit '<v>WM:<current watermark> TS:<ts|null>'
+    kEventTimer,      // emit v; event timer at watermark + 5; on timer emit 1777
+    kProcessingTimer,  // emit v; processing timer at now + 5; on timer emit 1777
+    kEventTimerWithState,
+    kProcessingTimerWithState
+  };
 
   explicit KeyedProcessHarness(Function f) : function_(f) {}
 
@@ -526,9 +603,19 @@ class KeyedProcessHarness : public StreamOperator,
              record);
         break;
       }
+      case Function::kQueryWatermark: {
+        Emit(Value{fmt::format("{}WM:{} TS:{}", text, timers_->CurrentWatermark(),
+                               record.has_timestamp ? std::to_string(record.timestamp) : "null")},
+             record);
+        break;
+      }
       case Function::kEventTimer:
         Emit(v, record);
         timers_->RegisterEventTimeTimer(VoidNamespace{}, timers_->CurrentWatermark() + 5);
+        break;
+      case Function::kProcessingTimer:
+        Emit(v, record);
+        timers_->RegisterProcessingTimeTimer(VoidNamespace{}, timers_->CurrentProcessingTime() + 5);
         break;
       case Function::kEventTimerWithState:
       case Function::kProcessingTimerWithState: {
@@ -570,7 +657,7 @@ class KeyedProcessHarness : public StreamOperator,
     if (event) {
       out.SetTimestamp(t.timestamp);
     }
-    if (function_ == Function::kEventTimer) {
+    if (function_ == Function::kEventTimer || function_ == Function::kProcessingTimer) {
       out.row = Row{int64_t{1777}};
     } else {
       out.row = Row{Value{"STATE:" + state_[key_]}};
@@ -612,8 +699,12 @@ CaseResult RunKeyedProcess(const Json& c) {
   KeyedProcessHarness::Function function;
   if (f.find("TIME:") != std::string::npos) {
     function = KeyedProcessHarness::Function::kQueryTime;
+  } else if (f.find("WM:") != std::string::npos) {
+    function = KeyedProcessHarness::Function::kQueryWatermark;
   } else if (f.find("1777") != std::string::npos) {
-    function = KeyedProcessHarness::Function::kEventTimer;
+    function = f.find("processing") != std::string::npos
+                   ? KeyedProcessHarness::Function::kProcessingTimer
+                   : KeyedProcessHarness::Function::kEventTimer;
   } else if (f.find("event timer") != std::string::npos) {
     function = KeyedProcessHarness::Function::kEventTimerWithState;
   } else if (f.find("processing timer") != std::string::npos) {
@@ -628,8 +719,8 @@ CaseResult RunKeyedProcess(const Json& c) {
     const std::string op = step.at("op");
     if (op == "record") {
       StreamRecord r(ParseCaseRow(step.at("value")));
-      if (step.contains("ts")) {
-        r.SetTimestamp(ParseInt64(step.at("ts")));
+      if (std::optional<int64_t> ts = RecordTimestamp(step)) {
+        r.SetTimestamp(*ts);
       }
       d.op->ProcessElement(r, 0);
     } else if (op == "watermark") {
@@ -642,7 +733,13 @@ CaseResult RunKeyedProcess(const Json& c) {
     return {};
   };
   auto check_fn = [&](Checkpoint& cp, const StepOutcome&) -> std::optional<std::string> {
-    return outputs.Check(cp, d.out);
+    if (auto diff = outputs.Check(cp, d.out)) {
+      return diff;
+    }
+    if (auto diff = CheckNoLateRecords(cp, d.out.elements())) {
+      return diff;
+    }
+    return CheckWatermarkKeys(cp, d.out.Watermarks());
   };
   return RunSteps(c, step_fn, check_fn);
 }
@@ -857,8 +954,8 @@ CaseResult RunWindowOperator(const Json& c) {
     const std::string o = step.at("op");
     if (o == "record") {
       StreamRecord r(Row{ParseCaseValue(step.at("key")), ParseCaseValue(step.at("value"))});
-      if (step.contains("ts")) {
-        r.SetTimestamp(ParseInt64(step.at("ts")));
+      if (std::optional<int64_t> ts = RecordTimestamp(step)) {
+        r.SetTimestamp(*ts);
       }
       d.op->ProcessElement(r, 0);
     } else if (o == "watermark") {
@@ -880,8 +977,27 @@ CaseResult RunWindowOperator(const Json& c) {
     if (auto diff = outputs.Check(cp, d.out)) {
       return diff;
     }
+    if (auto diff = CheckNoLateRecords(cp, d.out.elements())) {
+      return diff;
+    }
+    if (auto diff = CheckWatermarkKeys(cp, d.out.Watermarks())) {
+      return diff;
+    }
     if (cp.Has("state")) {
       for (const auto& [name, expected] : cp.Take("state").items()) {
+        if (auto diff = CheckTimerCounts(name, expected, op.timer_service())) {
+          if (diff->empty()) {
+            continue;
+          }
+          return diff;
+        }
+        if (name == "state_entries") {
+          const auto actual = static_cast<int64_t>(op.trigger_state().size());
+          if (actual != ParseInt64(expected)) {
+            return fmt::format("state_entries: expected {}, got {}", expected.dump(), actual);
+          }
+          continue;
+        }
         if (name != "window_contents") {
           throw CaseFormatError("unknown window state " + name);
         }

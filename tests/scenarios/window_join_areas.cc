@@ -54,15 +54,14 @@ CaseResult RunIntervalJoin(const Json& c) {
   op->Open(ctx);
   OutputsChecker outputs(ParseExpectMode(c));
   const bool keep_output = c.value("restore_keeps_output", false);
-  size_t reset_at = 0;
 
   auto step_fn = [&](const Json& step, size_t) -> StepOutcome {
     const std::string o = step.at("op");
     const int input = static_cast<int>(Int64Or(step, "input", 1)) - 1;
     if (o == "record") {
       StreamRecord r(ParseCaseRow(step.at("value")));
-      if (step.contains("ts")) {
-        r.SetTimestamp(ParseInt64(step.at("ts")));
+      if (std::optional<int64_t> ts = RecordTimestamp(step)) {
+        r.SetTimestamp(*ts);
       }
       op->ProcessElement(r, input);
     } else if (o == "watermark") {
@@ -71,7 +70,6 @@ CaseResult RunIntervalJoin(const Json& c) {
       if (!keep_output) {
         out.Clear();
         outputs.Reset();
-        reset_at = 0;
       }
     } else {
       throw CaseFormatError("unsupported interval_join op " + o);
@@ -82,17 +80,11 @@ CaseResult RunIntervalJoin(const Json& c) {
     if (auto diff = outputs.Check(cp, out)) {
       return diff;
     }
-    if (cp.Has("no_late_records") && cp.Take("no_late_records").get<bool>()) {
-      std::optional<Timestamp> watermark;
-      for (size_t i = reset_at; i < out.elements().size(); ++i) {
-        const OutputElement& e = out.elements()[i];
-        if (e.kind == OutputElement::Kind::kWatermark) {
-          watermark = e.watermark;
-        } else if (e.kind == OutputElement::Kind::kRecord && watermark &&
-                   !(e.timestamp && *e.timestamp > *watermark)) {
-          return fmt::format("late record {} after watermark {}", e.ToString(), *watermark);
-        }
-      }
+    if (auto diff = CheckNoLateRecords(cp, out.elements())) {
+      return diff;
+    }
+    if (auto diff = CheckWatermarkKeys(cp, out.Watermarks())) {
+      return diff;
     }
     if (cp.Has("state")) {
       for (const auto& [name, expected] : cp.Take("state").items()) {
