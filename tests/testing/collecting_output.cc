@@ -35,7 +35,12 @@ std::string DescribeRecord(const StreamRecord& record) {
   std::string ts = record.has_timestamp ? std::to_string(record.timestamp) : "-";
   std::string row = "[";
   for (size_t i = 0; i < record.row.size(); ++i) {
-    row += (i == 0 ? "" : ",") + ValueToJson(record.row[i]);
+    // Appended piece by piece: `const char* + std::string&&` makes g++ 12 -O2 report a false
+    // -Wrestrict in the inlined string insert (GCC PR 105329).
+    if (i > 0) {
+      row += ',';
+    }
+    row += ValueToJson(record.row[i]);
   }
   return fmt::format("record({}]@{})", row, ts);
 }
