@@ -174,7 +174,10 @@ SessionWindows::SessionWindows(bool event_time, GapExtractor gap_extractor)
 }
 
 Timestamp SessionWindows::ElementTime(const StreamRecord& record, Context& ctx) const {
-  return event_time_ ? EventTimestamp(record) : ctx.GetCurrentProcessingTime();
+  // Unlike tumbling and sliding windows, Flink's (Dynamic)EventTimeSessionWindows do not check
+  // for a missing timestamp: a record without one opens the session [MIN, MIN + gap), because
+  // its timestamp reads as Long.MIN_VALUE (StreamRecord::timestamp is kMinTimestamp then).
+  return event_time_ ? record.timestamp : ctx.GetCurrentProcessingTime();
 }
 
 std::vector<Window> SessionWindows::AssignWindows(const StreamRecord& record, Context& ctx) {

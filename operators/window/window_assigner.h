@@ -39,8 +39,9 @@ class WindowAssigner {
 
   virtual ~WindowAssigner() = default;
 
-  /// The windows of `record`. Event-time assigners use the record's timestamp and throw
-  /// `NoTimestamp` when it has none; processing-time assigners use `ctx`'s clock.
+  /// The windows of `record`. Event-time assigners use the record's timestamp; tumbling and
+  /// sliding ones throw `NoTimestamp` when it has none (sessions take it as MIN, as Flink does);
+  /// processing-time assigners use `ctx`'s clock.
   virtual std::vector<Window> AssignWindows(const StreamRecord& record, Context& ctx) = 0;
   /// The trigger used when the job names none.
   virtual std::unique_ptr<Trigger> GetDefaultTrigger() const = 0;
@@ -131,6 +132,8 @@ class SessionWindows : public WindowAssigner {
 
  protected:
   /// The time an element's session starts at: its timestamp (event time) or now (processing).
+  /// In event time a record without a timestamp counts as MIN (no error, as in Flink), so it gets
+  /// [MIN, MIN + gap); tumbling and sliding event-time windows throw `NoTimestamp` instead.
   Timestamp ElementTime(const StreamRecord& record, Context& ctx) const;
 
  private:

@@ -205,8 +205,10 @@ CaseResult RunWindowAssignment(const Json& c) {
         clock.now = ParseInt64(step.at("processing_time"));
       }
       last_windows = Json::array();
+      // No `ts` (or null): a record without a timestamp.
+      const std::optional<int64_t> ts = RecordTimestamp(step);
       for (const Window& w :
-           assigner->AssignWindows(StreamRecord(Row{}, ParseInt64(step.at("ts"))), clock)) {
+           assigner->AssignWindows(ts ? StreamRecord(Row{}, *ts) : StreamRecord(Row{}), clock)) {
         last_windows.push_back(WindowJson(w));
       }
       return {last_windows};

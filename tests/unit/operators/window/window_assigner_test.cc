@@ -129,5 +129,25 @@ TEST(SessionWindowsTest, AssignsGapWindowAndMergesChains) {
   EXPECT_THROW(SessionWindows(true, 0), InvalidArgument);
 }
 
+TEST(SessionWindowsTest, RecordWithoutTimestampGetsSessionAtMin) {
+  // Flink's EventTimeSessionWindows and DynamicEventTimeSessionWindows do not check for a missing
+  // timestamp (tumbling and sliding ones do): the record's Long.MIN_VALUE opens [MIN, MIN + gap).
+  FixedClock clock(0);
+  SessionWindows sessions(true, 5000);
+  EXPECT_EQ(sessions.AssignWindows(StreamRecord(Row{}), clock),
+            std::vector<Window>{Window(TimeWindow(kMinTimestamp, kMinTimestamp + 5000))});
+  SessionWindows dynamic(true, [](const StreamRecord&) -> int64_t { return 7; });
+  EXPECT_EQ(dynamic.AssignWindows(StreamRecord(Row{}), clock),
+            std::vector<Window>{Window(TimeWindow(kMinTimestamp, kMinTimestamp + 7))});
+  // The gap is still checked for a record without a timestamp.
+  SessionWindows bad_gap(true, [](const StreamRecord&) -> int64_t { return 0; });
+  EXPECT_THROW(bad_gap.AssignWindows(StreamRecord(Row{}), clock), InvalidArgument);
+  // Tumbling and sliding event-time windows reject it.
+  TumblingWindows tumbling(true, 1000, 0);
+  EXPECT_THROW(tumbling.AssignWindows(StreamRecord(Row{}), clock), NoTimestamp);
+  SlidingWindows sliding(true, 1000, 500, 0);
+  EXPECT_THROW(sliding.AssignWindows(StreamRecord(Row{}), clock), NoTimestamp);
+}
+
 }  // namespace
 }  // namespace tidemark
