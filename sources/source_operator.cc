@@ -60,7 +60,10 @@ class SourceOperator::SplitOutput : public SourceOutput {
       op_.multiplexer_->RegisterNewOutput(split_id_);
       immediate_.inner = &op_.multiplexer_->GetImmediateOutput(split_id_);
       deferred_.inner = &op_.multiplexer_->GetDeferredOutput(split_id_);
-      clock_ = std::make_unique<PausableRelativeClock>(*op_.main_clock_);
+      // Layered on the main clock (through its base class: a PausableRelativeClock argument
+      // would select the copy constructor), so the alignment wait pauses every split clock.
+      const RelativeClock& main_clock = *op_.main_clock_;
+      clock_ = std::make_unique<PausableRelativeClock>(main_clock);
       generator_ = op_.strategy_->CreateWatermarkGenerator(clock_.get());
     }
   }
@@ -267,15 +270,35 @@ void SourceOperator::Open(const OperatorContext& context) {
     periodic_enabled_ = true;
     SchedulePeriodic(now + context.auto_watermark_interval_ms);
   }
+}
+
+void SourceOperator::InitializeOutputs() {
+  // Flink's SourceOperator leaves OUTPUT_NOT_INITIALIZED at its first emitNext: only then are the
+  // outputs of the splits assigned so far created (so their generators and idleness countdowns
+  // start there; periodic ticks before do nothing) and the alignment reports scheduled, every
+  // update-interval from now.
+  outputs_initialized_ = true;
+  std::vector<std::string> pending;
+  pending.swap(pending_split_outputs_);
+  for (const std::string& id : pending) {
+    CreateSplitOutput(id);
+  }
   if (aligned()) {
-    ScheduleReport(now + strategy_->alignment()->update_interval_ms);
+    ScheduleReport(processing_time().GetCurrentProcessingTime() +
+                   strategy_->alignment()->update_interval_ms);
   }
 }
 
 void SourceOperator::AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) {
   num_splits_ += static_cast<int>(splits.size());
   for (const auto& split : splits) {
-    CreateSplitOutput(split->SplitId());  // an assigned split holds time back until it reports
+    // An assigned split holds time back until it reports; before the first EmitNext its output
+    // waits (Flink's splitsToInitializeOutput).
+    if (outputs_initialized_) {
+      CreateSplitOutput(split->SplitId());
+    } else {
+      pending_split_outputs_.push_back(split->SplitId());
+    }
   }
   reader_->AddSplits(std::move(splits));
 }
@@ -306,6 +329,9 @@ void SourceOperator::SchedulePeriodic(Timestamp at_ms) {
 }
 
 void SourceOperator::EmitPeriodicWatermark() {
+  if (!outputs_initialized_) {
+    return;  // Flink: no outputs exist before the first emitNext, so the tick has nothing to do
+  }
   // Each split records its candidate through its deferred handle; the multiplexer then merges.
   for (auto& [id, out] : split_outputs_) {
     out->OnPeriodicEmit();
@@ -359,7 +385,23 @@ void SourceOperator::HandleAlignmentEvent(Timestamp max_allowed_watermark) {
 
 void SourceOperator::CheckWatermarkAlignment() {
   // Strict: a watermark equal to the maximum allowed keeps reading.
-  waiting_for_alignment_ = !finished_ && !stopped_ && max_allowed_ < latest_watermark_;
+  SetWaitingForAlignment(!finished_ && !stopped_ && max_allowed_ < latest_watermark_);
+}
+
+void SourceOperator::SetWaitingForAlignment(bool waiting) {
+  if (waiting == waiting_for_alignment_) {
+    return;
+  }
+  waiting_for_alignment_ = waiting;
+  // As in Flink, a subtask waiting for alignment stops its main input activity clock, and with it
+  // every split's idleness clock (they are layered on it): waiting is not inactivity.
+  if (main_clock_) {
+    if (waiting) {
+      main_clock_->Pause();
+    } else {
+      main_clock_->Unpause();
+    }
+  }
 }
 
 void SourceOperator::OnSplitWatermark(const std::string& split_id, Timestamp watermark) {
@@ -422,7 +464,7 @@ void SourceOperator::Stop(SourceStopMode /*mode*/) {
   // Both modes release a wait for alignment; the task then ends its input (this runtime has no
   // savepoints, so NO_DRAIN and DRAIN end the same way here).
   stopped_ = true;
-  waiting_for_alignment_ = false;
+  SetWaitingForAlignment(false);
   periodic_enabled_ = false;
 }
 
@@ -476,6 +518,9 @@ InputStatus SourceOperator::EmitNext() {
   if (stopped_ || finished_) {
     return InputStatus::kEndOfInput;
   }
+  if (!outputs_initialized_) {
+    InitializeOutputs();
+  }
   if (waiting_for_alignment_) {
     AdvanceVirtualTimeToNextReport();
     return InputStatus::kNothingAvailable;
@@ -486,7 +531,7 @@ InputStatus SourceOperator::EmitNext() {
   const InputStatus status = reader_->PollNext(*main_output_);
   if (status == InputStatus::kEndOfInput) {
     finished_ = true;
-    waiting_for_alignment_ = false;
+    SetWaitingForAlignment(false);
     if (aligned()) {
       // A finished subtask no longer holds its group back (Flink reports MAX at end of data).
       latest_watermark_ = kMaxTimestamp;
@@ -498,7 +543,9 @@ InputStatus SourceOperator::EmitNext() {
     return status;
   }
   if (waiting_for_alignment_) {
-    return InputStatus::kNothingAvailable;  // this poll's record pushed us past the maximum allowed
+    // This poll's record pushed us past the maximum allowed. Flink still returns the reader's
+    // status (MORE_AVAILABLE); the next EmitNext finds the wait and returns NOTHING_AVAILABLE.
+    return status;
   }
   if (alignment && status == InputStatus::kNothingAvailable && !paused_splits_.empty() &&
       processing_time().GetCurrentProcessingTime() == before) {

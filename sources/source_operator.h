@@ -36,7 +36,9 @@ enum class SourceStopMode { kDrain, kNoDrain };
 /// WatermarkStrategy per split (SEMANTICS.md §1-4, §11):
 ///
 /// - **Per-split generators.** Every split output (created when the split is assigned, or when
-///   the reader asks for it) has its own WatermarkGenerator and its own idleness clock (a
+///   the reader asks for it; splits assigned before the first `EmitNext` get theirs at that first
+///   call, as in Flink's OUTPUT_NOT_INITIALIZED mode, and periodic ticks before it do nothing)
+///   has its own WatermarkGenerator and its own idleness clock (a
 ///   `PausableRelativeClock`). On-event watermarks go through the split's *immediate* multiplexer
 ///   handle, periodic ones through its *deferred* handle; a `WatermarkOutputMultiplexer` merges
 ///   them (minimum over active splits; a split that has not reported holds it at MIN).
@@ -50,14 +52,17 @@ enum class SourceStopMode { kDrain, kNoDrain };
 ///   lasts until it emits a record (or a watermark, or calls `MarkActive()`) on that output again.
 /// - **WatermarkToDataOutput**: only strictly increasing watermarks leave the source; each one is
 ///   the subtask's latest watermark (reported for alignment).
-/// - **Alignment** (strategy with `alignment`, progressive mode only): every `update-interval` the
-///   latest watermark is reported (MAX while the output is idle, nothing before the first one,
-///   MAX once at end of input). On each `HandleAlignmentEvent(maxAllowed)` the subtask waits
-///   (EmitNext returns kNothingAvailable, `IsAvailable()` is false) iff `maxAllowed < latest`,
-///   rechecked on every watermark; with more than one assigned split, a split whose watermark is
-///   above `maxAllowed` is paused (`SourceReader::PauseOrResumeSplits`, and its idleness clock
-///   stops) as soon as its watermark passes it, and resumed on the first announcement that
-///   allows it again. A released split leaves the bookkeeping.
+/// - **Alignment** (strategy with `alignment`, progressive mode only): every `update-interval`,
+///   counted from the first `EmitNext`, the latest watermark is reported (MAX while the output is
+///   idle, nothing before the first one, MAX once at end of input). On each
+///   `HandleAlignmentEvent(maxAllowed)` the subtask waits (EmitNext returns kNothingAvailable,
+///   `IsAvailable()` is false; the poll whose record passes the maximum still returns the
+///   reader's status, as Flink's does) iff `maxAllowed < latest`, rechecked on every watermark;
+///   while it waits its main activity clock, and so every idleness clock, is paused; with more than
+///   one assigned split, a split whose watermark is above `maxAllowed` is paused
+///   (`SourceReader::PauseOrResumeSplits`, and its idleness clock stops) as soon as its watermark
+///   passes it, and resumed on the first announcement that allows it again. A released split leaves
+///   the bookkeeping.
 /// - Under the virtual clock a source that can only wait for an announcement moves virtual time to
 ///   its next report (the report's announcement is what releases it), so it never hangs.
 ///
@@ -121,6 +126,11 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   }
   bool aligned() const { return generates_watermarks() && strategy_->alignment().has_value(); }
 
+  /// At the first EmitNext: creates the outputs of the splits assigned so far and starts the
+  /// alignment reports.
+  void InitializeOutputs();
+  /// Sets the alignment wait; entering it pauses the main activity clock, leaving it resumes it.
+  void SetWaitingForAlignment(bool waiting);
   void EmitPeriodicWatermark();
   void SchedulePeriodic(Timestamp at_ms);
   void ScheduleReport(Timestamp at_ms);
@@ -155,6 +165,8 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   int64_t records_without_timestamp_ = 0;
   int64_t input_errors_ = 0;
   bool periodic_enabled_ = false;
+  bool outputs_initialized_ = false;                ///< false until the first EmitNext
+  std::vector<std::string> pending_split_outputs_;  ///< splits assigned before it
   bool periodic_reports_ = true;
 
   // Alignment (Flink's SourceOperator fields of the same meaning).

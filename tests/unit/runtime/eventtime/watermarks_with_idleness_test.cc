@@ -1,5 +1,7 @@
 #include "runtime/eventtime/watermarks_with_idleness.h"
 
+#include <type_traits>
+
 #include <gtest/gtest.h>
 
 #include "runtime/core/errors.h"
@@ -145,6 +147,30 @@ TEST(PausableRelativeClockTest, StandsStillWhilePausedAndNests) {
   EXPECT_EQ(clock.GetRelativeTimeNanos(), 500);
   base.AdvanceNanos(30);
   EXPECT_EQ(clock.GetRelativeTimeNanos(), 530);
+}
+
+TEST(PausableRelativeClockTest, LayeredClockStandsStillWhileItsBaseIsPaused) {
+  // A split clock layered on the source's main clock: pausing the main clock (alignment wait)
+  // stops the split clock too; the split clock's own pause adds to it.
+  ManualRelativeClock base(1000);
+  PausableRelativeClock main_clock(base);
+  const RelativeClock& main_as_base = main_clock;
+  PausableRelativeClock split_clock(main_as_base);
+  main_clock.Pause();
+  base.AdvanceNanos(200);
+  EXPECT_EQ(split_clock.GetRelativeTimeNanos(), 1000);
+  main_clock.Unpause();
+  base.AdvanceNanos(50);
+  EXPECT_EQ(split_clock.GetRelativeTimeNanos(), 1050);
+  split_clock.Pause();
+  base.AdvanceNanos(70);
+  EXPECT_EQ(split_clock.GetRelativeTimeNanos(), 1050);
+  EXPECT_EQ(main_clock.GetRelativeTimeNanos(), 1120);
+  split_clock.Unpause();
+  base.AdvanceNanos(5);
+  EXPECT_EQ(split_clock.GetRelativeTimeNanos(), 1055);
+  static_assert(!std::is_copy_constructible_v<PausableRelativeClock>,
+                "copying would share the base instead of layering on the clock");
 }
 
 TEST(PunctuatedWatermarksTest, EmitsWhatTheExtractorReturnsOnEventOnly) {
