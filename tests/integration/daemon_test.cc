@@ -714,6 +714,37 @@ TEST_F(DaemonTest, HoldsAThousandIdleConnectionsRefusesBeyondTheLimitAndRecovers
   EXPECT_EQ(Client().Request("GET", "/overview").status, 200);
 }
 
+TEST(TidemarkRunBinaryTest, AJobWhoseThreadsCannotStartFailsWithTheCauseInsteadOfAborting) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve more address space than the limit this test sets";
+#endif
+  // 600 sink subtasks need 600 thread stacks (8 MiB of address space each); under a 1 GiB
+  // address-space limit std::thread throws, which used to end `tidemark run` with SIGABRT (and
+  // left a daemon job RUNNING forever with a task count that never reached zero).
+  TempDir dir;
+  const std::string job = dir.path() + "/threads.yaml";
+  std::ofstream(job) << "name: threads\n"
+                        "operators:\n"
+                        "  - id: src\n"
+                        "    type: source\n"
+                        "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}\n"
+                        "  - id: out\n"
+                        "    type: sink\n"
+                        "    parallelism: 600\n"
+                        "    inputs: [{from: src, partition: rebalance}]\n"
+                        "    sink: {type: collect}\n";
+  const std::string err = dir.path() + "/err";
+  const std::string cmd = fmt::format("ulimit -v 1048576 && '{}' run '{}' >/dev/null 2>'{}'",
+                                      (ToolsDir() / "tidemark").string(), job, err);
+  const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
+  ASSERT_TRUE(WIFEXITED(status)) << ReadFile(err);
+  EXPECT_EQ(WEXITSTATUS(status), 1) << ReadFile(err);
+  EXPECT_TRUE(std::regex_search(
+      ReadFile(err), std::regex(R"(job 'threads' FAILED: cannot start the thread of task out#\d+ \(\d+ of 601 task )"
+                                R"(threads started\): Resource temporarily unavailable)")))
+      << ReadFile(err);
+}
+
 TEST(TidemarkdBinaryTest, DaemonizePrintsOnlyTheReadyLineAndDetaches) {
   TempDir dir;
   const std::string socket = dir.path() + "/d.sock";
