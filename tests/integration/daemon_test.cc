@@ -312,7 +312,7 @@ TEST_F(DaemonTest, SubmitsBothTwoSplitJobsThroughTheCliAndReadsResultsWithStatus
     json j = json::parse(status.out);
     EXPECT_EQ(j["state"], "FINISHED");
     EXPECT_EQ(j["name"], "two-splits-" + mode);
-    EXPECT_EQ(j["file"], job);
+    EXPECT_EQ(j["file"], fs::absolute(job).lexically_normal().string());  // what submit sends
     EXPECT_EQ(j["report"], expected.back());
     EXPECT_TRUE(j["failure-cause"].is_null());
     // Final watermarks: every operator that emits watermarks ended at end of input (MAX); the sinks
@@ -529,6 +529,93 @@ TEST_F(DaemonTest, FailingJobsEndFailedWithTheCauseWhileAnotherFinishes) {
   EXPECT_EQ(overview["jobs-finished"], 1);
 }
 
+TEST_F(DaemonTest, AJobNameThatIsNotUtf8DoesNotBreakListingForEveryone) {
+  // Such a name made every GET /jobs (and this job's GET /jobs/ID) answer 500 with nlohmann's
+  // "invalid UTF-8 byte" until the job left the history.
+  const std::string id = SubmitYaml(
+      "name: \"bad\xff\xfename\"\n"
+      "operators:\n"
+      "  - id: src\n"
+      "    type: source\n"
+      "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}\n"
+      "  - id: out\n"
+      "    type: sink\n"
+      "    input: src\n"
+      "    sink: {type: print}\n");
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+  auto r = Client().Request("GET", "/jobs");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json list = json::parse(r.body);
+  ASSERT_EQ(list["jobs"].size(), 1u);
+  EXPECT_EQ(list["jobs"][0]["name"], "bad\xef\xbf\xbd\xef\xbf\xbdname");
+  EXPECT_EQ(JobJson(id)["state"], "FINISHED");
+  CliResult cli = Cli("list");
+  EXPECT_EQ(cli.rc, 0) << cli.err;
+  EXPECT_NE(cli.out.find("bad\xef\xbf\xbd\xef\xbf\xbdname"), std::string::npos) << cli.out;
+}
+
+TEST_F(DaemonTest, SubmitResolvesAJobsRelativeInputPathAgainstTheJobFileNotTheDaemonsDirectory) {
+  // `tidemark submit sub/job.yaml` from another directory than the daemon's used to fail with
+  // "path: 'in.csv' does not exist": the daemon resolved sub/in.csv against its own directory.
+  fs::create_directories(dir_.path() + "/sub");
+  std::ofstream(dir_.path() + "/sub/in.csv") << "1000,a\n2000,b\n";
+  std::ofstream(dir_.path() + "/sub/job.yaml") << "name: rel\n"
+                                                  "operators:\n"
+                                                  "  - id: src\n"
+                                                  "    type: source\n"
+                                                  "    source:\n"
+                                                  "      type: file\n"
+                                                  "      path: in.csv\n"
+                                                  "      format: csv\n"
+                                                  "      schema: {ts: timestamp, v: string}\n"
+                                                  "  - id: out\n"
+                                                  "    type: sink\n"
+                                                  "    input: src\n"
+                                                  "    sink: {type: print}\n";
+  std::ofstream(dir_.path() + "/sub/bad.yaml") << "name: bad\nbogus: 1\n";
+  auto cli_in_dir = [&](const std::string& args) {
+    const std::string cmd = fmt::format("cd '{}' && '{}' --socket '{}' {} >'{}/out' 2>'{}/err'", dir_.path(),
+                                        (ToolsDir() / "tidemark").string(), socket_, args, dir_.path(), dir_.path());
+    const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
+    return CliResult{WEXITSTATUS(status), ReadFile(dir_.path() + "/out"), ReadFile(dir_.path() + "/err")};
+  };
+  CliResult ok = cli_in_dir("submit --wait sub/job.yaml");
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  const std::string id = ok.out.substr(0, ok.out.find('\n'));
+  EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + id + "/logs").body)["lines"],
+            json::array({"{\"ts\":1000,\"v\":\"a\"}", "{\"ts\":2000,\"v\":\"b\"}"}));
+  // Diagnostics still name the file as it was typed.
+  CliResult bad = cli_in_dir("submit sub/bad.yaml");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_EQ(bad.err,
+            "sub/bad.yaml:1:1: error: operators: missing required key\n"
+            "sub/bad.yaml:2:1: error: bogus: unknown key \"bogus\"; allowed keys: name, pipeline, operators, report\n");
+}
+
+TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {
+  // An unknown command used to be "A subcommand is required", a malformed --url exit 3 (daemon
+  // unreachable) instead of 2.
+  CliResult unknown = Cli("stauts 1234");
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_EQ(unknown.err,
+            "tidemark: unknown command 'stauts' (commands: run, bench, submit, list, status, cancel, logs)\n"
+            "Run with --help for more information.\n");
+  CliResult ftp = Cli("--url ftp://x list");
+  EXPECT_EQ(ftp.rc, 2);
+  EXPECT_EQ(ftp.err, "tidemark: --url: expected http://HOST:PORT, got 'ftp://x'\n");
+  CliResult no_port = Cli("--url http://127.0.0.1 list");
+  EXPECT_EQ(no_port.rc, 2);
+  EXPECT_EQ(no_port.err, "tidemark: --url: expected http://HOST:PORT, got 'http://127.0.0.1'\n");
+}
+
+TEST_F(DaemonTest, AnUnknownIdIsOneLineAndExitTwo) {
+  for (const char* command : {"status", "logs", "cancel"}) {
+    CliResult r = Cli(std::string(command) + " deadbeef");
+    EXPECT_EQ(r.rc, 2) << command;
+    EXPECT_EQ(r.err, "tidemark: no job with id 'deadbeef' (see `tidemark list`)\n") << command;
+  }
+}
+
 TEST_F(DaemonTest, LimitsRunningJobsAndTrimsHistory) {
   StartServer(JobManagerOptions{.max_running_jobs = 1, .max_finished_jobs = 2});
   const std::string id = SubmitYaml(kLongJob);
@@ -572,6 +659,33 @@ TEST_F(DaemonTest, TcpNeedsTheBearerTokenAndLoopback) {
   EXPECT_THROW(ReadTokenFile(token_file, false), DaemonSetupError);
   ::chmod(token_file.c_str(), 0600);
   EXPECT_EQ(ReadTokenFile(token_file, false), "abc");
+}
+
+TEST_F(DaemonTest, BadListenOptionsAreSetupErrorsAndBindNothing) {
+  // A 120-byte socket path aborted tidemarkd with an uncaught boost::system::system_error
+  // ("File name too long"); port 99999 was silently cut to 34463.
+  auto setup_error = [](RestServerOptions opts) {
+    JobManager jobs(MakeLocalDaemonJob, {});
+    RestServer server(jobs, std::move(opts));
+    try {
+      server.Start();
+    } catch (const DaemonSetupError& e) {
+      return std::string(e.what());
+    }
+    return std::string("<started>");
+  };
+  const std::string long_path = dir_.path() + "/" + std::string(120, 'x') + ".sock";
+  EXPECT_EQ(setup_error(RestServerOptions{.socket_path = long_path}),
+            fmt::format("socket path '{}' is too long: {} bytes, a Unix socket path has at most 107", long_path,
+                        long_path.size()));
+  const std::string socket = dir_.path() + "/other.sock";
+  EXPECT_EQ(setup_error(RestServerOptions{.socket_path = socket, .tcp_host = "127.0.0.1", .tcp_port = 99999,
+                                          .bearer_token = "t"}),
+            "bad listen port 99999: a TCP port is 0 to 65535");
+  EXPECT_EQ(setup_error(RestServerOptions{.socket_path = socket, .tcp_host = "0.0.0.0", .tcp_port = 0,
+                                          .bearer_token = "t"}),
+            "refusing to listen on non-loopback address 0.0.0.0 (pass --allow-remote to do so deliberately)");
+  EXPECT_FALSE(fs::exists(socket)) << "a refused option must not leave a socket behind";
 }
 
 TEST_F(DaemonTest, AnotherUserCannotConnect) {
