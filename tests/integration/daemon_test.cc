@@ -384,6 +384,39 @@ TEST_F(DaemonTest, CancelsALongRunningJobWithinOneSecond) {
   EXPECT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 409);
 }
 
+TEST_F(DaemonTest, CancelsAJobWhileOneWatermarkFiresMillionsOfWindows) {
+  // At end of input the MAX watermark fires 1000 keys x 86,400 sliding windows in one call of the
+  // window operator; cancel used to be checked only between mails and records, so the job stayed
+  // RUNNING (and the daemon could not shut down) until every window had fired.
+  const std::string id = SubmitYaml(R"(
+name: many-windows
+operators:
+  - id: src
+    type: source
+    source: {type: datagen, splits: 1, count: 20000, rate: 100000000, keys: 1000}
+    watermarks: {max-out-of-orderness: 0ms, timestamp-field: ts}
+  - id: w
+    type: window
+    input: src
+    key-by: [key]
+    window: {assigner: sliding, size: 1d, slide: 1s}
+  - id: out
+    type: sink
+    input: w
+    sink: {type: checksum}
+)");
+  // The 20,000 records arrive within milliseconds; a second later the window task is deep in the
+  // final watermark step (firing all of it takes well over ten seconds), where it publishes no
+  // metrics, so only the time tells.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(JobJson(id)["state"], "RUNNING");
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(2)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(JobJson(id)["state"], "CANCELED");
+}
+
 TEST_F(DaemonTest, StatusShowsLiveSplitWatermarksAndHowFarEachTrails) {
   // Two endless splits 10 s apart in event time, on the wall clock.
   const std::string id = SubmitYaml(R"(name: live
