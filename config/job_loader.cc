@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <span>
-#include <sstream>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -74,7 +74,9 @@ std::string Suggestion(const std::string& got, KeyList allowed) {
   size_t best_distance = 3;
   for (std::string_view candidate : allowed) {
     const size_t distance = EditDistance(normalized, candidate);
-    if (distance < best_distance) {
+    // A near miss keeps part of the word: "x" or "<<" (every character changed) is not a typo of
+    // "id", while "scr" is one of "src".
+    if (distance < best_distance && distance < std::max(normalized.size(), candidate.size())) {
       best_distance = distance;
       best = std::string(candidate);
     }
@@ -351,7 +353,8 @@ class Loader {
 
   std::optional<std::string> ReadString(const Field& field, bool allow_empty = false);
   std::optional<std::string> ReadEnum(const Field& field, KeyList allowed);
-  std::optional<int64_t> ReadInt(const Field& field, int64_t min);
+  std::optional<int64_t> ReadInt(const Field& field, int64_t min,
+                                 int64_t max = std::numeric_limits<int64_t>::max());
   std::optional<bool> ReadBool(const Field& field);
   std::optional<int64_t> ReadDuration(const Field& field, Sign sign);
   std::optional<ConfigValue> ReadConstant(const Field& field);
@@ -480,7 +483,7 @@ std::optional<std::string> Loader::ReadEnum(const Field& field, KeyList allowed)
   return text;
 }
 
-std::optional<int64_t> Loader::ReadInt(const Field& field, int64_t min) {
+std::optional<int64_t> Loader::ReadInt(const Field& field, int64_t min, int64_t max) {
   std::optional<int64_t> value;
   if (field.value.IsScalar() && !IsQuoted(field.value)) {
     value = ParseInt64(field.value.Scalar());
@@ -491,6 +494,10 @@ std::optional<int64_t> Loader::ReadInt(const Field& field, int64_t min) {
   }
   if (*value < min) {
     ValueError(field, fmt::format("must be at least {}, got {}", min, *value));
+    return std::nullopt;
+  }
+  if (*value > max) {
+    ValueError(field, fmt::format("must be at most {}, got {}", max, *value));
     return std::nullopt;
   }
   return value;
@@ -568,12 +575,12 @@ PipelineSpec Loader::ParsePipeline(const Field& field) {
     return pipeline;
   }
   Optional(*map, "parallelism", pipeline.parallelism,
-           [&](const Field& f) { return ReadInt(f, 1); });
+           [&](const Field& f) { return ReadInt(f, 1, kMaxParallelism); });
   Optional(*map, "clock", pipeline.clock, [&](const Field& f) { return ReadEnum(f, kClocks); });
   Optional(*map, "auto-watermark-interval", pipeline.auto_watermark_interval_ms,
            [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
   Optional(*map, "channel-capacity", pipeline.channel_capacity,
-           [&](const Field& f) { return ReadInt(f, 1); });
+           [&](const Field& f) { return ReadInt(f, 1, kMaxChannelCapacity); });
   return pipeline;
 }
 
@@ -708,6 +715,16 @@ SequenceSplitSpec Loader::ParseSplit(const YAML::Node& node, const std::string& 
   }
   if (std::optional<Field> f = Require(*map, "count")) {
     split.count = ReadInt(*f, 0).value_or(0);
+    // The generator computes start + k * step; past int64 it would wrap to negative event times.
+    int64_t span = 0;
+    int64_t last = 0;
+    if (split.count > 0 &&
+        (__builtin_mul_overflow(split.step_ms, split.count - 1, &span) ||
+         __builtin_add_overflow(split.first_timestamp_ms, span, &last))) {
+      ValueError(*f, fmt::format("the last record's event time, start + step × (count − 1), is "
+                                 "past the largest timestamp ({} ms)",
+                                 std::numeric_limits<int64_t>::max()));
+    }
   }
   if (std::optional<Field> f = map->Get("fields")) {
     // Any field name is allowed, so check names against nothing but duplicates.
@@ -901,6 +918,40 @@ void Loader::ParseInputSource(const MapView& map, SourceSpec& source) {
       gen.idle_periods = ParseIdlePeriods(*f, gen.split_count);
     }
     Optional(map, "seed", gen.seed, [&](const Field& f) { return ReadInt(f, 0); });
+    // Event time = start + due + split × skew − delay (sources/datagen_source.cc) must stay an
+    // int64 that is not Long.MIN_VALUE; past it, records wrapped to event times of the other sign.
+    if (gen.count > 0) {
+      bool overflow = false;
+      auto add = [&overflow](int64_t x, int64_t y) {
+        int64_t r = 0;
+        overflow = __builtin_add_overflow(x, y, &r) || overflow;
+        return r;
+      };
+      auto sub = [&overflow](int64_t x, int64_t y) {
+        int64_t r = 0;
+        overflow = __builtin_sub_overflow(x, y, &r) || overflow;
+        return r;
+      };
+      auto mul = [&overflow](int64_t x, int64_t y) {
+        int64_t r = 0;
+        overflow = __builtin_mul_overflow(x, y, &r) || overflow;
+        return r;
+      };
+      int64_t due = mul(gen.count - 1, 1000) / std::max<int64_t>(gen.rate, 1);
+      for (const IdlePeriodSpec& p : gen.idle_periods) {
+        due = add(due, sub(p.end_ms, p.start_ms));
+      }
+      const int64_t skew = mul(gen.split_count - 1, gen.skew_ms);
+      const int64_t latest = add(add(gen.first_timestamp_ms, due), std::max<int64_t>(skew, 0));
+      const int64_t earliest =
+          sub(add(gen.first_timestamp_ms, std::min<int64_t>(skew, 0)), gen.max_out_of_orderness_ms);
+      if (overflow || latest == std::numeric_limits<int64_t>::min() ||
+          earliest == std::numeric_limits<int64_t>::min()) {
+        Error(Loc(map.node), map.path,
+              "event times (start + due + split × skew − delay) would leave the range of int64 "
+              "milliseconds; use a smaller start, skew or max-out-of-orderness");
+      }
+    }
   }
 }
 
@@ -1146,6 +1197,12 @@ WindowSpec Loader::ParseWindow(const Field& field) {
       if (slide && size && *slide > *size) {
         ValueError(*f, fmt::format("the slide ({}) must not be larger than the window size ({})",
                                    FormatDurationMs(*slide), FormatDurationMs(*size)));
+      } else if (slide && size && *size / *slide > kMaxWindowsPerRecord) {
+        // Each record is in size / slide windows, each a timer that fires in one uninterruptible
+        // watermark step: 365000d / 1ms ran for ever and could not be cancelled.
+        ValueError(*f, fmt::format("a record would belong to size / slide = {} windows; at most {} "
+                                   "are allowed (use a larger slide)",
+                                   *size / *slide, kMaxWindowsPerRecord));
       }
     }
   } else if (!assigner.empty()) {
@@ -1394,7 +1451,8 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
       }
     }
   }
-  Optional(*map, "parallelism", op.parallelism, [&](const Field& f) { return ReadInt(f, 1); });
+  Optional(*map, "parallelism", op.parallelism,
+           [&](const Field& f) { return ReadInt(f, 1, kMaxParallelism); });
   ParseInputs(*map, op, info);
 
   if (op.type == "source") {
@@ -1620,7 +1678,18 @@ JobSpec Loader::Load(const std::string& yaml) {
   job.file = file_;
   YAML::Node root;
   try {
-    root = YAML::Load(yaml);
+    std::vector<YAML::Node> documents = YAML::LoadAll(yaml);
+    if (!documents.empty()) {
+      root = documents.front();
+    }
+    // YAML::Load would read the first document and silently drop the rest of the file.
+    for (size_t i = 1; i < documents.size(); ++i) {
+      if (documents[i].IsDefined() && !documents[i].IsNull()) {
+        Error(Loc(documents[i]), "",
+              "a job file holds one YAML document; another one starts here (after \"---\")");
+        diags_.ThrowIfAny();
+      }
+    }
   } catch (const YAML::ParserException& e) {
     const SourceLocation where = e.mark.is_null()
                                      ? SourceLocation{file_, 0, 0}
@@ -1751,7 +1820,7 @@ JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name)
   return Loader(file_name).Load(yaml);
 }
 
-JobSpec LoadJobSpecFile(const std::string& path) {
+std::string ReadJobFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw ConfigError({Diagnostic{path, 0, 0, "", "cannot read the job file: it is a directory"}});
@@ -1765,12 +1834,24 @@ JobSpec LoadJobSpecFile(const std::string& path) {
                                 err != 0 ? std::error_code(err, std::generic_category()).message()
                                          : "open failed")}});
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read in chunks up to one byte past the limit: a device or an endless pipe must not be read
+  // into memory until the process is killed.
+  std::string text;
+  char buffer[64 * 1024];
+  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (static_cast<int64_t>(text.size()) > kMaxJobFileBytes) {
+      throw ConfigError({Diagnostic{
+          path, 0, 0, "",
+          fmt::format("cannot read the job file: it is larger than {} MiB", kMaxJobFileBytes >> 20)}});
+    }
+  }
   if (in.bad()) {
     throw ConfigError({Diagnostic{path, 0, 0, "", "cannot read the job file: read error"}});
   }
-  return Loader(path).Load(text.str());
+  return text;
 }
+
+JobSpec LoadJobSpecFile(const std::string& path) { return Loader(path).Load(ReadJobFile(path)); }
 
 }  // namespace tidemark

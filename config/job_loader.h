@@ -22,7 +22,15 @@ namespace tidemark {
 /// Thread-safe (no shared state). Every `SourceLocation` of the result is filled in with `file`
 /// as given and the 1-based line and column of the YAML node it came from.
 
-/// Reads and loads the file at `path`; `path` is also the file name in diagnostics and in
+/// Largest job file `ReadJobFile` reads (the daemon's default body limit is 1 MiB).
+inline constexpr int64_t kMaxJobFileBytes = int64_t{16} << 20;
+
+/// Reads the job file at `path` whole. Throws `ConfigError` (`path: error: cannot read the job
+/// file: ...`) if it is a directory, cannot be opened or read, or is larger than
+/// `kMaxJobFileBytes` (so `/dev/zero` is an error, not an endless read).
+std::string ReadJobFile(const std::string& path);
+
+/// Reads (`ReadJobFile`) and loads the file at `path`; `path` is also the file name in diagnostics and in
 /// `JobSpec::file`. Throws `ConfigError` if the file cannot be read or the job is invalid.
 JobSpec LoadJobSpecFile(const std::string& path);
 

@@ -260,6 +260,14 @@ struct OperatorSpec {
   SourceLocation type_location;  ///< of the `type:` value (for "unknown operator type" errors)
 };
 
+/// Largest `parallelism` (pipeline or operator): every subtask is a thread of this one process.
+inline constexpr int kMaxParallelism = 1024;
+/// Largest `pipeline.channel-capacity`: every channel allocates its capacity up front.
+inline constexpr int64_t kMaxChannelCapacity = int64_t{1} << 20;
+
+/// Largest `window.size / window.slide` of a sliding window: the windows one record belongs to.
+inline constexpr int64_t kMaxWindowsPerRecord = 100000;
+
 /// `pipeline:` block.
 struct PipelineSpec {
   int parallelism = 1;

@@ -491,7 +491,9 @@ Value Expression::Evaluate(const Row& row) const {
       case Op::kNeg: {
         Value& v = stack.back();
         if (!IsNull(v)) {
-          v = in.dbl ? Value(-Num(v)) : Value(-Int(v));
+          // -Long.MIN_VALUE wraps to itself, as in Java and the binary operators below (plain
+          // negation of INT64_MIN is undefined behaviour).
+          v = in.dbl ? Value(-Num(v)) : Value(static_cast<int64_t>(0 - static_cast<uint64_t>(Int(v))));
         }
         continue;
       }

@@ -82,6 +82,8 @@ class FileReader : public SplitReaderBase {
       if (r == LineReader::Result::kEnd) {
         st.done = true;
         st.output = nullptr;
+        st.final_lines = st.lines->line_number();  // the reader goes; its totals stay reported
+        st.final_bytes = st.lines->bytes_read();
         st.lines.reset();
         output.ReleaseOutputForSplit(st.path);
         next_ = (next_ + 1) % n;
@@ -129,6 +131,8 @@ class FileReader : public SplitReaderBase {
     std::string path;
     std::unique_ptr<LineReader> lines;
     int64_t records = 0;
+    int64_t final_lines = 0;  ///< lines and bytes of the file once `lines` is gone (end of file)
+    int64_t final_bytes = 0;
     SourceOutput* output = nullptr;
     bool done = false;
   };
@@ -136,8 +140,8 @@ class FileReader : public SplitReaderBase {
   void CollectMetrics(MetricsWriter& out) const override {
     for (const State& st : states_) {
       out.Gauge("split." + st.path + ".records", st.records);
-      out.Gauge("split." + st.path + ".lines", st.lines ? st.lines->line_number() : 0);
-      out.Gauge("split." + st.path + ".bytes", st.lines ? st.lines->bytes_read() : 0);
+      out.Gauge("split." + st.path + ".lines", st.lines ? st.lines->line_number() : st.final_lines);
+      out.Gauge("split." + st.path + ".bytes", st.lines ? st.lines->bytes_read() : st.final_bytes);
     }
   }
 

@@ -480,8 +480,8 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
   std::optional<Timestamp> ts;
   if (strategy_) {
     ts = strategy_->ExtractTimestamp(record);
-  } else if (has_source_ts) {
-    ts = record.timestamp;
+  } else if (has_source_ts && record.timestamp != kMinTimestamp) {
+    ts = record.timestamp;  // Long.MIN_VALUE would mean "no timestamp" downstream: an error here
   }
   if (!ts) {
     if (strategy_ || has_source_ts) {

@@ -56,9 +56,16 @@ nlohmann::json ToJson(const Value& v) {
       },
       v);
 }
+
+// Strings hold whatever bytes the input had (a CSV field, a constant); invalid UTF-8 becomes
+// U+FFFD instead of throwing, so one bad record cannot fail the sink that prints it.
+template <typename Json>
+std::string Dump(const Json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 }  // namespace
 
-std::string ValueToJson(const Value& v) { return ToJson(v).dump(); }
+std::string ValueToJson(const Value& v) { return Dump(ToJson(v)); }
 
 std::optional<double> AsDouble(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) {
@@ -105,7 +112,7 @@ std::string Schema::RowToJson(const Row& row) const {
   for (size_t i = 0; i < fields_.size() && i < row.size(); ++i) {
     obj[fields_[i].name] = ToJson(row[i]);
   }
-  return obj.dump();
+  return Dump(obj);
 }
 
 }  // namespace tidemark

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,7 +34,11 @@ Response MakeResponse(http::status status, std::string body, const char* content
 }
 
 Response JsonResponse(http::status status, const nlohmann::json& j) {
-  return MakeResponse(status, j.dump(2) + "\n", "application/json");
+  // Job names, causes and log lines carry the job's bytes, which need not be UTF-8: replace
+  // invalid sequences with U+FFFD rather than throw, which failed every GET /jobs while such a
+  // job was in the history.
+  return MakeResponse(status, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                      "application/json");
 }
 
 Response ErrorResponse(http::status status, const std::vector<std::string>& errors) {
@@ -401,6 +406,32 @@ void RestServer::Start() {
   if (options_.socket_path.empty() && options_.tcp_port < 0) {
     throw DaemonSetupError("nothing to listen on: give a socket path or a TCP port");
   }
+  // Every option is checked before anything is bound, so a bad one never leaves a socket behind
+  // or logs "listening" first.
+  if (options_.socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    throw DaemonSetupError(fmt::format("socket path '{}' is too long: {} bytes, a Unix socket path has at most {}",
+                                       options_.socket_path, options_.socket_path.size(),
+                                       sizeof(sockaddr_un{}.sun_path) - 1));
+  }
+  asio::ip::address addr;
+  if (options_.tcp_port >= 0) {
+    if (options_.tcp_port > 65535) {
+      throw DaemonSetupError(fmt::format("bad listen port {}: a TCP port is 0 to 65535", options_.tcp_port));
+    }
+    beast::error_code ec;
+    addr = asio::ip::make_address(options_.tcp_host, ec);
+    if (ec) {
+      throw DaemonSetupError(fmt::format("bad listen address '{}': {}", options_.tcp_host, ec.message()));
+    }
+    if (!addr.is_loopback() && !options_.allow_non_loopback) {
+      throw DaemonSetupError(fmt::format(
+          "refusing to listen on non-loopback address {} (pass --allow-remote to do so deliberately)",
+          options_.tcp_host));
+    }
+    if (options_.bearer_token.empty()) {
+      throw DaemonSetupError("TCP listening needs a bearer token");
+    }
+  }
   impl_ = std::make_unique<Impl>(*this);
   auto log = GetLogger("daemon");
   if (!options_.socket_path.empty()) {
@@ -443,18 +474,6 @@ void RestServer::Start() {
   }
   if (options_.tcp_port >= 0) {
     beast::error_code ec;
-    const auto addr = asio::ip::make_address(options_.tcp_host, ec);
-    if (ec) {
-      throw DaemonSetupError(fmt::format("bad listen address '{}': {}", options_.tcp_host, ec.message()));
-    }
-    if (!addr.is_loopback() && !options_.allow_non_loopback) {
-      throw DaemonSetupError(fmt::format(
-          "refusing to listen on non-loopback address {} (pass --allow-remote to do so deliberately)",
-          options_.tcp_host));
-    }
-    if (options_.bearer_token.empty()) {
-      throw DaemonSetupError("TCP listening needs a bearer token");
-    }
     auto& acc = impl_->tcp_acceptor.emplace(impl_->ioc);
     const asio::ip::tcp::endpoint ep(addr, static_cast<unsigned short>(options_.tcp_port));
     acc.open(ep.protocol(), ec);

@@ -16,10 +16,11 @@ namespace tidemark {
 
 /// How the daemon listens. At least one of `socket_path` and `tcp_port >= 0` must be set.
 struct RestServerOptions {
-  /// Unix domain socket path; empty: none. Its directory is made private (0700), the socket is
-  /// 0600, a stale socket is replaced and a live one makes `Start` fail.
+  /// Unix domain socket path (at most 107 bytes); empty: none. Its directory is made private
+  /// (0700), the socket is 0600, a stale socket is replaced and a live one makes `Start` fail.
   std::string socket_path{};
-  /// TCP listening: `tcp_port < 0` disables it, 0 picks a free port (see `tcp_port()`).
+  /// TCP listening: `tcp_port < 0` disables it, 0 picks a free port (see `tcp_port()`), above
+  /// 65535 makes `Start` fail.
   std::string tcp_host = "127.0.0.1";
   int tcp_port = -1;
   /// Without this, `tcp_host` must be a loopback address.

@@ -218,7 +218,8 @@ std::optional<Timestamp> ParseIso8601Millis(std::string_view s) {
   return seconds * 1000 + millis;
 }
 
-std::optional<Timestamp> ValueToEventTimeMillis(const Value& value, TimestampUnit unit) {
+namespace {
+std::optional<Timestamp> ConvertToMillis(const Value& value, TimestampUnit unit) {
   if (const auto* i = std::get_if<int64_t>(&value)) {
     switch (unit) {
       case TimestampUnit::kMillis:
@@ -261,6 +262,17 @@ std::optional<Timestamp> ValueToEventTimeMillis(const Value& value, TimestampUni
     return ParseIso8601Millis(*str);
   }
   return std::nullopt;  // NULL or bool
+}
+}  // namespace
+
+std::optional<Timestamp> ValueToEventTimeMillis(const Value& value, TimestampUnit unit) {
+  std::optional<Timestamp> ts = ConvertToMillis(value, unit);
+  // Long.MIN_VALUE is the "no timestamp" marker of a StreamRecord: a record carrying it would
+  // reach event-time operators as a record without a timestamp and fail them.
+  if (ts == kMinTimestamp) {
+    return std::nullopt;
+  }
+  return ts;
 }
 
 WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const Schema& schema) {

@@ -21,6 +21,7 @@ std::optional<TimestampUnit> ParseTimestampUnit(std::string_view s);
 /// - double: scaled the same way, then floored; nullopt if not finite or out of int64 range.
 /// - string (unit kIso8601 only): `ParseIso8601Millis`.
 /// - NULL, bool, or a type that does not fit the unit: nullopt (the record has no timestamp).
+/// - a result of `kMinTimestamp` (Long.MIN_VALUE, the "no timestamp" marker): nullopt.
 std::optional<Timestamp> ValueToEventTimeMillis(const Value& value, TimestampUnit unit);
 
 /// Parses an ISO-8601 / RFC-3339 date-time into ms since the epoch (UTC):

@@ -1,6 +1,7 @@
 #include "runtime/graph/job_execution.h"
 
 #include <map>
+#include <system_error>
 
 #include "runtime/core/logging.h"
 #include "runtime/time/system_processing_time_service.h"
@@ -158,25 +159,46 @@ void JobExecution::ConnectAlignment(StreamTask& task) {
 }
 
 void JobExecution::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (state_ != JobState::kCreated) {
-    return;
-  }
-  state_ = JobState::kRunning;
-  tasks_running_ = tasks_.size();
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    StreamTask* t = tasks_[i].get();
-    threads_.emplace_back([this, t, i] {
-      t->Run();
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        task_finished_[i] = !t->failed() && !t->cancelled();
+  size_t started = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != JobState::kCreated) {
+      return;
+    }
+    state_ = JobState::kRunning;
+    tasks_running_ = tasks_.size();
+    for (; started < tasks_.size(); ++started) {
+      const size_t i = started;
+      StreamTask* t = tasks_[i].get();
+      try {
+        threads_.emplace_back([this, t, i] {
+          t->Run();
+          {
+            std::lock_guard<std::mutex> l(mu_);
+            task_finished_[i] = !t->failed() && !t->cancelled();
+          }
+          OnTaskEnded(*t);
+        });
+      } catch (const std::system_error& e) {
+        // Out of threads or memory for stacks: the job fails like a failing task (the started
+        // ones are cancelled below and end it), instead of the exception leaving a job whose
+        // running-task count can never reach zero, or aborting `tidemark run`.
+        failure_ = fmt::format("cannot start the thread of task {}#{} ({} of {} task threads started): {}",
+                               t->name(), t->subtask_index(), started, tasks_.size(), e.what());
+        tasks_running_ = started;
+        if (started == 0) {
+          state_ = JobState::kFailed;
+          ended_cv_.notify_all();
+        }
+        break;
       }
-      OnTaskEnded(*t);
-    });
+    }
+    if (tasks_.empty()) {
+      state_ = JobState::kFinished;
+    }
   }
-  if (tasks_.empty()) {
-    state_ = JobState::kFinished;
+  for (size_t i = 0; i < started && started < tasks_.size(); ++i) {
+    tasks_[i]->Cancel();
   }
 }
 

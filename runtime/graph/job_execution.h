@@ -59,6 +59,8 @@ class JobExecution {
   JobExecution(const JobExecution&) = delete;
   JobExecution& operator=(const JobExecution&) = delete;
 
+  /// Starts one thread per task. Never throws: when a thread cannot be created the job ends
+  /// FAILED with that cause (the tasks already started are cancelled).
   void Start();
   /// Blocks until every task thread ended; returns the final state.
   JobState Wait();

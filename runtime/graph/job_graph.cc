@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "runtime/graph/job_resources.h"
+#include "runtime/io/channel.h"
 
 namespace tidemark {
 namespace {
@@ -224,6 +225,7 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
 
   // Edges, with the partitioning resolved as Flink does: keyBy -> hash; equal parallelism ->
   // forward; otherwise rebalance.
+  std::vector<SourceLocation> edge_locations;  // of each edge's input, for diagnostics
   for (const JobVertex& v : graph.vertices) {
     for (size_t k = 0; k < v.spec.inputs.size(); ++k) {
       const InputSpec& in = v.spec.inputs[k];
@@ -262,6 +264,34 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
       }
       e.partitioning = p;
       graph.edges.push_back(std::move(e));
+      edge_locations.push_back(in.location);
+    }
+  }
+
+  // Every channel allocates its ring buffer up front (JobExecution), so a job whose channels
+  // would not fit in memory is a compile error, not a bad_alloc or an OOM kill of the daemon.
+  const auto capacity = static_cast<uint64_t>(std::max<int64_t>(4, spec.pipeline.channel_capacity));
+  uint64_t slots = 0;
+  for (size_t i = 0; i < graph.edges.size(); ++i) {
+    const JobEdge& e = graph.edges[i];
+    if (graph.IsChained(e)) {
+      continue;
+    }
+    const JobVertex& up = graph.vertices[static_cast<size_t>(e.from)];
+    const JobVertex& down = graph.vertices[static_cast<size_t>(e.to)];
+    const uint64_t channels = e.partitioning == Partitioning::kForward
+                                  ? static_cast<uint64_t>(up.parallelism)
+                                  : static_cast<uint64_t>(up.parallelism) *
+                                        static_cast<uint64_t>(down.parallelism);
+    slots += channels * (capacity + Channel::kRecycleCapacity);
+    if (slots > kMaxChannelSlots) {
+      throw JobCompileError(Locate(
+          spec, edge_locations[i], static_cast<size_t>(e.to), "inputs",
+          fmt::format("the job's channels would need more than {} element slots (this edge: {} "
+                      "channels of {} from '{}', parallelism {}, to '{}', parallelism {}); lower "
+                      "the parallelism or pipeline.channel-capacity",
+                      kMaxChannelSlots, channels, capacity, up.spec.id, up.parallelism,
+                      down.spec.id, down.parallelism)));
     }
   }
   return graph;

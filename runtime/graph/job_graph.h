@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,13 @@ struct JobGraph {
   bool IsChained(const JobEdge& edge) const;
 };
 
+/// Upper bound on the element slots of all of a job's channels together (8 bytes each, allocated
+/// when the job is deployed): 512 MiB. `CompileJobGraph` rejects a job that needs more.
+inline constexpr uint64_t kMaxChannelSlots = uint64_t{1} << 26;
+
 /// Compiles a validated JobSpec: resolves every operator type through `registry`, field names
-/// to slots, schemas along edges, parallelism and partitioning. Throws JobCompileError.
+/// to slots, schemas along edges, parallelism and partitioning. Throws JobCompileError, also when
+/// the channels would need more than `kMaxChannelSlots` slots.
 /// Called on the submitting thread.
 JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, JobResources& resources);
 

@@ -20,6 +20,9 @@ namespace tidemark {
 /// Ownership: the channel owns elements between push and pop; it deletes leftovers on destruction.
 class Channel {
  public:
+  /// Slots of the free list of recycled batches, allocated with every channel.
+  static constexpr size_t kRecycleCapacity = 64;
+
   Channel(size_t capacity, Wakeup* consumer_wakeup)
       : queue_(capacity), consumer_wakeup_(consumer_wakeup) {}
   ~Channel();
@@ -51,8 +54,6 @@ class Channel {
   std::unique_ptr<StreamElement> TakeRecycled();
 
  private:
-  static constexpr size_t kRecycleCapacity = 64;
-
   boost::lockfree::spsc_queue<StreamElement*> queue_;
   /// Reverse direction: producer = the consumer task, consumer = the producer task.
   boost::lockfree::spsc_queue<StreamElement*> recycled_{kRecycleCapacity};

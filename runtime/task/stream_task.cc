@@ -61,7 +61,18 @@ void TaskOperatorOutput::Deliver(std::vector<Target>& targets, StreamRecord& rec
   }
 }
 
+void TaskOperatorOutput::CheckCancelled() {
+  if (++records_since_check_ < 1024) {
+    return;
+  }
+  records_since_check_ = 0;
+  if (cancel_requested_ != nullptr && cancel_requested_->load(std::memory_order_acquire)) {
+    throw Cancelled("task cancelled");
+  }
+}
+
 void TaskOperatorOutput::Collect(StreamRecord& record) {
+  CheckCancelled();
   // One writer (the mailbox thread): a plain load + store, no locked add per record.
   records_out_.store(records_out_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (main_.size() == 1) {  // the common chain: a direct call, no loop, no copy path
@@ -77,6 +88,7 @@ void TaskOperatorOutput::Collect(StreamRecord& record) {
 }
 
 void TaskOperatorOutput::CollectSide(std::string_view tag, StreamRecord& record) {
+  CheckCancelled();
   for (auto& [name, targets] : side_) {
     if (name == tag) {
       Deliver(targets, record);
@@ -139,6 +151,7 @@ void StreamTask::SetProcessingTimeService(std::unique_ptr<ProcessingTimeService>
 
 int StreamTask::AddOperator(std::unique_ptr<StreamOperator> op, std::string name) {
   ops_.push_back(ChainedOperator{std::move(op), std::move(name), std::make_unique<TaskOperatorOutput>()});
+  ops_.back().output->SetCancelFlag(&cancel_requested_);
   return static_cast<int>(ops_.size() - 1);
 }
 

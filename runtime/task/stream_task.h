@@ -36,6 +36,11 @@ class TaskOperatorOutput : public Output {
     RecordWriter* writer = nullptr;  ///< a network output
   };
 
+  /// Set once by the owning task before it runs: the flag `StreamTask::Cancel` raises. Every
+  /// 1024th record emitted checks it and throws `Cancelled`, so an operator emitting for a long
+  /// time inside one call (a watermark firing many windows) still stops when cancelled.
+  void SetCancelFlag(const std::atomic<bool>* cancel_requested) { cancel_requested_ = cancel_requested; }
+
   void AddMainTarget(Target t) { main_.push_back(t); }
   void AddSideTarget(const std::string& tag, Target t);
 
@@ -51,11 +56,15 @@ class TaskOperatorOutput : public Output {
 
  private:
   void Deliver(std::vector<Target>& targets, StreamRecord& record);
+  /// Every 1024th call: throws `Cancelled` when the task was asked to cancel.
+  void CheckCancelled();
 
   std::vector<Target> main_;
   std::vector<std::pair<std::string, std::vector<Target>>> side_;
   std::atomic<int64_t> records_out_{0};  // written by the mailbox thread only; read for metrics
   std::atomic<Timestamp> output_watermark_{kMinTimestamp};
+  const std::atomic<bool>* cancel_requested_ = nullptr;
+  uint32_t records_since_check_ = 0;  // main and side output records, mailbox thread only
 };
 
 /// Thrown out of an operator call inside a task: names the operator that failed and the cause.

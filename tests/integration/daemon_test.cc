@@ -312,7 +312,7 @@ TEST_F(DaemonTest, SubmitsBothTwoSplitJobsThroughTheCliAndReadsResultsWithStatus
     json j = json::parse(status.out);
     EXPECT_EQ(j["state"], "FINISHED");
     EXPECT_EQ(j["name"], "two-splits-" + mode);
-    EXPECT_EQ(j["file"], job);
+    EXPECT_EQ(j["file"], fs::absolute(job).lexically_normal().string());  // what submit sends
     EXPECT_EQ(j["report"], expected.back());
     EXPECT_TRUE(j["failure-cause"].is_null());
     // Final watermarks: every operator that emits watermarks ended at end of input (MAX); the sinks
@@ -382,6 +382,39 @@ TEST_F(DaemonTest, CancelsALongRunningJobWithinOneSecond) {
   EXPECT_EQ(json::parse(status.out)["state"], "CANCELED");
   // Cancelling again is harmless.
   EXPECT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 409);
+}
+
+TEST_F(DaemonTest, CancelsAJobWhileOneWatermarkFiresMillionsOfWindows) {
+  // At end of input the MAX watermark fires 1000 keys x 86,400 sliding windows in one call of the
+  // window operator; cancel used to be checked only between mails and records, so the job stayed
+  // RUNNING (and the daemon could not shut down) until every window had fired.
+  const std::string id = SubmitYaml(R"(
+name: many-windows
+operators:
+  - id: src
+    type: source
+    source: {type: datagen, splits: 1, count: 20000, rate: 100000000, keys: 1000}
+    watermarks: {max-out-of-orderness: 0ms, timestamp-field: ts}
+  - id: w
+    type: window
+    input: src
+    key-by: [key]
+    window: {assigner: sliding, size: 1d, slide: 1s}
+  - id: out
+    type: sink
+    input: w
+    sink: {type: checksum}
+)");
+  // The 20,000 records arrive within milliseconds; a second later the window task is deep in the
+  // final watermark step (firing all of it takes well over ten seconds), where it publishes no
+  // metrics, so only the time tells.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(JobJson(id)["state"], "RUNNING");
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(2)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(JobJson(id)["state"], "CANCELED");
 }
 
 TEST_F(DaemonTest, StatusShowsLiveSplitWatermarksAndHowFarEachTrails) {
@@ -529,6 +562,93 @@ TEST_F(DaemonTest, FailingJobsEndFailedWithTheCauseWhileAnotherFinishes) {
   EXPECT_EQ(overview["jobs-finished"], 1);
 }
 
+TEST_F(DaemonTest, AJobNameThatIsNotUtf8DoesNotBreakListingForEveryone) {
+  // Such a name made every GET /jobs (and this job's GET /jobs/ID) answer 500 with nlohmann's
+  // "invalid UTF-8 byte" until the job left the history.
+  const std::string id = SubmitYaml(
+      "name: \"bad\xff\xfename\"\n"
+      "operators:\n"
+      "  - id: src\n"
+      "    type: source\n"
+      "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}\n"
+      "  - id: out\n"
+      "    type: sink\n"
+      "    input: src\n"
+      "    sink: {type: print}\n");
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+  auto r = Client().Request("GET", "/jobs");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json list = json::parse(r.body);
+  ASSERT_EQ(list["jobs"].size(), 1u);
+  EXPECT_EQ(list["jobs"][0]["name"], "bad\xef\xbf\xbd\xef\xbf\xbdname");
+  EXPECT_EQ(JobJson(id)["state"], "FINISHED");
+  CliResult cli = Cli("list");
+  EXPECT_EQ(cli.rc, 0) << cli.err;
+  EXPECT_NE(cli.out.find("bad\xef\xbf\xbd\xef\xbf\xbdname"), std::string::npos) << cli.out;
+}
+
+TEST_F(DaemonTest, SubmitResolvesAJobsRelativeInputPathAgainstTheJobFileNotTheDaemonsDirectory) {
+  // `tidemark submit sub/job.yaml` from another directory than the daemon's used to fail with
+  // "path: 'in.csv' does not exist": the daemon resolved sub/in.csv against its own directory.
+  fs::create_directories(dir_.path() + "/sub");
+  std::ofstream(dir_.path() + "/sub/in.csv") << "1000,a\n2000,b\n";
+  std::ofstream(dir_.path() + "/sub/job.yaml") << "name: rel\n"
+                                                  "operators:\n"
+                                                  "  - id: src\n"
+                                                  "    type: source\n"
+                                                  "    source:\n"
+                                                  "      type: file\n"
+                                                  "      path: in.csv\n"
+                                                  "      format: csv\n"
+                                                  "      schema: {ts: timestamp, v: string}\n"
+                                                  "  - id: out\n"
+                                                  "    type: sink\n"
+                                                  "    input: src\n"
+                                                  "    sink: {type: print}\n";
+  std::ofstream(dir_.path() + "/sub/bad.yaml") << "name: bad\nbogus: 1\n";
+  auto cli_in_dir = [&](const std::string& args) {
+    const std::string cmd = fmt::format("cd '{}' && '{}' --socket '{}' {} >'{}/out' 2>'{}/err'", dir_.path(),
+                                        (ToolsDir() / "tidemark").string(), socket_, args, dir_.path(), dir_.path());
+    const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
+    return CliResult{WEXITSTATUS(status), ReadFile(dir_.path() + "/out"), ReadFile(dir_.path() + "/err")};
+  };
+  CliResult ok = cli_in_dir("submit --wait sub/job.yaml");
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  const std::string id = ok.out.substr(0, ok.out.find('\n'));
+  EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + id + "/logs").body)["lines"],
+            json::array({"{\"ts\":1000,\"v\":\"a\"}", "{\"ts\":2000,\"v\":\"b\"}"}));
+  // Diagnostics still name the file as it was typed.
+  CliResult bad = cli_in_dir("submit sub/bad.yaml");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_EQ(bad.err,
+            "sub/bad.yaml:1:1: error: operators: missing required key\n"
+            "sub/bad.yaml:2:1: error: bogus: unknown key \"bogus\"; allowed keys: name, pipeline, operators, report\n");
+}
+
+TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {
+  // An unknown command used to be "A subcommand is required", a malformed --url exit 3 (daemon
+  // unreachable) instead of 2.
+  CliResult unknown = Cli("stauts 1234");
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_EQ(unknown.err,
+            "tidemark: unknown command 'stauts' (commands: run, bench, submit, list, status, cancel, logs)\n"
+            "Run with --help for more information.\n");
+  CliResult ftp = Cli("--url ftp://x list");
+  EXPECT_EQ(ftp.rc, 2);
+  EXPECT_EQ(ftp.err, "tidemark: --url: expected http://HOST:PORT, got 'ftp://x'\n");
+  CliResult no_port = Cli("--url http://127.0.0.1 list");
+  EXPECT_EQ(no_port.rc, 2);
+  EXPECT_EQ(no_port.err, "tidemark: --url: expected http://HOST:PORT, got 'http://127.0.0.1'\n");
+}
+
+TEST_F(DaemonTest, AnUnknownIdIsOneLineAndExitTwo) {
+  for (const char* command : {"status", "logs", "cancel"}) {
+    CliResult r = Cli(std::string(command) + " deadbeef");
+    EXPECT_EQ(r.rc, 2) << command;
+    EXPECT_EQ(r.err, "tidemark: no job with id 'deadbeef' (see `tidemark list`)\n") << command;
+  }
+}
+
 TEST_F(DaemonTest, LimitsRunningJobsAndTrimsHistory) {
   StartServer(JobManagerOptions{.max_running_jobs = 1, .max_finished_jobs = 2});
   const std::string id = SubmitYaml(kLongJob);
@@ -622,6 +742,33 @@ TEST_F(DaemonTest, TcpNeedsTheBearerTokenAndLoopback) {
   EXPECT_THROW(ReadTokenFile(token_file, false), DaemonSetupError);
   ::chmod(token_file.c_str(), 0600);
   EXPECT_EQ(ReadTokenFile(token_file, false), "abc");
+}
+
+TEST_F(DaemonTest, BadListenOptionsAreSetupErrorsAndBindNothing) {
+  // A 120-byte socket path aborted tidemarkd with an uncaught boost::system::system_error
+  // ("File name too long"); port 99999 was silently cut to 34463.
+  auto setup_error = [](RestServerOptions opts) {
+    JobManager jobs(MakeLocalDaemonJob, {});
+    RestServer server(jobs, std::move(opts));
+    try {
+      server.Start();
+    } catch (const DaemonSetupError& e) {
+      return std::string(e.what());
+    }
+    return std::string("<started>");
+  };
+  const std::string long_path = dir_.path() + "/" + std::string(120, 'x') + ".sock";
+  EXPECT_EQ(setup_error(RestServerOptions{.socket_path = long_path}),
+            fmt::format("socket path '{}' is too long: {} bytes, a Unix socket path has at most 107", long_path,
+                        long_path.size()));
+  const std::string socket = dir_.path() + "/other.sock";
+  EXPECT_EQ(setup_error(RestServerOptions{.socket_path = socket, .tcp_host = "127.0.0.1", .tcp_port = 99999,
+                                          .bearer_token = "t"}),
+            "bad listen port 99999: a TCP port is 0 to 65535");
+  EXPECT_EQ(setup_error(RestServerOptions{.socket_path = socket, .tcp_host = "0.0.0.0", .tcp_port = 0,
+                                          .bearer_token = "t"}),
+            "refusing to listen on non-loopback address 0.0.0.0 (pass --allow-remote to do so deliberately)");
+  EXPECT_FALSE(fs::exists(socket)) << "a refused option must not leave a socket behind";
 }
 
 TEST_F(DaemonTest, AnotherUserCannotConnect) {
@@ -762,6 +909,37 @@ TEST_F(DaemonTest, HoldsAThousandIdleConnectionsRefusesBeyondTheLimitAndRecovers
   EXPECT_TRUE(Eventually([&] { return server_->open_connections() == 0; }, std::chrono::seconds(10)))
       << server_->open_connections();
   EXPECT_EQ(Client().Request("GET", "/overview").status, 200);
+}
+
+TEST(TidemarkRunBinaryTest, AJobWhoseThreadsCannotStartFailsWithTheCauseInsteadOfAborting) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve more address space than the limit this test sets";
+#endif
+  // 600 sink subtasks need 600 thread stacks (8 MiB of address space each); under a 1 GiB
+  // address-space limit std::thread throws, which used to end `tidemark run` with SIGABRT (and
+  // left a daemon job RUNNING forever with a task count that never reached zero).
+  TempDir dir;
+  const std::string job = dir.path() + "/threads.yaml";
+  std::ofstream(job) << "name: threads\n"
+                        "operators:\n"
+                        "  - id: src\n"
+                        "    type: source\n"
+                        "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}\n"
+                        "  - id: out\n"
+                        "    type: sink\n"
+                        "    parallelism: 600\n"
+                        "    inputs: [{from: src, partition: rebalance}]\n"
+                        "    sink: {type: collect}\n";
+  const std::string err = dir.path() + "/err";
+  const std::string cmd = fmt::format("ulimit -v 1048576 && '{}' run '{}' >/dev/null 2>'{}'",
+                                      (ToolsDir() / "tidemark").string(), job, err);
+  const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
+  ASSERT_TRUE(WIFEXITED(status)) << ReadFile(err);
+  EXPECT_EQ(WEXITSTATUS(status), 1) << ReadFile(err);
+  EXPECT_TRUE(std::regex_search(
+      ReadFile(err), std::regex(R"(job 'threads' FAILED: cannot start the thread of task out#\d+ \(\d+ of 601 task )"
+                                R"(threads started\): Resource temporarily unavailable)")))
+      << ReadFile(err);
 }
 
 TEST(TidemarkdBinaryTest, DaemonizePrintsOnlyTheReadyLineAndDetaches) {

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -136,6 +137,76 @@ TEST_F(InputSourcesTest, ARecordWithoutTimestampGoesToErrorsWithAReason) {
   EXPECT_EQ(ErrorText(r.errors[0]),
             path + ":0 no timestamp: the timestamp field is missing or unparsable");
   EXPECT_EQ(std::get<std::string>(r.errors[0].row[3]), "{\"ts\":null,\"user\":\"no-ts\",\"amount\":null}");
+}
+
+TEST_F(InputSourcesTest, ALongMinValueTimestampGoesToErrorsInsteadOfFailingTheWindow) {
+  // Long.MIN_VALUE is StreamRecord's "no timestamp" marker; it used to reach the window, which
+  // failed the whole job with "Record has no timestamp".
+  const std::string path = Write("in.csv",
+                                 "1000,ann,1\n"
+                                 "-9223372036854775808,min,2\n"
+                                 "1300,dan,5\n");
+  std::string with_watermarks = FileJob(path, "csv");
+  std::string source_timestamps = with_watermarks;
+  source_timestamps.replace(source_timestamps.find("    watermarks:"),
+                            source_timestamps.find("  - id: windows") -
+                                source_timestamps.find("    watermarks:"),
+                            "");
+  for (const std::string& yaml : {with_watermarks, source_timestamps}) {
+    RunResult r = RunJob(LoadJobSpecString(yaml, "<string>"));
+    ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_EQ(ErrorText(r.errors[0]),
+              path + ":0 no timestamp: the timestamp field is missing or unparsable");
+    EXPECT_EQ(std::get<std::string>(r.errors[0].row[3]),
+              "{\"ts\":-9223372036854775808,\"user\":\"min\",\"amount\":2}");
+    EXPECT_EQ(r.report, ">>> file: windows fired=1, records in windows=2, late records=0, total=2");
+  }
+}
+
+TEST_F(InputSourcesTest, InvalidUtf8InAStringFieldIsPrintedAsReplacementCharacters) {
+  // The JSON sinks used to throw nlohmann's type_error 316 and fail the job on such a record.
+  const std::string path = Write("in.csv", "1000,\xff\xfeok,1\n2000,bob,2\n");
+  const std::string yaml = R"(
+name: utf8
+operators:
+  - id: source
+    type: source
+    source:
+      type: file
+      path: )" + path + R"(
+      format: csv
+      schema: {ts: timestamp, user: string, amount: int64}
+  - id: out
+    type: sink
+    input: source
+    sink: {type: print}
+)";
+  RunResult r = RunJob(LoadJobSpecString(yaml, "<string>"));
+  ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
+  EXPECT_EQ(r.printed,
+            "{\"ts\":1000,\"user\":\"\xef\xbf\xbd\xef\xbf\xbdok\",\"amount\":1}\n"
+            "{\"ts\":2000,\"user\":\"bob\",\"amount\":2}\n");
+}
+
+TEST_F(InputSourcesTest, FinalMetricsKeepTheLinesAndBytesOfAFinishedFile) {
+  // They used to drop to 0 when the reader closed the file, so `--metrics` and the daemon's final
+  // status showed lines=0 bytes=0 next to records=2.
+  const std::string path = Write("in.csv", "1000,ann,1\nbad\n1300,dan,5\n");
+  auto job = LocalJob::Create(LoadJobSpecString(FileJob(path, "csv"), "<string>"), [](const std::string&) {});
+  job->execution().Start();
+  ASSERT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
+  std::map<std::string, int64_t> gauges;
+  for (const SubtaskMetrics& m : job->execution().Metrics()) {
+    for (const OperatorMetrics& op : m.operators) {
+      if (op.name == "source") {
+        gauges.insert(op.gauges.begin(), op.gauges.end());
+      }
+    }
+  }
+  EXPECT_EQ(gauges["split." + path + ".records"], 2);
+  EXPECT_EQ(gauges["split." + path + ".lines"], 3);
+  EXPECT_EQ(gauges["split." + path + ".bytes"], 26);
 }
 
 TEST_F(InputSourcesTest, AnUnreadableFileFailsTheJobWithItsCause) {

@@ -170,6 +170,25 @@ TEST(JobCompileErrorsTest, WindowJoinSlideLargerThanSize) {
             "larger than the size (1000ms)");
 }
 
+TEST(JobCompileErrorsTest, ChannelsThatWouldNotFitInMemory) {
+  // 1024 x 1024 channels of 1024 + 64 slots: 8.6 GB allocated when the job is deployed, which
+  // would take the daemon down with it; the compiler refuses the job instead.
+  EXPECT_EQ(FirstError(Job("  - id: a\n"
+                           "    type: filter\n"
+                           "    parallelism: 1024\n"
+                           "    input: source\n"
+                           "    filter: amount > 0\n"
+                           "  - id: w\n"
+                           "    type: filter\n"
+                           "    parallelism: 1024\n"
+                           "    inputs: [{from: a, partition: rebalance}]\n"
+                           "    filter: amount > 0\n") +
+                       kSink),
+            "bad.yaml:18:14: error: operators[2].inputs: the job's channels would need more than "
+            "67108864 element slots (this edge: 1048576 channels of 1024 from 'a', parallelism "
+            "1024, to 'w', parallelism 1024); lower the parallelism or pipeline.channel-capacity");
+}
+
 TEST(JobCompileErrorsTest, GoodJobCompiles) {
   EXPECT_EQ(FirstError(Job("  - id: w\n"
                            "    type: window\n"

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/job_loader.h"
 #include "runtime/core/timestamp.h"
 
 namespace tidemark {
@@ -223,17 +225,22 @@ bool DaemonCommands::Call(const std::string& method, const std::string& target, 
   }
 }
 
-int DaemonCommands::ReportError(const DaemonClient::Response& r, const std::string& id) {
+int DaemonCommands::ReportError(const DaemonClient::Response& r, const std::string& id,
+                                const std::string& sent_file, const std::string& shown_file) {
   json j = json::parse(r.body, nullptr, false);
-  if (!j.is_discarded() && j.contains("errors")) {
+  if (r.status == 404 && !id.empty()) {
+    // The daemon's own "no such job" line would say the same thing twice.
+    std::cerr << fmt::format("tidemark: no job with id '{}' (see `tidemark list`)\n", id);
+  } else if (!j.is_discarded() && j.contains("errors")) {
     for (const auto& e : j["errors"]) {
-      std::cerr << (e.is_string() ? e.get<std::string>() : e.dump()) << "\n";
+      std::string line = e.is_string() ? e.get<std::string>() : e.dump();
+      if (!sent_file.empty() && line.rfind(sent_file + ":", 0) == 0) {
+        line = shown_file + line.substr(sent_file.size());
+      }
+      std::cerr << line << "\n";
     }
   } else {
     std::cerr << fmt::format("tidemark: the daemon answered HTTP {}: {}\n", r.status, r.body);
-  }
-  if (r.status == 404 && !id.empty()) {
-    std::cerr << fmt::format("tidemark: no job with id '{}' (see `tidemark list`)\n", id);
   }
   if (r.status == 401) {
     return kExitUnreachable;
@@ -242,19 +249,22 @@ int DaemonCommands::ReportError(const DaemonClient::Response& r, const std::stri
 }
 
 int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json) {
-  std::ifstream in(job_path, std::ios::binary);
-  if (!in) {
-    std::cerr << fmt::format("{}: error: cannot read the job file: {}\n", job_path, std::strerror(errno));
+  std::string yaml;
+  try {
+    yaml = ReadJobFile(job_path);  // the same limits and messages as `tidemark run`
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
     return kExitUsage;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
+  // The daemon resolves a relative input path against the job file's directory, and its working
+  // directory is not ours: send the absolute path, but show diagnostics with the path as given.
+  const std::string sent_file = std::filesystem::absolute(job_path).lexically_normal().string();
   DaemonClient::Response r;
-  if (!Call("POST", "/jobs?file=" + UrlEncode(job_path), ss.str(), &r)) {
+  if (!Call("POST", "/jobs?file=" + UrlEncode(sent_file), yaml, &r)) {
     return kExitUnreachable;
   }
   if (r.status != 202) {
-    return ReportError(r, "");
+    return ReportError(r, "", sent_file, job_path);
   }
   const std::string id = json::parse(r.body).at("jid").get<std::string>();
   if (!wait) {

@@ -28,8 +28,11 @@ class DaemonCommands {
   /// Sends a request; on an unreachable daemon prints the error with a hint and returns false.
   bool Call(const std::string& method, const std::string& target, const std::string& body,
             DaemonClient::Response* out);
-  /// Prints the `errors` of an error answer to stderr and returns the exit code for it.
-  int ReportError(const DaemonClient::Response& r, const std::string& id);
+  /// Prints the `errors` of an error answer to stderr and returns the exit code for it. A 404 for
+  /// `id` prints one line naming the id. Error lines starting with `sent_file` + ":" show
+  /// `shown_file` instead (the path as the user typed it).
+  int ReportError(const DaemonClient::Response& r, const std::string& id,
+                  const std::string& sent_file = "", const std::string& shown_file = "");
 
   DaemonClient client_;
 };

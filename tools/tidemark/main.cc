@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -87,6 +88,28 @@ int RunJob(const std::string& path, bool print_metrics) {
   return 0;
 }
 
+/// The first word of the command line that is neither an option, an option's value nor a
+/// subcommand of `app`, when no subcommand was given; "" otherwise.
+std::string UnknownCommand(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--socket" || arg == "--url" || arg == "--token-file") {
+      ++i;  // its value
+      continue;
+    }
+    if (arg.empty() || arg.front() == '-') {
+      continue;
+    }
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == arg) {
+        return "";
+      }
+    }
+    return arg;
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,6 +154,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
+      // CLI11 would say "A subcommand is required" about `tidemark stauts ID`.
+      std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, bench, submit, list, status, "
+                               "cancel, logs)\nRun with --help for more information.\n",
+                               unknown);
+      return 2;
+    }
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (*run) {
@@ -138,6 +168,14 @@ int main(int argc, char** argv) {
   }
   if (*bench) {
     return tidemark::bench::RunBench(bench_options);
+  }
+  if (!url.empty()) {
+    // A malformed URL is a usage error (2), not an unreachable daemon (3).
+    const size_t colon = url.rfind(':');
+    if (url.rfind("http://", 0) != 0 || colon < 7 || colon + 1 == url.size()) {
+      std::cerr << fmt::format("tidemark: --url: expected http://HOST:PORT, got '{}'\n", url);
+      return 2;
+    }
   }
   tidemark::DaemonEndpoint endpoint;
   endpoint.socket_path = socket_path.empty() ? tidemark::DefaultSocketPath() : socket_path;

@@ -83,6 +83,16 @@ std::string ErrorOf(const std::string& yaml) {
   return "<no error>";
 }
 
+/// Loads the file at `path` and returns the ConfigError's message, or "<no error>".
+std::string ErrorOfFile(const std::string& path) {
+  try {
+    LoadJobSpecFile(path);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
 /// A job named "t" with the given `operators:` list items.
 std::string Job(const std::string& operators) {
   return "name: t\noperators:\n" + operators;
@@ -301,6 +311,13 @@ TEST(JobLoaderTest, UnreadableFileIsAConfigErrorNamingTheFile) {
   }
 }
 
+TEST(JobLoaderTest, AnEndlessJobFileIsRejectedAtTheSizeLimit) {
+  // `tidemark run /dev/zero` used to read until it was killed for lack of memory.
+  EXPECT_EQ(ErrorOfFile("/dev/zero"),
+            "/dev/zero: error: cannot read the job file: it is larger than 16 MiB");
+  EXPECT_EQ(ErrorOfFile("/tmp"), "/tmp: error: cannot read the job file: it is a directory");
+}
+
 TEST(JobLoaderTest, BadIndentationIsOneSyntaxErrorAtItsPosition) {
   EXPECT_EQ(ErrorOf("name: t\npipeline:\n  parallelism: 1\n   clock: system\n"),
             "jobs/test.yaml:4:9: error: YAML syntax error: illegal map value (check the "
@@ -316,6 +333,18 @@ TEST(JobLoaderTest, UnknownKeyIsReportedAtTheKey) {
             "jobs/test.yaml:5:5: error: operators[0].sourse: unknown key \"sourse\" for an "
             "operator of type source (did you mean \"source\"?); allowed keys: id, type, "
             "parallelism, input, inputs, source, watermarks");
+}
+
+TEST(JobLoaderTest, AKeyNothingLikeAnAllowedOneGetsNoSuggestion) {
+  // "x" and "<<" used to get (did you mean "id"?).
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + "    x: 1\n    <<: {}\n    sourse: 2\n")),
+            "jobs/test.yaml:9:5: error: operators[0].x: unknown key \"x\" for an operator of type source; "
+            "allowed keys: id, type, parallelism, input, inputs, source, watermarks\n"
+            "jobs/test.yaml:10:5: error: operators[0].<<: unknown key \"<<\" for an operator of type source; "
+            "allowed keys: id, type, parallelism, input, inputs, source, watermarks\n"
+            "jobs/test.yaml:11:5: error: operators[0].sourse: unknown key \"sourse\" for an operator of type "
+            "source (did you mean \"source\"?); allowed keys: id, type, parallelism, input, inputs, source, "
+            "watermarks");
 }
 
 TEST(JobLoaderTest, SnakeCaseKeySuggestsTheKebabCaseKey) {
@@ -388,6 +417,75 @@ TEST(JobLoaderTest, SubMillisecondAndNegativeDurationsAreRejected) {
                     std::string(kSource)),
             "jobs/test.yaml:2:37: error: pipeline.auto-watermark-interval: must not be negative, "
             "got \"-1s\"");
+}
+
+TEST(JobLoaderTest, ParallelismAndChannelCapacityHaveUpperBounds) {
+  // Unbounded, parallelism 10000 behind a rebalance edge allocated 12 GB of channels and hung,
+  // a huge channel-capacity aborted with std::bad_alloc, and 4294967297 was stored as 1.
+  EXPECT_EQ(ErrorOf("name: t\npipeline: {parallelism: 1025, channel-capacity: 99999999999}\n"
+                    "operators:\n" +
+                    std::string(kSource)),
+            "jobs/test.yaml:2:25: error: pipeline.parallelism: must be at most 1024, got 1025\n"
+            "jobs/test.yaml:2:49: error: pipeline.channel-capacity: must be at most 1048576, got "
+            "99999999999");
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    parallelism: 4294967297
+    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}
+)")),
+            "jobs/test.yaml:5:18: error: operators[0].parallelism: must be at most 1024, got "
+            "4294967297");
+  EXPECT_EQ(ErrorOf("name: t\npipeline: {parallelism: 1024, channel-capacity: 1048576}\n"
+                    "operators:\n" +
+                    std::string(kSource)),
+            "<no error>");
+}
+
+TEST(JobLoaderTest, SequenceEventTimesMustNotPassTheLargestTimestamp) {
+  // start + step * k used to wrap: the second record of this split had event time
+  // -9223372036854775616.
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    source:
+      type: sequence
+      splits:
+        - {id: a, start: 9223372036854775000ms, step: 1s, count: 2}
+)")),
+            "jobs/test.yaml:8:66: error: operators[0].source.splits[0].count: the last record's "
+            "event time, start + step × (count − 1), is past the largest timestamp "
+            "(9223372036854775807 ms)");
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    source:
+      type: sequence
+      splits:
+        - {id: a, start: 9223372036854775000ms, step: 1s, count: 1}
+)")),
+            "<no error>");
+}
+
+TEST(JobLoaderTest, DatagenEventTimesMustStayInsideInt64) {
+  // These used to wrap: the second record of split 0 had event time -9223372036854775616.
+  auto datagen = [](const std::string& keys) {
+    return ErrorOf(Job("  - id: src\n"
+                       "    type: source\n"
+                       "    source:\n"
+                       "      type: datagen\n" +
+                       keys));
+  };
+  const std::string error =
+      "jobs/test.yaml:6:7: error: operators[0].source: event times (start + due + split × skew − "
+      "delay) would leave the range of int64 milliseconds; use a smaller start, skew or "
+      "max-out-of-orderness";
+  EXPECT_EQ(datagen("      splits: 2\n      count: 2\n      rate: 1\n      start: 9223372036854775000ms\n"),
+            error);
+  EXPECT_EQ(datagen("      splits: 3\n      count: 1\n      rate: 1\n      skew: 9223372036854775000ms\n"),
+            error);
+  EXPECT_EQ(datagen("      splits: 1\n      count: 3\n      rate: 1\n      start: -9223372036854775000ms\n"
+                    "      disorder: uniform\n      max-out-of-orderness: 1s\n"),
+            error);
+  EXPECT_EQ(datagen("      splits: 2\n      count: 2\n      rate: 1\n      start: 9223372036854774807ms\n"),
+            "<no error>");
 }
 
 TEST(JobLoaderTest, EdgeToUnknownOperatorIsReportedAtTheInput) {
@@ -502,6 +600,25 @@ TEST(JobLoaderTest, WindowParametersFollowTheAssigner) {
             "write {fn: sum, field: <name>}");
 }
 
+TEST(JobLoaderTest, ASlidingWindowPutsAtMostOneHundredThousandWindowsOnARecord) {
+  // size 365000d with slide 1ms put every record into 31536000000000 windows: the job ran for
+  // ever, and neither `tidemark cancel` nor SIGTERM could stop the watermark step firing them.
+  const std::string window = std::string(kSource) + R"(  - id: w
+    type: window
+    input: src
+    window:
+      assigner: sliding
+      size: 2d
+      slide: 1s
+)";
+  EXPECT_EQ(ErrorOf(Job(window)),
+            "jobs/test.yaml:15:14: error: operators[1].window.slide: a record would belong to size / "
+            "slide = 172800 windows; at most 100000 are allowed (use a larger slide)");
+  std::string one_day = window;
+  one_day.replace(one_day.find("size: 2d"), 8, "size: 1d");
+  EXPECT_EQ(ErrorOf(Job(one_day)), "<no error>");
+}
+
 TEST(JobLoaderTest, EveryProblemIsCollectedBeforeThrowing) {
   try {
     LoadJobSpecString(
@@ -517,6 +634,14 @@ TEST(JobLoaderTest, EveryProblemIsCollectedBeforeThrowing) {
                           "unknown value \"sytem\" (did you mean \"system\"?); allowed: system | "
                           "virtual"}));
   }
+}
+
+TEST(JobLoaderTest, ASecondYamlDocumentIsAnErrorNotIgnored) {
+  // Everything after "---" used to be dropped without a word.
+  EXPECT_EQ(ErrorOf(Job(kSource) + "---\nname: second\n"),
+            "jobs/test.yaml:10:1: error: a job file holds one YAML document; another one starts here "
+            "(after \"---\")");
+  EXPECT_EQ(ErrorOf("---\n" + Job(kSource) + "...\n"), "<no error>");
 }
 
 TEST(JobLoaderTest, EmptyDocumentIsAnError) {

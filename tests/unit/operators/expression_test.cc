@@ -1,5 +1,7 @@
 #include "operators/expression.h"
 
+#include <cstdint>
+
 #include <gtest/gtest.h>
 
 namespace tidemark {
@@ -43,6 +45,17 @@ TEST(ExpressionTest, ArithmeticFollowsPrecedenceAndTypes) {
   EXPECT_EQ(Expression::Compile("ts / 1000", TestSchema()).type(), FieldType::kInt64);
   EXPECT_EQ(Expression::Compile("ts + 1", TestSchema()).type(), FieldType::kTimestamp);
   EXPECT_EQ(Expression::Compile("amount * 1.5", TestSchema()).type(), FieldType::kDouble);
+}
+
+TEST(ExpressionTest, Int64ArithmeticWrapsLikeJavaLongs) {
+  // Unary minus of Long.MIN_VALUE was undefined behaviour (UBSan: "negation of
+  // -9223372036854775808 cannot be represented"); it wraps like the binary operators.
+  Row min_row = TestRow();
+  min_row[0] = int64_t{INT64_MIN};
+  EXPECT_EQ(Eval("-amount", min_row), Value(int64_t{INT64_MIN}));
+  EXPECT_EQ(Eval("amount - 1", min_row), Value(int64_t{INT64_MAX}));
+  EXPECT_EQ(Eval("amount / -1", min_row), Value(int64_t{INT64_MIN}));
+  EXPECT_EQ(Eval("amount % -1", min_row), Value(int64_t{0}));
 }
 
 TEST(ExpressionTest, ConditionsCombine) {

@@ -56,6 +56,12 @@ TEST(MakeWatermarkStrategyTest, ConvertsUnits) {
   EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{kMaxTimestamp / 10})),
             std::nullopt)
       << "overflow is no timestamp";
+  spec.timestamp_unit = "ms";
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(kMinTimestamp)), std::nullopt)
+      << "Long.MIN_VALUE is the no-timestamp marker, never an event time";
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(kMinTimestamp + 1)),
+            kMinTimestamp + 1);
+  spec.timestamp_unit = "s";
   spec.timestamp_field = "secs";
   EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{0}, "x", 1.5)), 1500);
 }
