@@ -186,13 +186,23 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
     log->error("[job {}] could not start: {}", entry->id, e.what());
     job->execution().Cancel();
   }
-  std::thread([this, e = entry, job = std::move(job)]() mutable {
+  JobExecution& execution = job->execution();  // alive while wait_for_end holds the job
+  auto wait_for_end = [this, e = entry, job = std::move(job)]() mutable {
     OnJobEnded(e, std::move(job));
     e.reset();
     std::lock_guard<std::mutex> lock(mu_);
     --waiters_;
     cv_.notify_all();
-  }).detach();
+  };
+  try {
+    std::thread(wait_for_end).detach();  // a copy: on failure `wait_for_end` still holds the job
+  } catch (const std::system_error& ex) {
+    // No thread for the waiter (resources exhausted): end the job here rather than leave it
+    // RUNNING for ever with a waiter that Shutdown would wait for.
+    log->error("[job {}] no thread to wait for it ({}); cancelling it", entry->id, ex.what());
+    execution.Cancel();
+    wait_for_end();
+  }
   return {Status::kAccepted, entry->id, {}};
 }
 

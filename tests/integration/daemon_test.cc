@@ -942,6 +942,33 @@ TEST(TidemarkRunBinaryTest, AJobWhoseThreadsCannotStartFailsWithTheCauseInsteadO
       << ReadFile(err);
 }
 
+TEST(TidemarkdBinaryTest, BadOptionValuesAreUsageErrorsNamingTheOption) {
+  TempDir dir;
+  const std::string socket = dir.path() + "/d.sock";
+  auto run = [&](const std::string& args) {
+    const std::string err = dir.path() + "/err";
+    const std::string cmd = fmt::format("'{}' --socket '{}' {} >/dev/null 2>'{}'",
+                                        (ToolsDir() / "tidemarkd").string(), socket, args, err);
+    const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(err));
+  };
+  // std::stoi took "80abc" as port 80 and "-5" as "no TCP at all".
+  for (const std::string port : {"80abc", "-5", "", "65536"}) {
+    auto [rc, err] = run("--listen 127.0.0.1:" + port);
+    EXPECT_EQ(rc, 2) << port;
+    EXPECT_EQ(err, fmt::format("tidemarkd: --listen: bad port '{}' (0 to 65535; 0 picks a free one), expected "
+                               "HOST:PORT, e.g. 127.0.0.1:8081\n",
+                               port));
+  }
+  auto [rc, err] = run("--max-running-jobs 0");
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(err.find("--max-running-jobs: Value 0 not in range 1 to 1048576"), std::string::npos) << err;
+  std::tie(rc, err) = run("--finished-job-ttl 5");
+  EXPECT_EQ(rc, 2);
+  EXPECT_EQ(err, "tidemarkd: --finished-job-ttl: missing unit: ms, s, m, h or d\n");
+  EXPECT_FALSE(fs::exists(socket));
+}
+
 TEST(TidemarkdBinaryTest, DaemonizePrintsOnlyTheReadyLineAndDetaches) {
   TempDir dir;
   const std::string socket = dir.path() + "/d.sock";

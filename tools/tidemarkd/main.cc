@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
                  "write the daemon's pid here (with --daemonize the default is <runtime dir>/tidemarkd.pid, "
                  "or SOCKET.pid beside a --socket)");
   app.add_option("--max-running-jobs", max_running, "submissions beyond this many running jobs get HTTP 429")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   app.add_option("--max-finished-jobs", max_finished, "finished jobs kept for list / status (oldest dropped)");
   app.add_option("--finished-job-ttl", finished_job_ttl,
                  "a finished job leaves the history this long after it ended, e.g. 10min; 0s keeps it "
@@ -96,9 +97,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-self-check", skip_self_check,
                "skip the start-up self-check (the split-mode two-split experiment, a few ms)");
   app.add_option("--max-body-bytes", max_body, "largest accepted request body (job YAML)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30));
   app.add_option("--max-connections", max_connections, "open connections beyond this are closed at once")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   app.add_option("--idle-timeout", idle_timeout, "close a connection idle this long, e.g. 30s");
   try {
     app.parse(argc, argv);
@@ -136,12 +137,18 @@ int main(int argc, char** argv) {
       if (server_options.tcp_host.size() > 2 && server_options.tcp_host.front() == '[') {
         server_options.tcp_host = server_options.tcp_host.substr(1, server_options.tcp_host.size() - 2);
       }
-      try {
-        server_options.tcp_port = std::stoi(listen.substr(colon + 1));
-      } catch (const std::exception&) {
-        std::cerr << "tidemarkd: --listen expects HOST:PORT, e.g. 127.0.0.1:8081\n";
+      // The whole port, digits only: std::stoi would take "80abc" as 80 and "-5" as "no TCP".
+      const std::string port = listen.substr(colon + 1);
+      int port_number = -1;
+      const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), port_number);
+      if (port.empty() || ec != std::errc() || end != port.data() + port.size() || port_number < 0 ||
+          port_number > 65535) {
+        std::cerr << fmt::format("tidemarkd: --listen: bad port '{}' (0 to 65535; 0 picks a free one), "
+                                 "expected HOST:PORT, e.g. 127.0.0.1:8081\n",
+                                 port);
         return 2;
       }
+      server_options.tcp_port = port_number;
       server_options.allow_non_loopback = allow_remote;
       if (token_file.empty()) {
         EnsurePrivateDirectory(runtime_dir);
