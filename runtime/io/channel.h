@@ -21,7 +21,9 @@ namespace tidemark {
 class Channel {
  public:
   Channel(size_t capacity, Wakeup* consumer_wakeup)
-      : queue_(capacity), consumer_wakeup_(consumer_wakeup) {}
+      : queue_(capacity),
+        recycled_(capacity),
+        consumer_wakeup_(consumer_wakeup) {}
   ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -44,18 +46,19 @@ class Channel {
 
   /// Consumer: hands a processed record batch back to the producer for reuse, so its vector and
   /// its rows' buffers are not freed on this thread and allocated again on the producer's (the
-  /// main per-record cost of a channel otherwise). Deletes it when the free list is full.
+  /// main per-record cost of a channel otherwise). Deletes it when the free list is full. The
+  /// free list holds as many batches as the channel itself, so it practically never is: with a
+  /// smaller one, a consumer draining a full channel while the producer was descheduled freed
+  /// the surplus, and the producer then allocated a new batch and a new row per record.
   void Recycle(std::unique_ptr<StreamElement> element);
   /// Producer: a batch given back by `Recycle` (its `records` still hold old rows to overwrite),
   /// or null.
   std::unique_ptr<StreamElement> TakeRecycled();
 
  private:
-  static constexpr size_t kRecycleCapacity = 64;
-
   boost::lockfree::spsc_queue<StreamElement*> queue_;
   /// Reverse direction: producer = the consumer task, consumer = the producer task.
-  boost::lockfree::spsc_queue<StreamElement*> recycled_{kRecycleCapacity};
+  boost::lockfree::spsc_queue<StreamElement*> recycled_;
   Wakeup* consumer_wakeup_;
   Wakeup* producer_wakeup_ = nullptr;
   std::atomic<bool> producer_waiting_{false};
