@@ -263,6 +263,37 @@ std::optional<Timestamp> ValueToEventTimeMillis(const Value& value, TimestampUni
   return std::nullopt;  // NULL or bool
 }
 
+namespace {
+
+// The general conversion, kept out of line so that the per-record fast path below stays small.
+[[gnu::noinline]] std::optional<Timestamp> SlowFieldToEventTimeMillis(const Value& value,
+                                                                      TimestampUnit unit) {
+  return ValueToEventTimeMillis(value, unit);
+}
+
+// Per record (timestamp assigners and punctuated extractors): an int64 field in milliseconds,
+// the common case, and NULL (no time) are answered directly. With the general conversion
+// inlined, g++ built the optional on the stack and reloaded it with a wider load (a
+// store-forwarding stall): about a fifth of a punctuated job's time went to each extractor
+// call. Same results as ValueToEventTimeMillis; a slot beyond the row gives nullopt.
+std::optional<Timestamp> FieldToEventTimeMillis(const Row& row, int slot, TimestampUnit unit) {
+  if (static_cast<size_t>(slot) >= row.size()) {
+    return std::nullopt;
+  }
+  const Value& value = row[static_cast<size_t>(slot)];
+  if (unit == TimestampUnit::kMillis) {
+    if (const int64_t* ms = std::get_if<int64_t>(&value)) {
+      return *ms;
+    }
+  }
+  if (value.index() == 0) {
+    return std::nullopt;  // NULL, e.g. a punctuated job's records without a watermark
+  }
+  return SlowFieldToEventTimeMillis(value, unit);
+}
+
+}  // namespace
+
 WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const Schema& schema) {
   const std::optional<TimestampUnit> unit = ParseTimestampUnit(spec.timestamp_unit);
   if (!unit) {
@@ -277,10 +308,7 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
   } else {
     const int slot = ResolveTimeField(spec, schema, spec.timestamp_field, "timestamp_field", *unit);
     assigner = [slot, u = *unit](const StreamRecord& record) -> std::optional<Timestamp> {
-      if (static_cast<size_t>(slot) >= record.row.size()) {
-        return std::nullopt;
-      }
-      return ValueToEventTimeMillis(record.row[static_cast<size_t>(slot)], u);
+      return FieldToEventTimeMillis(record.row, slot, u);
     };
   }
 
@@ -308,10 +336,7 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
     strategy = WatermarkStrategy(std::move(assigner), [wm_slot, u] {
       return std::make_unique<PunctuatedWatermarks>(
           [wm_slot, u](const StreamRecord& record, Timestamp) -> std::optional<Timestamp> {
-            if (static_cast<size_t>(wm_slot) >= record.row.size()) {
-              return std::nullopt;
-            }
-            return ValueToEventTimeMillis(record.row[static_cast<size_t>(wm_slot)], u);
+            return FieldToEventTimeMillis(record.row, wm_slot, u);
           });
     });
   } else {
