@@ -303,10 +303,14 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
   }
 
   TimestampAssigner assigner;
+  int millis_slot = -1;  // a timestamp field in ms: ExtractTimestamp reads its int64s inline
   if (spec.timestamp_field.empty()) {
     assigner = RecordTimestampAssigner();
   } else {
     const int slot = ResolveTimeField(spec, schema, spec.timestamp_field, "timestamp_field", *unit);
+    if (*unit == TimestampUnit::kMillis) {
+      millis_slot = slot;
+    }
     assigner = [slot, u = *unit](const StreamRecord& record) -> std::optional<Timestamp> {
       return FieldToEventTimeMillis(record.row, slot, u);
     };
@@ -337,7 +341,8 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
       return std::make_unique<PunctuatedWatermarks>(
           [wm_slot, u](const StreamRecord& record, Timestamp) -> std::optional<Timestamp> {
             return FieldToEventTimeMillis(record.row, wm_slot, u);
-          });
+          },
+          u == TimestampUnit::kMillis ? wm_slot : -1);
     });
   } else {
     throw InvalidArgument(fmt::format(
@@ -346,6 +351,9 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
         Where(spec.location), spec.strategy));
   }
 
+  if (millis_slot >= 0) {
+    strategy->SetInt64MillisField(millis_slot);  // before the copies made below
+  }
   if (spec.idleness_ms) {
     if (*spec.idleness_ms <= 0) {
       throw InvalidArgument(fmt::format("{}watermarks.idleness: must be greater than 0 ms, got {} ms",
