@@ -1,6 +1,7 @@
 #include "sources/source_operator.h"
 
 #include "runtime/core/errors.h"
+#include "runtime/core/row_assign.h"
 #include "runtime/eventtime/watermark_to_data_output.h"
 #include "runtime/time/virtual_clock.h"
 
@@ -509,9 +510,13 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
     generator->OnEvent(record, *ts, *immediate);
     return;
   }
-  StreamRecord seen = record;
+  // The copy goes into a reused record: copying a row into a buffer of the same width allocates
+  // nothing (a fresh copy cost a malloc and a free per record).
+  AssignRow(seen_.row, record.row);
+  seen_.timestamp = record.timestamp;
+  seen_.has_timestamp = record.has_timestamp;
   output().Collect(record);
-  generator->OnEvent(seen, *ts, *immediate);
+  generator->OnEvent(seen_, *ts, *immediate);
 }
 
 InputStatus SourceOperator::EmitNext() {

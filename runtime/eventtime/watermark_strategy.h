@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "runtime/core/stream_record.h"
 #include "runtime/eventtime/relative_clock.h"
@@ -66,7 +67,21 @@ class WatermarkStrategy {
   WatermarkStrategy WithAlignment(WatermarkAlignmentParams params) const;
 
   /// Extracts the timestamp of `record`; nullopt when it has none (see `TimestampAssigner`).
-  std::optional<Timestamp> ExtractTimestamp(const StreamRecord& record) const { return assigner_(record); }
+  /// With `SetInt64MillisField`, an int64 in that field is returned without calling the assigner.
+  std::optional<Timestamp> ExtractTimestamp(const StreamRecord& record) const {
+    if (millis_slot_ >= 0 && static_cast<size_t>(millis_slot_) < record.row.size()) {
+      if (const int64_t* ms = std::get_if<int64_t>(&record.row[static_cast<size_t>(millis_slot_)])) {
+        return *ms;
+      }
+    }
+    return assigner_(record);
+  }
+  /// Declares that the assigner returns an int64 found in field `slot` unchanged (a timestamp
+  /// field in milliseconds), so `ExtractTimestamp` may read it inline. Per record this saves the
+  /// std::function call, whose std::optional result g++ 12 passes through the stack with a
+  /// store-forwarding stall (18 % of tumbling_keys_1e3's samples sat on that reload). The
+  /// assigner stays the definition: it answers every other value (NULL, double, string).
+  void SetInt64MillisField(int slot) { millis_slot_ = slot; }
   const TimestampAssigner& timestamp_assigner() const { return assigner_; }
 
   /// A new generator. With idleness configured it is wrapped in `WatermarksWithIdleness` driven by
@@ -79,6 +94,7 @@ class WatermarkStrategy {
 
  private:
   TimestampAssigner assigner_;
+  int millis_slot_ = -1;  ///< see SetInt64MillisField; -1: always call the assigner
   WatermarkGeneratorFactory generator_factory_;
   std::optional<std::chrono::milliseconds> idle_timeout_;
   std::optional<WatermarkAlignmentParams> alignment_;

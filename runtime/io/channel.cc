@@ -40,7 +40,11 @@ std::unique_ptr<StreamElement> Channel::Pop() {
   if (!queue_.pop(e)) {
     return nullptr;
   }
-  if (producer_wakeup_ != nullptr && producer_waiting_.exchange(false, std::memory_order_acq_rel)) {
+  // Wake a producer blocked on the full channel only once half of it is free: it then refills in
+  // one go instead of waking (a futex call, often a context switch) after every pop.
+  // The exchange (a locked read-modify-write) also orders this pop before the flag is read.
+  if (producer_wakeup_ != nullptr && queue_.read_available() <= producer_wake_level_ &&
+      producer_waiting_.exchange(false, std::memory_order_seq_cst)) {
     producer_wakeup_->Signal();
   }
   return std::unique_ptr<StreamElement>(e);

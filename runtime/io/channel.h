@@ -15,7 +15,10 @@ namespace tidemark {
 ///
 /// Producer: the upstream task thread only (`TryPush`). Consumer: the downstream task thread only
 /// (`Pop`). A push signals the consumer's `Wakeup`; a pop signals the producer's `Wakeup` when the
-/// producer announced it is waiting for space (backpressure), so neither side spins.
+/// producer announced it is waiting for space (backpressure) and the channel has drained to half
+/// its capacity, so neither side spins and a blocked producer is woken once per half channel
+/// instead of once per popped element (each wake-up is a futex call and, with more tasks than
+/// cores, a context switch).
 /// Capacity is counted in elements (a record batch is one element).
 /// Ownership: the channel owns elements between push and pop; it deletes leftovers on destruction.
 class Channel {
@@ -24,7 +27,10 @@ class Channel {
   static constexpr size_t kRecycleCapacity = 64;
 
   Channel(size_t capacity, Wakeup* consumer_wakeup)
-      : queue_(capacity), consumer_wakeup_(consumer_wakeup) {}
+      : queue_(capacity),
+        recycled_(capacity),
+        consumer_wakeup_(consumer_wakeup),
+        producer_wake_level_(capacity / 2) {}
   ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -36,8 +42,11 @@ class Channel {
   /// caller) when the channel is full.
   [[nodiscard]] bool TryPush(std::unique_ptr<StreamElement>& element);
 
-  /// Producer: declares it is blocked on a full channel, so the next pop wakes it.
-  void SetProducerWaiting() { producer_waiting_.store(true, std::memory_order_release); }
+  /// Producer: declares it is blocked on a full channel, so a pop wakes it once the channel has
+  /// drained to half. Sequentially consistent, like the consumer's check in `Pop`: the producer
+  /// stores the flag then reads the queue, the consumer writes the queue then reads the flag, and
+  /// only a total order guarantees one of them sees the other.
+  void SetProducerWaiting() { producer_waiting_.store(true, std::memory_order_seq_cst); }
 
   /// Consumer: next element or null when empty.
   std::unique_ptr<StreamElement> Pop();
@@ -47,7 +56,10 @@ class Channel {
 
   /// Consumer: hands a processed record batch back to the producer for reuse, so its vector and
   /// its rows' buffers are not freed on this thread and allocated again on the producer's (the
-  /// main per-record cost of a channel otherwise). Deletes it when the free list is full.
+  /// main per-record cost of a channel otherwise). Deletes it when the free list is full. The
+  /// free list holds as many batches as the channel itself, so it practically never is: with a
+  /// smaller one, a consumer draining a full channel while the producer was descheduled freed
+  /// the surplus, and the producer then allocated a new batch and a new row per record.
   void Recycle(std::unique_ptr<StreamElement> element);
   /// Producer: a batch given back by `Recycle` (its `records` still hold old rows to overwrite),
   /// or null.
@@ -56,9 +68,11 @@ class Channel {
  private:
   boost::lockfree::spsc_queue<StreamElement*> queue_;
   /// Reverse direction: producer = the consumer task, consumer = the producer task.
-  boost::lockfree::spsc_queue<StreamElement*> recycled_{kRecycleCapacity};
+  boost::lockfree::spsc_queue<StreamElement*> recycled_;
   Wakeup* consumer_wakeup_;
   Wakeup* producer_wakeup_ = nullptr;
+  /// A waiting producer is woken when at most this many elements are left after a pop.
+  size_t producer_wake_level_;
   std::atomic<bool> producer_waiting_{false};
 };
 

@@ -2,6 +2,7 @@
 
 #include "runtime/core/errors.h"
 #include "runtime/core/key.h"
+#include "runtime/core/row_assign.h"
 
 namespace tidemark {
 
@@ -78,7 +79,7 @@ void RecordWriter::Emit(StreamRecord& record) {
     // A recycled slot: copy into its row's buffer instead of taking the caller's row, so neither
     // side allocates per record (and the caller keeps its buffer, e.g. a generator's row).
     StreamRecord& slot = records[fill];
-    slot.row = record.row;
+    AssignRow(slot.row, record.row);
     slot.timestamp = record.timestamp;
     slot.has_timestamp = record.has_timestamp;
   } else {

@@ -1,5 +1,7 @@
 #include "runtime/task/stream_task.h"
 
+#include <thread>
+
 #include "runtime/core/logging.h"
 #include "runtime/time/virtual_clock.h"
 
@@ -13,6 +15,8 @@ constexpr int kElementsPerTurn = 64;
 constexpr int64_t kSourceRecordsPerTurn = 256;
 // A source task hands partial output batches to its channels at least this often.
 constexpr std::chrono::microseconds kFlushTimeout{100};
+// Turns without input on which a non-source task yields its core before it sleeps.
+constexpr int kIdleYieldsBeforeSleep = 1;
 
 }  // namespace
 
@@ -277,6 +281,7 @@ void StreamTask::FlushAll() {
 
 void StreamTask::RunMailboxLoop() {
   auto* source = dynamic_cast<SourceOperatorBase*>(ops_.front().op.get());
+  int idle_yields = 0;  // consecutive turns without input that yielded instead of sleeping
   while (running_) {
     if (cancel_requested_.load(std::memory_order_acquire)) {
       throw Cancelled("task cancelled");
@@ -317,6 +322,7 @@ void StreamTask::RunMailboxLoop() {
     }
     switch (status) {
       case InputStatus::kMoreAvailable:
+        idle_yields = 0;
         break;
       case InputStatus::kNothingAvailable:
         // Flush partial batches before sleeping so latency stays low.
@@ -325,6 +331,16 @@ void StreamTask::RunMailboxLoop() {
           continue;
         }
         if (!mailbox_.HasMail()) {
+          // A task with inputs first gives its core away once: the producer then usually
+          // pushes its next batch before this task runs again, which costs neither side a
+          // futex wake-up. A yield is not a spin: with more tasks than cores it only lets a
+          // ready thread run first.
+          if (source == nullptr && idle_yields < kIdleYieldsBeforeSleep) {
+            ++idle_yields;
+            std::this_thread::yield();
+            break;
+          }
+          idle_yields = 0;
           wakeup_.WaitFor(std::chrono::milliseconds(100));
         }
         break;

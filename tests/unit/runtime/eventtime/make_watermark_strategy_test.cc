@@ -103,6 +103,37 @@ TEST(MakeWatermarkStrategyTest, PunctuatedEmitsTheWatermarkFieldWhenPresent) {
   EXPECT_EQ(out.Take(), (Calls{"wm:4"}));
 }
 
+// ExtractTimestamp reads an int64 ms field inline (SetInt64MillisField) and the punctuated
+// generator reads an int64 / NULL ms watermark field inline: both must agree with the general
+// conversion for every value, including the ones they hand back to it.
+TEST(MakeWatermarkStrategyTest, InlineMillisFieldsAgreeWithTheGeneralConversion) {
+  WatermarkStrategySpec spec;
+  spec.strategy = "punctuated";
+  spec.timestamp_field = "ts";
+  spec.watermark_field = "wm";
+  WatermarkStrategy s = MakeWatermarkStrategy(spec, TestSchema());
+  const std::vector<Value> values = {int64_t{9149}, int64_t{-3}, std::monostate{}, 2.5, true,
+                                     std::string("12")};
+  for (const Value& v : values) {
+    StreamRecord r = Rec(v);
+    EXPECT_EQ(s.ExtractTimestamp(r), s.timestamp_assigner()(r)) << ValueToJson(v);
+    EXPECT_EQ(s.ExtractTimestamp(r), ValueToEventTimeMillis(v, TimestampUnit::kMillis))
+        << ValueToJson(v);
+  }
+  EXPECT_EQ(s.ExtractTimestamp(StreamRecord(Row{})), std::nullopt) << "a row without the field";
+
+  auto g = s.CreateWatermarkGenerator(nullptr);
+  testing::RecordingWatermarkOutput out;
+  for (const Value& v : values) {
+    StreamRecord r = Rec(int64_t{0}, "x", 0.0, v);
+    g->OnEvent(r, 0, out);
+  }
+  StreamRecord short_row(Row{int64_t{0}});
+  g->OnEvent(short_row, 0, out);
+  EXPECT_EQ(out.Take(), (Calls{"wm:9149", "wm:-3", "wm:2"}))
+      << "int64 as is, NULL / bool / string none, 2.5 ms floors to 2";
+}
+
 TEST(MakeWatermarkStrategyTest, EmptyTimestampFieldKeepsTheRecordTimestamp) {
   WatermarkStrategySpec spec;
   spec.strategy = "monotonous";

@@ -54,6 +54,25 @@ TEST(ChannelTest, PopWakesAWaitingProducer) {
   EXPECT_TRUE(ch.TryPush(b));
 }
 
+TEST(ChannelTest, WakesAWaitingProducerOnceHalfTheChannelIsFree) {
+  Wakeup consumer;
+  Wakeup producer;
+  Channel ch(4, &consumer);
+  ch.SetProducerWakeup(&producer);
+  for (int i = 0; i < 4; ++i) {
+    auto e = RecordBatch(i, 1);
+    ASSERT_TRUE(ch.TryPush(e));
+  }
+  ch.SetProducerWaiting();
+  producer.Clear();
+  ASSERT_NE(ch.Pop(), nullptr);  // 3 of 4 left: the producer sleeps on
+  EXPECT_FALSE(producer.WaitFor(std::chrono::nanoseconds(0)));
+  ASSERT_NE(ch.Pop(), nullptr);  // 2 of 4 left: wake it to refill
+  EXPECT_TRUE(producer.WaitFor(std::chrono::nanoseconds(0)));
+  ASSERT_NE(ch.Pop(), nullptr);  // no longer waiting: no further signal
+  EXPECT_FALSE(producer.WaitFor(std::chrono::nanoseconds(0)));
+}
+
 // Two threads, a small channel and many batches: every record arrives once, in order.
 TEST(ChannelTest, TransfersEverythingInOrderAcrossThreads) {
   Wakeup consumer;
