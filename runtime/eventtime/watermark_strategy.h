@@ -67,10 +67,12 @@ class WatermarkStrategy {
   WatermarkStrategy WithAlignment(WatermarkAlignmentParams params) const;
 
   /// Extracts the timestamp of `record`; nullopt when it has none (see `TimestampAssigner`).
-  /// With `SetInt64MillisField`, an int64 in that field is returned without calling the assigner.
+  /// With `SetInt64MillisField`, an int64 in that field (other than Long.MIN_VALUE, the "no
+  /// timestamp" marker, which the assigner answers) is returned without calling the assigner.
   std::optional<Timestamp> ExtractTimestamp(const StreamRecord& record) const {
     if (millis_slot_ >= 0 && static_cast<size_t>(millis_slot_) < record.row.size()) {
-      if (const int64_t* ms = std::get_if<int64_t>(&record.row[static_cast<size_t>(millis_slot_)])) {
+      const int64_t* ms = std::get_if<int64_t>(&record.row[static_cast<size_t>(millis_slot_)]);
+      if (ms != nullptr && *ms != kMinTimestamp) {  // Long.MIN_VALUE means "no timestamp": assigner
         return *ms;
       }
     }

@@ -112,14 +112,16 @@ TEST(MakeWatermarkStrategyTest, InlineMillisFieldsAgreeWithTheGeneralConversion)
   spec.timestamp_field = "ts";
   spec.watermark_field = "wm";
   WatermarkStrategy s = MakeWatermarkStrategy(spec, TestSchema());
-  const std::vector<Value> values = {int64_t{9149}, int64_t{-3}, std::monostate{}, 2.5, true,
-                                     std::string("12")};
+  // Long.MIN_VALUE is the "no timestamp" marker: no event time, no watermark.
+  const std::vector<Value> values = {int64_t{9149}, int64_t{-3}, int64_t{kMinTimestamp}, std::monostate{}, 2.5,
+                                     true, std::string("12")};
   for (const Value& v : values) {
     StreamRecord r = Rec(v);
     EXPECT_EQ(s.ExtractTimestamp(r), s.timestamp_assigner()(r)) << ValueToJson(v);
     EXPECT_EQ(s.ExtractTimestamp(r), ValueToEventTimeMillis(v, TimestampUnit::kMillis))
         << ValueToJson(v);
   }
+  EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{kMinTimestamp})), std::nullopt);
   EXPECT_EQ(s.ExtractTimestamp(StreamRecord(Row{})), std::nullopt) << "a row without the field";
 
   auto g = s.CreateWatermarkGenerator(nullptr);
@@ -131,7 +133,7 @@ TEST(MakeWatermarkStrategyTest, InlineMillisFieldsAgreeWithTheGeneralConversion)
   StreamRecord short_row(Row{int64_t{0}});
   g->OnEvent(short_row, 0, out);
   EXPECT_EQ(out.Take(), (Calls{"wm:9149", "wm:-3", "wm:2"}))
-      << "int64 as is, NULL / bool / string none, 2.5 ms floors to 2";
+      << "int64 as is (MIN none), NULL / bool / string none, 2.5 ms floors to 2";
 }
 
 TEST(MakeWatermarkStrategyTest, EmptyTimestampFieldKeepsTheRecordTimestamp) {
