@@ -66,8 +66,8 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-/// " (did you mean "x"?)" for a near miss (typo, snake_case for kebab-case), else "".
-std::string Suggestion(const std::string& got, KeyList allowed) {
+/// The allowed key `got` is a near miss of (typo, snake_case for kebab-case), else "".
+std::string NearestKey(const std::string& got, KeyList allowed) {
   std::string normalized = got;
   std::replace(normalized.begin(), normalized.end(), '_', '-');
   std::string best;
@@ -81,6 +81,12 @@ std::string Suggestion(const std::string& got, KeyList allowed) {
       best = std::string(candidate);
     }
   }
+  return best;
+}
+
+/// " (did you mean "x"?)" for a near miss (typo, snake_case for kebab-case), else "".
+std::string Suggestion(const std::string& got, KeyList allowed) {
+  const std::string best = NearestKey(got, allowed);
   return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
 }
 
@@ -1410,10 +1416,18 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
   std::string context;
   std::vector<std::string_view> allowed = OperatorKeys("");
   std::string extra_type_key;  // an unknown type's parameter block, named like the type
+  std::string type_typo;       // a near miss of a built-in type: reported once, at the type
   if (const YAML::Node type = node["type"];
       type && type.IsScalar() && Contains(kOperatorTypes, type.Scalar())) {
     allowed = OperatorKeys(type.Scalar());
     context = fmt::format(" for an operator of type {}", type.Scalar());
+  } else if (std::string nearest = type && type.IsScalar() ? NearestKey(type.Scalar(), kOperatorTypes) : "";
+             !nearest.empty() && node[nearest]) {
+    // `type: windw` beside a `window:` block: check the keys as the built-in type's, so the one
+    // error is the type (and not "unknown key window, did you mean windw"). Without the block it
+    // may be a type registered in C++ (operators/user_operators.h), which the compiler checks.
+    type_typo = type.Scalar();
+    allowed = OperatorKeys(nearest);
   } else if (type && type.IsScalar() && IsValidId(type.Scalar())) {
     allowed = OperatorKeys(type.Scalar());
     extra_type_key = type.Scalar();
@@ -1439,7 +1453,10 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
   }
   if (std::optional<Field> f = Require(*map, "type")) {
     if (std::optional<std::string> type = ReadString(*f)) {
-      if (Contains(kOperatorTypes, *type) || IsValidId(*type)) {
+      if (!type_typo.empty()) {
+        ValueError(*f, fmt::format("unknown operator type \"{}\"{}; built-in types: {}", *type,
+                                   Suggestion(*type, kOperatorTypes), Join(kOperatorTypes)));
+      } else if (Contains(kOperatorTypes, *type) || IsValidId(*type)) {
         // Unknown types load; the job compiler reports a type nobody registered.
         op.type = *type;
         op.type_location = ValueLoc(*f);
@@ -1590,7 +1607,7 @@ void Loader::ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& 
               fmt::format("\"{}\" is a sink and has no output to read", input.from));
         continue;
       }
-      if (!input.side_output.empty()) {
+      if (!input.side_output.empty() && !up.type.empty()) {  // no type: reported at the type
         // A source's `errors` holds its bad input (sources/source_reader.h: SourceError).
         const bool has_tag = (up.window && !up.window->late_output.empty() &&
                               up.window->late_output == input.side_output) ||
@@ -1665,7 +1682,9 @@ void Loader::ValidateReport(const JobSpec& job, const MapView& report) {
     auto op = std::find_if(job.operators.begin(), job.operators.end(),
                            [&](const OperatorSpec& o) { return o.id == id; });
     if (op != job.operators.end()) {
-      ValueError(*f, fmt::format("\"{}\" is a {} operator, not a sink", id, op->type));
+      if (!op->type.empty()) {  // no type: already reported at the operator's type
+        ValueError(*f, fmt::format("\"{}\" is a {} operator, not a sink", id, op->type));
+      }
     } else {
       ValueError(*f, fmt::format("unknown sink \"{}\"{}; sinks: {}", id, Suggestion(id, sinks),
                                  sinks.empty() ? "(none)" : Join(sinks)));

@@ -40,15 +40,19 @@ DaemonClient::Response Exchange(Socket& socket, const std::string& host, const D
   }
   req.keep_alive(false);
   req.prepare_payload();
+  beast::error_code write_ec;
+  http::write(socket, req, write_ec);
+  // A failed send may still have an answer waiting: the daemon refuses a body over its limit with
+  // 413 and closes before reading the rest, which breaks our pipe. Read it before giving up.
   beast::error_code ec;
-  http::write(socket, req, ec);
-  if (ec) {
-    throw DaemonUnreachable(fmt::format("cannot send to the daemon at {}: {}", endpoint.ToString(), ec.message()));
-  }
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(256u << 20);
   http::read(socket, buffer, parser, ec);
+  if (ec && write_ec) {
+    throw DaemonUnreachable(
+        fmt::format("cannot send to the daemon at {}: {}", endpoint.ToString(), write_ec.message()));
+  }
   if (ec) {
     throw DaemonUnreachable(
         fmt::format("no answer from the daemon at {}: {}", endpoint.ToString(), ec.message()));

@@ -283,7 +283,7 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
                                   ? static_cast<uint64_t>(up.parallelism)
                                   : static_cast<uint64_t>(up.parallelism) *
                                         static_cast<uint64_t>(down.parallelism);
-    slots += channels * (capacity + Channel::kRecycleCapacity);
+    slots += channels * 2 * capacity;  // the ring and its free list of recycled batches (Channel)
     if (slots > kMaxChannelSlots) {
       throw JobCompileError(Locate(
           spec, edge_locations[i], static_cast<size_t>(e.to), "inputs",

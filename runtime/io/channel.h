@@ -23,9 +23,6 @@ namespace tidemark {
 /// Ownership: the channel owns elements between push and pop; it deletes leftovers on destruction.
 class Channel {
  public:
-  /// Slots of the free list of recycled batches, allocated with every channel.
-  static constexpr size_t kRecycleCapacity = 64;
-
   Channel(size_t capacity, Wakeup* consumer_wakeup)
       : queue_(capacity),
         recycled_(capacity),

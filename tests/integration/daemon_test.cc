@@ -712,6 +712,18 @@ TEST_F(DaemonTest, RenewingTheIoThreadKeepsAHalfReadRequest) {
   EXPECT_NE(reply.find("\"jobs-submitted-total\": 0,"), std::string::npos) << reply;
 }
 
+TEST_F(DaemonTest, SubmittingAJobFileOverTheBodyLimitSays413NotUnreachable) {
+  // The daemon answers 413 and closes before reading the body; the CLI's send then broke its pipe
+  // and it reported the daemon unreachable (exit 3, with a hint to start it).
+  StartServer(JobManagerOptions{}, RestServerOptions{.max_body_bytes = 4096});
+  const std::string job = dir_.path() + "/big.yaml";
+  std::ofstream(job) << "name: big\n# " << std::string(8u << 20, 'x') << "\n";
+  CliResult submit = Cli("submit " + job);
+  EXPECT_EQ(submit.rc, 1) << submit.err;
+  EXPECT_EQ(submit.err, "tidemark: request body larger than 4096 bytes\n");
+  EXPECT_EQ(Client().Request("GET", "/overview").status, 200);  // and it keeps serving
+}
+
 TEST_F(DaemonTest, SubmitWaitSaysWhenTheJobLeftTheHistoryBeforeItWasSeen) {
   StartServer(JobManagerOptions{.max_finished_jobs = 0});
   CliResult submit = Cli("submit --wait jobs/two_splits_split.yaml");

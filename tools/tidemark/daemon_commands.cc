@@ -237,12 +237,15 @@ int DaemonCommands::ReportError(const DaemonClient::Response& r, const std::stri
       if (!sent_file.empty() && line.rfind(sent_file + ":", 0) == 0) {
         line = shown_file + line.substr(sent_file.size());
       }
-      std::cerr << line << "\n";
+      // An invalid job's lines are file:line:column diagnostics; anything else is the daemon's.
+      std::cerr << (r.status == 400 ? "" : "tidemark: ") << line << "\n";
     }
   } else {
     std::cerr << fmt::format("tidemark: the daemon answered HTTP {}: {}\n", r.status, r.body);
   }
   if (r.status == 401) {
+    std::cerr << "hint: pass the daemon's token file with --token-file PATH (the file tidemarkd --listen "
+                 "was given or created)\n";
     return kExitUnreachable;
   }
   return r.status == 400 || r.status == 404 ? kExitUsage : kExitJobFailed;

@@ -347,6 +347,24 @@ TEST(JobLoaderTest, AKeyNothingLikeAnAllowedOneGetsNoSuggestion) {
             "watermarks");
 }
 
+TEST(JobLoaderTest, ATypoInABuiltInTypeIsOneErrorAtTheType) {
+  // `type: windw` beside its `window:` block used to say "unknown key \"window\" ... (did you
+  // mean \"windw\"?)", plus a side-output and a report error for the same typo.
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: w
+    type: windw
+    input: src
+    window: {assigner: tumbling, size: 1s, late-output: late, aggregate: [count]}
+  - id: late
+    type: sink
+    inputs: [{from: w, side-output: late}]
+    sink: {type: print}
+)")),
+            "jobs/test.yaml:10:11: error: operators[1].type: unknown operator type \"windw\" (did you mean "
+            "\"window\"?); built-in types: source, assign-timestamps-and-watermarks, window, map, filter, sink");
+  // Without the block it may be a type registered in C++: the job compiler decides.
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + "  - id: m\n    type: maps\n    input: src\n")), "<no error>");
+}
+
 TEST(JobLoaderTest, SnakeCaseKeySuggestsTheKebabCaseKey) {
   EXPECT_EQ(
       ErrorOf("name: t\npipeline: {channel_capacity: 5}\noperators:\n" + std::string(kSource)),
