@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "config/job_loader.h"
 #include "runtime/core/errors.h"
 
 namespace tidemark {
@@ -359,6 +360,11 @@ std::unique_ptr<Trigger> MakeTrigger(const std::string& raw) {
       return std::make_unique<CountTrigger>(ParseTriggerArg(raw, arg));
     }
     if (name == "continuous_event_time") {
+      // An interval: a duration with a unit like every other in a job ("1s"); a bare integer is
+      // milliseconds, as the acceptance cases write it.
+      if (std::optional<int64_t> ms = ParseDurationMs(arg); ms && *ms > 0) {
+        return std::make_unique<ContinuousEventTimeTrigger>(*ms);
+      }
       return std::make_unique<ContinuousEventTimeTrigger>(ParseTriggerArg(raw, arg));
     }
   } else if (spec == "event_time") {
@@ -371,8 +377,9 @@ std::unique_ptr<Trigger> MakeTrigger(const std::string& raw) {
     return std::make_unique<EndOfStreamTrigger>();
   }
   throw InvalidArgument(
-      fmt::format("unknown trigger '{}' (expected event_time, processing_time, count(N), "
-                  "continuous_event_time(N), purging(<trigger>), never or end_of_stream)",
+      fmt::format("unknown trigger '{}' (expected event-time, processing-time, count(N), "
+                  "continuous-event-time(INTERVAL, e.g. 1s), purging(<trigger>), never or "
+                  "end-of-stream)",
                   raw));
 }
 

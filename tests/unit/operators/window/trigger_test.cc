@@ -86,6 +86,11 @@ TEST_F(TriggerTest, MakeTriggerParsesSpecsAndRejectsUnknownOnes) {
   EXPECT_EQ(MakeTrigger("event-time")->ToString(), "EventTimeTrigger()");
   EXPECT_EQ(MakeTrigger("continuous_event_time(3000)")->ToString(),
             "ContinuousEventTimeTrigger(3000)");
+  // A YAML job writes the interval with a unit, like every duration.
+  EXPECT_EQ(MakeTrigger("continuous-event-time(3s)")->ToString(), "ContinuousEventTimeTrigger(3000)");
+  EXPECT_EQ(MakeTrigger("purging(continuous-event-time(250ms))")->ToString(),
+            "PurgingTrigger(ContinuousEventTimeTrigger(250))");
+  EXPECT_THROW(MakeTrigger("continuous-event-time(3sec)"), InvalidArgument);
   EXPECT_THROW(MakeTrigger("sometimes"), InvalidArgument);
   EXPECT_THROW(MakeTrigger("count(0)"), InvalidArgument);
   EXPECT_THROW(MakeTrigger("count(x)"), InvalidArgument);
