@@ -102,7 +102,7 @@ void TaskOperatorOutput::CollectSide(std::string_view tag, StreamRecord& record)
 }
 
 void TaskOperatorOutput::EmitWatermark(Watermark watermark) {
-  output_watermark_.store(watermark.timestamp, std::memory_order_relaxed);
+  output_watermark_.store(watermark.timestamp, std::memory_order_release);
   auto send = [&](std::vector<Target>& targets) {
     for (Target& t : targets) {
       if (t.op != nullptr) {
@@ -238,14 +238,17 @@ void StreamTask::PublishMetrics() {
     c.op->CollectMetrics(w);
     gauges.push_back(w.Take());
   }
-  Timestamp input_wm = kMinTimestamp;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const Timestamp w = inputs_[i].valve->last_output_watermark();
-    input_wm = i == 0 ? w : std::min(input_wm, w);
-  }
-  input_watermark_.store(input_wm, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(metrics_mu_);
   published_gauges_ = std::move(gauges);
+}
+
+Timestamp StreamTask::input_watermark() const {
+  Timestamp input_wm = kMinTimestamp;
+  for (size_t i = 0; i < inputs_.size(); ++i) {  // inputs_ is fixed before Run
+    const Timestamp w = inputs_[i].valve_output->last_watermark();
+    input_wm = i == 0 ? w : std::min(input_wm, w);
+  }
+  return input_wm;
 }
 
 std::vector<MetricsWriter::Gauges> StreamTask::PublishedGauges() const {

@@ -51,8 +51,8 @@ class TaskOperatorOutput : public Output {
 
   /// Records emitted on the main output. Relaxed, any thread.
   int64_t records_out() const { return records_out_.load(std::memory_order_relaxed); }
-  /// The last watermark this operator emitted (kMinTimestamp: none yet). Relaxed, any thread.
-  Timestamp output_watermark() const { return output_watermark_.load(std::memory_order_relaxed); }
+  /// The last watermark this operator emitted (kMinTimestamp: none yet). Any thread.
+  Timestamp output_watermark() const { return output_watermark_.load(std::memory_order_acquire); }
 
  private:
   void Deliver(std::vector<Target>& targets, StreamRecord& record);
@@ -81,12 +81,20 @@ struct TaskInput {
   class HeadOutput : public ValveOutput {
    public:
     HeadOutput(StreamOperator* head, int input) : head_(head), input_(input) {}
-    void EmitWatermark(Watermark w) override { head_->ProcessWatermark(w, input_); }
+    void EmitWatermark(Watermark w) override {
+      // Published before the chain sees it: a reader that finds an operator's output watermark
+      // (acquire) also finds the input watermark that caused it.
+      last_watermark_.store(w.timestamp, std::memory_order_release);
+      head_->ProcessWatermark(w, input_);
+    }
     void EmitWatermarkStatus(WatermarkStatus s) override { head_->ProcessWatermarkStatus(s, input_); }
+    /// The valve's last output watermark (kMinTimestamp: none yet). Any thread.
+    Timestamp last_watermark() const { return last_watermark_.load(std::memory_order_acquire); }
 
    private:
     StreamOperator* head_;
     int input_;
+    std::atomic<Timestamp> last_watermark_{kMinTimestamp};
   };
 
   int input_index = 0;
@@ -142,11 +150,12 @@ class StreamTask {
   int subtask_index() const { return subtask_index_; }
 
   /// The figures last published by the task (every ~200 ms of wall time while running, and at
-  /// its end): per operator in chain order, its `CollectMetrics` gauges; and the task's input
-  /// watermark (the minimum its valves emitted; kMinTimestamp for sources or before any).
-  /// Thread-safe.
+  /// its end): per operator in chain order, its `CollectMetrics` gauges. Thread-safe.
   std::vector<MetricsWriter::Gauges> PublishedGauges() const;
-  Timestamp input_watermark() const { return input_watermark_.load(std::memory_order_relaxed); }
+  /// The task's input watermark, live: the minimum its valves emitted (kMinTimestamp for sources
+  /// or before any). Read it after the operators' output watermarks for a consistent picture
+  /// (an output never ahead of its input). Thread-safe.
+  Timestamp input_watermark() const;
 
   /// Records handed to the head operator (or emitted by a source head). Relaxed, any thread.
   int64_t records_in() const { return records_in_.load(std::memory_order_relaxed); }
@@ -192,7 +201,6 @@ class StreamTask {
   bool cancelled_ = false;
   std::string failure_;
   std::atomic<int64_t> records_in_{0};
-  std::atomic<Timestamp> input_watermark_{kMinTimestamp};
   void PublishMetrics();
   std::chrono::steady_clock::time_point next_publish_{};
   mutable std::mutex metrics_mu_;
