@@ -1,7 +1,7 @@
 #pragma once
 
 // Scenario runner for the language-neutral acceptance cases in
-// /work/shared/acceptance/flink/*.jsonl (vocabulary: that folder's README.md).
+// ../shared/acceptance/flink/*.jsonl beside the repository (vocabulary: that folder's README.md).
 //
 // How it fits together:
 //   main.cc reads JSON Lines files, one case per line, and calls RunCase() for each. RunCase()
