@@ -294,8 +294,7 @@ std::optional<Timestamp> FieldToEventTimeMillis(const Row& row, int slot, Timest
   }
   const Value& value = row[static_cast<size_t>(slot)];
   if (unit == TimestampUnit::kMillis) {
-    const int64_t* ms = std::get_if<int64_t>(&value);
-    if (ms != nullptr && *ms != kMinTimestamp) {  // MIN: "no timestamp", answered below
+    if (const int64_t* ms = EventTimeMillisOrNull(value)) {
       return *ms;
     }
   }

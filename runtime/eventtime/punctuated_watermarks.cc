@@ -15,8 +15,7 @@ void PunctuatedWatermarks::OnEvent(const StreamRecord& record, Timestamp event_t
                                    WatermarkOutput& output) {
   if (millis_slot_ >= 0 && static_cast<size_t>(millis_slot_) < record.row.size()) {
     const Value& v = record.row[static_cast<size_t>(millis_slot_)];
-    const int64_t* ms = std::get_if<int64_t>(&v);
-    if (ms != nullptr && *ms != kMinTimestamp) {  // MIN is "no time": the extractor says so
+    if (const int64_t* ms = EventTimeMillisOrNull(v)) {
       output.EmitWatermark(Watermark{*ms});
       return;
     }

@@ -71,8 +71,7 @@ class WatermarkStrategy {
   /// timestamp" marker, which the assigner answers) is returned without calling the assigner.
   std::optional<Timestamp> ExtractTimestamp(const StreamRecord& record) const {
     if (millis_slot_ >= 0 && static_cast<size_t>(millis_slot_) < record.row.size()) {
-      const int64_t* ms = std::get_if<int64_t>(&record.row[static_cast<size_t>(millis_slot_)]);
-      if (ms != nullptr && *ms != kMinTimestamp) {  // Long.MIN_VALUE means "no timestamp": assigner
+      if (const int64_t* ms = EventTimeMillisOrNull(record.row[static_cast<size_t>(millis_slot_)])) {
         return *ms;
       }
     }
