@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <chrono>
+#include <filesystem>
 #include <random>
 #include <system_error>
 #include <thread>
@@ -15,6 +16,8 @@
 
 namespace tidemark {
 namespace {
+
+namespace fs = std::filesystem;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -167,48 +170,78 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
   entry->name = entry->job->name();
   entry->start_ms = NowMs();
   entry->vertices = nlohmann::json::array();
-  for (const JobVertex& v : entry->job->execution().graph().vertices) {
-    entry->vertices.push_back({{"id", v.spec.id}, {"type", v.spec.type}, {"parallelism", v.parallelism}});
+  for (const DaemonJobVertex& v : entry->job->Vertices()) {
+    entry->vertices.push_back({{"id", v.id}, {"type", v.type}, {"parallelism", v.parallelism}});
+  }
+  // The files it writes, as one path each however they were spelled (relative to the daemon's
+  // directory, through symbolic links): another running job writing one of them would interleave
+  // with or truncate this one's output.
+  std::vector<std::pair<std::string, std::string>> outputs;  // canonical path, sink id
+  for (const DaemonJobOutput& o : entry->job->Outputs()) {
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(fs::absolute(o.path, ec), ec);
+    if (ec) {
+      p = fs::absolute(o.path, ec).lexically_normal();
+    }
+    outputs.emplace_back(p.string(), o.operator_id);
   }
   std::shared_ptr<DaemonJob> job = entry->job;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    std::map<std::string, std::string> mine;  // path -> sink id
+    for (const auto& [path, sink] : outputs) {
+      auto owner = owned_files_.find(path);
+      if (owner != owned_files_.end()) {
+        const auto other = jobs_.find(owner->second);
+        const std::string other_name = other != jobs_.end() ? other->second->name : "?";
+        --running_;
+        cv_.notify_all();
+        return {Status::kInvalidJob,
+                "",
+                {fmt::format("{}: sink '{}' writes '{}', which running job {} ('{}') writes too; cancel that job "
+                             "or wait until it ends, or write another path",
+                             file_name, sink, path, owner->second, other_name)}};
+      }
+      auto [it, inserted] = mine.emplace(path, sink);
+      if (!inserted) {
+        --running_;
+        cv_.notify_all();
+        return {Status::kInvalidJob,
+                "",
+                {fmt::format("{}: sinks '{}' and '{}' both write '{}'", file_name, it->second, sink, path)}};
+      }
+    }
+    for (const auto& [path, sink] : mine) {
+      owned_files_.emplace(path, entry->id);
+      entry->owned_files.push_back(path);
+    }
     jobs_[entry->id] = entry;
     order_.push_back(entry->id);
     ++submitted_total_;
     ++waiters_;
   }
   log->info("[job {}] submitted '{}' ({})", entry->id, entry->name, file_name);
-  try {
-    job->execution().Start();
-  } catch (const std::exception& e) {
-    // Thread creation failed: Start left the job without running tasks. Cancel it so Wait ends.
-    log->error("[job {}] could not start: {}", entry->id, e.what());
-    job->execution().Cancel();
-  }
-  JobExecution& execution = job->execution();  // alive while wait_for_end holds the job
-  auto wait_for_end = [this, e = entry, job = std::move(job)]() mutable {
-    OnJobEnded(e, std::move(job));
+  auto wait_for_end = [this, e = entry, job = std::move(job)](bool run) mutable {
+    OnJobEnded(e, std::move(job), run);
     e.reset();
     std::lock_guard<std::mutex> lock(mu_);
     --waiters_;
     cv_.notify_all();
   };
   try {
-    std::thread(wait_for_end).detach();  // a copy: on failure `wait_for_end` still holds the job
+    std::thread(wait_for_end, true).detach();  // a copy: on failure `wait_for_end` still holds the job
   } catch (const std::system_error& ex) {
-    // No thread for the waiter (resources exhausted): end the job here rather than leave it
+    // No thread to run it on (resources exhausted): end the job here rather than leave it
     // RUNNING for ever with a waiter that Shutdown would wait for.
-    log->error("[job {}] no thread to wait for it ({}); cancelling it", entry->id, ex.what());
-    execution.Cancel();
-    wait_for_end();
+    log->error("[job {}] no thread to run it ({})", entry->id, ex.what());
+    wait_for_end(false);
   }
   return {Status::kAccepted, entry->id, {}};
 }
 
-void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job) {
-  JobExecution& exec = job->execution();
-  const JobState state = exec.Wait();  // joins every task thread
+void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job, bool run) {
+  // Run joins every task thread (in tidemarkd: reaps the job's worker process).
+  const JobState state = run ? job->Run() : JobState::kFailed;
   std::optional<std::string> report;
   if (state == JobState::kFinished) {
     try {
@@ -220,15 +253,18 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   if (report) {
     e->log->Append(*report);
   }
-  const std::string cause = exec.failure_cause();
+  const std::string cause = run ? job->failure_cause() : "no thread to run the job on (resources exhausted)";
   auto log = GetLogger("daemon");
   if (state == JobState::kFailed) {
     log->error("[job {}] '{}' FAILED: {}", e->id, e->name, cause);
   } else {
     log->info("[job {}] '{}' {}", e->id, e->name, ToString(state));
   }
-  nlohmann::json final_tasks = TasksJson(exec);
+  nlohmann::json final_tasks = TasksJson(job->Metrics());
   std::unique_lock<std::mutex> lock(mu_);
+  for (const std::string& path : e->owned_files) {
+    owned_files_.erase(path);
+  }
   e->ended = true;
   e->end_ms = NowMs();
   e->end_steady = std::chrono::steady_clock::now();
@@ -365,11 +401,11 @@ nlohmann::json JobManager::ListJson() const {
   return nlohmann::json{{"jobs", std::move(jobs)}};
 }
 
-nlohmann::json JobManager::TasksJson(const JobExecution& exec) {
+nlohmann::json JobManager::TasksJson(const std::vector<SubtaskMetrics>& metrics) {
   // Tasks (chains) with their subtasks, in the order the execution built them.
   nlohmann::json tasks = nlohmann::json::array();
   std::map<std::string, size_t> task_slot;
-  for (const SubtaskMetrics& m : exec.Metrics()) {
+  for (const SubtaskMetrics& m : metrics) {
     auto [it, inserted] = task_slot.emplace(m.task, tasks.size());
     if (inserted) {
       tasks.push_back({{"name", m.task}, {"parallelism", 0}, {"subtasks", nlohmann::json::array()}});
@@ -418,10 +454,10 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
   j["file"] = e->file_name;
   j["vertices"] = e->vertices;
   if (job) {
-    const std::string cause = job->execution().failure_cause();
+    const std::string cause = job->failure_cause();
     j["failure-cause"] = cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(cause);
     j["report"] = nullptr;
-    j["tasks"] = TasksJson(job->execution());
+    j["tasks"] = TasksJson(job->Metrics());
   }
   return j;
 }
@@ -432,7 +468,7 @@ std::optional<nlohmann::json> JobManager::ExceptionsJson(const std::string& id) 
     return std::nullopt;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  const std::string cause = e->ended ? e->failure_cause : e->job->execution().failure_cause();  // job set until ended
+  const std::string cause = e->ended ? e->failure_cause : e->job->failure_cause();  // job set until ended
   if (cause.empty()) {
     return nlohmann::json{{"root-exception", nullptr}, {"timestamp", nullptr}};
   }
@@ -505,7 +541,7 @@ std::string JobManager::PrometheusText() const {
                        "numLateRecordsDropped, split.<id>.watermark, ...); watermarks in ms.\n"
                        "# TYPE tidemark_operator_gauge gauge\n";
   for (const auto& [e, job] : entries) {
-    for (const SubtaskMetrics& m : job->execution().Metrics()) {
+    for (const SubtaskMetrics& m : job->Metrics()) {
       const std::string labels = fmt::format("job_id=\"{}\",job_name=\"{}\",task=\"{}\",subtask=\"{}\"", e->id,
                                              PromEscape(e->name), PromEscape(m.task), m.subtask_index);
       out += fmt::format("tidemark_task_records_in_total{{{}}} {}\n", labels, m.records_in);
@@ -534,11 +570,11 @@ JobManager::CancelStatus JobManager::Cancel(const std::string& id) {
     std::lock_guard<std::mutex> lock(mu_);
     job = e->job;
   }
-  if (!job || IsTerminal(job->execution().state())) {
+  if (!job || IsTerminal(job->state())) {
     return CancelStatus::kAlreadyEnded;
   }
   GetLogger("daemon")->info("[job {}] cancel requested", id);
-  job->execution().Cancel();
+  job->Cancel();
   return CancelStatus::kCanceling;
 }
 
@@ -554,7 +590,7 @@ void JobManager::Shutdown() {
     }
   }
   for (const auto& job : running) {
-    job->execution().Cancel();
+    job->Cancel();
   }
   running.clear();
   std::unique_lock<std::mutex> lock(mu_);

@@ -14,31 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/graph/job_execution.h"
-#include "runtime/graph/job_resources.h"
+#include "runtime/daemon/daemon_job.h"
 
 namespace tidemark {
-
-/// One job as the daemon holds it: made by the `JobFactory` the tool layer supplies (tools/ wires
-/// in `LocalJob`, so runtime/ stays free of concrete operators and sources).
-/// The object must outlive its execution; destroying it cancels and joins a running job.
-class DaemonJob {
- public:
-  virtual ~DaemonJob() = default;
-  /// The job name from its YAML (`name:`).
-  virtual const std::string& name() const = 0;
-  /// The compiled, not yet started execution. Thread-safe as JobExecution is.
-  virtual JobExecution& execution() = 0;
-  /// The `report:` summary line, nullopt when the job has none. Called after the job ended.
-  virtual std::optional<std::string> ReportLine() const = 0;
-};
-
-/// Makes a compiled, not yet started job from its YAML text. `file_name` is the name used in
-/// diagnostics (`jobs/x.yaml:4:9: error: ...`); `line_writer` receives every print-sink line.
-/// Throws `ConfigError` or `JobCompileError` for an invalid job; any other exception is treated
-/// as an internal error. Called on a daemon I/O thread, possibly from several threads at once.
-using JobFactory = std::function<std::unique_ptr<DaemonJob>(
-    const std::string& yaml, const std::string& file_name, JobResources::LineWriter line_writer)>;
 
 /// A job's captured output: print-sink lines, the report line and lifecycle notes, bounded both
 /// in lines and in bytes (oldest lines are dropped first and counted). Thread-safe.
@@ -76,12 +54,17 @@ struct JobManagerOptions {
 /// The daemon's jobs (Flink's Dispatcher role on one node): submits, runs concurrently and in
 /// isolation, cancels, describes, and forgets the oldest finished jobs beyond a bound.
 ///
-/// Each submitted job gets a waiter thread that joins it when it ends, appends its report line
+/// Each submitted job gets a waiter thread that runs it (`DaemonJob::Run`: in tidemarkd, the
+/// supervisor of the job's worker process) and, when it ended, appends its report line
 /// to its log, and trims the history to `max_finished_jobs`. With a `finished_job_ttl`, one more
 /// thread (the expirer) drops finished jobs once they are that old and hands the freed memory back
 /// to the operating system (`malloc_trim`), so an idle daemon whose history has expired is back at
 /// its start footprint. A job failing (an operator throwing, a sink that cannot write) only makes
 /// that job FAILED, with the cause kept.
+///
+/// Output paths are owned: a submission whose file sink writes a file that a running job (or
+/// another sink of the same job) writes is refused (kInvalidJob) naming the file and the job; the
+/// file is free again once that job ended.
 ///
 /// Thread-safe: every method may be called from any thread. The JSON returned follows Flink's
 /// REST API names where a counterpart exists (`jid`, `state`, `start-time`, `duration`, ...).
@@ -145,6 +128,7 @@ class JobManager {
     int64_t start_ms = 0;
     std::shared_ptr<JobLog> log;
     nlohmann::json vertices;  // fixed at submission
+    std::vector<std::string> owned_files;  // canonical output paths, released when it ended
     // Guarded by JobManager::mu_:
     /// The running job; released when it ended (readers copy the pointer under the lock), so a
     /// finished job in the history keeps only its summary, final metrics and log.
@@ -160,8 +144,9 @@ class JobManager {
 
   std::shared_ptr<Entry> Find(const std::string& id) const;
   nlohmann::json SummaryJson(const Entry& e) const;  // requires mu_
-  static nlohmann::json TasksJson(const JobExecution& exec);
-  void OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job);
+  static nlohmann::json TasksJson(const std::vector<SubtaskMetrics>& metrics);
+  /// The waiter thread: runs the job (unless `run` is false: no thread could be had) and records its end.
+  void OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job, bool run);
   void TrimHistory();  // requires mu_
   void DropFinished(std::string id);  // requires mu_; by value: callers pass finished_order_.front()
   /// The expirer thread's loop: sleeps until the oldest finished job is `finished_job_ttl` old.
@@ -177,6 +162,7 @@ class JobManager {
   std::map<std::string, std::shared_ptr<Entry>> jobs_;
   std::deque<std::string> order_;           // submission order of retained jobs
   std::deque<std::string> finished_order_;  // ended jobs, oldest first
+  std::map<std::string, std::string> owned_files_;  // canonical output path -> running job id
   size_t running_ = 0;
   size_t waiters_ = 0;
   bool shutting_down_ = false;

@@ -5,19 +5,22 @@
 #include <string>
 
 #include "config/job_loader.h"
-#include "runtime/daemon/job_manager.h"
+#include "runtime/daemon/daemon_job.h"
+#include "runtime/daemon/worker.h"
 #include "tools/engine/engine.h"
 
 namespace tidemark {
 
-/// The daemon's job factory over the built-in operators: YAML text -> LocalJob (the same loading
-/// and compiling as `tidemark run`, so an invalid job gets the same file:line:column lines).
-/// Thread-safe (LoadJobSpecString and LocalJob::Create share no mutable state).
-class LocalDaemonJob : public DaemonJob {
+/// A job of the built-in (or a given registry's) operators in this process: YAML text ->
+/// LocalJob (the same loading and compiling as `tidemark run`, so an invalid job gets the same
+/// file:line:column lines). What a worker process runs, and what a daemon without workers
+/// (tests, an embedding program) runs on its own threads.
+class LocalDaemonJob : public ExecutionDaemonJob {
  public:
   explicit LocalDaemonJob(std::unique_ptr<LocalJob> job) : job_(std::move(job)) {}
   const std::string& name() const override { return job_->spec().name; }
   JobExecution& execution() override { return job_->execution(); }
+  const JobExecution& execution() const override { return job_->execution(); }
   std::optional<std::string> ReportLine() const override { return job_->ReportLine(); }
 
  private:
@@ -41,6 +44,24 @@ inline std::unique_ptr<DaemonJob> MakeLocalDaemonJob(const std::string& yaml, co
                                                      JobResources::LineWriter line_writer) {
   return std::make_unique<LocalDaemonJob>(
       LocalJob::Create(LoadJobSpecString(yaml, file_name), std::move(line_writer)));
+}
+
+/// The daemon side of a worker job: loads and compiles the YAML against `registry` (the same
+/// diagnostics as `tidemark run`) without deploying it, so no task, channel or thread of the job
+/// exists in the daemon. Thread-safe; shares ownership of `registry`.
+inline JobValidator LocalJobValidator(std::shared_ptr<const OperatorRegistry> registry) {
+  return [registry = std::move(registry)](const std::string& yaml, const std::string& file_name) {
+    const JobSpec spec = LoadJobSpecString(yaml, file_name);
+    JobResources resources;
+    const JobGraph graph = CompileJobGraph(spec, *registry, resources);
+    return JobDescription{spec.name, VerticesOf(graph), OutputsOf(graph)};
+  };
+}
+
+/// tidemarkd's factory: validated here, run in a worker process (`options.executable --worker`,
+/// whose main() calls WorkerMain with a factory over the same registry).
+inline JobFactory LocalWorkerJobFactory(std::shared_ptr<const OperatorRegistry> registry, WorkerOptions options) {
+  return WorkerJobFactory(LocalJobValidator(std::move(registry)), std::move(options));
 }
 
 }  // namespace tidemark

@@ -56,6 +56,10 @@ void CapMallocArenas() {
 
 int main(int argc, char** argv) {
   using namespace tidemark;
+  if (IsWorkerInvocation(argc, argv)) {
+    // One job's worker process, started by a running tidemarkd (runtime/daemon/worker.h).
+    return WorkerMain(argc, argv, MakeLocalDaemonJob);
+  }
   CapMallocArenas();
   CLI::App app{"tidemarkd: the tidemark daemon. Runs YAML jobs submitted with `tidemark submit` and serves\n"
                "a REST API (POST/GET /jobs, GET /jobs/{id}, DELETE /jobs/{id}, /metrics, /overview)."};
@@ -73,6 +77,7 @@ int main(int argc, char** argv) {
   std::string idle_timeout = "30s";
   std::string finished_job_ttl = "1h";
   bool skip_self_check = false;
+  std::string worker_memory_limit = "4g";
   app.add_option("--socket", socket_path,
                  fmt::format("Unix socket to listen on (default {})", DefaultSocketPath()));
   app.add_option("--listen", listen,
@@ -96,6 +101,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--no-self-check", skip_self_check,
                "skip the start-up self-check (the split-mode two-split experiment, a few ms)");
+  app.add_option("--worker-memory-limit", worker_memory_limit,
+                 "address-space limit (RLIMIT_AS) of each job's worker process, e.g. 512m, 4g; 0: none. "
+                 "A job over it ends FAILED naming the limit; each task thread reserves 8 MiB of it")
+      ->capture_default_str();
   app.add_option("--max-body-bytes", max_body, "largest accepted request body (job YAML)")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30));
   app.add_option("--max-connections", max_connections, "open connections beyond this are closed at once")
@@ -110,6 +119,12 @@ int main(int argc, char** argv) {
   const auto idle_ms = ParseDurationMs(idle_timeout, &duration_error);
   if (!idle_ms || *idle_ms <= 0) {
     std::cerr << fmt::format("tidemarkd: --idle-timeout: {}\n", idle_ms ? "must be > 0" : duration_error);
+    return 2;
+  }
+  std::string size_error;
+  const auto memory_limit = ParseMemorySize(worker_memory_limit, &size_error);
+  if (!memory_limit) {
+    std::cerr << fmt::format("tidemarkd: --worker-memory-limit: {}\n", size_error);
     return 2;
   }
   const auto ttl_ms = ParseDurationMs(finished_job_ttl, &duration_error);
@@ -240,7 +255,13 @@ int main(int argc, char** argv) {
   job_options.max_running_jobs = max_running;
   job_options.max_finished_jobs = max_finished;
   job_options.finished_job_ttl = std::chrono::milliseconds(*ttl_ms);
-  JobManager jobs(MakeLocalDaemonJob, job_options);
+  // Every job runs in a worker process of its own: this binary again, in its --worker mode.
+  WorkerOptions worker_options;
+  worker_options.memory_limit_bytes = *memory_limit;
+  JobManager jobs(LocalWorkerJobFactory(std::shared_ptr<const OperatorRegistry>(&BuiltinRegistry(),
+                                                                                [](const OperatorRegistry*) {}),
+                                        worker_options),
+                  job_options);
   RestServer server(jobs, server_options);
   try {
     server.Start();

@@ -1,0 +1,92 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/job_execution.h"
+#include "runtime/graph/job_graph.h"
+#include "runtime/graph/job_resources.h"
+
+namespace tidemark {
+
+/// One vertex (operator) of a job as `status` lists it; fixed when the job is compiled.
+struct DaemonJobVertex {
+  std::string id;    ///< operator id from the YAML
+  std::string type;  ///< operator type, e.g. "window"
+  int parallelism = 1;
+};
+
+/// One file a job's sink writes, for the daemon's output-path ownership between running jobs.
+struct DaemonJobOutput {
+  std::string operator_id;  ///< the sink's id
+  std::string path;         ///< as the sink opens it (relative paths: against the daemon's directory)
+};
+
+/// The vertices of a compiled graph, in topological order.
+std::vector<DaemonJobVertex> VerticesOf(const JobGraph& graph);
+/// Every file the graph's `type: file` sinks write: `path`, or `path.<subtask>` per subtask of a
+/// parallel sink (as SinkOperator::Open names them).
+std::vector<DaemonJobOutput> OutputsOf(const JobGraph& graph);
+
+/// One job as the daemon holds it (Flink's JobMaster view of a job): made by the `JobFactory`
+/// the tool layer supplies, run by the JobManager on a thread of its own. Implementations: a job
+/// in this process over a JobExecution (`ExecutionDaemonJob`, what a worker runs) and a job in a
+/// supervised worker process (`WorkerDaemonJob`, what tidemarkd runs).
+/// Thread-safe: `Run` once on the JobManager's waiter thread; everything else from any thread.
+/// Destroying the object after `Run` returned frees the job.
+class DaemonJob {
+ public:
+  virtual ~DaemonJob() = default;
+  /// The job name from its YAML (`name:`).
+  virtual const std::string& name() const = 0;
+  virtual std::vector<DaemonJobVertex> Vertices() const = 0;
+  virtual std::vector<DaemonJobOutput> Outputs() const = 0;
+  /// Runs the job to its end on the calling thread and returns its final state (FINISHED, FAILED
+  /// or CANCELED). Never throws: whatever goes wrong ends the job FAILED with the cause kept.
+  virtual JobState Run() = 0;
+  /// Asks the job to stop (it ends CANCELED unless it already ended). Before `Run`: it is
+  /// cancelled as soon as it starts. Never blocks on the job.
+  virtual void Cancel() = 0;
+  /// kCreated before `Run`, kRunning while running, then the final state.
+  virtual JobState state() const = 0;
+  /// The first failure's cause ("" while none).
+  virtual std::string failure_cause() const = 0;
+  /// The latest per-subtask figures (final ones after `Run` returned).
+  virtual std::vector<SubtaskMetrics> Metrics() const = 0;
+  /// The `report:` summary line, nullopt when the job has none. Called after the job finished.
+  virtual std::optional<std::string> ReportLine() const = 0;
+};
+
+/// A DaemonJob over a JobExecution in this process: subclasses own the execution.
+class ExecutionDaemonJob : public DaemonJob {
+ public:
+  /// The compiled, not yet started execution. Thread-safe as JobExecution is.
+  virtual JobExecution& execution() = 0;
+  virtual const JobExecution& execution() const = 0;
+
+  std::vector<DaemonJobVertex> Vertices() const override { return VerticesOf(execution().graph()); }
+  std::vector<DaemonJobOutput> Outputs() const override { return OutputsOf(execution().graph()); }
+  JobState Run() override;
+  void Cancel() override;
+  JobState state() const override;
+  std::string failure_cause() const override { return execution().failure_cause(); }
+  std::vector<SubtaskMetrics> Metrics() const override { return execution().Metrics(); }
+
+ private:
+  mutable std::mutex start_mu_;  // Run's start against Cancel
+  bool started_ = false;
+  bool cancelled_before_start_ = false;
+};
+
+/// Makes a compiled, not yet started job from its YAML text. `file_name` is the name used in
+/// diagnostics (`jobs/x.yaml:4:9: error: ...`); `line_writer` receives every print-sink line.
+/// Throws `ConfigError` or `JobCompileError` for an invalid job; any other exception is treated
+/// as an internal error. Called on a daemon I/O thread, possibly from several threads at once.
+using JobFactory = std::function<std::unique_ptr<DaemonJob>(
+    const std::string& yaml, const std::string& file_name, JobResources::LineWriter line_writer)>;
+
+}  // namespace tidemark

@@ -1,0 +1,547 @@
+#include "runtime/daemon/worker.h"
+
+#include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <new>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runtime/core/logging.h"
+#include "runtime/daemon/worker_protocol.h"
+#include "runtime/graph/job_graph.h"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn's envp
+
+namespace tidemark {
+namespace {
+
+constexpr int kWorkerFd = 3;  // the socketpair's worker end, in the worker
+
+const char* StateName(JobState s) { return ToString(s); }
+
+std::optional<JobState> StateFromName(const std::string& s) {
+  for (JobState st : {JobState::kFinished, JobState::kFailed, JobState::kCanceled}) {
+    if (s == ToString(st)) {
+      return st;
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- worker side -----------------------------------------------------------------------------
+
+std::atomic<bool> g_memory_exhausted{false};
+char* g_memory_reserve = nullptr;  // freed at the first failed allocation, to report with
+
+void OnOutOfMemory() {
+  g_memory_exhausted.store(true);
+  if (g_memory_reserve != nullptr) {
+    std::free(g_memory_reserve);  // NOLINT: the reserve came from malloc
+    g_memory_reserve = nullptr;
+    return;  // operator new retries, and may now succeed
+  }
+  std::set_new_handler(nullptr);
+  throw std::bad_alloc();
+}
+
+/// The worker's end of the socketpair: frames from several threads, one at a time.
+class WorkerChannel {
+ public:
+  explicit WorkerChannel(int fd) : fd_(fd) {}
+
+  bool Send(const nlohmann::json& message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return WriteWorkerFrame(fd_, message);
+  }
+
+  /// Print-sink lines are batched: flushed at 64 KiB, on every metrics tick and at the end.
+  void AddLine(const std::string& line) {
+    std::unique_lock<std::mutex> lock(lines_mu_);
+    lines_.push_back(line);
+    lines_bytes_ += line.size();
+    if (lines_bytes_ >= (64u << 10)) {
+      FlushLocked(lock);
+    }
+  }
+
+  void FlushLines() {
+    std::unique_lock<std::mutex> lock(lines_mu_);
+    FlushLocked(lock);
+  }
+
+ private:
+  void FlushLocked(std::unique_lock<std::mutex>& lock) {
+    if (lines_.empty()) {
+      return;
+    }
+    nlohmann::json frame{{"t", "log"}, {"lines", std::move(lines_)}};
+    lines_.clear();
+    lines_bytes_ = 0;
+    // Sent while still holding lines_mu_: the lines reach the daemon in the order they were written.
+    Send(frame);
+    (void)lock;
+  }
+
+  const int fd_;
+  std::mutex mu_;
+  std::mutex lines_mu_;
+  std::vector<std::string> lines_;
+  size_t lines_bytes_ = 0;
+};
+
+}  // namespace
+
+// ---- memory sizes ----------------------------------------------------------------------------
+
+std::optional<uint64_t> ParseMemorySize(const std::string& text, std::string* error) {
+  size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    ++i;
+  }
+  uint64_t value = 0;
+  if (i == 0 || std::from_chars(text.data(), text.data() + i, value).ec != std::errc()) {
+    *error = fmt::format("expected a memory size like 512m or 4GiB, got '{}'", text);
+    return std::nullopt;
+  }
+  std::string unit = text.substr(i);
+  while (!unit.empty() && unit.front() == ' ') {
+    unit.erase(0, 1);
+  }
+  for (char& c : unit) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  int shift = -1;
+  if (unit.empty() || unit == "b" || unit == "bytes") {
+    shift = 0;
+  } else if (unit == "k" || unit == "kb" || unit == "kib") {
+    shift = 10;
+  } else if (unit == "m" || unit == "mb" || unit == "mib") {
+    shift = 20;
+  } else if (unit == "g" || unit == "gb" || unit == "gib") {
+    shift = 30;
+  } else if (unit == "t" || unit == "tb" || unit == "tib") {
+    shift = 40;
+  }
+  if (shift < 0) {
+    *error = fmt::format("unknown memory unit '{}' in '{}' (b, k, m, g, t; kb/kib, mb/mib, ...)", unit, text);
+    return std::nullopt;
+  }
+  if (shift > 0 && value > (UINT64_MAX >> shift)) {
+    *error = fmt::format("memory size '{}' is too large", text);
+    return std::nullopt;
+  }
+  return value << shift;
+}
+
+std::string FormatMemorySize(uint64_t bytes) {
+  static constexpr std::pair<int, const char*> kUnits[] = {{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}};
+  for (const auto& [shift, name] : kUnits) {
+    const uint64_t unit = uint64_t{1} << shift;
+    if (bytes >= unit && bytes % unit == 0) {
+      return fmt::format("{} {}", bytes >> shift, name);
+    }
+  }
+  return fmt::format("{} bytes", bytes);
+}
+
+// ---- daemon side -----------------------------------------------------------------------------
+
+WorkerDaemonJob::WorkerDaemonJob(std::string yaml, std::string file_name, JobDescription description,
+                                 JobResources::LineWriter line_writer, WorkerOptions options)
+    : yaml_(std::move(yaml)),
+      file_name_(std::move(file_name)),
+      description_(std::move(description)),
+      line_writer_(std::move(line_writer)),
+      options_(std::move(options)) {}
+
+JobState WorkerDaemonJob::state() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_;
+}
+
+std::string WorkerDaemonJob::failure_cause() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cause_;
+}
+
+std::vector<SubtaskMetrics> WorkerDaemonJob::Metrics() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return metrics_;
+}
+
+std::optional<std::string> WorkerDaemonJob::ReportLine() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return report_;
+}
+
+int WorkerDaemonJob::worker_pid() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pid_;
+}
+
+void WorkerDaemonJob::Cancel() {
+  // The supervisor sends the cancel frame within one poll interval (50 ms): this thread (often the
+  // daemon's I/O thread) never writes to a worker.
+  std::lock_guard<std::mutex> lock(mu_);
+  cancel_requested_ = true;
+}
+
+void WorkerDaemonJob::SetEnded(JobState state, std::string cause) {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = state;
+  cause_ = std::move(cause);
+  pid_ = -1;
+}
+
+JobState WorkerDaemonJob::Run() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = JobState::kRunning;
+  }
+  int sv[2] = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    SetEnded(JobState::kFailed, fmt::format("cannot start the worker process: socketpair: {}", std::strerror(errno)));
+    return JobState::kFailed;
+  }
+  // The worker gets its end as fd 3 and nothing else of the daemon's (sockets of clients, the log
+  // file, other workers' channels), an empty signal mask and a process group of its own, so a
+  // Ctrl-C meant for a foreground daemon reaches the daemon only (which then cancels the jobs).
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, sv[1], kWorkerFd);
+  posix_spawn_file_actions_addclosefrom_np(&actions, kWorkerFd + 1);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+  const std::string fd_arg = std::to_string(kWorkerFd);
+  const std::string ppid_arg = std::to_string(::getpid());
+  // argv[0] names the binary (ps shows it), not the /proc/self/exe link that started it.
+  std::error_code ec;
+  std::string argv0 = std::filesystem::canonical(options_.executable, ec).string();
+  if (ec) {
+    argv0 = options_.executable;
+  }
+  std::vector<char*> argv = {argv0.data(), const_cast<char*>("--worker"),
+                             const_cast<char*>(fd_arg.c_str()), const_cast<char*>(ppid_arg.c_str()), nullptr};
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, options_.executable.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(sv[1]);
+  if (rc != 0) {
+    ::close(sv[0]);
+    SetEnded(JobState::kFailed, fmt::format("cannot start the worker process '{}': {}", options_.executable,
+                                            std::strerror(rc)));
+    return JobState::kFailed;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pid_ = pid;
+  }
+  const JobState state = Supervise(sv[0], pid);
+  ::close(sv[0]);
+  return state;
+}
+
+bool WorkerDaemonJob::OnFrame(const std::string& payload, std::string* error) {
+  const nlohmann::json j = nlohmann::json::parse(payload, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("t") || !j["t"].is_string()) {
+    *error = "not a JSON object with a type";
+    return false;
+  }
+  const std::string t = j["t"].get<std::string>();
+  try {
+    if (t == "log") {
+      for (const auto& line : j.at("lines")) {
+        line_writer_(line.get<std::string>());
+      }
+      return true;
+    }
+    if (t == "metrics" || t == "ended") {
+      std::vector<SubtaskMetrics> metrics = MetricsFromJson(j.at("tasks"));
+      const std::string cause = j.at("cause").get<std::string>();
+      std::lock_guard<std::mutex> lock(mu_);
+      metrics_ = std::move(metrics);
+      memory_exhausted_ = memory_exhausted_ || j.value("memory-exhausted", false);
+      if (t == "metrics") {
+        cause_ = cause;
+        return true;
+      }
+      const std::optional<JobState> state = StateFromName(j.at("state").get<std::string>());
+      if (!state) {
+        *error = "an end frame without a final state";
+        return false;
+      }
+      ended_reported_ = true;
+      reported_state_ = *state;
+      reported_cause_ = cause;
+      if (j.at("report").is_string()) {
+        report_ = j["report"].get<std::string>();
+      }
+      return true;
+    }
+  } catch (const nlohmann::json::exception& e) {
+    *error = fmt::format("a '{}' frame: {}", t, e.what());
+    return false;
+  }
+  *error = fmt::format("unknown frame type '{}'", t);
+  return false;
+}
+
+JobState WorkerDaemonJob::Supervise(int fd, int pid) {
+  auto log = GetLogger("daemon");
+  bool cancel_sent = false;
+  bool killed_after_cancel = false;
+  std::string protocol_error;
+  std::chrono::steady_clock::time_point cancel_deadline;
+  {
+    nlohmann::json run{{"t", "run"}, {"yaml", yaml_}, {"file", file_name_},
+                       {"memory-limit", options_.memory_limit_bytes}};
+    // A worker that died at once shows as end of stream below.
+    WriteWorkerFrame(fd, run);
+  }
+  WorkerFrameReader reader;
+  std::vector<char> buf(64u << 10);
+  for (;;) {
+    bool cancel = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancel = cancel_requested_;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (cancel && !cancel_sent) {
+      WriteWorkerFrame(fd, nlohmann::json{{"t", "cancel"}});
+      cancel_sent = true;
+      cancel_deadline = now + options_.cancellation_timeout;
+    } else if (cancel_sent && !killed_after_cancel && now >= cancel_deadline) {
+      log->warn("worker {} did not stop within {} ms of the cancel; killing it", pid,
+                options_.cancellation_timeout.count());
+      ::kill(pid, SIGKILL);
+      killed_after_cancel = true;
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 50);
+    if (ready < 0 && errno != EINTR) {
+      protocol_error = fmt::format("poll: {}", std::strerror(errno));
+      break;
+    }
+    if (ready <= 0) {
+      continue;
+    }
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+      continue;
+    }
+    if (n <= 0) {
+      break;  // the worker closed its end: it exited (or is about to)
+    }
+    reader.Append(buf.data(), static_cast<size_t>(n));
+    std::string error;
+    while (std::optional<std::string> frame = reader.Next(&error)) {
+      if (!OnFrame(*frame, &error)) {
+        break;
+      }
+    }
+    if (!error.empty()) {
+      protocol_error = std::move(error);
+      ::kill(pid, SIGKILL);
+      break;
+    }
+  }
+  // Reap it. A worker that closed the socket but lingers is given the cancellation timeout.
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + options_.cancellation_timeout;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) {
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  bool memory_exhausted = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    memory_exhausted = memory_exhausted_;
+  }
+  const std::string memory_note =
+      memory_exhausted ? fmt::format("worker exceeded memory limit of {} (RLIMIT_AS, tidemarkd --worker-memory-limit)",
+                                     FormatMemorySize(options_.memory_limit_bytes))
+                       : std::string();
+  auto with_memory_note = [&](const std::string& cause) {
+    return memory_note.empty() ? cause : memory_note + ": " + cause;
+  };
+  JobState state = JobState::kFailed;
+  std::string cause;
+  if (!protocol_error.empty()) {
+    cause = "worker sent a malformed message: " + protocol_error;
+  } else if (ended_reported_) {
+    state = reported_state_;
+    cause = state == JobState::kFailed ? with_memory_note(reported_cause_) : reported_cause_;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      log->warn("worker {} of job '{}' ended abnormally after reporting the job {}", pid, name(), StateName(state));
+    }
+  } else if (killed_after_cancel) {
+    state = JobState::kCanceled;
+  } else if (WIFSIGNALED(status)) {
+    cause = with_memory_note(
+        fmt::format("worker killed by signal {} ({})", WTERMSIG(status), SignalName(WTERMSIG(status))));
+  } else if (WIFEXITED(status)) {
+    cause = with_memory_note(fmt::format("worker exited with status {} before the job ended", WEXITSTATUS(status)));
+  } else {
+    cause = "worker ended without reporting the job's end";
+  }
+  SetEnded(state, cause);
+  return state;
+}
+
+JobFactory WorkerJobFactory(JobValidator validate, WorkerOptions options) {
+  return [validate = std::move(validate), options = std::move(options)](
+             const std::string& yaml, const std::string& file_name,
+             JobResources::LineWriter line_writer) -> std::unique_ptr<DaemonJob> {
+    JobDescription description = validate(yaml, file_name);
+    return std::make_unique<WorkerDaemonJob>(yaml, file_name, std::move(description), std::move(line_writer),
+                                             options);
+  };
+}
+
+// ---- worker process --------------------------------------------------------------------------
+
+bool IsWorkerInvocation(int argc, char** argv) { return argc == 4 && std::strcmp(argv[1], "--worker") == 0; }
+
+int WorkerMain(int argc, char** argv, const JobFactory& factory) {
+  if (!IsWorkerInvocation(argc, argv)) {
+    return 2;
+  }
+  const int fd = std::atoi(argv[2]);         // NOLINT(cert-err34-c): written by the daemon
+  const pid_t daemon_pid = std::atoi(argv[3]);  // NOLINT(cert-err34-c)
+  // Die with the daemon. The signal is tied to the daemon thread that spawned us, which lives as
+  // long as we do; if the daemon died before this line, our parent is already someone else.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != daemon_pid) {
+    return 1;
+  }
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {  // NOLINT(concurrency-mt-unsafe): before threads
+    ::mallopt(M_ARENA_MAX, 4);  // each arena reserves 64 MiB of the address-space limit
+  }
+  std::optional<std::string> first = ReadWorkerFrame(fd);
+  if (!first) {
+    return 1;
+  }
+  const nlohmann::json run = nlohmann::json::parse(*first, nullptr, false);
+  if (run.is_discarded() || !run.is_object() || run.value("t", "") != "run") {
+    return 1;
+  }
+  const std::string yaml = run.value("yaml", "");
+  const std::string file = run.value("file", "<request>");
+  const uint64_t memory_limit = run.value("memory-limit", uint64_t{0});
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  if (memory_limit > 0) {
+    const rlimit lim{memory_limit, memory_limit};
+    ::setrlimit(RLIMIT_AS, &lim);
+  }
+#endif
+  g_memory_reserve = static_cast<char*>(std::malloc(1u << 20));  // NOLINT: freed by OnOutOfMemory
+  std::set_new_handler(OnOutOfMemory);
+
+  WorkerChannel channel(fd);
+  auto send_end = [&](JobState state, const std::string& cause, const std::optional<std::string>& report,
+                      const std::vector<SubtaskMetrics>& metrics) {
+    channel.FlushLines();
+    channel.Send(nlohmann::json{{"t", "ended"},
+                                {"state", StateName(state)},
+                                {"cause", cause},
+                                {"report", report ? nlohmann::json(*report) : nlohmann::json(nullptr)},
+                                {"tasks", MetricsToJson(metrics)},
+                                {"memory-exhausted", g_memory_exhausted.load()}});
+  };
+  std::unique_ptr<DaemonJob> job;
+  try {
+    job = factory(yaml, file, [&channel](const std::string& line) { channel.AddLine(line); });
+  } catch (const std::exception& e) {
+    // The daemon validated the same text, so this is rare (a file that changed in between).
+    send_end(JobState::kFailed, e.what(), std::nullopt, {});
+    ::_exit(0);
+  }
+  // Commands from the daemon. End of stream means the daemon is gone: the death signal follows.
+  std::thread([fd, &job] {
+    for (;;) {
+      std::optional<std::string> frame = ReadWorkerFrame(fd);
+      if (!frame) {
+        ::_exit(1);
+      }
+      const nlohmann::json j = nlohmann::json::parse(*frame, nullptr, false);
+      if (j.is_object() && j.value("t", "") == "cancel") {
+        job->Cancel();
+      }
+    }
+  }).detach();
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  JobState state = JobState::kFailed;
+  std::thread runner([&] {
+    const JobState s = job->Run();
+    std::lock_guard<std::mutex> lock(mu);
+    state = s;
+    done = true;
+    cv.notify_all();
+  });
+  std::string last_sent;
+  std::unique_lock<std::mutex> lock(mu);
+  while (!cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; })) {
+    lock.unlock();
+    channel.FlushLines();
+    nlohmann::json frame{{"t", "metrics"},
+                         {"tasks", MetricsToJson(job->Metrics())},
+                         {"cause", job->failure_cause()},
+                         {"memory-exhausted", g_memory_exhausted.load()}};
+    std::string text = frame.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (text != last_sent) {  // an idle job sends nothing
+      channel.Send(frame);
+      last_sent = std::move(text);
+    }
+    lock.lock();
+  }
+  lock.unlock();
+  runner.join();
+  std::optional<std::string> report;
+  if (state == JobState::kFinished) {
+    try {
+      report = job->ReportLine();
+    } catch (const std::exception& e) {
+      channel.AddLine(fmt::format("report failed: {}", e.what()));
+    }
+  }
+  send_end(state, job->failure_cause(), report, job->Metrics());
+  // Sinks were closed and flushed when the tasks ended; skip the teardown of a large job's state.
+  ::_exit(0);
+}
+
+}  // namespace tidemark

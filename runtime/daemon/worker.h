@@ -1,0 +1,114 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/daemon/daemon_job.h"
+
+namespace tidemark {
+
+/// How the daemon starts and bounds its workers (Flink's TaskExecutor processes, one per job here).
+struct WorkerOptions {
+  /// The worker binary, run as `EXECUTABLE --worker 3 DAEMON_PID` with the socketpair on fd 3: the
+  /// daemon's own binary by default, whose main() hands `--worker` to `WorkerMain` before anything
+  /// else (a program embedding the daemon with user operator types does the same with its registry).
+  std::string executable = "/proc/self/exe";
+  /// RLIMIT_AS of every worker (address space, not resident memory: each task thread reserves its
+  /// 8 MiB stack in it); 0: no limit. Not applied in sanitizer builds (their shadow memory needs
+  /// terabytes of address space).
+  uint64_t memory_limit_bytes = uint64_t{4} << 30;
+  /// A cancelled worker that has not ended this long after the cancel is killed (SIGKILL); its job
+  /// ends CANCELED. Flink's `task.cancellation.timeout`.
+  std::chrono::milliseconds cancellation_timeout{std::chrono::seconds(30)};
+};
+
+/// What the daemon learns of a job when it validates it: everything `status` shows before the
+/// worker runs, and the files it will write.
+struct JobDescription {
+  std::string name;
+  std::vector<DaemonJobVertex> vertices;
+  std::vector<DaemonJobOutput> outputs;
+};
+
+/// Validates and compiles a submission in the daemon without deploying it (no tasks, no channels,
+/// no threads). Throws ConfigError / JobCompileError like a JobFactory; called from several
+/// threads at once.
+using JobValidator = std::function<JobDescription(const std::string& yaml, const std::string& file_name)>;
+
+/// A job run in its own worker process, supervised from `Run`'s thread (which must live as long as
+/// the worker: the worker's parent-death signal is tied to it). The worker reports its state,
+/// metrics (about ten times a second), print-sink lines and its end over a socketpair; the daemon
+/// never reads job data. A worker that dies (any signal: a crash, the OOM killer), exits early,
+/// breaks the protocol or runs out of its memory limit ends the job FAILED with that cause.
+/// Thread-safe as DaemonJob.
+class WorkerDaemonJob : public DaemonJob {
+ public:
+  WorkerDaemonJob(std::string yaml, std::string file_name, JobDescription description,
+                  JobResources::LineWriter line_writer, WorkerOptions options);
+
+  const std::string& name() const override { return description_.name; }
+  std::vector<DaemonJobVertex> Vertices() const override { return description_.vertices; }
+  std::vector<DaemonJobOutput> Outputs() const override { return description_.outputs; }
+  JobState Run() override;
+  void Cancel() override;
+  JobState state() const override;
+  std::string failure_cause() const override;
+  std::vector<SubtaskMetrics> Metrics() const override;
+  std::optional<std::string> ReportLine() const override;
+
+  /// The worker's pid while it runs, -1 before and after. For tests.
+  int worker_pid() const;
+
+ private:
+  JobState Supervise(int fd, int pid);
+  /// Handles one frame from the worker; false on a protocol error (`*error` set).
+  bool OnFrame(const std::string& payload, std::string* error);
+  void SetEnded(JobState state, std::string cause);
+
+  const std::string yaml_;
+  const std::string file_name_;
+  const JobDescription description_;
+  const JobResources::LineWriter line_writer_;
+  const WorkerOptions options_;
+
+  mutable std::mutex mu_;
+  JobState state_ = JobState::kCreated;
+  std::string cause_;
+  std::vector<SubtaskMetrics> metrics_;
+  std::optional<std::string> report_;
+  bool cancel_requested_ = false;
+  bool memory_exhausted_ = false;
+  int pid_ = -1;
+  // Supervisor thread only:
+  bool ended_reported_ = false;
+  JobState reported_state_ = JobState::kFailed;
+  std::string reported_cause_;
+};
+
+/// A JobFactory for the daemon: validates with `validate` in the daemon, then makes a
+/// WorkerDaemonJob that runs the job in a worker process.
+JobFactory WorkerJobFactory(JobValidator validate, WorkerOptions options);
+
+/// True when argv is a worker invocation (`PROGRAM --worker FD DAEMON_PID`).
+bool IsWorkerInvocation(int argc, char** argv);
+
+/// The worker process's main: ties its life to the daemon (PR_SET_PDEATHSIG, then checks the
+/// parent is still the daemon), reads the run frame, applies the memory limit, makes the job with
+/// `factory` (which must know every operator type the daemon's validator knows), runs it and
+/// reports until it ended. Returns the process exit code (0 once the end was reported).
+int WorkerMain(int argc, char** argv, const JobFactory& factory);
+
+/// A memory size as Flink's MemorySize writes it: a number and an optional unit, case-insensitive,
+/// binary multiples (b, k/kb, m/mb, g/gb, t/tb; also kib, mib, gib, tib): "512m", "4GiB", "0".
+/// nullopt (and `*error`) for anything else.
+std::optional<uint64_t> ParseMemorySize(const std::string& text, std::string* error);
+/// "4 GiB", "512 MiB", "1000 bytes".
+std::string FormatMemorySize(uint64_t bytes);
+
+}  // namespace tidemark
