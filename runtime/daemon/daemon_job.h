@@ -59,6 +59,8 @@ class DaemonJob {
   virtual std::vector<SubtaskMetrics> Metrics() const = 0;
   /// The `report:` summary line, nullopt when the job has none. Called after the job finished.
   virtual std::optional<std::string> ReportLine() const = 0;
+  /// The pid of the process running the job while it runs in a worker; -1 otherwise.
+  virtual int worker_pid() const { return -1; }
 };
 
 /// A DaemonJob over a JobExecution in this process: subclasses own the execution.

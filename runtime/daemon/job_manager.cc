@@ -459,6 +459,9 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
     j["report"] = nullptr;
     j["tasks"] = TasksJson(job->Metrics());
   }
+  // The worker process running it (Flink's TaskManager of its tasks); null in-process and ended.
+  const int pid = job ? job->worker_pid() : -1;
+  j["worker-pid"] = pid > 0 ? nlohmann::json(pid) : nlohmann::json(nullptr);
   return j;
 }
 

@@ -90,7 +90,7 @@ class JobManager {
   /// `{"jobs": [{"jid", "name", "state", "start-time", "end-time", "duration"}]}`, in
   /// submission order.
   nlohmann::json ListJson() const;
-  /// The job's details (state, vertices, tasks with per-subtask metrics and watermarks, failure
+  /// The job's details (state, vertices, tasks with per-subtask metrics and watermarks, worker-pid, failure
   /// cause, report), or nullopt for an unknown id.
   std::optional<nlohmann::json> JobJson(const std::string& id) const;
   /// `{"root-exception": cause|null, "timestamp": end-time|null}`, or nullopt.

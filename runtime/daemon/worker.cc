@@ -515,7 +515,10 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   });
   std::string last_sent;
   std::unique_lock<std::mutex> lock(mu);
-  while (!cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; })) {
+  // The first snapshot at once (every task with zero counts), then every 100 ms until the end.
+  for (bool first_snapshot = true;
+       first_snapshot || !cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; });
+       first_snapshot = false) {
     lock.unlock();
     channel.FlushLines();
     nlohmann::json frame{{"t", "metrics"},

@@ -62,8 +62,8 @@ class WorkerDaemonJob : public DaemonJob {
   std::vector<SubtaskMetrics> Metrics() const override;
   std::optional<std::string> ReportLine() const override;
 
-  /// The worker's pid while it runs, -1 before and after. For tests.
-  int worker_pid() const;
+  /// The worker's pid while it runs, -1 before and after.
+  int worker_pid() const override;
 
  private:
   JobState Supervise(int fd, int pid);

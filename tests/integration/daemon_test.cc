@@ -31,6 +31,7 @@
 #include "runtime/daemon/daemon_client.h"
 #include "runtime/daemon/job_manager.h"
 #include "runtime/daemon/rest_server.h"
+#include "runtime/daemon/worker.h"
 #include "tools/tidemarkd/local_job_factory.h"
 
 namespace tidemark {
@@ -82,18 +83,43 @@ class ThrowAtThird : public KeyedProcessFunction {
   int seen_ = 0;
 };
 
-/// The built-ins plus `throw-at-third`.
-JobFactory TestJobFactory() {
-  auto registry = std::make_shared<OperatorRegistry>(BuiltinRegistry());
-  RegisterKeyedProcessType(*registry, "throw-at-third", [](const Schema& input, const OperatorParams& params) {
+/// A user operator type that dereferences a null pointer at its third record: a C++ bug in user
+/// code. Test-only, registered in this binary alone; in the daemon it kills just its worker.
+class SegfaultAtThird : public KeyedProcessFunction {
+ public:
+  void ProcessElement(const StreamRecord& record, ProcessContext& ctx) override {
+    if (++seen_ == 3) {
+      volatile int* null = nullptr;
+      *null = 1;  // SIGSEGV
+    }
+    ctx.Collect(record.row, record.timestamp);
+  }
+
+ private:
+  int seen_ = 0;
+};
+
+template <class Function>
+void RegisterForwarding(OperatorRegistry& registry, const std::string& type) {
+  RegisterKeyedProcessType(registry, type, [](const Schema& input, const OperatorParams& params) {
     params.CheckKeys({});
     UserFunctionPlan<KeyedProcessFunction> plan;
     plan.output_schema = input;
-    plan.factory = [] { return std::make_unique<ThrowAtThird>(); };
+    plan.factory = [] { return std::make_unique<Function>(); };
     return plan;
   });
-  return LocalJobFactory(std::move(registry));
 }
+
+/// The built-ins plus `throw-at-third` and `segfault-at-third`.
+std::shared_ptr<const OperatorRegistry> TestRegistry() {
+  auto registry = std::make_shared<OperatorRegistry>(BuiltinRegistry());
+  RegisterForwarding<ThrowAtThird>(*registry, "throw-at-third");
+  RegisterForwarding<SegfaultAtThird>(*registry, "segfault-at-third");
+  return registry;
+}
+
+/// What this binary's worker processes run (main() below hands them `--worker`).
+JobFactory TestJobFactory() { return LocalJobFactory(TestRegistry()); }
 
 // Records every 10 ms through `throw-at-third`: fails 20-30 ms after its start.
 constexpr const char* kThrowingJob = R"(name: throws
@@ -188,11 +214,14 @@ class DaemonTest : public ::testing::Test {
  protected:
   void SetUp() override { StartServer(JobManagerOptions{}); }
 
-  void StartServer(JobManagerOptions job_options, RestServerOptions server_options = {}) {
+  /// Jobs run as in tidemarkd, each in a worker process: this test binary in its --worker mode.
+  void StartServer(JobManagerOptions job_options, RestServerOptions server_options = {},
+                   WorkerOptions worker_options = {}) {
     server_.reset();
     jobs_.reset();
     socket_ = dir_.path() + "/d.sock";
-    jobs_ = std::make_unique<JobManager>(TestJobFactory(), job_options);
+    jobs_ = std::make_unique<JobManager>(WorkerJobFactory(LocalJobValidator(TestRegistry()), worker_options),
+                                         job_options);
     server_options.socket_path = socket_;
     server_ = std::make_unique<RestServer>(*jobs_, server_options);
     server_->Start();
@@ -232,7 +261,9 @@ class DaemonTest : public ::testing::Test {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (std::chrono::steady_clock::now() < deadline) {
       json j = JobJson(id);
-      if (j["state"] == "RUNNING" && j["tasks"][0]["subtasks"][0]["records-in"].get<int64_t>() > 0) {
+      // A worker's tasks are listed from its first report on (a few ms after the submission).
+      if (j["state"] == "RUNNING" && !j["tasks"].empty() &&
+          j["tasks"][0]["subtasks"][0]["records-in"].get<int64_t>() > 0) {
         return;
       }
       jobs_->WaitForJob(id, std::chrono::milliseconds(5));  // a bounded pause that ends early on exit
@@ -923,6 +954,208 @@ TEST_F(DaemonTest, HoldsAThousandIdleConnectionsRefusesBeyondTheLimitAndRecovers
   EXPECT_EQ(Client().Request("GET", "/overview").status, 200);
 }
 
+// Records every 10 ms through `segfault-at-third`: its worker dies 20-30 ms after its start.
+constexpr const char* kSegfaultingJob = R"(name: segfaults
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 10ms
+      splits: [{id: a, start: 0ms, step: 1s, count: 100}]
+  - id: poisoned
+    type: segfault-at-third
+    input: src
+  - id: out
+    type: sink
+    input: poisoned
+    sink: {type: collect}
+)";
+
+/// A job writing `path` (one file per subtask when parallel) until cancelled.
+std::string LongFileJob(const std::string& path, int parallelism = 1) {
+  return fmt::format(R"(name: long-file
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 1ms
+      splits: [{{id: a, start: 0ms, step: 1ms, count: 100000000}}]
+  - id: out
+    type: sink
+    parallelism: {}
+    inputs: [{{from: src, partition: rebalance}}]
+    sink: {{type: file, path: '{}'}}
+)",
+                     parallelism, path);
+}
+
+/// True once `pid` no longer runs: gone, or a zombie its new parent has not reaped yet.
+bool ProcessGone(int pid) {
+  if (::kill(pid, 0) != 0) {
+    return errno == ESRCH;
+  }
+  const std::string stat = ReadFile(fmt::format("/proc/{}/stat", pid));
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || stat.compare(paren + 2, 1, "Z") == 0;
+}
+
+class DaemonIsolationTest : public DaemonTest {
+ protected:
+  int WorkerPid(const std::string& id) {
+    const json pid = JobJson(id)["worker-pid"];
+    EXPECT_TRUE(pid.is_number_integer()) << pid;
+    return pid.is_number_integer() ? pid.get<int>() : -1;
+  }
+
+  int64_t RecordsIn(const std::string& id) {
+    return JobJson(id)["tasks"][0]["subtasks"][0]["records-in"].get<int64_t>();
+  }
+
+  /// Kills or crashes the worker of `victim` with `fail`, with a long job and a two-split job
+  /// running beside it, and checks that only `victim` ended, FAILED with `cause`; that the
+  /// long job kept running and the two-split job's result is exact; and that the daemon answers
+  /// and runs the next two-split job exactly.
+  void ExpectOnlyTheVictimFails(const std::string& victim, const std::function<void()>& fail,
+                                const std::string& cause_pattern) {
+    const std::string report = Lines(ReadFile("jobs/two_splits_split.expected")).back();
+    const std::string bystander = SubmitYaml(kLongJob);
+    WaitUntilProducing(bystander);
+    const int bystander_pid = WorkerPid(bystander);
+    const std::string two_splits = SubmitYaml(ReadFile("jobs/two_splits_split.yaml"));
+    fail();
+    ASSERT_TRUE(jobs_->WaitForJob(victim, std::chrono::seconds(10)));
+    const json v = JobJson(victim);
+    EXPECT_EQ(v["state"], "FAILED");
+    EXPECT_TRUE(std::regex_match(v["failure-cause"].get<std::string>(), std::regex(cause_pattern)))
+        << v["failure-cause"];
+    EXPECT_TRUE(v["worker-pid"].is_null());
+    EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + victim + "/exceptions").body)["root-exception"],
+              v["failure-cause"]);
+
+    ASSERT_TRUE(jobs_->WaitForJob(two_splits, std::chrono::seconds(10)));
+    EXPECT_EQ(JobJson(two_splits)["state"], "FINISHED");
+    EXPECT_EQ(JobJson(two_splits)["report"], report);
+    EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + two_splits + "/logs").body)["lines"].back(), report);
+
+    // The bystander is untouched: same worker, still RUNNING, records still flowing.
+    EXPECT_EQ(WorkerPid(bystander), bystander_pid);
+    const int64_t before = RecordsIn(bystander);
+    EXPECT_TRUE(Eventually([&] { return RecordsIn(bystander) > before; }, std::chrono::seconds(5)));
+    EXPECT_EQ(JobJson(bystander)["state"], "RUNNING");
+
+    CliResult list = Cli("list");
+    EXPECT_EQ(list.rc, 0) << list.err;
+    CliResult again = Cli("submit --wait jobs/two_splits_split.yaml");
+    ASSERT_EQ(again.rc, 0) << again.err;
+    EXPECT_EQ(Lines(again.out).back(), report);
+
+    ASSERT_EQ(Client().Request("DELETE", "/jobs/" + bystander).status, 202);
+    ASSERT_TRUE(jobs_->WaitForJob(bystander, std::chrono::seconds(2)));
+    EXPECT_EQ(JobJson(bystander)["state"], "CANCELED");
+    EXPECT_TRUE(Eventually([&] { return ProcessGone(bystander_pid); }, std::chrono::seconds(5)));
+    const json overview = json::parse(Client().Request("GET", "/overview").body);
+    EXPECT_EQ(overview["jobs-failed"], 1);
+    EXPECT_EQ(overview["jobs-finished"], 2);
+    EXPECT_EQ(overview["jobs-cancelled"], 1);
+  }
+};
+
+TEST_F(DaemonIsolationTest, AWorkerKilledWithSigkillFailsOnlyItsJob) {
+  const std::string victim = SubmitYaml(kLongJob);
+  WaitUntilProducing(victim);
+  const int pid = WorkerPid(victim);
+  ASSERT_GT(pid, 0);
+  EXPECT_NE(pid, ::getpid());
+  ExpectOnlyTheVictimFails(
+      victim, [&] { ASSERT_EQ(::kill(pid, SIGKILL), 0); }, R"(worker killed by signal 9 \(SIGKILL\))");
+  EXPECT_TRUE(ProcessGone(pid));
+}
+
+TEST_F(DaemonIsolationTest, AWorkerThatSegfaultsInAUserOperatorFailsOnlyItsJob) {
+  // The segfault comes 20-30 ms after the job starts, while the two others run.
+  std::string victim;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // The sanitizers catch SIGSEGV themselves, report it and exit with a status.
+  const std::string cause = R"(worker (killed by signal 11 \(SIGSEGV\)|exited with status \d+ before the job ended))";
+#else
+  const std::string cause = R"(worker killed by signal 11 \(SIGSEGV\))";
+#endif
+  // `victim` is passed by reference and set by the failure step.
+  ExpectOnlyTheVictimFails(victim, [&] { victim = SubmitYaml(kSegfaultingJob); }, cause);
+}
+
+TEST_F(DaemonIsolationTest, ASecondRunningJobWritingTheSamePathIsRefusedUntilTheFirstEnds) {
+  const std::string out = dir_.path() + "/out.jsonl";
+  const std::string first = SubmitYaml(LongFileJob(out));
+  // The same file spelled differently, and through a symbolic link to its directory.
+  fs::create_directory_symlink(dir_.path(), dir_.path() + "/link");
+  for (const std::string& spelling : {dir_.path() + "/./out.jsonl", dir_.path() + "/link/out.jsonl"}) {
+    auto r = Client().Request("POST", "/jobs?file=second.yaml", LongFileJob(spelling));
+    ASSERT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(json::parse(r.body)["errors"],
+              json::array({fmt::format("second.yaml: sink 'out' writes '{}', which running job {} ('long-file') "
+                                       "writes too; cancel that job or wait until it ends, or write another path",
+                                       out, first)}));
+  }
+  // A parallel sink owns one file per subtask: out2.1 is taken, out2 itself is not.
+  const std::string parallel = SubmitYaml(LongFileJob(dir_.path() + "/out2", 2));
+  auto taken = Client().Request("POST", "/jobs?file=third.yaml", LongFileJob(dir_.path() + "/out2.1"));
+  ASSERT_EQ(taken.status, 400) << taken.body;
+  EXPECT_NE(taken.body.find(fmt::format("writes '{}/out2.1', which running job {} ('long-file')", dir_.path(),
+                                        parallel)),
+            std::string::npos)
+      << taken.body;
+  // Through the CLI: exit 2 with the daemon's line.
+  std::ofstream(dir_.path() + "/second.yaml") << LongFileJob(out);
+  CliResult cli = Cli("submit " + dir_.path() + "/second.yaml");
+  EXPECT_EQ(cli.rc, 2);
+  EXPECT_NE(cli.err.find(fmt::format("sink 'out' writes '{}', which running job {}", out, first)), std::string::npos)
+      << cli.err;
+
+  // Once the first job ended, the path is free.
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + first).status, 202);
+  ASSERT_TRUE(jobs_->WaitForJob(first, std::chrono::seconds(2)));
+  const std::string second = SubmitYaml(LongFileJob(dir_.path() + "/link/out.jsonl"));
+  WaitUntilProducing(second);
+  for (const std::string& id : {second, parallel}) {
+    ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
+    ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(2)));
+  }
+  EXPECT_EQ(json::parse(Client().Request("GET", "/overview").body)["jobs-submitted-total"], 3);
+}
+
+TEST_F(DaemonIsolationTest, AWorkerOverItsMemoryLimitFailsNamingTheLimit) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "workers of sanitizer builds run without an address-space limit";
+#endif
+  StartServer(JobManagerOptions{}, RestServerOptions{}, WorkerOptions{.memory_limit_bytes = uint64_t{256} << 20});
+  // 32 channels of 2 x 2^20 slots: 512 MiB of channel buffers when the worker deploys the job.
+  const std::string id = SubmitYaml(R"(
+name: too-big
+pipeline: {parallelism: 8, channel-capacity: 1048576}
+operators:
+  - id: src
+    type: source
+    parallelism: 4
+    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 10}]}
+  - id: out
+    type: sink
+    inputs: [{from: src, partition: rebalance}]
+    sink: {type: collect}
+)");
+  const std::string beside = SubmitYaml(kLongJob);
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+  const json j = JobJson(id);
+  EXPECT_EQ(j["state"], "FAILED");
+  EXPECT_EQ(j["failure-cause"], "worker exceeded memory limit of 256 MiB (RLIMIT_AS, tidemarkd --worker-memory-limit): "
+                                "std::bad_alloc");
+  EXPECT_EQ(JobJson(beside)["state"], "RUNNING");
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + beside).status, 202);
+  ASSERT_TRUE(jobs_->WaitForJob(beside, std::chrono::seconds(2)));
+}
+
 TEST(TidemarkRunBinaryTest, AJobWhoseThreadsCannotStartFailsWithTheCauseInsteadOfAborting) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "sanitizers reserve more address space than the limit this test sets";
@@ -1057,5 +1290,68 @@ TEST(TidemarkdBinaryTest, SigtermCancelsJobsRemovesTheSocketAndExitsZero) {
   EXPECT_NE(log.find(Lines(ReadFile("jobs/two_splits_split.expected")).back()), std::string::npos) << log;
 }
 
+TEST(TidemarkdBinaryTest, KillingTheDaemonLeavesNoWorkerBehind) {
+  TempDir dir;
+  const std::string socket = dir.path() + "/d.sock";
+  int out_pipe[2];
+  ASSERT_EQ(::pipe(out_pipe), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::close(out_pipe[0]);
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    ::dup2(null_fd, 2);
+    const std::string bin = (ToolsDir() / "tidemarkd").string();
+    ::execl(bin.c_str(), bin.c_str(), "--socket", socket.c_str(), "--no-self-check", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  std::string line;
+  char c = 0;
+  while (::read(out_pipe[0], &c, 1) == 1 && c != '\n') {
+    line += c;
+  }
+  ::close(out_pipe[0]);
+  ASSERT_EQ(line, "tidemarkd: listening on unix:" + socket);
+  DaemonClient client(DaemonEndpoint{socket, "", ""});
+  std::vector<int> workers;
+  for (int i = 0; i < 2; ++i) {
+    auto r = client.Request("POST", "/jobs", kLongJob);
+    ASSERT_EQ(r.status, 202) << r.body;
+    const std::string id = json::parse(r.body)["jid"];
+    json pid_json;
+    ASSERT_TRUE(Eventually(
+        [&] {
+          pid_json = json::parse(client.Request("GET", "/jobs/" + id).body)["worker-pid"];
+          return pid_json.is_number_integer();
+        },
+        std::chrono::seconds(5)));
+    workers.push_back(pid_json.get<int>());
+    // A worker is the daemon binary again, a child of the daemon in a process group of its own.
+    const std::string stat = ReadFile(fmt::format("/proc/{}/stat", workers.back()));
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string state;
+    int ppid = 0;
+    int pgrp = 0;
+    fields >> state >> ppid >> pgrp;
+    EXPECT_EQ(ppid, pid);
+    EXPECT_EQ(pgrp, workers.back());
+  }
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  for (const int worker : workers) {
+    EXPECT_TRUE(Eventually([&] { return ProcessGone(worker); }, std::chrono::seconds(5))) << worker;
+  }
+}
+
 }  // namespace
 }  // namespace tidemark
+
+int main(int argc, char** argv) {
+  if (tidemark::IsWorkerInvocation(argc, argv)) {
+    return tidemark::WorkerMain(argc, argv, tidemark::TestJobFactory());
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
