@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -61,6 +62,12 @@ class DaemonJob {
   virtual std::optional<std::string> ReportLine() const = 0;
   /// The pid of the process running the job while it runs in a worker; -1 otherwise.
   virtual int worker_pid() const { return -1; }
+  /// Sets this job's memory limit (bytes) before `Run`: a job-level override of the daemon's. An
+  /// error message when the job cannot take it (not in a worker, over the daemon's cap, zero).
+  virtual std::optional<std::string> LimitMemory(uint64_t bytes) {
+    (void)bytes;
+    return "a memory limit applies to jobs run in worker processes only";
+  }
 };
 
 /// A DaemonJob over a JobExecution in this process: subclasses own the execution.

@@ -115,7 +115,8 @@ std::string JobManager::NewJobId() {
   }
 }
 
-JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::string& file_name) {
+JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::string& file_name,
+                                            std::optional<uint64_t> memory_limit_bytes) {
   using Status = SubmitResult::Status;
   auto log = GetLogger("daemon");
   auto entry = std::make_shared<Entry>();
@@ -166,6 +167,12 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
   if (!entry->job) {
     release_slot();
     return {Status::kInternalError, "", {"the job factory returned no job"}};
+  }
+  if (memory_limit_bytes) {
+    if (std::optional<std::string> error = entry->job->LimitMemory(*memory_limit_bytes)) {
+      release_slot();
+      return {Status::kInvalidJob, "", {*error}};
+    }
   }
   entry->name = entry->job->name();
   entry->start_ms = NowMs();

@@ -84,8 +84,10 @@ class JobManager {
     std::vector<std::string> errors;   ///< diagnostics lines (kInvalidJob) or a reason
   };
 
-  /// Compiles and starts a job. Never throws for a bad job.
-  SubmitResult Submit(const std::string& yaml, const std::string& file_name);
+  /// Compiles and starts a job. Never throws for a bad job. `memory_limit_bytes`: the job's own
+  /// memory limit (DaemonJob::LimitMemory; kInvalidJob when it cannot take it).
+  SubmitResult Submit(const std::string& yaml, const std::string& file_name,
+                      std::optional<uint64_t> memory_limit_bytes = std::nullopt);
 
   /// `{"jobs": [{"jid", "name", "state", "start-time", "end-time", "duration"}]}`, in
   /// submission order.

@@ -15,6 +15,7 @@
 
 #include "runtime/core/asio.h"
 #include "runtime/core/logging.h"
+#include "runtime/daemon/worker.h"
 
 namespace tidemark {
 namespace {
@@ -123,7 +124,15 @@ Response Route(JobManager& jobs, const Request& req) {
       if (file.empty()) {
         file = "<request>";
       }
-      auto r = jobs.Submit(req.body(), file);
+      std::optional<uint64_t> memory_limit;
+      if (const std::string limit = QueryParam(query, "memory-limit"); !limit.empty()) {
+        std::string error;
+        memory_limit = ParseMemorySize(limit, &error);
+        if (!memory_limit) {
+          return ErrorResponse(http::status::bad_request, {"memory-limit: " + error});
+        }
+      }
+      auto r = jobs.Submit(req.body(), file, memory_limit);
       using S = JobManager::SubmitResult::Status;
       switch (r.status) {
         case S::kAccepted:

@@ -39,7 +39,8 @@ struct RestServerOptions {
 /// The daemon's REST endpoint (Flink's RestServerEndpoint / WebMonitorEndpoint): HTTP/1.1 with
 /// keep-alive over Boost.Beast, on a Unix domain socket and/or loopback TCP. Routes:
 ///
-///     POST   /jobs                 YAML body (?file=NAME for diagnostics) -> 202 {"jid"} | 400 {"errors"}
+///     POST   /jobs                 YAML body (?file=NAME for diagnostics, &memory-limit=512m for the
+///                                  job's worker) -> 202 {"jid"} | 400 {"errors"}
 ///     GET    /jobs                 -> {"jobs": [...]}
 ///     GET    /jobs/{id}            -> details; 404 when unknown
 ///     GET    /jobs/{id}/exceptions -> {"root-exception", "timestamp"}

@@ -169,7 +169,21 @@ WorkerDaemonJob::WorkerDaemonJob(std::string yaml, std::string file_name, JobDes
       file_name_(std::move(file_name)),
       description_(std::move(description)),
       line_writer_(std::move(line_writer)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      memory_limit_bytes_(options_.memory_limit_bytes) {}
+
+std::optional<std::string> WorkerDaemonJob::LimitMemory(uint64_t bytes) {
+  if (bytes == 0) {
+    return std::string("memory-limit must be above 0");
+  }
+  if (options_.memory_limit_bytes > 0 && bytes > options_.memory_limit_bytes) {
+    return fmt::format("memory-limit {} is over the daemon's limit of {} (tidemarkd --worker-memory-limit)",
+                       FormatMemorySize(bytes), FormatMemorySize(options_.memory_limit_bytes));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  memory_limit_bytes_ = bytes;
+  return std::nullopt;
+}
 
 JobState WorkerDaemonJob::state() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -317,7 +331,7 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
   std::chrono::steady_clock::time_point cancel_deadline;
   {
     nlohmann::json run{{"t", "run"}, {"yaml", yaml_}, {"file", file_name_},
-                       {"memory-limit", options_.memory_limit_bytes}};
+                       {"memory-limit", memory_limit_bytes_}};
     // A worker that died at once shows as end of stream below.
     WriteWorkerFrame(fd, run);
   }
@@ -389,9 +403,11 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
     std::lock_guard<std::mutex> lock(mu_);
     memory_exhausted = memory_exhausted_;
   }
+  const bool own_limit = memory_limit_bytes_ != options_.memory_limit_bytes;
   const std::string memory_note =
-      memory_exhausted ? fmt::format("worker exceeded memory limit of {} (RLIMIT_AS, tidemarkd --worker-memory-limit)",
-                                     FormatMemorySize(options_.memory_limit_bytes))
+      memory_exhausted ? fmt::format("worker exceeded memory limit of {} (RLIMIT_AS, {})",
+                                     FormatMemorySize(memory_limit_bytes_),
+                                     own_limit ? "the job's memory-limit" : "tidemarkd --worker-memory-limit")
                        : std::string();
   auto with_memory_note = [&](const std::string& cause) {
     return memory_note.empty() ? cause : memory_note + ": " + cause;

@@ -64,6 +64,8 @@ class WorkerDaemonJob : public DaemonJob {
 
   /// The worker's pid while it runs, -1 before and after.
   int worker_pid() const override;
+  /// At most the daemon's `memory_limit_bytes` (any size when that is 0), above 0.
+  std::optional<std::string> LimitMemory(uint64_t bytes) override;
 
  private:
   JobState Supervise(int fd, int pid);
@@ -85,6 +87,7 @@ class WorkerDaemonJob : public DaemonJob {
   bool cancel_requested_ = false;
   bool memory_exhausted_ = false;
   int pid_ = -1;
+  uint64_t memory_limit_bytes_;  // options_.memory_limit_bytes unless LimitMemory lowered it
   // Supervisor thread only:
   bool ended_reported_ = false;
   JobState reported_state_ = JobState::kFailed;

@@ -1130,9 +1130,9 @@ TEST_F(DaemonIsolationTest, AWorkerOverItsMemoryLimitFailsNamingTheLimit) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "workers of sanitizer builds run without an address-space limit";
 #endif
-  StartServer(JobManagerOptions{}, RestServerOptions{}, WorkerOptions{.memory_limit_bytes = uint64_t{256} << 20});
+  StartServer(JobManagerOptions{}, RestServerOptions{}, WorkerOptions{.memory_limit_bytes = uint64_t{1} << 30});
   // 32 channels of 2 x 2^20 slots: 512 MiB of channel buffers when the worker deploys the job.
-  const std::string id = SubmitYaml(R"(
+  const std::string too_big = R"(
 name: too-big
 pipeline: {parallelism: 8, channel-capacity: 1048576}
 operators:
@@ -1144,13 +1144,37 @@ operators:
     type: sink
     inputs: [{from: src, partition: rebalance}]
     sink: {type: collect}
-)");
+)";
   const std::string beside = SubmitYaml(kLongJob);
-  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
-  const json j = JobJson(id);
-  EXPECT_EQ(j["state"], "FAILED");
-  EXPECT_EQ(j["failure-cause"], "worker exceeded memory limit of 256 MiB (RLIMIT_AS, tidemarkd --worker-memory-limit): "
-                                "std::bad_alloc");
+  auto submit = [&](const std::string& query) { return Client().Request("POST", "/jobs?file=big.yaml" + query, too_big); };
+  // Under the job's own limit of 256 MiB it fails, naming that limit ...
+  auto r = submit("&memory-limit=256m");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string small = json::parse(r.body)["jid"];
+  ASSERT_TRUE(jobs_->WaitForJob(small, std::chrono::seconds(10)));
+  EXPECT_EQ(JobJson(small)["state"], "FAILED");
+  EXPECT_EQ(JobJson(small)["failure-cause"],
+            "worker exceeded memory limit of 256 MiB (RLIMIT_AS, the job's memory-limit): std::bad_alloc");
+  // ... under the daemon's 1 GiB it fits.
+  const std::string fits = SubmitYaml(too_big);
+  ASSERT_TRUE(jobs_->WaitForJob(fits, std::chrono::seconds(10)));
+  EXPECT_EQ(JobJson(fits)["state"], "FINISHED") << JobJson(fits)["failure-cause"];
+  // A job cannot raise its limit over the daemon's, and a size needs a known unit.
+  r = submit("&memory-limit=2g");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body)["errors"],
+            json::array({"memory-limit 2 GiB is over the daemon's limit of 1 GiB (tidemarkd --worker-memory-limit)"}));
+  r = submit("&memory-limit=12parsecs");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body)["errors"],
+            json::array({"memory-limit: unknown memory unit 'parsecs' in '12parsecs' (b, k, m, g, t; kb/kib, mb/mib, ...)"}));
+  CliResult cli = Cli("submit --memory-limit 3g jobs/two_splits_split.yaml");
+  EXPECT_EQ(cli.rc, 2);
+  EXPECT_EQ(cli.err, "memory-limit 3 GiB is over the daemon's limit of 1 GiB (tidemarkd --worker-memory-limit)\n");
+  cli = Cli("submit --wait --memory-limit 64m jobs/two_splits_split.yaml");
+  EXPECT_EQ(cli.rc, 0) << cli.err;
+  EXPECT_EQ(Lines(cli.out).back(), Lines(ReadFile("jobs/two_splits_split.expected")).back());
+
   EXPECT_EQ(JobJson(beside)["state"], "RUNNING");
   ASSERT_EQ(Client().Request("DELETE", "/jobs/" + beside).status, 202);
   ASSERT_TRUE(jobs_->WaitForJob(beside, std::chrono::seconds(2)));

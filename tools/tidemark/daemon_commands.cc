@@ -251,7 +251,7 @@ int DaemonCommands::ReportError(const DaemonClient::Response& r, const std::stri
   return r.status == 400 || r.status == 404 ? kExitUsage : kExitJobFailed;
 }
 
-int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json) {
+int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json, const std::string& memory_limit) {
   std::string yaml;
   try {
     yaml = ReadJobFile(job_path);  // the same limits and messages as `tidemark run`
@@ -263,7 +263,11 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json)
   // directory is not ours: send the absolute path, but show diagnostics with the path as given.
   const std::string sent_file = std::filesystem::absolute(job_path).lexically_normal().string();
   DaemonClient::Response r;
-  if (!Call("POST", "/jobs?file=" + UrlEncode(sent_file), yaml, &r)) {
+  std::string target = "/jobs?file=" + UrlEncode(sent_file);
+  if (!memory_limit.empty()) {
+    target += "&memory-limit=" + UrlEncode(memory_limit);
+  }
+  if (!Call("POST", target, yaml, &r)) {
     return kExitUnreachable;
   }
   if (r.status != 202) {

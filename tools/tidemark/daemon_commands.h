@@ -18,7 +18,8 @@ class DaemonCommands {
  public:
   explicit DaemonCommands(DaemonEndpoint endpoint) : client_(std::move(endpoint)) {}
 
-  int Submit(const std::string& job_path, bool wait, bool json);
+  /// `memory_limit`: the job's worker memory limit as typed ("" = the daemon's).
+  int Submit(const std::string& job_path, bool wait, bool json, const std::string& memory_limit = "");
   int List(bool json);
   int Status(const std::string& id, bool json);
   int Cancel(const std::string& id);

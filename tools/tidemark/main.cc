@@ -138,6 +138,10 @@ int main(int argc, char** argv) {
   submit->add_option("job", job_path, "job YAML file")->required();
   submit->add_flag("--wait", wait, "wait until the job ended; exit 0 when it FINISHED, 1 otherwise");
   submit->add_flag("--json", json, "print JSON");
+  std::string memory_limit;
+  submit->add_option("--memory-limit", memory_limit,
+                     "this job's worker memory limit (address space, e.g. 512m), at most the daemon's "
+                     "--worker-memory-limit");
   auto* list = app.add_subcommand("list", "List running and recently finished jobs");
   list->add_flag("--json", json, "print JSON (as GET /jobs)");
   auto* status = app.add_subcommand("status", "Show a job: state, tasks, records, watermarks");
@@ -193,7 +197,7 @@ int main(int argc, char** argv) {
   }
   tidemark::DaemonCommands commands(endpoint);
   if (*submit) {
-    return commands.Submit(job_path, wait, json);
+    return commands.Submit(job_path, wait, json, memory_limit);
   }
   if (*list) {
     return commands.List(json);
