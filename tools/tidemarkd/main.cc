@@ -239,18 +239,6 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   RaiseFileLimit();
 
-  // After the signal mask: the self-check's task threads must inherit it like every job's.
-  if (!skip_self_check) {
-    const SelfCheckResult check = RunSelfCheck();
-    if (!check.ok) {
-      std::cerr << "tidemarkd: self-check failed (the two-split experiment): " << check.detail << "\n";
-      log->error("self-check failed (the two-split experiment): {}", check.detail);
-      return 1;
-    }
-    log->info("self-check passed in {} ms: {}", check.elapsed_ms, check.detail);
-    malloc_trim(0);  // the job's threads left freed memory in their arenas
-  }
-
   JobManagerOptions job_options;
   job_options.max_running_jobs = max_running;
   job_options.max_finished_jobs = max_finished;
@@ -258,10 +246,22 @@ int main(int argc, char** argv) {
   // Every job runs in a worker process of its own: this binary again, in its --worker mode.
   WorkerOptions worker_options;
   worker_options.memory_limit_bytes = *memory_limit;
-  JobManager jobs(LocalWorkerJobFactory(std::shared_ptr<const OperatorRegistry>(&BuiltinRegistry(),
-                                                                                [](const OperatorRegistry*) {}),
-                                        worker_options),
-                  job_options);
+  JobFactory factory = LocalWorkerJobFactory(
+      std::shared_ptr<const OperatorRegistry>(&BuiltinRegistry(), [](const OperatorRegistry*) {}), worker_options);
+  // The self-check runs the experiment as every job runs, in a worker: a daemon whose workers
+  // cannot start fails here, before its first user's submission.
+  if (!skip_self_check) {
+    const SelfCheckResult check = RunSelfCheck(factory);
+    if (!check.ok) {
+      std::cerr << "tidemarkd: self-check failed (the two-split experiment): " << check.detail << "\n";
+      log->error("self-check failed (the two-split experiment): {}", check.detail);
+      return 1;
+    }
+    log->info("self-check passed in {} ms: {}", check.elapsed_ms, check.detail);
+    malloc_trim(0);  // compiling the job left freed memory behind
+  }
+
+  JobManager jobs(std::move(factory), job_options);
   RestServer server(jobs, server_options);
   try {
     server.Start();

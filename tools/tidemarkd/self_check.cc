@@ -3,9 +3,7 @@
 #include <chrono>
 #include <exception>
 
-#include "config/job_loader.h"
 #include "self_check_job.h"
-#include "tools/engine/engine.h"
 
 namespace tidemark {
 namespace {
@@ -20,16 +18,15 @@ std::string LastLine(std::string text) {
 
 }  // namespace
 
-SelfCheckResult RunSelfCheck() {
+SelfCheckResult RunSelfCheck(const JobFactory& factory) {
   SelfCheckResult result;
   const auto start = std::chrono::steady_clock::now();
   try {
-    auto job = LocalJob::Create(LoadJobSpecString(kSelfCheckJobYaml, "self-check/two_splits_split.yaml"),
-                                [](const std::string&) {});  // the FIRE lines are not needed
-    job->execution().Start();
-    const JobState state = job->execution().Wait();
+    auto job = factory(kSelfCheckJobYaml, "self-check/two_splits_split.yaml",
+                       [](const std::string&) {});  // the FIRE lines are not needed
+    const JobState state = job->Run();
     if (state != JobState::kFinished) {
-      result.detail = std::string("the job ended ") + ToString(state) + ": " + job->execution().failure_cause();
+      result.detail = std::string("the job ended ") + ToString(state) + ": " + job->failure_cause();
     } else {
       const std::string expected = LastLine(kSelfCheckJobExpected);
       const std::string got = job->ReportLine().value_or("(no report line)");

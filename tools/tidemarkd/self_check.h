@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "runtime/daemon/daemon_job.h"
+
 namespace tidemark {
 
 /// What the daemon's start-up self-check found.
@@ -13,7 +15,7 @@ struct SelfCheckResult {
 
 /// Runs the two-split experiment in split mode (jobs/two_splits_split.yaml, compiled into the
 /// daemon; virtual clock, so it takes a few milliseconds and gives the same result on any machine)
-/// through the same path as a submitted job, and compares its report line with
+/// through the same path as a submitted job (with workers: in a worker process), and compares its report line with
 /// jobs/two_splits_split.expected.
 ///
 /// Why the daemon does this before it listens: a build or platform problem that breaks event time
@@ -21,7 +23,10 @@ struct SelfCheckResult {
 /// parser, operator registry, task threads, allocator arenas) are in place, so the first submitted
 /// job is as fast as the thousandth and the footprint at "ready" is the daemon's floor.
 ///
+/// `factory` is the daemon's job factory: with workers, the check also proves that a worker process
+/// starts, runs a job and reports it back.
+///
 /// Call from the main thread before serving. Never throws: an exception becomes `ok = false`.
-SelfCheckResult RunSelfCheck();
+SelfCheckResult RunSelfCheck(const JobFactory& factory);
 
 }  // namespace tidemark
