@@ -336,7 +336,7 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
     WriteWorkerFrame(fd, run);
   }
   WorkerFrameReader reader;
-  std::vector<char> buf(64u << 10);
+  char buf[16u << 10];  // on the stack: nothing of this thread stays in the daemon's heap
   for (;;) {
     bool cancel = false;
     {
@@ -363,14 +363,14 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
     if (ready <= 0) {
       continue;
     }
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
       continue;
     }
     if (n <= 0) {
       break;  // the worker closed its end: it exited (or is about to)
     }
-    reader.Append(buf.data(), static_cast<size_t>(n));
+    reader.Append(buf, static_cast<size_t>(n));
     std::string error;
     while (std::optional<std::string> frame = reader.Next(&error)) {
       if (!OnFrame(*frame, &error)) {
