@@ -555,6 +555,37 @@ TEST_F(DaemonTest, AnswersOrClosesGarbageAndKeepsServing) {
   EXPECT_NE(two.find("tidemark_jobs_submitted_total 1"), std::string::npos) << two;
 }
 
+/// Resident memory of this process (the test's in-process daemon), in KiB.
+int64_t RssKib() {
+  std::istringstream in(ReadFile("/proc/self/status"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::stoll(line.substr(6));
+    }
+  }
+  return -1;
+}
+
+TEST_F(DaemonTest, AChunkExtensionThatNeverEndsIsRefusedNotBuffered) {
+  // The read buffer had no bound: the parser waits for the end of a chunk-size line, and the
+  // daemon kept every byte of "1;aaaa..." (1.7 GB in 8 s from one connection; a few such clients
+  // make the 21 GB a garbage run once reached). Now the line may be as long as the buffer, 16 KiB
+  // of header limit + 64 KiB: 64 MiB of it get a 400 and a closed connection.
+  const int64_t before = RssKib();
+  const std::string reply = RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;" +
+                                        std::string(64u << 20, 'a'));
+  EXPECT_EQ(reply.substr(0, reply.find("\r\n")), "HTTP/1.1 400 Bad Request") << reply.substr(0, 200);
+  EXPECT_NE(reply.find("\"malformed HTTP request: a line longer than 81920 bytes\""), std::string::npos) << reply;
+  EXPECT_LT(RssKib() - before, 16 << 10) << before;
+  // A request line that never ends, likewise; and a 1 MiB job body still goes through whole.
+  const std::string line = RawExchange("GET /" + std::string(1u << 20, 'x'));
+  EXPECT_EQ(line.rfind("HTTP/1.1 4", 0), 0u) << line.substr(0, 200);
+  StartServer(JobManagerOptions{}, RestServerOptions{.max_body_bytes = 2u << 20});
+  const std::string id = SubmitYaml(std::string(kSmallJob) + "# " + std::string((1u << 20) + 100, 'x') + "\n");
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+  EXPECT_EQ(JobJson(id)["state"], "FINISHED");
+}
+
 TEST_F(DaemonTest, FailingJobsEndFailedWithTheCauseWhileAnotherFinishes) {
   // The good job runs first and is still running while the others fail beside it.
   const std::string good = SubmitYaml(ReadFile("jobs/two_splits_split.yaml"));
