@@ -2,7 +2,7 @@
 """Garbage and flood test for tidemarkd (slow: minutes; ctest label `slow`).
 
 Starts tidemarkd on a private socket, then for DURATION seconds runs garbage clients (random
-bytes, random HTTP-looking prefixes, oversize and truncated requests, pipelined requests never
+bytes, random HTTP-looking prefixes, oversize and truncated requests, a chunk-size line that never ends, pipelined requests never
 read, connections left open) beside well-behaved clients that submit the two-split experiment and
 check its exact report. Every second it samples the daemon's RSS and times a `GET /jobs`.
 
@@ -49,6 +49,7 @@ def garbage_client(sock_path, stop, rng, counts):
     prefixes = [b"", b"GET / HTTP/1.1\r\n", b"POST /jobs HTTP/1.1\r\nHost: x\r\n",
                 b"POST /jobs HTTP/1.1\r\nContent-Length: 1000000000\r\n\r\n",
                 b"POST /jobs HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffff\r\n",
+                b"POST /jobs HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;" + b"a" * (4 << 20),  # endless line
                 b"GET /jobs HTTP/1.1\r\nHost: x\r\n\r\n" * 200]  # pipelined, never read
     held = []
     while not stop.is_set():
