@@ -53,8 +53,8 @@ void AppendHistogram(std::string& out, const LatenessDistribution& d, const std:
   }
 }
 
-std::string Row(const std::string& name, const LatenessDistribution& d) {
-  return fmt::format("    {:<14} {:>8}  {:>18}  {:>7} {:>7} {:>7} {:>7} {:>7}\n", name, d.count,
+std::string Row(const std::string& name, size_t width, const LatenessDistribution& d) {
+  return fmt::format("    {:<{}} {:>8}  {:>20}  {:>7} {:>7} {:>7} {:>7} {:>7}\n", name, width, d.count,
                      d.count == 0 ? std::string("-") : FormatSeconds(d.min_ts) + " .. " + FormatSeconds(d.max_ts),
                      Dur(d.p50), Dur(d.p90), Dur(d.p99), Dur(d.p999), Dur(d.max));
 }
@@ -107,21 +107,25 @@ std::string FormatText(const JobSpec& job, const std::vector<SourceAnalysis>& an
                              : "",
                          r.input_errors > 0 ? fmt::format(", {} input errors", r.input_errors) : "",
                          Dur(r.end_ms), r.truncated ? " (stopped at --max-records)" : "");
-      out += fmt::format("    {:<14} {:>8}  {:>18}  {:>7} {:>7} {:>7} {:>7} {:>7}\n", "SPLIT", "RECORDS",
+      size_t width = 8;
+      for (const SplitReport& s : r.splits) {
+        width = std::max(width, s.id.size());
+      }
+      out += fmt::format("    {:<{}} {:>8}  {:>20}  {:>7} {:>7} {:>7} {:>7} {:>7}\n", "SPLIT", width, "RECORDS",
                          "EVENT TIME", "P50", "P90", "P99", "P99.9", "MAX");
       for (const SplitReport& s : r.splits) {
-        out += Row(s.id, s.lateness);
+        out += Row(s.id, width, s.lateness);
       }
-      out += Row("merged", r.merged);
+      out += Row("merged", width, r.merged);
       out += "  merged lateness (records):\n";
       AppendHistogram(out, r.merged, "    ");
       out += "  gaps in arrival (processing time, the source's pacing):\n";
       for (const SplitReport& s : r.splits) {
         if (s.gap.longest_ms == 0) {
-          out += fmt::format("    {:<14} no gap\n", s.id);
+          out += fmt::format("    {:<{}} no gap\n", s.id, width);
           continue;
         }
-        out += fmt::format("    {:<14} longest {} ({} .. {}), P99 {}; ", s.id, Dur(s.gap.longest_ms),
+        out += fmt::format("    {:<{}} longest {} ({} .. {}), P99 {}; ", s.id, width, Dur(s.gap.longest_ms),
                            Dur(s.gap.from_ms), Dur(s.gap.to_ms), Dur(s.gap.p99_gap_ms));
         if (s.gap.idleness_below_ms > 0) {
           out += fmt::format("idleness < {} releases the watermark in it\n", Dur(s.gap.idleness_below_ms));
@@ -134,7 +138,9 @@ std::string FormatText(const JobSpec& job, const std::vector<SourceAnalysis>& an
                          Percent(a.target_late));
       out += fmt::format("    at the source (a generator per split):        {}  ({} late){}\n",
                          Dur(r.bound.at_source_ms), Percent(r.bound.at_source_late),
-                         r.bound.at_source_ms == 0 ? "  -> strategy: monotonous" : "");
+                         r.bound.at_source_late > a.target_late
+                             ? "  (no bound reaches the target)"
+                             : r.bound.at_source_ms == 0 ? "  -> strategy: monotonous" : "");
       out += fmt::format("    after the source (one generator per subtask): {}  ({} late); with a 10% "
                          "margin: max-out-of-orderness: {}\n",
                          Dur(r.bound.after_source_ms), Percent(r.bound.after_source_late),
@@ -158,9 +164,10 @@ std::string FormatText(const JobSpec& job, const std::vector<SourceAnalysis>& an
     if (!a.state.empty()) {
       out += "\nwindow state (seed 002 §4.3: rate x record size x (window + bound + allowed lateness)):\n";
       for (const StateEstimate& e : a.state) {
-        out += fmt::format("  {} ({}): {:.0f} records/s of event time, {} keys, {:.0f} B/record, span {} "
+        out += fmt::format("  {} ({}): {:.0f} records/s of event time, {} key{}, {:.0f} B/record, span {} "
                            "(bound {}, watermark delay {})\n",
-                           e.window_op, e.description, e.records_per_s, e.keys, e.record_bytes,
+                           e.window_op, e.description, e.records_per_s, e.keys, e.keys == 1 ? "" : "s",
+                           e.record_bytes,
                            Dur(e.span_ms), Dur(e.bound_ms), Dur(e.delay_ms));
         out += fmt::format("    buffering all records: {}; incremental aggregates (what it keeps): {}{}\n",
                            Bytes(e.buffered_bytes), Bytes(e.estimate_bytes),
@@ -245,10 +252,10 @@ std::string FormatSvg(const JobSpec& job, const std::vector<SourceAnalysis>& ana
   // One panel per source: the merged lateness histogram of its first subtask, bars on a linear
   // count axis, the P99 bin marked.
   constexpr int kWidth = 640;
-  constexpr int kPanel = 260;
+  constexpr int kPanel = 270;
   constexpr int kLeft = 60;
   constexpr int kRight = 20;
-  constexpr int kTop = 40;
+  constexpr int kTop = 50;
   constexpr int kPlot = 170;
   const int height = static_cast<int>(analyses.size()) * kPanel + 10;
   std::string svg = fmt::format(
@@ -259,10 +266,11 @@ std::string FormatSvg(const JobSpec& job, const std::vector<SourceAnalysis>& ana
     const SourceAnalysis& a = analyses[p];
     const LatenessDistribution& d = a.subtasks.front().merged;
     const int y0 = static_cast<int>(p) * kPanel;
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\" font-weight=\"bold\">{}: lateness of "
-                       "source '{}' (merged, subtask 0): P50 {} P99 {} max {}</text>\n",
-                       kLeft, y0 + 20, Escape(job.name), Escape(a.source_op), Dur(d.p50), Dur(d.p99),
-                       Dur(d.max));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\" font-weight=\"bold\">{}: lateness at "
+                       "source '{}', subtask 0, splits merged</text>\n",
+                       kLeft, y0 + 18, Escape(job.name), Escape(a.source_op));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\">{} records; P50 {}, P90 {}, P99 {}, P99.9 {}, max {}</text>\n",
+                       kLeft, y0 + 34, d.count, Dur(d.p50), Dur(d.p90), Dur(d.p99), Dur(d.p999), Dur(d.max));
     const int64_t top = d.bins.empty() ? 0 : *std::max_element(d.bins.begin(), d.bins.end());
     const int n = static_cast<int>(d.bins.size());
     const int plot_w = kWidth - kLeft - kRight;

@@ -557,25 +557,31 @@ SimResult Simulate(const Trace& t, const WatermarkStrategy& strategy, bool per_s
   return result;
 }
 
-int64_t LateWithBound(const Trace& t, int64_t bound, bool per_split, int64_t interval) {
-  const WatermarkStrategy s = WatermarkStrategy::ForBoundedOutOfOrderness(
-      std::chrono::milliseconds(bound), RecordTimestampAssigner());
+// `idleness_ms` > 0: the candidate keeps the job's idleness timeout (a split that goes idle and
+// comes back behind the watermark makes late records whatever the bound).
+int64_t LateWithBound(const Trace& t, int64_t bound, bool per_split, int64_t interval,
+                      int64_t idleness_ms) {
+  WatermarkStrategy s = WatermarkStrategy::ForBoundedOutOfOrderness(std::chrono::milliseconds(bound),
+                                                                    RecordTimestampAssigner());
+  if (idleness_ms > 0) {
+    s = s.WithIdleness(std::chrono::milliseconds(idleness_ms));
+  }
   return Simulate(t, s, per_split, interval, {LateRule{}}).late.front();
 }
 
 // The smallest bound whose record lateness is at most `target` of the records. The late count
 // does not grow with the bound (a larger bound only lowers every watermark), and `hi` (the
 // largest lateness) gives none, so a binary search finds it.
-int64_t SmallestBound(const Trace& t, bool per_split, int64_t interval, double target, int64_t hi,
-                      double& late_fraction) {
+int64_t SmallestBound(const Trace& t, bool per_split, int64_t interval, int64_t idleness_ms,
+                      double target, int64_t hi, double& late_fraction) {
   const double allowed = target * static_cast<double>(t.records);
   int64_t lo = 0;
-  if (static_cast<double>(LateWithBound(t, 0, per_split, interval)) <= allowed) {
+  if (static_cast<double>(LateWithBound(t, 0, per_split, interval, idleness_ms)) <= allowed) {
     hi = 0;
   } else {
     while (lo + 1 < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
-      if (static_cast<double>(LateWithBound(t, mid, per_split, interval)) <= allowed) {
+      if (static_cast<double>(LateWithBound(t, mid, per_split, interval, idleness_ms)) <= allowed) {
         hi = mid;
       } else {
         lo = mid;
@@ -583,7 +589,7 @@ int64_t SmallestBound(const Trace& t, bool per_split, int64_t interval, double t
     }
   }
   late_fraction = t.records == 0 ? 0.0
-                                 : static_cast<double>(LateWithBound(t, hi, per_split, interval)) /
+                                 : static_cast<double>(LateWithBound(t, hi, per_split, interval, idleness_ms)) /
                                        static_cast<double>(t.records);
   return hi;
 }
@@ -719,6 +725,17 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
       }
     }
 
+    // Candidates keep the idleness timeouts the job already has.
+    const int64_t source_idleness =
+        src->watermarks && src->watermarks->idleness_ms ? *src->watermarks->idleness_ms : 0;
+    int64_t assigner_idleness = 0;
+    for (const Strategy& s : strategies) {
+      if (!s.per_split && s.op->watermarks->idleness_ms) {
+        assigner_idleness = *s.op->watermarks->idleness_ms;
+        break;
+      }
+    }
+
     std::vector<Trace> traces;
     for (int s = 0; s < a.parallelism; ++s) {
       traces.push_back(ReadSubtask(*source, stamping, s, a.parallelism, options.max_records, probes));
@@ -746,11 +763,15 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
         split_max = std::max(split_max, sr.lateness.max);
         r.splits.push_back(std::move(sr));
       }
+      // With an idle split coming back behind, no bound may reach the target: the search stops
+      // at the largest lateness and reports the fraction that remains.
+      // A split marked idle lets the others' watermark pass it: then the merged lateness bounds it.
       r.merged = LatenessOf(t, -1);
-      r.bound.at_source_ms =
-          SmallestBound(t, true, a.interval_ms, a.target_late, split_max, r.bound.at_source_late);
-      r.bound.after_source_ms =
-          SmallestBound(t, false, a.interval_ms, a.target_late, r.merged.max, r.bound.after_source_late);
+      r.bound.at_source_ms = SmallestBound(t, true, a.interval_ms, source_idleness, a.target_late,
+                                           source_idleness > 0 ? std::max(split_max, r.merged.max) : split_max,
+                                           r.bound.at_source_late);
+      r.bound.after_source_ms = SmallestBound(t, false, a.interval_ms, assigner_idleness, a.target_late,
+                                              r.merged.max, r.bound.after_source_late);
       r.bound.after_source_with_margin_ms = RoundUpToHundred((r.bound.after_source_ms * 11 + 9) / 10);
       if (r.merged.count > 0) {
         min_ts = std::min(min_ts, r.merged.min_ts);
