@@ -407,11 +407,11 @@ struct LateRule {
         return ts <= wm;
       case kTumbling: {
         const Timestamp start = ts - mod(ts - offset, size);
-        return SaturatingAdd(start + size - 1, lateness) <= wm;
+        return SaturatingAdd(SaturatingAdd(start, size - 1), lateness) <= wm;
       }
       case kSliding: {
         const Timestamp last_start = ts - mod(ts - offset, slide);
-        return SaturatingAdd(last_start + size - 1, lateness) <= wm;
+        return SaturatingAdd(SaturatingAdd(last_start, size - 1), lateness) <= wm;
       }
       case kSession:
         return SaturatingAdd(SaturatingAdd(ts, gap - 1), lateness) <= wm;

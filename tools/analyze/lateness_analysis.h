@@ -109,7 +109,7 @@ struct SourceAnalysis {
 struct AnalyzeOptions {
   std::string source_id;         ///< empty: every source
   double target_late = 0.001;    ///< fraction, in [0, 1)
-  int64_t max_records = 10'000'000;  ///< per source subtask
+  int64_t max_records = 1'000'000;  ///< per source subtask
   bool run = false;              ///< also run the job and put measured figures beside
 };
 

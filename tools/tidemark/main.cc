@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   std::string analyze_svg;
   bool analyze_json = false;
   bool analyze_run = false;
-  int64_t analyze_max_records = 10'000'000;
+  int64_t analyze_max_records = 1'000'000;
   auto* analyze = app.add_subcommand(
       "analyze", "Measure the job's lateness through its sources (without running operators) and suggest "
                  "the out-of-orderness bound, the idleness timeout and the window state");
@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
   analyze->add_option("--svg", analyze_svg, "also write the lateness histogram as an SVG file");
   analyze->add_flag("--run", analyze_run,
                     "also run the job and show the measured late records and window state beside the estimates");
-  analyze->add_option("--max-records", analyze_max_records, "read at most this many records per source subtask");
+  analyze->add_option("--max-records", analyze_max_records, "read at most this many records per source subtask (default 1000000)");
   tidemark::bench::BenchOptions bench_options;
   auto* bench = tidemark::bench::AddBenchSubcommand(app, bench_options);
 
