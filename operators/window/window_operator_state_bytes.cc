@@ -41,8 +41,7 @@ void WindowOperator::SampleStateBytes() {
   const int64_t bytes = StateBytes();
   state_bytes_sampled_ = bytes;
   state_bytes_peak_ = std::max(state_bytes_peak_, bytes);
-  state_panes_at_sample_ =
-      static_cast<int64_t>(NumSlices()) + static_cast<int64_t>(panes_.size());
+  state_panes_at_sample_ = static_cast<int64_t>(NumSlices()) + static_cast<int64_t>(panes_.size());
 }
 
 }  // namespace tidemark

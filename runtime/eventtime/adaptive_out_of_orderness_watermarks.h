@@ -18,9 +18,9 @@ struct AdaptiveOutOfOrdernessParams {
   /// Sliding window of **event time**: a record's lateness is kept while the largest timestamp
   /// seen is less than `window_ms` past the largest timestamp at its arrival. > 0.
   int64_t window_ms = 60000;
-  int64_t min_ms = 0;       ///< lower clamp of the bound, >= 0
-  int64_t max_ms = 60000;   ///< upper clamp of the bound, >= min_ms
-  int64_t initial_ms = 0;   ///< bound until a whole window has been observed, in [min, max]
+  int64_t min_ms = 0;      ///< lower clamp of the bound, >= 0
+  int64_t max_ms = 60000;  ///< upper clamp of the bound, >= min_ms
+  int64_t initial_ms = 0;  ///< bound until a whole window has been observed, in [min, max]
 };
 
 /// A periodic generator whose out-of-orderness bound adapts to the stream: the bound is a
@@ -54,7 +54,8 @@ class AdaptiveOutOfOrdernessWatermarks : public WatermarkGenerator {
   /// Validates `params` as the constructor does (the message names the parameter).
   static void Validate(const AdaptiveOutOfOrdernessParams& params);
 
-  void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) override;
+  void OnEvent(const StreamRecord& record, Timestamp event_timestamp,
+               WatermarkOutput& output) override;
   void OnPeriodicEmit(WatermarkOutput& output) override;
   bool InspectsRecordOnEvent() const override { return false; }
   std::optional<int64_t> CurrentOutOfOrdernessMs() const override { return bound_ms_; }

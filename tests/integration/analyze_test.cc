@@ -1,18 +1,17 @@
 // `tidemark analyze` against real runs: the bound it suggests, run, gives the late fraction it
 // promised; its late-record predictions and state estimates match what the job measures.
 
-#include "tools/analyze/lateness_analysis.h"
-
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 #include <string>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include "config/job_loader.h"
+#include "tools/analyze/lateness_analysis.h"
 #include "tools/engine/engine.h"
 
 namespace tidemark {
@@ -71,8 +70,8 @@ TEST(AnalyzeTest, TwoSplitExperimentSplitsAreInOrderAndMergedTrailsByFiveSeconds
   EXPECT_EQ(r.merged.p50, 0);
   EXPECT_EQ(r.merged.p99, 5000);
   EXPECT_EQ(r.merged.max, 5000);
-  EXPECT_EQ(r.bound.at_source_ms, 0);         // per-split generators need no bound
-  EXPECT_EQ(r.bound.after_source_ms, 5000);   // an assigner after the source needs 5 s ...
+  EXPECT_EQ(r.bound.at_source_ms, 0);        // per-split generators need no bound
+  EXPECT_EQ(r.bound.after_source_ms, 5000);  // an assigner after the source needs 5 s ...
   EXPECT_EQ(r.bound.after_source_with_margin_ms, 5500);  // ... and 5.5 s with the margin
   // The job's own strategy (assigner, 1 s): the 197 late records of seed 000.
   ASSERT_EQ(result[0].late.size(), 1u);
@@ -103,7 +102,8 @@ std::string WriteJitteredJob(const std::filesystem::path& dir) {
     for (int i = 0; i < 20000; ++i) {
       state = state * 6364136223846793005ULL + 1442695040888963407ULL;
       const double u = static_cast<double>(state >> 11) / 9007199254740992.0;
-      const int64_t delay = std::min<int64_t>(3000, static_cast<int64_t>(-300.0 * std::log(1.0 - u)));
+      const int64_t delay =
+          std::min<int64_t>(3000, static_cast<int64_t>(-300.0 * std::log(1.0 - u)));
       data << "{\"ts\": " << (1000000 + 10 * i - delay) << ", \"key\": " << i % 10 << "}\n";
     }
   }

@@ -11,14 +11,18 @@
 namespace tidemark::analyze {
 namespace {
 
-std::string Dur(int64_t ms) { return FormatDuration(ms); }
+std::string Dur(int64_t ms) {
+  return FormatDuration(ms);
+}
 
 // A duration as YAML takes it: whole seconds as "5s", anything else in ms.
 std::string YamlDur(int64_t ms) {
   return ms % 1000 == 0 && ms != 0 ? fmt::format("{}s", ms / 1000) : fmt::format("{}ms", ms);
 }
 
-std::string Percent(double f) { return fmt::format("{:.2f}%", f * 100.0); }
+std::string Percent(double f) {
+  return fmt::format("{:.2f}%", f * 100.0);
+}
 
 std::string Bytes(int64_t b) {
   if (b >= 10 * 1024 * 1024) {
@@ -49,14 +53,16 @@ void AppendHistogram(std::string& out, const LatenessDistribution& d, const std:
     for (int k = 0; k < width; ++k) {
       bar += "\u2588";
     }
-    out += fmt::format("{}{:<{}}  {:<40}  {}\n", indent, BinLabel(d, i), label_width, bar, d.bins[i]);
+    out +=
+        fmt::format("{}{:<{}}  {:<40}  {}\n", indent, BinLabel(d, i), label_width, bar, d.bins[i]);
   }
 }
 
 std::string Row(const std::string& name, size_t width, const LatenessDistribution& d) {
-  return fmt::format("    {:<{}} {:>8}  {:>20}  {:>7} {:>7} {:>7} {:>7} {:>7}\n", name, width, d.count,
-                     d.count == 0 ? std::string("-") : FormatSeconds(d.min_ts) + " .. " + FormatSeconds(d.max_ts),
-                     Dur(d.p50), Dur(d.p90), Dur(d.p99), Dur(d.p999), Dur(d.max));
+  return fmt::format(
+      "    {:<{}} {:>8}  {:>20}  {:>7} {:>7} {:>7} {:>7} {:>7}\n", name, width, d.count,
+      d.count == 0 ? std::string("-") : FormatSeconds(d.min_ts) + " .. " + FormatSeconds(d.max_ts),
+      Dur(d.p50), Dur(d.p90), Dur(d.p99), Dur(d.p999), Dur(d.max));
 }
 
 nlohmann::json DistJson(const LatenessDistribution& d) {
@@ -71,7 +77,9 @@ nlohmann::json DistJson(const LatenessDistribution& d) {
   j["max_ms"] = d.max;
   nlohmann::json h = nlohmann::json::array();
   for (size_t i = 0; i < d.bins.size(); ++i) {
-    h.push_back({{"above_ms", i == 0 ? -1 : d.edges[i - 1]}, {"up_to_ms", d.edges[i]}, {"records", d.bins[i]}});
+    h.push_back({{"above_ms", i == 0 ? -1 : d.edges[i - 1]},
+                 {"up_to_ms", d.edges[i]},
+                 {"records", d.bins[i]}});
   }
   j["histogram"] = h;
   return j;
@@ -81,11 +89,20 @@ std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -100,8 +117,8 @@ std::string FormatText(const JobSpec& job, const std::vector<SourceAnalysis>& an
                        job.name, a.source_op, a.source_type, a.parallelism, Dur(a.interval_ms));
     out += "lateness = largest timestamp seen so far - the record's own (>= 0)\n";
     for (const SubtaskReport& r : a.subtasks) {
-      out += fmt::format("\n{}#{}: {} records{}{}, read until {} of processing time{}\n", a.source_op,
-                         r.subtask, r.records,
+      out += fmt::format("\n{}#{}: {} records{}{}, read until {} of processing time{}\n",
+                         a.source_op, r.subtask, r.records,
                          r.records_without_timestamp > 0
                              ? fmt::format(", {} without a timestamp", r.records_without_timestamp)
                              : "",
@@ -111,8 +128,8 @@ std::string FormatText(const JobSpec& job, const std::vector<SourceAnalysis>& an
       for (const SplitReport& s : r.splits) {
         width = std::max(width, s.id.size());
       }
-      out += fmt::format("    {:<{}} {:>8}  {:>20}  {:>7} {:>7} {:>7} {:>7} {:>7}\n", "SPLIT", width, "RECORDS",
-                         "EVENT TIME", "P50", "P90", "P99", "P99.9", "MAX");
+      out += fmt::format("    {:<{}} {:>8}  {:>20}  {:>7} {:>7} {:>7} {:>7} {:>7}\n", "SPLIT",
+                         width, "RECORDS", "EVENT TIME", "P50", "P90", "P99", "P99.9", "MAX");
       for (const SplitReport& s : r.splits) {
         out += Row(s.id, width, s.lateness);
       }
@@ -125,55 +142,65 @@ std::string FormatText(const JobSpec& job, const std::vector<SourceAnalysis>& an
           out += fmt::format("    {:<{}} no gap\n", s.id, width);
           continue;
         }
-        out += fmt::format("    {:<{}} longest {} ({} .. {}), P99 {}; ", s.id, width, Dur(s.gap.longest_ms),
-                           Dur(s.gap.from_ms), Dur(s.gap.to_ms), Dur(s.gap.p99_gap_ms));
+        out += fmt::format("    {:<{}} longest {} ({} .. {}), P99 {}; ", s.id, width,
+                           Dur(s.gap.longest_ms), Dur(s.gap.from_ms), Dur(s.gap.to_ms),
+                           Dur(s.gap.p99_gap_ms));
         if (s.gap.idleness_below_ms > 0) {
-          out += fmt::format("idleness < {} releases the watermark in it\n", Dur(s.gap.idleness_below_ms));
+          out += fmt::format("idleness < {} releases the watermark in it\n",
+                             Dur(s.gap.idleness_below_ms));
         } else {
           out += "too short for any idleness timeout\n";
         }
       }
-      out += fmt::format("  bound for <= {} late records (a record is late when its timestamp <= the "
-                         "watermark at its arrival):\n",
-                         Percent(a.target_late));
+      out += fmt::format(
+          "  bound for <= {} late records (a record is late when its timestamp <= the "
+          "watermark at its arrival):\n",
+          Percent(a.target_late));
       out += fmt::format("    at the source (a generator per split):        {}  ({} late){}\n",
                          Dur(r.bound.at_source_ms), Percent(r.bound.at_source_late),
-                         r.bound.at_source_late > a.target_late
-                             ? "  (no bound reaches the target)"
-                             : r.bound.at_source_ms == 0 ? "  -> strategy: monotonous" : "");
-      out += fmt::format("    after the source (one generator per subtask): {}  ({} late); with a 10% "
-                         "margin: max-out-of-orderness: {}\n",
-                         Dur(r.bound.after_source_ms), Percent(r.bound.after_source_late),
-                         YamlDur(r.bound.after_source_with_margin_ms));
+                         r.bound.at_source_late > a.target_late ? "  (no bound reaches the target)"
+                         : r.bound.at_source_ms == 0            ? "  -> strategy: monotonous"
+                                                                : "");
+      out += fmt::format(
+          "    after the source (one generator per subtask): {}  ({} late); with a 10% "
+          "margin: max-out-of-orderness: {}\n",
+          Dur(r.bound.after_source_ms), Percent(r.bound.after_source_late),
+          YamlDur(r.bound.after_source_with_margin_ms));
     }
     if (!a.late.empty()) {
       out += "\nlate records with the job's strategies:\n";
       for (const LateFigure& f : a.late) {
         const std::string where = f.at.empty() ? "by the watermark" : "at window '" + f.at + "'";
         if (!f.simulated) {
-          out += fmt::format("  {} ({}): not simulated (punctuated, or fields made after the source)\n",
-                             f.strategy_op, f.description);
+          out += fmt::format(
+              "  {} ({}): not simulated (punctuated, or fields made after the source)\n",
+              f.strategy_op, f.description);
           continue;
         }
-        out += fmt::format("  {} ({}): {} of {} {} ({}){}\n", f.strategy_op, f.description, f.late, f.records,
-                           where,
-                           Percent(f.records == 0 ? 0.0 : static_cast<double>(f.late) / static_cast<double>(f.records)),
-                           f.measured_late ? fmt::format("; measured in a run: {}", *f.measured_late) : "");
+        out += fmt::format(
+            "  {} ({}): {} of {} {} ({}){}\n", f.strategy_op, f.description, f.late, f.records,
+            where,
+            Percent(f.records == 0 ? 0.0
+                                   : static_cast<double>(f.late) / static_cast<double>(f.records)),
+            f.measured_late ? fmt::format("; measured in a run: {}", *f.measured_late) : "");
       }
     }
     if (!a.state.empty()) {
-      out += "\nwindow state (seed 002 §4.3: rate x record size x (window + bound + allowed lateness)):\n";
+      out +=
+          "\nwindow state (seed 002 §4.3: rate x record size x (window + bound + allowed "
+          "lateness)):\n";
       for (const StateEstimate& e : a.state) {
-        out += fmt::format("  {} ({}): {:.0f} records/s of event time, {} key{}, {:.0f} B/record, span {} "
-                           "(bound {}, watermark delay {})\n",
-                           e.window_op, e.description, e.records_per_s, e.keys, e.keys == 1 ? "" : "s",
-                           e.record_bytes,
-                           Dur(e.span_ms), Dur(e.bound_ms), Dur(e.delay_ms));
-        out += fmt::format("    buffering all records: {}; incremental aggregates (what it keeps): {}{}\n",
-                           Bytes(e.buffered_bytes), Bytes(e.estimate_bytes),
-                           e.measured_peak_bytes
-                               ? fmt::format("; measured peak (stateBytesPeak): {}", Bytes(*e.measured_peak_bytes))
-                               : "");
+        out += fmt::format(
+            "  {} ({}): {:.0f} records/s of event time, {} key{}, {:.0f} B/record, span {} "
+            "(bound {}, watermark delay {})\n",
+            e.window_op, e.description, e.records_per_s, e.keys, e.keys == 1 ? "" : "s",
+            e.record_bytes, Dur(e.span_ms), Dur(e.bound_ms), Dur(e.delay_ms));
+        out += fmt::format(
+            "    buffering all records: {}; incremental aggregates (what it keeps): {}{}\n",
+            Bytes(e.buffered_bytes), Bytes(e.estimate_bytes),
+            e.measured_peak_bytes
+                ? fmt::format("; measured peak (stateBytesPeak): {}", Bytes(*e.measured_peak_bytes))
+                : "");
       }
     }
   }
@@ -222,9 +249,12 @@ std::string FormatJson(const JobSpec& job, const std::vector<SourceAnalysis>& an
     }
     s["late"] = nlohmann::json::array();
     for (const LateFigure& f : a.late) {
-      nlohmann::json x = {{"strategy_operator", f.strategy_op}, {"strategy", f.description},
-                          {"at", f.at},                         {"records", f.records},
-                          {"late", f.late},                     {"simulated", f.simulated}};
+      nlohmann::json x = {{"strategy_operator", f.strategy_op},
+                          {"strategy", f.description},
+                          {"at", f.at},
+                          {"records", f.records},
+                          {"late", f.late},
+                          {"simulated", f.simulated}};
       if (f.measured_late) {
         x["measured_late"] = *f.measured_late;
       }
@@ -232,10 +262,14 @@ std::string FormatJson(const JobSpec& job, const std::vector<SourceAnalysis>& an
     }
     s["state"] = nlohmann::json::array();
     for (const StateEstimate& e : a.state) {
-      nlohmann::json x = {{"window", e.window_op},           {"description", e.description},
-                          {"keys", e.keys},                  {"records_per_s", e.records_per_s},
-                          {"record_bytes", e.record_bytes},  {"span_ms", e.span_ms},
-                          {"bound_ms", e.bound_ms},          {"delay_ms", e.delay_ms},
+      nlohmann::json x = {{"window", e.window_op},
+                          {"description", e.description},
+                          {"keys", e.keys},
+                          {"records_per_s", e.records_per_s},
+                          {"record_bytes", e.record_bytes},
+                          {"span_ms", e.span_ms},
+                          {"bound_ms", e.bound_ms},
+                          {"delay_ms", e.delay_ms},
                           {"buffered_bytes", e.buffered_bytes},
                           {"estimate_bytes", e.estimate_bytes}};
       if (e.measured_peak_bytes) {
@@ -260,48 +294,58 @@ std::string FormatSvg(const JobSpec& job, const std::vector<SourceAnalysis>& ana
   const int height = static_cast<int>(analyses.size()) * kPanel + 10;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-      "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" "
+      "fill=\"white\"/>\n",
       kWidth, height, kWidth, height);
   for (size_t p = 0; p < analyses.size(); ++p) {
     const SourceAnalysis& a = analyses[p];
     const LatenessDistribution& d = a.subtasks.front().merged;
     const int y0 = static_cast<int>(p) * kPanel;
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\" font-weight=\"bold\">{}: lateness at "
-                       "source '{}', subtask 0, splits merged</text>\n",
-                       kLeft, y0 + 18, Escape(job.name), Escape(a.source_op));
-    svg += fmt::format("<text x=\"{}\" y=\"{}\">{} records; P50 {}, P90 {}, P99 {}, P99.9 {}, max {}</text>\n",
-                       kLeft, y0 + 34, d.count, Dur(d.p50), Dur(d.p90), Dur(d.p99), Dur(d.p999), Dur(d.max));
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{}\" font-size=\"13\" font-weight=\"bold\">{}: lateness at "
+        "source '{}', subtask 0, splits merged</text>\n",
+        kLeft, y0 + 18, Escape(job.name), Escape(a.source_op));
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{}\">{} records; P50 {}, P90 {}, P99 {}, P99.9 {}, max {}</text>\n",
+        kLeft, y0 + 34, d.count, Dur(d.p50), Dur(d.p90), Dur(d.p99), Dur(d.p999), Dur(d.max));
     const int64_t top = d.bins.empty() ? 0 : *std::max_element(d.bins.begin(), d.bins.end());
     const int n = static_cast<int>(d.bins.size());
     const int plot_w = kWidth - kLeft - kRight;
     const int bar_w = n == 0 ? 0 : plot_w / n;
     const int base = y0 + kTop + kPlot;
-    svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", kLeft, base,
-                       kLeft + plot_w, base);
-    svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", kLeft, y0 + kTop,
-                       kLeft, base);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kLeft - 4, y0 + kTop + 4, top);
+    svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", kLeft,
+                       base, kLeft + plot_w, base);
+    svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", kLeft,
+                       y0 + kTop, kLeft, base);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kLeft - 4,
+                       y0 + kTop + 4, top);
     svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">0</text>\n", kLeft - 4, base);
-    svg += fmt::format("<text x=\"12\" y=\"{}\" transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">"
-                       "records</text>\n",
-                       y0 + kTop + kPlot / 2, y0 + kTop + kPlot / 2);
+    svg += fmt::format(
+        "<text x=\"12\" y=\"{}\" transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">"
+        "records</text>\n",
+        y0 + kTop + kPlot / 2, y0 + kTop + kPlot / 2);
     for (int i = 0; i < n; ++i) {
       const int h = top == 0 ? 0 : static_cast<int>(d.bins[static_cast<size_t>(i)] * kPlot / top);
-      const bool p99_bin = (i == 0 && d.p99 == 0) ||
-                           (i > 0 && d.p99 > d.edges[static_cast<size_t>(i) - 1] && d.p99 <= d.edges[static_cast<size_t>(i)]);
-      svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}"
-                         "</title></rect>\n",
-                         kLeft + i * bar_w + 1, base - h, std::max(bar_w - 2, 1), h,
-                         p99_bin ? "#d62728" : "#1f77b4", Escape(i == 0 ? "0" : Dur(d.edges[static_cast<size_t>(i)])),
-                         d.bins[static_cast<size_t>(i)]);
+      const bool p99_bin =
+          (i == 0 && d.p99 == 0) || (i > 0 && d.p99 > d.edges[static_cast<size_t>(i) - 1] &&
+                                     d.p99 <= d.edges[static_cast<size_t>(i)]);
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}"
+          "</title></rect>\n",
+          kLeft + i * bar_w + 1, base - h, std::max(bar_w - 2, 1), h,
+          p99_bin ? "#d62728" : "#1f77b4",
+          Escape(i == 0 ? "0" : Dur(d.edges[static_cast<size_t>(i)])),
+          d.bins[static_cast<size_t>(i)]);
       const std::string label = i == 0 ? "0" : "\u2264" + Dur(d.edges[static_cast<size_t>(i)]);
-      svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"9\">{}</text>\n",
-                         kLeft + i * bar_w + bar_w / 2, base + 12, Escape(label));
+      svg +=
+          fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"9\">{}</text>\n",
+                      kLeft + i * bar_w + bar_w / 2, base + 12, Escape(label));
     }
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">lateness (the bin holding P99 in "
-                       "red); bound after the source for {} late: {}</text>\n",
-                       kLeft + plot_w / 2, base + 30, Percent(a.target_late),
-                       Dur(a.subtasks.front().bound.after_source_ms));
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">lateness (the bin holding P99 in "
+        "red); bound after the source for {} late: {}</text>\n",
+        kLeft + plot_w / 2, base + 30, Percent(a.target_late),
+        Dur(a.subtasks.front().bound.after_source_ms));
   }
   svg += "</svg>\n";
   return svg;

@@ -160,7 +160,8 @@ class TraceOutput final : public ReaderOutput {
       ++trace_.without_timestamp;
       return;
     }
-    trace_.events.push_back(Event{*ts, time_.GetCurrentProcessingTime(), split, EventKind::kRecord});
+    trace_.events.push_back(
+        Event{*ts, time_.GetCurrentProcessingTime(), split, EventKind::kRecord});
     ++trace_.records;
     for (WindowProbe& p : probes_) {
       ++p.records;
@@ -171,7 +172,8 @@ class TraceOutput final : public ReaderOutput {
       Row key;
       key.reserve(p.key_slots.size());
       for (int slot : p.key_slots) {
-        key.push_back(static_cast<size_t>(slot) < row.size() ? row[static_cast<size_t>(slot)] : Value{});
+        key.push_back(static_cast<size_t>(slot) < row.size() ? row[static_cast<size_t>(slot)]
+                                                             : Value{});
       }
       p.key_bytes_sum += static_cast<double>(RowStateBytes(key));
       std::string k;
@@ -195,7 +197,9 @@ class TraceOutput final : public ReaderOutput {
   SourceOutput& CreateOutputForSplit(const std::string& id) override {
     return *outputs_[static_cast<size_t>(IndexOf(id))];
   }
-  void ReleaseOutputForSplit(const std::string& id) override { Mark(IndexOf(id), EventKind::kRelease); }
+  void ReleaseOutputForSplit(const std::string& id) override {
+    Mark(IndexOf(id), EventKind::kRelease);
+  }
   void EmitError(const SourceError&) override { ++trace_.input_errors; }
 
  private:
@@ -222,11 +226,21 @@ class TraceOutput final : public ReaderOutput {
   std::vector<std::unique_ptr<TraceSplitOutput>> outputs_;
 };
 
-void TraceSplitOutput::Collect(Row row) { owner_.Record(index_, row, std::nullopt); }
-void TraceSplitOutput::Collect(Row row, Timestamp ts) { owner_.Record(index_, row, ts); }
-void TraceSplitOutput::CollectReusing(Row& row, Timestamp ts) { owner_.Record(index_, row, ts); }
-void TraceSplitOutput::MarkIdle() { owner_.Mark(index_, EventKind::kIdle); }
-void TraceSplitOutput::MarkActive() { owner_.Mark(index_, EventKind::kActive); }
+void TraceSplitOutput::Collect(Row row) {
+  owner_.Record(index_, row, std::nullopt);
+}
+void TraceSplitOutput::Collect(Row row, Timestamp ts) {
+  owner_.Record(index_, row, ts);
+}
+void TraceSplitOutput::CollectReusing(Row& row, Timestamp ts) {
+  owner_.Record(index_, row, ts);
+}
+void TraceSplitOutput::MarkIdle() {
+  owner_.Mark(index_, EventKind::kIdle);
+}
+void TraceSplitOutput::MarkActive() {
+  owner_.Mark(index_, EventKind::kActive);
+}
 
 class TraceContext final : public SourceReaderContext {
  public:
@@ -234,7 +248,9 @@ class TraceContext final : public SourceReaderContext {
   int subtask_index() const override { return subtask_; }
   int parallelism() const override { return parallelism_; }
   ProcessingTimeService& processing_time() override { return time; }
-  void WakeUpAt(Timestamp t) override { time.AdvanceTo(std::max(t, time.GetCurrentProcessingTime())); }
+  void WakeUpAt(Timestamp t) override {
+    time.AdvanceTo(std::max(t, time.GetCurrentProcessingTime()));
+  }
   ManualProcessingTimeService time;
 
  private:
@@ -249,7 +265,8 @@ Trace ReadSubtask(const Source& source, const WatermarkStrategy* stamping, int s
   TraceOutput output(trace, context.time, stamping, probes);
   std::unique_ptr<SourceReader> reader = source.CreateReader(subtask);
   reader->Start(context);
-  std::vector<std::unique_ptr<SourceSplit>> splits = SplitEnumerator::SplitsFor(source, subtask, parallelism);
+  std::vector<std::unique_ptr<SourceSplit>> splits =
+      SplitEnumerator::SplitsFor(source, subtask, parallelism);
   for (const auto& s : splits) {
     output.IndexOf(s->SplitId());  // the source operator registers every assigned split at start
   }
@@ -267,11 +284,12 @@ Trace ReadSubtask(const Source& source, const WatermarkStrategy* stamping, int s
       trace.truncated = true;
       break;
     }
-    if (status == InputStatus::kNothingAvailable && before == context.time.GetCurrentProcessingTime() &&
-        events_before == trace.events.size()) {
+    if (status == InputStatus::kNothingAvailable &&
+        before == context.time.GetCurrentProcessingTime() && events_before == trace.events.size()) {
       if (++stalls > 1'000'000) {
         throw std::runtime_error(fmt::format(
-            "subtask {}: the reader neither produced records nor asked to be woken up later", subtask));
+            "subtask {}: the reader neither produced records nor asked to be woken up later",
+            subtask));
       }
     } else {
       stalls = 0;
@@ -310,14 +328,24 @@ LatenessDistribution Summarize(std::vector<int64_t> lateness, Timestamp min_ts, 
   // Bin 0 holds exact zeros (in-order records); then 10 bins of equal width up to the maximum,
   // the width rounded up to a "nice" 1, 2 or 5 x 10^k ms.
   d.edges.push_back(0);
-  d.bins.push_back(static_cast<int64_t>(std::upper_bound(lateness.begin(), lateness.end(), 0) - lateness.begin()));
+  d.bins.push_back(static_cast<int64_t>(std::upper_bound(lateness.begin(), lateness.end(), 0) -
+                                        lateness.begin()));
   if (d.max > 0) {
     int64_t width = 1;
     const int64_t raw = (d.max + 9) / 10;
     for (int64_t p = 1;; p *= 10) {
-      if (p >= raw) { width = p; break; }
-      if (2 * p >= raw) { width = 2 * p; break; }
-      if (5 * p >= raw) { width = 5 * p; break; }
+      if (p >= raw) {
+        width = p;
+        break;
+      }
+      if (2 * p >= raw) {
+        width = 2 * p;
+        break;
+      }
+      if (5 * p >= raw) {
+        width = 5 * p;
+        break;
+      }
     }
     for (int64_t lo = 0; lo < d.max; lo += width) {
       const int64_t hi = lo + width;
@@ -401,7 +429,9 @@ struct LateRule {
     if (wm == kMinTimestamp) {
       return false;
     }
-    auto mod = [](int64_t a, int64_t b) { return ((a % b) + b) % b; };
+    auto mod = [](int64_t a, int64_t b) {
+      return ((a % b) + b) % b;
+    };
     switch (kind) {
       case kRecord:
         return ts <= wm;
@@ -440,7 +470,8 @@ LateRule RuleFor(const OperatorSpec& window) {
   } else {
     r.kind = LateRule::kSession;
   }
-  if ((r.kind == LateRule::kTumbling && r.size <= 0) || (r.kind == LateRule::kSliding && r.slide <= 0)) {
+  if ((r.kind == LateRule::kTumbling && r.size <= 0) ||
+      (r.kind == LateRule::kSliding && r.slide <= 0)) {
     r.kind = LateRule::kRecord;
   }
   return r;
@@ -561,8 +592,8 @@ SimResult Simulate(const Trace& t, const WatermarkStrategy& strategy, bool per_s
 // comes back behind the watermark makes late records whatever the bound).
 int64_t LateWithBound(const Trace& t, int64_t bound, bool per_split, int64_t interval,
                       int64_t idleness_ms) {
-  WatermarkStrategy s = WatermarkStrategy::ForBoundedOutOfOrderness(std::chrono::milliseconds(bound),
-                                                                    RecordTimestampAssigner());
+  WatermarkStrategy s = WatermarkStrategy::ForBoundedOutOfOrderness(
+      std::chrono::milliseconds(bound), RecordTimestampAssigner());
   if (idleness_ms > 0) {
     s = s.WithIdleness(std::chrono::milliseconds(idleness_ms));
   }
@@ -588,17 +619,21 @@ int64_t SmallestBound(const Trace& t, bool per_split, int64_t interval, int64_t 
       }
     }
   }
-  late_fraction = t.records == 0 ? 0.0
-                                 : static_cast<double>(LateWithBound(t, hi, per_split, interval, idleness_ms)) /
-                                       static_cast<double>(t.records);
+  late_fraction =
+      t.records == 0 ? 0.0
+                     : static_cast<double>(LateWithBound(t, hi, per_split, interval, idleness_ms)) /
+                           static_cast<double>(t.records);
   return hi;
 }
 
-int64_t RoundUpToHundred(int64_t ms) { return (ms + 99) / 100 * 100; }
+int64_t RoundUpToHundred(int64_t ms) {
+  return (ms + 99) / 100 * 100;
+}
 
 // The bound a strategy applies, for the state estimate: fixed, the adaptive one at its percentile
 // of `merged` (clamped), 0 for monotonous; nullopt without progressive watermarks.
-std::optional<int64_t> EffectiveBound(const WatermarkStrategySpec& w, const LatenessDistribution& merged) {
+std::optional<int64_t> EffectiveBound(const WatermarkStrategySpec& w,
+                                      const LatenessDistribution& merged) {
   if (w.strategy == "bounded-out-of-orderness") {
     return w.max_out_of_orderness_ms;
   }
@@ -607,7 +642,10 @@ std::optional<int64_t> EffectiveBound(const WatermarkStrategySpec& w, const Late
   }
   if (w.strategy == "adaptive-out-of-orderness" && w.adaptive) {
     const double p = w.adaptive->percentile;
-    const int64_t v = p >= 99.9 ? merged.p999 : p >= 99 ? merged.p99 : p >= 90 ? merged.p90 : merged.p50;
+    const int64_t v = p >= 99.9 ? merged.p999
+                      : p >= 99 ? merged.p99
+                      : p >= 90 ? merged.p90
+                                : merged.p50;
     return std::clamp(v, w.adaptive->min_ms, w.adaptive->max_ms);
   }
   return std::nullopt;
@@ -662,8 +700,8 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
           known += (known.empty() ? "" : ", ") + op.id;
         }
       }
-      throw std::runtime_error(fmt::format("--source: no source operator '{}' in the job (sources: {})",
-                                           options.source_id, known));
+      throw std::runtime_error(fmt::format(
+          "--source: no source operator '{}' in the job (sources: {})", options.source_id, known));
     }
     throw std::runtime_error("the job has no source operator");
   }
@@ -738,7 +776,8 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
 
     std::vector<Trace> traces;
     for (int s = 0; s < a.parallelism; ++s) {
-      traces.push_back(ReadSubtask(*source, stamping, s, a.parallelism, options.max_records, probes));
+      traces.push_back(
+          ReadSubtask(*source, stamping, s, a.parallelism, options.max_records, probes));
     }
 
     int64_t total_records = 0;
@@ -767,12 +806,15 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
       // at the largest lateness and reports the fraction that remains.
       // A split marked idle lets the others' watermark pass it: then the merged lateness bounds it.
       r.merged = LatenessOf(t, -1);
-      r.bound.at_source_ms = SmallestBound(t, true, a.interval_ms, source_idleness, a.target_late,
-                                           source_idleness > 0 ? std::max(split_max, r.merged.max) : split_max,
-                                           r.bound.at_source_late);
-      r.bound.after_source_ms = SmallestBound(t, false, a.interval_ms, assigner_idleness, a.target_late,
-                                              r.merged.max, r.bound.after_source_late);
-      r.bound.after_source_with_margin_ms = RoundUpToHundred((r.bound.after_source_ms * 11 + 9) / 10);
+      r.bound.at_source_ms =
+          SmallestBound(t, true, a.interval_ms, source_idleness, a.target_late,
+                        source_idleness > 0 ? std::max(split_max, r.merged.max) : split_max,
+                        r.bound.at_source_late);
+      r.bound.after_source_ms =
+          SmallestBound(t, false, a.interval_ms, assigner_idleness, a.target_late, r.merged.max,
+                        r.bound.after_source_late);
+      r.bound.after_source_with_margin_ms =
+          RoundUpToHundred((r.bound.after_source_ms * 11 + 9) / 10);
       if (r.merged.count > 0) {
         min_ts = std::min(min_ts, r.merged.min_ts);
         max_ts = std::max(max_ts, r.merged.max_ts);
@@ -828,10 +870,11 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
       const WindowSpec& w = *p.window->window;
       StateEstimate e;
       e.window_op = p.window->id;
-      e.description = fmt::format("{} {}{}, {} aggregate{}", w.assigner,
-                                  w.assigner == "session" ? FormatDuration(w.gap_ms) : FormatDuration(w.size_ms),
-                                  w.assigner == "sliding" ? " every " + FormatDuration(w.slide_ms) : "",
-                                  w.aggregates.size(), w.aggregates.size() == 1 ? "" : "s");
+      e.description = fmt::format(
+          "{} {}{}, {} aggregate{}", w.assigner,
+          w.assigner == "session" ? FormatDuration(w.gap_ms) : FormatDuration(w.size_ms),
+          w.assigner == "sliding" ? " every " + FormatDuration(w.slide_ms) : "",
+          w.aggregates.size(), w.aggregates.size() == 1 ? "" : "s");
       e.keys = p.key_slots.empty() ? 1 : static_cast<int64_t>(p.keys.size());
       e.records_per_s = rate_per_ms * 1000.0;
       e.record_bytes = p.records > 0 ? p.record_bytes_sum / static_cast<double>(p.records) : 0;
@@ -852,8 +895,9 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
       e.delay_ms = static_cast<int64_t>(std::llround(delay));
       const double lag = event_per_proc * static_cast<double>(a.interval_ms);
       const int64_t window_len = w.assigner == "session" ? w.gap_ms : w.size_ms;
-      double span = no_watermarks ? span_ms
-                                  : static_cast<double>(window_len + w.allowed_lateness_ms) + delay + lag;
+      double span = no_watermarks
+                        ? span_ms
+                        : static_cast<double>(window_len + w.allowed_lateness_ms) + delay + lag;
       span = std::min(span, span_ms + static_cast<double>(window_len));
       e.span_ms = static_cast<int64_t>(std::llround(span));
       e.buffered_bytes = static_cast<int64_t>(std::llround(rate_per_ms * e.record_bytes * span));
@@ -872,9 +916,9 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
       } else {
         panes = k;  // session / global: one live pane per key
       }
-      e.estimate_bytes = static_cast<int64_t>(
-          std::llround(panes * static_cast<double>(PaneStateBytes(static_cast<int64_t>(std::llround(key_bytes)),
-                                                                  w.aggregates.size()))));
+      e.estimate_bytes = static_cast<int64_t>(std::llround(
+          panes * static_cast<double>(PaneStateBytes(static_cast<int64_t>(std::llround(key_bytes)),
+                                                     w.aggregates.size()))));
       a.state.push_back(std::move(e));
     }
     result.push_back(std::move(a));
@@ -885,8 +929,8 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
     job_run->execution().Start();
     const JobState state = job_run->execution().Wait();
     if (state != JobState::kFinished) {
-      throw std::runtime_error(fmt::format("the run {}: {}", ToString(state),
-                                           job_run->execution().failure_cause()));
+      throw std::runtime_error(
+          fmt::format("the run {}: {}", ToString(state), job_run->execution().failure_cause()));
     }
     std::map<std::string, int64_t> late_by_op;
     std::map<std::string, int64_t> peak_by_op;

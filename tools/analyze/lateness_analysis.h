@@ -29,10 +29,10 @@ struct LatenessDistribution {
 
 /// The longest silence of a split in arrival (processing) time.
 struct SplitGap {
-  int64_t longest_ms = 0;     ///< between two records (or start and the first record)
-  Timestamp from_ms = 0;      ///< processing time of the record before it (0: the start)
-  Timestamp to_ms = 0;        ///< processing time of the record after it
-  int64_t p99_gap_ms = 0;     ///< the normal distance between records (P99 of all gaps)
+  int64_t longest_ms = 0;  ///< between two records (or start and the first record)
+  Timestamp from_ms = 0;   ///< processing time of the record before it (0: the start)
+  Timestamp to_ms = 0;     ///< processing time of the record after it
+  int64_t p99_gap_ms = 0;  ///< the normal distance between records (P99 of all gaps)
   /// An `idleness` timeout below this marks the split idle inside the longest gap (the periodic
   /// checks of the pipeline's auto-watermark-interval decide); 0: no timeout can.
   int64_t idleness_below_ms = 0;
@@ -46,13 +46,13 @@ struct SplitReport {
 
 /// The late records one strategy gives at one place (a window, or the watermark itself).
 struct LateFigure {
-  std::string strategy_op;   ///< operator whose watermarks block it is
-  std::string description;   ///< e.g. "bounded-out-of-orderness 1s, a generator per split"
-  std::string at;            ///< window operator id, or "" for record lateness (ts <= watermark)
+  std::string strategy_op;  ///< operator whose watermarks block it is
+  std::string description;  ///< e.g. "bounded-out-of-orderness 1s, a generator per split"
+  std::string at;           ///< window operator id, or "" for record lateness (ts <= watermark)
   int64_t records = 0;
   int64_t late = 0;
   std::optional<int64_t> measured_late;  ///< from a run (`--run`), when asked for
-  bool simulated = true;     ///< false: could not be simulated (punctuated); `late` is 0
+  bool simulated = true;  ///< false: could not be simulated (punctuated); `late` is 0
 };
 
 /// The bound to set for the target late fraction.
@@ -71,7 +71,7 @@ struct SubtaskReport {
   int64_t records = 0;
   int64_t records_without_timestamp = 0;
   int64_t input_errors = 0;
-  Timestamp end_ms = 0;  ///< processing time at end of input (source pacing / virtual clock)
+  Timestamp end_ms = 0;    ///< processing time at end of input (source pacing / virtual clock)
   bool truncated = false;  ///< stopped at `max_records`
   std::vector<SplitReport> splits;
   LatenessDistribution merged;  ///< over the subtask's records in arrival order
@@ -81,17 +81,17 @@ struct SubtaskReport {
 /// Seed 002 §4.3 for one window operator.
 struct StateEstimate {
   std::string window_op;
-  std::string description;       ///< e.g. "tumbling 1s, key-by [key], 1 aggregate"
-  int64_t keys = 0;              ///< distinct keys seen
-  double records_per_s = 0;      ///< of event time
-  double record_bytes = 0;       ///< average, byte model of window_state_bytes.h
-  int64_t span_ms = 0;           ///< window + bound + allowed lateness (+ watermark lag)
-  int64_t bound_ms = 0;          ///< the bound of the strategy upstream
+  std::string description;   ///< e.g. "tumbling 1s, key-by [key], 1 aggregate"
+  int64_t keys = 0;          ///< distinct keys seen
+  double records_per_s = 0;  ///< of event time
+  double record_bytes = 0;   ///< average, byte model of window_state_bytes.h
+  int64_t span_ms = 0;       ///< window + bound + allowed lateness (+ watermark lag)
+  int64_t bound_ms = 0;      ///< the bound of the strategy upstream
   /// How far the watermark trailed the newest record (mean over periodic emits): the bound, plus
   /// in split mode the skew between splits. Used instead of the bound when larger.
   int64_t delay_ms = 0;
-  int64_t buffered_bytes = 0;    ///< seed's formula: rate x record size x span (records kept)
-  int64_t estimate_bytes = 0;    ///< what this window keeps (incremental: a pane per key+slice)
+  int64_t buffered_bytes = 0;  ///< seed's formula: rate x record size x span (records kept)
+  int64_t estimate_bytes = 0;  ///< what this window keeps (incremental: a pane per key+slice)
   std::optional<int64_t> measured_peak_bytes;  ///< stateBytesPeak of a run, when asked for
 };
 
@@ -107,10 +107,10 @@ struct SourceAnalysis {
 };
 
 struct AnalyzeOptions {
-  std::string source_id;         ///< empty: every source
-  double target_late = 0.001;    ///< fraction, in [0, 1)
+  std::string source_id;            ///< empty: every source
+  double target_late = 0.001;       ///< fraction, in [0, 1)
   int64_t max_records = 1'000'000;  ///< per source subtask
-  bool run = false;              ///< also run the job and put measured figures beside
+  bool run = false;                 ///< also run the job and put measured figures beside
 };
 
 /// Reads every selected source of `job` and analyzes it. Throws `std::runtime_error` with a

@@ -18,9 +18,9 @@ TEST(WindowOperatorStateBytesTest, CountsBufferedElementsAndKeysAndKeepsThePeak)
   WindowOperator::Options options;
   options.key_slots = {0};
   WindowOperator op(std::make_unique<TumblingWindows>(true, 3000, 0), nullptr,
-                    std::make_unique<BufferingWindowFunction>(
-                        [](const WindowFunction::Context&, const std::vector<StreamRecord>&,
-                           std::vector<Row>&) {}),
+                    std::make_unique<BufferingWindowFunction>([](const WindowFunction::Context&,
+                                                                 const std::vector<StreamRecord>&,
+                                                                 std::vector<Row>&) {}),
                     options);
   ManualProcessingTimeService clock;
   testing::CollectingOutput out;
