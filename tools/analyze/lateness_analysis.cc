@@ -870,11 +870,15 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
       const WindowSpec& w = *p.window->window;
       StateEstimate e;
       e.window_op = p.window->id;
+      const bool aligned = src->watermarks && src->watermarks->alignment;
       e.description = fmt::format(
           "{} {}{}, {} aggregate{}", w.assigner,
           w.assigner == "session" ? FormatDuration(w.gap_ms) : FormatDuration(w.size_ms),
           w.assigner == "sliding" ? " every " + FormatDuration(w.slide_ms) : "",
           w.aggregates.size(), w.aggregates.size() == 1 ? "" : "s");
+      if (aligned) {
+        e.description += "; alignment, which holds fast splits back, is not simulated";
+      }
       e.keys = p.key_slots.empty() ? 1 : static_cast<int64_t>(p.keys.size());
       e.records_per_s = rate_per_ms * 1000.0;
       e.record_bytes = p.records > 0 ? p.record_bytes_sum / static_cast<double>(p.records) : 0;
@@ -902,7 +906,8 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
       e.span_ms = static_cast<int64_t>(std::llround(span));
       e.buffered_bytes = static_cast<int64_t>(std::llround(rate_per_ms * e.record_bytes * span));
       // Incremental aggregates: one pane per key and slice (gcd(size, slide); a tumbling window is
-      // its own slice), for the keys a slice's records touch (uniform keys: K (1 - (1 - 1/K)^n)).
+      // its own slice), for the keys a slice's n records touch (uniform keys: K (1 - e^(-n/K)),
+      // about n when sparse).
       int64_t slice = w.size_ms;
       if (w.assigner == "sliding" && w.slide_ms > 0) {
         slice = std::gcd(w.size_ms, w.slide_ms);
@@ -912,7 +917,7 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
       if (w.assigner == "tumbling" || w.assigner == "sliding") {
         const double slices = std::ceil(span / static_cast<double>(std::max<int64_t>(slice, 1)));
         const double per_slice = rate_per_ms * static_cast<double>(slice);
-        panes = slices * k * (1.0 - std::pow(1.0 - 1.0 / k, per_slice));
+        panes = slices * k * (1.0 - std::exp(-per_slice / k));
       } else {
         panes = k;  // session / global: one live pane per key
       }
