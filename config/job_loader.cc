@@ -253,9 +253,12 @@ constexpr auto kSplitKeys =
     std::to_array<std::string_view>({"id", "start", "step", "count", "fields"});
 constexpr auto kWatermarkKeys =
     std::to_array<std::string_view>({"strategy", "max-out-of-orderness", "timestamp-field",
-                                     "timestamp-unit", "watermark-field", "idleness", "alignment"});
+                                     "timestamp-unit", "watermark-field", "idleness", "alignment",
+                                     "percentile", "window", "min", "max", "initial"});
+constexpr auto kAdaptiveKeys =
+    std::to_array<std::string_view>({"percentile", "window", "min", "max", "initial"});
 constexpr auto kStrategies = std::to_array<std::string_view>(
-    {"bounded-out-of-orderness", "monotonous", "punctuated", "none"});
+    {"bounded-out-of-orderness", "adaptive-out-of-orderness", "monotonous", "punctuated", "none"});
 constexpr auto kTimestampUnits =
     std::to_array<std::string_view>({"ms", "s", "us", "ns", "iso8601"});
 constexpr auto kAlignmentKeys =
@@ -389,6 +392,7 @@ class Loader {
   std::vector<IdlePeriodSpec> ParseIdlePeriods(const Field& field, int64_t split_count);
   SequenceSplitSpec ParseSplit(const YAML::Node& node, const std::string& path);
   WatermarkStrategySpec ParseWatermarks(const Field& field, bool on_source);
+  void ParseAdaptive(const MapView& map, WatermarkStrategySpec& spec);
   WindowSpec ParseWindow(const Field& field);
   std::vector<AggregateSpec> ParseAggregates(const Field& field);
   std::vector<std::string> ParseKeyBy(const Field& field);
@@ -1063,6 +1067,14 @@ WatermarkStrategySpec Loader::ParseWatermarks(const Field& field, bool on_source
       Forbid(*map, "max-out-of-orderness",
              "applies only to strategy bounded-out-of-orderness, not " + spec.strategy);
     }
+    if (spec.strategy == "adaptive-out-of-orderness") {
+      ParseAdaptive(*map, spec);
+    } else {
+      for (std::string_view key : kAdaptiveKeys) {
+        Forbid(*map, std::string(key),
+               "applies only to strategy adaptive-out-of-orderness, not " + spec.strategy);
+      }
+    }
     if (spec.strategy == "punctuated") {
       if (std::optional<Field> f = Require(*map, "watermark-field")) {
         spec.watermark_field = ReadString(*f).value_or("");
@@ -1103,6 +1115,41 @@ WatermarkStrategySpec Loader::ParseWatermarks(const Field& field, bool on_source
     }
   }
   return spec;
+}
+
+void Loader::ParseAdaptive(const MapView& map, WatermarkStrategySpec& spec) {
+  WatermarkStrategySpec::Adaptive a;
+  if (std::optional<Field> f = map.Get("percentile")) {
+    if (std::optional<double> p = ReadNumber(*f)) {
+      if (!(*p > 0.0 && *p <= 100.0)) {
+        ValueError(*f, fmt::format("must be in (0, 100], got {}", f->value.Scalar()));
+      } else {
+        a.percentile = *p;
+      }
+    }
+  }
+  Optional(map, "window", a.window_ms, [&](const Field& f) { return ReadDuration(f, Sign::kPositive); });
+  Optional(map, "min", a.min_ms, [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
+  std::optional<Field> max_field = Require(map, "max");
+  if (max_field) {
+    a.max_ms = ReadDuration(*max_field, Sign::kNonNegative).value_or(a.min_ms);
+    if (a.max_ms < a.min_ms) {
+      ValueError(*max_field, fmt::format("must not be less than min ({} ms), got {} ms", a.min_ms,
+                                         a.max_ms));
+    }
+  }
+  a.initial_ms = a.max_ms;
+  if (std::optional<Field> f = map.Get("initial")) {
+    if (std::optional<int64_t> ms = ReadDuration(*f, Sign::kNonNegative)) {
+      if (*ms < a.min_ms || *ms > a.max_ms) {
+        ValueError(*f, fmt::format("must lie within [min, max] = [{} ms, {} ms], got {} ms", a.min_ms,
+                                   a.max_ms, *ms));
+      } else {
+        a.initial_ms = *ms;
+      }
+    }
+  }
+  spec.adaptive = a;
 }
 
 std::vector<AggregateSpec> Loader::ParseAggregates(const Field& field) {

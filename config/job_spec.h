@@ -62,9 +62,22 @@ struct ParamNode {
 
 /// `watermarks:` block — a WatermarkStrategy (Flink's WatermarkStrategy).
 struct WatermarkStrategySpec {
-  /// "bounded-out-of-orderness" | "monotonous" | "punctuated" | "none"
+  /// "bounded-out-of-orderness" | "adaptive-out-of-orderness" | "monotonous" | "punctuated" |
+  /// "none"
   std::string strategy = "bounded-out-of-orderness";
   int64_t max_out_of_orderness_ms = 0;
+  /// `adaptive-out-of-orderness` (runtime/eventtime/adaptive_out_of_orderness_watermarks.h): the
+  /// bound follows `percentile` of the lateness seen in the last `window` of event time, clamped
+  /// to [min, max]; `initial` until a whole window was seen. Validated by the loader: percentile
+  /// in (0, 100], window > 0, 0 <= min <= initial <= max.
+  struct Adaptive {
+    double percentile = 99.0;
+    int64_t window_ms = 60000;
+    int64_t min_ms = 0;
+    int64_t max_ms = 0;      ///< required
+    int64_t initial_ms = 0;  ///< default: max_ms
+  };
+  std::optional<Adaptive> adaptive;  ///< set iff strategy is adaptive-out-of-orderness
   /// Field holding the event time. Empty: keep the record's existing timestamp.
   std::string timestamp_field;
   /// Unit of a numeric timestamp field: "ms" | "s" | "us" | "ns"; or "iso8601" for strings.

@@ -68,10 +68,16 @@ class TimestampsAndWatermarksOperator final : public StreamOperator {
   int64_t num_records_without_timestamp() const { return num_records_without_timestamp_; }
   /// The largest watermark emitted so far (MIN if none).
   Timestamp current_watermark() const;
-  /// currentOutputWatermark, numRecordsWithoutTimestamp.
+  /// currentOutputWatermark, numRecordsWithoutTimestamp, and for a generator with a changing
+  /// bound (adaptive-out-of-orderness) currentOutOfOrdernessMs.
   void CollectMetrics(MetricsWriter& out) const override {
     out.Gauge("currentOutputWatermark", current_watermark());
     out.Gauge("numRecordsWithoutTimestamp", num_records_without_timestamp_);
+    if (generator_) {
+      if (std::optional<int64_t> bound = generator_->CurrentOutOfOrdernessMs()) {
+        out.Gauge("currentOutOfOrdernessMs", *bound);
+      }
+    }
   }
 
  private:

@@ -12,47 +12,52 @@
 
 namespace tidemark {
 
+std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec& job) {
+  if (!spec.source) {
+    throw CompileError("source", "a source operator needs a `source:` block");
+  }
+  std::shared_ptr<const Source> source;
+  if (spec.source->type == "sequence") {
+    try {
+      source = std::make_shared<SequenceSource>(*spec.source);
+    } catch (const InvalidArgument& e) {
+      throw CompileError("source", e.what());
+    }
+  } else if (spec.source->type == "generator") {
+    try {
+      source = std::make_shared<GeneratorSource>(*spec.source);
+    } catch (const InvalidArgument& e) {
+      throw CompileError("source", e.what());
+    }
+  } else if (spec.source->type == "file" || spec.source->type == "replay" ||
+             spec.source->type == "datagen") {
+    SourceSpec resolved = *spec.source;
+    resolved.file.path = ResolveAgainstJobFile(resolved.file.path, job.file);
+    resolved.replay.path = ResolveAgainstJobFile(resolved.replay.path, job.file);
+    try {
+      if (resolved.type == "file") {
+        source = std::make_shared<FileSource>(resolved);
+      } else if (resolved.type == "replay") {
+        source = std::make_shared<ReplaySource>(resolved);
+      } else {
+        source = std::make_shared<DatagenSource>(resolved);
+      }
+    } catch (const InvalidArgument& e) {
+      throw CompileError("source", e.what());
+    } catch (const IoError& e) {
+      throw CompileError("source.path", e.what());
+    }
+  } else {
+    throw CompileError("source.type", "unknown source type '" + spec.source->type +
+                                          "' (known: sequence, generator, file, datagen, replay)");
+  }
+  return source;
+}
+
 void RegisterSourceBuiltins(OperatorRegistry& registry) {
   registry.Register("source", [](const CompileContext& ctx) {
     const OperatorSpec& spec = ctx.spec;
-    if (!spec.source) {
-      throw CompileError("source", "a source operator needs a `source:` block");
-    }
-    std::shared_ptr<const Source> source;
-    if (spec.source->type == "sequence") {
-      try {
-        source = std::make_shared<SequenceSource>(*spec.source);
-      } catch (const InvalidArgument& e) {
-        throw CompileError("source", e.what());
-      }
-    } else if (spec.source->type == "generator") {
-      try {
-        source = std::make_shared<GeneratorSource>(*spec.source);
-      } catch (const InvalidArgument& e) {
-        throw CompileError("source", e.what());
-      }
-    } else if (spec.source->type == "file" || spec.source->type == "replay" ||
-               spec.source->type == "datagen") {
-      SourceSpec resolved = *spec.source;
-      resolved.file.path = ResolveAgainstJobFile(resolved.file.path, ctx.job.file);
-      resolved.replay.path = ResolveAgainstJobFile(resolved.replay.path, ctx.job.file);
-      try {
-        if (resolved.type == "file") {
-          source = std::make_shared<FileSource>(resolved);
-        } else if (resolved.type == "replay") {
-          source = std::make_shared<ReplaySource>(resolved);
-        } else {
-          source = std::make_shared<DatagenSource>(resolved);
-        }
-      } catch (const InvalidArgument& e) {
-        throw CompileError("source", e.what());
-      } catch (const IoError& e) {
-        throw CompileError("source.path", e.what());
-      }
-    } else {
-      throw CompileError("source.type", "unknown source type '" + spec.source->type +
-                                            "' (known: sequence, generator, file, datagen, replay)");
-    }
+    std::shared_ptr<const Source> source = MakeSource(spec, ctx.job);
     std::optional<WatermarkStrategy> strategy;
     if (spec.watermarks) {
       try {

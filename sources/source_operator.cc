@@ -115,6 +115,10 @@ class SourceOperator::SplitOutput : public SourceOutput {
     }
   }
   PausableRelativeClock* clock() { return clock_.get(); }
+  /// The generator's current bound, when it changes (adaptive-out-of-orderness).
+  std::optional<int64_t> CurrentOutOfOrdernessMs() const {
+    return generator_ ? generator_->CurrentOutOfOrdernessMs() : std::nullopt;
+  }
 
  private:
   /// A multiplexer handle that also reports the split's advancing watermark to the operator.
@@ -593,6 +597,9 @@ void SourceOperator::CollectMetrics(MetricsWriter& out) const {
       }
     }
     out.Gauge("split." + id + ".paused", paused_splits_.count(id) > 0 ? 1 : 0);
+    if (std::optional<int64_t> bound = split->CurrentOutOfOrdernessMs()) {
+      out.Gauge("split." + id + ".currentOutOfOrdernessMs", *bound);
+    }
   }
 }
 

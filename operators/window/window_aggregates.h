@@ -62,6 +62,7 @@ class AggregatingWindowFunction : public WindowFunction {
   /// False for `avg` and a double `sum` (floating-point addition is not associative) and for
   /// min / max of doubles (NaN and -0.0 / 0.0 make the kept value depend on the order).
   bool CanPreAggregate() const;
+  size_t num_aggregates() const { return aggregates_.size(); }
   /// Adds one element (the same as `WindowState::Add` on a state of this function).
   void Accumulate(AggregateAccumulator* accs, const StreamRecord& record) const;
   /// Folds `from` into `into` (the same as `WindowState::MergeFrom`).

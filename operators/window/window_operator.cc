@@ -200,6 +200,7 @@ void WindowOperator::EmitWindowContents(const Window& w, const WindowState& stat
 }
 
 void WindowOperator::ProcessElement(StreamRecord& record, int /*input*/) {
+  ++records_since_state_sample_;
   if (sliced_) {
     if (record.has_timestamp && record.timestamp > -kMaxSlicedTimestamp &&
         record.timestamp < kMaxSlicedTimestamp) {
@@ -338,6 +339,7 @@ void WindowOperator::HandleLateElement(StreamRecord& record, const std::vector<W
 }
 
 void WindowOperator::ProcessWatermark(Watermark watermark, int /*input*/) {
+  SampleStateBytes();
   timer_service_->AdvanceWatermark(watermark.timestamp);
   output().EmitWatermark(watermark);
 }
@@ -559,6 +561,8 @@ void WindowOperator::CollectMetrics(MetricsWriter& out) const {
   if (timer_service_) {
     out.Gauge("currentWatermark", timer_service_->CurrentWatermark());
   }
+  out.Gauge("stateBytes", state_bytes_sampled_);
+  out.Gauge("stateBytesPeak", state_bytes_peak_);
 }
 
 }  // namespace tidemark

@@ -131,8 +131,13 @@ class WindowOperator : public StreamOperator,
 
   /// Counters (Flink's numLateRecordsDropped and friends).
   int64_t num_late_records_dropped() const { return num_late_records_dropped_; }
-  /// numLateRecordsDropped, numLateRecordsSideOutput, numWindowsFired, currentWatermark.
+  /// numLateRecordsDropped, numLateRecordsSideOutput, numWindowsFired, currentWatermark,
+  /// stateBytes (the last sample) and stateBytesPeak (the largest), sampled at watermarks before
+  /// timers fire, in the byte model of window_state_bytes.h.
   void CollectMetrics(MetricsWriter& out) const override;
+  /// The state held now, in the byte model of window_state_bytes.h. O(panes).
+  int64_t StateBytes() const;
+  int64_t state_bytes_peak() const { return state_bytes_peak_; }
   int64_t num_late_records_side_output() const { return num_late_records_side_output_; }
   /// Firings that emitted (non-empty contents).
   int64_t num_windows_fired() const { return num_windows_fired_; }
@@ -254,6 +259,13 @@ class WindowOperator : public StreamOperator,
   int64_t num_late_records_dropped_ = 0;
   int64_t num_late_records_side_output_ = 0;
   int64_t num_windows_fired_ = 0;
+
+  // stateBytesPeak (window_operator_state_bytes.cc).
+  void SampleStateBytes();
+  int64_t state_bytes_peak_ = 0;
+  int64_t state_bytes_sampled_ = 0;
+  int64_t records_since_state_sample_ = 0;
+  int64_t state_panes_at_sample_ = 0;
 };
 
 }  // namespace tidemark

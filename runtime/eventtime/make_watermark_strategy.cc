@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/core/errors.h"
+#include "runtime/eventtime/adaptive_out_of_orderness_watermarks.h"
 #include "runtime/eventtime/punctuated_watermarks.h"
 
 namespace tidemark {
@@ -337,6 +338,23 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
     }
     strategy = WatermarkStrategy::ForBoundedOutOfOrderness(
         std::chrono::milliseconds(spec.max_out_of_orderness_ms), std::move(assigner));
+  } else if (spec.strategy == "adaptive-out-of-orderness") {
+    AdaptiveOutOfOrdernessParams params;
+    if (spec.adaptive) {
+      params.percentile = spec.adaptive->percentile;
+      params.window_ms = spec.adaptive->window_ms;
+      params.min_ms = spec.adaptive->min_ms;
+      params.max_ms = spec.adaptive->max_ms;
+      params.initial_ms = spec.adaptive->initial_ms;
+    }
+    try {
+      AdaptiveOutOfOrdernessWatermarks::Validate(params);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(fmt::format("{}watermarks: {}", Where(spec.location), e.what()));
+    }
+    strategy = WatermarkStrategy(std::move(assigner), [params] {
+      return std::make_unique<AdaptiveOutOfOrdernessWatermarks>(params);
+    });
   } else if (spec.strategy == "monotonous") {
     strategy = WatermarkStrategy::ForMonotonousTimestamps(std::move(assigner));
   } else if (spec.strategy == "none") {
@@ -358,8 +376,8 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
     });
   } else {
     throw InvalidArgument(fmt::format(
-        "{}watermarks.strategy: expected one of bounded-out-of-orderness, monotonous, punctuated, "
-        "none, got '{}'",
+        "{}watermarks.strategy: expected one of bounded-out-of-orderness, "
+        "adaptive-out-of-orderness, monotonous, punctuated, none, got '{}'",
         Where(spec.location), spec.strategy));
   }
 

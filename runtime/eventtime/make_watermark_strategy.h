@@ -38,7 +38,8 @@ std::optional<Timestamp> ParseIso8601Millis(std::string_view text);
 /// - `timestamp_field` is resolved to a slot here, once; empty keeps the record's own timestamp.
 ///   The field's type must fit `timestamp_unit`: int64/double with ms|s|us|ns, `timestamp` with ms
 ///   (it already is ms), string with iso8601.
-/// - `strategy`: `bounded-out-of-orderness` (`max_out_of_orderness_ms` >= 0), `monotonous`,
+/// - `strategy`: `bounded-out-of-orderness` (`max_out_of_orderness_ms` >= 0),
+///   `adaptive-out-of-orderness` (`adaptive`, validated again here), `monotonous`,
 ///   `punctuated` (needs `watermark_field`: a record whose field is non-NULL emits that value,
 ///   converted with the same unit, as a watermark right after itself), or `none`.
 /// - `idleness_ms` (> 0) wraps generators in `WatermarksWithIdleness`; `alignment` is stored.

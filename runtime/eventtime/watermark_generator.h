@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "runtime/core/stream_record.h"
 #include "runtime/eventtime/watermark_output.h"
@@ -21,6 +23,11 @@ class WatermarkGenerator {
   /// `TimestampsAndWatermarksOperator` emits a record before calling `OnEvent`, and the downstream
   /// may move from it; it keeps a copy for `OnEvent` only when this returns true. Default: true.
   virtual bool InspectsRecordOnEvent() const { return true; }
+
+  /// The out-of-orderness bound (ms) the generator applied at its last periodic emit, for
+  /// generators whose bound changes (`AdaptiveOutOfOrdernessWatermarks`); reported as a metric.
+  /// Default: nullopt (a fixed or no bound).
+  virtual std::optional<int64_t> CurrentOutOfOrdernessMs() const { return std::nullopt; }
 };
 
 }  // namespace tidemark

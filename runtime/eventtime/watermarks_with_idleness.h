@@ -64,6 +64,9 @@ class WatermarksWithIdleness final : public WatermarkGenerator {
   void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) override;
   void OnPeriodicEmit(WatermarkOutput& output) override;
   bool InspectsRecordOnEvent() const override { return inner_->InspectsRecordOnEvent(); }
+  std::optional<int64_t> CurrentOutOfOrdernessMs() const override {
+    return inner_->CurrentOutOfOrdernessMs();
+  }
 
   /// Whether the last periodic emit declared the input idle (and no event came since).
   bool IsIdleNow() const { return idle_now_; }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -18,6 +19,7 @@
 #include "config/job_loader.h"
 #include "runtime/core/logging.h"
 #include "runtime/graph/job_graph.h"
+#include "tools/analyze/lateness_analysis.h"
 #include "tools/bench/bench_command.h"
 #include "runtime/daemon/daemon_paths.h"
 #include "tools/engine/engine.h"
@@ -88,6 +90,48 @@ int RunJob(const std::string& path, bool print_metrics) {
   return 0;
 }
 
+/// `tidemark analyze`: exit 0 with the report; 2 for a usage error or an invalid job.
+int AnalyzeJob(const std::string& path, const std::string& source, const std::string& late,
+               bool json, const std::string& svg_path, bool run, int64_t max_records) {
+  using namespace tidemark;
+  const std::optional<double> target = analyze::ParseLateTarget(late);
+  if (!target) {
+    std::cerr << fmt::format("tidemark analyze: --late: expected a percentage in [0%, 100%) like 0.1%, got '{}'\n",
+                             late);
+    return 2;
+  }
+  if (max_records <= 0) {
+    std::cerr << "tidemark analyze: --max-records: must be at least 1\n";
+    return 2;
+  }
+  try {
+    const JobSpec spec = LoadJobSpecFile(path);
+    analyze::AnalyzeOptions options;
+    options.source_id = source;
+    options.target_late = *target;
+    options.run = run;
+    options.max_records = max_records;
+    const std::vector<analyze::SourceAnalysis> result = analyze::Analyze(spec, options);
+    if (!svg_path.empty()) {
+      std::ofstream out(svg_path, std::ios::binary | std::ios::trunc);
+      out << analyze::FormatSvg(spec, result);
+      if (!out.flush()) {
+        std::cerr << fmt::format("tidemark analyze: cannot write '{}'\n", svg_path);
+        return 2;
+      }
+    }
+    std::cout << (json ? analyze::FormatJson(spec, result) : analyze::FormatText(spec, result));
+    return 0;
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
+  } catch (const JobCompileError& e) {
+    std::cerr << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "tidemark analyze: " << e.what() << "\n";
+  }
+  return 2;
+}
+
 /// The first word of the command line that is neither an option, an option's value nor a
 /// subcommand of `app`, when no subcommand was given; "" otherwise.
 std::string UnknownCommand(const CLI::App& app, int argc, char** argv) {
@@ -120,6 +164,23 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a job embedded, without a daemon; exit 0 when it FINISHED");
   run->add_option("job", job_path, "job YAML file")->required();
   run->add_flag("--metrics", metrics, "print per-subtask metrics to stderr at the end");
+  std::string analyze_source;
+  std::string analyze_late = "0.1%";
+  std::string analyze_svg;
+  bool analyze_json = false;
+  bool analyze_run = false;
+  int64_t analyze_max_records = 1'000'000;
+  auto* analyze = app.add_subcommand(
+      "analyze", "Measure the job's lateness through its sources (without running operators) and suggest "
+                 "the out-of-orderness bound, the idleness timeout and the window state");
+  analyze->add_option("job", job_path, "job YAML file")->required();
+  analyze->add_option("--source", analyze_source, "only this source operator (default: every source)");
+  analyze->add_option("--late", analyze_late, "target fraction of late records, as a percentage (default 0.1%)");
+  analyze->add_flag("--json", analyze_json, "print JSON");
+  analyze->add_option("--svg", analyze_svg, "also write the lateness histogram as an SVG file");
+  analyze->add_flag("--run", analyze_run,
+                    "also run the job and show the measured late records and window state beside the estimates");
+  analyze->add_option("--max-records", analyze_max_records, "read at most this many records per source subtask (default 1000000)");
   tidemark::bench::BenchOptions bench_options;
   auto* bench = tidemark::bench::AddBenchSubcommand(app, bench_options);
 
@@ -160,7 +221,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
       // CLI11 would say "A subcommand is required" about `tidemark stauts ID`.
-      std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, bench, submit, list, status, "
+      std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, analyze, bench, submit, list, status, "
                                "cancel, logs)\nRun with --help for more information.\n",
                                unknown);
       return 2;
@@ -172,6 +233,10 @@ int main(int argc, char** argv) {
   }
   if (*bench) {
     return tidemark::bench::RunBench(bench_options);
+  }
+  if (*analyze) {
+    return AnalyzeJob(job_path, analyze_source, analyze_late, analyze_json, analyze_svg, analyze_run,
+                      analyze_max_records);
   }
   if (!url.empty()) {
     // A malformed URL is a usage error (2), not an unreachable daemon (3).

@@ -743,3 +743,53 @@ TEST(DiagnosticCollectorTest, ThrowsAllInSourceOrder) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+TEST(JobLoaderTest, AdaptiveOutOfOrdernessLoadsWithDefaultsAndChecksItsKeys) {
+  const JobSpec job = LoadJobSpecString(Job(std::string(kSource) + R"(  - id: a
+    type: assign-timestamps-and-watermarks
+    input: src
+    watermarks: {strategy: adaptive-out-of-orderness, percentile: 99.5, window: 10s, max: 4s}
+)"),
+                                        kFile);
+  const auto& w = *job.operators[1].watermarks;
+  ASSERT_TRUE(w.adaptive.has_value());
+  EXPECT_EQ(w.adaptive->percentile, 99.5);
+  EXPECT_EQ(w.adaptive->window_ms, 10000);
+  EXPECT_EQ(w.adaptive->min_ms, 0);
+  EXPECT_EQ(w.adaptive->max_ms, 4000);
+  EXPECT_EQ(w.adaptive->initial_ms, 4000);  // defaults to max
+
+  const std::string head = std::string(kSource) + R"(  - id: a
+    type: assign-timestamps-and-watermarks
+    input: src
+    watermarks:
+)";
+  EXPECT_EQ(ErrorOf(Job(head + "      strategy: adaptive-out-of-orderness\n")),
+            "jobs/test.yaml:13:7: error: operators[1].watermarks.max: missing required key");
+  EXPECT_EQ(ErrorOf(Job(head + "      strategy: adaptive-out-of-orderness\n      max: 2s\n"
+                                "      percentile: 0\n")),
+            "jobs/test.yaml:15:19: error: operators[1].watermarks.percentile: must be in (0, 100], "
+            "got 0");
+  EXPECT_EQ(ErrorOf(Job(head + "      strategy: adaptive-out-of-orderness\n      max: 2s\n"
+                                "      min: 1s\n      initial: 3s\n")),
+            "jobs/test.yaml:16:16: error: operators[1].watermarks.initial: must lie within [min, "
+            "max] = [1000 ms, 2000 ms], got 3000 ms");
+  EXPECT_EQ(ErrorOf(Job(head + "      strategy: adaptive-out-of-orderness\n      max: 1s\n"
+                                "      min: 2s\n")),
+            "jobs/test.yaml:14:12: error: operators[1].watermarks.max: must not be less than min "
+            "(2000 ms), got 1000 ms");
+  EXPECT_EQ(ErrorOf(Job(head + "      strategy: adaptive-out-of-orderness\n      max: 1s\n"
+                                "      window: 10\n")),
+            "jobs/test.yaml:15:15: error: operators[1].watermarks.window: expected a duration like "
+            "\"5s\", got 10");
+  EXPECT_EQ(ErrorOf(Job(head + "      strategy: bounded-out-of-orderness\n"
+                                "      max-out-of-orderness: 1s\n      percentile: 99\n")),
+            "jobs/test.yaml:15:7: error: operators[1].watermarks.percentile: applies only to "
+            "strategy adaptive-out-of-orderness, not bounded-out-of-orderness");
+}
+
+}  // namespace
+}  // namespace tidemark
