@@ -3,7 +3,6 @@
 #include "runtime/core/errors.h"
 #include "runtime/core/row_assign.h"
 #include "runtime/eventtime/watermark_to_data_output.h"
-#include "runtime/time/virtual_clock.h"
 
 namespace tidemark {
 
@@ -228,15 +227,23 @@ class SourceOperator::ReaderContext : public SourceReaderContext {
   int parallelism() const override { return op_.context().parallelism; }
   ProcessingTimeService& processing_time() override { return op_.processing_time(); }
   void WakeUpAt(Timestamp time_ms) override {
-    if (auto* v = dynamic_cast<VirtualProcessingTimeService*>(&op_.processing_time())) {
-      v->AdvanceTo(time_ms);  // the source's pacing is what moves virtual time
-    } else {
-      op_.processing_time().RegisterTimer(time_ms, [](Timestamp) {});  // its mail wakes the task
+    // A timer whose mail wakes the task; under the virtual clock it is also the source's next
+    // arrival, an event the clock stops at. One per distinct time: a reader polled again before
+    // then asks for the same time.
+    if (wake_up_at_ == time_ms) {
+      return;
     }
+    wake_up_at_ = time_ms;
+    op_.processing_time().RegisterTimer(time_ms, [this](Timestamp t) {
+      if (wake_up_at_ == t) {
+        wake_up_at_.reset();
+      }
+    });
   }
 
  private:
   SourceOperator& op_;
+  std::optional<Timestamp> wake_up_at_;
 };
 
 SourceOperator::SourceOperator(std::shared_ptr<const Source> source,
@@ -452,15 +459,6 @@ void SourceOperator::PauseOrResumeSplits(const std::vector<std::string>& pause,
   }
 }
 
-void SourceOperator::AdvanceVirtualTimeToNextReport() {
-  if (!next_report_at_) {
-    return;
-  }
-  if (auto* v = dynamic_cast<VirtualProcessingTimeService*>(&processing_time())) {
-    v->AdvanceTo(*next_report_at_);
-  }
-}
-
 void SourceOperator::Stop(SourceStopMode /*mode*/) {
   // Both modes release a wait for alignment; the task then ends its input (this runtime has no
   // savepoints, so NO_DRAIN and DRAIN end the same way here).
@@ -527,12 +525,8 @@ InputStatus SourceOperator::EmitNext() {
     InitializeOutputs();
   }
   if (waiting_for_alignment_) {
-    AdvanceVirtualTimeToNextReport();
-    return InputStatus::kNothingAvailable;
+    return InputStatus::kNothingAvailable;  // the next report's announcement may release us
   }
-  // Only an aligned source can have paused splits; read the clock only then (it is per record).
-  const bool alignment = aligned();
-  const Timestamp before = alignment ? processing_time().GetCurrentProcessingTime() : 0;
   const InputStatus status = reader_->PollNext(*main_output_);
   if (status == InputStatus::kEndOfInput) {
     finished_ = true;
@@ -551,12 +545,6 @@ InputStatus SourceOperator::EmitNext() {
     // This poll's record pushed us past the maximum allowed. Flink still returns the reader's
     // status (MORE_AVAILABLE); the next EmitNext finds the wait and returns NOTHING_AVAILABLE.
     return status;
-  }
-  if (alignment && status == InputStatus::kNothingAvailable && !paused_splits_.empty() &&
-      processing_time().GetCurrentProcessingTime() == before) {
-    // Nothing readable but paused splits and no wake-up arranged by the reader: only an
-    // announcement can release us.
-    AdvanceVirtualTimeToNextReport();
   }
   return status;
 }

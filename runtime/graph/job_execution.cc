@@ -74,7 +74,6 @@ void JobExecution::Build() {
       if (virtual_time) {
         auto pts = std::make_unique<VirtualProcessingTimeService>(*virtual_clock_);
         auto* raw = pts.get();
-        virtual_clock_->RegisterWakeup(&task->wakeup());
         task->SetProcessingTimeService(std::move(pts), raw);
       } else {
         task->SetProcessingTimeService(
@@ -167,6 +166,17 @@ void JobExecution::Start() {
     }
     state_ = JobState::kRunning;
     tasks_running_ = tasks_.size();
+    if (virtual_clock_ && !tasks_.empty()) {
+      // One driver thread steps every task (see RunVirtualClock).
+      try {
+        threads_.emplace_back([this] { RunVirtualClock(); });
+      } catch (const std::system_error& e) {
+        failure_ = fmt::format("cannot start the job's thread: {}", e.what());
+        state_ = JobState::kFailed;
+        ended_cv_.notify_all();
+      }
+      return;
+    }
     for (; started < tasks_.size(); ++started) {
       const size_t i = started;
       StreamTask* t = tasks_[i].get();
@@ -199,6 +209,81 @@ void JobExecution::Start() {
   }
   for (size_t i = 0; i < started && started < tasks_.size(); ++i) {
     tasks_[i]->Cancel();
+  }
+}
+
+void JobExecution::EndTask(size_t i) {
+  StreamTask& t = *tasks_[i];
+  t.End();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    task_finished_[i] = !t.failed() && !t.cancelled();
+  }
+  OnTaskEnded(t);
+}
+
+void JobExecution::RunVirtualClock() {
+  // A discrete-event run: every task's turns on this thread, round robin in a fixed order (the
+  // tasks' build order), so which elements sit in which channel at every step, and so every
+  // operator's input order, is a function of the job alone. Processing time moves only when
+  // every live task had a turn without progress since anything last changed (inputs drained, no
+  // runnable mail or timer, sources waiting for their next arrival), and then jumps to the
+  // earliest pending timer of the whole job.
+  std::vector<size_t> live;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i]->Begin()) {
+      live.push_back(i);
+    } else {
+      EndTask(i);
+    }
+  }
+  size_t quiet_turns = 0;  // consecutive turns without progress
+  size_t k = 0;            // position in `live` of the task whose turn is next
+  while (!live.empty()) {
+    if (k >= live.size()) {
+      k = 0;
+    }
+    const size_t i = live[k];
+    const StreamTask::TurnResult r = tasks_[i]->Turn();
+    if (r.ended) {
+      EndTask(i);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+      quiet_turns = 0;
+      continue;
+    }
+    ++k;
+    quiet_turns = r.progressed ? 0 : quiet_turns + 1;
+    if (quiet_turns < live.size()) {
+      continue;
+    }
+    quiet_turns = 0;
+    Timestamp next = kMaxTimestamp;
+    for (size_t j : live) {
+      next = std::min(next, tasks_[j]->NextTimerTime());
+    }
+    if (next == kMaxTimestamp) {
+      // Nothing can ever happen again: no input in flight, no mail, no timer. Under the system
+      // clock this job would wait for ever; here it fails with the reason instead.
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (failure_.empty()) {
+          std::string waiting;
+          for (size_t j : live) {
+            waiting += (waiting.empty() ? "" : ", ") +
+                       fmt::format("{}#{}", tasks_[j]->name(), tasks_[j]->subtask_index());
+          }
+          failure_ = fmt::format(
+              "virtual clock stuck at {} ms: tasks {} wait for input, but no task has input, "
+              "mail or a processing-time timer left",
+              virtual_clock_->Now(), waiting);
+        }
+      }
+      for (size_t j : live) {
+        tasks_[j]->Cancel();
+      }
+      continue;
+    }
+    virtual_clock_->AdvanceTo(next);
   }
 }
 

@@ -105,12 +105,13 @@ struct TaskInput {
   size_t num_finished = 0;
 };
 
-/// One subtask: one thread running a single-threaded mailbox loop. Mirrors Flink's `StreamTask`
-/// with its `MailboxProcessor`: each turn runs pending mails (timers, control), fires due
-/// virtual-clock timers, then does the default action — poll the source, or take a bounded batch
-/// of elements from the input channels and hand records to the operator chain and watermarks /
-/// statuses to the input's StatusWatermarkValve. With nothing to do it sleeps on one Wakeup that
-/// mail, channel pushes and clock advances all signal.
+/// One subtask: a single-threaded mailbox loop. Mirrors Flink's `StreamTask` with its
+/// `MailboxProcessor`: each turn runs pending mails (timers, control), fires due virtual-clock
+/// timers, then does the default action — poll the source, or take a bounded batch of elements
+/// from the input channels and hand records to the operator chain and watermarks / statuses to
+/// the input's StatusWatermarkValve. Under the system clock each task has its own thread and,
+/// with nothing to do, sleeps on one Wakeup that mail and channel pushes signal; under the
+/// virtual clock the job's driver steps every task (`Begin` / `Turn` / `End`) on one thread.
 ///
 /// Built fully by the ExecutionGraph before `Run`; afterwards only `Cancel` may be called from
 /// other threads. Owns its operators (the chain, in topological order), outputs and writers.
@@ -137,9 +138,32 @@ class StreamTask {
   void SetParallelism(int parallelism) { parallelism_ = parallelism; }
 
   // ---- running ----
-  /// The thread body. Never throws: a failure is recorded (`failed()`, `failure()`). Always
-  /// closes every operator.
+  /// The thread body (system clock): `Begin`, then turns until the task ends, sleeping on its
+  /// Wakeup when a turn found nothing to do, then `End`. Never throws: a failure is recorded
+  /// (`failed()`, `failure()`). Always closes every operator.
   void Run();
+
+  /// What one turn of the mailbox loop did.
+  struct TurnResult {
+    /// The turn changed something: ran a mail or timer, took input, emitted, pushed an element
+    /// into a channel, or ended. False: the task is quiescent until another task gives it input
+    /// or mail, or processing time reaches its next timer.
+    bool progressed = false;
+    /// The task reached its end (end of input handed on, or failed, or cancelled): call `End`.
+    bool ended = false;
+    /// Why the turn stopped (system clock: how long to wait before the next one).
+    enum class Wait { kNone, kIdle, kBackpressure } wait = Wait::kNone;
+  };
+  /// Steps of `Run` for a driver that runs tasks itself (the virtual clock's, on one thread):
+  /// `Begin` opens the operators (false: failed or cancelled; call `End`); `Turn` runs one turn
+  /// without ever sleeping; `End` publishes the final figures and closes every operator.
+  /// None throws. Called from one thread, the same for all three.
+  bool Begin();
+  TurnResult Turn();
+  void End();
+  /// Under the virtual clock: the time of this task's earliest pending processing-time timer
+  /// (kMaxTimestamp: none), i.e. its next event. Task thread only.
+  Timestamp NextTimerTime() const;
   /// Thread-safe: asks the task to stop at its next turn.
   void Cancel();
 
@@ -173,8 +197,12 @@ class StreamTask {
   };
 
   void OpenOperators();
-  void RunMailboxLoop();
-  bool RunMails();  // true when any mail ran
+  /// One turn; throws what operators throw (`Turn` records it).
+  TurnResult TurnOrThrow();
+  /// Records a failure or cancellation thrown by a turn or by opening.
+  void RecordFailure(std::function<void()> step);
+  bool RunMails();  // true when any mail or due virtual timer ran
+  int64_t ElementsPushed() const;
   [[nodiscard]] InputStatus ProcessInput();
   void HandleElement(TaskInput& in, size_t channel, std::unique_ptr<StreamElement> element);
   void EndOfInput();
@@ -194,9 +222,11 @@ class StreamTask {
   int parallelism_ = 1;
   size_t next_input_ = 0;
   size_t next_channel_ = 0;
+  SourceOperatorBase* source_ = nullptr;  // the head, when it is a source (set by Begin)
+  int idle_yields_ = 0;     // consecutive idle turns that yielded instead of sleeping
+  bool ending_ = false;     // end of input handed on; draining the writers
 
   std::atomic<bool> cancel_requested_{false};
-  bool running_ = true;
   bool failed_ = false;
   bool cancelled_ = false;
   std::string failure_;
