@@ -62,9 +62,9 @@ struct ParamNode {
 
 /// `watermarks:` block — a WatermarkStrategy (Flink's WatermarkStrategy).
 struct WatermarkStrategySpec {
-  /// "bounded-out-of-orderness" | "monotonous" | "punctuated" | "none"
+  /// "bounded-out-of-orderness" | "sql-interval" | "monotonous" | "punctuated" | "none"
   std::string strategy = "bounded-out-of-orderness";
-  int64_t max_out_of_orderness_ms = 0;
+  int64_t max_out_of_orderness_ms = 0;  ///< bounded-out-of-orderness: B; sql-interval: the INTERVAL
   /// Field holding the event time. Empty: keep the record's existing timestamp.
   std::string timestamp_field;
   /// Unit of a numeric timestamp field: "ms" | "s" | "us" | "ns"; or "iso8601" for strings.
@@ -274,6 +274,9 @@ struct PipelineSpec {
   std::string clock = "system";  ///< system | virtual
   int64_t auto_watermark_interval_ms = 200;
   int64_t channel_capacity = 1024;  ///< elements per channel (`channel-capacity`)
+  /// `finished-input`: "exclude" (design.md: a finished input leaves the minimum) or "max"
+  /// (Flink: it counts as MAX, and so wins over idle inputs).
+  std::string finished_input = "exclude";
   SourceLocation location;          ///< of the `pipeline:` block; line 0 when the block is absent
 };
 

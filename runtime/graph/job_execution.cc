@@ -80,6 +80,7 @@ void JobExecution::Build() {
             std::make_unique<SystemProcessingTimeService>(*timer_thread_, task->mailbox()), nullptr);
       }
       task->SetAutoWatermarkIntervalMs(graph_.pipeline.auto_watermark_interval_ms);
+      task->SetFinishedInputCountsAsMax(graph_.pipeline.finished_input == "max");
       task->SetParallelism(head.parallelism);  // a chain's operators share its parallelism
       for (const JobVertex& v : graph_.vertices) {
         if (head_of[static_cast<size_t>(v.id)] == head.id) {

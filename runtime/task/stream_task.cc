@@ -169,8 +169,10 @@ TaskInput& StreamTask::AddInput(int input_index, std::vector<Channel*> channels)
   in.input_index = input_index;
   // design.md: a finished input leaves the minimum instead of counting as MAX; the upstream's
   // final MAX (sent just before end of input) is its end.
+  // With finished-input: max (Flink), the final MAX is an ordinary watermark and end of input
+  // leaves the valve alone.
   StatusWatermarkValve::Options options;
-  options.end_of_input_on_max_watermark = true;
+  options.end_of_input_on_max_watermark = !finished_input_max_;
   in.valve = std::make_unique<StatusWatermarkValve>(channels.size(), options);
   in.valve_output = std::make_unique<TaskInput::HeadOutput>(ops_.front().op.get(), input_index);
   in.finished.assign(channels.size(), false);
@@ -489,7 +491,9 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
       in.finished[channel] = true;
       ++in.num_finished;
       CallOperator(head_name, [&] {
-        in.valve->MarkChannelFinished(channel, *in.valve_output);
+        if (!finished_input_max_) {
+          in.valve->MarkChannelFinished(channel, *in.valve_output);
+        }
         if (in.num_finished == in.channels.size()) {
           head.EndInput(input);
         }

@@ -134,6 +134,10 @@ class StreamTask {
   RecordWriter* AddWriter(std::unique_ptr<RecordWriter> writer);
   TaskInput& AddInput(int input_index, std::vector<Channel*> channels);
   void SetAutoWatermarkIntervalMs(int64_t ms) { auto_watermark_interval_ms_ = ms; }
+  /// `pipeline.finished-input: max` (Flink): a finished input channel keeps the MAX watermark its
+  /// upstream sent last, as an ordinary watermark (so it wins over idle channels), instead of
+  /// leaving the minimum (design.md's default). Call before `AddInput`.
+  void SetFinishedInputCountsAsMax(bool max) { finished_input_max_ = max; }
   /// Parallelism of the chain's operators (OperatorContext::parallelism); default 1.
   void SetParallelism(int parallelism) { parallelism_ = parallelism; }
 
@@ -219,6 +223,7 @@ class StreamTask {
   std::vector<std::unique_ptr<RecordWriter>> writers_;
   std::vector<TaskInput> inputs_;
   int64_t auto_watermark_interval_ms_ = 200;
+  bool finished_input_max_ = false;
   int parallelism_ = 1;
   size_t next_input_ = 0;
   size_t next_channel_ = 0;
