@@ -123,8 +123,14 @@ class SourceOperator::SplitOutput : public SourceOutput {
       inner->EmitWatermark(w);
       owner.OnWatermark(w.timestamp);
     }
-    void MarkIdle() override { inner->MarkIdle(); }
-    void MarkActive() override { inner->MarkActive(); }
+    void MarkIdle() override {
+      inner->MarkIdle();
+      owner.OnStatus(true);
+    }
+    void MarkActive() override {
+      inner->MarkActive();
+      owner.OnStatus(false);
+    }
     SplitOutput& owner;
     WatermarkOutput* inner = nullptr;
   };
@@ -140,7 +146,15 @@ class SourceOperator::SplitOutput : public SourceOutput {
   void OnWatermark(Timestamp w) {
     if (w > watermark_) {
       watermark_ = w;
+      op_.Trace("split-watermark",
+                {WatermarkTrace::Text("split", split_id_), WatermarkTrace::Number("watermark", w)});
       op_.OnSplitWatermark(split_id_, w);
+    }
+  }
+  void OnStatus(bool idle) {
+    if (idle != idle_) {
+      idle_ = idle;
+      op_.Trace(idle ? "split-idle" : "split-active", {WatermarkTrace::Text("split", split_id_)});
     }
   }
 
@@ -152,6 +166,7 @@ class SourceOperator::SplitOutput : public SourceOutput {
   std::unique_ptr<PausableRelativeClock> clock_;
   std::unique_ptr<WatermarkGenerator> generator_;
   Timestamp watermark_ = kMinTimestamp;  // the largest watermark this split's generator emitted
+  bool idle_ = false;                    // the split's status in the multiplexer (traced)
   bool reader_idle_ = false;
 };
 
@@ -401,6 +416,9 @@ void SourceOperator::SetWaitingForAlignment(bool waiting) {
     return;
   }
   waiting_for_alignment_ = waiting;
+  Trace(waiting ? "alignment-wait" : "alignment-resume",
+        {WatermarkTrace::Number("max_allowed", max_allowed_),
+         WatermarkTrace::Number("watermark", latest_watermark_)});
   // As in Flink, a subtask waiting for alignment stops its main input activity clock, and with it
   // every split's idleness clock (they are layered on it): waiting is not inactivity.
   if (main_clock_) {
@@ -444,6 +462,8 @@ void SourceOperator::PauseOrResumeSplits(const std::vector<std::string>& pause,
                                          const std::vector<std::string>& resume) {
   reader_->PauseOrResumeSplits(pause, resume);
   for (const std::string& id : pause) {
+    Trace("split-paused", {WatermarkTrace::Text("split", id),
+                           WatermarkTrace::Number("max_allowed", max_allowed_)});
     paused_splits_.insert(id);
     if (auto it = split_outputs_.find(id);
         it != split_outputs_.end() && it->second->clock() != nullptr) {
@@ -451,6 +471,8 @@ void SourceOperator::PauseOrResumeSplits(const std::vector<std::string>& pause,
     }
   }
   for (const std::string& id : resume) {
+    Trace("split-resumed", {WatermarkTrace::Text("split", id),
+                            WatermarkTrace::Number("max_allowed", max_allowed_)});
     paused_splits_.erase(id);
     if (auto it = split_outputs_.find(id);
         it != split_outputs_.end() && it->second->clock() != nullptr) {
@@ -465,6 +487,14 @@ void SourceOperator::Stop(SourceStopMode /*mode*/) {
   stopped_ = true;
   SetWaitingForAlignment(false);
   periodic_enabled_ = false;
+}
+
+void SourceOperator::Trace(std::string_view event,
+                           std::initializer_list<WatermarkTrace::Field> fields) {
+  const TraceContext& t = context().trace;
+  if (t) {
+    t.trace->Record(t.where, processing_time().GetCurrentProcessingTime(), event, fields);
+  }
 }
 
 void SourceOperator::EmitError(const SourceError& error) {

@@ -143,6 +143,8 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   void PauseOrResumeSplits(const std::vector<std::string>& pause,
                            const std::vector<std::string>& resume);
   SourceOutput& CreateSplitOutput(const std::string& split_id);
+  /// Records `event` in the job's watermark trace, when there is one.
+  void Trace(std::string_view event, std::initializer_list<WatermarkTrace::Field> fields);
   /// Stamps `record` (assigner or the source's timestamp), emits it, then lets `generator` (if
   /// any) see it with `immediate` as its output. A record without a timestamp goes to `errors`.
   void EmitRecord(StreamRecord& record, bool has_source_ts, WatermarkGenerator* generator,

@@ -352,6 +352,12 @@ void JobExecution::Cancel() {
   }
 }
 
+void JobExecution::SetTrace(WatermarkTrace* trace) {
+  for (auto& t : tasks_) {
+    t->SetTrace(trace);
+  }
+}
+
 JobState JobExecution::state() const {
   std::lock_guard<std::mutex> lock(mu_);
   return state_;

@@ -71,6 +71,9 @@ class JobExecution {
   bool WaitFor(std::chrono::milliseconds timeout);
   /// Asks every task to stop; the job ends CANCELED unless it already ended.
   void Cancel();
+  /// Records the job's event-time flow into `trace` (borrowed; must outlive this object). Call
+  /// before `Start`.
+  void SetTrace(WatermarkTrace* trace);
 
   JobState state() const;
   std::string failure_cause() const;

@@ -102,6 +102,10 @@ void TaskOperatorOutput::CollectSide(std::string_view tag, StreamRecord& record)
 }
 
 void TaskOperatorOutput::EmitWatermark(Watermark watermark) {
+  if (trace_ && watermark.timestamp != output_watermark_.load(std::memory_order_relaxed)) {
+    trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(), "output-watermark",
+                         {WatermarkTrace::Number("watermark", watermark.timestamp)});
+  }
   output_watermark_.store(watermark.timestamp, std::memory_order_release);
   auto send = [&](std::vector<Target>& targets) {
     for (Target& t : targets) {
@@ -122,6 +126,11 @@ void TaskOperatorOutput::EmitWatermark(Watermark watermark) {
 }
 
 void TaskOperatorOutput::EmitWatermarkStatus(WatermarkStatus status) {
+  if (trace_ && traced_status_ != status) {
+    traced_status_ = status;
+    trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(), "output-status",
+                         {WatermarkTrace::Text("status", ToString(status))});
+  }
   auto send = [&](std::vector<Target>& targets) {
     for (Target& t : targets) {
       if (t.op != nullptr) {
@@ -197,6 +206,15 @@ void StreamTask::OpenOperators() {
     ctx.output = ops_[i].output.get();
     ctx.processing_time = pts_.get();
     ctx.auto_watermark_interval_ms = auto_watermark_interval_ms_;
+    if (trace_ != nullptr) {
+      ctx.trace = TraceContext{trace_, WatermarkTrace::Where{&name_, subtask_index_, &ops_[i].name}};
+      ops_[i].output->SetTrace(ctx.trace, pts_.get());
+      if (i == 0) {
+        for (auto& in : inputs_) {
+          in.valve_output->SetTrace(ctx.trace, pts_.get());
+        }
+      }
+    }
     CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
   }
 }

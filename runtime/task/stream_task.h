@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "runtime/task/source_operator_base.h"
 #include "runtime/task/status_watermark_valve.h"
 #include "runtime/task/stream_operator.h"
+#include "runtime/task/watermark_trace.h"
 #include "runtime/time/processing_time_service.h"
 
 namespace tidemark {
@@ -40,6 +42,12 @@ class TaskOperatorOutput : public Output {
   /// 1024th record emitted checks it and throws `Cancelled`, so an operator emitting for a long
   /// time inside one call (a watermark firing many windows) still stops when cancelled.
   void SetCancelFlag(const std::atomic<bool>* cancel_requested) { cancel_requested_ = cancel_requested; }
+  /// Set once by the owning task before it runs when the job is traced: each change of this
+  /// operator's output watermark or status is recorded, at `pts`'s time.
+  void SetTrace(TraceContext trace, ProcessingTimeService* pts) {
+    trace_ = trace;
+    trace_pts_ = pts;
+  }
 
   void AddMainTarget(Target t) { main_.push_back(t); }
   void AddSideTarget(const std::string& tag, Target t);
@@ -65,6 +73,9 @@ class TaskOperatorOutput : public Output {
   std::atomic<Timestamp> output_watermark_{kMinTimestamp};
   const std::atomic<bool>* cancel_requested_ = nullptr;
   uint32_t records_since_check_ = 0;  // main and side output records, mailbox thread only
+  TraceContext trace_;
+  ProcessingTimeService* trace_pts_ = nullptr;
+  std::optional<WatermarkStatus> traced_status_;  // the last status traced
 };
 
 /// Thrown out of an operator call inside a task: names the operator that failed and the cause.
@@ -82,12 +93,29 @@ struct TaskInput {
    public:
     HeadOutput(StreamOperator* head, int input) : head_(head), input_(input) {}
     void EmitWatermark(Watermark w) override {
+      if (trace_) {
+        trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(), "input-watermark",
+                             {WatermarkTrace::Number("input", input_),
+                              WatermarkTrace::Number("watermark", w.timestamp)});
+      }
       // Published before the chain sees it: a reader that finds an operator's output watermark
       // (acquire) also finds the input watermark that caused it.
       last_watermark_.store(w.timestamp, std::memory_order_release);
       head_->ProcessWatermark(w, input_);
     }
-    void EmitWatermarkStatus(WatermarkStatus s) override { head_->ProcessWatermarkStatus(s, input_); }
+    void EmitWatermarkStatus(WatermarkStatus s) override {
+      if (trace_) {
+        trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(), "input-status",
+                             {WatermarkTrace::Number("input", input_),
+                              WatermarkTrace::Text("status", ToString(s))});
+      }
+      head_->ProcessWatermarkStatus(s, input_);
+    }
+    /// Records every watermark and status handed to the head (the valve emits only changes).
+    void SetTrace(TraceContext trace, ProcessingTimeService* pts) {
+      trace_ = trace;
+      trace_pts_ = pts;
+    }
     /// The valve's last output watermark (kMinTimestamp: none yet). Any thread.
     Timestamp last_watermark() const { return last_watermark_.load(std::memory_order_acquire); }
 
@@ -95,6 +123,8 @@ struct TaskInput {
     StreamOperator* head_;
     int input_;
     std::atomic<Timestamp> last_watermark_{kMinTimestamp};
+    TraceContext trace_;
+    ProcessingTimeService* trace_pts_ = nullptr;
   };
 
   int input_index = 0;
@@ -138,6 +168,8 @@ class StreamTask {
   /// upstream sent last, as an ordinary watermark (so it wins over idle channels), instead of
   /// leaving the minimum (design.md's default). Call before `AddInput`.
   void SetFinishedInputCountsAsMax(bool max) { finished_input_max_ = max; }
+  /// Records this task's event-time flow into `trace` (borrowed; outlives the task). Before Run.
+  void SetTrace(WatermarkTrace* trace) { trace_ = trace; }
   /// Parallelism of the chain's operators (OperatorContext::parallelism); default 1.
   void SetParallelism(int parallelism) { parallelism_ = parallelism; }
 
@@ -224,6 +256,7 @@ class StreamTask {
   std::vector<TaskInput> inputs_;
   int64_t auto_watermark_interval_ms_ = 200;
   bool finished_input_max_ = false;
+  WatermarkTrace* trace_ = nullptr;
   int parallelism_ = 1;
   size_t next_input_ = 0;
   size_t next_channel_ = 0;

@@ -8,7 +8,10 @@
 
 #include <chrono>
 #include <csignal>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -18,6 +21,7 @@
 #include "config/job_loader.h"
 #include "runtime/core/logging.h"
 #include "runtime/graph/job_graph.h"
+#include "runtime/task/watermark_trace.h"
 #include "tools/bench/bench_command.h"
 #include "runtime/daemon/daemon_paths.h"
 #include "tools/engine/engine.h"
@@ -34,8 +38,28 @@ void OnSignal(int) {
   }
 }
 
-int RunJob(const std::string& path, bool print_metrics) {
+struct RunOptions {
+  bool print_metrics = false;
+  std::string trace_path;  ///< --trace: JSON Lines of the event-time flow; empty: none
+};
+
+int RunJob(const std::string& path, const RunOptions& options) {
   using namespace tidemark;
+  const bool print_metrics = options.print_metrics;
+  // Declared before the job, so it outlives every task that records into it.
+  std::ofstream trace_file;
+  std::unique_ptr<WatermarkTrace> trace;
+  if (!options.trace_path.empty()) {
+    trace_file.open(options.trace_path, std::ios::out | std::ios::trunc);
+    if (!trace_file) {
+      std::cerr << fmt::format("--trace: cannot write {}: {}\n", options.trace_path,
+                               std::strerror(errno));
+      return 2;
+    }
+    trace = std::make_unique<WatermarkTrace>([&trace_file](const std::string& line) {
+      trace_file << line << '\n';
+    });
+  }
   std::unique_ptr<LocalJob> job;
   try {
     job = LocalJob::Create(LoadJobSpecFile(path));
@@ -45,6 +69,9 @@ int RunJob(const std::string& path, bool print_metrics) {
   } catch (const JobCompileError& e) {
     std::cerr << e.what() << "\n";
     return 2;
+  }
+  if (trace) {
+    job->execution().SetTrace(trace.get());
   }
   g_running.store(&job->execution());
   std::signal(SIGINT, OnSignal);
@@ -75,6 +102,12 @@ int RunJob(const std::string& path, bool print_metrics) {
         }
         std::cerr << line << "\n";
       }
+    }
+  }
+  if (trace) {
+    trace_file.flush();
+    if (!trace_file) {
+      std::cerr << fmt::format("--trace: writing {} failed\n", options.trace_path);
     }
   }
   if (state != JobState::kFinished) {
@@ -117,9 +150,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string job_path;
   bool metrics = false;
+  std::string trace_path;
   auto* run = app.add_subcommand("run", "Run a job embedded, without a daemon; exit 0 when it FINISHED");
   run->add_option("job", job_path, "job YAML file")->required();
   run->add_flag("--metrics", metrics, "print per-subtask metrics to stderr at the end");
+  run->add_option("--trace", trace_path,
+                  "write the event-time flow to FILE as JSON Lines: every split and subtask "
+                  "watermark and status, every operator input / output watermark change, idleness "
+                  "and alignment pause / resume, with processing time");
   tidemark::bench::BenchOptions bench_options;
   auto* bench = tidemark::bench::AddBenchSubcommand(app, bench_options);
 
@@ -164,7 +202,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (*run) {
-    return RunJob(job_path, metrics);
+    return RunJob(job_path, RunOptions{metrics, trace_path});
   }
   if (*bench) {
     return tidemark::bench::RunBench(bench_options);
