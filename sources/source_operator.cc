@@ -108,12 +108,20 @@ class SourceOperator::SplitOutput : public SourceOutput {
       immediate_.MarkActive();
     }
   }
-  void OnPeriodicEmit() {
+  void OnPeriodicEmit(Timestamp now) {
+    if (records_ != records_at_check_) {
+      records_at_check_ = records_;
+      last_active_check_ = now;
+    }
     if (generator_) {
       generator_->OnPeriodicEmit(deferred_);
     }
   }
   PausableRelativeClock* clock() { return clock_.get(); }
+  int64_t records() const { return records_; }
+  /// The processing time of the last periodic emission that found new records of this split
+  /// (MIN: none yet): its last record came before then.
+  Timestamp last_active_check() const { return last_active_check_; }
 
  private:
   /// A multiplexer handle that also reports the split's advancing watermark to the operator.
@@ -138,6 +146,7 @@ class SourceOperator::SplitOutput : public SourceOutput {
   WatermarkOutput* handle() { return generator_ ? &immediate_ : nullptr; }
   /// A reader that marked this split idle itself makes it active again by emitting.
   void BeforeRecord() {
+    ++records_;
     if (reader_idle_) {
       reader_idle_ = false;
       immediate_.MarkActive();
@@ -167,6 +176,9 @@ class SourceOperator::SplitOutput : public SourceOutput {
   std::unique_ptr<WatermarkGenerator> generator_;
   Timestamp watermark_ = kMinTimestamp;  // the largest watermark this split's generator emitted
   bool idle_ = false;                    // the split's status in the multiplexer (traced)
+  int64_t records_ = 0;
+  int64_t records_at_check_ = 0;
+  Timestamp last_active_check_ = kMinTimestamp;
   bool reader_idle_ = false;
 };
 
@@ -356,8 +368,9 @@ void SourceOperator::EmitPeriodicWatermark() {
     return;  // Flink: no outputs exist before the first emitNext, so the tick has nothing to do
   }
   // Each split records its candidate through its deferred handle; the multiplexer then merges.
+  const Timestamp now = processing_time().GetCurrentProcessingTime();
   for (auto& [id, out] : split_outputs_) {
-    out->OnPeriodicEmit();
+    out->OnPeriodicEmit(now);
   }
   multiplexer_->OnPeriodicEmit();
   main_output_->OnPeriodicEmit();
@@ -611,6 +624,8 @@ void SourceOperator::CollectMetrics(MetricsWriter& out) const {
       }
     }
     out.Gauge("split." + id + ".paused", paused_splits_.count(id) > 0 ? 1 : 0);
+    out.Gauge("split." + id + ".numRecordsOut", split->records());
+    out.Gauge("split." + id + ".lastActiveCheck", split->last_active_check());
   }
 }
 

@@ -96,6 +96,7 @@ void JobExecution::Build() {
 
   // Channels of non-chained edges, grouped per (downstream vertex, subtask, input index).
   std::map<std::tuple<int, int, int>, std::vector<Channel*>> gate_channels;
+  std::map<std::tuple<int, int, int>, std::vector<std::string>> gate_upstream;  // parallel to it
   const size_t capacity = static_cast<size_t>(std::max<int64_t>(4, graph_.pipeline.channel_capacity));
   for (const JobEdge& e : graph_.edges) {
     const JobVertex& up = graph_.vertices[static_cast<size_t>(e.from)];
@@ -119,6 +120,8 @@ void JobExecution::Build() {
           ch->SetProducerWakeup(&up_task->wakeup());
           chans.push_back(ch.get());
           gate_channels[{e.to, d, e.input_index}].push_back(ch.get());
+          gate_upstream[{e.to, d, e.input_index}].push_back(
+              fmt::format("{}#{}", up_task->name(), up_task->subtask_index()));
           channels_.push_back(std::move(ch));
         }
         target.writer = up_task->AddWriter(
@@ -133,7 +136,7 @@ void JobExecution::Build() {
   }
   for (auto& [key, chans] : gate_channels) {
     auto [vertex, subtask, input] = key;
-    task_of.at({vertex, subtask})->AddInput(input, chans);
+    task_of.at({vertex, subtask})->AddInput(input, chans, gate_upstream[key]);
   }
   task_finished_.assign(tasks_.size(), false);
 }
@@ -350,6 +353,20 @@ void JobExecution::Cancel() {
   for (auto& t : tasks_) {
     t->Cancel();
   }
+}
+
+void JobExecution::EnableWatermarkSnapshots() {
+  for (auto& t : tasks_) {
+    t->EnableWatermarkSnapshot();
+  }
+}
+
+std::vector<TaskWatermarkSnapshot> JobExecution::WatermarkSnapshots() const {
+  std::vector<TaskWatermarkSnapshot> out;
+  for (const auto& t : tasks_) {
+    out.push_back(t->watermark_snapshot());
+  }
+  return out;
 }
 
 void JobExecution::SetTrace(WatermarkTrace* trace) {

@@ -74,6 +74,10 @@ class JobExecution {
   /// Records the job's event-time flow into `trace` (borrowed; must outlive this object). Call
   /// before `Start`.
   void SetTrace(WatermarkTrace* trace);
+  /// Every task keeps a `TaskWatermarkSnapshot` from just before end of input reached it (for
+  /// `tidemark run --explain`). Call before `Start`; read `WatermarkSnapshots` after `Wait`.
+  void EnableWatermarkSnapshots();
+  std::vector<TaskWatermarkSnapshot> WatermarkSnapshots() const;
 
   JobState state() const;
   std::string failure_cause() const;

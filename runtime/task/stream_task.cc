@@ -173,8 +173,10 @@ RecordWriter* StreamTask::AddWriter(std::unique_ptr<RecordWriter> writer) {
   return writers_.back().get();
 }
 
-TaskInput& StreamTask::AddInput(int input_index, std::vector<Channel*> channels) {
+TaskInput& StreamTask::AddInput(int input_index, std::vector<Channel*> channels,
+                                std::vector<std::string> upstream) {
   TaskInput in;
+  in.upstream = std::move(upstream);
   in.input_index = input_index;
   // design.md: a finished input leaves the minimum instead of counting as MAX; the upstream's
   // final MAX (sent just before end of input) is its end.
@@ -423,6 +425,7 @@ StreamTask::TurnResult StreamTask::TurnOrThrow() {
       }
       return TurnResult{changed(), false, Wait::kIdle};
     case InputStatus::kEndOfInput:
+      TakeWatermarkSnapshot();  // a source: before its final MAX
       EndOfInput();
       ending_ = true;
       return TurnResult{true, DrainWriters(), Wait::kNone};
@@ -485,6 +488,11 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
   StreamOperator& head = *ops_.front().op;
   const std::string& head_name = ops_.front().name;
   const int input = in.input_index;
+  if (element->kind == StreamElement::Kind::kEndOfInput ||
+      (element->kind == StreamElement::Kind::kWatermark &&
+       element->watermark.timestamp == kMaxTimestamp)) {
+    TakeWatermarkSnapshot();  // where event time stood before end of input reached this task
+  }
   switch (element->kind) {
     case StreamElement::Kind::kRecords:
       records_in_.fetch_add(static_cast<int64_t>(element->records.size()), std::memory_order_relaxed);
@@ -518,6 +526,41 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
       });
       break;
   }
+}
+
+void StreamTask::TakeWatermarkSnapshot() {
+  if (!snapshot_enabled_ || snapshot_.taken) {
+    return;
+  }
+  TaskWatermarkSnapshot s;
+  s.taken = true;
+  s.task = name_;
+  s.subtask = subtask_index_;
+  s.time = pts_->GetCurrentProcessingTime();
+  for (const TaskInput& in : inputs_) {
+    TaskWatermarkSnapshot::Input i;
+    i.input_index = in.input_index;
+    i.watermark = in.valve->last_output_watermark();
+    i.idle = in.valve->output_status() == WatermarkStatus::kIdle;
+    for (size_t c = 0; c < in.channels.size(); ++c) {
+      i.channels.push_back(TaskWatermarkSnapshot::Channel{
+          c < in.upstream.size() ? in.upstream[c] : std::string(), in.valve->channel_watermark(c),
+          in.valve->channel_status(c) == WatermarkStatus::kIdle, in.finished[c]});
+    }
+    s.inputs.push_back(std::move(i));
+  }
+  for (const auto& c : ops_) {
+    MetricsWriter w;
+    c.op->CollectMetrics(w);
+    s.operators.push_back(TaskWatermarkSnapshot::Operator{c.name, c.output->output_watermark(), w.Take()});
+  }
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  snapshot_ = std::move(s);
+}
+
+TaskWatermarkSnapshot StreamTask::watermark_snapshot() const {
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  return snapshot_;
 }
 
 void StreamTask::EndOfInput() {

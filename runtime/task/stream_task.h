@@ -133,6 +133,37 @@ struct TaskInput {
   std::unique_ptr<HeadOutput> valve_output;
   std::vector<bool> finished;
   size_t num_finished = 0;
+  std::vector<std::string> upstream;  ///< per channel: "task#subtask" (may be empty)
+};
+
+/// A task's event-time state at one moment, for `tidemark run --explain`: taken once, just before
+/// end of input reaches the task (a source task: before it emits its final MAX; another task: before
+/// the first end of input or MAX arrives on any of its channels), i.e. where event time stood for
+/// the rest of the run. Value type.
+struct TaskWatermarkSnapshot {
+  struct Channel {
+    std::string upstream;  ///< "task#subtask" of the upstream subtask
+    Timestamp watermark = kMinTimestamp;
+    bool idle = false;
+    bool finished = false;
+  };
+  struct Input {
+    int input_index = 0;
+    Timestamp watermark = kMinTimestamp;  ///< the valve's output
+    bool idle = false;
+    std::vector<Channel> channels;
+  };
+  struct Operator {
+    std::string name;
+    Timestamp output_watermark = kMinTimestamp;
+    MetricsWriter::Gauges gauges;  ///< the operator's `CollectMetrics` at that moment
+  };
+  bool taken = false;
+  std::string task;
+  int subtask = 0;
+  Timestamp time = kMinTimestamp;  ///< processing time of the snapshot
+  std::vector<Input> inputs;
+  std::vector<Operator> operators;  ///< in chain order
 };
 
 /// One subtask: a single-threaded mailbox loop. Mirrors Flink's `StreamTask` with its
@@ -162,7 +193,14 @@ class StreamTask {
   const std::string& op_name(int i) const { return ops_[static_cast<size_t>(i)].name; }
   TaskOperatorOutput& output_of(int i) { return *ops_[static_cast<size_t>(i)].output; }
   RecordWriter* AddWriter(std::unique_ptr<RecordWriter> writer);
-  TaskInput& AddInput(int input_index, std::vector<Channel*> channels);
+  /// `upstream` names each channel's upstream subtask ("task#subtask"), for explanations.
+  TaskInput& AddInput(int input_index, std::vector<Channel*> channels,
+                      std::vector<std::string> upstream = {});
+  /// Takes a `TaskWatermarkSnapshot` before end of input reaches the task. Before Run.
+  void EnableWatermarkSnapshot() { snapshot_enabled_ = true; }
+  /// The snapshot (`taken` false: not enabled, or the task never reached end of input).
+  /// Thread-safe.
+  TaskWatermarkSnapshot watermark_snapshot() const;
   void SetAutoWatermarkIntervalMs(int64_t ms) { auto_watermark_interval_ms_ = ms; }
   /// `pipeline.finished-input: max` (Flink): a finished input channel keeps the MAX watermark its
   /// upstream sent last, as an ordinary watermark (so it wins over idle channels), instead of
@@ -256,6 +294,9 @@ class StreamTask {
   std::vector<TaskInput> inputs_;
   int64_t auto_watermark_interval_ms_ = 200;
   bool finished_input_max_ = false;
+  bool snapshot_enabled_ = false;
+  void TakeWatermarkSnapshot();  // once; task thread
+  TaskWatermarkSnapshot snapshot_;  // guarded by metrics_mu_
   WatermarkTrace* trace_ = nullptr;
   int parallelism_ = 1;
   size_t next_input_ = 0;

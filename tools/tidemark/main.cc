@@ -25,6 +25,7 @@
 #include "tools/bench/bench_command.h"
 #include "runtime/daemon/daemon_paths.h"
 #include "tools/engine/engine.h"
+#include "tools/engine/explain.h"
 #include "tools/tidemark/daemon_commands.h"
 #include "tools/tidemark/progress.h"
 
@@ -41,6 +42,8 @@ void OnSignal(int) {
 struct RunOptions {
   bool print_metrics = false;
   std::string trace_path;  ///< --trace: JSON Lines of the event-time flow; empty: none
+  bool explain = false;    ///< --explain: why each window's watermark stood where it did
+  std::string explain_operator;
 };
 
 int RunJob(const std::string& path, const RunOptions& options) {
@@ -73,6 +76,9 @@ int RunJob(const std::string& path, const RunOptions& options) {
   if (trace) {
     job->execution().SetTrace(trace.get());
   }
+  if (options.explain) {
+    job->execution().EnableWatermarkSnapshots();
+  }
   g_running.store(&job->execution());
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -103,6 +109,10 @@ int RunJob(const std::string& path, const RunOptions& options) {
         std::cerr << line << "\n";
       }
     }
+  }
+  if (options.explain) {
+    std::cerr << ExplainWatermarks(job->spec(), job->execution().WatermarkSnapshots(),
+                                   options.explain_operator);
   }
   if (trace) {
     trace_file.flush();
@@ -151,6 +161,8 @@ int main(int argc, char** argv) {
   std::string job_path;
   bool metrics = false;
   std::string trace_path;
+  bool explain = false;
+  std::string explain_operator;
   auto* run = app.add_subcommand("run", "Run a job embedded, without a daemon; exit 0 when it FINISHED");
   run->add_option("job", job_path, "job YAML file")->required();
   run->add_flag("--metrics", metrics, "print per-subtask metrics to stderr at the end");
@@ -158,6 +170,11 @@ int main(int argc, char** argv) {
                   "write the event-time flow to FILE as JSON Lines: every split and subtask "
                   "watermark and status, every operator input / output watermark change, idleness "
                   "and alignment pause / resume, with processing time");
+  run->add_flag("--explain", explain,
+                "print to stderr, at the end, why each window's (or --explain-operator's) watermark "
+                "stood where it did until end of input: the channel, subtask and split holding it, "
+                "idle / paused / finished inputs, what would move it, the likely mistake");
+  run->add_option("--explain-operator", explain_operator, "the operator id --explain explains");
   tidemark::bench::BenchOptions bench_options;
   auto* bench = tidemark::bench::AddBenchSubcommand(app, bench_options);
 
@@ -202,7 +219,8 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (*run) {
-    return RunJob(job_path, RunOptions{metrics, trace_path});
+    return RunJob(job_path, RunOptions{metrics, trace_path, explain || !explain_operator.empty(),
+                                       explain_operator});
   }
   if (*bench) {
     return tidemark::bench::RunBench(bench_options);
