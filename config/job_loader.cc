@@ -211,7 +211,7 @@ struct OperatorInfo {
 constexpr auto kTopKeys =
     std::to_array<std::string_view>({"name", "pipeline", "operators", "report"});
 constexpr auto kPipelineKeys = std::to_array<std::string_view>(
-    {"parallelism", "clock", "auto-watermark-interval", "channel-capacity"});
+    {"parallelism", "clock", "auto-watermark-interval", "channel-capacity", "finished-input"});
 constexpr auto kOperatorTypes = std::to_array<std::string_view>(
     {"source", "assign-timestamps-and-watermarks", "window", "map", "filter", "sink"});
 constexpr auto kCommonOperatorKeys =
@@ -258,7 +258,8 @@ constexpr auto kWatermarkKeys =
 constexpr auto kAdaptiveKeys =
     std::to_array<std::string_view>({"percentile", "window", "min", "max", "initial"});
 constexpr auto kStrategies = std::to_array<std::string_view>(
-    {"bounded-out-of-orderness", "adaptive-out-of-orderness", "monotonous", "punctuated", "none"});
+    {"bounded-out-of-orderness", "adaptive-out-of-orderness", "sql-interval", "monotonous",
+     "punctuated", "none"});
 constexpr auto kTimestampUnits =
     std::to_array<std::string_view>({"ms", "s", "us", "ns", "iso8601"});
 constexpr auto kAlignmentKeys =
@@ -278,6 +279,7 @@ constexpr auto kSinkTypes =
 constexpr auto kSinkFormats = std::to_array<std::string_view>({"json", "fire"});
 constexpr auto kBroadcastWatermarks = std::to_array<std::string_view>({"exclude", "include"});
 constexpr auto kClocks = std::to_array<std::string_view>({"system", "virtual"});
+constexpr auto kFinishedInputs = std::to_array<std::string_view>({"exclude", "max"});
 constexpr auto kReportKeys =
     std::to_array<std::string_view>({"label", "windows-sink", "late-sink", "breakdown"});
 constexpr auto kBreakdownKeys = std::to_array<std::string_view>({"field", "value"});
@@ -591,6 +593,8 @@ PipelineSpec Loader::ParsePipeline(const Field& field) {
            [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
   Optional(*map, "channel-capacity", pipeline.channel_capacity,
            [&](const Field& f) { return ReadInt(f, 1, kMaxChannelCapacity); });
+  Optional(*map, "finished-input", pipeline.finished_input,
+           [&](const Field& f) { return ReadEnum(f, kFinishedInputs); });
   return pipeline;
 }
 
@@ -1059,13 +1063,14 @@ WatermarkStrategySpec Loader::ParseWatermarks(const Field& field, bool on_source
     spec.strategy = strategy.value_or(spec.strategy);
   }
   if (strategy_ok) {
-    if (spec.strategy == "bounded-out-of-orderness") {
+    if (spec.strategy == "bounded-out-of-orderness" || spec.strategy == "sql-interval") {
       if (std::optional<Field> f = Require(*map, "max-out-of-orderness")) {
         spec.max_out_of_orderness_ms = ReadDuration(*f, Sign::kNonNegative).value_or(0);
       }
     } else {
       Forbid(*map, "max-out-of-orderness",
-             "applies only to strategy bounded-out-of-orderness, not " + spec.strategy);
+             "applies only to strategies bounded-out-of-orderness and sql-interval, not " +
+                 spec.strategy);
     }
     if (spec.strategy == "adaptive-out-of-orderness") {
       ParseAdaptive(*map, spec);
@@ -1656,9 +1661,12 @@ void Loader::ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& 
       }
       if (!input.side_output.empty() && !up.type.empty()) {  // no type: reported at the type
         // A source's `errors` holds its bad input (sources/source_reader.h: SourceError).
+        // Operator types config/ does not know (`params`, e.g. interval-join's
+        // left-late-output) declare their side outputs when compiled; the compiler checks those.
         const bool has_tag = (up.window && !up.window->late_output.empty() &&
                               up.window->late_output == input.side_output) ||
-                             (up.type == "source" && input.side_output == "errors");
+                             (up.type == "source" && input.side_output == "errors") ||
+                             up.params.has_value();
         if (!has_tag) {
           const std::string available =
               up.window && !up.window->late_output.empty()

@@ -62,10 +62,10 @@ struct ParamNode {
 
 /// `watermarks:` block — a WatermarkStrategy (Flink's WatermarkStrategy).
 struct WatermarkStrategySpec {
-  /// "bounded-out-of-orderness" | "adaptive-out-of-orderness" | "monotonous" | "punctuated" |
-  /// "none"
+  /// "bounded-out-of-orderness" | "adaptive-out-of-orderness" | "sql-interval" | "monotonous" |
+  /// "punctuated" | "none"
   std::string strategy = "bounded-out-of-orderness";
-  int64_t max_out_of_orderness_ms = 0;
+  int64_t max_out_of_orderness_ms = 0;  ///< bounded-out-of-orderness: B; sql-interval: the INTERVAL
   /// `adaptive-out-of-orderness` (runtime/eventtime/adaptive_out_of_orderness_watermarks.h): the
   /// bound follows `percentile` of the lateness seen in the last `window` of event time, clamped
   /// to [min, max]; `initial` until a whole window was seen. Validated by the loader: percentile
@@ -287,6 +287,9 @@ struct PipelineSpec {
   std::string clock = "system";  ///< system | virtual
   int64_t auto_watermark_interval_ms = 200;
   int64_t channel_capacity = 1024;  ///< elements per channel (`channel-capacity`)
+  /// `finished-input`: "exclude" (design.md: a finished input leaves the minimum) or "max"
+  /// (Flink: it counts as MAX, and so wins over idle inputs).
+  std::string finished_input = "exclude";
   SourceLocation location;          ///< of the `pipeline:` block; line 0 when the block is absent
 };
 

@@ -3,7 +3,6 @@
 #include "runtime/core/errors.h"
 #include "runtime/core/row_assign.h"
 #include "runtime/eventtime/watermark_to_data_output.h"
-#include "runtime/time/virtual_clock.h"
 
 namespace tidemark {
 
@@ -109,7 +108,11 @@ class SourceOperator::SplitOutput : public SourceOutput {
       immediate_.MarkActive();
     }
   }
-  void OnPeriodicEmit() {
+  void OnPeriodicEmit(Timestamp now) {
+    if (records_ != records_at_check_) {
+      records_at_check_ = records_;
+      last_active_check_ = now;
+    }
     if (generator_) {
       generator_->OnPeriodicEmit(deferred_);
     }
@@ -119,6 +122,10 @@ class SourceOperator::SplitOutput : public SourceOutput {
   std::optional<int64_t> CurrentOutOfOrdernessMs() const {
     return generator_ ? generator_->CurrentOutOfOrdernessMs() : std::nullopt;
   }
+  int64_t records() const { return records_; }
+  /// The processing time of the last periodic emission that found new records of this split
+  /// (MIN: none yet): its last record came before then.
+  Timestamp last_active_check() const { return last_active_check_; }
 
  private:
   /// A multiplexer handle that also reports the split's advancing watermark to the operator.
@@ -128,8 +135,14 @@ class SourceOperator::SplitOutput : public SourceOutput {
       inner->EmitWatermark(w);
       owner.OnWatermark(w.timestamp);
     }
-    void MarkIdle() override { inner->MarkIdle(); }
-    void MarkActive() override { inner->MarkActive(); }
+    void MarkIdle() override {
+      inner->MarkIdle();
+      owner.OnStatus(true);
+    }
+    void MarkActive() override {
+      inner->MarkActive();
+      owner.OnStatus(false);
+    }
     SplitOutput& owner;
     WatermarkOutput* inner = nullptr;
   };
@@ -137,6 +150,7 @@ class SourceOperator::SplitOutput : public SourceOutput {
   WatermarkOutput* handle() { return generator_ ? &immediate_ : nullptr; }
   /// A reader that marked this split idle itself makes it active again by emitting.
   void BeforeRecord() {
+    ++records_;
     if (reader_idle_) {
       reader_idle_ = false;
       immediate_.MarkActive();
@@ -145,7 +159,15 @@ class SourceOperator::SplitOutput : public SourceOutput {
   void OnWatermark(Timestamp w) {
     if (w > watermark_) {
       watermark_ = w;
+      op_.Trace("split-watermark",
+                {WatermarkTrace::Text("split", split_id_), WatermarkTrace::Number("watermark", w)});
       op_.OnSplitWatermark(split_id_, w);
+    }
+  }
+  void OnStatus(bool idle) {
+    if (idle != idle_) {
+      idle_ = idle;
+      op_.Trace(idle ? "split-idle" : "split-active", {WatermarkTrace::Text("split", split_id_)});
     }
   }
 
@@ -157,6 +179,10 @@ class SourceOperator::SplitOutput : public SourceOutput {
   std::unique_ptr<PausableRelativeClock> clock_;
   std::unique_ptr<WatermarkGenerator> generator_;
   Timestamp watermark_ = kMinTimestamp;  // the largest watermark this split's generator emitted
+  bool idle_ = false;                    // the split's status in the multiplexer (traced)
+  int64_t records_ = 0;
+  int64_t records_at_check_ = 0;
+  Timestamp last_active_check_ = kMinTimestamp;
   bool reader_idle_ = false;
 };
 
@@ -232,15 +258,23 @@ class SourceOperator::ReaderContext : public SourceReaderContext {
   int parallelism() const override { return op_.context().parallelism; }
   ProcessingTimeService& processing_time() override { return op_.processing_time(); }
   void WakeUpAt(Timestamp time_ms) override {
-    if (auto* v = dynamic_cast<VirtualProcessingTimeService*>(&op_.processing_time())) {
-      v->AdvanceTo(time_ms);  // the source's pacing is what moves virtual time
-    } else {
-      op_.processing_time().RegisterTimer(time_ms, [](Timestamp) {});  // its mail wakes the task
+    // A timer whose mail wakes the task; under the virtual clock it is also the source's next
+    // arrival, an event the clock stops at. One per distinct time: a reader polled again before
+    // then asks for the same time.
+    if (wake_up_at_ == time_ms) {
+      return;
     }
+    wake_up_at_ = time_ms;
+    op_.processing_time().RegisterTimer(time_ms, [this](Timestamp t) {
+      if (wake_up_at_ == t) {
+        wake_up_at_.reset();
+      }
+    });
   }
 
  private:
   SourceOperator& op_;
+  std::optional<Timestamp> wake_up_at_;
 };
 
 SourceOperator::SourceOperator(std::shared_ptr<const Source> source,
@@ -338,8 +372,9 @@ void SourceOperator::EmitPeriodicWatermark() {
     return;  // Flink: no outputs exist before the first emitNext, so the tick has nothing to do
   }
   // Each split records its candidate through its deferred handle; the multiplexer then merges.
+  const Timestamp now = processing_time().GetCurrentProcessingTime();
   for (auto& [id, out] : split_outputs_) {
-    out->OnPeriodicEmit();
+    out->OnPeriodicEmit(now);
   }
   multiplexer_->OnPeriodicEmit();
   main_output_->OnPeriodicEmit();
@@ -398,6 +433,9 @@ void SourceOperator::SetWaitingForAlignment(bool waiting) {
     return;
   }
   waiting_for_alignment_ = waiting;
+  Trace(waiting ? "alignment-wait" : "alignment-resume",
+        {WatermarkTrace::Number("max_allowed", max_allowed_),
+         WatermarkTrace::Number("watermark", latest_watermark_)});
   // As in Flink, a subtask waiting for alignment stops its main input activity clock, and with it
   // every split's idleness clock (they are layered on it): waiting is not inactivity.
   if (main_clock_) {
@@ -441,6 +479,8 @@ void SourceOperator::PauseOrResumeSplits(const std::vector<std::string>& pause,
                                          const std::vector<std::string>& resume) {
   reader_->PauseOrResumeSplits(pause, resume);
   for (const std::string& id : pause) {
+    Trace("split-paused", {WatermarkTrace::Text("split", id),
+                           WatermarkTrace::Number("max_allowed", max_allowed_)});
     paused_splits_.insert(id);
     if (auto it = split_outputs_.find(id);
         it != split_outputs_.end() && it->second->clock() != nullptr) {
@@ -448,20 +488,13 @@ void SourceOperator::PauseOrResumeSplits(const std::vector<std::string>& pause,
     }
   }
   for (const std::string& id : resume) {
+    Trace("split-resumed", {WatermarkTrace::Text("split", id),
+                            WatermarkTrace::Number("max_allowed", max_allowed_)});
     paused_splits_.erase(id);
     if (auto it = split_outputs_.find(id);
         it != split_outputs_.end() && it->second->clock() != nullptr) {
       it->second->clock()->Unpause();
     }
-  }
-}
-
-void SourceOperator::AdvanceVirtualTimeToNextReport() {
-  if (!next_report_at_) {
-    return;
-  }
-  if (auto* v = dynamic_cast<VirtualProcessingTimeService*>(&processing_time())) {
-    v->AdvanceTo(*next_report_at_);
   }
 }
 
@@ -471,6 +504,14 @@ void SourceOperator::Stop(SourceStopMode /*mode*/) {
   stopped_ = true;
   SetWaitingForAlignment(false);
   periodic_enabled_ = false;
+}
+
+void SourceOperator::Trace(std::string_view event,
+                           std::initializer_list<WatermarkTrace::Field> fields) {
+  const TraceContext& t = context().trace;
+  if (t) {
+    t.trace->Record(t.where, processing_time().GetCurrentProcessingTime(), event, fields);
+  }
 }
 
 void SourceOperator::EmitError(const SourceError& error) {
@@ -531,12 +572,8 @@ InputStatus SourceOperator::EmitNext() {
     InitializeOutputs();
   }
   if (waiting_for_alignment_) {
-    AdvanceVirtualTimeToNextReport();
-    return InputStatus::kNothingAvailable;
+    return InputStatus::kNothingAvailable;  // the next report's announcement may release us
   }
-  // Only an aligned source can have paused splits; read the clock only then (it is per record).
-  const bool alignment = aligned();
-  const Timestamp before = alignment ? processing_time().GetCurrentProcessingTime() : 0;
   const InputStatus status = reader_->PollNext(*main_output_);
   if (status == InputStatus::kEndOfInput) {
     finished_ = true;
@@ -555,12 +592,6 @@ InputStatus SourceOperator::EmitNext() {
     // This poll's record pushed us past the maximum allowed. Flink still returns the reader's
     // status (MORE_AVAILABLE); the next EmitNext finds the wait and returns NOTHING_AVAILABLE.
     return status;
-  }
-  if (alignment && status == InputStatus::kNothingAvailable && !paused_splits_.empty() &&
-      processing_time().GetCurrentProcessingTime() == before) {
-    // Nothing readable but paused splits and no wake-up arranged by the reader: only an
-    // announcement can release us.
-    AdvanceVirtualTimeToNextReport();
   }
   return status;
 }
@@ -600,6 +631,8 @@ void SourceOperator::CollectMetrics(MetricsWriter& out) const {
     if (std::optional<int64_t> bound = split->CurrentOutOfOrdernessMs()) {
       out.Gauge("split." + id + ".currentOutOfOrdernessMs", *bound);
     }
+    out.Gauge("split." + id + ".numRecordsOut", split->records());
+    out.Gauge("split." + id + ".lastActiveCheck", split->last_active_check());
   }
 }
 

@@ -63,8 +63,8 @@ enum class SourceStopMode { kDrain, kNoDrain };
 ///   (`SourceReader::PauseOrResumeSplits`, and its idleness clock stops) as soon as its watermark
 ///   passes it, and resumed on the first announcement that allows it again. A released split leaves
 ///   the bookkeeping.
-/// - Under the virtual clock a source that can only wait for an announcement moves virtual time to
-///   its next report (the report's announcement is what releases it), so it never hangs.
+/// - Under the virtual clock a source that can only wait for an announcement waits for its next
+///   report, a pending timer the clock stops at (the report's announcement is what releases it).
 ///
 /// Without a strategy (`watermarks:` absent) records keep the source's own timestamps and no
 /// watermark is generated (only the final MAX at end of input). A record whose timestamp cannot
@@ -142,9 +142,9 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   void CheckSplitWatermarkAlignment();
   void PauseOrResumeSplits(const std::vector<std::string>& pause,
                            const std::vector<std::string>& resume);
-  /// Under the virtual clock: move time to the next report, so an announcement can release us.
-  void AdvanceVirtualTimeToNextReport();
   SourceOutput& CreateSplitOutput(const std::string& split_id);
+  /// Records `event` in the job's watermark trace, when there is one.
+  void Trace(std::string_view event, std::initializer_list<WatermarkTrace::Field> fields);
   /// Stamps `record` (assigner or the source's timestamp), emits it, then lets `generator` (if
   /// any) see it with `immediate` as its output. A record without a timestamp goes to `errors`.
   void EmitRecord(StreamRecord& record, bool has_source_ts, WatermarkGenerator* generator,

@@ -27,4 +27,23 @@ void BoundedOutOfOrdernessWatermarks::OnPeriodicEmit(WatermarkOutput& output) {
   output.EmitWatermark(Watermark{CurrentWatermark()});
 }
 
+SqlIntervalWatermarks::SqlIntervalWatermarks(std::chrono::milliseconds interval)
+    : interval_ms_(interval.count()) {
+  if (interval_ms_ < 0) {
+    throw InvalidArgument(fmt::format("the watermark interval must not be negative, got {} ms",
+                                      interval_ms_));
+  }
+}
+
+void SqlIntervalWatermarks::OnEvent(const StreamRecord& /*record*/, Timestamp event_timestamp,
+                                    WatermarkOutput& /*output*/) {
+  // Saturating ts - d: a timestamp within d of MIN gives MIN, not a wrapped value.
+  current_ = event_timestamp < kMinTimestamp + interval_ms_ ? kMinTimestamp
+                                                            : event_timestamp - interval_ms_;
+}
+
+void SqlIntervalWatermarks::OnPeriodicEmit(WatermarkOutput& output) {
+  output.EmitWatermark(Watermark{current_});
+}
+
 }  // namespace tidemark

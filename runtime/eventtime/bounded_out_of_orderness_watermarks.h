@@ -34,6 +34,29 @@ class BoundedOutOfOrdernessWatermarks : public WatermarkGenerator {
   Timestamp max_timestamp_;
 };
 
+/// Flink SQL's watermark for `WATERMARK FOR ts AS ts - INTERVAL 'd'` (strategy `sql-interval`).
+/// Mirrors the table runtime's `GeneratedWatermarkGeneratorSupplier.DefaultWatermarkGenerator`
+/// with that expression: each record sets the candidate to *its own* `ts - d` — no `- 1`, so a
+/// record at exactly `max_ts - d` is late here and on time under bounded-out-of-orderness — and
+/// every periodic emission offers the candidate. The output lets only increasing watermarks
+/// through, so with rising timestamps the watermark is `max_ts - d`; a record older than the
+/// latest lowers the candidate (never the emitted watermark) until a newer one comes, as in Flink.
+/// Before the first record the candidate is MIN. `ts - d` saturates at MIN.
+/// Threading: mailbox thread only. Cost: O(1) per event.
+class SqlIntervalWatermarks final : public WatermarkGenerator {
+ public:
+  /// Throws `InvalidArgument` if `interval` is negative.
+  explicit SqlIntervalWatermarks(std::chrono::milliseconds interval);
+
+  void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) override;
+  void OnPeriodicEmit(WatermarkOutput& output) override;
+  bool InspectsRecordOnEvent() const override { return false; }
+
+ private:
+  int64_t interval_ms_;
+  Timestamp current_ = kMinTimestamp;
+};
+
 /// Generator for streams whose timestamps never decrease: bounded out-of-orderness with B = 0, so
 /// it emits `max_ts - 1` (an event at 1337 gives watermark 1336). Mirrors Flink's
 /// `AscendingTimestampsWatermarks` (`WatermarkStrategy.forMonotonousTimestamps`). A lower

@@ -5,6 +5,7 @@
 
 #include "runtime/core/errors.h"
 #include "runtime/eventtime/adaptive_out_of_orderness_watermarks.h"
+#include "runtime/eventtime/bounded_out_of_orderness_watermarks.h"
 #include "runtime/eventtime/punctuated_watermarks.h"
 
 namespace tidemark {
@@ -355,6 +356,15 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
     strategy = WatermarkStrategy(std::move(assigner), [params] {
       return std::make_unique<AdaptiveOutOfOrdernessWatermarks>(params);
     });
+  } else if (spec.strategy == "sql-interval") {
+    if (spec.max_out_of_orderness_ms < 0) {
+      throw InvalidArgument(fmt::format(
+          "{}watermarks.max_out_of_orderness: must not be negative, got {} ms", Where(spec.location),
+          spec.max_out_of_orderness_ms));
+    }
+    const std::chrono::milliseconds interval(spec.max_out_of_orderness_ms);
+    strategy = WatermarkStrategy(std::move(assigner),
+                                 [interval] { return std::make_unique<SqlIntervalWatermarks>(interval); });
   } else if (spec.strategy == "monotonous") {
     strategy = WatermarkStrategy::ForMonotonousTimestamps(std::move(assigner));
   } else if (spec.strategy == "none") {
@@ -377,7 +387,7 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
   } else {
     throw InvalidArgument(fmt::format(
         "{}watermarks.strategy: expected one of bounded-out-of-orderness, "
-        "adaptive-out-of-orderness, monotonous, punctuated, none, got '{}'",
+        "adaptive-out-of-orderness, sql-interval, monotonous, punctuated, none, got '{}'",
         Where(spec.location), spec.strategy));
   }
 

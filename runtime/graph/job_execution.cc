@@ -74,13 +74,13 @@ void JobExecution::Build() {
       if (virtual_time) {
         auto pts = std::make_unique<VirtualProcessingTimeService>(*virtual_clock_);
         auto* raw = pts.get();
-        virtual_clock_->RegisterWakeup(&task->wakeup());
         task->SetProcessingTimeService(std::move(pts), raw);
       } else {
         task->SetProcessingTimeService(
             std::make_unique<SystemProcessingTimeService>(*timer_thread_, task->mailbox()), nullptr);
       }
       task->SetAutoWatermarkIntervalMs(graph_.pipeline.auto_watermark_interval_ms);
+      task->SetFinishedInputCountsAsMax(graph_.pipeline.finished_input == "max");
       task->SetParallelism(head.parallelism);  // a chain's operators share its parallelism
       for (const JobVertex& v : graph_.vertices) {
         if (head_of[static_cast<size_t>(v.id)] == head.id) {
@@ -96,6 +96,7 @@ void JobExecution::Build() {
 
   // Channels of non-chained edges, grouped per (downstream vertex, subtask, input index).
   std::map<std::tuple<int, int, int>, std::vector<Channel*>> gate_channels;
+  std::map<std::tuple<int, int, int>, std::vector<std::string>> gate_upstream;  // parallel to it
   const size_t capacity = static_cast<size_t>(std::max<int64_t>(4, graph_.pipeline.channel_capacity));
   for (const JobEdge& e : graph_.edges) {
     const JobVertex& up = graph_.vertices[static_cast<size_t>(e.from)];
@@ -119,6 +120,8 @@ void JobExecution::Build() {
           ch->SetProducerWakeup(&up_task->wakeup());
           chans.push_back(ch.get());
           gate_channels[{e.to, d, e.input_index}].push_back(ch.get());
+          gate_upstream[{e.to, d, e.input_index}].push_back(
+              fmt::format("{}#{}", up_task->name(), up_task->subtask_index()));
           channels_.push_back(std::move(ch));
         }
         target.writer = up_task->AddWriter(
@@ -133,7 +136,7 @@ void JobExecution::Build() {
   }
   for (auto& [key, chans] : gate_channels) {
     auto [vertex, subtask, input] = key;
-    task_of.at({vertex, subtask})->AddInput(input, chans);
+    task_of.at({vertex, subtask})->AddInput(input, chans, gate_upstream[key]);
   }
   task_finished_.assign(tasks_.size(), false);
 }
@@ -167,6 +170,17 @@ void JobExecution::Start() {
     }
     state_ = JobState::kRunning;
     tasks_running_ = tasks_.size();
+    if (virtual_clock_ && !tasks_.empty()) {
+      // One driver thread steps every task (see RunVirtualClock).
+      try {
+        threads_.emplace_back([this] { RunVirtualClock(); });
+      } catch (const std::system_error& e) {
+        failure_ = fmt::format("cannot start the job's thread: {}", e.what());
+        state_ = JobState::kFailed;
+        ended_cv_.notify_all();
+      }
+      return;
+    }
     for (; started < tasks_.size(); ++started) {
       const size_t i = started;
       StreamTask* t = tasks_[i].get();
@@ -199,6 +213,81 @@ void JobExecution::Start() {
   }
   for (size_t i = 0; i < started && started < tasks_.size(); ++i) {
     tasks_[i]->Cancel();
+  }
+}
+
+void JobExecution::EndTask(size_t i) {
+  StreamTask& t = *tasks_[i];
+  t.End();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    task_finished_[i] = !t.failed() && !t.cancelled();
+  }
+  OnTaskEnded(t);
+}
+
+void JobExecution::RunVirtualClock() {
+  // A discrete-event run: every task's turns on this thread, round robin in a fixed order (the
+  // tasks' build order), so which elements sit in which channel at every step, and so every
+  // operator's input order, is a function of the job alone. Processing time moves only when
+  // every live task had a turn without progress since anything last changed (inputs drained, no
+  // runnable mail or timer, sources waiting for their next arrival), and then jumps to the
+  // earliest pending timer of the whole job.
+  std::vector<size_t> live;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i]->Begin()) {
+      live.push_back(i);
+    } else {
+      EndTask(i);
+    }
+  }
+  size_t quiet_turns = 0;  // consecutive turns without progress
+  size_t k = 0;            // position in `live` of the task whose turn is next
+  while (!live.empty()) {
+    if (k >= live.size()) {
+      k = 0;
+    }
+    const size_t i = live[k];
+    const StreamTask::TurnResult r = tasks_[i]->Turn();
+    if (r.ended) {
+      EndTask(i);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+      quiet_turns = 0;
+      continue;
+    }
+    ++k;
+    quiet_turns = r.progressed ? 0 : quiet_turns + 1;
+    if (quiet_turns < live.size()) {
+      continue;
+    }
+    quiet_turns = 0;
+    Timestamp next = kMaxTimestamp;
+    for (size_t j : live) {
+      next = std::min(next, tasks_[j]->NextTimerTime());
+    }
+    if (next == kMaxTimestamp) {
+      // Nothing can ever happen again: no input in flight, no mail, no timer. Under the system
+      // clock this job would wait for ever; here it fails with the reason instead.
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (failure_.empty()) {
+          std::string waiting;
+          for (size_t j : live) {
+            waiting += (waiting.empty() ? "" : ", ") +
+                       fmt::format("{}#{}", tasks_[j]->name(), tasks_[j]->subtask_index());
+          }
+          failure_ = fmt::format(
+              "virtual clock stuck at {} ms: tasks {} wait for input, but no task has input, "
+              "mail or a processing-time timer left",
+              virtual_clock_->Now(), waiting);
+        }
+      }
+      for (size_t j : live) {
+        tasks_[j]->Cancel();
+      }
+      continue;
+    }
+    virtual_clock_->AdvanceTo(next);
   }
 }
 
@@ -263,6 +352,26 @@ void JobExecution::Cancel() {
   }
   for (auto& t : tasks_) {
     t->Cancel();
+  }
+}
+
+void JobExecution::EnableWatermarkSnapshots() {
+  for (auto& t : tasks_) {
+    t->EnableWatermarkSnapshot();
+  }
+}
+
+std::vector<TaskWatermarkSnapshot> JobExecution::WatermarkSnapshots() const {
+  std::vector<TaskWatermarkSnapshot> out;
+  for (const auto& t : tasks_) {
+    out.push_back(t->watermark_snapshot());
+  }
+  return out;
+}
+
+void JobExecution::SetTrace(WatermarkTrace* trace) {
+  for (auto& t : tasks_) {
+    t->SetTrace(trace);
   }
 }
 

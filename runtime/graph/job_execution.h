@@ -45,7 +45,10 @@ struct SubtaskMetrics {
 
 /// The running form of a JobGraph (Flink's ExecutionGraph): one StreamTask per (chain, subtask),
 /// one SPSC Channel per (upstream subtask, downstream subtask) pair of every non-chained edge,
-/// a TimerThread (system clock) or a VirtualClock (`pipeline.clock: virtual`).
+/// a TimerThread (system clock) or a VirtualClock (`pipeline.clock: virtual`). Under the system
+/// clock every task has its own thread; under the virtual clock one driver thread steps every
+/// task in a fixed order and moves the clock when all are quiescent (a discrete-event run: the
+/// output is a function of the job alone).
 ///
 /// Lifecycle: CREATED (constructed) -> RUNNING (`Start`) -> FINISHED when every task reached end
 /// of input | FAILED when any task failed (the others are cancelled; the first cause is kept) |
@@ -68,6 +71,13 @@ class JobExecution {
   bool WaitFor(std::chrono::milliseconds timeout);
   /// Asks every task to stop; the job ends CANCELED unless it already ended.
   void Cancel();
+  /// Records the job's event-time flow into `trace` (borrowed; must outlive this object). Call
+  /// before `Start`.
+  void SetTrace(WatermarkTrace* trace);
+  /// Every task keeps a `TaskWatermarkSnapshot` from just before end of input reached it (for
+  /// `tidemark run --explain`). Call before `Start`; read `WatermarkSnapshots` after `Wait`.
+  void EnableWatermarkSnapshots();
+  std::vector<TaskWatermarkSnapshot> WatermarkSnapshots() const;
 
   JobState state() const;
   std::string failure_cause() const;
@@ -84,6 +94,10 @@ class JobExecution {
   /// Registers `task`'s head with the SourceCoordinator if it is a source with alignment.
   void ConnectAlignment(StreamTask& task);
   void OnTaskEnded(StreamTask& task);
+  /// Ends tasks_[i] (final figures, close) and accounts for it.
+  void EndTask(size_t i);
+  /// The thread body under the virtual clock: steps every task until all ended.
+  void RunVirtualClock();
 
   JobGraph graph_;
   std::unique_ptr<TimerThread> timer_thread_;

@@ -113,6 +113,7 @@ void RecordWriter::Broadcast(const StreamElement& element) {
 void RecordWriter::Enqueue(size_t channel, std::unique_ptr<StreamElement> element) {
   auto& q = overflow_[channel];
   if (q.empty() && channels_[channel]->TryPush(element)) {
+    ++elements_pushed_;
     return;
   }
   q.push_back(std::move(element));
@@ -136,6 +137,7 @@ bool RecordWriter::TryDrain() {
       }
       q.pop_front();
       --queued_;
+      ++elements_pushed_;
     }
   }
   return queued_ == 0;

@@ -35,6 +35,9 @@ class RecordWriter {
   bool HasQueued() const { return queued_ > 0; }
 
   int64_t records_out() const { return records_out_; }
+  /// Elements (batches, watermarks, statuses, end of input) handed to the channels so far; the
+  /// virtual-clock driver reads it to tell whether a turn changed anything another task can see.
+  int64_t elements_pushed() const { return elements_pushed_; }
 
  private:
   size_t SelectChannel(const StreamRecord& record);
@@ -50,6 +53,7 @@ class RecordWriter {
   std::vector<std::deque<std::unique_ptr<StreamElement>>> overflow_;
   size_t queued_ = 0;
   int64_t records_out_ = 0;
+  int64_t elements_pushed_ = 0;
 };
 
 }  // namespace tidemark

@@ -6,6 +6,7 @@
 #include "runtime/core/stream_record.h"
 #include "runtime/core/watermark.h"
 #include "runtime/task/metrics_writer.h"
+#include "runtime/task/watermark_trace.h"
 #include "runtime/time/processing_time_service.h"
 
 namespace tidemark {
@@ -35,6 +36,10 @@ struct OperatorContext {
   Output* output = nullptr;     ///< never null after Open
   ProcessingTimeService* processing_time = nullptr;  ///< never null after Open
   int64_t auto_watermark_interval_ms = 200;          ///< pipeline.auto-watermark-interval; 0 = off
+  /// The job's watermark trace and where this operator runs (`tidemark run --trace`); off (null
+  /// trace) unless asked for. Operators with event-time state of their own (a source's splits,
+  /// alignment) record it; the task records every operator's input and output watermarks.
+  TraceContext trace;
 };
 
 /// A stream operator. Mirrors Flink's `StreamOperator` / `OneInputStreamOperator` /

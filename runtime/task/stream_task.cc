@@ -102,6 +102,10 @@ void TaskOperatorOutput::CollectSide(std::string_view tag, StreamRecord& record)
 }
 
 void TaskOperatorOutput::EmitWatermark(Watermark watermark) {
+  if (trace_ && watermark.timestamp != output_watermark_.load(std::memory_order_relaxed)) {
+    trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(), "output-watermark",
+                         {WatermarkTrace::Number("watermark", watermark.timestamp)});
+  }
   output_watermark_.store(watermark.timestamp, std::memory_order_release);
   auto send = [&](std::vector<Target>& targets) {
     for (Target& t : targets) {
@@ -122,6 +126,11 @@ void TaskOperatorOutput::EmitWatermark(Watermark watermark) {
 }
 
 void TaskOperatorOutput::EmitWatermarkStatus(WatermarkStatus status) {
+  if (trace_ && traced_status_ != status) {
+    traced_status_ = status;
+    trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(), "output-status",
+                         {WatermarkTrace::Text("status", ToString(status))});
+  }
   auto send = [&](std::vector<Target>& targets) {
     for (Target& t : targets) {
       if (t.op != nullptr) {
@@ -164,13 +173,17 @@ RecordWriter* StreamTask::AddWriter(std::unique_ptr<RecordWriter> writer) {
   return writers_.back().get();
 }
 
-TaskInput& StreamTask::AddInput(int input_index, std::vector<Channel*> channels) {
+TaskInput& StreamTask::AddInput(int input_index, std::vector<Channel*> channels,
+                                std::vector<std::string> upstream) {
   TaskInput in;
+  in.upstream = std::move(upstream);
   in.input_index = input_index;
   // design.md: a finished input leaves the minimum instead of counting as MAX; the upstream's
   // final MAX (sent just before end of input) is its end.
+  // With finished-input: max (Flink), the final MAX is an ordinary watermark and end of input
+  // leaves the valve alone.
   StatusWatermarkValve::Options options;
-  options.end_of_input_on_max_watermark = true;
+  options.end_of_input_on_max_watermark = !finished_input_max_;
   in.valve = std::make_unique<StatusWatermarkValve>(channels.size(), options);
   in.valve_output = std::make_unique<TaskInput::HeadOutput>(ops_.front().op.get(), input_index);
   in.finished.assign(channels.size(), false);
@@ -195,22 +208,48 @@ void StreamTask::OpenOperators() {
     ctx.output = ops_[i].output.get();
     ctx.processing_time = pts_.get();
     ctx.auto_watermark_interval_ms = auto_watermark_interval_ms_;
+    if (trace_ != nullptr) {
+      ctx.trace = TraceContext{trace_, WatermarkTrace::Where{&name_, subtask_index_, &ops_[i].name}};
+      ops_[i].output->SetTrace(ctx.trace, pts_.get());
+      if (i == 0) {
+        for (auto& in : inputs_) {
+          in.valve_output->SetTrace(ctx.trace, pts_.get());
+        }
+      }
+    }
     CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
   }
 }
 
-void StreamTask::Run() {
-  auto log = GetLogger("task");
+void StreamTask::RecordFailure(std::function<void()> step) {
   try {
-    OpenOperators();
-    RunMailboxLoop();
+    step();
   } catch (const Cancelled&) {
     cancelled_ = true;
   } catch (const std::exception& e) {
     failed_ = true;
     failure_ = e.what();
-    log->error("task {}#{} failed: {}", name_, subtask_index_, failure_);
+    GetLogger("task")->error("task {}#{} failed: {}", name_, subtask_index_, failure_);
   }
+}
+
+bool StreamTask::Begin() {
+  source_ = dynamic_cast<SourceOperatorBase*>(ops_.front().op.get());
+  RecordFailure([this] { OpenOperators(); });
+  return !failed_ && !cancelled_;
+}
+
+StreamTask::TurnResult StreamTask::Turn() {
+  TurnResult result;
+  RecordFailure([&] { result = TurnOrThrow(); });
+  if (failed_ || cancelled_) {
+    result.progressed = true;
+    result.ended = true;
+  }
+  return result;
+}
+
+void StreamTask::End() {
   try {
     PublishMetrics();  // the final figures, read after the job ended
   } catch (const std::exception&) {
@@ -227,6 +266,51 @@ void StreamTask::Run() {
     }
   }
   mailbox_.Close();
+}
+
+void StreamTask::Run() {
+  if (Begin()) {
+    while (true) {
+      const TurnResult r = Turn();
+      if (r.ended) {
+        break;
+      }
+      switch (r.wait) {
+        case TurnResult::Wait::kNone:
+          idle_yields_ = 0;
+          break;
+        case TurnResult::Wait::kBackpressure:
+          wakeup_.WaitFor(std::chrono::milliseconds(50));
+          break;
+        case TurnResult::Wait::kIdle:
+          // A task with inputs first gives its core away once: the producer then usually
+          // pushes its next batch before this task runs again, which costs neither side a
+          // futex wake-up. A yield is not a spin: with more tasks than cores it only lets a
+          // ready thread run first.
+          if (source_ == nullptr && idle_yields_ < kIdleYieldsBeforeSleep) {
+            ++idle_yields_;
+            std::this_thread::yield();
+            break;
+          }
+          idle_yields_ = 0;
+          wakeup_.WaitFor(std::chrono::milliseconds(100));
+          break;
+      }
+    }
+  }
+  End();
+}
+
+Timestamp StreamTask::NextTimerTime() const {
+  return virtual_pts_ != nullptr ? virtual_pts_->NextTimerTime() : kMaxTimestamp;
+}
+
+int64_t StreamTask::ElementsPushed() const {
+  int64_t n = 0;
+  for (const auto& w : writers_) {
+    n += w->elements_pushed();
+  }
+  return n;
 }
 
 void StreamTask::PublishMetrics() {
@@ -262,8 +346,8 @@ bool StreamTask::RunMails() {
     any = true;
     mail->action();
   }
-  if (virtual_pts_ != nullptr) {
-    virtual_pts_->FireDueTimers();
+  if (virtual_pts_ != nullptr && virtual_pts_->FireDueTimers()) {
+    any = true;
   }
   return any;
 }
@@ -282,77 +366,71 @@ void StreamTask::FlushAll() {
   }
 }
 
-void StreamTask::RunMailboxLoop() {
-  auto* source = dynamic_cast<SourceOperatorBase*>(ops_.front().op.get());
-  int idle_yields = 0;  // consecutive turns without input that yielded instead of sleeping
-  while (running_) {
-    if (cancel_requested_.load(std::memory_order_acquire)) {
-      throw Cancelled("task cancelled");
-    }
-    CallOperator(name_, [&] { RunMails(); });
-    if (std::chrono::steady_clock::now() >= next_publish_) {
-      PublishMetrics();
-    }
-    // Backpressure: with output still queued, take no new input; keep running mails.
-    if (!DrainWriters()) {
-      wakeup_.WaitFor(std::chrono::milliseconds(50));
-      continue;
-    }
-    InputStatus status;
-    if (source != nullptr) {
-      // Several records per turn: mails, cancellation and backpressure are checked once per
-      // turn instead of once per record. Under the virtual clock, one record per turn keeps
-      // due timers firing exactly between paced records.
-      const int64_t max_records = virtual_pts_ == nullptr ? kSourceRecordsPerTurn : 1;
-      int64_t emitted = 0;
-      CallOperator(ops_.front().name, [&] {
-        do {
-          status = source->EmitNext();
-        } while (status == InputStatus::kMoreAvailable && ++emitted < max_records);
-      });
-      records_in_.store(records_in_.load(std::memory_order_relaxed) + emitted, std::memory_order_relaxed);
-      // Flush partial batches on a short timeout, so a slow or paced source keeps latency low.
-      // Not under the virtual clock: there, batch boundaries must not depend on wall time.
-      if (virtual_pts_ == nullptr && !writers_.empty() && status == InputStatus::kMoreAvailable) {
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_flush_ >= kFlushTimeout) {
-          FlushAll();
-          last_flush_ = now;
-        }
-      }
-    } else {
-      status = ProcessInput();
-    }
-    switch (status) {
-      case InputStatus::kMoreAvailable:
-        idle_yields = 0;
-        break;
-      case InputStatus::kNothingAvailable:
-        // Flush partial batches before sleeping so latency stays low.
-        FlushAll();
-        if (!DrainWriters()) {
-          continue;
-        }
-        if (!mailbox_.HasMail()) {
-          // A task with inputs first gives its core away once: the producer then usually
-          // pushes its next batch before this task runs again, which costs neither side a
-          // futex wake-up. A yield is not a spin: with more tasks than cores it only lets a
-          // ready thread run first.
-          if (source == nullptr && idle_yields < kIdleYieldsBeforeSleep) {
-            ++idle_yields;
-            std::this_thread::yield();
-            break;
-          }
-          idle_yields = 0;
-          wakeup_.WaitFor(std::chrono::milliseconds(100));
-        }
-        break;
-      case InputStatus::kEndOfInput:
-        EndOfInput();
-        running_ = false;
-        break;
-    }
+StreamTask::TurnResult StreamTask::TurnOrThrow() {
+  using Wait = TurnResult::Wait;
+  if (cancel_requested_.load(std::memory_order_acquire)) {
+    throw Cancelled("task cancelled");
   }
+  const int64_t pushed_before = ElementsPushed();
+  bool ran_mail = false;
+  CallOperator(name_, [&] { ran_mail = RunMails(); });
+  if (std::chrono::steady_clock::now() >= next_publish_) {
+    PublishMetrics();
+  }
+  // Whether anything another task (or this task's next turn) can see changed.
+  auto changed = [&] { return ran_mail || ElementsPushed() != pushed_before; };
+  if (ending_) {
+    // End of input was handed on; hand everything to the channels before the task ends.
+    if (DrainWriters()) {
+      return TurnResult{true, true, Wait::kNone};
+    }
+    return TurnResult{changed(), false, Wait::kBackpressure};
+  }
+  // Backpressure: with output still queued, take no new input; keep running mails.
+  if (!DrainWriters()) {
+    return TurnResult{changed(), false, Wait::kBackpressure};
+  }
+  InputStatus status;
+  if (source_ != nullptr) {
+    // Several records per turn: mails, cancellation and backpressure are checked once per turn
+    // instead of once per record. (Under the virtual clock no time passes within a turn and no
+    // other task runs, so the number does not change the result.)
+    int64_t emitted = 0;
+    CallOperator(ops_.front().name, [&] {
+      do {
+        status = source_->EmitNext();
+      } while (status == InputStatus::kMoreAvailable && ++emitted < kSourceRecordsPerTurn);
+    });
+    records_in_.store(records_in_.load(std::memory_order_relaxed) + emitted, std::memory_order_relaxed);
+    // Flush partial batches on a short timeout, so a slow or paced source keeps latency low.
+    // Not under the virtual clock: there, batch boundaries must not depend on wall time.
+    if (virtual_pts_ == nullptr && !writers_.empty() && status == InputStatus::kMoreAvailable) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_flush_ >= kFlushTimeout) {
+        FlushAll();
+        last_flush_ = now;
+      }
+    }
+  } else {
+    status = ProcessInput();
+  }
+  switch (status) {
+    case InputStatus::kMoreAvailable:
+      return TurnResult{true, false, Wait::kNone};
+    case InputStatus::kNothingAvailable:
+      // Flush partial batches before sleeping so latency stays low.
+      FlushAll();
+      if (!DrainWriters() || mailbox_.HasMail()) {
+        return TurnResult{changed(), false, Wait::kNone};
+      }
+      return TurnResult{changed(), false, Wait::kIdle};
+    case InputStatus::kEndOfInput:
+      TakeWatermarkSnapshot();  // a source: before its final MAX
+      EndOfInput();
+      ending_ = true;
+      return TurnResult{true, DrainWriters(), Wait::kNone};
+  }
+  return TurnResult{true, false, Wait::kNone};
 }
 
 InputStatus StreamTask::ProcessInput() {
@@ -410,6 +488,11 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
   StreamOperator& head = *ops_.front().op;
   const std::string& head_name = ops_.front().name;
   const int input = in.input_index;
+  if (element->kind == StreamElement::Kind::kEndOfInput ||
+      (element->kind == StreamElement::Kind::kWatermark &&
+       element->watermark.timestamp == kMaxTimestamp)) {
+    TakeWatermarkSnapshot();  // where event time stood before end of input reached this task
+  }
   switch (element->kind) {
     case StreamElement::Kind::kRecords:
       records_in_.fetch_add(static_cast<int64_t>(element->records.size()), std::memory_order_relaxed);
@@ -434,13 +517,50 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
       in.finished[channel] = true;
       ++in.num_finished;
       CallOperator(head_name, [&] {
-        in.valve->MarkChannelFinished(channel, *in.valve_output);
+        if (!finished_input_max_) {
+          in.valve->MarkChannelFinished(channel, *in.valve_output);
+        }
         if (in.num_finished == in.channels.size()) {
           head.EndInput(input);
         }
       });
       break;
   }
+}
+
+void StreamTask::TakeWatermarkSnapshot() {
+  if (!snapshot_enabled_ || snapshot_.taken) {
+    return;
+  }
+  TaskWatermarkSnapshot s;
+  s.taken = true;
+  s.task = name_;
+  s.subtask = subtask_index_;
+  s.time = pts_->GetCurrentProcessingTime();
+  for (const TaskInput& in : inputs_) {
+    TaskWatermarkSnapshot::Input i;
+    i.input_index = in.input_index;
+    i.watermark = in.valve->last_output_watermark();
+    i.idle = in.valve->output_status() == WatermarkStatus::kIdle;
+    for (size_t c = 0; c < in.channels.size(); ++c) {
+      i.channels.push_back(TaskWatermarkSnapshot::Channel{
+          c < in.upstream.size() ? in.upstream[c] : std::string(), in.valve->channel_watermark(c),
+          in.valve->channel_status(c) == WatermarkStatus::kIdle, in.finished[c]});
+    }
+    s.inputs.push_back(std::move(i));
+  }
+  for (const auto& c : ops_) {
+    MetricsWriter w;
+    c.op->CollectMetrics(w);
+    s.operators.push_back(TaskWatermarkSnapshot::Operator{c.name, c.output->output_watermark(), w.Take()});
+  }
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  snapshot_ = std::move(s);
+}
+
+TaskWatermarkSnapshot StreamTask::watermark_snapshot() const {
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  return snapshot_;
 }
 
 void StreamTask::EndOfInput() {
@@ -462,14 +582,6 @@ void StreamTask::EndOfInput() {
   eoi.kind = StreamElement::Kind::kEndOfInput;
   for (auto& w : writers_) {
     w->Broadcast(eoi);
-  }
-  // Hand everything to the channels before the thread ends.
-  while (!DrainWriters()) {
-    if (cancel_requested_.load(std::memory_order_acquire)) {
-      throw Cancelled("task cancelled");
-    }
-    RunMails();
-    wakeup_.WaitFor(std::chrono::milliseconds(50));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "runtime/task/source_operator_base.h"
 #include "runtime/task/status_watermark_valve.h"
 #include "runtime/task/stream_operator.h"
+#include "runtime/task/watermark_trace.h"
 #include "runtime/time/processing_time_service.h"
 
 namespace tidemark {
@@ -40,6 +42,12 @@ class TaskOperatorOutput : public Output {
   /// 1024th record emitted checks it and throws `Cancelled`, so an operator emitting for a long
   /// time inside one call (a watermark firing many windows) still stops when cancelled.
   void SetCancelFlag(const std::atomic<bool>* cancel_requested) { cancel_requested_ = cancel_requested; }
+  /// Set once by the owning task before it runs when the job is traced: each change of this
+  /// operator's output watermark or status is recorded, at `pts`'s time.
+  void SetTrace(TraceContext trace, ProcessingTimeService* pts) {
+    trace_ = trace;
+    trace_pts_ = pts;
+  }
 
   void AddMainTarget(Target t) { main_.push_back(t); }
   void AddSideTarget(const std::string& tag, Target t);
@@ -65,6 +73,9 @@ class TaskOperatorOutput : public Output {
   std::atomic<Timestamp> output_watermark_{kMinTimestamp};
   const std::atomic<bool>* cancel_requested_ = nullptr;
   uint32_t records_since_check_ = 0;  // main and side output records, mailbox thread only
+  TraceContext trace_;
+  ProcessingTimeService* trace_pts_ = nullptr;
+  std::optional<WatermarkStatus> traced_status_;  // the last status traced
 };
 
 /// Thrown out of an operator call inside a task: names the operator that failed and the cause.
@@ -82,12 +93,29 @@ struct TaskInput {
    public:
     HeadOutput(StreamOperator* head, int input) : head_(head), input_(input) {}
     void EmitWatermark(Watermark w) override {
+      if (trace_) {
+        trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(), "input-watermark",
+                             {WatermarkTrace::Number("input", input_),
+                              WatermarkTrace::Number("watermark", w.timestamp)});
+      }
       // Published before the chain sees it: a reader that finds an operator's output watermark
       // (acquire) also finds the input watermark that caused it.
       last_watermark_.store(w.timestamp, std::memory_order_release);
       head_->ProcessWatermark(w, input_);
     }
-    void EmitWatermarkStatus(WatermarkStatus s) override { head_->ProcessWatermarkStatus(s, input_); }
+    void EmitWatermarkStatus(WatermarkStatus s) override {
+      if (trace_) {
+        trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(), "input-status",
+                             {WatermarkTrace::Number("input", input_),
+                              WatermarkTrace::Text("status", ToString(s))});
+      }
+      head_->ProcessWatermarkStatus(s, input_);
+    }
+    /// Records every watermark and status handed to the head (the valve emits only changes).
+    void SetTrace(TraceContext trace, ProcessingTimeService* pts) {
+      trace_ = trace;
+      trace_pts_ = pts;
+    }
     /// The valve's last output watermark (kMinTimestamp: none yet). Any thread.
     Timestamp last_watermark() const { return last_watermark_.load(std::memory_order_acquire); }
 
@@ -95,6 +123,8 @@ struct TaskInput {
     StreamOperator* head_;
     int input_;
     std::atomic<Timestamp> last_watermark_{kMinTimestamp};
+    TraceContext trace_;
+    ProcessingTimeService* trace_pts_ = nullptr;
   };
 
   int input_index = 0;
@@ -103,14 +133,46 @@ struct TaskInput {
   std::unique_ptr<HeadOutput> valve_output;
   std::vector<bool> finished;
   size_t num_finished = 0;
+  std::vector<std::string> upstream;  ///< per channel: "task#subtask" (may be empty)
 };
 
-/// One subtask: one thread running a single-threaded mailbox loop. Mirrors Flink's `StreamTask`
-/// with its `MailboxProcessor`: each turn runs pending mails (timers, control), fires due
-/// virtual-clock timers, then does the default action — poll the source, or take a bounded batch
-/// of elements from the input channels and hand records to the operator chain and watermarks /
-/// statuses to the input's StatusWatermarkValve. With nothing to do it sleeps on one Wakeup that
-/// mail, channel pushes and clock advances all signal.
+/// A task's event-time state at one moment, for `tidemark run --explain`: taken once, just before
+/// end of input reaches the task (a source task: before it emits its final MAX; another task: before
+/// the first end of input or MAX arrives on any of its channels), i.e. where event time stood for
+/// the rest of the run. Value type.
+struct TaskWatermarkSnapshot {
+  struct Channel {
+    std::string upstream;  ///< "task#subtask" of the upstream subtask
+    Timestamp watermark = kMinTimestamp;
+    bool idle = false;
+    bool finished = false;
+  };
+  struct Input {
+    int input_index = 0;
+    Timestamp watermark = kMinTimestamp;  ///< the valve's output
+    bool idle = false;
+    std::vector<Channel> channels;
+  };
+  struct Operator {
+    std::string name;
+    Timestamp output_watermark = kMinTimestamp;
+    MetricsWriter::Gauges gauges;  ///< the operator's `CollectMetrics` at that moment
+  };
+  bool taken = false;
+  std::string task;
+  int subtask = 0;
+  Timestamp time = kMinTimestamp;  ///< processing time of the snapshot
+  std::vector<Input> inputs;
+  std::vector<Operator> operators;  ///< in chain order
+};
+
+/// One subtask: a single-threaded mailbox loop. Mirrors Flink's `StreamTask` with its
+/// `MailboxProcessor`: each turn runs pending mails (timers, control), fires due virtual-clock
+/// timers, then does the default action — poll the source, or take a bounded batch of elements
+/// from the input channels and hand records to the operator chain and watermarks / statuses to
+/// the input's StatusWatermarkValve. Under the system clock each task has its own thread and,
+/// with nothing to do, sleeps on one Wakeup that mail and channel pushes signal; under the
+/// virtual clock the job's driver steps every task (`Begin` / `Turn` / `End`) on one thread.
 ///
 /// Built fully by the ExecutionGraph before `Run`; afterwards only `Cancel` may be called from
 /// other threads. Owns its operators (the chain, in topological order), outputs and writers.
@@ -131,15 +193,51 @@ class StreamTask {
   const std::string& op_name(int i) const { return ops_[static_cast<size_t>(i)].name; }
   TaskOperatorOutput& output_of(int i) { return *ops_[static_cast<size_t>(i)].output; }
   RecordWriter* AddWriter(std::unique_ptr<RecordWriter> writer);
-  TaskInput& AddInput(int input_index, std::vector<Channel*> channels);
+  /// `upstream` names each channel's upstream subtask ("task#subtask"), for explanations.
+  TaskInput& AddInput(int input_index, std::vector<Channel*> channels,
+                      std::vector<std::string> upstream = {});
+  /// Takes a `TaskWatermarkSnapshot` before end of input reaches the task. Before Run.
+  void EnableWatermarkSnapshot() { snapshot_enabled_ = true; }
+  /// The snapshot (`taken` false: not enabled, or the task never reached end of input).
+  /// Thread-safe.
+  TaskWatermarkSnapshot watermark_snapshot() const;
   void SetAutoWatermarkIntervalMs(int64_t ms) { auto_watermark_interval_ms_ = ms; }
+  /// `pipeline.finished-input: max` (Flink): a finished input channel keeps the MAX watermark its
+  /// upstream sent last, as an ordinary watermark (so it wins over idle channels), instead of
+  /// leaving the minimum (design.md's default). Call before `AddInput`.
+  void SetFinishedInputCountsAsMax(bool max) { finished_input_max_ = max; }
+  /// Records this task's event-time flow into `trace` (borrowed; outlives the task). Before Run.
+  void SetTrace(WatermarkTrace* trace) { trace_ = trace; }
   /// Parallelism of the chain's operators (OperatorContext::parallelism); default 1.
   void SetParallelism(int parallelism) { parallelism_ = parallelism; }
 
   // ---- running ----
-  /// The thread body. Never throws: a failure is recorded (`failed()`, `failure()`). Always
-  /// closes every operator.
+  /// The thread body (system clock): `Begin`, then turns until the task ends, sleeping on its
+  /// Wakeup when a turn found nothing to do, then `End`. Never throws: a failure is recorded
+  /// (`failed()`, `failure()`). Always closes every operator.
   void Run();
+
+  /// What one turn of the mailbox loop did.
+  struct TurnResult {
+    /// The turn changed something: ran a mail or timer, took input, emitted, pushed an element
+    /// into a channel, or ended. False: the task is quiescent until another task gives it input
+    /// or mail, or processing time reaches its next timer.
+    bool progressed = false;
+    /// The task reached its end (end of input handed on, or failed, or cancelled): call `End`.
+    bool ended = false;
+    /// Why the turn stopped (system clock: how long to wait before the next one).
+    enum class Wait { kNone, kIdle, kBackpressure } wait = Wait::kNone;
+  };
+  /// Steps of `Run` for a driver that runs tasks itself (the virtual clock's, on one thread):
+  /// `Begin` opens the operators (false: failed or cancelled; call `End`); `Turn` runs one turn
+  /// without ever sleeping; `End` publishes the final figures and closes every operator.
+  /// None throws. Called from one thread, the same for all three.
+  bool Begin();
+  TurnResult Turn();
+  void End();
+  /// Under the virtual clock: the time of this task's earliest pending processing-time timer
+  /// (kMaxTimestamp: none), i.e. its next event. Task thread only.
+  Timestamp NextTimerTime() const;
   /// Thread-safe: asks the task to stop at its next turn.
   void Cancel();
 
@@ -173,8 +271,12 @@ class StreamTask {
   };
 
   void OpenOperators();
-  void RunMailboxLoop();
-  bool RunMails();  // true when any mail ran
+  /// One turn; throws what operators throw (`Turn` records it).
+  TurnResult TurnOrThrow();
+  /// Records a failure or cancellation thrown by a turn or by opening.
+  void RecordFailure(std::function<void()> step);
+  bool RunMails();  // true when any mail or due virtual timer ran
+  int64_t ElementsPushed() const;
   [[nodiscard]] InputStatus ProcessInput();
   void HandleElement(TaskInput& in, size_t channel, std::unique_ptr<StreamElement> element);
   void EndOfInput();
@@ -191,12 +293,19 @@ class StreamTask {
   std::vector<std::unique_ptr<RecordWriter>> writers_;
   std::vector<TaskInput> inputs_;
   int64_t auto_watermark_interval_ms_ = 200;
+  bool finished_input_max_ = false;
+  bool snapshot_enabled_ = false;
+  void TakeWatermarkSnapshot();  // once; task thread
+  TaskWatermarkSnapshot snapshot_;  // guarded by metrics_mu_
+  WatermarkTrace* trace_ = nullptr;
   int parallelism_ = 1;
   size_t next_input_ = 0;
   size_t next_channel_ = 0;
+  SourceOperatorBase* source_ = nullptr;  // the head, when it is a source (set by Begin)
+  int idle_yields_ = 0;     // consecutive idle turns that yielded instead of sleeping
+  bool ending_ = false;     // end of input handed on; draining the writers
 
   std::atomic<bool> cancel_requested_{false};
-  bool running_ = true;
   bool failed_ = false;
   bool cancelled_ = false;
   std::string failure_;

@@ -228,3 +228,40 @@ TEST(JobCompileErrorsTest, KeyByExpressionCompilesToAComputedKeyColumn) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// interval-join's late outputs are read like a window's late output; a tag it does not declare is
+// still a located error (now from the job compiler, which knows the operator's side outputs).
+std::string IntervalJoinReading(const std::string& tag) {
+  return Job("  - id: j\n"
+             "    type: interval-join\n"
+             "    inputs: [source, source]\n"
+             "    key-by: [user]\n"
+             "    interval-join: {lower: 0ms, upper: 1s, left-late-output: late-left}\n"
+             "  - id: late\n"
+             "    type: sink\n"
+             "    inputs: [{from: j, side-output: " + tag + "}]\n"
+             "    sink: {type: collect}\n");
+}
+
+TEST(JobCompileErrorsTest, IntervalJoinLateOutputIsReadable) {
+  EXPECT_EQ(FirstError(IntervalJoinReading("late-left")), "");
+}
+
+TEST(JobCompileErrorsTest, IntervalJoinUndeclaredSideOutput) {
+  EXPECT_EQ(FirstError(IntervalJoinReading("late-right")),
+            "bad.yaml:17:14: error: operators[2].inputs: operator 'j' has no side output "
+            "'late-right'");
+}
+
+TEST(JobCompileErrorsTest, FinishedInputTakesExcludeOrMax) {
+  const std::string yaml = "name: bad\npipeline: {finished-input: min}\n" + Job("").substr(10);
+  EXPECT_EQ(FirstError(yaml),
+            "bad.yaml:2:28: error: pipeline.finished-input: unknown value \"min\" (did you mean "
+            "\"max\"?); allowed: exclude | max");
+}
+
+}  // namespace
+}  // namespace tidemark

@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <csignal>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -20,9 +22,11 @@
 #include "runtime/core/logging.h"
 #include "runtime/graph/job_graph.h"
 #include "tools/analyze/lateness_analysis.h"
+#include "runtime/task/watermark_trace.h"
 #include "tools/bench/bench_command.h"
 #include "runtime/daemon/daemon_paths.h"
 #include "tools/engine/engine.h"
+#include "tools/engine/explain.h"
 #include "tools/tidemark/daemon_commands.h"
 #include "tools/tidemark/progress.h"
 
@@ -36,8 +40,30 @@ void OnSignal(int) {
   }
 }
 
-int RunJob(const std::string& path, bool print_metrics) {
+struct RunOptions {
+  bool print_metrics = false;
+  std::string trace_path;  ///< --trace: JSON Lines of the event-time flow; empty: none
+  bool explain = false;    ///< --explain: why each window's watermark stood where it did
+  std::string explain_operator;
+};
+
+int RunJob(const std::string& path, const RunOptions& options) {
   using namespace tidemark;
+  const bool print_metrics = options.print_metrics;
+  // Declared before the job, so it outlives every task that records into it.
+  std::ofstream trace_file;
+  std::unique_ptr<WatermarkTrace> trace;
+  if (!options.trace_path.empty()) {
+    trace_file.open(options.trace_path, std::ios::out | std::ios::trunc);
+    if (!trace_file) {
+      std::cerr << fmt::format("--trace: cannot write {}: {}\n", options.trace_path,
+                               std::strerror(errno));
+      return 2;
+    }
+    trace = std::make_unique<WatermarkTrace>([&trace_file](const std::string& line) {
+      trace_file << line << '\n';
+    });
+  }
   std::unique_ptr<LocalJob> job;
   try {
     job = LocalJob::Create(LoadJobSpecFile(path));
@@ -47,6 +73,12 @@ int RunJob(const std::string& path, bool print_metrics) {
   } catch (const JobCompileError& e) {
     std::cerr << e.what() << "\n";
     return 2;
+  }
+  if (trace) {
+    job->execution().SetTrace(trace.get());
+  }
+  if (options.explain) {
+    job->execution().EnableWatermarkSnapshots();
   }
   g_running.store(&job->execution());
   std::signal(SIGINT, OnSignal);
@@ -77,6 +109,16 @@ int RunJob(const std::string& path, bool print_metrics) {
         }
         std::cerr << line << "\n";
       }
+    }
+  }
+  if (options.explain) {
+    std::cerr << ExplainWatermarks(job->spec(), job->execution().WatermarkSnapshots(),
+                                   options.explain_operator);
+  }
+  if (trace) {
+    trace_file.flush();
+    if (!trace_file) {
+      std::cerr << fmt::format("--trace: writing {} failed\n", options.trace_path);
     }
   }
   if (state != JobState::kFinished) {
@@ -161,6 +203,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string job_path;
   bool metrics = false;
+  std::string trace_path;
+  bool explain = false;
+  std::string explain_operator;
   auto* run = app.add_subcommand("run", "Run a job embedded, without a daemon; exit 0 when it FINISHED");
   run->add_option("job", job_path, "job YAML file")->required();
   run->add_flag("--metrics", metrics, "print per-subtask metrics to stderr at the end");
@@ -181,6 +226,15 @@ int main(int argc, char** argv) {
   analyze->add_flag("--run", analyze_run,
                     "also run the job and show the measured late records and window state beside the estimates");
   analyze->add_option("--max-records", analyze_max_records, "read at most this many records per source subtask (default 1000000)");
+  run->add_option("--trace", trace_path,
+                  "write the event-time flow to FILE as JSON Lines: every split and subtask "
+                  "watermark and status, every operator input / output watermark change, idleness "
+                  "and alignment pause / resume, with processing time");
+  run->add_flag("--explain", explain,
+                "print to stderr, at the end, why each window's (or --explain-operator's) watermark "
+                "stood where it did until end of input: the channel, subtask and split holding it, "
+                "idle / paused / finished inputs, what would move it, the likely mistake");
+  run->add_option("--explain-operator", explain_operator, "the operator id --explain explains");
   tidemark::bench::BenchOptions bench_options;
   auto* bench = tidemark::bench::AddBenchSubcommand(app, bench_options);
 
@@ -229,7 +283,8 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (*run) {
-    return RunJob(job_path, metrics);
+    return RunJob(job_path, RunOptions{metrics, trace_path, explain || !explain_operator.empty(),
+                                       explain_operator});
   }
   if (*bench) {
     return tidemark::bench::RunBench(bench_options);

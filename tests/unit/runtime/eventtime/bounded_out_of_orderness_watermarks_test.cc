@@ -103,3 +103,37 @@ TEST(NoWatermarksGeneratorTest, NeverEmits) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+void SqlEvent(WatermarkGenerator& g, Timestamp ts, WatermarkOutput& out) {
+  StreamRecord record(Row{}, ts);
+  g.OnEvent(record, ts, out);
+}
+
+TEST(SqlIntervalWatermarksTest, OffersTheLatestRecordsTimestampMinusTheIntervalWithoutMinusOne) {
+  SqlIntervalWatermarks g(std::chrono::milliseconds(1000));
+  testing::RecordingWatermarkOutput out;
+  g.OnPeriodicEmit(out);
+  SqlEvent(g, 2999, out);
+  EXPECT_EQ(out.calls.size(), 1u) << "OnEvent must never emit";
+  g.OnPeriodicEmit(out);
+  SqlEvent(g, 1500, out);  // older than the latest: the candidate drops (Flink SQL's rule)
+  g.OnPeriodicEmit(out);
+  SqlEvent(g, 3500, out);
+  g.OnPeriodicEmit(out);
+  EXPECT_EQ(out.Take(), (std::vector<std::string>{"wm:MIN", "wm:1999", "wm:500", "wm:2500"}));
+}
+
+TEST(SqlIntervalWatermarksTest, SaturatesAtMinAndRejectsANegativeInterval) {
+  SqlIntervalWatermarks g(std::chrono::milliseconds(1000));
+  testing::RecordingWatermarkOutput out;
+  SqlEvent(g, kMinTimestamp + 10, out);
+  g.OnPeriodicEmit(out);
+  EXPECT_EQ(out.Take(), (std::vector<std::string>{"wm:MIN"}));
+  EXPECT_THROW(SqlIntervalWatermarks(std::chrono::milliseconds(-1)), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace tidemark
