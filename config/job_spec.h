@@ -23,6 +23,18 @@ namespace tidemark {
 // sink); report sinks exist. Each `location` is the 1-based position of the YAML node it came
 // from, for `FormatDiagnostic` (config/diagnostic.h). Plain value types; copy freely.
 
+/// Where each key of one YAML mapping was written: key → position of its value (of the key
+/// itself when the value is empty). Only keys that were written appear. Later stages that must
+/// point at one setting (the Flink SQL export naming `allowed-lateness` at its line) use `Of`.
+struct KeyLocations {
+  std::map<std::string, SourceLocation> values;
+  /// The position of `key`'s value, or `fallback` when the key was not written.
+  const SourceLocation& Of(const std::string& key, const SourceLocation& fallback) const {
+    auto it = values.find(key);
+    return it == values.end() ? fallback : it->second;
+  }
+};
+
 /// A scalar constant from YAML (sequence-source constant fields, literals).
 using ConfigValue = std::variant<int64_t, double, bool, std::string>;
 
@@ -78,6 +90,7 @@ struct WatermarkStrategySpec {
     int64_t update_interval_ms = 1000;
   };
   std::optional<Alignment> alignment;
+  KeyLocations key_locations;  ///< of the `watermarks:` block
   SourceLocation location;
 };
 
@@ -160,6 +173,7 @@ struct SourceSpec {
   FileSourceSpec file;
   DatagenSourceSpec datagen;
   ReplaySourceSpec replay;
+  KeyLocations key_locations;  ///< of the `source:` block (also the file / datagen / replay keys)
   SourceLocation location;
 };
 
@@ -201,6 +215,7 @@ struct WindowSpec {
   bool emit_firing = false;
   /// Never empty: a window without `aggregate:` gets one `count` (as "count").
   std::vector<AggregateSpec> aggregates;
+  KeyLocations key_locations;  ///< of the `window:` block
   SourceLocation location;
 };
 
@@ -231,6 +246,7 @@ struct SinkSpec {
   std::string path;  ///< file: JSON Lines output path
   /// json | fire (one `>>> FIRE window=[..) count=N watermark=..` line per record)
   std::string format = "json";
+  KeyLocations key_locations;  ///< of the `sink:` block
   SourceLocation location;
 };
 
@@ -256,6 +272,7 @@ struct OperatorSpec {
   /// "exclude" (default, design.md: the broadcast input does not hold event time back) or
   /// "include" (Flink: the minimum over both inputs).
   std::string broadcast_watermarks = "exclude";
+  KeyLocations key_locations;  ///< of the operator mapping (`parallelism`, `key-by`, ...)
   SourceLocation location;
   SourceLocation type_location;  ///< of the `type:` value (for "unknown operator type" errors)
 };
@@ -274,6 +291,7 @@ struct PipelineSpec {
   std::string clock = "system";  ///< system | virtual
   int64_t auto_watermark_interval_ms = 200;
   int64_t channel_capacity = 1024;  ///< elements per channel (`channel-capacity`)
+  KeyLocations key_locations;                ///< of the `pipeline:` block
   SourceLocation location;          ///< of the `pipeline:` block; line 0 when the block is absent
 };
 
