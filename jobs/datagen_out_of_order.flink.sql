@@ -9,12 +9,14 @@ SET 'execution.runtime-mode' = 'streaming';
 SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
+SET 'table.exec.source.idle-timeout' = '500ms';
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 -- report 'datagen seed=42' (tidemark's summary line) has no Flink equivalent; read the sinks instead.
 
 -- Source 'source' (jobs/datagen_out_of_order.yaml:15:5): datagen source.
 -- DROPPED (jobs/datagen_out_of_order.yaml:18:13): source type datagen (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 -- bounded out-of-orderness 1s: tidemark's watermark is max(ts) - 1s - 1ms.
+-- idleness 500ms: 'table.exec.source.idle-timeout' (set above) marks a source subtask idle after 500ms without records.
 CREATE TABLE `source` (
   `ts` BIGINT,
   `split` BIGINT,

@@ -10,6 +10,7 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
 SET 'parallelism.default' = '4';
+-- Per-operator parallelism (windows (1), fired (1), late (1), errors (1)) has no SQL form: 'parallelism.default' applies to every operator.
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 -- report 'mode=split readers=4 files=8' (tidemark's summary line) has no Flink equivalent; read the sinks instead.
 

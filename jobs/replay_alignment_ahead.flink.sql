@@ -3,7 +3,7 @@
 -- (DataStream emits max - d - 1 ms, SQL's expression emits max - d), so windows fire at the same
 -- watermark. Epoch-millisecond columns stay BIGINT; the event-time attribute is the computed column
 -- TO_TIMESTAMP_LTZ(ms, 3), and window_start / window_end are TIMESTAMP(3) in UTC.
--- Best effort: 3 feature(s) have no Flink SQL form; each is marked `-- DROPPED` below.
+-- Best effort: 4 feature(s) have no Flink SQL form; each is marked `-- DROPPED` below.
 
 SET 'execution.runtime-mode' = 'streaming';
 SET 'pipeline.auto-watermark-interval' = '200ms';
@@ -15,6 +15,7 @@ SET 'table.local-time-zone' = 'UTC';
 -- Source 'source' (jobs/replay_alignment_ahead.yaml:20:5): replay source.
 -- DROPPED (jobs/replay_alignment_ahead.yaml:23:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 -- bounded out-of-orderness 0ms: tidemark's watermark is max(ts) - 0ms - 1ms.
+-- DROPPED (jobs/replay_alignment_ahead.yaml:30:18): watermark alignment (group g, max drift 1s) on a source without watermark push-down; nearest: 'scan.watermark.alignment.group' / '.max-drift' / '.update-interval', which only sources with watermark push-down (kafka) honour
 CREATE TABLE `source` (
   `ts` BIGINT,
   `split` STRING,

@@ -9,12 +9,14 @@ SET 'execution.runtime-mode' = 'streaming';
 SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
+SET 'table.exec.source.idle-timeout' = '1000ms';
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 -- report 'replay-finished-and-idle' (tidemark's summary line) has no Flink equivalent; read the sinks instead.
 
 -- Source 'source' (jobs/replay_finished_and_idle.yaml:24:5): replay source.
 -- DROPPED (jobs/replay_finished_and_idle.yaml:27:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 -- bounded out-of-orderness 0ms: tidemark's watermark is max(ts) - 0ms - 1ms.
+-- idleness 1s: 'table.exec.source.idle-timeout' (set above) marks a source subtask idle after 1s without records.
 CREATE TABLE `source` (
   `ts` BIGINT,
   `split` STRING,

@@ -494,9 +494,14 @@ class Exporter {
   void WindowJoin(const JobVertex& v);
   void Sink(const JobVertex& v);
   void Unsupported(const JobVertex& v, const std::string& feature, const std::string& nearest);
+  /// Marks an operator left out because what it reads was dropped.
+  void LeftOut(const std::string& what, const JobVertex& v) {
+    body_ += fmt::format("-- {} '{}' is left out: its input was dropped.\n\n", what, OneLine(v.spec.id));
+  }
 
   std::string WatermarkDdl(const WatermarkStrategySpec& wm, const OperatorSpec& op, const std::string& wm_path,
-                           const std::string& rowtime, bool file_source, std::string& comments);
+                           const std::string& rowtime, bool push_down, std::vector<std::string>& options,
+                           std::string& comments);
   std::string TranslateExpression(const ExpressionSpec& e, const std::vector<Column>& columns,
                                   const OperatorSpec& op, const std::string& path, std::string& comments);
   /// The window TVF call over `in` for a tumbling or sliding `window`, e.g.
@@ -654,6 +659,17 @@ FlinkSqlExport Exporter::Run() {
   if (!idle_timeout_.empty()) {
     out += idle_timeout_;
   }
+  std::string own_parallelism;
+  for (const OperatorSpec& op : spec_.operators) {
+    if (op.parallelism > 0 && op.parallelism != p.parallelism) {
+      own_parallelism += fmt::format("{}{} ({})", own_parallelism.empty() ? "" : ", ", op.id, op.parallelism);
+    }
+  }
+  if (!own_parallelism.empty()) {
+    out += fmt::format("-- Per-operator parallelism ({}) has no SQL form: 'parallelism.default' applies to every "
+                       "operator.\n",
+                       OneLine(own_parallelism));
+  }
   out += sets_;
   if (p.clock == "virtual") {
     out += "-- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.\n";
@@ -680,8 +696,8 @@ FlinkSqlExport Exporter::Run() {
 }
 
 std::string Exporter::WatermarkDdl(const WatermarkStrategySpec& wm, const OperatorSpec& op,
-                                   const std::string& wm_path, const std::string& rowtime, bool file_source,
-                                   std::string& comments) {
+                                   const std::string& wm_path, const std::string& rowtime, bool push_down,
+                                   std::vector<std::string>& options, std::string& comments) {
   std::string delay;
   if (wm.strategy == "bounded-out-of-orderness") {
     comments += fmt::format("-- bounded out-of-orderness {}: tidemark's watermark is max(ts) - {} - 1ms.\n",
@@ -700,26 +716,36 @@ std::string Exporter::WatermarkDdl(const WatermarkStrategySpec& wm, const Operat
   } else {
     return "";  // strategy none
   }
-  if (wm.idleness_ms) {
-    if (file_source) {
-      // No watermark push-down for filesystem: the job-wide option applies to the assigner after the scan.
-      const std::string set = fmt::format("SET 'table.exec.source.idle-timeout' = '{}ms';\n", *wm.idleness_ms);
-      if (!idle_timeout_.empty() && idle_timeout_ != set) {
-        comments += Drop(wm.key_locations.Of("idleness", wm.location), PathOf(op, wm_path + ".idleness"),
-                         "a second, different idleness among file sources",
-                         "one job-wide 'table.exec.source.idle-timeout'");
-      } else {
-        idle_timeout_ = set;
-        comments += fmt::format("-- idleness {}: 'table.exec.source.idle-timeout' (set above) marks a source subtask "
-                                "idle after {} without records.\n",
-                                Duration(*wm.idleness_ms), Duration(*wm.idleness_ms));
-      }
+  // A connector with watermark push-down (SupportsWatermarkPushDown, e.g. kafka) takes idleness and
+  // alignment as table options and applies them per split; the others (filesystem, datagen) run
+  // the WATERMARK after the scan, where only the job-wide idle timeout applies.
+  if (wm.idleness_ms && push_down) {
+    options.push_back(fmt::format("'scan.watermark.idle-timeout' = '{}ms'", *wm.idleness_ms));
+    comments += fmt::format("-- idleness {}: a split without records for {} is idle.\n", Duration(*wm.idleness_ms),
+                            Duration(*wm.idleness_ms));
+  } else if (wm.idleness_ms) {
+    const std::string set = fmt::format("SET 'table.exec.source.idle-timeout' = '{}ms';\n", *wm.idleness_ms);
+    if (!idle_timeout_.empty() && idle_timeout_ != set) {
+      comments += Drop(wm.key_locations.Of("idleness", wm.location), PathOf(op, wm_path + ".idleness"),
+                       "a second, different idleness among sources without watermark push-down",
+                       "one job-wide 'table.exec.source.idle-timeout'");
+    } else {
+      idle_timeout_ = set;
+      comments += fmt::format("-- idleness {}: 'table.exec.source.idle-timeout' (set above) marks a source subtask "
+                              "idle after {} without records.\n",
+                              Duration(*wm.idleness_ms), Duration(*wm.idleness_ms));
     }
   }
-  if (wm.alignment && file_source) {
+  if (wm.alignment && push_down) {
+    options.push_back(fmt::format("'scan.watermark.alignment.group' = {}", SqlString(wm.alignment->group)));
+    options.push_back(fmt::format("'scan.watermark.alignment.max-drift' = '{}ms'", wm.alignment->max_drift_ms));
+    options.push_back(
+        fmt::format("'scan.watermark.alignment.update-interval' = '{}ms'", wm.alignment->update_interval_ms));
+  } else if (wm.alignment) {
     comments += Drop(wm.key_locations.Of("alignment", wm.location), PathOf(op, wm_path + ".alignment"),
-                     fmt::format("watermark alignment (group {}, max drift {}) on a file source", wm.alignment->group,
-                                 Duration(wm.alignment->max_drift_ms)),
+                     fmt::format("watermark alignment (group {}, max drift {}) on a source without watermark "
+                                 "push-down",
+                                 wm.alignment->group, Duration(wm.alignment->max_drift_ms)),
                      "'scan.watermark.alignment.group' / '.max-drift' / '.update-interval', which only sources with "
                      "watermark push-down (kafka) honour");
   }
@@ -812,7 +838,7 @@ void Exporter::Source(const JobVertex& v) {
   }
   std::string watermark;
   if (wm != nullptr && wm->strategy != "none") {
-    const std::string wm_path = assigner != nullptr ? "watermarks" : "watermarks";
+    const std::string wm_path = "watermarks";
     std::string ts_field = wm->timestamp_field;
     if (ts_field.empty()) {
       // The source's own timestamp: the first `timestamp` column (file, replay), else `ts`.
@@ -853,7 +879,8 @@ void Exporter::Source(const JobVertex& v) {
         ms = fmt::format("{} / 1000000", ms);
       }
       ddl_columns += fmt::format("  {} AS TO_TIMESTAMP_LTZ({}, {}),\n", Quote(rel.rowtime), ms, precision);
-      watermark = WatermarkDdl(*wm, wm_op, wm_path, rel.rowtime, file, comments);
+      // No connector tidemark maps to so far pushes the watermark into the source.
+      watermark = WatermarkDdl(*wm, wm_op, wm_path, rel.rowtime, /*push_down=*/false, options, comments);
     }
   }
   std::string ddl = ddl_columns + watermark;
@@ -893,7 +920,7 @@ void Exporter::Unsupported(const JobVertex& v, const std::string& feature, const
 void Exporter::Filter(const JobVertex& v) {
   std::optional<Relation> in = InputRelation(v, 0);
   if (!in) {
-    body_ += fmt::format("-- Filter '{}' is left out: its input was dropped.\n\n", OneLine(v.spec.id));
+    LeftOut("Filter", v);
     return;
   }
   const FilterSpec& f = *v.spec.filter;
@@ -916,7 +943,7 @@ void Exporter::Filter(const JobVertex& v) {
 void Exporter::Map(const JobVertex& v) {
   std::optional<Relation> in = InputRelation(v, 0);
   if (!in) {
-    body_ += fmt::format("-- Map '{}' is left out: its input was dropped.\n\n", OneLine(v.spec.id));
+    LeftOut("Map", v);
     return;
   }
   const MapSpec& m = *v.spec.map;
@@ -955,7 +982,7 @@ void Exporter::Map(const JobVertex& v) {
 void Exporter::Project(const JobVertex& v) {
   std::optional<Relation> in = InputRelation(v, 0);
   if (!in || !v.spec.params) {
-    body_ += fmt::format("-- Project '{}' is left out: its input was dropped.\n\n", OneLine(v.spec.id));
+    LeftOut("Project", v);
     return;
   }
   // The items in order: a field name, or name: expression.
@@ -1000,13 +1027,13 @@ void Exporter::Project(const JobVertex& v) {
 
 void Exporter::Union(const JobVertex& v) {
   std::vector<Relation> ins;
-  for (size_t i = 0; i < graph_.InputsOf(v.id).size(); ++i) {
-    std::optional<Relation> in = InputRelation(v, i);
-    if (!in) {
-      body_ += fmt::format("-- Union '{}' is left out: an input was dropped.\n\n", OneLine(v.spec.id));
+  for (const JobEdge* e : graph_.InputsOf(v.id)) {  // a union's edges all feed its input 0
+    auto it = relations_.find(e->from);
+    if (!e->side_output.empty() || it == relations_.end()) {
+      LeftOut("Union", v);
       return;
     }
-    ins.push_back(*in);
+    ins.push_back(it->second);
   }
   Relation rel = ins.front();
   rel.name = v.spec.id;
@@ -1050,7 +1077,7 @@ void Exporter::Window(const JobVertex& v) {
   const WindowSpec& w = *op.window;
   std::optional<Relation> in = InputRelation(v, 0);
   if (!in) {
-    body_ += fmt::format("-- Window '{}' is left out: its input was dropped.\n\n", OneLine(op.id));
+    LeftOut("Window", v);
     return;
   }
   std::string comments;
@@ -1210,7 +1237,7 @@ void Exporter::IntervalJoin(const JobVertex& v) {
   std::optional<Relation> left = InputRelation(v, 0);
   std::optional<Relation> right = InputRelation(v, 1);
   if (!left || !right) {
-    body_ += fmt::format("-- Interval join '{}' is left out: an input was dropped.\n\n", OneLine(op.id));
+    LeftOut("Interval join", v);
     return;
   }
   std::string comments;
@@ -1276,7 +1303,7 @@ void Exporter::WindowJoin(const JobVertex& v) {
   std::optional<Relation> left = InputRelation(v, 0);
   std::optional<Relation> right = InputRelation(v, 1);
   if (!left || !right) {
-    body_ += fmt::format("-- Window join '{}' is left out: an input was dropped.\n\n", OneLine(op.id));
+    LeftOut("Window join", v);
     return;
   }
   const ParamNode* params = op.params ? &*op.params : nullptr;
