@@ -90,8 +90,8 @@ struct WatermarkStrategySpec {
     int64_t update_interval_ms = 1000;
   };
   std::optional<Alignment> alignment;
-  KeyLocations key_locations;  ///< of the `watermarks:` block
   SourceLocation location;
+  KeyLocations key_locations;  ///< of the `watermarks:` block
 };
 
 /// One split of a `sequence` source.
@@ -173,8 +173,8 @@ struct SourceSpec {
   FileSourceSpec file;
   DatagenSourceSpec datagen;
   ReplaySourceSpec replay;
-  KeyLocations key_locations;  ///< of the `source:` block (also the file / datagen / replay keys)
   SourceLocation location;
+  KeyLocations key_locations;  ///< of the `source:` block (also the file / datagen / replay keys)
 };
 
 /// Edge partitioning (Flink's StreamPartitioner choices).
@@ -215,8 +215,8 @@ struct WindowSpec {
   bool emit_firing = false;
   /// Never empty: a window without `aggregate:` gets one `count` (as "count").
   std::vector<AggregateSpec> aggregates;
-  KeyLocations key_locations;  ///< of the `window:` block
   SourceLocation location;
+  KeyLocations key_locations;  ///< of the `window:` block
 };
 
 /// `map:` block of a `type: map` operator: either `field = field * multiply + add` on a numeric
@@ -246,8 +246,8 @@ struct SinkSpec {
   std::string path;  ///< file: JSON Lines output path
   /// json | fire (one `>>> FIRE window=[..) count=N watermark=..` line per record)
   std::string format = "json";
-  KeyLocations key_locations;  ///< of the `sink:` block
   SourceLocation location;
+  KeyLocations key_locations;  ///< of the `sink:` block
 };
 
 /// One node of the job graph, as written under `operators:`.
@@ -272,9 +272,9 @@ struct OperatorSpec {
   /// "exclude" (default, design.md: the broadcast input does not hold event time back) or
   /// "include" (Flink: the minimum over both inputs).
   std::string broadcast_watermarks = "exclude";
-  KeyLocations key_locations;  ///< of the operator mapping (`parallelism`, `key-by`, ...)
   SourceLocation location;
   SourceLocation type_location;  ///< of the `type:` value (for "unknown operator type" errors)
+  KeyLocations key_locations;  ///< of the operator mapping (`parallelism`, `key-by`, ...)
 };
 
 /// Largest `parallelism` (pipeline or operator): every subtask is a thread of this one process.
@@ -291,8 +291,8 @@ struct PipelineSpec {
   std::string clock = "system";  ///< system | virtual
   int64_t auto_watermark_interval_ms = 200;
   int64_t channel_capacity = 1024;  ///< elements per channel (`channel-capacity`)
-  KeyLocations key_locations;                ///< of the `pipeline:` block
   SourceLocation location;          ///< of the `pipeline:` block; line 0 when the block is absent
+  KeyLocations key_locations;  ///< of the `pipeline:` block
 };
 
 /// `report:` block: a summary line printed by `tidemark run` from what sinks received.

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -494,6 +495,18 @@ class Exporter {
   void WindowJoin(const JobVertex& v);
   void Sink(const JobVertex& v);
   void Unsupported(const JobVertex& v, const std::string& feature, const std::string& nearest);
+  /// A problem (and its comment) when a duration needs 3 or more digits of days: Flink's interval
+  /// literals take 2 digits per unit unless written with a precision.
+  std::string CheckDurations(const OperatorSpec& op, const std::string& path, const SourceLocation& location,
+                             std::initializer_list<int64_t> values) {
+    for (int64_t v : values) {
+      if (v >= 100 * int64_t{86400000} || v <= -100 * int64_t{86400000}) {
+        return Drop(location, PathOf(op, path), fmt::format("a duration of 100 days or more ({})", Duration(v)),
+                    "INTERVAL 'N' DAY(3), with a leading precision, which the export does not write");
+      }
+    }
+    return "";
+  }
   /// Marks an operator left out because what it reads was dropped.
   void LeftOut(const std::string& what, const JobVertex& v) {
     body_ += fmt::format("-- {} '{}' is left out: its input was dropped.\n\n", what, OneLine(v.spec.id));
@@ -700,6 +713,9 @@ std::string Exporter::WatermarkDdl(const WatermarkStrategySpec& wm, const Operat
                                    std::vector<std::string>& options, std::string& comments) {
   std::string delay;
   if (wm.strategy == "bounded-out-of-orderness") {
+    comments += CheckDurations(op, wm_path + ".max-out-of-orderness",
+                               wm.key_locations.Of("max-out-of-orderness", wm.location),
+                               {wm.max_out_of_orderness_ms + 1});
     comments += fmt::format("-- bounded out-of-orderness {}: tidemark's watermark is max(ts) - {} - 1ms.\n",
                             Duration(wm.max_out_of_orderness_ms), Duration(wm.max_out_of_orderness_ms));
     delay = Interval(wm.max_out_of_orderness_ms + 1);
@@ -1131,6 +1147,39 @@ void Exporter::Window(const JobVertex& v) {
     return;
   }
 
+  comments += CheckDurations(op, "window", w.location, {w.size_ms, w.slide_ms, w.offset_ms, w.gap_ms});
+  // A window TVF adds window_start, window_end and window_time: rows that already have such
+  // columns (a window over a window) are read through a view that renames them.
+  std::map<std::string, std::string> renamed;
+  for (const Column& c : in->columns) {
+    if (c.name == "window_start" || c.name == "window_end" || c.name == "window_time") {
+      renamed[c.name] = UniqueName(c.name + "_in", in->columns);
+    }
+  }
+  auto ref = [&](const std::string& name) {
+    auto it = renamed.find(name);
+    return Quote(it == renamed.end() ? name : it->second);
+  };
+  if (!renamed.empty()) {
+    Relation view = *in;
+    view.name = op.id + ".input";
+    std::string select;
+    for (Column& c : view.columns) {
+      const std::string item = renamed.count(c.name) != 0 ? fmt::format("{} AS {}", Quote(c.name), ref(c.name))
+                                                          : Quote(c.name);
+      select += (select.empty() ? "" : ", ") + item;
+      if (renamed.count(c.name) != 0) {
+        c.name = renamed[c.name];
+      }
+    }
+    if (!view.rowtime.empty()) {
+      select += ", " + Quote(view.rowtime);
+    }
+    comments += fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {};\n\n", Quote(view.name), select,
+                            Quote(in->name));
+    in = view;
+  }
+
   Relation rel;
   rel.name = op.id;
   rel.columns = ColumnsOf(v.compiled.output_schema, in->columns);
@@ -1151,8 +1200,8 @@ void Exporter::Window(const JobVertex& v) {
   auto add = [&](const std::string& item) { select += (select.empty() ? "" : ",\n       ") + item; };
   std::string keys;
   for (const std::string& k : op.key_by) {
-    add(Quote(k));
-    keys += ", " + Quote(k);
+    add(renamed.count(k) != 0 ? fmt::format("{} AS {}", ref(k), Quote(k)) : Quote(k));
+    keys += ", " + ref(k);
   }
   if (session) {
     add(fmt::format("SESSION_START({}, {}) AS `window_start`", Quote(in->rowtime), gap));
@@ -1162,7 +1211,7 @@ void Exporter::Window(const JobVertex& v) {
     add("`window_end`");
   }
   for (const AggregateSpec& a : w.aggregates) {
-    const std::string f = Quote(a.field);
+    const std::string f = ref(a.field);
     std::string call;
     if (a.function == "count") {
       call = a.field.empty() ? "COUNT(*)" : fmt::format("COUNT({})", f);
@@ -1266,6 +1315,7 @@ void Exporter::IntervalJoin(const JobVertex& v) {
   };
   const int64_t lower = duration("lower");
   const int64_t upper = duration("upper");
+  comments += CheckDurations(op, op.type, op.location, {lower, upper});
   auto bound = [&](int64_t ms) {
     if (ms == 0) {
       return fmt::format("l.{}", Quote(left->rowtime));
@@ -1333,6 +1383,7 @@ void Exporter::WindowJoin(const JobVertex& v) {
   const int64_t size = duration("size");
   const int64_t slide = duration("slide");
   const int64_t offset = duration("offset");
+  body_ += CheckDurations(op, op.type, op.location, {size, slide, offset});
   const auto [left_keys, right_keys] = JoinKeys(op);
   std::string on;
   for (size_t i = 0; i < left_keys.size() && i < right_keys.size(); ++i) {

@@ -191,6 +191,29 @@ TEST(FlinkSqlExportTest, UnionIsUnionAll) {
       << e.sql;
 }
 
+TEST(FlinkSqlExportTest, AWindowOverAWindowRenamesTheInnerWindowColumns) {
+  const FlinkSqlExport e = Export(FileJob(
+      kBounded1s,
+      "  - id: w1\n    type: window\n    input: src\n    key-by: [user]\n    window: {assigner: tumbling, size: 1s}\n"
+      "  - id: w2\n    type: window\n    input: w1\n    window: {assigner: tumbling, size: 10s,\n"
+      "                                    aggregate: [{fn: min, field: window_start, as: first}]}\n"
+      "  - id: out\n    type: sink\n    input: w2\n    sink: {type: print}\n"));
+  EXPECT_TRUE(e.problems.empty());
+  EXPECT_TRUE(Contains(e.sql, "CREATE TEMPORARY VIEW `w2.input` AS\nSELECT `user`, `window_start` AS `window_start_in`, "
+                              "`window_end` AS `window_end_in`, `count`, `rowtime`\nFROM `w1`;"))
+      << e.sql;
+  EXPECT_TRUE(Contains(e.sql, "MIN(`window_start_in`) AS `first`")) << e.sql;
+  EXPECT_TRUE(Contains(e.sql, "TUMBLE(TABLE `w2.input`, DESCRIPTOR(`rowtime`), INTERVAL '10' SECOND)")) << e.sql;
+}
+
+TEST(FlinkSqlExportTest, DurationsOfAHundredDaysFail) {
+  const FlinkSqlExport e = Export(WindowJob("{assigner: tumbling, size: 100d}"));
+  ASSERT_EQ(e.problems.size(), 1u);
+  EXPECT_EQ(e.problems[0].path, "operators[1].window");
+  EXPECT_TRUE(Contains(e.sql, "INTERVAL '100 00:00:00' DAY TO SECOND")) << e.sql;
+  EXPECT_TRUE(Export(WindowJob("{assigner: tumbling, size: 99d}")).problems.empty());
+}
+
 TEST(FlinkSqlExportTest, SequenceSourcesFailNamingDatagen) {
   const FlinkSqlExport e = Export(
       "name: t\noperators:\n  - id: src\n    type: source\n"
