@@ -1304,7 +1304,6 @@ SinkSpec Loader::ParseSink(const Field& field) {
   if (!map) {
     return sink;
   }
-  RecordKeys(*map, sink.key_locations);
   if (std::optional<Field> f = Require(*map, "type")) {
     sink.type = ReadEnum(*f, kSinkTypes).value_or("");
   }

@@ -247,7 +247,6 @@ struct SinkSpec {
   /// json | fire (one `>>> FIRE window=[..) count=N watermark=..` line per record)
   std::string format = "json";
   SourceLocation location;
-  KeyLocations key_locations;  ///< of the `sink:` block
 };
 
 /// One node of the job graph, as written under `operators:`.

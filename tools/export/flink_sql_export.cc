@@ -115,7 +115,8 @@ std::string Interval(int64_t ms) {
     int64_t ms;
     const char* name;
   };
-  static constexpr Unit kUnits[] = {{86400000, "DAY"}, {3600000, "HOUR"}, {60000, "MINUTE"}, {1000, "SECOND"}};
+  static constexpr Unit kUnits[] = {
+      {86400000, "DAY"}, {3600000, "HOUR"}, {60000, "MINUTE"}, {1000, "SECOND"}};
   for (const Unit& u : kUnits) {
     if (m != 0 && m % u.ms == 0 && m / u.ms < 100) {
       return fmt::format("INTERVAL '{}{}' {}", sign, m / u.ms, u.name);
@@ -130,12 +131,16 @@ std::string Interval(int64_t ms) {
   const std::string secs = Seconds(m % 60000);
   const std::string padded = (m % 60000 < 10000 ? "0" : "") + secs;
   if (m < 100 * int64_t{3600000}) {
-    return fmt::format("INTERVAL '{}{}:{:02}:{}' HOUR TO SECOND", sign, m / 3600000, minutes, padded);
+    return fmt::format("INTERVAL '{}{}:{:02}:{}' HOUR TO SECOND", sign, m / 3600000, minutes,
+                       padded);
   }
-  return fmt::format("INTERVAL '{}{} {:02}:{:02}:{}' DAY TO SECOND", sign, days, hours, minutes, padded);
+  return fmt::format("INTERVAL '{}{} {:02}:{:02}:{}' DAY TO SECOND", sign, days, hours, minutes,
+                     padded);
 }
 
-std::string Loc(const SourceLocation& l) { return fmt::format("{}:{}:{}", l.file, l.line, l.column); }
+std::string Loc(const SourceLocation& l) {
+  return fmt::format("{}:{}:{}", l.file, l.line, l.column);
+}
 
 // ---- expressions: tidemark's YAML expression language -> Flink SQL ----
 
@@ -202,9 +207,10 @@ class ExpressionTranslator {
     if (std::isdigit(static_cast<unsigned char>(c)) != 0) {
       size_t end = pos_;
       bool dbl = false;
-      while (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) != 0 || text_[end] == '.' ||
-                                    ((text_[end] == '+' || text_[end] == '-') &&
-                                     (text_[end - 1] == 'e' || text_[end - 1] == 'E')))) {
+      while (end < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[end])) != 0 || text_[end] == '.' ||
+              ((text_[end] == '+' || text_[end] == '-') &&
+               (text_[end - 1] == 'e' || text_[end - 1] == 'E')))) {
         dbl = dbl || text_[end] == '.' || text_[end] == 'e' || text_[end] == 'E';
         ++end;
       }
@@ -214,7 +220,8 @@ class ExpressionTranslator {
     }
     if (std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_') {
       size_t end = pos_;
-      while (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) != 0 || text_[end] == '_')) {
+      while (end < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[end])) != 0 || text_[end] == '_')) {
         ++end;
       }
       tok_ = Token{T::kIdent, std::string(text_.substr(pos_, end - pos_))};
@@ -268,9 +275,9 @@ class ExpressionTranslator {
     if (tok_.kind == T::kSymbol) {
       return tok_.text == symbol;
     }
-    return tok_.kind == T::kIdent && ((symbol == "||" && tok_.text == "or") ||
-                                      (symbol == "&&" && tok_.text == "and") ||
-                                      (symbol == "!" && tok_.text == "not"));
+    return tok_.kind == T::kIdent &&
+           ((symbol == "||" && tok_.text == "or") || (symbol == "&&" && tok_.text == "and") ||
+            (symbol == "!" && tok_.text == "not"));
   }
 
   SqlExpr Or() {
@@ -301,8 +308,8 @@ class ExpressionTranslator {
   }
   SqlExpr Comparison() {
     SqlExpr left = Additive();
-    static const std::map<std::string, std::string> kOps = {{"==", "="}, {"!=", "<>"}, {"<", "<"},
-                                                            {"<=", "<="}, {">", ">"},   {">=", ">="}};
+    static const std::map<std::string, std::string> kOps = {
+        {"==", "="}, {"!=", "<>"}, {"<", "<"}, {"<=", "<="}, {">", ">"}, {">=", ">="}};
     if (tok_.kind == T::kSymbol) {
       if (auto it = kOps.find(tok_.text); it != kOps.end()) {
         Next();
@@ -327,7 +334,8 @@ class ExpressionTranslator {
       if (plus && (left.kind == Kind::kString || right.kind == Kind::kString)) {
         left = {fmt::format("({} || {})", left.sql, right.sql), Kind::kString};  // string join
       } else {
-        left = {fmt::format("({} {} {})", left.sql, plus ? "+" : "-", right.sql), Arithmetic(left.kind, right.kind)};
+        left = {fmt::format("({} {} {})", left.sql, plus ? "+" : "-", right.sql),
+                Arithmetic(left.kind, right.kind)};
       }
     }
     return left;
@@ -412,7 +420,9 @@ struct Relation {
   std::string rowtime;          ///< the event-time attribute column (not in `columns`), or ""
 };
 
-bool IsGlob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
+bool IsGlob(std::string_view s) {
+  return s.find_first_of("*?[") != std::string_view::npos;
+}
 
 /// A glob of the last path component as a Java regex over the absolute path (Flink's
 /// `source.path.regex-pattern` is matched against the whole absolute file path).
@@ -458,23 +468,27 @@ class Exporter {
       id = id.substr(0, dot);
     }
     auto it = spec_index_.find(id);
-    std::string path = it == spec_index_.end() ? "operators" : fmt::format("operators[{}]", it->second);
+    std::string path =
+        it == spec_index_.end() ? "operators" : fmt::format("operators[{}]", it->second);
     return suffix.empty() ? path : path + "." + suffix;
   }
   /// Records a problem and returns the `-- DROPPED:` comment line that marks its place.
-  std::string Drop(const SourceLocation& location, const std::string& path, const std::string& feature,
-                   const std::string& nearest) {
+  std::string Drop(const SourceLocation& location, const std::string& path,
+                   const std::string& feature, const std::string& nearest) {
     SourceLocation loc = location;
     if (loc.file.empty()) {
       loc.file = spec_.file;
     }
     problems_.push_back(ExportProblem{loc, path, feature, nearest});
-    return fmt::format("-- DROPPED ({}): {}; nearest: {}\n", Loc(loc), OneLine(feature), OneLine(nearest));
+    return fmt::format("-- DROPPED ({}): {}; nearest: {}\n", Loc(loc), OneLine(feature),
+                       OneLine(nearest));
   }
 
   std::string UniqueName(const std::string& base, const std::vector<Column>& taken) const {
     std::string name = base;
-    for (int i = 1; std::any_of(taken.begin(), taken.end(), [&](const Column& c) { return c.name == name; }); ++i) {
+    for (int i = 1;
+         std::any_of(taken.begin(), taken.end(), [&](const Column& c) { return c.name == name; });
+         ++i) {
       name = fmt::format("{}_{}", base, i);
     }
     return name;
@@ -497,36 +511,41 @@ class Exporter {
   void Unsupported(const JobVertex& v, const std::string& feature, const std::string& nearest);
   /// A problem (and its comment) when a duration needs 3 or more digits of days: Flink's interval
   /// literals take 2 digits per unit unless written with a precision.
-  std::string CheckDurations(const OperatorSpec& op, const std::string& path, const SourceLocation& location,
+  std::string CheckDurations(const OperatorSpec& op, const std::string& path,
+                             const SourceLocation& location,
                              std::initializer_list<int64_t> values) {
     for (int64_t v : values) {
       if (v >= 100 * int64_t{86400000} || v <= -100 * int64_t{86400000}) {
-        return Drop(location, PathOf(op, path), fmt::format("a duration of 100 days or more ({})", Duration(v)),
-                    "INTERVAL 'N' DAY(3), with a leading precision, which the export does not write");
+        return Drop(
+            location, PathOf(op, path),
+            fmt::format("a duration of 100 days or more ({})", Duration(v)),
+            "INTERVAL 'N' DAY(3), with a leading precision, which the export does not write");
       }
     }
     return "";
   }
   /// Marks an operator left out because what it reads was dropped.
   void LeftOut(const std::string& what, const JobVertex& v) {
-    body_ += fmt::format("-- {} '{}' is left out: its input was dropped.\n\n", what, OneLine(v.spec.id));
+    body_ +=
+        fmt::format("-- {} '{}' is left out: its input was dropped.\n\n", what, OneLine(v.spec.id));
   }
 
-  std::string WatermarkDdl(const WatermarkStrategySpec& wm, const OperatorSpec& op, const std::string& wm_path,
-                           const std::string& rowtime, bool push_down, std::vector<std::string>& options,
-                           std::string& comments);
+  std::string WatermarkDdl(const WatermarkStrategySpec& wm, const OperatorSpec& op,
+                           const std::string& wm_path, const std::string& rowtime, bool push_down,
+                           std::vector<std::string>& options, std::string& comments);
   std::string TranslateExpression(const ExpressionSpec& e, const std::vector<Column>& columns,
-                                  const OperatorSpec& op, const std::string& path, std::string& comments);
+                                  const OperatorSpec& op, const std::string& path,
+                                  std::string& comments);
   /// The window TVF call over `in` for a tumbling or sliding `window`, e.g.
   /// `TABLE(TUMBLE(TABLE `x`, DESCRIPTOR(`rowtime`), INTERVAL '1' SECOND))`.
-  std::string WindowTvf(const std::string& assigner, int64_t size_ms, int64_t slide_ms, int64_t offset_ms,
-                        const Relation& in) const;
+  std::string WindowTvf(const std::string& assigner, int64_t size_ms, int64_t slide_ms,
+                        int64_t offset_ms, const Relation& in) const;
 
   const JobSpec& spec_;
   const JobGraph& graph_;
   std::map<std::string, size_t> spec_index_;
-  std::map<int, Relation> relations_;        // vertex id -> its main output (absent: dropped)
-  std::map<int, const JobVertex*> folded_;   // source vertex -> the assigner folded into it
+  std::map<int, Relation> relations_;       // vertex id -> its main output (absent: dropped)
+  std::map<int, const JobVertex*> folded_;  // source vertex -> the assigner folded into it
   std::set<int> folded_assigners_;
   std::vector<ExportProblem> problems_;
   std::string sets_;
@@ -555,12 +574,14 @@ std::optional<Relation> Exporter::InputRelation(const JobVertex& v, size_t input
 
 // tidemark's schema as SQL columns: a column passed through keeps its SQL type (window_start
 // stays TIMESTAMP(3)); a new one gets the type of its tidemark type.
-std::vector<Column> Exporter::ColumnsOf(const Schema& schema, const std::vector<Column>& input) const {
+std::vector<Column> Exporter::ColumnsOf(const Schema& schema,
+                                        const std::vector<Column>& input) const {
   std::vector<Column> out;
   for (const Field& f : schema.fields()) {
     std::string type = SqlType(f.type);
     for (const Column& c : input) {
-      if (c.name == f.name && KindOfSqlType(c.type) == Kind::kOther && f.type == FieldType::kTimestamp) {
+      if (c.name == f.name && KindOfSqlType(c.type) == Kind::kOther &&
+          f.type == FieldType::kTimestamp) {
         type = c.type;
       }
     }
@@ -580,14 +601,16 @@ std::string Exporter::SelectList(const Relation& in) const {
   return out;
 }
 
-std::string Exporter::TranslateExpression(const ExpressionSpec& e, const std::vector<Column>& columns,
+std::string Exporter::TranslateExpression(const ExpressionSpec& e,
+                                          const std::vector<Column>& columns,
                                           const OperatorSpec& op, const std::string& path,
                                           std::string& comments) {
   try {
     return ExpressionTranslator(e.text, columns).Translate().sql;
   } catch (const std::invalid_argument& error) {
     comments += Drop(e.location, PathOf(op, path),
-                     fmt::format("expression \"{}\" ({})", e.text, error.what()), "a SQL expression written by hand");
+                     fmt::format("expression \"{}\" ({})", e.text, error.what()),
+                     "a SQL expression written by hand");
     return "NULL";
   }
 }
@@ -634,14 +657,16 @@ FlinkSqlExport Exporter::Run() {
       Sink(v);
     } else if (type == "dedup") {
       Unsupported(v, "dedup (first record per key within a time span, cleared by timers)",
-                  "deduplication with ROW_NUMBER() OVER (PARTITION BY key ORDER BY rowtime) = 1, which keeps the "
+                  "deduplication with ROW_NUMBER() OVER (PARTITION BY key ORDER BY rowtime) = 1, "
+                  "which keeps the "
                   "first row per key for ever (no `within`)");
     } else if (type == "inactivity") {
       Unsupported(v, "inactivity (an event- or processing-time timer per key)",
                   "a SESSION window per key, which reports sessions, not inactivity");
     } else if (type == "timer-probe") {
-      Unsupported(v, "timer-probe (event-time timers registered from a record)",
-                  "none: SQL has no timers (a ProcessTableFunction, Flink 2.1 and later, is Java code)");
+      Unsupported(
+          v, "timer-probe (event-time timers registered from a record)",
+          "none: SQL has no timers (a ProcessTableFunction, Flink 2.1 and later, is Java code)");
     } else {
       Unsupported(v, fmt::format("operator type {} (user code)", type),
                   "a user-defined function or ProcessTableFunction written in Java");
@@ -650,21 +675,31 @@ FlinkSqlExport Exporter::Run() {
 
   const PipelineSpec& p = spec_.pipeline;
   std::string out;
-  out += fmt::format("-- Flink SQL (2.x) for the tidemark job '{}' ({}), written by `tidemark export --flink-sql`.\n",
-                     OneLine(spec_.name), spec_.file);
+  out += fmt::format(
+      "-- Flink SQL (2.x) for the tidemark job '{}' ({}), written by `tidemark export "
+      "--flink-sql`.\n",
+      OneLine(spec_.name), spec_.file);
   out +=
-      "-- Same event time as tidemark: bounded out-of-orderness d becomes `rowtime - INTERVAL 'd+0.001' SECOND`\n"
-      "-- (DataStream emits max - d - 1 ms, SQL's expression emits max - d), so windows fire at the same\n"
-      "-- watermark. Epoch-millisecond columns stay BIGINT; the event-time attribute is the computed column\n"
+      "-- Same event time as tidemark: bounded out-of-orderness d becomes `rowtime - INTERVAL "
+      "'d+0.001' SECOND`\n"
+      "-- (DataStream emits max - d - 1 ms, SQL's expression emits max - d), so windows fire at "
+      "the same\n"
+      "-- watermark. Epoch-millisecond columns stay BIGINT; the event-time attribute is the "
+      "computed column\n"
       "-- TO_TIMESTAMP_LTZ(ms, 3), and window_start / window_end are TIMESTAMP(3) in UTC.\n";
   if (!problems_.empty()) {
-    out += fmt::format("-- Best effort: {} feature(s) have no Flink SQL form; each is marked `-- DROPPED` below.\n",
-                       problems_.size());
+    out += fmt::format(
+        "-- Best effort: {} feature(s) have no Flink SQL form; each is marked `-- DROPPED` "
+        "below.\n",
+        problems_.size());
   }
   out += "\n";
   out += "SET 'execution.runtime-mode' = 'streaming';\n";
-  out += fmt::format("SET 'pipeline.auto-watermark-interval' = '{}ms';\n", p.auto_watermark_interval_ms);
-  out += "-- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).\n";
+  out += fmt::format("SET 'pipeline.auto-watermark-interval' = '{}ms';\n",
+                     p.auto_watermark_interval_ms);
+  out +=
+      "-- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in "
+      "the session time zone).\n";
   out += "SET 'table.local-time-zone' = 'UTC';\n";
   if (p.parallelism > 1) {
     out += fmt::format("SET 'parallelism.default' = '{}';\n", p.parallelism);
@@ -675,21 +710,27 @@ FlinkSqlExport Exporter::Run() {
   std::string own_parallelism;
   for (const OperatorSpec& op : spec_.operators) {
     if (op.parallelism > 0 && op.parallelism != p.parallelism) {
-      own_parallelism += fmt::format("{}{} ({})", own_parallelism.empty() ? "" : ", ", op.id, op.parallelism);
+      own_parallelism +=
+          fmt::format("{}{} ({})", own_parallelism.empty() ? "" : ", ", op.id, op.parallelism);
     }
   }
   if (!own_parallelism.empty()) {
-    out += fmt::format("-- Per-operator parallelism ({}) has no SQL form: 'parallelism.default' applies to every "
-                       "operator.\n",
-                       OneLine(own_parallelism));
+    out += fmt::format(
+        "-- Per-operator parallelism ({}) has no SQL form: 'parallelism.default' applies to every "
+        "operator.\n",
+        OneLine(own_parallelism));
   }
   out += sets_;
   if (p.clock == "virtual") {
-    out += "-- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.\n";
+    out +=
+        "-- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is "
+        "the machine's clock.\n";
   }
   if (spec_.report) {
-    out += fmt::format("-- report '{}' (tidemark's summary line) has no Flink equivalent; read the sinks instead.\n",
-                       OneLine(spec_.report->label));
+    out += fmt::format(
+        "-- report '{}' (tidemark's summary line) has no Flink equivalent; read the sinks "
+        "instead.\n",
+        OneLine(spec_.report->label));
   }
   out += "\n" + body_;
   if (inserts_.empty()) {
@@ -702,31 +743,36 @@ FlinkSqlExport Exporter::Run() {
     out += "END;\n";
   }
   // Reported in YAML order, as config/ reports its diagnostics.
-  std::stable_sort(problems_.begin(), problems_.end(), [](const ExportProblem& a, const ExportProblem& b) {
-    return std::pair(a.location.line, a.location.column) < std::pair(b.location.line, b.location.column);
-  });
+  std::stable_sort(problems_.begin(), problems_.end(),
+                   [](const ExportProblem& a, const ExportProblem& b) {
+                     return std::pair(a.location.line, a.location.column) <
+                            std::pair(b.location.line, b.location.column);
+                   });
   return FlinkSqlExport{std::move(out), std::move(problems_)};
 }
 
 std::string Exporter::WatermarkDdl(const WatermarkStrategySpec& wm, const OperatorSpec& op,
-                                   const std::string& wm_path, const std::string& rowtime, bool push_down,
-                                   std::vector<std::string>& options, std::string& comments) {
+                                   const std::string& wm_path, const std::string& rowtime,
+                                   bool push_down, std::vector<std::string>& options,
+                                   std::string& comments) {
   std::string delay;
   if (wm.strategy == "bounded-out-of-orderness") {
     comments += CheckDurations(op, wm_path + ".max-out-of-orderness",
                                wm.key_locations.Of("max-out-of-orderness", wm.location),
                                {wm.max_out_of_orderness_ms + 1});
-    comments += fmt::format("-- bounded out-of-orderness {}: tidemark's watermark is max(ts) - {} - 1ms.\n",
-                            Duration(wm.max_out_of_orderness_ms), Duration(wm.max_out_of_orderness_ms));
+    comments +=
+        fmt::format("-- bounded out-of-orderness {}: tidemark's watermark is max(ts) - {} - 1ms.\n",
+                    Duration(wm.max_out_of_orderness_ms), Duration(wm.max_out_of_orderness_ms));
     delay = Interval(wm.max_out_of_orderness_ms + 1);
   } else if (wm.strategy == "monotonous") {
     comments += "-- monotonous: tidemark's watermark is max(ts) - 1ms.\n";
     delay = Interval(1);
   } else if (wm.strategy == "punctuated") {
-    comments += Drop(wm.key_locations.Of("strategy", wm.location), PathOf(op, wm_path + ".strategy"),
-                     fmt::format("punctuated watermarks (from field {})", wm.watermark_field),
-                     "a periodic WATERMARK FOR; 'scan.watermark.emit.strategy' = 'on-event' emits per record on "
-                     "sources with watermark push-down (kafka)");
+    comments += Drop(
+        wm.key_locations.Of("strategy", wm.location), PathOf(op, wm_path + ".strategy"),
+        fmt::format("punctuated watermarks (from field {})", wm.watermark_field),
+        "a periodic WATERMARK FOR; 'scan.watermark.emit.strategy' = 'on-event' emits per record on "
+        "sources with watermark push-down (kafka)");
     comments += "-- (written as monotonous instead)\n";
     delay = Interval(1);
   } else {
@@ -737,33 +783,40 @@ std::string Exporter::WatermarkDdl(const WatermarkStrategySpec& wm, const Operat
   // the WATERMARK after the scan, where only the job-wide idle timeout applies.
   if (wm.idleness_ms && push_down) {
     options.push_back(fmt::format("'scan.watermark.idle-timeout' = '{}ms'", *wm.idleness_ms));
-    comments += fmt::format("-- idleness {}: a split without records for {} is idle.\n", Duration(*wm.idleness_ms),
-                            Duration(*wm.idleness_ms));
+    comments += fmt::format("-- idleness {}: a split without records for {} is idle.\n",
+                            Duration(*wm.idleness_ms), Duration(*wm.idleness_ms));
   } else if (wm.idleness_ms) {
-    const std::string set = fmt::format("SET 'table.exec.source.idle-timeout' = '{}ms';\n", *wm.idleness_ms);
+    const std::string set =
+        fmt::format("SET 'table.exec.source.idle-timeout' = '{}ms';\n", *wm.idleness_ms);
     if (!idle_timeout_.empty() && idle_timeout_ != set) {
-      comments += Drop(wm.key_locations.Of("idleness", wm.location), PathOf(op, wm_path + ".idleness"),
-                       "a second, different idleness among sources without watermark push-down",
-                       "one job-wide 'table.exec.source.idle-timeout'");
+      comments +=
+          Drop(wm.key_locations.Of("idleness", wm.location), PathOf(op, wm_path + ".idleness"),
+               "a second, different idleness among sources without watermark push-down",
+               "one job-wide 'table.exec.source.idle-timeout'");
     } else {
       idle_timeout_ = set;
-      comments += fmt::format("-- idleness {}: 'table.exec.source.idle-timeout' (set above) marks a source subtask "
-                              "idle after {} without records.\n",
-                              Duration(*wm.idleness_ms), Duration(*wm.idleness_ms));
+      comments += fmt::format(
+          "-- idleness {}: 'table.exec.source.idle-timeout' (set above) marks a source subtask "
+          "idle after {} without records.\n",
+          Duration(*wm.idleness_ms), Duration(*wm.idleness_ms));
     }
   }
   if (wm.alignment && push_down) {
-    options.push_back(fmt::format("'scan.watermark.alignment.group' = {}", SqlString(wm.alignment->group)));
-    options.push_back(fmt::format("'scan.watermark.alignment.max-drift' = '{}ms'", wm.alignment->max_drift_ms));
     options.push_back(
-        fmt::format("'scan.watermark.alignment.update-interval' = '{}ms'", wm.alignment->update_interval_ms));
+        fmt::format("'scan.watermark.alignment.group' = {}", SqlString(wm.alignment->group)));
+    options.push_back(
+        fmt::format("'scan.watermark.alignment.max-drift' = '{}ms'", wm.alignment->max_drift_ms));
+    options.push_back(fmt::format("'scan.watermark.alignment.update-interval' = '{}ms'",
+                                  wm.alignment->update_interval_ms));
   } else if (wm.alignment) {
-    comments += Drop(wm.key_locations.Of("alignment", wm.location), PathOf(op, wm_path + ".alignment"),
-                     fmt::format("watermark alignment (group {}, max drift {}) on a source without watermark "
-                                 "push-down",
-                                 wm.alignment->group, Duration(wm.alignment->max_drift_ms)),
-                     "'scan.watermark.alignment.group' / '.max-drift' / '.update-interval', which only sources with "
-                     "watermark push-down (kafka) honour");
+    comments += Drop(
+        wm.key_locations.Of("alignment", wm.location), PathOf(op, wm_path + ".alignment"),
+        fmt::format("watermark alignment (group {}, max drift {}) on a source without watermark "
+                    "push-down",
+                    wm.alignment->group, Duration(wm.alignment->max_drift_ms)),
+        "'scan.watermark.alignment.group' / '.max-drift' / '.update-interval', which only sources "
+        "with "
+        "watermark push-down (kafka) honour");
   }
   return fmt::format("  WATERMARK FOR {} AS {} - {}", Quote(rowtime), Quote(rowtime), delay);
 }
@@ -772,7 +825,7 @@ void Exporter::Source(const JobVertex& v) {
   const OperatorSpec& op = v.spec;
   const SourceSpec& src = *op.source;
   const JobVertex* assigner = folded_.count(v.id) ? folded_[v.id] : nullptr;
-  const WatermarkStrategySpec* wm = op.watermarks ? &*op.watermarks
+  const WatermarkStrategySpec* wm = op.watermarks         ? &*op.watermarks
                                     : assigner != nullptr ? &*assigner->spec.watermarks
                                                           : nullptr;
   const OperatorSpec& wm_op = assigner != nullptr ? assigner->spec : op;
@@ -781,7 +834,8 @@ void Exporter::Source(const JobVertex& v) {
   Relation rel;
   rel.name = op.id;
   rel.columns = ColumnsOf(v.compiled.output_schema, {});
-  std::string comments = fmt::format("-- Source '{}' ({}): {} source.\n", OneLine(op.id), Loc(op.location), src.type);
+  std::string comments =
+      fmt::format("-- Source '{}' ({}): {} source.\n", OneLine(op.id), Loc(op.location), src.type);
   std::vector<std::string> options;
 
   if (file) {
@@ -794,12 +848,15 @@ void Exporter::Source(const JobVertex& v) {
     std::string dir = path.string();
     if (IsGlob(path.filename().string())) {
       dir = path.parent_path().string();
-      options.push_back(fmt::format("'source.path.regex-pattern' = {}", SqlString(GlobToRegex(path.filename().string()))));
+      options.push_back(fmt::format("'source.path.regex-pattern' = {}",
+                                    SqlString(GlobToRegex(path.filename().string()))));
     }
     options.insert(options.begin(), fmt::format("'path' = {}", SqlString(dir.empty() ? "." : dir)));
     options.insert(options.begin(), "'connector' = 'filesystem'");
-    comments += fmt::format("-- The path is the job's, resolved against the job file's folder as given to export; on a cluster use a shared "
-                            "file system (s3://, hdfs://).\n");
+    comments += fmt::format(
+        "-- The path is the job's, resolved against the job file's folder as given to export; on a "
+        "cluster use a shared "
+        "file system (s3://, hdfs://).\n");
     const std::string fmt_name = f.format == "csv" ? "csv" : "json";
     options.push_back(fmt::format("'format' = '{}'", fmt_name));
     if (f.format == "csv" && f.csv_delimiter != ",") {
@@ -808,29 +865,36 @@ void Exporter::Source(const JobVertex& v) {
     // tidemark never stops on a bad line (it is counted, or sent to side output `errors`); Flink
     // fails the job unless the format skips it.
     options.push_back(fmt::format("'{}.ignore-parse-errors' = 'true'", fmt_name));
-    comments += "-- Bad lines are skipped ('ignore-parse-errors'), as tidemark counts and drops them.\n";
+    comments +=
+        "-- Bad lines are skipped ('ignore-parse-errors'), as tidemark counts and drops them.\n";
     if (f.format == "csv" && f.csv_header) {
       const bool all_strings = std::all_of(rel.columns.begin(), rel.columns.end(),
                                            [](const Column& c) { return c.type == "STRING"; });
       if (all_strings) {
-        comments += Drop(src.key_locations.Of("csv-header", src.location), PathOf(op, "source.csv-header"),
-                         "csv-header with only string columns (the header would be read as a row)",
-                         "'csv.ignore-parse-errors', which skips a header only when it does not parse");
+        comments +=
+            Drop(src.key_locations.Of("csv-header", src.location), PathOf(op, "source.csv-header"),
+                 "csv-header with only string columns (the header would be read as a row)",
+                 "'csv.ignore-parse-errors', which skips a header only when it does not parse");
       } else {
-        comments += "-- csv-header: Flink's csv format has no header option; the header line does not parse and is "
-                    "skipped.\n";
+        comments +=
+            "-- csv-header: Flink's csv format has no header option; the header line does not "
+            "parse and is "
+            "skipped.\n";
       }
     }
     if (src.key_locations.values.count("pacing") != 0) {
-      comments += "-- pacing (processing time per record) has no Flink equivalent; the files are read at full speed.\n";
+      comments +=
+          "-- pacing (processing time per record) has no Flink equivalent; the files are read at "
+          "full speed.\n";
     }
     if (src.key_locations.values.count("max-line-bytes") != 0) {
       comments += "-- max-line-bytes has no Flink equivalent.\n";
     }
   } else {
-    comments += Drop(src.key_locations.Of("type", src.location), PathOf(op, "source.type"),
-                     fmt::format("source type {} (no Flink connector makes these records)", src.type),
-                     "'connector' = 'datagen' (random rows)");
+    comments +=
+        Drop(src.key_locations.Of("type", src.location), PathOf(op, "source.type"),
+             fmt::format("source type {} (no Flink connector makes these records)", src.type),
+             "'connector' = 'datagen' (random rows)");
     options.push_back("'connector' = 'datagen'");
     int64_t rows = -1;
     if (src.type == "sequence") {
@@ -867,22 +931,28 @@ void Exporter::Source(const JobVertex& v) {
     }
     if (assigner != nullptr) {
       comments += fmt::format(
-          "-- Operator mode: the assign-timestamps-and-watermarks '{}' ({}) after this source is its WATERMARK FOR.\n",
+          "-- Operator mode: the assign-timestamps-and-watermarks '{}' ({}) after this source is "
+          "its WATERMARK FOR.\n",
           OneLine(assigner->spec.id), Loc(assigner->spec.location));
     }
     if (file) {
-      comments += "-- Flink SQL assigns this WATERMARK after the scan, in each source subtask: operator mode, one\n"
-                  "-- watermark per subtask over all the files it reads, not one per file (split) as in tidemark's\n"
-                  "-- split mode. Records of one file that is far behind another can be late here.\n";
+      comments +=
+          "-- Flink SQL assigns this WATERMARK after the scan, in each source subtask: operator "
+          "mode, one\n"
+          "-- watermark per subtask over all the files it reads, not one per file (split) as in "
+          "tidemark's\n"
+          "-- split mode. Records of one file that is far behind another can be late here.\n";
     }
     rel.rowtime = UniqueName("rowtime", rel.columns);
     if (ts_field.empty()) {
-      comments += Drop(wm->location, PathOf(wm_op, "watermarks"), "watermarks without a timestamp field",
-                       "WATERMARK FOR a TIMESTAMP_LTZ(3) column");
+      comments +=
+          Drop(wm->location, PathOf(wm_op, "watermarks"), "watermarks without a timestamp field",
+               "WATERMARK FOR a TIMESTAMP_LTZ(3) column");
       rel.rowtime.clear();
     } else if (wm->timestamp_unit == "iso8601") {
-      comments += Drop(wm->key_locations.Of("timestamp-unit", wm->location), PathOf(wm_op, "watermarks.timestamp-unit"),
-                       "ISO-8601 string timestamps", "TO_TIMESTAMP_LTZ(field, format) or TO_TIMESTAMP(field, format)");
+      comments += Drop(wm->key_locations.Of("timestamp-unit", wm->location),
+                       PathOf(wm_op, "watermarks.timestamp-unit"), "ISO-8601 string timestamps",
+                       "TO_TIMESTAMP_LTZ(field, format) or TO_TIMESTAMP(field, format)");
       rel.rowtime.clear();
     } else {
       std::string ms = Quote(ts_field);
@@ -894,9 +964,11 @@ void Exporter::Source(const JobVertex& v) {
       } else if (wm->timestamp_unit == "ns") {
         ms = fmt::format("{} / 1000000", ms);
       }
-      ddl_columns += fmt::format("  {} AS TO_TIMESTAMP_LTZ({}, {}),\n", Quote(rel.rowtime), ms, precision);
+      ddl_columns +=
+          fmt::format("  {} AS TO_TIMESTAMP_LTZ({}, {}),\n", Quote(rel.rowtime), ms, precision);
       // No connector tidemark maps to so far pushes the watermark into the source.
-      watermark = WatermarkDdl(*wm, wm_op, wm_path, rel.rowtime, /*push_down=*/false, options, comments);
+      watermark =
+          WatermarkDdl(*wm, wm_op, wm_path, rel.rowtime, /*push_down=*/false, options, comments);
     }
   }
   std::string ddl = ddl_columns + watermark;
@@ -907,7 +979,8 @@ void Exporter::Source(const JobVertex& v) {
   for (size_t i = 0; i < options.size(); ++i) {
     with += fmt::format("  {}{}\n", options[i], i + 1 < options.size() ? "," : "");
   }
-  body_ += comments + fmt::format("CREATE TABLE {} (\n{}\n) WITH (\n{});\n\n", Quote(rel.name), ddl, with);
+  body_ += comments +
+           fmt::format("CREATE TABLE {} (\n{}\n) WITH (\n{});\n\n", Quote(rel.name), ddl, with);
   relations_[v.id] = rel;
 }
 
@@ -918,19 +991,22 @@ void Exporter::Assigner(const JobVertex& v) {
     return;
   }
   std::optional<Relation> input = InputRelation(v, 0);
-  body_ += Drop(v.spec.location, PathOf(v.spec, "type"),
-                "assign-timestamps-and-watermarks after a transformation or a source with its own watermarks",
-                "WATERMARK FOR in the source table's CREATE TABLE (Flink SQL takes watermarks only there)");
+  body_ += Drop(
+      v.spec.location, PathOf(v.spec, "type"),
+      "assign-timestamps-and-watermarks after a transformation or a source with its own watermarks",
+      "WATERMARK FOR in the source table's CREATE TABLE (Flink SQL takes watermarks only there)");
   if (input) {
     relations_[v.id] = *input;
   }
   body_ += "\n";
 }
 
-void Exporter::Unsupported(const JobVertex& v, const std::string& feature, const std::string& nearest) {
-  body_ += Drop(v.spec.type_location.line > 0 ? v.spec.type_location : v.spec.location, PathOf(v.spec, "type"),
-                feature, nearest);
-  body_ += fmt::format("-- Operator '{}' is left out; what reads it is left out too.\n\n", OneLine(v.spec.id));
+void Exporter::Unsupported(const JobVertex& v, const std::string& feature,
+                           const std::string& nearest) {
+  body_ += Drop(v.spec.type_location.line > 0 ? v.spec.type_location : v.spec.location,
+                PathOf(v.spec, "type"), feature, nearest);
+  body_ += fmt::format("-- Operator '{}' is left out; what reads it is left out too.\n\n",
+                       OneLine(v.spec.id));
 }
 
 void Exporter::Filter(const JobVertex& v) {
@@ -945,14 +1021,14 @@ void Exporter::Filter(const JobVertex& v) {
   if (f.condition) {
     condition = TranslateExpression(*f.condition, in->columns, v.spec, "filter", comments);
   } else {
-    static const std::map<std::string, std::string> kOps = {{"gt", ">"}, {"ge", ">="}, {"lt", "<"},
-                                                            {"le", "<="}, {"eq", "="},  {"ne", "<>"}};
+    static const std::map<std::string, std::string> kOps = {
+        {"gt", ">"}, {"ge", ">="}, {"lt", "<"}, {"le", "<="}, {"eq", "="}, {"ne", "<>"}};
     condition = fmt::format("{} {} {}", Quote(f.field), kOps.at(f.op), f.value);
   }
   Relation rel = *in;
   rel.name = v.spec.id;
-  body_ += comments + fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {}\nWHERE {};\n\n", Quote(rel.name),
-                                  SelectList(*in), Quote(in->name), condition);
+  body_ += comments + fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {}\nWHERE {};\n\n",
+                                  Quote(rel.name), SelectList(*in), Quote(in->name), condition);
   relations_[v.id] = rel;
 }
 
@@ -971,11 +1047,13 @@ void Exporter::Map(const JobVertex& v) {
   std::string select;
   for (const Column& c : rel.columns) {
     std::string item = Quote(c.name);
-    auto set = std::find_if(m.set.begin(), m.set.end(), [&](const auto& s) { return s.first == c.name; });
+    auto set =
+        std::find_if(m.set.begin(), m.set.end(), [&](const auto& s) { return s.first == c.name; });
     if (set != m.set.end()) {
-      item = fmt::format("{} AS {}", TranslateExpression(set->second, in->columns, v.spec, "map.set." + c.name,
-                                                         comments),
-                         Quote(c.name));
+      item = fmt::format(
+          "{} AS {}",
+          TranslateExpression(set->second, in->columns, v.spec, "map.set." + c.name, comments),
+          Quote(c.name));
     } else if (m.set.empty() && c.name == m.field) {
       const std::string value = fmt::format("{} * {} + {}", Quote(c.name), m.multiply, m.add);
       item = c.type == "DOUBLE" ? fmt::format("{} AS {}", value, Quote(c.name))
@@ -987,11 +1065,12 @@ void Exporter::Map(const JobVertex& v) {
     select += ", " + Quote(rel.rowtime);
   }
   if (v.spec.id.find(".key-by") != std::string::npos) {
-    comments += fmt::format("-- The key-by expression of '{}' as a column (as tidemark's inserted map).\n",
-                            OneLine(v.spec.id.substr(0, v.spec.id.find(".key-by"))));
+    comments +=
+        fmt::format("-- The key-by expression of '{}' as a column (as tidemark's inserted map).\n",
+                    OneLine(v.spec.id.substr(0, v.spec.id.find(".key-by"))));
   }
-  body_ += comments + fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {};\n\n", Quote(rel.name), select,
-                                  Quote(in->name));
+  body_ += comments + fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {};\n\n",
+                                  Quote(rel.name), select, Quote(in->name));
   relations_[v.id] = rel;
 }
 
@@ -1006,7 +1085,8 @@ void Exporter::Project(const JobVertex& v) {
   const ParamNode& p = *v.spec.params;
   auto add_map = [&](const ParamNode& node) {
     for (size_t i = 0; i < node.keys.size(); ++i) {
-      items.emplace_back(node.keys[i], ExpressionSpec{node.items[i].scalar, node.items[i].location});
+      items.emplace_back(node.keys[i],
+                         ExpressionSpec{node.items[i].scalar, node.items[i].location});
     }
   };
   if (p.kind == ParamNode::Kind::kMap) {
@@ -1027,17 +1107,18 @@ void Exporter::Project(const JobVertex& v) {
   std::string comments;
   std::string select;
   for (const auto& [name, expr] : items) {
-    const std::string item =
-        expr ? fmt::format("{} AS {}", TranslateExpression(*expr, in->columns, v.spec, "project." + name, comments),
-                           Quote(name))
-             : Quote(name);
+    const std::string item = expr ? fmt::format("{} AS {}",
+                                                TranslateExpression(*expr, in->columns, v.spec,
+                                                                    "project." + name, comments),
+                                                Quote(name))
+                                  : Quote(name);
     select += (select.empty() ? "" : ", ") + item;
   }
   if (!rel.rowtime.empty()) {
     select += ", " + Quote(rel.rowtime);
   }
-  body_ += comments + fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {};\n\n", Quote(rel.name), select,
-                                  Quote(in->name));
+  body_ += comments + fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {};\n\n",
+                                  Quote(rel.name), select, Quote(in->name));
   relations_[v.id] = rel;
 }
 
@@ -1053,7 +1134,8 @@ void Exporter::Union(const JobVertex& v) {
   }
   Relation rel = ins.front();
   rel.name = v.spec.id;
-  bool same_rowtime = std::all_of(ins.begin(), ins.end(), [&](const Relation& r) { return r.rowtime == rel.rowtime; });
+  bool same_rowtime = std::all_of(ins.begin(), ins.end(),
+                                  [&](const Relation& r) { return r.rowtime == rel.rowtime; });
   if (!same_rowtime) {
     rel.rowtime.clear();
   }
@@ -1063,16 +1145,18 @@ void Exporter::Union(const JobVertex& v) {
     if (!same_rowtime) {
       shape.rowtime.clear();
     }
-    body += fmt::format("{}SELECT {} FROM {}\n", body.empty() ? "" : "UNION ALL\n", SelectList(shape), Quote(in.name));
+    body += fmt::format("{}SELECT {} FROM {}\n", body.empty() ? "" : "UNION ALL\n",
+                        SelectList(shape), Quote(in.name));
   }
-  body_ += fmt::format("-- union: the watermark is the minimum over the inputs, in Flink as in tidemark.\n"
-                       "CREATE TEMPORARY VIEW {} AS\n{};\n\n",
-                       Quote(rel.name), body.substr(0, body.size() - 1));
+  body_ += fmt::format(
+      "-- union: the watermark is the minimum over the inputs, in Flink as in tidemark.\n"
+      "CREATE TEMPORARY VIEW {} AS\n{};\n\n",
+      Quote(rel.name), body.substr(0, body.size() - 1));
   relations_[v.id] = rel;
 }
 
-std::string Exporter::WindowTvf(const std::string& assigner, int64_t size_ms, int64_t slide_ms, int64_t offset_ms,
-                                const Relation& in) const {
+std::string Exporter::WindowTvf(const std::string& assigner, int64_t size_ms, int64_t slide_ms,
+                                int64_t offset_ms, const Relation& in) const {
   std::string args = fmt::format("TABLE {}, DESCRIPTOR({}), ", Quote(in.name), Quote(in.rowtime));
   std::string fn;
   if (assigner == "tumbling") {
@@ -1104,50 +1188,62 @@ void Exporter::Window(const JobVertex& v) {
                      "the same window TVF over a `proctime AS PROCTIME()` column");
     drop_whole = true;
   } else if (in->rowtime.empty()) {
-    comments += Drop(w.location, PathOf(op, "window"), "an event-time window over a stream without watermarks",
+    comments += Drop(w.location, PathOf(op, "window"),
+                     "an event-time window over a stream without watermarks",
                      "WATERMARK FOR in the source table (window TVFs need a time attribute)");
     drop_whole = true;
   }
   if (w.assigner == "global") {
-    comments += Drop(w.key_locations.Of("assigner", w.location), PathOf(op, "window.assigner"), "a global window",
-                     "a non-windowed GROUP BY (an updating aggregate)");
+    comments += Drop(w.key_locations.Of("assigner", w.location), PathOf(op, "window.assigner"),
+                     "a global window", "a non-windowed GROUP BY (an updating aggregate)");
     drop_whole = true;
   }
   if (!w.trigger.empty() && w.trigger != "event-time" && w.trigger != "event_time") {
-    std::string nearest = "the window TVF's own firing: once, when the watermark passes window_end - 1";
+    std::string nearest =
+        "the window TVF's own firing: once, when the watermark passes window_end - 1";
     if (w.trigger.rfind("continuous", 0) == 0 && w.assigner == "tumbling") {
-      nearest = fmt::format("CUMULATE(TABLE t, DESCRIPTOR(rowtime), <the trigger's interval>, {}), which fires "
-                            "every step with the window so far",
-                            Interval(w.size_ms));
+      nearest = fmt::format(
+          "CUMULATE(TABLE t, DESCRIPTOR(rowtime), <the trigger's interval>, {}), which fires "
+          "every step with the window so far",
+          Interval(w.size_ms));
     } else if (w.trigger.rfind("count", 0) == 0) {
-      nearest = "none on window TVFs (early firing exists only as the experimental 'table.exec.emit.early-fire.*' "
-                "options of legacy GROUP BY windows)";
+      nearest =
+          "none on window TVFs (early firing exists only as the experimental "
+          "'table.exec.emit.early-fire.*' "
+          "options of legacy GROUP BY windows)";
     }
     comments += Drop(w.key_locations.Of("trigger", w.location), PathOf(op, "window.trigger"),
                      fmt::format("the custom trigger {}", w.trigger), nearest);
   }
   if (w.allowed_lateness_ms > 0) {
-    comments += Drop(w.key_locations.Of("allowed-lateness", w.location), PathOf(op, "window.allowed-lateness"),
-                     fmt::format("allowed lateness ({}) on a window", Duration(w.allowed_lateness_ms)),
-                     "none on window TVFs, which drop late rows (legacy GROUP BY windows have the experimental "
-                     "'table.exec.emit.allow-lateness')");
+    comments += Drop(
+        w.key_locations.Of("allowed-lateness", w.location), PathOf(op, "window.allowed-lateness"),
+        fmt::format("allowed lateness ({}) on a window", Duration(w.allowed_lateness_ms)),
+        "none on window TVFs, which drop late rows (legacy GROUP BY windows have the experimental "
+        "'table.exec.emit.allow-lateness')");
   }
   if (!w.late_output.empty()) {
-    comments += Drop(w.key_locations.Of("late-output", w.location), PathOf(op, "window.late-output"),
-                     fmt::format("the late side output '{}'", w.late_output),
-                     "a second INSERT of the rows with rowtime <= CURRENT_WATERMARK(rowtime), taken before the window");
+    comments +=
+        Drop(w.key_locations.Of("late-output", w.location), PathOf(op, "window.late-output"),
+             fmt::format("the late side output '{}'", w.late_output),
+             "a second INSERT of the rows with rowtime <= CURRENT_WATERMARK(rowtime), taken before "
+             "the window");
   }
   if (w.emit_watermark) {
-    comments += Drop(w.key_locations.Of("emit-watermark", w.location), PathOf(op, "window.emit-watermark"),
-                     "the watermark column (the watermark that fired the window)",
-                     "window_time, which is window_end - 1 ms, the first watermark that fires the window");
+    comments +=
+        Drop(w.key_locations.Of("emit-watermark", w.location), PathOf(op, "window.emit-watermark"),
+             "the watermark column (the watermark that fired the window)",
+             "window_time, which is window_end - 1 ms, the first watermark that fires the window");
   }
   if (drop_whole) {
-    body_ += comments + fmt::format("-- Window '{}' is left out; what reads it is left out too.\n\n", OneLine(op.id));
+    body_ +=
+        comments + fmt::format("-- Window '{}' is left out; what reads it is left out too.\n\n",
+                               OneLine(op.id));
     return;
   }
 
-  comments += CheckDurations(op, "window", w.location, {w.size_ms, w.slide_ms, w.offset_ms, w.gap_ms});
+  comments +=
+      CheckDurations(op, "window", w.location, {w.size_ms, w.slide_ms, w.offset_ms, w.gap_ms});
   // A window TVF adds window_start, window_end and window_time: rows that already have such
   // columns (a window over a window) are read through a view that renames them.
   std::map<std::string, std::string> renamed;
@@ -1165,8 +1261,9 @@ void Exporter::Window(const JobVertex& v) {
     view.name = op.id + ".input";
     std::string select;
     for (Column& c : view.columns) {
-      const std::string item = renamed.count(c.name) != 0 ? fmt::format("{} AS {}", Quote(c.name), ref(c.name))
-                                                          : Quote(c.name);
+      const std::string item = renamed.count(c.name) != 0
+                                   ? fmt::format("{} AS {}", Quote(c.name), ref(c.name))
+                                   : Quote(c.name);
       select += (select.empty() ? "" : ", ") + item;
       if (renamed.count(c.name) != 0) {
         c.name = renamed[c.name];
@@ -1175,8 +1272,8 @@ void Exporter::Window(const JobVertex& v) {
     if (!view.rowtime.empty()) {
       select += ", " + Quote(view.rowtime);
     }
-    comments += fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {};\n\n", Quote(view.name), select,
-                            Quote(in->name));
+    comments += fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {};\n\n",
+                            Quote(view.name), select, Quote(in->name));
     in = view;
   }
 
@@ -1189,15 +1286,18 @@ void Exporter::Window(const JobVertex& v) {
     }
   }
   // Only the columns SQL computes: the watermark column is dropped above.
-  rel.columns.erase(std::remove_if(rel.columns.begin(), rel.columns.end(),
-                                   [&](const Column& c) { return w.emit_watermark && c.name == "watermark"; }),
-                    rel.columns.end());
+  rel.columns.erase(
+      std::remove_if(rel.columns.begin(), rel.columns.end(),
+                     [&](const Column& c) { return w.emit_watermark && c.name == "watermark"; }),
+      rel.columns.end());
   rel.rowtime = UniqueName("rowtime", rel.columns);
 
   const bool session = w.assigner == "session";
   const std::string gap = Interval(w.gap_ms);
   std::string select;
-  auto add = [&](const std::string& item) { select += (select.empty() ? "" : ",\n       ") + item; };
+  auto add = [&](const std::string& item) {
+    select += (select.empty() ? "" : ",\n       ") + item;
+  };
   std::string keys;
   for (const std::string& k : op.key_by) {
     add(renamed.count(k) != 0 ? fmt::format("{} AS {}", ref(k), Quote(k)) : Quote(k));
@@ -1236,9 +1336,9 @@ void Exporter::Window(const JobVertex& v) {
   std::string from;
   std::string group;
   if (session) {
-    // Flink 2.x also has the SESSION window TVF (SESSION(TABLE t PARTITION BY k, DESCRIPTOR(rowtime), gap));
-    // the group-window form below is the same per-key session window and is accepted by every
-    // Flink SQL grammar.
+    // Flink 2.x also has the SESSION window TVF (SESSION(TABLE t PARTITION BY k,
+    // DESCRIPTOR(rowtime), gap)); the group-window form below is the same per-key session window
+    // and is accepted by every Flink SQL grammar.
     add(fmt::format("SESSION_ROWTIME({}, {}) AS {}", Quote(in->rowtime), gap, Quote(rel.rowtime)));
     from = Quote(in->name);
     group = fmt::format("SESSION({}, {}){}", Quote(in->rowtime), gap, keys);
@@ -1248,15 +1348,17 @@ void Exporter::Window(const JobVertex& v) {
     add(fmt::format("`window_time` AS {}", Quote(rel.rowtime)));
     from = WindowTvf(w.assigner, w.size_ms, w.slide_ms, w.offset_ms, *in);
     group = "`window_start`, `window_end`, `window_time`" + keys;
-    comments += w.assigner == "tumbling"
-                    ? fmt::format("-- tumbling windows of {}{}.\n", Duration(w.size_ms),
-                                  w.offset_ms != 0 ? ", offset " + Duration(w.offset_ms) : "")
-                    : fmt::format("-- sliding windows of {} every {} (HOP takes the slide first){}.\n",
-                                  Duration(w.size_ms), Duration(w.slide_ms),
-                                  w.offset_ms != 0 ? ", offset " + Duration(w.offset_ms) : "");
+    comments +=
+        w.assigner == "tumbling"
+            ? fmt::format("-- tumbling windows of {}{}.\n", Duration(w.size_ms),
+                          w.offset_ms != 0 ? ", offset " + Duration(w.offset_ms) : "")
+            : fmt::format("-- sliding windows of {} every {} (HOP takes the slide first){}.\n",
+                          Duration(w.size_ms), Duration(w.slide_ms),
+                          w.offset_ms != 0 ? ", offset " + Duration(w.offset_ms) : "");
   }
-  body_ += comments + fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {}\nGROUP BY {};\n\n",
-                                  Quote(rel.name), select, from, group);
+  body_ +=
+      comments + fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {}\nGROUP BY {};\n\n",
+                             Quote(rel.name), select, from, group);
   relations_[v.id] = rel;
 }
 
@@ -1275,7 +1377,8 @@ std::pair<std::vector<std::string>, std::vector<std::string>> JoinKeys(const Ope
     }
     return out;
   };
-  if (op.params && (op.params->Find("left-key") != nullptr || op.params->Find("right-key") != nullptr)) {
+  if (op.params &&
+      (op.params->Find("left-key") != nullptr || op.params->Find("right-key") != nullptr)) {
     return {names(op.params->Find("left-key")), names(op.params->Find("right-key"))};
   }
   return {op.key_by, op.key_by};
@@ -1291,7 +1394,9 @@ void Exporter::IntervalJoin(const JobVertex& v) {
   }
   std::string comments;
   const ParamNode* params = op.params ? &*op.params : nullptr;
-  auto param = [&](const char* key) { return params != nullptr ? params->Find(key) : nullptr; };
+  auto param = [&](const char* key) {
+    return params != nullptr ? params->Find(key) : nullptr;
+  };
   for (const char* late : {"left-late-output", "right-late-output"}) {
     if (const ParamNode* n = param(late)) {
       comments += Drop(n->location, PathOf(op, fmt::format("{}.{}", op.type, late)),
@@ -1300,8 +1405,10 @@ void Exporter::IntervalJoin(const JobVertex& v) {
     }
   }
   if (left->rowtime.empty() || right->rowtime.empty()) {
-    body_ += comments + Drop(op.location, PathOf(op, "inputs"), "an interval join over a stream without watermarks",
-                             "WATERMARK FOR in the source table (interval joins need time attributes)");
+    body_ +=
+        comments + Drop(op.location, PathOf(op, "inputs"),
+                        "an interval join over a stream without watermarks",
+                        "WATERMARK FOR in the source table (interval joins need time attributes)");
     body_ += "\n";
     return;
   }
@@ -1320,31 +1427,38 @@ void Exporter::IntervalJoin(const JobVertex& v) {
     if (ms == 0) {
       return fmt::format("l.{}", Quote(left->rowtime));
     }
-    return fmt::format("l.{} {} {}", Quote(left->rowtime), ms < 0 ? "-" : "+", Interval(ms < 0 ? -ms : ms));
+    return fmt::format("l.{} {} {}", Quote(left->rowtime), ms < 0 ? "-" : "+",
+                       Interval(ms < 0 ? -ms : ms));
   };
   const auto [left_keys, right_keys] = JoinKeys(op);
   std::string on;
   for (size_t i = 0; i < left_keys.size() && i < right_keys.size(); ++i) {
-    on += fmt::format("{}l.{} = r.{}", on.empty() ? "" : " AND ", Quote(left_keys[i]), Quote(right_keys[i]));
+    on += fmt::format("{}l.{} = r.{}", on.empty() ? "" : " AND ", Quote(left_keys[i]),
+                      Quote(right_keys[i]));
   }
-  on += fmt::format("{}r.{} {} {} AND r.{} {} {}", on.empty() ? "" : "\n  AND ", Quote(right->rowtime),
-                    flag("lower-inclusive") ? ">=" : ">", bound(lower), Quote(right->rowtime),
-                    flag("upper-inclusive") ? "<=" : "<", bound(upper));
+  on += fmt::format("{}r.{} {} {} AND r.{} {} {}", on.empty() ? "" : "\n  AND ",
+                    Quote(right->rowtime), flag("lower-inclusive") ? ">=" : ">", bound(lower),
+                    Quote(right->rowtime), flag("upper-inclusive") ? "<=" : "<", bound(upper));
   Relation rel;
   rel.name = op.id;
   rel.columns = ColumnsOf(v.compiled.output_schema, {});
   std::string select;
   for (size_t i = 0; i < rel.columns.size(); ++i) {
     const bool from_left = i < left->columns.size();
-    const std::string& source = from_left ? left->columns[i].name : right->columns[i - left->columns.size()].name;
-    rel.columns[i].type = from_left ? left->columns[i].type : right->columns[i - left->columns.size()].type;
-    select += fmt::format("{}{}.{} AS {}", select.empty() ? "" : ", ", from_left ? "l" : "r", Quote(source),
-                          Quote(rel.columns[i].name));
+    const std::string& source =
+        from_left ? left->columns[i].name : right->columns[i - left->columns.size()].name;
+    rel.columns[i].type =
+        from_left ? left->columns[i].type : right->columns[i - left->columns.size()].type;
+    select += fmt::format("{}{}.{} AS {}", select.empty() ? "" : ", ", from_left ? "l" : "r",
+                          Quote(source), Quote(rel.columns[i].name));
   }
-  comments += fmt::format("-- interval join: l.ts + {} <= r.ts <= l.ts + {} (Flink's IntervalJoin, as tidemark's).\n",
-                          Duration(lower), Duration(upper));
-  body_ += comments + fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {} AS l\nJOIN {} AS r\n  ON {};\n\n",
-                                  Quote(rel.name), select, Quote(left->name), Quote(right->name), on);
+  comments += fmt::format(
+      "-- interval join: l.ts + {} <= r.ts <= l.ts + {} (Flink's IntervalJoin, as tidemark's).\n",
+      Duration(lower), Duration(upper));
+  body_ += comments +
+           fmt::format(
+               "CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {} AS l\nJOIN {} AS r\n  ON {};\n\n",
+               Quote(rel.name), select, Quote(left->name), Quote(right->name), on);
   relations_[v.id] = rel;
 }
 
@@ -1357,27 +1471,34 @@ void Exporter::WindowJoin(const JobVertex& v) {
     return;
   }
   const ParamNode* params = op.params ? &*op.params : nullptr;
-  auto param = [&](const char* key) { return params != nullptr ? params->Find(key) : nullptr; };
+  auto param = [&](const char* key) {
+    return params != nullptr ? params->Find(key) : nullptr;
+  };
   auto duration = [&](const char* key) -> int64_t {
     const ParamNode* n = param(key);
     return n != nullptr ? ParseDurationMs(n->scalar).value_or(0) : 0;
   };
-  const std::string assigner = param("assigner") != nullptr ? param("assigner")->scalar : "tumbling";
+  const std::string assigner =
+      param("assigner") != nullptr ? param("assigner")->scalar : "tumbling";
   const ParamNode* time = param("time");
   if (time != nullptr && time->scalar == "processing") {
     body_ += Drop(time->location, PathOf(op, op.type + ".time"), "a processing-time window join",
-                  "the same window join over `proctime AS PROCTIME()` columns") + "\n";
+                  "the same window join over `proctime AS PROCTIME()` columns") +
+             "\n";
     return;
   }
   if (assigner == "session") {
     body_ += Drop(param("assigner")->location, PathOf(op, op.type + ".assigner"),
                   "a session window join (sessions over both inputs together)",
-                  "an interval join, or a window join over TUMBLE / HOP windows") + "\n";
+                  "an interval join, or a window join over TUMBLE / HOP windows") +
+             "\n";
     return;
   }
   if (left->rowtime.empty() || right->rowtime.empty()) {
-    body_ += Drop(op.location, PathOf(op, "inputs"), "a window join over a stream without watermarks",
-                  "WATERMARK FOR in the source table (window joins need time attributes)") + "\n";
+    body_ +=
+        Drop(op.location, PathOf(op, "inputs"), "a window join over a stream without watermarks",
+             "WATERMARK FOR in the source table (window joins need time attributes)") +
+        "\n";
     return;
   }
   const int64_t size = duration("size");
@@ -1416,12 +1537,13 @@ void Exporter::WindowJoin(const JobVertex& v) {
   const std::string comment =
       assigner == "tumbling"
           ? fmt::format("-- window join in tumbling windows of {}.\n", Duration(size))
-          : fmt::format("-- window join in sliding windows of {} every {} (HOP: slide first).\n", Duration(size),
-                        Duration(slide));
-  body_ += comment + fmt::format("CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM (SELECT * FROM {}) AS l\n"
-                                 "JOIN (SELECT * FROM {}) AS r\n  ON {};\n\n",
-                                 Quote(rel.name), select, WindowTvf(assigner, size, slide, offset, *left),
-                                 WindowTvf(assigner, size, slide, offset, *right), on);
+          : fmt::format("-- window join in sliding windows of {} every {} (HOP: slide first).\n",
+                        Duration(size), Duration(slide));
+  body_ += comment + fmt::format(
+                         "CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM (SELECT * FROM {}) AS l\n"
+                         "JOIN (SELECT * FROM {}) AS r\n  ON {};\n\n",
+                         Quote(rel.name), select, WindowTvf(assigner, size, slide, offset, *left),
+                         WindowTvf(assigner, size, slide, offset, *right), on);
   relations_[v.id] = rel;
 }
 
@@ -1431,35 +1553,43 @@ void Exporter::Sink(const JobVertex& v) {
   const std::vector<const JobEdge*> edges = graph_.InputsOf(v.id);
   std::string comments;
   for (const JobEdge* e : edges) {
-    if (e->side_output == "errors" && graph_.vertices[static_cast<size_t>(e->from)].compiled.is_source) {
+    if (e->side_output == "errors" &&
+        graph_.vertices[static_cast<size_t>(e->from)].compiled.is_source) {
       const InputSpec* in = nullptr;
       for (const InputSpec& i : op.inputs) {
         if (i.side_output == "errors") {
           in = &i;
         }
       }
-      comments += Drop(in != nullptr ? in->location : op.location, PathOf(op, "inputs"),
-                       "the side output 'errors' of a source (bad lines with file, line and reason)",
-                       "'csv.ignore-parse-errors' / 'json.ignore-parse-errors', which skip bad lines without a trace");
+      comments +=
+          Drop(in != nullptr ? in->location : op.location, PathOf(op, "inputs"),
+               "the side output 'errors' of a source (bad lines with file, line and reason)",
+               "'csv.ignore-parse-errors' / 'json.ignore-parse-errors', which skip bad lines "
+               "without a trace");
     }
   }
   std::optional<Relation> in = InputRelation(v, 0);
   if (!in) {
-    body_ += comments + fmt::format("-- Sink '{}' is left out: its input was dropped.\n\n", OneLine(op.id));
+    body_ += comments +
+             fmt::format("-- Sink '{}' is left out: its input was dropped.\n\n", OneLine(op.id));
     return;
   }
   std::string with;
   if (s.type == "print") {
     with = "'connector' = 'print'";
     if (s.format == "fire") {
-      comments += "-- format: fire (>>> FIRE lines) has no Flink equivalent; the print connector prints the rows.\n";
+      comments +=
+          "-- format: fire (>>> FIRE lines) has no Flink equivalent; the print connector prints "
+          "the rows.\n";
     }
   } else if (s.type == "file") {
-    with = fmt::format("'connector' = 'filesystem',\n  'path' = {},\n  'format' = 'json'", SqlString(s.path));
+    with = fmt::format("'connector' = 'filesystem',\n  'path' = {},\n  'format' = 'json'",
+                       SqlString(s.path));
     comments += "-- Flink's filesystem sink writes a directory of part files at `path`.\n";
   } else {
     with = "'connector' = 'blackhole'";
-    comments += fmt::format("-- sink type {} (kept by tidemark for reports and tests) becomes blackhole.\n", s.type);
+    comments += fmt::format(
+        "-- sink type {} (kept by tidemark for reports and tests) becomes blackhole.\n", s.type);
   }
   std::string columns;
   std::string select;
@@ -1467,8 +1597,10 @@ void Exporter::Sink(const JobVertex& v) {
     columns += fmt::format("{}  {} {}", columns.empty() ? "" : ",\n", Quote(c.name), c.type);
     select += (select.empty() ? "" : ", ") + Quote(c.name);
   }
-  body_ += comments + fmt::format("CREATE TABLE {} (\n{}\n) WITH (\n  {}\n);\n\n", Quote(op.id), columns, with);
-  inserts_.push_back(fmt::format("INSERT INTO {}\nSELECT {}\nFROM {};\n", Quote(op.id), select, Quote(in->name)));
+  body_ += comments + fmt::format("CREATE TABLE {} (\n{}\n) WITH (\n  {}\n);\n\n", Quote(op.id),
+                                  columns, with);
+  inserts_.push_back(
+      fmt::format("INSERT INTO {}\nSELECT {}\nFROM {};\n", Quote(op.id), select, Quote(in->name)));
 }
 
 }  // namespace
