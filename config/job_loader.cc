@@ -333,6 +333,12 @@ class Loader {
   SourceLocation ValueLoc(const Field& field) const {
     return field.value.IsNull() ? Loc(field.key) : Loc(field.value);
   }
+  /// Keeps where each key of `map` was written (KeyLocations).
+  void RecordKeys(const MapView& map, KeyLocations& out) const {
+    for (const Field& field : map.fields) {
+      out.values[field.key.Scalar()] = ValueLoc(field);
+    }
+  }
   void Error(const SourceLocation& location, std::string path, std::string message) {
     diags_.Add(location, std::move(path), std::move(message));
   }
@@ -586,6 +592,7 @@ PipelineSpec Loader::ParsePipeline(const Field& field) {
   if (!map) {
     return pipeline;
   }
+  RecordKeys(*map, pipeline.key_locations);
   Optional(*map, "parallelism", pipeline.parallelism,
            [&](const Field& f) { return ReadInt(f, 1, kMaxParallelism); });
   Optional(*map, "clock", pipeline.clock, [&](const Field& f) { return ReadEnum(f, kClocks); });
@@ -774,6 +781,7 @@ SourceSpec Loader::ParseSource(const Field& field) {
   if (!map) {
     return source;
   }
+  RecordKeys(*map, source.key_locations);
   if (std::optional<Field> f = Require(*map, "type")) {
     source.type = ReadEnum(*f, kSourceTypes).value_or("");
   }
@@ -1056,6 +1064,7 @@ WatermarkStrategySpec Loader::ParseWatermarks(const Field& field, bool on_source
   if (!map) {
     return spec;
   }
+  RecordKeys(*map, spec.key_locations);
   bool strategy_ok = true;
   if (std::optional<Field> f = map->Get("strategy")) {
     std::optional<std::string> strategy = ReadEnum(*f, kStrategies);
@@ -1230,6 +1239,7 @@ WindowSpec Loader::ParseWindow(const Field& field) {
   if (!map) {
     return window;
   }
+  RecordKeys(*map, window.key_locations);
   if (std::optional<Field> f = Require(*map, "assigner")) {
     window.assigner = ReadEnum(*f, kAssigners).value_or("");
   }
@@ -1490,6 +1500,7 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
   if (!map) {
     return;
   }
+  RecordKeys(*map, op.key_locations);
   if (std::optional<Field> f = Require(*map, "id")) {
     if (std::optional<std::string> id = ReadString(*f)) {
       if (!IsValidId(*id)) {

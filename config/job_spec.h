@@ -23,6 +23,18 @@ namespace tidemark {
 // sink); report sinks exist. Each `location` is the 1-based position of the YAML node it came
 // from, for `FormatDiagnostic` (config/diagnostic.h). Plain value types; copy freely.
 
+/// Where each key of one YAML mapping was written: key → position of its value (of the key
+/// itself when the value is empty). Only keys that were written appear. Later stages that must
+/// point at one setting (the Flink SQL export naming `allowed-lateness` at its line) use `Of`.
+struct KeyLocations {
+  std::map<std::string, SourceLocation> values;
+  /// The position of `key`'s value, or `fallback` when the key was not written.
+  const SourceLocation& Of(const std::string& key, const SourceLocation& fallback) const {
+    auto it = values.find(key);
+    return it == values.end() ? fallback : it->second;
+  }
+};
+
 /// A scalar constant from YAML (sequence-source constant fields, literals).
 using ConfigValue = std::variant<int64_t, double, bool, std::string>;
 
@@ -92,6 +104,7 @@ struct WatermarkStrategySpec {
   };
   std::optional<Alignment> alignment;
   SourceLocation location;
+  KeyLocations key_locations;  ///< of the `watermarks:` block
 };
 
 /// One split of a `sequence` source.
@@ -174,6 +187,7 @@ struct SourceSpec {
   DatagenSourceSpec datagen;
   ReplaySourceSpec replay;
   SourceLocation location;
+  KeyLocations key_locations;  ///< of the `source:` block (also the file / datagen / replay keys)
 };
 
 /// Edge partitioning (Flink's StreamPartitioner choices).
@@ -215,6 +229,7 @@ struct WindowSpec {
   /// Never empty: a window without `aggregate:` gets one `count` (as "count").
   std::vector<AggregateSpec> aggregates;
   SourceLocation location;
+  KeyLocations key_locations;  ///< of the `window:` block
 };
 
 /// `map:` block of a `type: map` operator: either `field = field * multiply + add` on a numeric
@@ -271,6 +286,7 @@ struct OperatorSpec {
   std::string broadcast_watermarks = "exclude";
   SourceLocation location;
   SourceLocation type_location;  ///< of the `type:` value (for "unknown operator type" errors)
+  KeyLocations key_locations;  ///< of the operator mapping (`parallelism`, `key-by`, ...)
 };
 
 /// Largest `parallelism` (pipeline or operator): every subtask is a thread of this one process.
@@ -291,6 +307,7 @@ struct PipelineSpec {
   /// (Flink: it counts as MAX, and so wins over idle inputs).
   std::string finished_input = "exclude";
   SourceLocation location;          ///< of the `pipeline:` block; line 0 when the block is absent
+  KeyLocations key_locations;  ///< of the `pipeline:` block
 };
 
 /// `report:` block: a summary line printed by `tidemark run` from what sinks received.

@@ -7,6 +7,10 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
+# node and npm for the Flink SQL parse check (tests/export: npm ci of dt-sql-parser); any install
+# that provides the commands will do (a nodejs package that bundles npm, too).
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

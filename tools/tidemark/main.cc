@@ -27,6 +27,7 @@
 #include "runtime/daemon/daemon_paths.h"
 #include "tools/engine/engine.h"
 #include "tools/engine/explain.h"
+#include "tools/export/flink_sql_export.h"
 #include "tools/tidemark/daemon_commands.h"
 #include "tools/tidemark/progress.h"
 
@@ -174,6 +175,51 @@ int AnalyzeJob(const std::string& path, const std::string& source, const std::st
   return 2;
 }
 
+/// `tidemark export --flink-sql JOB.yaml [-o FILE] [--best-effort]`: exit 0 with the script; 2 for
+/// a job that does not load or compile, or (without --best-effort) has features Flink SQL cannot
+/// express — one `file:line:column: error: ...` line each on stderr, and nothing written.
+int ExportJob(const std::string& path, const std::string& output, bool best_effort) {
+  using namespace tidemark;
+  FlinkSqlExport result;
+  try {
+    const JobSpec spec = LoadJobSpecFile(path);
+    JobResources resources;
+    const JobGraph graph = CompileJobGraph(spec, BuiltinRegistry(), resources);
+    result = ExportFlinkSql(spec, graph);
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const JobCompileError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  for (const ExportProblem& p : result.problems) {
+    std::string line = p.ToString();
+    if (best_effort) {
+      line.replace(line.find(": error: "), 9, ": warning: ");
+    }
+    std::cerr << line << "\n";
+  }
+  if (!result.problems.empty() && !best_effort) {
+    std::cerr << fmt::format("tidemark export: {} feature(s) of '{}' have no Flink SQL form; nothing written "
+                             "(--best-effort writes the rest)\n",
+                             result.problems.size(), path);
+    return 2;
+  }
+  if (output.empty() || output == "-") {
+    std::cout << result.sql << std::flush;
+    return 0;
+  }
+  std::ofstream out(output, std::ios::binary | std::ios::trunc);
+  out << result.sql;
+  out.close();
+  if (!out) {
+    std::cerr << fmt::format("tidemark export: cannot write '{}'\n", output);
+    return 2;
+  }
+  return 0;
+}
+
 /// The first word of the command line that is neither an option, an option's value nor a
 /// subcommand of `app`, when no subcommand was given; "" otherwise.
 std::string UnknownCommand(const CLI::App& app, int argc, char** argv) {
@@ -235,6 +281,15 @@ int main(int argc, char** argv) {
                 "stood where it did until end of input: the channel, subtask and split holding it, "
                 "idle / paused / finished inputs, what would move it, the likely mistake");
   run->add_option("--explain-operator", explain_operator, "the operator id --explain explains");
+  bool flink_sql = false;
+  bool best_effort = false;
+  std::string export_output;
+  auto* export_cmd = app.add_subcommand("export", "Translate a job to another engine's language (Flink SQL)");
+  export_cmd->add_option("job", job_path, "job YAML file")->required();
+  export_cmd->add_flag("--flink-sql", flink_sql, "write Flink SQL (2.x) DDL and DML")->required();
+  export_cmd->add_option("-o,--output", export_output, "write to FILE instead of stdout");
+  export_cmd->add_flag("--best-effort", best_effort,
+                       "write what Flink SQL can express, with a comment at each dropped feature (exit 0)");
   tidemark::bench::BenchOptions bench_options;
   auto* bench = tidemark::bench::AddBenchSubcommand(app, bench_options);
 
@@ -275,7 +330,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
       // CLI11 would say "A subcommand is required" about `tidemark stauts ID`.
-      std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, analyze, bench, submit, list, status, "
+      std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, analyze, export, bench, submit, list, "
+                               "status, "
                                "cancel, logs)\nRun with --help for more information.\n",
                                unknown);
       return 2;
@@ -285,6 +341,9 @@ int main(int argc, char** argv) {
   if (*run) {
     return RunJob(job_path, RunOptions{metrics, trace_path, explain || !explain_operator.empty(),
                                        explain_operator});
+  }
+  if (*export_cmd) {
+    return ExportJob(job_path, export_output, best_effort);
   }
   if (*bench) {
     return tidemark::bench::RunBench(bench_options);

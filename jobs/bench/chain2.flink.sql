@@ -1,0 +1,47 @@
+-- Flink SQL (2.x) for the tidemark job 'chain2' (jobs/bench/chain2.yaml), written by `tidemark export --flink-sql`.
+-- Same event time as tidemark: bounded out-of-orderness d becomes `rowtime - INTERVAL 'd+0.001' SECOND`
+-- (DataStream emits max - d - 1 ms, SQL's expression emits max - d), so windows fire at the same
+-- watermark. Epoch-millisecond columns stay BIGINT; the event-time attribute is the computed column
+-- TO_TIMESTAMP_LTZ(ms, 3), and window_start / window_end are TIMESTAMP(3) in UTC.
+-- Best effort: 1 feature(s) have no Flink SQL form; each is marked `-- DROPPED` below.
+
+SET 'execution.runtime-mode' = 'streaming';
+SET 'pipeline.auto-watermark-interval' = '200ms';
+-- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
+SET 'table.local-time-zone' = 'UTC';
+
+-- Source 'source' (jobs/bench/chain2.yaml:7:5): generator source.
+-- DROPPED (jobs/bench/chain2.yaml:9:20): source type generator (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+CREATE TABLE `source` (
+  `key` BIGINT,
+  `value` DOUBLE,
+  `ts` BIGINT
+) WITH (
+  'connector' = 'datagen',
+  'number-of-rows' = '10000000'
+);
+
+CREATE TEMPORARY VIEW `map1` AS
+SELECT `key`, `value` * 2 + 0 AS `value`, `ts`
+FROM `source`;
+
+CREATE TEMPORARY VIEW `filter1` AS
+SELECT `key`, `value`, `ts`
+FROM `map1`
+WHERE `value` > 0.5;
+
+-- sink type checksum (kept by tidemark for reports and tests) becomes blackhole.
+CREATE TABLE `sink` (
+  `key` BIGINT,
+  `value` DOUBLE,
+  `ts` BIGINT
+) WITH (
+  'connector' = 'blackhole'
+);
+
+EXECUTE STATEMENT SET
+BEGIN
+INSERT INTO `sink`
+SELECT `key`, `value`, `ts`
+FROM `filter1`;
+END;

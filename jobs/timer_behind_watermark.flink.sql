@@ -1,0 +1,31 @@
+-- Flink SQL (2.x) for the tidemark job 'timer-behind-watermark' (jobs/timer_behind_watermark.yaml), written by `tidemark export --flink-sql`.
+-- Same event time as tidemark: bounded out-of-orderness d becomes `rowtime - INTERVAL 'd+0.001' SECOND`
+-- (DataStream emits max - d - 1 ms, SQL's expression emits max - d), so windows fire at the same
+-- watermark. Epoch-millisecond columns stay BIGINT; the event-time attribute is the computed column
+-- TO_TIMESTAMP_LTZ(ms, 3), and window_start / window_end are TIMESTAMP(3) in UTC.
+-- Best effort: 2 feature(s) have no Flink SQL form; each is marked `-- DROPPED` below.
+
+SET 'execution.runtime-mode' = 'streaming';
+SET 'pipeline.auto-watermark-interval' = '200ms';
+-- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
+SET 'table.local-time-zone' = 'UTC';
+-- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
+
+-- Source 'source' (jobs/timer_behind_watermark.yaml:13:5): replay source.
+-- DROPPED (jobs/timer_behind_watermark.yaml:16:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+-- bounded out-of-orderness 0ms: tidemark's watermark is max(ts) - 0ms - 1ms.
+CREATE TABLE `source` (
+  `user` STRING,
+  `ts` BIGINT,
+  `rowtime` AS TO_TIMESTAMP_LTZ(`ts`, 3),
+  WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '0.001' SECOND
+) WITH (
+  'connector' = 'datagen'
+);
+
+-- DROPPED (jobs/timer_behind_watermark.yaml:24:11): timer-probe (event-time timers registered from a record); nearest: none: SQL has no timers (a ProcessTableFunction, Flink 2.1 and later, is Java code)
+-- Operator 'probe' is left out; what reads it is left out too.
+
+-- Sink 'out' is left out: its input was dropped.
+
+-- No sink could be written: every path to a sink was dropped.
