@@ -631,7 +631,7 @@ TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {
   CliResult unknown = Cli("stauts 1234");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_EQ(unknown.err,
-            "tidemark: unknown command 'stauts' (commands: run, bench, submit, list, status, cancel, logs)\n"
+            "tidemark: unknown command 'stauts' (commands: run, export, bench, submit, list, status, cancel, logs)\n"
             "Run with --help for more information.\n");
   CliResult ftp = Cli("--url ftp://x list");
   EXPECT_EQ(ftp.rc, 2);
