@@ -81,6 +81,7 @@ void JobExecution::Build() {
             std::make_unique<SystemProcessingTimeService>(*timer_thread_, task->mailbox()), nullptr);
       }
       task->SetAutoWatermarkIntervalMs(graph_.pipeline.auto_watermark_interval_ms);
+      task->SetMaxParallelism(graph_.pipeline.max_parallelism);
       task->SetParallelism(head.parallelism);  // a chain's operators share its parallelism
       for (const JobVertex& v : graph_.vertices) {
         if (head_of[static_cast<size_t>(v.id)] == head.id) {
@@ -122,7 +123,8 @@ void JobExecution::Build() {
           channels_.push_back(std::move(ch));
         }
         target.writer = up_task->AddWriter(
-            std::make_unique<RecordWriter>(e.partitioning, chans, e.key_slots, u, kBatchSize));
+            std::make_unique<RecordWriter>(e.partitioning, chans, e.key_slots, u, kBatchSize,
+                                           graph_.pipeline.max_parallelism));
       }
       if (e.side_output.empty()) {
         out.AddMainTarget(target);

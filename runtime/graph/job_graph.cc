@@ -9,6 +9,7 @@
 
 #include "runtime/graph/job_resources.h"
 #include "runtime/io/channel.h"
+#include "runtime/state/key_groups.h"
 
 namespace tidemark {
 namespace {
@@ -265,6 +266,28 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
       e.partitioning = p;
       graph.edges.push_back(std::move(e));
       edge_locations.push_back(in.location);
+    }
+  }
+
+  // pipeline.max-parallelism: the number of key groups. Unset, it is Flink's default for the
+  // widest operator; set, no operator may run wider (a subtask would own no key group).
+  int widest = 1;
+  for (const JobVertex& v : graph.vertices) {
+    widest = std::max(widest, v.parallelism);
+  }
+  if (spec.pipeline.max_parallelism == 0) {
+    graph.pipeline.max_parallelism = DefaultMaxParallelism(widest);
+  } else {
+    for (const JobVertex& v : graph.vertices) {
+      if (v.parallelism > spec.pipeline.max_parallelism) {
+        const SourceLocation& at = spec.pipeline.max_parallelism_location;
+        throw JobCompileError(fmt::format(
+            "{}:{}:{}: error: pipeline.max-parallelism: {} is lower than the parallelism {} of "
+            "operator '{}'; it must be >= every operator's parallelism (it is the number of key "
+            "groups)",
+            at.file.empty() ? spec.file : at.file, at.line, at.column,
+            spec.pipeline.max_parallelism, v.parallelism, v.spec.id));
+      }
     }
   }
 

@@ -35,6 +35,9 @@ struct OperatorContext {
   Output* output = nullptr;     ///< never null after Open
   ProcessingTimeService* processing_time = nullptr;  ///< never null after Open
   int64_t auto_watermark_interval_ms = 200;          ///< pipeline.auto-watermark-interval; 0 = off
+  /// pipeline.max-parallelism: the number of key groups (runtime/state/key_groups.h); the
+  /// subtask owns `KeyGroupRangeForOperator(max_parallelism, parallelism, subtask_index)`.
+  int max_parallelism = 128;
 };
 
 /// A stream operator. Mirrors Flink's `StreamOperator` / `OneInputStreamOperator` /

@@ -195,6 +195,7 @@ void StreamTask::OpenOperators() {
     ctx.output = ops_[i].output.get();
     ctx.processing_time = pts_.get();
     ctx.auto_watermark_interval_ms = auto_watermark_interval_ms_;
+    ctx.max_parallelism = max_parallelism_;
     CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
   }
 }

@@ -133,6 +133,8 @@ class StreamTask {
   RecordWriter* AddWriter(std::unique_ptr<RecordWriter> writer);
   TaskInput& AddInput(int input_index, std::vector<Channel*> channels);
   void SetAutoWatermarkIntervalMs(int64_t ms) { auto_watermark_interval_ms_ = ms; }
+  /// pipeline.max-parallelism (key groups), passed to every operator's `OperatorContext`.
+  void SetMaxParallelism(int n) { max_parallelism_ = n; }
   /// Parallelism of the chain's operators (OperatorContext::parallelism); default 1.
   void SetParallelism(int parallelism) { parallelism_ = parallelism; }
 
@@ -191,6 +193,7 @@ class StreamTask {
   std::vector<std::unique_ptr<RecordWriter>> writers_;
   std::vector<TaskInput> inputs_;
   int64_t auto_watermark_interval_ms_ = 200;
+  int max_parallelism_ = 128;
   int parallelism_ = 1;
   size_t next_input_ = 0;
   size_t next_channel_ = 0;
