@@ -28,15 +28,18 @@ namespace tidemark {
 /// One key's state on the window operator's sliced path (internal to `WindowOperator`; in a
 /// header so that its keyed state backend can hold it inline). `starts` ascend; slice i owns
 /// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One slice of one
-/// aggregate (a tumbling count over in-order records) is stored inline, without allocating.
+/// aggregate (a tumbling count over in-order records) is stored inline, without allocating;
+/// the fields a record touches come first, next to the key in the table's slot.
 struct SlicedKeyState {
   absl::InlinedVector<Timestamp, 1> starts;
-  absl::InlinedVector<AggregateAccumulator, 1> accs;
   Timestamp next_fire = kMinTimestamp;  // max timestamp of the next window to fire; MIN: none
   Timestamp timer = kMinTimestamp;      // the time of the key's live timer entry; MIN: none
-  // (window end, firings so far); kept only with emit_firing and allowed lateness > 0.
-  std::vector<std::pair<Timestamp, int64_t>> firings;
+  absl::InlinedVector<AggregateAccumulator, 1> accs;
 };
+
+/// (window end, firings so far) of one key on the sliced path; kept (beside the key's state)
+/// only with `emit_firing` and allowed lateness > 0.
+using SlicedFirings = std::vector<std::pair<Timestamp, int64_t>>;
 
 template <typename K>
 struct SlicedStore;
@@ -196,7 +199,10 @@ class WindowOperator : public StreamOperator,
   void MigrateToKeyStore();
   KeyGroupRange OwnedKeyGroups() const;
   const SlicedKeyState* FindSlicedKey(const Key& key) const;
-  void FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start);
+  void FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
+                        SlicedFirings* firings);
+  template <typename K>
+  SlicedFirings* FiringsOf(SlicedStore<K>& store, const K& key);
   void MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const;
   AggregateAccumulator* FindOrAddSlice(SlicedKeyState& ks, Timestamp start);
   void LeaveSlicedPath();

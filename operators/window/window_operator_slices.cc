@@ -119,6 +119,9 @@ void WindowOperator::MigrateToKeyStore() {
     }
     *key_store_->keys.GetOrCreate(key).first = std::move(ks);
   });
+  for (auto& [k, firings] : int_store_->firings) {
+    key_store_->firings[Key{Value(k)}] = std::move(firings);
+  }
   int_store_.reset();
 }
 
@@ -151,7 +154,16 @@ void WindowOperator::MergeSlices(const SlicedKeyState& ks, Timestamp start, Time
   }
 }
 
-void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start) {
+template <typename K>
+SlicedFirings* WindowOperator::FiringsOf(SlicedStore<K>& store, const K& key) {
+  if (!options_.emit_firing || options_.allowed_lateness_ms == 0) {
+    return nullptr;
+  }
+  return &store.firings[key];
+}
+
+void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
+                                      SlicedFirings* firings) {
   const Timestamp end = start + size_;
   MergeSlices(ks, start, end);
   const Window w(TimeWindow(start, end));
@@ -164,14 +176,14 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
     // Without lateness a window fires exactly once (at its max timestamp, which is also its
     // cleanup time), so its number is always 0.
     int64_t firing = 0;
-    if (options_.allowed_lateness_ms > 0) {
+    if (firings != nullptr) {
       auto it = std::lower_bound(
-          ks.firings.begin(), ks.firings.end(), end,
+          firings->begin(), firings->end(), end,
           [](const std::pair<Timestamp, int64_t>& f, Timestamp e) { return f.first < e; });
-      if (it != ks.firings.end() && it->first == end) {
+      if (it != firings->end() && it->first == end) {
         firing = it->second++;
       } else {
-        ks.firings.insert(it, {end, 1});
+        firings->insert(it, {end, 1});
       }
     }
     for (Row& row : results_) {
@@ -239,7 +251,11 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const K& key, StreamRecord
   SlicedKeyState& ks = *store.keys.GetOrCreate(key).first;
   const Timestamp slice_start =
       slice_ == slide_ ? last_start : TimeWindow::GetWindowStartWithOffset(t, offset_, slice_);
-  aggregating_->Accumulate(FindOrAddSlice(ks, slice_start), record);
+  AggregateAccumulator* accs =
+      !ks.starts.empty() && ks.starts.back() == slice_start
+          ? ks.accs.data() + (ks.accs.size() - num_accs_)  // in-order records: the last slice
+          : FindOrAddSlice(ks, slice_start);
+  aggregating_->Accumulate(accs, record);
 
   const Timestamp first_start = FirstStartContaining(t);
   const Timestamp first_max = first_start + size_ - 1;
@@ -249,7 +265,7 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const K& key, StreamRecord
     const Key& k = KeyTraits<K>::ToKey(key, current_key_);
     for (Timestamp s = wm >= last_max ? last_start : LastStart(wm + 1 - size_);
          s >= first_start && s + size_ - 1 + lateness > wm; s -= slide_) {
-      FireSlicedWindow(k, ks, s);
+      FireSlicedWindow(k, ks, s, FiringsOf(store, key));
     }
   }
   if (wm < last_max) {
@@ -292,7 +308,8 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
                                    Timestamp time) {
   ks.timer = kMinTimestamp;
   if (ks.next_fire == time) {
-    FireSlicedWindow(KeyTraits<K>::ToKey(key, current_key_), ks, time + 1 - size_);
+    FireSlicedWindow(KeyTraits<K>::ToKey(key, current_key_), ks, time + 1 - size_,
+                     FiringsOf(store, key));
     // The next window to fire: the first later window covering a non-empty slice.
     const Timestamp next_start = time + 1 - size_ + slide_;
     auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), next_start);
@@ -313,9 +330,16 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
                   ks.accs.begin() + static_cast<std::ptrdiff_t>(dropped * num_accs_));
   }
   const int64_t lateness = options_.allowed_lateness_ms;
-  std::erase_if(ks.firings, [&](const std::pair<Timestamp, int64_t>& f) {
-    return f.first - 1 + lateness <= time;
-  });
+  if (!store.firings.empty()) {
+    if (auto f = store.firings.find(key); f != store.firings.end()) {
+      std::erase_if(f->second, [&](const std::pair<Timestamp, int64_t>& e) {
+        return e.first - 1 + lateness <= time;
+      });
+      if (f->second.empty() || ks.starts.empty()) {
+        store.firings.erase(f);
+      }
+    }
+  }
   if (ks.starts.empty()) {
     TM_CHECK(ks.next_fire == kMinTimestamp, "sliced window state: a firing without slices");
     store.keys.Erase(key);
@@ -363,7 +387,9 @@ void WindowOperator::RebuildWindowsFromSlices(SlicedStore<K>& store) {
       }
       RegisterCleanupTimer(w);
       if (options_.emit_firing) {
-        for (const auto& [end, count] : ks.firings) {
+        auto f = store.firings.find(k);
+        for (const auto& [end, count] :
+             f == store.firings.end() ? SlicedFirings{} : f->second) {
           if (end == s + size_) {
             firings_[key][w] = count;
           }
