@@ -252,6 +252,22 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
                                                  "{} and '{}' has {}",
                                                  up.spec.id, up.parallelism, v.spec.id, v.parallelism)));
       }
+      if ((p == Partitioning::kForward || p == Partitioning::kRebalance) && v.parallelism > 1) {
+        std::vector<int> keyed = v.compiled.input_key_slots;
+        const auto input = static_cast<size_t>(e.input_index);
+        if (input < v.compiled.input_key_slots_per_input.size()) {
+          keyed = v.compiled.input_key_slots_per_input[input];
+        }
+        if (!keyed.empty()) {
+          throw JobCompileError(Locate(
+              spec, in.location, static_cast<size_t>(v.id), "inputs",
+              fmt::format("partition: {} into the keyed operator '{}' (parallelism {}) would send "
+                          "a key to a subtask that does not own its key group; leave the "
+                          "partition out (hash by key)",
+                          p == Partitioning::kForward ? "forward" : "rebalance", v.spec.id,
+                          v.parallelism)));
+        }
+      }
       if (p == Partitioning::kHash) {
         if (v.compiled.input_key_slots.empty() && !v.compiled.hash_input) {
           throw JobCompileError(Locate(spec, in.location, static_cast<size_t>(v.id), "inputs",

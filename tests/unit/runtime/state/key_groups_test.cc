@@ -83,7 +83,8 @@ TEST(KeyGroupsTest, HashPartitionerSendsAKeyToTheSubtaskOwningItsGroup) {
   }
 }
 
-JobSpec Spec(const std::string& pipeline_extra, int window_parallelism) {
+JobSpec Spec(const std::string& pipeline_extra, int window_parallelism,
+             const std::string& input = "source") {
   return LoadJobSpecString(R"(
 name: t
 pipeline:
@@ -99,7 +100,7 @@ operators:
     watermarks: {strategy: bounded-out-of-orderness, max-out-of-orderness: 0s, timestamp-field: ts}
   - id: windows
     type: window
-    input: source
+    input: )" + input + R"(
     parallelism: )" + std::to_string(window_parallelism) + R"(
     key-by: [k]
     window: {assigner: tumbling, size: 1s, aggregate: [count]}
@@ -135,6 +136,24 @@ TEST(KeyGroupsTest, MaxParallelismIsValidated) {
       EXPECT_NE(std::string(e.what()).find("t.yaml:5:20"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("max-parallelism"), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(KeyGroupsTest, AKeyedOperatorWiderThanOneOnlyTakesHashPartitionedInput) {
+  JobResources resources;
+  resources.SetLineWriter([](const std::string&) {});
+  (void)CompileJobGraph(Spec("", 1, "{from: source, partition: rebalance}"), BuiltinRegistry(),
+                        resources);
+  try {
+    (void)CompileJobGraph(Spec("", 2, "{from: source, partition: rebalance}"), BuiltinRegistry(),
+                          resources);
+    FAIL() << "no error";
+  } catch (const JobCompileError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "partition: rebalance into the keyed operator 'windows' (parallelism 2) would "
+                  "send a key to a subtask that does not own its key group"),
+              std::string::npos)
+        << e.what();
   }
 }
 
