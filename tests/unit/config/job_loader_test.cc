@@ -370,7 +370,7 @@ TEST(JobLoaderTest, SnakeCaseKeySuggestsTheKebabCaseKey) {
       ErrorOf("name: t\npipeline: {channel_capacity: 5}\noperators:\n" + std::string(kSource)),
       "jobs/test.yaml:2:12: error: pipeline.channel_capacity: unknown key "
       "\"channel_capacity\" (did you mean \"channel-capacity\"?); allowed keys: "
-      "parallelism, clock, auto-watermark-interval, channel-capacity");
+      "parallelism, max-parallelism, clock, auto-watermark-interval, channel-capacity");
 }
 
 TEST(JobLoaderTest, MissingRequiredFieldNamesItsPath) {
