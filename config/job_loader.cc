@@ -211,7 +211,8 @@ struct OperatorInfo {
 constexpr auto kTopKeys =
     std::to_array<std::string_view>({"name", "pipeline", "operators", "report"});
 constexpr auto kPipelineKeys = std::to_array<std::string_view>(
-    {"parallelism", "clock", "auto-watermark-interval", "channel-capacity", "finished-input"});
+    {"parallelism", "max-parallelism", "clock", "auto-watermark-interval", "channel-capacity",
+     "finished-input"});
 constexpr auto kOperatorTypes = std::to_array<std::string_view>(
     {"source", "assign-timestamps-and-watermarks", "window", "map", "filter", "sink"});
 constexpr auto kCommonOperatorKeys =
@@ -602,6 +603,10 @@ PipelineSpec Loader::ParsePipeline(const Field& field) {
            [&](const Field& f) { return ReadInt(f, 1, kMaxChannelCapacity); });
   Optional(*map, "finished-input", pipeline.finished_input,
            [&](const Field& f) { return ReadEnum(f, kFinishedInputs); });
+  Optional(*map, "max-parallelism", pipeline.max_parallelism, [&](const Field& f) {
+    pipeline.max_parallelism_location = ValueLoc(f);
+    return ReadInt(f, 1, kUpperBoundMaxParallelism);
+  });
   return pipeline;
 }
 

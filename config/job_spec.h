@@ -291,6 +291,8 @@ struct OperatorSpec {
 
 /// Largest `parallelism` (pipeline or operator): every subtask is a thread of this one process.
 inline constexpr int kMaxParallelism = 1024;
+/// Largest `pipeline.max-parallelism` (Flink's `UPPER_BOUND_MAX_PARALLELISM`, 2^15).
+inline constexpr int kUpperBoundMaxParallelism = 1 << 15;
 /// Largest `pipeline.channel-capacity`: every channel allocates its capacity up front.
 inline constexpr int64_t kMaxChannelCapacity = int64_t{1} << 20;
 
@@ -306,6 +308,10 @@ struct PipelineSpec {
   /// `finished-input`: "exclude" (design.md: a finished input leaves the minimum) or "max"
   /// (Flink: it counts as MAX, and so wins over idle inputs).
   std::string finished_input = "exclude";
+  /// `max-parallelism`: the number of key groups (runtime/state/key_groups.h). 0 when the job
+  /// does not set it: the job graph then uses Flink's default (128, or more for parallelism > 85).
+  int max_parallelism = 0;
+  SourceLocation max_parallelism_location;  ///< of the `max-parallelism` value, when set
   SourceLocation location;          ///< of the `pipeline:` block; line 0 when the block is absent
   KeyLocations key_locations;  ///< of the `pipeline:` block
 };

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "operators/window/sliced_store.h"
 #include "operators/window/window_aggregates.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
@@ -124,11 +125,11 @@ WindowState* WindowOperator::FindState(const Key& key, const Window& state_windo
 const WindowState* WindowOperator::GetWindowState(const Key& key,
                                                   const Window& state_window) const {
   if (sliced_) {
-    auto it = sliced_keys_.find(key);
-    if (it == sliced_keys_.end() || state_window.is_global()) {
+    const SlicedKeyState* found = FindSlicedKey(key);
+    if (found == nullptr || state_window.is_global()) {
       return nullptr;
     }
-    const SlicedKeyState& ks = it->second;
+    const SlicedKeyState& ks = *found;
     auto lo = std::lower_bound(ks.starts.begin(), ks.starts.end(), state_window.start());
     if (lo == ks.starts.end() || *lo >= state_window.end()) {
       return nullptr;
@@ -340,15 +341,15 @@ void WindowOperator::HandleLateElement(StreamRecord& record, const std::vector<W
 
 void WindowOperator::ProcessWatermark(Watermark watermark, int /*input*/) {
   SampleStateBytes();
+  // Sets the current watermark first, as for the per-window path's timers.
   timer_service_->AdvanceWatermark(watermark.timestamp);
+  if (sliced_) {
+    FireSlicedTimers(watermark.timestamp);
+  }
   output().EmitWatermark(watermark);
 }
 
 void WindowOperator::OnEventTime(const InternalTimer<Window>& timer) {
-  if (sliced_) {
-    OnSlicedTimer(timer.timestamp);
-    return;
-  }
   OnTimer(timer, true);
 }
 

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <absl/container/inlined_vector.h>
+
 #include "config/job_spec.h"
 #include "operators/window/merging_window_set.h"
 #include "operators/window/trigger.h"
@@ -17,10 +19,30 @@
 #include "operators/window/window_function.h"
 #include "runtime/core/key.h"
 #include "runtime/core/row.h"
+#include "runtime/state/keyed_state_backend.h"
 #include "runtime/task/stream_operator.h"
 #include "runtime/time/internal_timer_service.h"
 
 namespace tidemark {
+
+/// One key's state on the window operator's sliced path (internal to `WindowOperator`; in a
+/// header so that its keyed state backend can hold it inline). `starts` ascend; slice i owns
+/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One slice of one
+/// aggregate (a tumbling count over in-order records) is stored inline, without allocating;
+/// the fields a record touches come first, next to the key in the table's slot.
+struct SlicedKeyState {
+  absl::InlinedVector<Timestamp, 1> starts;
+  Timestamp next_fire = kMinTimestamp;  // max timestamp of the next window to fire; MIN: none
+  Timestamp timer = kMinTimestamp;      // the time of the key's live timer entry; MIN: none
+  absl::InlinedVector<AggregateAccumulator, 1> accs;
+};
+
+/// (window end, firings so far) of one key on the sliced path; kept (beside the key's state)
+/// only with `emit_firing` and allowed lateness > 0.
+using SlicedFirings = std::vector<std::pair<Timestamp, int64_t>>;
+
+template <typename K>
+struct SlicedStore;
 
 /// Result of compiling a `type: window` operator: the output schema, known before the job runs,
 /// and a factory for one operator instance per subtask.
@@ -53,10 +75,14 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// Sliced path (same output, record for record): event-time tumbling (aligned) and sliding
 /// windows with the default `EventTimeTrigger` and an `AggregatingWindowFunction` whose
 /// aggregates merge exactly (`CanPreAggregate`) keep, per key, one accumulator per non-empty
-/// slice of gcd(size, slide) ms instead of one state per window, and one event-time timer per
-/// key at the earlier of the next window end to fire (a window covering a non-empty slice) and
-/// the cleanup time of the oldest slice (the cleanup time of the last window containing it).
-/// A firing merges the window's slices. Firing times and order ((time, key) as in the general
+/// slice of gcd(size, slide) ms instead of one state per window, and one timer entry per key at
+/// the earlier of the next window end to fire (a window covering a non-empty slice) and the
+/// cleanup time of the oldest slice (the cleanup time of the last window containing it).
+/// A firing merges the window's slices. That state lives in a `KeyedStateBackend` (flat tables
+/// per key group; a single int64 key has its own table type, other keys are `Key`s) and its
+/// timers in `KeyedTimerBuckets`: all keys with a timer at one time (a window end, for the
+/// default trigger) fire together in key order, not one `InternalTimer` per key; they are not
+/// in `timer_service()`. Firing times and order ((time, key) as in the general
 /// path), lateness, late firings, late side output, `firing` numbers and cleanup are those of the
 /// per-window path; a record timestamp beyond +-2^61 ms (or none) converts the operator to the
 /// general path for good (its windows' states and timers are rebuilt from the slices first).
@@ -66,9 +92,10 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// Threading: mailbox thread only. Ownership: owns assigner, trigger and function; borrows the
 /// `OperatorContext` pointers from `Open` to `Close`.
 /// Cost per element, general path: a hash lookup and a map insert per window, O(log n) timer
-/// registrations per window. Sliced path: one hash lookup, one slice lookup (O(1) for in-order
-/// records), no allocation for an existing (key, slice) and no timer work unless the key's next
-/// timer moves; a firing costs O(non-empty slices of the window).
+/// registrations per window. Sliced path: a key-group hash and one flat-table lookup, one slice
+/// lookup (O(1) for in-order records), no allocation in steady state and no timer work unless
+/// the key's next timer moves (then an append to its time's key list); a firing costs
+/// O(non-empty slices of the window), plus sorting the keys due at that time.
 class WindowOperator : public StreamOperator,
                        public Triggerable<Window>,
                        public KeyContext,
@@ -160,24 +187,28 @@ class WindowOperator : public StreamOperator,
  private:
   using Panes = std::map<Window, std::unique_ptr<WindowState>>;
 
-  // One key's state on the sliced path. `starts` ascend; slice i owns accumulators
-  // [i * n, (i + 1) * n) of `accs` (n = number of aggregates).
-  struct SlicedKeyState {
-    std::vector<Timestamp> starts;
-    std::vector<AggregateAccumulator> accs;
-    Timestamp next_fire = kMinTimestamp;  // max timestamp of the next window to fire; MIN: none
-    Timestamp timer = kMinTimestamp;      // the registered event-time timer; MIN: none
-    // (window end, firings so far); kept only with emit_firing and allowed lateness > 0.
-    std::vector<std::pair<Timestamp, int64_t>> firings;
-  };
-
   void ExtractKeyInto(const Row& row, Key& key) const;
   void InitSlicing();
   void SlicedProcessElement(StreamRecord& record);
-  void OnSlicedTimer(Timestamp time);
-  void FireSlicedWindow(SlicedKeyState& ks, Timestamp start);
+  template <typename K>
+  void SlicedAdd(SlicedStore<K>& store, const K& key, StreamRecord& record);
+  void FireSlicedTimers(Timestamp watermark);
+  template <typename K>
+  void FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark);
+  template <typename K>
+  void OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKeyState& ks, Timestamp time);
+  template <typename K>
+  void UpdateSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKeyState& ks);
+  template <typename K>
+  void RebuildWindowsFromSlices(SlicedStore<K>& store);
+  void MigrateToKeyStore();
+  KeyGroupRange OwnedKeyGroups() const;
+  const SlicedKeyState* FindSlicedKey(const Key& key) const;
+  void FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
+                        SlicedFirings* firings);
+  template <typename K>
+  SlicedFirings* FiringsOf(SlicedStore<K>& store, const K& key);
   void MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const;
-  void UpdateSlicedTimer(SlicedKeyState& ks);
   AggregateAccumulator* FindOrAddSlice(SlicedKeyState& ks, Timestamp start);
   void LeaveSlicedPath();
   // Window arithmetic of the sliced path (timestamps within +-2^61, so nothing overflows).
@@ -226,33 +257,11 @@ class WindowOperator : public StreamOperator,
   int64_t offset_ = 0;
   int64_t slice_ = 0;  // gcd(size_, slide_)
   size_t num_accs_ = 0;
-  // Hash and equality with a fast lane for the common single int64 key (no variant visits).
-  // The hash is deliberately not noexcept: libstdc++ then caches hash codes in the nodes, so a
-  // lookup compares cached codes instead of re-hashing the next node of a bucket chain.
-  struct SlicedKeyHash {
-    size_t operator()(const Key& key) const {
-      if (key.size() == 1) {
-        if (const int64_t* v = std::get_if<int64_t>(&key[0])) {
-          uint64_t x = static_cast<uint64_t>(*v) * 0x9E3779B97F4A7C15ull;  // Fibonacci mix
-          return static_cast<size_t>(x ^ (x >> 32));
-        }
-      }
-      return KeyHash()(key);
-    }
-  };
-  struct SlicedKeyEqual {
-    bool operator()(const Key& a, const Key& b) const noexcept {
-      if (a.size() == 1 && b.size() == 1) {
-        const int64_t* x = std::get_if<int64_t>(&a[0]);
-        const int64_t* y = std::get_if<int64_t>(&b[0]);
-        if (x != nullptr && y != nullptr) {
-          return *x == *y;
-        }
-      }
-      return a == b;
-    }
-  };
-  std::unordered_map<Key, SlicedKeyState, SlicedKeyHash, SlicedKeyEqual> sliced_keys_;
+  // The sliced path's keyed state, made at its first record: `int_store_` while every key is a
+  // single non-NULL int64, `key_store_` otherwise (the int64 store moves into it on the first
+  // other key). At most one of them is set.
+  std::unique_ptr<SlicedStore<int64_t>> int_store_;
+  std::unique_ptr<SlicedStore<Key>> key_store_;
   mutable std::vector<AggregateAccumulator> scratch_accs_;
   mutable std::unique_ptr<WindowState> introspected_;
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <typeinfo>
 
+#include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
 #include "runtime/core/errors.h"
 
@@ -76,12 +77,52 @@ Timestamp WindowOperator::SliceDropTime(Timestamp slice_start) const {
   return LastStart(slice_start) + size_ - 1 + options_.allowed_lateness_ms;
 }
 
+KeyGroupRange WindowOperator::OwnedKeyGroups() const {
+  const OperatorContext& c = context();
+  return KeyGroupRangeForOperator(c.max_parallelism, c.parallelism, c.subtask_index);
+}
+
 size_t WindowOperator::NumSlices() const {
   size_t n = 0;
-  for (const auto& [key, ks] : sliced_keys_) {
-    n += ks.starts.size();
+  auto add = [&n](int, const auto&, const SlicedKeyState& ks) { n += ks.starts.size(); };
+  if (int_store_) {
+    int_store_->keys.ForEach(add);
+  }
+  if (key_store_) {
+    key_store_->keys.ForEach(add);
   }
   return n;
+}
+
+const SlicedKeyState* WindowOperator::FindSlicedKey(const Key& key) const {
+  if (int_store_) {
+    const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
+    return v == nullptr ? nullptr : int_store_->keys.Find(*v);
+  }
+  return key_store_ ? key_store_->keys.Find(key) : nullptr;
+}
+
+void WindowOperator::MigrateToKeyStore() {
+  // A key that is not a single non-NULL int64 arrived: every key becomes a `Key`. Its timer
+  // entries are re-added (their order among equal times is the `Key` order, which for int64
+  // values is the int64 order).
+  if (!key_store_) {
+    key_store_ = std::make_unique<SlicedStore<Key>>(context().max_parallelism, OwnedKeyGroups());
+  }
+  if (!int_store_) {
+    return;
+  }
+  int_store_->keys.ForEach([this](int, int64_t k, SlicedKeyState& ks) {
+    Key key{Value(k)};
+    if (ks.timer != kMinTimestamp) {
+      key_store_->timers.Add(ks.timer, key);
+    }
+    *key_store_->keys.GetOrCreate(key).first = std::move(ks);
+  });
+  for (auto& [k, firings] : int_store_->firings) {
+    key_store_->firings[Key{Value(k)}] = std::move(firings);
+  }
+  int_store_.reset();
 }
 
 AggregateAccumulator* WindowOperator::FindOrAddSlice(SlicedKeyState& ks, Timestamp start) {
@@ -113,12 +154,21 @@ void WindowOperator::MergeSlices(const SlicedKeyState& ks, Timestamp start, Time
   }
 }
 
-void WindowOperator::FireSlicedWindow(SlicedKeyState& ks, Timestamp start) {
+template <typename K>
+SlicedFirings* WindowOperator::FiringsOf(SlicedStore<K>& store, const K& key) {
+  if (!options_.emit_firing || options_.allowed_lateness_ms == 0) {
+    return nullptr;
+  }
+  return &store.firings[key];
+}
+
+void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
+                                      SlicedFirings* firings) {
   const Timestamp end = start + size_;
   MergeSlices(ks, start, end);
   const Window w(TimeWindow(start, end));
   results_.clear();
-  const WindowFunction::Context ctx{current_key_, w, timer_service_->CurrentWatermark(),
+  const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
                                     timer_service_->CurrentProcessingTime()};
   aggregating_->ProcessAccumulators(ctx, scratch_accs_.data(), results_);
   ++num_windows_fired_;
@@ -126,14 +176,14 @@ void WindowOperator::FireSlicedWindow(SlicedKeyState& ks, Timestamp start) {
     // Without lateness a window fires exactly once (at its max timestamp, which is also its
     // cleanup time), so its number is always 0.
     int64_t firing = 0;
-    if (options_.allowed_lateness_ms > 0) {
+    if (firings != nullptr) {
       auto it = std::lower_bound(
-          ks.firings.begin(), ks.firings.end(), end,
+          firings->begin(), firings->end(), end,
           [](const std::pair<Timestamp, int64_t>& f, Timestamp e) { return f.first < e; });
-      if (it != ks.firings.end() && it->first == end) {
+      if (it != firings->end() && it->first == end) {
         firing = it->second++;
       } else {
-        ks.firings.insert(it, {end, 1});
+        firings->insert(it, {end, 1});
       }
     }
     for (Row& row : results_) {
@@ -146,7 +196,8 @@ void WindowOperator::FireSlicedWindow(SlicedKeyState& ks, Timestamp start) {
   }
 }
 
-void WindowOperator::UpdateSlicedTimer(SlicedKeyState& ks) {
+template <typename K>
+void WindowOperator::UpdateSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKeyState& ks) {
   Timestamp want = ks.next_fire;
   if (!ks.starts.empty()) {
     const Timestamp drop = SliceDropTime(ks.starts.front());
@@ -157,19 +208,36 @@ void WindowOperator::UpdateSlicedTimer(SlicedKeyState& ks) {
   if (want == ks.timer) {
     return;
   }
-  // Timers of the sliced path all use the namespace Window(): one per key, so their order
-  // among equal timestamps is the key order, as for the per-window timers.
-  if (ks.timer != kMinTimestamp) {
-    timer_service_->DeleteEventTimeTimer(Window(), ks.timer);
-  }
+  // One live timer per key: an entry at another time than `ks.timer` is ignored when it fires,
+  // so moving the timer only adds the new entry.
   if (want != kMinTimestamp) {
-    timer_service_->RegisterEventTimeTimer(Window(), want);
+    store.timers.Add(want, key);
   }
   ks.timer = want;
 }
 
 void WindowOperator::SlicedProcessElement(StreamRecord& record) {
+  if (options_.key_slots.size() == 1 && !key_store_) {
+    if (const int64_t* k =
+            std::get_if<int64_t>(&record.row[static_cast<size_t>(options_.key_slots[0])])) {
+      if (!int_store_) {
+        int_store_ =
+            std::make_unique<SlicedStore<int64_t>>(context().max_parallelism, OwnedKeyGroups());
+      }
+      SlicedAdd(*int_store_, *k, record);
+      return;
+    }
+    MigrateToKeyStore();
+  }
+  if (!key_store_) {
+    key_store_ = std::make_unique<SlicedStore<Key>>(context().max_parallelism, OwnedKeyGroups());
+  }
   ExtractKeyInto(record.row, current_key_);
+  SlicedAdd(*key_store_, current_key_, record);
+}
+
+template <typename K>
+void WindowOperator::SlicedAdd(SlicedStore<K>& store, const K& key, StreamRecord& record) {
   const Timestamp t = record.timestamp;
   const Timestamp wm = timer_service_->CurrentWatermark();
   const int64_t lateness = options_.allowed_lateness_ms;
@@ -180,19 +248,24 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
     HandleLateElement(record, assigner_->AssignWindows(record, *this));
     return;
   }
-  SlicedKeyState& ks = sliced_keys_.try_emplace(current_key_).first->second;
+  SlicedKeyState& ks = *store.keys.GetOrCreate(key).first;
   const Timestamp slice_start =
       slice_ == slide_ ? last_start : TimeWindow::GetWindowStartWithOffset(t, offset_, slice_);
-  aggregating_->Accumulate(FindOrAddSlice(ks, slice_start), record);
+  AggregateAccumulator* accs =
+      !ks.starts.empty() && ks.starts.back() == slice_start
+          ? ks.accs.data() + (ks.accs.size() - num_accs_)  // in-order records: the last slice
+          : FindOrAddSlice(ks, slice_start);
+  aggregating_->Accumulate(accs, record);
 
   const Timestamp first_start = FirstStartContaining(t);
   const Timestamp first_max = first_start + size_ - 1;
   if (first_max <= wm) {
     // Windows already complete but not cleaned up fire at once (EventTimeTrigger), in the
     // assigner's order (latest start first).
+    const Key& k = KeyTraits<K>::ToKey(key, current_key_);
     for (Timestamp s = wm >= last_max ? last_start : LastStart(wm + 1 - size_);
          s >= first_start && s + size_ - 1 + lateness > wm; s -= slide_) {
-      FireSlicedWindow(ks, s);
+      FireSlicedWindow(k, ks, s, FiringsOf(store, key));
     }
   }
   if (wm < last_max) {
@@ -203,18 +276,40 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
       ks.next_fire = next;
     }
   }
-  UpdateSlicedTimer(ks);
+  UpdateSlicedTimer(store, key, ks);
 }
 
-void WindowOperator::OnSlicedTimer(Timestamp time) {
-  auto it = sliced_keys_.find(current_key_);  // the timer service set the timer's key
-  if (it == sliced_keys_.end()) {
-    return;
+void WindowOperator::FireSlicedTimers(Timestamp watermark) {
+  if (int_store_) {
+    FireSlicedTimers(*int_store_, watermark);
+  } else if (key_store_) {
+    FireSlicedTimers(*key_store_, watermark);
   }
-  SlicedKeyState& ks = it->second;
+}
+
+template <typename K>
+void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark) {
+  // Time by time, each time's keys in key order: the order of the per-key timers this replaces
+  // ((time, key) in the timer service).
+  Timestamp time = kMinTimestamp;
+  while (store.timers.PopDue(watermark, &time, store.due)) {
+    for (const K& key : store.due) {
+      SlicedKeyState* ks = store.keys.Find(key);
+      if (ks == nullptr || ks->timer != time) {
+        continue;  // a moved or deleted timer
+      }
+      OnSlicedTimer(store, key, *ks, time);
+    }
+  }
+}
+
+template <typename K>
+void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKeyState& ks,
+                                   Timestamp time) {
   ks.timer = kMinTimestamp;
   if (ks.next_fire == time) {
-    FireSlicedWindow(ks, time + 1 - size_);
+    FireSlicedWindow(KeyTraits<K>::ToKey(key, current_key_), ks, time + 1 - size_,
+                     FiringsOf(store, key));
     // The next window to fire: the first later window covering a non-empty slice.
     const Timestamp next_start = time + 1 - size_ + slide_;
     auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), next_start);
@@ -235,28 +330,44 @@ void WindowOperator::OnSlicedTimer(Timestamp time) {
                   ks.accs.begin() + static_cast<std::ptrdiff_t>(dropped * num_accs_));
   }
   const int64_t lateness = options_.allowed_lateness_ms;
-  std::erase_if(ks.firings, [&](const std::pair<Timestamp, int64_t>& f) {
-    return f.first - 1 + lateness <= time;
-  });
+  if (!store.firings.empty()) {
+    if (auto f = store.firings.find(key); f != store.firings.end()) {
+      std::erase_if(f->second, [&](const std::pair<Timestamp, int64_t>& e) {
+        return e.first - 1 + lateness <= time;
+      });
+      if (f->second.empty() || ks.starts.empty()) {
+        store.firings.erase(f);
+      }
+    }
+  }
   if (ks.starts.empty()) {
     TM_CHECK(ks.next_fire == kMinTimestamp, "sliced window state: a firing without slices");
-    sliced_keys_.erase(it);
+    store.keys.Erase(key);
     return;
   }
-  UpdateSlicedTimer(ks);
+  UpdateSlicedTimer(store, key, ks);
 }
 
 void WindowOperator::LeaveSlicedPath() {
+  sliced_ = false;
+  if (int_store_) {
+    RebuildWindowsFromSlices(*int_store_);
+  } else if (key_store_) {
+    RebuildWindowsFromSlices(*key_store_);
+  }
+  int_store_.reset();
+  key_store_.reset();
+}
+
+template <typename K>
+void WindowOperator::RebuildWindowsFromSlices(SlicedStore<K>& store) {
   // Rebuild what the per-window path would hold now: a state for every window that covers a
   // non-empty slice and is not cleaned up, its trigger timer when not fired yet, its cleanup
   // timer and its firing count.
-  sliced_ = false;
   const Timestamp wm = timer_service_->CurrentWatermark();
-  for (const auto& [key, ks] : sliced_keys_) {
-    SetCurrentKey(key);
-    if (ks.timer != kMinTimestamp) {
-      timer_service_->DeleteEventTimeTimer(Window(), ks.timer);
-    }
+  store.keys.ForEach([&](int, const K& k, const SlicedKeyState& ks) {
+    SetCurrentKey(KeyTraits<K>::ToKey(k, current_key_));
+    const Key key = current_key_;
     std::set<Timestamp> window_starts;
     for (Timestamp a : ks.starts) {
       for (Timestamp s = LastStart(a); s > a - size_; s -= slide_) {
@@ -276,15 +387,16 @@ void WindowOperator::LeaveSlicedPath() {
       }
       RegisterCleanupTimer(w);
       if (options_.emit_firing) {
-        for (const auto& [end, count] : ks.firings) {
+        auto f = store.firings.find(k);
+        for (const auto& [end, count] :
+             f == store.firings.end() ? SlicedFirings{} : f->second) {
           if (end == s + size_) {
             firings_[key][w] = count;
           }
         }
       }
     }
-  }
-  sliced_keys_.clear();
+  });
 }
 
 }  // namespace tidemark

@@ -81,6 +81,7 @@ void JobExecution::Build() {
       }
       task->SetAutoWatermarkIntervalMs(graph_.pipeline.auto_watermark_interval_ms);
       task->SetFinishedInputCountsAsMax(graph_.pipeline.finished_input == "max");
+      task->SetMaxParallelism(graph_.pipeline.max_parallelism);
       task->SetParallelism(head.parallelism);  // a chain's operators share its parallelism
       for (const JobVertex& v : graph_.vertices) {
         if (head_of[static_cast<size_t>(v.id)] == head.id) {
@@ -125,7 +126,8 @@ void JobExecution::Build() {
           channels_.push_back(std::move(ch));
         }
         target.writer = up_task->AddWriter(
-            std::make_unique<RecordWriter>(e.partitioning, chans, e.key_slots, u, kBatchSize));
+            std::make_unique<RecordWriter>(e.partitioning, chans, e.key_slots, u, kBatchSize,
+                                           graph_.pipeline.max_parallelism));
       }
       if (e.side_output.empty()) {
         out.AddMainTarget(target);

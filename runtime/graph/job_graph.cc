@@ -9,6 +9,7 @@
 
 #include "runtime/graph/job_resources.h"
 #include "runtime/io/channel.h"
+#include "runtime/state/key_groups.h"
 
 namespace tidemark {
 namespace {
@@ -251,6 +252,22 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
                                                  "{} and '{}' has {}",
                                                  up.spec.id, up.parallelism, v.spec.id, v.parallelism)));
       }
+      if ((p == Partitioning::kForward || p == Partitioning::kRebalance) && v.parallelism > 1) {
+        std::vector<int> keyed = v.compiled.input_key_slots;
+        const auto input = static_cast<size_t>(e.input_index);
+        if (input < v.compiled.input_key_slots_per_input.size()) {
+          keyed = v.compiled.input_key_slots_per_input[input];
+        }
+        if (!keyed.empty()) {
+          throw JobCompileError(Locate(
+              spec, in.location, static_cast<size_t>(v.id), "inputs",
+              fmt::format("partition: {} into the keyed operator '{}' (parallelism {}) would send "
+                          "a key to a subtask that does not own its key group; leave the "
+                          "partition out (hash by key)",
+                          p == Partitioning::kForward ? "forward" : "rebalance", v.spec.id,
+                          v.parallelism)));
+        }
+      }
       if (p == Partitioning::kHash) {
         if (v.compiled.input_key_slots.empty() && !v.compiled.hash_input) {
           throw JobCompileError(Locate(spec, in.location, static_cast<size_t>(v.id), "inputs",
@@ -265,6 +282,28 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
       e.partitioning = p;
       graph.edges.push_back(std::move(e));
       edge_locations.push_back(in.location);
+    }
+  }
+
+  // pipeline.max-parallelism: the number of key groups. Unset, it is Flink's default for the
+  // widest operator; set, no operator may run wider (a subtask would own no key group).
+  int widest = 1;
+  for (const JobVertex& v : graph.vertices) {
+    widest = std::max(widest, v.parallelism);
+  }
+  if (spec.pipeline.max_parallelism == 0) {
+    graph.pipeline.max_parallelism = DefaultMaxParallelism(widest);
+  } else {
+    for (const JobVertex& v : graph.vertices) {
+      if (v.parallelism > spec.pipeline.max_parallelism) {
+        const SourceLocation& at = spec.pipeline.max_parallelism_location;
+        throw JobCompileError(fmt::format(
+            "{}:{}:{}: error: pipeline.max-parallelism: {} is lower than the parallelism {} of "
+            "operator '{}'; it must be >= every operator's parallelism (it is the number of key "
+            "groups)",
+            at.file.empty() ? spec.file : at.file, at.line, at.column,
+            spec.pipeline.max_parallelism, v.parallelism, v.spec.id));
+      }
     }
   }
 

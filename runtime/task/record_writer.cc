@@ -3,21 +3,28 @@
 #include "runtime/core/errors.h"
 #include "runtime/core/key.h"
 #include "runtime/core/row_assign.h"
+#include "runtime/state/key_groups.h"
 
 namespace tidemark {
 
 RecordWriter::RecordWriter(Partitioning partitioning, std::vector<Channel*> channels,
-                           std::vector<int> key_slots, int subtask_index, size_t batch_size)
+                           std::vector<int> key_slots, int subtask_index, size_t batch_size,
+                           int max_parallelism)
     : partitioning_(partitioning),
       channels_(std::move(channels)),
       key_slots_(std::move(key_slots)),
       batch_size_(batch_size == 0 ? 1 : batch_size),
+      max_parallelism_(max_parallelism),
       // Rebalance starts at a subtask-dependent channel so parallel producers spread out.
       next_channel_(channels_.empty() ? 0 : static_cast<size_t>(subtask_index) % channels_.size()),
       batches_(channels_.size()),
       fill_(channels_.size(), 0),
       overflow_(channels_.size()) {
   TM_CHECK(!channels_.empty(), "a RecordWriter needs at least one channel");
+  TM_CHECK(partitioning_ != Partitioning::kHash ||
+               (max_parallelism_ >= static_cast<int>(channels_.size()) && max_parallelism_ > 0),
+           "hash partitioning over {} channels needs max parallelism >= {}, got {}",
+           channels_.size(), channels_.size(), max_parallelism_);
 }
 
 size_t RecordWriter::SelectChannel(const StreamRecord& record) {
@@ -27,11 +34,10 @@ size_t RecordWriter::SelectChannel(const StreamRecord& record) {
   }
   switch (partitioning_) {
     case Partitioning::kHash: {
-      size_t seed = 0;
-      for (int slot : key_slots_) {
-        boost::hash_combine(seed, std::hash<Value>{}(record.row[static_cast<size_t>(slot)]));
-      }
-      return seed % n;
+      // The subtask owning the key's group, as the receiving operator's keyed state expects.
+      const int key_group = KeyGroupForHash(KeyHash64(record.row, key_slots_), max_parallelism_);
+      return static_cast<size_t>(
+          OperatorIndexForKeyGroup(max_parallelism_, static_cast<int>(n), key_group));
     }
     case Partitioning::kRebalance:
     case Partitioning::kDefault:

@@ -11,7 +11,8 @@ namespace tidemark {
 
 /// Writes one task's output for one outgoing edge into the channels of the downstream subtasks,
 /// choosing a channel per record by the edge's partitioning (forward | rebalance | hash(key) |
-/// broadcast). Records are batched per channel (`batch_size`); watermarks, statuses and end of
+/// broadcast; hash sends a key to the subtask owning its key group, runtime/state/key_groups.h,
+/// with `max_parallelism` key groups). Records are batched per channel (`batch_size`); watermarks, statuses and end of
 /// input flush every batch first and then go to every channel, so order per channel is kept.
 /// Mirrors Flink's `RecordWriter` + `StreamPartitioner`.
 ///
@@ -22,7 +23,7 @@ namespace tidemark {
 class RecordWriter {
  public:
   RecordWriter(Partitioning partitioning, std::vector<Channel*> channels, std::vector<int> key_slots,
-               int subtask_index, size_t batch_size);
+               int subtask_index, size_t batch_size, int max_parallelism = 128);
 
   void Emit(StreamRecord& record);
   /// Flushes all batches, then queues a copy of `element` on every channel.
@@ -47,6 +48,7 @@ class RecordWriter {
   std::vector<Channel*> channels_;
   std::vector<int> key_slots_;
   size_t batch_size_;
+  int max_parallelism_;
   size_t next_channel_;
   std::vector<std::unique_ptr<StreamElement>> batches_;
   std::vector<size_t> fill_;  ///< records written into batches_[c] (recycled batches hold more slots)

@@ -40,6 +40,9 @@ struct OperatorContext {
   /// trace) unless asked for. Operators with event-time state of their own (a source's splits,
   /// alignment) record it; the task records every operator's input and output watermarks.
   TraceContext trace;
+  /// pipeline.max-parallelism: the number of key groups (runtime/state/key_groups.h); the
+  /// subtask owns `KeyGroupRangeForOperator(max_parallelism, parallelism, subtask_index)`.
+  int max_parallelism = 128;
 };
 
 /// A stream operator. Mirrors Flink's `StreamOperator` / `OneInputStreamOperator` /

@@ -217,6 +217,7 @@ void StreamTask::OpenOperators() {
         }
       }
     }
+    ctx.max_parallelism = max_parallelism_;
     CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
   }
 }

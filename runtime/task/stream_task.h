@@ -208,6 +208,8 @@ class StreamTask {
   void SetFinishedInputCountsAsMax(bool max) { finished_input_max_ = max; }
   /// Records this task's event-time flow into `trace` (borrowed; outlives the task). Before Run.
   void SetTrace(WatermarkTrace* trace) { trace_ = trace; }
+  /// pipeline.max-parallelism (key groups), passed to every operator's `OperatorContext`.
+  void SetMaxParallelism(int n) { max_parallelism_ = n; }
   /// Parallelism of the chain's operators (OperatorContext::parallelism); default 1.
   void SetParallelism(int parallelism) { parallelism_ = parallelism; }
 
@@ -298,6 +300,7 @@ class StreamTask {
   void TakeWatermarkSnapshot();  // once; task thread
   TaskWatermarkSnapshot snapshot_;  // guarded by metrics_mu_
   WatermarkTrace* trace_ = nullptr;
+  int max_parallelism_ = 128;
   int parallelism_ = 1;
   size_t next_input_ = 0;
   size_t next_channel_ = 0;

@@ -6,7 +6,10 @@
 #include <functional>
 #include <map>
 #include <thread>
-#include <unordered_map>
+#include <deque>
+#include <limits>
+
+#include <absl/container/flat_hash_map.h>
 
 #include <boost/lockfree/spsc_queue.hpp>
 #include <fmt/format.h>
@@ -360,13 +363,15 @@ BaselineResult RunHashAggregation(const BenchPlan& plan) {
   const Chain chain = MakeChain(plan);
   WindowEmitter emit(w);
   const auto start = std::chrono::steady_clock::now();
+  // The practical limit: absl::flat_hash_map (open addressing) over int64 keys with the
+  // accumulators inline in the slots, as a hand-written loop would do it.
   if (w.assigner == "session") {
     struct Session {
       int64_t start;
       int64_t end;
       Agg agg;
     };
-    std::unordered_map<int64_t, Session> open;
+    absl::flat_hash_map<int64_t, Session> open;
     for (int64_t i = 0; i < plan.generator.count; ++i) {
       Rec r = MakeRec(plan, i);
       if (!RunChain(chain, r)) {
@@ -387,16 +392,24 @@ BaselineResult RunHashAggregation(const BenchPlan& plan) {
   } else {
     const int64_t size = w.size_ms;
     const int64_t slide = w.assigner == "sliding" ? w.slide_ms : w.size_ms;
-    // Window start -> key -> accumulator; timestamps ascend, so a window is complete once a
-    // record lies past its end.
-    std::map<int64_t, std::unordered_map<int64_t, Agg>> windows;
+    // The open windows in ascending start order, one flat map each; timestamps ascend, so a
+    // window is complete once a record lies past its end, and a record's windows are the last
+    // ceil(size / slide) ones. Emptied maps are reused for later windows.
+    struct OpenWindow {
+      int64_t start;
+      absl::flat_hash_map<int64_t, Agg> aggs;
+    };
+    std::deque<OpenWindow> windows;
+    std::vector<absl::flat_hash_map<int64_t, Agg>> spare;
     auto flush_before = [&](int64_t ts) {
-      while (!windows.empty() && windows.begin()->first + size <= ts) {
-        const int64_t ws = windows.begin()->first;
-        for (const auto& [key, agg] : windows.begin()->second) {
-          emit.Emit(key, ws, ws + size, agg);
+      while (!windows.empty() && windows.front().start + size <= ts) {
+        OpenWindow& front = windows.front();
+        for (const auto& [key, agg] : front.aggs) {
+          emit.Emit(key, front.start, front.start + size, agg);
         }
-        windows.erase(windows.begin());
+        front.aggs.clear();
+        spare.push_back(std::move(front.aggs));
+        windows.pop_front();
       }
     };
     for (int64_t i = 0; i < plan.generator.count; ++i) {
@@ -406,8 +419,18 @@ BaselineResult RunHashAggregation(const BenchPlan& plan) {
       }
       flush_before(r.ts);
       const int64_t last_start = r.ts - ((r.ts + slide) % slide);
-      for (int64_t ws = last_start; ws > r.ts - size; ws -= slide) {
-        windows[ws][r.key].Add(r.value);
+      while (windows.empty() || windows.back().start < last_start) {
+        const int64_t next = windows.empty() ? last_start - ((size - 1) / slide) * slide
+                                             : windows.back().start + slide;
+        windows.push_back(OpenWindow{next, {}});
+        if (!spare.empty()) {
+          windows.back().aggs = std::move(spare.back());
+          spare.pop_back();
+        }
+      }
+      // windows.back() starts at last_start; walk back over the record's earlier windows.
+      for (size_t k = windows.size(); k-- > 0 && windows[k].start > r.ts - size;) {
+        windows[k].aggs[r.key].Add(r.value);
       }
     }
     flush_before(std::numeric_limits<int64_t>::max() / 2);

@@ -37,8 +37,9 @@ BaselineResult RunFusedLoop(const BenchPlan& plan);
 /// (b) The raw channel: records made on one thread cross one boost::lockfree::spsc_queue in
 /// batches of 256 to a second thread that applies the chain and checksums (per subtask pair).
 BaselineResult RunRawChannel(const BenchPlan& plan);
-/// (c) Hash-map aggregation of the keyed window over the same records, single-threaded;
-/// requires `plan.window`. Emits the window operator's output rows (key, window_start,
+/// (c) Hash-map aggregation of the keyed window over the same records, single-threaded: the
+/// practical limit of a hand-written loop, `absl::flat_hash_map<int64_t, accumulators>` per open
+/// window (sessions: one map of open sessions), accumulators inline; requires `plan.window`. Emits the window operator's output rows (key, window_start,
 /// window_end, aggregates) into the checksum.
 BaselineResult RunHashAggregation(const BenchPlan& plan);
 

@@ -169,8 +169,11 @@ def main():
     lines.append("Baselines: **(a)** `fused_loop`, the hand-written loop with one virtual call per operator per "
                  "record (on as many threads as the job's parallelism); **(b)** `raw_channel`, the records "
                  "made on one thread and pushed through one `boost::lockfree::spsc_queue` in batches of 256 "
-                 "to a thread that applies the chain (one pair per subtask); **(c)** `hash_aggregation`, a "
-                 "single-threaded hash-map window aggregation over the same records.\n")
+                 "to a thread that applies the chain (one pair per subtask); **(c)** `hash_aggregation`, the "
+                 "practical limit of a hand-written keyed window: a single-threaded loop over the same records "
+                 "into `absl::flat_hash_map<int64_t, accumulators>` (one map per open window, accumulators "
+                 "inline in the slots; sessions: one map of open sessions). The keyed jobs send enough "
+                 "records that every key sees at least 10 records per window.\n")
     lines.append("## Targets\n")
     lines.append("| target | measured | result | what holds it back |")
     lines.append("| --- | --- | --- | --- |")
@@ -184,10 +187,14 @@ def main():
                         u2["ratio_to_baseline"] >= 0.5, why["unchained"] if u2["ratio_to_baseline"] < 0.5 else ""))
     lines.append(target("unchained 2-task chain ≥ 100 M records/s", f"{fmt_rate(u2['records_per_s'])} M/s",
                         u2["records_per_s"] >= 100e6, why["unchained"]))
-    for o, k in ((t3, "1e3"), (t6, "1e6")):
+    for o, k in ((t3, "1e3"), (res["tumbling_keys_1e5"], "1e5"), (t6, "1e6")):
         lines.append(target(f"keyed tumbling count, {k} keys ≥ 0.5 × baseline (c)",
                             f"{o['ratio_to_baseline']:.3f} × ({fmt_rate(o['records_per_s'])} vs {fmt_rate(o['baseline_records_per_s'])} M/s)",
                             o["ratio_to_baseline"] >= 0.5, why["window"] if o["ratio_to_baseline"] < 0.5 else ""))
+    se = res["session_keys_1e5"]
+    lines.append(target("keyed session count, 1e5 keys ≥ 0.3 × baseline (c)",
+                        f"{se['ratio_to_baseline']:.3f} × ({fmt_rate(se['records_per_s'])} vs {fmt_rate(se['baseline_records_per_s'])} M/s)",
+                        se["ratio_to_baseline"] >= 0.3, why["window"] if se["ratio_to_baseline"] < 0.3 else ""))
     lines.append(target("sliding size/slide = 1000 within 2 × the throughput of size/slide = 1",
                         f"{sl_ratio:.1f} × slower ({fmt_rate(s1000['records_per_s'])} vs {fmt_rate(s1['records_per_s'])} M/s)",
                         sl_ratio <= 2, why["sliding"] if sl_ratio > 2 else ""))
@@ -248,12 +255,13 @@ REASONS = {
                  "spinning on 2 cores), so a thread hand-off costs a futex wake per empty→non-empty "
                  "transition; with more tasks than cores (unchained chains, parallelism 2) the threads "
                  "time-share the two cores.",
-    "window": "on the sliced path each key has one accumulator per slice and one timer, found through a "
-              "node-based `std::unordered_map` whose key is a heap-allocated `std::vector<Value>`: with 1e3 "
-              "keys everything stays in cache and the cost is the record itself (variant row, virtual calls "
-              "per operator); with 1e5-1e6 keys every record pays several dependent cache misses (bucket, "
-              "node, key vector, slice vector) against the baseline's flat map over int64 keys. A flat "
-              "open-addressing map for single-int64 keys is the next step.",
+    "window": "keyed state is a flat table per key group (absl::flat_hash_map, int64 keys without a "
+              "variant) with one slice of one aggregate inline, and timers are grouped by window end; what "
+              "remains is the slot size (an `AggregateAccumulator` is 72 bytes, a slot 128 against the "
+              "baseline's 40), the key-group hash (XXH3) per record, the variant row and the channel "
+              "between the source task and the window task (the baseline is one loop on one thread). "
+              "Session windows still use the per-window path (a `std::map` of merging windows and one "
+              "`InternalTimer` per session).",
     "sliding": "state is sliced (one accumulator per gcd(size, slide) slice, so adding a record costs the same "
                "at any size/slide; sliding_1000 runs 4x faster than its per-window hash-map baseline), but "
                "every window still fires and emits its own result: with a 10 ms slide a key emits a result "

@@ -370,7 +370,8 @@ TEST(JobLoaderTest, SnakeCaseKeySuggestsTheKebabCaseKey) {
       ErrorOf("name: t\npipeline: {channel_capacity: 5}\noperators:\n" + std::string(kSource)),
       "jobs/test.yaml:2:12: error: pipeline.channel_capacity: unknown key "
       "\"channel_capacity\" (did you mean \"channel-capacity\"?); allowed keys: "
-      "parallelism, clock, auto-watermark-interval, channel-capacity, finished-input");
+      "parallelism, max-parallelism, clock, auto-watermark-interval, channel-capacity, "
+      "finished-input");
 }
 
 TEST(JobLoaderTest, MissingRequiredFieldNamesItsPath) {

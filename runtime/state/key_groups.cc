@@ -1,0 +1,116 @@
+#include "runtime/state/key_groups.h"
+
+#include <cstring>
+
+#include <xxhash.h>
+
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+namespace {
+
+void AppendLe64(uint64_t x, std::string& out) {
+  for (int i = 0; i < 8; ++i) {
+    out.push_back(static_cast<char>((x >> (8 * i)) & 0xFF));
+  }
+}
+
+}  // namespace
+
+int DefaultMaxParallelism(int parallelism) {
+  const int64_t want = static_cast<int64_t>(parallelism) + parallelism / 2;
+  int64_t pow2 = 1;
+  while (pow2 < want) {
+    pow2 <<= 1;
+  }
+  if (pow2 < kDefaultMaxParallelism) {
+    return kDefaultMaxParallelism;
+  }
+  return pow2 > kUpperBoundMaxParallelism ? kUpperBoundMaxParallelism : static_cast<int>(pow2);
+}
+
+void AppendCanonicalKeyBytes(const Value& v, std::string& out) {
+  switch (v.index()) {
+    case 0:
+      out.push_back('\0');
+      return;
+    case 1:
+      out.push_back('\1');
+      AppendLe64(static_cast<uint64_t>(std::get<int64_t>(v)), out);
+      return;
+    case 2: {
+      out.push_back('\2');
+      uint64_t bits = 0;
+      const double d = std::get<double>(v);
+      std::memcpy(&bits, &d, sizeof bits);
+      AppendLe64(bits, out);
+      return;
+    }
+    case 3:
+      out.push_back('\3');
+      out.push_back(std::get<bool>(v) ? '\1' : '\0');
+      return;
+    default: {
+      const std::string& s = std::get<std::string>(v);
+      out.push_back('\4');
+      const auto n = static_cast<uint32_t>(s.size());
+      for (int i = 0; i < 4; ++i) {
+        out.push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
+      }
+      out += s;
+      return;
+    }
+  }
+}
+
+uint64_t Int64KeyHash64(int64_t v) {
+  unsigned char bytes[9];
+  bytes[0] = 1;
+  const auto u = static_cast<uint64_t>(v);
+  for (int i = 0; i < 8; ++i) {
+    bytes[1 + i] = static_cast<unsigned char>((u >> (8 * i)) & 0xFF);
+  }
+  return XXH3_64bits(bytes, sizeof bytes);
+}
+
+uint64_t KeyHash64(const Key& key) {
+  if (key.size() == 1) {
+    if (const int64_t* v = std::get_if<int64_t>(&key[0])) {
+      return Int64KeyHash64(*v);
+    }
+  }
+  thread_local std::string buffer;
+  buffer.clear();
+  for (const Value& v : key) {
+    AppendCanonicalKeyBytes(v, buffer);
+  }
+  return XXH3_64bits(buffer.data(), buffer.size());
+}
+
+uint64_t KeyHash64(const Row& row, const std::vector<int>& slots) {
+  if (slots.size() == 1) {
+    if (const int64_t* v = std::get_if<int64_t>(&row[static_cast<size_t>(slots[0])])) {
+      return Int64KeyHash64(*v);
+    }
+  }
+  thread_local std::string buffer;
+  buffer.clear();
+  for (int slot : slots) {
+    AppendCanonicalKeyBytes(row[static_cast<size_t>(slot)], buffer);
+  }
+  return XXH3_64bits(buffer.data(), buffer.size());
+}
+
+KeyGroupRange KeyGroupRangeForOperator(int max_parallelism, int parallelism, int index) {
+  TM_CHECK(parallelism >= 1 && parallelism <= max_parallelism && index >= 0 && index < parallelism,
+           "key group range: parallelism {} / max parallelism {} / index {}", parallelism,
+           max_parallelism, index);
+  const int64_t m = max_parallelism;
+  const int64_t p = parallelism;
+  KeyGroupRange r;
+  r.start = static_cast<int>((index * m + p - 1) / p);
+  r.end = static_cast<int>(((index + 1) * m - 1) / p);
+  return r;
+}
+
+}  // namespace tidemark

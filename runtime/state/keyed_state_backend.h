@@ -1,0 +1,242 @@
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/hash/hash.h>
+
+#include "runtime/core/checksum.h"
+#include "runtime/core/errors.h"
+#include "runtime/core/key.h"
+#include "runtime/core/timestamp.h"
+#include "runtime/state/key_groups.h"
+
+namespace tidemark {
+
+/// How a keyed-state key type is hashed: `Hash64` is the stable key-group hash (XXH3 of the
+/// canonical bytes, runtime/state/key_groups.h), `MapHash` the in-memory table's hash.
+/// `int64_t` is the fast path for a key of one non-NULL int64 (or timestamp) field: no buffer,
+/// no variant; every other key is a `Key` (a row of values).
+template <typename K>
+struct KeyTraits;
+
+template <>
+struct KeyTraits<int64_t> {
+  static uint64_t Hash64(int64_t k) { return Int64KeyHash64(k); }
+  using MapHash = absl::Hash<int64_t>;
+  static const Key& ToKey(int64_t k, Key& scratch) {
+    if (scratch.size() != 1) {
+      scratch.assign(1, Value(k));
+    } else if (int64_t* v = std::get_if<int64_t>(&scratch[0])) {
+      *v = k;
+    } else {
+      scratch[0] = k;
+    }
+    return scratch;
+  }
+};
+
+template <>
+struct KeyTraits<Key> {
+  static uint64_t Hash64(const Key& k) { return KeyHash64(k); }
+  /// Not the key-group hash itself: a table holding one key group would see the same low bits
+  /// (the group) in every key's hash, which are the bits an open-addressing table probes with.
+  struct MapHash {
+    size_t operator()(const Key& k) const { return static_cast<size_t>(Mix64(KeyHash()(k))); }
+  };
+  static const Key& ToKey(const Key& k, Key& /*scratch*/) { return k; }
+};
+
+/// Keyed state of one operator subtask: a value `V` per key, kept per key group. Mirrors the role
+/// of Flink's `HeapKeyedStateBackend` (its `StateTable`s are per key group too), with flat
+/// open-addressing tables (`absl::flat_hash_map`) holding the values inline.
+///
+/// - `K`: `int64_t` (single int64 key, see `KeyTraits`) or `Key`.
+/// - Key groups: `KeyGroupForHash(KeyTraits<K>::Hash64(key), max_parallelism)`; the subtask
+///   owns `range`; a key outside it is a routing error (`Error`).
+/// - Steady state (an existing key, or a key re-inserted into a table that has held as many
+///   keys before) allocates nothing.
+///
+/// Threading: the owning operator's mailbox thread only. References returned stay valid until
+/// the next insert or erase into the same key group.
+template <typename K, typename V>
+class KeyedStateBackend {
+ public:
+  using Map = absl::flat_hash_map<K, V, typename KeyTraits<K>::MapHash>;
+
+  KeyedStateBackend(int max_parallelism, KeyGroupRange range)
+      : max_parallelism_(max_parallelism), range_(range),
+        groups_(static_cast<size_t>(std::max(range.size(), 0))) {
+    TM_CHECK(range.size() >= 1 && range.start >= 0 && range.end < max_parallelism,
+             "keyed state: key group range [{}, {}] of max parallelism {}", range.start, range.end,
+             max_parallelism);
+  }
+
+  int max_parallelism() const { return max_parallelism_; }
+  const KeyGroupRange& key_group_range() const { return range_; }
+
+  /// The key group of `key`.
+  int KeyGroupOf(const K& key) const {
+    return KeyGroupForHash(KeyTraits<K>::Hash64(key), max_parallelism_);
+  }
+
+  /// The table of `key`'s group. Throws `Error` when this subtask does not own the group.
+  Map& TableOf(const K& key) {
+    const int kg = KeyGroupOf(key);
+    if (!range_.Contains(kg)) {
+      throw Error(fmt::format("keyed state: key {} is in key group {}, which this subtask (key "
+                              "groups {}..{} of {}) does not own",
+                              KeyToString(KeyTraits<K>::ToKey(key, scratch_)), kg, range_.start,
+                              range_.end, max_parallelism_));
+    }
+    return groups_[static_cast<size_t>(kg - range_.start)];
+  }
+
+  /// The value of `key`, default-constructed if absent; `inserted` tells which.
+  std::pair<V*, bool> GetOrCreate(const K& key) {
+    auto [it, inserted] = TableOf(key).try_emplace(key);
+    return {&it->second, inserted};
+  }
+  /// The value of `key`, or nullptr.
+  V* Find(const K& key) {
+    Map& m = TableOf(key);
+    auto it = m.find(key);
+    return it == m.end() ? nullptr : &it->second;
+  }
+  const V* Find(const K& key) const { return const_cast<KeyedStateBackend*>(this)->Find(key); }
+  void Erase(const K& key) { TableOf(key).erase(key); }
+
+  /// Calls `f(key_group, key, value)` for every entry, key group by key group (table order
+  /// within a group: unspecified).
+  template <typename F>
+  void ForEach(F&& f) {
+    for (size_t i = 0; i < groups_.size(); ++i) {
+      for (auto& [k, v] : groups_[i]) {
+        f(range_.start + static_cast<int>(i), k, v);
+      }
+    }
+  }
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (size_t i = 0; i < groups_.size(); ++i) {
+      for (const auto& [k, v] : groups_[i]) {
+        f(range_.start + static_cast<int>(i), k, v);
+      }
+    }
+  }
+
+  /// The table of key group `kg` (in range).
+  Map& KeyGroupTable(int kg) { return groups_[static_cast<size_t>(kg - range_.start)]; }
+
+  size_t size() const {
+    size_t n = 0;
+    for (const Map& m : groups_) {
+      n += m.size();
+    }
+    return n;
+  }
+  void Clear() {
+    for (Map& m : groups_) {
+      m.clear();
+    }
+  }
+
+ private:
+  int max_parallelism_;
+  KeyGroupRange range_;
+  std::vector<Map> groups_;
+  mutable Key scratch_;
+};
+
+/// Event-time timers of keyed state grouped by time: each time holds the keys with a timer then,
+/// fired together in key order (`std::less<K>`: for `Key` the order of `InternalTimer`s, so a
+/// firing order across keys equals the `InternalTimerService`'s). Plain data, no closures, no
+/// node per timer. Registering the same (time, key) twice keeps one (duplicates are removed when
+/// the time fires). A timer is deleted by the owner ignoring it when it fires (the owner keeps
+/// the time it registered per key), so deleting costs nothing here.
+///
+/// Threading: the owning operator's mailbox thread only. Steady state (as many distinct times
+/// and keys as before) allocates nothing: emptied key lists are reused.
+template <typename K>
+class KeyedTimerBuckets {
+ public:
+  /// Adds a timer for `key` at `time`.
+  void Add(Timestamp time, const K& key) {
+    if (buckets_.empty() || buckets_.back().time < time) {
+      buckets_.push_back(Bucket{time, TakeSpare()});
+      buckets_.back().keys.push_back(key);
+      return;
+    }
+    if (last_ < buckets_.size() && buckets_[last_].time == time) {
+      buckets_[last_].keys.push_back(key);
+      return;
+    }
+    auto it = std::lower_bound(buckets_.begin(), buckets_.end(), time,
+                               [](const Bucket& b, Timestamp t) { return b.time < t; });
+    if (it == buckets_.end() || it->time != time) {
+      it = buckets_.insert(it, Bucket{time, TakeSpare()});
+    }
+    it->keys.push_back(key);
+    last_ = static_cast<size_t>(it - buckets_.begin());
+  }
+
+  /// When the earliest time is <= `watermark`: moves its keys, sorted and without duplicates,
+  /// into `keys` (replacing its contents), removes the time and returns true with `*time` set.
+  bool PopDue(Timestamp watermark, Timestamp* time, std::vector<K>& keys) {
+    if (buckets_.empty() || buckets_.front().time > watermark) {
+      return false;
+    }
+    Bucket& b = buckets_.front();
+    *time = b.time;
+    std::sort(b.keys.begin(), b.keys.end());
+    b.keys.erase(std::unique(b.keys.begin(), b.keys.end()), b.keys.end());
+    keys.swap(b.keys);
+    b.keys.clear();
+    spare_.push_back(std::move(b.keys));
+    buckets_.erase(buckets_.begin());
+    last_ = buckets_.size();
+    return true;
+  }
+
+  bool empty() const { return buckets_.empty(); }
+  /// Registered (time, key) entries, duplicates included.
+  size_t NumEntries() const {
+    size_t n = 0;
+    for (const Bucket& b : buckets_) {
+      n += b.keys.size();
+    }
+    return n;
+  }
+  void Clear() {
+    for (Bucket& b : buckets_) {
+      b.keys.clear();
+      spare_.push_back(std::move(b.keys));
+    }
+    buckets_.clear();
+    last_ = 0;
+  }
+
+ private:
+  struct Bucket {
+    Timestamp time;
+    std::vector<K> keys;
+  };
+  std::vector<K> TakeSpare() {
+    if (spare_.empty()) {
+      return {};
+    }
+    std::vector<K> v = std::move(spare_.back());
+    spare_.pop_back();
+    return v;
+  }
+
+  std::vector<Bucket> buckets_;  // ascending time
+  std::vector<std::vector<K>> spare_;
+  size_t last_ = 0;  // the bucket Add used last (records of one window share one time)
+};
+
+}  // namespace tidemark
