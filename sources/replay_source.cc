@@ -200,8 +200,13 @@ ReplaySource::ReplaySource(const SourceSpec& spec)
     if (line.find_first_not_of(" \t") == std::string::npos) {
       continue;
     }
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
+    std::string why;
+    const std::optional<nlohmann::json> parsed = ParseJsonLine(line, &why);
+    if (!parsed) {
+      throw fail(why == "invalid JSON" ? "expected a JSON object" : why);
+    }
+    const nlohmann::json& j = *parsed;
+    if (!j.is_object()) {
       throw fail("expected a JSON object");
     }
     for (auto it = j.begin(); it != j.end(); ++it) {
