@@ -189,6 +189,30 @@ Response Route(JobManager& jobs, const Request& req) {
   }
 }
 
+// The answer to a request the parser rejected (the connection is closed after it); nullopt when
+// the peer simply went away (nothing to answer). Shared by connections and ServeBytes.
+std::optional<Response> ParseErrorResponse(beast::error_code ec, const RestServerOptions& opts) {
+  if (ec == http::error::body_limit) {
+    return ErrorResponse(http::status::payload_too_large,
+                         {fmt::format("request body larger than {} bytes", opts.max_body_bytes)});
+  }
+  if (ec == http::error::header_limit) {
+    return ErrorResponse(http::status::request_header_fields_too_large, {"request header too large"});
+  }
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof) {
+    return std::nullopt;
+  }
+  if (ec.category() == beast::error_code(http::error::end_of_stream).category()) {
+    return ErrorResponse(http::status::bad_request, {fmt::format("malformed HTTP request: {}", ec.message())});
+  }
+  return std::nullopt;
+}
+
+void LimitParser(http::request_parser<http::string_body>& parser, const RestServerOptions& opts) {
+  parser.body_limit(opts.max_body_bytes);
+  parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
+}
+
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) {
     return false;
@@ -268,8 +292,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
   void Read() {
     parser_.emplace();
-    parser_->body_limit(opts_.max_body_bytes);
-    parser_->header_limit(static_cast<std::uint32_t>(opts_.max_header_bytes));
+    LimitParser(*parser_, opts_);
     ArmTimer();
     http::async_read(socket_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
@@ -277,28 +300,12 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
   void OnRead(beast::error_code ec) {
     timer_.cancel();
-    if (ec == http::error::body_limit) {
-      Send(ErrorResponse(http::status::payload_too_large,
-                         {fmt::format("request body larger than {} bytes", opts_.max_body_bytes)}),
-           true);
-      return;
-    }
-    if (ec == http::error::header_limit) {
-      Send(ErrorResponse(http::status::request_header_fields_too_large, {"request header too large"}), true);
-      return;
-    }
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof) {
-      Close();
-      return;
-    }
-    if (ec && ec.category() == beast::error_code(http::error::end_of_stream).category()) {
-      // Anything else the parser rejects: answer 400 and close.
-      Send(ErrorResponse(http::status::bad_request, {fmt::format("malformed HTTP request: {}", ec.message())}),
-           true);
-      return;
-    }
     if (ec) {
-      Close();  // reset, aborted by the idle deadline, ...
+      if (std::optional<Response> res = ParseErrorResponse(ec, opts_)) {
+        Send(std::move(*res), true);  // the parser rejected the request: answer, then close
+      } else {
+        Close();  // the peer went away, reset, aborted by the idle deadline, ...
+      }
       return;
     }
     Request req = parser_->release();
@@ -560,6 +567,47 @@ void RestServer::Stop() {
     socket_created_ = false;
   }
   started_ = false;
+}
+
+std::vector<int> ServeBytes(JobManager& jobs, std::string_view bytes, const RestServerOptions& options) {
+  std::vector<int> statuses;
+  size_t at = 0;
+  while (at < bytes.size()) {
+    http::request_parser<http::string_body> parser;
+    LimitParser(parser, options);
+    parser.eager(true);
+    beast::error_code ec;
+    while (!parser.is_done() && at < bytes.size()) {
+      const size_t used = parser.put(asio::buffer(bytes.data() + at, bytes.size() - at), ec);
+      at += used;
+      if (ec == http::error::need_more) {
+        if (used == 0) {
+          break;  // everything there is was offered: the request is incomplete
+        }
+        ec = {};
+        continue;
+      }
+      if (ec) {
+        break;
+      }
+    }
+    if (!parser.is_done()) {
+      if (ec && ec != http::error::need_more) {
+        if (std::optional<Response> res = ParseErrorResponse(ec, options)) {
+          statuses.push_back(static_cast<int>(res->result_int()));
+        }
+      }
+      break;  // a connection would be closed here (or wait for more)
+    }
+    Request req = parser.release();
+    Response res = Route(jobs, req);
+    res.prepare_payload();
+    statuses.push_back(static_cast<int>(res.result_int()));
+    if (!req.keep_alive()) {
+      break;
+    }
+  }
+  return statuses;
 }
 
 }  // namespace tidemark
