@@ -230,10 +230,12 @@ struct FilterSpec {
 struct SinkSpec {
   std::string type;  ///< print | file | collect | checksum
   std::string path;  ///< file: JSON Lines output path
-  bool create_dirs = false;  ///< file: create missing directories of `path` (mode 0700)
   /// json | fire (one `>>> FIRE window=[..) count=N watermark=..` line per record)
   std::string format = "json";
   SourceLocation location;
+  /// file: create missing directories of `path` (mode 0700). Last, so that positional
+  /// initialisers `SinkSpec{type, path, format, location}` keep their meaning.
+  bool create_dirs = false;
 };
 
 /// One node of the job graph, as written under `operators:`.
