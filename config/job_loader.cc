@@ -11,12 +11,15 @@
 #include <map>
 #include <set>
 #include <span>
+#include <sstream>
 #include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 namespace tidemark {
@@ -274,7 +277,8 @@ constexpr auto kWindowTimes = std::to_array<std::string_view>({"event", "process
 constexpr auto kAggregateKeys = std::to_array<std::string_view>({"fn", "field", "as"});
 constexpr auto kAggregateFunctions =
     std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
-constexpr auto kSinkKeys = std::to_array<std::string_view>({"type", "path", "format"});
+constexpr auto kSinkKeys =
+    std::to_array<std::string_view>({"type", "path", "create-dirs", "format"});
 constexpr auto kSinkTypes =
     std::to_array<std::string_view>({"print", "file", "collect", "checksum"});
 constexpr auto kSinkFormats = std::to_array<std::string_view>({"json", "fire"});
@@ -1308,7 +1312,10 @@ WindowSpec Loader::ParseWindow(const Field& field) {
   }
   Optional(*map, "allowed-lateness", window.allowed_lateness_ms,
            [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
-  Optional(*map, "trigger", window.trigger, [&](const Field& f) { return ReadString(f); });
+  Optional(*map, "trigger", window.trigger, [&](const Field& f) {
+    window.trigger_location = ValueLoc(f);
+    return ReadString(f);
+  });
   Optional(*map, "late-output", window.late_output, [&](const Field& f) { return ReadString(f); });
   Optional(*map, "emit-watermark", window.emit_watermark,
            [&](const Field& f) { return ReadBool(f); });
@@ -1368,8 +1375,10 @@ SinkSpec Loader::ParseSink(const Field& field) {
     if (std::optional<Field> f = Require(*map, "path")) {
       sink.path = ReadString(*f).value_or("");
     }
+    Optional(*map, "create-dirs", sink.create_dirs, [&](const Field& f) { return ReadBool(f); });
   } else if (!sink.type.empty()) {
     Forbid(*map, "path", "applies only to a sink of type file, not " + sink.type);
+    Forbid(*map, "create-dirs", "applies only to a sink of type file, not " + sink.type);
   }
   Optional(*map, "format", sink.format, [&](const Field& f) { return ReadEnum(f, kSinkFormats); });
   return sink;
@@ -1763,10 +1772,102 @@ void Loader::ValidateReport(const JobSpec& job, const MapView& report) {
   }
 }
 
+// Checks the shape of a YAML text before it becomes nodes: nesting at most kMaxYamlDepth levels,
+// and at most kMaxYamlNodes nodes once aliases are expanded (an alias is a reference, so ten
+// levels of ten aliases each would make 10^10 nodes for whoever walks them: "billion laughs").
+// One pass over yaml-cpp's events, linear in the text.
+class YamlShapeCheck : public YAML::EventHandler {
+ public:
+  struct Exceeded {
+    YAML::Mark mark;
+    std::string message;
+  };
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Leaf(mark, anchor); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto it = sizes_.find(anchor);
+    Add(mark, it == sizes_.end() ? 1 : it->second);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                const std::string&) override {
+    Leaf(mark, anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    Open(mark, anchor);
+  }
+  void OnSequenceEnd() override { Close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    Open(mark, anchor);
+  }
+  void OnMapEnd() override { Close(); }
+
+ private:
+  void Add(const YAML::Mark& mark, uint64_t nodes) {
+    total_ += nodes;
+    if (total_ > static_cast<uint64_t>(kMaxYamlNodes)) {
+      throw Exceeded{mark, fmt::format("the job has more than {} YAML nodes (counting each use "
+                                       "of an alias)",
+                                       kMaxYamlNodes)};
+    }
+  }
+  void Leaf(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    Add(mark, 1);
+    if (anchor != YAML::NullAnchor) {
+      sizes_[anchor] = 1;
+    }
+  }
+  void Open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (static_cast<int>(open_.size()) >= kMaxYamlDepth) {
+      throw Exceeded{mark, fmt::format("YAML nests deeper than {} levels", kMaxYamlDepth)};
+    }
+    Add(mark, 1);
+    open_.push_back({anchor, total_ - 1});
+  }
+  void Close() {
+    const auto [anchor, start] = open_.back();
+    open_.pop_back();
+    if (anchor != YAML::NullAnchor) {
+      sizes_[anchor] = total_ - start;
+    }
+  }
+
+  uint64_t total_ = 0;
+  std::vector<std::pair<YAML::anchor_t, uint64_t>> open_;  // open collections: anchor, total at start
+  std::map<YAML::anchor_t, uint64_t> sizes_;                // anchored node -> its expanded size
+};
+
 JobSpec Loader::Load(const std::string& yaml) {
   JobSpec job;
   job.file = file_;
   YAML::Node root;
+  if (static_cast<int64_t>(yaml.size()) > kMaxJobFileBytes) {
+    Error(SourceLocation{file_, 0, 0}, "",
+          fmt::format("the job is larger than {} MiB", kMaxJobFileBytes >> 20));
+    diags_.ThrowIfAny();
+  }
+  try {
+    std::istringstream in(yaml);
+    YAML::Parser parser(in);
+    YamlShapeCheck shape;
+    while (parser.HandleNextDocument(shape)) {
+    }
+  } catch (const YamlShapeCheck::Exceeded& e) {
+    Error(SourceLocation{file_, e.mark.line + 1, e.mark.column + 1}, "", e.message);
+    diags_.ThrowIfAny();
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own guard (2000 levels of its recursion) is deeper than ours, so it should not
+    // fire first; if it does, it is the same fault.
+    Error(e.mark.is_null() ? SourceLocation{file_, 0, 0}
+                           : SourceLocation{file_, e.mark.line + 1, e.mark.column + 1},
+          "", fmt::format("YAML nests deeper than {} levels", kMaxYamlDepth));
+    diags_.ThrowIfAny();
+  } catch (const YAML::Exception&) {
+    // A syntax error: LoadAll below reports it as always.
+  }
   try {
     std::vector<YAML::Node> documents = YAML::LoadAll(yaml);
     if (!documents.empty()) {

@@ -25,6 +25,14 @@ namespace tidemark {
 /// Largest job file `ReadJobFile` reads (the daemon's default body limit is 1 MiB).
 inline constexpr int64_t kMaxJobFileBytes = int64_t{16} << 20;
 
+/// Deepest nesting of YAML collections in a job (the deepest built-in key is about 6 levels):
+/// deeper is an error (`job.yaml:2:40: error: YAML nests deeper than 32 levels`) at the first
+/// collection too many, before any node is built.
+inline constexpr int kMaxYamlDepth = 32;
+/// Most YAML nodes a job may have, counting each use of an alias as a copy of its anchor (so
+/// "billion laughs" aliases are an error, not 10^9 nodes to walk).
+inline constexpr int64_t kMaxYamlNodes = 1'000'000;
+
 /// Reads the job file at `path` whole. Throws `ConfigError` (`path: error: cannot read the job
 /// file: ...`) if it is a directory, cannot be opened or read, or is larger than
 /// `kMaxJobFileBytes` (so `/dev/zero` is an error, not an endless read).
@@ -35,7 +43,8 @@ std::string ReadJobFile(const std::string& path);
 JobSpec LoadJobSpecFile(const std::string& path);
 
 /// Loads a job from YAML text; `file_name` is used in diagnostics and as `JobSpec::file`.
-/// Throws `ConfigError` if the job is invalid.
+/// Throws `ConfigError` if the job is invalid, larger than kMaxJobFileBytes, nests deeper than
+/// kMaxYamlDepth or has more than kMaxYamlNodes nodes. Time and memory linear in the text.
 JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name = "<string>");
 
 /// Parses a duration with a unit into milliseconds: an integer, optionally preceded by '-', then

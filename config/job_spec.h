@@ -221,6 +221,7 @@ struct WindowSpec {
   int64_t offset_ms = 0;
   int64_t allowed_lateness_ms = 0;
   std::string trigger;          ///< empty: the assigner's default
+  SourceLocation trigger_location;  ///< of the `trigger:` value
   std::string late_output;      ///< side output tag for late records; empty: drop and count
   bool emit_watermark = false;  ///< add a `watermark` column: the watermark that fired the window
   /// `emit-firing: true`: add a `firing` column (0 for a window's first firing, 1, 2, ... for
@@ -260,6 +261,9 @@ struct SinkSpec {
   /// json | fire (one `>>> FIRE window=[..) count=N watermark=..` line per record)
   std::string format = "json";
   SourceLocation location;
+  /// file: create missing directories of `path` (mode 0700). Last, so that positional
+  /// initialisers `SinkSpec{type, path, format, location}` keep their meaning.
+  bool create_dirs = false;
 };
 
 /// One node of the job graph, as written under `operators:`.

@@ -6,6 +6,7 @@
 #include "operators/operator_params.h"
 #include "operators/sink_operator.h"
 #include "operators/timestamps_and_watermarks_operator.h"
+#include "operators/window/trigger.h"
 #include "operators/window/window_operator.h"
 #include "runtime/eventtime/make_watermark_strategy.h"
 #include "runtime/core/errors.h"
@@ -87,6 +88,13 @@ CompiledOperator CompileWindow(const CompileContext& ctx) {
   }
   const Schema& input = ctx.input_schemas.front();
   (void)ResolveKeyBy(ctx.spec, input);  // a missing key field is reported at its position
+  if (const WindowSpec& w = *ctx.spec.window; !w.trigger.empty()) {
+    try {
+      (void)MakeTrigger(w.trigger);  // reported at the trigger's own position
+    } catch (const InvalidArgument& e) {
+      throw CompileError("window.trigger", e.what(), w.trigger_location);
+    }
+  }
   WindowOperatorPlan plan = [&] {
     try {
       return WindowOperator::Compile(input, *ctx.spec.window, ctx.spec.key_by);

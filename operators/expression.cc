@@ -48,6 +48,8 @@ class Parser {
 
  private:
   static std::string Describe(const Token& t) {
+    constexpr size_t kShown = 40;  // a 100 KB literal must not become a 100 KB message
+    const std::string text = t.text.size() > kShown ? t.text.substr(0, kShown) + "..." : t.text;
     switch (t.kind) {
       case Tok::kEnd:
         return "end of expression";
@@ -56,9 +58,9 @@ class Parser {
       case Tok::kRParen:
         return ")";
       case Tok::kString:
-        return "\"" + t.text + "\"";
+        return "\"" + text + "\"";
       default:
-        return t.text;
+        return text;
     }
   }
 
@@ -233,18 +235,23 @@ class Parser {
     }
   }
 
+  // `!` and unary `-` chains are read in a loop, not by recursion, so `!!!...x` costs no stack.
   FieldType ParseNot() {
-    if (IsSymbol("!")) {
-      const size_t at = tok_.offset;
+    size_t count = 0;
+    size_t innermost = 0;
+    while (IsSymbol("!")) {
+      innermost = tok_.offset;
+      ++count;
       Next();
-      const FieldType t = ParseNot();
-      if (t != FieldType::kBool) {
-        throw ExpressionError(at, fmt::format("'!' needs a bool operand, got {}", ToString(t)));
-      }
-      Emit(Op::kNot);
-      return FieldType::kBool;
     }
-    return ParseComparison();
+    const FieldType t = ParseComparison();
+    if (count > 0 && t != FieldType::kBool) {
+      throw ExpressionError(innermost, fmt::format("'!' needs a bool operand, got {}", ToString(t)));
+    }
+    for (size_t i = 0; i < count; ++i) {
+      Emit(Op::kNot);
+    }
+    return count > 0 ? FieldType::kBool : t;
   }
 
   FieldType ParseComparison() {
@@ -335,17 +342,24 @@ class Parser {
   }
 
   FieldType ParseUnary() {
-    if (tok_.kind == Tok::kSymbol && tok_.text == "-") {
-      const size_t at = tok_.offset;
+    size_t count = 0;
+    size_t innermost = 0;
+    while (tok_.kind == Tok::kSymbol && tok_.text == "-") {
+      innermost = tok_.offset;
+      ++count;
       Next();
-      const FieldType t = ParseUnary();
-      if (!IsNumeric(t)) {
-        throw ExpressionError(at, fmt::format("unary '-' needs a number, got {}", ToString(t)));
-      }
-      Emit(Op::kNeg, t == FieldType::kDouble);
-      return t == FieldType::kDouble ? FieldType::kDouble : FieldType::kInt64;
     }
-    return ParsePrimary();
+    const FieldType t = ParsePrimary();
+    if (count == 0) {
+      return t;
+    }
+    if (!IsNumeric(t)) {
+      throw ExpressionError(innermost, fmt::format("unary '-' needs a number, got {}", ToString(t)));
+    }
+    for (size_t i = 0; i < count; ++i) {
+      Emit(Op::kNeg, t == FieldType::kDouble);
+    }
+    return t == FieldType::kDouble ? FieldType::kDouble : FieldType::kInt64;
   }
 
   void EmitConst(Value v) {
@@ -371,6 +385,11 @@ class Parser {
         EmitConst(t.text);
         return FieldType::kString;
       case Tok::kLParen: {
+        // The only recursion whose depth the text controls; bounded well below the stack.
+        if (++depth_ > kMaxExpressionDepth) {
+          throw ExpressionError(t.offset, fmt::format("parentheses nest deeper than {} levels",
+                                                      kMaxExpressionDepth));
+        }
         Next();
         const FieldType inner = ParseOr();
         if (tok_.kind != Tok::kRParen) {
@@ -378,6 +397,7 @@ class Parser {
                                 fmt::format("expected ')' but found '{}'", Describe(tok_)));
         }
         Next();
+        --depth_;
         return inner;
       }
       case Tok::kIdent: {
@@ -413,6 +433,7 @@ class Parser {
   std::string_view text_;
   const Schema& schema_;
   size_t pos_ = 0;
+  int depth_ = 0;  // open parentheses around the current token
   Token tok_;
   std::vector<Expression::Instr>* program_ = nullptr;
 };

@@ -23,6 +23,10 @@ class ExpressionError : public InvalidArgument {
   size_t offset_;
 };
 
+/// Deepest nesting of parentheses an expression may have. Parsing recurses once per level (and
+/// never for chains of `!` or unary `-`), so this bounds the stack a hostile expression can use.
+inline constexpr int kMaxExpressionDepth = 256;
+
 /// A typed expression over the fields of one schema, compiled once at job-compile time into a
 /// postfix program over field slots, so evaluating it never parses or looks up a name.
 /// (No Flink class mirrored: Flink has SQL expressions; this is tidemark's small YAML language.)
@@ -44,8 +48,10 @@ class ExpressionError : public InvalidArgument {
 /// numeric programs beyond the stack vector (reserved once per call).
 class Expression {
  public:
-  /// Parses and type-checks `text` against `input`. Throws `ExpressionError` (with the offset of
-  /// the offending token) for a syntax error, an unknown field or a type error.
+  /// Parses and type-checks `text` against `input` in time and stack linear in its length (stack
+  /// bounded by `kMaxExpressionDepth`). Throws `ExpressionError` (with the offset of the offending
+  /// token) for a syntax error, an unknown field, a type error or parentheses nested deeper than
+  /// `kMaxExpressionDepth` (`parentheses nest deeper than 256 levels`, at the first '(' too many).
   static Expression Compile(std::string_view text, const Schema& input);
 
   Expression() = default;

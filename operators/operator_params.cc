@@ -33,8 +33,12 @@ Expression CompileExpressionSpec(const ExpressionSpec& expression, const std::st
       }
     }
     at.column += static_cast<int>(e.offset() - line_start);
-    throw CompileError(path, fmt::format("in expression \"{}\": {}", expression.text, e.what()),
-                       at);
+    // Long expressions are shown by their start only: the position says where the fault is.
+    constexpr size_t kShown = 60;
+    const std::string shown = expression.text.size() > kShown
+                                  ? expression.text.substr(0, kShown) + "..."
+                                  : expression.text;
+    throw CompileError(path, fmt::format("in expression \"{}\": {}", shown, e.what()), at);
   }
 }
 

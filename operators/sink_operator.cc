@@ -1,5 +1,9 @@
 #include "operators/sink_operator.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -32,14 +36,47 @@ void SinkOperator::Open(const OperatorContext& context) {
     if (context.parallelism > 1) {
       path += fmt::format(".{}", subtask_index_);  // one file per subtask, never interleaved
     }
-    std::error_code ec;
-    const auto parent = std::filesystem::path(path).parent_path();
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
     if (!parent.empty()) {
-      std::filesystem::create_directories(parent, ec);
+      std::error_code ec;
+      if (spec_.create_dirs) {
+        CreateDirectories(parent, path);
+      } else if (!std::filesystem::is_directory(parent, ec)) {
+        throw IoError(fmt::format(
+            "cannot open sink file '{}': directory '{}' does not exist; create it or set "
+            "create-dirs: true",
+            path, parent.string()));
+      }
     }
-    file_ = std::fopen(path.c_str(), "w");
+    // 0600: the output is the job owner's. O_NONBLOCK only for the open: a FIFO without a reader
+    // fails (ENXIO) instead of blocking the task thread, where cancel could not reach it.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0600);
+    if (fd < 0) {
+      const int err = errno;
+      throw IoError(fmt::format("cannot open sink file '{}': {}{}", path, std::strerror(err),
+                                err == ENXIO ? " (a FIFO without a reader)" : ""));
+    }
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) {
+      (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    }
+    file_ = ::fdopen(fd, "w");
     if (file_ == nullptr) {
-      throw IoError(fmt::format("cannot open sink file '{}': {}", path, std::strerror(errno)));
+      const int err = errno;
+      ::close(fd);
+      throw IoError(fmt::format("cannot open sink file '{}': {}", path, std::strerror(err)));
+    }
+  }
+}
+
+// Each missing directory is made 0700 (not 0777 less the umask): only the job's owner reads it.
+void SinkOperator::CreateDirectories(const std::filesystem::path& dir, const std::string& file) {
+  std::filesystem::path at;
+  for (const auto& part : dir) {
+    at /= part;
+    if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) {
+      throw IoError(fmt::format("cannot open sink file '{}': cannot create directory '{}': {}",
+                                file, at.string(), std::strerror(errno)));
     }
   }
 }

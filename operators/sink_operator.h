@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -16,9 +17,10 @@ namespace tidemark {
 /// Types: `print` — one line per record to the job's line writer (stdout for `tidemark run`):
 /// format `json` (the row as a JSON object) or `fire` (for window results:
 /// `>>> FIRE window=[5s,6s) count=3 watermark=9.149s`, using columns window_start, window_end,
-/// count and, if present, watermark); `file` — JSON Lines appended to `path` (created with its
-/// parent folder; an unwritable path fails the job at Open with IoError); `collect` — nothing
-/// written, only the SinkResult.
+/// count and, if present, watermark); `file` — JSON Lines written to `path`, created mode 0600;
+/// its directory must exist unless `create_dirs` (then missing ones are made, mode 0700); a
+/// missing directory, an unwritable path or a FIFO without a reader fails the job at Open with
+/// IoError, and Open never blocks; `collect` — nothing written, only the SinkResult.
 /// Mailbox thread only; the SinkResult and JobResources are thread-safe.
 class SinkOperator : public StreamOperator {
  public:
@@ -39,6 +41,8 @@ class SinkOperator : public StreamOperator {
 
  private:
   std::string Format(const StreamRecord& record) const;
+  /// mkdir -p `dir` with mode 0700; IoError naming `file` and the directory on failure.
+  static void CreateDirectories(const std::filesystem::path& dir, const std::string& file);
 
   SinkSpec spec_;
   Schema schema_;

@@ -182,16 +182,19 @@ std::vector<std::string> FileSource::ListFiles(const std::string& path) {
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       if (!entry.is_directory(ec) &&
           fnmatch(pattern.c_str(), entry.path().filename().c_str(), FNM_PERIOD) == 0) {
+        CheckRegularFile(entry.path().string());  // a FIFO or device among them is an error
         out.push_back((p.has_parent_path() ? entry.path() : entry.path().filename()).string());
       }
     }
   } else if (fs::is_directory(p, ec)) {
     for (const auto& entry : fs::directory_iterator(p, ec)) {
       if (!entry.is_directory(ec) && entry.path().filename().string().rfind('.', 0) != 0) {
+        CheckRegularFile(entry.path().string());
         out.push_back(entry.path().string());
       }
     }
   } else if (fs::exists(p, ec)) {
+    CheckRegularFile(path);
     out.push_back(path);
   } else {
     throw InvalidArgument(fmt::format("path: '{}' does not exist", path));

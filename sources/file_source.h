@@ -44,7 +44,8 @@ class FileSource : public Source {
   const SourceSpec& spec() const { return spec_; }
 
   /// The files `path` names (see class comment); empty when none. Throws InvalidArgument when
-  /// `path` does not exist.
+  /// `path` does not exist, IoError (CheckRegularFile) when it or a file it lists is not a
+  /// regular file (a FIFO, /dev/zero): those could block the reader or never end.
   static std::vector<std::string> ListFiles(const std::string& path);
 
  private:

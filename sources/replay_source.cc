@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -181,7 +182,14 @@ class ReplayReader : public SourceReader {
 
 ReplaySource::ReplaySource(const SourceSpec& spec)
     : path_(spec.replay.path), schema_(SchemaFromSpec(spec.replay.schema)) {
-  LineReader lines(path_, spec.replay.max_line_bytes);
+  LineReader lines(path_, spec.replay.max_line_bytes);  // a regular file (or IoError)
+  std::error_code ec;
+  if (const auto bytes = std::filesystem::file_size(path_, ec);
+      !ec && bytes > static_cast<uintmax_t>(kMaxReplayFileBytes)) {
+    throw InvalidArgument(fmt::format("{}: a replay file is read whole when the job is compiled and "
+                                      "may be at most {} MiB; this one is {} MiB",
+                                      path_, kMaxReplayFileBytes >> 20, (bytes + (1u << 20) - 1) >> 20));
+  }
   std::map<std::string, int> split_index;
   std::string line;
   int64_t last_at = 0;
@@ -200,8 +208,13 @@ ReplaySource::ReplaySource(const SourceSpec& spec)
     if (line.find_first_not_of(" \t") == std::string::npos) {
       continue;
     }
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
+    std::string why;
+    const std::optional<nlohmann::json> parsed = ParseJsonLine(line, &why);
+    if (!parsed) {
+      throw fail(why == "invalid JSON" ? "expected a JSON object" : why);
+    }
+    const nlohmann::json& j = *parsed;
+    if (!j.is_object()) {
       throw fail("expected a JSON object");
     }
     for (auto it = j.begin(); it != j.end(); ++it) {

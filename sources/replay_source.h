@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,7 +34,11 @@ namespace tidemark {
 /// or going back, no `record`/`idle`/`active`/`end` with a split) is a mistake in the recording
 /// and fails compilation with the file and line. A split paused for watermark alignment keeps its
 /// lines (their `at` passes meanwhile); once resumed they come at once, before later lines of
-/// other splits. Immutable; shared by the subtasks' readers.
+/// other splits. The whole file is read when the job is compiled, so it must be a regular file of
+/// at most `kMaxReplayFileBytes`. Immutable; shared by the subtasks' readers.
+/// Largest replay file: it is read whole, into memory, when the job is compiled.
+inline constexpr int64_t kMaxReplayFileBytes = int64_t{64} << 20;
+
 class ReplaySource : public Source {
  public:
   /// A line of the recording, parsed.

@@ -1,5 +1,9 @@
 #include "sources/text_input.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -27,11 +31,72 @@ std::string Quoted(std::string_view text) {
 
 }  // namespace
 
+const char* FileKind(mode_t mode) {
+  if (S_ISREG(mode)) {
+    return "a regular file";
+  }
+  if (S_ISDIR(mode)) {
+    return "a directory";
+  }
+  if (S_ISFIFO(mode)) {
+    return "a FIFO";
+  }
+  if (S_ISCHR(mode)) {
+    return "a character device";
+  }
+  if (S_ISBLK(mode)) {
+    return "a block device";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  return "not a regular file";
+}
+
+namespace {
+
+std::string NotRegularMessage(const std::string& path, mode_t mode) {
+  return fmt::format("input file '{}' is {}; a source reads regular files only", path,
+                     FileKind(mode));
+}
+
+}  // namespace
+
+void CheckRegularFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw IoError(fmt::format("cannot open input file '{}': {}", path, std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw IoError(NotRegularMessage(path, st.st_mode));
+  }
+}
+
 LineReader::LineReader(std::string path, int64_t max_line_bytes)
     : path_(std::move(path)), max_line_bytes_(max_line_bytes), buffer_(kBufferBytes) {
-  file_ = std::fopen(path_.c_str(), "rb");
-  if (file_ == nullptr) {
+  // O_NONBLOCK: opening a FIFO without a writer must not block the reader thread (it would ignore
+  // cancel); the file is checked to be regular on the open descriptor, so a path swapped for a
+  // FIFO or a device after the job was compiled is refused too. Reads of a regular file ignore
+  // O_NONBLOCK.
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     throw IoError(fmt::format("cannot open input file '{}': {}", path_, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw IoError(fmt::format("cannot open input file '{}': {}", path_, std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw IoError(NotRegularMessage(path_, st.st_mode));
+  }
+  file_ = ::fdopen(fd, "rb");
+  if (file_ == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    throw IoError(fmt::format("cannot open input file '{}': {}", path_, std::strerror(err)));
   }
 }
 
@@ -240,13 +305,51 @@ std::optional<Value> JsonToValue(const nlohmann::json& j, FieldType type, std::s
 
 }  // namespace
 
-std::optional<Row> JsonLineToRow(std::string_view line, const Schema& schema, std::string* reason) {
+bool JsonDepthWithin(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        return false;
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+std::optional<nlohmann::json> ParseJsonLine(std::string_view line, std::string* reason) {
+  // nlohmann's parser is iterative, but dumping and walking a value recurse per level: the depth
+  // is checked first, in one pass without allocation.
+  if (!JsonDepthWithin(line, kMaxJsonDepth)) {
+    *reason = fmt::format("JSON nests deeper than {} levels", kMaxJsonDepth);
+    return std::nullopt;
+  }
   nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
   if (j.is_discarded()) {
     *reason = "invalid JSON";
     return std::nullopt;
   }
-  return JsonObjectToRow(j, schema, reason);
+  return j;
+}
+
+std::optional<Row> JsonLineToRow(std::string_view line, const Schema& schema, std::string* reason) {
+  std::optional<nlohmann::json> j = ParseJsonLine(line, reason);
+  if (!j) {
+    return std::nullopt;
+  }
+  return JsonObjectToRow(*j, schema, reason);
 }
 
 std::optional<Row> JsonObjectToRow(const nlohmann::json& object, const Schema& schema,

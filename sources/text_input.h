@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -21,7 +23,9 @@ class LineReader {
  public:
   enum class Result { kLine, kTooLong, kEnd };
 
-  /// Throws IoError (with the path and the OS reason) when the file cannot be opened.
+  /// Throws IoError (with the path and the OS reason) when the file cannot be opened, or when it
+  /// is not a regular file (`input file '/dev/zero' is a character device; a source reads regular
+  /// files only`): a FIFO or a device could block or never end. Never blocks.
   LineReader(std::string path, int64_t max_line_bytes);
   ~LineReader();
   LineReader(const LineReader&) = delete;
@@ -50,6 +54,14 @@ class LineReader {
   int64_t bytes_read_ = 0;
 };
 
+/// Describes a file type for messages: "a FIFO", "a character device", "a directory", ...
+const char* FileKind(mode_t mode);
+
+/// Throws IoError unless `path` is a regular file (following symlinks): `cannot open input file
+/// 'x': No such file or directory`, or `input file '/dev/zero' is a character device; a source
+/// reads regular files only`.
+void CheckRegularFile(const std::string& path);
+
 /// Parses `text` as a value of `type`. Empty text is NULL. Returns nullopt and sets `reason`
 /// (`expected int64, got "abc"`) when the text does not fit: int64 and timestamp are whole decimal
 /// numbers, double any decimal number, bool `true` / `false`.
@@ -64,8 +76,21 @@ bool SplitCsvLine(std::string_view line, char delimiter, std::vector<std::string
 std::optional<Row> CsvLineToRow(std::string_view line, char delimiter, const Schema& schema,
                                 std::string* reason);
 
+/// Deepest nesting of arrays and objects a JSON data line may have (as Jackson's default
+/// StreamReadConstraints in Flink's JSON format): deeper lines are errors, not stack overflows.
+inline constexpr int kMaxJsonDepth = 1000;
+
+/// Whether `text`'s arrays and objects nest at most `max_depth` levels (brackets inside strings
+/// do not count). One pass, no allocation; says nothing about whether `text` is valid JSON.
+bool JsonDepthWithin(std::string_view text, int max_depth);
+
+/// Parses one JSON data line. Returns nullopt with `reason` ("JSON nests deeper than 1000
+/// levels" or "invalid JSON") instead of throwing.
+std::optional<nlohmann::json> ParseJsonLine(std::string_view line, std::string* reason);
+
 /// The row of one JSON object for `schema`: each schema field read by name; missing or null is
-/// NULL; other keys are ignored. Returns nullopt with `reason` for invalid JSON, a non-object, or
+/// NULL; other keys are ignored. Returns nullopt with `reason` for invalid or too deep JSON
+/// (ParseJsonLine), a non-object, or
 /// a value of the wrong type (a number where a string is declared is an error, and vice versa).
 std::optional<Row> JsonLineToRow(std::string_view line, const Schema& schema, std::string* reason);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -324,63 +325,118 @@ void EndOfStreamTrigger::Clear(const Window& window, TriggerContext& ctx) {
 
 namespace {
 
-int64_t ParseTriggerArg(const std::string& spec, const std::string& arg) {
-  try {
-    size_t used = 0;
-    int64_t v = std::stoll(arg, &used);
-    if (used == arg.size()) {
-      return v;
-    }
-  } catch (const std::exception&) {
+// A spec in a message: its start only, so that a 1 MB spec does not make a 1 MB message.
+std::string Shown(const std::string& raw) {
+  constexpr size_t kShown = 60;
+  return raw.size() > kShown ? raw.substr(0, kShown) + "..." : raw;
+}
+
+// `count(N)`: N a positive whole number of elements.
+int64_t ParseCount(const std::string& raw, const std::string& arg) {
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), v);
+  if (ec != std::errc() || end != arg.data() + arg.size()) {
+    throw InvalidArgument(fmt::format(
+        "trigger '{}': count(N) needs a whole number of elements, got '{}'", Shown(raw), arg));
   }
-  throw InvalidArgument(
-      fmt::format("trigger '{}': expected an integer argument, got '{}'", spec, arg));
+  if (v < 1) {
+    throw InvalidArgument(fmt::format(
+        "trigger '{}': count(N) needs at least 1 element, got {}", Shown(raw), v));
+  }
+  return v;
+}
+
+// `continuous-event-time(INTERVAL)`: a positive duration with a unit, like every duration of a job.
+int64_t ParseInterval(const std::string& raw, const std::string& arg) {
+  std::string why;
+  std::optional<int64_t> ms = ParseDurationMs(arg, &why);
+  if (!ms) {
+    int64_t bare = 0;
+    const auto [end, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), bare);
+    if (ec == std::errc() && end == arg.data() + arg.size()) {
+      throw InvalidArgument(fmt::format(
+          "trigger '{}': the interval needs a unit, e.g. continuous-event-time({}ms)", Shown(raw),
+          arg));
+    }
+    throw InvalidArgument(fmt::format(
+        "trigger '{}': expected an interval like 1s or 250ms, got '{}'", Shown(raw), arg));
+  }
+  if (*ms <= 0) {
+    throw InvalidArgument(fmt::format(
+        "trigger '{}': the interval must be positive, got {}", Shown(raw), arg));
+  }
+  return *ms;
 }
 
 }  // namespace
 
 std::unique_ptr<Trigger> MakeTrigger(const std::string& raw) {
+  // Names may be written with '-' or '_'; a '-' after a letter is part of a name, any other
+  // keeps its meaning ("count(-1)" stays -1).
   std::string spec;
+  spec.reserve(raw.size());
   for (char c : raw) {
-    if (!std::isspace(static_cast<unsigned char>(c))) {
-      spec += (c == '-') ? '_' : c;
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      continue;
     }
+    const bool after_letter =
+        !spec.empty() && std::isalpha(static_cast<unsigned char>(spec.back())) != 0;
+    spec += (c == '-' && after_letter) ? '_' : c;
   }
-  const size_t open = spec.find('(');
+  // purging(purging(...(inner)...)): peeled in one pass over the text (linear time and memory),
+  // at most kMaxTriggerNesting levels, then the innermost trigger is built and wrapped.
+  static constexpr std::string_view kPurging = "purging(";
+  size_t begin = 0;
+  size_t end = spec.size();
+  int purging = 0;
+  while (std::string_view(spec).substr(begin, end - begin).starts_with(kPurging)) {
+    if (spec[end - 1] != ')') {
+      throw InvalidArgument(fmt::format("trigger '{}': purging( is not closed", Shown(raw)));
+    }
+    if (++purging > kMaxTriggerNesting) {
+      throw InvalidArgument(fmt::format("trigger '{}': purging(...) nests deeper than {} levels",
+                                        Shown(raw), kMaxTriggerNesting));
+    }
+    begin += kPurging.size();
+    --end;
+  }
+  const std::string inner = spec.substr(begin, end - begin);
+  if (inner.empty() && purging > 0) {
+    throw InvalidArgument("purging trigger needs a nested trigger");
+  }
+  std::unique_ptr<Trigger> trigger;
+  const size_t open = inner.find('(');
   if (open != std::string::npos) {
-    if (spec.back() != ')') {
-      throw InvalidArgument(fmt::format("unknown trigger '{}'", raw));
+    const std::string name = inner.substr(0, open);
+    if (inner.back() != ')') {
+      // fall through to "unknown trigger"
+    } else if (name == "count") {
+      trigger = std::make_unique<CountTrigger>(
+          ParseCount(raw, inner.substr(open + 1, inner.size() - open - 2)));
+    } else if (name == "continuous_event_time") {
+      trigger = std::make_unique<ContinuousEventTimeTrigger>(
+          ParseInterval(raw, inner.substr(open + 1, inner.size() - open - 2)));
     }
-    const std::string name = spec.substr(0, open);
-    const std::string arg = spec.substr(open + 1, spec.size() - open - 2);
-    if (name == "purging") {
-      return std::make_unique<PurgingTrigger>(MakeTrigger(arg));
-    }
-    if (name == "count") {
-      return std::make_unique<CountTrigger>(ParseTriggerArg(raw, arg));
-    }
-    if (name == "continuous_event_time") {
-      // An interval: a duration with a unit like every other in a job ("1s"); a bare integer is
-      // milliseconds, as the acceptance cases write it.
-      if (std::optional<int64_t> ms = ParseDurationMs(arg); ms && *ms > 0) {
-        return std::make_unique<ContinuousEventTimeTrigger>(*ms);
-      }
-      return std::make_unique<ContinuousEventTimeTrigger>(ParseTriggerArg(raw, arg));
-    }
-  } else if (spec == "event_time") {
-    return std::make_unique<EventTimeTrigger>();
-  } else if (spec == "processing_time") {
-    return std::make_unique<ProcessingTimeTrigger>();
-  } else if (spec == "never") {
-    return std::make_unique<NeverTrigger>();
-  } else if (spec == "end_of_stream") {
-    return std::make_unique<EndOfStreamTrigger>();
+  } else if (inner == "event_time") {
+    trigger = std::make_unique<EventTimeTrigger>();
+  } else if (inner == "processing_time") {
+    trigger = std::make_unique<ProcessingTimeTrigger>();
+  } else if (inner == "never") {
+    trigger = std::make_unique<NeverTrigger>();
+  } else if (inner == "end_of_stream") {
+    trigger = std::make_unique<EndOfStreamTrigger>();
   }
-  throw InvalidArgument(
-      fmt::format("unknown trigger '{}' (expected event-time, processing-time, count(N), "
-                  "continuous-event-time(INTERVAL, e.g. 1s), purging(<trigger>), never or "
-                  "end-of-stream)",
-                  raw));
+  if (!trigger) {
+    throw InvalidArgument(
+        fmt::format("unknown trigger '{}' (expected event-time, processing-time, count(N), "
+                    "continuous-event-time(INTERVAL, e.g. 1s), purging(<trigger>), never or "
+                    "end-of-stream)",
+                    Shown(raw)));
+  }
+  for (int i = 0; i < purging; ++i) {
+    trigger = std::make_unique<PurgingTrigger>(std::move(trigger));
+  }
+  return trigger;
 }
 
 }  // namespace tidemark

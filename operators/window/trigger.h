@@ -242,9 +242,15 @@ class EndOfStreamTrigger : public Trigger {
   std::string ToString() const override { return "EndOfStreamTrigger()"; }
 };
 
-/// Builds a trigger from its spec name: `event_time`, `processing_time`, `count(N)`,
-/// `continuous_event_time(N)` (N in ms), `purging(<trigger>)`, `never`, `end_of_stream`
-/// (`-` is accepted for `_`). Throws `InvalidArgument` for anything else.
+/// Deepest `purging(purging(...))` nesting `MakeTrigger` accepts: each level is one more
+/// PurgingTrigger that every element and timer passes through.
+inline constexpr int kMaxTriggerNesting = 8;
+
+/// Builds a trigger from its spec: `event-time`, `processing-time`, `count(N)` (N >= 1 elements),
+/// `continuous-event-time(INTERVAL)` (a positive duration with a unit, e.g. `1s`; a bare number is
+/// an error), `purging(<trigger>)`, `never`, `end-of-stream` (`_` is accepted for `-` in names).
+/// Linear in the length of `spec`. Throws `InvalidArgument` (`trigger 'count(-1)': count(N) needs
+/// at least 1 element, got -1`) for anything else, including nesting beyond kMaxTriggerNesting.
 std::unique_ptr<Trigger> MakeTrigger(const std::string& spec);
 
 }  // namespace tidemark

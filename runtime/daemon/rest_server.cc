@@ -198,6 +198,40 @@ Response Route(JobManager& jobs, const Request& req) {
   }
 }
 
+// What a session reads beyond the header limit at most: a line longer than the limit plus this
+// is refused instead of buffered (a chunk extension that never ends).
+constexpr size_t kReadChunkBytes = 64u << 10;
+
+// The answer to a request the parser rejected (the connection is closed after it); nullopt when
+// the peer simply went away (nothing to answer). Shared by connections and ServeBytes.
+std::optional<Response> ParseErrorResponse(beast::error_code ec, const RestServerOptions& opts) {
+  if (ec == http::error::body_limit) {
+    return ErrorResponse(http::status::payload_too_large,
+                         {fmt::format("request body larger than {} bytes", opts.max_body_bytes)});
+  }
+  if (ec == http::error::buffer_overflow) {
+    // A request line, header or chunk-size line (chunk extensions) longer than the read buffer.
+    return ErrorResponse(http::status::bad_request,
+                         {fmt::format("malformed HTTP request: a line longer than {} bytes",
+                                      opts.max_header_bytes + kReadChunkBytes)});
+  }
+  if (ec == http::error::header_limit) {
+    return ErrorResponse(http::status::request_header_fields_too_large, {"request header too large"});
+  }
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof) {
+    return std::nullopt;
+  }
+  if (ec.category() == beast::error_code(http::error::end_of_stream).category()) {
+    return ErrorResponse(http::status::bad_request, {fmt::format("malformed HTTP request: {}", ec.message())});
+  }
+  return std::nullopt;
+}
+
+void LimitParser(http::request_parser<http::string_body>& parser, const RestServerOptions& opts) {
+  parser.body_limit(opts.max_body_bytes);
+  parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
+}
+
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) {
     return false;
@@ -278,8 +312,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
   void Read() {
     parser_.emplace();
-    parser_->body_limit(opts_.max_body_bytes);
-    parser_->header_limit(static_cast<std::uint32_t>(opts_.max_header_bytes));
+    LimitParser(*parser_, opts_);
     ArmTimer();
     http::async_read(socket_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
@@ -287,35 +320,12 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
   void OnRead(beast::error_code ec) {
     timer_.cancel();
-    if (ec == http::error::body_limit) {
-      Send(ErrorResponse(http::status::payload_too_large,
-                         {fmt::format("request body larger than {} bytes", opts_.max_body_bytes)}),
-           true);
-      return;
-    }
-    if (ec == http::error::buffer_overflow) {
-      // A request line, header or chunk-size line (chunk extensions) longer than the buffer.
-      Send(ErrorResponse(http::status::bad_request,
-                         {fmt::format("malformed HTTP request: a line longer than {} bytes", buffer_.max_size())}),
-           true);
-      return;
-    }
-    if (ec == http::error::header_limit) {
-      Send(ErrorResponse(http::status::request_header_fields_too_large, {"request header too large"}), true);
-      return;
-    }
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof) {
-      Close();
-      return;
-    }
-    if (ec && ec.category() == beast::error_code(http::error::end_of_stream).category()) {
-      // Anything else the parser rejects: answer 400 and close.
-      Send(ErrorResponse(http::status::bad_request, {fmt::format("malformed HTTP request: {}", ec.message())}),
-           true);
-      return;
-    }
     if (ec) {
-      Close();  // reset, aborted by the idle deadline, ...
+      if (std::optional<Response> res = ParseErrorResponse(ec, opts_)) {
+        Send(std::move(*res), true);  // the parser rejected the request: answer, then close
+      } else {
+        Close();  // the peer went away, reset, aborted by the idle deadline, ...
+      }
       return;
     }
     Request req = parser_->release();
@@ -363,7 +373,6 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   /// Bounded: the parser moves body bytes out as it goes, so only an unparsed line (the header, at
   /// most max_header_bytes, or a chunk-size line) waits here. Unbounded, a chunk extension that
   /// never ends ("1;aaaa...") was buffered whole: 1.7 GB in 8 s from one connection.
-  static constexpr size_t kReadChunkBytes = 64u << 10;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Response> res_;
@@ -581,6 +590,47 @@ void RestServer::Stop() {
     socket_created_ = false;
   }
   started_ = false;
+}
+
+std::vector<int> ServeBytes(JobManager& jobs, std::string_view bytes, const RestServerOptions& options) {
+  std::vector<int> statuses;
+  size_t at = 0;
+  while (at < bytes.size()) {
+    http::request_parser<http::string_body> parser;
+    LimitParser(parser, options);
+    parser.eager(true);
+    beast::error_code ec;
+    while (!parser.is_done() && at < bytes.size()) {
+      const size_t used = parser.put(asio::buffer(bytes.data() + at, bytes.size() - at), ec);
+      at += used;
+      if (ec == http::error::need_more) {
+        if (used == 0) {
+          break;  // everything there is was offered: the request is incomplete
+        }
+        ec = {};
+        continue;
+      }
+      if (ec) {
+        break;
+      }
+    }
+    if (!parser.is_done()) {
+      if (ec && ec != http::error::need_more) {
+        if (std::optional<Response> res = ParseErrorResponse(ec, options)) {
+          statuses.push_back(static_cast<int>(res->result_int()));
+        }
+      }
+      break;  // a connection would be closed here (or wait for more)
+    }
+    Request req = parser.release();
+    Response res = Route(jobs, req);
+    res.prepare_payload();
+    statuses.push_back(static_cast<int>(res.result_int()));
+    if (!req.keep_alive()) {
+      break;
+    }
+  }
+  return statuses;
 }
 
 }  // namespace tidemark

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -100,5 +101,13 @@ class RestServer {
   std::thread io_thread_;
   void StartIoThread();     // requires io_thread_mu_
 };
+
+/// What a connection does with the bytes `bytes`, without a socket: parses them as pipelined
+/// HTTP/1.1 requests with the parser and limits of `options` (the bearer token is not checked)
+/// and routes each to `jobs`, until the bytes end, a request is incomplete or malformed, or one
+/// asks to close. Returns the status code of each response, a parse error's 400 / 413 / 431
+/// included. For tests and the fuzz target of the request path (tests/fuzz/); thread-safe as
+/// `jobs` is.
+std::vector<int> ServeBytes(JobManager& jobs, std::string_view bytes, const RestServerOptions& options);
 
 }  // namespace tidemark

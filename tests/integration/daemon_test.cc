@@ -411,8 +411,11 @@ TEST_F(DaemonTest, CancelsALongRunningJobWithinOneSecond) {
   CliResult status = Cli("status --json " + id);
   EXPECT_EQ(status.rc, 1);  // CANCELED
   EXPECT_EQ(json::parse(status.out)["state"], "CANCELED");
-  // Cancelling again is harmless.
+  // Cancelling again is harmless, but the CLI says nothing was canceled and exits 1.
   EXPECT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 409);
+  CliResult again = Cli("cancel " + id);
+  EXPECT_EQ(again.rc, 1);
+  EXPECT_EQ(again.err, "tidemark: job " + id + " has already ended (CANCELED); nothing to cancel\n");
 }
 
 TEST_F(DaemonTest, CancelsAJobWhileOneWatermarkFiresMillionsOfWindows) {
@@ -693,7 +696,7 @@ TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {
   CliResult unknown = Cli("stauts 1234");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_EQ(unknown.err,
-            "tidemark: unknown command 'stauts' (commands: run, analyze, export, bench, submit, list, status, cancel, logs)\n"
+            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, submit, list, status, cancel, logs)\n"
             "Run with --help for more information.\n");
   CliResult ftp = Cli("--url ftp://x list");
   EXPECT_EQ(ftp.rc, 2);
@@ -1294,6 +1297,8 @@ TEST(TidemarkdBinaryTest, DaemonizePrintsOnlyTheReadyLineAndDetaches) {
   const std::string log = ReadFile(socket + ".log");
   EXPECT_NE(log.find("ready on unix:" + socket), std::string::npos) << log;
   EXPECT_NE(log.find("received SIGTERM"), std::string::npos) << log;
+  // Only its owner reads the log, even in a shared directory.
+  EXPECT_EQ(fs::status(socket + ".log").permissions(), fs::perms::owner_read | fs::perms::owner_write);
 }
 
 TEST(TidemarkdBinaryTest, SigtermCancelsJobsRemovesTheSocketAndExitsZero) {

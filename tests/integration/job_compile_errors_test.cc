@@ -261,6 +261,57 @@ TEST(JobCompileErrorsTest, FinishedInputTakesExcludeOrMax) {
   EXPECT_EQ(FirstError(yaml),
             "bad.yaml:2:28: error: pipeline.finished-input: unknown value \"min\" (did you mean "
             "\"max\"?); allowed: exclude | max");
+// A window with `trigger: <spec>` on line 13; the value starts at column 53.
+std::string TriggerJob(const std::string& spec) {
+  return Job("  - id: w\n"
+             "    type: window\n"
+             "    input: source\n"
+             "    window: {assigner: tumbling, size: 1s, trigger: " + spec + "}\n") +
+         kSink;
+}
+
+TEST(JobCompileErrorsTest, TriggerErrorsNameTheTriggerAndItsPosition) {
+  EXPECT_EQ(FirstError(TriggerJob("count(-1)")),
+            "bad.yaml:13:53: error: operators[1].window.trigger: trigger 'count(-1)': count(N) "
+            "needs at least 1 element, got -1");
+  EXPECT_EQ(FirstError(TriggerJob("continuous-event-time(0ms)")),
+            "bad.yaml:13:53: error: operators[1].window.trigger: trigger "
+            "'continuous-event-time(0ms)': the interval must be positive, got 0ms");
+  EXPECT_EQ(FirstError(TriggerJob("continuous-event-time(1000)")),
+            "bad.yaml:13:53: error: operators[1].window.trigger: trigger "
+            "'continuous-event-time(1000)': the interval needs a unit, e.g. "
+            "continuous-event-time(1000ms)");
+  EXPECT_EQ(FirstError(TriggerJob("continuous-event-time(1s)")), "");
+}
+
+TEST(JobCompileErrorsTest, HostileNestingIsRefusedQuicklyWithItsPosition) {
+  // 20,000 nested purging(...) (160 KB): refused at the ninth level, not compiled for 30 s.
+  std::string purging;
+  for (int i = 0; i < 20000; ++i) {
+    purging += "purging(";
+  }
+  purging += "event-time" + std::string(20000, ')');
+  EXPECT_EQ(FirstError(TriggerJob(purging)),
+            "bad.yaml:13:53: error: operators[1].window.trigger: trigger "
+            "'purging(purging(purging(purging(purging(purging(purging(purg...': purging(...) "
+            "nests deeper than 8 levels");
+  // A filter of 10,000 nested parentheses used to overflow the stack; the 257th '(' is named.
+  EXPECT_EQ(FirstError(Job("  - id: w\n"
+                           "    type: filter\n"
+                           "    input: source\n"
+                           "    filter: \"" + std::string(10000, '(') + "amount > 1" +
+                           std::string(10000, ')') + "\"\n") +
+                       kSink),
+            "bad.yaml:13:270: error: operators[1].filter: in expression "
+            "\"((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((...\": parentheses nest "
+            "deeper than 256 levels");
+  // 100,000 `!` compile (a loop, not recursion).
+  EXPECT_EQ(FirstError(Job("  - id: w\n"
+                           "    type: filter\n"
+                           "    input: source\n"
+                           "    filter: \"" + std::string(100000, '!') + "(amount > 1)\"\n") +
+                       kSink),
+            "");
 }
 
 }  // namespace

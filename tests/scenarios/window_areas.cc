@@ -2,6 +2,7 @@
 // timer_service (interval_join lives in window_join_areas.cc). See scenario_runner.h for the API.
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <set>
 #include <string>
@@ -342,8 +343,10 @@ class TriggerHarness : public Triggerable<Window> {
   std::vector<std::pair<Window, TriggerResult>> fired_;
 };
 
+std::unique_ptr<Trigger> MakeCaseTrigger(const std::string& spec);  // below, with the custom ones
+
 CaseResult RunEventTimeTrigger(const Json& c) {
-  TriggerHarness harness(MakeTrigger(c.at("config").at("trigger")));
+  TriggerHarness harness(MakeCaseTrigger(c.at("config").at("trigger")));
   auto step_fn = [&](const Json& step, size_t) -> StepOutcome {
     const std::string op = step.at("op");
     if (op == "trigger_element") {
@@ -822,6 +825,13 @@ std::unique_ptr<Trigger> MakeCaseTrigger(const std::string& spec) {
   }
   if (spec.rfind("custom:", 0) == 0) {
     throw CaseFormatError("unknown custom trigger " + spec);
+  }
+  // The cases write Flink's ContinuousEventTimeTrigger.of(Time.milliseconds(N)) as
+  // continuous_event_time(N); a job needs the unit.
+  static constexpr std::string_view kContinuous = "continuous_event_time(";
+  if (spec.rfind(kContinuous, 0) == 0 && spec.size() > kContinuous.size() + 1 &&
+      std::isdigit(static_cast<unsigned char>(spec[spec.size() - 2])) != 0) {
+    return MakeTrigger(spec.substr(0, spec.size() - 1) + "ms)");
   }
   return MakeTrigger(spec);
 }

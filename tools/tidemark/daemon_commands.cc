@@ -451,8 +451,18 @@ int DaemonCommands::Cancel(const std::string& id) {
     return kExitOk;
   }
   if (r.status == 409) {
-    std::cerr << fmt::format("job {} has already ended\n", id);
-    return kExitOk;
+    // Nothing was canceled: say so, with the state the job ended in, and fail (exit 1) so that a
+    // script does not take a FINISHED job for a canceled one.
+    std::string state;
+    DaemonClient::Response s;
+    if (Call("GET", "/jobs/" + UrlEncode(id), "", &s) && s.status == 200) {
+      json j = json::parse(s.body, nullptr, false);
+      if (!j.is_discarded() && j.contains("state") && j["state"].is_string()) {
+        state = " (" + j["state"].get<std::string>() + ")";
+      }
+    }
+    std::cerr << fmt::format("tidemark: job {} has already ended{}; nothing to cancel\n", id, state);
+    return kExitJobFailed;
   }
   return ReportError(r, id);
 }

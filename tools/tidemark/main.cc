@@ -1,8 +1,10 @@
 // `tidemark`: the command line. `tidemark run JOB.yaml` runs a job embedded, without a daemon;
-// `submit`, `list`, `status`, `cancel` and `logs` talk to `tidemarkd` (tools/tidemark/daemon_commands.h).
+// `tidemark validate JOB.yaml` only loads and compiles it; `submit`, `list`, `status`, `cancel`
+// and `logs` talk to `tidemarkd` (tools/tidemark/daemon_commands.h).
 //
-// Exit codes: 0 ok (the job FINISHED); 1 the job FAILED or was CANCELED; 2 usage error, invalid
-// job (file:line:column diagnostics on stderr) or unknown job id; 3 the daemon is unreachable.
+// Exit codes: 0 ok (the job FINISHED; the job is valid); 1 the job FAILED or was CANCELED, or
+// `cancel` found it already ended; 2 usage error, invalid job (file:line:column diagnostics on
+// stderr) or unknown job id; 3 the daemon is unreachable.
 
 #include <unistd.h>
 
@@ -47,6 +49,23 @@ struct RunOptions {
   bool explain = false;    ///< --explain: why each window's watermark stood where it did
   std::string explain_operator;
 };
+
+// Loads and compiles the job as `run` would, runs nothing: every problem on stderr and exit 2,
+// or one line on stdout and exit 0.
+int ValidateJob(const std::string& path) {
+  using namespace tidemark;
+  try {
+    std::unique_ptr<LocalJob> job = LocalJob::Create(LoadJobSpecFile(path));
+    std::cout << fmt::format("{}: valid: job '{}', {} operators\n", path, job->spec().name,
+                             job->spec().operators.size());
+    return 0;
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
+  } catch (const JobCompileError& e) {
+    std::cerr << e.what() << "\n";
+  }
+  return 2;
+}
 
 int RunJob(const std::string& path, const RunOptions& options) {
   using namespace tidemark;
@@ -247,6 +266,7 @@ std::string UnknownCommand(const CLI::App& app, int argc, char** argv) {
 int main(int argc, char** argv) {
   CLI::App app{"tidemark: a single-node stream processor with Flink's event-time semantics"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("tidemark ") + TM_VERSION);
   std::string job_path;
   bool metrics = false;
   std::string trace_path;
@@ -290,6 +310,9 @@ int main(int argc, char** argv) {
   export_cmd->add_option("-o,--output", export_output, "write to FILE instead of stdout");
   export_cmd->add_flag("--best-effort", best_effort,
                        "write what Flink SQL can express, with a comment at each dropped feature (exit 0)");
+  auto* validate = app.add_subcommand(
+      "validate", "Load and compile a job without running it; exit 0 if valid, 2 with every problem");
+  validate->add_option("job", job_path, "job YAML file")->required();
   tidemark::bench::BenchOptions bench_options;
   auto* bench = tidemark::bench::AddBenchSubcommand(app, bench_options);
 
@@ -317,22 +340,22 @@ int main(int argc, char** argv) {
   auto* status = app.add_subcommand("status", "Show a job: state, tasks, records, watermarks");
   status->add_option("id", job_id, "job id")->required();
   status->add_flag("--json", json, "print JSON (as GET /jobs/ID)");
-  auto* cancel = app.add_subcommand("cancel", "Cancel a running job");
+  auto* cancel = app.add_subcommand("cancel", "Cancel a running job; exit 1 if it had already ended");
   cancel->add_option("id", job_id, "job id")->required();
   auto* logs = app.add_subcommand("logs", "Print a job's output: print-sink lines and its report");
   logs->add_option("id", job_id, "job id")->required();
   logs->add_flag("--json", json, "print JSON (as GET /jobs/ID/logs)");
   app.footer(
-      "Exit codes: 0 ok; 1 the job FAILED or was CANCELED; 2 usage error, invalid job or unknown id;\n"
+      "Exit codes: 0 ok; 1 the job FAILED or was CANCELED (or had already ended, for cancel); 2 usage\n"
+      "error, invalid job or unknown id;\n"
       "3 the daemon is unreachable (start it with `tidemarkd`).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
       // CLI11 would say "A subcommand is required" about `tidemark stauts ID`.
-      std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, analyze, export, bench, submit, list, "
-                               "status, "
-                               "cancel, logs)\nRun with --help for more information.\n",
+      std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, validate, analyze, export, bench, "
+                               "submit, list, status, cancel, logs)\nRun with --help for more information.\n",
                                unknown);
       return 2;
     }
@@ -344,6 +367,9 @@ int main(int argc, char** argv) {
   }
   if (*export_cmd) {
     return ExportJob(job_path, export_output, best_effort);
+  }
+  if (*validate) {
+    return ValidateJob(job_path);
   }
   if (*bench) {
     return tidemark::bench::RunBench(bench_options);

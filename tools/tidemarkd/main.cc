@@ -9,6 +9,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -220,6 +221,12 @@ int main(int argc, char** argv) {
     log_file = runtime_dir + "/tidemarkd.log";
   } else if (log_file.empty()) {
     log_file = socket_path + ".log";
+  }
+  // The log names jobs and their failures: 0600, like the token file, even where the socket's
+  // directory is shared (spdlog would create it 0666 less the umask).
+  if (const int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600); fd >= 0) {
+    (void)::fchmod(fd, 0600);
+    ::close(fd);
   }
   try {
     log->sinks().push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file));

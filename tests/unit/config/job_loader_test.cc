@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace tidemark {
@@ -316,6 +317,40 @@ TEST(JobLoaderTest, AnEndlessJobFileIsRejectedAtTheSizeLimit) {
   EXPECT_EQ(ErrorOfFile("/dev/zero"),
             "/dev/zero: error: cannot read the job file: it is larger than 16 MiB");
   EXPECT_EQ(ErrorOfFile("/tmp"), "/tmp: error: cannot read the job file: it is a directory");
+}
+
+TEST(JobLoaderTest, DeepNestingIsOneErrorAtTheFirstLevelTooMany) {
+  // 100,000 nested '[' used to be "YAML syntax error: bad file" at the end of the text.
+  EXPECT_EQ(ErrorOf("name: t\nmeta: " + std::string(100000, '[') + std::string(100000, ']')),
+            "jobs/test.yaml:2:38: error: YAML nests deeper than 32 levels");
+  std::string block = "name: t\nmeta:\n";
+  for (int i = 1; i <= 40; ++i) {
+    block += std::string(static_cast<size_t>(2 * i), ' ') + "a:\n";
+  }
+  EXPECT_EQ(ErrorOf(block), "jobs/test.yaml:34:65: error: YAML nests deeper than 32 levels");
+  // 31 levels below the root are fine as far as nesting goes (the key itself is then unknown).
+  EXPECT_EQ(ErrorOf("name: t\nmeta: " + std::string(31, '[') + std::string(31, ']')).find("nests"),
+            std::string::npos);
+}
+
+TEST(JobLoaderTest, AliasesThatExpandBeyondTheNodeLimitAreAnError) {
+  // "Billion laughs": nine levels of ten aliases each would be 10^10 nodes to walk.
+  std::string yaml = "name: t\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 10; ++i) {
+    std::string refs;
+    for (int k = 0; k < 10; ++k) {
+      refs += fmt::format("{}*a{}", k == 0 ? "" : ", ", i - 1);
+    }
+    yaml += fmt::format("a{}: &a{} [{}]\n", i, i, refs);
+  }
+  EXPECT_EQ(ErrorOf(yaml),
+            "jobs/test.yaml:7:45: error: the job has more than 1000000 YAML nodes (counting each "
+            "use of an alias)");
+}
+
+TEST(JobLoaderTest, AJobTextLargerThanTheFileLimitIsRefused) {
+  EXPECT_EQ(ErrorOf("name: t\n#" + std::string(static_cast<size_t>(kMaxJobFileBytes), 'x')),
+            "jobs/test.yaml: error: the job is larger than 16 MiB");
 }
 
 TEST(JobLoaderTest, BadIndentationIsOneSyntaxErrorAtItsPosition) {

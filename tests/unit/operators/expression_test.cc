@@ -23,6 +23,15 @@ Value Eval(const std::string& text, const Row& row = TestRow()) {
   return Expression::Compile(text, TestSchema()).Evaluate(row);
 }
 
+std::string ErrorMessage(const std::string& text) {
+  try {
+    (void)Expression::Compile(text, TestSchema());
+  } catch (const ExpressionError& e) {
+    return std::to_string(e.offset()) + ": " + e.what();
+  }
+  return "(no error)";
+}
+
 size_t ErrorOffset(const std::string& text) {
   try {
     (void)Expression::Compile(text, TestSchema());
@@ -96,6 +105,46 @@ TEST(ExpressionTest, ErrorsPointAtTheOffendingToken) {
   } catch (const ExpressionError& e) {
     EXPECT_STREQ(e.what(), "operator '*' cannot be applied to int64 and string");
   }
+}
+
+// Hostile nesting: parentheses are bounded (the parser's only input-controlled recursion), and
+// chains of `!` and unary `-` are read in a loop, so neither can overflow the stack.
+TEST(ExpressionTest, ParenthesesNestAtMostTheLimitAndTheNextOneIsNamed) {
+  const auto nested = [](int levels) {
+    return std::string(static_cast<size_t>(levels), '(') + "amount > 1" +
+           std::string(static_cast<size_t>(levels), ')');
+  };
+  EXPECT_EQ(Eval(nested(kMaxExpressionDepth)), Value{true});
+  EXPECT_EQ(ErrorMessage(nested(kMaxExpressionDepth + 1)),
+            "256: parentheses nest deeper than 256 levels");
+  EXPECT_EQ(ErrorMessage(nested(10000)), "256: parentheses nest deeper than 256 levels");
+  // Depth is nesting, not count: many parenthesised terms side by side are fine.
+  std::string flat = "amount > 0";
+  for (int i = 0; i < 2000; ++i) {
+    flat += " && (amount > 0)";
+  }
+  EXPECT_EQ(Eval(flat), Value{true});
+}
+
+TEST(ExpressionTest, LongChainsOfNotAndMinusNeedNoRecursion) {
+  EXPECT_EQ(Eval(std::string(100000, '!') + "vip"), Value{true});  // an even number of '!'
+  EXPECT_EQ(Eval(std::string(100001, '!') + "vip"), Value{false});
+  EXPECT_EQ(Eval("not not not vip"), Value{false});
+  std::string minus;
+  for (int i = 0; i < 50001; ++i) {
+    minus += "- ";
+  }
+  EXPECT_EQ(Eval(minus + "amount"), Value{int64_t{-150}});
+  EXPECT_EQ(Eval("--price"), Value{2.5});
+  EXPECT_EQ(Eval("-ts"), Value{int64_t{-12345}});
+  // The innermost operator is the one whose operand has the wrong type.
+  EXPECT_EQ(ErrorMessage("!!!amount"), "2: '!' needs a bool operand, got int64");
+  EXPECT_EQ(ErrorMessage("- -status"), "2: unary '-' needs a number, got string");
+}
+
+TEST(ExpressionTest, LongTokensAreShortenedInMessages) {
+  EXPECT_EQ(ErrorMessage("amount " + std::string(1000, 'x')),
+            "7: unexpected 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...' after the expression");
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 #include <fstream>
 #include <string>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "runtime/core/errors.h"
 #include "sources/text_input.h"
@@ -214,6 +216,65 @@ TEST_F(FileSourceTest, FileThatCannotBeOpenedFailsTheReaderWithTheCause) {
   } catch (const IoError& e) {
     EXPECT_EQ(std::string(e.what()),
               "cannot open input file '" + path + "': No such file or directory");
+  }
+}
+
+TEST_F(FileSourceTest, DeeplyNestedJsonIsAnErrorLineNotACrash) {
+  // A 200 KB line of 100,000 nested '[' used to overflow the stack (dumping it for the message).
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string path = Write("deep.jsonl", "{\"ts\": 1}\n" + deep + "\n{\"ts\": 2, \"user\": [" +
+                                                   std::string(1001, '{') + "]}\n{\"ts\": 3}\n");
+  FileSource source(Spec(path, "jsonl"));
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  ASSERT_EQ(out.records.size(), 2u);
+  ASSERT_EQ(out.errors.size(), 2u);
+  EXPECT_EQ(out.errors[0].line, 2);
+  EXPECT_EQ(out.errors[0].reason, "JSON nests deeper than 1000 levels");
+  EXPECT_EQ(out.errors[1].line, 3);
+  EXPECT_EQ(out.errors[1].reason, "JSON nests deeper than 1000 levels");
+}
+
+TEST(TextInputTest, JsonDepthCountsBracketsOutsideStringsOnly) {
+  EXPECT_TRUE(JsonDepthWithin("[[1]]", 2));
+  EXPECT_FALSE(JsonDepthWithin("[[1]]", 1));
+  EXPECT_TRUE(JsonDepthWithin("{\"a\": \"[[[[\\\"[[\"}", 1));
+  std::string why;
+  EXPECT_TRUE(ParseJsonLine(std::string(1000, '[') + std::string(1000, ']'), &why));
+  EXPECT_FALSE(ParseJsonLine(std::string(1001, '[') + std::string(1001, ']'), &why));
+  EXPECT_EQ(why, "JSON nests deeper than 1000 levels");
+}
+
+TEST_F(FileSourceTest, FifosAndDevicesAreRefusedAtConstructionWithoutBlocking) {
+  const std::string fifo = (dir_ / "fifo.csv").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto message = [](const std::string& path) -> std::string {
+    try {
+      FileSource source(Spec(path, "csv"));
+    } catch (const IoError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(message("/dev/zero"),
+            "input file '/dev/zero' is a character device; a source reads regular files only");
+  EXPECT_EQ(message(fifo),
+            "input file '" + fifo + "' is a FIFO; a source reads regular files only");
+  // In a directory or a glob, a FIFO is an error too (it is not silently skipped).
+  Write("a.csv", "1,a,0\n");
+  EXPECT_EQ(message(dir_.string()),
+            "input file '" + fifo + "' is a FIFO; a source reads regular files only");
+  EXPECT_EQ(message((dir_ / "*.csv").string()),
+            "input file '" + fifo + "' is a FIFO; a source reads regular files only");
+  // A path that became a FIFO after compiling: the reader's open does not wait for a writer.
+  try {
+    LineReader reader(fifo, 1024);
+    FAIL() << "expected IoError";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "input file '" + fifo + "' is a FIFO; a source reads regular files only");
   }
 }
 

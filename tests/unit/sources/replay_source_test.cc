@@ -100,6 +100,33 @@ TEST_F(ReplaySourceTest, MalformedEnvelopeNamesFileAndLine) {
   EXPECT_EQ(message("{\"at\": 1, \"wat\": 2}\n"),
             path_ + ":1: replay line: unknown key \"wat\" (allowed: split, at, record, idle, active, end)");
   EXPECT_EQ(message("not json\n"), path_ + ":1: replay line: expected a JSON object");
+  EXPECT_EQ(message("{\"at\": 1}\n{\"at\": 2, \"x\": " + std::string(2000, '[') + "}\n"),
+            path_ + ":2: replay line: JSON nests deeper than 1000 levels");
+}
+
+TEST_F(ReplaySourceTest, AFileTooLargeToReadAtCompileTimeIsRefused) {
+  SourceSpec spec = Spec("{\"at\": 1}\n");
+  fs::resize_file(path_, static_cast<uintmax_t>(kMaxReplayFileBytes) + 1);  // sparse: no disk used
+  try {
+    ReplaySource source(spec);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), path_ + ": a replay file is read whole when the job is compiled and may "
+                                             "be at most 64 MiB; this one is 65 MiB");
+  }
+}
+
+TEST_F(ReplaySourceTest, ADeviceIsRefusedInsteadOfReadForever) {
+  // /dev/zero used to keep the compiling thread (the daemon's I/O thread) busy forever.
+  SourceSpec spec = Spec("");
+  spec.replay.path = "/dev/zero";
+  try {
+    ReplaySource source(spec);
+    FAIL() << "expected IoError";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "input file '/dev/zero' is a character device; a source reads regular files only");
+  }
 }
 
 }  // namespace

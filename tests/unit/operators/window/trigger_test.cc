@@ -84,7 +84,7 @@ TEST_F(TriggerTest, ContinuousEventTimeTriggerFiresEveryIntervalAndAtTheEnd) {
 TEST_F(TriggerTest, MakeTriggerParsesSpecsAndRejectsUnknownOnes) {
   EXPECT_EQ(MakeTrigger("purging(count(4))")->ToString(), "PurgingTrigger(CountTrigger(4))");
   EXPECT_EQ(MakeTrigger("event-time")->ToString(), "EventTimeTrigger()");
-  EXPECT_EQ(MakeTrigger("continuous_event_time(3000)")->ToString(),
+  EXPECT_EQ(MakeTrigger("continuous_event_time(3000ms)")->ToString(),
             "ContinuousEventTimeTrigger(3000)");
   // A YAML job writes the interval with a unit, like every duration.
   EXPECT_EQ(MakeTrigger("continuous-event-time(3s)")->ToString(), "ContinuousEventTimeTrigger(3000)");
@@ -94,6 +94,51 @@ TEST_F(TriggerTest, MakeTriggerParsesSpecsAndRejectsUnknownOnes) {
   EXPECT_THROW(MakeTrigger("sometimes"), InvalidArgument);
   EXPECT_THROW(MakeTrigger("count(0)"), InvalidArgument);
   EXPECT_THROW(MakeTrigger("count(x)"), InvalidArgument);
+}
+
+std::string TriggerError(const std::string& spec) {
+  try {
+    MakeTrigger(spec);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_F(TriggerTest, MakeTriggerNamesTheFaultExactly) {
+  EXPECT_EQ(TriggerError("count(-1)"), "trigger 'count(-1)': count(N) needs at least 1 element, got -1");
+  EXPECT_EQ(TriggerError("count(0)"), "trigger 'count(0)': count(N) needs at least 1 element, got 0");
+  EXPECT_EQ(TriggerError("count(2.5)"),
+            "trigger 'count(2.5)': count(N) needs a whole number of elements, got '2.5'");
+  EXPECT_EQ(TriggerError("continuous-event-time(0ms)"),
+            "trigger 'continuous-event-time(0ms)': the interval must be positive, got 0ms");
+  EXPECT_EQ(TriggerError("continuous-event-time(-5s)"),
+            "trigger 'continuous-event-time(-5s)': the interval must be positive, got -5s");
+  EXPECT_EQ(TriggerError("continuous-event-time(1000)"),
+            "trigger 'continuous-event-time(1000)': the interval needs a unit, e.g. "
+            "continuous-event-time(1000ms)");
+  EXPECT_EQ(TriggerError("continuous-event-time(3sec)"),
+            "trigger 'continuous-event-time(3sec)': expected an interval like 1s or 250ms, got '3sec'");
+  EXPECT_EQ(TriggerError("purging(event-time"), "trigger 'purging(event-time': purging( is not closed");
+  EXPECT_EQ(TriggerError("purging()"), "purging trigger needs a nested trigger");
+}
+
+TEST_F(TriggerTest, NestedPurgingIsBoundedAndParsedInOnePass) {
+  auto nested = [](int levels) {
+    std::string s;
+    for (int i = 0; i < levels; ++i) {
+      s += "purging(";
+    }
+    s += "event-time";
+    s.append(static_cast<size_t>(levels), ')');
+    return s;
+  };
+  EXPECT_EQ(MakeTrigger(nested(2))->ToString(), "PurgingTrigger(PurgingTrigger(EventTimeTrigger()))");
+  EXPECT_NO_THROW(MakeTrigger(nested(kMaxTriggerNesting)));
+  // 20,000 levels (160 KB) used to take 30 s and 4 GB; now the ninth level is refused at once.
+  EXPECT_EQ(TriggerError(nested(20000)),
+            "trigger 'purging(purging(purging(purging(purging(purging(purging(purg...': "
+            "purging(...) nests deeper than 8 levels");
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (the `fuzz` preset: clang, ASan+UBSan) and runs each for SECONDS
+# (default 60) on its corpus; fails on any crash, leak, sanitizer report or timeout.
+#
+#   tools/dev/fuzz.sh [SECONDS] [TARGET...]     e.g. tools/dev/fuzz.sh 3600 fuzz_expression
+#
+# Corpus: tests/fuzz/corpus/<target>/ (committed seeds) plus, for the job loader and the request
+# path, every jobs/*.yaml (raw, and as a POST /jobs request), copied into a work corpus under
+# build/fuzz/corpus/<target>/ that grows between runs. Findings are written to
+# build/fuzz/findings/<target>/ (crash-*, leak-*, timeout-*, oom-*); reproduce one with
+# `build/fuzz/tests/fuzz/<target> FILE`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-60}
+shift || true
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(fuzz_job_loader fuzz_expression fuzz_trigger fuzz_json_lines fuzz_rest_request)
+fi
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz --target "${targets[@]}"
+
+work=build/fuzz
+# Each input at most 10 s and 2 GB; the request path's bodies are up to the daemon's 1 MiB limit.
+# UBSan reports are fatal (the build uses -fno-sanitize-recover=all); leaks are checked at exit.
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+failed=()
+for t in "${targets[@]}"; do
+  corpus=$work/corpus/$t
+  findings=$work/findings/$t
+  mkdir -p "$corpus" "$findings"
+  if [ -d "tests/fuzz/corpus/$t" ]; then
+    cp -n tests/fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
+  fi
+  case $t in
+    fuzz_job_loader)
+      for f in jobs/*.yaml jobs/bench/*.yaml; do
+        [ -f "$f" ] && cp -n "$f" "$corpus/$(basename "$f")" 2>/dev/null || true
+      done
+      max_len=65536;;
+    fuzz_rest_request)
+      for f in jobs/*.yaml; do
+        out=$corpus/post-$(basename "$f")
+        [ -f "$out" ] || printf 'POST /jobs?file=%s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s' \
+          "$(basename "$f")" "$(wc -c <"$f")" "$(cat "$f")" >"$out"
+      done
+      max_len=65536;;
+    *) max_len=4096;;
+  esac
+  echo "== $t: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
+  log=$work/findings/$t.log
+  if ! "$work/tests/fuzz/$t" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+       -max_len="$max_len" -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
+    failed+=("$t")
+    tail -60 "$log"
+  fi
+  grep -E '^#[0-9]+.*(DONE|pulse)|stat::number_of_executed_units|stat::peak_rss_mb|cov:' "$log" | tail -3 || true
+done
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "fuzz: FAILED: ${failed[*]} (inputs in $work/findings/)" >&2
+  exit 1
+fi
+echo "fuzz: ${#targets[@]} targets, ${seconds}s each, no crash, leak or timeout"
