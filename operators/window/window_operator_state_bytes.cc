@@ -4,14 +4,25 @@
 #include <algorithm>
 
 #include "operators/window/window_operator.h"
+#include "operators/window/sliced_store.h"
 #include "operators/window/window_state_bytes.h"
 
 namespace tidemark {
 
 int64_t WindowOperator::StateBytes() const {
   int64_t bytes = 0;
-  for (const auto& [key, ks] : sliced_keys_) {
-    bytes += static_cast<int64_t>(ks.starts.size()) * PaneStateBytes(RowStateBytes(key), num_accs_);
+  // The sliced path's keys live in a KeyedStateBackend (sliced_store.h); an int64 key costs what
+  // a one-field row of it would, so the figure does not depend on which store holds it.
+  if (int_store_) {
+    const int64_t key_bytes = ValueStateBytes(Value(int64_t{0}));
+    int_store_->keys.ForEach([&](int, const int64_t&, const SlicedKeyState& ks) {
+      bytes += static_cast<int64_t>(ks.starts.size()) * PaneStateBytes(key_bytes, num_accs_);
+    });
+  }
+  if (key_store_) {
+    key_store_->keys.ForEach([&](int, const Key& key, const SlicedKeyState& ks) {
+      bytes += static_cast<int64_t>(ks.starts.size()) * PaneStateBytes(RowStateBytes(key), num_accs_);
+    });
   }
   const auto* aggregating = dynamic_cast<const AggregatingWindowFunction*>(function_.get());
   for (const auto& [key, panes] : panes_) {

@@ -261,6 +261,8 @@ TEST(JobCompileErrorsTest, FinishedInputTakesExcludeOrMax) {
   EXPECT_EQ(FirstError(yaml),
             "bad.yaml:2:28: error: pipeline.finished-input: unknown value \"min\" (did you mean "
             "\"max\"?); allowed: exclude | max");
+}
+
 // A window with `trigger: <spec>` on line 13; the value starts at column 53.
 std::string TriggerJob(const std::string& spec) {
   return Job("  - id: w\n"
