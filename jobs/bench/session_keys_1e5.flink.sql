@@ -10,8 +10,8 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
 
--- Source 'source' (jobs/bench/session_keys_1e5.yaml:7:5): generator source.
--- DROPPED (jobs/bench/session_keys_1e5.yaml:9:20): source type generator (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+-- Source 'source' (jobs/bench/session_keys_1e5.yaml:9:5): generator source.
+-- DROPPED (jobs/bench/session_keys_1e5.yaml:11:20): source type generator (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 -- bounded out-of-orderness 0ms: tidemark's watermark is max(ts) - 0ms - 1ms.
 CREATE TABLE `source` (
   `key` BIGINT,
@@ -21,18 +21,18 @@ CREATE TABLE `source` (
   WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '0.001' SECOND
 ) WITH (
   'connector' = 'datagen',
-  'number-of-rows' = '200000'
+  'number-of-rows' = '10000000'
 );
 
--- session windows, gap 200ms per key.
+-- session windows, gap 1000s per key.
 CREATE TEMPORARY VIEW `windows` AS
 SELECT `key`,
-       SESSION_START(`rowtime`, INTERVAL '0.2' SECOND) AS `window_start`,
-       SESSION_END(`rowtime`, INTERVAL '0.2' SECOND) AS `window_end`,
+       SESSION_START(`rowtime`, INTERVAL '0:16:40' HOUR TO SECOND) AS `window_start`,
+       SESSION_END(`rowtime`, INTERVAL '0:16:40' HOUR TO SECOND) AS `window_end`,
        COUNT(*) AS `count`,
-       SESSION_ROWTIME(`rowtime`, INTERVAL '0.2' SECOND) AS `rowtime`
+       SESSION_ROWTIME(`rowtime`, INTERVAL '0:16:40' HOUR TO SECOND) AS `rowtime`
 FROM `source`
-GROUP BY SESSION(`rowtime`, INTERVAL '0.2' SECOND), `key`;
+GROUP BY SESSION(`rowtime`, INTERVAL '0:16:40' HOUR TO SECOND), `key`;
 
 -- sink type checksum (kept by tidemark for reports and tests) becomes blackhole.
 CREATE TABLE `sink` (

@@ -10,8 +10,8 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
 
--- Source 'source' (jobs/bench/tumbling_keys_1e3.yaml:7:5): generator source.
--- DROPPED (jobs/bench/tumbling_keys_1e3.yaml:9:20): source type generator (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+-- Source 'source' (jobs/bench/tumbling_keys_1e3.yaml:8:5): generator source.
+-- DROPPED (jobs/bench/tumbling_keys_1e3.yaml:10:20): source type generator (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 -- bounded out-of-orderness 0ms: tidemark's watermark is max(ts) - 0ms - 1ms.
 CREATE TABLE `source` (
   `key` BIGINT,

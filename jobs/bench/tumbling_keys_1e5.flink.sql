@@ -21,17 +21,17 @@ CREATE TABLE `source` (
   WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '0.001' SECOND
 ) WITH (
   'connector' = 'datagen',
-  'number-of-rows' = '200000'
+  'number-of-rows' = '6000000'
 );
 
--- tumbling windows of 100s.
+-- tumbling windows of 50min.
 CREATE TEMPORARY VIEW `windows` AS
 SELECT `key`,
        `window_start`,
        `window_end`,
        COUNT(*) AS `count`,
        `window_time` AS `rowtime`
-FROM TABLE(TUMBLE(TABLE `source`, DESCRIPTOR(`rowtime`), INTERVAL '0:01:40' HOUR TO SECOND))
+FROM TABLE(TUMBLE(TABLE `source`, DESCRIPTOR(`rowtime`), INTERVAL '50' MINUTE))
 GROUP BY `window_start`, `window_end`, `window_time`, `key`;
 
 -- sink type checksum (kept by tidemark for reports and tests) becomes blackhole.

@@ -10,8 +10,8 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
 
--- Source 'source' (jobs/bench/tumbling_keys_1e6.yaml:8:5): generator source.
--- DROPPED (jobs/bench/tumbling_keys_1e6.yaml:10:20): source type generator (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+-- Source 'source' (jobs/bench/tumbling_keys_1e6.yaml:9:5): generator source.
+-- DROPPED (jobs/bench/tumbling_keys_1e6.yaml:11:20): source type generator (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 -- bounded out-of-orderness 0ms: tidemark's watermark is max(ts) - 0ms - 1ms.
 CREATE TABLE `source` (
   `key` BIGINT,
@@ -21,17 +21,17 @@ CREATE TABLE `source` (
   WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '0.001' SECOND
 ) WITH (
   'connector' = 'datagen',
-  'number-of-rows' = '200000'
+  'number-of-rows' = '70000000'
 );
 
--- tumbling windows of 100s.
+-- tumbling windows of 35000s.
 CREATE TEMPORARY VIEW `windows` AS
 SELECT `key`,
        `window_start`,
        `window_end`,
        COUNT(*) AS `count`,
        `window_time` AS `rowtime`
-FROM TABLE(TUMBLE(TABLE `source`, DESCRIPTOR(`rowtime`), INTERVAL '0:01:40' HOUR TO SECOND))
+FROM TABLE(TUMBLE(TABLE `source`, DESCRIPTOR(`rowtime`), INTERVAL '9:43:20' HOUR TO SECOND))
 GROUP BY `window_start`, `window_end`, `window_time`, `key`;
 
 -- sink type checksum (kept by tidemark for reports and tests) becomes blackhole.

@@ -764,6 +764,23 @@ std::string Exporter::WatermarkDdl(const WatermarkStrategySpec& wm, const Operat
         fmt::format("-- bounded out-of-orderness {}: tidemark's watermark is max(ts) - {} - 1ms.\n",
                     Duration(wm.max_out_of_orderness_ms), Duration(wm.max_out_of_orderness_ms));
     delay = Interval(wm.max_out_of_orderness_ms + 1);
+  } else if (wm.strategy == "sql-interval") {
+    // tidemark's sql-interval is Flink SQL's own rule: ts - INTERVAL, no 1 ms taken off.
+    comments += CheckDurations(op, wm_path + ".max-out-of-orderness",
+                               wm.key_locations.Of("max-out-of-orderness", wm.location),
+                               {wm.max_out_of_orderness_ms});
+    comments += fmt::format("-- sql-interval {}: the same rule as Flink SQL's ts - INTERVAL.\n",
+                            Duration(wm.max_out_of_orderness_ms));
+    delay = Interval(wm.max_out_of_orderness_ms);
+  } else if (wm.strategy == "adaptive-out-of-orderness") {
+    const int64_t bound = wm.adaptive ? wm.adaptive->max_ms : 0;
+    comments += Drop(
+        wm.key_locations.Of("strategy", wm.location), PathOf(op, wm_path + ".strategy"),
+        "an adaptive out-of-orderness bound (a sliding percentile of lateness)",
+        "a fixed WATERMARK FOR rowtime AS rowtime - INTERVAL; its max is the safe choice");
+    comments += fmt::format("-- (written with the adaptive strategy's max, {}, as a fixed bound)\n",
+                            Duration(bound));
+    delay = Interval(bound + 1);
   } else if (wm.strategy == "monotonous") {
     comments += "-- monotonous: tidemark's watermark is max(ts) - 1ms.\n";
     delay = Interval(1);
