@@ -579,7 +579,11 @@ TEST_F(DaemonTest, AChunkExtensionThatNeverEndsIsRefusedNotBuffered) {
                                         std::string(64u << 20, 'a'));
   EXPECT_EQ(reply.substr(0, reply.find("\r\n")), "HTTP/1.1 400 Bad Request") << reply.substr(0, 200);
   EXPECT_NE(reply.find("\"malformed HTTP request: a line longer than 81920 bytes\""), std::string::npos) << reply;
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  // Not under a sanitizer: its allocator keeps freed blocks (this test's own 64 MiB request
+  // string among them) in quarantine, resident, so RSS no longer measures the daemon's buffer.
   EXPECT_LT(RssKib() - before, 16 << 10) << before;
+#endif
   // A request line that never ends, likewise; and a 1 MiB job body still goes through whole.
   const std::string line = RawExchange("GET /" + std::string(1u << 20, 'x'));
   EXPECT_EQ(line.rfind("HTTP/1.1 4", 0), 0u) << line.substr(0, 200);
