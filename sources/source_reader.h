@@ -8,6 +8,7 @@
 
 #include "runtime/core/row.h"
 #include "runtime/core/watermark.h"
+#include "runtime/state/state_serializer.h"
 #include "runtime/task/metrics_writer.h"
 #include "runtime/task/source_operator_base.h"
 #include "runtime/time/processing_time_service.h"
@@ -20,6 +21,14 @@ class SourceSplit {
  public:
   virtual ~SourceSplit() = default;
   virtual std::string SplitId() const = 0;
+  /// Writes the split with its current read position (a file's byte offset and line, a
+  /// sequence's next value), so `Source::RestoreSplit` gives a split that continues exactly after
+  /// the last record emitted before the snapshot. Mirrors Flink's split serializer
+  /// (`SimpleVersionedSerializer<SplitT>`).
+  /// Default (until every split implements it): throws `Error`, failing the checkpoint.
+  virtual void WriteTo(StateWriter& /*writer*/) const {
+    throw Error("split " + SplitId() + " cannot be snapshotted");
+  }
 };
 
 /// One piece of input a source could not turn into a record: a CSV line with the wrong number of
@@ -96,6 +105,17 @@ class SourceReader {
   virtual void PauseOrResumeSplits(const std::vector<std::string>& /*pause*/,
                                    const std::vector<std::string>& /*resume*/) {}
   virtual void Close() {}
+  /// The splits this reader holds, each with its position after the last record it emitted
+  /// (Flink's `SourceReader#snapshotState`), finished splits excluded. Called on the mailbox thread
+  /// between two `PollNext`s, at a checkpoint barrier. Restoring = `AddSplits` of these splits
+  /// (via `Source::RestoreSplit`) to a fresh reader.
+  /// Default (until every reader implements it): throws `Error`, failing the checkpoint.
+  virtual std::vector<std::unique_ptr<SourceSplit>> SnapshotState(int64_t /*checkpoint_id*/) {
+    throw Error("this source reader cannot be snapshotted");
+  }
+  /// Checkpoint `checkpoint_id` completed (Flink's `notifyCheckpointComplete`; Kafka commits
+  /// offsets here). Default: nothing.
+  virtual void NotifyCheckpointComplete(int64_t /*checkpoint_id*/) {}
   /// Reports the reader's progress into `out` (mailbox thread, every few hundred ms): per split
   /// `split.<id>.records` (records emitted) and, for sources that read bytes,
   /// `split.<id>.bytes` and `split.<id>.lines`. Default: nothing.
@@ -136,6 +156,11 @@ class Source {
   virtual const Schema& schema() const = 0;
   virtual std::vector<std::unique_ptr<SourceSplit>> CreateSplits() const = 0;
   virtual std::unique_ptr<SourceReader> CreateReader(int subtask_index) const = 0;
+  /// Reads a split written by `SourceSplit::WriteTo` (of a split of this source). Errors:
+  /// `StateCorrupt`. Default (until every source implements it): throws `StateCorrupt`.
+  virtual std::unique_ptr<SourceSplit> RestoreSplit(StateReader& /*reader*/) const {
+    throw StateCorrupt("this source cannot restore splits");
+  }
 };
 
 /// Assigns splits to readers. Mirrors Flink's `SplitEnumerator` for bounded, known split sets:

@@ -5,6 +5,7 @@
 
 #include "runtime/core/stream_record.h"
 #include "runtime/core/watermark.h"
+#include "runtime/state/state_serializer.h"
 #include "runtime/task/metrics_writer.h"
 #include "runtime/task/watermark_trace.h"
 #include "runtime/time/processing_time_service.h"
@@ -73,6 +74,21 @@ class StreamOperator {
   virtual void Finish() {}
   /// Releases resources; called once, also on failure.
   virtual void Close() {}
+
+  /// Writes the operator's state at a checkpoint barrier: keyed state and timers per key group,
+  /// buffered records, whatever a restore needs to continue as if uninterrupted (Flink's
+  /// `StreamOperator#snapshotState`). Called on the mailbox thread after every element before the
+  /// barrier was processed and before any after it. Default: stateless, writes nothing.
+  virtual void SnapshotState(StateSnapshotContext& /*context*/) {}
+  /// Restores what `SnapshotState` wrote (Flink's `initializeState`). Called once, after `Open` and
+  /// before the first element, watermark or timer; on a fresh start with `!is_restored()`.
+  /// Errors: `StateCorrupt` for bytes it cannot read. Default: nothing to restore.
+  virtual void InitializeState(StateInitializationContext& /*context*/) {}
+  /// Checkpoint `checkpoint_id` completed on every task (Flink's `notifyCheckpointComplete`):
+  /// a two-phase-commit sink commits what it pre-committed. Default: nothing.
+  virtual void NotifyCheckpointComplete(int64_t /*checkpoint_id*/) {}
+  /// Checkpoint `checkpoint_id` was aborted (`notifyCheckpointAborted`). Default: nothing.
+  virtual void NotifyCheckpointAborted(int64_t /*checkpoint_id*/) {}
 
   virtual int NumInputs() const { return 1; }
 

@@ -1,0 +1,110 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/core/errors.h"
+#include "runtime/core/row.h"
+
+namespace tidemark {
+
+/// A snapshot that cannot be read back: truncated, corrupt, written by an incompatible version or
+/// for another operator. Thrown by `StateReader` and by `InitializeState`; a restore that throws it
+/// fails, and the checkpoint is skipped for an older one where there is one.
+class StateCorrupt : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Writes operator and split state in tidemark's snapshot format. Mirrors Flink's
+/// `DataOutputView` as used by `TypeSerializer#serialize`: the bytes follow the values (and the
+/// schema of a row), never the in-memory layout, so a snapshot taken today restores after the
+/// layout of `Row` or of the state tables changes.
+///
+/// Encoding: little-endian fixed width for `U8`/`U32`/`I64`/`F64`, `Bool` as one byte, strings as
+/// a `U32` length and the bytes. `WriteValue` writes a one-byte tag (0 NULL, 1 int64, 2 double,
+/// 3 bool, 4 string) and the value; `WriteRow` a `U32` arity and the values.
+/// A section (`BeginSection` ... `EndSection`) is a name, a version and a length-prefixed body, so
+/// a reader can check it reads what it expects and skip what it does not know.
+///
+/// Ownership: owns its buffer; `bytes()` borrows it. Threading: one thread at a time (the
+/// snapshotting task's mailbox thread).
+class StateWriter {
+ public:
+  void WriteU8(uint8_t v);
+  void WriteU32(uint32_t v);
+  void WriteI64(int64_t v);
+  void WriteF64(double v);
+  void WriteBool(bool v);
+  void WriteString(std::string_view v);
+  void WriteValue(const Value& v);
+  void WriteRow(const Row& row);
+
+  /// Opens a named, versioned section; sections nest. Every `BeginSection` needs its `EndSection`.
+  void BeginSection(std::string_view name, uint32_t version);
+  void EndSection();
+
+  const std::string& bytes() const { return buf_; }
+  std::string Release() { return std::move(buf_); }
+
+ private:
+  std::string buf_;
+  std::vector<size_t> open_sections_;  // offsets of the length fields of open sections
+};
+
+/// Reads what a `StateWriter` wrote. Every read checks bounds: reading past the end, an unknown
+/// value tag, a length larger than what is left or a section of another name throws
+/// `StateCorrupt` (never undefined behaviour, whatever the bytes). Mirrors Flink's `DataInputView`.
+///
+/// Ownership: borrows `bytes`, which must outlive the reader. Threading: one thread at a time.
+class StateReader {
+ public:
+  explicit StateReader(std::string_view bytes) : data_(bytes) {}
+
+  uint8_t ReadU8();
+  uint32_t ReadU32();
+  int64_t ReadI64();
+  double ReadF64();
+  bool ReadBool();
+  std::string ReadString();
+  Value ReadValue();
+  Row ReadRow();
+
+  /// Enters the section `name` and returns its version; throws `StateCorrupt` when the next
+  /// section has another name or a version above `max_version` (written by a newer tidemark).
+  uint32_t BeginSection(std::string_view name, uint32_t max_version);
+  /// Leaves the current section, skipping whatever of its body was not read.
+  void EndSection();
+
+  bool AtEnd() const { return pos_ == data_.size(); }
+  size_t remaining() const { return data_.size() - pos_; }
+
+ private:
+  std::string_view Take(size_t n);
+
+  std::string_view data_;
+  size_t pos_ = 0;
+  std::vector<size_t> section_ends_;
+};
+
+/// What an operator gets at a checkpoint barrier (Flink's `StateSnapshotContext`).
+/// `writer` is the operator's own, empty at the call; what it holds afterwards is the operator's
+/// state for checkpoint `checkpoint_id`. An operator that writes nothing is stateless.
+struct StateSnapshotContext {
+  int64_t checkpoint_id = 0;
+  int64_t checkpoint_timestamp_ms = 0;  ///< processing time of the trigger
+  StateWriter& writer;
+};
+
+/// What an operator gets before its first input (Flink's `StateInitializationContext`).
+/// `reader` is null on a fresh start; otherwise it reads what this operator (same operator `id`,
+/// same subtask) wrote in `SnapshotState` of checkpoint `restored_checkpoint_id`.
+struct StateInitializationContext {
+  StateReader* reader = nullptr;
+  int64_t restored_checkpoint_id = 0;
+  bool is_restored() const { return reader != nullptr; }
+};
+
+}  // namespace tidemark
