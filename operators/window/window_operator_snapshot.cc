@@ -33,29 +33,6 @@ Window ReadWindow(StateReader& r) {
   return Window(TimeWindow(start, end));
 }
 
-using WindowTimers = std::map<Key, std::vector<std::pair<Timestamp, Window>>>;
-
-WindowTimers TimersByKey(const std::set<InternalTimer<Window>>& timers) {
-  WindowTimers out;
-  for (const InternalTimer<Window>& t : timers) {
-    out[t.key].emplace_back(t.timestamp, t.ns);
-  }
-  return out;
-}
-
-void WriteTimerList(StateWriter& w, const WindowTimers& timers, const Key& key) {
-  auto it = timers.find(key);
-  if (it == timers.end()) {
-    w.WriteU32(0);
-    return;
-  }
-  w.WriteU32(static_cast<uint32_t>(it->second.size()));
-  for (const auto& [time, window] : it->second) {
-    w.WriteI64(time);
-    WriteWindow(w, window);
-  }
-}
-
 }  // namespace
 
 template <typename K>
@@ -147,14 +124,10 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
   }
   trigger_state_.ForEach(
       [&](const Key& k, const Window&, const std::string&, int64_t) { keys.push_back(k); });
-  const WindowTimers event_timers = TimersByKey(timer_service_->EventTimeTimers());
-  const WindowTimers processing_timers = TimersByKey(timer_service_->ProcessingTimeTimers());
-  for (const auto& [k, t] : event_timers) {
-    keys.push_back(k);
-  }
-  for (const auto& [k, t] : processing_timers) {
-    keys.push_back(k);
-  }
+  const TimersByKey<Window> event_timers(timer_service_->EventTimeTimers());
+  const TimersByKey<Window> processing_timers(timer_service_->ProcessingTimeTimers());
+  event_timers.AppendKeys(keys);
+  processing_timers.AppendKeys(keys);
   if (int_store_) {
     int_store_->keys.ForEach(
         [&](int, int64_t k, const SlicedKeyState&) { keys.push_back(Key{Value(k)}); });
@@ -201,8 +174,8 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
       w.WriteString(name);
       w.WriteI64(v);
     }
-    WriteTimerList(w, event_timers, key);
-    WriteTimerList(w, processing_timers, key);
+    event_timers.Write(w, key, WriteWindow);
+    processing_timers.Write(w, key, WriteWindow);
     const int64_t* int_key = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
     if (int_store_ && int_key != nullptr) {
       WriteSlicedKey(w, *int_store_, *int_key);
@@ -272,20 +245,8 @@ void WindowOperator::InitializeState(StateInitializationContext& context) {
       const std::string name = r.ReadString();
       trigger_state_.Set(key, window, name, r.ReadI64());
     }
-    for (int domain = 0; domain < 2; ++domain) {
-      const uint32_t n_timers = r.ReadU32();
-      for (uint32_t i = 0; i < n_timers; ++i) {
-        InternalTimer<Window> t;
-        t.timestamp = r.ReadI64();
-        t.key = key;
-        t.ns = ReadWindow(r);
-        if (domain == 0) {
-          timer_service_->RestoreEventTimeTimer(t);
-        } else {
-          timer_service_->RestoreProcessingTimeTimer(t);
-        }
-      }
-    }
+    ReadKeyTimers(r, key, *timer_service_, false, ReadWindow);
+    ReadKeyTimers(r, key, *timer_service_, true, ReadWindow);
     if (r.ReadBool()) {
       if (int_store_) {
         const int64_t* k = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;

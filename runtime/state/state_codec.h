@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "runtime/core/stream_record.h"
 #include "runtime/state/key_groups.h"
 #include "runtime/state/state_serializer.h"
+#include "runtime/time/internal_timer_service.h"
 
 namespace tidemark {
 
@@ -75,6 +77,61 @@ void ReadKeyGroups(StateReader& reader, int max_parallelism, KeyGroupRange range
       }
     }
     reader.EndSection();
+  }
+}
+
+/// The timers of an `InternalTimerService` grouped by key, for writing them inside each key's
+/// entry of `WriteKeyGroups`. `write_ns(writer, ns)` writes one namespace.
+template <typename N>
+class TimersByKey {
+ public:
+  explicit TimersByKey(const std::set<InternalTimer<N>>& timers) {
+    for (const InternalTimer<N>& t : timers) {
+      by_key_[t.key].emplace_back(t.timestamp, t.ns);
+    }
+  }
+  /// Adds every key with a timer to `keys`.
+  void AppendKeys(std::vector<Key>& keys) const {
+    for (const auto& [k, t] : by_key_) {
+      keys.push_back(k);
+    }
+  }
+  /// `U32` count, then per timer (ascending) `I64` time and the namespace.
+  template <typename WriteNs>
+  void Write(StateWriter& writer, const Key& key, WriteNs&& write_ns) const {
+    auto it = by_key_.find(key);
+    if (it == by_key_.end()) {
+      writer.WriteU32(0);
+      return;
+    }
+    writer.WriteU32(static_cast<uint32_t>(it->second.size()));
+    for (const auto& [time, ns] : it->second) {
+      writer.WriteI64(time);
+      write_ns(writer, ns);
+    }
+  }
+
+ private:
+  std::map<Key, std::vector<std::pair<Timestamp, N>>> by_key_;
+};
+
+/// Reads what `TimersByKey::Write` wrote for `key`, re-registering each timer in `service`
+/// (event time, or processing time when `processing_time`). `read_ns(reader)` returns one
+/// namespace.
+template <typename N, typename ReadNs>
+void ReadKeyTimers(StateReader& reader, const Key& key, InternalTimerService<N>& service,
+                   bool processing_time, ReadNs&& read_ns) {
+  const uint32_t n = reader.ReadU32();
+  for (uint32_t i = 0; i < n; ++i) {
+    InternalTimer<N> t;
+    t.timestamp = reader.ReadI64();
+    t.key = key;
+    t.ns = read_ns(reader);
+    if (processing_time) {
+      service.RestoreProcessingTimeTimer(t);
+    } else {
+      service.RestoreEventTimeTimer(t);
+    }
   }
 }
 
