@@ -2,6 +2,7 @@
 // (between records, with open windows and pending timers) the restored run's output equals the
 // uninterrupted run's (tests/testing/snapshot_round_trip.h).
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 
 #include "operators/window/window_operator.h"
 #include "runtime/core/errors.h"
+#include "runtime/state/key_groups.h"
 #include "runtime/time/manual_processing_time_service.h"
 #include "tests/testing/collecting_output.h"
 #include "tests/testing/snapshot_round_trip.h"
@@ -260,6 +262,98 @@ TEST(WindowSnapshotTest, CorruptOrForeignSnapshotsAreStateCorrupt) {
   }
   // A snapshot of another configuration (sliced, 4 aggregates) into an avg operator.
   EXPECT_THROW(restore(general.factory, bytes), StateCorrupt);
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Rescaling: a snapshot of one subtask restored into two (subtasks 0 and 1 of 2) keeps in each
+// exactly the key groups it owns; with the remaining records routed by key group, the two
+// restored operators together emit exactly the records the single operator would have.
+TEST(WindowSnapshotTest, KeyGroupsRestoreIntoTwoSubtasksAfterRescaling) {
+  for (const bool string_keys : {false, true}) {
+    for (const bool sliced : {true, false}) {
+      SCOPED_TRACE(std::string(string_keys ? "string" : "int64") + " keys, " +
+                   (sliced ? "sliced" : "per-window"));
+      WindowSpec spec = Tumbling(1000, 500);
+      if (!sliced) {
+        spec.aggregates.push_back(Agg("avg", "v", "avg_v"));
+      }
+      const Built b = Build(spec, string_keys ? FieldType::kString : FieldType::kInt64);
+      ASSERT_EQ(b.sliced, sliced);
+      const std::vector<ScriptStep> script = TumblingScript(string_keys);
+      const testing::ScriptRun whole = testing::RunScript(b.factory, script);
+      for (size_t cut = 0; cut <= script.size(); ++cut) {
+        SCOPED_TRACE("cut " + std::to_string(cut));
+        testing::CollectingOutput out;
+        ManualProcessingTimeService clock;
+        auto open = [&](int subtask, int parallelism) {
+          auto op = b.factory();
+          OperatorContext ctx;
+          ctx.subtask_index = subtask;
+          ctx.parallelism = parallelism;
+          ctx.output = &out;
+          ctx.processing_time = &clock;
+          op->Open(ctx);
+          return op;
+        };
+        auto run_step = [](StreamOperator& op, const ScriptStep& s) {
+          ScriptStep step = s;
+          if (step.kind == ScriptStep::Kind::kElement) {
+            op.ProcessElement(step.record, 0);
+          } else if (step.kind == ScriptStep::Kind::kWatermark) {
+            op.ProcessWatermark(Watermark{step.time}, 0);
+          } else if (step.kind == ScriptStep::Kind::kEndInput) {
+            op.EndInput(0);
+            op.Finish();
+          }
+        };
+        auto single = open(0, 1);
+        for (size_t i = 0; i < cut; ++i) {
+          run_step(*single, script[i]);
+        }
+        StateWriter writer;
+        StateSnapshotContext snap{1, 0, writer};
+        single->SnapshotState(snap);
+        single->Close();
+        std::unique_ptr<StreamOperator> parts[2] = {open(0, 2), open(1, 2)};
+        for (auto& part : parts) {
+          StateReader reader(writer.bytes());
+          StateInitializationContext init{&reader, 1};
+          part->InitializeState(init);
+        }
+        for (size_t i = cut; i < script.size(); ++i) {
+          const ScriptStep& s = script[i];
+          if (s.kind == ScriptStep::Kind::kElement) {
+            const int group = KeyGroupForHash(KeyHash64(Key{s.record.row[0]}), 128);
+            run_step(*parts[OperatorIndexForKeyGroup(128, 2, group)], s);
+          } else {
+            run_step(*parts[0], s);
+            run_step(*parts[1], s);
+          }
+        }
+        std::vector<std::string> records;
+        std::vector<std::string> expected;
+        for (const StreamRecord& r : out.Records()) {
+          records.push_back(testing::DescribeRecord(r));
+        }
+        for (const std::string& e : whole.main) {
+          if (e.rfind("record(", 0) == 0) {
+            expected.push_back(e);
+          }
+        }
+        std::sort(records.begin(), records.end());
+        std::sort(expected.begin(), expected.end());
+        EXPECT_EQ(records, expected);
+        if (::testing::Test::HasFailure()) {
+          return;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
