@@ -1,5 +1,9 @@
 #pragma once
 
+#include <cstdint>
+#include <memory>
+
+#include "operators/keyed_process_operator.h"
 #include "runtime/graph/operator_registry.h"
 
 namespace tidemark {
@@ -11,6 +15,9 @@ void RegisterOperatorBuiltins(OperatorRegistry& registry);
 
 /// `dedup`, `inactivity`, `timer-probe` (keyed process functions with timers) and `union`.
 void RegisterProcessBuiltins(OperatorRegistry& registry);
+/// The function of `type: dedup` (keeps a key's first record, drops the key's records within
+/// `within_ms` of it; event or processing time), for tests of the operator it runs in.
+std::unique_ptr<KeyedProcessFunction> MakeDedupFunction(int64_t within_ms, bool event_time);
 
 /// `interval-join` and `window-join` (two inputs: left = inputs[0], right = inputs[1]).
 void RegisterJoinBuiltins(OperatorRegistry& registry);

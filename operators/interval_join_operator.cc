@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/state/state_codec.h"
 
 namespace tidemark {
 
@@ -119,6 +120,91 @@ void IntervalJoinOperator::OnEventTime(const InternalTimer<int>& timer) {
   if (it->second.left.empty() && it->second.right.empty()) {
     state_.erase(it);
   }
+}
+
+namespace {
+
+void WriteBuffer(StateWriter& w, const std::map<Timestamp, std::vector<Row>>& buffer) {
+  w.WriteU32(static_cast<uint32_t>(buffer.size()));
+  for (const auto& [ts, rows] : buffer) {
+    w.WriteI64(ts);
+    w.WriteU32(static_cast<uint32_t>(rows.size()));
+    for (const Row& row : rows) {
+      w.WriteRow(row);
+    }
+  }
+}
+
+void ReadBuffer(StateReader& r, std::map<Timestamp, std::vector<Row>>& buffer) {
+  const uint32_t n = r.ReadU32();
+  for (uint32_t i = 0; i < n; ++i) {
+    std::vector<Row>& rows = buffer[r.ReadI64()];
+    const uint32_t m = r.ReadU32();
+    for (uint32_t j = 0; j < m; ++j) {
+      rows.push_back(r.ReadRow());
+    }
+  }
+}
+
+void WriteSide(StateWriter& w, const int& side) { w.WriteU8(static_cast<uint8_t>(side)); }
+int ReadSide(StateReader& r) {
+  const uint8_t side = r.ReadU8();
+  if (side > 1) {
+    throw StateCorrupt("interval join snapshot: a timer of input " + std::to_string(side));
+  }
+  return side;
+}
+
+}  // namespace
+
+void IntervalJoinOperator::SnapshotState(StateSnapshotContext& context) {
+  StateWriter& w = context.writer;
+  w.BeginSection("interval-join", 1);
+  w.WriteI64(input_watermarks_[0]);
+  w.WriteI64(input_watermarks_[1]);
+  w.WriteI64(combined_watermark_);
+  w.WriteI64(num_late_records_dropped_);
+  std::vector<Key> keys;
+  for (const auto& [k, ks] : state_) {
+    keys.push_back(k);
+  }
+  const TimersByKey<int> timers(timer_service_->EventTimeTimers());
+  timers.AppendKeys(keys);
+  WriteKeyGroups(w, context_.max_parallelism, std::move(keys), [&](const Key& key) {
+    auto it = state_.find(key);
+    static const KeyState kEmpty;
+    const KeyState& ks = it == state_.end() ? kEmpty : it->second;
+    WriteBuffer(w, ks.left);
+    WriteBuffer(w, ks.right);
+    timers.Write(w, key, WriteSide);
+  });
+  w.EndSection();
+}
+
+void IntervalJoinOperator::InitializeState(StateInitializationContext& context) {
+  if (!context.is_restored()) {
+    return;
+  }
+  StateReader& r = *context.reader;
+  r.BeginSection("interval-join", 1);
+  input_watermarks_[0] = r.ReadI64();
+  input_watermarks_[1] = r.ReadI64();
+  combined_watermark_ = r.ReadI64();
+  timer_service_->RestoreWatermark(combined_watermark_);
+  num_late_records_dropped_ = r.ReadI64();
+  const OperatorContext& c = context_;
+  ReadKeyGroups(r, c.max_parallelism,
+                KeyGroupRangeForOperator(c.max_parallelism, c.parallelism, c.subtask_index),
+                [&](const Key& key) {
+                  KeyState ks;
+                  ReadBuffer(r, ks.left);
+                  ReadBuffer(r, ks.right);
+                  if (!ks.left.empty() || !ks.right.empty()) {
+                    state_[key] = std::move(ks);
+                  }
+                  ReadKeyTimers(r, key, *timer_service_, false, ReadSide);
+                });
+  r.EndSection();
 }
 
 std::vector<Timestamp> IntervalJoinOperator::BufferedTimestamps(const Key& key, int input) const {

@@ -57,6 +57,11 @@ class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, pub
   void ProcessWatermark(Watermark watermark, int input) override;
   void Close() override;
   int NumInputs() const override { return 2; }
+  /// Section "interval-join" (version 1): the inputs' and the combined watermark, the late
+  /// count, then per key group (`WriteKeyGroups`) each key's buffered left and right rows by
+  /// timestamp and its cleanup timers. Restore keeps the key groups this subtask owns.
+  void SnapshotState(StateSnapshotContext& context) override;
+  void InitializeState(StateInitializationContext& context) override;
 
   void OnEventTime(const InternalTimer<int>& timer) override;
   void OnProcessingTime(const InternalTimer<int>& /*timer*/) override {}

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "runtime/core/errors.h"
+#include "runtime/state/state_codec.h"
 
 namespace tidemark {
 
@@ -155,6 +156,72 @@ void KeyedProcessOperator::ProcessWatermarkStatus(WatermarkStatus status, int in
     status_ = next;
     output().EmitWatermarkStatus(next);
   }
+}
+
+namespace {
+void WriteVoid(StateWriter&, const VoidNamespace&) {}
+VoidNamespace ReadVoid(StateReader&) { return {}; }
+}  // namespace
+
+void KeyedProcessOperator::SnapshotState(StateSnapshotContext& context) {
+  StateWriter& w = context.writer;
+  w.BeginSection("keyed-process", 1);
+  w.WriteI64(input_watermarks_[0]);
+  w.WriteI64(input_watermarks_[1]);
+  w.WriteI64(combined_watermark_);
+  w.WriteI64(timer_service_->CurrentWatermark());
+  w.WriteBool(input_idle_[0]);
+  w.WriteBool(input_idle_[1]);
+  w.WriteBool(status_ == WatermarkStatus::kIdle);
+  std::vector<Key> keys;
+  for (const auto& [k, values] : state_) {
+    keys.push_back(k);
+  }
+  const TimersByKey<VoidNamespace> event_timers(timer_service_->EventTimeTimers());
+  const TimersByKey<VoidNamespace> processing_timers(timer_service_->ProcessingTimeTimers());
+  event_timers.AppendKeys(keys);
+  processing_timers.AppendKeys(keys);
+  WriteKeyGroups(w, context_.max_parallelism, std::move(keys), [&](const Key& key) {
+    auto it = state_.find(key);
+    w.WriteU32(it == state_.end() ? 0 : static_cast<uint32_t>(it->second.size()));
+    if (it != state_.end()) {
+      for (const auto& [name, value] : it->second) {
+        w.WriteString(name);
+        w.WriteValue(value);
+      }
+    }
+    event_timers.Write(w, key, WriteVoid);
+    processing_timers.Write(w, key, WriteVoid);
+  });
+  w.EndSection();
+}
+
+void KeyedProcessOperator::InitializeState(StateInitializationContext& context) {
+  if (!context.is_restored()) {
+    return;
+  }
+  StateReader& r = *context.reader;
+  r.BeginSection("keyed-process", 1);
+  input_watermarks_[0] = r.ReadI64();
+  input_watermarks_[1] = r.ReadI64();
+  combined_watermark_ = r.ReadI64();
+  timer_service_->RestoreWatermark(r.ReadI64());
+  input_idle_[0] = r.ReadBool();
+  input_idle_[1] = r.ReadBool();
+  status_ = r.ReadBool() ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
+  const OperatorContext& c = context_;
+  ReadKeyGroups(r, c.max_parallelism,
+                KeyGroupRangeForOperator(c.max_parallelism, c.parallelism, c.subtask_index),
+                [&](const Key& key) {
+                  const uint32_t n = r.ReadU32();
+                  for (uint32_t i = 0; i < n; ++i) {
+                    std::string name = r.ReadString();
+                    state_[key][std::move(name)] = r.ReadValue();
+                  }
+                  ReadKeyTimers(r, key, *timer_service_, false, ReadVoid);
+                  ReadKeyTimers(r, key, *timer_service_, true, ReadVoid);
+                });
+  r.EndSection();
 }
 
 void KeyedProcessOperator::FireTimer(const InternalTimer<VoidNamespace>& timer, TimeDomain domain) {

@@ -120,6 +120,13 @@ class KeyedProcessOperator : public StreamOperator,
   void ProcessWatermarkStatus(WatermarkStatus status, int input) override;
   void Close() override;
   int NumInputs() const override { return co_function_ ? 2 : 1; }
+  /// Section "keyed-process" (version 1): the inputs' and the combined watermark, idleness and
+  /// status, then per key group (`WriteKeyGroups`) each key's named state values and its event-
+  /// and processing-time timers (the dedup and inactivity built-ins keep everything there).
+  /// Restore keeps the key groups this subtask owns. State a function keeps in its own members
+  /// is not snapshotted.
+  void SnapshotState(StateSnapshotContext& context) override;
+  void InitializeState(StateInitializationContext& context) override;
 
   void OnEventTime(const InternalTimer<VoidNamespace>& timer) override;
   void OnProcessingTime(const InternalTimer<VoidNamespace>& timer) override;

@@ -259,6 +259,10 @@ CompiledOperator CompileUnion(const CompileContext& ctx) {
 
 }  // namespace
 
+std::unique_ptr<KeyedProcessFunction> MakeDedupFunction(int64_t within_ms, bool event_time) {
+  return std::make_unique<DedupFunction>(within_ms, event_time);
+}
+
 void RegisterProcessBuiltins(OperatorRegistry& registry) {
   registry.Register("dedup", CompileDedup);
   registry.Register("inactivity", CompileInactivity);

@@ -53,6 +53,35 @@ void WindowJoinOperator::Close() {
   inner_->Close();
 }
 
+void WindowJoinOperator::SnapshotState(StateSnapshotContext& context) {
+  StateWriter& w = context.writer;
+  w.BeginSection("window-join", 1);
+  w.WriteI64(input_watermarks_[0]);
+  w.WriteI64(input_watermarks_[1]);
+  w.WriteI64(combined_);
+  w.WriteBool(idle_[0]);
+  w.WriteBool(idle_[1]);
+  w.WriteBool(status_ == WatermarkStatus::kIdle);
+  inner_->SnapshotState(context);
+  w.EndSection();
+}
+
+void WindowJoinOperator::InitializeState(StateInitializationContext& context) {
+  if (!context.is_restored()) {
+    return;
+  }
+  StateReader& r = *context.reader;
+  r.BeginSection("window-join", 1);
+  input_watermarks_[0] = r.ReadI64();
+  input_watermarks_[1] = r.ReadI64();
+  combined_ = r.ReadI64();
+  idle_[0] = r.ReadBool();
+  idle_[1] = r.ReadBool();
+  status_ = r.ReadBool() ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
+  inner_->InitializeState(context);
+  r.EndSection();
+}
+
 void WindowJoinOperator::ProcessElement(StreamRecord& record, int input) {
   const int side = input == 1 ? 1 : 0;
   const std::vector<int>& slots = side == 0 ? options_.left_key_slots : options_.right_key_slots;

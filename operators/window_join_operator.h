@@ -39,6 +39,10 @@ class WindowJoinOperator : public StreamOperator {
   void ProcessWatermarkStatus(WatermarkStatus status, int input) override;
   void Close() override;
   int NumInputs() const override { return 2; }
+  /// Section "window-join" (version 1): the inputs' and the combined watermark, idleness and
+  /// status, then the inner window operator's snapshot (its panes hold both sides' rows).
+  void SnapshotState(StateSnapshotContext& context) override;
+  void InitializeState(StateInitializationContext& context) override;
 
   int64_t num_late_records_dropped() const { return inner_->num_late_records_dropped(); }
 

@@ -25,19 +25,41 @@ class SplitMix64 {
   int64_t Below(int64_t n) { return static_cast<int64_t>(Next() % static_cast<uint64_t>(n)); }
   /// Uniform in (0, 1].
   double Unit() { return static_cast<double>((Next() >> 11) + 1) * 0x1.0p-53; }
+  uint64_t state() const { return state_; }
 
  private:
   uint64_t state_;
 };
 
+// A split and its position, section "datagen-split" (version 1): index, records emitted, the
+// random stream's state, and the processing time its schedule counts from (kMinTimestamp: the
+// reader's start, for a split not read yet).
 class DatagenSplit : public SourceSplit {
  public:
   explicit DatagenSplit(int64_t index) : index_(index) {}
+  DatagenSplit(int64_t index, int64_t emitted, uint64_t rng, Timestamp origin)
+      : index_(index), emitted_(emitted), rng_(rng), origin_(origin), positioned_(true) {}
   std::string SplitId() const override { return fmt::format("split-{}", index_); }
   int64_t index() const { return index_; }
+  int64_t emitted() const { return emitted_; }
+  uint64_t rng() const { return rng_; }
+  Timestamp origin() const { return origin_; }
+  bool positioned() const { return positioned_; }
+  void WriteTo(StateWriter& writer) const override {
+    writer.BeginSection("datagen-split", 1);
+    writer.WriteI64(index_);
+    writer.WriteI64(emitted_);
+    writer.WriteI64(static_cast<int64_t>(rng_));
+    writer.WriteI64(origin_);
+    writer.EndSection();
+  }
 
  private:
   int64_t index_;
+  int64_t emitted_ = 0;
+  uint64_t rng_ = 0;
+  Timestamp origin_ = kMinTimestamp;
+  bool positioned_ = false;
 };
 
 class DatagenReader : public SplitReaderBase {
@@ -53,7 +75,13 @@ class DatagenReader : public SplitReaderBase {
     for (auto& s : splits) {
       auto* d = dynamic_cast<DatagenSplit*>(s.get());
       TM_CHECK(d != nullptr, "datagen reader got a foreign split");
-      State st{d->index(), d->SplitId(), SplitMix64(Seed(d->index())), {}, 0, nullptr};
+      State st{d->index(), d->SplitId(), SplitMix64(Seed(d->index())), {}, 0, nullptr,
+               kMinTimestamp};
+      if (d->positioned()) {
+        st.rng = SplitMix64(d->rng());
+        st.emitted = d->emitted();
+        st.origin = d->origin();
+      }
       for (const IdlePeriodSpec& p : spec_.idle_periods) {
         if (p.split == d->index()) {
           st.idle.push_back(p);
@@ -86,7 +114,7 @@ class DatagenReader : public SplitReaderBase {
         any_paused = true;
         continue;
       }
-      const Timestamp due = Due(st, st.emitted);
+      const Timestamp due = Due(st, st.emitted) + Origin(st) - start_time_;
       if (next == nullptr || due < next_due) {
         next = &st;
         next_due = due;
@@ -108,7 +136,7 @@ class DatagenReader : public SplitReaderBase {
       const double mean = static_cast<double>(max) / 4.0;
       delay = std::min<int64_t>(max, static_cast<int64_t>(std::floor(-mean * std::log(st.rng.Unit()))));
     }
-    const Timestamp ts = spec_.first_timestamp_ms + next_due + st.index * spec_.skew_ms - delay;
+    const Timestamp ts = spec_.first_timestamp_ms + Due(st, st.emitted) + st.index * spec_.skew_ms - delay;
     const int64_t key = st.rng.Below(spec_.key_count);
     const int64_t value = st.rng.Below(1000);
     Row row{Value{ts}, Value{st.index}, Value{key}, Value{st.emitted}, Value{value}};
@@ -129,7 +157,22 @@ class DatagenReader : public SplitReaderBase {
     std::vector<IdlePeriodSpec> idle;
     int64_t emitted;
     SourceOutput* output;
+    Timestamp origin;  // restored: the processing time its schedule counts from
   };
+
+ public:
+  std::vector<std::unique_ptr<SourceSplit>> SnapshotState(int64_t /*checkpoint_id*/) override {
+    std::vector<std::unique_ptr<SourceSplit>> out;
+    for (const State& st : states_) {
+      if (st.emitted < spec_.count) {
+        out.push_back(std::make_unique<DatagenSplit>(st.index, st.emitted, st.rng.state(), Origin(st)));
+      }
+    }
+    return out;
+  }
+
+ private:
+  Timestamp Origin(const State& st) const { return st.origin == kMinTimestamp ? start_time_ : st.origin; }
 
   uint64_t Seed(int64_t split) const {
     return static_cast<uint64_t>(spec_.seed) * 0x100000001B3ULL + static_cast<uint64_t>(split) + 1;
@@ -194,6 +237,20 @@ std::vector<std::unique_ptr<SourceSplit>> DatagenSource::CreateSplits() const {
     out.push_back(std::make_unique<DatagenSplit>(i));
   }
   return out;
+}
+
+std::unique_ptr<SourceSplit> DatagenSource::RestoreSplit(StateReader& reader) const {
+  reader.BeginSection("datagen-split", 1);
+  const int64_t index = reader.ReadI64();
+  const int64_t emitted = reader.ReadI64();
+  const auto rng = static_cast<uint64_t>(reader.ReadI64());
+  const Timestamp origin = reader.ReadI64();
+  reader.EndSection();
+  if (index < 0 || index >= spec_.split_count || emitted < 0 || emitted > spec_.count) {
+    throw StateCorrupt(fmt::format("datagen split {} at {}: not a split position of this source",
+                                   index, emitted));
+  }
+  return std::make_unique<DatagenSplit>(index, emitted, rng, origin);
 }
 
 std::unique_ptr<SourceReader> DatagenSource::CreateReader(int /*subtask_index*/) const {

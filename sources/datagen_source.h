@@ -34,6 +34,10 @@ class DatagenSource : public Source {
   const Schema& schema() const override { return schema_; }
   std::vector<std::unique_ptr<SourceSplit>> CreateSplits() const override;
   std::unique_ptr<SourceReader> CreateReader(int subtask_index) const override;
+  /// A split with its position: records emitted, its random stream's state and the processing
+  /// time its schedule counts from, so a restored split gives the same records at the same
+  /// processing times (records overdue after a restart come at once).
+  std::unique_ptr<SourceSplit> RestoreSplit(StateReader& reader) const override;
 
   const DatagenSourceSpec& spec() const { return spec_; }
 

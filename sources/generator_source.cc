@@ -16,6 +16,29 @@ int64_t SteadyNowNs() {
       .count();
 }
 
+// The implicit split of one generator reader, section "generator-split" (version 1): id, the
+// next record index and the records emitted so far.
+class GeneratorSplit : public SourceSplit {
+ public:
+  GeneratorSplit(std::string id, int64_t next, int64_t emitted)
+      : id_(std::move(id)), next_(next), emitted_(emitted) {}
+  std::string SplitId() const override { return id_; }
+  int64_t next() const { return next_; }
+  int64_t emitted() const { return emitted_; }
+  void WriteTo(StateWriter& writer) const override {
+    writer.BeginSection("generator-split", 1);
+    writer.WriteString(id_);
+    writer.WriteI64(next_);
+    writer.WriteI64(emitted_);
+    writer.EndSection();
+  }
+
+ private:
+  std::string id_;
+  int64_t next_;
+  int64_t emitted_;
+};
+
 class GeneratorReader : public SourceReader {
  public:
   GeneratorReader(const GeneratorSource& source, int subtask_index)
@@ -28,10 +51,29 @@ class GeneratorReader : public SourceReader {
   void Start(SourceReaderContext& context) override {
     context_ = &context;
     stride_ = std::max(1, context.parallelism());
-    next_ = context.subtask_index();
+    if (!restored_) {
+      next_ = context.subtask_index();
+    }
   }
 
-  void AddSplits(std::vector<std::unique_ptr<SourceSplit>> /*splits*/) override {}
+  // Only a restored split is ever added (the source has none to assign): it sets the position.
+  void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) override {
+    for (auto& s : splits) {
+      auto* g = dynamic_cast<GeneratorSplit*>(s.get());
+      TM_CHECK(g != nullptr, "generator reader got a foreign split");
+      next_ = g->next();
+      emitted_ = g->emitted();
+      restored_ = true;
+    }
+  }
+
+  // Always the reader's one split, finished or not: a reader restored without it would start
+  // from the beginning.
+  std::vector<std::unique_ptr<SourceSplit>> SnapshotState(int64_t /*checkpoint_id*/) override {
+    std::vector<std::unique_ptr<SourceSplit>> out;
+    out.push_back(std::make_unique<GeneratorSplit>(split_id_, next_, emitted_));
+    return out;
+  }
   void NotifyNoMoreSplits() override {}
 
   InputStatus PollNext(ReaderOutput& output) override {
@@ -105,6 +147,7 @@ class GeneratorReader : public SourceReader {
   int64_t next_ = 0;
   int64_t emitted_ = 0;
   int64_t start_ns_ = 0;
+  bool restored_ = false;
   Row row_;
 };
 
@@ -126,6 +169,18 @@ GeneratorSource::GeneratorSource(const SourceSpec& spec) : spec_(spec) {
   if (spec_.latency_every > 0) {
     schema_.Add("emit_ns", FieldType::kInt64);
   }
+}
+
+std::unique_ptr<SourceSplit> GeneratorSource::RestoreSplit(StateReader& reader) const {
+  reader.BeginSection("generator-split", 1);
+  std::string id = reader.ReadString();
+  const int64_t next = reader.ReadI64();
+  const int64_t emitted = reader.ReadI64();
+  reader.EndSection();
+  if (next < 0 || emitted < 0) {
+    throw StateCorrupt(fmt::format("generator split '{}': negative position", id));
+  }
+  return std::make_unique<GeneratorSplit>(std::move(id), next, emitted);
 }
 
 std::unique_ptr<SourceReader> GeneratorSource::CreateReader(int subtask_index) const {

@@ -50,6 +50,10 @@ class GeneratorSource : public Source {
   /// One split per reader is not needed: readers partition the index space by subtask.
   std::vector<std::unique_ptr<SourceSplit>> CreateSplits() const override { return {}; }
   std::unique_ptr<SourceReader> CreateReader(int subtask_index) const override;
+  /// A reader's snapshot is its one implicit split `generator-<subtask>` with the next record
+  /// index and the count emitted (finished or not); restoring it into a reader of the same
+  /// subtask and parallelism continues the same records. Rate pacing restarts.
+  std::unique_ptr<SourceSplit> RestoreSplit(StateReader& reader) const override;
 
   const SourceSpec& spec() const { return spec_; }
 

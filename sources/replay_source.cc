@@ -14,15 +14,30 @@
 namespace tidemark {
 namespace {
 
+// A split with its position, section "replay-split" (version 1): id, the index of its first line
+// not yet replayed, and the processing time its `at`s count from (kMinTimestamp: the reader's
+// start, for a split not read yet).
 class ReplaySplit : public SourceSplit {
  public:
-  ReplaySplit(int index, std::string id) : index_(index), id_(std::move(id)) {}
+  ReplaySplit(int index, std::string id, size_t position = 0, Timestamp origin = kMinTimestamp)
+      : index_(index), id_(std::move(id)), position_(position), origin_(origin) {}
   std::string SplitId() const override { return id_; }
   int index() const { return index_; }
+  size_t position() const { return position_; }
+  Timestamp origin() const { return origin_; }
+  void WriteTo(StateWriter& writer) const override {
+    writer.BeginSection("replay-split", 1);
+    writer.WriteString(id_);
+    writer.WriteI64(static_cast<int64_t>(position_));
+    writer.WriteI64(origin_);
+    writer.EndSection();
+  }
 
  private:
   int index_;
   std::string id_;
+  size_t position_;
+  Timestamp origin_;
 };
 
 class ReplayReader : public SourceReader {
@@ -33,7 +48,8 @@ class ReplayReader : public SourceReader {
         outputs_(source.split_ids().size(), nullptr),
         mine_(source.split_ids().size(), false),
         paused_(source.split_ids().size(), false),
-        backlog_(source.split_ids().size()) {}
+        backlog_(source.split_ids().size()),
+        skip_before_(source.split_ids().size(), 0) {}
 
   void Start(SourceReaderContext& context) override {
     context_ = &context;
@@ -46,6 +62,14 @@ class ReplayReader : public SourceReader {
       TM_CHECK(r != nullptr, "replay reader got a foreign split");
       mine_[static_cast<size_t>(r->index())] = true;
       order_.push_back(r->index());
+      if (r->origin() != kMinTimestamp) {
+        // Restored: lines before its position were replayed before the snapshot. The cursor
+        // starts at the earliest restored position (the lines of one recording share it).
+        skip_before_[static_cast<size_t>(r->index())] = r->position();
+        origin_ = r->origin();
+        next_ = restored_ ? std::min(next_, r->position()) : r->position();
+        restored_ = true;
+      }
     }
   }
 
@@ -63,7 +87,8 @@ class ReplayReader : public SourceReader {
       // Events of a split paused for watermark alignment wait in its backlog, in file order.
       while (next_ < events.size()) {
         const ReplaySource::Event& c = events[next_];
-        if (c.split >= 0 && !mine_[static_cast<size_t>(c.split)]) {
+        if (c.split >= 0 && (!mine_[static_cast<size_t>(c.split)] ||
+                             next_ < skip_before_[static_cast<size_t>(c.split)])) {
           ++next_;
           continue;
         }
@@ -90,7 +115,7 @@ class ReplayReader : public SourceReader {
         break;
       }
       const ReplaySource::Event& e = events[best];
-      const Timestamp due = start_time_ + e.at_ms;
+      const Timestamp due = (restored_ ? origin_ : start_time_) + e.at_ms;
       if (context_->processing_time().GetCurrentProcessingTime() < due) {
         context_->WakeUpAt(due);
         return InputStatus::kNothingAvailable;
@@ -148,6 +173,22 @@ class ReplayReader : public SourceReader {
     return no_more_splits_ ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
   }
 
+  /// The splits not ended, each at its first line not replayed yet (the head of its backlog
+  /// when paused, else the cursor).
+  std::vector<std::unique_ptr<SourceSplit>> SnapshotState(int64_t /*checkpoint_id*/) override {
+    std::vector<std::unique_ptr<SourceSplit>> out;
+    for (int i : order_) {
+      const auto s = static_cast<size_t>(i);
+      if (registered_ && outputs_[s] == nullptr) {
+        continue;  // ended
+      }
+      const size_t position = backlog_[s].empty() ? std::max(next_, skip_before_[s]) : backlog_[s].front();
+      out.push_back(std::make_unique<ReplaySplit>(i, source_.split_ids()[s], position,
+                                                  restored_ ? origin_ : start_time_));
+    }
+    return out;
+  }
+
   /// A paused split's lines wait (their `at` passes meanwhile); after resuming they come at once,
   /// before later lines of other splits.
   void PauseOrResumeSplits(const std::vector<std::string>& pause,
@@ -176,6 +217,9 @@ class ReplayReader : public SourceReader {
   Timestamp start_time_ = 0;
   bool registered_ = false;
   bool no_more_splits_ = false;
+  std::vector<size_t> skip_before_;  // by split index: restored position (earlier lines done)
+  bool restored_ = false;            // got a restored split: `at`s count from origin_
+  Timestamp origin_ = 0;
 };
 
 }  // namespace
@@ -285,6 +329,24 @@ std::vector<std::unique_ptr<SourceSplit>> ReplaySource::CreateSplits() const {
     out.push_back(std::make_unique<ReplaySplit>(static_cast<int>(i), split_ids_[i]));
   }
   return out;
+}
+
+std::unique_ptr<SourceSplit> ReplaySource::RestoreSplit(StateReader& reader) const {
+  reader.BeginSection("replay-split", 1);
+  std::string id = reader.ReadString();
+  const int64_t position = reader.ReadI64();
+  const Timestamp origin = reader.ReadI64();
+  reader.EndSection();
+  auto it = std::find(split_ids_.begin(), split_ids_.end(), id);
+  if (it == split_ids_.end()) {
+    throw StateCorrupt(fmt::format("replay split '{}' is not a split of {}", id, path_));
+  }
+  if (position < 0 || static_cast<uint64_t>(position) > events_.size() || origin == kMinTimestamp) {
+    throw StateCorrupt(fmt::format("replay split '{}': position {} is not a line of {}", id,
+                                   position, path_));
+  }
+  return std::make_unique<ReplaySplit>(static_cast<int>(it - split_ids_.begin()), std::move(id),
+                                       static_cast<size_t>(position), origin);
 }
 
 std::unique_ptr<SourceReader> ReplaySource::CreateReader(int /*subtask_index*/) const {

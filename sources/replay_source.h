@@ -61,6 +61,10 @@ class ReplaySource : public Source {
   const Schema& schema() const override { return schema_; }
   std::vector<std::unique_ptr<SourceSplit>> CreateSplits() const override;
   std::unique_ptr<SourceReader> CreateReader(int subtask_index) const override;
+  /// A split with its position (its first line not replayed) and the processing time the `at`s
+  /// count from, so a restored reader replays the rest at the same times. A split that ended is
+  /// not in a snapshot: lines after its `end` are then skipped rather than reported.
+  std::unique_ptr<SourceSplit> RestoreSplit(StateReader& reader) const override;
 
   const std::vector<std::string>& split_ids() const { return split_ids_; }
   const std::vector<Event>& events() const { return events_; }

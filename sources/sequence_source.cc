@@ -26,14 +26,24 @@ FieldType TypeOf(const ConfigValue& v) {
   }
 }
 
+// Section "sequence-split" (version 1): the split id and the number of records already emitted.
 class SequenceSplit : public SourceSplit {
  public:
-  explicit SequenceSplit(const SequenceSplitSpec& spec) : spec_(spec) {}
+  explicit SequenceSplit(const SequenceSplitSpec& spec, int64_t emitted = 0)
+      : spec_(spec), emitted_(emitted) {}
   std::string SplitId() const override { return spec_.id; }
   const SequenceSplitSpec& spec() const { return spec_; }
+  int64_t emitted() const { return emitted_; }
+  void WriteTo(StateWriter& writer) const override {
+    writer.BeginSection("sequence-split", 1);
+    writer.WriteString(spec_.id);
+    writer.WriteI64(emitted_);
+    writer.EndSection();
+  }
 
  private:
   const SequenceSplitSpec& spec_;  // owned by the SequenceSource, which outlives the job
+  int64_t emitted_;                // the position: records of the split already emitted
 };
 
 class SequenceReader : public SplitReaderBase {
@@ -51,12 +61,26 @@ class SequenceReader : public SplitReaderBase {
       TM_CHECK(seq != nullptr, "sequence reader got a foreign split");
       State st;
       st.spec = &seq->spec();
+      st.emitted = seq->emitted();
       st.constants.reserve(st.spec->fields.size());
       for (const auto& [name, value] : st.spec->fields) {
         st.constants.push_back(ToValue(value));
       }
       states_.push_back(std::move(st));
     }
+  }
+
+  // The unfinished splits with their positions, starting with the one the round-robin reads
+  // next: restored in this order, a fresh reader continues the same interleaving.
+  std::vector<std::unique_ptr<SourceSplit>> SnapshotState(int64_t /*checkpoint_id*/) override {
+    std::vector<std::unique_ptr<SourceSplit>> out;
+    for (size_t i = 0; i < states_.size(); ++i) {
+      const State& st = states_[(next_ + i) % states_.size()];
+      if (st.emitted < st.spec->count) {
+        out.push_back(std::make_unique<SequenceSplit>(*st.spec, st.emitted));
+      }
+    }
+    return out;
   }
 
 
@@ -171,6 +195,23 @@ std::vector<std::unique_ptr<SourceSplit>> SequenceSource::CreateSplits() const {
     out.push_back(std::make_unique<SequenceSplit>(s));
   }
   return out;
+}
+
+std::unique_ptr<SourceSplit> SequenceSource::RestoreSplit(StateReader& reader) const {
+  reader.BeginSection("sequence-split", 1);
+  const std::string id = reader.ReadString();
+  const int64_t emitted = reader.ReadI64();
+  reader.EndSection();
+  for (const SequenceSplitSpec& s : spec_.splits) {
+    if (s.id == id) {
+      if (emitted < 0 || emitted > s.count) {
+        throw StateCorrupt(fmt::format("sequence split '{}': position {} outside [0, {}]", id,
+                                       emitted, s.count));
+      }
+      return std::make_unique<SequenceSplit>(s, emitted);
+    }
+  }
+  throw StateCorrupt(fmt::format("sequence split '{}' is not a split of this source", id));
 }
 
 std::unique_ptr<SourceReader> SequenceSource::CreateReader(int /*subtask_index*/) const {

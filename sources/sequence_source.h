@@ -28,6 +28,10 @@ class SequenceSource : public Source {
   const Schema& schema() const override { return schema_; }
   std::vector<std::unique_ptr<SourceSplit>> CreateSplits() const override;
   std::unique_ptr<SourceReader> CreateReader(int subtask_index) const override;
+  /// A split with its position (records already emitted); its reader snapshots its unfinished
+  /// splits in the order its round-robin reads them next. Pacing restarts with the restored
+  /// reader (the records and their timestamps are those of the uninterrupted run).
+  std::unique_ptr<SourceSplit> RestoreSplit(StateReader& reader) const override;
 
   const SourceSpec& spec() const { return spec_; }
 

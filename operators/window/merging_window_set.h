@@ -37,6 +37,11 @@ class MergingWindowSet {
   /// Removes `window` (cleaned up, or late on arrival).
   void RetireWindow(const Window& window) { mapping_.erase(window); }
 
+  /// Restore from a snapshot: puts back an in-flight `window` stored under `state_window`.
+  void RestoreWindow(const Window& window, const Window& state_window) {
+    mapping_[window] = state_window;
+  }
+
   bool empty() const { return mapping_.empty(); }
   const std::map<Window, Window>& mapping() const { return mapping_; }
 

@@ -38,6 +38,13 @@ class TriggerStateStore {
   void Clear(const Key& key, const Window& w, const std::string& name);
   /// Number of stored values (all keys, windows and names).
   size_t size() const { return values_.size(); }
+  /// Calls `f(key, window, name, value)` for every value, in (key, window, name) order.
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const auto& [k, v] : values_) {
+      f(std::get<0>(k), std::get<1>(k), std::get<2>(k), v);
+    }
+  }
 
  private:
   using StateKey = std::tuple<Key, Window, std::string>;

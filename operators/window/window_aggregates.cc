@@ -50,6 +50,21 @@ class AggregateState : public WindowState {
     MergeInto(aggregates_, accumulators_.data(), other.accumulators_.data());
   }
 
+  void WriteTo(StateWriter& writer) const override {
+    writer.WriteU32(static_cast<uint32_t>(accumulators_.size()));
+    for (const Accumulator& a : accumulators_) {
+      WriteAccumulator(writer, a);
+    }
+  }
+  void ReadFrom(StateReader& reader) override {
+    if (reader.ReadU32() != accumulators_.size()) {
+      throw StateCorrupt("window state: the snapshot has another number of aggregates");
+    }
+    for (Accumulator& a : accumulators_) {
+      a = ReadAccumulator(reader);
+    }
+  }
+
   const std::vector<Accumulator>& accumulators() const { return accumulators_; }
   std::vector<Accumulator>& mutable_accumulators() { return accumulators_; }
 
@@ -258,6 +273,32 @@ void AggregatingWindowFunction::Accumulate(AggregateAccumulator* accs,
 void AggregatingWindowFunction::MergeAccumulators(AggregateAccumulator* into,
                                                   const AggregateAccumulator* from) const {
   AggregateState::MergeInto(aggregates_, into, from);
+}
+
+void WriteAccumulator(StateWriter& writer, const AggregateAccumulator& acc) {
+  writer.WriteI64(acc.count);
+  writer.WriteI64(acc.int_sum);
+  writer.WriteF64(acc.double_sum);
+  writer.WriteValue(acc.value);
+  writer.WriteI64(static_cast<int64_t>(acc.seq));
+}
+
+AggregateAccumulator ReadAccumulator(StateReader& reader) {
+  AggregateAccumulator acc;
+  acc.count = reader.ReadI64();
+  acc.int_sum = reader.ReadI64();
+  acc.double_sum = reader.ReadF64();
+  acc.value = reader.ReadValue();
+  acc.seq = static_cast<uint64_t>(reader.ReadI64());
+  return acc;
+}
+
+void AggregatingWindowFunction::WriteFunctionState(StateWriter& writer) const {
+  writer.WriteI64(static_cast<int64_t>(arrivals_));
+}
+
+void AggregatingWindowFunction::ReadFunctionState(StateReader& reader) {
+  arrivals_ = static_cast<uint64_t>(reader.ReadI64());
 }
 
 std::unique_ptr<WindowState> AggregatingWindowFunction::CreateStateFrom(

@@ -38,6 +38,11 @@ struct AggregateAccumulator {
   uint64_t seq = 0;
 };
 
+/// Snapshot form of an accumulator: `I64` count, `I64` int_sum, `F64` double_sum, the value
+/// (`WriteValue`), `I64` seq.
+void WriteAccumulator(StateWriter& writer, const AggregateAccumulator& acc);
+AggregateAccumulator ReadAccumulator(StateReader& reader);
+
 /// The window function of `type: window` operators: incremental accumulators (Flink's
 /// AggregateFunction) for count / sum / min / max / avg / first / last, NULLs ignored
 /// (`count` without a field counts records). Result row per firing:
@@ -72,6 +77,10 @@ class AggregatingWindowFunction : public WindowFunction {
                            std::vector<Row>& out) const;
   /// A state of this function holding a copy of `accs`.
   std::unique_ptr<WindowState> CreateStateFrom(const AggregateAccumulator* accs) const;
+
+  /// The arrival counter (`I64`): restored, first / last keep ordering across the restore.
+  void WriteFunctionState(StateWriter& writer) const override;
+  void ReadFunctionState(StateReader& reader) override;
 
  private:
   std::vector<ResolvedAggregate> aggregates_;

@@ -1,12 +1,28 @@
 #include "operators/window/window_function.h"
 
 #include "runtime/core/errors.h"
+#include "runtime/state/state_codec.h"
 
 namespace tidemark {
 
 void ListWindowState::MergeFrom(const WindowState& other) {
   const auto& o = static_cast<const ListWindowState&>(other);
   elements_.insert(elements_.end(), o.elements_.begin(), o.elements_.end());
+}
+
+void ListWindowState::WriteTo(StateWriter& writer) const {
+  writer.WriteU32(static_cast<uint32_t>(elements_.size()));
+  for (const StreamRecord& r : elements_) {
+    WriteRecord(writer, r);
+  }
+}
+
+void ListWindowState::ReadFrom(StateReader& reader) {
+  const uint32_t n = reader.ReadU32();
+  elements_.clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    elements_.push_back(ReadRecord(reader));
+  }
 }
 
 void BufferingWindowFunction::Process(const Context& ctx, const WindowState& state,

@@ -8,6 +8,7 @@
 #include "runtime/core/key.h"
 #include "runtime/core/row.h"
 #include "runtime/core/stream_record.h"
+#include "runtime/state/state_serializer.h"
 
 namespace tidemark {
 
@@ -24,6 +25,15 @@ class WindowState {
   /// Folds `other` into this (session windows merging). `other` was created by the same
   /// function and is discarded afterwards.
   virtual void MergeFrom(const WindowState& other) = 0;
+  /// Writes the pane's contents for a snapshot (values, not layout). Default: throws `Error`
+  /// (a state kind that cannot be snapshotted fails the checkpoint).
+  virtual void WriteTo(StateWriter& /*writer*/) const {
+    throw Error("this window state cannot be snapshotted");
+  }
+  /// Replaces the contents with what `WriteTo` wrote. Errors: `StateCorrupt`.
+  virtual void ReadFrom(StateReader& /*reader*/) {
+    throw StateCorrupt("this window state cannot be restored");
+  }
 };
 
 /// Turns a window's contents into result rows when its trigger fires. Mirrors Flink's
@@ -47,6 +57,10 @@ class WindowFunction {
   /// Appends the window's results to `out` (zero or more rows).
   virtual void Process(const Context& ctx, const WindowState& state,
                        std::vector<Row>& out) const = 0;
+  /// State the function keeps across panes (an arrival counter ordering first / last), written
+  /// into and read from the operator's snapshot. Default: none.
+  virtual void WriteFunctionState(StateWriter& /*writer*/) const {}
+  virtual void ReadFunctionState(StateReader& /*reader*/) {}
 };
 
 /// A `WindowState` that keeps every element in arrival order (Flink's ListState).
@@ -54,6 +68,9 @@ class ListWindowState : public WindowState {
  public:
   void Add(const StreamRecord& record) override { elements_.push_back(record); }
   void MergeFrom(const WindowState& other) override;
+  /// `U32` count, then each element (`WriteRecord`).
+  void WriteTo(StateWriter& writer) const override;
+  void ReadFrom(StateReader& reader) override;
   const std::vector<StreamRecord>& elements() const { return elements_; }
 
  private:

@@ -142,6 +142,17 @@ class WindowOperator : public StreamOperator,
   void ProcessElement(StreamRecord& record, int input) override;
   void ProcessWatermark(Watermark watermark, int input) override;
   void Close() override;
+  /// Writes section "window-operator" (version 1): the path (sliced or per-window), the current
+  /// watermark, the late / fired counters and the function's own state, then the keyed state per
+  /// key group (`WriteKeyGroups`): per key its panes, in-flight sessions, firing counts, trigger
+  /// state, event- and processing-time timers, and on the sliced path its slices, next firing,
+  /// live timer and late firing counts. Timers of the sliced path are rebuilt from each key's live
+  /// timer on restore.
+  void SnapshotState(StateSnapshotContext& context) override;
+  /// Restores what `SnapshotState` wrote, keeping only the key groups this subtask owns.
+  /// Errors: `StateCorrupt` for bytes it cannot read or a snapshot of another configuration
+  /// (sliced path versus not, number of aggregates).
+  void InitializeState(StateInitializationContext& context) override;
 
   // Triggerable<Window>: timers of the operator's timer service.
   void OnEventTime(const InternalTimer<Window>& timer) override;
@@ -202,6 +213,10 @@ class WindowOperator : public StreamOperator,
   template <typename K>
   void RebuildWindowsFromSlices(SlicedStore<K>& store);
   void MigrateToKeyStore();
+  template <typename K>
+  void WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const K& key);
+  template <typename K>
+  void ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const K& key);
   KeyGroupRange OwnedKeyGroups() const;
   const SlicedKeyState* FindSlicedKey(const Key& key) const;
   void FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,

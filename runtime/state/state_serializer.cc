@@ -141,3 +141,23 @@ void StateReader::EndSection() {
 }
 
 }  // namespace tidemark
+
+#include "runtime/state/state_codec.h"
+
+namespace tidemark {
+
+void WriteRecord(StateWriter& writer, const StreamRecord& record) {
+  writer.WriteBool(record.has_timestamp);
+  writer.WriteI64(record.timestamp);
+  writer.WriteRow(record.row);
+}
+
+StreamRecord ReadRecord(StateReader& reader) {
+  StreamRecord r;
+  r.has_timestamp = reader.ReadBool();
+  r.timestamp = reader.ReadI64();
+  r.row = reader.ReadRow();
+  return r;
+}
+
+}  // namespace tidemark

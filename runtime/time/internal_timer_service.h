@@ -147,6 +147,22 @@ class InternalTimerService {
     processing_timers_.erase(Timer{time, key_context_.GetCurrentKey(), ns});
   }
 
+  /// Restore from a snapshot (`InitializeState`), before any element: sets the current
+  /// watermark without firing anything.
+  void RestoreWatermark(Timestamp time) { current_watermark_ = time; }
+  /// Restore: re-registers an event-time timer of `timer.key` (not the current key).
+  void RestoreEventTimeTimer(const Timer& timer) { event_timers_.insert(timer); }
+  /// Restore: re-registers a processing-time timer of `timer.key`, moving the wake-up earlier
+  /// when needed (a timer already due fires at the next wake-up of the processing-time service).
+  void RestoreProcessingTimeTimer(const Timer& timer) {
+    const Timestamp old_head =
+        processing_timers_.empty() ? kMaxTimestamp : processing_timers_.begin()->timestamp;
+    if (processing_timers_.insert(timer).second && (timer.timestamp < old_head || !wake_up_)) {
+      CancelWakeUp();
+      ScheduleWakeUp(processing_timers_.begin()->timestamp);
+    }
+  }
+
   /// Sets the current watermark to `time`, then fires every due event-time timer (see class doc).
   void AdvanceWatermark(Timestamp time) {
     current_watermark_ = time;

@@ -34,6 +34,14 @@ class CollectingOutput : public Output {
   std::vector<Timestamp> Watermarks() const;
   /// Records sent to side output `tag` (empty when none).
   std::vector<StreamRecord> SideOutput(std::string_view tag) const;
+  /// The side-output tags that received records, in order.
+  std::vector<std::string> SideOutputTags() const {
+    std::vector<std::string> tags;
+    for (const auto& [tag, records] : side_outputs_) {
+      tags.push_back(tag);
+    }
+    return tags;
+  }
   /// "record(<row json>@<ts>)", "watermark(<ts>)", "status(IDLE)", one per element, for
   /// readable assertion failures.
   std::vector<std::string> Describe() const;
