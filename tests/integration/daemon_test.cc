@@ -568,7 +568,6 @@ operators:
       max-out-of-orderness: 0ms
       timestamp-field: ts
       idleness: 100ms
-      alignment: {group: g, max-drift: 1h, update-interval: 100ms}  # never pauses; reports its drift
   - id: w
     type: one-ms-per-record
     input: src
@@ -605,7 +604,42 @@ operators:
       std::chrono::seconds(10)))
       << last.dump();
 
-  // /metrics mid-run parses as Prometheus text and has every golden name.
+  // /metrics mid-run parses as Prometheus text and has every golden name: with a second job
+  // beside it whose window has an input watermark.
+  const std::string windowed = SubmitYaml(R"(name: windowed
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 1ms
+      splits: [{id: a, start: 0s, step: 10ms, count: 100000000}]
+    watermarks:
+      strategy: bounded-out-of-orderness
+      max-out-of-orderness: 0ms
+      timestamp-field: ts
+      alignment: {group: g, max-drift: 1h, update-interval: 100ms}  # never pauses; reports its drift
+  - id: windows
+    type: window
+    input: src
+    window: {assigner: tumbling, size: 1s, aggregate: [count]}
+  - id: out
+    type: sink
+    input: windows
+    sink: {type: checksum}
+)");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        last = JobJson(windowed);
+        for (const auto& t : last["tasks"]) {
+          if (t["name"] == "windows -> out" && !t["subtasks"][0]["input-watermark"].is_null()) {
+            return last["tasks"][0]["subtasks"][0]["operators"][0]["metrics"].contains("watermarkAlignmentDrift");
+          }
+        }
+        return false;
+      },
+      std::chrono::seconds(10)))
+      << last.dump();
   const std::string text = Client().Request("GET", "/metrics").body;
   const std::string file = dir_.path() + "/metrics.txt";
   std::ofstream(file) << text;
@@ -613,8 +647,10 @@ operators:
   for (std::string_view n : MetricFamilyNames()) {
     names += " " + std::string(n);
   }
-  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
-  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(5)));
+  for (const std::string& job : {id, windowed}) {
+    ASSERT_EQ(Client().Request("DELETE", "/jobs/" + job).status, 202);
+    ASSERT_TRUE(jobs_->WaitForJob(job, std::chrono::seconds(5)));
+  }
   const int rc = std::system(fmt::format("/usr/bin/python3 tests/integration/check_prometheus_text.py {}{} > {} 2>&1",
                                          file, names, dir_.path() + "/parse.out")
                                  .c_str());
