@@ -609,6 +609,24 @@ void SourceOperator::Close() {
 namespace tidemark {
 
 void SourceOperator::CollectMetrics(MetricsWriter& out) const {
+  // Not opened (a later operator of the chain failed to open first): no clock yet.
+  const Timestamp now = context_.processing_time != nullptr ? processing_time().GetCurrentProcessingTime() : 0;
+  // Flink's sourceIdleTime: how long the source has not emitted a record (to this sample's
+  // resolution: metrics are collected every ~200 ms).
+  int64_t records = 0;
+  for (const auto& [id, split] : split_outputs_) {
+    records += split->records();
+  }
+  if (records != metrics_records_seen_ || last_record_seen_at_ == kMinTimestamp) {
+    metrics_records_seen_ = records;
+    last_record_seen_at_ = now;
+  }
+  out.Gauge("sourceIdleTime", std::max<int64_t>(0, now - last_record_seen_at_));
+  if (aligned() && max_allowed_ != kMaxTimestamp && latest_watermark_ != kMinTimestamp) {
+    // Flink's watermarkAlignmentDrift: how far this source's watermark is ahead of the group's
+    // minimum (the announced maximum allowed watermark is that minimum plus the max drift).
+    out.Gauge("watermarkAlignmentDrift", latest_watermark_ - (max_allowed_ - strategy_->alignment()->max_drift_ms));
+  }
   out.Gauge("currentOutputWatermark", latest_watermark_);
   out.Gauge("idle", IsIdle() ? 1 : 0);
   out.Gauge("waitingForAlignment", waiting_for_alignment_ ? 1 : 0);
@@ -621,13 +639,24 @@ void SourceOperator::CollectMetrics(MetricsWriter& out) const {
     if (id.empty()) {
       continue;  // the reader's main output, not a split
     }
+    bool idle = false;
     if (multiplexer_) {
       if (auto view = multiplexer_->ViewOutput(id)) {
         out.Gauge("split." + id + ".watermark", view->watermark);
         out.Gauge("split." + id + ".idle", view->idle ? 1 : 0);
+        idle = view->idle;
       }
     }
-    out.Gauge("split." + id + ".paused", paused_splits_.count(id) > 0 ? 1 : 0);
+    const bool paused = paused_splits_.count(id) > 0;
+    out.Gauge("split." + id + ".paused", paused ? 1 : 0);
+    // Flink's split activeTimeMsPerSecond / idleTimeMsPerSecond / pausedTimeMsPerSecond, from the
+    // state seen at each sample (paused wins over idle).
+    TimeAccounting& time = split_time_[id];
+    time.Enter(paused ? 2 : idle ? 1 : 0, now);
+    const TimeAccounting::PerSecond per_second = time.Sample(now);
+    out.Gauge("split." + id + ".activeTimeMsPerSecond", per_second[0]);
+    out.Gauge("split." + id + ".idleTimeMsPerSecond", per_second[1]);
+    out.Gauge("split." + id + ".pausedTimeMsPerSecond", per_second[2]);
     if (std::optional<int64_t> bound = split->CurrentOutOfOrdernessMs()) {
       out.Gauge("split." + id + ".currentOutOfOrdernessMs", *bound);
     }

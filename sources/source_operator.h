@@ -14,6 +14,7 @@
 #include "runtime/eventtime/watermark_strategy.h"
 #include "runtime/eventtime/watermark_to_data_output.h"
 #include "runtime/task/source_operator_base.h"
+#include "runtime/task/time_accounting.h"
 #include "sources/source_reader.h"
 
 namespace tidemark {
@@ -184,6 +185,12 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   int num_splits_ = 0;  ///< splits ever assigned (Flink's numSplits)
   std::map<std::string, Timestamp> split_watermarks_;
   std::set<std::string> paused_splits_;
+
+  // Metrics sampled on each CollectMetrics (task thread): Flink's sourceIdleTime and the split
+  // active / idle / paused time (TimeAccounting states 0 / 1 / 2).
+  mutable int64_t metrics_records_seen_ = -1;
+  mutable Timestamp last_record_seen_at_ = kMinTimestamp;
+  mutable std::map<std::string, TimeAccounting> split_time_;
 };
 
 }  // namespace tidemark

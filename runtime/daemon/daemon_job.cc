@@ -4,10 +4,49 @@
 
 namespace tidemark {
 
+namespace {
+
+const char* ShipStrategy(Partitioning p) {
+  switch (p) {
+    case Partitioning::kForward:
+      return "FORWARD";
+    case Partitioning::kRebalance:
+      return "REBALANCE";
+    case Partitioning::kHash:
+      return "HASH";
+    case Partitioning::kBroadcast:
+      return "BROADCAST";
+    case Partitioning::kDefault:
+      break;
+  }
+  return "FORWARD";
+}
+
+}  // namespace
+
 std::vector<DaemonJobVertex> VerticesOf(const JobGraph& graph) {
+  // The chains as JobExecution builds them: a vertex whose only input is chained joins its
+  // upstream's task; the task is named by its operators in topological order.
+  const size_t n = graph.vertices.size();
+  std::vector<int> head_of(n, -1);
+  std::vector<std::string> chain_name(n);
+  for (const JobVertex& v : graph.vertices) {
+    const auto inputs = graph.InputsOf(v.id);
+    const bool chained = inputs.size() == 1 && graph.IsChained(*inputs[0]);
+    const int head = chained ? head_of[static_cast<size_t>(inputs[0]->from)] : v.id;
+    head_of[static_cast<size_t>(v.id)] = head;
+    std::string& name = chain_name[static_cast<size_t>(head)];
+    name += (name.empty() ? "" : " -> ") + v.spec.id;
+  }
   std::vector<DaemonJobVertex> out;
   for (const JobVertex& v : graph.vertices) {
-    out.push_back({v.spec.id, v.spec.type, v.parallelism});
+    DaemonJobVertex d{v.spec.id, v.spec.type, v.parallelism,
+                      chain_name[static_cast<size_t>(head_of[static_cast<size_t>(v.id)])], {}};
+    for (const JobEdge* e : graph.InputsOf(v.id)) {
+      d.inputs.push_back({graph.vertices[static_cast<size_t>(e->from)].spec.id, ShipStrategy(e->partitioning),
+                          e->side_output, graph.IsChained(*e)});
+    }
+    out.push_back(std::move(d));
   }
   return out;
 }

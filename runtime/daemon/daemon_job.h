@@ -14,11 +14,21 @@
 
 namespace tidemark {
 
+/// One input edge of a vertex (Flink's JobEdge as the plan shows it).
+struct DaemonJobInput {
+  std::string from;          ///< the upstream operator's id
+  std::string partitioning;  ///< Flink's ship strategy: FORWARD, REBALANCE, HASH, BROADCAST
+  std::string side_output;   ///< empty: the upstream's main output
+  bool chained = false;      ///< fused into the upstream's task (records pass by direct call)
+};
+
 /// One vertex (operator) of a job as `status` lists it; fixed when the job is compiled.
 struct DaemonJobVertex {
   std::string id;    ///< operator id from the YAML
   std::string type;  ///< operator type, e.g. "window"
   int parallelism = 1;
+  std::string task;  ///< the task (chain) that runs it, as SubtaskMetrics::task names it
+  std::vector<DaemonJobInput> inputs{};
 };
 
 /// One file a job's sink writes, for the daemon's output-path ownership between running jobs.

@@ -12,6 +12,7 @@
 
 #include "config/diagnostic.h"
 #include "runtime/core/logging.h"
+#include "runtime/daemon/prometheus_metrics.h"
 #include "runtime/graph/job_graph.h"
 
 namespace tidemark {
@@ -48,21 +49,6 @@ std::vector<std::string> SplitLines(const std::string& text) {
       out.push_back(text.substr(start, end - start));
     }
     start = end + 1;
-  }
-  return out;
-}
-
-std::string PromEscape(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
   }
   return out;
 }
@@ -178,7 +164,18 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
   entry->start_ms = NowMs();
   entry->vertices = nlohmann::json::array();
   for (const DaemonJobVertex& v : entry->job->Vertices()) {
-    entry->vertices.push_back({{"id", v.id}, {"type", v.type}, {"parallelism", v.parallelism}});
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const DaemonJobInput& in : v.inputs) {
+      inputs.push_back({{"id", in.from},
+                        {"ship_strategy", in.partitioning},
+                        {"side-output", in.side_output.empty() ? nlohmann::json(nullptr) : nlohmann::json(in.side_output)},
+                        {"chained", in.chained}});
+    }
+    entry->vertices.push_back({{"id", v.id},
+                               {"type", v.type},
+                               {"parallelism", v.parallelism},
+                               {"task", v.task},
+                               {"inputs", std::move(inputs)}});
   }
   // The files it writes, as one path each however they were spelled (relative to the daemon's
   // directory, through symbolic links): another running job writing one of them would interleave
@@ -432,8 +429,13 @@ nlohmann::json JobManager::TasksJson(const std::vector<SubtaskMetrics>& metrics)
                      {"output-watermark", WatermarkJson(o.output_watermark)},
                      {"metrics", std::move(gauges)}});
     }
+    nlohmann::json task_metrics = nlohmann::json::object();
+    for (const auto& [name, value] : m.task_gauges) {
+      task_metrics[name] = value;
+    }
     task["subtasks"].push_back({{"subtask", m.subtask_index},
                                 {"records-in", m.records_in},
+                                {"metrics", std::move(task_metrics)},
                                 {"input-watermark", WatermarkJson(m.input_watermark)},
                                 {"finished", m.finished},
                                 {"operators", std::move(ops)}});
@@ -514,60 +516,24 @@ nlohmann::json JobManager::OverviewJson() const {
 }
 
 std::string JobManager::PrometheusText() const {
+  DaemonMetricCounts counts;
   std::vector<std::pair<std::shared_ptr<Entry>, std::shared_ptr<DaemonJob>>> entries;
-  std::string out;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    out += "# HELP tidemark_jobs_running Jobs currently running.\n# TYPE tidemark_jobs_running gauge\n";
-    out += fmt::format("tidemark_jobs_running {}\n", running_);
-    out += "# HELP tidemark_jobs_retained Jobs listed (running and kept history).\n"
-           "# TYPE tidemark_jobs_retained gauge\n";
-    out += fmt::format("tidemark_jobs_retained {}\n", jobs_.size());
-    out += "# HELP tidemark_jobs_submitted_total Jobs accepted since start.\n"
-           "# TYPE tidemark_jobs_submitted_total counter\n";
-    out += fmt::format("tidemark_jobs_submitted_total {}\n", submitted_total_);
-    out += "# HELP tidemark_jobs_rejected_total Submissions refused by the running-jobs limit.\n"
-           "# TYPE tidemark_jobs_rejected_total counter\n";
-    out += fmt::format("tidemark_jobs_rejected_total {}\n", rejected_total_);
-    out += "# HELP tidemark_jobs_expired_total Finished jobs dropped from the history by age.\n"
-           "# TYPE tidemark_jobs_expired_total counter\n";
-    out += fmt::format("tidemark_jobs_expired_total {}\n", expired_total_);
-    out += "# HELP tidemark_jobs_ended_total Jobs ended since start, by final state.\n"
-           "# TYPE tidemark_jobs_ended_total counter\n";
-    out += fmt::format("tidemark_jobs_ended_total{{state=\"FINISHED\"}} {}\n", finished_total_);
-    out += fmt::format("tidemark_jobs_ended_total{{state=\"FAILED\"}} {}\n", failed_total_);
-    out += fmt::format("tidemark_jobs_ended_total{{state=\"CANCELED\"}} {}\n", canceled_total_);
+    counts = DaemonMetricCounts{static_cast<int64_t>(running_), static_cast<int64_t>(jobs_.size()),
+                                submitted_total_, rejected_total_, expired_total_, finished_total_,
+                                failed_total_, canceled_total_};
     for (const auto& [id, e] : jobs_) {
       if (!e->ended) {
         entries.emplace_back(e, e->job);
       }
     }
   }
-  out += "# HELP tidemark_task_records_in_total Records into a running subtask.\n"
-         "# TYPE tidemark_task_records_in_total counter\n";
-  std::string wm = "# HELP tidemark_operator_output_watermark_ms Last watermark an operator emitted.\n"
-                   "# TYPE tidemark_operator_output_watermark_ms gauge\n";
-  std::string gauges = "# HELP tidemark_operator_gauge An operator's own figure (label metric: "
-                       "numLateRecordsDropped, split.<id>.watermark, ...); watermarks in ms.\n"
-                       "# TYPE tidemark_operator_gauge gauge\n";
+  std::vector<JobMetricsSample> jobs;
   for (const auto& [e, job] : entries) {
-    for (const SubtaskMetrics& m : job->Metrics()) {
-      const std::string labels = fmt::format("job_id=\"{}\",job_name=\"{}\",task=\"{}\",subtask=\"{}\"", e->id,
-                                             PromEscape(e->name), PromEscape(m.task), m.subtask_index);
-      out += fmt::format("tidemark_task_records_in_total{{{}}} {}\n", labels, m.records_in);
-      for (const OperatorMetrics& o : m.operators) {
-        if (o.output_watermark != kMinTimestamp) {
-          wm += fmt::format("tidemark_operator_output_watermark_ms{{{},operator=\"{}\"}} {}\n", labels,
-                            PromEscape(o.name), o.output_watermark);
-        }
-        for (const auto& [name, value] : o.gauges) {
-          gauges += fmt::format("tidemark_operator_gauge{{{},operator=\"{}\",metric=\"{}\"}} {}\n", labels,
-                                PromEscape(o.name), PromEscape(name), value);
-        }
-      }
-    }
+    jobs.push_back(JobMetricsSample{e->id, e->name, e->start_ms, job->Metrics()});
   }
-  return out + wm + gauges;
+  return PrometheusExposition(counts, jobs, NowMs());
 }
 
 JobManager::CancelStatus JobManager::Cancel(const std::string& id) {

@@ -15,6 +15,7 @@
 
 #include "runtime/core/asio.h"
 #include "runtime/core/logging.h"
+#include "runtime/daemon/rest_views.h"
 #include "runtime/daemon/worker.h"
 
 namespace tidemark {
@@ -79,6 +80,11 @@ std::string QueryParam(std::string_view query, std::string_view key) {
     pos = amp + 1;
   }
   return {};
+}
+
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 bool ValidJobId(std::string_view id) {
@@ -146,6 +152,50 @@ Response Route(JobManager& jobs, const Request& req) {
         case S::kInternalError:
           return ErrorResponse(http::status::internal_server_error, r.errors);
       }
+    }
+    if (parts.size() == 2 && parts[0] == "jobs" && parts[1] == "overview") {
+      if (verb != http::verb::get) {
+        return not_allowed();
+      }
+      std::vector<nlohmann::json> details;
+      const nlohmann::json list = jobs.ListJson();  // kept: a range over a temporary's member dangles
+      for (const nlohmann::json& summary : list["jobs"]) {
+        if (auto j = jobs.JobJson(summary.value("jid", ""))) {
+          details.push_back(std::move(*j));
+        }
+      }
+      return JsonResponse(http::status::ok, JobsOverviewJson(details));
+    }
+    if ((parts.size() == 3 && parts[2] == "plan") || ((parts.size() == 4 || parts.size() == 5) && parts[2] == "vertices")) {
+      if (parts[0] != "jobs") {
+        return ErrorResponse(http::status::not_found, {"not found"});
+      }
+      if (verb != http::verb::get) {
+        return not_allowed();
+      }
+      const std::string id(parts[1]);
+      std::optional<nlohmann::json> job = ValidJobId(id) ? jobs.JobJson(id) : std::nullopt;
+      if (!job) {
+        return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
+      }
+      if (parts.size() == 3) {
+        return JsonResponse(http::status::ok, PlanJson(*job));
+      }
+      const std::string vid = UrlDecode(parts[3]);
+      std::optional<nlohmann::json> view;
+      if (parts.size() == 4) {
+        view = VertexJson(*job, vid, NowMillis());
+      } else if (parts[4] == "watermarks") {
+        view = VertexWatermarksJson(*job, vid);
+      } else if (parts[4] == "backpressure") {
+        view = VertexBackPressureJson(*job, vid, NowMillis());
+      } else {
+        return ErrorResponse(http::status::not_found, {"not found"});
+      }
+      if (!view) {
+        return ErrorResponse(http::status::not_found, {fmt::format("no such vertex: {}", vid)});
+      }
+      return JsonResponse(http::status::ok, *view);
     }
     if ((parts.size() == 2 || parts.size() == 3) && parts[0] == "jobs") {
       const std::string id(parts[1]);
@@ -329,6 +379,10 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
       return;
     }
     Request req = parser_->release();
+    if (const Response* asset = StaticAssetFor(req)) {
+      Send(*asset, !req.keep_alive());
+      return;
+    }
     if (tcp_) {
       const auto auth = req[http::field::authorization];
       const std::string expected = "Bearer " + opts_.bearer_token;
@@ -341,6 +395,24 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     }
     Response res = Route(jobs_, req);
     Send(std::move(res), !req.keep_alive());
+  }
+
+  // The response for a GET of a static asset, or null. Built once per asset path and connection.
+  const Response* StaticAssetFor(const Request& req) {
+    if (req.method() != http::verb::get || opts_.static_assets.empty()) {
+      return nullptr;
+    }
+    std::string_view target(req.target().data(), req.target().size());
+    target = target.substr(0, target.find('?'));
+    auto it = opts_.static_assets.find(std::string(target));
+    if (it == opts_.static_assets.end()) {
+      return nullptr;
+    }
+    asset_ = MakeResponse(http::status::ok, std::string(it->second.body), it->second.content_type.c_str());
+    asset_.set(http::field::cache_control, "no-cache");
+    asset_.set("X-Content-Type-Options", "nosniff");
+    asset_.set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:");
+    return &asset_;
   }
 
   void Send(Response res, bool close) {
@@ -376,6 +448,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Response> res_;
+  Response asset_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,12 @@
 #include "runtime/daemon/job_manager.h"
 
 namespace tidemark {
+
+/// A file the daemon serves as is (the web dashboard's HTML, JS, CSS), built into the binary.
+struct StaticAsset {
+  std::string content_type;  ///< e.g. "text/html; charset=utf-8"
+  std::string_view body;     ///< borrowed: static storage
+};
 
 /// How the daemon listens. At least one of `socket_path` and `tcp_port >= 0` must be set.
 struct RestServerOptions {
@@ -35,6 +42,10 @@ struct RestServerOptions {
   /// the server accepts again as soon as an open connection ends.
   size_t max_connections = 4096;
   std::chrono::milliseconds idle_timeout{30000};  ///< a connection idle (or slow) this long is closed
+  /// GET paths served from memory ("/" is the dashboard's page), before any REST route and
+  /// without the bearer token: they carry no job data, and a browser cannot send a header when
+  /// it opens a page. The page asks for the token and sends it with every API request.
+  std::map<std::string, StaticAsset> static_assets{};
 };
 
 /// The daemon's REST endpoint (Flink's RestServerEndpoint / WebMonitorEndpoint): HTTP/1.1 with
@@ -49,6 +60,13 @@ struct RestServerOptions {
 ///     DELETE /jobs/{id}, PATCH /jobs/{id}  -> cancel: 202; 409 when already ended
 ///     GET    /metrics              -> Prometheus text
 ///     GET    /overview             -> counts and limits
+///     GET    /jobs/overview        -> Flink's job overview (state, duration, task counts)
+///     GET    /jobs/{id}/plan       -> the DAG: one node per task (chain), inputs with ship strategy
+///     GET    /jobs/{id}/vertices/{vid}              -> subtasks with records, watermarks, metrics
+///     GET    /jobs/{id}/vertices/{vid}/watermarks   -> [{"id": "0.currentInputWatermark", "value"}]
+///     GET    /jobs/{id}/vertices/{vid}/backpressure -> ok / low / high per subtask and vertex
+///     GET    /, static assets      -> the web dashboard (RestServerOptions::static_assets)
+///     (views: rest_views.h)
 ///
 /// Errors are JSON `{"errors": ["..."]}` as in Flink's REST API. Malformed requests get 400, bodies
 /// over the limit 413, then the connection is closed; the server keeps serving. Unix-socket peers

@@ -113,8 +113,12 @@ nlohmann::json MetricsToJson(const std::vector<SubtaskMetrics>& metrics) {
       }
       ops.push_back(nlohmann::json::array({o.name, o.records_out, o.output_watermark, std::move(gauges)}));
     }
-    out.push_back(nlohmann::json::array(
-        {m.task, m.subtask_index, m.records_in, m.input_watermark, m.finished, std::move(ops)}));
+    nlohmann::json task_gauges = nlohmann::json::array();
+    for (const auto& [name, value] : m.task_gauges) {
+      task_gauges.push_back(nlohmann::json::array({name, value}));
+    }
+    out.push_back(nlohmann::json::array({m.task, m.subtask_index, m.records_in, m.input_watermark, m.finished,
+                                         std::move(ops), std::move(task_gauges)}));
   }
   return out;
 }
@@ -137,6 +141,11 @@ std::vector<SubtaskMetrics> MetricsFromJson(const nlohmann::json& j) {
         op.gauges.emplace_back(g.at(0).get<std::string>(), g.at(1).get<int64_t>());
       }
       m.operators.push_back(std::move(op));
+    }
+    if (s.size() > 6) {
+      for (const nlohmann::json& g : s.at(6)) {
+        m.task_gauges.emplace_back(g.at(0).get<std::string>(), g.at(1).get<int64_t>());
+      }
     }
     out.push_back(std::move(m));
   }

@@ -392,7 +392,7 @@ std::vector<SubtaskMetrics> JobExecution::Metrics() const {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const StreamTask& t = *tasks_[i];
-    SubtaskMetrics m{t.name(), t.subtask_index(), t.records_in(), kMinTimestamp, task_finished_[i], {}};
+    SubtaskMetrics m{t.name(), t.subtask_index(), t.records_in(), kMinTimestamp, task_finished_[i], {}, {}};
     std::vector<MetricsWriter::Gauges> gauges = t.PublishedGauges();
     for (size_t o = 0; o < t.num_operators(); ++o) {
       m.operators.push_back(OperatorMetrics{t.operator_name(o), t.operator_output(o).records_out(),
@@ -402,6 +402,7 @@ std::vector<SubtaskMetrics> JobExecution::Metrics() const {
     // After the outputs: the input watermark only grows, and the task publishes it before its
     // operators see it, so no operator shows an output ahead of this input.
     m.input_watermark = t.input_watermark();
+    m.task_gauges = t.PublishedTaskGauges();
     out.push_back(std::move(m));
   }
   return out;

@@ -41,6 +41,9 @@ struct SubtaskMetrics {
   Timestamp input_watermark = kMinTimestamp;
   bool finished = false;
   std::vector<OperatorMetrics> operators;
+  /// The task's own figures (StreamTask::PublishedTaskGauges): busyTimeMsPerSecond,
+  /// idleTimeMsPerSecond, backPressuredTimeMsPerSecond, numRecordsInPerSecond.
+  MetricsWriter::Gauges task_gauges;
 };
 
 /// The running form of a JobGraph (Flink's ExecutionGraph): one StreamTask per (chain, subtask),

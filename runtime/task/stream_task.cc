@@ -242,7 +242,14 @@ bool StreamTask::Begin() {
 
 StreamTask::TurnResult StreamTask::Turn() {
   TurnResult result;
+  time_accounting_.Enter(kBusyTime, AccountingNow());
   RecordFailure([&] { result = TurnOrThrow(); });
+  // The wait that follows the turn (sleeping, or the driver stepping other tasks) is idle or
+  // back-pressured time.
+  time_accounting_.Enter(result.wait == TurnResult::Wait::kIdle           ? kIdleTime
+                         : result.wait == TurnResult::Wait::kBackpressure ? kBackPressuredTime
+                                                                          : kBusyTime,
+                         AccountingNow());
   if (failed_ || cancelled_) {
     result.progressed = true;
     result.ended = true;
@@ -323,8 +330,33 @@ void StreamTask::PublishMetrics() {
     c.op->CollectMetrics(w);
     gauges.push_back(w.Take());
   }
+  MetricsWriter::Gauges task = TaskGauges();
   std::lock_guard<std::mutex> lock(metrics_mu_);
   published_gauges_ = std::move(gauges);
+  published_task_gauges_ = std::move(task);
+}
+
+MetricsWriter::Gauges StreamTask::TaskGauges() {
+  const int64_t now = AccountingNow();
+  const TimeAccounting::PerSecond t = time_accounting_.Sample(now);
+  const int64_t records = records_in();
+  if (rate_window_start_ms_ == kMinTimestamp) {
+    rate_window_start_ms_ = now;
+    rate_window_records_ = records;
+  } else if (now - rate_window_start_ms_ >= 1000) {
+    records_in_per_second_ = (records - rate_window_records_) * 1000 / (now - rate_window_start_ms_);
+    rate_window_start_ms_ = now;
+    rate_window_records_ = records;
+  }
+  return {{"busyTimeMsPerSecond", t[kBusyTime]},
+          {"idleTimeMsPerSecond", t[kIdleTime]},
+          {"backPressuredTimeMsPerSecond", t[kBackPressuredTime]},
+          {"numRecordsInPerSecond", records_in_per_second_}};
+}
+
+MetricsWriter::Gauges StreamTask::PublishedTaskGauges() const {
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  return published_task_gauges_;
 }
 
 Timestamp StreamTask::input_watermark() const {

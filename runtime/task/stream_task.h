@@ -18,6 +18,7 @@
 #include "runtime/task/source_operator_base.h"
 #include "runtime/task/status_watermark_valve.h"
 #include "runtime/task/stream_operator.h"
+#include "runtime/task/time_accounting.h"
 #include "runtime/task/watermark_trace.h"
 #include "runtime/time/processing_time_service.h"
 
@@ -252,6 +253,11 @@ class StreamTask {
   /// The figures last published by the task (every ~200 ms of wall time while running, and at
   /// its end): per operator in chain order, its `CollectMetrics` gauges. Thread-safe.
   std::vector<MetricsWriter::Gauges> PublishedGauges() const;
+  /// The task's own figures, published with the operators' (Flink's task-level MetricNames):
+  /// `busyTimeMsPerSecond`, `idleTimeMsPerSecond`, `backPressuredTimeMsPerSecond` (a turn is
+  /// busy; the wait after it idle or back-pressured; summing to 1000 over a window of at least
+  /// one second of the task's processing time) and `numRecordsInPerSecond`. Thread-safe.
+  MetricsWriter::Gauges PublishedTaskGauges() const;
   /// The task's input watermark, live: the minimum its valves emitted (kMinTimestamp for sources
   /// or before any). Read it after the operators' output watermarks for a consistent picture
   /// (an output never ahead of its input). Thread-safe.
@@ -314,10 +320,19 @@ class StreamTask {
   std::string failure_;
   std::atomic<int64_t> records_in_{0};
   void PublishMetrics();
+  MetricsWriter::Gauges TaskGauges();  // samples the time accounting; task thread
+  int64_t AccountingNow() const { return pts_ ? pts_->GetCurrentProcessingTime() : 0; }
+  static constexpr size_t kBusyTime = 0, kIdleTime = 1, kBackPressuredTime = 2;  // TimeAccounting states
   std::chrono::steady_clock::time_point next_publish_{};
   mutable std::mutex metrics_mu_;
   std::vector<MetricsWriter::Gauges> published_gauges_;  // guarded by metrics_mu_  // written by the mailbox thread only
   std::chrono::steady_clock::time_point last_flush_{};  // source tasks: last timed batch flush
+  // Task time accounting (task thread; published under metrics_mu_).
+  TimeAccounting time_accounting_;
+  int64_t rate_window_start_ms_ = kMinTimestamp;
+  int64_t rate_window_records_ = 0;
+  int64_t records_in_per_second_ = 0;
+  MetricsWriter::Gauges published_task_gauges_;  // guarded by metrics_mu_
 };
 
 }  // namespace tidemark

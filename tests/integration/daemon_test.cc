@@ -30,6 +30,7 @@
 #include "runtime/core/timestamp.h"
 #include "runtime/daemon/daemon_client.h"
 #include "runtime/daemon/job_manager.h"
+#include "runtime/daemon/prometheus_metrics.h"
 #include "runtime/daemon/rest_server.h"
 #include "runtime/daemon/worker.h"
 #include "tools/tidemarkd/local_job_factory.h"
@@ -99,6 +100,16 @@ class SegfaultAtThird : public KeyedProcessFunction {
   int seen_ = 0;
 };
 
+/// A user operator type that takes 1 ms per record (a throttled downstream, e.g. a sink writing
+/// to a slow external system): whatever feeds it faster is back-pressured.
+class OneMsPerRecord : public KeyedProcessFunction {
+ public:
+  void ProcessElement(const StreamRecord& record, ProcessContext& ctx) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ctx.Collect(record.row, record.timestamp);
+  }
+};
+
 template <class Function>
 void RegisterForwarding(OperatorRegistry& registry, const std::string& type) {
   RegisterKeyedProcessType(registry, type, [](const Schema& input, const OperatorParams& params) {
@@ -110,11 +121,12 @@ void RegisterForwarding(OperatorRegistry& registry, const std::string& type) {
   });
 }
 
-/// The built-ins plus `throw-at-third` and `segfault-at-third`.
+/// The built-ins plus `throw-at-third`, `segfault-at-third` and `one-ms-per-record`.
 std::shared_ptr<const OperatorRegistry> TestRegistry() {
   auto registry = std::make_shared<OperatorRegistry>(BuiltinRegistry());
   RegisterForwarding<ThrowAtThird>(*registry, "throw-at-third");
   RegisterForwarding<SegfaultAtThird>(*registry, "segfault-at-third");
+  RegisterForwarding<OneMsPerRecord>(*registry, "one-ms-per-record");
   return registry;
 }
 
@@ -489,6 +501,164 @@ operators:
       << status.out;
   ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
   ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(2)));
+}
+
+TEST_F(DaemonTest, FlinkRoutesShowThePlanTheVerticesAndTheirFinalWatermarks) {
+  CliResult submit = Cli("submit --wait jobs/two_splits_operator.yaml");
+  ASSERT_EQ(submit.rc, 0) << submit.err;
+  const std::string id = Lines(submit.out)[0];
+  const json plan = json::parse(Client().Request("GET", "/jobs/" + id + "/plan").body)["plan"];
+  ASSERT_EQ(plan["nodes"].size(), 2u) << plan.dump();
+  EXPECT_EQ(plan["nodes"][0]["id"], "source");
+  EXPECT_EQ(plan["nodes"][0]["description"], "source -> assign");
+  EXPECT_TRUE(plan["nodes"][0]["inputs"].empty());
+  EXPECT_EQ(plan["nodes"][1]["id"], "windows");
+  EXPECT_EQ(plan["nodes"][1]["description"], "windows -> fired -> late");
+  EXPECT_EQ(plan["nodes"][1]["operators"].size(), 3u);
+  ASSERT_EQ(plan["nodes"][1]["inputs"].size(), 1u);
+  EXPECT_EQ(plan["nodes"][1]["inputs"][0]["id"], "source");
+  EXPECT_EQ(plan["nodes"][1]["inputs"][0]["ship_strategy"], "HASH") << plan.dump();
+
+  const json wms = json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/windows/watermarks").body);
+  EXPECT_EQ(wms, json::parse(fmt::format(R"([{{"id": "0.currentInputWatermark", "value": "{}"}}])", kMaxTimestamp)));
+  const json v = json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/windows").body);
+  ASSERT_EQ(v["subtasks"].size(), 1u);
+  EXPECT_EQ(v["subtasks"][0]["status"], "FINISHED");
+  EXPECT_EQ(v["subtasks"][0]["records-in"], 400);
+  EXPECT_EQ(v["subtasks"][0]["operators"][0]["metrics"]["numLateRecordsSideOutput"], 197);
+  const json bp = json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/source/backpressure").body);
+  EXPECT_EQ(bp["status"], "ok");
+  EXPECT_EQ(bp["subtasks"].size(), 1u);
+  const json overview = json::parse(Client().Request("GET", "/jobs/overview").body);
+  ASSERT_EQ(overview["jobs"].size(), 1u);
+  EXPECT_EQ(overview["jobs"][0]["state"], "FINISHED");
+  EXPECT_EQ(overview["jobs"][0]["tasks"], json::parse(R"({"total": 2, "running": 0, "finished": 2})"));
+  EXPECT_EQ(Client().Request("GET", "/jobs/" + id + "/vertices/nope").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/jobs/" + id + "/vertices/windows/nope").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff/plan").status, 404);
+  EXPECT_EQ(Client().Request("DELETE", "/jobs/" + id + "/plan").status, 405);
+}
+
+// The figures of a running subtask's head task, by task name prefix; empty until reported.
+json TaskMetrics(const json& job, const std::string& task_prefix) {
+  for (const auto& t : job["tasks"]) {
+    if (t["name"].get<std::string>().rfind(task_prefix, 0) == 0 && !t["subtasks"].empty()) {
+      return t["subtasks"][0]["metrics"];
+    }
+  }
+  return json::object();
+}
+
+TEST_F(DaemonTest, ASlowDownstreamBackPressuresItsSourceAndAnIdleSplitIsIdle) {
+  // The throttled operator before the sink takes 1 ms per record, far slower than the source,
+  // whose channel fills; one split of the source emits nothing (idle after 100 ms).
+  const std::string id = SubmitYaml(R"(name: back-pressured
+operators:
+  - id: src
+    type: source
+    source:
+      type: datagen
+      splits: 2
+      count: 1000000000
+      rate: 100000000
+      keys: 1000
+      idle-periods: [{split: 1, start: 0s, end: 100000h}]
+    watermarks:
+      strategy: bounded-out-of-orderness
+      max-out-of-orderness: 0ms
+      timestamp-field: ts
+      idleness: 100ms
+  - id: w
+    type: one-ms-per-record
+    input: src
+    key-by: [key]
+  - id: out
+    type: sink
+    input: w
+    sink: {type: checksum}
+)");
+  json last;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        last = JobJson(id);
+        const json m = TaskMetrics(last, "src");
+        return m.value("backPressuredTimeMsPerSecond", 0) > 500;
+      },
+      std::chrono::seconds(20)))
+      << last.dump();
+  const json m = TaskMetrics(last, "src");
+  EXPECT_EQ(m["busyTimeMsPerSecond"].get<int64_t>() + m["idleTimeMsPerSecond"].get<int64_t>() +
+                m["backPressuredTimeMsPerSecond"].get<int64_t>(),
+            1000);
+  const json bp = json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/src/backpressure").body);
+  EXPECT_EQ(bp["backpressure-level"], "high") << bp.dump();
+  // The throttled task is the bottleneck: busy, not back-pressured.
+  EXPECT_LE(TaskMetrics(last, "w").value("backPressuredTimeMsPerSecond", 1000), 100) << last.dump();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        last = JobJson(id);
+        const json ops = last["tasks"][0]["subtasks"][0]["operators"][0]["metrics"];
+        return ops.value("split.split-1.idleTimeMsPerSecond", 0) == 1000 &&
+               ops.value("split.split-1.idle", 0) == 1;
+      },
+      std::chrono::seconds(10)))
+      << last.dump();
+
+  // /metrics mid-run parses as Prometheus text and has every golden name: with a second job
+  // beside it whose window has an input watermark.
+  const std::string windowed = SubmitYaml(R"(name: windowed
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 1ms
+      splits: [{id: a, start: 0s, step: 10ms, count: 100000000}]
+    watermarks:
+      strategy: bounded-out-of-orderness
+      max-out-of-orderness: 0ms
+      timestamp-field: ts
+      alignment: {group: g, max-drift: 1h, update-interval: 100ms}  # never pauses; reports its drift
+  - id: windows
+    type: window
+    input: src
+    window: {assigner: tumbling, size: 1s, aggregate: [count]}
+  - id: out
+    type: sink
+    input: windows
+    sink: {type: checksum}
+)");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        last = JobJson(windowed);
+        for (const auto& t : last["tasks"]) {
+          if (t["name"] == "windows -> out" && !t["subtasks"][0]["input-watermark"].is_null()) {
+            return last["tasks"][0]["subtasks"][0]["operators"][0]["metrics"].contains("watermarkAlignmentDrift");
+          }
+        }
+        return false;
+      },
+      std::chrono::seconds(10)))
+      << last.dump();
+  const std::string text = Client().Request("GET", "/metrics").body;
+  const std::string file = dir_.path() + "/metrics.txt";
+  std::ofstream(file) << text;
+  std::string names;
+  for (std::string_view n : MetricFamilyNames()) {
+    names += " " + std::string(n);
+  }
+  for (const std::string& job : {id, windowed}) {
+    ASSERT_EQ(Client().Request("DELETE", "/jobs/" + job).status, 202);
+    ASSERT_TRUE(jobs_->WaitForJob(job, std::chrono::seconds(5)));
+  }
+  const int rc = std::system(fmt::format("/usr/bin/python3 tests/integration/check_prometheus_text.py {}{} > {} 2>&1",
+                                         file, names, dir_.path() + "/parse.out")
+                                 .c_str());
+  const std::string parse_out = ReadFile(dir_.path() + "/parse.out");
+  if (WEXITSTATUS(rc) == 77) {
+    GTEST_SKIP() << parse_out;
+  }
+  EXPECT_EQ(rc, 0) << parse_out << "\n---\n" << text;
 }
 
 TEST_F(DaemonTest, InvalidJobGets400WithFileLineColumnDiagnostics) {

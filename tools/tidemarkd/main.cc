@@ -23,6 +23,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 
 #include "config/job_loader.h"
+#include "dashboard_assets.h"
 #include "runtime/core/logging.h"
 #include "runtime/daemon/daemon_paths.h"
 #include "runtime/daemon/job_manager.h"
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
   }
   CapMallocArenas();
   CLI::App app{"tidemarkd: the tidemark daemon. Runs YAML jobs submitted with `tidemark submit` and serves\n"
-               "a REST API (POST/GET /jobs, GET /jobs/{id}, DELETE /jobs/{id}, /metrics, /overview)."};
+               "a REST API (POST/GET /jobs, GET /jobs/{id}, DELETE /jobs/{id}, /metrics, /overview) and a web dashboard at /."};
   std::string socket_path;
   std::string listen;
   bool allow_remote = false;
@@ -137,6 +138,10 @@ int main(int argc, char** argv) {
   const bool default_socket = socket_path.empty();
   const std::string runtime_dir = DefaultRuntimeDir();
   RestServerOptions server_options;
+  server_options.static_assets = {{"/", {"text/html; charset=utf-8", kDashboardHtml}},
+                                  {"/index.html", {"text/html; charset=utf-8", kDashboardHtml}},
+                                  {"/dashboard.js", {"text/javascript; charset=utf-8", kDashboardJs}},
+                                  {"/dashboard.css", {"text/css; charset=utf-8", kDashboardCss}}};
   try {
     if (default_socket) {
       EnsurePrivateDirectory(runtime_dir);
