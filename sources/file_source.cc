@@ -32,7 +32,9 @@ class FileReader : public SplitReaderBase {
         csv_(source.spec().file.format == "csv"),
         delimiter_(source.spec().file.csv_delimiter.empty() ? ','
                                                              : source.spec().file.csv_delimiter[0]),
-        ts_slot_(FirstTimestampSlot(source.schema())) {}
+        ts_slot_(FirstTimestampSlot(source.schema())),
+        decoder_(csv_ ? LineDecoder::Format::kCsv : LineDecoder::Format::kJson, source.schema(),
+                 delimiter_) {}
 
   void Start(SourceReaderContext& context) override {
     context_ = &context;
@@ -105,18 +107,16 @@ class FileReader : public SplitReaderBase {
         continue;
       }
       std::string reason;
-      std::optional<Row> row = csv_ ? CsvLineToRow(line, delimiter_, source_.schema(), &reason)
-                                    : JsonLineToRow(line, source_.schema(), &reason);
-      if (!row) {
+      if (!decoder_.Decode(line, row_, &reason)) {
         Error(output, st, line_no, reason, line);
         return InputStatus::kMoreAvailable;
       }
-      const Value* ts = ts_slot_ >= 0 ? &(*row)[static_cast<size_t>(ts_slot_)] : nullptr;
+      // row_ is lent downstream and comes back with its buffers when nothing kept it.
+      const Value* ts = ts_slot_ >= 0 ? &row_[static_cast<size_t>(ts_slot_)] : nullptr;
       if (ts != nullptr && std::holds_alternative<int64_t>(*ts)) {
-        const Timestamp t = std::get<int64_t>(*ts);
-        st.output->Collect(std::move(*row), t);
+        st.output->CollectReusing(row_, std::get<int64_t>(*ts));
       } else {
-        st.output->Collect(std::move(*row));
+        st.output->Collect(Row(row_));
       }
       ++st.records;
       ++emitted_total_;
@@ -156,6 +156,8 @@ class FileReader : public SplitReaderBase {
   const bool csv_;
   const char delimiter_;
   const int ts_slot_;
+  LineDecoder decoder_;
+  Row row_;  // the record being built; reused across lines
   SourceReaderContext* context_ = nullptr;
   std::vector<State> states_;
   std::string line_;

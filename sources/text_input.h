@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -97,6 +98,37 @@ std::optional<Row> JsonLineToRow(std::string_view line, const Schema& schema, st
 /// As JsonLineToRow, for an already parsed value.
 std::optional<Row> JsonObjectToRow(const nlohmann::json& object, const Schema& schema,
                                    std::string* reason);
+
+/// Decodes the data lines of one file source into rows of its schema, compiled from the schema
+/// once: JSON Lines on simdjson's On-Demand API, each key matched to its slot and each value read
+/// straight into the row; CSV split in place and converted with `std::from_chars`. No DOM, no
+/// per-field allocation: `Decode` refills the caller's row, reusing the buffers of its strings.
+///
+/// Results are exactly those of `JsonLineToRow` / `CsvLineToRow` (the documented rules of the
+/// file source): a line the fast path cannot decode with certainty (invalid or too deep JSON,
+/// invalid UTF-8, a raw control character, a value of the wrong type, an unterminated CSV quote,
+/// the wrong number of CSV fields, a number out of range) is decoded again by those functions,
+/// which give the row or the same reason as before. Bad lines cost more; good lines the same.
+///
+/// Ownership: owns its simdjson parser and scratch buffers. Threading: one thread (the reader's
+/// mailbox thread); one decoder per reader.
+class LineDecoder {
+ public:
+  enum class Format { kJson, kCsv };
+  LineDecoder(Format format, const Schema& schema, char csv_delimiter = ',');
+  ~LineDecoder();
+  LineDecoder(const LineDecoder&) = delete;
+  LineDecoder& operator=(const LineDecoder&) = delete;
+
+  /// Fills `row` (resized to the schema's arity; one Value per field, in schema order) from
+  /// `line` (no newline). Returns false and sets `reason` when the line is bad; `row` is then
+  /// unspecified.
+  bool Decode(std::string_view line, Row& row, std::string* reason);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// The schema declared by `fields` (YAML type names). Throws InvalidArgument for an unknown type
 /// name, a repeated name or an empty list.
