@@ -28,6 +28,10 @@ namespace tidemark {
 /// holds the watermark back) and then reads them round-robin, one line per poll; with `pacing`
 /// its k-th record is due at `start + k * pacing` of processing time. A split's output is released
 /// at the end of its file.
+///
+/// Snapshots (Flink's `FileSourceSplit` with its `CheckpointedPosition`): a split carries the
+/// byte offset and line number of the next line and its record count; `SnapshotState` gives the
+/// unfinished splits at their position after the last record emitted.
 /// Immutable after construction; shared by the subtasks' readers.
 class FileSource : public Source {
  public:
@@ -39,6 +43,11 @@ class FileSource : public Source {
   const Schema& schema() const override { return schema_; }
   std::vector<std::unique_ptr<SourceSplit>> CreateSplits() const override;
   std::unique_ptr<SourceReader> CreateReader(int subtask_index) const override;
+  /// A split written by its `WriteTo` (section `file-split` v1: path, byte range, the byte offset
+  /// and line number of the next line, records emitted). Its reader continues at that line; the
+  /// file is expected unchanged (as Flink's FileSource expects). Throws StateCorrupt for a
+  /// truncated or impossible split.
+  std::unique_ptr<SourceSplit> RestoreSplit(StateReader& reader) const override;
 
   const std::vector<std::string>& files() const { return files_; }
   const SourceSpec& spec() const { return spec_; }

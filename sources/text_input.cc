@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -73,8 +74,14 @@ void CheckRegularFile(const std::string& path) {
   }
 }
 
-LineReader::LineReader(std::string path, int64_t max_line_bytes)
-    : path_(std::move(path)), max_line_bytes_(max_line_bytes), buffer_(kBufferBytes) {
+LineReader::LineReader(std::string path, int64_t max_line_bytes, int64_t offset,
+                       int64_t line_number, int64_t end)
+    : path_(std::move(path)),
+      max_line_bytes_(max_line_bytes),
+      buffer_(kBufferBytes),
+      line_number_(line_number),
+      bytes_read_(offset),
+      end_offset_(end) {
   // O_NONBLOCK: opening a FIFO without a writer must not block the reader thread (it would ignore
   // cancel); the file is checked to be regular on the open descriptor, so a path swapped for a
   // FIFO or a device after the job was compiled is refused too. Reads of a regular file ignore
@@ -99,6 +106,44 @@ LineReader::LineReader(std::string path, int64_t max_line_bytes)
     ::close(fd);
     throw IoError(fmt::format("cannot open input file '{}': {}", path_, std::strerror(err)));
   }
+  if (offset > 0 && ::fseeko(file_, static_cast<off_t>(offset), SEEK_SET) != 0) {
+    const int err = errno;
+    std::fclose(file_);
+    file_ = nullptr;
+    throw IoError(fmt::format("cannot seek input file '{}' to byte {}: {}", path_, offset,
+                              std::strerror(err)));
+  }
+}
+
+int64_t CountNewlines(const std::string& path, int64_t bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    throw IoError(fmt::format("cannot open input file '{}': {}", path, std::strerror(errno)));
+  }
+  std::vector<char> buffer(kBufferBytes);
+  int64_t left = bytes;
+  int64_t count = 0;
+  while (left > 0) {
+    const size_t want = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buffer.size())));
+    const size_t got = std::fread(buffer.data(), 1, want, f);
+    if (got == 0) {
+      const bool failed = std::ferror(f) != 0;
+      std::fclose(f);
+      if (failed) {
+        throw IoError(fmt::format("cannot read input file '{}': {}", path, std::strerror(errno)));
+      }
+      return count;  // shorter than `bytes`
+    }
+    const char* p = buffer.data();
+    const char* const stop = p + got;
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)))) != nullptr) {
+      ++count;
+      ++p;
+    }
+    left -= static_cast<int64_t>(got);
+  }
+  std::fclose(f);
+  return count;
 }
 
 LineReader::~LineReader() {
@@ -119,6 +164,9 @@ bool LineReader::Fill() {
 
 LineReader::Result LineReader::Next(std::string& line) {
   line.clear();
+  if (end_offset_ >= 0 && bytes_read_ >= end_offset_) {
+    return Result::kEnd;  // the next line starts in the next byte-range split
+  }
   bool any = false;
   bool too_long = false;
   int64_t length = 0;

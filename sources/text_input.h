@@ -27,7 +27,13 @@ class LineReader {
   /// Throws IoError (with the path and the OS reason) when the file cannot be opened, or when it
   /// is not a regular file (`input file '/dev/zero' is a character device; a source reads regular
   /// files only`): a FIFO or a device could block or never end. Never blocks.
-  LineReader(std::string path, int64_t max_line_bytes);
+  ///
+  /// `offset` (bytes) and `line_number` resume a read: the first line returned is the one
+  /// starting at byte `offset`, numbered `line_number + 1` (a restored split; `offset` must be a
+  /// line start). `end` >= 0 stops before the first line that starts at or after byte `end` (a
+  /// line that starts before it is read whole, past `end`): a byte-range split.
+  LineReader(std::string path, int64_t max_line_bytes, int64_t offset = 0, int64_t line_number = 0,
+             int64_t end = -1);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -38,7 +44,7 @@ class LineReader {
   Result Next(std::string& line);
   /// 1-based number of the line last returned.
   int64_t line_number() const { return line_number_; }
-  /// Bytes consumed so far.
+  /// Bytes consumed so far, counted from the start of the file: the offset of the next line.
   int64_t bytes_read() const { return bytes_read_; }
   const std::string& path() const { return path_; }
 
@@ -53,7 +59,12 @@ class LineReader {
   size_t end_ = 0;
   int64_t line_number_ = 0;
   int64_t bytes_read_ = 0;
+  int64_t end_offset_ = -1;
 };
+
+/// Number of `\n` in the first `bytes` bytes of the regular file `path` (a byte-range split's
+/// first line number). Throws IoError when the file cannot be read.
+int64_t CountNewlines(const std::string& path, int64_t bytes);
 
 /// Describes a file type for messages: "a FIFO", "a character device", "a directory", ...
 const char* FileKind(mode_t mode);

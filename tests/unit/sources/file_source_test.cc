@@ -292,3 +292,127 @@ TEST(TextInputTest, ParsesValuesStrictly) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+using testing::FakeReaderContext;
+using testing::FakeReaderOutput;
+
+// The records and errors of `out` (not the register/release events, which a restored reader
+// repeats for its splits).
+std::vector<std::string> Emitted(const FakeReaderOutput& out) {
+  std::vector<std::string> v;
+  for (const std::string& e : out.events) {
+    if (e.rfind("rec ", 0) == 0 || e.rfind("err ", 0) == 0) {
+      v.push_back(e);
+    }
+  }
+  return v;
+}
+
+// Reads `polls` polls, snapshots the reader's splits through the serializer, restores them into
+// a fresh reader and reads the rest: the emitted records and errors of both parts.
+std::vector<std::string> ReadWithRestoreAfter(const FileSource& source, int polls) {
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  std::string bytes;
+  {
+    auto reader = source.CreateReader(0);
+    reader->Start(ctx);
+    reader->AddSplits(source.CreateSplits());
+    reader->NotifyNoMoreSplits();
+    for (int i = 0; i < polls; ++i) {
+      if (reader->PollNext(out) == InputStatus::kEndOfInput) {
+        break;
+      }
+    }
+    StateWriter w;
+    std::vector<std::unique_ptr<SourceSplit>> splits = reader->SnapshotState(1);
+    w.WriteU32(static_cast<uint32_t>(splits.size()));
+    for (const auto& s : splits) {
+      s->WriteTo(w);
+    }
+    bytes = w.Release();
+  }
+  StateReader r(bytes);
+  std::vector<std::unique_ptr<SourceSplit>> restored;
+  for (uint32_t n = r.ReadU32(); n > 0; --n) {
+    restored.push_back(source.RestoreSplit(r));
+  }
+  EXPECT_TRUE(r.AtEnd());
+  auto reader = source.CreateReader(0);
+  reader->Start(ctx);
+  reader->AddSplits(std::move(restored));
+  reader->NotifyNoMoreSplits();
+  for (int i = 0; i < 100000; ++i) {
+    if (reader->PollNext(out) == InputStatus::kEndOfInput) {
+      return Emitted(out);
+    }
+  }
+  ADD_FAILURE() << "restored reader did not end";
+  return {};
+}
+
+class FileSnapshotTest : public FileSourceTest {};
+
+TEST_F(FileSnapshotTest, RestoredSplitsContinueExactlyWhereTheSnapshotWas) {
+  Write("a.jsonl", "{\"ts\": 1, \"user\": \"a\", \"amount\": 1}\n\n{\"ts\": 2, \"user\": 5}\n"
+                   "{\"ts\": 3, \"user\": \"\xc3\xa9\", \"amount\": 3}\r\nnot json\n{\"ts\": 4}");
+  Write("b.jsonl", "{\"ts\": 10, \"user\": \"b\"}\n{\"ts\": 11, \"user\": \"b\"}\n");
+  FileSource source(Spec(dir_.string(), "jsonl"));
+  ManualProcessingTimeService clock;
+  FakeReaderOutput whole(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, whole, ctx);
+  const std::vector<std::string> expected = Emitted(whole);
+  ASSERT_EQ(expected.size(), 7u);  // 5 records, 2 errors
+  EXPECT_EQ(expected[2], "err " + (dir_ / "a.jsonl").string() +
+                             ":3 field \"user\": expected string, got \"5\"");
+  for (int polls = 0; polls <= 12; ++polls) {
+    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected) << "restored after " << polls << " polls";
+  }
+}
+
+TEST_F(FileSnapshotTest, CsvHeaderIsNotReadAgainAfterARestore) {
+  Write("a.csv", "ts,user,amount\n1,a,1\n2,a,x\n3,a,3\n");
+  SourceSpec spec = Spec(dir_.string(), "csv");
+  spec.file.csv_header = true;
+  FileSource source(spec);
+  const std::string f = (dir_ / "a.csv").string();
+  const std::vector<std::string> expected = {
+      "rec " + f + " @0 ts=1 {\"ts\":1,\"user\":\"a\",\"amount\":1.0}",
+      "err " + f + ":3 field 3 \"amount\": expected double, got \"x\"",
+      "rec " + f + " @0 ts=3 {\"ts\":3,\"user\":\"a\",\"amount\":3.0}"};
+  for (int polls = 0; polls <= 5; ++polls) {
+    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected) << "restored after " << polls << " polls";
+  }
+}
+
+TEST_F(FileSnapshotTest, TruncatedOrImpossibleSplitStateIsStateCorrupt) {
+  Write("a.csv", "1,a,1\n");
+  FileSource source(Spec(dir_.string(), "csv"));
+  StateWriter w;
+  source.CreateSplits()[0]->WriteTo(w);
+  const std::string bytes = w.Release();
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    StateReader r(std::string_view(bytes).substr(0, cut));
+    EXPECT_THROW(source.RestoreSplit(r), StateCorrupt) << "cut at " << cut;
+  }
+  StateWriter bad;
+  bad.BeginSection("file-split", 1);
+  bad.WriteString("a.csv");
+  bad.WriteI64(0);
+  bad.WriteI64(-1);
+  bad.WriteI64(-5);  // negative offset
+  bad.WriteI64(0);
+  bad.WriteI64(0);
+  bad.WriteBool(true);
+  bad.EndSection();
+  StateReader r(bad.bytes());
+  EXPECT_THROW(source.RestoreSplit(r), StateCorrupt);
+}
+
+}  // namespace
+}  // namespace tidemark
