@@ -308,9 +308,27 @@ FileSource::FileSource(const SourceSpec& spec) : spec_(spec), schema_(SchemaFrom
 std::vector<std::unique_ptr<SourceSplit>> FileSource::CreateSplits() const {
   std::vector<std::unique_ptr<SourceSplit>> out;
   for (const std::string& f : files_) {
-    FilePosition p;
-    p.path = f;
-    out.push_back(std::make_unique<FileSplit>(std::move(p)));
+    std::error_code ec;
+    const int64_t size = spec_.file.split_bytes > 0
+                             ? static_cast<int64_t>(fs::file_size(f, ec))
+                             : 0;
+    if (ec || spec_.file.split_bytes <= 0 || size <= spec_.file.split_bytes) {
+      FilePosition p;
+      p.path = f;
+      out.push_back(std::make_unique<FileSplit>(std::move(p)));
+      continue;
+    }
+    // Byte ranges of equal size; each is aligned to a line start when its reader opens it.
+    const int64_t n = (size + spec_.file.split_bytes - 1) / spec_.file.split_bytes;
+    for (int64_t k = 0; k < n; ++k) {
+      FilePosition p;
+      p.path = f;
+      p.start = size * k / n;
+      p.end = k + 1 < n ? size * (k + 1) / n : -1;
+      p.offset = p.start;
+      p.aligned = k == 0;
+      out.push_back(std::make_unique<FileSplit>(std::move(p)));
+    }
   }
   return out;
 }

@@ -12,7 +12,10 @@ namespace tidemark {
 /// A bounded source reading JSON Lines or CSV files (`source.type: file`), one split per file.
 /// `path` names a file, a directory (each regular file in it) or a glob in the last component
 /// (`data/part-*.csv`); the files are listed once, at construction, sorted by path, and split i
-/// is the i-th file (its split id is the path).
+/// is the i-th file (its split id is the path). With `split-bytes`, a larger file becomes
+/// byte-range splits of about that size instead (ids `<path>@<start byte>`), each holding the
+/// lines that start in its range, so several readers share one big file (Flink's FileSource
+/// block splits); errors still name the file and its 1-based line.
 ///
 /// Records follow the declared schema (`schema:` name → type). The first field of type
 /// `timestamp`, when present and not NULL, is also the record's source timestamp.
