@@ -18,9 +18,12 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kSplitSection = "file-split";
 constexpr uint32_t kSplitVersion = 1;
+constexpr int64_t kMaxRangesPerFile = 256;
 
 // One file, or the byte range [start, end) of one (the lines that start in it). `offset` and
-// `line` are the read position: the next line starts at byte `offset` and is line `line + 1`.
+// `line` are the read position: the next line starts at byte `offset` and is line `line + 1`;
+// `line` is -1 while unknown (a byte range counts the lines before it only when an error needs
+// its line number: counting eagerly would read every range's prefix of the file).
 // A byte-range split that was never read has `aligned == false`: its first line is the first
 // one starting at or after `start`, found when it is opened.
 struct FilePosition {
@@ -102,7 +105,7 @@ class FileReader : public SplitReaderBase {
       FilePosition p = st.split;
       if (st.lines) {
         p.offset = st.lines->bytes_read();
-        p.line = st.lines->line_number();
+        p.line = st.line_base < 0 ? -1 : st.line_base + st.lines->line_number();
         p.aligned = true;
       }
       p.records = st.records;
@@ -142,6 +145,7 @@ class FileReader : public SplitReaderBase {
         continue;
       }
       std::string& line = line_;
+      const int64_t line_start = st.lines->bytes_read();
       const LineReader::Result r = st.lines->Next(line);
       if (r == LineReader::Result::kEnd) {
         st.done = true;
@@ -154,9 +158,9 @@ class FileReader : public SplitReaderBase {
         ++tries;
         continue;
       }
-      const int64_t line_no = st.lines->line_number();
+      const int64_t line_no = st.lines->line_number();  // counted from where the reader began
       if (r == LineReader::Result::kTooLong) {
-        Error(output, st, line_no,
+        Error(output, st, line_no, line_start,
               fmt::format("line longer than max-line-bytes ({} bytes)",
                           source_.spec().file.max_line_bytes),
               line);
@@ -165,12 +169,12 @@ class FileReader : public SplitReaderBase {
       if (line.find_first_not_of(" \t") == std::string::npos) {
         continue;  // blank line
       }
-      if (csv_ && line_no == 1 && source_.spec().file.csv_header) {
+      if (csv_ && st.line_base == 0 && line_no == 1 && source_.spec().file.csv_header) {
         continue;
       }
       std::string reason;
       if (!decoder_.Decode(line, row_, &reason)) {
-        Error(output, st, line_no, reason, line);
+        Error(output, st, line_no, line_start, reason, line);
         return InputStatus::kMoreAvailable;
       }
       // row_ is lent downstream and comes back with its buffers when nothing kept it.
@@ -195,6 +199,7 @@ class FileReader : public SplitReaderBase {
     FilePosition split;  ///< where reading starts (a restored split: where it stopped)
     std::unique_ptr<LineReader> lines;
     int64_t records = 0;
+    int64_t line_base = 0;  ///< lines before where `lines` began; -1 until counted
     int64_t final_lines = 0;  ///< lines and bytes of the file once `lines` is gone (end of file)
     int64_t final_bytes = 0;
     SourceOutput* output = nullptr;
@@ -221,19 +226,24 @@ class FileReader : public SplitReaderBase {
         std::string skipped;
         (void)probe.Next(skipped);  // the rest of the line through its newline
         p.offset = probe.bytes_read();
-        p.line = CountNewlines(p.path, p.offset);
+        p.line = -1;  // counted when an error needs it
       } else {
         p.offset = 0;
         p.line = 0;
       }
       p.aligned = true;
     }
-    st.lines = std::make_unique<LineReader>(p.path, max_line, p.offset, p.line, p.end);
+    st.line_base = p.line;
+    st.lines = std::make_unique<LineReader>(p.path, max_line, p.offset, 0, p.end);
   }
 
-  void Error(ReaderOutput& output, State& st, int64_t line_no, std::string reason,
-             const std::string& text) {
-    output.EmitError(SourceError{st.path, line_no, std::move(reason), text});
+  // `line_no` counts from where the split's reader began, `line_start` is the line's byte offset.
+  void Error(ReaderOutput& output, State& st, int64_t line_no, int64_t line_start,
+             std::string reason, const std::string& text) {
+    if (st.line_base < 0) {
+      st.line_base = CountNewlines(st.path, line_start) - (line_no - 1);
+    }
+    output.EmitError(SourceError{st.path, st.line_base + line_no, std::move(reason), text});
     ++emitted_total_;  // an error line costs pacing time like a record
     next_ = (next_ + 1) % states_.size();
   }
@@ -319,7 +329,10 @@ std::vector<std::unique_ptr<SourceSplit>> FileSource::CreateSplits() const {
       continue;
     }
     // Byte ranges of equal size; each is aligned to a line start when its reader opens it.
-    const int64_t n = (size + spec_.file.split_bytes - 1) / spec_.file.split_bytes;
+    // At most kMaxRangesPerFile ranges (a reader opens all its splits at once: split-bytes: 1
+    // must not mean one file descriptor per byte).
+    const int64_t n = std::min<int64_t>((size + spec_.file.split_bytes - 1) / spec_.file.split_bytes,
+                                        kMaxRangesPerFile);
     for (int64_t k = 0; k < n; ++k) {
       FilePosition p;
       p.path = f;
@@ -345,7 +358,7 @@ std::unique_ptr<SourceSplit> FileSource::RestoreSplit(StateReader& r) const {
   p.aligned = r.ReadBool();
   r.EndSection();
   if (p.path.empty() || p.start < 0 || p.end < -1 || (p.end >= 0 && p.end < p.start) ||
-      p.offset < 0 || p.line < 0 || p.records < 0) {
+      p.offset < 0 || p.line < -1 || p.records < 0) {
     throw StateCorrupt(fmt::format("file split '{}': impossible position (start {}, end {}, "
                                    "offset {}, line {}, records {})",
                                    p.path, p.start, p.end, p.offset, p.line, p.records));
