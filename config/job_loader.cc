@@ -227,21 +227,23 @@ constexpr auto kSourceKeys =
     std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "splits",
                                      "count", "keys", "step", "rate", "watermark-every",
                                      "latency-every", "path", "format", "schema", "csv-header",
-                                     "csv-delimiter", "max-line-bytes", "start", "disorder",
-                                     "max-out-of-orderness", "skew", "idle-periods", "seed"});
+                                     "csv-delimiter", "max-line-bytes", "split-bytes", "start",
+                                     "disorder", "max-out-of-orderness", "skew", "idle-periods",
+                                     "seed"});
 constexpr auto kSourceTypes = std::to_array<std::string_view>(
     {"sequence", "generator", "file", "datagen", "replay"});
 // Keys of the file, datagen and replay sources, and the ones only they use.
 constexpr auto kFileSourceKeys = std::to_array<std::string_view>(
-    {"type", "path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "pacing"});
+    {"type", "path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes",
+     "split-bytes", "pacing"});
 constexpr auto kDatagenSourceKeys = std::to_array<std::string_view>(
     {"type", "splits", "count", "rate", "keys", "start", "disorder", "max-out-of-orderness", "skew",
      "idle-periods", "seed"});
 constexpr auto kReplaySourceKeys =
     std::to_array<std::string_view>({"type", "path", "schema", "max-line-bytes"});
 constexpr auto kInputSourceOnlyKeys = std::to_array<std::string_view>(
-    {"path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "start",
-     "disorder", "max-out-of-orderness", "skew", "idle-periods", "seed"});
+    {"path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "split-bytes",
+     "start", "disorder", "max-out-of-orderness", "skew", "idle-periods", "seed"});
 constexpr auto kFileFormats = std::to_array<std::string_view>({"jsonl", "csv"});
 constexpr auto kFieldTypes =
     std::to_array<std::string_view>({"int64", "double", "bool", "string", "timestamp"});
@@ -912,6 +914,7 @@ void Loader::ParseInputSource(const MapView& map, SourceSpec& source) {
       }
     }
     max_line(file.max_line_bytes);
+    Optional(map, "split-bytes", file.split_bytes, [&](const Field& f) { return ReadInt(f, 1); });
   } else if (source.type == "replay") {
     if (std::optional<Field> f = Require(map, "path")) {
       source.replay.path = ReadString(*f).value_or("");

@@ -135,6 +135,9 @@ struct FileSourceSpec {
   bool csv_header = false;               ///< csv: the first line names the columns; skip it
   std::string csv_delimiter = ",";       ///< csv: one character
   int64_t max_line_bytes = 1048576;      ///< longer lines go to side output `errors`
+  /// A file larger than this many bytes is read as byte-range splits of about this size, cut
+  /// at line starts (Flink's FileSource block splits); 0: one split per file.
+  int64_t split_bytes = 0;
 };
 
 /// A processing-time period during which one split of a `datagen` source produces nothing.

@@ -16,13 +16,50 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr std::string_view kSplitSection = "file-split";
+constexpr uint32_t kSplitVersion = 1;
+constexpr int64_t kMaxRangesPerFile = 256;
+
+// One file, or the byte range [start, end) of one (the lines that start in it). `offset` and
+// `line` are the read position: the next line starts at byte `offset` and is line `line + 1`;
+// `line` is -1 while unknown (a byte range counts the lines before it only when an error needs
+// its line number: counting eagerly would read every range's prefix of the file).
+// A byte-range split that was never read has `aligned == false`: its first line is the first
+// one starting at or after `start`, found when it is opened.
+struct FilePosition {
+  std::string path;
+  int64_t start = 0;
+  int64_t end = -1;  // -1: to the end of the file
+  int64_t offset = 0;
+  int64_t line = 0;
+  int64_t records = 0;
+  bool aligned = true;
+};
+
 class FileSplit : public SourceSplit {
  public:
-  explicit FileSplit(std::string path) : path_(std::move(path)) {}
-  std::string SplitId() const override { return path_; }
+  explicit FileSplit(FilePosition position) : position_(std::move(position)) {}
+  std::string SplitId() const override { return IdOf(position_); }
+  const FilePosition& position() const { return position_; }
+
+  static std::string IdOf(const FilePosition& p) {
+    return p.start == 0 && p.end < 0 ? p.path : fmt::format("{}@{}", p.path, p.start);
+  }
+
+  void WriteTo(StateWriter& w) const override {
+    w.BeginSection(kSplitSection, kSplitVersion);
+    w.WriteString(position_.path);
+    w.WriteI64(position_.start);
+    w.WriteI64(position_.end);
+    w.WriteI64(position_.offset);
+    w.WriteI64(position_.line);
+    w.WriteI64(position_.records);
+    w.WriteBool(position_.aligned);
+    w.EndSection();
+  }
 
  private:
-  std::string path_;
+  FilePosition position_;
 };
 
 class FileReader : public SplitReaderBase {
@@ -32,7 +69,9 @@ class FileReader : public SplitReaderBase {
         csv_(source.spec().file.format == "csv"),
         delimiter_(source.spec().file.csv_delimiter.empty() ? ','
                                                              : source.spec().file.csv_delimiter[0]),
-        ts_slot_(FirstTimestampSlot(source.schema())) {}
+        ts_slot_(FirstTimestampSlot(source.schema())),
+        decoder_(csv_ ? LineDecoder::Format::kCsv : LineDecoder::Format::kJson, source.schema(),
+                 delimiter_) {}
 
   void Start(SourceReaderContext& context) override {
     context_ = &context;
@@ -41,10 +80,38 @@ class FileReader : public SplitReaderBase {
 
   void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) override {
     for (auto& s : splits) {
+      const auto* split = dynamic_cast<const FileSplit*>(s.get());
+      if (split == nullptr) {
+        throw tidemark::Error(fmt::format("split {} is not a file split", s->SplitId()));
+      }
       State st;
-      st.path = s->SplitId();
+      st.id = split->SplitId();
+      st.path = split->position().path;
+      st.split = split->position();
+      st.records = st.split.records;
       states_.push_back(std::move(st));
     }
+  }
+
+  std::vector<std::unique_ptr<SourceSplit>> SnapshotState(int64_t /*checkpoint_id*/) override {
+    // Starting with the split whose turn is next, so a restored reader (which starts with its
+    // first split) keeps the round-robin order of an uninterrupted read.
+    std::vector<std::unique_ptr<SourceSplit>> out;
+    for (size_t k = 0; k < states_.size(); ++k) {
+      const State& st = states_[(next_ + k) % states_.size()];
+      if (st.done) {
+        continue;
+      }
+      FilePosition p = st.split;
+      if (st.lines) {
+        p.offset = st.lines->bytes_read();
+        p.line = st.line_base < 0 ? -1 : st.line_base + st.lines->line_number();
+        p.aligned = true;
+      }
+      p.records = st.records;
+      out.push_back(std::make_unique<FileSplit>(std::move(p)));
+    }
+    return out;
   }
 
 
@@ -54,8 +121,8 @@ class FileReader : public SplitReaderBase {
       // job before any record was emitted.
       opened_ = true;
       for (State& st : states_) {
-        st.lines = std::make_unique<LineReader>(st.path, source_.spec().file.max_line_bytes);
-        st.output = &output.CreateOutputForSplit(st.path);
+        Open(st);
+        st.output = &output.CreateOutputForSplit(st.id);
       }
     }
     const int64_t pacing = source_.spec().pacing_ms;
@@ -71,13 +138,14 @@ class FileReader : public SplitReaderBase {
     bool any_paused = false;  // a split paused for watermark alignment is not read until resumed
     for (size_t tries = 0; tries < n;) {
       State& st = states_[next_];
-      if (st.done || IsPaused(st.path)) {
+      if (st.done || IsPaused(st.id)) {
         any_paused = any_paused || !st.done;
         next_ = (next_ + 1) % n;
         ++tries;
         continue;
       }
       std::string& line = line_;
+      const int64_t line_start = st.lines->bytes_read();
       const LineReader::Result r = st.lines->Next(line);
       if (r == LineReader::Result::kEnd) {
         st.done = true;
@@ -85,14 +153,14 @@ class FileReader : public SplitReaderBase {
         st.final_lines = st.lines->line_number();  // the reader goes; its totals stay reported
         st.final_bytes = st.lines->bytes_read();
         st.lines.reset();
-        output.ReleaseOutputForSplit(st.path);
+        output.ReleaseOutputForSplit(st.id);
         next_ = (next_ + 1) % n;
         ++tries;
         continue;
       }
-      const int64_t line_no = st.lines->line_number();
+      const int64_t line_no = st.lines->line_number();  // counted from where the reader began
       if (r == LineReader::Result::kTooLong) {
-        Error(output, st, line_no,
+        Error(output, st, line_no, line_start,
               fmt::format("line longer than max-line-bytes ({} bytes)",
                           source_.spec().file.max_line_bytes),
               line);
@@ -101,22 +169,20 @@ class FileReader : public SplitReaderBase {
       if (line.find_first_not_of(" \t") == std::string::npos) {
         continue;  // blank line
       }
-      if (csv_ && line_no == 1 && source_.spec().file.csv_header) {
+      if (csv_ && st.line_base == 0 && line_no == 1 && source_.spec().file.csv_header) {
         continue;
       }
       std::string reason;
-      std::optional<Row> row = csv_ ? CsvLineToRow(line, delimiter_, source_.schema(), &reason)
-                                    : JsonLineToRow(line, source_.schema(), &reason);
-      if (!row) {
-        Error(output, st, line_no, reason, line);
+      if (!decoder_.Decode(line, row_, &reason)) {
+        Error(output, st, line_no, line_start, reason, line);
         return InputStatus::kMoreAvailable;
       }
-      const Value* ts = ts_slot_ >= 0 ? &(*row)[static_cast<size_t>(ts_slot_)] : nullptr;
+      // row_ is lent downstream and comes back with its buffers when nothing kept it.
+      const Value* ts = ts_slot_ >= 0 ? &row_[static_cast<size_t>(ts_slot_)] : nullptr;
       if (ts != nullptr && std::holds_alternative<int64_t>(*ts)) {
-        const Timestamp t = std::get<int64_t>(*ts);
-        st.output->Collect(std::move(*row), t);
+        st.output->CollectReusing(row_, std::get<int64_t>(*ts));
       } else {
-        st.output->Collect(std::move(*row));
+        st.output->Collect(Row(row_));
       }
       ++st.records;
       ++emitted_total_;
@@ -128,9 +194,12 @@ class FileReader : public SplitReaderBase {
 
  private:
   struct State {
-    std::string path;
+    std::string id;    ///< the split id: the path, or path@start for a byte range
+    std::string path;  ///< the file (errors name it)
+    FilePosition split;  ///< where reading starts (a restored split: where it stopped)
     std::unique_ptr<LineReader> lines;
     int64_t records = 0;
+    int64_t line_base = 0;  ///< lines before where `lines` began; -1 until counted
     int64_t final_lines = 0;  ///< lines and bytes of the file once `lines` is gone (end of file)
     int64_t final_bytes = 0;
     SourceOutput* output = nullptr;
@@ -139,15 +208,42 @@ class FileReader : public SplitReaderBase {
 
   void CollectMetrics(MetricsWriter& out) const override {
     for (const State& st : states_) {
-      out.Gauge("split." + st.path + ".records", st.records);
-      out.Gauge("split." + st.path + ".lines", st.lines ? st.lines->line_number() : st.final_lines);
-      out.Gauge("split." + st.path + ".bytes", st.lines ? st.lines->bytes_read() : st.final_bytes);
+      out.Gauge("split." + st.id + ".records", st.records);
+      out.Gauge("split." + st.id + ".lines", st.lines ? st.lines->line_number() : st.final_lines);
+      out.Gauge("split." + st.id + ".bytes", st.lines ? st.lines->bytes_read() : st.final_bytes);
     }
   }
 
-  void Error(ReaderOutput& output, State& st, int64_t line_no, std::string reason,
-             const std::string& text) {
-    output.EmitError(SourceError{st.path, line_no, std::move(reason), text});
+  // Opens the split's file at its position. A byte range not read yet starts at the first line
+  // that begins at or after its start: the line running across `start` belongs to the split
+  // before (Flink's FileSource reads a block's records the same way).
+  void Open(State& st) {
+    const int64_t max_line = source_.spec().file.max_line_bytes;
+    FilePosition& p = st.split;
+    if (!p.aligned) {
+      if (p.start > 0) {
+        LineReader probe(p.path, max_line, p.start - 1, 0);
+        std::string skipped;
+        (void)probe.Next(skipped);  // the rest of the line through its newline
+        p.offset = probe.bytes_read();
+        p.line = -1;  // counted when an error needs it
+      } else {
+        p.offset = 0;
+        p.line = 0;
+      }
+      p.aligned = true;
+    }
+    st.line_base = p.line;
+    st.lines = std::make_unique<LineReader>(p.path, max_line, p.offset, 0, p.end);
+  }
+
+  // `line_no` counts from where the split's reader began, `line_start` is the line's byte offset.
+  void Error(ReaderOutput& output, State& st, int64_t line_no, int64_t line_start,
+             std::string reason, const std::string& text) {
+    if (st.line_base < 0) {
+      st.line_base = CountNewlines(st.path, line_start) - (line_no - 1);
+    }
+    output.EmitError(SourceError{st.path, st.line_base + line_no, std::move(reason), text});
     ++emitted_total_;  // an error line costs pacing time like a record
     next_ = (next_ + 1) % states_.size();
   }
@@ -156,6 +252,8 @@ class FileReader : public SplitReaderBase {
   const bool csv_;
   const char delimiter_;
   const int ts_slot_;
+  LineDecoder decoder_;
+  Row row_;  // the record being built; reused across lines
   SourceReaderContext* context_ = nullptr;
   std::vector<State> states_;
   std::string line_;
@@ -220,9 +318,52 @@ FileSource::FileSource(const SourceSpec& spec) : spec_(spec), schema_(SchemaFrom
 std::vector<std::unique_ptr<SourceSplit>> FileSource::CreateSplits() const {
   std::vector<std::unique_ptr<SourceSplit>> out;
   for (const std::string& f : files_) {
-    out.push_back(std::make_unique<FileSplit>(f));
+    std::error_code ec;
+    const int64_t size = spec_.file.split_bytes > 0
+                             ? static_cast<int64_t>(fs::file_size(f, ec))
+                             : 0;
+    if (ec || spec_.file.split_bytes <= 0 || size <= spec_.file.split_bytes) {
+      FilePosition p;
+      p.path = f;
+      out.push_back(std::make_unique<FileSplit>(std::move(p)));
+      continue;
+    }
+    // Byte ranges of equal size; each is aligned to a line start when its reader opens it.
+    // At most kMaxRangesPerFile ranges (a reader opens all its splits at once: split-bytes: 1
+    // must not mean one file descriptor per byte).
+    const int64_t n = std::min<int64_t>((size + spec_.file.split_bytes - 1) / spec_.file.split_bytes,
+                                        kMaxRangesPerFile);
+    for (int64_t k = 0; k < n; ++k) {
+      FilePosition p;
+      p.path = f;
+      p.start = size * k / n;
+      p.end = k + 1 < n ? size * (k + 1) / n : -1;
+      p.offset = p.start;
+      p.aligned = k == 0;
+      out.push_back(std::make_unique<FileSplit>(std::move(p)));
+    }
   }
   return out;
+}
+
+std::unique_ptr<SourceSplit> FileSource::RestoreSplit(StateReader& r) const {
+  r.BeginSection(kSplitSection, kSplitVersion);
+  FilePosition p;
+  p.path = r.ReadString();
+  p.start = r.ReadI64();
+  p.end = r.ReadI64();
+  p.offset = r.ReadI64();
+  p.line = r.ReadI64();
+  p.records = r.ReadI64();
+  p.aligned = r.ReadBool();
+  r.EndSection();
+  if (p.path.empty() || p.start < 0 || p.end < -1 || (p.end >= 0 && p.end < p.start) ||
+      p.offset < 0 || p.line < -1 || p.records < 0) {
+    throw StateCorrupt(fmt::format("file split '{}': impossible position (start {}, end {}, "
+                                   "offset {}, line {}, records {})",
+                                   p.path, p.start, p.end, p.offset, p.line, p.records));
+  }
+  return std::make_unique<FileSplit>(std::move(p));
 }
 
 std::unique_ptr<SourceReader> FileSource::CreateReader(int /*subtask_index*/) const {

@@ -12,7 +12,10 @@ namespace tidemark {
 /// A bounded source reading JSON Lines or CSV files (`source.type: file`), one split per file.
 /// `path` names a file, a directory (each regular file in it) or a glob in the last component
 /// (`data/part-*.csv`); the files are listed once, at construction, sorted by path, and split i
-/// is the i-th file (its split id is the path).
+/// is the i-th file (its split id is the path). With `split-bytes`, a larger file becomes
+/// byte-range splits of about that size instead (ids `<path>@<start byte>`), each holding the
+/// lines that start in its range, so several readers share one big file (Flink's FileSource
+/// block splits); errors still name the file and its 1-based line.
 ///
 /// Records follow the declared schema (`schema:` name → type). The first field of type
 /// `timestamp`, when present and not NULL, is also the record's source timestamp.
@@ -28,6 +31,10 @@ namespace tidemark {
 /// holds the watermark back) and then reads them round-robin, one line per poll; with `pacing`
 /// its k-th record is due at `start + k * pacing` of processing time. A split's output is released
 /// at the end of its file.
+///
+/// Snapshots (Flink's `FileSourceSplit` with its `CheckpointedPosition`): a split carries the
+/// byte offset and line number of the next line and its record count; `SnapshotState` gives the
+/// unfinished splits at their position after the last record emitted.
 /// Immutable after construction; shared by the subtasks' readers.
 class FileSource : public Source {
  public:
@@ -39,6 +46,11 @@ class FileSource : public Source {
   const Schema& schema() const override { return schema_; }
   std::vector<std::unique_ptr<SourceSplit>> CreateSplits() const override;
   std::unique_ptr<SourceReader> CreateReader(int subtask_index) const override;
+  /// A split written by its `WriteTo` (section `file-split` v1: path, byte range, the byte offset
+  /// and line number of the next line, records emitted). Its reader continues at that line; the
+  /// file is expected unchanged (as Flink's FileSource expects). Throws StateCorrupt for a
+  /// truncated or impossible split.
+  std::unique_ptr<SourceSplit> RestoreSplit(StateReader& reader) const override;
 
   const std::vector<std::string>& files() const { return files_; }
   const SourceSpec& spec() const { return spec_; }

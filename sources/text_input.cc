@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/errors.h"
+#include "sources/text_input_simdjson.h"
 
 namespace tidemark {
 namespace {
@@ -72,8 +74,14 @@ void CheckRegularFile(const std::string& path) {
   }
 }
 
-LineReader::LineReader(std::string path, int64_t max_line_bytes)
-    : path_(std::move(path)), max_line_bytes_(max_line_bytes), buffer_(kBufferBytes) {
+LineReader::LineReader(std::string path, int64_t max_line_bytes, int64_t offset,
+                       int64_t line_number, int64_t end)
+    : path_(std::move(path)),
+      max_line_bytes_(max_line_bytes),
+      buffer_(kBufferBytes),
+      line_number_(line_number),
+      bytes_read_(offset),
+      end_offset_(end) {
   // O_NONBLOCK: opening a FIFO without a writer must not block the reader thread (it would ignore
   // cancel); the file is checked to be regular on the open descriptor, so a path swapped for a
   // FIFO or a device after the job was compiled is refused too. Reads of a regular file ignore
@@ -98,6 +106,44 @@ LineReader::LineReader(std::string path, int64_t max_line_bytes)
     ::close(fd);
     throw IoError(fmt::format("cannot open input file '{}': {}", path_, std::strerror(err)));
   }
+  if (offset > 0 && ::fseeko(file_, static_cast<off_t>(offset), SEEK_SET) != 0) {
+    const int err = errno;
+    std::fclose(file_);
+    file_ = nullptr;
+    throw IoError(fmt::format("cannot seek input file '{}' to byte {}: {}", path_, offset,
+                              std::strerror(err)));
+  }
+}
+
+int64_t CountNewlines(const std::string& path, int64_t bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    throw IoError(fmt::format("cannot open input file '{}': {}", path, std::strerror(errno)));
+  }
+  std::vector<char> buffer(kBufferBytes);
+  int64_t left = bytes;
+  int64_t count = 0;
+  while (left > 0) {
+    const size_t want = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buffer.size())));
+    const size_t got = std::fread(buffer.data(), 1, want, f);
+    if (got == 0) {
+      const bool failed = std::ferror(f) != 0;
+      std::fclose(f);
+      if (failed) {
+        throw IoError(fmt::format("cannot read input file '{}': {}", path, std::strerror(errno)));
+      }
+      return count;  // shorter than `bytes`
+    }
+    const char* p = buffer.data();
+    const char* const stop = p + got;
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)))) != nullptr) {
+      ++count;
+      ++p;
+    }
+    left -= static_cast<int64_t>(got);
+  }
+  std::fclose(f);
+  return count;
 }
 
 LineReader::~LineReader() {
@@ -118,6 +164,9 @@ bool LineReader::Fill() {
 
 LineReader::Result LineReader::Next(std::string& line) {
   line.clear();
+  if (end_offset_ >= 0 && bytes_read_ >= end_offset_) {
+    return Result::kEnd;  // the next line starts in the next byte-range split
+  }
   bool any = false;
   bool too_long = false;
   int64_t length = 0;
@@ -165,38 +214,57 @@ LineReader::Result LineReader::Next(std::string& line) {
   return Result::kLine;
 }
 
-std::optional<Value> ParseTextValue(std::string_view text, FieldType type, std::string* reason) {
+namespace {
+
+// ParseTextValue into an existing slot: false when `text` does not fit `type`.
+bool ParseTextInto(std::string_view text, FieldType type, Value& out) {
   if (text.empty()) {
-    return Value{};
+    out.emplace<std::monostate>();
+    return true;
   }
   switch (type) {
     case FieldType::kString:
-      return Value{std::string(text)};
+      AssignString(out, text);
+      return true;
     case FieldType::kBool:
       if (text == "true") {
-        return Value{true};
+        out = true;
+        return true;
       }
       if (text == "false") {
-        return Value{false};
+        out = false;
+        return true;
       }
-      break;
+      return false;
     case FieldType::kInt64:
     case FieldType::kTimestamp: {
       int64_t v = 0;
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
       if (ec == std::errc() && ptr == text.data() + text.size()) {
-        return Value{v};
+        out = v;
+        return true;
       }
-      break;
+      return false;
     }
     case FieldType::kDouble: {
       double v = 0;
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
       if (ec == std::errc() && ptr == text.data() + text.size()) {
-        return Value{v};
+        out = v;
+        return true;
       }
-      break;
+      return false;
     }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<Value> ParseTextValue(std::string_view text, FieldType type, std::string* reason) {
+  Value v;
+  if (ParseTextInto(text, type, v)) {
+    return v;
   }
   *reason = fmt::format("expected {}, got {}", ToString(type), Quoted(text));
   return std::nullopt;
@@ -375,6 +443,101 @@ std::optional<Row> JsonObjectToRow(const nlohmann::json& object, const Schema& s
     row.push_back(std::move(*v));
   }
   return row;
+}
+
+struct LineDecoder::Impl {
+  Format format;
+  const Schema& schema;
+  char delimiter;
+  std::unique_ptr<JsonFastPath> json;  // null for CSV and on CPUs without AVX2
+  std::vector<std::string_view> csv;   // the CSV fields of this line
+  std::string unquoted;                // CSV quoted fields with "" turned into "
+
+  Impl(Format f, const Schema& s, char d) : format(f), schema(s), delimiter(d) {
+    if (format == Format::kJson) {
+      json = MakeJsonFastPath(schema);
+    }
+    csv.reserve(schema.size());
+  }
+
+  bool FastCsv(std::string_view line, Row& row) {
+    csv.clear();
+    unquoted.clear();
+    unquoted.reserve(line.size());  // views into it stay valid: it never grows past the line
+    const size_t n = line.size();
+    size_t i = 0;
+    while (true) {
+      if (csv.size() == schema.size()) {
+        return false;  // more fields than declared
+      }
+      if (i < n && line[i] == '"') {
+        ++i;
+        const size_t start = unquoted.size();
+        bool closed = false;
+        while (i < n) {
+          const void* q = std::memchr(line.data() + i, '"', n - i);
+          if (q == nullptr) {
+            break;
+          }
+          const size_t at = static_cast<size_t>(static_cast<const char*>(q) - line.data());
+          unquoted.append(line.data() + i, at - i);
+          i = at;
+          if (i + 1 < n && line[i + 1] == '"') {
+            unquoted += '"';
+            i += 2;
+            continue;
+          }
+          closed = true;
+          ++i;
+          break;
+        }
+        if (!closed || (i < n && line[i] != delimiter)) {
+          return false;
+        }
+        csv.emplace_back(unquoted.data() + start, unquoted.size() - start);
+      } else {
+        const void* d = std::memchr(line.data() + i, delimiter, n - i);
+        const size_t at = d ? static_cast<size_t>(static_cast<const char*>(d) - line.data()) : n;
+        csv.emplace_back(line.data() + i, at - i);
+        i = at;
+      }
+      if (i >= n) {
+        break;
+      }
+      ++i;  // the delimiter
+    }
+    if (csv.size() != schema.size()) {
+      return false;
+    }
+    for (size_t f = 0; f < csv.size(); ++f) {
+      if (!ParseTextInto(csv[f], schema.field(f).type, row[f])) {
+        return false;
+      }
+    }
+    return true;
+  }
+};
+
+LineDecoder::LineDecoder(Format format, const Schema& schema, char csv_delimiter)
+    : impl_(std::make_unique<Impl>(format, schema, csv_delimiter)) {}
+
+LineDecoder::~LineDecoder() = default;
+
+bool LineDecoder::Decode(std::string_view line, Row& row, std::string* reason) {
+  if (row.size() != impl_->schema.size()) {
+    row.assign(impl_->schema.size(), Value{});
+  }
+  const bool json = impl_->format == Format::kJson;
+  if (json ? impl_->json != nullptr && impl_->json->Decode(line, row) : impl_->FastCsv(line, row)) {
+    return true;
+  }
+  std::optional<Row> slow = json ? JsonLineToRow(line, impl_->schema, reason)
+                                 : CsvLineToRow(line, impl_->delimiter, impl_->schema, reason);
+  if (!slow) {
+    return false;
+  }
+  row = std::move(*slow);
+  return true;
 }
 
 Schema SchemaFromSpec(const std::vector<SchemaFieldSpec>& fields) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,7 +27,13 @@ class LineReader {
   /// Throws IoError (with the path and the OS reason) when the file cannot be opened, or when it
   /// is not a regular file (`input file '/dev/zero' is a character device; a source reads regular
   /// files only`): a FIFO or a device could block or never end. Never blocks.
-  LineReader(std::string path, int64_t max_line_bytes);
+  ///
+  /// `offset` (bytes) and `line_number` resume a read: the first line returned is the one
+  /// starting at byte `offset`, numbered `line_number + 1` (a restored split; `offset` must be a
+  /// line start). `end` >= 0 stops before the first line that starts at or after byte `end` (a
+  /// line that starts before it is read whole, past `end`): a byte-range split.
+  LineReader(std::string path, int64_t max_line_bytes, int64_t offset = 0, int64_t line_number = 0,
+             int64_t end = -1);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -37,7 +44,7 @@ class LineReader {
   Result Next(std::string& line);
   /// 1-based number of the line last returned.
   int64_t line_number() const { return line_number_; }
-  /// Bytes consumed so far.
+  /// Bytes consumed so far, counted from the start of the file: the offset of the next line.
   int64_t bytes_read() const { return bytes_read_; }
   const std::string& path() const { return path_; }
 
@@ -52,7 +59,12 @@ class LineReader {
   size_t end_ = 0;
   int64_t line_number_ = 0;
   int64_t bytes_read_ = 0;
+  int64_t end_offset_ = -1;
 };
+
+/// Number of `\n` in the first `bytes` bytes of the regular file `path` (a byte-range split's
+/// first line number). Throws IoError when the file cannot be read.
+int64_t CountNewlines(const std::string& path, int64_t bytes);
 
 /// Describes a file type for messages: "a FIFO", "a character device", "a directory", ...
 const char* FileKind(mode_t mode);
@@ -97,6 +109,37 @@ std::optional<Row> JsonLineToRow(std::string_view line, const Schema& schema, st
 /// As JsonLineToRow, for an already parsed value.
 std::optional<Row> JsonObjectToRow(const nlohmann::json& object, const Schema& schema,
                                    std::string* reason);
+
+/// Decodes the data lines of one file source into rows of its schema, compiled from the schema
+/// once: JSON Lines on simdjson's On-Demand API, each key matched to its slot and each value read
+/// straight into the row; CSV split in place and converted with `std::from_chars`. No DOM, no
+/// per-field allocation: `Decode` refills the caller's row, reusing the buffers of its strings.
+///
+/// Results are exactly those of `JsonLineToRow` / `CsvLineToRow` (the documented rules of the
+/// file source): a line the fast path cannot decode with certainty (invalid or too deep JSON,
+/// invalid UTF-8, a raw control character, a value of the wrong type, an unterminated CSV quote,
+/// the wrong number of CSV fields, a number out of range) is decoded again by those functions,
+/// which give the row or the same reason as before. Bad lines cost more; good lines the same.
+///
+/// Ownership: owns its simdjson parser and scratch buffers. Threading: one thread (the reader's
+/// mailbox thread); one decoder per reader.
+class LineDecoder {
+ public:
+  enum class Format { kJson, kCsv };
+  LineDecoder(Format format, const Schema& schema, char csv_delimiter = ',');
+  ~LineDecoder();
+  LineDecoder(const LineDecoder&) = delete;
+  LineDecoder& operator=(const LineDecoder&) = delete;
+
+  /// Fills `row` (resized to the schema's arity; one Value per field, in schema order) from
+  /// `line` (no newline). Returns false and sets `reason` when the line is bad; `row` is then
+  /// unspecified.
+  bool Decode(std::string_view line, Row& row, std::string* reason);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// The schema declared by `fields` (YAML type names). Throws InvalidArgument for an unknown type
 /// name, a repeated name or an empty list.

@@ -907,6 +907,9 @@ void Exporter::Source(const JobVertex& v) {
     if (src.key_locations.values.count("max-line-bytes") != 0) {
       comments += "-- max-line-bytes has no Flink equivalent.\n";
     }
+    if (src.key_locations.values.count("split-bytes") != 0) {
+      comments += "-- split-bytes: Flink's filesystem source cuts files into splits itself.\n";
+    }
   } else {
     comments +=
         Drop(src.key_locations.Of("type", src.location), PathOf(op, "source.type"),

@@ -58,7 +58,19 @@ TEST(InputSourceKeysTest, FileSourceDefaults) {
   EXPECT_FALSE(s.file.csv_header);
   EXPECT_EQ(s.file.csv_delimiter, ",");
   EXPECT_EQ(s.file.max_line_bytes, 1048576);
+  EXPECT_EQ(s.file.split_bytes, 0);
   EXPECT_EQ(s.pacing_ms, 0);
+}
+
+TEST(InputSourceKeysTest, SplitBytesIsAPositiveInteger) {
+  const JobSpec job = LoadJobSpecString(
+      Job("      type: file\n      path: a.jsonl\n      format: jsonl\n      schema: {ts: timestamp}\n"
+          "      split-bytes: 67108864\n"),
+      "t.yaml");
+  EXPECT_EQ(job.operators[0].source->file.split_bytes, 67108864);
+  EXPECT_EQ(ErrorsOf(Job("      type: file\n      path: a.jsonl\n      format: jsonl\n"
+                         "      schema: {ts: timestamp}\n      split-bytes: 0\n")),
+            "t.yaml:10:20: error: operators[0].source.split-bytes: must be at least 1, got 0");
 }
 
 TEST(InputSourceKeysTest, FileSourceErrorsNameTheKey) {
@@ -70,7 +82,8 @@ TEST(InputSourceKeysTest, FileSourceErrorsNameTheKey) {
             "double | bool | string | timestamp\n"
             "t.yaml:9:7: error: operators[0].source.csv-header: applies only to format csv\n"
             "t.yaml:10:7: error: operators[0].source.splits: does not apply to a source of type file; "
-            "allowed keys: type, path, format, schema, csv-header, csv-delimiter, max-line-bytes, pacing");
+            "allowed keys: type, path, format, schema, csv-header, csv-delimiter, max-line-bytes, split-bytes, "
+            "pacing");
 }
 
 TEST(InputSourceKeysTest, DatagenReadsEveryKey) {

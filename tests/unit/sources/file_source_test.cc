@@ -1,5 +1,6 @@
 #include "sources/file_source.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -288,6 +289,249 @@ TEST(TextInputTest, ParsesValuesStrictly) {
   EXPECT_EQ(ParseTextValue("1.5", FieldType::kDouble, &why), Value{1.5});
   EXPECT_EQ(ParseTextValue("true", FieldType::kBool, &why), Value{true});
   EXPECT_FALSE(ParseTextValue("yes", FieldType::kBool, &why));
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+using testing::FakeReaderContext;
+using testing::FakeReaderOutput;
+
+// The records and errors of `out` (not the register/release events, which a restored reader
+// repeats for its splits).
+std::vector<std::string> Emitted(const FakeReaderOutput& out) {
+  std::vector<std::string> v;
+  for (const std::string& e : out.events) {
+    if (e.rfind("rec ", 0) == 0 || e.rfind("err ", 0) == 0) {
+      v.push_back(e);
+    }
+  }
+  return v;
+}
+
+// Reads `polls` polls, snapshots the reader's splits through the serializer, restores them into
+// a fresh reader and reads the rest: the emitted records and errors of both parts.
+std::vector<std::string> ReadWithRestoreAfter(const FileSource& source, int polls) {
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  std::string bytes;
+  {
+    auto reader = source.CreateReader(0);
+    reader->Start(ctx);
+    reader->AddSplits(source.CreateSplits());
+    reader->NotifyNoMoreSplits();
+    for (int i = 0; i < polls; ++i) {
+      if (reader->PollNext(out) == InputStatus::kEndOfInput) {
+        break;
+      }
+    }
+    StateWriter w;
+    std::vector<std::unique_ptr<SourceSplit>> splits = reader->SnapshotState(1);
+    w.WriteU32(static_cast<uint32_t>(splits.size()));
+    for (const auto& s : splits) {
+      s->WriteTo(w);
+    }
+    bytes = w.Release();
+  }
+  StateReader r(bytes);
+  std::vector<std::unique_ptr<SourceSplit>> restored;
+  for (uint32_t n = r.ReadU32(); n > 0; --n) {
+    restored.push_back(source.RestoreSplit(r));
+  }
+  EXPECT_TRUE(r.AtEnd());
+  auto reader = source.CreateReader(0);
+  reader->Start(ctx);
+  reader->AddSplits(std::move(restored));
+  reader->NotifyNoMoreSplits();
+  for (int i = 0; i < 100000; ++i) {
+    if (reader->PollNext(out) == InputStatus::kEndOfInput) {
+      return Emitted(out);
+    }
+  }
+  ADD_FAILURE() << "restored reader did not end";
+  return {};
+}
+
+class FileSnapshotTest : public FileSourceTest {};
+
+TEST_F(FileSnapshotTest, RestoredSplitsContinueExactlyWhereTheSnapshotWas) {
+  Write("a.jsonl", "{\"ts\": 1, \"user\": \"a\", \"amount\": 1}\n\n{\"ts\": 2, \"user\": 5}\n"
+                   "{\"ts\": 3, \"user\": \"\xc3\xa9\", \"amount\": 3}\r\nnot json\n{\"ts\": 4}");
+  Write("b.jsonl", "{\"ts\": 10, \"user\": \"b\"}\n{\"ts\": 11, \"user\": \"b\"}\n");
+  FileSource source(Spec(dir_.string(), "jsonl"));
+  ManualProcessingTimeService clock;
+  FakeReaderOutput whole(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, whole, ctx);
+  const std::vector<std::string> expected = Emitted(whole);
+  ASSERT_EQ(expected.size(), 7u);  // 5 records, 2 errors
+  EXPECT_EQ(expected[2], "err " + (dir_ / "a.jsonl").string() +
+                             ":3 field \"user\": expected string, got \"5\"");
+  for (int polls = 0; polls <= 12; ++polls) {
+    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected) << "restored after " << polls << " polls";
+  }
+}
+
+TEST_F(FileSnapshotTest, CsvHeaderIsNotReadAgainAfterARestore) {
+  Write("a.csv", "ts,user,amount\n1,a,1\n2,a,x\n3,a,3\n");
+  SourceSpec spec = Spec(dir_.string(), "csv");
+  spec.file.csv_header = true;
+  FileSource source(spec);
+  const std::string f = (dir_ / "a.csv").string();
+  const std::vector<std::string> expected = {
+      "rec " + f + " @0 ts=1 {\"ts\":1,\"user\":\"a\",\"amount\":1.0}",
+      "err " + f + ":3 field 3 \"amount\": expected double, got \"x\"",
+      "rec " + f + " @0 ts=3 {\"ts\":3,\"user\":\"a\",\"amount\":3.0}"};
+  for (int polls = 0; polls <= 5; ++polls) {
+    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected) << "restored after " << polls << " polls";
+  }
+}
+
+TEST_F(FileSnapshotTest, TruncatedOrImpossibleSplitStateIsStateCorrupt) {
+  Write("a.csv", "1,a,1\n");
+  FileSource source(Spec(dir_.string(), "csv"));
+  StateWriter w;
+  source.CreateSplits()[0]->WriteTo(w);
+  const std::string bytes = w.Release();
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    StateReader r(std::string_view(bytes).substr(0, cut));
+    EXPECT_THROW(source.RestoreSplit(r), StateCorrupt) << "cut at " << cut;
+  }
+  StateWriter bad;
+  bad.BeginSection("file-split", 1);
+  bad.WriteString("a.csv");
+  bad.WriteI64(0);
+  bad.WriteI64(-1);
+  bad.WriteI64(-5);  // negative offset
+  bad.WriteI64(0);
+  bad.WriteI64(0);
+  bad.WriteBool(true);
+  bad.EndSection();
+  StateReader r(bad.bytes());
+  EXPECT_THROW(source.RestoreSplit(r), StateCorrupt);
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+using testing::FakeReaderContext;
+using testing::FakeReaderOutput;
+using testing::RunReader;
+
+class FileBlockSplitTest : public FileSourceTest {
+ protected:
+  // The records and errors of `source` read by `parallelism` readers, with the split id removed
+  // (the file, its line numbers and the values must not depend on how the file was cut), sorted.
+  static std::vector<std::string> ReadAll(const FileSource& source, int parallelism) {
+    std::vector<std::string> all;
+    for (int subtask = 0; subtask < parallelism; ++subtask) {
+      ManualProcessingTimeService clock;
+      FakeReaderOutput out(source.schema(), clock);
+      FakeReaderContext ctx(subtask, parallelism);
+      RunReader(source, out, ctx, subtask, parallelism);
+      for (const std::string& e : out.records) {
+        all.push_back(e.substr(e.find(" @")));
+      }
+      for (const SourceError& e : out.errors) {
+        all.push_back(fmt::format("err {}:{} {}", e.split_id, e.line, e.reason));
+      }
+    }
+    std::sort(all.begin(), all.end());
+    return all;
+  }
+};
+
+TEST_F(FileBlockSplitTest, EveryLineIsReadOnceWhereverTheFileIsCut) {
+  std::string text;
+  for (int i = 1; i <= 40; ++i) {
+    text += i % 7 == 0 ? fmt::format("bad line {}\n", i)
+                       : fmt::format("{{\"ts\": {}, \"user\": \"u{}\", \"amount\": {}}}{}\n", i, i % 3,
+                                     i, i % 5 == 0 ? "\r" : "");
+    if (i % 11 == 0) {
+      text += "\n";  // blank lines are skipped in every split
+    }
+  }
+  text += "{\"ts\": 99}";  // the last line has no newline
+  const std::string path = Write("big.jsonl", text);
+  const FileSource whole(Spec(path, "jsonl"));
+  const std::vector<std::string> expected = ReadAll(whole, 1);
+  ASSERT_EQ(expected.size(), 41u);
+  EXPECT_NE(std::find(expected.begin(), expected.end(),
+                      "err " + path + ":" + std::to_string(14 + 1) + " invalid JSON"),
+            expected.end());  // "bad line 14" is line 15: one blank line after line 11
+  for (const int64_t split_bytes : {1, 2, 7, 31, 32, 33, 100, 499, 500, 1000, 5000}) {
+    SourceSpec spec = Spec(path, "jsonl");
+    spec.file.split_bytes = split_bytes;
+    const FileSource source(spec);
+    const size_t splits = source.CreateSplits().size();
+    // At most 256 ranges per file.
+    EXPECT_EQ(static_cast<int64_t>(splits),
+              std::min<int64_t>(256, std::max<int64_t>(1, (static_cast<int64_t>(text.size()) +
+                                                           split_bytes - 1) / split_bytes)))
+        << split_bytes;
+    for (const int parallelism : {1, 2, 3}) {
+      EXPECT_EQ(ReadAll(source, parallelism), expected)
+          << "split-bytes " << split_bytes << ", parallelism " << parallelism;
+    }
+  }
+}
+
+TEST_F(FileBlockSplitTest, TwoReadersShareOneFileAndTheSplitsHaveTheirOwnOutputs) {
+  const std::string path = Write("e.csv", "ts,user,amount\n1,a,1\n2,b,2\n3,a,3\n4,b,4\n");
+  SourceSpec spec = Spec(path, "csv");
+  spec.file.csv_header = true;
+  spec.file.split_bytes = 13;  // 39 bytes: ranges [0,13) [13,26) [26,39)
+  const FileSource source(spec);
+  ASSERT_EQ(source.CreateSplits().size(), 3u);
+  std::vector<std::vector<std::string>> events;
+  for (int subtask = 0; subtask < 2; ++subtask) {
+    ManualProcessingTimeService clock;
+    FakeReaderOutput out(source.schema(), clock);
+    FakeReaderContext ctx(subtask, 2);
+    RunReader(source, out, ctx, subtask, 2);
+    events.push_back(out.events);
+  }
+  // Reader 0 gets ranges 0 and 2, reader 1 range 1; a range holds the lines starting in it: the
+  // first only the header (bytes 0-14), the second the lines at bytes 15 and 21, the third 27, 33.
+  EXPECT_EQ(events[0], (std::vector<std::string>{
+                           "register " + path + "@0", "register " + path + "@26",
+                           "release " + path + "@0",
+                           "rec " + path + "@26 @0 ts=3 {\"ts\":3,\"user\":\"a\",\"amount\":3.0}",
+                           "rec " + path + "@26 @0 ts=4 {\"ts\":4,\"user\":\"b\",\"amount\":4.0}",
+                           "release " + path + "@26"}));
+  EXPECT_EQ(events[1], (std::vector<std::string>{
+                           "register " + path + "@13",
+                           "rec " + path + "@13 @0 ts=1 {\"ts\":1,\"user\":\"a\",\"amount\":1.0}",
+                           "rec " + path + "@13 @0 ts=2 {\"ts\":2,\"user\":\"b\",\"amount\":2.0}",
+                           "release " + path + "@13"}));
+}
+
+TEST_F(FileBlockSplitTest, ByteRangeSplitsSurviveASnapshot) {
+  std::string text;
+  for (int i = 1; i <= 12; ++i) {
+    text += i == 6 ? "oops\n" : fmt::format("{{\"ts\": {}, \"user\": \"u\"}}\n", i);
+  }
+  Write("a.jsonl", text);
+  SourceSpec spec = Spec(dir_.string(), "jsonl");
+  spec.file.split_bytes = 60;
+  const FileSource source(spec);
+  ASSERT_GT(source.CreateSplits().size(), 2u);
+  ManualProcessingTimeService clock;
+  FakeReaderOutput whole(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, whole, ctx);
+  const std::vector<std::string> expected = Emitted(whole);
+  ASSERT_EQ(expected.size(), 12u);
+  for (int polls = 0; polls <= 16; ++polls) {
+    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected) << "restored after " << polls << " polls";
+  }
 }
 
 }  // namespace

@@ -1,0 +1,274 @@
+// The JSON Lines fast path on simdjson On-Demand (see text_input_simdjson.h).
+//
+// simdjson compiles its On-Demand API for one CPU target only (its "builtin" implementation);
+// this file compiles it for AVX2 (simdjson's haswell kernel) inside a GCC target region, and
+// MakeJsonFastPath hands it out only on a CPU that has those instructions. Every standard header
+// is included before the region, so no code outside simdjson's namespace is compiled for AVX2.
+// simdjson_inline is plain `inline` here: its forced inlining cannot cross the target boundary.
+
+#include "sources/text_input_simdjson.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "sources/text_input.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TM_SIMDJSON_HASWELL 1
+#pragma GCC push_options
+#pragma GCC target("avx2,bmi,pclmul,lzcnt")
+#define SIMDJSON_BUILTIN_IMPLEMENTATION haswell
+#define simdjson_inline inline
+#include <immintrin.h>
+#include <simdjson.h>
+#endif
+
+namespace tidemark {
+
+#if TM_SIMDJSON_HASWELL
+namespace {
+
+namespace od = simdjson::haswell::ondemand;
+
+// Walks a value the row does not use, so that the line is accepted only when it is valid JSON
+// within the depth limit, as the nlohmann path requires (On-Demand skips lazily otherwise).
+bool ValidateJson(od::value value, int depth) {
+  od::json_type type;
+  if (value.type().get(type) != simdjson::SUCCESS) {
+    return false;
+  }
+  switch (type) {
+    case od::json_type::array: {
+      if (depth + 1 > kMaxJsonDepth) {
+        return false;
+      }
+      od::array array;
+      if (value.get_array().get(array) != simdjson::SUCCESS) {
+        return false;
+      }
+      for (auto element : array) {
+        od::value v;
+        if (element.get(v) != simdjson::SUCCESS || !ValidateJson(v, depth + 1)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case od::json_type::object: {
+      if (depth + 1 > kMaxJsonDepth) {
+        return false;
+      }
+      od::object object;
+      if (value.get_object().get(object) != simdjson::SUCCESS) {
+        return false;
+      }
+      for (auto member : object) {
+        od::field field;
+        std::string_view key;
+        if (std::move(member).get(field) != simdjson::SUCCESS ||
+            field.unescaped_key().get(key) != simdjson::SUCCESS ||
+            !ValidateJson(field.value(), depth + 1)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case od::json_type::number: {
+      od::number n;
+      return value.get_number().get(n) == simdjson::SUCCESS;
+    }
+    case od::json_type::string: {
+      std::string_view s;
+      return value.get_string().get(s) == simdjson::SUCCESS;
+    }
+    case od::json_type::boolean: {
+      bool b = false;
+      return value.get_bool().get(b) == simdjson::SUCCESS;
+    }
+    case od::json_type::null: {
+      bool is_null = false;
+      return value.is_null().get(is_null) == simdjson::SUCCESS && is_null;
+    }
+  }
+  return false;
+}
+
+// Reads `value` into `slot` as `type` exactly as JsonToValue would; false when it does not fit
+// (the slow path then gives the reason) or is not valid JSON.
+bool ReadJsonInto(od::value value, FieldType type, Value& slot) {
+  od::json_type json_type;
+  if (value.type().get(json_type) != simdjson::SUCCESS) {
+    return false;
+  }
+  if (json_type == od::json_type::null) {
+    bool is_null = false;
+    if (value.is_null().get(is_null) != simdjson::SUCCESS || !is_null) {
+      return false;
+    }
+    slot.emplace<std::monostate>();
+    return true;
+  }
+  switch (type) {
+    case FieldType::kString: {
+      std::string_view s;
+      if (json_type != od::json_type::string || value.get_string().get(s) != simdjson::SUCCESS) {
+        return false;
+      }
+      AssignString(slot, s);
+      return true;
+    }
+    case FieldType::kBool: {
+      bool b = false;
+      if (json_type != od::json_type::boolean || value.get_bool().get(b) != simdjson::SUCCESS) {
+        return false;
+      }
+      slot = b;
+      return true;
+    }
+    case FieldType::kInt64:
+    case FieldType::kTimestamp: {
+      int64_t v = 0;
+      if (json_type != od::json_type::number || value.get_int64().get(v) != simdjson::SUCCESS) {
+        return false;  // a fraction, an exponent or out of range: the slow path decides
+      }
+      slot = v;
+      return true;
+    }
+    case FieldType::kDouble: {
+      double v = 0;
+      if (json_type != od::json_type::number || value.get_double().get(v) != simdjson::SUCCESS) {
+        return false;
+      }
+      slot = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+
+// Whether one of the first `size` bytes of `data` is below 0x20; reads up to 31 bytes past
+// `size`, which the padding after the line holds (spaces, not control characters).
+static_assert(simdjson::SIMDJSON_PADDING >= 32, "HasControlCharacter reads 32 bytes at a time");
+bool HasControlCharacter(const char* data, size_t size) {
+  const __m256i limit = _mm256_set1_epi8(0x20);
+  __m256i any = _mm256_setzero_si256();
+  for (size_t i = 0; i < size; i += 32) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i));
+    any = _mm256_or_si256(any, _mm256_subs_epu8(limit, bytes));  // nonzero where byte < 0x20
+  }
+  return _mm256_testz_si256(any, any) == 0;
+}
+
+class HaswellJsonFastPath final : public JsonFastPath {
+ public:
+  explicit HaswellJsonFastPath(const Schema& s) : schema(s), seen(s.size()) {}
+
+  bool Decode(std::string_view line, Row& row) override { return FastJson(line, row); }
+
+ private:
+  int SlotOf(std::string_view key, size_t& hint) const {
+    const size_t n = schema.size();
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = hint + k < n ? hint + k : hint + k - n;
+      if (schema.field(i).name == key) {
+        hint = i + 1 < n ? i + 1 : 0;  // keys usually come in schema order
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+
+  // flatten: simdjson_inline is plain inline in this file (see the top), so the iterators are
+  // inlined here explicitly; without it they go through memory (store-forwarding stalls).
+  __attribute__((flatten)) bool FastJson(std::string_view line, Row& row) {
+    // A raw control character is invalid inside a string (nlohmann refuses it; simdjson may
+    // not): such lines, and lines with tabs between tokens, take the slow path.
+    padded.assign(line.data(), line.size());
+    padded.append(simdjson::SIMDJSON_PADDING, ' ');
+    if (HasControlCharacter(padded.data(), line.size())) {
+      return false;
+    }
+    od::document doc;
+    if (parser.iterate(padded.data(), line.size(), padded.size()).get(doc) != simdjson::SUCCESS) {
+      return false;
+    }
+    od::object object;
+    if (doc.get_object().get(object) != simdjson::SUCCESS) {
+      return false;
+    }
+    // The object must be the whole line: nothing but whitespace after its closing brace.
+    std::string_view raw;
+    if (object.raw_json().get(raw) != simdjson::SUCCESS) {
+      return false;
+    }
+    const size_t end = static_cast<size_t>(raw.data() - padded.data()) + raw.size();
+    if (line.find_first_not_of(" \t\r\n", end) != std::string_view::npos) {
+      return false;
+    }
+    bool empty = false;
+    if (object.reset().get(empty) != simdjson::SUCCESS) {
+      return false;
+    }
+    std::fill(seen.begin(), seen.end(), 0);
+    size_t hint = 0;
+    for (auto member : object) {
+      od::field field;
+      std::string_view key;
+      if (std::move(member).get(field) != simdjson::SUCCESS ||
+          field.unescaped_key().get(key) != simdjson::SUCCESS) {
+        return false;
+      }
+      const int slot = SlotOf(key, hint);
+      if (slot < 0) {
+        if (!ValidateJson(field.value(), 1)) {
+          return false;
+        }
+        continue;
+      }
+      // A repeated key: the last one wins, as in nlohmann's object.
+      if (!ReadJsonInto(field.value(), schema.field(static_cast<size_t>(slot)).type,
+                        row[static_cast<size_t>(slot)])) {
+        return false;
+      }
+      seen[static_cast<size_t>(slot)] = 1;
+    }
+    for (size_t i = 0; i < seen.size(); ++i) {
+      if (seen[i] == 0) {
+        row[i].emplace<std::monostate>();  // missing is NULL
+      }
+    }
+    return true;
+  }
+
+  const Schema& schema;
+  od::parser parser;
+  std::string padded;         // the line followed by simdjson's padding
+  std::vector<uint8_t> seen;  // per slot: set by this line
+};
+
+}  // namespace
+
+#pragma GCC pop_options
+#endif  // TM_SIMDJSON_HASWELL
+
+std::unique_ptr<JsonFastPath> MakeJsonFastPath(const Schema& schema) {
+#if TM_SIMDJSON_HASWELL
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+      __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("lzcnt")) {
+    return std::make_unique<HaswellJsonFastPath>(schema);
+  }
+#endif
+  (void)schema;
+  return nullptr;
+}
+
+}  // namespace tidemark

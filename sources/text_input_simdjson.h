@@ -1,0 +1,37 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "runtime/core/row.h"
+
+namespace tidemark {
+
+/// Stores `text` in `slot` as a string, reusing the slot's buffer when it already holds one (the
+/// row of a reader is refilled line after line).
+inline void AssignString(Value& slot, std::string_view text) {
+  if (std::string* s = std::get_if<std::string>(&slot)) {
+    s->assign(text.data(), text.size());
+  } else {
+    slot.emplace<std::string>(text);
+  }
+}
+
+/// The JSON Lines fast path of `LineDecoder` (sources/text_input.h): simdjson On-Demand, compiled
+/// for AVX2 in its own translation unit (simdjson's On-Demand API is built for one CPU target)
+/// and used only when the CPU has it. Internal to the sources library.
+class JsonFastPath {
+ public:
+  virtual ~JsonFastPath() = default;
+  /// Fills `row` (already of the schema's arity) from `line` and returns true only when the
+  /// line is certainly one the nlohmann path (`JsonLineToRow`) accepts, with the same values;
+  /// false means "decode it the slow way" (which gives the row or the documented reason).
+  virtual bool Decode(std::string_view line, Row& row) = 0;
+};
+
+/// A fast path for `schema` (borrowed; must outlive it), or null when this CPU lacks AVX2, BMI1,
+/// PCLMUL or LZCNT (every line then takes the slow path, with the same results).
+std::unique_ptr<JsonFastPath> MakeJsonFastPath(const Schema& schema);
+
+}  // namespace tidemark
