@@ -55,6 +55,9 @@ struct RestServerOptions {
 /// whose uid differs from the daemon's get 403.
 ///
 /// Threading: one I/O thread runs every connection; handlers call the thread-safe JobManager.
+/// A submission (`POST /jobs`) is compiled and validated on a pool of two threads instead, so a
+/// large or pathological job never delays another client's request; at most 64 submissions wait
+/// or are being validated at once, beyond that a submission gets 503 at once.
 /// `Start` and `Stop` from one controlling thread. `jobs` must outlive this object.
 class RestServer {
  public:
