@@ -93,6 +93,28 @@ bool ValidJobId(std::string_view id) {
   return true;
 }
 
+/// GET /jobs/{id}/explain[?operator=ID]: 200 {"jid", "state", "operator", "explain"}; 409 while the
+/// job runs (the explanation is the state when end of input reached each task); 404 for an
+/// unknown job, or an operator the ended job does not have.
+Response ExplainResponse(JobManager& jobs, const std::string& id, const std::string& operator_id) {
+  std::optional<nlohmann::json> j = jobs.ExplainJson(id, operator_id);
+  if (!j) {
+    return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
+  }
+  if ((*j)["explain"].is_null()) {
+    if ((*j)["state"] == "RUNNING") {
+      return ErrorResponse(http::status::conflict,
+                           {fmt::format("job {} is still running; its watermarks are explained once it has ended "
+                                        "(as `tidemark run --explain` does at the end)",
+                                        id)});
+    }
+    return ErrorResponse(http::status::not_found,
+                         {operator_id.empty() ? fmt::format("job {} has no explanation: it never ran its tasks", id)
+                                              : fmt::format("job {} has no operator '{}'", id, operator_id)});
+  }
+  return JsonResponse(http::status::ok, *j);
+}
+
 /// The REST routes; never throws.
 Response Route(JobManager& jobs, const Request& req) {
   const std::string_view target(req.target().data(), req.target().size());
@@ -168,6 +190,8 @@ Response Route(JobManager& jobs, const Request& req) {
         j = jobs.ExceptionsJson(id);
       } else if (parts.size() == 3 && verb == http::verb::get && parts[2] == "logs") {
         j = jobs.LogJson(id);
+      } else if (parts.size() == 3 && verb == http::verb::get && parts[2] == "explain") {
+        return ExplainResponse(jobs, id, QueryParam(query, "operator"));
       } else if (parts.size() == 3) {
         return ErrorResponse(http::status::not_found, {"not found"});
       } else {

@@ -46,6 +46,8 @@ struct RestServerOptions {
 ///     GET    /jobs/{id}            -> details; 404 when unknown
 ///     GET    /jobs/{id}/exceptions -> {"root-exception", "timestamp"}
 ///     GET    /jobs/{id}/logs       -> {"lines", "dropped"}
+///     GET    /jobs/{id}/explain    ?operator=ID -> {"jid", "state", "operator", "explain"}: why the
+///                                  ended job's watermarks stood where they did; 409 while it runs
 ///     DELETE /jobs/{id}, PATCH /jobs/{id}  -> cancel: 202; 409 when already ended
 ///     GET    /metrics              -> Prometheus text
 ///     GET    /overview             -> counts and limits

@@ -706,7 +706,7 @@ TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {
   CliResult unknown = Cli("stauts 1234");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_EQ(unknown.err,
-            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, submit, list, status, cancel, logs)\n"
+            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, submit, list, status, cancel, logs, explain)\n"
             "Run with --help for more information.\n");
   CliResult ftp = Cli("--url ftp://x list");
   EXPECT_EQ(ftp.rc, 2);
@@ -1781,6 +1781,56 @@ TEST_F(DaemonTest, ASubmissionBeingValidatedDoesNotHoldUpOtherRequests) {
   ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
   EXPECT_EQ(JobJson(id)["state"], "FINISHED");
   EXPECT_EQ(JobJson(id)["name"], "held");
+}
+
+// ---------------------------------------------------------------------------------------------
+// `tidemark explain` and GET /jobs/{id}/explain: `run --explain`'s text, computed in the worker.
+
+TEST_F(DaemonTest, ExplainsAnEndedJobsWatermarksAsRunExplainDoes) {
+  CliResult submit = Cli("submit --wait jobs/slow_split_stops_no_idleness.yaml");
+  ASSERT_EQ(submit.rc, 0) << submit.err;
+  const std::string id = Lines(submit.out).at(0);
+  CliResult explain = Cli("explain " + id);
+  ASSERT_EQ(explain.rc, 0) << explain.err;
+  for (const char* line :
+       {"windows#0: input watermark 6.449s", "split slow: 6.449s, active, 50 records, the last before 3s <- holds the "
+                                             "minimum",
+        "likely mistake: split slow stopped (no record after 3s",
+        "no idleness is set on source 'source' (watermarks.idleness)"}) {
+    EXPECT_NE(explain.out.find(line), std::string::npos) << line << "\n" << explain.out;
+  }
+  auto r = Client().Request("GET", "/jobs/" + id + "/explain");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body),
+            json({{"jid", id}, {"state", "FINISHED"}, {"operator", ""}, {"explain", explain.out}}));
+  CliResult op = Cli("explain " + id + " windows");
+  EXPECT_EQ(op.rc, 0) << op.err;
+  EXPECT_EQ(op.out.rfind("windows#0: input watermark 6.449s", 0), 0u) << op.out;
+  CliResult nope = Cli("explain " + id + " nope");
+  EXPECT_EQ(nope.rc, 2);
+  EXPECT_EQ(nope.err, "tidemark: job " + id + " has no operator 'nope'\n");
+
+  // Operator mode: the assigner after the source is named.
+  CliResult op_mode = Cli("submit --wait jobs/two_splits_operator.yaml");
+  ASSERT_EQ(op_mode.rc, 0) << op_mode.err;
+  CliResult assign = Cli("explain " + Lines(op_mode.out).at(0));
+  EXPECT_EQ(assign.rc, 0) << assign.err;
+  EXPECT_NE(assign.out.find("likely mistake: the watermark strategy is set after the source: 'assign' "),
+            std::string::npos)
+      << assign.out;
+
+  // A running job has nothing to explain yet; an unknown id is a usage error.
+  const std::string running = SubmitYaml(kLongJob);
+  CliResult early = Cli("explain " + running);
+  EXPECT_EQ(early.rc, 1);
+  EXPECT_EQ(early.err, "tidemark: job " + running +
+                           " is still running; its watermarks are explained once it has ended (as `tidemark run "
+                           "--explain` does at the end)\n");
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + running).status, 202);
+  ASSERT_TRUE(jobs_->WaitForJob(running, std::chrono::seconds(2)));
+  CliResult unknown = Cli("explain 0123456789abcdef");
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_EQ(unknown.err, "tidemark: no job with id '0123456789abcdef' (see `tidemark list`)\n");
 }
 
 }  // namespace
