@@ -24,10 +24,37 @@ void SetTimeouts(int fd, std::chrono::milliseconds timeout) {
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
+/// Runs the asynchronous operation `start` begins on `ioc` until it completes or `deadline`
+/// passes; then closes `socket` and returns timed_out. (SO_RCVTIMEO / SO_SNDTIMEO alone do not
+/// bound a synchronous asio read: asio takes their EAGAIN for "not ready yet" and polls without a
+/// timeout, so a daemon that accepted but never answered hung `tidemark list` for ever.)
+template <class Socket, class Start>
+beast::error_code RunUntil(asio::io_context& ioc, Socket& socket, std::chrono::steady_clock::time_point deadline,
+                           Start start) {
+  beast::error_code result;
+  bool done = false;
+  start([&](beast::error_code ec, size_t) {
+    result = ec;
+    done = true;
+  });
+  ioc.restart();
+  ioc.run_until(deadline);
+  if (!done) {
+    beast::error_code ignored;
+    socket.close(ignored);
+    ioc.restart();
+    ioc.run();  // the aborted operation's handler
+    return asio::error::timed_out;
+  }
+  return result;
+}
+
 template <class Socket>
-DaemonClient::Response Exchange(Socket& socket, const std::string& host, const DaemonEndpoint& endpoint,
-                                const std::string& method, const std::string& target, const std::string& body,
+DaemonClient::Response Exchange(asio::io_context& ioc, Socket& socket, std::chrono::milliseconds timeout,
+                                const std::string& host, const DaemonEndpoint& endpoint, const std::string& method,
+                                const std::string& target, const std::string& body,
                                 const std::string& content_type) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   http::request<http::string_body> req{http::string_to_verb(method), target, 11};
   req.set(http::field::host, host);
   req.set(http::field::user_agent, "tidemark");
@@ -40,15 +67,19 @@ DaemonClient::Response Exchange(Socket& socket, const std::string& host, const D
   }
   req.keep_alive(false);
   req.prepare_payload();
-  beast::error_code write_ec;
-  http::write(socket, req, write_ec);
+  const beast::error_code write_ec =
+      RunUntil(ioc, socket, deadline, [&](auto handler) { http::async_write(socket, req, handler); });
   // A failed send may still have an answer waiting: the daemon refuses a body over its limit with
   // 413 and closes before reading the rest, which breaks our pipe. Read it before giving up.
   beast::error_code ec;
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(256u << 20);
-  http::read(socket, buffer, parser, ec);
+  if (socket.is_open()) {
+    ec = RunUntil(ioc, socket, deadline, [&](auto handler) { http::async_read(socket, buffer, parser, handler); });
+  } else {
+    ec = write_ec;
+  }
   if (ec && write_ec) {
     throw DaemonUnreachable(
         fmt::format("cannot send to the daemon at {}: {}", endpoint.ToString(), write_ec.message()));
@@ -80,7 +111,7 @@ DaemonClient::Response DaemonClient::Request(const std::string& method, const st
       throw DaemonUnreachable(
           fmt::format("cannot connect to the daemon at {}: {}", endpoint_.ToString(), ec.message()));
     }
-    return Exchange(socket, "localhost", endpoint_, method, target, body, content_type);
+    return Exchange(ioc, socket, timeout_, "localhost", endpoint_, method, target, body, content_type);
   }
   std::string rest = endpoint_.url;
   if (rest.rfind("http://", 0) != 0) {
@@ -120,7 +151,7 @@ DaemonClient::Response DaemonClient::Request(const std::string& method, const st
   if (ec || !socket.is_open()) {
     throw DaemonUnreachable(fmt::format("cannot connect to the daemon at {}: {}", endpoint_.url, ec.message()));
   }
-  return Exchange(socket, host + ":" + port, endpoint_, method, target, body, content_type);
+  return Exchange(ioc, socket, timeout_, host + ":" + port, endpoint_, method, target, body, content_type);
 }
 
 }  // namespace tidemark

@@ -37,7 +37,8 @@ class DaemonClient {
   };
 
   /// Sends `method target` with `body` and returns the answer. Throws DaemonUnreachable when no
-  /// answer arrives; throws InvalidArgument for a malformed URL.
+  /// whole answer arrives within the timeout (sending and reading together; a daemon that accepts
+  /// but never answers included); throws InvalidArgument for a malformed URL.
   Response Request(const std::string& method, const std::string& target, const std::string& body = "",
                    const std::string& content_type = "application/yaml");
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -70,6 +71,10 @@ class DaemonJob {
   virtual std::vector<SubtaskMetrics> Metrics() const = 0;
   /// The `report:` summary line, nullopt when the job has none. Called after the job finished.
   virtual std::optional<std::string> ReportLine() const = 0;
+  /// After `Run`: `tidemark run --explain`'s text for the ended job (why each operator's watermark
+  /// stood where it did when end of input reached it), keyed by operator id; key "" holds the
+  /// default selection (every window and join operator). Empty when the job never ran its tasks.
+  virtual std::map<std::string, std::string> WatermarkExplanations() const { return {}; }
   /// The pid of the process running the job while it runs in a worker; -1 otherwise.
   virtual int worker_pid() const { return -1; }
   /// Sets this job's memory limit (bytes) before `Run`: a job-level override of the daemon's. An

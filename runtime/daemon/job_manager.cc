@@ -265,6 +265,8 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
     log->info("[job {}] '{}' {}", e->id, e->name, ToString(state));
   }
   nlohmann::json final_tasks = TasksJson(job->Metrics());
+  std::map<std::string, std::string> explanations = run ? job->WatermarkExplanations()
+                                                        : std::map<std::string, std::string>{};
   std::unique_lock<std::mutex> lock(mu_);
   for (const std::string& path : e->owned_files) {
     owned_files_.erase(path);
@@ -275,6 +277,7 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   e->final_state = state;
   e->failure_cause = cause;
   e->report = std::move(report);
+  e->explanations = std::move(explanations);
   e->final_tasks = std::move(final_tasks);
   e->job.reset();  // readers still holding a copy keep it alive until they are done
   --running_;
@@ -486,6 +489,24 @@ std::optional<nlohmann::json> JobManager::ExceptionsJson(const std::string& id) 
   }
   return nlohmann::json{{"root-exception", cause},
                         {"timestamp", e->ended ? nlohmann::json(e->end_ms) : nlohmann::json(NowMs())}};
+}
+
+std::optional<nlohmann::json> JobManager::ExplainJson(const std::string& id, const std::string& operator_id) const {
+  auto e = Find(id);
+  if (!e) {
+    return std::nullopt;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json j{{"jid", id},
+                   {"state", ToString(e->ended ? e->final_state : JobState::kRunning)},
+                   {"operator", operator_id},
+                   {"explain", nullptr}};
+  if (e->ended) {
+    if (auto it = e->explanations.find(operator_id); it != e->explanations.end()) {
+      j["explain"] = it->second;
+    }
+  }
+  return j;
 }
 
 std::optional<nlohmann::json> JobManager::LogJson(const std::string& id) const {

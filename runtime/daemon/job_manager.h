@@ -99,6 +99,11 @@ class JobManager {
   std::optional<nlohmann::json> ExceptionsJson(const std::string& id) const;
   /// `{"lines": [...], "dropped": n}`, or nullopt.
   std::optional<nlohmann::json> LogJson(const std::string& id) const;
+  /// Why the ended job's watermarks stood where they did (`tidemark run --explain`'s text, from the
+  /// worker): `{"jid", "state", "operator", "explain": text | null}` for `operator_id` ("" = every
+  /// window and join operator); `explain` is null while the job runs and for an operator id the job
+  /// does not have. nullopt for an unknown job id.
+  std::optional<nlohmann::json> ExplainJson(const std::string& id, const std::string& operator_id) const;
   /// Job counts by state, limits, uptime.
   nlohmann::json OverviewJson() const;
   /// Prometheus text exposition format (version 0.0.4).
@@ -142,6 +147,7 @@ class JobManager {
     JobState final_state = JobState::kRunning;
     std::string failure_cause;
     std::optional<std::string> report;
+    std::map<std::string, std::string> explanations;  // DaemonJob::WatermarkExplanations at the end
   };
 
   std::shared_ptr<Entry> Find(const std::string& id) const;

@@ -99,6 +99,28 @@ bool ValidJobId(std::string_view id) {
   return true;
 }
 
+/// GET /jobs/{id}/explain[?operator=ID]: 200 {"jid", "state", "operator", "explain"}; 409 while the
+/// job runs (the explanation is the state when end of input reached each task); 404 for an
+/// unknown job, or an operator the ended job does not have.
+Response ExplainResponse(JobManager& jobs, const std::string& id, const std::string& operator_id) {
+  std::optional<nlohmann::json> j = jobs.ExplainJson(id, operator_id);
+  if (!j) {
+    return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
+  }
+  if ((*j)["explain"].is_null()) {
+    if ((*j)["state"] == "RUNNING") {
+      return ErrorResponse(http::status::conflict,
+                           {fmt::format("job {} is still running; its watermarks are explained once it has ended "
+                                        "(as `tidemark run --explain` does at the end)",
+                                        id)});
+    }
+    return ErrorResponse(http::status::not_found,
+                         {operator_id.empty() ? fmt::format("job {} has no explanation: it never ran its tasks", id)
+                                              : fmt::format("job {} has no operator '{}'", id, operator_id)});
+  }
+  return JsonResponse(http::status::ok, *j);
+}
+
 /// The REST routes; never throws.
 Response Route(JobManager& jobs, const Request& req) {
   const std::string_view target(req.target().data(), req.target().size());
@@ -218,6 +240,8 @@ Response Route(JobManager& jobs, const Request& req) {
         j = jobs.ExceptionsJson(id);
       } else if (parts.size() == 3 && verb == http::verb::get && parts[2] == "logs") {
         j = jobs.LogJson(id);
+      } else if (parts.size() == 3 && verb == http::verb::get && parts[2] == "explain") {
+        return ExplainResponse(jobs, id, QueryParam(query, "operator"));
       } else if (parts.size() == 3) {
         return ErrorResponse(http::status::not_found, {"not found"});
       } else {
@@ -247,6 +271,14 @@ Response Route(JobManager& jobs, const Request& req) {
     return ErrorResponse(http::status::internal_server_error, {e.what()});
   }
 }
+
+// Submissions are compiled and validated on a small pool, never on the I/O thread: a big or
+// pathological job (bounded, but up to a second or so to compile at the limits) must not hold up
+// every other client's `list` or `status`. Two threads (validation is CPU work; the machine may
+// have two cores), and at most this many submissions waiting or being validated; beyond it a
+// submission gets 503 at once. Each waiting one holds its body, so this also bounds that memory.
+constexpr size_t kSubmitThreads = 2;
+constexpr size_t kMaxPendingSubmits = 64;
 
 // What a session reads beyond the header limit at most: a line longer than the limit plus this
 // is refused instead of buffered (a chunk extension that never ends).
@@ -307,6 +339,10 @@ struct RestServer::Impl {
   std::optional<asio::local::stream_protocol::acceptor> unix_acceptor;
   std::optional<asio::ip::tcp::acceptor> tcp_acceptor;
   asio::steady_timer retry_timer{ioc};
+  /// Runs the POST /jobs handler (compile and validate) of every session; joined by Stop before the
+  /// I/O context goes. Its tasks post their responses back to `ioc`.
+  asio::thread_pool submit_pool{kSubmitThreads};
+  std::atomic<size_t> submits_pending{0};  // queued or being validated on submit_pool
   size_t refused_at_cap = 0;  // connections refused since the limit was last reached
   bool hand_over = false;     // I/O thread only: the running I/O thread ends after this handler
 };
@@ -323,6 +359,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   Session(Socket socket, RestServer::Impl& impl, std::atomic<size_t>& connections, const RestServerOptions& opts,
           JobManager& jobs, bool tcp)
       : socket_(std::move(socket)),
+        impl_(impl),
         timer_(impl.ioc),
         connections_(connections),
         opts_(opts),
@@ -393,6 +430,10 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         return;
       }
     }
+    if (req.method() == http::verb::post) {
+      Submit(std::move(req));
+      return;
+    }
     Response res = Route(jobs_, req);
     Send(std::move(res), !req.keep_alive());
   }
@@ -413,6 +454,30 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     asset_.set("X-Content-Type-Options", "nosniff");
     asset_.set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:");
     return &asset_;
+  }
+
+  /// A submission: routed on the submit pool, answered back on the I/O thread. Nothing else of
+  /// this connection happens meanwhile (its next request is read after the answer went out).
+  void Submit(Request req) {
+    if (impl_.submits_pending.fetch_add(1) >= kMaxPendingSubmits) {
+      impl_.submits_pending.fetch_sub(1);
+      Send(ErrorResponse(http::status::service_unavailable,
+                         {fmt::format("too many submissions being validated (limit {}); retry shortly",
+                                      kMaxPendingSubmits)}),
+           !req.keep_alive());
+      return;
+    }
+    asio::post(impl_.submit_pool, [self = this->shared_from_this(), req = std::move(req)]() mutable {
+      Response res = Route(self->jobs_, req);
+      const bool close = !req.keep_alive();
+      RestServer::Impl& impl = self->impl_;
+      impl.submits_pending.fetch_sub(1);
+      // The session moves into the I/O thread's handler: its last reference never drops here,
+      // beside the I/O thread that owns its socket.
+      asio::post(impl.ioc, [self = std::move(self), res = std::move(res), close]() mutable {
+        self->Send(std::move(res), close);
+      });
+    });
   }
 
   void Send(Response res, bool close) {
@@ -437,6 +502,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   }
 
   Socket socket_;
+  RestServer::Impl& impl_;
   asio::steady_timer timer_;
   std::atomic<size_t>& connections_;
   const RestServerOptions& opts_;
@@ -653,6 +719,9 @@ void RestServer::Stop() {
   if (io_thread_.joinable()) {
     io_thread_.join();
   }
+  // Submissions being validated finish; their answers stay queued on the stopped context and go
+  // with it.
+  impl_->submit_pool.join();
   impl_.reset();  // destroys open sessions and acceptors
   if (socket_created_) {
     struct stat st {};

@@ -57,6 +57,8 @@ struct RestServerOptions {
 ///     GET    /jobs/{id}            -> details; 404 when unknown
 ///     GET    /jobs/{id}/exceptions -> {"root-exception", "timestamp"}
 ///     GET    /jobs/{id}/logs       -> {"lines", "dropped"}
+///     GET    /jobs/{id}/explain    ?operator=ID -> {"jid", "state", "operator", "explain"}: why the
+///                                  ended job's watermarks stood where they did; 409 while it runs
 ///     DELETE /jobs/{id}, PATCH /jobs/{id}  -> cancel: 202; 409 when already ended
 ///     GET    /metrics              -> Prometheus text
 ///     GET    /overview             -> counts and limits
@@ -73,6 +75,9 @@ struct RestServerOptions {
 /// whose uid differs from the daemon's get 403.
 ///
 /// Threading: one I/O thread runs every connection; handlers call the thread-safe JobManager.
+/// A submission (`POST /jobs`) is compiled and validated on a pool of two threads instead, so a
+/// large or pathological job never delays another client's request; at most 64 submissions wait
+/// or are being validated at once, beyond that a submission gets 503 at once.
 /// `Start` and `Stop` from one controlling thread. `jobs` must outlive this object.
 class RestServer {
  public:

@@ -205,6 +205,11 @@ std::optional<std::string> WorkerDaemonJob::ReportLine() const {
   return report_;
 }
 
+std::map<std::string, std::string> WorkerDaemonJob::WatermarkExplanations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return explanations_;
+}
+
 int WorkerDaemonJob::worker_pid() const {
   std::lock_guard<std::mutex> lock(mu_);
   return pid_;
@@ -312,6 +317,9 @@ bool WorkerDaemonJob::OnFrame(const std::string& payload, std::string* error) {
       reported_cause_ = cause;
       if (j.at("report").is_string()) {
         report_ = j["report"].get<std::string>();
+      }
+      if (j.contains("explain")) {
+        explanations_ = j["explain"].get<std::map<std::string, std::string>>();
       }
       return true;
     }
@@ -493,13 +501,15 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
 
   WorkerChannel channel(fd);
   auto send_end = [&](JobState state, const std::string& cause, const std::optional<std::string>& report,
-                      const std::vector<SubtaskMetrics>& metrics) {
+                      const std::vector<SubtaskMetrics>& metrics,
+                      const std::map<std::string, std::string>& explanations) {
     channel.FlushLines();
     channel.Send(nlohmann::json{{"t", "ended"},
                                 {"state", StateName(state)},
                                 {"cause", cause},
                                 {"report", report ? nlohmann::json(*report) : nlohmann::json(nullptr)},
                                 {"tasks", MetricsToJson(metrics)},
+                                {"explain", explanations},
                                 {"memory-exhausted", g_memory_exhausted.load()}});
   };
   std::unique_ptr<DaemonJob> job;
@@ -507,7 +517,7 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
     job = factory(yaml, file, [&channel](const std::string& line) { channel.AddLine(line); });
   } catch (const std::exception& e) {
     // The daemon validated the same text, so this is rare (a file that changed in between).
-    send_end(JobState::kFailed, e.what(), std::nullopt, {});
+    send_end(JobState::kFailed, e.what(), std::nullopt, {}, {});
     ::_exit(0);
   }
   // Commands from the daemon. End of stream means the daemon is gone: the death signal follows.
@@ -564,7 +574,13 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
       channel.AddLine(fmt::format("report failed: {}", e.what()));
     }
   }
-  send_end(state, job->failure_cause(), report, job->Metrics());
+  std::map<std::string, std::string> explanations;
+  try {
+    explanations = job->WatermarkExplanations();
+  } catch (const std::exception& e) {
+    channel.AddLine(fmt::format("explain failed: {}", e.what()));
+  }
+  send_end(state, job->failure_cause(), report, job->Metrics(), explanations);
   // Sinks were closed and flushed when the tasks ended; skip the teardown of a large job's state.
   ::_exit(0);
 }

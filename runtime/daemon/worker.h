@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -61,6 +62,8 @@ class WorkerDaemonJob : public DaemonJob {
   std::string failure_cause() const override;
   std::vector<SubtaskMetrics> Metrics() const override;
   std::optional<std::string> ReportLine() const override;
+  /// What the worker computed at the job's end (sent in its last frame).
+  std::map<std::string, std::string> WatermarkExplanations() const override;
 
   /// The worker's pid while it runs, -1 before and after.
   int worker_pid() const override;
@@ -84,6 +87,7 @@ class WorkerDaemonJob : public DaemonJob {
   std::string cause_;
   std::vector<SubtaskMetrics> metrics_;
   std::optional<std::string> report_;
+  std::map<std::string, std::string> explanations_;
   bool cancel_requested_ = false;
   bool memory_exhausted_ = false;
   int pid_ = -1;

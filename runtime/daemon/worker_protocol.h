@@ -21,7 +21,7 @@ namespace tidemark {
 ///     worker -> daemon   {"t":"metrics","tasks":[..],"cause":..,"memory-exhausted":bool}  ~10/s
 ///                        {"t":"log","lines":[..]}                               print-sink lines
 ///                        {"t":"ended","state":..,"cause":..,"report":..|null,"tasks":[..],
-///                         "memory-exhausted":bool}                               last frame
+///                         "explain":{op-id:text},"memory-exhausted":bool}        last frame
 ///
 /// A frame longer than `kMaxWorkerFrameBytes` or not a JSON object is a protocol error: the daemon
 /// kills the worker and fails its job.

@@ -10,7 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -232,8 +237,8 @@ class DaemonTest : public ::testing::Test {
     server_.reset();
     jobs_.reset();
     socket_ = dir_.path() + "/d.sock";
-    jobs_ = std::make_unique<JobManager>(WorkerJobFactory(LocalJobValidator(TestRegistry()), worker_options),
-                                         job_options);
+    jobs_ = std::make_unique<JobManager>(
+        WorkerJobFactory(validator_ ? validator_ : LocalJobValidator(TestRegistry()), worker_options), job_options);
     server_options.socket_path = socket_;
     server_ = std::make_unique<RestServer>(*jobs_, server_options);
     server_->Start();
@@ -333,6 +338,7 @@ class DaemonTest : public ::testing::Test {
 
   TempDir dir_;
   std::string socket_;
+  JobValidator validator_;  ///< StartServer's validator when set (else the test registry's)
   std::unique_ptr<JobManager> jobs_;
   std::unique_ptr<RestServer> server_;
 };
@@ -870,7 +876,7 @@ TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {
   CliResult unknown = Cli("stauts 1234");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_EQ(unknown.err,
-            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, submit, list, status, cancel, logs)\n"
+            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, submit, list, status, cancel, logs, explain)\n"
             "Run with --help for more information.\n");
   CliResult ftp = Cli("--url ftp://x list");
   EXPECT_EQ(ftp.rc, 2);
@@ -1209,6 +1215,21 @@ bool ProcessGone(int pid) {
   return paren == std::string::npos || stat.compare(paren + 2, 1, "Z") == 0;
 }
 
+// 32 channels of 2 x 2^20 slots: 512 MiB of channel buffers when the worker deploys the job.
+constexpr const char* kTooBigJob = R"(
+name: too-big
+pipeline: {parallelism: 8, channel-capacity: 1048576}
+operators:
+  - id: src
+    type: source
+    parallelism: 4
+    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 10}]}
+  - id: out
+    type: sink
+    inputs: [{from: src, partition: rebalance}]
+    sink: {type: collect}
+)";
+
 class DaemonIsolationTest : public DaemonTest {
  protected:
   int WorkerPid(const std::string& id) {
@@ -1339,20 +1360,7 @@ TEST_F(DaemonIsolationTest, AWorkerOverItsMemoryLimitFailsNamingTheLimit) {
   GTEST_SKIP() << "workers of sanitizer builds run without an address-space limit";
 #endif
   StartServer(JobManagerOptions{}, RestServerOptions{}, WorkerOptions{.memory_limit_bytes = uint64_t{1} << 30});
-  // 32 channels of 2 x 2^20 slots: 512 MiB of channel buffers when the worker deploys the job.
-  const std::string too_big = R"(
-name: too-big
-pipeline: {parallelism: 8, channel-capacity: 1048576}
-operators:
-  - id: src
-    type: source
-    parallelism: 4
-    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 10}]}
-  - id: out
-    type: sink
-    inputs: [{from: src, partition: rebalance}]
-    sink: {type: collect}
-)";
+  const std::string too_big = kTooBigJob;
   const std::string beside = SubmitYaml(kLongJob);
   auto submit = [&](const std::string& query) { return Client().Request("POST", "/jobs?file=big.yaml" + query, too_big); };
   // Under the job's own limit of 256 MiB it fails, naming that limit ...
@@ -1577,6 +1585,422 @@ TEST(TidemarkdBinaryTest, KillingTheDaemonLeavesNoWorkerBehind) {
   for (const int worker : workers) {
     EXPECT_TRUE(Eventually([&] { return ProcessGone(worker); }, std::chrono::seconds(5))) << worker;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every hostile input class against one daemon, and submissions validated off the I/O thread.
+
+/// Asks `GET /jobs` on its own thread, every 20 ms from construction to `Stop`, on a fresh
+/// connection each time with a 2 s deadline: how many were answered, the slowest answer, and every
+/// request that failed or took 2 s or more.
+class ListWatch {
+ public:
+  explicit ListWatch(const std::string& socket) : thread_([this, socket] { Loop(socket); }) {}
+  ~ListWatch() { Stop(); }
+  ListWatch(const ListWatch&) = delete;
+  ListWatch& operator=(const ListWatch&) = delete;
+
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) {
+      thread_.join();
+    }
+  }
+  // After Stop:
+  int64_t answered() const { return answered_; }
+  std::chrono::milliseconds slowest() const { return slowest_; }
+  const std::vector<std::string>& failures() const { return failures_; }
+
+ private:
+  void Loop(const std::string& socket) {
+    DaemonClient client(DaemonEndpoint{socket, "", ""}, std::chrono::seconds(2));
+    while (!stop_) {
+      const auto start = std::chrono::steady_clock::now();
+      std::string failure;
+      try {
+        const auto r = client.Request("GET", "/jobs");
+        if (r.status != 200) {
+          failure = fmt::format("GET /jobs answered {}: {}", r.status, r.body);
+        }
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      slowest_ = std::max(slowest_, took);
+      if (failure.empty() && took >= std::chrono::seconds(2)) {
+        failure = fmt::format("GET /jobs took {} ms", took.count());
+      }
+      if (!failure.empty()) {
+        failures_.push_back(failure);
+      } else {
+        ++answered_;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  int64_t answered_ = 0;  // the watch thread's until Stop
+  std::chrono::milliseconds slowest_{0};
+  std::vector<std::string> failures_;
+  std::thread thread_;  // last: starts once the fields above exist
+};
+
+/// A job of one file source (jsonl {ts, user}) at `path` through a filter into a print sink, with
+/// its `errors` side output printed too.
+std::string FilteredFileJob(const std::string& path, const std::string& filter) {
+  return fmt::format(R"(name: hostile-file
+operators:
+  - id: source
+    type: source
+    source: {{type: file, path: '{}', format: jsonl, schema: {{ts: timestamp, user: int64}}}}
+    watermarks: {{max-out-of-orderness: 0ms, timestamp-field: ts}}
+  - id: f
+    type: filter
+    input: source
+    filter: "{}"
+  - id: out
+    type: sink
+    input: f
+    sink: {{type: print}}
+  - id: errors
+    type: sink
+    inputs: [{{from: source, side-output: errors}}]
+    sink: {{type: print}}
+)",
+                     path, filter);
+}
+
+/// A sequence job whose window has `trigger: <spec>`.
+std::string TriggerJob(const std::string& spec) {
+  return fmt::format(R"(name: hostile-trigger
+operators:
+  - id: src
+    type: source
+    source: {{type: sequence, splits: [{{id: a, start: 0ms, step: 1s, count: 3}}]}}
+  - id: w
+    type: window
+    input: src
+    window: {{assigner: tumbling, size: 1s, trigger: {}}}
+  - id: out
+    type: sink
+    input: w
+    sink: {{type: collect}}
+)",
+                     spec);
+}
+
+TEST(DaemonClientTest, ADaemonThatAcceptsButNeverAnswersTimesOut) {
+  // The client's timeout did not bound its read (asio polls on past SO_RCVTIMEO): `tidemark list`
+  // against a daemon whose I/O thread was stuck waited for ever.
+  TempDir dir;
+  const std::string path = dir.path() + "/mute.sock";
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);  // the kernel accepts the connection; nobody ever reads or answers
+  DaemonClient client(DaemonEndpoint{path, "", ""}, std::chrono::milliseconds(200));
+  std::string what;
+  try {
+    client.Request("GET", "/jobs");
+  } catch (const DaemonUnreachable& e) {
+    what = e.what();
+  }
+  EXPECT_EQ(what, "no answer from the daemon at unix:" + path + ": Connection timed out");
+  ::close(fd);
+}
+
+TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnsweringAndExact) {
+  // Slow requests are closed after half a second of silence; bodies over 1 MiB get 413.
+  StartServer(JobManagerOptions{}, RestServerOptions{.max_body_bytes = 1u << 20,
+                                                     .idle_timeout = std::chrono::milliseconds(500)});
+  ListWatch watch(socket_);
+  // A job that runs throughout, writing a file: it must be untouched by everything below.
+  const std::string owned = dir_.path() + "/owned.jsonl";
+  const std::string bystander = SubmitYaml(LongFileJob(owned));
+  WaitUntilProducing(bystander);
+  const int bystander_pid = WorkerPid(bystander);
+
+  // 1. Refused with the located reason (400), nothing started.
+  const std::string fifo = dir_.path() + "/in.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string purging;
+  for (int i = 0; i < 20000; ++i) {
+    purging += "purging(";
+  }
+  purging += "event-time" + std::string(20000, ')');
+  std::string laughs = "name: t\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";  // 10^10 nodes through aliases
+  for (int i = 1; i < 10; ++i) {
+    laughs += fmt::format("a{0}: &a{0} [*a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}]\n", i,
+                          i - 1);
+  }
+  std::mt19937 rng(11);
+  std::string garbage(64u << 10, '\0');
+  for (char& c : garbage) {
+    c = static_cast<char>(rng());
+  }
+  const std::vector<std::pair<std::string, std::string>> refused = {  // body, the first error (regex)
+      {FilteredFileJob(owned, std::string(10000, '(') + "user > 1" + std::string(10000, ')')),
+       R"(hostile\.yaml:10:\d+: error: operators\[1\]\.filter: in expression "\(+\.\.\.": parentheses nest )"
+       R"(deeper than 256 levels)"},
+      {TriggerJob(purging), R"(hostile\.yaml:9:\d+: error: operators\[1\]\.window\.trigger: trigger )"
+                            R"('(purging\()+purg\.\.\.': purging\(\.\.\.\) nests deeper than 8 levels)"},
+      {"name: t\nmeta: " + std::string(100000, '[') + std::string(100000, ']'),
+       R"(hostile\.yaml:2:38: error: YAML nests deeper than 32 levels)"},
+      {laughs, R"(hostile\.yaml:\d+:\d+: error: the job has more than 1000000 YAML nodes .*)"},
+      {garbage, R"(hostile\.yaml:\d+:\d+: error: .*)"},
+      {"name: " + std::string(900u << 10, 'n') + "\noperators: []\nwat: 1\n",
+       R"(hostile\.yaml:\d+:\d+: error: .*)"},
+      {FilteredFileJob("/dev/zero", "user > 1"),
+       R"(hostile\.yaml:\d+:\d+: error: operators\[0\]\.source\.path: input file '/dev/zero' is a character )"
+       R"(device; a source reads regular files only)"},
+      {FilteredFileJob(fifo, "user > 1"),
+       R"(hostile\.yaml:\d+:\d+: error: operators\[0\]\.source\.path: input file '.*/in\.fifo' is a FIFO; a )"
+       R"(source reads regular files only)"},
+      {TriggerJob("count(-1)"), R"(hostile\.yaml:9:\d+: error: operators\[1\]\.window\.trigger: trigger )"
+                                R"('count\(-1\)': count\(N\) needs at least 1 element, got -1)"},
+      {TriggerJob("continuous-event-time(0ms)"),
+       R"(hostile\.yaml:9:\d+: error: .*the interval must be positive, got 0ms)"},
+      {TriggerJob("continuous-event-time(1000)"),
+       R"(hostile\.yaml:9:\d+: error: .*the interval needs a unit, e\.g\. continuous-event-time\(1000ms\))"},
+      {LongFileJob(owned), R"(hostile\.yaml: sink 'out' writes '.*/owned\.jsonl', which running job )" + bystander +
+                               R"( \('long-file'\) writes too; .*)"},
+  };
+  // Submitted from four clients at once, so that several are being validated together.
+  std::vector<DaemonClient::Response> answers(refused.size());
+  {
+    std::vector<std::thread> clients;
+    for (size_t t = 0; t < 4; ++t) {
+      clients.emplace_back([&, t] {
+        for (size_t i = t; i < refused.size(); i += 4) {
+          answers[i] = Client().Request("POST", "/jobs?file=hostile.yaml", refused[i].first);
+        }
+      });
+    }
+    for (auto& c : clients) {
+      c.join();
+    }
+  }
+  for (size_t i = 0; i < refused.size(); ++i) {
+    SCOPED_TRACE(fmt::format("refused case {}", i));
+    ASSERT_EQ(answers[i].status, 400) << answers[i].body.substr(0, 300);
+    const json errors = json::parse(answers[i].body)["errors"];
+    ASSERT_FALSE(errors.empty());
+    EXPECT_TRUE(std::regex_match(errors[0].get<std::string>(), std::regex(refused[i].second)))
+        << errors[0].get<std::string>().substr(0, 300);
+  }
+
+  // 2. Hostile requests: garbage, an oversized body, a line that never ends, slow clients.
+  const std::string reply = RawExchange(garbage);
+  EXPECT_TRUE(reply.empty() || reply.rfind("HTTP/1.1 400", 0) == 0) << reply.substr(0, 80);
+  const std::string too_big = RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n" +
+                                          std::string(2u << 20, 'a'));
+  EXPECT_TRUE(too_big.empty() || too_big.rfind("HTTP/1.1 413", 0) == 0) << too_big.substr(0, 80);
+  const std::string chunked = RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;" +
+                                          std::string(8u << 20, 'a'));
+  EXPECT_EQ(chunked.rfind("HTTP/1.1 400", 0), 0u) << chunked.substr(0, 80);
+  std::vector<int> slow;
+  for (int i = 0; i < 50; ++i) {
+    const int fd = ConnectRaw();
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::send(fd, "POST /jobs HTTP/1.1\r\nContent-Le", 31, MSG_NOSIGNAL), 31);
+    slow.push_back(fd);
+  }
+
+  // 3. Accepted, then FAILED with the cause (or FINISHED with the bad lines counted), each in its
+  // own worker.
+  const std::string deep_data = dir_.path() + "/deep.jsonl";
+  std::ofstream(deep_data) << "{\"ts\": 1, \"user\": 1}\n"
+                           << std::string(100000, '[') << std::string(100000, ']') << "\n"
+                           << "{\"ts\": 2, \"user\": 2}\n";
+  const std::string deep = SubmitYaml(FilteredFileJob(deep_data, std::string(100000, '!') + "(user > 1)"));
+  const std::string throws = SubmitYaml(kThrowingJob);
+  const std::string segfaults = SubmitYaml(kSegfaultingJob);
+  const std::string full = SubmitYaml(SinkJob("/dev/full"));
+  const std::string no_dir = SubmitYaml(SinkJob(dir_.path() + "/no/such/out.jsonl"));
+  const std::string killed = SubmitYaml(kLongJob);
+  WaitUntilProducing(killed);
+  const int killed_pid = WorkerPid(killed);
+  ASSERT_EQ(::kill(killed_pid, SIGKILL), 0);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  // 512 MiB of channel buffers under a 256 MiB limit (sanitizer workers run without one).
+  auto big = Client().Request("POST", "/jobs?file=big.yaml&memory-limit=256m", kTooBigJob);
+  ASSERT_EQ(big.status, 202) << big.body;
+  const std::string hungry = json::parse(big.body)["jid"];
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  const std::string segv = R"(worker (killed by signal 11 \(SIGSEGV\)|exited with status \d+ before the job ended))";
+#else
+  const std::string segv = R"(worker killed by signal 11 \(SIGSEGV\))";
+#endif
+  const std::vector<std::pair<std::string, std::string>> failed = {
+      {throws, R"(.*poisoned record 3 at 2s.*)"},
+      {segfaults, segv},
+      {full, R"(.*cannot write sink file '/dev/full'.*)"},
+      {no_dir, R"(.*cannot open sink file '.*/no/such/out\.jsonl': directory '.*/no/such' does not exist; )"
+               R"(create it or set create-dirs: true.*)"},
+      {killed, R"(worker killed by signal 9 \(SIGKILL\))"},
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+      {hungry, R"(worker exceeded memory limit of 256 MiB \(RLIMIT_AS, the job's memory-limit\): std::bad_alloc)"},
+#endif
+  };
+  for (const auto& [id, cause] : failed) {
+    SCOPED_TRACE("job " + id);
+    ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+    const json j = JobJson(id);
+    EXPECT_EQ(j["state"], "FAILED");
+    EXPECT_TRUE(std::regex_match(j["failure-cause"].get<std::string>(), std::regex(cause))) << j["failure-cause"];
+  }
+  EXPECT_TRUE(ProcessGone(killed_pid));
+  ASSERT_TRUE(jobs_->WaitForJob(deep, std::chrono::seconds(10)));
+  EXPECT_EQ(JobJson(deep)["state"], "FINISHED") << JobJson(deep)["failure-cause"];
+  const json deep_lines = json::parse(Client().Request("GET", "/jobs/" + deep + "/logs").body)["lines"];
+  // Two sinks print into one log: their lines may interleave, each is whole. 100,000 `!` are even:
+  // `user > 1` passes the second record only.
+  ASSERT_EQ(deep_lines.size(), 2u) << deep_lines;
+  std::vector<std::string> sorted = deep_lines.get<std::vector<std::string>>();
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted[1], "{\"ts\":2,\"user\":2}");
+  EXPECT_EQ(sorted[0].rfind("{\"split\":\"" + deep_data + "\",\"line\":2,\"reason\":\"JSON nests deeper than 1000 levels\"", 0),
+            0u)
+      << sorted[0].substr(0, 200);
+
+  // The slow clients were closed at their idle deadline (the watch holds one connection at most).
+  EXPECT_TRUE(Eventually([&] { return server_->open_connections() <= 1; }, std::chrono::seconds(5)))
+      << server_->open_connections();
+  for (const int fd : slow) {
+    EXPECT_EQ(ReadUntilClosed(fd), "");
+    ::close(fd);
+  }
+
+  // 4. Afterwards: both two-split jobs exact, and the bystander untouched.
+  for (const std::string mode : {"split", "operator"}) {
+    const std::vector<std::string> expected = Lines(ReadFile("jobs/two_splits_" + mode + ".expected"));
+    const std::string id = SubmitYaml(ReadFile("jobs/two_splits_" + mode + ".yaml"));
+    ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+    EXPECT_EQ(JobJson(id)["state"], "FINISHED");
+    EXPECT_EQ(JobJson(id)["report"], expected.back());
+    EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + id + "/logs").body)["lines"], json(expected)) << mode;
+  }
+  EXPECT_EQ(WorkerPid(bystander), bystander_pid);
+  EXPECT_EQ(JobJson(bystander)["state"], "RUNNING");
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + bystander).status, 202);
+  ASSERT_TRUE(jobs_->WaitForJob(bystander, std::chrono::seconds(2)));
+
+  watch.Stop();
+  EXPECT_TRUE(watch.failures().empty()) << watch.failures().front();
+  EXPECT_GT(watch.answered(), 10);
+  RecordProperty("list_answered", static_cast<int>(watch.answered()));
+  RecordProperty("list_slowest_ms", static_cast<int>(watch.slowest().count()));
+  std::cout << "GET /jobs answered " << watch.answered() << " times, slowest " << watch.slowest().count()
+            << " ms\n";
+}
+
+TEST_F(DaemonTest, ASubmissionBeingValidatedDoesNotHoldUpOtherRequests) {
+  // A validator that holds one submission (a job named `held`) until released: as a pathological
+  // job that takes long to compile would, but deterministic. Before, it ran on the I/O thread and
+  // every other request waited for it.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false;
+  bool released = false;
+  JobValidator real = LocalJobValidator(TestRegistry());
+  validator_ = [&, real](const std::string& yaml, const std::string& file) {
+    if (yaml.rfind("name: held\n", 0) == 0) {
+      std::unique_lock<std::mutex> lock(mu);
+      entered = true;
+      cv.notify_all();
+      cv.wait_for(lock, std::chrono::seconds(5), [&] { return released; });  // bounded: a regression fails, not hangs
+    }
+    return real(yaml, file);
+  };
+  StartServer(JobManagerOptions{});
+  const std::string held_job = "name: held\n" + std::string(kSmallJob).substr(std::string(kSmallJob).find('\n') + 1);
+  DaemonClient::Response held;
+  std::thread submitter([&] { held = Client().Request("POST", "/jobs?file=held.yaml", held_job); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return entered; }));
+  }
+  // While it is held: list, overview and another submission are answered, well before it is let go.
+  DaemonClient quick(DaemonEndpoint{socket_, "", ""}, std::chrono::seconds(2));
+  std::string failure;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    EXPECT_EQ(json::parse(quick.Request("GET", "/jobs").body)["jobs"].size(), 0u);
+    EXPECT_EQ(quick.Request("GET", "/overview").status, 200);
+    const auto other = quick.Request("POST", "/jobs?file=small.yaml", kSmallJob);
+    EXPECT_EQ(other.status, 202) << other.body;
+    ASSERT_TRUE(jobs_->WaitForJob(json::parse(other.body)["jid"], std::chrono::seconds(10)));
+    EXPECT_EQ(json::parse(quick.Request("GET", "/jobs").body)["jobs"].size(), 1u);
+  } catch (const DaemonUnreachable& e) {
+    failure = e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    released = true;
+    cv.notify_all();
+  }
+  submitter.join();
+  EXPECT_EQ(failure, "");
+  ASSERT_EQ(held.status, 202) << held.body;
+  const std::string id = json::parse(held.body)["jid"];
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+  EXPECT_EQ(JobJson(id)["state"], "FINISHED");
+  EXPECT_EQ(JobJson(id)["name"], "held");
+}
+
+// ---------------------------------------------------------------------------------------------
+// `tidemark explain` and GET /jobs/{id}/explain: `run --explain`'s text, computed in the worker.
+
+TEST_F(DaemonTest, ExplainsAnEndedJobsWatermarksAsRunExplainDoes) {
+  CliResult submit = Cli("submit --wait jobs/slow_split_stops_no_idleness.yaml");
+  ASSERT_EQ(submit.rc, 0) << submit.err;
+  const std::string id = Lines(submit.out).at(0);
+  CliResult explain = Cli("explain " + id);
+  ASSERT_EQ(explain.rc, 0) << explain.err;
+  for (const char* line :
+       {"windows#0: input watermark 6.449s", "split slow: 6.449s, active, 50 records, the last before 3s <- holds the "
+                                             "minimum",
+        "likely mistake: split slow stopped (no record after 3s",
+        "no idleness is set on source 'source' (watermarks.idleness)"}) {
+    EXPECT_NE(explain.out.find(line), std::string::npos) << line << "\n" << explain.out;
+  }
+  auto r = Client().Request("GET", "/jobs/" + id + "/explain");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body),
+            json({{"jid", id}, {"state", "FINISHED"}, {"operator", ""}, {"explain", explain.out}}));
+  CliResult op = Cli("explain " + id + " windows");
+  EXPECT_EQ(op.rc, 0) << op.err;
+  EXPECT_EQ(op.out.rfind("windows#0: input watermark 6.449s", 0), 0u) << op.out;
+  CliResult nope = Cli("explain " + id + " nope");
+  EXPECT_EQ(nope.rc, 2);
+  EXPECT_EQ(nope.err, "tidemark: job " + id + " has no operator 'nope'\n");
+
+  // Operator mode: the assigner after the source is named.
+  CliResult op_mode = Cli("submit --wait jobs/two_splits_operator.yaml");
+  ASSERT_EQ(op_mode.rc, 0) << op_mode.err;
+  CliResult assign = Cli("explain " + Lines(op_mode.out).at(0));
+  EXPECT_EQ(assign.rc, 0) << assign.err;
+  EXPECT_NE(assign.out.find("likely mistake: the watermark strategy is set after the source: 'assign' "),
+            std::string::npos)
+      << assign.out;
+
+  // A running job has nothing to explain yet; an unknown id is a usage error.
+  const std::string running = SubmitYaml(kLongJob);
+  CliResult early = Cli("explain " + running);
+  EXPECT_EQ(early.rc, 1);
+  EXPECT_EQ(early.err, "tidemark: job " + running +
+                           " is still running; its watermarks are explained once it has ended (as `tidemark run "
+                           "--explain` does at the end)\n");
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + running).status, 202);
+  ASSERT_TRUE(jobs_->WaitForJob(running, std::chrono::seconds(2)));
+  CliResult unknown = Cli("explain 0123456789abcdef");
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_EQ(unknown.err, "tidemark: no job with id '0123456789abcdef' (see `tidemark list`)\n");
 }
 
 }  // namespace

@@ -489,4 +489,27 @@ int DaemonCommands::Logs(const std::string& id, bool as_json) {
   return kExitOk;
 }
 
+int DaemonCommands::Explain(const std::string& id, const std::string& operator_id, bool as_json) {
+  DaemonClient::Response r;
+  std::string target = "/jobs/" + UrlEncode(id) + "/explain";
+  if (!operator_id.empty()) {
+    target += "?operator=" + UrlEncode(operator_id);
+  }
+  if (!Call("GET", target, "", &r)) {
+    return kExitUnreachable;
+  }
+  if (r.status != 200) {
+    // A 404 naming an operator is about the operator, not the job id.
+    const bool about_operator = r.status == 404 && r.body.find("has no ") != std::string::npos;
+    return ReportError(r, about_operator ? "" : id);
+  }
+  const json j = json::parse(r.body);
+  if (as_json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << j.at("explain").get<std::string>();
+  }
+  return kExitOk;
+}
+
 }  // namespace tidemark

@@ -24,6 +24,9 @@ class DaemonCommands {
   int Status(const std::string& id, bool json);
   int Cancel(const std::string& id);
   int Logs(const std::string& id, bool json);
+  /// `tidemark explain ID [OPERATOR]`: the ended job's watermark explanation (as `run --explain`
+  /// prints it). Exit 1 while the job runs; 2 for an unknown job or operator.
+  int Explain(const std::string& id, const std::string& operator_id, bool json);
 
  private:
   /// Sends a request; on an unreachable daemon prints the error with a hint and returns false.

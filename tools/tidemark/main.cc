@@ -345,6 +345,12 @@ int main(int argc, char** argv) {
   auto* logs = app.add_subcommand("logs", "Print a job's output: print-sink lines and its report");
   logs->add_option("id", job_id, "job id")->required();
   logs->add_flag("--json", json, "print JSON (as GET /jobs/ID/logs)");
+  std::string explain_op;
+  auto* explain_cmd = app.add_subcommand(
+      "explain", "Why an ended job's watermarks stood where they did (as run --explain), per operator");
+  explain_cmd->add_option("id", job_id, "job id")->required();
+  explain_cmd->add_option("operator", explain_op, "operator id (default: every window and join operator)");
+  explain_cmd->add_flag("--json", json, "print JSON (as GET /jobs/ID/explain)");
   app.footer(
       "Exit codes: 0 ok; 1 the job FAILED or was CANCELED (or had already ended, for cancel); 2 usage\n"
       "error, invalid job or unknown id;\n"
@@ -355,7 +361,7 @@ int main(int argc, char** argv) {
     if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
       // CLI11 would say "A subcommand is required" about `tidemark stauts ID`.
       std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, validate, analyze, export, bench, "
-                               "submit, list, status, cancel, logs)\nRun with --help for more information.\n",
+                               "submit, list, status, cancel, logs, explain)\nRun with --help for more information.\n",
                                unknown);
       return 2;
     }
@@ -415,6 +421,9 @@ int main(int argc, char** argv) {
   }
   if (*logs) {
     return commands.Logs(job_id, json);
+  }
+  if (*explain_cmd) {
+    return commands.Explain(job_id, explain_op, json);
   }
   return 2;
 }

@@ -8,6 +8,7 @@
 #include "runtime/daemon/daemon_job.h"
 #include "runtime/daemon/worker.h"
 #include "tools/engine/engine.h"
+#include "tools/engine/explain.h"
 
 namespace tidemark {
 
@@ -17,11 +18,22 @@ namespace tidemark {
 /// (tests, an embedding program) runs on its own threads.
 class LocalDaemonJob : public ExecutionDaemonJob {
  public:
-  explicit LocalDaemonJob(std::unique_ptr<LocalJob> job) : job_(std::move(job)) {}
+  /// Takes the watermark snapshots `WatermarkExplanations` reads (one per task, before end of input).
+  explicit LocalDaemonJob(std::unique_ptr<LocalJob> job) : job_(std::move(job)) {
+    job_->execution().EnableWatermarkSnapshots();
+  }
   const std::string& name() const override { return job_->spec().name; }
   JobExecution& execution() override { return job_->execution(); }
   const JobExecution& execution() const override { return job_->execution(); }
   std::optional<std::string> ReportLine() const override { return job_->ReportLine(); }
+  std::map<std::string, std::string> WatermarkExplanations() const override {
+    const std::vector<TaskWatermarkSnapshot> snapshots = job_->execution().WatermarkSnapshots();
+    std::map<std::string, std::string> out{{"", ExplainWatermarks(job_->spec(), snapshots)}};
+    for (const auto& op : job_->spec().operators) {
+      out.emplace(op.id, ExplainWatermarks(job_->spec(), snapshots, op.id));
+    }
+    return out;
+  }
 
  private:
   std::unique_ptr<LocalJob> job_;
