@@ -176,9 +176,16 @@ void CheckpointCoordinator::CompleteLocked(std::map<int64_t, Pending>::iterator 
 }
 
 void CheckpointCoordinator::Decline(int64_t id, const std::string& task, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (pending_.count(id) != 0) {
-    AbortLocked(id, fmt::format("checkpoint {} declined by {}: {}", id, task, reason));
+  std::string why = fmt::format("checkpoint {} declined by {}: {}", id, task, reason);
+  auto abort = [this, id, why = std::move(why)] {
+    std::lock_guard<std::mutex> lock(mu_);
+    AbortLocked(id, why);  // ignores a checkpoint no longer pending
+  };
+  // Aborting reads processing time: on the pts thread only.
+  if (hooks_.post) {
+    hooks_.post(abort);
+  } else {
+    abort();
   }
 }
 

@@ -73,7 +73,8 @@ class CheckpointCoordinator {
   /// `task` snapshot checkpoint `id` into `states`. Any thread. Unknown, late or duplicate
   /// acknowledgements are ignored (their files belong to an aborted checkpoint).
   void Acknowledge(int64_t id, const std::string& task, std::vector<StateFileHandle> states);
-  /// `task` could not snapshot checkpoint `id`: it is aborted. Any thread.
+  /// `task` could not snapshot checkpoint `id`: it is aborted (posted to the pts thread). Any
+  /// thread.
   void Decline(int64_t id, const std::string& task, const std::string& reason);
 
   Stats stats() const;
