@@ -212,7 +212,27 @@ struct OperatorInfo {
 };
 
 constexpr auto kTopKeys =
-    std::to_array<std::string_view>({"name", "pipeline", "operators", "report"});
+    std::to_array<std::string_view>(
+        {"name", "pipeline", "operators", "report", "checkpointing", "restart-strategy"});
+constexpr auto kCheckpointingKeys = std::to_array<std::string_view>(
+    {"interval", "mode", "timeout", "min-pause", "max-concurrent-checkpoints",
+     "tolerable-failed-checkpoints", "num-retained", "dir"});
+constexpr auto kCheckpointingModes = std::to_array<std::string_view>({"exactly-once", "at-least-once"});
+/// Flink's CheckpointCoordinatorConfiguration#MINIMAL_CHECKPOINT_TIME.
+constexpr int64_t kMinimalCheckpointTimeMs = 10;
+constexpr auto kRestartStrategyKeys = std::to_array<std::string_view>(
+    {"type", "attempts", "delay", "initial-backoff", "max-backoff", "backoff-multiplier",
+     "reset-backoff-threshold", "jitter-factor", "max-failures-per-interval",
+     "failure-rate-interval"});
+constexpr auto kRestartStrategyTypes = std::to_array<std::string_view>(
+    {"none", "fixed-delay", "exponential-delay", "failure-rate"});
+constexpr auto kNoRestartKeys = std::to_array<std::string_view>({"type"});
+constexpr auto kFixedDelayKeys = std::to_array<std::string_view>({"type", "attempts", "delay"});
+constexpr auto kExponentialDelayKeys = std::to_array<std::string_view>(
+    {"type", "initial-backoff", "max-backoff", "backoff-multiplier", "reset-backoff-threshold",
+     "jitter-factor"});
+constexpr auto kFailureRateKeys = std::to_array<std::string_view>(
+    {"type", "max-failures-per-interval", "failure-rate-interval", "delay"});
 constexpr auto kPipelineKeys = std::to_array<std::string_view>(
     {"parallelism", "max-parallelism", "clock", "auto-watermark-interval", "channel-capacity",
      "finished-input"});
@@ -395,6 +415,8 @@ class Loader {
   }
 
   PipelineSpec ParsePipeline(const Field& field);
+  CheckpointingSpec ParseCheckpointing(const Field& field);
+  RestartStrategySpec ParseRestartStrategy(const Field& field);
   void ParseOperator(const YAML::Node& node, const std::string& path, OperatorSpec& op,
                      OperatorInfo& info);
   void ParseInputs(const MapView& map, OperatorSpec& op, OperatorInfo& info);
@@ -614,6 +636,109 @@ PipelineSpec Loader::ParsePipeline(const Field& field) {
     return ReadInt(f, 1, kUpperBoundMaxParallelism);
   });
   return pipeline;
+}
+
+CheckpointingSpec Loader::ParseCheckpointing(const Field& field) {
+  CheckpointingSpec spec;
+  spec.location = ValueLoc(field);
+  std::optional<MapView> map = OpenMap(field, kCheckpointingKeys);
+  if (!map) {
+    return spec;
+  }
+  RecordKeys(*map, spec.key_locations);
+  // Flink rejects intervals and timeouts below its minimal checkpoint time.
+  auto checkpoint_time = [&](const Field& f) -> std::optional<int64_t> {
+    std::optional<int64_t> ms = ReadDuration(f, Sign::kPositive);
+    if (ms && *ms < kMinimalCheckpointTimeMs) {
+      ValueError(f, fmt::format("must be at least {}ms, got {}ms", kMinimalCheckpointTimeMs, *ms));
+      return std::nullopt;
+    }
+    return ms;
+  };
+  if (std::optional<Field> f = Require(*map, "interval")) {
+    spec.interval_ms = checkpoint_time(*f).value_or(0);
+  }
+  Optional(*map, "mode", spec.mode, [&](const Field& f) { return ReadEnum(f, kCheckpointingModes); });
+  Optional(*map, "timeout", spec.timeout_ms, checkpoint_time);
+  Optional(*map, "min-pause", spec.min_pause_ms,
+           [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
+  Optional(*map, "max-concurrent-checkpoints", spec.max_concurrent_checkpoints,
+           [&](const Field& f) { return ReadInt(f, 1, 1000); });
+  Optional(*map, "tolerable-failed-checkpoints", spec.tolerable_failed_checkpoints,
+           [&](const Field& f) { return ReadInt(f, 0, std::numeric_limits<int32_t>::max()); });
+  Optional(*map, "num-retained", spec.num_retained, [&](const Field& f) { return ReadInt(f, 1, 1000); });
+  Optional(*map, "dir", spec.dir, [&](const Field& f) { return ReadString(f); });
+  return spec;
+}
+
+RestartStrategySpec Loader::ParseRestartStrategy(const Field& field) {
+  RestartStrategySpec spec;
+  spec.location = ValueLoc(field);
+  std::optional<MapView> map = OpenMap(field, kRestartStrategyKeys);
+  if (!map) {
+    return spec;
+  }
+  RecordKeys(*map, spec.key_locations);
+  if (std::optional<Field> f = Require(*map, "type")) {
+    std::optional<std::string> type = ReadEnum(*f, kRestartStrategyTypes);
+    if (!type) {
+      return spec;
+    }
+    spec.type = *type;
+  } else {
+    return spec;
+  }
+  const KeyList allowed = spec.type == "fixed-delay"         ? KeyList(kFixedDelayKeys)
+                          : spec.type == "exponential-delay" ? KeyList(kExponentialDelayKeys)
+                          : spec.type == "failure-rate"      ? KeyList(kFailureRateKeys)
+                                                             : KeyList(kNoRestartKeys);
+  for (const Field& f : map->fields) {
+    if (!Contains(allowed, f.key.Scalar())) {
+      Error(Loc(f.key), f.path,
+            fmt::format("does not apply to restart strategy {}; allowed keys: {}", spec.type,
+                        Join(allowed)));
+    }
+  }
+  auto duration = [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); };
+  auto positive_duration = [&](const Field& f) { return ReadDuration(f, Sign::kPositive); };
+  if (spec.type == "fixed-delay") {
+    Optional(*map, "attempts", spec.attempts,
+             [&](const Field& f) { return ReadInt(f, 0, std::numeric_limits<int32_t>::max()); });
+    Optional(*map, "delay", spec.delay_ms, duration);
+  } else if (spec.type == "exponential-delay") {
+    Optional(*map, "initial-backoff", spec.initial_backoff_ms, positive_duration);
+    Optional(*map, "max-backoff", spec.max_backoff_ms, positive_duration);
+    Optional(*map, "backoff-multiplier", spec.backoff_multiplier,
+             [&](const Field& f) -> std::optional<double> {
+               std::optional<double> v = ReadNumber(f);
+               if (v && !(*v >= 1.0 && *v <= 1e6)) {
+                 ValueError(f, fmt::format("must be at least 1 (and at most 1e6), got {}", *v));
+                 return std::nullopt;
+               }
+               return v;
+             });
+    Optional(*map, "reset-backoff-threshold", spec.reset_backoff_threshold_ms, positive_duration);
+    Optional(*map, "jitter-factor", spec.jitter_factor, [&](const Field& f) -> std::optional<double> {
+      std::optional<double> v = ReadNumber(f);
+      if (v && !(*v >= 0.0 && *v <= 1.0)) {
+        ValueError(f, fmt::format("must be between 0 and 1, got {}", *v));
+        return std::nullopt;
+      }
+      return v;
+    });
+    if (spec.max_backoff_ms < spec.initial_backoff_ms) {
+      Error(spec.key_locations.Of("max-backoff", spec.location),
+            JoinPath(map->path, "max-backoff"),
+            fmt::format("must be at least initial-backoff ({}ms), got {}ms", spec.initial_backoff_ms,
+                        spec.max_backoff_ms));
+    }
+  } else if (spec.type == "failure-rate") {
+    Optional(*map, "max-failures-per-interval", spec.max_failures_per_interval,
+             [&](const Field& f) { return ReadInt(f, 1, std::numeric_limits<int32_t>::max()); });
+    Optional(*map, "failure-rate-interval", spec.failure_rate_interval_ms, positive_duration);
+    Optional(*map, "delay", spec.delay_ms, duration);
+  }
+  return spec;
 }
 
 std::optional<InputSpec> Loader::ParseInput(const YAML::Node& node, const SourceLocation& location,
@@ -1914,6 +2039,12 @@ JobSpec Loader::Load(const std::string& yaml) {
   if (std::optional<Field> f = top->Get("pipeline")) {
     job.pipeline = ParsePipeline(*f);
   }
+  if (std::optional<Field> f = top->Get("checkpointing")) {
+    job.checkpointing = ParseCheckpointing(*f);
+  }
+  if (std::optional<Field> f = top->Get("restart-strategy")) {
+    job.restart_strategy = ParseRestartStrategy(*f);
+  }
   std::vector<OperatorInfo> infos;
   if (std::optional<Field> f = Require(*top, "operators")) {
     if (!f->value.IsSequence()) {
@@ -1941,6 +2072,15 @@ JobSpec Loader::Load(const std::string& yaml) {
 }
 
 }  // namespace
+
+RestartStrategySpec EffectiveRestartStrategy(const JobSpec& job) {
+  if (job.restart_strategy) {
+    return *job.restart_strategy;
+  }
+  RestartStrategySpec spec;
+  spec.type = job.checkpointing ? "exponential-delay" : "none";
+  return spec;
+}
 
 std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* error) {
   auto fail = [&](std::string reason) -> std::optional<int64_t> {

@@ -333,12 +333,57 @@ struct ReportSpec {
   SourceLocation location;
 };
 
+/// `checkpointing:` block (Flink's `execution.checkpointing.*` options, same leaf names and
+/// defaults). Absent: the job takes no checkpoints and runs exactly as before. Durations in ms.
+struct CheckpointingSpec {
+  int64_t interval_ms = 0;  ///< required, >= 10 ms (Flink's minimal checkpoint time)
+  std::string mode = "exactly-once";  ///< exactly-once (aligned barriers) | at-least-once
+  int64_t timeout_ms = 600000;        ///< a checkpoint not complete after this is aborted (10 min)
+  int64_t min_pause_ms = 0;           ///< from the end of one checkpoint to the next trigger
+  int max_concurrent_checkpoints = 1;
+  int tolerable_failed_checkpoints = 0;  ///< consecutive failures before the job fails
+  int num_retained = 1;                  ///< completed checkpoints kept on disk
+  /// Where checkpoints are written (Flink's `execution.checkpointing.dir`), as written; the runner
+  /// resolves a relative path. Empty: the runner chooses (e.g. under the daemon's state dir).
+  std::string dir;
+  SourceLocation location;
+  KeyLocations key_locations;
+};
+
+/// `restart-strategy:` block (Flink's `restart-strategy.*` options, same leaf names and
+/// defaults). Absent: `exponential-delay` with its defaults when the job checkpoints, else `none`
+/// (Flink's default since 1.19). Durations in ms. See runtime/checkpoint/restart_strategy.h.
+struct RestartStrategySpec {
+  std::string type = "none";  ///< none | fixed-delay | exponential-delay | failure-rate
+  // fixed-delay
+  int64_t attempts = 1;
+  int64_t delay_ms = 1000;  ///< fixed-delay and failure-rate
+  // exponential-delay
+  int64_t initial_backoff_ms = 1000;
+  int64_t max_backoff_ms = 60000;
+  double backoff_multiplier = 1.5;
+  int64_t reset_backoff_threshold_ms = 3600000;
+  double jitter_factor = 0.1;
+  // failure-rate
+  int64_t max_failures_per_interval = 1;
+  int64_t failure_rate_interval_ms = 60000;
+  SourceLocation location;
+  KeyLocations key_locations;
+};
+
+/// The restart strategy a job runs under: its `restart-strategy:` block, else Flink's default
+/// (exponential-delay when it checkpoints, none otherwise).
+struct JobSpec;
+RestartStrategySpec EffectiveRestartStrategy(const JobSpec& job);
+
 struct JobSpec {
   std::string name;
   std::string file;  ///< the YAML path it came from ("<string>" when loaded from memory)
   PipelineSpec pipeline;
   std::vector<OperatorSpec> operators;
   std::optional<ReportSpec> report;
+  std::optional<CheckpointingSpec> checkpointing;
+  std::optional<RestartStrategySpec> restart_strategy;
 };
 
 }  // namespace tidemark

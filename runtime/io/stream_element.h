@@ -3,21 +3,32 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/checkpoint/checkpoint_barrier.h"
 #include "runtime/core/stream_record.h"
 #include "runtime/core/watermark.h"
 
 namespace tidemark {
 
 /// What travels through a channel between two subtasks, in order: a batch of records, a
-/// watermark, a watermark status, or end of input. Mirrors Flink's StreamElement / EndOfData.
+/// watermark, a watermark status, end of input, a checkpoint barrier, or the cancellation of a
+/// checkpoint. Mirrors Flink's StreamElement / EndOfData / CheckpointBarrier /
+/// CancelCheckpointMarker.
 /// Owned by whoever holds the pointer; a channel transfers ownership from producer to consumer.
 struct StreamElement {
-  enum class Kind { kRecords, kWatermark, kWatermarkStatus, kEndOfInput };
+  enum class Kind {
+    kRecords,
+    kWatermark,
+    kWatermarkStatus,
+    kEndOfInput,
+    kCheckpointBarrier,       ///< `barrier`
+    kCancelCheckpointMarker,  ///< `barrier.id` was aborted upstream: stop aligning it
+  };
 
   Kind kind = Kind::kRecords;
   std::vector<StreamRecord> records;  ///< kRecords only
   Watermark watermark;                ///< kWatermark only
   WatermarkStatus status = WatermarkStatus::kActive;  ///< kWatermarkStatus only
+  CheckpointBarrier barrier;  ///< kCheckpointBarrier, kCancelCheckpointMarker (its id)
 
   static std::unique_ptr<StreamElement> OfWatermark(Watermark w) {
     auto e = std::make_unique<StreamElement>();
@@ -29,6 +40,18 @@ struct StreamElement {
     auto e = std::make_unique<StreamElement>();
     e->kind = Kind::kWatermarkStatus;
     e->status = s;
+    return e;
+  }
+  static std::unique_ptr<StreamElement> OfBarrier(const CheckpointBarrier& b) {
+    auto e = std::make_unique<StreamElement>();
+    e->kind = Kind::kCheckpointBarrier;
+    e->barrier = b;
+    return e;
+  }
+  static std::unique_ptr<StreamElement> OfCancelCheckpoint(int64_t checkpoint_id) {
+    auto e = std::make_unique<StreamElement>();
+    e->kind = Kind::kCancelCheckpointMarker;
+    e->barrier.id = checkpoint_id;
     return e;
   }
   static std::unique_ptr<StreamElement> OfEndOfInput() {

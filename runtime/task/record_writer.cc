@@ -112,6 +112,7 @@ void RecordWriter::Broadcast(const StreamElement& element) {
     copy->kind = element.kind;
     copy->watermark = element.watermark;
     copy->status = element.status;
+    copy->barrier = element.barrier;
     Enqueue(c, std::move(copy));
   }
 }

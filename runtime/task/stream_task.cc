@@ -20,18 +20,6 @@ constexpr int kIdleYieldsBeforeSleep = 1;
 
 }  // namespace
 
-template <typename Fn>
-void CallOperator(const std::string& name, Fn&& fn) {
-  try {
-    fn();
-  } catch (const OperatorFailure&) {
-    throw;
-  } catch (const Cancelled&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw OperatorFailure(name, e.what());
-  }
-}
 
 // ---------------------------------------------------------------- TaskOperatorOutput
 
@@ -219,6 +207,9 @@ void StreamTask::OpenOperators() {
     }
     ctx.max_parallelism = max_parallelism_;
     CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
+  }
+  if (checkpoints_enabled_) {
+    InitializeOperatorState();
   }
 }
 
@@ -492,7 +483,7 @@ InputStatus StreamTask::ProcessInput() {
       continue;
     }
     const size_t ch = next_channel_++;
-    if (in.finished[ch]) {
+    if (in.finished[ch] || ChannelBlocked(in, ch)) {
       ++empty_checks;
       continue;
     }
@@ -546,9 +537,16 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
         in.valve->InputWatermarkStatus(element->status, channel, *in.valve_output);
       });
       break;
+    case StreamElement::Kind::kCheckpointBarrier:
+    case StreamElement::Kind::kCancelCheckpointMarker:
+      HandleCheckpointElement(in, channel, *element);
+      break;
     case StreamElement::Kind::kEndOfInput:
       in.finished[channel] = true;
       ++in.num_finished;
+      if (barrier_handler_ != nullptr) {
+        HandleCheckpointElement(in, channel, *element);
+      }
       CallOperator(head_name, [&] {
         if (!finished_input_max_) {
           in.valve->MarkChannelFinished(channel, *in.valve_output);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/checkpoint/checkpoint_barrier_handler.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/errors.h"
 #include "runtime/io/channel.h"
 #include "runtime/io/wakeup.h"
@@ -25,6 +27,7 @@
 namespace tidemark {
 
 class VirtualProcessingTimeService;
+class CheckpointCoordinator;
 
 /// Where one operator inside a task sends its output: chained operators (direct calls) and
 /// record writers (channels to other tasks), for the main output and each side output.
@@ -85,6 +88,21 @@ class OperatorFailure : public Error {
   OperatorFailure(const std::string& op, const std::string& cause)
       : Error("operator '" + op + "' failed: " + cause) {}
 };
+
+/// Runs one operator call: any exception but `Cancelled` becomes an `OperatorFailure` naming
+/// operator `name` (one already naming its operator passes through).
+template <typename Fn>
+void CallOperator(const std::string& name, Fn&& fn) {
+  try {
+    fn();
+  } catch (const OperatorFailure&) {
+    throw;
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw OperatorFailure(name, e.what());
+  }
+}
 
 /// One input of a task's head operator: the channels from every upstream subtask feeding that
 /// input, merged by a StatusWatermarkValve.
@@ -214,6 +232,24 @@ class StreamTask {
   /// Parallelism of the chain's operators (OperatorContext::parallelism); default 1.
   void SetParallelism(int parallelism) { parallelism_ = parallelism; }
 
+  // ---- checkpoints (runtime/checkpoint/; all off unless EnableCheckpoints was called) ----
+  /// Before Run: this task takes part in checkpoints. `mode` is the job's checkpointing.mode
+  /// (aligned or not), `storage` gets its operators' state files, `coordinator` its
+  /// acknowledgements (both borrowed, outlive the task); `restored` (may be null) is the
+  /// checkpoint to restore from: after `Open`, every operator's `InitializeState` reads its own
+  /// state from it (same operator id and subtask).
+  void EnableCheckpoints(CheckpointBarrierHandler::Mode mode, CheckpointStorage* storage,
+                         CheckpointCoordinator* coordinator, const CompletedCheckpoint* restored);
+  /// Thread-safe (a mail): a source task snapshots its chain and emits `barrier` on every output
+  /// before any later record (Flink's `triggerCheckpointAsync`).
+  void TriggerCheckpoint(const CheckpointBarrier& barrier);
+  /// Thread-safe (a mail): checkpoint `id` completed / was aborted; every operator is told, in
+  /// chain order, and an aborted alignment unblocks.
+  void NotifyCheckpointComplete(int64_t id);
+  void NotifyCheckpointAborted(int64_t id);
+  /// "operator#subtask" of the head: how the coordinator names this task.
+  std::string checkpoint_task_name() const { return ops_.front().name + "#" + std::to_string(subtask_index_); }
+
   // ---- running ----
   /// The thread body (system clock): `Begin`, then turns until the task ends, sleeping on its
   /// Wakeup when a turn found nothing to do, then `End`. Never throws: a failure is recorded
@@ -288,6 +324,16 @@ class StreamTask {
   [[nodiscard]] InputStatus ProcessInput();
   void HandleElement(TaskInput& in, size_t channel, std::unique_ptr<StreamElement> element);
   void EndOfInput();
+  // Checkpoints (stream_task_checkpoint.cc).
+  /// Snapshots every chained operator in chain order, forwards the barrier, acknowledges.
+  void PerformCheckpoint(const CheckpointBarrier& barrier);
+  void InitializeOperatorState();
+  /// The global channel number of `channel` of `in` (for the barrier handler).
+  size_t GlobalChannel(const TaskInput& in, size_t channel) const;
+  bool ChannelBlocked(const TaskInput& in, size_t channel) const {
+    return barrier_handler_ != nullptr && barrier_handler_->IsBlocked(GlobalChannel(in, channel));
+  }
+  void HandleCheckpointElement(TaskInput& in, size_t channel, const StreamElement& element);
   void FlushAll();
   bool DrainWriters();
 
@@ -333,6 +379,15 @@ class StreamTask {
   int64_t rate_window_records_ = 0;
   int64_t records_in_per_second_ = 0;
   MetricsWriter::Gauges published_task_gauges_;  // guarded by metrics_mu_
+
+  // Checkpoints: set by EnableCheckpoints, then mailbox thread only.
+  bool checkpoints_enabled_ = false;
+  CheckpointBarrierHandler::Mode checkpoint_mode_ = CheckpointBarrierHandler::Mode::kExactlyOnce;
+  CheckpointStorage* checkpoint_storage_ = nullptr;
+  CheckpointCoordinator* coordinator_ = nullptr;
+  const CompletedCheckpoint* restored_ = nullptr;
+  std::unique_ptr<CheckpointBarrierHandler> barrier_handler_;  // tasks with input channels
+  std::vector<size_t> input_channel_offsets_;                  // per input: its first global channel
 };
 
 }  // namespace tidemark

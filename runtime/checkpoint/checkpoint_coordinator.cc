@@ -1,0 +1,226 @@
+#include "runtime/checkpoint/checkpoint_coordinator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "runtime/core/logging.h"
+
+namespace tidemark {
+
+CheckpointCoordinator::CheckpointCoordinator(const CheckpointingSpec& spec, std::vector<std::string> tasks,
+                                             CheckpointStorage* storage, ProcessingTimeService& pts,
+                                             Hooks hooks)
+    : spec_(spec), tasks_(std::move(tasks)), storage_(storage), pts_(pts), hooks_(std::move(hooks)) {}
+
+void CheckpointCoordinator::Start() {
+  running_ = true;
+  next_trigger_ms_ = pts_.GetCurrentProcessingTime() + spec_.interval_ms;
+  ScheduleTick(next_trigger_ms_);
+}
+
+void CheckpointCoordinator::Stop() {
+  running_ = false;
+  if (tick_) {
+    pts_.CancelTimer(*tick_);
+    tick_.reset();
+    tick_at_ = kMaxTimestamp;
+  }
+}
+
+void CheckpointCoordinator::ScheduleTick(Timestamp at) {
+  if (!running_) {
+    return;
+  }
+  if (tick_ && tick_at_ <= at) {
+    return;  // an earlier tick reschedules
+  }
+  if (tick_) {
+    pts_.CancelTimer(*tick_);
+  }
+  tick_at_ = at;
+  tick_ = pts_.RegisterTimer(at, [this](Timestamp t) {
+    tick_.reset();
+    tick_at_ = kMaxTimestamp;
+    OnTick(t);
+  });
+}
+
+void CheckpointCoordinator::OnTick(Timestamp now) {
+  Timestamp next_deadline = kMaxTimestamp;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<int64_t> expired;
+    for (const auto& [id, p] : pending_) {
+      if (p.deadline_ms <= now) {
+        expired.push_back(id);
+      }
+    }
+    for (int64_t id : expired) {
+      AbortLocked(id, fmt::format("checkpoint {} expired before completing (timeout {}ms)", id,
+                                  spec_.timeout_ms));
+    }
+  }
+  if (running_ && now >= next_trigger_ms_) {
+    if (TriggerCheckpoint(SnapshotType::kCheckpoint, /*periodic=*/true)) {
+      next_trigger_ms_ = now + spec_.interval_ms;
+    } else {
+      // Not allowed now (too many pending, or min-pause): try again when one could be.
+      std::lock_guard<std::mutex> lock(mu_);
+      Timestamp retry = now + std::max<int64_t>(1, std::min<int64_t>(spec_.interval_ms, 10));
+      if (pending_.empty() && last_end_ms_ != kMinTimestamp) {
+        retry = std::max(retry, last_end_ms_ + spec_.min_pause_ms);
+      }
+      next_trigger_ms_ = retry;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, p] : pending_) {
+      next_deadline = std::min(next_deadline, p.deadline_ms);
+    }
+  }
+  ScheduleTick(std::min(next_trigger_ms_, next_deadline));
+}
+
+std::optional<int64_t> CheckpointCoordinator::TriggerCheckpoint(SnapshotType type, bool periodic) {
+  const Timestamp now = pts_.GetCurrentProcessingTime();
+  CheckpointBarrier barrier;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (periodic) {
+      if (pending_.size() >= static_cast<size_t>(spec_.max_concurrent_checkpoints)) {
+        return std::nullopt;
+      }
+      if (last_end_ms_ != kMinTimestamp && now < last_end_ms_ + spec_.min_pause_ms) {
+        return std::nullopt;
+      }
+    }
+    barrier = CheckpointBarrier{next_id_++, now, type};
+    Pending p;
+    p.barrier = barrier;
+    p.deadline_ms = now + spec_.timeout_ms;
+    p.waiting.insert(tasks_.begin(), tasks_.end());
+    pending_.emplace(barrier.id, std::move(p));
+    ++stats_.triggered;
+  }
+  if (hooks_.trigger_sources) {
+    hooks_.trigger_sources(barrier);
+  }
+  ScheduleTick(now + spec_.timeout_ms);
+  return barrier.id;
+}
+
+void CheckpointCoordinator::Acknowledge(int64_t id, const std::string& task,
+                                        std::vector<StateFileHandle> states) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(id);
+  if (it == pending_.end() || it->second.waiting.erase(task) == 0) {
+    return;
+  }
+  for (StateFileHandle& h : states) {
+    it->second.states.push_back(std::move(h));
+  }
+  if (!it->second.waiting.empty()) {
+    return;
+  }
+  if (hooks_.post) {
+    hooks_.post([this, id] { CompleteIfAcknowledged(id); });
+  } else {
+    CompleteLocked(it);
+  }
+}
+
+void CheckpointCoordinator::CompleteIfAcknowledged(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(id);
+  if (it != pending_.end() && it->second.waiting.empty()) {
+    CompleteLocked(it);
+  }
+}
+
+void CheckpointCoordinator::CompleteLocked(std::map<int64_t, Pending>::iterator it) {
+  const int64_t id = it->first;
+  try {
+    storage_->Finalize(id, it->second.barrier.timestamp_ms, it->second.states);
+  } catch (const std::exception& e) {
+    // An I/O failure at the metadata write is a failed checkpoint (Flink: IO_EXCEPTION).
+    AbortLocked(id, fmt::format("checkpoint {} could not be completed: {}", id, e.what()));
+    return;
+  }
+  Pending p = std::move(it->second);
+  pending_.erase(it);
+  const Timestamp now = pts_.GetCurrentProcessingTime();  // a plain clock read
+  last_end_ms_ = now;
+  consecutive_failures_ = 0;
+  ++stats_.completed;
+  stats_.latest_completed_id = p.barrier.id;
+  stats_.latest_duration_ms = now - p.barrier.timestamp_ms;
+  stats_.latest_size_bytes = 0;
+  for (const StateFileHandle& h : p.states) {
+    stats_.latest_size_bytes += h.size;
+  }
+  // Flink subsumes older pending checkpoints once a newer one completed.
+  while (!pending_.empty() && pending_.begin()->first < p.barrier.id) {
+    const int64_t old = pending_.begin()->first;
+    pending_.erase(pending_.begin());
+    storage_->Discard(old);
+    if (hooks_.notify_aborted) {
+      hooks_.notify_aborted(old, fmt::format("checkpoint {} subsumed by {}", old, p.barrier.id));
+    }
+  }
+  if (hooks_.notify_complete) {
+    hooks_.notify_complete(p.barrier.id);
+  }
+}
+
+void CheckpointCoordinator::Decline(int64_t id, const std::string& task, const std::string& reason) {
+  std::string why = fmt::format("checkpoint {} declined by {}: {}", id, task, reason);
+  auto abort = [this, id, why = std::move(why)] {
+    std::lock_guard<std::mutex> lock(mu_);
+    AbortLocked(id, why);  // ignores a checkpoint no longer pending
+  };
+  // Aborting reads processing time: on the pts thread only.
+  if (hooks_.post) {
+    hooks_.post(abort);
+  } else {
+    abort();
+  }
+}
+
+void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) {
+    return;
+  }
+  pending_.erase(it);
+  storage_->Discard(id);
+  last_end_ms_ = pts_.GetCurrentProcessingTime();
+  ++stats_.failed;
+  ++consecutive_failures_;
+  GetLogger("checkpoint")->warn("{}", reason);
+  if (hooks_.notify_aborted) {
+    hooks_.notify_aborted(id, reason);
+  }
+  if (consecutive_failures_ > spec_.tolerable_failed_checkpoints && hooks_.fail_job) {
+    hooks_.fail_job(fmt::format("exceeded checkpoint tolerable failure threshold ({}): {}",
+                                spec_.tolerable_failed_checkpoints, reason));
+  }
+}
+
+CheckpointCoordinator::Stats CheckpointCoordinator::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+std::vector<int64_t> CheckpointCoordinator::pending_ids() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int64_t> ids;
+  for (const auto& [id, p] : pending_) {
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+}  // namespace tidemark

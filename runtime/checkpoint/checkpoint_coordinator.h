@@ -1,0 +1,119 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/job_spec.h"
+#include "runtime/checkpoint/checkpoint_barrier.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/time/processing_time_service.h"
+
+namespace tidemark {
+
+/// Runs a job's checkpoints (Flink's `CheckpointCoordinator`): every `interval` of processing
+/// time it triggers checkpoint n on the source tasks (which snapshot and emit barrier n), collects
+/// one acknowledgement per task (its operators' state files), and when all are in writes the
+/// metadata last, by rename (`CheckpointStorage::Finalize`), then tells every task it completed.
+/// A checkpoint still pending after `timeout`, or declined by a task, is aborted and every task
+/// is told (their aligning inputs unblock); more than `tolerable-failed-checkpoints` consecutive
+/// failures fail the job. At most `max-concurrent-checkpoints` are pending at once, and a new one
+/// starts no sooner than `min-pause` after the previous one ended.
+///
+/// Time and threads: triggering and timeouts run on one task's `ProcessingTimeService` (timers
+/// fire on that task's mailbox thread; manual or virtual clocks make it deterministic); `Start`,
+/// `Stop` and `TriggerCheckpoint` on that thread. `Acknowledge` and `Decline` may be called from
+/// any task thread (a mutex guards the pending checkpoints); completion, with its metadata
+/// write and `notify_complete`, is posted to the pts thread (`Hooks::post`). Hooks must not
+/// block (they post mails) and must not call back into the coordinator.
+class CheckpointCoordinator {
+ public:
+  struct Hooks {
+    /// Posts "trigger checkpoint `barrier`" to every source task.
+    std::function<void(const CheckpointBarrier& barrier)> trigger_sources;
+    /// Posts "checkpoint `id` completed" to every task (after the metadata rename).
+    std::function<void(int64_t id)> notify_complete;
+    /// Posts "checkpoint `id` aborted" to every task.
+    std::function<void(int64_t id, const std::string& reason)> notify_aborted;
+    /// Too many consecutive checkpoint failures: the job fails with `reason`.
+    std::function<void(const std::string& reason)> fail_job;
+    /// Runs `action` on the pts thread (a mail to the coordinator's task). Null: run it inline
+    /// (single-threaded tests).
+    std::function<void(std::function<void()> action)> post;
+  };
+
+  /// Figures for `status` and the bench. Value type.
+  struct Stats {
+    int64_t triggered = 0;
+    int64_t completed = 0;
+    int64_t failed = 0;
+    int64_t latest_completed_id = 0;
+    int64_t latest_duration_ms = 0;  ///< trigger to metadata rename of the latest completed
+    uint64_t latest_size_bytes = 0;  ///< state bytes of the latest completed
+  };
+
+  /// `tasks` names every task that acknowledges ("operator#subtask" of its head, for messages).
+  /// `storage` is borrowed and outlives the coordinator; `pts` too.
+  CheckpointCoordinator(const CheckpointingSpec& spec, std::vector<std::string> tasks,
+                        CheckpointStorage* storage, ProcessingTimeService& pts, Hooks hooks);
+
+  /// Schedules the first trigger one interval from now. pts thread.
+  void Start();
+  /// No further triggers; pending checkpoints stay pending. pts thread.
+  void Stop();
+  /// Triggers a checkpoint now if the limits allow (max concurrent, min-pause for periodic
+  /// ones); returns its id. pts thread.
+  std::optional<int64_t> TriggerCheckpoint(SnapshotType type = SnapshotType::kCheckpoint,
+                                           bool periodic = false);
+  /// `task` snapshot checkpoint `id` into `states`. Any thread. Unknown, late or duplicate
+  /// acknowledgements are ignored (their files belong to an aborted checkpoint).
+  void Acknowledge(int64_t id, const std::string& task, std::vector<StateFileHandle> states);
+  /// `task` could not snapshot checkpoint `id`: it is aborted (posted to the pts thread). Any
+  /// thread.
+  void Decline(int64_t id, const std::string& task, const std::string& reason);
+
+  Stats stats() const;
+  /// Ids pending now, ascending. Any thread.
+  std::vector<int64_t> pending_ids() const;
+
+ private:
+  struct Pending {
+    CheckpointBarrier barrier;
+    int64_t deadline_ms = 0;
+    std::set<std::string> waiting;  ///< tasks yet to acknowledge
+    std::vector<StateFileHandle> states;
+  };
+
+  void OnTick(Timestamp now);
+  void ScheduleTick(Timestamp at);
+  /// Under `mu_`: aborts `id` and counts the failure.
+  void AbortLocked(int64_t id, const std::string& reason);
+  void CompleteLocked(std::map<int64_t, Pending>::iterator it);
+  /// pts thread: completes `id` if every task acknowledged it and it is still pending.
+  void CompleteIfAcknowledged(int64_t id);
+
+  CheckpointingSpec spec_;
+  std::vector<std::string> tasks_;
+  CheckpointStorage* storage_;
+  ProcessingTimeService& pts_;
+  Hooks hooks_;
+
+  mutable std::mutex mu_;
+  std::map<int64_t, Pending> pending_;  // guarded by mu_
+  int64_t next_id_ = 1;                 // guarded by mu_
+  int64_t last_end_ms_ = kMinTimestamp;  // end of the last completed or aborted checkpoint
+  int consecutive_failures_ = 0;
+  Stats stats_;
+  // pts thread only
+  bool running_ = false;
+  Timestamp next_trigger_ms_ = 0;
+  std::optional<ProcessingTimeService::TimerId> tick_;
+  Timestamp tick_at_ = kMaxTimestamp;
+};
+
+}  // namespace tidemark

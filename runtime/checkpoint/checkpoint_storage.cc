@@ -1,0 +1,271 @@
+#include "runtime/checkpoint/checkpoint_storage.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <xxhash.h>
+
+#include "runtime/core/errors.h"
+#include "runtime/core/logging.h"
+
+namespace tidemark {
+namespace {
+
+constexpr std::string_view kMagic = "TMSTATE1";
+constexpr size_t kHeaderBytes = 8 + 8 + 8;
+constexpr const char* kMetadata = "_metadata";
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) {
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+}
+
+uint64_t GetU64(std::string_view in) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) {
+    v = (v << 8) | static_cast<uint8_t>(in[static_cast<size_t>(i)]);
+  }
+  return v;
+}
+
+/// Writes `data` to `path` and fsyncs it; throws Error naming the path.
+void WriteFileSynced(const std::filesystem::path& path, std::string_view data) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    throw Error(fmt::format("cannot sync {}: {}", path.string(), std::strerror(errno)));
+  }
+}
+
+void SyncDirectory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+std::optional<std::string> ReadWholeFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::optional<int64_t> CheckpointIdOf(const std::filesystem::path& p) {
+  const std::string name = p.filename().string();
+  if (name.rfind("chk-", 0) != 0 || name.size() == 4 || name.size() > 4 + 18) {
+    return std::nullopt;
+  }
+  int64_t id = 0;
+  for (size_t i = 4; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') {
+      return std::nullopt;
+    }
+    id = id * 10 + (name[i] - '0');
+  }
+  return id;
+}
+
+}  // namespace
+
+CheckpointStorage::CheckpointStorage(std::filesystem::path dir, std::string job_name, int num_retained)
+    : dir_(std::move(dir)), job_name_(std::move(job_name)), num_retained_(std::max(1, num_retained)) {}
+
+std::filesystem::path CheckpointStorage::CheckpointDir(int64_t id) const {
+  return dir_ / fmt::format("chk-{}", id);
+}
+
+StateFileHandle CheckpointStorage::WriteState(int64_t id, const std::string& operator_id, int subtask,
+                                              std::string_view bytes) const {
+  const std::filesystem::path chk = CheckpointDir(id);
+  std::error_code ec;
+  std::filesystem::create_directories(chk, ec);
+  if (ec) {
+    throw Error(fmt::format("cannot create {}: {}", chk.string(), ec.message()));
+  }
+  StateFileHandle h;
+  h.operator_id = operator_id;
+  h.subtask = subtask;
+  // Named by a hash of the id: operator ids may hold any character; the metadata keeps the id.
+  h.file = fmt::format("op-{:016x}-{}.state", XXH3_64bits(operator_id.data(), operator_id.size()), subtask);
+  h.size = bytes.size();
+  h.checksum = XXH3_64bits(bytes.data(), bytes.size());
+  std::string data;
+  data.reserve(kHeaderBytes + bytes.size());
+  data.append(kMagic);
+  PutU64(data, h.checksum);
+  PutU64(data, h.size);
+  data.append(bytes);
+  WriteFileSynced(chk / h.file, data);
+  return h;
+}
+
+void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
+                                 const std::vector<StateFileHandle>& states) {
+  const std::filesystem::path chk = CheckpointDir(id);
+  std::error_code ec;
+  std::filesystem::create_directories(chk, ec);
+  if (ec) {
+    throw Error(fmt::format("cannot create {}: {}", chk.string(), ec.message()));
+  }
+  nlohmann::json meta;
+  meta["version"] = 1;
+  meta["job"] = job_name_;
+  meta["checkpoint_id"] = id;
+  meta["timestamp_ms"] = timestamp_ms;
+  nlohmann::json files = nlohmann::json::array();
+  for (const StateFileHandle& h : states) {
+    files.push_back({{"operator", h.operator_id}, {"subtask", h.subtask}, {"file", h.file},
+                     {"size", h.size}, {"xxh3", fmt::format("{:016x}", h.checksum)}});
+  }
+  meta["states"] = std::move(files);
+  const std::filesystem::path tmp = chk / (std::string(kMetadata) + ".inprogress");
+  WriteFileSynced(tmp, meta.dump() + "\n");
+  std::filesystem::rename(tmp, chk / kMetadata, ec);
+  if (ec) {
+    throw Error(fmt::format("cannot complete checkpoint {}: {}", chk.string(), ec.message()));
+  }
+  SyncDirectory(chk);
+  SyncDirectory(dir_);
+  // Retention: keep the newest num_retained complete checkpoints; drop unfinished older ones.
+  std::vector<int64_t> complete = CompletedIds();
+  const size_t keep = static_cast<size_t>(num_retained_);
+  const int64_t oldest_kept = complete.size() > keep ? complete[complete.size() - keep] : 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    std::optional<int64_t> other = CheckpointIdOf(entry.path());
+    if (!other || *other == id) {
+      continue;
+    }
+    const bool is_complete = std::binary_search(complete.begin(), complete.end(), *other);
+    if ((is_complete && *other < oldest_kept) || (!is_complete && *other < id)) {
+      std::filesystem::remove_all(entry.path(), ec);
+    }
+  }
+}
+
+void CheckpointStorage::Discard(int64_t id) const {
+  std::error_code ec;
+  std::filesystem::remove_all(CheckpointDir(id), ec);
+}
+
+std::vector<int64_t> CheckpointStorage::CompletedIds() const {
+  std::vector<int64_t> ids;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    if (std::optional<int64_t> id = CheckpointIdOf(entry.path());
+        id && std::filesystem::exists(entry.path() / kMetadata, ec)) {
+      ids.push_back(*id);
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std::string>* skipped) const {
+  std::vector<int64_t> ids;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    if (std::optional<int64_t> id = CheckpointIdOf(entry.path())) {
+      ids.push_back(*id);
+    }
+  }
+  std::sort(ids.rbegin(), ids.rend());
+  auto skip = [&](int64_t id, const std::string& why) {
+    const std::string line = fmt::format("skipping checkpoint {}: {}", CheckpointDir(id).string(), why);
+    GetLogger("checkpoint")->warn("{}", line);
+    if (skipped != nullptr) {
+      skipped->push_back(line);
+    }
+  };
+  for (int64_t id : ids) {
+    const std::filesystem::path chk = CheckpointDir(id);
+    std::optional<std::string> meta_text = ReadWholeFile(chk / kMetadata);
+    if (!meta_text) {
+      skip(id, "no _metadata (not completed)");
+      continue;
+    }
+    nlohmann::json meta = nlohmann::json::parse(*meta_text, nullptr, /*allow_exceptions=*/false);
+    CompletedCheckpoint cp;
+    std::string problem;
+    try {
+      if (meta.is_discarded() || !meta.is_object()) {
+        throw std::runtime_error("_metadata is not valid JSON");
+      }
+      if (meta.at("version").get<int>() != 1) {
+        throw std::runtime_error(fmt::format("_metadata version {} is not supported", meta.at("version").dump()));
+      }
+      cp.id = meta.at("checkpoint_id").get<int64_t>();
+      cp.timestamp_ms = meta.at("timestamp_ms").get<int64_t>();
+      cp.job = meta.at("job").get<std::string>();
+      cp.directory = chk;
+      if (cp.id != id) {
+        throw std::runtime_error(fmt::format("_metadata names checkpoint {}", cp.id));
+      }
+      for (const auto& s : meta.at("states")) {
+        const std::string file = s.at("file").get<std::string>();
+        if (file.find('/') != std::string::npos || file == ".." || file.empty()) {
+          throw std::runtime_error(fmt::format("bad state file name \"{}\"", file));
+        }
+        std::optional<std::string> data = ReadWholeFile(chk / file);
+        if (!data) {
+          throw std::runtime_error(fmt::format("state file {} is missing", file));
+        }
+        const uint64_t size = s.at("size").get<uint64_t>();
+        const std::string want = s.at("xxh3").get<std::string>();
+        if (data->size() < kHeaderBytes || std::string_view(*data).substr(0, 8) != kMagic ||
+            GetU64(std::string_view(*data).substr(16, 8)) != size ||
+            data->size() - kHeaderBytes != size) {
+          throw std::runtime_error(fmt::format("state file {} is truncated or not a state file", file));
+        }
+        std::string_view body = std::string_view(*data).substr(kHeaderBytes);
+        const uint64_t sum = XXH3_64bits(body.data(), body.size());
+        if (fmt::format("{:016x}", sum) != want || GetU64(std::string_view(*data).substr(8, 8)) != sum) {
+          throw std::runtime_error(fmt::format("state file {} fails its checksum", file));
+        }
+        cp.states[{s.at("operator").get<std::string>(), s.at("subtask").get<int>()}] = std::string(body);
+      }
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) {
+      skip(id, problem);
+      continue;
+    }
+    if (cp.job != job_name_) {
+      skip(id, fmt::format("written by job \"{}\", not \"{}\"", cp.job, job_name_));
+      continue;
+    }
+    return cp;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tidemark

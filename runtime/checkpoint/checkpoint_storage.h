@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tidemark {
+
+/// One operator subtask's state in a checkpoint, as written to its file.
+struct StateFileHandle {
+  std::string operator_id;  ///< the operator's `id` in the job
+  int subtask = 0;
+  std::string file;         ///< name inside the checkpoint's directory
+  uint64_t size = 0;        ///< body bytes
+  uint64_t checksum = 0;    ///< XXH3-64 of the body
+};
+
+/// A completed checkpoint read back for a restore: every operator subtask's state bytes.
+struct CompletedCheckpoint {
+  int64_t id = 0;
+  int64_t timestamp_ms = 0;
+  std::string job;
+  std::filesystem::path directory;
+  std::map<std::pair<std::string, int>, std::string> states;  ///< (operator id, subtask) -> bytes
+  /// The state of `operator_id`'s subtask `subtask`, or null (stateless or not in the checkpoint).
+  const std::string* Find(const std::string& operator_id, int subtask) const {
+    auto it = states.find({operator_id, subtask});
+    return it == states.end() ? nullptr : &it->second;
+  }
+};
+
+/// Checkpoints of one job on the local file system. Mirrors Flink's `FsCheckpointStorage` layout:
+/// `DIR/chk-<id>/` holds one file per stateful operator subtask and, written last, `_metadata`.
+///
+/// File format: a state file is the 8-byte magic `TMSTATE1`, the XXH3-64 of the body and the body
+/// length (both u64 little-endian), then the body. `_metadata` is JSON (job, id, timestamp, and
+/// per state file its operator id, subtask, name, size and checksum); it is written to
+/// `_metadata.inprogress`, fsync'ed and renamed, so a checkpoint either has a whole `_metadata`
+/// or none. A checkpoint is *complete* iff its `_metadata` exists; `LoadLatest` verifies every
+/// file against it and skips, with a log line, a checkpoint that is half-written or corrupt for
+/// the previous one.
+///
+/// Errors: `Error` for I/O failures while writing. Threading: `WriteState` may run on several
+/// task threads at once (distinct files); `Finalize`/`Discard`/`LoadLatest` on one thread
+/// (the coordinator's) at a time.
+class CheckpointStorage {
+ public:
+  CheckpointStorage(std::filesystem::path dir, std::string job_name, int num_retained);
+
+  /// Writes one operator subtask's state of checkpoint `id` (fsync'ed) and returns its handle.
+  StateFileHandle WriteState(int64_t id, const std::string& operator_id, int subtask,
+                             std::string_view bytes) const;
+  /// Writes `_metadata` of checkpoint `id` last, by rename, then deletes completed checkpoints
+  /// beyond `num_retained` (oldest first) and leftovers of older unfinished ones.
+  void Finalize(int64_t id, int64_t timestamp_ms, const std::vector<StateFileHandle>& states);
+  /// Removes what an aborted checkpoint `id` wrote.
+  void Discard(int64_t id) const;
+  /// The newest complete checkpoint that verifies; `skipped` (optional) gets one line per
+  /// newer checkpoint skipped and why. nullopt: none.
+  std::optional<CompletedCheckpoint> LoadLatest(std::vector<std::string>* skipped = nullptr) const;
+  /// Ids of checkpoints with a `_metadata`, ascending.
+  std::vector<int64_t> CompletedIds() const;
+
+  const std::filesystem::path& dir() const { return dir_; }
+  std::filesystem::path CheckpointDir(int64_t id) const;
+
+ private:
+  std::filesystem::path dir_;
+  std::string job_name_;
+  int num_retained_;
+};
+
+}  // namespace tidemark

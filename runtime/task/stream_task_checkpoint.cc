@@ -1,0 +1,143 @@
+// StreamTask's part in checkpoints (Flink's SubtaskCheckpointCoordinator): alignment of barriers
+// over the input channels, the snapshot of the chain in order, forwarding the barrier, the
+// acknowledgement, and the notifications. Kept apart from the mailbox loop in stream_task.cc.
+#include <fmt/format.h>
+
+#include "runtime/checkpoint/checkpoint_coordinator.h"
+#include "runtime/core/logging.h"
+#include "runtime/task/stream_task.h"
+
+namespace tidemark {
+
+void StreamTask::EnableCheckpoints(CheckpointBarrierHandler::Mode mode, CheckpointStorage* storage,
+                                   CheckpointCoordinator* coordinator,
+                                   const CompletedCheckpoint* restored) {
+  checkpoints_enabled_ = true;
+  checkpoint_mode_ = mode;
+  checkpoint_storage_ = storage;
+  coordinator_ = coordinator;
+  restored_ = restored;
+  size_t total = 0;
+  input_channel_offsets_.clear();
+  for (const TaskInput& in : inputs_) {
+    input_channel_offsets_.push_back(total);
+    total += in.channels.size();
+  }
+  if (total > 0) {
+    barrier_handler_ = std::make_unique<CheckpointBarrierHandler>(
+        mode, total,
+        CheckpointBarrierHandler::Callbacks{
+            [this](const CheckpointBarrier& b) { PerformCheckpoint(b); },
+            [this](int64_t id) {
+              // Tell downstream to stop aligning this checkpoint (Flink's CancelCheckpointMarker).
+              const auto marker = StreamElement::OfCancelCheckpoint(id);
+              for (auto& w : writers_) {
+                w->Broadcast(*marker);
+              }
+            }});
+  }
+}
+
+size_t StreamTask::GlobalChannel(const TaskInput& in, size_t channel) const {
+  const size_t index = static_cast<size_t>(&in - inputs_.data());
+  return input_channel_offsets_[index] + channel;
+}
+
+void StreamTask::HandleCheckpointElement(TaskInput& in, size_t channel, const StreamElement& element) {
+  if (barrier_handler_ == nullptr) {
+    // Not checkpointing: a barrier cannot come, but never let one stop the stream.
+    return;
+  }
+  const size_t global = GlobalChannel(in, channel);
+  CallOperator(name_, [&] {
+    switch (element.kind) {
+      case StreamElement::Kind::kCheckpointBarrier:
+        barrier_handler_->ProcessBarrier(element.barrier, global);
+        break;
+      case StreamElement::Kind::kCancelCheckpointMarker:
+        barrier_handler_->Abort(element.barrier.id);
+        break;
+      case StreamElement::Kind::kEndOfInput:
+        barrier_handler_->ProcessEndOfInput(global);
+        break;
+      default:
+        break;
+    }
+  });
+}
+
+void StreamTask::InitializeOperatorState() {
+  for (auto& c : ops_) {
+    const std::string* bytes = restored_ != nullptr ? restored_->Find(c.name, subtask_index_) : nullptr;
+    std::optional<StateReader> reader;
+    StateInitializationContext ctx;
+    if (bytes != nullptr) {
+      reader.emplace(*bytes);
+      ctx.reader = &*reader;
+      ctx.restored_checkpoint_id = restored_->id;
+    }
+    CallOperator(c.name, [&] { c.op->InitializeState(ctx); });
+  }
+}
+
+void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
+  std::vector<StateFileHandle> handles;
+  try {
+    // Chain order: the head first, as the barrier would pass through the chain.
+    for (auto& c : ops_) {
+      StateWriter writer;
+      StateSnapshotContext ctx{barrier.id, barrier.timestamp_ms, writer};
+      CallOperator(c.name, [&] { c.op->SnapshotState(ctx); });
+      if (!writer.bytes().empty() && checkpoint_storage_ != nullptr) {
+        handles.push_back(checkpoint_storage_->WriteState(barrier.id, c.name, subtask_index_, writer.bytes()));
+      }
+    }
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A failed snapshot declines the checkpoint; the task itself goes on (Flink: the checkpoint
+    // fails, the job only when tolerable-failed-checkpoints is exceeded).
+    GetLogger("checkpoint")->warn("task {} declines checkpoint {}: {}", checkpoint_task_name(), barrier.id,
+                                  e.what());
+    if (coordinator_ != nullptr) {
+      coordinator_->Decline(barrier.id, checkpoint_task_name(), e.what());
+    }
+    return;
+  }
+  // The barrier goes out on every output before any record emitted after the snapshot.
+  const auto element = StreamElement::OfBarrier(barrier);
+  for (auto& w : writers_) {
+    w->Broadcast(*element);
+  }
+  if (coordinator_ != nullptr) {
+    coordinator_->Acknowledge(barrier.id, checkpoint_task_name(), std::move(handles));
+  }
+}
+
+void StreamTask::TriggerCheckpoint(const CheckpointBarrier& barrier) {
+  mailbox_.Put(Mail{[this, barrier] { PerformCheckpoint(barrier); },
+                    fmt::format("trigger checkpoint {}", barrier.id)});
+}
+
+void StreamTask::NotifyCheckpointComplete(int64_t id) {
+  mailbox_.Put(Mail{[this, id] {
+                      for (auto& c : ops_) {
+                        CallOperator(c.name, [&] { c.op->NotifyCheckpointComplete(id); });
+                      }
+                    },
+                    fmt::format("checkpoint {} complete", id)});
+}
+
+void StreamTask::NotifyCheckpointAborted(int64_t id) {
+  mailbox_.Put(Mail{[this, id] {
+                      if (barrier_handler_ != nullptr) {
+                        barrier_handler_->Abort(id);
+                      }
+                      for (auto& c : ops_) {
+                        CallOperator(c.name, [&] { c.op->NotifyCheckpointAborted(id); });
+                      }
+                    },
+                    fmt::format("checkpoint {} aborted", id)});
+}
+
+}  // namespace tidemark

@@ -1,0 +1,165 @@
+// The `checkpointing:` and `restart-strategy:` blocks: Flink's leaf names and defaults, and
+// file:line:column errors for every key that is unknown, misplaced or out of range.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "config/job_loader.h"
+
+namespace tidemark {
+namespace {
+
+constexpr const char* kFile = "jobs/ckpt.yaml";
+
+constexpr const char* kOperators = R"(operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      splits:
+        - {id: a, start: 0ms, step: 1s, count: 3}
+)";
+
+JobSpec Load(const std::string& blocks) {
+  return LoadJobSpecString("name: t\n" + blocks + kOperators, kFile);
+}
+
+std::string ErrorOf(const std::string& blocks) {
+  try {
+    Load(blocks);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(CheckpointingKeysTest, AbsentBlocksMeanNoCheckpointsAndNoRestarts) {
+  JobSpec job = Load("");
+  EXPECT_FALSE(job.checkpointing.has_value());
+  EXPECT_FALSE(job.restart_strategy.has_value());
+  EXPECT_EQ(EffectiveRestartStrategy(job).type, "none");
+}
+
+TEST(CheckpointingKeysTest, OnlyTheIntervalGivenTakesFlinksDefaults) {
+  JobSpec job = Load("checkpointing:\n  interval: 100ms\n");
+  ASSERT_TRUE(job.checkpointing.has_value());
+  const CheckpointingSpec& c = *job.checkpointing;
+  EXPECT_EQ(c.interval_ms, 100);
+  EXPECT_EQ(c.mode, "exactly-once");
+  EXPECT_EQ(c.timeout_ms, 600000);
+  EXPECT_EQ(c.min_pause_ms, 0);
+  EXPECT_EQ(c.max_concurrent_checkpoints, 1);
+  EXPECT_EQ(c.tolerable_failed_checkpoints, 0);
+  EXPECT_EQ(c.num_retained, 1);
+  EXPECT_EQ(c.dir, "");
+  EXPECT_EQ(c.location.line, 3);
+  // Flink 1.19+: a checkpointing job without a restart strategy restarts with exponential delay.
+  RestartStrategySpec r = EffectiveRestartStrategy(job);
+  EXPECT_EQ(r.type, "exponential-delay");
+  EXPECT_EQ(r.initial_backoff_ms, 1000);
+  EXPECT_EQ(r.max_backoff_ms, 60000);
+  EXPECT_DOUBLE_EQ(r.backoff_multiplier, 1.5);
+  EXPECT_EQ(r.reset_backoff_threshold_ms, 3600000);
+  EXPECT_DOUBLE_EQ(r.jitter_factor, 0.1);
+}
+
+TEST(CheckpointingKeysTest, EveryKeyIsRead) {
+  JobSpec job = Load(R"(checkpointing:
+  interval: 1s
+  mode: at-least-once
+  timeout: 30s
+  min-pause: 250ms
+  max-concurrent-checkpoints: 2
+  tolerable-failed-checkpoints: 3
+  num-retained: 4
+  dir: ckpts/here
+restart-strategy:
+  type: fixed-delay
+  attempts: 5
+  delay: 2s
+)");
+  const CheckpointingSpec& c = *job.checkpointing;
+  EXPECT_EQ(c.interval_ms, 1000);
+  EXPECT_EQ(c.mode, "at-least-once");
+  EXPECT_EQ(c.timeout_ms, 30000);
+  EXPECT_EQ(c.min_pause_ms, 250);
+  EXPECT_EQ(c.max_concurrent_checkpoints, 2);
+  EXPECT_EQ(c.tolerable_failed_checkpoints, 3);
+  EXPECT_EQ(c.num_retained, 4);
+  EXPECT_EQ(c.dir, "ckpts/here");
+  EXPECT_EQ(c.key_locations.Of("dir", {}).line, 10);
+  const RestartStrategySpec& r = *job.restart_strategy;
+  EXPECT_EQ(r.type, "fixed-delay");
+  EXPECT_EQ(r.attempts, 5);
+  EXPECT_EQ(r.delay_ms, 2000);
+  EXPECT_EQ(EffectiveRestartStrategy(job).type, "fixed-delay");
+}
+
+TEST(CheckpointingKeysTest, RestartStrategyDefaultsPerType) {
+  RestartStrategySpec fixed = *Load("restart-strategy: {type: fixed-delay}\n").restart_strategy;
+  EXPECT_EQ(fixed.attempts, 1);
+  EXPECT_EQ(fixed.delay_ms, 1000);
+  RestartStrategySpec rate = *Load("restart-strategy: {type: failure-rate}\n").restart_strategy;
+  EXPECT_EQ(rate.max_failures_per_interval, 1);
+  EXPECT_EQ(rate.failure_rate_interval_ms, 60000);
+  EXPECT_EQ(rate.delay_ms, 1000);
+  RestartStrategySpec exp = *Load(R"(restart-strategy:
+  type: exponential-delay
+  initial-backoff: 10ms
+  max-backoff: 2s
+  backoff-multiplier: 2
+  reset-backoff-threshold: 5m
+  jitter-factor: 0.25
+)").restart_strategy;
+  EXPECT_EQ(exp.initial_backoff_ms, 10);
+  EXPECT_EQ(exp.max_backoff_ms, 2000);
+  EXPECT_DOUBLE_EQ(exp.backoff_multiplier, 2.0);
+  EXPECT_EQ(exp.reset_backoff_threshold_ms, 300000);
+  EXPECT_DOUBLE_EQ(exp.jitter_factor, 0.25);
+  // An explicit `none` wins over the checkpointing default.
+  JobSpec none = Load("checkpointing: {interval: 1s}\nrestart-strategy: {type: none}\n");
+  EXPECT_EQ(EffectiveRestartStrategy(none).type, "none");
+}
+
+TEST(CheckpointingKeysTest, ErrorsNameFileLineColumnAndKey) {
+  EXPECT_EQ(ErrorOf("checkpointing:\n  interval: 1s\n  intervall: 2s\n"),
+            "jobs/ckpt.yaml:4:3: error: checkpointing.intervall: unknown key \"intervall\" (did you "
+            "mean \"interval\"?); allowed keys: interval, mode, timeout, min-pause, "
+            "max-concurrent-checkpoints, tolerable-failed-checkpoints, num-retained, dir");
+  EXPECT_EQ(ErrorOf("checkpointing:\n  mode: exactly-once\n"),
+            "jobs/ckpt.yaml:3:3: error: checkpointing.interval: missing required key");
+  EXPECT_EQ(ErrorOf("checkpointing: {interval: 5ms}\n"),
+            "jobs/ckpt.yaml:2:27: error: checkpointing.interval: must be at least 10ms, got 5ms");
+  EXPECT_EQ(ErrorOf("checkpointing: {interval: 1s, mode: exactly_once}\n"),
+            "jobs/ckpt.yaml:2:37: error: checkpointing.mode: unknown value \"exactly_once\" (did "
+            "you mean \"exactly-once\"?); allowed: exactly-once | at-least-once");
+  EXPECT_EQ(ErrorOf("checkpointing: {interval: 1s, num-retained: 0}\n"),
+            "jobs/ckpt.yaml:2:45: error: checkpointing.num-retained: must be at least 1, got 0");
+  EXPECT_EQ(ErrorOf("checkpointing: 100ms\n"),
+            "jobs/ckpt.yaml:2:16: error: checkpointing: expected a mapping, got \"100ms\"");
+  EXPECT_EQ(ErrorOf("restart-strategy: {type: fixed-delay, jitter-factor: 0.5}\n"),
+            "jobs/ckpt.yaml:2:39: error: restart-strategy.jitter-factor: does not apply to restart "
+            "strategy fixed-delay; allowed keys: type, attempts, delay");
+  EXPECT_EQ(ErrorOf("restart-strategy: {type: exponential, delay: 1s}\n"),
+            "jobs/ckpt.yaml:2:26: error: restart-strategy.type: unknown value \"exponential\"; "
+            "allowed: none | fixed-delay | exponential-delay "
+            "| failure-rate");
+  EXPECT_EQ(ErrorOf("restart-strategy: {type: exponential-delay, jitter-factor: 1.5}\n"),
+            "jobs/ckpt.yaml:2:60: error: restart-strategy.jitter-factor: must be between 0 and 1, "
+            "got 1.5");
+  EXPECT_EQ(ErrorOf("restart-strategy: {type: exponential-delay, backoff-multiplier: 0.5}\n"),
+            "jobs/ckpt.yaml:2:65: error: restart-strategy.backoff-multiplier: must be at least 1 "
+            "(and at most 1e6), got 0.5");
+  EXPECT_EQ(ErrorOf("restart-strategy: {type: exponential-delay, initial-backoff: 2s, "
+                    "max-backoff: 1s}\n"),
+            "jobs/ckpt.yaml:2:79: error: restart-strategy.max-backoff: must be at least "
+            "initial-backoff (2000ms), got 1000ms");
+  EXPECT_EQ(ErrorOf("restart-strategy: {attempts: 3}\n"),
+            "jobs/ckpt.yaml:2:19: error: restart-strategy.type: missing required key");
+  EXPECT_EQ(ErrorOf("restart-strategy: {type: fixed-delay, delay: 3}\n"),
+            "jobs/ckpt.yaml:2:46: error: restart-strategy.delay: expected a duration like \"5s\", "
+            "got 3");
+}
+
+}  // namespace
+}  // namespace tidemark

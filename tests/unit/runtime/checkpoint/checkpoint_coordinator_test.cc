@@ -1,0 +1,139 @@
+// The coordinator on a manual clock: triggers every interval, completes when every task
+// acknowledged (metadata then notify), aborts on timeout and decline, respects max concurrent and
+// min-pause, fails the job past the tolerable failures.
+#include "runtime/checkpoint/checkpoint_coordinator.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/time/manual_processing_time_service.h"
+
+namespace tidemark {
+namespace {
+
+class CheckpointCoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tm_ckpt_coord_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    storage_ = std::make_unique<CheckpointStorage>(dir_, "job", 1);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<CheckpointCoordinator> Make(CheckpointingSpec spec) {
+    CheckpointCoordinator::Hooks hooks;
+    hooks.trigger_sources = [this](const CheckpointBarrier& b) {
+      events_.push_back("trigger " + std::to_string(b.id) + "@" + std::to_string(b.timestamp_ms));
+    };
+    hooks.notify_complete = [this](int64_t id) {
+      // The metadata is on disk before anyone hears of the completion.
+      EXPECT_TRUE(std::filesystem::exists(storage_->CheckpointDir(id) / "_metadata"));
+      events_.push_back("complete " + std::to_string(id));
+    };
+    hooks.notify_aborted = [this](int64_t id, const std::string&) {
+      events_.push_back("abort " + std::to_string(id));
+    };
+    hooks.fail_job = [this](const std::string& reason) { events_.push_back("fail: " + reason); };
+    return std::make_unique<CheckpointCoordinator>(spec, std::vector<std::string>{"src#0", "sink#0"},
+                                                   storage_.get(), pts_, hooks);
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<CheckpointStorage> storage_;
+  ManualProcessingTimeService pts_;
+  std::vector<std::string> events_;
+};
+
+TEST_F(CheckpointCoordinatorTest, TriggersEveryIntervalAndCompletesOnTheLastAck) {
+  CheckpointingSpec spec;
+  spec.interval_ms = 100;
+  auto c = Make(spec);
+  c->Start();
+  pts_.AdvanceTo(99);
+  EXPECT_TRUE(events_.empty());
+  pts_.AdvanceTo(100);
+  EXPECT_EQ(events_, std::vector<std::string>{"trigger 1@100"});
+  c->Acknowledge(1, "src#0", {storage_->WriteState(1, "src", 0, "pos=5")});
+  EXPECT_EQ(events_.size(), 1u);
+  c->Acknowledge(1, "src#0", {});  // duplicate: ignored
+  c->Acknowledge(1, "sink#0", {});
+  EXPECT_EQ(events_, (std::vector<std::string>{"trigger 1@100", "complete 1"}));
+  EXPECT_EQ(c->stats().completed, 1);
+  EXPECT_EQ(c->stats().latest_completed_id, 1);
+  EXPECT_EQ(c->stats().latest_size_bytes, 5u);
+  EXPECT_EQ(*storage_->LoadLatest()->Find("src", 0), "pos=5");
+  pts_.AdvanceTo(200);
+  EXPECT_EQ(events_.back(), "trigger 2@200");
+}
+
+TEST_F(CheckpointCoordinatorTest, ATimedOutCheckpointIsAbortedAndTheJobFailsPastTheTolerance) {
+  CheckpointingSpec spec;
+  spec.interval_ms = 100;
+  spec.timeout_ms = 50;
+  spec.tolerable_failed_checkpoints = 1;
+  auto c = Make(spec);
+  c->Start();
+  pts_.AdvanceTo(100);
+  c->Acknowledge(1, "src#0", {});
+  pts_.AdvanceTo(149);
+  EXPECT_EQ(c->pending_ids(), std::vector<int64_t>{1});
+  pts_.AdvanceTo(150);
+  EXPECT_EQ(events_, (std::vector<std::string>{"trigger 1@100", "abort 1"}));
+  EXPECT_TRUE(c->pending_ids().empty());
+  c->Acknowledge(1, "sink#0", {});  // too late: nothing completes
+  EXPECT_EQ(c->stats().completed, 0);
+  pts_.AdvanceTo(200);
+  pts_.AdvanceTo(250);  // the second consecutive failure exceeds the tolerance of 1
+  ASSERT_EQ(events_.size(), 5u);
+  EXPECT_EQ(events_[2], "trigger 2@200");
+  EXPECT_EQ(events_[3], "abort 2");
+  EXPECT_EQ(events_[4],
+            "fail: exceeded checkpoint tolerable failure threshold (1): checkpoint 2 expired "
+            "before completing (timeout 50ms)");
+  EXPECT_EQ(c->stats().failed, 2);
+}
+
+TEST_F(CheckpointCoordinatorTest, DeclineAbortsAndMaxConcurrentAndMinPauseDelayTriggers) {
+  CheckpointingSpec spec;
+  spec.interval_ms = 100;
+  spec.min_pause_ms = 70;
+  spec.tolerable_failed_checkpoints = 5;
+  auto c = Make(spec);
+  c->Start();
+  pts_.AdvanceTo(100);  // 1 triggered
+  pts_.AdvanceTo(200);  // 1 still pending: max-concurrent 1 holds 2 back
+  EXPECT_EQ(events_, std::vector<std::string>{"trigger 1@100"});
+  pts_.AdvanceTo(230);
+  c->Decline(1, "sink#0", "snapshot threw");
+  EXPECT_EQ(events_.back(), "abort 1");
+  pts_.AdvanceTo(299);  // min-pause: not before 230 + 70 = 300
+  EXPECT_EQ(events_.size(), 2u);
+  pts_.AdvanceTo(300);
+  EXPECT_EQ(events_.back(), "trigger 2@300");
+}
+
+TEST_F(CheckpointCoordinatorTest, CompletionIsPostedToTheCoordinatorThread) {
+  CheckpointingSpec spec;
+  spec.interval_ms = 100;
+  std::vector<std::function<void()>> posted;
+  CheckpointCoordinator::Hooks hooks;
+  hooks.notify_complete = [this](int64_t id) { events_.push_back("complete " + std::to_string(id)); };
+  hooks.post = [&](std::function<void()> f) { posted.push_back(std::move(f)); };
+  CheckpointCoordinator c(spec, {"t#0"}, storage_.get(), pts_, hooks);
+  ASSERT_EQ(c.TriggerCheckpoint(), std::optional<int64_t>(1));
+  c.Acknowledge(1, "t#0", {});
+  EXPECT_TRUE(events_.empty());
+  ASSERT_EQ(posted.size(), 1u);
+  posted[0]();
+  EXPECT_EQ(events_, std::vector<std::string>{"complete 1"});
+}
+
+}  // namespace
+}  // namespace tidemark

@@ -1,0 +1,126 @@
+// Checkpoint storage: state files with checksums, metadata last by rename, retention, and a
+// corrupt or half-written checkpoint skipped for the previous one.
+#include "runtime/checkpoint/checkpoint_storage.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace tidemark {
+namespace {
+
+class CheckpointStorageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tm_ckpt_storage_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void Complete(CheckpointStorage& s, int64_t id, const std::string& a, const std::string& b) {
+    std::vector<StateFileHandle> h;
+    h.push_back(s.WriteState(id, "windows", 0, a));
+    h.push_back(s.WriteState(id, "windows", 1, b));
+    s.Finalize(id, 1000 * id, h);
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(CheckpointStorageTest, WritesAndLoadsTheLatestCompleteCheckpoint) {
+  CheckpointStorage s(dir_, "job", 2);
+  EXPECT_FALSE(s.LoadLatest().has_value());
+  Complete(s, 1, "one-0", "one-1");
+  Complete(s, 2, "two-0", std::string("\0two-1\xff", 7));
+  std::optional<CompletedCheckpoint> cp = s.LoadLatest();
+  ASSERT_TRUE(cp.has_value());
+  EXPECT_EQ(cp->id, 2);
+  EXPECT_EQ(cp->timestamp_ms, 2000);
+  EXPECT_EQ(cp->job, "job");
+  ASSERT_NE(cp->Find("windows", 1), nullptr);
+  EXPECT_EQ(*cp->Find("windows", 0), "two-0");
+  EXPECT_EQ(*cp->Find("windows", 1), std::string("\0two-1\xff", 7));
+  EXPECT_EQ(cp->Find("windows", 2), nullptr);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "chk-2" / "_metadata"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "chk-2" / "_metadata.inprogress"));
+}
+
+TEST_F(CheckpointStorageTest, RetainsNumRetainedAndDropsOlderUnfinishedOnes) {
+  CheckpointStorage s(dir_, "job", 2);
+  Complete(s, 1, "a", "b");
+  s.WriteState(2, "windows", 0, "never finished");
+  Complete(s, 3, "a", "b");
+  Complete(s, 4, "a", "b");
+  EXPECT_EQ(s.CompletedIds(), (std::vector<int64_t>{3, 4}));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "chk-1"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "chk-2"));
+}
+
+TEST_F(CheckpointStorageTest, AHalfWrittenCheckpointIsSkippedForThePreviousOne) {
+  CheckpointStorage s(dir_, "job", 3);
+  Complete(s, 1, "good-0", "good-1");
+  // Checkpoint 2 crashed before its metadata rename.
+  s.WriteState(2, "windows", 0, "partial");
+  std::ofstream(dir_ / "chk-2" / "_metadata.inprogress") << "{\"trunc";
+  std::vector<std::string> skipped;
+  std::optional<CompletedCheckpoint> cp = s.LoadLatest(&skipped);
+  ASSERT_TRUE(cp.has_value());
+  EXPECT_EQ(cp->id, 1);
+  EXPECT_EQ(*cp->Find("windows", 0), "good-0");
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0], "skipping checkpoint " + (dir_ / "chk-2").string() +
+                            ": no _metadata (not completed)");
+}
+
+TEST_F(CheckpointStorageTest, ACorruptStateFileIsDetectedAndSkipped) {
+  CheckpointStorage s(dir_, "job", 3);
+  Complete(s, 1, "good-0", "good-1");
+  Complete(s, 2, "newer-0", "newer-1");
+  // Flip one byte of a state file of checkpoint 2.
+  std::filesystem::path victim;
+  for (const auto& e : std::filesystem::directory_iterator(dir_ / "chk-2")) {
+    if (e.path().extension() == ".state") {
+      victim = e.path();
+    }
+  }
+  ASSERT_FALSE(victim.empty());
+  {
+    std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-1, std::ios::end);
+    f.put('X');
+  }
+  std::vector<std::string> skipped;
+  std::optional<CompletedCheckpoint> cp = s.LoadLatest(&skipped);
+  ASSERT_TRUE(cp.has_value());
+  EXPECT_EQ(cp->id, 1);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("fails its checksum"), std::string::npos) << skipped[0];
+  // Truncated: a different message, same outcome.
+  std::filesystem::resize_file(victim, 10);
+  skipped.clear();
+  EXPECT_EQ(s.LoadLatest(&skipped)->id, 1);
+  EXPECT_NE(skipped[0].find("truncated"), std::string::npos) << skipped[0];
+  // Garbage metadata.
+  std::ofstream(dir_ / "chk-2" / "_metadata", std::ios::trunc) << "not json";
+  skipped.clear();
+  EXPECT_EQ(s.LoadLatest(&skipped)->id, 1);
+  EXPECT_NE(skipped[0].find("not valid JSON"), std::string::npos) << skipped[0];
+}
+
+TEST_F(CheckpointStorageTest, ACheckpointOfAnotherJobIsNotRestored) {
+  CheckpointStorage other(dir_, "other-job", 1);
+  Complete(other, 7, "x", "y");
+  CheckpointStorage s(dir_, "job", 1);
+  std::vector<std::string> skipped;
+  EXPECT_FALSE(s.LoadLatest(&skipped).has_value());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("written by job \"other-job\""), std::string::npos) << skipped[0];
+}
+
+}  // namespace
+}  // namespace tidemark
