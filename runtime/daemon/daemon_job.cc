@@ -1,4 +1,5 @@
 #include "runtime/daemon/daemon_job.h"
+#include "runtime/graph/operator_chains.h"
 
 #include <fmt/format.h>
 
@@ -25,23 +26,11 @@ const char* ShipStrategy(Partitioning p) {
 }  // namespace
 
 std::vector<DaemonJobVertex> VerticesOf(const JobGraph& graph) {
-  // The chains as JobExecution builds them: a vertex whose only input is chained joins its
-  // upstream's task; the task is named by its operators in topological order.
-  const size_t n = graph.vertices.size();
-  std::vector<int> head_of(n, -1);
-  std::vector<std::string> chain_name(n);
-  for (const JobVertex& v : graph.vertices) {
-    const auto inputs = graph.InputsOf(v.id);
-    const bool chained = inputs.size() == 1 && graph.IsChained(*inputs[0]);
-    const int head = chained ? head_of[static_cast<size_t>(inputs[0]->from)] : v.id;
-    head_of[static_cast<size_t>(v.id)] = head;
-    std::string& name = chain_name[static_cast<size_t>(head)];
-    name += (name.empty() ? "" : " -> ") + v.spec.id;
-  }
+  const std::vector<int> head_of = ChainHeads(graph);  // the chains as JobExecution builds them
   std::vector<DaemonJobVertex> out;
   for (const JobVertex& v : graph.vertices) {
     DaemonJobVertex d{v.spec.id, v.spec.type, v.parallelism,
-                      chain_name[static_cast<size_t>(head_of[static_cast<size_t>(v.id)])], {}};
+                      ChainName(graph, head_of, head_of[static_cast<size_t>(v.id)]), {}};
     for (const JobEdge* e : graph.InputsOf(v.id)) {
       d.inputs.push_back({graph.vertices[static_cast<size_t>(e->from)].spec.id, ShipStrategy(e->partitioning),
                           e->side_output, graph.IsChained(*e)});

@@ -1,4 +1,5 @@
 #include "runtime/graph/job_execution.h"
+#include "runtime/graph/operator_chains.h"
 
 #include <map>
 #include <system_error>
@@ -43,18 +44,9 @@ void JobExecution::Build() {
   } else {
     timer_thread_ = std::make_unique<TimerThread>();
   }
-  const size_t n = graph_.vertices.size();
 
   // Chain heads: vertices whose input edge is not chained (sources, keyBy targets, ...).
-  std::vector<int> head_of(n, -1);
-  for (const JobVertex& v : graph_.vertices) {  // topological order
-    auto inputs = graph_.InputsOf(v.id);
-    if (inputs.size() == 1 && graph_.IsChained(*inputs[0])) {
-      head_of[static_cast<size_t>(v.id)] = head_of[static_cast<size_t>(inputs[0]->from)];
-    } else {
-      head_of[static_cast<size_t>(v.id)] = v.id;
-    }
-  }
+  const std::vector<int> head_of = ChainHeads(graph_);
 
   // task_index[(vertex, subtask)] and the operator index of that vertex inside its task.
   std::map<std::pair<int, int>, StreamTask*> task_of;
@@ -63,12 +55,7 @@ void JobExecution::Build() {
     if (head_of[static_cast<size_t>(head.id)] != head.id) {
       continue;
     }
-    std::string chain_name;
-    for (const JobVertex& v : graph_.vertices) {
-      if (head_of[static_cast<size_t>(v.id)] == head.id) {
-        chain_name += (chain_name.empty() ? "" : " -> ") + v.spec.id;
-      }
-    }
+    const std::string chain_name = ChainName(graph_, head_of, head.id);
     for (int s = 0; s < head.parallelism; ++s) {
       auto task = std::make_unique<StreamTask>(chain_name, s);
       if (virtual_time) {
