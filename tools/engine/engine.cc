@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "operators/builtins.h"
+#include "runtime/core/errors.h"
 #include "sources/builtins.h"
 
 namespace tidemark {
@@ -23,8 +24,18 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, JobResources::Li
 
 std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRegistry& registry,
                                            JobResources::LineWriter line_writer) {
+  return Create(spec, registry, std::move(line_writer), JobRunOptions{});
+}
+
+std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRegistry& registry,
+                                           JobResources::LineWriter line_writer, const JobRunOptions& options) {
   std::unique_ptr<LocalJob> job(new LocalJob());
   job->spec_ = spec;
+  job->options_ = options;
+  if (!options.restore_from.empty()) {
+    throw Error(fmt::format("cannot restore from '{}': this build does not restore jobs yet",
+                            options.restore_from.string()));
+  }
   job->resources_ = std::make_unique<JobResources>();
   if (line_writer) {
     job->resources_->SetLineWriter(std::move(line_writer));
@@ -37,6 +48,14 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
   job->execution_ = std::make_unique<JobExecution>(std::move(graph));
   return job;
 }
+
+std::future<SavepointResult> LocalJob::TriggerSavepoint(const SavepointRequest&) {
+  std::promise<SavepointResult> promise;
+  promise.set_value(SavepointResult{false, {}, "savepoints are not supported by this build yet"});
+  return promise.get_future();
+}
+
+CheckpointStats LocalJob::checkpoint_stats() const { return {}; }
 
 std::optional<std::string> LocalJob::ReportLine() const {
   if (!spec_.report) {
