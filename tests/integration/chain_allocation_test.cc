@@ -3,38 +3,16 @@
 // job, its threads and its batches are the same in both runs; only the record count differs, so
 // any allocation per record shows as a difference.
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "tests/testing/counting_allocator.h"
+
 #include "config/job_loader.h"
 #include "tools/engine/engine.h"
-
-namespace {
-std::atomic<int64_t> g_allocations{0};
-}  // namespace
-
-// These replace the global allocation functions for this test executable: operator delete
-// frees what this operator new took from malloc (GCC cannot see that pairing).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) {
-    return p;
-  }
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace tidemark {
 namespace {
@@ -68,7 +46,7 @@ ChainRun RunChain(int64_t count) {
       "    sink: {type: checksum}\n";
   const JobSpec spec = LoadJobSpecString(yaml, "chain.yaml");
   ChainRun run;
-  const int64_t before = g_allocations.load();
+  const int64_t before = testing::AllocationCount();
   {
     auto job = LocalJob::Create(spec);
     job->execution().Start();
@@ -77,7 +55,7 @@ ChainRun RunChain(int64_t count) {
     run.sink_records = result->count();
     run.checksum = result->checksum();
   }
-  run.allocations = g_allocations.load() - before;
+  run.allocations = testing::AllocationCount() - before;
   return run;
 }
 
