@@ -2,6 +2,7 @@
 
 #include <compare>
 #include <string>
+#include <utility>
 
 #include "runtime/core/timestamp.h"
 
@@ -75,6 +76,10 @@ class Window {
   std::string ToString() const;
 
   friend constexpr auto operator<=>(const Window&, const Window&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const Window& w) {
+    return H::combine(std::move(h), w.global_, w.window_.start(), w.window_.end());
+  }
 
  private:
   bool global_ = false;

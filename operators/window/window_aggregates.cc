@@ -308,6 +308,11 @@ std::unique_ptr<WindowState> AggregatingWindowFunction::CreateStateFrom(
   return state;
 }
 
+const AggregateAccumulator* AggregatingWindowFunction::AccumulatorsOf(
+    const WindowState& state) const {
+  return static_cast<const AggregateState&>(state).accumulators().data();
+}
+
 void AggregatingWindowFunction::Process(const Context& ctx, const WindowState& state,
                                         std::vector<Row>& out) const {
   ProcessAccumulators(ctx, static_cast<const AggregateState&>(state).accumulators().data(), out);

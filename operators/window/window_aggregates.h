@@ -75,6 +75,8 @@ class AggregatingWindowFunction : public WindowFunction {
   /// `Process` over accumulators instead of a state.
   void ProcessAccumulators(const Context& ctx, const AggregateAccumulator* accs,
                            std::vector<Row>& out) const;
+  /// The accumulators of `state`, a state of this function (valid while it lives).
+  const AggregateAccumulator* AccumulatorsOf(const WindowState& state) const;
   /// A state of this function holding a copy of `accs`.
   std::unique_ptr<WindowState> CreateStateFrom(const AggregateAccumulator* accs) const;
 

@@ -130,6 +130,10 @@ class SessionWindows : public WindowAssigner {
                     const MergeCallback& callback) const override;
   std::string ToString() const override;
 
+  /// The fixed gap (ms); meaningless with a gap extractor.
+  int64_t gap_ms() const { return gap_; }
+  bool has_dynamic_gap() const { return static_cast<bool>(gap_extractor_); }
+
  protected:
   /// The time an element's session starts at: its timestamp (event time) or now (processing).
   /// In event time a record without a timestamp counts as MIN (no error, as in Flink), so it gets

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "operators/window/session_store.h"
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_aggregates.h"
 #include "runtime/core/errors.h"
@@ -34,6 +35,7 @@ WindowOperator::WindowOperator(std::unique_ptr<WindowAssigner> assigner,
                     assigner_->ToString(), trigger_->ToString()));
   }
   InitSlicing();
+  InitSessions();
 }
 
 WindowOperator::~WindowOperator() = default;
@@ -138,10 +140,34 @@ const WindowState* WindowOperator::GetWindowState(const Key& key,
     introspected_ = aggregating_->CreateStateFrom(scratch_accs_.data());
     return introspected_.get();
   }
+  if (flat_sessions_) {
+    const SessionKeyState* ks = FindSessionKey(key);
+    for (size_t i = 0; ks != nullptr && !state_window.is_global() && i < ks->sessions.size();
+         ++i) {
+      const FlatSession& s = ks->sessions[i];
+      if (s.state_start == state_window.start() && s.state_end == state_window.end()) {
+        introspected_ = aggregating_->CreateStateFrom(ks->accs.data() + i * session_accs_);
+        return introspected_.get();
+      }
+    }
+    return nullptr;
+  }
   return const_cast<WindowOperator*>(this)->FindState(key, state_window);
 }
 
 const MergingWindowSet* WindowOperator::GetMergingWindowSet(const Key& key) const {
+  if (flat_sessions_) {
+    const SessionKeyState* ks = FindSessionKey(key);
+    if (ks == nullptr) {
+      return nullptr;
+    }
+    introspected_sessions_ = MergingWindowSet();
+    for (const FlatSession& s : ks->sessions) {
+      introspected_sessions_.RestoreWindow(Window(TimeWindow(s.start, s.end)),
+                                           Window(TimeWindow(s.state_start, s.state_end)));
+    }
+    return &introspected_sessions_;
+  }
   auto it = merging_sets_.find(key);
   return it == merging_sets_.end() ? nullptr : &it->second;
 }
@@ -209,6 +235,14 @@ void WindowOperator::ProcessElement(StreamRecord& record, int /*input*/) {
       return;
     }
     LeaveSlicedPath();
+  }
+  if (flat_sessions_) {
+    if (record.has_timestamp && record.timestamp > -kMaxSlicedTimestamp &&
+        record.timestamp < kMaxSlicedTimestamp) {
+      SessionProcessElement(record);
+      return;
+    }
+    LeaveSessionPath();
   }
   ExtractKeyInto(record.row, current_key_);
   const Key& key = current_key_;
@@ -345,6 +379,9 @@ void WindowOperator::ProcessWatermark(Watermark watermark, int /*input*/) {
   timer_service_->AdvanceWatermark(watermark.timestamp);
   if (sliced_) {
     FireSlicedTimers(watermark.timestamp);
+  }
+  if (flat_sessions_) {
+    FireSessionTimers(watermark.timestamp);
   }
   output().EmitWatermark(watermark);
 }

@@ -44,6 +44,30 @@ using SlicedFirings = std::vector<std::pair<Timestamp, int64_t>>;
 template <typename K>
 struct SlicedStore;
 
+/// One in-flight session of one key on the window operator's flat session path (internal to
+/// `WindowOperator`): the session window [start, end) and the window its contents are stored
+/// under (its state window, as in `MergingWindowSet`).
+struct FlatSession {
+  Timestamp start = 0;
+  Timestamp end = 0;
+  Timestamp state_start = 0;
+  Timestamp state_end = 0;
+};
+
+/// One key's in-flight sessions on the flat session path (internal to `WindowOperator`).
+/// `sessions` ascend and never intersect (touching sessions have merged); session i owns
+/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One session of one
+/// aggregate is stored inline, without allocating. `timer` is the time of the key's one live
+/// timer entry (<= the earliest session's max timestamp; MIN: none).
+struct SessionKeyState {
+  absl::InlinedVector<FlatSession, 1> sessions;
+  Timestamp timer = kMinTimestamp;
+  absl::InlinedVector<AggregateAccumulator, 1> accs;
+};
+
+template <typename K>
+struct SessionStore;
+
 /// Result of compiling a `type: window` operator: the output schema, known before the job runs,
 /// and a factory for one operator instance per subtask.
 struct WindowOperatorPlan {
@@ -86,8 +110,21 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// path), lateness, late firings, late side output, `firing` numbers and cleanup are those of the
 /// per-window path; a record timestamp beyond +-2^61 ms (or none) converts the operator to the
 /// general path for good (its windows' states and timers are rebuilt from the slices first).
-/// Every other configuration (merging assigners, other triggers, processing time, buffering
-/// functions, avg / double sum / double min-max) uses per-window states.
+/// Flat session path (same output, record for record): event-time session windows with a fixed
+/// gap, the default `EventTimeTrigger`, an `AggregatingWindowFunction` (any aggregates: the
+/// accumulators are added and merged in the order the per-window states would be) and no
+/// allowed lateness keep, per key, the in-flight sessions as plain data with their accumulators
+/// inline in a `KeyedStateBackend`, merged as `MergingWindowSet` merges them (the merged session
+/// keeps the state window of the earliest session merged). Timers are a `KeyedTimerHeap` of
+/// (time, key) with one live entry per key, at or before its earliest session's max timestamp
+/// (an entry that pops before the session ends is re-added at its end), so extending a session
+/// costs no timer work; sessions fire in (time, key) order, as the per-window timers would.
+/// Snapshots are written in the per-window path's format (panes, sessions, one timer per
+/// session), so either path restores the other's; a record timestamp beyond +-2^61 ms converts
+/// the operator to the per-window path for good, as on the sliced path.
+/// Every other configuration (other assigners or triggers, processing time, buffering
+/// functions, lateness on sessions; avg / double sum / double min-max on tumbling and sliding
+/// windows) uses per-window states.
 ///
 /// Threading: mailbox thread only. Ownership: owns assigner, trigger and function; borrows the
 /// `OperatorContext` pointers from `Open` to `Close`.
@@ -187,9 +224,12 @@ class WindowOperator : public StreamOperator,
   const WindowState* GetWindowState(const Key& key, const Window& state_window) const;
   /// True while the operator runs on the sliced path (see the class comment).
   bool uses_slices() const { return sliced_; }
+  /// True while the operator runs on the flat session path (see the class comment).
+  bool uses_flat_sessions() const { return flat_sessions_; }
   /// Sliced path: the number of (key, slice) accumulators held; 0 on the general path.
   size_t NumSlices() const;
-  /// The in-flight sessions of `key`; nullptr when none (or the assigner does not merge).
+  /// The in-flight sessions of `key`; nullptr when none (or the assigner does not merge). On the
+  /// flat session path the set is built from the key's sessions (valid until the next call).
   const MergingWindowSet* GetMergingWindowSet(const Key& key) const;
   /// Valid between `Open` and `Close`.
   const InternalTimerService<Window>& timer_service() const { return *timer_service_; }
@@ -226,6 +266,22 @@ class WindowOperator : public StreamOperator,
   void MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const;
   AggregateAccumulator* FindOrAddSlice(SlicedKeyState& ks, Timestamp start);
   void LeaveSlicedPath();
+  // Flat session path (window_operator_sessions.cc).
+  void InitSessions();
+  void SessionProcessElement(StreamRecord& record);
+  template <typename K>
+  void SessionAdd(SessionStore<K>& store, const K& key, StreamRecord& record);
+  void FireSessionTimers(Timestamp watermark);
+  void FireSession(const Key& key, const FlatSession& session, const AggregateAccumulator* accs);
+  template <typename K>
+  void FireSessionTimers(SessionStore<K>& store, Timestamp watermark);
+  void MigrateSessionsToKeyStore();
+  void LeaveSessionPath();
+  template <typename K>
+  void RebuildWindowsFromSessions(SessionStore<K>& store);
+  const SessionKeyState* FindSessionKey(const Key& key) const;
+  bool AdoptRestoredSessions();
+  void WriteSessionKey(StateWriter& w, const SessionKeyState& ks);
   // Window arithmetic of the sliced path (timestamps within +-2^61, so nothing overflows).
   Timestamp LastStart(Timestamp t) const;             // latest window start <= t
   Timestamp FirstStartContaining(Timestamp t) const;  // earliest window start > t - size
@@ -279,6 +335,16 @@ class WindowOperator : public StreamOperator,
   std::unique_ptr<SlicedStore<Key>> key_store_;
   mutable std::vector<AggregateAccumulator> scratch_accs_;
   mutable std::unique_ptr<WindowState> introspected_;
+
+  // Flat session path (see the class comment); decided in the constructor, only ever switches
+  // off (LeaveSessionPath). Stores as for the sliced path: `int_sessions_` while every key is a
+  // single non-NULL int64, `key_sessions_` otherwise; at most one is set.
+  bool flat_sessions_ = false;
+  int64_t gap_ = 0;
+  size_t session_accs_ = 0;  // accumulators per session
+  std::unique_ptr<SessionStore<int64_t>> int_sessions_;
+  std::unique_ptr<SessionStore<Key>> key_sessions_;
+  mutable MergingWindowSet introspected_sessions_;
 
   int64_t num_late_records_dropped_ = 0;
   int64_t num_late_records_side_output_ = 0;

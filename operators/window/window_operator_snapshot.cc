@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "operators/window/session_store.h"
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
 #include "runtime/state/state_codec.h"
@@ -98,6 +99,33 @@ void WindowOperator::ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const 
   }
 }
 
+void WindowOperator::WriteSessionKey(StateWriter& w, const SessionKeyState& ks) {
+  // The flat session path's key in the per-window format (see the class comment): its panes
+  // (one per state window; sessions ascend, and so do their state windows), its sessions, no
+  // firing counts or trigger state, one event-time timer per session and no sliced state.
+  const uint32_t n = static_cast<uint32_t>(ks.sessions.size());
+  w.WriteU32(n);
+  for (size_t i = 0; i < ks.sessions.size(); ++i) {
+    const FlatSession& s = ks.sessions[i];
+    WriteWindow(w, Window(TimeWindow(s.state_start, s.state_end)));
+    aggregating_->CreateStateFrom(ks.accs.data() + i * session_accs_)->WriteTo(w);
+  }
+  w.WriteU32(n);
+  for (const FlatSession& s : ks.sessions) {
+    WriteWindow(w, Window(TimeWindow(s.start, s.end)));
+    WriteWindow(w, Window(TimeWindow(s.state_start, s.state_end)));
+  }
+  w.WriteU32(0);  // firings
+  w.WriteU32(0);  // trigger state
+  w.WriteU32(n);  // event-time timers
+  for (const FlatSession& s : ks.sessions) {
+    w.WriteI64(s.end - 1);
+    WriteWindow(w, Window(TimeWindow(s.start, s.end)));
+  }
+  w.WriteU32(0);  // processing-time timers
+  w.WriteBool(false);
+}
+
 void WindowOperator::SnapshotState(StateSnapshotContext& context) {
   StateWriter& w = context.writer;
   w.BeginSection("window-operator", kVersion);
@@ -135,8 +163,21 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
   if (key_store_) {
     key_store_->keys.ForEach([&](int, const Key& k, const SlicedKeyState&) { keys.push_back(k); });
   }
+  if (int_sessions_) {
+    int_sessions_->keys.ForEach(
+        [&](int, int64_t k, const SessionKeyState&) { keys.push_back(Key{Value(k)}); });
+  }
+  if (key_sessions_) {
+    key_sessions_->keys.ForEach(
+        [&](int, const Key& k, const SessionKeyState&) { keys.push_back(k); });
+  }
 
   WriteKeyGroups(w, context_.max_parallelism, std::move(keys), [&](const Key& key) {
+    if (const SessionKeyState* ks = FindSessionKey(key)) {
+      // On the flat session path no key has per-window state.
+      WriteSessionKey(w, *ks);
+      return;
+    }
     auto p = panes_.find(key);
     w.WriteU32(p == panes_.end() ? 0 : static_cast<uint32_t>(p->second.size()));
     if (p != panes_.end()) {
@@ -262,6 +303,9 @@ void WindowOperator::InitializeState(StateInitializationContext& context) {
     }
   });
   r.EndSection();
+  if (flat_sessions_ && !AdoptRestoredSessions()) {
+    flat_sessions_ = false;  // state the flat session path cannot hold: stay per-window
+  }
 }
 
 }  // namespace tidemark

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "operators/window/window_operator.h"
+#include "operators/window/session_store.h"
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_state_bytes.h"
 
@@ -22,6 +23,19 @@ int64_t WindowOperator::StateBytes() const {
   if (key_store_) {
     key_store_->keys.ForEach([&](int, const Key& key, const SlicedKeyState& ks) {
       bytes += static_cast<int64_t>(ks.starts.size()) * PaneStateBytes(RowStateBytes(key), num_accs_);
+    });
+  }
+  // Flat sessions cost what their panes would on the per-window path.
+  if (int_sessions_) {
+    const int64_t key_bytes = ValueStateBytes(Value(int64_t{0}));
+    int_sessions_->keys.ForEach([&](int, const int64_t&, const SessionKeyState& ks) {
+      bytes += static_cast<int64_t>(ks.sessions.size()) * PaneStateBytes(key_bytes, session_accs_);
+    });
+  }
+  if (key_sessions_) {
+    key_sessions_->keys.ForEach([&](int, const Key& key, const SessionKeyState& ks) {
+      bytes += static_cast<int64_t>(ks.sessions.size()) *
+               PaneStateBytes(RowStateBytes(key), session_accs_);
     });
   }
   const auto* aggregating = dynamic_cast<const AggregatingWindowFunction*>(function_.get());
@@ -52,7 +66,9 @@ void WindowOperator::SampleStateBytes() {
   const int64_t bytes = StateBytes();
   state_bytes_sampled_ = bytes;
   state_bytes_peak_ = std::max(state_bytes_peak_, bytes);
-  state_panes_at_sample_ = static_cast<int64_t>(NumSlices()) + static_cast<int64_t>(panes_.size());
+  state_panes_at_sample_ = static_cast<int64_t>(NumSlices()) + static_cast<int64_t>(panes_.size()) +
+                           static_cast<int64_t>(int_sessions_ ? int_sessions_->keys.size() : 0) +
+                           static_cast<int64_t>(key_sessions_ ? key_sessions_->keys.size() : 0);
 }
 
 }  // namespace tidemark

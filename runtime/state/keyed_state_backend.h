@@ -239,4 +239,58 @@ class KeyedTimerBuckets {
   size_t last_ = 0;  // the bucket Add used last (records of one window share one time)
 };
 
+/// Event-time timers of keyed state as a binary min-heap of plain (time, key) entries, popped in
+/// (time, key) order (`std::less<K>`: for `Key` the order of `InternalTimer`s, so firing across
+/// keys follows the `InternalTimerService`'s order). The role of Flink's `HeapPriorityQueue` of
+/// `TimerHeapInternalTimer`s, without closures or a node per timer.
+///
+/// Deduplication and deletion are the owner's: it keeps, per key, the time of the key's one live
+/// entry and skips a popped entry at any other time (a moved or deleted timer), so a (time, key)
+/// fires at most once however often it was added. Adding a timer that only moves later is not
+/// needed either: the owner re-adds it when the earlier entry pops (see the window operator's
+/// session path). `K` must be copyable and ordered.
+///
+/// Threading: the owning operator's mailbox thread only. Cost: O(log n) per add and pop. Steady
+/// state (no more entries than the heap held before) allocates nothing for `int64_t` keys.
+template <typename K>
+class KeyedTimerHeap {
+ public:
+  void Add(Timestamp time, const K& key) {
+    heap_.push_back(Entry{time, key});
+    std::push_heap(heap_.begin(), heap_.end(), Later);
+  }
+
+  /// When the earliest entry is at or before `watermark`: removes it, sets `*time` and `*key`
+  /// and returns true.
+  bool PopDue(Timestamp watermark, Timestamp* time, K* key) {
+    if (heap_.empty() || heap_.front().time > watermark) {
+      return false;
+    }
+    std::pop_heap(heap_.begin(), heap_.end(), Later);
+    *time = heap_.back().time;
+    *key = std::move(heap_.back().key);
+    heap_.pop_back();
+    return true;
+  }
+
+  bool empty() const { return heap_.empty(); }
+  /// Entries held, stale ones included.
+  size_t size() const { return heap_.size(); }
+  void Clear() { heap_.clear(); }
+
+ private:
+  struct Entry {
+    Timestamp time;
+    K key;
+  };
+  // std::push_heap keeps a max-heap: "later" entries sink, the earliest (time, key) is on top.
+  static bool Later(const Entry& a, const Entry& b) {
+    if (a.time != b.time) {
+      return a.time > b.time;
+    }
+    return b.key < a.key;
+  }
+  std::vector<Entry> heap_;
+};
+
 }  // namespace tidemark

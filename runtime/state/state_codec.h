@@ -85,7 +85,8 @@ void ReadKeyGroups(StateReader& reader, int max_parallelism, KeyGroupRange range
 template <typename N>
 class TimersByKey {
  public:
-  explicit TimersByKey(const std::set<InternalTimer<N>>& timers) {
+  /// `timers` in (timestamp, key, namespace) order (`InternalTimerService::EventTimeTimers`).
+  explicit TimersByKey(const std::vector<InternalTimer<N>>& timers) {
     for (const InternalTimer<N>& t : timers) {
       by_key_[t.key].emplace_back(t.timestamp, t.ns);
     }

@@ -2,7 +2,7 @@
 
 #include <cstddef>
 #include <optional>
-#include <set>
+#include <vector>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -10,6 +10,7 @@
 #include "runtime/core/key.h"
 #include "runtime/core/timestamp.h"
 #include "runtime/time/processing_time_service.h"
+#include "runtime/time/timer_heap_set.h"
 
 namespace tidemark {
 
@@ -45,6 +46,10 @@ struct InternalTimer {
 struct VoidNamespace {
   friend bool operator<(const VoidNamespace&, const VoidNamespace&) { return false; }
   friend bool operator==(const VoidNamespace&, const VoidNamespace&) { return true; }
+  template <typename H>
+  friend H AbslHashValue(H h, const VoidNamespace&) {
+    return h;
+  }
 };
 
 /// Holds "the key being processed" of a keyed operator. The timer service reads it when a timer
@@ -94,8 +99,10 @@ class Triggerable {
 /// Threading: mailbox thread only (the processing-time wake-up callbacks run there too).
 /// Ownership: borrows the `ProcessingTimeService`, `KeyContext` and `Triggerable`; all three must
 /// outlive this object. The destructor cancels a pending wake-up.
-/// Cost: register / delete / fire are O(log n) in the number of timers of the domain; the key is
-/// copied once per registered timer.
+/// Each domain is a `TimerHeapSet` (Flink's `HeapPriorityQueueSet`): a heap of plain timers
+/// with a hash index, so registering (new or existing) and deleting cost a hash lookup plus
+/// O(log n) sifting, firing O(log n).
+/// Cost: the key is copied once per registration call.
 template <typename N>
 class InternalTimerService {
  public:
@@ -117,22 +124,20 @@ class InternalTimerService {
 
   /// Registers an event-time timer for the current key. No-op if it already exists.
   void RegisterEventTimeTimer(const N& ns, Timestamp time) {
-    event_timers_.insert(Timer{time, key_context_.GetCurrentKey(), ns});
+    event_timers_.Add(Timer{time, key_context_.GetCurrentKey(), ns});
   }
   /// Deletes the current key's event-time timer (ns, time), if registered.
   void DeleteEventTimeTimer(const N& ns, Timestamp time) {
-    event_timers_.erase(Timer{time, key_context_.GetCurrentKey(), ns});
+    event_timers_.Remove(Timer{time, key_context_.GetCurrentKey(), ns});
   }
 
   /// Registers a processing-time timer for the current key; moves the wake-up earlier if needed.
   void RegisterProcessingTimeTimer(const N& ns, Timestamp time) {
     std::optional<Timestamp> old_head;
     if (!processing_timers_.empty()) {
-      old_head = processing_timers_.begin()->timestamp;
+      old_head = processing_timers_.Top().timestamp;
     }
-    auto [it, inserted] = processing_timers_.insert(Timer{time, key_context_.GetCurrentKey(), ns});
-    (void)it;
-    if (!inserted) {
+    if (!processing_timers_.Add(Timer{time, key_context_.GetCurrentKey(), ns})) {
       return;
     }
     Timestamp next_trigger_time = old_head.value_or(kMaxTimestamp);
@@ -144,32 +149,32 @@ class InternalTimerService {
   /// Deletes the current key's processing-time timer (ns, time), if registered. Like Flink, the
   /// scheduled wake-up is left alone (it then fires nothing or the next timers).
   void DeleteProcessingTimeTimer(const N& ns, Timestamp time) {
-    processing_timers_.erase(Timer{time, key_context_.GetCurrentKey(), ns});
+    processing_timers_.Remove(Timer{time, key_context_.GetCurrentKey(), ns});
   }
 
   /// Restore from a snapshot (`InitializeState`), before any element: sets the current
   /// watermark without firing anything.
   void RestoreWatermark(Timestamp time) { current_watermark_ = time; }
   /// Restore: re-registers an event-time timer of `timer.key` (not the current key).
-  void RestoreEventTimeTimer(const Timer& timer) { event_timers_.insert(timer); }
+  void RestoreEventTimeTimer(const Timer& timer) { event_timers_.Add(timer); }
   /// Restore: re-registers a processing-time timer of `timer.key`, moving the wake-up earlier
   /// when needed (a timer already due fires at the next wake-up of the processing-time service).
   void RestoreProcessingTimeTimer(const Timer& timer) {
     const Timestamp old_head =
-        processing_timers_.empty() ? kMaxTimestamp : processing_timers_.begin()->timestamp;
-    if (processing_timers_.insert(timer).second && (timer.timestamp < old_head || !wake_up_)) {
+        processing_timers_.empty() ? kMaxTimestamp : processing_timers_.Top().timestamp;
+    if (processing_timers_.Add(timer) && (timer.timestamp < old_head || !wake_up_)) {
       CancelWakeUp();
-      ScheduleWakeUp(processing_timers_.begin()->timestamp);
+      ScheduleWakeUp(processing_timers_.Top().timestamp);
     }
   }
 
   /// Sets the current watermark to `time`, then fires every due event-time timer (see class doc).
   void AdvanceWatermark(Timestamp time) {
     current_watermark_ = time;
-    while (!event_timers_.empty() && event_timers_.begin()->timestamp <= time) {
-      auto node = event_timers_.extract(event_timers_.begin());
-      key_context_.SetCurrentKey(node.value().key);
-      target_.OnEventTime(node.value());
+    while (!event_timers_.empty() && event_timers_.Top().timestamp <= time) {
+      const Timer timer = event_timers_.Pop();
+      key_context_.SetCurrentKey(timer.key);
+      target_.OnEventTime(timer);
     }
   }
 
@@ -181,9 +186,10 @@ class InternalTimerService {
     return CountNamespace(processing_timers_, ns);
   }
 
-  /// All registered timers, in (timestamp, key, namespace) order. Valid until the next mutation.
-  const std::set<Timer>& EventTimeTimers() const { return event_timers_; }
-  const std::set<Timer>& ProcessingTimeTimers() const { return processing_timers_; }
+  /// A copy of all registered timers, in (timestamp, key, namespace) order. O(n log n): for
+  /// snapshots and tests, not per record.
+  std::vector<Timer> EventTimeTimers() const { return event_timers_.Sorted(); }
+  std::vector<Timer> ProcessingTimeTimers() const { return processing_timers_.Sorted(); }
 
   /// Time of the one processing-time wake-up this service has registered, if any.
   std::optional<Timestamp> ScheduledWakeUp() const {
@@ -191,11 +197,9 @@ class InternalTimerService {
   }
 
  private:
-  static size_t CountNamespace(const std::set<Timer>& timers, const N& ns) {
+  static size_t CountNamespace(const TimerHeapSet<N>& timers, const N& ns) {
     size_t n = 0;
-    for (const Timer& t : timers) {
-      n += (t.ns == ns) ? 1 : 0;
-    }
+    timers.ForEach([&](const Timer& t) { n += (t.ns == ns) ? 1 : 0; });
     return n;
   }
 
@@ -215,13 +219,13 @@ class InternalTimerService {
   // schedule a new one (see RegisterProcessingTimeTimer), otherwise one is scheduled at the end.
   void OnProcessingTime(Timestamp time) {
     wake_up_.reset();
-    while (!processing_timers_.empty() && processing_timers_.begin()->timestamp <= time) {
-      auto node = processing_timers_.extract(processing_timers_.begin());
-      key_context_.SetCurrentKey(node.value().key);
-      target_.OnProcessingTime(node.value());
+    while (!processing_timers_.empty() && processing_timers_.Top().timestamp <= time) {
+      const Timer timer = processing_timers_.Pop();
+      key_context_.SetCurrentKey(timer.key);
+      target_.OnProcessingTime(timer);
     }
     if (!processing_timers_.empty() && !wake_up_) {
-      ScheduleWakeUp(processing_timers_.begin()->timestamp);
+      ScheduleWakeUp(processing_timers_.Top().timestamp);
     }
   }
 
@@ -229,8 +233,8 @@ class InternalTimerService {
   KeyContext& key_context_;
   Triggerable<N>& target_;
   Timestamp current_watermark_ = kMinTimestamp;
-  std::set<Timer> event_timers_;
-  std::set<Timer> processing_timers_;
+  TimerHeapSet<N> event_timers_;
+  TimerHeapSet<N> processing_timers_;
   std::optional<ProcessingTimeService::TimerId> wake_up_;
   Timestamp wake_up_time_ = kMinTimestamp;
 };

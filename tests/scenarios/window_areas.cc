@@ -455,7 +455,7 @@ class TimerServiceHarness : public Triggerable<std::string> {
   }
 };
 
-Json TimerList(const std::string& domain, const std::set<InternalTimer<std::string>>& timers) {
+Json TimerList(const std::string& domain, const std::vector<InternalTimer<std::string>>& timers) {
   Json out = Json::array();
   for (const auto& t : timers) {
     out.push_back(Json{{"domain", domain},

@@ -1,38 +1,20 @@
-// Steady-state allocation of the int64-keyed window path: a global operator new counter around
-// 1e6 and 2e5 records through a keyed tumbling count. The records cover the same windows and keys
-// in both runs (only their density differs), so any allocation per record shows as a difference.
+// Steady-state allocation of the int64-keyed window paths: a global operator new counter around
+// 1e6 and 2e5 records through a keyed tumbling count (sliced path) and a keyed session count
+// (flat session path). The records cover the same windows / sessions and keys in both runs (only
+// their density differs), so any allocation per record shows as a difference.
 
-#include <atomic>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "operators/window/window_operator.h"
 #include "runtime/time/manual_processing_time_service.h"
-
-namespace {
-std::atomic<int64_t> g_allocations{0};
-}  // namespace
-
-// These replace the global allocation functions for this test executable: operator delete
-// frees what this operator new took from malloc (GCC cannot see that pairing).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) {
-    return p;
-  }
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+#include "tests/testing/counting_allocator.h"
 
 namespace tidemark {
 namespace {
@@ -59,16 +41,14 @@ struct RunResult {
   int64_t counted = 0;
 };
 
-// `n` records over 1000 int64 keys and event time [0, 40 s): four tumbling 10 s windows, a
-// watermark (ts - 1) every 1000 records. Counts allocations from the first record to the end.
-RunResult RunWindow(int64_t n) {
+// `n` records over 1000 int64 keys ((i * 7919) mod 1000) and event time [0, 40 s), leaving out
+// the records in `silent` stretches [from, to), through `spec` keyed by `key`; a watermark
+// (ts - 1) every 1000 records, MAX at the end. Counts allocations from the first record to the
+// end; `counted` is the sum of the results' last column minus the records sent (0 when each
+// record was counted once).
+RunResult RunWindow(const WindowSpec& spec, int64_t n,
+                    const std::vector<std::pair<Timestamp, Timestamp>>& silent = {}) {
   Schema input({{"key", FieldType::kInt64}, {"value", FieldType::kDouble}, {"ts", FieldType::kTimestamp}});
-  WindowSpec spec;
-  spec.assigner = "tumbling";
-  spec.size_ms = 10000;
-  AggregateSpec count;
-  count.function = "count";
-  spec.aggregates = {count};
   WindowOperatorPlan plan = WindowOperator::Compile(input, spec, {"key"});
   std::unique_ptr<StreamOperator> op = plan.factory();
   ManualProcessingTimeService clock;
@@ -80,36 +60,56 @@ RunResult RunWindow(int64_t n) {
   op->Open(ctx);
 
   StreamRecord record(Row{Value(int64_t{0}), Value(0.5), Value(int64_t{0})}, 0);
-  const int64_t before = g_allocations.load();
+  int64_t sent = 0;
+  const int64_t before = testing::AllocationCount();
   for (int64_t i = 0; i < n; ++i) {
     const Timestamp ts = i * 40000 / n;
+    if (std::any_of(silent.begin(), silent.end(),
+                    [ts](const auto& s) { return ts >= s.first && ts < s.second; })) {
+      continue;
+    }
     std::get<int64_t>(record.row[0]) = (i * 7919) % 1000;
     std::get<int64_t>(record.row[2]) = ts;
     record.timestamp = ts;
     op->ProcessElement(record, 0);
+    ++sent;
     if (i % 1000 == 999) {
       op->ProcessWatermark(Watermark{ts - 1}, 0);
     }
   }
   op->ProcessWatermark(Watermark{kMaxTimestamp}, 0);
   RunResult r;
-  r.allocations = g_allocations.load() - before;
+  r.allocations = testing::AllocationCount() - before;
   r.results = out.records;
-  r.counted = out.sum;
+  r.counted = out.sum - sent;
   EXPECT_EQ(out.side, 0);
-  EXPECT_TRUE(static_cast<WindowOperator&>(*op).uses_slices());
+  const auto& window_op = static_cast<WindowOperator&>(*op);
+  EXPECT_TRUE(spec.assigner == "session" ? window_op.uses_flat_sessions()
+                                         : window_op.uses_slices());
   op->Close();
   return r;
 }
 
+WindowSpec CountSpec(const std::string& assigner) {
+  WindowSpec spec;
+  spec.assigner = assigner;
+  AggregateSpec count;
+  count.function = "count";
+  spec.aggregates = {count};
+  return spec;
+}
+
 TEST(WindowAllocationTest, Int64KeyedTumblingAllocatesNothingPerRecord) {
-  const RunResult small = RunWindow(200000);
-  const RunResult large = RunWindow(1000000);
-  // Every key in every window: 4 windows x 1000 keys, each record counted once.
+  // Four tumbling 10 s windows.
+  WindowSpec spec = CountSpec("tumbling");
+  spec.size_ms = 10000;
+  const RunResult small = RunWindow(spec, 200000);
+  const RunResult large = RunWindow(spec, 1000000);
+  // Every key in every window: 4 windows x 1000 keys, each record counted once (counted 0).
   EXPECT_EQ(small.results, 4000);
   EXPECT_EQ(large.results, 4000);
-  EXPECT_EQ(small.counted, 200000);
-  EXPECT_EQ(large.counted, 1000000);
+  EXPECT_EQ(small.counted, 0);
+  EXPECT_EQ(large.counted, 0);
   // Allocations come from keys, windows and results (the same in both runs), not from records.
   EXPECT_LE(std::abs(large.allocations - small.allocations), 16)
       << "2e5 records: " << small.allocations << " allocations, 1e6 records: "
@@ -117,6 +117,29 @@ TEST(WindowAllocationTest, Int64KeyedTumblingAllocatesNothingPerRecord) {
   // And they are bounded by the results: at most a few per emitted window result.
   EXPECT_LT(large.allocations, 4 * large.results);
   std::printf("allocations: %lld for 2e5 records, %lld for 1e6 records (%lld results)\n",
+              static_cast<long long>(small.allocations), static_cast<long long>(large.allocations),
+              static_cast<long long>(large.results));
+}
+
+TEST(WindowAllocationTest, Int64KeyedSessionsAllocateNothingPerRecord) {
+  // Sessions with a 500 ms gap; two silent stretches, [10 s, 11 s) and [25 s, 26.5 s). Every key
+  // sees a record at least every 200 ms otherwise, so it has exactly three sessions in both runs.
+  WindowSpec spec = CountSpec("session");
+  spec.gap_ms = 500;
+  const std::vector<std::pair<Timestamp, Timestamp>> silent = {{10000, 11000}, {25000, 26500}};
+  const RunResult small = RunWindow(spec, 200000, silent);
+  const RunResult large = RunWindow(spec, 1000000, silent);
+  // Three sessions per key, every record counted once.
+  EXPECT_EQ(small.results, 3000);
+  EXPECT_EQ(large.results, 3000);
+  EXPECT_EQ(small.counted, 0);
+  EXPECT_EQ(large.counted, 0);
+  // Allocations come from keys, sessions, timer entries and results, not from records.
+  EXPECT_LE(std::abs(large.allocations - small.allocations), 16)
+      << "2e5 records: " << small.allocations << " allocations, 1e6 records: "
+      << large.allocations;
+  EXPECT_LT(large.allocations, 4 * large.results);
+  std::printf("session allocations: %lld for 2e5 records, %lld for 1e6 records (%lld results)\n",
               static_cast<long long>(small.allocations), static_cast<long long>(large.allocations),
               static_cast<long long>(large.results));
 }

@@ -13,8 +13,10 @@
 // The same streams also run through the compiled `type: window` operator with incremental
 // aggregates (count, sum / min / max / first / last of the record id, min of the key), which
 // takes the sliced path (per-key slices of gcd(size, slide)); its rows must equal the model's
-// windows summarised the same way. One variant adds a record at 2^61 + 5 ms mid-stream, which
-// moves the operator from slices to per-window state.
+// windows summarised the same way. Sessions without lateness take the flat session path (plain
+// sessions per key, one timer heap entry per key), sessions with lateness the per-window path.
+// One variant adds a record at 2^61 + 5 ms mid-stream, which moves the operator from slices (or
+// flat sessions) to per-window state.
 
 #include <algorithm>
 #include <map>
@@ -337,9 +339,11 @@ std::string Summarize(const std::string& result) {
 }
 
 ModelOutput RunAggregatingOperator(const Params& p, const std::vector<Event>& events,
-                                   bool expect_sliced_at_end) {
+                                   bool expect_fast_at_end) {
   WindowSpec spec;
-  spec.assigner = p.kind == Kind::kTumbling ? "tumbling" : "sliding";
+  spec.assigner =
+      p.kind == Kind::kTumbling ? "tumbling" : (p.kind == Kind::kSliding ? "sliding" : "session");
+  spec.gap_ms = p.gap;
   spec.size_ms = p.size;
   spec.slide_ms = p.slide;
   spec.offset_ms = p.offset;
@@ -362,7 +366,13 @@ ModelOutput RunAggregatingOperator(const Params& p, const std::vector<Event>& ev
   const WindowOperatorPlan plan = WindowOperator::Compile(input, spec, {"key"});
   std::unique_ptr<StreamOperator> op = plan.factory();
   auto& window_op = static_cast<WindowOperator&>(*op);
-  EXPECT_TRUE(window_op.uses_slices());
+  const bool session = p.kind == Kind::kSession;
+  // The fast path this configuration takes: slices, flat sessions (no lateness) or none.
+  auto fast = [&] {
+    return session ? window_op.uses_flat_sessions() : window_op.uses_slices();
+  };
+  const bool fast_path = !session || p.lateness == 0;
+  EXPECT_EQ(fast(), fast_path);
   ManualProcessingTimeService time;
   testing::CollectingOutput output;
   OperatorContext ctx;
@@ -378,9 +388,10 @@ ModelOutput RunAggregatingOperator(const Params& p, const std::vector<Event>& ev
       op->ProcessElement(r, 0);
     }
   }
-  EXPECT_EQ(window_op.uses_slices(), expect_sliced_at_end);
-  // The MAX watermark cleaned up every window: no slice and no timer is left.
+  EXPECT_EQ(fast(), fast_path && expect_fast_at_end);
+  // The MAX watermark cleaned up every window: no slice, session or timer is left.
   EXPECT_EQ(window_op.NumSlices(), 0u);
+  EXPECT_EQ(window_op.StateBytes(), 0);
   EXPECT_EQ(window_op.timer_service().NumEventTimeTimers(), 0u);
   ModelOutput out;
   for (const auto& element : output.elements()) {
@@ -509,6 +520,18 @@ TEST(WindowDifferentialTest, SessionsWithoutLateness) {
 }
 TEST(WindowDifferentialTest, SessionsWithLateness) {
   CheckSeeds({Kind::kSession, 0, 0, 0, 250, 700});
+}
+TEST(WindowDifferentialTest, FlatSessionsWithoutLateness) {
+  CheckAggregateSeeds({Kind::kSession, 0, 0, 0, 300, 0});
+}
+TEST(WindowDifferentialTest, FlatSessionsWithAShortGap) {
+  CheckAggregateSeeds({Kind::kSession, 0, 0, 0, 40, 0});
+}
+TEST(WindowDifferentialTest, AggregatedSessionsWithLatenessStayPerWindow) {
+  CheckAggregateSeeds({Kind::kSession, 0, 0, 0, 250, 700});
+}
+TEST(WindowDifferentialTest, FlatSessionsMoveToPerWindowStateOnAFarTimestamp) {
+  CheckAggregateSeeds({Kind::kSession, 0, 0, 0, 300, 0}, /*far_record=*/true);
 }
 
 }  // namespace

@@ -188,6 +188,110 @@ TEST(WindowSnapshotTest, SessionWindowsRoundTripWithMergesAndLateness) {
   EXPECT_GT(run.counters[2], 0);
 }
 
+// Session windows without lateness run on the flat session path; `PerWindowSessions` (another
+// type, so the operator does not recognise it) forces the per-window path for the same windows.
+class PerWindowSessions : public SessionWindows {
+ public:
+  using SessionWindows::SessionWindows;
+};
+
+testing::OperatorFactory SessionFactory(bool flat, FieldType key_type, bool emit_firing) {
+  return [flat, key_type, emit_firing]() -> std::unique_ptr<StreamOperator> {
+    const Schema input = KeyValueSchema(key_type);
+    std::vector<ResolvedAggregate> aggregates;
+    for (const AggregateSpec& a : SlicedAggregates()) {
+      aggregates.push_back(ResolveAggregate(a, input));
+    }
+    aggregates.push_back(ResolveAggregate(Agg("avg", "v", "avg_v"), input));
+    WindowOperator::Options options;
+    options.key_slots = {0};
+    options.late_output_tag = "late";
+    options.late_provenance = true;
+    options.emit_firing = emit_firing;
+    std::unique_ptr<WindowAssigner> assigner =
+        flat ? std::make_unique<SessionWindows>(true, 400)
+             : std::make_unique<PerWindowSessions>(true, 400);
+    auto op = std::make_unique<WindowOperator>(
+        std::move(assigner), nullptr,
+        std::make_unique<AggregatingWindowFunction>(aggregates, false), options);
+    EXPECT_EQ(op->uses_flat_sessions(), flat);
+    return op;
+  };
+}
+
+// TumblingScript with bridging records that merge sessions of key 1 ([100,500) + [1500,1900)
+// via 800 and 1200, so the merged session keeps [100,500)'s state window) and two records of
+// key 2 that touch [900,1300) from both sides.
+std::vector<ScriptStep> SessionScript(bool string_keys) {
+  auto k = [&](int64_t i) { return string_keys ? Value("key" + std::to_string(i)) : Value(i); };
+  std::vector<ScriptStep> script = TumblingScript(string_keys);
+  script = With(script, 3, ElementStep(Row{k(1), Value(int64_t{40})}, 800));
+  script = With(script, 4, ElementStep(Row{k(2), Value(int64_t{23})}, 1300));
+  script = With(script, 5, ElementStep(Row{k(2), Value(int64_t{24})}, 500));
+  script = With(script, 11, ElementStep(Row{k(1), Value(int64_t{41})}, 1200));
+  return script;
+}
+
+// Both paths, every cut: the same output, and at every cut the same snapshot bytes (the flat path
+// writes the per-window format), so each restores the other's snapshots (the flat operator's
+// round trip restores exactly the bytes the per-window one writes).
+void ExpectFlatSessionsMatchPerWindow(const std::vector<ScriptStep>& script, FieldType key_type,
+                                      bool emit_firing = false) {
+  const auto flat = SessionFactory(true, key_type, emit_firing);
+  const auto per_window = SessionFactory(false, key_type, emit_firing);
+  const auto run = ExpectSnapshotRoundTrips(flat, script, WindowCounters);
+  const auto reference = testing::RunScript(per_window, script, -1, WindowCounters);
+  EXPECT_EQ(run.main, reference.main);
+  EXPECT_EQ(run.side, reference.side);
+  EXPECT_EQ(run.counters, reference.counters);
+  for (int cut = 0; cut <= static_cast<int>(script.size()); ++cut) {
+    const auto a = testing::RunScript(flat, script, cut, WindowCounters);
+    const auto b = testing::RunScript(per_window, script, cut, WindowCounters);
+    EXPECT_EQ(a.snapshot, b.snapshot) << "cut " << cut;
+    EXPECT_EQ(a.main, reference.main) << "cut " << cut;
+  }
+}
+
+TEST(WindowSnapshotTest, FlatSessionsInt64KeysMatchThePerWindowPathAndRoundTrip) {
+  ExpectFlatSessionsMatchPerWindow(SessionScript(false), FieldType::kInt64);
+  const auto run =
+      testing::RunScript(SessionFactory(true, FieldType::kInt64, false), SessionScript(false));
+  // Real values. Key 1: 10@100 alone in [100,500), fired at watermark 500; 40@800 then 12@400
+  // form [400,1200) (first 40, last 12); 41@1200 and 11@1500 form [1200,1900). Key 2: 20@900,
+  // 23@1300, 24@500 (touching [900,1300) from below) and 21@950 in one session [500,1700).
+  EXPECT_EQ(run.main, (std::vector<std::string>{
+                          "record([1,100,500,1,10,10,10,10.0]@499)", "watermark(500)",
+                          "record([1,400,1200,2,52,40,12,26.0]@1199)", "watermark(1200)",
+                          "record([3,999,1399,1,30,30,30,30.0]@1398)", "watermark(1600)",
+                          "record([2,500,1700,4,88,20,21,22.0]@1699)",
+                          "record([1,1200,1900,2,52,11,41,26.0]@1899)",
+                          "record([2,1999,2399,1,22,22,22,22.0]@2398)", "watermark(2400)",
+                          "record([3,1800,2500,2,63,31,32,31.5]@2499)",
+                          "record([1,2500,2900,1,14,14,14,14.0]@2899)",
+                          "watermark(9223372036854775807)"}));
+  ASSERT_EQ(run.side.size(), 1u) << ::testing::PrintToString(run.side);
+  EXPECT_EQ(run.side[0], "late: record([1,13,10,410,1590]@10)");
+}
+
+TEST(WindowSnapshotTest, FlatSessionsStringKeysAndFiringColumnMatchThePerWindowPath) {
+  ExpectFlatSessionsMatchPerWindow(SessionScript(true), FieldType::kString, /*emit_firing=*/true);
+}
+
+TEST(WindowSnapshotTest, FlatSessionsInt64StoreMigratingToKeysMatchesThePerWindowPath) {
+  // Int64 keys first, then a NULL key moves the sessions to the general key store.
+  std::vector<ScriptStep> script = SessionScript(false);
+  script = With(script, 7, ElementStep(Row{Value(), Value(int64_t{5})}, 1300));
+  ExpectFlatSessionsMatchPerWindow(script, FieldType::kInt64);
+}
+
+TEST(WindowSnapshotTest, LeavingTheFlatSessionPathRoundTrips) {
+  // A timestamp beyond +-2^61 ms converts the operator to per-window state mid-stream.
+  const std::vector<ScriptStep> script = With(
+      SessionScript(false), 8,
+      ElementStep(Row{Value(int64_t{2}), Value(int64_t{7})}, Timestamp{1} << 62));
+  ExpectFlatSessionsMatchPerWindow(script, FieldType::kInt64);
+}
+
 TEST(WindowSnapshotTest, BufferingFunctionPanesRoundTrip) {
   // A ListWindowState per pane (Flink's ProcessWindowFunction over an iterable).
   testing::OperatorFactory factory = [] {

@@ -1,0 +1,321 @@
+// WindowOperator's flat session path (see the class comment in window_operator.h): per key, the
+// in-flight sessions as plain data with their accumulators inline, and one timer heap entry.
+//
+// Why it gives the per-window path's output exactly (default EventTimeTrigger, no lateness):
+// - In-flight sessions of a key never intersect (a new window merges with every session it
+//   intersects), and every in-flight session ends after the watermark (its timer, at its max
+//   timestamp, fires and cleans it up as soon as the watermark reaches it). So a new window
+//   [t, t + gap) merges exactly with the sessions it intersects itself; the merge result keeps
+//   the state window of the earliest of them (`MergingWindowSet`), the others' accumulators are
+//   folded into it in ascending order (`MergeStates`) and then the record is added, which is
+//   what the per-window states do. A new window that merges with nothing is late iff its max
+//   timestamp <= watermark, and then so is the record.
+// - The per-window path has one timer per session, at its max timestamp (trigger and cleanup
+//   coincide), fired in (time, key) order; a session fires once, then is dropped. Here each key
+//   has one live heap entry at or before its earliest session's max timestamp: when it pops
+//   early (the session was extended meanwhile) it is re-added at the session's max timestamp,
+//   which is later than the time being fired, so the heap still yields (time, key) order.
+
+#include <algorithm>
+#include <typeinfo>
+
+#include <fmt/format.h>
+
+#include "operators/window/session_store.h"
+#include "operators/window/window_operator.h"
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+
+void WindowOperator::InitSessions() {
+  const WindowAssigner& assigner = *assigner_;
+  if (sliced_ || typeid(assigner) != typeid(SessionWindows) || !assigner.IsEventTime() ||
+      typeid(*trigger_) != typeid(EventTimeTrigger) ||
+      typeid(*function_) != typeid(AggregatingWindowFunction) ||
+      options_.allowed_lateness_ms != 0) {
+    return;
+  }
+  const auto& sessions = static_cast<const SessionWindows&>(assigner);
+  if (sessions.has_dynamic_gap() || sessions.gap_ms() <= 0 ||
+      sessions.gap_ms() > kMaxSlicedParameter) {
+    return;
+  }
+  flat_sessions_ = true;
+  aggregating_ = static_cast<const AggregatingWindowFunction*>(function_.get());
+  gap_ = sessions.gap_ms();
+  session_accs_ = aggregating_->num_aggregates();
+}
+
+const SessionKeyState* WindowOperator::FindSessionKey(const Key& key) const {
+  if (int_sessions_) {
+    const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
+    return v == nullptr ? nullptr : int_sessions_->keys.Find(*v);
+  }
+  return key_sessions_ ? key_sessions_->keys.Find(key) : nullptr;
+}
+
+void WindowOperator::MigrateSessionsToKeyStore() {
+  // A key that is not a single non-NULL int64 arrived: every key becomes a `Key`, its live timer
+  // entry re-added (for int64 values the `Key` order is the int64 order).
+  if (!key_sessions_) {
+    key_sessions_ =
+        std::make_unique<SessionStore<Key>>(context().max_parallelism, OwnedKeyGroups());
+  }
+  if (!int_sessions_) {
+    return;
+  }
+  int_sessions_->keys.ForEach([this](int, int64_t k, SessionKeyState& ks) {
+    Key key{Value(k)};
+    if (ks.timer != kMinTimestamp) {
+      key_sessions_->timers.Add(ks.timer, key);
+    }
+    *key_sessions_->keys.GetOrCreate(key).first = std::move(ks);
+  });
+  int_sessions_.reset();
+}
+
+void WindowOperator::SessionProcessElement(StreamRecord& record) {
+  if (options_.key_slots.size() == 1 && !key_sessions_) {
+    if (const int64_t* k =
+            std::get_if<int64_t>(&record.row[static_cast<size_t>(options_.key_slots[0])])) {
+      if (!int_sessions_) {
+        int_sessions_ =
+            std::make_unique<SessionStore<int64_t>>(context().max_parallelism, OwnedKeyGroups());
+      }
+      SessionAdd(*int_sessions_, *k, record);
+      return;
+    }
+    MigrateSessionsToKeyStore();
+  }
+  if (!key_sessions_) {
+    key_sessions_ =
+        std::make_unique<SessionStore<Key>>(context().max_parallelism, OwnedKeyGroups());
+  }
+  ExtractKeyInto(record.row, current_key_);
+  SessionAdd(*key_sessions_, current_key_, record);
+}
+
+template <typename K>
+void WindowOperator::SessionAdd(SessionStore<K>& store, const K& key, StreamRecord& record) {
+  const Timestamp t = record.timestamp;
+  const Timestamp end = t + gap_;  // |t| < 2^61, gap <= 2^58: no overflow
+  const Timestamp wm = timer_service_->CurrentWatermark();
+  const size_t n = session_accs_;
+  SessionKeyState* found = store.keys.Find(key);
+  // The sessions [lo, hi) intersect [t, end) (TimeWindow::Intersects).
+  size_t lo = 0;
+  size_t hi = 0;
+  if (found != nullptr) {
+    auto& sessions = found->sessions;
+    lo = sessions.size();
+    while (lo > 0 && sessions[lo - 1].end >= t) {
+      --lo;  // sessions ascend by end too; in-order records stop at the last one
+    }
+    hi = lo;
+    while (hi < sessions.size() && sessions[hi].start <= end) {
+      ++hi;
+    }
+  }
+  if (lo == hi) {
+    if (end - 1 <= wm) {
+      // A new session that is already past its cleanup time: the record is late too.
+      HandleLateElement(record, assigner_->AssignWindows(record, *this));
+      return;
+    }
+    SessionKeyState& ks = found != nullptr ? *found : *store.keys.GetOrCreate(key).first;
+    ks.sessions.insert(ks.sessions.begin() + static_cast<std::ptrdiff_t>(lo),
+                       FlatSession{t, end, t, end});
+    ks.accs.insert(ks.accs.begin() + static_cast<std::ptrdiff_t>(lo * n), n,
+                   AggregateAccumulator{});
+    aggregating_->Accumulate(ks.accs.data() + lo * n, record);
+    if (ks.timer == kMinTimestamp || end - 1 < ks.timer) {
+      store.timers.Add(end - 1, key);
+      ks.timer = end - 1;
+    }
+    return;
+  }
+  SessionKeyState& ks = *found;
+  FlatSession& first = ks.sessions[lo];
+  if (hi - lo > 1 || t < first.start || end > first.end) {
+    // Merge: the result keeps the first merged session's state window and folds the others'
+    // contents into it, in ascending order. Its max timestamp only grows, so the key's timer
+    // entry stays at or before its earliest session's end.
+    const Timestamp merged_end = std::max(end, ks.sessions[hi - 1].end);
+    if (merged_end - 1 <= wm) {
+      throw Error(fmt::format(
+          "The end timestamp of an event-time window cannot become earlier than the current "
+          "watermark by merging. Current watermark: {} window: {}",
+          wm, TimeWindow(std::min(t, first.start), merged_end).ToString()));
+    }
+    for (size_t i = lo + 1; i < hi; ++i) {
+      aggregating_->MergeAccumulators(ks.accs.data() + lo * n, ks.accs.data() + i * n);
+    }
+    first.start = std::min(t, first.start);
+    first.end = merged_end;
+    if (hi - lo > 1) {
+      ks.sessions.erase(ks.sessions.begin() + static_cast<std::ptrdiff_t>(lo + 1),
+                        ks.sessions.begin() + static_cast<std::ptrdiff_t>(hi));
+      ks.accs.erase(ks.accs.begin() + static_cast<std::ptrdiff_t>((lo + 1) * n),
+                    ks.accs.begin() + static_cast<std::ptrdiff_t>(hi * n));
+    }
+  }
+  aggregating_->Accumulate(ks.accs.data() + lo * n, record);
+}
+
+void WindowOperator::FireSession(const Key& key, const FlatSession& session,
+                                 const AggregateAccumulator* accs) {
+  const Window w(TimeWindow(session.start, session.end));
+  results_.clear();
+  const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
+                                    timer_service_->CurrentProcessingTime()};
+  aggregating_->ProcessAccumulators(ctx, accs, results_);
+  ++num_windows_fired_;
+  for (Row& row : results_) {
+    if (options_.emit_firing) {
+      row.emplace_back(int64_t{0});  // without lateness a session fires once
+    }
+    StreamRecord out(std::move(row), w.MaxTimestamp());
+    output().Collect(out);
+  }
+}
+
+void WindowOperator::FireSessionTimers(Timestamp watermark) {
+  if (int_sessions_) {
+    FireSessionTimers(*int_sessions_, watermark);
+  } else if (key_sessions_) {
+    FireSessionTimers(*key_sessions_, watermark);
+  }
+}
+
+template <typename K>
+void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp watermark) {
+  Timestamp time = kMinTimestamp;
+  while (store.timers.PopDue(watermark, &time, &store.popped)) {
+    const K& key = store.popped;
+    SessionKeyState* ks = store.keys.Find(key);
+    if (ks == nullptr || ks->timer != time) {
+      continue;  // a stale entry
+    }
+    ks->timer = kMinTimestamp;
+    if (ks->sessions.front().end - 1 == time) {
+      SetCurrentKey(KeyTraits<K>::ToKey(key, current_key_));
+      FireSession(current_key_, ks->sessions.front(), ks->accs.data());
+      ks->sessions.erase(ks->sessions.begin());
+      ks->accs.erase(ks->accs.begin(),
+                     ks->accs.begin() + static_cast<std::ptrdiff_t>(session_accs_));
+      if (ks->sessions.empty()) {
+        store.keys.Erase(key);
+        continue;
+      }
+    }
+    // The earliest session ends later than this entry: its own entry (later than `time`, so
+    // still in (time, key) order when it is due at this watermark too).
+    ks->timer = ks->sessions.front().end - 1;
+    store.timers.Add(ks->timer, key);
+  }
+}
+
+void WindowOperator::LeaveSessionPath() {
+  flat_sessions_ = false;
+  if (int_sessions_) {
+    RebuildWindowsFromSessions(*int_sessions_);
+  } else if (key_sessions_) {
+    RebuildWindowsFromSessions(*key_sessions_);
+  }
+  int_sessions_.reset();
+  key_sessions_.reset();
+}
+
+template <typename K>
+void WindowOperator::RebuildWindowsFromSessions(SessionStore<K>& store) {
+  // What the per-window path holds now: per session its entry in the key's MergingWindowSet,
+  // its contents under its state window and its timer (trigger and cleanup: one time).
+  store.keys.ForEach([&](int, const K& k, const SessionKeyState& ks) {
+    SetCurrentKey(KeyTraits<K>::ToKey(k, current_key_));
+    const Key key = current_key_;
+    for (size_t i = 0; i < ks.sessions.size(); ++i) {
+      const FlatSession& s = ks.sessions[i];
+      const Window w(TimeWindow(s.start, s.end));
+      const Window state_window(TimeWindow(s.state_start, s.state_end));
+      merging_sets_[key].RestoreWindow(w, state_window);
+      panes_[key][state_window] = aggregating_->CreateStateFrom(ks.accs.data() + i * session_accs_);
+      RegisterCleanupTimer(w);
+    }
+  });
+}
+
+bool WindowOperator::AdoptRestoredSessions() {
+  // A restored snapshot is in the per-window format (either path writes it). Its sessions move
+  // to the flat path when they are exactly what that path can hold: every pane a session's
+  // state window, one event-time timer per session at its max timestamp, nothing else.
+  if (trigger_state_.size() != 0 || !firings_.empty() ||
+      timer_service_->NumProcessingTimeTimers() != 0) {
+    return false;
+  }
+  size_t n_sessions = 0;
+  for (const auto& [key, set] : merging_sets_) {
+    auto p = panes_.find(key);
+    if (p == panes_.end() || p->second.size() != set.mapping().size()) {
+      return false;
+    }
+    Timestamp previous_end = kMinTimestamp;
+    for (const auto& [w, state_window] : set.mapping()) {
+      if (w.is_global() || state_window.is_global() || !p->second.contains(state_window) ||
+          (previous_end != kMinTimestamp && w.start() <= previous_end) ||
+          w.start() <= -kMaxSlicedTimestamp || w.end() >= kMaxSlicedTimestamp) {
+        return false;
+      }
+      previous_end = w.end();
+      ++n_sessions;
+    }
+  }
+  if (panes_.size() != merging_sets_.size() ||
+      timer_service_->NumEventTimeTimers() != n_sessions) {
+    return false;
+  }
+  for (const InternalTimer<Window>& t : timer_service_->EventTimeTimers()) {
+    auto m = merging_sets_.find(t.key);
+    if (m == merging_sets_.end() || !m->second.mapping().contains(t.ns) ||
+        t.timestamp != t.ns.MaxTimestamp()) {
+      return false;
+    }
+  }
+  for (auto& [key, set] : merging_sets_) {
+    const int64_t* int_key = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
+    SessionKeyState* ks = nullptr;
+    if (int_key != nullptr && !key_sessions_) {
+      if (!int_sessions_) {
+        int_sessions_ =
+            std::make_unique<SessionStore<int64_t>>(context().max_parallelism, OwnedKeyGroups());
+      }
+      ks = int_sessions_->keys.GetOrCreate(*int_key).first;
+    } else {
+      MigrateSessionsToKeyStore();
+      ks = key_sessions_->keys.GetOrCreate(key).first;
+    }
+    Panes& panes = panes_.at(key);
+    for (const auto& [w, state_window] : set.mapping()) {
+      ks->sessions.push_back(FlatSession{w.start(), w.end(), state_window.start(),
+                                         state_window.end()});
+      const AggregateAccumulator* accs = aggregating_->AccumulatorsOf(*panes.at(state_window));
+      ks->accs.insert(ks->accs.end(), accs, accs + session_accs_);
+    }
+    ks->timer = ks->sessions.front().end - 1;
+    if (int_sessions_ && int_key != nullptr) {
+      int_sessions_->timers.Add(ks->timer, *int_key);
+    } else {
+      key_sessions_->timers.Add(ks->timer, key);
+    }
+  }
+  for (const auto& [key, set] : merging_sets_) {
+    SetCurrentKey(key);
+    for (const auto& [w, state_window] : set.mapping()) {
+      timer_service_->DeleteEventTimeTimer(w, w.MaxTimestamp());
+    }
+  }
+  panes_.clear();
+  merging_sets_.clear();
+  return true;
+}
+
+}  // namespace tidemark
