@@ -1,5 +1,6 @@
 #include "tools/bench/file_bench.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,15 @@
 
 namespace tidemark::bench {
 namespace {
+
+/// CPU seconds (user + system) of this process so far: on a loaded machine a run's wall time
+/// includes waiting for a core, its CPU time does not.
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
 
 std::string DataDir(const BenchOptions& o) {
   if (!o.data_dir.empty()) {
@@ -74,23 +84,29 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
 
   std::vector<double> walls;
   std::vector<double> base_walls;
+  std::vector<double> cpus;
+  std::vector<double> base_cpus;
   std::vector<RunFigures> measured;
   FileBaselineResult base;
   try {
     for (int r = 0; r < o.warmup + o.runs; ++r) {
       const bool warm = r < o.warmup;
+      const double cpu0 = ProcessCpuSeconds();
       std::optional<RunFigures> run = RunBenchJob(o, spec, sink_id, records, r, progress);
       if (!run) {
         return 1;
       }
       RunFigures& f = *run;
+      const double cpu1 = ProcessCpuSeconds();
       if (want_baseline) {
         base = RunFileBaseline(plan, data);
         if (!warm) {
           base_walls.push_back(base.seconds);
+          base_cpus.push_back(ProcessCpuSeconds() - cpu1);
         }
       }
       if (!warm) {
+        cpus.push_back(cpu1 - cpu0);
         walls.push_back(f.seconds);
         measured.push_back(std::move(f));
       }
@@ -108,6 +124,8 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
   const RunFigures& last = measured.back();
   const double wall = Median(walls);
   const double base_wall = Median(base_walls);
+  const double cpu = Median(cpus);
+  const double base_cpu = Median(base_cpus);
   const double mb = static_cast<double>(bytes) / 1e6;
   bool checksum_ok = true;
   if (want_baseline) {
@@ -132,6 +150,8 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
   j["wall_s_max"] = *std::max_element(walls.begin(), walls.end());
   j["records_per_s"] = rate(static_cast<double>(records), wall);
   j["mb_per_s"] = rate(mb, wall);
+  j["cpu_s"] = cpu;
+  j["mb_per_cpu_s"] = rate(mb, cpu);
   j["peak_rss_bytes"] = PeakRssBytes();
   j["sink_records"] = last.sink_records;
   j["checksum"] = fmt::format("{:016x}", last.checksum);
@@ -141,6 +161,9 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
     j["baseline_records_per_s"] = rate(static_cast<double>(records), base_wall);
     j["baseline_mb_per_s"] = rate(mb, base_wall);
     j["ratio_to_baseline"] = wall > 0 ? base_wall / wall : 0;
+    j["baseline_cpu_s"] = base_cpu;
+    j["baseline_mb_per_cpu_s"] = rate(mb, base_cpu);
+    j["cpu_ratio_to_baseline"] = cpu > 0 ? base_cpu / cpu : 0;
     j["baseline_errors"] = base.errors;
     j["baseline_late"] = base.late;
     j["checksum_ok"] = checksum_ok;
@@ -155,13 +178,16 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
   } else {
     std::cout << fmt::format("bench {} ({}): {} lines, {:.1f} MB ({}), parallelism {}, median of {} runs after {} warm-up\n",
                              spec.name, o.path, records, mb, data, parallelism, o.runs, o.warmup);
-    std::cout << fmt::format("  tidemark              {:8.1f} MB/s  {:6.2f} M records/s  wall {:.3f} s (min {:.3f}, max {:.3f})\n",
+    std::cout << fmt::format("  tidemark               {:7.1f} MB/s  {:6.2f} M records/s  wall {:.3f} s (min {:.3f}, max {:.3f})"
+                             "  CPU {:.3f} s = {:.1f} MB/CPU-s\n",
                              rate(mb, wall), rate(static_cast<double>(records), wall) / 1e6, wall,
-                             j["wall_s_min"].get<double>(), j["wall_s_max"].get<double>());
+                             j["wall_s_min"].get<double>(), j["wall_s_max"].get<double>(), cpu, rate(mb, cpu));
     if (want_baseline) {
-      std::cout << fmt::format("  baseline simdjson loop {:7.1f} MB/s  {:6.2f} M records/s  wall {:.3f} s  ratio {:.3f}\n",
+      std::cout << fmt::format("  baseline simdjson loop {:7.1f} MB/s  {:6.2f} M records/s  wall {:.3f} s  CPU {:.3f} s = {:.1f} MB/CPU-s\n",
                                rate(mb, base_wall), rate(static_cast<double>(records), base_wall) / 1e6, base_wall,
-                               wall > 0 ? base_wall / wall : 0);
+                               base_cpu, rate(mb, base_cpu));
+      std::cout << fmt::format("  ratio to baseline      {:.3f} (wall), {:.3f} (CPU)\n", wall > 0 ? base_wall / wall : 0,
+                               cpu > 0 ? base_cpu / cpu : 0);
     } else {
       std::cout << "  baseline               none: " << j["baseline_unsupported"].get<std::string>() << "\n";
     }
