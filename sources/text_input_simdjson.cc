@@ -175,7 +175,12 @@ bool HasControlCharacter(const char* data, size_t size) {
 
 class HaswellJsonFastPath final : public JsonFastPath {
  public:
-  explicit HaswellJsonFastPath(const Schema& s) : schema(s), seen(s.size()) {}
+  explicit HaswellJsonFastPath(const Schema& s) : schema(s), seen(s.size()), plain_name(s.size()) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      const std::string& name = s.field(i).name;
+      plain_name[i] = name.size() <= simdjson::SIMDJSON_PADDING && name.find_first_of("\"\\") == std::string::npos;
+    }
+  }
 
   bool Decode(std::string_view line, Row& row) override { return FastJson(line, row); }
 
@@ -186,6 +191,21 @@ class HaswellJsonFastPath final : public JsonFastPath {
       const size_t i = hint + k < n ? hint + k : hint + k - n;
       if (schema.field(i).name == key) {
         hint = i + 1 < n ? i + 1 : 0;  // keys usually come in schema order
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+
+  // The slot whose name the key is, compared in its raw (still escaped) form: no unescaping
+  // copy. Only names without a quote or backslash are compared so (then equal raw bytes
+  // followed by the closing quote mean the same key); -1 otherwise, and the caller unescapes.
+  int RawSlotOf(od::raw_json_string key, size_t& hint) const {
+    const size_t n = schema.size();
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = hint + k < n ? hint + k : hint + k - n;
+      if (plain_name[i] != 0 && key.unsafe_is_equal(schema.field(i).name)) {
+        hint = i + 1 < n ? i + 1 : 0;
         return static_cast<int>(i);
       }
     }
@@ -214,12 +234,17 @@ class HaswellJsonFastPath final : public JsonFastPath {
     size_t hint = 0;
     for (auto member : object) {
       od::field field;
-      std::string_view key;
-      if (std::move(member).get(field) != simdjson::SUCCESS ||
-          field.unescaped_key().get(key) != simdjson::SUCCESS) {
+      if (std::move(member).get(field) != simdjson::SUCCESS) {
         return false;
       }
-      const int slot = SlotOf(key, hint);
+      int slot = RawSlotOf(field.key(), hint);
+      if (slot < 0) {
+        std::string_view key;
+        if (field.unescaped_key().get(key) != simdjson::SUCCESS) {
+          return false;
+        }
+        slot = SlotOf(key, hint);
+      }
       if (slot < 0) {
         if (!ValidateJson(field.value(), 1)) {
           return false;
@@ -252,6 +277,7 @@ class HaswellJsonFastPath final : public JsonFastPath {
   od::parser parser;
   std::string padded;         // the line followed by simdjson's padding
   std::vector<uint8_t> seen;  // per slot: set by this line
+  std::vector<uint8_t> plain_name;  // per slot: RawSlotOf may compare its name raw
 };
 
 }  // namespace
