@@ -46,7 +46,8 @@ EVENTS = ["events_scan", "events_windowed", "events_scan_p2", "events_windowed_p
 EVENTS_SMOKE_COUNT = 3000
 
 
-def bench(tidemark, name, runs, extra=()):
+def run_bench_json(tidemark, name, runs, extra):
+    """`tidemark bench jobs/bench/<name>.yaml --json`: its JSON object, plus `elapsed_s`."""
     cmd = [tidemark, "bench", os.path.join("jobs", "bench", name + ".yaml"), "--json", "--no-progress",
            "--runs", str(runs)] + list(extra)
     t0 = time.time()
@@ -55,6 +56,11 @@ def bench(tidemark, name, runs, extra=()):
         raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
     out = json.loads(p.stdout.strip().splitlines()[-1])
     out["elapsed_s"] = time.time() - t0
+    return out
+
+
+def bench(tidemark, name, runs, extra=()):
+    out = run_bench_json(tidemark, name, runs, extra)
     print(f"  {name:26s} {out['records_per_s'] / 1e6:9.2f} M/s  ratio "
           f"{out['ratio_to_baseline'] if out['ratio_to_baseline'] is not None else float('nan'):.3f}  "
           f"({out['elapsed_s']:.1f} s)", file=sys.stderr, flush=True)
@@ -80,14 +86,7 @@ def bench_file(tidemark, name, runs, data_dir, count=None):
     if name in SINGLE_RUN:
         runs = 1
         extra += ["--warmup", "0"]
-    cmd = [tidemark, "bench", os.path.join("jobs", "bench", name + ".yaml"), "--json", "--no-progress",
-           "--runs", str(runs)] + extra
-    t0 = time.time()
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
-    out = json.loads(p.stdout.strip().splitlines()[-1])
-    out["elapsed_s"] = time.time() - t0
+    out = run_bench_json(tidemark, name, runs, extra)
     print(f"  {name:26s} {out['mb_per_s']:9.1f} MB/s ({out['mb_per_cpu_s']:.1f} MB/CPU-s)  ratio "
           f"{out.get('ratio_to_baseline') or float('nan'):.3f}  ({out['elapsed_s']:.1f} s)", file=sys.stderr, flush=True)
     return out
