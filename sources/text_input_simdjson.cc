@@ -20,6 +20,8 @@
 
 #include "sources/text_input.h"
 
+static_assert(tidemark::LineReader::kLinePadding >= 64, "simdjson 3 needs SIMDJSON_PADDING (64) bytes after a line");
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define TM_SIMDJSON_HASWELL 1
 #pragma GCC push_options
@@ -36,6 +38,7 @@ namespace tidemark {
 namespace {
 
 namespace od = simdjson::haswell::ondemand;
+static_assert(LineReader::kLinePadding >= simdjson::SIMDJSON_PADDING);
 
 // Walks a value the row does not use, so that the line is accepted only when it is valid JSON
 // within the depth limit, as the nlohmann path requires (On-Demand skips lazily otherwise).
@@ -182,7 +185,7 @@ class HaswellJsonFastPath final : public JsonFastPath {
     }
   }
 
-  bool Decode(std::string_view line, Row& row) override { return FastJson(line, row); }
+  bool Decode(std::string_view line, bool in_place, Row& row) override { return FastJson(line, in_place, row); }
 
  private:
   int SlotOf(std::string_view key, size_t& hint) const {
@@ -214,16 +217,25 @@ class HaswellJsonFastPath final : public JsonFastPath {
 
   // flatten: simdjson_inline is plain inline in this file (see the top), so the iterators are
   // inlined here explicitly; without it they go through memory (store-forwarding stalls).
-  __attribute__((flatten)) bool FastJson(std::string_view line, Row& row) {
+  __attribute__((flatten)) bool FastJson(std::string_view line, bool in_place, Row& row) {
     // A raw control character is invalid inside a string (nlohmann refuses it; simdjson may
     // not): such lines, and lines with tabs between tokens, take the slow path.
     if (HasControlCharacter(line.data(), line.size())) {
       return false;
     }
-    padded.assign(line.data(), line.size());
-    padded.append(simdjson::SIMDJSON_PADDING, ' ');
+    // In place, the bytes after the line are not spaces but whitespace and then more input;
+    // simdjson reads padding only past a token that ends inside the line (a number, an atom,
+    // a string's 32-byte blocks) and stops at that whitespace, as at a padding space.
+    const char* json = line.data();
+    size_t capacity = line.size() + LineReader::kLinePadding;
+    if (!in_place) {
+      padded.assign(line.data(), line.size());
+      padded.append(simdjson::SIMDJSON_PADDING, ' ');
+      json = padded.data();
+      capacity = padded.size();
+    }
     od::document doc;
-    if (parser.iterate(padded.data(), line.size(), padded.size()).get(doc) != simdjson::SUCCESS) {
+    if (parser.iterate(json, line.size(), capacity).get(doc) != simdjson::SUCCESS) {
       return false;
     }
     od::object object;
