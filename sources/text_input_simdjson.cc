@@ -20,8 +20,6 @@
 
 #include "sources/text_input.h"
 
-static_assert(tidemark::LineReader::kLinePadding >= 64, "simdjson 3 needs SIMDJSON_PADDING (64) bytes after a line");
-
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define TM_SIMDJSON_HASWELL 1
 #pragma GCC push_options
@@ -185,7 +183,9 @@ class HaswellJsonFastPath final : public JsonFastPath {
     }
   }
 
-  bool Decode(std::string_view line, bool in_place, Row& row) override { return FastJson(line, in_place, row); }
+  bool Decode(std::string_view line, bool in_place, Row& row) override {
+    return FastJson(line, in_place, row);
+  }
 
  private:
   int SlotOf(std::string_view key, size_t& hint) const {

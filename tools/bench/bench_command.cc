@@ -165,7 +165,8 @@ nlohmann::json SeriesJson(const Series& s) {
 }  // namespace
 
 CLI::App* AddBenchSubcommand(CLI::App& app, BenchOptions& o) {
-  auto* cmd = app.add_subcommand("bench", "Benchmark a generator -> ... -> checksum job against hand-written baselines");
+  auto* cmd = app.add_subcommand(
+      "bench", "Benchmark a generator (or generated file) -> ... -> checksum job against hand-written baselines");
   cmd->add_option("bench", o.path, "benchmark job YAML (e.g. jobs/bench/chain2.yaml)")->required();
   cmd->add_option("--runs", o.runs, "measured runs; the figures are their medians")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", o.warmup, "unmeasured warm-up runs")->check(CLI::NonNegativeNumber);

@@ -30,8 +30,9 @@ RunFigures RunJobOnce(const JobSpec& spec, const std::string& sink_id, int64_t t
 
 /// Measured run `r` of `o.warmup + o.runs` (the first `o.warmup` are warm-ups, labelled so on
 /// the progress bar): RunJobOnce, or nullopt after printing the failure to stderr.
-std::optional<RunFigures> RunBenchJob(const BenchOptions& o, const JobSpec& spec, const std::string& sink_id,
-                                      int64_t total_records, int r, bool progress);
+std::optional<RunFigures> RunBenchJob(const BenchOptions& o, const JobSpec& spec,
+                                      const std::string& sink_id, int64_t total_records, int r,
+                                      bool progress);
 
 /// The one source and the one sink of a benchmark job, and every operator by id; `unsupported`
 /// says "more than one source" / "more than one sink" (then the pointers are not meaningful).

@@ -6,9 +6,8 @@
 #include <filesystem>
 #include <regex>
 #include <stdexcept>
-#include <vector>
-
 #include <unistd.h>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -17,11 +16,13 @@
 namespace tidemark::bench {
 
 std::string EventsFileName(const EventsFileSpec& spec) {
-  return fmt::format("events-n{}-u{}-j{}-s{}.jsonl", spec.count, spec.users, spec.jitter_ms, spec.seed);
+  return fmt::format("events-n{}-u{}-j{}-s{}.jsonl", spec.count, spec.users, spec.jitter_ms,
+                     spec.seed);
 }
 
 std::optional<EventsFileSpec> ParseEventsFileName(const std::string& path) {
-  static const std::regex kName(R"(events-n([0-9]{1,12})-u([0-9]{1,12})-j([0-9]{1,12})-s([0-9]{1,12})\.jsonl)");
+  static const std::regex kName(
+      R"(events-n([0-9]{1,12})-u([0-9]{1,12})-j([0-9]{1,12})-s([0-9]{1,12})\.jsonl)");
   const std::string name = std::filesystem::path(path).filename().string();
   std::smatch m;
   if (!std::regex_match(name, m, kName)) {
@@ -51,10 +52,12 @@ void WriteEventsFile(const std::string& path, const EventsFileSpec& spec) {
     const uint64_t r = Mix64(base ^ static_cast<uint64_t>(i));
     const uint64_t r2 = Mix64(r);
     const int64_t user = static_cast<int64_t>(r % static_cast<uint64_t>(spec.users));
-    const int64_t jitter = static_cast<int64_t>((r >> 17) % static_cast<uint64_t>(spec.jitter_ms + 1));
+    const int64_t jitter =
+        static_cast<int64_t>((r >> 17) % static_cast<uint64_t>(spec.jitter_ms + 1));
     const int64_t amount = 1 + static_cast<int64_t>(r2 % 1000);
     const int64_t page = static_cast<int64_t>((r2 >> 32) % 64);
-    fmt::format_to(std::back_inserter(buf), "{{\"user\":\"user_{:06}\",\"ts\":{},\"amount\":{},\"page\":\"/page/{}\"}}\n",
+    fmt::format_to(std::back_inserter(buf),
+                   "{{\"user\":\"user_{:06}\",\"ts\":{},\"amount\":{},\"page\":\"/page/{}\"}}\n",
                    user, EventsFileSpec::kStartMs + i + jitter, amount, page);
     if (buf.size() > (1 << 20)) {
       ok = std::fwrite(buf.data(), 1, buf.size(), out) == buf.size();
@@ -84,7 +87,8 @@ std::string EnsureEventsFile(const std::string& dir, const EventsFileSpec& spec)
   }
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    throw std::runtime_error(fmt::format("{}: cannot create the bench data directory: {}", dir, ec.message()));
+    throw std::runtime_error(
+        fmt::format("{}: cannot create the bench data directory: {}", dir, ec.message()));
   }
   WriteEventsFile(path, spec);
   return path;

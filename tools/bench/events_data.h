@@ -31,9 +31,9 @@ std::string EventsFileName(const EventsFileSpec& spec);
 /// one (any other name, a count or users < 1, a negative jitter).
 std::optional<EventsFileSpec> ParseEventsFileName(const std::string& path);
 
-/// Writes the file to `path` (through a temporary file beside it and a rename, so an interrupted run never leaves
-/// a short file behind). Throws std::runtime_error naming the path and the OS reason.
-/// About 72 bytes a line; 2,000,000 lines take well under a second.
+/// Writes the file to `path` (through a temporary file beside it and a rename, so an interrupted
+/// run never leaves a short file behind). Throws std::runtime_error naming the path and the OS
+/// reason. About 72 bytes a line; 2,000,000 lines take well under a second.
 void WriteEventsFile(const std::string& path, const EventsFileSpec& spec);
 
 /// `dir`/EventsFileName(spec), written first (creating `dir`) when it does not exist yet.

@@ -4,6 +4,8 @@
 
 #include "tools/bench/file_baseline.h"
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/strings/string_view.h>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -18,13 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
-#include <absl/strings/string_view.h>
 #include <fmt/format.h>
 
 #include "runtime/core/checksum.h"
 #include "tools/bench/bench_run.h"
-
 
 namespace tidemark::bench {
 
@@ -81,10 +80,12 @@ FileBenchPlan MakeFileBenchPlan(const JobSpec& job) {
   }
   const WindowSpec& w = *up->window;
   const auto ts_type = field_type(plan.timestamp_field);
-  if (w.assigner != "tumbling" || w.time != "event" || w.offset_ms != 0 || w.allowed_lateness_ms != 0 ||
-      !w.trigger.empty() || w.emit_watermark || w.emit_firing || up->key_by.size() != 1 ||
-      field_type(up->key_by[0]) != "string" || (ts_type != "int64" && ts_type != "timestamp")) {
-    plan.unsupported = fmt::format("window '{}' is not a tumbling event-time window keyed by one string field", up->id);
+  if (w.assigner != "tumbling" || w.time != "event" || w.offset_ms != 0 ||
+      w.allowed_lateness_ms != 0 || !w.trigger.empty() || w.emit_watermark || w.emit_firing ||
+      up->key_by.size() != 1 || field_type(up->key_by[0]) != "string" ||
+      (ts_type != "int64" && ts_type != "timestamp")) {
+    plan.unsupported = fmt::format(
+        "window '{}' is not a tumbling event-time window keyed by one string field", up->id);
     return plan;
   }
   if (w.aggregates.size() > kMaxBaselineAggregates) {
@@ -158,7 +159,10 @@ void ForEachRecord(const simdjson::padded_string& json, const std::vector<Schema
   std::vector<Field> fields(schema.size());
   for (size_t k = 0; k < schema.size(); ++k) {
     const std::string& t = schema[k].type;
-    fields[k].kind = t == "string" ? Kind::kString : t == "double" ? Kind::kDouble : t == "bool" ? Kind::kBool : Kind::kInt;
+    fields[k].kind = t == "string"   ? Kind::kString
+                     : t == "double" ? Kind::kDouble
+                     : t == "bool"   ? Kind::kBool
+                                     : Kind::kInt;
   }
   od::parser parser;
   od::document_stream stream;
@@ -179,7 +183,8 @@ void ForEachRecord(const simdjson::padded_string& json, const std::vector<Schema
     for (auto member : object) {
       od::field field;
       std::string_view key;
-      if (std::move(member).get(field) != simdjson::SUCCESS || field.unescaped_key().get(key) != simdjson::SUCCESS) {
+      if (std::move(member).get(field) != simdjson::SUCCESS ||
+          field.unescaped_key().get(key) != simdjson::SUCCESS) {
         ok = false;
         break;
       }
@@ -336,13 +341,14 @@ namespace tidemark::bench {
 FileBaselineResult RunFileBaseline(const FileBenchPlan& plan, const std::string& path) {
 #if TM_BASELINE_HASWELL
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("pclmul") &&
-      __builtin_cpu_supports("lzcnt")) {
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+      __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("lzcnt")) {
     return RunFileBaselineHaswell(plan, path);
   }
 #endif
   (void)plan;
-  throw std::runtime_error(fmt::format("{}: the file baseline needs x86-64 with AVX2 (simdjson's haswell kernel)", path));
+  throw std::runtime_error(fmt::format(
+      "{}: the file baseline needs x86-64 with AVX2 (simdjson's haswell kernel)", path));
 }
 
 }  // namespace tidemark::bench

@@ -1,13 +1,12 @@
 #include "tools/bench/file_bench.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -25,7 +24,9 @@ namespace {
 double ProcessCpuSeconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  auto sec = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return sec(u.ru_utime) + sec(u.ru_stime);
 }
 
@@ -49,12 +50,13 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
     }
   }
   const std::string sink_id = SinkId(spec);
-  std::optional<EventsFileSpec> recipe = source != nullptr ? ParseEventsFileName(source->source->file.path)
-                                                           : std::nullopt;
+  std::optional<EventsFileSpec> recipe =
+      source != nullptr ? ParseEventsFileName(source->source->file.path) : std::nullopt;
   if (source == nullptr || sink_id.empty() || !recipe) {
-    std::cerr << o.path
-              << ": error: a file benchmark job needs a `file` source reading a generated events file "
-                 "(events-n<count>-u<users>-j<jitter ms>-s<seed>.jsonl) and a `checksum` sink\n";
+    std::cerr
+        << o.path
+        << ": error: a file benchmark job needs a `file` source reading a generated events file "
+           "(events-n<count>-u<users>-j<jitter ms>-s<seed>.jsonl) and a `checksum` sink\n";
     return 2;
   }
   if (o.count >= 0) {
@@ -68,7 +70,8 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
     return 2;
   }
   FileSourceSpec& file = source->source->file;
-  data = std::filesystem::absolute(data).string();  // the job resolves relative paths against its file
+  data =
+      std::filesystem::absolute(data).string();  // the job resolves relative paths against its file
   file.path = data;
   const int parallelism = source->parallelism > 0 ? source->parallelism : spec.pipeline.parallelism;
   std::error_code ec;
@@ -130,10 +133,13 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
   bool checksum_ok = true;
   if (want_baseline) {
     for (const auto& m : measured) {
-      checksum_ok = checksum_ok && m.checksum == base.checksum && m.sink_records == base.sink_records;
+      checksum_ok =
+          checksum_ok && m.checksum == base.checksum && m.sink_records == base.sink_records;
     }
   }
-  auto rate = [](double n, double s) { return s > 0 ? n / s : 0.0; };
+  auto rate = [](double n, double s) {
+    return s > 0 ? n / s : 0.0;
+  };
 
   nlohmann::ordered_json j;
   j["name"] = spec.name;
@@ -176,27 +182,38 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
   if (o.json) {
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << fmt::format("bench {} ({}): {} lines, {:.1f} MB ({}), parallelism {}, median of {} runs after {} warm-up\n",
-                             spec.name, o.path, records, mb, data, parallelism, o.runs, o.warmup);
-    std::cout << fmt::format("  tidemark               {:7.1f} MB/s  {:6.2f} M records/s  wall {:.3f} s (min {:.3f}, max {:.3f})"
-                             "  CPU {:.3f} s = {:.1f} MB/CPU-s\n",
-                             rate(mb, wall), rate(static_cast<double>(records), wall) / 1e6, wall,
-                             j["wall_s_min"].get<double>(), j["wall_s_max"].get<double>(), cpu, rate(mb, cpu));
+    std::cout << fmt::format(
+        "bench {} ({}): {} lines, {:.1f} MB ({}), parallelism {}, median of {} runs after {} "
+        "warm-up\n",
+        spec.name, o.path, records, mb, data, parallelism, o.runs, o.warmup);
+    std::cout << fmt::format(
+        "  tidemark               {:7.1f} MB/s  {:6.2f} M records/s  wall {:.3f} s (min {:.3f}, "
+        "max {:.3f})"
+        "  CPU {:.3f} s = {:.1f} MB/CPU-s\n",
+        rate(mb, wall), rate(static_cast<double>(records), wall) / 1e6, wall,
+        j["wall_s_min"].get<double>(), j["wall_s_max"].get<double>(), cpu, rate(mb, cpu));
     if (want_baseline) {
-      std::cout << fmt::format("  baseline simdjson loop {:7.1f} MB/s  {:6.2f} M records/s  wall {:.3f} s  CPU {:.3f} s = {:.1f} MB/CPU-s\n",
-                               rate(mb, base_wall), rate(static_cast<double>(records), base_wall) / 1e6, base_wall,
-                               base_cpu, rate(mb, base_cpu));
-      std::cout << fmt::format("  ratio to baseline      {:.3f} (wall), {:.3f} (CPU)\n", wall > 0 ? base_wall / wall : 0,
-                               cpu > 0 ? base_cpu / cpu : 0);
+      std::cout << fmt::format(
+          "  baseline simdjson loop {:7.1f} MB/s  {:6.2f} M records/s  wall {:.3f} s  CPU {:.3f} s "
+          "= {:.1f} MB/CPU-s\n",
+          rate(mb, base_wall), rate(static_cast<double>(records), base_wall) / 1e6, base_wall,
+          base_cpu, rate(mb, base_cpu));
+      std::cout << fmt::format("  ratio to baseline      {:.3f} (wall), {:.3f} (CPU)\n",
+                               wall > 0 ? base_wall / wall : 0, cpu > 0 ? base_cpu / cpu : 0);
     } else {
-      std::cout << "  baseline               none: " << j["baseline_unsupported"].get<std::string>() << "\n";
+      std::cout << "  baseline               none: " << j["baseline_unsupported"].get<std::string>()
+                << "\n";
     }
-    std::cout << fmt::format("  memory                 peak RSS {:.1f} MiB\n", static_cast<double>(PeakRssBytes()) / (1 << 20));
-    std::cout << fmt::format("  sink                   {} records, checksum {:016x}{}\n", last.sink_records, last.checksum,
-                             want_baseline ? (checksum_ok ? " = baseline (ok)" : " != baseline (MISMATCH)") : "");
+    std::cout << fmt::format("  memory                 peak RSS {:.1f} MiB\n",
+                             static_cast<double>(PeakRssBytes()) / (1 << 20));
+    std::cout << fmt::format(
+        "  sink                   {} records, checksum {:016x}{}\n", last.sink_records,
+        last.checksum,
+        want_baseline ? (checksum_ok ? " = baseline (ok)" : " != baseline (MISMATCH)") : "");
   }
   if (want_baseline && !checksum_ok) {
-    std::cerr << spec.name << ": sink checksum differs from the baseline's (baseline: " << base.sink_records
+    std::cerr << spec.name
+              << ": sink checksum differs from the baseline's (baseline: " << base.sink_records
               << " records, " << fmt::format("{:016x}", base.checksum) << ")\n";
     return 3;
   }

@@ -2,12 +2,11 @@
 // copying Next(std::string&) and the lending Next(std::string_view&) (padded, in the buffer, or
 // assembled when a line spans two reads), over lines that cross the 64 KiB read buffer.
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -46,11 +45,12 @@ std::vector<Step> ReadLending(const std::string& path, int64_t max, int64_t offs
     const LineReader::Result res = r.Next(line);
     // The promised padding: readable, whitespace first.
     const char first_after = line.data()[line.size()];
-    EXPECT_TRUE(first_after == '\n' || first_after == '\r' || first_after == ' ') << int(first_after);
+    EXPECT_TRUE(first_after == '\n' || first_after == '\r' || first_after == ' ')
+        << int(first_after);
     volatile char last = line.data()[line.size() + LineReader::kLinePadding - 1];
     (void)last;
-    out.push_back({res, std::string(res == LineReader::Result::kEnd ? std::string_view() : line), r.line_number(),
-                   r.bytes_read()});
+    out.push_back({res, std::string(res == LineReader::Result::kEnd ? std::string_view() : line),
+                   r.line_number(), r.bytes_read()});
     if (res == LineReader::Result::kEnd) {
       return out;
     }
@@ -79,7 +79,8 @@ TEST(LineReaderTest, LendingAndCopyingGiveTheSameLines) {
   std::ofstream(path, std::ios::binary) << text;
   const auto size = static_cast<int64_t>(text.size());
   for (const int64_t max : {int64_t{1048576}, int64_t{100}, int64_t{70000}}) {
-    for (const auto& [offset, end] : std::vector<std::pair<int64_t, int64_t>>{{0, -1}, {0, size / 2}}) {
+    for (const auto& [offset, end] :
+         std::vector<std::pair<int64_t, int64_t>>{{0, -1}, {0, size / 2}}) {
       SCOPED_TRACE("max " + std::to_string(max) + " end " + std::to_string(end));
       const std::vector<Step> copying = ReadCopying(path, max, offset, end);
       const std::vector<Step> lending = ReadLending(path, max, offset, end);

@@ -2,13 +2,12 @@
 // jobs jobs/bench/events_*.yaml, the hand-written file baseline and an independent reference
 // (nlohmann-json + std::map) compute the same result on a small generated file. Not timed.
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -28,8 +27,9 @@ namespace fs = std::filesystem;
 class EventsBenchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tm_events_bench_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("tm_events_bench_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -111,9 +111,10 @@ TEST_F(EventsBenchTest, ScanJobBaselineAndReferenceAgree) {
   std::string line;
   while (std::getline(lines, line)) {
     const auto j = nlohmann::json::parse(line);
-    reference += RecordHash(FieldHash(0, Value(j["user"].get<std::string>())) + FieldHash(1, j["ts"].get<int64_t>()) +
-                            FieldHash(2, j["amount"].get<int64_t>()) +
-                            FieldHash(3, Value(j["page"].get<std::string>())));
+    reference +=
+        RecordHash(FieldHash(0, Value(j["user"].get<std::string>())) +
+                   FieldHash(1, j["ts"].get<int64_t>()) + FieldHash(2, j["amount"].get<int64_t>()) +
+                   FieldHash(3, Value(j["page"].get<std::string>())));
   }
   for (const std::string name : {"events_scan", "events_scan_p2"}) {
     SCOPED_TRACE(name);
@@ -153,8 +154,9 @@ TEST_F(EventsBenchTest, WindowedJobBaselineAndReferenceAgree) {
   ASSERT_EQ(total, 12000);
   uint64_t reference = 0;
   for (const auto& [k, v] : windows) {
-    reference += RecordHash(FieldHash(0, Value(k.first)) + FieldHash(1, k.second) + FieldHash(2, k.second + 10000) +
-                            FieldHash(3, v.first) + FieldHash(4, v.second));
+    reference +=
+        RecordHash(FieldHash(0, Value(k.first)) + FieldHash(1, k.second) +
+                   FieldHash(2, k.second + 10000) + FieldHash(3, v.first) + FieldHash(4, v.second));
   }
   // 12000 events over 12 s + 2 s of event time from a 10 s boundary on: windows [0, 10 s) and
   // [10 s, 20 s) of each of 500 users, so more than 500 and at most 1000 of them.
