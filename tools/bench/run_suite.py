@@ -296,16 +296,22 @@ def main():
                         f"{es['ratio_to_baseline']:.3f} × wall, {es['cpu_ratio_to_baseline']:.3f} × CPU "
                         f"(baseline {es['baseline_mb_per_s']:.0f} MB/s)", es["ratio_to_baseline"] >= 0.5,
                         why["files_scan"] if es["ratio_to_baseline"] < 0.5 else ""))
-    lines.append(target("windowed events job ≤ 2.3 s (1.5 × DuckDB's single-thread 1.5 s)",
-                        f"{ew['wall_s']:.2f} s (CPU {ew['cpu_s']:.2f} s)", ew["wall_s"] <= 2.3, why["files_windowed"]))
+    if ew["records"] == 2000000:  # DuckDB's 1.5 s was measured on the 2,000,000-line file
+        lines.append(target("windowed events job ≤ 2.3 s (1.5 × DuckDB's single-thread 1.5 s)",
+                            f"{ew['wall_s']:.2f} s (CPU {ew['cpu_s']:.2f} s)", ew["wall_s"] <= 2.3,
+                            why["files_windowed"] if ew["wall_s"] > 2.3 else ""))
+    else:
+        lines.append(f"| windowed events job ≤ 2.3 s (1.5 × DuckDB's single-thread 1.5 s) | "
+                     f"{ew['wall_s']:.2f} s over {ew['records']:,} lines | not judged | "
+                     "the target is for the 2,000,000-line file (--events-count was given) |")
     lines.append(target("windowed events job ≥ 6 × a plain Python loop",
                         f"{py_ratio:.1f} × ({ew['wall_s']:.2f} s vs {py_windowed['seconds']:.2f} s)", py_ratio >= 6,
                         why["files_windowed"] if py_ratio < 6 else ""))
-    for one, two in ((es, es2), (ew, ew2)):
+    for one, two, reason in ((es, es2, "files_p2_scan"), (ew, ew2, "files_p2_windowed")):
         r = one["wall_s"] / two["wall_s"] if two["wall_s"] else 0
         lines.append(target(f"`{one['name']}` at parallelism 2 on one file ≥ 1.6 × parallelism 1",
                             f"{r:.2f} × ({two['wall_s']:.2f} s vs {one['wall_s']:.2f} s)", r >= 1.6,
-                            why["files_p2"] if r < 1.6 else ""))
+                            why[reason] if r < 1.6 else ""))
     lines.append("")
     lines.append("## Real files\n")
     lines.append(f"The events jobs read `{os.path.basename(data_file)}` ({es['bytes'] / 1e6:.1f} MB, "
@@ -365,15 +371,19 @@ def main():
 
 
 REASONS = {
-    "files_scan": "each line is parsed on its own (simdjson On-Demand `iterate` per line: stage 1 runs per "
-                  "line, not over megabytes as in the baseline's `iterate_many`), copied twice (file buffer "
-                  "-> line -> padded buffer), and its values are written into a `std::variant` row that "
-                  "goes through the source operator (timestamp, watermark generator) to the sink.",
+    "files_scan": "the baseline itself (simdjson `iterate_many` over the whole file, hashing every field) "
+                  "reaches only the MB/s shown on this machine. Against it: each line is parsed on its own "
+                  "(simdjson On-Demand `iterate` per line, in place in the read buffer: stage 1 runs per "
+                  "line rather than over megabytes), and its values are written into a `std::variant` row "
+                  "that goes through the source operator (timestamp, watermark generator) to the sink.",
     "files_windowed": "the window operator dominates (per-record keyed state on string keys and one "
                       "timer per key and window), not the file source.",
-    "files_p2": "the two byte ranges of one file hold different event times: the window's watermark is "
-                "the minimum over both readers, so the second half's windows stay open until the first "
-                "half is read; and both cores are shared with the sink and the window tasks.",
+    "files_p2_scan": "the two readers and their sinks need both cores of a machine that other work shares; "
+                     "per byte the scan costs the same at parallelism 2 (see the CPU column).",
+    "files_p2_windowed": "the two byte ranges of one file hold different event times: the window's watermark "
+                         "is the minimum over both readers, so the second half's windows stay open until the "
+                         "first half is read (twice the state), and the window operator, not the reading, "
+                         "sets the pace.",
     "chain_ratio": "per record: a `std::vector<std::variant>` row (3 × 40-byte cells) built and hashed through "
                    "variant dispatch, plus two virtual calls per operator (`Output::Collect` and "
                    "`ProcessElement`), against 32-byte plain structs in the baseline.",
