@@ -144,7 +144,7 @@ class FileReader : public SplitReaderBase {
         ++tries;
         continue;
       }
-      std::string& line = line_;
+      std::string_view line;  // into the LineReader's buffer, padded (DecodePadded)
       const int64_t line_start = st.lines->bytes_read();
       const LineReader::Result r = st.lines->Next(line);
       if (r == LineReader::Result::kEnd) {
@@ -163,7 +163,7 @@ class FileReader : public SplitReaderBase {
         Error(output, st, line_no, line_start,
               fmt::format("line longer than max-line-bytes ({} bytes)",
                           source_.spec().file.max_line_bytes),
-              line);
+              std::string(line));
         return InputStatus::kMoreAvailable;
       }
       if (line.find_first_not_of(" \t") == std::string::npos) {
@@ -173,8 +173,8 @@ class FileReader : public SplitReaderBase {
         continue;
       }
       std::string reason;
-      if (!decoder_.Decode(line, row_, &reason)) {
-        Error(output, st, line_no, line_start, reason, line);
+      if (!decoder_.DecodePadded(line, row_, &reason)) {
+        Error(output, st, line_no, line_start, reason, std::string(line));
         return InputStatus::kMoreAvailable;
       }
       // row_ is lent downstream and comes back with its buffers when nothing kept it.
@@ -256,7 +256,6 @@ class FileReader : public SplitReaderBase {
   Row row_;  // the record being built; reused across lines
   SourceReaderContext* context_ = nullptr;
   std::vector<State> states_;
-  std::string line_;
   size_t next_ = 0;
   int64_t emitted_total_ = 0;
   Timestamp start_time_ = 0;

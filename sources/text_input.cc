@@ -78,7 +78,7 @@ LineReader::LineReader(std::string path, int64_t max_line_bytes, int64_t offset,
                        int64_t line_number, int64_t end)
     : path_(std::move(path)),
       max_line_bytes_(max_line_bytes),
-      buffer_(kBufferBytes),
+      buffer_(kBufferBytes + kLinePadding, ' '),
       line_number_(line_number),
       bytes_read_(offset),
       end_offset_(end) {
@@ -153,13 +153,36 @@ LineReader::~LineReader() {
 }
 
 bool LineReader::Fill() {
-  end_ = std::fread(buffer_.data(), 1, buffer_.size(), file_);
+  end_ = std::fread(buffer_.data(), 1, kBufferBytes, file_);
+  std::memset(buffer_.data() + end_, ' ', kLinePadding);
   pos_ = 0;
   if (end_ == 0 && std::ferror(file_) != 0) {
     throw IoError(fmt::format("cannot read input file '{}' after {} bytes: {}", path_, bytes_read_,
                               std::strerror(errno)));
   }
   return end_ > 0;
+}
+
+LineReader::Result LineReader::Next(std::string_view& line) {
+  if (pos_ < end_ && !(end_offset_ >= 0 && bytes_read_ >= end_offset_)) {
+    const char* begin = buffer_.data() + pos_;
+    const void* nl = std::memchr(begin, '\n', end_ - pos_);
+    const size_t chunk = nl ? static_cast<size_t>(static_cast<const char*>(nl) - begin) : 0;
+    if (nl != nullptr && static_cast<int64_t>(chunk) <= max_line_bytes_) {
+      // The whole line is in the buffer and its '\n' (whitespace) follows it, then more of
+      // the buffer and its kLinePadding spaces.
+      pos_ += chunk + 1;
+      bytes_read_ += static_cast<int64_t>(chunk) + 1;
+      ++line_number_;
+      line = std::string_view(begin, chunk > 0 && begin[chunk - 1] == '\r' ? chunk - 1 : chunk);
+      return Result::kLine;
+    }
+  }
+  const Result r = Next(assembled_);
+  const size_t size = assembled_.size();
+  assembled_.append(kLinePadding, ' ');
+  line = std::string_view(assembled_.data(), size);
+  return r;
 }
 
 LineReader::Result LineReader::Next(std::string& line) {
@@ -524,11 +547,19 @@ LineDecoder::LineDecoder(Format format, const Schema& schema, char csv_delimiter
 LineDecoder::~LineDecoder() = default;
 
 bool LineDecoder::Decode(std::string_view line, Row& row, std::string* reason) {
+  return DecodeLine(line, false, row, reason);
+}
+
+bool LineDecoder::DecodePadded(std::string_view line, Row& row, std::string* reason) {
+  return DecodeLine(line, true, row, reason);
+}
+
+bool LineDecoder::DecodeLine(std::string_view line, bool padded, Row& row, std::string* reason) {
   if (row.size() != impl_->schema.size()) {
     row.assign(impl_->schema.size(), Value{});
   }
   const bool json = impl_->format == Format::kJson;
-  if (json ? impl_->json != nullptr && impl_->json->Decode(line, row) : impl_->FastCsv(line, row)) {
+  if (json ? impl_->json != nullptr && impl_->json->Decode(line, padded, row) : impl_->FastCsv(line, row)) {
     return true;
   }
   std::optional<Row> slow = json ? JsonLineToRow(line, impl_->schema, reason)

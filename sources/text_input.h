@@ -42,6 +42,13 @@ class LineReader {
   /// `line` holds its first 200 bytes and the rest was skipped. kEnd: end of file.
   /// Throws IoError on a read error.
   Result Next(std::string& line);
+  /// The same lines, without copying those that lie whole in the read buffer: `line` views the
+  /// reader's memory, valid until the next call. At least kLinePadding readable bytes follow
+  /// it, the first of them whitespace ('\n', '\r' or ' '), as simdjson's padding asks
+  /// (LineDecoder::DecodePadded).
+  Result Next(std::string_view& line);
+  /// Readable bytes after a line returned by Next(std::string_view&).
+  static constexpr size_t kLinePadding = 64;
   /// 1-based number of the line last returned.
   int64_t line_number() const { return line_number_; }
   /// Bytes consumed so far, counted from the start of the file: the offset of the next line.
@@ -54,7 +61,8 @@ class LineReader {
   std::string path_;
   int64_t max_line_bytes_;
   std::FILE* file_ = nullptr;
-  std::vector<char> buffer_;
+  std::vector<char> buffer_;  // read data in [0, end_), then kLinePadding spaces
+  std::string assembled_;     // a line that spans two reads, followed by kLinePadding spaces
   size_t pos_ = 0;
   size_t end_ = 0;
   int64_t line_number_ = 0;
@@ -135,8 +143,14 @@ class LineDecoder {
   /// `line` (no newline). Returns false and sets `reason` when the line is bad; `row` is then
   /// unspecified.
   bool Decode(std::string_view line, Row& row, std::string* reason);
+  /// Decode for a line followed by at least LineReader::kLinePadding readable bytes, the first of
+  /// them whitespace (a line from LineReader::Next(std::string_view&)): the JSON fast path then
+  /// parses it in place instead of copying it into a padded buffer. Same results as Decode.
+  bool DecodePadded(std::string_view line, Row& row, std::string* reason);
 
  private:
+  bool DecodeLine(std::string_view line, bool padded, Row& row, std::string* reason);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -27,7 +27,9 @@ class JsonFastPath {
   /// Fills `row` (already of the schema's arity) from `line` and returns true only when the
   /// line is certainly one the nlohmann path (`JsonLineToRow`) accepts, with the same values;
   /// false means "decode it the slow way" (which gives the row or the documented reason).
-  virtual bool Decode(std::string_view line, Row& row) = 0;
+  /// `in_place`: LineReader::kLinePadding readable bytes follow the line, the first of them
+  /// whitespace, so it is parsed in place; otherwise it is copied into a padded buffer first.
+  virtual bool Decode(std::string_view line, bool in_place, Row& row) = 0;
 };
 
 /// A fast path for `schema` (borrowed; must outlive it), or null when this CPU lacks AVX2, BMI1,

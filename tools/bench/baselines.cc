@@ -1,4 +1,5 @@
 #include "tools/bench/baselines.h"
+#include "tools/bench/bench_run.h"
 
 #include <algorithm>
 #include <atomic>
@@ -148,25 +149,14 @@ BaselineResult RunPerSubtask(int p, std::chrono::steady_clock::time_point start,
 
 BenchPlan MakeBenchPlan(const JobSpec& job) {
   BenchPlan plan;
-  std::map<std::string, const OperatorSpec*> by_id;
-  const OperatorSpec* source = nullptr;
-  const OperatorSpec* sink = nullptr;
-  for (const OperatorSpec& op : job.operators) {
-    by_id[op.id] = &op;
-    if (op.type == "source") {
-      if (source != nullptr) {
-        plan.unsupported = "more than one source";
-        return plan;
-      }
-      source = &op;
-    } else if (op.type == "sink") {
-      if (sink != nullptr) {
-        plan.unsupported = "more than one sink";
-        return plan;
-      }
-      sink = &op;
-    }
+  const BenchJobEnds ends = FindBenchJobEnds(job);
+  if (!ends.unsupported.empty()) {
+    plan.unsupported = ends.unsupported;
+    return plan;
   }
+  const auto& by_id = ends.by_id;
+  const OperatorSpec* source = ends.source;
+  const OperatorSpec* sink = ends.sink;
   if (source == nullptr || !source->source || source->source->type != "generator") {
     plan.unsupported = "the source is not a generator";
     return plan;

@@ -17,21 +17,11 @@
 #include "config/job_loader.h"
 #include "runtime/graph/job_graph.h"
 #include "tools/bench/baselines.h"
+#include "tools/bench/bench_run.h"
+#include "tools/bench/file_bench.h"
 #include "tools/engine/engine.h"
 
 namespace tidemark::bench {
-namespace {
-
-struct RunFigures {
-  double seconds = 0;
-  int64_t sink_records = 0;
-  uint64_t checksum = 0;
-  std::vector<int64_t> latency_ns;
-  int64_t state_bytes = 0;
-  bool chained = true;
-  std::string failure;
-};
-
 int64_t CurrentRssBytes() {
   std::ifstream statm("/proc/self/statm");
   int64_t pages = 0;
@@ -116,6 +106,42 @@ RunFigures RunJobOnce(const JobSpec& spec, const std::string& sink_id, int64_t t
   return f;
 }
 
+std::optional<RunFigures> RunBenchJob(const BenchOptions& o, const JobSpec& spec, const std::string& sink_id,
+                                      int64_t total_records, int r, bool progress) {
+  const std::string label = r < o.warmup ? fmt::format("{} warm-up", spec.name)
+                                         : fmt::format("{} run {}/{}", spec.name, r - o.warmup + 1, o.runs);
+  RunFigures f = RunJobOnce(spec, sink_id, total_records, label, progress);
+  if (!f.failure.empty()) {
+    if (progress) {
+      std::fprintf(stderr, "\n");
+    }
+    std::cerr << spec.name << ": " << f.failure << "\n";
+    return std::nullopt;
+  }
+  return f;
+}
+
+BenchJobEnds FindBenchJobEnds(const JobSpec& job) {
+  BenchJobEnds ends;
+  for (const OperatorSpec& op : job.operators) {
+    ends.by_id[op.id] = &op;
+    if (op.type == "source") {
+      if (ends.source != nullptr) {
+        ends.unsupported = "more than one source";
+      }
+      ends.source = &op;
+    } else if (op.type == "sink") {
+      if (ends.sink != nullptr && ends.unsupported.empty()) {
+        ends.unsupported = "more than one sink";
+      }
+      ends.sink = &op;
+    }
+  }
+  return ends;
+}
+
+namespace {
+
 struct Series {
   std::vector<double> rates;
   BaselineResult last;
@@ -139,7 +165,8 @@ nlohmann::json SeriesJson(const Series& s) {
 }  // namespace
 
 CLI::App* AddBenchSubcommand(CLI::App& app, BenchOptions& o) {
-  auto* cmd = app.add_subcommand("bench", "Benchmark a generator -> ... -> checksum job against hand-written baselines");
+  auto* cmd = app.add_subcommand(
+      "bench", "Benchmark a generator (or generated file) -> ... -> checksum job against hand-written baselines");
   cmd->add_option("bench", o.path, "benchmark job YAML (e.g. jobs/bench/chain2.yaml)")->required();
   cmd->add_option("--runs", o.runs, "measured runs; the figures are their medians")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", o.warmup, "unmeasured warm-up runs")->check(CLI::NonNegativeNumber);
@@ -148,6 +175,9 @@ CLI::App* AddBenchSubcommand(CLI::App& app, BenchOptions& o) {
   cmd->add_option("--rate", o.rate, "override the generator's rate (records/s per subtask; 0 = unpaced)");
   cmd->add_flag("!--no-baselines", o.baselines, "skip the hand-written baselines");
   cmd->add_flag("!--no-progress", o.progress, "no progress bar");
+  cmd->add_option("--data-dir", o.data_dir,
+                  "file benchmarks: directory of the generated input files (default $TIDEMARK_BENCH_DATA, "
+                  "else <tmp>/tidemark-bench-data)");
   return cmd;
 }
 
@@ -161,6 +191,9 @@ int RunBench(const BenchOptions& o) {
   }
   OperatorSpec* source = nullptr;
   for (OperatorSpec& op : spec.operators) {
+    if (op.type == "source" && op.source && op.source->type == "file") {
+      return RunFileBench(o, spec);
+    }
     if (op.type == "source" && op.source && op.source->type == "generator") {
       source = &op;
     }
@@ -191,16 +224,11 @@ int RunBench(const BenchOptions& o) {
   try {
     for (int r = 0; r < o.warmup + o.runs; ++r) {
       const bool warm = r < o.warmup;
-      const std::string label = warm ? fmt::format("{} warm-up", spec.name)
-                                     : fmt::format("{} run {}/{}", spec.name, r - o.warmup + 1, o.runs);
-      RunFigures f = RunJobOnce(spec, sink_id, records, label, progress);
-      if (!f.failure.empty()) {
-        if (progress) {
-          std::fprintf(stderr, "\n");
-        }
-        std::cerr << spec.name << ": " << f.failure << "\n";
+      std::optional<RunFigures> run = RunBenchJob(o, spec, sink_id, records, r, progress);
+      if (!run) {
         return 1;
       }
+      RunFigures& f = *run;
       if (want_baselines) {
         if (plan.window) {
           BaselineResult b = RunHashAggregation(plan);

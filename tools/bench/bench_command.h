@@ -11,7 +11,7 @@ namespace tidemark::bench {
 
 /// Options of `tidemark bench BENCH.yaml`.
 struct BenchOptions {
-  std::string path;       ///< a job YAML whose source is a `generator` and whose sink is `checksum`
+  std::string path;       ///< a job YAML whose source is a `generator` (or a generated `file`) and whose sink is `checksum`
   int runs = 5;           ///< measured runs; figures are their medians
   int warmup = 1;         ///< unmeasured runs first
   bool json = false;      ///< one JSON object on stdout instead of the text report
@@ -19,6 +19,9 @@ struct BenchOptions {
   int64_t rate = -1;      ///< >= 0: overrides the generator's `rate` (records/s per subtask)
   bool baselines = true;  ///< false: skip the hand-written baselines
   bool progress = true;   ///< progress bar on stderr when it is a terminal
+  /// File benchmarks (tools/bench/file_bench.h): where generated input files live. Empty: the
+  /// environment variable TIDEMARK_BENCH_DATA, else <temp dir>/tidemark-bench-data.
+  std::string data_dir;
 };
 
 /// Adds the `bench` subcommand to the `tidemark` CLI, filling `options` when parsed.

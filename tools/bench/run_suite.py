@@ -2,9 +2,14 @@
 """Runs the benchmark suite in jobs/bench/ with `tidemark bench --json` and writes BENCHMARKS.md.
 
   tools/bench/run_suite.py [--tidemark build/tools/tidemark] [--runs 5] [--out BENCHMARKS.md]
+                           [--data-dir build/bench-data] [--events-count N]
   tools/bench/run_suite.py --smoke --tidemark PATH   # tiny sizes, 1 run: checks only that every
                                                       # job runs and its sink checksum equals the
                                                       # baseline's (ctest `bench_smoke`)
+
+The events jobs (jobs/bench/events_*.yaml) read a generated file of 2,000,000 JSON lines (about
+150 MB), written into --data-dir on first use; --events-count makes it smaller (a quick try of
+the suite). Beside them the plain Python script tools/bench/events_python.py runs the same query.
 
 Every figure is measured in this run; targets are checked as ratios against the baselines measured
 in the same run. Nothing is tuned: a missed target is reported as missed.
@@ -30,12 +35,19 @@ COUNT_OVERRIDE = {"chain8_unchained_p2": 1000000, "chain8_unchained_p1": 2000000
                   "chain4_unchained_p2": 2000000, "chain4_unchained_p1": 3000000,
                   "chain2_unchained_p2": 3000000}
 # The window operator updates every overlapping window separately (no panes), so the widest
-# sliding windows are measured once, without warm-up (stated in BENCHMARKS.md).
-SINGLE_RUN = {"sliding_100", "sliding_1000"}
+# sliding windows are measured once, without warm-up (stated in BENCHMARKS.md); so are the jobs
+# with the most records or keys (tumbling_keys_1e6: 7e7 records) and the windowed events jobs.
+SINGLE_RUN = {"sliding_100", "sliding_1000", "tumbling_keys_1e6", "session_keys_1e5",
+              "events_windowed", "events_windowed_p2"}
 SMOKE_COUNT = {"sliding_100": 300, "sliding_1000": 300, "session_keys_1e5": 1000}
+# Real files (issue 17): scan-only and windowed over the generated events file, at parallelism 1
+# and 2 (byte-range splits of the one file).
+EVENTS = ["events_scan", "events_windowed", "events_scan_p2", "events_windowed_p2"]
+EVENTS_SMOKE_COUNT = 3000
 
 
-def bench(tidemark, name, runs, extra=()):
+def run_bench_json(tidemark, name, runs, extra):
+    """`tidemark bench jobs/bench/<name>.yaml --json`: its JSON object, plus `elapsed_s`."""
     cmd = [tidemark, "bench", os.path.join("jobs", "bench", name + ".yaml"), "--json", "--no-progress",
            "--runs", str(runs)] + list(extra)
     t0 = time.time()
@@ -44,6 +56,11 @@ def bench(tidemark, name, runs, extra=()):
         raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
     out = json.loads(p.stdout.strip().splitlines()[-1])
     out["elapsed_s"] = time.time() - t0
+    return out
+
+
+def bench(tidemark, name, runs, extra=()):
+    out = run_bench_json(tidemark, name, runs, extra)
     print(f"  {name:26s} {out['records_per_s'] / 1e6:9.2f} M/s  ratio "
           f"{out['ratio_to_baseline'] if out['ratio_to_baseline'] is not None else float('nan'):.3f}  "
           f"({out['elapsed_s']:.1f} s)", file=sys.stderr, flush=True)
@@ -62,7 +79,61 @@ def wall_time(tidemark, job, runs):
     return times[len(times) // 2], times[0], times[-1], p.stdout.strip().splitlines()[-1]
 
 
+def bench_file(tidemark, name, runs, data_dir, count=None):
+    extra = ["--data-dir", data_dir]
+    if count is not None:
+        extra += ["--count", str(count)]
+    if name in SINGLE_RUN:
+        runs = 1
+        extra += ["--warmup", "0"]
+    out = run_bench_json(tidemark, name, runs, extra)
+    print(f"  {name:26s} {out['mb_per_s']:9.1f} MB/s ({out['mb_per_cpu_s']:.1f} MB/CPU-s)  ratio "
+          f"{out.get('ratio_to_baseline') or float('nan'):.3f}  ({out['elapsed_s']:.1f} s)", file=sys.stderr, flush=True)
+    return out
+
+
+def python_events(mode, data_file, runs):
+    """Median seconds of tools/bench/events_python.py over `runs` runs, and its last answer."""
+    script = os.path.join(ROOT, "tools", "bench", "events_python.py")
+    times = []
+    out = None
+    for _ in range(runs):
+        p = subprocess.run([sys.executable, script, mode, data_file], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"events_python.py {mode} exited {p.returncode}: {p.stderr.strip()}")
+        out = json.loads(p.stdout)
+        times.append(out["seconds"])
+    times.sort()
+    out["seconds"] = times[len(times) // 2]
+    print(f"  python {mode:19s} {out['seconds']:9.2f} s", file=sys.stderr, flush=True)
+    return out
+
+
+def smoke_events(tidemark):
+    import shutil
+    import tempfile
+    data_dir = tempfile.mkdtemp(prefix="tidemark-bench-smoke-")
+    try:
+        for name in EVENTS:
+            out = bench_file(tidemark, name, 1, data_dir, EVENTS_SMOKE_COUNT)
+            if out["checksum_ok"] is not True or out["sink_records"] <= 0:
+                print(f"FAIL {name}: checksum_ok={out['checksum_ok']} sink_records={out['sink_records']}",
+                      file=sys.stderr)
+                return 1
+            if name == "events_windowed":
+                py = python_events("windowed", out["data_file"], 1)
+                if py["windows"] != out["sink_records"]:
+                    print(f"FAIL {name}: python gives {py['windows']} windows, the job {out['sink_records']}",
+                          file=sys.stderr)
+                    return 1
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+    return 0
+
+
 def smoke(tidemark):
+    if smoke_events(tidemark) != 0:
+        return 1
     names = CHAINS + WINDOWS + WATERMARKS + ["latency_3tasks"]
     for name in names:
         out = bench(tidemark, name, 1, ["--warmup", "0", "--count", str(SMOKE_COUNT.get(name, 3000))])
@@ -76,7 +147,7 @@ def smoke(tidemark):
     if out["checksum_ok"] is not True or out["p99_latency_us"] is None:
         print("FAIL latency_3tasks paced", file=sys.stderr)
         return 1
-    print(f"bench smoke: {len(names) + 1} jobs ran, every sink checksum equals its baseline's")
+    print(f"bench smoke: {len(names) + 1 + len(EVENTS)} jobs ran, every sink checksum equals its baseline's")
     return 0
 
 
@@ -99,6 +170,10 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--data-dir", default=os.path.join(ROOT, "build", "bench-data"),
+                    help="where the events jobs' generated input lives (written on first use)")
+    ap.add_argument("--events-count", type=int, default=None,
+                    help="lines of the generated events file (default: the jobs' 2,000,000)")
     a = ap.parse_args()
     if a.smoke:
         return smoke(a.tidemark)
@@ -123,6 +198,13 @@ def main():
                  ["--rate", str(half_rate), "--count", str(max(100000, half_rate))])
     res["latency_3tasks_max"] = full
     res["latency_3tasks_half"] = half
+    print("real files:", file=sys.stderr)
+    files = {}
+    for name in EVENTS:
+        files[name] = bench_file(a.tidemark, name, a.runs, a.data_dir, a.events_count)
+    data_file = files["events_scan"]["data_file"]
+    py_scan = python_events("scan", data_file, 1)
+    py_windowed = python_events("windowed", data_file, 1)
     walls = {}
     for job in ("jobs/two_splits_split.yaml", "jobs/two_splits_operator.yaml"):
         walls[job] = wall_time(a.tidemark, job, a.runs)
@@ -205,6 +287,52 @@ def main():
     for job, (med, lo, hi, last) in walls.items():
         lines.append(target(f"two-split experiment `{os.path.basename(job)}` < 1 s wall, start to exit",
                             f"{med:.3f} s (min {lo:.3f}, max {hi:.3f})", med < 1.0, ""))
+    es, ew = files["events_scan"], files["events_windowed"]
+    es2, ew2 = files["events_scan_p2"], files["events_windowed_p2"]
+    py_ratio = py_windowed["seconds"] / ew["wall_s"] if ew["wall_s"] else 0
+    lines.append(target("scan-only events job ≥ 400 MB/s on one core", f"{es['mb_per_s']:.0f} MB/s "
+                        f"({es['mb_per_cpu_s']:.0f} MB per CPU-second)", es["mb_per_s"] >= 400, why["files_scan"]))
+    lines.append(target("scan-only events job ≥ 0.5 × the simdjson baseline",
+                        f"{es['ratio_to_baseline']:.3f} × wall, {es['cpu_ratio_to_baseline']:.3f} × CPU "
+                        f"(baseline {es['baseline_mb_per_s']:.0f} MB/s)", es["ratio_to_baseline"] >= 0.5,
+                        why["files_scan"] if es["ratio_to_baseline"] < 0.5 else ""))
+    if ew["records"] == 2000000:  # DuckDB's 1.5 s was measured on the 2,000,000-line file
+        lines.append(target("windowed events job ≤ 2.3 s (1.5 × DuckDB's single-thread 1.5 s)",
+                            f"{ew['wall_s']:.2f} s (CPU {ew['cpu_s']:.2f} s)", ew["wall_s"] <= 2.3,
+                            why["files_windowed"] if ew["wall_s"] > 2.3 else ""))
+    else:
+        lines.append(f"| windowed events job ≤ 2.3 s (1.5 × DuckDB's single-thread 1.5 s) | "
+                     f"{ew['wall_s']:.2f} s over {ew['records']:,} lines | not judged | "
+                     "the target is for the 2,000,000-line file (--events-count was given) |")
+    lines.append(target("windowed events job ≥ 6 × a plain Python loop",
+                        f"{py_ratio:.1f} × ({ew['wall_s']:.2f} s vs {py_windowed['seconds']:.2f} s)", py_ratio >= 6,
+                        why["files_windowed"] if py_ratio < 6 else ""))
+    for one, two, reason in ((es, es2, "files_p2_scan"), (ew, ew2, "files_p2_windowed")):
+        r = one["wall_s"] / two["wall_s"] if two["wall_s"] else 0
+        lines.append(target(f"`{one['name']}` at parallelism 2 on one file ≥ 1.6 × parallelism 1",
+                            f"{r:.2f} × ({two['wall_s']:.2f} s vs {one['wall_s']:.2f} s)", r >= 1.6,
+                            why[reason] if r < 1.6 else ""))
+    lines.append("")
+    lines.append("## Real files\n")
+    lines.append(f"The events jobs read `{os.path.basename(data_file)}` ({es['bytes'] / 1e6:.1f} MB, "
+                 f"{es['records']:,} JSON lines `{{user, ts, amount, page}}`, generated by `tidemark bench`); "
+                 "the baseline is a hand-written simdjson On-Demand `iterate_many` loop over the same file "
+                 "(with an `absl::flat_hash_map` per open window for the windowed query), measured after each "
+                 "run. CPU figures are the process's CPU time, which a loaded machine inflates less than wall "
+                 "time. Python: `tools/bench/events_python.py` (`json.loads` and a dict), one run.\n")
+    lines.append("| job | MB/s | M rec/s | wall s | CPU s | baseline MB/s | ratio (wall) | ratio (CPU) | sink records | check |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in EVENTS:
+        o = files[name]
+        lines.append(f"| {name} | {o['mb_per_s']:.1f} | {o['records_per_s'] / 1e6:.2f} | {o['wall_s']:.2f} | "
+                     f"{o['cpu_s']:.2f} | {o['baseline_mb_per_s']:.1f} | {o['ratio_to_baseline']:.3f} | "
+                     f"{o['cpu_ratio_to_baseline']:.3f} | {o['sink_records']:,} | "
+                     f"{'ok' if o['checksum_ok'] else 'MISMATCH'} |")
+    lines.append(f"| python scan | {es['bytes'] / 1e6 / py_scan['seconds']:.1f} | "
+                 f"{py_scan['records'] / py_scan['seconds'] / 1e6:.2f} | {py_scan['seconds']:.2f} | — | — | — | — | — | — |")
+    lines.append(f"| python windowed | {es['bytes'] / 1e6 / py_windowed['seconds']:.1f} | "
+                 f"{py_windowed['records'] / py_windowed['seconds'] / 1e6:.2f} | {py_windowed['seconds']:.2f} | — | — | — | — | "
+                 f"{py_windowed['windows']:,} | {'ok' if py_windowed['windows'] == ew['sink_records'] else 'MISMATCH'} |")
     lines.append("")
     lines.append("## All jobs\n")
     lines.append("Throughput in M records/s (records generated by the source per second of job wall time, "
@@ -243,6 +371,19 @@ def main():
 
 
 REASONS = {
+    "files_scan": "the baseline itself (simdjson `iterate_many` over the whole file, hashing every field) "
+                  "reaches only the MB/s shown on this machine. Against it: each line is parsed on its own "
+                  "(simdjson On-Demand `iterate` per line, in place in the read buffer: stage 1 runs per "
+                  "line rather than over megabytes), and its values are written into a `std::variant` row "
+                  "that goes through the source operator (timestamp, watermark generator) to the sink.",
+    "files_windowed": "the window operator dominates (per-record keyed state on string keys and one "
+                      "timer per key and window), not the file source.",
+    "files_p2_scan": "the two readers and their sinks need both cores of a machine that other work shares; "
+                     "per byte the scan costs the same at parallelism 2 (see the CPU column).",
+    "files_p2_windowed": "the two byte ranges of one file hold different event times: the window's watermark "
+                         "is the minimum over both readers, so the second half's windows stay open until the "
+                         "first half is read (twice the state), and the window operator, not the reading, "
+                         "sets the pace.",
     "chain_ratio": "per record: a `std::vector<std::variant>` row (3 × 40-byte cells) built and hashed through "
                    "variant dispatch, plus two virtual calls per operator (`Output::Collect` and "
                    "`ProcessElement`), against 32-byte plain structs in the baseline.",

@@ -31,6 +31,21 @@ std::string Decoded(LineDecoder& decoder, const std::string& line, Row& row) {
   return TestSchema().RowToJson(row);
 }
 
+// The same through DecodePadded, with the line in place as a LineReader lends it: followed by
+// '\n' and then `after` (more input: the next line, hostile bytes) and the padding.
+std::string DecodedInPlace(LineDecoder& decoder, const std::string& line, const std::string& after, Row& row) {
+  std::string buffer = line + "\n" + after;
+  buffer.append(LineReader::kLinePadding, ' ');
+  std::string reason;
+  if (!decoder.DecodePadded(std::string_view(buffer.data(), line.size()), row, &reason)) {
+    return "error: " + reason;
+  }
+  return TestSchema().RowToJson(row);
+}
+
+// What may follow a line in the reader's buffer: tokens that would extend the line's last one.
+const std::vector<std::string> kAfterLine = {"", "9999}", "e", "ue}", "\"}", "]", "{\"ts\": 1}", "\\", "\x01\xff"};
+
 std::string Reference(bool json, const std::string& line) {
   std::string reason;
   std::optional<Row> row = json ? JsonLineToRow(line, TestSchema(), &reason)
@@ -96,12 +111,12 @@ TEST(LineDecoderTest, FastPathIsTakenOnThisMachineForPlainLines) {
     GTEST_SKIP() << "CPU without AVX2: every line takes the reference path";
   }
   Row row(TestSchema().size());
-  EXPECT_TRUE(fast->Decode(R"({"ts": 1000, "user": "ann", "amount": 2.5, "n": 7, "ok": true})", row));
+  EXPECT_TRUE(fast->Decode(R"({"ts": 1000, "user": "ann", "amount": 2.5, "n": 7, "ok": true})", false, row));
   EXPECT_EQ(TestSchema().RowToJson(row), R"({"ts":1000,"user":"ann","amount":2.5,"n":7,"ok":true})");
   // Trailing content, a bad literal in an unused field, a raw control character: not accepted.
-  EXPECT_FALSE(fast->Decode(R"({"ts": 1} {"ts": 2})", row));
-  EXPECT_FALSE(fast->Decode(R"({"other": tru, "ts": 1})", row));
-  EXPECT_FALSE(fast->Decode("{\"user\": \"a\x01\"}", row));
+  EXPECT_FALSE(fast->Decode(R"({"ts": 1} {"ts": 2})", false, row));
+  EXPECT_FALSE(fast->Decode(R"({"other": tru, "ts": 1})", false, row));
+  EXPECT_FALSE(fast->Decode("{\"user\": \"a\x01\"}", false, row));
 }
 
 TEST(LineDecoderTest, JsonLinesGiveTheReferenceRowOrReason) {
@@ -109,6 +124,9 @@ TEST(LineDecoderTest, JsonLinesGiveTheReferenceRowOrReason) {
   Row row;
   for (const std::string& line : kJsonLines) {
     EXPECT_EQ(Decoded(decoder, line, row), Reference(true, line)) << line;
+    for (const std::string& after : kAfterLine) {
+      EXPECT_EQ(DecodedInPlace(decoder, line, after, row), Reference(true, line)) << line << " then " << after;
+    }
   }
   EXPECT_EQ(Decoded(decoder, R"({"user": "a", "user": "b"})", row),
             R"({"ts":null,"user":"b","amount":null,"n":null,"ok":null})");
@@ -182,7 +200,11 @@ TEST(LineDecoderTest, MutatedLinesGiveTheReferenceRowOrReason) {
       if (line.find_first_not_of(" \t") == std::string::npos) {
         continue;  // blank lines never reach a decoder
       }
-      ASSERT_EQ(Decoded(decoder, line, row), Reference(json, line)) << (json ? "json: " : "csv: ") << line;
+      const std::string reference = Reference(json, line);
+      ASSERT_EQ(Decoded(decoder, line, row), reference) << (json ? "json: " : "csv: ") << line;
+      const std::string& after = i % 2 == 0 ? kAfterLine[rng() % kAfterLine.size()] : seeds[rng() % seeds.size()];
+      ASSERT_EQ(DecodedInPlace(decoder, line, after, row), reference)
+          << (json ? "json: " : "csv: ") << line << " then " << after;
       ++compared;
     }
     EXPECT_GT(compared, 19000);

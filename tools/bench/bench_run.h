@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/job_spec.h"
+#include "tools/bench/bench_command.h"
+
+namespace tidemark::bench {
+
+/// What one measured run of a benchmark job gave (tools/bench/bench_command.cc).
+struct RunFigures {
+  double seconds = 0;  ///< wall time from Start to the job's end
+  int64_t sink_records = 0;
+  uint64_t checksum = 0;
+  std::vector<int64_t> latency_ns;
+  int64_t state_bytes = 0;  ///< RSS growth during the run
+  bool chained = true;      ///< every edge of the job graph is chained
+  std::string failure;      ///< non-empty: the job did not FINISH (state and cause)
+};
+
+/// Compiles and runs `spec` once on this thread's process and reads the `checksum` sink
+/// `sink_id`; with `progress`, draws a bar on stderr against `total_records` source records.
+/// Throws JobCompileError for a job that does not compile.
+RunFigures RunJobOnce(const JobSpec& spec, const std::string& sink_id, int64_t total_records,
+                      const std::string& label, bool progress);
+
+/// Measured run `r` of `o.warmup + o.runs` (the first `o.warmup` are warm-ups, labelled so on
+/// the progress bar): RunJobOnce, or nullopt after printing the failure to stderr.
+std::optional<RunFigures> RunBenchJob(const BenchOptions& o, const JobSpec& spec,
+                                      const std::string& sink_id, int64_t total_records, int r,
+                                      bool progress);
+
+/// The one source and the one sink of a benchmark job, and every operator by id; `unsupported`
+/// says "more than one source" / "more than one sink" (then the pointers are not meaningful).
+struct BenchJobEnds {
+  std::map<std::string, const OperatorSpec*> by_id;
+  const OperatorSpec* source = nullptr;
+  const OperatorSpec* sink = nullptr;
+  std::string unsupported;
+};
+BenchJobEnds FindBenchJobEnds(const JobSpec& job);
+
+/// The id of the job's `checksum` sink, or "" when it has none.
+std::string SinkId(const JobSpec& spec);
+/// The median (0 for none).
+double Median(std::vector<double> v);
+/// This process's peak resident set size, in bytes.
+int64_t PeakRssBytes();
+
+}  // namespace tidemark::bench
