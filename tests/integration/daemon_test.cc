@@ -877,7 +877,8 @@ TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {
   CliResult unknown = Cli("stauts 1234");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_EQ(unknown.err,
-            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, submit, list, status, cancel, logs, explain)\n"
+            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, submit, list, status, cancel, logs, explain, "
+            "savepoint, stop)\n"
             "Run with --help for more information.\n");
   CliResult ftp = Cli("--url ftp://x list");
   EXPECT_EQ(ftp.rc, 2);
@@ -2011,6 +2012,10 @@ int main(int argc, char** argv) {
   if (tidemark::IsWorkerInvocation(argc, argv)) {
     return tidemark::WorkerMain(argc, argv, tidemark::TestJobFactory());
   }
+  // Every tidemarkd a test starts without --state-dir keeps its registry in a directory of this
+  // process's own, not in the user's ~/.local/state (tests run in parallel).
+  tidemark::TempDir state_home;  // removed at exit
+  ::setenv("XDG_STATE_HOME", state_home.path().c_str(), 1);  // NOLINT(concurrency-mt-unsafe): before threads
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
