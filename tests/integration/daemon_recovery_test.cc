@@ -214,11 +214,12 @@ TEST_F(DaemonRecoveryTest, AResumedJobWaitsUntilNoOtherProcessHoldsItsRunLock) {
   const std::string id = Submit(kLongJob);
   const int old_worker = WaitUntilProducing(id);
   Kill9();
-  ASSERT_TRUE(Eventually([&] { return ProcessGone(old_worker); }, std::chrono::seconds(5)));
-  // Stand in for a worker of the killed daemon that is still alive (and would still write).
+  // Stand in for a worker of the killed daemon that is still alive (and would still write). The old
+  // worker lets go once its last thread exited, which can be after its main thread shows as a zombie.
   const int lock_fd = ::open((JobDir(id) + "/run.lock").c_str(), O_RDWR | O_CLOEXEC);
   ASSERT_GE(lock_fd, 0);
-  ASSERT_EQ(::flock(lock_fd, LOCK_EX | LOCK_NB), 0);
+  ASSERT_TRUE(Eventually([&] { return ::flock(lock_fd, LOCK_EX | LOCK_NB) == 0; }, std::chrono::seconds(5)));
+  EXPECT_TRUE(ProcessGone(old_worker));
   Start();
   json j;
   ASSERT_TRUE(Eventually(
