@@ -918,8 +918,14 @@ JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id,
               fmt::format("job {} has already ended ({}); savepoints are taken of running jobs", id,
                           ToString(e->final_state))};
     }
+    if (e->user_cancelled) {
+      return {SavepointTrigger::Status::kNotRunning, "", fmt::format("job {} is being cancelled", id)};
+    }
     request_id = fmt::format("{:016x}{:04x}", static_cast<uint64_t>(NowMs()), ++e->next_savepoint & 0xffff);
     e->savepoints.emplace(request_id, op);
+    while (e->savepoints.size() > 64) {  // ids start with the trigger time: the first is the oldest
+      e->savepoints.erase(e->savepoints.begin());
+    }
   }
   GetLogger("daemon")->info("[job {}] savepoint {} requested into {}{}", id, request_id, dir,
                             stop ? (drain ? " (stop, drain)" : " (stop)") : "");
