@@ -746,6 +746,10 @@ void JobManager::Recover() {
       continue;
     }
     const std::string id = it->path().filename().string();
+    if (id.size() != 16 || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      log->warn("state directory: ignoring {}: not a job's directory (16 hex digits)", it->path().string());
+      continue;
+    }
     const fs::path record_path = it->path() / "job.json";
     std::ifstream in(record_path);
     if (!in) {

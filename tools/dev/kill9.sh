@@ -10,7 +10,8 @@
 # `sequence` source -> keyed tumbling count -> exactly-once file sink, checkpoint every 100 ms).
 # OUT_DIR: the directory the job's file sink writes its part files to (default: the first `path:`
 # in JOB). Part files whose name starts with '.' or contains "inprogress" or "pending" are not
-# finished. Run from the repository root. Exit 0 when every check holds, 1 otherwise, 77 when JOB
+# finished. KILL9_MIN_CHECKPOINTS (default 3): completed checkpoints before each kill. Run from the
+# repository root. Exit 0 when every check holds, 1 otherwise, 77 when JOB
 # does not exist (ctest: skipped).
 set -euo pipefail
 
@@ -25,6 +26,7 @@ if [[ -z $OUT ]]; then
   echo "kill9: no output directory given and no path: in $JOB" >&2
   exit 2
 fi
+MIN_CHECKPOINTS=${KILL9_MIN_CHECKPOINTS:-3}
 BIN=$BUILD/tools
 DIR=$(mktemp -d)
 SOCK=$DIR/d.sock
@@ -50,13 +52,14 @@ start_daemon() {
   done
 }
 
-field() {  # field ID JQ-LIKE-PATH: one value of `status --json`, via python (no jq dependency)
-  "$BIN/tidemark" --socket "$SOCK" status --json "$1" 2>/dev/null |
-    python3 -c "import json,sys; j=json.load(sys.stdin); print($2)" 2>/dev/null || echo "?"
+field() {  # field ID EXPR: one value of `status --json` as j, via python (no jq dependency); "?" if none
+  local text
+  text=$("$BIN/tidemark" --socket "$SOCK" status --json "$1" 2>/dev/null || true)
+  python3 -c "import json,sys; j=json.loads(sys.argv[1]); print($2)" "$text" 2>/dev/null || echo "?"
 }
 
 # 1. The uninterrupted run.
-rm -rf "$OUT"
+rm -rf "$OUT" && mkdir -p "$OUT"
 "$BIN/tidemark" run "$JOB" >/dev/null
 expected=$(finished_lines | sha256sum | cut -d' ' -f1)
 expected_count=$(finished_lines | wc -l)
@@ -64,27 +67,31 @@ expected_twice=$(finished_lines | uniq -d | wc -l)
 echo "uninterrupted run: $expected_count lines, sha256 $expected"
 
 # 2. The same job in the daemon, killed twice.
-rm -rf "$OUT"
+rm -rf "$OUT" && mkdir -p "$OUT"
 start_daemon
 ID=$("$BIN/tidemark" --socket "$SOCK" submit "$JOB")
 echo "submitted $ID"
 for kill in 1 2; do
   deadline=$((SECONDS + 120))
   until [[ $(field "$ID" "j['checkpoints']['completed']") =~ ^[0-9]+$ ]] &&
-        (( $(field "$ID" "j['checkpoints']['completed']") >= 3 )); do
+        (( $(field "$ID" "j['checkpoints']['completed']") >= MIN_CHECKPOINTS )); do
     if [[ $(field "$ID" "j['state']") != RUNNING ]] || (( SECONDS > deadline )); then
-      echo "kill9: job $ID is $(field "$ID" "j['state']") before 3 completed checkpoints (kill $kill)" >&2
+      echo "kill9: job $ID is $(field "$ID" "j['state']") before $MIN_CHECKPOINTS completed checkpoints (kill $kill)" >&2
       exit 1
     fi
     sleep 0.05
   done
   sleep "0.$(printf '%03d' $(( RANDOM % 1000 )))"
   last=$(field "$ID" "j['checkpoints']['last-completed-id']")
+  if [[ $(field "$ID" "j['state']") != RUNNING ]]; then
+    echo "kill9: job $ID ended before kill $kill; it must run longer" >&2
+    exit 1
+  fi
   kill -9 "$DAEMON"
   wait "$DAEMON" 2>/dev/null || true
   echo "kill $kill: SIGKILL to the daemon, last completed checkpoint it reported: $last"
   start_daemon
-  grep -F "[job $ID] resuming" "$SOCK.log" | tail -1
+  grep -F "[job $ID] resuming" "$SOCK.log" | tail -1 || { echo "kill9: the restarted daemon did not resume $ID" >&2; cat "$SOCK.log" >&2; exit 1; }
 done
 
 # 3. Until FINISHED.
