@@ -372,6 +372,7 @@ TEST_F(DaemonRecoveryTest, SavepointStopAndCheckpointRoutesAnswerAsFlinksAndTheC
 TEST_F(DaemonRecoveryTest, DISABLED_ACheckpointingJobResumesFromItsLatestCheckpointAfterKill9) {
   Start();
   const std::string out = dir_.path() + "/out";
+  fs::create_directories(out);
   const std::string id = Submit(fmt::format(R"(name: ckpt
 checkpointing: {{interval: 100ms}}
 operators:
@@ -384,15 +385,13 @@ operators:
   - id: counts
     type: window
     input: src
-    key-by: [split]
-    window: {{assigner: tumbling, size: 1s, aggregate: count}}
+    window: {{assigner: tumbling, size: 1s, aggregate: [count]}}
   - id: out
     type: sink
     input: counts
     sink: {{type: file, path: '{}/counts.jsonl'}}
 )",
                                             out));
-  fs::create_directories(out);
   ASSERT_TRUE(Eventually([&] { return Job(id)["checkpoints"]["completed"].get<int64_t>() >= 3; },
                          std::chrono::seconds(10)));
   Kill9();
