@@ -182,6 +182,18 @@ TEST_F(DaemonRecoveryTest, SigtermSuspendsRunningJobsAndTheNextDaemonResumesThem
   EXPECT_EQ(Job(id)["state"], "RUNNING");
 }
 
+TEST_F(DaemonRecoveryTest, ASecondDaemonOnTheSameStateDirectoryIsRefused) {
+  Start();
+  DaemonProcess second({"--socket", dir_.path() + "/other.sock", "--state-dir", state_, "--no-self-check"});
+  EXPECT_FALSE(second.ready()) << second.ready_line();
+  const int status = second.Kill(SIGKILL);  // already exited: this only reaps it
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_EQ(ReadFile(state_ + "/lock"), fmt::format("{}\n", daemon_->pid()));
+  // The first one is unaffected.
+  EXPECT_EQ(Client().Request("GET", "/jobs").status, 200);
+}
+
 TEST_F(DaemonRecoveryTest, ACorruptOrHalfWrittenRegistryRecordIsSkippedWithALogLine) {
   Start();
   const std::string a = Submit(FailingJob(1));

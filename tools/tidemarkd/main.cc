@@ -196,10 +196,11 @@ int main(int argc, char** argv) {
   if (!state_dir.empty() && state_dir.back() == '/' && state_dir.size() > 1) {
     state_dir.pop_back();
   }
+  int state_lock_fd = -1;
   try {
     EnsurePrivateDirectory(state_dir);
     // Held until this process exits (kill -9 included): one daemon per state directory.
-    (void)LockStateDirectory(state_dir);
+    state_lock_fd = LockStateDirectory(state_dir);
   } catch (const DaemonSetupError& e) {
     std::cerr << "tidemarkd: --state-dir: " << e.what() << "\n";
     return 2;
@@ -229,6 +230,11 @@ int main(int argc, char** argv) {
     }
     ::close(ready_pipe[0]);
     ::setsid();
+    // The lock passed to this child with its descriptor; the pid in it is now this process's.
+    const std::string pid_text = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(state_lock_fd, 0) != 0 || ::pwrite(state_lock_fd, pid_text.data(), pid_text.size(), 0) < 0) {
+      // Only the "another tidemarkd (pid N)" message reads it.
+    }
     if (pid_file.empty()) {
       // Beside the socket, like the log file: with --socket the runtime directory may not exist.
       pid_file = default_socket ? runtime_dir + "/tidemarkd.pid" : socket_path + ".pid";
