@@ -2,7 +2,8 @@
 // (runtime/daemon/rest_server.h) on a private Unix socket, optionally on loopback TCP with a
 // bearer token.
 //
-// Exit codes: 0 after SIGTERM / SIGINT (running jobs cancelled, sinks closed, socket removed);
+// Exit codes: 0 after SIGTERM / SIGINT (running jobs stopped and recorded SUSPENDED in the state
+// directory for the next start to resume, sinks closed, socket removed);
 // 2 usage or setup error (a live daemon holds the socket, the directory is not private, ...).
 
 #include <fcntl.h>
