@@ -57,6 +57,12 @@ std::vector<DaemonJobOutput> OutputsOf(const JobGraph& graph) {
   return out;
 }
 
+nlohmann::json EmptyCheckpointStatsJson() {
+  return nlohmann::json{{"restarts", 0},          {"completed", 0},        {"failed", 0},
+                        {"last-completed-id", 0}, {"last-size-bytes", 0},  {"last-duration-ms", 0},
+                        {"last-alignment-ms", 0}, {"last-path", ""}};
+}
+
 JobState ExecutionDaemonJob::Run() {
   {
     std::lock_guard<std::mutex> lock(start_mu_);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/graph/job_execution.h"
 #include "runtime/graph/job_graph.h"
 #include "runtime/graph/job_resources.h"
@@ -37,6 +39,39 @@ struct DaemonJobOutput {
   std::string operator_id;  ///< the sink's id
   std::string path;         ///< as the sink opens it (relative paths: against the daemon's directory)
 };
+
+/// How the daemon starts a job beyond its YAML text; the worker's factory turns it into the
+/// engine's JobRunOptions (tools/engine/engine.h, Flink's `-s PATH` / `--allowNonRestoredState`).
+/// Paths are absolute or relative to the daemon's working directory; empty: not set.
+struct DaemonRunOptions {
+  std::string checkpoint_dir;  ///< where the job's checkpoints go (overrides `checkpointing.dir`)
+  std::string restore_from;    ///< a checkpoint, savepoint or checkpoint root to resume from
+  bool allow_non_restored_state = false;
+  /// A file the process running the job holds an exclusive flock(2) on for as long as it runs:
+  /// a worker of a restarted daemon waits for the old one (still dying from its parent-death
+  /// signal) to let go, so the job never runs twice at once.
+  std::string run_lock;
+};
+
+/// A savepoint request as the daemon passes it on (Flink's `flink savepoint` / `flink stop
+/// --savepointPath [--drain]`).
+struct DaemonSavepointRequest {
+  std::string dir;     ///< target directory (the savepoint goes into `dir/savepoint-<id>`)
+  bool stop = false;   ///< end the job FINISHED once the savepoint completed
+  bool drain = false;  ///< with `stop`: MAX_WATERMARK first, so every window fires
+};
+
+/// Its outcome: `ok` with the savepoint's directory, or the reason it failed.
+struct DaemonSavepointResult {
+  bool ok = false;
+  std::string path;
+  std::string error;
+};
+
+/// A job's checkpoint figures as the daemon shows them (JSON object): `restarts`, `completed`,
+/// `failed`, `last-completed-id` (0: none), `last-size-bytes`, `last-duration-ms`,
+/// `last-alignment-ms`, `last-path` ("" while none). All zeros for a job that never checkpointed.
+nlohmann::json EmptyCheckpointStatsJson();
 
 /// The vertices of a compiled graph, in topological order.
 std::vector<DaemonJobVertex> VerticesOf(const JobGraph& graph);
@@ -83,6 +118,15 @@ class DaemonJob {
     (void)bytes;
     return "a memory limit applies to jobs run in worker processes only";
   }
+  /// Takes a savepoint of the running job; `done` is called exactly once, on any thread (possibly
+  /// this one, before the call returns), with the outcome. Never blocks on the job.
+  virtual void TriggerSavepoint(const DaemonSavepointRequest& request,
+                                std::function<void(DaemonSavepointResult)> done) {
+    (void)request;
+    done(DaemonSavepointResult{false, "", "this job cannot take savepoints"});
+  }
+  /// The latest checkpoint figures (see EmptyCheckpointStatsJson for the shape).
+  virtual nlohmann::json CheckpointStatsJson() const { return EmptyCheckpointStatsJson(); }
 };
 
 /// A DaemonJob over a JobExecution in this process: subclasses own the execution.
@@ -107,10 +151,12 @@ class ExecutionDaemonJob : public DaemonJob {
 };
 
 /// Makes a compiled, not yet started job from its YAML text. `file_name` is the name used in
-/// diagnostics (`jobs/x.yaml:4:9: error: ...`); `line_writer` receives every print-sink line.
+/// diagnostics (`jobs/x.yaml:4:9: error: ...`); `line_writer` receives every print-sink line;
+/// `run` says where its checkpoints go and what it restores from.
 /// Throws `ConfigError` or `JobCompileError` for an invalid job; any other exception is treated
 /// as an internal error. Called on a daemon I/O thread, possibly from several threads at once.
 using JobFactory = std::function<std::unique_ptr<DaemonJob>(
-    const std::string& yaml, const std::string& file_name, JobResources::LineWriter line_writer)>;
+    const std::string& yaml, const std::string& file_name, JobResources::LineWriter line_writer,
+    const DaemonRunOptions& run)>;
 
 }  // namespace tidemark

@@ -1,6 +1,7 @@
 #include "runtime/daemon/daemon_paths.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -27,6 +28,76 @@ std::string DefaultRuntimeDir() {
 }
 
 std::string DefaultSocketPath() { return DefaultRuntimeDir() + "/tidemarkd.sock"; }
+
+std::string DefaultStateDir() {
+  const char* xdg = std::getenv("XDG_STATE_HOME");  // NOLINT(concurrency-mt-unsafe): read-only
+  if (xdg != nullptr && xdg[0] == '/') {
+    return std::string(xdg) + "/tidemark";
+  }
+  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): read-only
+  if (home != nullptr && home[0] == '/') {
+    return std::string(home) + "/.local/state/tidemark";
+  }
+  return fmt::format("/tmp/tidemark-state-{}", geteuid());
+}
+
+int LockStateDirectory(const std::string& dir) {
+  const std::string path = dir + "/lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw DaemonSetupError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {};
+    const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+    ::close(fd);
+    std::string holder(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) {
+      holder.pop_back();
+    }
+    throw DaemonSetupError(fmt::format("another tidemarkd{} uses the state directory '{}'; stop it or pass "
+                                       "another --state-dir",
+                                       holder.empty() ? "" : " (pid " + holder + ")", dir));
+  }
+  const std::string pid = fmt::format("{}\n", ::getpid());
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    // The lock holds regardless; the pid is only for the message above.
+  }
+  return fd;
+}
+
+void WriteFileAtomically(const std::string& path, const std::string& data) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw Error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      throw Error(fmt::format("cannot write '{}': {}", tmp, std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    throw Error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw Error(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, std::strerror(errno)));
+  }
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  if (const int dir_fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
 
 void EnsurePrivateDirectory(const std::string& dir) {
   const std::filesystem::path p(dir);

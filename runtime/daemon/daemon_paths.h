@@ -20,6 +20,21 @@ std::string DefaultRuntimeDir();
 /// `DefaultRuntimeDir() + "/tidemarkd.sock"`.
 std::string DefaultSocketPath();
 
+/// Where the daemon keeps its job registry and checkpoints by default (`tidemarkd --state-dir`):
+/// `$XDG_STATE_HOME/tidemark` when that variable names an absolute path, else
+/// `$HOME/.local/state/tidemark`. Thread-safe (reads the env).
+std::string DefaultStateDir();
+
+/// Takes an exclusive flock(2) on `dir/lock` (created 0600) for the rest of the process's life and
+/// writes this process's pid into it: one daemon per state directory. Throws DaemonSetupError
+/// naming the holder's pid when another process has it. Returns the open descriptor.
+int LockStateDirectory(const std::string& dir);
+
+/// Replaces `path` with `data` atomically: written to `path.tmp`, fsync'ed, renamed over `path`,
+/// and the directory fsync'ed, so a reader (or a restart after a crash) sees the old text or the
+/// new, never a mix. Throws Error naming the file and the reason.
+void WriteFileAtomically(const std::string& path, const std::string& data);
+
 /// Creates `dir` (and missing parents of it with mode 0700) if needed and makes sure only the
 /// current user can open it: it must be a directory (not a symlink) owned by the effective uid;
 /// its mode is set to 0700. Throws DaemonSetupError otherwise.

@@ -3,15 +3,21 @@
 #include <malloc.h>
 
 #include <chrono>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/diagnostic.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/logging.h"
+#include "runtime/daemon/daemon_paths.h"
 #include "runtime/daemon/prometheus_metrics.h"
 #include "runtime/graph/job_graph.h"
 
@@ -83,6 +89,9 @@ JobManager::JobManager(JobFactory factory, JobManagerOptions options)
   if (options_.finished_job_ttl.count() > 0) {
     expirer_ = std::thread([this] { ExpireHistory(); });
   }
+  if (!options_.state_dir.empty()) {
+    Recover();
+  }
 }
 
 JobManager::~JobManager() { Shutdown(); }
@@ -95,17 +104,36 @@ std::string JobManager::NewJobId() {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     z ^= z >> 31;
     std::string id = fmt::format("{:016x}", z);
-    if (jobs_.count(id) == 0) {
+    std::error_code ec;
+    if (jobs_.count(id) == 0 && (options_.state_dir.empty() || !fs::exists(JobDir(id), ec))) {
       return id;
     }
   }
 }
 
 JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::string& file_name,
-                                            std::optional<uint64_t> memory_limit_bytes) {
+                                            std::optional<uint64_t> memory_limit_bytes, std::string restore_from,
+                                            bool allow_non_restored_state) {
   using Status = SubmitResult::Status;
-  auto log = GetLogger("daemon");
   auto entry = std::make_shared<Entry>();
+  if (!restore_from.empty()) {
+    std::error_code ec;
+    const fs::path p = fs::absolute(restore_from, ec);
+    if (ec || !fs::is_directory(p, ec)) {
+      return {Status::kInvalidJob,
+              "",
+              {fmt::format("--from-savepoint: '{}' is not a directory (a savepoint, a chk-<id> checkpoint or a "
+                           "checkpoint directory)",
+                           restore_from)}};
+    }
+    restore_from = p.lexically_normal().string();
+  }
+  entry->file_name = file_name;
+  entry->memory_limit = memory_limit_bytes;
+  entry->restore_from = restore_from;
+  entry->submitted_restore_from = restore_from;
+  entry->allow_non_restored_state = allow_non_restored_state;
+  entry->start_ms = NowMs();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (shutting_down_) {
@@ -121,13 +149,23 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
     ++running_;  // reserve a slot while compiling outside the lock
     entry->id = NewJobId();
   }
+  return Launch(entry, yaml, false);
+}
+
+JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry, const std::string& yaml,
+                                            bool resumed) {
+  using Status = SubmitResult::Status;
+  auto log = GetLogger("daemon");
+  const std::string& file_name = entry->file_name;
+  const std::optional<uint64_t> memory_limit_bytes = entry->memory_limit;
   auto release_slot = [this] {
     std::lock_guard<std::mutex> lock(mu_);
     --running_;
     cv_.notify_all();
   };
-  entry->file_name = file_name;
-  entry->log = std::make_shared<JobLog>(options_.max_log_lines, options_.max_log_bytes);
+  if (!entry->log) {
+    entry->log = std::make_shared<JobLog>(options_.max_log_lines, options_.max_log_bytes);
+  }
   std::weak_ptr<JobLog> weak_log = entry->log;
   std::shared_ptr<JobLog> job_log = entry->log;
   const std::string job_id = entry->id;
@@ -137,8 +175,19 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
     job_log->Append(line);
     SPDLOG_LOGGER_DEBUG(GetLogger("daemon"), "[job {}] {}", job_id, line);
   };
+  DaemonRunOptions run_options;
+  run_options.restore_from = entry->restore_from;
+  run_options.allow_non_restored_state = entry->allow_non_restored_state;
+  const std::string job_dir = JobDir(entry->id);
+  if (!job_dir.empty()) {
+    // Every job checkpoints into the state dir, so a restarted daemon finds where to resume from.
+    std::error_code ec;
+    fs::create_directories(job_dir, ec);
+    run_options.checkpoint_dir = job_dir + "/checkpoints";
+    run_options.run_lock = job_dir + "/run.lock";
+  }
   try {
-    entry->job = factory_(yaml, file_name, std::move(writer));
+    entry->job = factory_(yaml, file_name, std::move(writer), run_options);
   } catch (const ConfigError& e) {
     release_slot();
     return {Status::kInvalidJob, "", SplitLines(e.what())};
@@ -161,7 +210,6 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
     }
   }
   entry->name = entry->job->name();
-  entry->start_ms = NowMs();
   entry->vertices = nlohmann::json::array();
   for (const DaemonJobVertex& v : entry->job->Vertices()) {
     nlohmann::json inputs = nlohmann::json::array();
@@ -220,11 +268,26 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
       entry->owned_files.push_back(path);
     }
     jobs_[entry->id] = entry;
-    order_.push_back(entry->id);
-    ++submitted_total_;
+    if (!resumed) {
+      order_.push_back(entry->id);
+      ++submitted_total_;
+    }
     ++waiters_;
   }
-  log->info("[job {}] submitted '{}' ({})", entry->id, entry->name, file_name);
+  if (!job_dir.empty()) {
+    if (!resumed) {
+      try {
+        WriteFileAtomically(job_dir + "/job.yaml", yaml);
+      } catch (const std::exception& ex) {
+        log->error("[job {}] cannot keep its YAML in the state directory: {}", entry->id, ex.what());
+      }
+    }
+    Persist(entry->id, RegistryJson(*entry, "RUNNING"));
+  }
+  if (!resumed) {
+    log->info("[job {}] submitted '{}' ({}){}", entry->id, entry->name, file_name,
+              entry->restore_from.empty() ? "" : " from " + entry->restore_from);
+  }
   auto wait_for_end = [this, e = entry, job = std::move(job)](bool run) mutable {
     OnJobEnded(e, std::move(job), run);
     e.reset();
@@ -265,14 +328,35 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
     log->info("[job {}] '{}' {}", e->id, e->name, ToString(state));
   }
   nlohmann::json final_tasks = TasksJson(job->Metrics());
+  nlohmann::json final_checkpoints = run ? job->CheckpointStatsJson() : EmptyCheckpointStatsJson();
   std::map<std::string, std::string> explanations = run ? job->WatermarkExplanations()
                                                         : std::map<std::string, std::string>{};
+  const int64_t end_ms = NowMs();
+  if (!options_.state_dir.empty()) {
+    // On disk before anyone can see it ended. A job cancelled by the daemon's shutdown (not by a
+    // user) is SUSPENDED there, as Flink's jobs are when their cluster stops: the next daemon
+    // resumes it.
+    nlohmann::json record;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const bool suspended = state == JobState::kCanceled && shutting_down_ && !e->user_cancelled;
+      Entry ended = *e;
+      ended.end_ms = suspended ? -1 : end_ms;
+      ended.failure_cause = cause;
+      ended.report = report;
+      ended.final_tasks = final_tasks;
+      ended.final_checkpoints = final_checkpoints;
+      record = RegistryJson(ended, suspended ? "SUSPENDED" : ToString(state));
+    }
+    Persist(e->id, record);
+  }
   std::unique_lock<std::mutex> lock(mu_);
   for (const std::string& path : e->owned_files) {
     owned_files_.erase(path);
   }
   e->ended = true;
-  e->end_ms = NowMs();
+  e->end_ms = end_ms;
+  e->final_checkpoints = std::move(final_checkpoints);
   e->end_steady = std::chrono::steady_clock::now();
   e->final_state = state;
   e->failure_cause = cause;
@@ -320,6 +404,10 @@ void JobManager::DropFinished(std::string id) {
     finished_order_.pop_front();
   }
   jobs_.erase(id);
+  if (const std::string dir = JobDir(id); !dir.empty()) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);  // its registry record and retained checkpoints
+  }
   for (auto it = order_.begin(); it != order_.end(); ++it) {
     if (*it == id) {
       order_.erase(it);
@@ -471,6 +559,11 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
     j["report"] = nullptr;
     j["tasks"] = TasksJson(job->Metrics());
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    j["checkpoints"] = job ? job->CheckpointStatsJson() : e->final_checkpoints;
+    j["restored-from"] = e->restore_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(e->restore_from);
+  }
   // The worker process running it (Flink's TaskManager of its tasks); null in-process and ended.
   const int pid = job ? job->worker_pid() : -1;
   j["worker-pid"] = pid > 0 ? nlohmann::json(pid) : nlohmann::json(nullptr);
@@ -571,6 +664,10 @@ JobManager::CancelStatus JobManager::Cancel(const std::string& id) {
     return CancelStatus::kAlreadyEnded;
   }
   GetLogger("daemon")->info("[job {}] cancel requested", id);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    e->user_cancelled = true;
+  }
   job->Cancel();
   return CancelStatus::kCanceling;
 }
@@ -597,6 +694,317 @@ void JobManager::Shutdown() {
   if (expirer_.joinable()) {
     expirer_.join();
   }
+}
+
+std::string JobManager::JobDir(const std::string& id) const {
+  return options_.state_dir.empty() ? std::string() : options_.state_dir + "/jobs/" + id;
+}
+
+nlohmann::json JobManager::RegistryJson(const Entry& e, const std::string& state) const {
+  return nlohmann::json{
+      {"version", 1},
+      {"jid", e.id},
+      {"name", e.name},
+      {"file", e.file_name},
+      {"yaml-file", "job.yaml"},
+      {"submit-time", e.start_ms},
+      {"state", state},
+      {"end-time", e.end_ms},
+      {"failure-cause", e.failure_cause},
+      {"report", e.report ? nlohmann::json(*e.report) : nlohmann::json(nullptr)},
+      {"tasks", e.final_tasks.is_null() ? nlohmann::json::array() : e.final_tasks},
+      {"vertices", e.vertices},
+      {"checkpoints", e.final_checkpoints},
+      {"memory-limit", e.memory_limit ? nlohmann::json(*e.memory_limit) : nlohmann::json(nullptr)},
+      {"restore-from", e.submitted_restore_from},
+      {"allow-non-restored-state", e.allow_non_restored_state},
+  };
+}
+
+void JobManager::Persist(const std::string& id, const nlohmann::json& record) const {
+  try {
+    WriteFileAtomically(JobDir(id) + "/job.json",
+                        record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  } catch (const std::exception& ex) {
+    GetLogger("daemon")->error("[job {}] cannot write its registry record: {}", id, ex.what());
+  }
+}
+
+void JobManager::Recover() {
+  auto log = GetLogger("daemon");
+  struct Record {
+    std::string id;
+    nlohmann::json json;
+    std::string yaml;
+  };
+  std::vector<Record> records;
+  const fs::path jobs_dir = fs::path(options_.state_dir) / "jobs";
+  std::error_code ec;
+  fs::create_directories(jobs_dir, ec);
+  for (fs::directory_iterator it(jobs_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory()) {
+      continue;
+    }
+    const std::string id = it->path().filename().string();
+    if (id.size() != 16 || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      log->warn("state directory: ignoring {}: not a job's directory (16 hex digits)", it->path().string());
+      continue;
+    }
+    const fs::path record_path = it->path() / "job.json";
+    std::ifstream in(record_path);
+    if (!in) {
+      log->error("state directory: skipping job {}: no readable {}", id, record_path.string());
+      continue;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    Record r{id, nlohmann::json::parse(text.str(), nullptr, false), ""};
+    std::string problem;
+    if (r.json.is_discarded() || !r.json.is_object()) {
+      problem = "not a JSON object";
+    } else {
+      try {
+        if (r.json.at("jid").get<std::string>() != id) {
+          problem = "its jid is not its directory's name";
+        }
+        (void)r.json.at("name").get<std::string>();
+        (void)r.json.at("file").get<std::string>();
+        (void)r.json.at("submit-time").get<int64_t>();
+        (void)r.json.at("end-time").get<int64_t>();
+        (void)r.json.at("failure-cause").get<std::string>();
+        const std::string state = r.json.at("state").get<std::string>();
+        if (state != "RUNNING" && state != "SUSPENDED" && state != "FINISHED" && state != "FAILED" &&
+            state != "CANCELED") {
+          problem = fmt::format("unknown state '{}'", state);
+        }
+      } catch (const nlohmann::json::exception& ex) {
+        problem = ex.what();
+      }
+    }
+    if (!problem.empty()) {
+      log->error("state directory: skipping job {}: {} is corrupt ({})", id, record_path.string(), problem);
+      continue;
+    }
+    std::ifstream yaml_in(it->path() / "job.yaml");
+    std::stringstream yaml;
+    yaml << yaml_in.rdbuf();
+    r.yaml = yaml.str();
+    records.push_back(std::move(r));
+  }
+  std::sort(records.begin(), records.end(), [](const Record& a, const Record& b) {
+    return a.json["submit-time"].get<int64_t>() < b.json["submit-time"].get<int64_t>();
+  });
+  const int64_t now = NowMs();
+  for (Record& r : records) {
+    const nlohmann::json& j = r.json;
+    auto e = std::make_shared<Entry>();
+    e->id = r.id;
+    e->name = j["name"].get<std::string>();
+    e->file_name = j["file"].get<std::string>();
+    e->start_ms = j["submit-time"].get<int64_t>();
+    e->log = std::make_shared<JobLog>(options_.max_log_lines, options_.max_log_bytes);
+    e->vertices = nlohmann::json::array();
+    if (j.contains("memory-limit") && j["memory-limit"].is_number_unsigned()) {
+      e->memory_limit = j["memory-limit"].get<uint64_t>();
+    }
+    e->submitted_restore_from = j.value("restore-from", "");
+    e->allow_non_restored_state = j.value("allow-non-restored-state", false);
+    const std::string state = j["state"].get<std::string>();
+    if (state == "RUNNING" || state == "SUSPENDED") {
+      // Resume it: from its latest completed checkpoint that verifies, else from what it was
+      // submitted with (a savepoint, or nothing).
+      const std::string checkpoints = JobDir(r.id) + "/checkpoints";
+      std::vector<std::string> skipped;
+      std::optional<CompletedCheckpoint> latest;
+      try {
+        latest = CheckpointStorage(checkpoints, e->name, 1).LoadLatest(&skipped);
+      } catch (const std::exception& ex) {
+        skipped.push_back(ex.what());
+      }
+      for (const std::string& line : skipped) {
+        log->warn("[job {}] {}", r.id, line);
+      }
+      e->restore_from = latest ? latest->directory.string() : e->submitted_restore_from;
+      log->info("[job {}] resuming '{}' after a daemon restart {}", r.id, e->name,
+                latest ? fmt::format("from checkpoint {} ({})", latest->id, e->restore_from)
+                       : e->restore_from.empty() ? fmt::format("from scratch (no completed checkpoint in {})", checkpoints)
+                                                 : "from " + e->restore_from + " (no completed checkpoint yet)");
+      e->log->Append(fmt::format("resumed after a daemon restart {}",
+                                 e->restore_from.empty() ? "from scratch" : "from " + e->restore_from));
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++running_;
+        order_.push_back(r.id);
+        ++submitted_total_;
+      }
+      SubmitResult result;
+      if (r.yaml.empty()) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          --running_;
+        }
+        result = {SubmitResult::Status::kInternalError, "", {"its job.yaml is missing or empty"}};
+      } else {
+        result = Launch(e, r.yaml, true);
+      }
+      if (result.status == SubmitResult::Status::kAccepted) {
+        continue;
+      }
+      e->failure_cause = "could not resume after the daemon restarted: " + fmt::format("{}", fmt::join(result.errors, "; "));
+      log->error("[job {}] {}", r.id, e->failure_cause);
+      e->final_state = JobState::kFailed;
+      e->end_ms = now;
+    } else {
+      e->final_state = state == "FINISHED" ? JobState::kFinished
+                       : state == "FAILED" ? JobState::kFailed
+                                           : JobState::kCanceled;
+      e->end_ms = j["end-time"].get<int64_t>();
+      e->failure_cause = j["failure-cause"].get<std::string>();
+      if (j.contains("report") && j["report"].is_string()) {
+        e->report = j["report"].get<std::string>();
+        e->log->Append(*e->report);
+      }
+      if (j.contains("tasks") && j["tasks"].is_array()) {
+        e->final_tasks = j["tasks"];
+      }
+      if (j.contains("checkpoints") && j["checkpoints"].is_object()) {
+        e->final_checkpoints = j["checkpoints"];
+      }
+      if (j.contains("vertices") && j["vertices"].is_array()) {
+        e->vertices = j["vertices"];
+      }
+    }
+    e->ended = true;
+    e->end_steady = std::chrono::steady_clock::now() - std::chrono::milliseconds(std::max<int64_t>(0, now - e->end_ms));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (std::find(order_.begin(), order_.end(), r.id) == order_.end()) {
+      order_.push_back(r.id);
+    }
+    jobs_[r.id] = e;
+    finished_order_.push_back(r.id);
+    if (e->final_state == JobState::kFailed && e->failure_cause.rfind("could not resume", 0) == 0) {
+      Persist(r.id, RegistryJson(*e, "FAILED"));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  // finished_order_ is in end order (the expirer's front expires first).
+  std::stable_sort(finished_order_.begin(), finished_order_.end(),
+                   [this](const std::string& a, const std::string& b) { return jobs_.at(a)->end_ms < jobs_.at(b)->end_ms; });
+  TrimHistory();
+  expirer_cv_.notify_one();
+}
+
+JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id, std::string dir, bool stop,
+                                                           bool drain) {
+  auto e = Find(id);
+  if (!e) {
+    return {SavepointTrigger::Status::kUnknownJob, "", fmt::format("no such job: {}", id)};
+  }
+  if (dir.empty()) {
+    dir = !options_.savepoint_dir.empty() ? options_.savepoint_dir
+          : !options_.state_dir.empty()   ? options_.state_dir + "/savepoints"
+                                          : std::string();
+  }
+  if (dir.empty()) {
+    return {SavepointTrigger::Status::kNoDirectory, "",
+            "no savepoint directory given, and the daemon has no state directory for a default"};
+  }
+  std::error_code ec;
+  dir = fs::absolute(dir, ec).lexically_normal().string();
+  std::shared_ptr<DaemonJob> job;
+  auto op = std::make_shared<SavepointOp>();
+  std::string request_id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job = e->job;
+    if (!job || e->ended) {
+      return {SavepointTrigger::Status::kNotRunning, "",
+              fmt::format("job {} has already ended ({}); savepoints are taken of running jobs", id,
+                          ToString(e->final_state))};
+    }
+    if (e->user_cancelled) {
+      return {SavepointTrigger::Status::kNotRunning, "", fmt::format("job {} is being cancelled", id)};
+    }
+    request_id = fmt::format("{:016x}{:04x}", static_cast<uint64_t>(NowMs()), ++e->next_savepoint & 0xffff);
+    e->savepoints.emplace(request_id, op);
+    while (e->savepoints.size() > 64) {  // ids start with the trigger time: the first is the oldest
+      e->savepoints.erase(e->savepoints.begin());
+    }
+  }
+  GetLogger("daemon")->info("[job {}] savepoint {} requested into {}{}", id, request_id, dir,
+                            stop ? (drain ? " (stop, drain)" : " (stop)") : "");
+  std::weak_ptr<SavepointOp> weak_op = op;
+  job->TriggerSavepoint(DaemonSavepointRequest{dir, stop, drain}, [this, weak_op, id, request_id](DaemonSavepointResult r) {
+    if (r.ok) {
+      GetLogger("daemon")->info("[job {}] savepoint {} completed: {}", id, request_id, r.path);
+    } else {
+      GetLogger("daemon")->warn("[job {}] savepoint {} failed: {}", id, request_id, r.error);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto pending = weak_op.lock()) {
+      pending->done = true;
+      pending->result = std::move(r);
+    }
+  });
+  return {SavepointTrigger::Status::kTriggered, request_id, ""};
+}
+
+std::optional<nlohmann::json> JobManager::SavepointStatusJson(const std::string& id,
+                                                              const std::string& request_id) const {
+  auto e = Find(id);
+  if (!e) {
+    return std::nullopt;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = e->savepoints.find(request_id);
+  if (it == e->savepoints.end()) {
+    return std::nullopt;
+  }
+  const SavepointOp& op = *it->second;
+  if (!op.done) {
+    return nlohmann::json{{"status", {{"id", "IN_PROGRESS"}}}, {"operation", nullptr}};
+  }
+  nlohmann::json operation =
+      op.result.ok ? nlohmann::json{{"location", op.result.path}}
+                   : nlohmann::json{{"failure-cause", {{"class", "SavepointException"}, {"stack-trace", op.result.error}}}};
+  return nlohmann::json{{"status", {{"id", "COMPLETED"}}}, {"operation", std::move(operation)}};
+}
+
+std::optional<nlohmann::json> JobManager::CheckpointsJson(const std::string& id) const {
+  auto e = Find(id);
+  if (!e) {
+    return std::nullopt;
+  }
+  nlohmann::json stats;
+  std::string restored;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A running job's figures are a copy under the job's own lock: this never waits for the job.
+    stats = e->job ? e->job->CheckpointStatsJson() : e->final_checkpoints;
+    restored = e->restore_from;
+  }
+  const int64_t completed = stats.value("completed", int64_t{0});
+  const int64_t failed = stats.value("failed", int64_t{0});
+  nlohmann::json latest_completed = nullptr;
+  if (stats.value("last-completed-id", int64_t{0}) > 0) {
+    latest_completed = {{"id", stats.value("last-completed-id", int64_t{0})},
+                        {"status", "COMPLETED"},
+                        {"state_size", stats.value("last-size-bytes", int64_t{0})},
+                        {"end_to_end_duration", stats.value("last-duration-ms", int64_t{0})},
+                        {"alignment_duration", stats.value("last-alignment-ms", int64_t{0})},
+                        {"external_path", stats.value("last-path", "")}};
+  }
+  return nlohmann::json{
+      {"counts",
+       {{"restored", restored.empty() ? 0 : 1},
+        {"total", completed + failed},
+        {"in_progress", 0},
+        {"completed", completed},
+        {"failed", failed}}},
+      {"latest",
+       {{"completed", std::move(latest_completed)},
+        {"restored", restored.empty() ? nlohmann::json(nullptr) : nlohmann::json{{"external_path", restored}}}}},
+      {"restarts", stats.value("restarts", int64_t{0})}};
 }
 
 bool JobManager::WaitForJob(const std::string& id, std::chrono::milliseconds timeout) const {

@@ -49,6 +49,17 @@ struct JobManagerOptions {
   std::chrono::milliseconds finished_job_ttl{std::chrono::hours(1)};
   size_t max_log_lines = 10000;      ///< per job
   size_t max_log_bytes = 4u << 20;   ///< per job
+  /// The job registry and every job's checkpoints on disk (`tidemarkd --state-dir`); empty: in
+  /// memory only. Layout: `DIR/jobs/<id>/job.yaml` (the submitted text), `job.json` (id, name,
+  /// file, submit and end time, state, failure cause, report, final metrics, checkpoint figures,
+  /// memory limit, restore path; rewritten atomically on every state change), `checkpoints/`
+  /// (the job's JobRunOptions::checkpoint_dir) and `run.lock` (held by the worker running it).
+  /// At construction every job found there is listed again; those that were RUNNING (or
+  /// SUSPENDED by a daemon shutdown) are resumed from their latest completed checkpoint. The
+  /// directory must exist and be private (the daemon's main makes it so).
+  std::string state_dir{};
+  /// Default target of savepoints that name no directory; empty: `state_dir/savepoints`.
+  std::string savepoint_dir{};
 };
 
 /// The daemon's jobs (Flink's Dispatcher role on one node): submits, runs concurrently and in
@@ -86,8 +97,11 @@ class JobManager {
 
   /// Compiles and starts a job. Never throws for a bad job. `memory_limit_bytes`: the job's own
   /// memory limit (DaemonJob::LimitMemory; kInvalidJob when it cannot take it).
+  /// `restore_from`: a savepoint or checkpoint to start from (Flink's `-s`), with
+  /// `allow_non_restored_state`; the daemon fills in the job's checkpoint directory and run lock.
   SubmitResult Submit(const std::string& yaml, const std::string& file_name,
-                      std::optional<uint64_t> memory_limit_bytes = std::nullopt);
+                      std::optional<uint64_t> memory_limit_bytes = std::nullopt, std::string restore_from = "",
+                      bool allow_non_restored_state = false);
 
   /// `{"jobs": [{"jid", "name", "state", "start-time", "end-time", "duration"}]}`, in
   /// submission order.
@@ -112,6 +126,25 @@ class JobManager {
   enum class CancelStatus { kCanceling, kAlreadyEnded, kUnknown };
   CancelStatus Cancel(const std::string& id);
 
+  /// Savepoints (Flink's `POST /jobs/{id}/savepoints` and `/stop`): triggered asynchronously,
+  /// their outcome read by request id. `dir` empty: the default savepoint directory.
+  struct SavepointTrigger {
+    enum class Status { kTriggered, kNotRunning, kUnknownJob, kNoDirectory };
+    Status status = Status::kTriggered;
+    std::string request_id;  ///< kTriggered
+    std::string message;     ///< otherwise
+  };
+  SavepointTrigger TriggerSavepoint(const std::string& id, std::string dir, bool stop, bool drain);
+  /// `{"status": {"id": "IN_PROGRESS"|"COMPLETED"}, "operation": {"location": path} |
+  /// {"failure-cause": {"class": "SavepointException", "stack-trace": message}}}` (Flink's
+  /// AsynchronousOperationResult); nullopt for an unknown job or request id.
+  std::optional<nlohmann::json> SavepointStatusJson(const std::string& id, const std::string& request_id) const;
+  /// Flink's CheckpointingStatistics subset: `{"counts": {"restored","total","in_progress",
+  /// "completed","failed"}, "latest": {"completed": {"id","state_size","end_to_end_duration",
+  /// "alignment_duration","external_path"} | null, "restored": {"external_path"} | null},
+  /// "restarts"}`; nullopt for an unknown job.
+  std::optional<nlohmann::json> CheckpointsJson(const std::string& id) const;
+
   /// Stops accepting jobs, cancels every running job and waits until all have ended (their
   /// sinks closed and flushed); stops the expirer. Idempotent.
   void Shutdown();
@@ -128,9 +161,17 @@ class JobManager {
   size_t running_jobs() const;
 
  private:
+  struct SavepointOp {
+    bool done = false;
+    DaemonSavepointResult result;
+  };
   struct Entry {
     std::string id;
     std::string file_name;
+    std::optional<uint64_t> memory_limit;
+    std::string restore_from;  // what it was started from ("" fresh); on resume, the checkpoint
+    std::string submitted_restore_from;  // what the user asked for at submission
+    bool allow_non_restored_state = false;
     std::string name;
     int64_t start_ms = 0;
     std::shared_ptr<JobLog> log;
@@ -148,6 +189,10 @@ class JobManager {
     std::string failure_cause;
     std::optional<std::string> report;
     std::map<std::string, std::string> explanations;  // DaemonJob::WatermarkExplanations at the end
+    nlohmann::json final_checkpoints = EmptyCheckpointStatsJson();
+    bool user_cancelled = false;
+    std::map<std::string, std::shared_ptr<SavepointOp>> savepoints;  // request id -> outcome
+    int64_t next_savepoint = 0;
   };
 
   std::shared_ptr<Entry> Find(const std::string& id) const;
@@ -160,6 +205,16 @@ class JobManager {
   /// The expirer thread's loop: sleeps until the oldest finished job is `finished_job_ttl` old.
   void ExpireHistory();
   std::string NewJobId();  // requires mu_
+  /// Compiles and starts `entry` (id set, a running slot reserved); releases the slot on failure.
+  SubmitResult Launch(const std::shared_ptr<Entry>& entry, const std::string& yaml, bool resumed);
+  /// The job's directory in the state dir ("" without one).
+  std::string JobDir(const std::string& id) const;
+  /// What job.json holds for `e` in `state`.
+  nlohmann::json RegistryJson(const Entry& e, const std::string& state) const;
+  /// Writes job.json (logs a failure; never throws).
+  void Persist(const std::string& id, const nlohmann::json& record) const;
+  /// Lists the jobs of the state dir again and resumes those that were running (constructor).
+  void Recover();
 
   const JobFactory factory_;
   const JobManagerOptions options_;

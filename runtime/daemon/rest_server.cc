@@ -121,6 +121,70 @@ Response ExplainResponse(JobManager& jobs, const std::string& id, const std::str
   return JsonResponse(http::status::ok, *j);
 }
 
+/// POST /jobs/{id}/savepoints {"target-directory", "cancel-job"}, POST /jobs/{id}/stop
+/// {"targetDirectory", "drain"} (both 202 {"request-id"}), GET /jobs/{id}/savepoints/{request-id}
+/// and GET /jobs/{id}/checkpoints, named as Flink's.
+Response CheckpointRoute(JobManager& jobs, http::verb verb, const std::string& id, std::string_view what,
+                         const std::string& request_id, const std::string& body) {
+  if (!ValidJobId(id)) {
+    return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
+  }
+  if (what == "checkpoints" || !request_id.empty()) {
+    if ((what == "checkpoints" && !request_id.empty()) || (what == "stop" && !request_id.empty())) {
+      return ErrorResponse(http::status::not_found, {"not found"});
+    }
+    if (verb != http::verb::get) {
+      return ErrorResponse(http::status::method_not_allowed, {"method not allowed"});
+    }
+    std::optional<nlohmann::json> j =
+        what == "checkpoints" ? jobs.CheckpointsJson(id) : jobs.SavepointStatusJson(id, request_id);
+    if (!j) {
+      return ErrorResponse(http::status::not_found,
+                           {what == "checkpoints" ? fmt::format("no such job: {}", id)
+                                                  : fmt::format("no savepoint request {} of job {}", request_id, id)});
+    }
+    return JsonResponse(http::status::ok, *j);
+  }
+  if (verb != http::verb::post) {
+    return ErrorResponse(http::status::method_not_allowed, {"method not allowed"});
+  }
+  nlohmann::json request = body.empty() ? nlohmann::json::object() : nlohmann::json::parse(body, nullptr, false);
+  if (request.is_discarded() || !request.is_object()) {
+    return ErrorResponse(http::status::bad_request, {"the request body must be a JSON object"});
+  }
+  const bool stop = what == "stop";
+  const char* dir_key = stop ? "targetDirectory" : "target-directory";
+  const std::string flag_key = stop ? "drain" : "cancel-job";
+  for (const auto& [key, value] : request.items()) {
+    if (key != dir_key && key != flag_key) {
+      return ErrorResponse(http::status::bad_request,
+                           {fmt::format("unknown key '{}' (expected '{}' and '{}')", key, dir_key, flag_key)});
+    }
+  }
+  if (request.contains(dir_key) && !request[dir_key].is_string() && !request[dir_key].is_null()) {
+    return ErrorResponse(http::status::bad_request, {fmt::format("'{}' must be a string", dir_key)});
+  }
+  if (request.contains(flag_key) && !request[flag_key].is_boolean()) {
+    return ErrorResponse(http::status::bad_request, {fmt::format("'{}' must be true or false", flag_key)});
+  }
+  const std::string dir = request.contains(dir_key) && request[dir_key].is_string() ? request[dir_key].get<std::string>() : "";
+  const bool flag = request.value(flag_key, false);
+  // Flink's "cancel-job": end the job once the savepoint is taken (without draining).
+  const JobManager::SavepointTrigger t = jobs.TriggerSavepoint(id, dir, stop || flag, stop && flag);
+  using S = JobManager::SavepointTrigger::Status;
+  switch (t.status) {
+    case S::kTriggered:
+      return JsonResponse(http::status::accepted, nlohmann::json{{"request-id", t.request_id}});
+    case S::kUnknownJob:
+      return ErrorResponse(http::status::not_found, {t.message});
+    case S::kNotRunning:
+      return ErrorResponse(http::status::conflict, {t.message});
+    case S::kNoDirectory:
+      return ErrorResponse(http::status::bad_request, {t.message});
+  }
+  return ErrorResponse(http::status::internal_server_error, {"unreachable"});
+}
+
 /// The REST routes; never throws.
 Response Route(JobManager& jobs, const Request& req) {
   const std::string_view target(req.target().data(), req.target().size());
@@ -160,7 +224,13 @@ Response Route(JobManager& jobs, const Request& req) {
           return ErrorResponse(http::status::bad_request, {"memory-limit: " + error});
         }
       }
-      auto r = jobs.Submit(req.body(), file, memory_limit);
+      // Flink's names (POST /jars/:jarid/run): savepointPath, allowNonRestoredState.
+      const std::string savepoint_path = QueryParam(query, "savepointPath");
+      const std::string allow = QueryParam(query, "allowNonRestoredState");
+      if (!allow.empty() && allow != "true" && allow != "false") {
+        return ErrorResponse(http::status::bad_request, {"allowNonRestoredState: expected true or false, got '" + allow + "'"});
+      }
+      auto r = jobs.Submit(req.body(), file, memory_limit, savepoint_path, allow == "true");
       using S = JobManager::SubmitResult::Status;
       switch (r.status) {
         case S::kAccepted:
@@ -218,6 +288,11 @@ Response Route(JobManager& jobs, const Request& req) {
         return ErrorResponse(http::status::not_found, {fmt::format("no such vertex: {}", vid)});
       }
       return JsonResponse(http::status::ok, *view);
+    }
+    if (parts.size() >= 3 && parts.size() <= 4 && parts[0] == "jobs" &&
+        (parts[2] == "savepoints" || parts[2] == "stop" || parts[2] == "checkpoints")) {
+      return CheckpointRoute(jobs, verb, std::string(parts[1]), parts[2],
+                             parts.size() == 4 ? std::string(parts[3]) : std::string(), req.body());
     }
     if ((parts.size() == 2 || parts.size() == 3) && parts[0] == "jobs") {
       const std::string id(parts[1]);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/file.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -164,13 +165,37 @@ std::string FormatMemorySize(uint64_t bytes) {
 // ---- daemon side -----------------------------------------------------------------------------
 
 WorkerDaemonJob::WorkerDaemonJob(std::string yaml, std::string file_name, JobDescription description,
-                                 JobResources::LineWriter line_writer, WorkerOptions options)
+                                 JobResources::LineWriter line_writer, WorkerOptions options, DaemonRunOptions run)
     : yaml_(std::move(yaml)),
       file_name_(std::move(file_name)),
       description_(std::move(description)),
       line_writer_(std::move(line_writer)),
       options_(std::move(options)),
+      run_(std::move(run)),
       memory_limit_bytes_(options_.memory_limit_bytes) {}
+
+void WorkerDaemonJob::TriggerSavepoint(const DaemonSavepointRequest& request,
+                                       std::function<void(DaemonSavepointResult)> done) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == JobState::kRunning && !cancel_requested_) {
+      const int64_t id = ++next_savepoint_;
+      outbound_.push_back(nlohmann::json{{"t", "savepoint"},
+                                         {"request", id},
+                                         {"dir", request.dir},
+                                         {"stop", request.stop},
+                                         {"drain", request.drain}});
+      pending_savepoints_.emplace(id, std::move(done));
+      return;
+    }
+  }
+  done(DaemonSavepointResult{false, "", "the job is not running"});
+}
+
+nlohmann::json WorkerDaemonJob::CheckpointStatsJson() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return checkpoints_;
+}
 
 std::optional<std::string> WorkerDaemonJob::LimitMemory(uint64_t bytes) {
   if (bytes == 0) {
@@ -297,11 +322,34 @@ bool WorkerDaemonJob::OnFrame(const std::string& payload, std::string* error) {
       }
       return true;
     }
+    if (t == "savepoint") {
+      const int64_t id = j.at("request").get<int64_t>();
+      DaemonSavepointResult result{j.at("ok").get<bool>(), j.value("path", ""), j.value("error", "")};
+      std::function<void(DaemonSavepointResult)> done;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = pending_savepoints_.find(id);
+        if (it == pending_savepoints_.end()) {
+          *error = fmt::format("an answer to savepoint request {}, which was not asked", id);
+          return false;
+        }
+        done = std::move(it->second);
+        pending_savepoints_.erase(it);
+      }
+      done(std::move(result));
+      return true;
+    }
     if (t == "metrics" || t == "ended") {
       std::vector<SubtaskMetrics> metrics = MetricsFromJson(j.at("tasks"));
       const std::string cause = j.at("cause").get<std::string>();
+      nlohmann::json checkpoints = j.contains("checkpoints") ? j["checkpoints"] : EmptyCheckpointStatsJson();
+      if (!checkpoints.is_object()) {
+        *error = "checkpoint figures that are not an object";
+        return false;
+      }
       std::lock_guard<std::mutex> lock(mu_);
       metrics_ = std::move(metrics);
+      checkpoints_ = std::move(checkpoints);
       memory_exhausted_ = memory_exhausted_ || j.value("memory-exhausted", false);
       if (t == "metrics") {
         cause_ = cause;
@@ -338,8 +386,14 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
   std::string protocol_error;
   std::chrono::steady_clock::time_point cancel_deadline;
   {
-    nlohmann::json run{{"t", "run"}, {"yaml", yaml_}, {"file", file_name_},
-                       {"memory-limit", memory_limit_bytes_}};
+    nlohmann::json run{{"t", "run"},
+                       {"yaml", yaml_},
+                       {"file", file_name_},
+                       {"memory-limit", memory_limit_bytes_},
+                       {"checkpoint-dir", run_.checkpoint_dir},
+                       {"restore-from", run_.restore_from},
+                       {"allow-non-restored-state", run_.allow_non_restored_state},
+                       {"run-lock", run_.run_lock}};
     // A worker that died at once shows as end of stream below.
     WriteWorkerFrame(fd, run);
   }
@@ -347,9 +401,14 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
   char buf[16u << 10];  // on the stack: nothing of this thread stays in the daemon's heap
   for (;;) {
     bool cancel = false;
+    std::vector<nlohmann::json> outbound;
     {
       std::lock_guard<std::mutex> lock(mu_);
       cancel = cancel_requested_;
+      outbound.swap(outbound_);
+    }
+    for (const nlohmann::json& frame : outbound) {
+      WriteWorkerFrame(fd, frame);
     }
     const auto now = std::chrono::steady_clock::now();
     if (cancel && !cancel_sent) {
@@ -447,16 +506,26 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
     cause = "worker ended without reporting the job's end";
   }
   SetEnded(state, cause);
+  // Savepoints asked for but not answered: the worker is gone.
+  std::map<int64_t, std::function<void(DaemonSavepointResult)>> unanswered;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    unanswered.swap(pending_savepoints_);
+    outbound_.clear();
+  }
+  for (auto& [id, done] : unanswered) {
+    done(DaemonSavepointResult{false, "", fmt::format("the job ended {} before the savepoint completed", ToString(state))});
+  }
   return state;
 }
 
 JobFactory WorkerJobFactory(JobValidator validate, WorkerOptions options) {
   return [validate = std::move(validate), options = std::move(options)](
              const std::string& yaml, const std::string& file_name,
-             JobResources::LineWriter line_writer) -> std::unique_ptr<DaemonJob> {
+             JobResources::LineWriter line_writer, const DaemonRunOptions& run) -> std::unique_ptr<DaemonJob> {
     JobDescription description = validate(yaml, file_name);
     return std::make_unique<WorkerDaemonJob>(yaml, file_name, std::move(description), std::move(line_writer),
-                                             options);
+                                             options, run);
   };
 }
 
@@ -489,6 +558,11 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   }
   const std::string yaml = run.value("yaml", "");
   const std::string file = run.value("file", "<request>");
+  DaemonRunOptions run_options;
+  run_options.checkpoint_dir = run.value("checkpoint-dir", "");
+  run_options.restore_from = run.value("restore-from", "");
+  run_options.allow_non_restored_state = run.value("allow-non-restored-state", false);
+  run_options.run_lock = run.value("run-lock", "");
   [[maybe_unused]] const uint64_t memory_limit = run.value("memory-limit", uint64_t{0});  // not in sanitizer builds
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   if (memory_limit > 0) {
@@ -502,7 +576,8 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   WorkerChannel channel(fd);
   auto send_end = [&](JobState state, const std::string& cause, const std::optional<std::string>& report,
                       const std::vector<SubtaskMetrics>& metrics,
-                      const std::map<std::string, std::string>& explanations) {
+                      const std::map<std::string, std::string>& explanations,
+                      const nlohmann::json& checkpoints = EmptyCheckpointStatsJson()) {
     channel.FlushLines();
     channel.Send(nlohmann::json{{"t", "ended"},
                                 {"state", StateName(state)},
@@ -510,26 +585,59 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
                                 {"report", report ? nlohmann::json(*report) : nlohmann::json(nullptr)},
                                 {"tasks", MetricsToJson(metrics)},
                                 {"explain", explanations},
-                                {"memory-exhausted", g_memory_exhausted.load()}});
+                                {"memory-exhausted", g_memory_exhausted.load()},
+                                {"checkpoints", checkpoints}});
   };
+  if (!run_options.run_lock.empty()) {
+    // The job's previous worker (of a daemon killed a moment ago) dies from its parent-death signal;
+    // until it has, it holds this lock and may still write: wait, never run the job twice at once.
+    const int lock_fd = ::open(run_options.run_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    bool locked = false;
+    while (lock_fd >= 0 && !(locked = ::flock(lock_fd, LOCK_EX | LOCK_NB) == 0) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!locked) {
+      send_end(JobState::kFailed,
+               lock_fd < 0 ? fmt::format("cannot open the job's run lock '{}': {}", run_options.run_lock,
+                                         std::strerror(errno))
+                           : fmt::format("another process still runs this job (it holds '{}' after 30 s)",
+                                         run_options.run_lock),
+               std::nullopt, {}, {});
+      ::_exit(0);
+    }
+    // lock_fd stays open (and locked) until this process exits.
+  }
   std::unique_ptr<DaemonJob> job;
   try {
-    job = factory(yaml, file, [&channel](const std::string& line) { channel.AddLine(line); });
+    job = factory(yaml, file, [&channel](const std::string& line) { channel.AddLine(line); }, run_options);
   } catch (const std::exception& e) {
     // The daemon validated the same text, so this is rare (a file that changed in between).
     send_end(JobState::kFailed, e.what(), std::nullopt, {}, {});
     ::_exit(0);
   }
   // Commands from the daemon. End of stream means the daemon is gone: the death signal follows.
-  std::thread([fd, &job] {
+  std::thread([fd, &job, &channel] {
     for (;;) {
       std::optional<std::string> frame = ReadWorkerFrame(fd);
       if (!frame) {
         ::_exit(1);
       }
       const nlohmann::json j = nlohmann::json::parse(*frame, nullptr, false);
-      if (j.is_object() && j.value("t", "") == "cancel") {
+      if (!j.is_object()) {
+        continue;
+      }
+      const std::string t = j.value("t", "");
+      if (t == "cancel") {
         job->Cancel();
+      } else if (t == "savepoint") {
+        const int64_t request = j.value("request", int64_t{0});
+        DaemonSavepointRequest sp{j.value("dir", ""), j.value("stop", false), j.value("drain", false)};
+        job->TriggerSavepoint(sp, [&channel, request](DaemonSavepointResult r) {
+          channel.Send(nlohmann::json{
+              {"t", "savepoint"}, {"request", request}, {"ok", r.ok}, {"path", r.path}, {"error", r.error}});
+        });
       }
     }
   }).detach();
@@ -556,7 +664,8 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
     nlohmann::json frame{{"t", "metrics"},
                          {"tasks", MetricsToJson(job->Metrics())},
                          {"cause", job->failure_cause()},
-                         {"memory-exhausted", g_memory_exhausted.load()}};
+                         {"memory-exhausted", g_memory_exhausted.load()},
+                         {"checkpoints", job->CheckpointStatsJson()}};
     std::string text = frame.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (text != last_sent) {  // an idle job sends nothing
       channel.Send(frame);
@@ -580,7 +689,7 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   } catch (const std::exception& e) {
     channel.AddLine(fmt::format("explain failed: {}", e.what()));
   }
-  send_end(state, job->failure_cause(), report, job->Metrics(), explanations);
+  send_end(state, job->failure_cause(), report, job->Metrics(), explanations, job->CheckpointStatsJson());
   // Sinks were closed and flushed when the tasks ended; skip the teardown of a large job's state.
   ::_exit(0);
 }

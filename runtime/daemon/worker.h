@@ -51,7 +51,7 @@ using JobValidator = std::function<JobDescription(const std::string& yaml, const
 class WorkerDaemonJob : public DaemonJob {
  public:
   WorkerDaemonJob(std::string yaml, std::string file_name, JobDescription description,
-                  JobResources::LineWriter line_writer, WorkerOptions options);
+                  JobResources::LineWriter line_writer, WorkerOptions options, DaemonRunOptions run = {});
 
   const std::string& name() const override { return description_.name; }
   std::vector<DaemonJobVertex> Vertices() const override { return description_.vertices; }
@@ -69,6 +69,13 @@ class WorkerDaemonJob : public DaemonJob {
   int worker_pid() const override;
   /// At most the daemon's `memory_limit_bytes` (any size when that is 0), above 0.
   std::optional<std::string> LimitMemory(uint64_t bytes) override;
+  /// Sent to the worker (a `savepoint` frame) by the supervisor within one poll interval; `done`
+  /// runs on the supervisor thread when the worker answers, or with an error when the job is not
+  /// running or ends first.
+  void TriggerSavepoint(const DaemonSavepointRequest& request,
+                        std::function<void(DaemonSavepointResult)> done) override;
+  /// As the worker last reported them (its metrics frames).
+  nlohmann::json CheckpointStatsJson() const override;
 
  private:
   JobState Supervise(int fd, int pid);
@@ -81,8 +88,13 @@ class WorkerDaemonJob : public DaemonJob {
   const JobDescription description_;
   const JobResources::LineWriter line_writer_;
   const WorkerOptions options_;
+  const DaemonRunOptions run_;
 
   mutable std::mutex mu_;
+  nlohmann::json checkpoints_ = EmptyCheckpointStatsJson();
+  int64_t next_savepoint_ = 0;
+  std::vector<nlohmann::json> outbound_;  // savepoint frames the supervisor sends next
+  std::map<int64_t, std::function<void(DaemonSavepointResult)>> pending_savepoints_;
   JobState state_ = JobState::kCreated;
   std::string cause_;
   std::vector<SubtaskMetrics> metrics_;

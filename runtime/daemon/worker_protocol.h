@@ -16,12 +16,17 @@ namespace tidemark {
 /// The daemon <-> worker protocol over a Unix socketpair: frames of a 4-byte little-endian length
 /// followed by that many bytes of JSON text, one JSON object per frame with its kind in `"t"`.
 ///
-///     daemon -> worker   {"t":"run","yaml":..,"file":..,"memory-limit":bytes}   first frame, once
+///     daemon -> worker   {"t":"run","yaml":..,"file":..,"memory-limit":bytes,   first frame, once
+///                         "checkpoint-dir":..,"restore-from":..,"allow-non-restored-state":bool,
+///                         "run-lock":..}                                         (DaemonRunOptions)
 ///                        {"t":"cancel"}
-///     worker -> daemon   {"t":"metrics","tasks":[..],"cause":..,"memory-exhausted":bool}  ~10/s
+///                        {"t":"savepoint","request":n,"dir":..,"stop":bool,"drain":bool}
+///     worker -> daemon   {"t":"metrics","tasks":[..],"cause":..,"memory-exhausted":bool,
+///                         "checkpoints":{..}}                                    ~10/s
 ///                        {"t":"log","lines":[..]}                               print-sink lines
+///                        {"t":"savepoint","request":n,"ok":bool,"path":..,"error":..}  its outcome
 ///                        {"t":"ended","state":..,"cause":..,"report":..|null,"tasks":[..],
-///                         "explain":{op-id:text},"memory-exhausted":bool}        last frame
+///                         "explain":{op-id:text},"memory-exhausted":bool,"checkpoints":{..}}  last
 ///
 /// A frame longer than `kMaxWorkerFrameBytes` or not a JSON object is a protocol error: the daemon
 /// kills the worker and fails its job.

@@ -45,7 +45,7 @@ function eq(actual, expected, what) {
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tidemark-dash-'));
 fs.mkdirSync(args.out, { recursive: true });
-const daemon = spawn(args.tidemarkd, ['--socket', path.join(dir, 'd.sock'), '--listen', '127.0.0.1:0',
+const daemon = spawn(args.tidemarkd, ['--socket', path.join(dir, 'd.sock'), '--state-dir', path.join(dir, 'state'), '--listen', '127.0.0.1:0',
   '--token-file', path.join(dir, 'token'), '--log-file', path.join(dir, 'd.log'), '--finished-job-ttl', '0s'],
   { stdio: ['ignore', 'pipe', 'inherit'] });
 let browser = null;

@@ -30,6 +30,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/testing/daemon_harness.h"
 #include "tests/testing/daemon_jobs.h"
 #include "operators/user_operators.h"
 #include "runtime/core/timestamp.h"
@@ -46,7 +47,13 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using testing::CliResult;
+using testing::Eventually;
 using testing::kLongJob;
+using testing::ProcessGone;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::ToolsDir;
 
 // A small job that finishes at once; its sink prints one JSON line per record.
 constexpr const char* kSmallJob = R"(name: small
@@ -156,13 +163,6 @@ operators:
     sink: {type: collect}
 )";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -170,20 +170,6 @@ std::vector<std::string> Lines(const std::string& text) {
     out.push_back(line);
   }
   return out;
-}
-
-/// Polls `done` until it holds or `timeout` passed: for server-side effects of a client's action
-/// (an accept, a close, a process exit) that give the test nothing to wait on.
-template <class Predicate>
-bool Eventually(Predicate done, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
 }
 
 /// Reads until the peer closes (or 5 s pass).
@@ -200,32 +186,6 @@ std::string ReadUntilClosed(int fd) {
     reply.append(buf, static_cast<size_t>(n));
   }
 }
-
-/// The built tools sit in <build>/tools, this test in <build>/tests.
-fs::path ToolsDir() { return fs::canonical("/proc/self/exe").parent_path().parent_path() / "tools"; }
-
-struct CliResult {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-/// A scratch directory, private like the daemon's default one.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "tidemark-daemon-test-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 class DaemonTest : public ::testing::Test {
  protected:
@@ -877,7 +837,8 @@ TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {
   CliResult unknown = Cli("stauts 1234");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_EQ(unknown.err,
-            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, submit, list, status, cancel, logs, explain)\n"
+            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, submit, list, status, cancel, logs, explain, "
+            "savepoint, stop)\n"
             "Run with --help for more information.\n");
   CliResult ftp = Cli("--url ftp://x list");
   EXPECT_EQ(ftp.rc, 2);
@@ -1207,15 +1168,6 @@ operators:
 }
 
 /// True once `pid` no longer runs: gone, or a zombie its new parent has not reaped yet.
-bool ProcessGone(int pid) {
-  if (::kill(pid, 0) != 0) {
-    return errno == ESRCH;
-  }
-  const std::string stat = ReadFile(fmt::format("/proc/{}/stat", pid));
-  const size_t paren = stat.rfind(')');
-  return paren == std::string::npos || stat.compare(paren + 2, 1, "Z") == 0;
-}
-
 // 32 channels of 2 x 2^20 slots: 512 MiB of channel buffers when the worker deploys the job.
 constexpr const char* kTooBigJob = R"(
 name: too-big
@@ -2011,6 +1963,10 @@ int main(int argc, char** argv) {
   if (tidemark::IsWorkerInvocation(argc, argv)) {
     return tidemark::WorkerMain(argc, argv, tidemark::TestJobFactory());
   }
+  // Every tidemarkd a test starts without --state-dir keeps its registry in a directory of this
+  // process's own, not in the user's ~/.local/state (tests run in parallel).
+  tidemark::testing::TempDir state_home;  // removed at exit
+  ::setenv("XDG_STATE_HOME", state_home.path().c_str(), 1);  // NOLINT(concurrency-mt-unsafe): before threads
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

@@ -107,7 +107,7 @@ def main():
     os.chmod(tmp, 0o700)
     sock_path = os.path.join(tmp, "d.sock")
     daemon = subprocess.Popen([os.path.join(args.build, "tools/tidemarkd"), "--socket", sock_path,
-                               "--idle-timeout", "5s", "--finished-job-ttl", "10s"],
+                               "--state-dir", os.path.join(tmp, "state"), "--idle-timeout", "5s", "--finished-job-ttl", "10s"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     daemon.stdout.readline()  # the ready line
     with open(os.path.join(ROOT, "jobs/two_splits_split.yaml"), "rb") as f:

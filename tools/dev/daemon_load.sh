@@ -20,7 +20,7 @@ DIR=$(mktemp -d)
 SOCK=$DIR/d.sock
 trap 'kill -TERM $DAEMON 2>/dev/null || true; rm -rf "$DIR"' EXIT
 
-"$BIN/tidemarkd" --socket "$SOCK" --max-finished-jobs "$H" --finished-job-ttl "$TTL" ${DAEMON_ARGS:-} >"$DIR/daemon.out" 2>/dev/null &
+"$BIN/tidemarkd" --socket "$SOCK" --state-dir "$DIR/state" --max-finished-jobs "$H" --finished-job-ttl "$TTL" ${DAEMON_ARGS:-} >"$DIR/daemon.out" 2>/dev/null &
 DAEMON=$!
 until grep -q listening "$DIR/daemon.out" 2>/dev/null; do sleep 0.05; done
 rss() { awk '/VmRSS/ {print $2}' /proc/$DAEMON/status; }

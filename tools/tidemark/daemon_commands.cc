@@ -251,7 +251,8 @@ int DaemonCommands::ReportError(const DaemonClient::Response& r, const std::stri
   return r.status == 400 || r.status == 404 ? kExitUsage : kExitJobFailed;
 }
 
-int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json, const std::string& memory_limit) {
+int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json, const std::string& memory_limit,
+                           const std::string& from_savepoint, bool allow_non_restored_state) {
   std::string yaml;
   try {
     yaml = ReadJobFile(job_path);  // the same limits and messages as `tidemark run`
@@ -266,6 +267,15 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json,
   std::string target = "/jobs?file=" + UrlEncode(sent_file);
   if (!memory_limit.empty()) {
     target += "&memory-limit=" + UrlEncode(memory_limit);
+  }
+  if (!from_savepoint.empty()) {
+    target += "&savepointPath=" + UrlEncode(std::filesystem::absolute(from_savepoint).lexically_normal().string());
+  } else if (allow_non_restored_state) {
+    std::cerr << "tidemark: --allow-non-restored-state needs --from-savepoint DIR\n";
+    return kExitUsage;
+  }
+  if (allow_non_restored_state) {
+    target += "&allowNonRestoredState=true";
   }
   if (!Call("POST", target, yaml, &r)) {
     return kExitUnreachable;
@@ -321,6 +331,63 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json,
   }
 }
 
+int DaemonCommands::Savepoint(const std::string& id, const std::string& dir, bool stop, bool drain, bool as_json) {
+  json body = json::object();
+  if (!dir.empty()) {
+    // The daemon's working directory is not ours.
+    body[stop ? "targetDirectory" : "target-directory"] = std::filesystem::absolute(dir).lexically_normal().string();
+  }
+  if (stop) {
+    body["drain"] = drain;
+  }
+  DaemonClient::Response r;
+  if (!Call("POST", "/jobs/" + UrlEncode(id) + (stop ? "/stop" : "/savepoints"), body.dump(), &r)) {
+    return kExitUnreachable;
+  }
+  if (r.status == 409) {
+    const json j = json::parse(r.body, nullptr, false);
+    std::cerr << "tidemark: "
+              << (!j.is_discarded() && j.contains("errors") && !j["errors"].empty() ? j["errors"][0].get<std::string>()
+                                                                                  : r.body)
+              << "\n";
+    return kExitJobFailed;
+  }
+  if (r.status != 202) {
+    return ReportError(r, id);
+  }
+  const std::string request = json::parse(r.body).at("request-id").get<std::string>();
+  for (;;) {
+    if (!Call("GET", "/jobs/" + UrlEncode(id) + "/savepoints/" + UrlEncode(request), "", &r)) {
+      return kExitUnreachable;
+    }
+    if (r.status != 200) {
+      return ReportError(r, id);
+    }
+    const json j = json::parse(r.body);
+    if (j.at("status").at("id") == "COMPLETED") {
+      if (as_json) {
+        std::cout << j.dump(2) << "\n";
+      }
+      const json& op = j.at("operation");
+      if (op.contains("location")) {
+        if (!as_json) {
+          std::cout << "Savepoint completed. Path: " << op.at("location").get<std::string>() << "\n";
+          if (stop) {
+            std::cout << fmt::format("job {} stopped{}\n", id, drain ? " (drained)" : "");
+          }
+        }
+        return kExitOk;
+      }
+      if (!as_json) {
+        std::cerr << "tidemark: savepoint of job " << id
+                  << " failed: " << op.at("failure-cause").at("stack-trace").get<std::string>() << "\n";
+      }
+      return kExitJobFailed;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 int DaemonCommands::List(bool as_json) {
   DaemonClient::Response r;
   if (!Call("GET", "/jobs", "", &r)) {
@@ -368,6 +435,21 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
   }
   if (j.at("failure-cause").is_string()) {
     std::cout << "cause:  " << j.at("failure-cause").get<std::string>() << "\n";
+  }
+  if (j.contains("restored-from") && j["restored-from"].is_string()) {
+    std::cout << "restored from " << j["restored-from"].get<std::string>() << "\n";
+  }
+  if (j.contains("checkpoints") && j["checkpoints"].is_object()) {
+    const json& c = j["checkpoints"];
+    const int64_t last = c.value("last-completed-id", int64_t{0});
+    std::cout << fmt::format("checkpoints: {} completed, {} failed, restarts {}", c.value("completed", int64_t{0}),
+                             c.value("failed", int64_t{0}), c.value("restarts", int64_t{0}));
+    if (last > 0) {
+      std::cout << fmt::format("; last #{}: {} bytes in {} ms, alignment {} ms, {}", last,
+                               c.value("last-size-bytes", int64_t{0}), c.value("last-duration-ms", int64_t{0}),
+                               c.value("last-alignment-ms", int64_t{0}), c.value("last-path", ""));
+    }
+    std::cout << "\n";
   }
   std::cout << "\nvertices:";
   for (const auto& v : j.at("vertices")) {

@@ -1,6 +1,6 @@
 // `tidemark`: the command line. `tidemark run JOB.yaml` runs a job embedded, without a daemon;
-// `tidemark validate JOB.yaml` only loads and compiles it; `submit`, `list`, `status`, `cancel`
-// and `logs` talk to `tidemarkd` (tools/tidemark/daemon_commands.h).
+// `tidemark validate JOB.yaml` only loads and compiles it; `submit`, `list`, `status`, `cancel`,
+// `logs`, `explain`, `savepoint` and `stop` talk to `tidemarkd` (tools/tidemark/daemon_commands.h).
 //
 // Exit codes: 0 ok (the job FINISHED; the job is valid); 1 the job FAILED or was CANCELED, or
 // `cancel` found it already ended; 2 usage error, invalid job (file:line:column diagnostics on
@@ -335,6 +335,26 @@ int main(int argc, char** argv) {
   submit->add_option("--memory-limit", memory_limit,
                      "this job's worker memory limit (address space, e.g. 512m), at most the daemon's "
                      "--worker-memory-limit");
+  std::string from_savepoint;
+  bool allow_non_restored = false;
+  submit->add_option("--from-savepoint", from_savepoint,
+                     "start from this savepoint (or checkpoint) directory; operator state is matched by operator id");
+  submit->add_flag("--allow-non-restored-state", allow_non_restored,
+                   "with --from-savepoint: skip state of operator ids the job no longer has instead of refusing");
+  std::string savepoint_dir;
+  auto* savepoint = app.add_subcommand(
+      "savepoint", "Take a savepoint of a running job; prints its path (DIR default: the daemon's state-dir/savepoints)");
+  savepoint->add_option("id", job_id, "job id")->required();
+  savepoint->add_option("dir", savepoint_dir, "target directory (the savepoint goes into DIR/savepoint-<id>)");
+  savepoint->add_flag("--json", json, "print JSON (as GET /jobs/ID/savepoints/REQUEST)");
+  bool drain = false;
+  auto* stop = app.add_subcommand(
+      "stop", "Stop a running job with a savepoint: it ends FINISHED once the savepoint is taken; prints its path");
+  stop->add_option("id", job_id, "job id")->required();
+  stop->add_option("--savepoint", savepoint_dir, "target directory (default: the daemon's state-dir/savepoints)");
+  stop->add_flag("--drain", drain,
+                 "emit MAX_WATERMARK first, so every window fires and timers run (for a job that will not resume)");
+  stop->add_flag("--json", json, "print JSON (as GET /jobs/ID/savepoints/REQUEST)");
   auto* list = app.add_subcommand("list", "List running and recently finished jobs");
   list->add_flag("--json", json, "print JSON (as GET /jobs)");
   auto* status = app.add_subcommand("status", "Show a job: state, tasks, records, watermarks");
@@ -361,7 +381,7 @@ int main(int argc, char** argv) {
     if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
       // CLI11 would say "A subcommand is required" about `tidemark stauts ID`.
       std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, validate, analyze, export, bench, "
-                               "submit, list, status, cancel, logs, explain)\nRun with --help for more information.\n",
+                               "submit, list, status, cancel, logs, explain, savepoint, stop)\nRun with --help for more information.\n",
                                unknown);
       return 2;
     }
@@ -408,7 +428,13 @@ int main(int argc, char** argv) {
   }
   tidemark::DaemonCommands commands(endpoint);
   if (*submit) {
-    return commands.Submit(job_path, wait, json, memory_limit);
+    return commands.Submit(job_path, wait, json, memory_limit, from_savepoint, allow_non_restored);
+  }
+  if (*savepoint) {
+    return commands.Savepoint(job_id, savepoint_dir, false, false, json);
+  }
+  if (*stop) {
+    return commands.Savepoint(job_id, savepoint_dir, true, drain, json);
   }
   if (*list) {
     return commands.List(json);

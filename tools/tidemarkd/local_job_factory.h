@@ -1,8 +1,10 @@
 #pragma once
 
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "config/job_loader.h"
 #include "runtime/daemon/daemon_job.h"
@@ -11,6 +13,23 @@
 #include "tools/engine/explain.h"
 
 namespace tidemark {
+
+/// The engine's run options of a daemon job.
+inline JobRunOptions ToJobRunOptions(const DaemonRunOptions& run) {
+  return JobRunOptions{run.checkpoint_dir, run.restore_from, run.allow_non_restored_state};
+}
+
+/// CheckpointStats in the daemon's JSON shape (EmptyCheckpointStatsJson).
+inline nlohmann::json CheckpointStatsToJson(const CheckpointStats& s) {
+  return nlohmann::json{{"restarts", s.restarts},
+                        {"completed", s.completed},
+                        {"failed", s.failed},
+                        {"last-completed-id", s.last_completed_id},
+                        {"last-size-bytes", s.last_size_bytes},
+                        {"last-duration-ms", s.last_duration_ms},
+                        {"last-alignment-ms", s.last_alignment_ms},
+                        {"last-path", s.last_path}};
+}
 
 /// A job of the built-in (or a given registry's) operators in this process: YAML text ->
 /// LocalJob (the same loading and compiling as `tidemark run`, so an invalid job gets the same
@@ -34,6 +53,19 @@ class LocalDaemonJob : public ExecutionDaemonJob {
     }
     return out;
   }
+  /// LocalJob::TriggerSavepoint; `done` runs on a thread of its own that waits for the outcome.
+  void TriggerSavepoint(const DaemonSavepointRequest& request,
+                        std::function<void(DaemonSavepointResult)> done) override {
+    std::future<SavepointResult> outcome =
+        job_->TriggerSavepoint(SavepointRequest{request.dir, request.stop, request.drain});
+    auto deliver = [done](SavepointResult r) { done(DaemonSavepointResult{r.ok, r.path, r.error}); };
+    if (outcome.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      deliver(outcome.get());
+      return;
+    }
+    std::thread([outcome = std::move(outcome), deliver]() mutable { deliver(outcome.get()); }).detach();
+  }
+  nlohmann::json CheckpointStatsJson() const override { return CheckpointStatsToJson(job_->checkpoint_stats()); }
 
  private:
   std::unique_ptr<LocalJob> job_;
@@ -45,17 +77,19 @@ class LocalDaemonJob : public ExecutionDaemonJob {
 /// modified afterwards (the factory is called from several threads at once).
 inline JobFactory LocalJobFactory(std::shared_ptr<const OperatorRegistry> registry) {
   return [registry = std::move(registry)](const std::string& yaml, const std::string& file_name,
-                                          JobResources::LineWriter line_writer) -> std::unique_ptr<DaemonJob> {
-    return std::make_unique<LocalDaemonJob>(
-        LocalJob::Create(LoadJobSpecString(yaml, file_name), *registry, std::move(line_writer)));
+                                          JobResources::LineWriter line_writer,
+                                          const DaemonRunOptions& run) -> std::unique_ptr<DaemonJob> {
+    return std::make_unique<LocalDaemonJob>(LocalJob::Create(LoadJobSpecString(yaml, file_name), *registry,
+                                                             std::move(line_writer), ToJobRunOptions(run)));
   };
 }
 
 /// Throws ConfigError / JobCompileError for an invalid job, as JobFactory requires.
 inline std::unique_ptr<DaemonJob> MakeLocalDaemonJob(const std::string& yaml, const std::string& file_name,
-                                                     JobResources::LineWriter line_writer) {
-  return std::make_unique<LocalDaemonJob>(
-      LocalJob::Create(LoadJobSpecString(yaml, file_name), std::move(line_writer)));
+                                                     JobResources::LineWriter line_writer,
+                                                     const DaemonRunOptions& run) {
+  return std::make_unique<LocalDaemonJob>(LocalJob::Create(LoadJobSpecString(yaml, file_name), BuiltinRegistry(),
+                                                           std::move(line_writer), ToJobRunOptions(run)));
 }
 
 /// The daemon side of a worker job: loads and compiles the YAML against `registry` (the same

@@ -2,7 +2,8 @@
 // (runtime/daemon/rest_server.h) on a private Unix socket, optionally on loopback TCP with a
 // bearer token.
 //
-// Exit codes: 0 after SIGTERM / SIGINT (running jobs cancelled, sinks closed, socket removed);
+// Exit codes: 0 after SIGTERM / SIGINT (running jobs stopped and recorded SUSPENDED in the state
+// directory for the next start to resume, sinks closed, socket removed);
 // 2 usage or setup error (a live daemon holds the socket, the directory is not private, ...).
 
 #include <fcntl.h>
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
   std::string finished_job_ttl = "1h";
   bool skip_self_check = false;
   std::string worker_memory_limit = "4g";
+  std::string state_dir;
   app.add_option("--socket", socket_path,
                  fmt::format("Unix socket to listen on (default {})", DefaultSocketPath()));
   app.add_option("--listen", listen,
@@ -107,6 +109,12 @@ int main(int argc, char** argv) {
                  "address-space limit (RLIMIT_AS) of each job's worker process, e.g. 512m, 4g; 0: none. "
                  "A job over it ends FAILED naming the limit; each task thread reserves 8 MiB of it")
       ->capture_default_str();
+  app.add_option("--state-dir", state_dir,
+                 fmt::format("the job registry and every job's checkpoints, kept across restarts: after a crash "
+                             "(even kill -9) the daemon lists the ended jobs again and resumes the running ones "
+                             "from their latest completed checkpoint; savepoints default to DIR/savepoints "
+                             "(default {})",
+                             DefaultStateDir()));
   app.add_option("--max-body-bytes", max_body, "largest accepted request body (job YAML)")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30));
   app.add_option("--max-connections", max_connections, "open connections beyond this are closed at once")
@@ -181,6 +189,23 @@ int main(int argc, char** argv) {
     std::cerr << "tidemarkd: " << e.what() << "\n";
     return 2;
   }
+  if (state_dir.empty()) {
+    state_dir = DefaultStateDir();
+  }
+  std::error_code state_ec;
+  state_dir = std::filesystem::absolute(state_dir, state_ec).lexically_normal().string();
+  if (!state_dir.empty() && state_dir.back() == '/' && state_dir.size() > 1) {
+    state_dir.pop_back();
+  }
+  int state_lock_fd = -1;
+  try {
+    EnsurePrivateDirectory(state_dir);
+    // Held until this process exits (kill -9 included): one daemon per state directory.
+    state_lock_fd = LockStateDirectory(state_dir);
+  } catch (const DaemonSetupError& e) {
+    std::cerr << "tidemarkd: --state-dir: " << e.what() << "\n";
+    return 2;
+  }
   server_options.max_body_bytes = max_body;
   server_options.max_connections = max_connections;
   server_options.idle_timeout = std::chrono::milliseconds(*idle_ms);
@@ -206,6 +231,11 @@ int main(int argc, char** argv) {
     }
     ::close(ready_pipe[0]);
     ::setsid();
+    // The lock passed to this child with its descriptor; the pid in it is now this process's.
+    const std::string pid_text = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(state_lock_fd, 0) != 0 || ::pwrite(state_lock_fd, pid_text.data(), pid_text.size(), 0) < 0) {
+      // Only the "another tidemarkd (pid N)" message reads it.
+    }
     if (pid_file.empty()) {
       // Beside the socket, like the log file: with --socket the runtime directory may not exist.
       pid_file = default_socket ? runtime_dir + "/tidemarkd.pid" : socket_path + ".pid";
@@ -255,6 +285,7 @@ int main(int argc, char** argv) {
   job_options.max_running_jobs = max_running;
   job_options.max_finished_jobs = max_finished;
   job_options.finished_job_ttl = std::chrono::milliseconds(*ttl_ms);
+  job_options.state_dir = state_dir;
   // Every job runs in a worker process of its own: this binary again, in its --worker mode.
   WorkerOptions worker_options;
   worker_options.memory_limit_bytes = *memory_limit;
@@ -289,7 +320,7 @@ int main(int argc, char** argv) {
   if (server.tcp_port() >= 0) {
     where += fmt::format(" and http://{}:{} (token in {})", server_options.tcp_host, server.tcp_port(), token_file);
   }
-  log->info("tidemarkd {} ready on {}; log file {}", ::getpid(), where, log_file);
+  log->info("tidemarkd {} ready on {}; log file {}; state directory {}", ::getpid(), where, log_file, state_dir);
   std::cout << "tidemarkd: listening on " << where << std::endl;
   if (daemonize) {
     const int null_fd = ::open("/dev/null", O_RDWR);

@@ -23,7 +23,7 @@ SelfCheckResult RunSelfCheck(const JobFactory& factory) {
   const auto start = std::chrono::steady_clock::now();
   try {
     auto job = factory(kSelfCheckJobYaml, "self-check/two_splits_split.yaml",
-                       [](const std::string&) {});  // the FIRE lines are not needed
+                       [](const std::string&) {}, DaemonRunOptions{});  // the FIRE lines are not needed
     const JobState state = job->Run();
     if (state != JobState::kFinished) {
       result.detail = std::string("the job ended ") + ToString(state) + ": " + job->failure_cause();

@@ -18,7 +18,7 @@ class RestRequestTest : public ::testing::Test {
  protected:
   // Every submission is refused as invalid; nothing runs.
   JobManager jobs_{[](const std::string&, const std::string& file,
-                      JobResources::LineWriter) -> std::unique_ptr<DaemonJob> {
+                      JobResources::LineWriter, const DaemonRunOptions&) -> std::unique_ptr<DaemonJob> {
                      throw ConfigError({Diagnostic{file, 1, 1, "", "refused"}});
                    },
                    JobManagerOptions{}};

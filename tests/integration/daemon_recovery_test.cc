@@ -1,0 +1,446 @@
+// tidemarkd --state-dir end to end (issue 12, the daemon half): the built daemon as a child process,
+// killed with SIGKILL and restarted over the same state directory; savepoint / stop / checkpoint
+// figures through REST and the CLI.
+
+#include <sys/file.h>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/daemon/daemon_client.h"
+#include "tests/testing/daemon_harness.h"
+#include "tests/testing/daemon_jobs.h"
+
+namespace tidemark {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::CliResult;
+using testing::DaemonProcess;
+using testing::Eventually;
+using testing::kLongJob;
+using testing::ProcessGone;
+using testing::ReadFile;
+using testing::TempDir;
+
+/// A job that fails at once: its file sink cannot open `/proc/forbidden/x<n>.jsonl` (each `n` its
+/// own path: two running jobs may not write one file).
+std::string FailingJob(int n) {
+  return fmt::format(R"(name: bad-sink
+operators:
+  - id: src
+    type: source
+    source: {{type: sequence, splits: [{{id: a, start: 0ms, step: 1s, count: 10}}]}}
+  - id: out
+    type: sink
+    input: src
+    sink: {{type: file, path: /proc/forbidden/x{}.jsonl}}
+)",
+                     n);
+}
+
+std::string LastLine(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n') {
+    t.pop_back();
+  }
+  return t.substr(t.rfind('\n') + 1);
+}
+
+/// One daemon over a state directory that outlives it: start, kill, restart.
+class DaemonRecoveryTest : public ::testing::Test {
+ protected:
+  void Start() {
+    daemon_ = std::make_unique<DaemonProcess>(
+        std::vector<std::string>{"--socket", socket_, "--state-dir", state_, "--no-self-check"});
+    ASSERT_TRUE(daemon_->ready()) << daemon_->ready_line() << "\n" << ReadFile(socket_ + ".log");
+  }
+  /// SIGKILL, as the OOM killer or a power cut would; returns once the daemon is reaped.
+  void Kill9() {
+    const int status = daemon_->Kill(SIGKILL);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    ASSERT_EQ(WTERMSIG(status), SIGKILL);
+  }
+
+  DaemonClient Client() { return DaemonClient(DaemonEndpoint{socket_, "", ""}); }
+  CliResult Cli(const std::string& args) { return testing::RunCli(socket_, args, dir_.path()); }
+
+  std::string Submit(const std::string& yaml, const std::string& query = "") {
+    auto r = Client().Request("POST", "/jobs?file=test.yaml" + query, yaml);
+    EXPECT_EQ(r.status, 202) << r.body;
+    return r.status == 202 ? json::parse(r.body).at("jid").get<std::string>() : "";
+  }
+  json Job(const std::string& id) {
+    auto r = Client().Request("GET", "/jobs/" + id);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body, nullptr, false);
+  }
+  bool WaitForState(const std::string& id, const std::string& state) {
+    return Eventually([&] { return Job(id).value("state", "") == state; }, std::chrono::seconds(10));
+  }
+  /// Waits until the job's worker reports records flowing; its worker pid.
+  int WaitUntilProducing(const std::string& id) {
+    json j;
+    const bool ok = Eventually(
+        [&] {
+          j = Job(id);
+          return j.value("state", "") == "RUNNING" && j["worker-pid"].is_number_integer() && !j["tasks"].empty() &&
+                 j["tasks"][0]["subtasks"][0]["records-in"].get<int64_t>() > 0;
+        },
+        std::chrono::seconds(10));
+    EXPECT_TRUE(ok) << j.dump();
+    return ok ? j["worker-pid"].get<int>() : -1;
+  }
+  std::string JobDir(const std::string& id) const { return state_ + "/jobs/" + id; }
+  std::string Log() const { return ReadFile(socket_ + ".log"); }
+
+  TempDir dir_;
+  const std::string socket_ = dir_.path() + "/d.sock";
+  const std::string state_ = dir_.path() + "/state";
+  std::unique_ptr<DaemonProcess> daemon_;
+};
+
+TEST_F(DaemonRecoveryTest, AfterKill9TheRestartedDaemonListsEndedJobsAndResumesTheRunningOne) {
+  Start();
+  const std::string experiment = ReadFile("jobs/two_splits_split.yaml");
+  const std::string expected_report = LastLine(ReadFile("jobs/two_splits_split.expected"));
+  const std::string finished = Submit(experiment);
+  ASSERT_TRUE(WaitForState(finished, "FINISHED"));
+  const std::string failed = Submit(FailingJob(0));
+  ASSERT_TRUE(WaitForState(failed, "FAILED"));
+  const std::string failure_cause = Job(failed)["failure-cause"].get<std::string>();
+  const std::string canceled = Submit(kLongJob);
+  WaitUntilProducing(canceled);
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + canceled).status, 202);
+  ASSERT_TRUE(WaitForState(canceled, "CANCELED"));
+  const std::string running = Submit(kLongJob);
+  const int old_worker = WaitUntilProducing(running);
+  ASSERT_GT(old_worker, 0);
+
+  Kill9();
+  // The worker dies with its daemon (parent-death signal); the registry says what each job was.
+  EXPECT_TRUE(Eventually([&] { return ProcessGone(old_worker); }, std::chrono::seconds(5)));
+  EXPECT_EQ(json::parse(ReadFile(JobDir(running) + "/job.json"))["state"], "RUNNING");
+  EXPECT_EQ(json::parse(ReadFile(JobDir(finished) + "/job.json"))["state"], "FINISHED");
+  EXPECT_EQ(ReadFile(JobDir(running) + "/job.yaml"), kLongJob);
+
+  Start();
+  const json list = json::parse(Client().Request("GET", "/jobs").body);
+  ASSERT_EQ(list["jobs"].size(), 4u) << list.dump();
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {finished, "FINISHED"}, {failed, "FAILED"}, {canceled, "CANCELED"}, {running, "RUNNING"}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(list["jobs"][i]["jid"], want[i].first) << i;
+    EXPECT_EQ(list["jobs"][i]["state"], want[i].second) << i;
+  }
+  EXPECT_EQ(Job(finished)["report"], expected_report);
+  EXPECT_EQ(Job(failed)["failure-cause"], failure_cause);
+  CliResult logs = Cli("logs " + finished);
+  EXPECT_EQ(logs.rc, 0);
+  EXPECT_EQ(logs.out, expected_report + "\n");
+
+  // Running again, in a new worker, from scratch (the job does not checkpoint).
+  const int new_worker = WaitUntilProducing(running);
+  EXPECT_NE(new_worker, old_worker);
+  EXPECT_NE(Log().find(fmt::format("[job {}] resuming 'long' after a daemon restart from scratch (no completed "
+                                   "checkpoint in {}/checkpoints)",
+                                   running, JobDir(running))),
+            std::string::npos)
+      << Log();
+  CliResult status = Cli("status " + running);
+  EXPECT_EQ(status.rc, 0);
+  EXPECT_NE(status.out.find("\ncheckpoints: 0 completed, 0 failed, restarts 0\n"), std::string::npos) << status.out;
+
+  // Ids are never handed out again.
+  const std::string next = Submit(kLongJob);
+  for (const auto& [id, state] : want) {
+    EXPECT_NE(next, id);
+  }
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + next).status, 202);
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + running).status, 202);
+  ASSERT_TRUE(WaitForState(running, "CANCELED"));
+  EXPECT_EQ(json::parse(ReadFile(JobDir(running) + "/job.json"))["state"], "CANCELED");
+}
+
+TEST_F(DaemonRecoveryTest, SigtermSuspendsRunningJobsAndTheNextDaemonResumesThem) {
+  Start();
+  const std::string id = Submit(kLongJob);
+  WaitUntilProducing(id);
+  const int status = daemon_->Kill(SIGTERM);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // As Flink's jobs when their cluster shuts down: suspended, not cancelled.
+  EXPECT_EQ(json::parse(ReadFile(JobDir(id) + "/job.json"))["state"], "SUSPENDED");
+  Start();
+  WaitUntilProducing(id);
+  EXPECT_EQ(Job(id)["state"], "RUNNING");
+}
+
+TEST_F(DaemonRecoveryTest, ASecondDaemonOnTheSameStateDirectoryIsRefused) {
+  Start();
+  DaemonProcess second({"--socket", dir_.path() + "/other.sock", "--state-dir", state_, "--no-self-check"});
+  EXPECT_FALSE(second.ready()) << second.ready_line();
+  const int status = second.Kill(SIGKILL);  // already exited: this only reaps it
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_EQ(ReadFile(state_ + "/lock"), fmt::format("{}\n", daemon_->pid()));
+  // The first one is unaffected.
+  EXPECT_EQ(Client().Request("GET", "/jobs").status, 200);
+}
+
+TEST_F(DaemonRecoveryTest, ACorruptOrHalfWrittenRegistryRecordIsSkippedWithALogLine) {
+  Start();
+  const std::string a = Submit(FailingJob(1));
+  const std::string b = Submit(FailingJob(2));
+  const std::string c = Submit(FailingJob(3));
+  for (const std::string& id : {a, b, c}) {
+    ASSERT_TRUE(WaitForState(id, "FAILED"));
+  }
+  Kill9();
+  std::ofstream(JobDir(a) + "/job.json") << "{\"jid\": \"" << a << "\", \"na";  // cut mid-write
+  std::ofstream(JobDir(c) + "/job.json") << json{{"jid", c}, {"state", "RUNNING"}}.dump();  // fields missing
+  Start();
+  const json list = json::parse(Client().Request("GET", "/jobs").body);
+  ASSERT_EQ(list["jobs"].size(), 1u) << list.dump();
+  EXPECT_EQ(list["jobs"][0]["jid"], b);
+  const std::string log = Log();
+  EXPECT_NE(log.find(fmt::format("state directory: skipping job {}: {}/job.json is corrupt (not a JSON object)", a,
+                                 JobDir(a))),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find(fmt::format("state directory: skipping job {}: {}/job.json is corrupt (", c, JobDir(c))),
+            std::string::npos)
+      << log;
+  // The daemon still serves and runs jobs.
+  EXPECT_TRUE(WaitForState(Submit(FailingJob(4)), "FAILED"));
+}
+
+TEST_F(DaemonRecoveryTest, AResumedJobWaitsUntilNoOtherProcessHoldsItsRunLock) {
+  Start();
+  const std::string id = Submit(kLongJob);
+  const int old_worker = WaitUntilProducing(id);
+  Kill9();
+  // Stand in for a worker of the killed daemon that is still alive (and would still write). The old
+  // worker lets go once its last thread exited, which can be after its main thread shows as a zombie.
+  const int lock_fd = ::open((JobDir(id) + "/run.lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(lock_fd, 0);
+  ASSERT_TRUE(Eventually([&] { return ::flock(lock_fd, LOCK_EX | LOCK_NB) == 0; }, std::chrono::seconds(5)));
+  EXPECT_TRUE(ProcessGone(old_worker));
+  Start();
+  json j;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        j = Job(id);
+        return j["worker-pid"].is_number_integer();
+      },
+      std::chrono::seconds(5)));
+  // Its new worker runs but has not deployed the job: no task has reported.
+  for (int i = 0; i < 20; ++i) {
+    j = Job(id);
+    EXPECT_EQ(j["state"], "RUNNING");
+    EXPECT_TRUE(j["tasks"].empty()) << j["tasks"].dump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::close(lock_fd);  // the old one is gone: the new one takes over
+  WaitUntilProducing(id);
+}
+
+TEST_F(DaemonRecoveryTest, ResumeTakesTheLatestCompletedCheckpointThatVerifiesAndSaysWhichOne) {
+  Start();
+  const std::string id = Submit(kLongJob);
+  WaitUntilProducing(id);
+  Kill9();
+  // Two completed checkpoints of the job; the newer one's state file is damaged.
+  const std::string checkpoints = JobDir(id) + "/checkpoints";
+  CheckpointStorage storage(checkpoints, "long", 5);
+  storage.Finalize(1, 1000, {storage.WriteState(1, "src", 0, "position one")});
+  const StateFileHandle h2 = storage.WriteState(2, "src", 0, "position two");
+  storage.Finalize(2, 2000, {h2});
+  std::ofstream(checkpoints + "/chk-2/" + h2.file, std::ios::binary | std::ios::in | std::ios::out)
+      .seekp(30)
+      .put('X');
+  Start();
+  const std::string chk1 = checkpoints + "/chk-1";
+  EXPECT_TRUE(Eventually([&] { return Log().find("resuming 'long'") != std::string::npos; }, std::chrono::seconds(5)));
+  const std::string log = Log();
+  EXPECT_NE(log.find(fmt::format("[job {}] skipping checkpoint {}/chk-2: state file {} fails its checksum", id,
+                                 checkpoints, h2.file)),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find(fmt::format("[job {}] resuming 'long' after a daemon restart from checkpoint 1 ({})", id, chk1)),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(Job(id)["restored-from"], chk1);
+  const json checkpoints_view = json::parse(Client().Request("GET", "/jobs/" + id + "/checkpoints").body);
+  EXPECT_EQ(checkpoints_view["counts"]["restored"], 1);
+  EXPECT_EQ(checkpoints_view["latest"]["restored"], json({{"external_path", chk1}}));
+}
+
+TEST_F(DaemonRecoveryTest, SubmitFromSavepointHandsThePathToTheWorker) {
+  Start();
+  const std::string savepoint = dir_.path() + "/sp";
+  fs::create_directories(savepoint);
+  // Not a directory: refused at once.
+  auto r = Client().Request("POST", "/jobs?file=test.yaml&savepointPath=" + dir_.path() + "/missing", kLongJob);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body)["errors"][0],
+            fmt::format("--from-savepoint: '{}/missing' is not a directory (a savepoint, a chk-<id> checkpoint or a "
+                        "checkpoint directory)",
+                        dir_.path()));
+  CliResult bad = Cli("submit --allow-non-restored-state jobs/two_splits_split.yaml");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_EQ(bad.err, "tidemark: --allow-non-restored-state needs --from-savepoint DIR\n");
+  // An empty directory holds no savepoint: the worker's restore refuses it, naming the path.
+  CliResult sub = Cli(fmt::format("submit --wait --from-savepoint '{}' --allow-non-restored-state jobs/two_splits_split.yaml", savepoint));
+  EXPECT_EQ(sub.rc, 1) << sub.out << sub.err;
+  const std::string id = sub.out.substr(0, sub.out.find('\n'));
+  const json j = Job(id);
+  EXPECT_EQ(j["state"], "FAILED");
+  EXPECT_EQ(j["restored-from"], savepoint);
+  EXPECT_NE(j["failure-cause"].get<std::string>().find(savepoint), std::string::npos) << j["failure-cause"];
+  EXPECT_EQ(json::parse(ReadFile(JobDir(id) + "/job.json"))["restore-from"], savepoint);
+  EXPECT_EQ(json::parse(ReadFile(JobDir(id) + "/job.json"))["allow-non-restored-state"], true);
+}
+
+TEST_F(DaemonRecoveryTest, SavepointStopAndCheckpointRoutesAnswerAsFlinksAndTheCliSaysTheSame) {
+  Start();
+  const std::string id = Submit(kLongJob);
+  WaitUntilProducing(id);
+  const std::string target = dir_.path() + "/savepoints";
+  // Checkpoint figures of a job that has not checkpointed: zeros, nothing latest.
+  auto r = Client().Request("GET", "/jobs/" + id + "/checkpoints");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body),
+            json::parse(R"({"counts": {"restored": 0, "total": 0, "in_progress": 0, "completed": 0, "failed": 0},
+                            "latest": {"completed": null, "restored": null}, "restarts": 0})"));
+  EXPECT_EQ(Job(id)["checkpoints"], json::parse(R"({"restarts": 0, "completed": 0, "failed": 0,
+      "last-completed-id": 0, "last-size-bytes": 0, "last-duration-ms": 0, "last-alignment-ms": 0, "last-path": ""})"));
+
+  // A savepoint through REST: 202 with a request id, then its outcome by that id.
+  r = Client().Request("POST", "/jobs/" + id + "/savepoints", json{{"target-directory", target}}.dump());
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string request = json::parse(r.body).at("request-id").get<std::string>();
+  json outcome;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        outcome = json::parse(Client().Request("GET", "/jobs/" + id + "/savepoints/" + request).body);
+        return outcome["status"]["id"] == "COMPLETED";
+      },
+      std::chrono::seconds(10)));
+  const json& op = outcome["operation"];
+  ASSERT_EQ(op.size(), 1u) << outcome.dump();
+  // The CLI asks again and reports the same outcome: the engine's error text unchanged, or the path.
+  CliResult cli = Cli(fmt::format("savepoint {} '{}'", id, target));
+  if (op.contains("failure-cause")) {
+    EXPECT_EQ(op["failure-cause"]["class"], "SavepointException");
+    const std::string cause = op["failure-cause"]["stack-trace"].get<std::string>();
+    EXPECT_FALSE(cause.empty());
+    EXPECT_EQ(cli.rc, 1);
+    EXPECT_EQ(cli.err, fmt::format("tidemark: savepoint of job {} failed: {}\n", id, cause));
+  } else {
+    EXPECT_EQ(op["location"].get<std::string>().rfind(target + "/savepoint-", 0), 0u) << op.dump();
+    EXPECT_EQ(cli.rc, 0) << cli.err;
+    EXPECT_EQ(cli.out.rfind("Savepoint completed. Path: " + target + "/savepoint-", 0), 0u) << cli.out;
+  }
+  EXPECT_NE(Log().find(fmt::format("[job {}] savepoint {} requested into {}", id, request, target)), std::string::npos);
+
+  // Malformed requests, unknown ids.
+  r = Client().Request("POST", "/jobs/" + id + "/savepoints", R"({"target-dir": "x"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body)["errors"][0], "unknown key 'target-dir' (expected 'target-directory' and 'cancel-job')");
+  r = Client().Request("POST", "/jobs/" + id + "/stop", R"({"drain": "yes"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body)["errors"][0], "'drain' must be true or false");
+  r = Client().Request("POST", "/jobs/" + id + "/stop", "[1]");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Client().Request("GET", "/jobs/" + id + "/savepoints/00000000").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/jobs/" + id + "/savepoints").status, 405);
+  EXPECT_EQ(Client().Request("POST", "/jobs/0123456789abcdef/savepoints", "{}").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/jobs/0123456789abcdef/checkpoints").status, 404);
+  CliResult unknown = Cli("stop 0123456789abcdef --savepoint " + target);
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_EQ(unknown.err, "tidemark: no job with id '0123456789abcdef' (see `tidemark list`)\n");
+
+  // An ended job takes no savepoint: 409, and the CLI says why.
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
+  ASSERT_TRUE(WaitForState(id, "CANCELED"));
+  r = Client().Request("POST", "/jobs/" + id + "/stop", R"({"drain": true})");
+  EXPECT_EQ(r.status, 409);
+  const std::string ended = fmt::format("job {} has already ended (CANCELED); savepoints are taken of running jobs", id);
+  EXPECT_EQ(json::parse(r.body)["errors"][0], ended);
+  CliResult late = Cli("savepoint " + id);
+  EXPECT_EQ(late.rc, 1);
+  EXPECT_EQ(late.err, "tidemark: " + ended + "\n");
+}
+
+// Needs the checkpointing engine (JobRunOptions honoured, `checkpointing:` accepted): enable once
+// it is merged.
+TEST_F(DaemonRecoveryTest, DISABLED_ACheckpointingJobResumesFromItsLatestCheckpointAfterKill9) {
+  Start();
+  const std::string out = dir_.path() + "/out";
+  fs::create_directories(out);
+  const std::string id = Submit(fmt::format(R"(name: ckpt
+checkpointing: {{interval: 100ms}}
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 1ms
+      splits: [{{id: a, start: 0ms, step: 10ms, count: 3000}}]
+  - id: counts
+    type: window
+    input: src
+    window: {{assigner: tumbling, size: 1s, aggregate: [count]}}
+  - id: out
+    type: sink
+    input: counts
+    sink: {{type: file, path: '{}/counts.jsonl'}}
+)",
+                                            out));
+  ASSERT_TRUE(Eventually([&] { return Job(id)["checkpoints"]["completed"].get<int64_t>() >= 3; },
+                         std::chrono::seconds(10)));
+  Kill9();
+  Start();
+  EXPECT_NE(Log().find(fmt::format("[job {}] resuming 'ckpt' after a daemon restart from checkpoint ", id)),
+            std::string::npos)
+      << Log();
+  ASSERT_TRUE(WaitForState(id, "FINISHED"));
+}
+
+// Needs the checkpointing engine: a savepoint of a checkpointing job, then stop --drain.
+TEST_F(DaemonRecoveryTest, DISABLED_SavepointThenStopWithDrainOfACheckpointingJob) {
+  Start();
+  const std::string id = Submit(R"(name: ckpt
+checkpointing: {interval: 100ms}
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 1ms
+      splits: [{id: a, start: 0ms, step: 10ms, count: 100000000}]
+  - id: out
+    type: sink
+    input: src
+    sink: {type: collect}
+)");
+  WaitUntilProducing(id);
+  const std::string target = dir_.path() + "/sp";
+  CliResult sp = Cli(fmt::format("savepoint {} '{}'", id, target));
+  ASSERT_EQ(sp.rc, 0) << sp.err;
+  EXPECT_EQ(sp.out.rfind("Savepoint completed. Path: " + target + "/savepoint-", 0), 0u) << sp.out;
+  CliResult stop = Cli(fmt::format("stop {} --savepoint '{}' --drain", id, target));
+  ASSERT_EQ(stop.rc, 0) << stop.err;
+  EXPECT_NE(stop.out.find(fmt::format("job {} stopped (drained)\n", id)), std::string::npos) << stop.out;
+  ASSERT_TRUE(WaitForState(id, "FINISHED"));
+}
+
+}  // namespace
+}  // namespace tidemark

@@ -1,0 +1,102 @@
+// The daemon's state directory helpers: its default, its lock, atomic registry writes.
+
+#include "runtime/daemon/daemon_paths.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "tests/testing/daemon_harness.h"
+
+namespace tidemark {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::TempDir;
+
+/// Sets (or unsets, with nullptr) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) {  // NOLINT(concurrency-mt-unsafe): single-threaded test
+      old_ = old;
+    }
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);  // NOLINT(concurrency-mt-unsafe)
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }  // NOLINT(concurrency-mt-unsafe)
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(DaemonPathsTest, TheStateDirIsUnderXdgStateHomeElseHomeLocalState) {
+  {
+    ScopedEnv xdg("XDG_STATE_HOME", "/var/tmp/state");
+    EXPECT_EQ(DefaultStateDir(), "/var/tmp/state/tidemark");
+  }
+  {
+    ScopedEnv xdg("XDG_STATE_HOME", "relative/state");  // not absolute: ignored, as the spec says
+    ScopedEnv home("HOME", "/home/me");
+    EXPECT_EQ(DefaultStateDir(), "/home/me/.local/state/tidemark");
+  }
+  {
+    ScopedEnv xdg("XDG_STATE_HOME", nullptr);
+    ScopedEnv home("HOME", nullptr);
+    EXPECT_EQ(DefaultStateDir(), fmt::format("/tmp/tidemark-state-{}", ::geteuid()));
+  }
+}
+
+TEST(DaemonPathsTest, OneProcessHoldsAStateDirectoryAndTheSecondIsToldWhich) {
+  TempDir dir;
+  const int fd = LockStateDirectory(dir.path());
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(ReadFile(dir.path() + "/lock"), fmt::format("{}\n", ::getpid()));
+  struct stat st {};
+  ASSERT_EQ(::stat((dir.path() + "/lock").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // flock(2) locks belong to the open file: a second open in this process conflicts as another
+  // daemon's would.
+  try {
+    LockStateDirectory(dir.path());
+    FAIL() << "locked twice";
+  } catch (const DaemonSetupError& e) {
+    EXPECT_EQ(std::string(e.what()), fmt::format("another tidemarkd (pid {}) uses the state directory '{}'; stop it "
+                                                 "or pass another --state-dir",
+                                                 ::getpid(), dir.path()));
+  }
+  ::close(fd);
+  const int again = LockStateDirectory(dir.path());
+  EXPECT_GE(again, 0);
+  ::close(again);
+}
+
+TEST(DaemonPathsTest, AnAtomicWriteReplacesTheWholeFileAndLeavesNoTemporary) {
+  TempDir dir;
+  const std::string path = dir.path() + "/job.json";
+  WriteFileAtomically(path, "first, and longer than the second\n");
+  WriteFileAtomically(path, "second\n");
+  EXPECT_EQ(ReadFile(path), "second\n");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  try {
+    WriteFileAtomically(dir.path() + "/no/such/dir/job.json", "x");
+    FAIL() << "wrote into a missing directory";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              fmt::format("cannot write '{}/no/such/dir/job.json.tmp': No such file or directory", dir.path()));
+  }
+}
+
+}  // namespace
+}  // namespace tidemark
