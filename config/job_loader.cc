@@ -249,7 +249,7 @@ constexpr auto kSourceKeys =
                                      "latency-every", "path", "format", "schema", "csv-header",
                                      "csv-delimiter", "max-line-bytes", "split-bytes", "start",
                                      "disorder", "max-out-of-orderness", "skew", "idle-periods",
-                                     "seed"});
+                                     "seed", "until"});
 constexpr auto kSourceTypes = std::to_array<std::string_view>(
     {"sequence", "generator", "file", "datagen", "replay"});
 // Keys of the file, datagen and replay sources, and the ones only they use.
@@ -260,10 +260,10 @@ constexpr auto kDatagenSourceKeys = std::to_array<std::string_view>(
     {"type", "splits", "count", "rate", "keys", "start", "disorder", "max-out-of-orderness", "skew",
      "idle-periods", "seed"});
 constexpr auto kReplaySourceKeys =
-    std::to_array<std::string_view>({"type", "path", "schema", "max-line-bytes"});
+    std::to_array<std::string_view>({"type", "path", "schema", "max-line-bytes", "until"});
 constexpr auto kInputSourceOnlyKeys = std::to_array<std::string_view>(
     {"path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "split-bytes",
-     "start", "disorder", "max-out-of-orderness", "skew", "idle-periods", "seed"});
+     "start", "disorder", "max-out-of-orderness", "skew", "idle-periods", "seed", "until"});
 constexpr auto kFileFormats = std::to_array<std::string_view>({"jsonl", "csv"});
 constexpr auto kFieldTypes =
     std::to_array<std::string_view>({"int64", "double", "bool", "string", "timestamp"});
@@ -1048,6 +1048,10 @@ void Loader::ParseInputSource(const MapView& map, SourceSpec& source) {
       source.replay.schema = ParseSchema(*f);
     }
     max_line(source.replay.max_line_bytes);
+    if (std::optional<Field> f = map.Get("until")) {
+      source.replay.until_ms = ReadDuration(*f, Sign::kNonNegative);
+      source.replay.until_location = ValueLoc(*f);
+    }
   } else {
     DatagenSourceSpec& gen = source.datagen;
     if (std::optional<Field> f = Require(map, "splits")) {

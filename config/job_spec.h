@@ -167,6 +167,10 @@ struct ReplaySourceSpec {
   std::string path;                     ///< one JSON Lines file, resolved like FileSourceSpec::path
   std::vector<SchemaFieldSpec> schema;  ///< fields of each line's `record`
   int64_t max_line_bytes = 1048576;
+  /// `until`: ms of processing time since the reader started at which the input ends (the
+  /// source stays open, unbounded, until then); nullopt: it ends with the recording's last line.
+  std::optional<int64_t> until_ms;
+  SourceLocation until_location;
 };
 
 /// `source:` block of a `type: source` operator.

@@ -218,35 +218,15 @@ CompiledOperator CompileProject(const CompileContext& ctx) {
   if (!ctx.spec.params) {
     params.Fail(ctx.spec.location, "", "a project operator needs a `project:` block listing columns");
   }
-  const ParamNode& root = *ctx.spec.params;
-  std::vector<std::pair<std::string, const ParamNode*>> items;  // name -> expression node
-  if (root.kind == ParamNode::Kind::kMap) {
-    for (size_t i = 0; i < root.keys.size(); ++i) {
-      items.emplace_back(root.keys[i], &root.items[i]);
-    }
-  } else if (root.kind == ParamNode::Kind::kSequence) {
-    for (const ParamNode& item : root.items) {
-      if (item.kind == ParamNode::Kind::kScalar) {
-        items.emplace_back(item.scalar, &item);
-      } else if (item.kind == ParamNode::Kind::kMap && item.keys.size() == 1) {
-        items.emplace_back(item.keys[0], &item.items[0]);
-      } else {
-        params.Fail(item.location, "", "expected a field name or `name: expression`");
-      }
-    }
-  }
-  if (items.empty()) {
-    params.Fail(root.location, "", "expected a list of columns like [user, {cents: \"amount * 100\"}]");
-  }
+  std::vector<std::string> names;
+  std::vector<Expression> expressions;
+  params.CompileColumns(*ctx.spec.params, "", input, &names, &expressions);
   CompiledOperator out;
   std::vector<ExpressionProjectOperator::Column> columns;
-  for (const auto& [name, node] : items) {
-    if (out.output_schema.IndexOf(name) >= 0) {
-      params.Fail(node->location, name, fmt::format("column '{}' is listed twice", name));
-    }
+  for (size_t i = 0; i < names.size(); ++i) {
     ExpressionProjectOperator::Column c;
-    c.expression = params.CompileExpression(*node, name, input);
-    c.output_slot = out.output_schema.Add(name, c.expression.type());
+    c.expression = std::move(expressions[i]);
+    c.output_slot = out.output_schema.Add(names[i], c.expression.type());
     columns.push_back(std::move(c));
   }
   const size_t width = out.output_schema.size();

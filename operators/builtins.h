@@ -15,6 +15,9 @@ void RegisterOperatorBuiltins(OperatorRegistry& registry);
 
 /// `dedup`, `inactivity`, `timer-probe` (keyed process functions with timers) and `union`.
 void RegisterProcessBuiltins(OperatorRegistry& registry);
+/// `process`: a keyed process function in YAML (state, per-record timers, emit; optionally a
+/// broadcast input with broadcast state). operators/expression_process.cc.
+void RegisterExpressionProcess(OperatorRegistry& registry);
 /// The function of `type: dedup` (keeps a key's first record, drops the key's records within
 /// `within_ms` of it; event or processing time), for tests of the operator it runs in.
 std::unique_ptr<KeyedProcessFunction> MakeDedupFunction(int64_t within_ms, bool event_time);

@@ -43,6 +43,18 @@ void ProcessContext::SetState(std::string_view name, Value value) {
   op_.state_[op_.current_key_].insert_or_assign(std::string(name), std::move(value));
 }
 
+const Value* ProcessContext::BroadcastState(std::string_view name) const {
+  auto it = op_.broadcast_state_.find(name);
+  return it == op_.broadcast_state_.end() ? nullptr : &it->second;
+}
+
+void ProcessContext::SetBroadcastState(std::string_view name, Value value) {
+  if (op_.options_.broadcast_input < 0 || input_ != op_.options_.broadcast_input) {
+    throw InvalidArgument("broadcast state may only be written by the broadcast input's elements");
+  }
+  op_.broadcast_state_.insert_or_assign(std::string(name), std::move(value));
+}
+
 void ProcessContext::ClearState(std::string_view name) {
   auto k = op_.state_.find(op_.current_key_);
   if (k == op_.state_.end()) {
@@ -58,6 +70,11 @@ void ProcessContext::ClearState(std::string_view name) {
 
 void ProcessContext::Collect(Row row, Timestamp timestamp) {
   StreamRecord out(std::move(row), timestamp);
+  op_.output().Collect(out);
+}
+
+void ProcessContext::Collect(Row row) {
+  StreamRecord out(std::move(row));
   op_.output().Collect(out);
 }
 
@@ -194,6 +211,15 @@ void KeyedProcessOperator::SnapshotState(StateSnapshotContext& context) {
     processing_timers.Write(w, key, WriteVoid);
   });
   w.EndSection();
+  if (options_.broadcast_input >= 0) {
+    w.BeginSection("broadcast-state", 1);
+    w.WriteU32(static_cast<uint32_t>(broadcast_state_.size()));
+    for (const auto& [name, value] : broadcast_state_) {
+      w.WriteString(name);
+      w.WriteValue(value);
+    }
+    w.EndSection();
+  }
 }
 
 void KeyedProcessOperator::InitializeState(StateInitializationContext& context) {
@@ -222,6 +248,15 @@ void KeyedProcessOperator::InitializeState(StateInitializationContext& context) 
                   ReadKeyTimers(r, key, *timer_service_, true, ReadVoid);
                 });
   r.EndSection();
+  if (options_.broadcast_input >= 0) {
+    r.BeginSection("broadcast-state", 1);
+    const uint32_t n = r.ReadU32();
+    for (uint32_t i = 0; i < n; ++i) {
+      std::string name = r.ReadString();
+      broadcast_state_[std::move(name)] = r.ReadValue();
+    }
+    r.EndSection();
+  }
 }
 
 void KeyedProcessOperator::FireTimer(const InternalTimer<VoidNamespace>& timer, TimeDomain domain) {

@@ -51,8 +51,18 @@ class ProcessContext {
   void SetState(std::string_view name, Value value);
   void ClearState(std::string_view name);
 
+  /// Broadcast state (Flink's `getBroadcastState` of a KeyedBroadcastProcessFunction): named
+  /// values per subtask, not per key, the same on every subtask because every subtask receives
+  /// the whole broadcast input. Any element or timer may read it; only the broadcast input's
+  /// elements may write it (`SetBroadcastState` elsewhere throws InvalidArgument), so the copies
+  /// never diverge. Snapshotted only when `Options::broadcast_input` is set.
+  const Value* BroadcastState(std::string_view name) const;
+  void SetBroadcastState(std::string_view name, Value value);
+
   /// Emits `row` (of the operator's output schema) stamped `timestamp`.
   void Collect(Row row, Timestamp timestamp);
+  /// Emits `row` without a timestamp (Flink erases it for what a processing-time timer emits).
+  void Collect(Row row);
   /// Emits on the side output `tag`.
   void CollectSide(std::string_view tag, Row row, Timestamp timestamp);
 
@@ -108,6 +118,9 @@ class KeyedProcessOperator : public StreamOperator,
     /// Key slots per input (input 1's only with two inputs); empty: one key for all records.
     std::vector<int> key_slots[2];
     bool excluded_from_min[2] = {false, false};
+    /// The broadcast input's index (0 or 1) when one input is broadcast, else -1. It decides
+    /// which input may write broadcast state and that the snapshot carries it.
+    int broadcast_input = -1;
   };
 
   KeyedProcessOperator(std::unique_ptr<KeyedProcessFunction> function, Options options);
@@ -123,8 +136,10 @@ class KeyedProcessOperator : public StreamOperator,
   /// Section "keyed-process" (version 1): the inputs' and the combined watermark, idleness and
   /// status, then per key group (`WriteKeyGroups`) each key's named state values and its event-
   /// and processing-time timers (the dedup and inactivity built-ins keep everything there).
-  /// Restore keeps the key groups this subtask owns. State a function keeps in its own members
-  /// is not snapshotted.
+  /// Restore keeps the key groups this subtask owns. With a broadcast input, a section
+  /// "broadcast-state" (version 1) follows with the broadcast state (every subtask's copy is the
+  /// same, so after a rescale each new subtask takes it whole). State a function keeps in its own
+  /// members is not snapshotted.
   void SnapshotState(StateSnapshotContext& context) override;
   void InitializeState(StateInitializationContext& context) override;
 
@@ -146,6 +161,7 @@ class KeyedProcessOperator : public StreamOperator,
   Key current_key_;
   std::unique_ptr<InternalTimerService<VoidNamespace>> timer_service_;
   std::unordered_map<Key, std::map<std::string, Value, std::less<>>, KeyHash> state_;
+  std::map<std::string, Value, std::less<>> broadcast_state_;
   ProcessContext ctx_;
   Timestamp input_watermarks_[2] = {kMinTimestamp, kMinTimestamp};
   Timestamp combined_watermark_ = kMinTimestamp;

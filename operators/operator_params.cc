@@ -1,5 +1,7 @@
 #include "operators/operator_params.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "config/job_loader.h"
@@ -201,6 +203,36 @@ Expression OperatorParams::CompileExpression(const ParamNode& node, const std::s
     e.location.column += 1;
   }
   return CompileExpressionSpec(e, prefix_ + "." + path, schema);
+}
+
+void OperatorParams::CompileColumns(const ParamNode& root, const std::string& path, const Schema& schema,
+                                    std::vector<std::string>* names, std::vector<Expression>* columns) const {
+  std::vector<std::pair<std::string, const ParamNode*>> items;  // name -> expression node
+  if (root.kind == ParamNode::Kind::kMap) {
+    for (size_t i = 0; i < root.keys.size(); ++i) {
+      items.emplace_back(root.keys[i], &root.items[i]);
+    }
+  } else if (root.kind == ParamNode::Kind::kSequence) {
+    for (const ParamNode& item : root.items) {
+      if (item.kind == ParamNode::Kind::kScalar) {
+        items.emplace_back(item.scalar, &item);
+      } else if (item.kind == ParamNode::Kind::kMap && item.keys.size() == 1) {
+        items.emplace_back(item.keys[0], &item.items[0]);
+      } else {
+        Fail(item.location, path, "expected a field name or `name: expression`");
+      }
+    }
+  }
+  if (items.empty()) {
+    Fail(root.location, path, "expected a list of columns like [user, {cents: \"amount * 100\"}]");
+  }
+  for (const auto& [name, node] : items) {
+    if (std::find(names->begin(), names->end(), name) != names->end()) {
+      Fail(node->location, path.empty() ? name : path + "." + name, fmt::format("column '{}' is listed twice", name));
+    }
+    names->push_back(name);
+    columns->push_back(CompileExpression(*node, path.empty() ? name : path + "." + name, schema));
+  }
 }
 
 }  // namespace tidemark

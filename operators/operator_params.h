@@ -42,6 +42,13 @@ class OperatorParams {
   Expression CompileExpression(const ParamNode& node, const std::string& path,
                                const Schema& schema) const;
 
+  /// The columns of a `project:`-style node: a list whose items are field names or one-entry
+  /// mappings `name: expression`, or a mapping `name: expression`; each compiled against
+  /// `schema` into `*columns` (in order) with its name in `*names`. A name listed twice, an
+  /// empty list or another shape is an error at its node; `path` prefixes the key in messages.
+  void CompileColumns(const ParamNode& root, const std::string& path, const Schema& schema,
+                      std::vector<std::string>* names, std::vector<Expression>* columns) const;
+
   [[noreturn]] void Fail(const SourceLocation& at, const std::string& key,
                          const std::string& message) const;
   const std::string& prefix() const { return prefix_; }

@@ -268,6 +268,7 @@ void RegisterProcessBuiltins(OperatorRegistry& registry) {
   registry.Register("inactivity", CompileInactivity);
   registry.Register("timer-probe", CompileTimerProbe);
   registry.Register("union", CompileUnion);
+  RegisterExpressionProcess(registry);
 }
 
 }  // namespace tidemark

@@ -82,6 +82,7 @@ void RegisterKeyedCoProcessType(OperatorRegistry& registry, const std::string& t
     for (int i = 0; i < 2; ++i) {
       options.excluded_from_min[i] = broadcast[i] && !include;
     }
+    options.broadcast_input = broadcast[0] ? 0 : (broadcast[1] ? 1 : -1);
     auto factory = plan.factory;
     out.factory = [factory, options](int, int) -> std::unique_ptr<StreamOperator> {
       return std::make_unique<KeyedProcessOperator>(factory(), options);

@@ -42,6 +42,8 @@ std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec
       } else {
         source = std::make_shared<DatagenSource>(resolved);
       }
+    } catch (const ReplayUntilError& e) {
+      throw CompileError("source.until", e.what(), resolved.replay.until_location);
     } catch (const InvalidArgument& e) {
       throw CompileError("source", e.what());
     } catch (const IoError& e) {

@@ -321,6 +321,19 @@ ReplaySource::ReplaySource(const SourceSpec& spec)
     }
     events_.push_back(std::move(e));
   }
+  if (spec.replay.until_ms) {
+    // `until`: the input stays open until then (a tick, as a trailing `{"at": ...}` line).
+    if (*spec.replay.until_ms < last_at) {
+      throw ReplayUntilError(fmt::format("until ({} ms) is before the recording's last arrival at {} ms in {}; "
+                                        "the input cannot end before it",
+                                        *spec.replay.until_ms, last_at, path_));
+    }
+    Event e;
+    e.line = 0;
+    e.at_ms = *spec.replay.until_ms;
+    e.kind = Event::Kind::kTick;
+    events_.push_back(std::move(e));
+  }
 }
 
 std::vector<std::unique_ptr<SourceSplit>> ReplaySource::CreateSplits() const {

@@ -7,10 +7,20 @@
 #include <vector>
 
 #include "config/job_spec.h"
+#include "runtime/core/errors.h"
 #include "runtime/core/row.h"
 #include "sources/source_reader.h"
 
 namespace tidemark {
+
+/// Largest replay file: it is read whole, into memory, when the job is compiled.
+inline constexpr int64_t kMaxReplayFileBytes = int64_t{64} << 20;
+
+/// `until` is earlier than the recording's last arrival (a compile error at the `until` key).
+class ReplayUntilError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
 
 /// Replays a recording (`source.type: replay`): a JSON Lines file in which every line is one
 /// arrival, in non-decreasing `at` order:
@@ -35,10 +45,9 @@ namespace tidemark {
 /// and fails compilation with the file and line. A split paused for watermark alignment keeps its
 /// lines (their `at` passes meanwhile); once resumed they come at once, before later lines of
 /// other splits. The whole file is read when the job is compiled, so it must be a regular file of
-/// at most `kMaxReplayFileBytes`. Immutable; shared by the subtasks' readers.
-/// Largest replay file: it is read whole, into memory, when the job is compiled.
-inline constexpr int64_t kMaxReplayFileBytes = int64_t{64} << 20;
-
+/// at most `kMaxReplayFileBytes`. `until` (ReplaySourceSpec::until_ms) appends a tick at that
+/// time, so the input stays open until then (ReplayUntilError when it is before the last line).
+/// Immutable; shared by the subtasks' readers.
 class ReplaySource : public Source {
  public:
   /// A line of the recording, parsed.

@@ -231,6 +231,55 @@ TEST_F(InputSourcesTest, AMissingPathIsACompileError) {
   }
 }
 
+// `until` keeps a replay input open after its last line: five records arrive by 0.5 s into 1 s
+// processing-time windows. Without `until` the input ends at 0.5 s and the open window never
+// fires (pending processing-time timers are dropped at end of input); `until: 2500ms` keeps it
+// open past 0.999 s, so [0s, 1s) fires with all 5. `until` before the last line is an error at
+// the key.
+TEST_F(InputSourcesTest, ReplayUntilKeepsTheInputOpenSoProcessingTimeWindowsFire) {
+  std::string lines;
+  for (int i = 1; i <= 5; ++i) {
+    lines += "{\"split\": \"s\", \"at\": " + std::to_string(i * 100) + ", \"record\": {\"v\": " +
+             std::to_string(i) + "}}\n";
+  }
+  const std::string path = Write("r.jsonl", lines);
+  auto job = [&](const std::string& until) {
+    return "name: until\n"
+           "pipeline: {parallelism: 1, clock: virtual}\n"
+           "operators:\n"
+           "  - id: source\n"
+           "    type: source\n"
+           "    source:\n"
+           "      type: replay\n"
+           "      path: " + path + "\n"
+           "      schema: {v: int64}\n" +
+           until +
+           "  - id: windows\n"
+           "    type: window\n"
+           "    input: source\n"
+           "    window: {assigner: tumbling, time: processing, size: 1s, aggregate: [count]}\n"
+           "  - id: fired\n"
+           "    type: sink\n"
+           "    input: windows\n"
+           "    sink: {type: print}\n";
+  };
+  RunResult without = RunJob(LoadJobSpecString(job(""), "u.yaml"));
+  EXPECT_EQ(without.state, JobState::kFinished) << without.cause;
+  EXPECT_EQ(without.printed, "");
+  RunResult with = RunJob(LoadJobSpecString(job("      until: 2500ms\n"), "u.yaml"));
+  EXPECT_EQ(with.state, JobState::kFinished) << with.cause;
+  EXPECT_EQ(with.printed, "{\"window_start\":0,\"window_end\":1000,\"count\":5}\n");
+  try {
+    LocalJob::Create(LoadJobSpecString(job("      until: 400ms\n"), "u.yaml"));
+    FAIL() << "expected a compile error";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.substr(0, what.find('\n')),
+              "u.yaml:10:14: error: operators[0].source.until: until (400 ms) is before the recording's last "
+              "arrival at 500 ms in " + path + "; the input cannot end before it");
+  }
+}
+
 TEST(InputSourcesJobsTest, FourReadersOverEightFilesGiveTheSameWindowsAsOne) {
   const RunResult one = RunJob(LoadJobSpecFile("jobs/files_split_mode_p1.yaml"));
   const RunResult four = RunJob(LoadJobSpecFile("jobs/files_split_mode_p4.yaml"));

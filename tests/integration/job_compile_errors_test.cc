@@ -47,6 +47,67 @@ const char* const kSink =
     "    input: w\n"
     "    sink: {type: collect}\n";
 
+// `type: process` (operators/expression_process.cc): each mistake at its own node.
+TEST(JobCompileErrorsTest, ProcessBlockMistakes) {
+  auto process = [](const std::string& block) {
+    return FirstError(Job("  - id: w\n"              // 10
+                          "    type: process\n"      // 11
+                          "    input: source\n"      // 12
+                          "    key-by: [user]\n"     // 13
+                          "    process:\n"           // 14
+                          "      state: {total: 0}\n" +  // 15
+                          block) +                   // from 16
+                      kSink);
+  };
+  EXPECT_EQ(process("      on-record:\n"
+                    "        set: {total: \"total + amount\"}\n"
+                    "        emit: [user, total]\n"),
+            "");
+  EXPECT_EQ(process("      on-record:\n"
+                    "        sett: {total: \"total + amount\"}\n"),
+            "bad.yaml:17:9: error: operators[1].process.on-record.sett: unknown key 'sett' (allowed: set, "
+            "event-timer, processing-timer, emit-if, emit, clear)");
+  EXPECT_EQ(process("      on-record:\n"
+                    "        set: {count: \"1\"}\n"
+                    "        emit: [user]\n"),
+            "bad.yaml:17:15: error: operators[1].process.on-record.set.count: no state named 'count'; declare "
+            "it under `state:` with its initial value");
+  EXPECT_EQ(process("      on-record:\n"
+                    "        set: {total: \"user\"}\n"
+                    "        emit: [user]\n"),
+            "bad.yaml:17:22: error: operators[1].process.on-record.set.total: 'total' holds int64 (from its "
+            "initial value), but \"user\" is string");
+  EXPECT_EQ(process("      on-record:\n"
+                    "        event-timer: \"user\"\n"
+                    "        emit: [user]\n"),
+            "bad.yaml:17:22: error: operators[1].process.on-record.event-timer: a timer's time must be a "
+            "timestamp or int64 (ms), but \"user\" is string");
+  EXPECT_EQ(process("      on-record:\n"
+                    "        event-timer: \"ts + 1000\"\n"
+                    "        emit: [user, total]\n"
+                    "      on-timer:\n"
+                    "        emit: [user, {total: \"user\"}]\n"),
+            "bad.yaml:20:15: error: operators[1].process.on-timer.emit: on-record and on-timer emit into one "
+            "stream, so they need the same columns: on-record emits (user string, total int64), on-timer "
+            "(user string, total string)");
+  EXPECT_EQ(process("      on-record:\n"
+                    "        set: {total: \"total + amount\"}\n"),
+            "bad.yaml:10:5: error: operators[1].process: a process operator emits nothing: give on-record or on-timer "
+            "an `emit:` list");
+  EXPECT_EQ(process("      on-record:\n"
+                    "        emit: [user, {late: \"ts < watermark\"}, {at: now}, {t: timer}]\n"),
+            "bad.yaml:17:63: error: operators[1].process.on-record.emit.t: in expression \"timer\": unknown "
+            "field 'timer' (fields: ts, user, amount, total, watermark, now)");
+  EXPECT_EQ(process("      broadcast-state: {limit: 0}\n"
+                    "      on-record:\n"
+                    "        emit: [user]\n"),
+            "bad.yaml:16:24: error: operators[1].process.broadcast-state: broadcast state needs a broadcast "
+            "input (an input with `partition: broadcast`)");
+  EXPECT_EQ(process("      on-record: {emit: [user], clear: \"total\"}\n"),
+            "bad.yaml:16:40: error: operators[1].process.on-record.clear: clear must be true, false or a bool "
+            "expression, but \"total\" is int64");
+}
+
 TEST(JobCompileErrorsTest, WindowSizeZero) {
   EXPECT_EQ(FirstError(Job("  - id: w\n"
                            "    type: window\n"

@@ -667,6 +667,10 @@ FlinkSqlExport Exporter::Run() {
       Unsupported(
           v, "timer-probe (event-time timers registered from a record)",
           "none: SQL has no timers (a ProcessTableFunction, Flink 2.1 and later, is Java code)");
+    } else if (type == "process") {
+      Unsupported(v, "process (keyed state and timers set per record; a KeyedProcessFunction)",
+                  "a KeyedProcessFunction in the DataStream API, or a ProcessTableFunction (Flink 2.1 and "
+                  "later), both Java code; SQL has no timers");
     } else {
       Unsupported(v, fmt::format("operator type {} (user code)", type),
                   "a user-defined function or ProcessTableFunction written in Java");

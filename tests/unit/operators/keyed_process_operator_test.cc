@@ -130,5 +130,20 @@ TEST(KeyedProcessOperatorTest, ExcludedBroadcastInputDoesNotHoldEventTimeBack) {
   ASSERT_EQ(h.output.Watermarks(), (std::vector<Timestamp>{50, kMaxTimestamp}));
 }
 
+// Broadcast state is written only by the broadcast input's elements, so every subtask's copy
+// stays the same (Flink gives the keyed side a read-only view).
+class WritesBroadcastState : public KeyedProcessFunction {
+ public:
+  void ProcessElement(const StreamRecord&, ProcessContext& ctx) override {
+    EXPECT_EQ(ctx.BroadcastState("x"), nullptr);
+    ctx.SetBroadcastState("x", Value(int64_t{1}));
+  }
+};
+
+TEST(KeyedProcessOperatorTest, KeyedInputCannotWriteBroadcastState) {
+  Harness h(std::make_unique<KeyedProcessOperator>(std::make_unique<WritesBroadcastState>(), KeyedOnSlot0()));
+  EXPECT_THROW(h.Element("a", 5), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace tidemark

@@ -134,6 +134,46 @@ TEST(StatefulOperatorSnapshotTest, KeyedCoProcessStateAndBothTimerDomainsRoundTr
   EXPECT_GT(run.main.size(), 10u);
 }
 
+// Input 1 is broadcast: its records set the broadcast state "limit"; input 0's records are
+// emitted with the limit in force when they arrive, and counted per key.
+class AboveLimit : public KeyedCoProcessFunction {
+ public:
+  void ProcessElement1(const StreamRecord& r, ProcessContext& ctx) override {
+    const Value* limit = ctx.BroadcastState("limit");
+    const Value* n = ctx.State("n");
+    ctx.SetState("n", (n ? std::get<int64_t>(*n) : 0) + 1);
+    Row out = r.row;
+    out.push_back(limit != nullptr ? *limit : Value());
+    out.push_back(*ctx.State("n"));
+    ctx.Collect(std::move(out), r.timestamp);
+  }
+  void ProcessElement2(const StreamRecord& r, ProcessContext& ctx) override {
+    ctx.SetBroadcastState("limit", r.row[1]);
+  }
+};
+
+TEST(StatefulOperatorSnapshotTest, BroadcastStateRoundTrips) {
+  testing::OperatorFactory factory = [] {
+    KeyedProcessOperator::Options options;
+    options.key_slots[0] = {0};
+    options.broadcast_input = 1;
+    options.excluded_from_min[1] = true;
+    return std::make_unique<KeyedProcessOperator>(std::make_unique<AboveLimit>(), options);
+  };
+  const std::vector<ScriptStep> script = {
+      ElementStep(KV("a", 1), 100, 0),  ElementStep(KV("limit", 10), 0, 1),
+      ElementStep(KV("b", 2), 200, 0),  WatermarkStep(150, 0),
+      ElementStep(KV("limit", 20), 0, 1), ElementStep(KV("a", 3), 300, 0),
+      WatermarkStep(kMaxTimestamp, 0), EndInputStep(0),
+      WatermarkStep(kMaxTimestamp, 1), EndInputStep(1),
+  };
+  const auto run = ExpectSnapshotRoundTrips(factory, script);
+  EXPECT_EQ(run.main, (std::vector<std::string>{
+                          "record([\"a\",1,null,1]@100)", "record([\"b\",2,10,1]@200)", "watermark(150)",
+                          "record([\"a\",3,20,2]@300)", "watermark(9223372036854775807)"}));
+
+}
+
 TEST(StatefulOperatorSnapshotTest, DedupKeepsFirstSeenAndExpiryAcrossRestore) {
   for (bool event_time : {true, false}) {
     SCOPED_TRACE(event_time ? "event time" : "processing time");
