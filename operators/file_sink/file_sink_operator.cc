@@ -70,7 +70,8 @@ FileSinkOperator::FileSinkOperator(SinkSpec spec, Schema schema, std::shared_ptr
       result_(std::move(result)),
       subtask_index_(subtask_index),
       checkpointing_(checkpointing),
-      directory_(spec_.path) {}
+      directory_(spec_.path),
+      json_(schema_) {}
 
 // A destroyed operator that was never closed is a crash: the descriptor goes, the files stay.
 FileSinkOperator::~FileSinkOperator() {
@@ -131,9 +132,10 @@ void FileSinkOperator::OnBucketCheck(Timestamp time_ms) {
 }
 
 void FileSinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
-  std::string line = schema_.RowToJson(record.row);
-  line.push_back('\n');
-  writer_->Write(line, processing_time().GetCurrentProcessingTime());
+  line_.clear();
+  json_.Append(record.row, line_);
+  line_.push_back('\n');
+  writer_->Write(line_, processing_time().GetCurrentProcessingTime());
   result_->Add(record);
 }
 

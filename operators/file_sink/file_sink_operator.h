@@ -10,6 +10,7 @@
 #include "config/job_spec.h"
 #include "operators/file_sink/file_committer.h"
 #include "operators/file_sink/file_writer.h"
+#include "operators/json_row_formatter.h"
 #include "runtime/graph/job_resources.h"
 #include "runtime/task/stream_operator.h"
 
@@ -99,6 +100,8 @@ class FileSinkOperator : public StreamOperator {
   int subtask_index_;
   bool checkpointing_;
   std::filesystem::path directory_;
+  JsonRowFormatter json_;
+  std::string line_;  ///< the line being formatted, reused
   std::unique_ptr<FileWriter> writer_;
   std::unique_ptr<FileCommitter> committer_;
   std::vector<Pending> pending_;
