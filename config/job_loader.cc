@@ -300,15 +300,15 @@ constexpr auto kWindowTimes = std::to_array<std::string_view>({"event", "process
 constexpr auto kAggregateKeys = std::to_array<std::string_view>({"fn", "field", "as"});
 constexpr auto kAggregateFunctions =
     std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
-constexpr auto kSinkKeys = std::to_array<std::string_view>(
-    {"type", "path", "create-dirs", "format", "delivery-guarantee", "part-prefix", "part-suffix",
-     "rolling-policy"});
+constexpr auto kSinkKeys =
+    std::to_array<std::string_view>({"type", "path", "create-dirs", "format", "delivery-guarantee",
+                                     "part-prefix", "part-suffix", "rolling-policy"});
 constexpr auto kDeliveryGuarantees = std::to_array<std::string_view>({"none", "exactly-once"});
-constexpr auto kRollingPolicyKeys = std::to_array<std::string_view>(
-    {"part-size", "rollover-interval", "inactivity-interval", "check-interval",
-     "roll-on-checkpoint"});
-constexpr auto kExactlyOnceSinkKeys = std::to_array<std::string_view>(
-    {"part-prefix", "part-suffix", "rolling-policy"});
+constexpr auto kRollingPolicyKeys =
+    std::to_array<std::string_view>({"part-size", "rollover-interval", "inactivity-interval",
+                                     "check-interval", "roll-on-checkpoint"});
+constexpr auto kExactlyOnceSinkKeys =
+    std::to_array<std::string_view>({"part-prefix", "part-suffix", "rolling-policy"});
 constexpr auto kSinkTypes =
     std::to_array<std::string_view>({"print", "file", "collect", "checksum"});
 constexpr auto kSinkFormats = std::to_array<std::string_view>({"json", "fire"});
@@ -1540,7 +1540,8 @@ SinkSpec Loader::ParseSink(const Field& field) {
       ParseExactlyOnceFileSink(*map, sink);
     } else {
       for (std::string_view key : kExactlyOnceSinkKeys) {
-        Forbid(*map, std::string(key), "applies only to a file sink with delivery-guarantee: exactly-once");
+        Forbid(*map, std::string(key),
+               "applies only to a file sink with delivery-guarantee: exactly-once");
       }
     }
   } else if (!sink.type.empty()) {
@@ -1567,7 +1568,9 @@ void Loader::ParseExactlyOnceFileSink(const MapView& map, SinkSpec& sink) {
       return std::nullopt;
     }
     if (!text->empty() && text->front() == '.' && f.path.ends_with("part-prefix")) {
-      ValueError(f, fmt::format("must not start with '.' (hidden names are in-progress files), got \"{}\"", *text));
+      ValueError(
+          f, fmt::format("must not start with '.' (hidden names are in-progress files), got \"{}\"",
+                         *text));
       return std::nullopt;
     }
     if (text->find(".inprogress.") != std::string::npos) {
@@ -1576,8 +1579,10 @@ void Loader::ParseExactlyOnceFileSink(const MapView& map, SinkSpec& sink) {
     }
     return text;
   };
-  Optional(map, "part-prefix", sink.part_prefix, [&](const Field& f) { return name_part(f, false); });
-  Optional(map, "part-suffix", sink.part_suffix, [&](const Field& f) { return name_part(f, true); });
+  Optional(map, "part-prefix", sink.part_prefix,
+           [&](const Field& f) { return name_part(f, false); });
+  Optional(map, "part-suffix", sink.part_suffix,
+           [&](const Field& f) { return name_part(f, true); });
   std::optional<Field> block = map.Get("rolling-policy");
   if (!block) {
     return;
@@ -1587,12 +1592,16 @@ void Loader::ParseExactlyOnceFileSink(const MapView& map, SinkSpec& sink) {
     return;
   }
   SinkSpec::RollingPolicySpec& p = sink.rolling_policy;
-  auto positive_duration = [&](const Field& f) { return ReadDuration(f, Sign::kPositive); };
-  Optional(*policy, "part-size", p.part_size_bytes, [&](const Field& f) { return ReadMemorySize(f); });
+  auto positive_duration = [&](const Field& f) {
+    return ReadDuration(f, Sign::kPositive);
+  };
+  Optional(*policy, "part-size", p.part_size_bytes,
+           [&](const Field& f) { return ReadMemorySize(f); });
   Optional(*policy, "rollover-interval", p.rollover_interval_ms, positive_duration);
   Optional(*policy, "inactivity-interval", p.inactivity_interval_ms, positive_duration);
   Optional(*policy, "check-interval", p.check_interval_ms, positive_duration);
-  Optional(*policy, "roll-on-checkpoint", p.roll_on_checkpoint, [&](const Field& f) { return ReadBool(f); });
+  Optional(*policy, "roll-on-checkpoint", p.roll_on_checkpoint,
+           [&](const Field& f) { return ReadBool(f); });
 }
 
 std::optional<double> Loader::ReadNumber(const Field& field) {
@@ -2186,8 +2195,8 @@ std::optional<int64_t> ParseMemorySize(const std::string& text) {
     unit.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(text[i]))));
   }
   static const std::map<std::string, int, std::less<>> kShift = {
-      {"b", 0},  {"bytes", 0}, {"k", 10},  {"kb", 10}, {"kib", 10}, {"m", 20}, {"mb", 20},
-      {"mib", 20}, {"g", 30},  {"gb", 30}, {"gib", 30}, {"t", 40},  {"tb", 40}, {"tib", 40}};
+      {"b", 0},    {"bytes", 0}, {"k", 10},  {"kb", 10},  {"kib", 10}, {"m", 20},  {"mb", 20},
+      {"mib", 20}, {"g", 30},    {"gb", 30}, {"gib", 30}, {"t", 40},   {"tb", 40}, {"tib", 40}};
   const auto it = kShift.find(unit);
   if (it == kShift.end()) {
     return std::nullopt;

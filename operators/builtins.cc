@@ -53,7 +53,8 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
   }
   if (sink.type == "file" && sink.delivery_guarantee == "exactly-once") {
     const bool checkpointing = ctx.job.checkpointing.has_value();
-    out.factory = [sink, schema, result, checkpointing](int subtask, int) -> std::unique_ptr<StreamOperator> {
+    out.factory = [sink, schema, result, checkpointing](int subtask,
+                                                        int) -> std::unique_ptr<StreamOperator> {
       return std::make_unique<FileSinkOperator>(sink, schema, result, subtask, checkpointing);
     };
     return out;

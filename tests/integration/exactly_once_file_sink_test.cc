@@ -1,11 +1,10 @@
 // The exactly-once file sink end to end through LocalJob (what `tidemark run` runs): without
 // `checkpointing:` its part files are finished at end of input, nothing hidden is left, and the
 // lines are exactly those the plain file sink writes for the same job.
-#include <stdlib.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <stdlib.h>
 #include <string>
 #include <vector>
 

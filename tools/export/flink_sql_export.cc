@@ -1610,14 +1610,17 @@ void Exporter::Sink(const JobVertex& v) {
       // Flink SQL's rolling defaults (30 min) differ from DefaultRollingPolicy's (60 s): explicit.
       const SinkSpec::RollingPolicySpec& p = s.rolling_policy;
       with += fmt::format(
-          ",\n  'sink.rolling-policy.file-size' = '{}b',\n  'sink.rolling-policy.rollover-interval' = "
+          ",\n  'sink.rolling-policy.file-size' = '{}b',\n  "
+          "'sink.rolling-policy.rollover-interval' = "
           "'{} ms',\n  'sink.rolling-policy.inactivity-interval' = '{} ms',\n  "
           "'sink.rolling-policy.check-interval' = '{} ms'",
           p.part_size_bytes, p.rollover_interval_ms, p.inactivity_interval_ms, p.check_interval_ms);
-      comments += "-- delivery-guarantee: exactly-once is what Flink's filesystem sink always gives "
-                  "with checkpointing; part-prefix/part-suffix have no SQL option.\n";
+      comments +=
+          "-- delivery-guarantee: exactly-once is what Flink's filesystem sink always gives "
+          "with checkpointing; part-prefix/part-suffix have no SQL option.\n";
       if (p.roll_on_checkpoint) {
-        comments += "-- roll-on-checkpoint: Flink SQL rolls row formats on checkpoint only by size.\n";
+        comments +=
+            "-- roll-on-checkpoint: Flink SQL rolls row formats on checkpoint only by size.\n";
       }
     }
   } else {

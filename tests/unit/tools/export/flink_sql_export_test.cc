@@ -273,11 +273,11 @@ namespace tidemark {
 namespace {
 
 TEST(FlinkSqlExportTest, AnExactlyOnceFileSinkSpellsOutItsRollingPolicy) {
-  const FlinkSqlExport e = Export(FileJob(
-      kBounded1s,
-      "  - id: out\n    type: sink\n    input: src\n"
-      "    sink: {type: file, path: out/x, delivery-guarantee: exactly-once,\n"
-      "           rolling-policy: {part-size: 1mb, rollover-interval: 2s}}\n"));
+  const FlinkSqlExport e =
+      Export(FileJob(kBounded1s,
+                     "  - id: out\n    type: sink\n    input: src\n"
+                     "    sink: {type: file, path: out/x, delivery-guarantee: exactly-once,\n"
+                     "           rolling-policy: {part-size: 1mb, rollover-interval: 2s}}\n"));
   EXPECT_TRUE(e.problems.empty());
   EXPECT_TRUE(Contains(e.sql,
                        "  'connector' = 'filesystem',\n"
