@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
@@ -300,7 +301,14 @@ constexpr auto kAggregateKeys = std::to_array<std::string_view>({"fn", "field", 
 constexpr auto kAggregateFunctions =
     std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
 constexpr auto kSinkKeys =
-    std::to_array<std::string_view>({"type", "path", "create-dirs", "format"});
+    std::to_array<std::string_view>({"type", "path", "create-dirs", "format", "delivery-guarantee",
+                                     "part-prefix", "part-suffix", "rolling-policy"});
+constexpr auto kDeliveryGuarantees = std::to_array<std::string_view>({"none", "exactly-once"});
+constexpr auto kRollingPolicyKeys =
+    std::to_array<std::string_view>({"part-size", "rollover-interval", "inactivity-interval",
+                                     "check-interval", "roll-on-checkpoint"});
+constexpr auto kExactlyOnceSinkKeys =
+    std::to_array<std::string_view>({"part-prefix", "part-suffix", "rolling-policy"});
 constexpr auto kSinkTypes =
     std::to_array<std::string_view>({"print", "file", "collect", "checksum"});
 constexpr auto kSinkFormats = std::to_array<std::string_view>({"json", "fire"});
@@ -401,6 +409,8 @@ class Loader {
                                  int64_t max = std::numeric_limits<int64_t>::max());
   std::optional<bool> ReadBool(const Field& field);
   std::optional<int64_t> ReadDuration(const Field& field, Sign sign);
+  /// Flink's `MemorySize` syntax with a unit always ("128mb", "64 kb", "1gb", "512b"; 1024-based).
+  std::optional<int64_t> ReadMemorySize(const Field& field);
   std::optional<ConfigValue> ReadConstant(const Field& field);
   std::optional<double> ReadNumber(const Field& field);
 
@@ -434,6 +444,7 @@ class Loader {
   std::vector<AggregateSpec> ParseAggregates(const Field& field);
   std::vector<std::string> ParseKeyBy(const Field& field);
   SinkSpec ParseSink(const Field& field);
+  void ParseExactlyOnceFileSink(const MapView& map, SinkSpec& sink);
   MapSpec ParseMap(const Field& field);
   FilterSpec ParseFilter(const Field& field);
   ReportSpec ParseReport(const Field& field, std::optional<MapView>& map);
@@ -590,6 +601,25 @@ std::optional<int64_t> Loader::ReadDuration(const Field& field, Sign sign) {
     return std::nullopt;
   }
   return ms;
+}
+
+std::optional<int64_t> Loader::ReadMemorySize(const Field& field) {
+  constexpr std::string_view kExpected = "expected a memory size like \"128mb\"";
+  if (!field.value.IsScalar()) {
+    ValueError(field, fmt::format("{}, got {}", kExpected, Describe(field.value)));
+    return std::nullopt;
+  }
+  const std::string& text = field.value.Scalar();
+  std::optional<int64_t> bytes = ParseMemorySize(text);
+  if (!bytes) {
+    ValueError(field, fmt::format("{} (units b, kb, mb, gb, tb), got \"{}\"", kExpected, text));
+    return std::nullopt;
+  }
+  if (*bytes <= 0) {
+    ValueError(field, fmt::format("must be greater than 0, got \"{}\"", text));
+    return std::nullopt;
+  }
+  return bytes;
 }
 
 std::optional<ConfigValue> Loader::ReadConstant(const Field& field) {
@@ -1508,12 +1538,74 @@ SinkSpec Loader::ParseSink(const Field& field) {
       sink.path = ReadString(*f).value_or("");
     }
     Optional(*map, "create-dirs", sink.create_dirs, [&](const Field& f) { return ReadBool(f); });
+    Optional(*map, "delivery-guarantee", sink.delivery_guarantee,
+             [&](const Field& f) { return ReadEnum(f, kDeliveryGuarantees); });
+    if (sink.delivery_guarantee == "exactly-once") {
+      ParseExactlyOnceFileSink(*map, sink);
+    } else {
+      for (std::string_view key : kExactlyOnceSinkKeys) {
+        Forbid(*map, std::string(key),
+               "applies only to a file sink with delivery-guarantee: exactly-once");
+      }
+    }
   } else if (!sink.type.empty()) {
     Forbid(*map, "path", "applies only to a sink of type file, not " + sink.type);
     Forbid(*map, "create-dirs", "applies only to a sink of type file, not " + sink.type);
+    Forbid(*map, "delivery-guarantee", "applies only to a sink of type file, not " + sink.type);
+    for (std::string_view key : kExactlyOnceSinkKeys) {
+      Forbid(*map, std::string(key), "applies only to a sink of type file, not " + sink.type);
+    }
   }
   Optional(*map, "format", sink.format, [&](const Field& f) { return ReadEnum(f, kSinkFormats); });
   return sink;
+}
+
+void Loader::ParseExactlyOnceFileSink(const MapView& map, SinkSpec& sink) {
+  // A part-file name part: no '/', no NUL, no leading '.' (a hidden name is an in-progress file).
+  auto name_part = [&](const Field& f, bool allow_empty) -> std::optional<std::string> {
+    std::optional<std::string> text = ReadString(f, allow_empty);
+    if (!text) {
+      return std::nullopt;
+    }
+    if (text->find('/') != std::string::npos || text->find('\0') != std::string::npos) {
+      ValueError(f, fmt::format("must not contain '/', got \"{}\"", *text));
+      return std::nullopt;
+    }
+    if (!text->empty() && text->front() == '.' && f.path.ends_with("part-prefix")) {
+      ValueError(
+          f, fmt::format("must not start with '.' (hidden names are in-progress files), got \"{}\"",
+                         *text));
+      return std::nullopt;
+    }
+    if (text->find(".inprogress.") != std::string::npos) {
+      ValueError(f, fmt::format("must not contain \".inprogress.\", got \"{}\"", *text));
+      return std::nullopt;
+    }
+    return text;
+  };
+  Optional(map, "part-prefix", sink.part_prefix,
+           [&](const Field& f) { return name_part(f, false); });
+  Optional(map, "part-suffix", sink.part_suffix,
+           [&](const Field& f) { return name_part(f, true); });
+  std::optional<Field> block = map.Get("rolling-policy");
+  if (!block) {
+    return;
+  }
+  std::optional<MapView> policy = OpenMap(*block, kRollingPolicyKeys);
+  if (!policy) {
+    return;
+  }
+  SinkSpec::RollingPolicySpec& p = sink.rolling_policy;
+  auto positive_duration = [&](const Field& f) {
+    return ReadDuration(f, Sign::kPositive);
+  };
+  Optional(*policy, "part-size", p.part_size_bytes,
+           [&](const Field& f) { return ReadMemorySize(f); });
+  Optional(*policy, "rollover-interval", p.rollover_interval_ms, positive_duration);
+  Optional(*policy, "inactivity-interval", p.inactivity_interval_ms, positive_duration);
+  Optional(*policy, "check-interval", p.check_interval_ms, positive_duration);
+  Optional(*policy, "roll-on-checkpoint", p.roll_on_checkpoint,
+           [&](const Field& f) { return ReadBool(f); });
 }
 
 std::optional<double> Loader::ReadNumber(const Field& field) {
@@ -2084,6 +2176,39 @@ RestartStrategySpec EffectiveRestartStrategy(const JobSpec& job) {
   RestartStrategySpec spec;
   spec.type = job.checkpointing ? "exponential-delay" : "none";
   return spec;
+}
+
+std::optional<int64_t> ParseMemorySize(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    ++i;
+  }
+  if (i == 0) {
+    return std::nullopt;
+  }
+  int64_t number = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, number);
+  if (ec != std::errc() || ptr != text.data() + i) {
+    return std::nullopt;
+  }
+  while (i < text.size() && text[i] == ' ') {
+    ++i;
+  }
+  std::string unit;
+  for (; i < text.size(); ++i) {
+    unit.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(text[i]))));
+  }
+  static const std::map<std::string, int, std::less<>> kShift = {
+      {"b", 0},    {"bytes", 0}, {"k", 10},  {"kb", 10},  {"kib", 10}, {"m", 20},  {"mb", 20},
+      {"mib", 20}, {"g", 30},    {"gb", 30}, {"gib", 30}, {"t", 40},   {"tb", 40}, {"tib", 40}};
+  const auto it = kShift.find(unit);
+  if (it == kShift.end()) {
+    return std::nullopt;
+  }
+  if (number > (std::numeric_limits<int64_t>::max() >> it->second)) {
+    return std::nullopt;
+  }
+  return number << it->second;
 }
 
 std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* error) {

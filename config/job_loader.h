@@ -54,4 +54,10 @@ JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name 
 /// failure. Exposed for tools that take durations on the command line.
 std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* error = nullptr);
 
+/// Parses a memory size in Flink's `MemorySize` syntax into bytes: a non-negative integer, optional
+/// spaces, then a unit (case-insensitive) `b`/`bytes`, `k`/`kb`/`kib`, `m`/`mb`/`mib`,
+/// `g`/`gb`/`gib`, `t`/`tb`/`tib`, each 1024 times the one before. A bare number (no unit) and a
+/// result above INT64_MAX return nullopt.
+std::optional<int64_t> ParseMemorySize(const std::string& text);
+
 }  // namespace tidemark

@@ -271,6 +271,25 @@ struct SinkSpec {
   /// file: create missing directories of `path` (mode 0700). Last, so that positional
   /// initialisers `SinkSpec{type, path, format, location}` keep their meaning.
   bool create_dirs = false;
+  /// file: `delivery-guarantee` (Flink's `DeliveryGuarantee`): "none" (default: one JSON Lines
+  /// file at `path`, as always) or "exactly-once" (Flink's two-phase-commit `FileSink`: `path` is a
+  /// directory of part files, in-progress -> pending at a checkpoint -> finished when it completes;
+  /// operators/file_sink/file_sink_operator.h).
+  std::string delivery_guarantee = "none";
+  /// exactly-once: Flink's `OutputFileConfig` — finished part files are named
+  /// `<part_prefix>-<subtask>-<counter><part_suffix>`.
+  std::string part_prefix = "part";
+  std::string part_suffix;
+  /// exactly-once: Flink's `DefaultRollingPolicy` (`rolling-policy:` block), same defaults.
+  struct RollingPolicySpec {
+    int64_t part_size_bytes = int64_t{128} * 1024 * 1024;  ///< roll once a part file is larger
+    int64_t rollover_interval_ms = 60000;    ///< roll a part file open at least this long
+    int64_t inactivity_interval_ms = 60000;  ///< roll a part file not written for this long
+    int64_t check_interval_ms = 60000;       ///< Flink's bucket check interval (processing time)
+    /// Roll at every checkpoint (Flink's `OnCheckpointRollingPolicy`, what bulk formats use);
+    /// false (Flink's row-format default): a checkpoint rolls only a part file over `part_size`.
+    bool roll_on_checkpoint = false;
+  } rolling_policy;
 };
 
 /// One node of the job graph, as written under `operators:`.

@@ -3,6 +3,7 @@
 #include "operators/arithmetic_map_filter.h"
 #include "operators/checksum_sink_operator.h"
 #include "operators/expression_operators.h"
+#include "operators/file_sink/file_sink_operator.h"
 #include "operators/operator_params.h"
 #include "operators/sink_operator.h"
 #include "operators/timestamps_and_watermarks_operator.h"
@@ -47,6 +48,14 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
   if (sink.type == "checksum") {
     out.factory = [schema, result](int, int) -> std::unique_ptr<StreamOperator> {
       return std::make_unique<ChecksumSinkOperator>(schema, result);
+    };
+    return out;
+  }
+  if (sink.type == "file" && sink.delivery_guarantee == "exactly-once") {
+    const bool checkpointing = ctx.job.checkpointing.has_value();
+    out.factory = [sink, schema, result, checkpointing](int subtask,
+                                                        int) -> std::unique_ptr<StreamOperator> {
+      return std::make_unique<FileSinkOperator>(sink, schema, result, subtask, checkpointing);
     };
     return out;
   }

@@ -20,7 +20,8 @@ SinkOperator::SinkOperator(SinkSpec spec, Schema schema, std::shared_ptr<SinkRes
       schema_(std::move(schema)),
       result_(std::move(result)),
       resources_(resources),
-      subtask_index_(subtask_index) {
+      subtask_index_(subtask_index),
+      json_(schema_) {
   start_slot_ = schema_.IndexOf("window_start");
   end_slot_ = schema_.IndexOf("window_end");
   count_slot_ = schema_.IndexOf("count");
@@ -94,16 +95,19 @@ std::string SinkOperator::Format(const StreamRecord& record) const {
     }
     return line;
   }
-  return schema_.RowToJson(record.row);
+  std::string line;
+  json_.Append(record.row, line);
+  return line;
 }
 
 void SinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
   if (spec_.type == "print") {
     resources_.WriteLine(Format(record));
   } else if (file_ != nullptr) {
-    std::string line = schema_.RowToJson(record.row);
-    line.push_back('\n');
-    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) {
+    line_.clear();  // reused: no allocation per record once it has grown
+    json_.Append(record.row, line_);
+    line_.push_back('\n');
+    if (std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size()) {
       throw IoError(fmt::format("cannot write sink file '{}': {}", spec_.path, std::strerror(errno)));
     }
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/job_spec.h"
+#include "operators/json_row_formatter.h"
 #include "runtime/graph/job_resources.h"
 #include "runtime/task/stream_operator.h"
 
@@ -49,6 +50,8 @@ class SinkOperator : public StreamOperator {
   std::shared_ptr<SinkResult> result_;
   JobResources& resources_;
   int subtask_index_;
+  JsonRowFormatter json_;
+  std::string line_;  ///< the file line being formatted, reused
   std::FILE* file_ = nullptr;
   Timestamp watermark_ = kMinTimestamp;
   int start_slot_ = -1;

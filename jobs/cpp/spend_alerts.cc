@@ -22,6 +22,13 @@ namespace {
 
 using namespace tidemark;  // NOLINT(google-build-using-namespace): a main() file
 
+// A print sink in JSON (every other SinkSpec member at its default).
+SinkSpec PrintSink() {
+  SinkSpec sink;
+  sink.type = "print";
+  return sink;
+}
+
 class SpendAlert : public KeyedProcessFunction {
  public:
   SpendAlert(int amount_slot, int64_t threshold, int64_t reset_after_ms)
@@ -101,7 +108,7 @@ JobSpec BuildInCpp(JobBuilder& builder) {
              Params({{"amount-field", ScalarParam("amount")},
                      {"threshold", ScalarParam("50")},
                      {"reset-after", ScalarParam("3s")}}))
-      .Sink("out", SinkSpec{"print", "", "json", {}});
+      .Sink("out", PrintSink());
   return builder.spec();
 }
 

@@ -15,6 +15,13 @@
 namespace tidemark {
 namespace {
 
+// A print sink in JSON (every other SinkSpec member at its default).
+SinkSpec PrintSink() {
+  SinkSpec sink;
+  sink.type = "print";
+  return sink;
+}
+
 std::string RunJob(const JobSpec& spec, const OperatorRegistry& registry) {
   std::string out;
   auto job =
@@ -64,7 +71,7 @@ TEST(JobBuilderTest, BuildsTheSameJobAsYaml) {
       .Filter("big", "amount * 2 > 7")
       .KeyBy({"user"})
       .Window("w", window)
-      .Sink("out", SinkSpec{"print", "", "json", {}});
+      .Sink("out", PrintSink());
 
   const std::string expected =
       "{\"user\":\"bob\",\"window_start\":0,\"window_end\":2000,\"count\":1}\n"

@@ -1610,6 +1610,23 @@ void Exporter::Sink(const JobVertex& v) {
     with = fmt::format("'connector' = 'filesystem',\n  'path' = {},\n  'format' = 'json'",
                        SqlString(s.path));
     comments += "-- Flink's filesystem sink writes a directory of part files at `path`.\n";
+    if (s.delivery_guarantee == "exactly-once") {
+      // Flink SQL's rolling defaults (30 min) differ from DefaultRollingPolicy's (60 s): explicit.
+      const SinkSpec::RollingPolicySpec& p = s.rolling_policy;
+      with += fmt::format(
+          ",\n  'sink.rolling-policy.file-size' = '{}b',\n  "
+          "'sink.rolling-policy.rollover-interval' = "
+          "'{} ms',\n  'sink.rolling-policy.inactivity-interval' = '{} ms',\n  "
+          "'sink.rolling-policy.check-interval' = '{} ms'",
+          p.part_size_bytes, p.rollover_interval_ms, p.inactivity_interval_ms, p.check_interval_ms);
+      comments +=
+          "-- delivery-guarantee: exactly-once is what Flink's filesystem sink always gives "
+          "with checkpointing; part-prefix/part-suffix have no SQL option.\n";
+      if (p.roll_on_checkpoint) {
+        comments +=
+            "-- roll-on-checkpoint: Flink SQL rolls row formats on checkpoint only by size.\n";
+      }
+    }
   } else {
     with = "'connector' = 'blackhole'";
     comments += fmt::format(

@@ -268,3 +268,27 @@ TEST(FlinkSqlExportTest, SequenceSourcesFailNamingDatagen) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+TEST(FlinkSqlExportTest, AnExactlyOnceFileSinkSpellsOutItsRollingPolicy) {
+  const FlinkSqlExport e =
+      Export(FileJob(kBounded1s,
+                     "  - id: out\n    type: sink\n    input: src\n"
+                     "    sink: {type: file, path: out/x, delivery-guarantee: exactly-once,\n"
+                     "           rolling-policy: {part-size: 1mb, rollover-interval: 2s}}\n"));
+  EXPECT_TRUE(e.problems.empty());
+  EXPECT_TRUE(Contains(e.sql,
+                       "  'connector' = 'filesystem',\n"
+                       "  'path' = 'out/x',\n"
+                       "  'format' = 'json',\n"
+                       "  'sink.rolling-policy.file-size' = '1048576b',\n"
+                       "  'sink.rolling-policy.rollover-interval' = '2000 ms',\n"
+                       "  'sink.rolling-policy.inactivity-interval' = '60000 ms',\n"
+                       "  'sink.rolling-policy.check-interval' = '60000 ms'\n"))
+      << e.sql;
+}
+
+}  // namespace
+}  // namespace tidemark

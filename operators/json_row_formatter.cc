@@ -1,0 +1,114 @@
+#include "operators/json_row_formatter.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "runtime/core/row.h"
+
+namespace tidemark {
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// nlohmann's escaping for the ASCII range: the short escapes, \u00xx (lower-case hex) for the
+// other control characters, everything else as is.
+void AppendAsciiEscaped(std::string_view s, std::string& out) {
+  out.push_back('"');
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      continue;
+    }
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"':
+        out.append("\\\"");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\b':
+        out.append("\\b");
+        break;
+      case '\f':
+        out.append("\\f");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
+      default: {
+        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+        out.append(esc, sizeof esc);
+      }
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out.push_back('"');
+}
+
+bool IsAscii(std::string_view s) {
+  for (const char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void AppendValue(const Value& v, std::string& out) {
+  if (const auto* i = std::get_if<int64_t>(&v)) {
+    char buf[24];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *i);
+    out.append(buf, static_cast<size_t>(end - buf));
+  } else if (const auto* b = std::get_if<bool>(&v)) {
+    out.append(*b ? "true" : "false");
+  } else if (std::holds_alternative<std::monostate>(v)) {
+    out.append("null");
+  } else if (const auto* s = std::get_if<std::string>(&v); s != nullptr && IsAscii(*s)) {
+    AppendAsciiEscaped(*s, out);
+  } else {
+    out.append(ValueToJson(v));  // doubles, non-ASCII strings: the reference formatting
+  }
+}
+
+}  // namespace
+
+JsonRowFormatter::JsonRowFormatter(const Schema& schema) : schema_(schema) {
+  for (size_t i = 0; i < schema.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      duplicate_names_ = duplicate_names_ || schema.field(j).name == schema.field(i).name;
+    }
+    std::string key(i == 0 ? "{" : ",");
+    key += ValueToJson(Value{schema.field(i).name});  // names escaped as RowToJson escapes them
+    key.push_back(':');
+    keys_.push_back(std::move(key));
+  }
+}
+
+void JsonRowFormatter::Append(const Row& row, std::string& out) const {
+  if (duplicate_names_) {
+    out.append(schema_.RowToJson(row));  // one key, the last value: the JSON object's rule
+    return;
+  }
+  const size_t n = std::min(keys_.size(), row.size());
+  if (n == 0) {
+    out.append("{}");
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    out.append(keys_[i]);
+    AppendValue(row[i], out);
+  }
+  out.push_back('}');
+}
+
+}  // namespace tidemark

@@ -1,0 +1,152 @@
+// The exactly-once file sink's keys (`delivery-guarantee`, `part-prefix`, `part-suffix`,
+// `rolling-policy`): Flink's DefaultRollingPolicy defaults, memory sizes with a unit, and
+// file:line:column errors for keys that are unknown, misplaced or malformed.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "config/job_loader.h"
+
+namespace tidemark {
+namespace {
+
+constexpr const char* kFile = "jobs/sink.yaml";
+
+JobSpec Load(const std::string& sink) {
+  return LoadJobSpecString(
+      std::string(
+          "name: t\noperators:\n"
+          "  - id: src\n"
+          "    type: source\n"
+          "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}\n"
+          "  - id: out\n"
+          "    type: sink\n"
+          "    input: src\n"
+          "    sink:\n") +
+          sink,
+      kFile);
+}
+
+std::string ErrorOf(const std::string& sink) {
+  try {
+    Load(sink);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+const SinkSpec& SinkOf(const JobSpec& job) {
+  return *job.operators.at(1).sink;
+}
+
+TEST(FileSinkKeysTest, WithoutDeliveryGuaranteeTheFileSinkIsUnchanged) {
+  JobSpec job = Load("      {type: file, path: out.jsonl}\n");
+  EXPECT_EQ(SinkOf(job).delivery_guarantee, "none");
+  EXPECT_EQ(SinkOf(job).path, "out.jsonl");
+}
+
+TEST(FileSinkKeysTest, ExactlyOnceHasFlinksDefaults) {
+  JobSpec job = Load("      {type: file, path: out, delivery-guarantee: exactly-once}\n");
+  const SinkSpec& s = SinkOf(job);
+  EXPECT_EQ(s.delivery_guarantee, "exactly-once");
+  EXPECT_EQ(s.part_prefix, "part");
+  EXPECT_EQ(s.part_suffix, "");
+  EXPECT_EQ(s.rolling_policy.part_size_bytes, 134217728);
+  EXPECT_EQ(s.rolling_policy.rollover_interval_ms, 60000);
+  EXPECT_EQ(s.rolling_policy.inactivity_interval_ms, 60000);
+  EXPECT_EQ(s.rolling_policy.check_interval_ms, 60000);
+  EXPECT_FALSE(s.rolling_policy.roll_on_checkpoint);
+}
+
+TEST(FileSinkKeysTest, RollingPolicyAndNamesAreRead) {
+  JobSpec job = Load(
+      "      type: file\n"
+      "      path: out\n"
+      "      delivery-guarantee: exactly-once\n"
+      "      part-prefix: counts\n"
+      "      part-suffix: .jsonl\n"
+      "      rolling-policy: {part-size: 64 KB, rollover-interval: 5s, inactivity-interval: 2s,\n"
+      "                       check-interval: 250ms, roll-on-checkpoint: true}\n");
+  const SinkSpec& s = SinkOf(job);
+  EXPECT_EQ(s.part_prefix, "counts");
+  EXPECT_EQ(s.part_suffix, ".jsonl");
+  EXPECT_EQ(s.rolling_policy.part_size_bytes, 65536);
+  EXPECT_EQ(s.rolling_policy.rollover_interval_ms, 5000);
+  EXPECT_EQ(s.rolling_policy.inactivity_interval_ms, 2000);
+  EXPECT_EQ(s.rolling_policy.check_interval_ms, 250);
+  EXPECT_TRUE(s.rolling_policy.roll_on_checkpoint);
+}
+
+TEST(FileSinkKeysTest, MemorySizesNeedAUnit) {
+  EXPECT_EQ(ParseMemorySize("128mb"), 134217728);
+  EXPECT_EQ(ParseMemorySize("1 GiB"), 1073741824);
+  EXPECT_EQ(ParseMemorySize("512b"), 512);
+  EXPECT_EQ(ParseMemorySize("2k"), 2048);
+  EXPECT_EQ(ParseMemorySize("128"), std::nullopt);
+  EXPECT_EQ(ParseMemorySize("mb"), std::nullopt);
+  EXPECT_EQ(ParseMemorySize("-1mb"), std::nullopt);
+  EXPECT_EQ(ParseMemorySize("1.5mb"), std::nullopt);
+  EXPECT_EQ(ParseMemorySize("9999999tb"), std::nullopt);  // above INT64_MAX bytes
+}
+
+TEST(FileSinkKeysTest, ErrorsNameTheKeyAndItsPosition) {
+  EXPECT_EQ(ErrorOf("      {type: file, path: out, delivery-guarantee: at-least-once}\n"),
+            "jobs/sink.yaml:10:51: error: operators[1].sink.delivery-guarantee: unknown value "
+            "\"at-least-once\"; "
+            "allowed: none | exactly-once");
+  EXPECT_EQ(ErrorOf("      {type: file, path: out, rolling-policy: {part-size: 1mb}}\n"),
+            "jobs/sink.yaml:10:31: error: operators[1].sink.rolling-policy: applies only to a file "
+            "sink with "
+            "delivery-guarantee: exactly-once");
+  EXPECT_EQ(ErrorOf("      {type: print, delivery-guarantee: exactly-once}\n"),
+            "jobs/sink.yaml:10:21: error: operators[1].sink.delivery-guarantee: applies only to a "
+            "sink of type "
+            "file, not print");
+  EXPECT_EQ(ErrorOf("      {type: file, path: out, delivery-guarantee: exactly-once,\n"
+                    "       rolling-policy: {part-size: 128, rollover: 1s}}\n"),
+            "jobs/sink.yaml:11:36: error: operators[1].sink.rolling-policy.part-size: expected a "
+            "memory size like "
+            "\"128mb\" (units b, kb, mb, gb, tb), got \"128\"\n"
+            "jobs/sink.yaml:11:41: error: operators[1].sink.rolling-policy.rollover: unknown key "
+            "\"rollover\"; "
+            "allowed keys: part-size, rollover-interval, inactivity-interval, check-interval, "
+            "roll-on-checkpoint");
+  EXPECT_EQ(ErrorOf("      {type: file, path: out, delivery-guarantee: exactly-once,\n"
+                    "       rolling-policy: {rollover-interval: 0ms, check-interval: 5}}\n"),
+            "jobs/sink.yaml:11:44: error: operators[1].sink.rolling-policy.rollover-interval: must "
+            "be greater than "
+            "0, got \"0ms\"\n"
+            "jobs/sink.yaml:11:65: error: operators[1].sink.rolling-policy.check-interval: "
+            "expected a duration "
+            "like \"5s\", got 5");
+  EXPECT_EQ(
+      ErrorOf("      {type: file, path: out, delivery-guarantee: exactly-once, part-prefix: a/b,\n"
+              "       part-suffix: .inprogress.x}\n"),
+      "jobs/sink.yaml:10:78: error: operators[1].sink.part-prefix: must not contain '/', got "
+      "\"a/b\"\n"
+      "jobs/sink.yaml:11:21: error: operators[1].sink.part-suffix: must not contain "
+      "\".inprogress.\", got "
+      "\".inprogress.x\"");
+  EXPECT_EQ(ErrorOf("      {type: file, path: out, delivery-guarantee: exactly-once, part-prefix: "
+                    ".hidden}\n"),
+            "jobs/sink.yaml:10:78: error: operators[1].sink.part-prefix: must not start with '.' "
+            "(hidden names "
+            "are in-progress files), got \".hidden\"");
+}
+
+TEST(FileSinkKeysTest, TheExampleJobLoads) {
+  JobSpec job = LoadJobSpecFile("jobs/exactly_once_file_sink.yaml");
+  ASSERT_TRUE(job.checkpointing.has_value());
+  EXPECT_EQ(job.checkpointing->interval_ms, 100);
+  const SinkSpec& s = *job.operators.at(2).sink;
+  EXPECT_EQ(s.delivery_guarantee, "exactly-once");
+  EXPECT_EQ(s.path, "out/exactly_once_file_sink");
+  EXPECT_EQ(s.rolling_policy.part_size_bytes, 32768);
+  EXPECT_EQ(s.rolling_policy.rollover_interval_ms, 1000);
+  EXPECT_EQ(s.rolling_policy.check_interval_ms, 100);
+  ASSERT_TRUE(job.operators.at(0).source.has_value());
+}
+
+}  // namespace
+}  // namespace tidemark
