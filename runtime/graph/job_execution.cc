@@ -74,6 +74,9 @@ void JobExecution::Build() {
     restart_strategy_ = CreateRestartBackoffTimeStrategy(graph_.restart_strategy, *restart_clock_, seed);
   }
   restored_ = options_.restored;
+  for (const FaultSpec& fault : graph_.faults) {
+    fault_budgets_.push_back(std::make_shared<FaultBudget>(fault));
+  }
   if (graph_.checkpointing) {
     checkpoint_dir_ = options_.checkpoint_dir;
     if (checkpoint_dir_.empty()) {
@@ -188,7 +191,13 @@ void JobExecution::BuildTasks() {
       task->SetParallelism(head.parallelism);  // a chain's operators share its parallelism
       for (const JobVertex& v : graph_.vertices) {
         if (head_of[static_cast<size_t>(v.id)] == head.id) {
-          int idx = task->AddOperator(v.compiled.factory(s, v.parallelism), v.spec.id);
+          std::unique_ptr<StreamOperator> op = v.compiled.factory(s, v.parallelism);
+          for (const auto& fault : fault_budgets_) {
+            if (fault->spec.operator_id == v.spec.id) {
+              op = std::make_unique<FaultInjectingOperator>(std::move(op), fault);
+            }
+          }
+          int idx = task->AddOperator(std::move(op), v.spec.id);
           op_index[{v.id, s}] = idx;
           task_of[{v.id, s}] = task.get();
         }

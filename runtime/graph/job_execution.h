@@ -21,6 +21,7 @@
 #include "runtime/eventtime/source_coordinator.h"
 #include "runtime/graph/job_graph.h"
 #include "runtime/io/channel.h"
+#include "runtime/task/fault_injecting_operator.h"
 #include "runtime/task/stream_task.h"
 #include "runtime/time/timer_thread.h"
 #include "runtime/time/virtual_clock.h"
@@ -198,6 +199,7 @@ class JobExecution {
   std::atomic<bool> master_stop_{false};
   WatermarkTrace* trace_ = nullptr;
   std::function<void(int64_t)> checkpoint_listener_;
+  std::vector<std::shared_ptr<FaultBudget>> fault_budgets_;  // one per `faults:` entry
   bool watermark_snapshots_ = false;
   // Tasks and channels of earlier attempts: kept until the end, since timers of the system clock
   // may still name their mailboxes.

@@ -70,6 +70,7 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
   graph.pipeline = spec.pipeline;
   graph.checkpointing = spec.checkpointing;
   graph.restart_strategy = EffectiveRestartStrategy(spec);
+  graph.faults = spec.faults;
 
   // Topological order (Kahn); config/ already rejects cycles and unknown inputs, this re-checks.
   std::map<std::string, size_t> index_of;
@@ -334,6 +335,17 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
                       "the parallelism or pipeline.channel-capacity",
                       kMaxChannelSlots, channels, capacity, up.spec.id, up.parallelism,
                       down.spec.id, down.parallelism)));
+    }
+  }
+  for (const FaultSpec& fault : graph.faults) {
+    for (const JobVertex& v : graph.vertices) {
+      if (v.spec.id == fault.operator_id && v.compiled.is_source) {
+        throw JobCompileError(fmt::format(
+            "{}:{}:{}: error: faults: operator '{}' is a source; inject the fault into an operator "
+            "downstream of it",
+            fault.location.file.empty() ? spec.file : fault.location.file, fault.location.line,
+            fault.location.column, fault.operator_id));
+      }
     }
   }
   return graph;

@@ -46,6 +46,7 @@ struct JobGraph {
   /// under (`EffectiveRestartStrategy`: its `restart-strategy:` block or Flink's default).
   std::optional<CheckpointingSpec> checkpointing;
   RestartStrategySpec restart_strategy;
+  std::vector<FaultSpec> faults;  ///< `faults:` (fault injection), each naming a non-source operator
   std::vector<JobVertex> vertices;
   std::vector<JobEdge> edges;
 

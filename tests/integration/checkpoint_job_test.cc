@@ -32,6 +32,11 @@ class BarrierProbe : public StreamOperator {
   void SnapshotState(StateSnapshotContext& context) override {
     out_->push_back("#barrier " + std::to_string(context.checkpoint_id));
   }
+  void InitializeState(StateInitializationContext& context) override {
+    if (context.is_restored()) {
+      out_->push_back("#restored " + std::to_string(context.restored_checkpoint_id));
+    }
+  }
 
  private:
   std::shared_ptr<std::vector<std::string>> out_;
@@ -314,6 +319,105 @@ TEST_F(CheckpointJobTest, RefusesCheckpointsItCannotRestore) {
     ADD_FAILURE() << "restored a corrupt checkpoint";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("is truncated or not a state file"), std::string::npos) << e.what();
+  }
+}
+
+/// What an exactly-once sink would have committed from a run with restarts: of every attempt
+/// that failed, only the lines before the barrier of the checkpoint the next attempt restored
+/// ("#restored k"); then all of the last attempt.
+std::vector<std::string> CommittedView(const std::vector<std::string>& lines) {
+  std::vector<std::vector<std::string>> attempts(1);
+  std::vector<int64_t> restored_from;
+  for (const std::string& l : lines) {
+    if (l.rfind("#restored ", 0) == 0) {
+      restored_from.push_back(std::stoll(l.substr(10)));
+      attempts.emplace_back();
+      continue;
+    }
+    attempts.back().push_back(l);
+  }
+  std::vector<std::string> out;
+  for (size_t a = 0; a + 1 < attempts.size(); ++a) {
+    for (const std::string& l : OutputBefore(attempts[a], restored_from[a])) {
+      out.push_back(l);
+    }
+    // An attempt that failed before any record leaves nothing; the marker search needs one.
+  }
+  for (const std::string& l : Output(attempts.back())) {
+    out.push_back(l);
+  }
+  return out;
+}
+
+std::string WithFaults(const fs::path& dir, const std::string& faults, int attempts = 1) {
+  return Checkpointing(dir) +
+         "restart-strategy: {type: fixed-delay, attempts: " + std::to_string(attempts) + ", delay: 100ms}\n" +
+         "faults:\n" + faults;
+}
+
+TEST_F(CheckpointJobTest, FailureInProcessingRestartsFromTheLatestCheckpoint) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  // The window operator throws at its 121st record (event time 6000 of key a, read at 1200 ms).
+  const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 120}\n")));
+  ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+  EXPECT_EQ(run.stats.restarts, 1);
+  // Checkpoints 1..11 (100..1100 ms) completed before the failure at 1200 ms; the restart
+  // restores 11 and checkpoints continue with the next id.
+  EXPECT_NE(std::find(run.lines.begin(), run.lines.end(), "#restored 11"), run.lines.end());
+  EXPECT_EQ(CommittedView(run.lines), uninterrupted);
+  // The print sink is not transactional: what it printed after barrier 11 is printed again, and
+  // nothing is lost.
+  std::vector<std::string> printed = Sorted(Output(run.lines));
+  printed.erase(std::unique(printed.begin(), printed.end()), printed.end());
+  EXPECT_EQ(printed, Sorted(uninterrupted));
+}
+
+TEST_F(CheckpointJobTest, FailuresInSnapshotRestoreAndCloseRecover) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  {
+    SCOPED_TRACE("snapshot");
+    // The first snapshot after 50 records throws: the checkpoint is declined, and with
+    // tolerable-failed-checkpoints 0 the job fails and restarts from the one before.
+    const JobRun run =
+        RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, in: snapshot, after-records: 50}\n")));
+    ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+    EXPECT_EQ(run.stats.restarts, 1);
+    EXPECT_EQ(run.stats.failed, 1);
+    EXPECT_EQ(CommittedView(run.lines), uninterrupted);
+  }
+  {
+    SCOPED_TRACE("restore");
+    fs::remove_all(dir_);
+    // Fails while processing, then the restored attempt fails in its restore; the third attempt
+    // restores the same checkpoint and finishes.
+    const JobRun run = RunJob(JobYaml(1, WithFaults(dir_,
+                                                    "  - {operator: windows, after-records: 120}\n"
+                                                    "  - {operator: windows, in: restore}\n",
+                                                    2)));
+    ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+    EXPECT_EQ(run.stats.restarts, 2);
+    EXPECT_EQ(CommittedView(run.lines), uninterrupted);
+  }
+  {
+    SCOPED_TRACE("close");
+    fs::remove_all(dir_);
+    // Every record was processed and the final checkpoint completed before close threw: the
+    // restarted attempt restores the final checkpoint and has nothing left to do.
+    const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, in: close}\n")));
+    ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+    EXPECT_EQ(run.stats.restarts, 1);
+    EXPECT_EQ(CommittedView(run.lines), uninterrupted);
+    EXPECT_EQ(Output(run.lines), uninterrupted);
+  }
+  {
+    SCOPED_TRACE("no attempts left");
+    fs::remove_all(dir_);
+    const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 10, times: 2}\n")));
+    EXPECT_EQ(run.state, JobState::kFailed);
+    EXPECT_EQ(run.stats.restarts, 1);
+    EXPECT_EQ(run.failure,
+              "task windows -> probe -> out#0: operator 'windows' failed: injected fault (faults: process) "
+              "while processing its record 11");
   }
 }
 
