@@ -71,7 +71,7 @@ class FaultInjectingOperator final : public StreamOperator {
     inner_->SnapshotState(context);
   }
   void InitializeState(StateInitializationContext& context) override {
-    if (budget_->spec.phase == "restore" && context.is_restored()) {
+    if (budget_->spec.phase == "restore" && context.restored_checkpoint_id != 0) {
       MaybeThrow("restoring checkpoint " + std::to_string(context.restored_checkpoint_id));
     }
     inner_->InitializeState(context);

@@ -71,10 +71,13 @@ void StreamTask::InitializeOperatorState() {
     const std::string* bytes = restored_ != nullptr ? restored_->Find(c.name, subtask_index_) : nullptr;
     std::optional<StateReader> reader;
     StateInitializationContext ctx;
+    if (restored_ != nullptr) {
+      // Set for every operator of a restored job, stateless ones too (Flink's isRestored()).
+      ctx.restored_checkpoint_id = restored_->id;
+    }
     if (bytes != nullptr) {
       reader.emplace(*bytes);
       ctx.reader = &*reader;
-      ctx.restored_checkpoint_id = restored_->id;
     }
     CallOperator(c.name, [&] { c.op->InitializeState(ctx); });
   }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <set>
 #include <string>
@@ -33,7 +34,7 @@ class BarrierProbe : public StreamOperator {
     out_->push_back("#barrier " + std::to_string(context.checkpoint_id));
   }
   void InitializeState(StateInitializationContext& context) override {
-    if (context.is_restored()) {
+    if (context.restored_checkpoint_id != 0) {
       out_->push_back("#restored " + std::to_string(context.restored_checkpoint_id));
     }
   }
@@ -361,11 +362,13 @@ TEST_F(CheckpointJobTest, FailureInProcessingRestartsFromTheLatestCheckpoint) {
   const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 120}\n")));
   ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
   EXPECT_EQ(run.stats.restarts, 1);
-  // Checkpoints 1..11 (100..1100 ms) completed before the failure at 1200 ms; the restart
-  // restores 11 and checkpoints continue with the next id.
-  EXPECT_NE(std::find(run.lines.begin(), run.lines.end(), "#restored 11"), run.lines.end());
+  // Checkpoints 1..12 (100..1200 ms) completed before the 121st record reached the window task
+  // (the trigger at 1200 ms runs before that instant's record); the restart restores 12 and
+  // checkpoints continue with the next id, 13.
+  EXPECT_NE(std::find(run.lines.begin(), run.lines.end(), "#restored 12"), run.lines.end());
+  EXPECT_NE(std::find(run.lines.begin(), run.lines.end(), "#barrier 13"), run.lines.end());
   EXPECT_EQ(CommittedView(run.lines), uninterrupted);
-  // The print sink is not transactional: what it printed after barrier 11 is printed again, and
+  // The print sink is not transactional: what it printed after barrier 12 is printed again, and
   // nothing is lost.
   std::vector<std::string> printed = Sorted(Output(run.lines));
   printed.erase(std::unique(printed.begin(), printed.end()), printed.end());
@@ -376,11 +379,12 @@ TEST_F(CheckpointJobTest, FailuresInSnapshotRestoreAndCloseRecover) {
   const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
   {
     SCOPED_TRACE("snapshot");
-    // The first snapshot after 50 records throws: the checkpoint is declined, and with
-    // tolerable-failed-checkpoints 0 the job fails and restarts from the one before.
+    // The first snapshot after 50 records (checkpoint 5) throws: it is declined, and with
+    // tolerable-failed-checkpoints 0 the job fails and restarts from checkpoint 4.
     const JobRun run =
         RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, in: snapshot, after-records: 50}\n")));
     ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+    EXPECT_NE(std::find(run.lines.begin(), run.lines.end(), "#restored 4"), run.lines.end());
     EXPECT_EQ(run.stats.restarts, 1);
     EXPECT_EQ(run.stats.failed, 1);
     EXPECT_EQ(CommittedView(run.lines), uninterrupted);
@@ -419,6 +423,51 @@ TEST_F(CheckpointJobTest, FailuresInSnapshotRestoreAndCloseRecover) {
               "task windows -> probe -> out#0: operator 'windows' failed: injected fault (faults: process) "
               "while processing its record 11");
   }
+}
+
+TEST_F(CheckpointJobTest, StopWithSavepointAndResumeContinuesExactly) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  lines_ = std::make_shared<std::vector<std::string>>();
+  auto lines = lines_;
+  auto job = LocalJob::Create(LoadJobSpecString(JobYaml(1, Checkpointing(dir_)), "ckpt.yaml"), registry_,
+                              [lines](const std::string& l) { lines->push_back(l); }, {});
+  std::future<SavepointResult> savepoint;
+  LocalJob* raw = job.get();
+  const fs::path target = dir_ / "savepoints";
+  // After checkpoint 6 (600 ms), stop with a savepoint without drain: no window fires for it.
+  job->execution().SetCheckpointCompleteListener([&, raw](int64_t id) {
+    if (id == 6) {
+      savepoint = raw->TriggerSavepoint(SavepointRequest{target, /*stop=*/true, /*drain=*/false});
+    }
+  });
+  job->execution().Start();
+  EXPECT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
+  ASSERT_TRUE(savepoint.valid());
+  const SavepointResult result = savepoint.get();
+  ASSERT_TRUE(result.ok) << result.error;
+  EXPECT_EQ(result.path, (target / "savepoint-7").string());
+  EXPECT_TRUE(fs::exists(target / "savepoint-7" / "_metadata"));
+  const std::vector<std::string> stopped = *lines_;
+
+  JobRunOptions options;
+  options.restore_from = result.path;
+  options.checkpoint_dir = dir_ / "after";
+  const JobRun resumed = RunJob(JobYaml(1, Checkpointing(dir_)), options);
+  ASSERT_EQ(resumed.state, JobState::kFinished) << resumed.failure;
+  std::vector<std::string> joined = OutputBefore(stopped, 7);
+  for (const std::string& l : Output(resumed.lines)) {
+    joined.push_back(l);
+  }
+  EXPECT_EQ(joined, uninterrupted);
+
+  // A job without checkpointing cannot take a savepoint.
+  auto plain = LocalJob::Create(LoadJobSpecString(JobYaml(1, ""), "ckpt.yaml"), registry_,
+                                [](const std::string&) {}, {});
+  plain->execution().Start();
+  const SavepointResult refused = plain->TriggerSavepoint(SavepointRequest{target, false, false}).get();
+  EXPECT_FALSE(refused.ok);
+  EXPECT_EQ(refused.error, "the job does not checkpoint (no checkpointing: block)");
+  plain->execution().Wait();
 }
 
 }  // namespace
