@@ -142,9 +142,9 @@ class JobExecution {
   /// Where completed checkpoints are (empty without checkpointing).
   std::filesystem::path checkpoint_directory() const;
   /// Takes a savepoint into `dir/savepoint-<id>` (Flink's `triggerSavepoint`). With `stop`, the
-  /// sources stop right after their snapshot and the job ends FINISHED once it completed; with
-  /// `drain` too, they first emit MAX_WATERMARK (every window fires). `done` runs once, on the
-  /// job's checkpoint thread. Thread-safe.
+  /// tasks stop right after the savepoint completed (no window fires for it) and the job ends
+  /// FINISHED. `drain` (MAX_WATERMARK first) is refused for now. `done` runs once, on the job's
+  /// checkpoint thread (or inline when refused). Thread-safe.
   void TriggerSavepoint(std::filesystem::path dir, bool stop, bool drain,
                         std::function<void(const SavepointOutcome&)> done);
   /// Runs `listener(id)` on the job's checkpoint thread each time checkpoint `id` completed,
