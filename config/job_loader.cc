@@ -214,7 +214,10 @@ struct OperatorInfo {
 
 constexpr auto kTopKeys =
     std::to_array<std::string_view>(
-        {"name", "pipeline", "operators", "report", "checkpointing", "restart-strategy"});
+        {"name", "pipeline", "operators", "report", "checkpointing", "restart-strategy", "faults"});
+constexpr auto kFaultKeys = std::to_array<std::string_view>({"operator", "after-records", "action", "times", "in"});
+constexpr auto kFaultActions = std::to_array<std::string_view>({"throw"});
+constexpr auto kFaultPhases = std::to_array<std::string_view>({"process", "snapshot", "restore", "close"});
 constexpr auto kCheckpointingKeys = std::to_array<std::string_view>(
     {"interval", "mode", "timeout", "min-pause", "max-concurrent-checkpoints",
      "tolerable-failed-checkpoints", "num-retained", "dir"});
@@ -427,6 +430,7 @@ class Loader {
   PipelineSpec ParsePipeline(const Field& field);
   CheckpointingSpec ParseCheckpointing(const Field& field);
   RestartStrategySpec ParseRestartStrategy(const Field& field);
+  std::vector<FaultSpec> ParseFaults(const Field& field, const JobSpec& job);
   void ParseOperator(const YAML::Node& node, const std::string& path, OperatorSpec& op,
                      OperatorInfo& info);
   void ParseInputs(const MapView& map, OperatorSpec& op, OperatorInfo& info);
@@ -699,6 +703,41 @@ CheckpointingSpec Loader::ParseCheckpointing(const Field& field) {
   Optional(*map, "num-retained", spec.num_retained, [&](const Field& f) { return ReadInt(f, 1, 1000); });
   Optional(*map, "dir", spec.dir, [&](const Field& f) { return ReadString(f); });
   return spec;
+}
+
+std::vector<FaultSpec> Loader::ParseFaults(const Field& field, const JobSpec& job) {
+  std::vector<FaultSpec> faults;
+  if (!field.value.IsSequence()) {
+    ValueError(field, fmt::format("expected a list of faults like [{{operator: windows, after-records: 100}}], got {}",
+                                  Describe(field.value)));
+    return faults;
+  }
+  for (size_t i = 0; i < field.value.size(); ++i) {
+    const YAML::Node node = field.value[i];
+    std::optional<MapView> map = OpenMap(node, Loc(node), IndexPath(field.path, i), kFaultKeys);
+    if (!map) {
+      continue;
+    }
+    FaultSpec fault;
+    fault.location = Loc(node);
+    if (std::optional<Field> f = Require(*map, "operator")) {
+      fault.operator_id = ReadString(*f).value_or("");
+      bool known = false;
+      for (const OperatorSpec& op : job.operators) {
+        known = known || op.id == fault.operator_id;
+      }
+      if (!fault.operator_id.empty() && !known && !job.operators.empty()) {
+        ValueError(*f, fmt::format("no operator \"{}\" in the job", fault.operator_id));
+      }
+    }
+    Optional(*map, "after-records", fault.after_records, [&](const Field& f) { return ReadInt(f, 0); });
+    Optional(*map, "action", fault.action, [&](const Field& f) { return ReadEnum(f, kFaultActions); });
+    Optional(*map, "times", fault.times,
+             [&](const Field& f) { return ReadInt(f, 1, std::numeric_limits<int32_t>::max()); });
+    Optional(*map, "in", fault.phase, [&](const Field& f) { return ReadEnum(f, kFaultPhases); });
+    faults.push_back(std::move(fault));
+  }
+  return faults;
 }
 
 RestartStrategySpec Loader::ParseRestartStrategy(const Field& field) {
@@ -2154,6 +2193,9 @@ JobSpec Loader::Load(const std::string& yaml) {
         ParseOperator(f->value[i], IndexPath("operators", i), job.operators[i], infos[i]);
       }
       ValidateGraph(job, infos);
+      if (std::optional<Field> faults = top->Get("faults")) {
+        job.faults = ParseFaults(*faults, job);
+      }
     }
   }
   if (std::optional<Field> f = top->Get("report")) {

@@ -394,6 +394,21 @@ struct RestartStrategySpec {
   KeyLocations key_locations;
 };
 
+/// One entry of the `faults:` block: fault injection for testing recovery (a tidemark feature;
+/// Flink's tests do the same with failing test operators). Operator `operator_id` throws, as a
+/// failing user function would, in phase `phase`: `process` (its record number
+/// `after_records` + 1 in one subtask of one attempt), `snapshot` (its first snapshot after
+/// `after_records` records), `restore` (a restored start), `close`. At most `times` times in the
+/// job's life (restarts included), counted over all subtasks.
+struct FaultSpec {
+  std::string operator_id;
+  int64_t after_records = 0;
+  std::string action = "throw";  ///< throw (the only action)
+  int64_t times = 1;
+  std::string phase = "process";  ///< `in:`: process | snapshot | restore | close
+  SourceLocation location;
+};
+
 /// The restart strategy a job runs under: its `restart-strategy:` block, else Flink's default
 /// (exponential-delay when it checkpoints, none otherwise).
 struct JobSpec;
@@ -407,6 +422,7 @@ struct JobSpec {
   std::optional<ReportSpec> report;
   std::optional<CheckpointingSpec> checkpointing;
   std::optional<RestartStrategySpec> restart_strategy;
+  std::vector<FaultSpec> faults;  ///< `faults:` (empty: none)
 };
 
 }  // namespace tidemark

@@ -596,6 +596,57 @@ InputStatus SourceOperator::EmitNext() {
   return status;
 }
 
+void SourceOperator::SnapshotState(StateSnapshotContext& context) {
+  std::vector<std::unique_ptr<SourceSplit>> splits = reader_->SnapshotState(context.checkpoint_id);
+  StateWriter& w = context.writer;
+  w.BeginSection("source-splits", 1);
+  w.WriteU32(static_cast<uint32_t>(splits.size()));
+  for (const auto& split : splits) {
+    split->WriteTo(w);
+  }
+  w.EndSection();
+}
+
+void SourceOperator::InitializeState(StateInitializationContext& context) {
+  if (!context.is_restored()) {
+    return;
+  }
+  StateReader& r = *context.reader;
+  r.BeginSection("source-splits", 1);
+  const uint32_t n = r.ReadU32();
+  if (n > r.remaining()) {
+    throw StateCorrupt("source state: split count larger than the state");
+  }
+  std::vector<std::unique_ptr<SourceSplit>> splits;
+  for (uint32_t i = 0; i < n; ++i) {
+    splits.push_back(source_->RestoreSplit(r));
+  }
+  r.EndSection();
+  // The splits the enumerator assigned at Open give way to the restored ones, on a fresh reader.
+  reader_->Close();
+  split_outputs_.clear();
+  pending_split_outputs_.clear();
+  split_watermarks_.clear();
+  paused_splits_.clear();
+  num_splits_ = 0;
+  reader_ = source_->CreateReader(context_.subtask_index);
+  reader_->Start(*reader_context_);
+  // Restored splits join the multiplexer at restore time (they hold the watermark back from now
+  // on, not from their first record).
+  num_splits_ = static_cast<int>(splits.size());
+  for (const auto& split : splits) {
+    CreateSplitOutput(split->SplitId());
+  }
+  reader_->AddSplits(std::move(splits));
+  reader_->NotifyNoMoreSplits();
+}
+
+void SourceOperator::NotifyCheckpointComplete(int64_t checkpoint_id) {
+  if (reader_) {
+    reader_->NotifyCheckpointComplete(checkpoint_id);
+  }
+}
+
 void SourceOperator::Close() {
   periodic_enabled_ = false;
   periodic_reports_ = false;

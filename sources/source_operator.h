@@ -80,6 +80,15 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   void Open(const OperatorContext& context) override;
   [[nodiscard]] InputStatus EmitNext() override;
   void Close() override;
+  /// Writes the reader's splits with their positions (`SourceReader::SnapshotState`; finished
+  /// splits excluded), section `source-splits` v1. Flink's `SourceOperator#snapshotState`.
+  /// Watermark generators are not in it (Flink: they start again at Long.MIN after a restore).
+  void SnapshotState(StateSnapshotContext& context) override;
+  /// On a restore: replaces the splits the enumerator assigned at `Open` by the restored ones
+  /// (`Source::RestoreSplit`), handed to a fresh reader; each restored split joins the watermark
+  /// multiplexer now, not at its first record. Errors: `StateCorrupt`.
+  void InitializeState(StateInitializationContext& context) override;
+  void NotifyCheckpointComplete(int64_t checkpoint_id) override;
 
   /// Assigns splits (Flink's AddSplitEvent): creates their outputs, then hands them to the reader.
   void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits);

@@ -102,8 +102,15 @@ std::optional<int64_t> CheckpointCoordinator::TriggerCheckpoint(SnapshotType typ
     p.barrier = barrier;
     p.deadline_ms = now + spec_.timeout_ms;
     p.waiting.insert(tasks_.begin(), tasks_.end());
+    for (const auto& [task, states] : finished_) {
+      AddFinishedLocked(p, task);
+    }
+    const bool ready = p.waiting.empty();
     pending_.emplace(barrier.id, std::move(p));
     ++stats_.triggered;
+    if (ready) {
+      CompleteWhenReadyLocked(barrier.id);
+    }
   }
   if (hooks_.trigger_sources) {
     hooks_.trigger_sources(barrier);
@@ -125,11 +132,91 @@ void CheckpointCoordinator::Acknowledge(int64_t id, const std::string& task,
   if (!it->second.waiting.empty()) {
     return;
   }
+  CompleteWhenReadyLocked(id);
+}
+
+bool CheckpointCoordinator::AddFinishedLocked(Pending& p, const std::string& task) {
+  if (p.waiting.erase(task) == 0) {
+    return p.waiting.empty();
+  }
+  for (const FinishedState& f : finished_.at(task)) {
+    if (!f.bytes.empty()) {
+      p.states.push_back(storage_->WriteState(p.barrier.id, f.operator_id, f.subtask, f.bytes));
+    }
+  }
+  return p.waiting.empty();
+}
+
+void CheckpointCoordinator::CompleteWhenReadyLocked(int64_t id) {
   if (hooks_.post) {
     hooks_.post([this, id] { CompleteIfAcknowledged(id); });
-  } else {
+  } else if (auto it = pending_.find(id); it != pending_.end()) {
     CompleteLocked(it);
   }
+}
+
+int64_t CheckpointCoordinator::TaskFinished(const std::string& task, std::vector<FinishedState> states) {
+  bool all_finished = false;
+  int64_t first = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_[task] = std::move(states);
+    std::vector<int64_t> ready;
+    for (auto& [id, p] : pending_) {
+      if (p.waiting.count(task) == 0) {
+        continue;  // acknowledged before finishing: its state there is from before the end
+      }
+      if (first == 0) {
+        first = id;
+      }
+      try {
+        if (AddFinishedLocked(p, task)) {
+          ready.push_back(id);
+        }
+      } catch (const std::exception& e) {
+        GetLogger("checkpoint")->warn("checkpoint {}: cannot write the final state of {}: {}", id, task, e.what());
+      }
+    }
+    for (int64_t id : ready) {
+      CompleteWhenReadyLocked(id);
+    }
+    if (first == 0) {
+      first = next_id_;
+    }
+    all_finished = finished_.size() >= tasks_.size();
+  }
+  if (all_finished) {
+    // The final checkpoint (Flink's checkpoint after all tasks finished): it waits for no task.
+    auto trigger = [this] { TriggerCheckpoint(SnapshotType::kCheckpoint, /*periodic=*/false); };
+    if (hooks_.post) {
+      hooks_.post(trigger);
+    } else {
+      trigger();
+    }
+  }
+  return first;
+}
+
+int64_t CheckpointCoordinator::NextCheckpointIdFor(const std::string& task) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, p] : pending_) {
+    if (p.waiting.count(task) > 0) {
+      return id;
+    }
+  }
+  return next_id_;
+}
+
+void CheckpointCoordinator::Reset(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  while (!pending_.empty()) {
+    const int64_t id = pending_.begin()->first;
+    pending_.erase(pending_.begin());
+    storage_->Discard(id);
+    GetLogger("checkpoint")->info("checkpoint {} discarded: {}", id, reason);
+  }
+  finished_.clear();
+  consecutive_failures_ = 0;
 }
 
 void CheckpointCoordinator::CompleteIfAcknowledged(int64_t id) {

@@ -77,6 +77,26 @@ class CheckpointCoordinator {
   /// thread.
   void Decline(int64_t id, const std::string& task, const std::string& reason);
 
+  /// One operator subtask's state as a task that finished left it (kept in memory and written
+  /// into every later checkpoint, Flink's FinishedOperatorSubtaskState).
+  struct FinishedState {
+    std::string operator_id;
+    int subtask = 0;
+    std::string bytes;
+  };
+  /// `task` reached end of input and finished its operators; `states` is their final state
+  /// (Flink's checkpoints after tasks finish, FLIP-147). From now on the task is not waited for:
+  /// every pending checkpoint it had not acknowledged, and every later one, takes `states`
+  /// instead. Returns the first checkpoint id that includes them: the task may end once that
+  /// checkpoint (or a later one) completed, so its last output is committed. When every task
+  /// finished, a final checkpoint is triggered at once. Any thread.
+  int64_t TaskFinished(const std::string& task, std::vector<FinishedState> states);
+  /// The id `TaskFinished(task, ...)` would return now (for the final snapshot's context).
+  int64_t NextCheckpointIdFor(const std::string& task) const;
+  /// Before a restart: aborts every pending checkpoint (their tasks are gone) and forgets which
+  /// tasks finished. Ids keep increasing. pts thread.
+  void Reset(const std::string& reason);
+
   Stats stats() const;
   /// Ids pending now, ascending. Any thread.
   std::vector<int64_t> pending_ids() const;
@@ -96,6 +116,11 @@ class CheckpointCoordinator {
   void CompleteLocked(std::map<int64_t, Pending>::iterator it);
   /// pts thread: completes `id` if every task acknowledged it and it is still pending.
   void CompleteIfAcknowledged(int64_t id);
+  /// Under `mu_`: takes the finished tasks' states into pending checkpoint `it`; true when it
+  /// then waits for no task.
+  bool AddFinishedLocked(Pending& p, const std::string& task);
+  /// Under `mu_`: completes `id` on the pts thread (posted) when it waits for no task.
+  void CompleteWhenReadyLocked(int64_t id);
 
   CheckpointingSpec spec_;
   std::vector<std::string> tasks_;
@@ -109,6 +134,7 @@ class CheckpointCoordinator {
   int64_t last_end_ms_ = kMinTimestamp;  // end of the last completed or aborted checkpoint
   int consecutive_failures_ = 0;
   Stats stats_;
+  std::map<std::string, std::vector<FinishedState>> finished_;  // guarded by mu_
   // pts thread only
   bool running_ = false;
   Timestamp next_trigger_ms_ = 0;

@@ -100,6 +100,12 @@ CheckpointStorage::CheckpointStorage(std::filesystem::path dir, std::string job_
     : dir_(std::move(dir)), job_name_(std::move(job_name)), num_retained_(std::max(1, num_retained)) {}
 
 std::filesystem::path CheckpointStorage::CheckpointDir(int64_t id) const {
+  {
+    std::lock_guard<std::mutex> lock(savepoints_mu_);
+    if (auto it = savepoint_dirs_.find(id); it != savepoint_dirs_.end()) {
+      return it->second;
+    }
+  }
   return dir_ / fmt::format("chk-{}", id);
 }
 
@@ -154,7 +160,13 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
     throw Error(fmt::format("cannot complete checkpoint {}: {}", chk.string(), ec.message()));
   }
   SyncDirectory(chk);
-  SyncDirectory(dir_);
+  SyncDirectory(chk.parent_path());
+  {
+    std::lock_guard<std::mutex> lock(savepoints_mu_);
+    if (savepoint_dirs_.erase(id) > 0) {
+      return;  // a savepoint belongs to the user: no retention, nothing of the checkpoints removed
+    }
+  }
   // Retention: keep the newest num_retained complete checkpoints; drop unfinished older ones.
   std::vector<int64_t> complete = CompletedIds();
   const size_t keep = static_cast<size_t>(num_retained_);
@@ -174,6 +186,8 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
 void CheckpointStorage::Discard(int64_t id) const {
   std::error_code ec;
   std::filesystem::remove_all(CheckpointDir(id), ec);
+  std::lock_guard<std::mutex> lock(savepoints_mu_);
+  savepoint_dirs_.erase(id);
 }
 
 std::vector<int64_t> CheckpointStorage::CompletedIds() const {
@@ -188,6 +202,57 @@ std::vector<int64_t> CheckpointStorage::CompletedIds() const {
   std::sort(ids.begin(), ids.end());
   return ids;
 }
+
+namespace {
+
+/// Reads and verifies the checkpoint in `chk`; throws std::runtime_error naming the problem.
+/// `expected_id` (when set) must be the id its `_metadata` names.
+CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::optional<int64_t> expected_id) {
+  std::optional<std::string> meta_text = ReadWholeFile(chk / kMetadata);
+  if (!meta_text) {
+    throw std::runtime_error("no _metadata (not completed)");
+  }
+  nlohmann::json meta = nlohmann::json::parse(*meta_text, nullptr, /*allow_exceptions=*/false);
+  CompletedCheckpoint cp;
+  if (meta.is_discarded() || !meta.is_object()) {
+    throw std::runtime_error("_metadata is not valid JSON");
+  }
+  if (meta.at("version").get<int>() != 1) {
+    throw std::runtime_error(fmt::format("_metadata version {} is not supported", meta.at("version").dump()));
+  }
+  cp.id = meta.at("checkpoint_id").get<int64_t>();
+  cp.timestamp_ms = meta.at("timestamp_ms").get<int64_t>();
+  cp.job = meta.at("job").get<std::string>();
+  cp.directory = chk;
+  if (expected_id && cp.id != *expected_id) {
+    throw std::runtime_error(fmt::format("_metadata names checkpoint {}", cp.id));
+  }
+  for (const auto& s : meta.at("states")) {
+    const std::string file = s.at("file").get<std::string>();
+    if (file.find('/') != std::string::npos || file == ".." || file.empty()) {
+      throw std::runtime_error(fmt::format("bad state file name \"{}\"", file));
+    }
+    std::optional<std::string> data = ReadWholeFile(chk / file);
+    if (!data) {
+      throw std::runtime_error(fmt::format("state file {} is missing", file));
+    }
+    const uint64_t size = s.at("size").get<uint64_t>();
+    const std::string want = s.at("xxh3").get<std::string>();
+    if (data->size() < kHeaderBytes || std::string_view(*data).substr(0, 8) != kMagic ||
+        GetU64(std::string_view(*data).substr(16, 8)) != size || data->size() - kHeaderBytes != size) {
+      throw std::runtime_error(fmt::format("state file {} is truncated or not a state file", file));
+    }
+    std::string_view body = std::string_view(*data).substr(kHeaderBytes);
+    const uint64_t sum = XXH3_64bits(body.data(), body.size());
+    if (fmt::format("{:016x}", sum) != want || GetU64(std::string_view(*data).substr(8, 8)) != sum) {
+      throw std::runtime_error(fmt::format("state file {} fails its checksum", file));
+    }
+    cp.states[{s.at("operator").get<std::string>(), s.at("subtask").get<int>()}] = std::string(body);
+  }
+  return cp;
+}
+
+}  // namespace
 
 std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std::string>* skipped) const {
   std::vector<int64_t> ids;
@@ -206,57 +271,11 @@ std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std
     }
   };
   for (int64_t id : ids) {
-    const std::filesystem::path chk = CheckpointDir(id);
-    std::optional<std::string> meta_text = ReadWholeFile(chk / kMetadata);
-    if (!meta_text) {
-      skip(id, "no _metadata (not completed)");
-      continue;
-    }
-    nlohmann::json meta = nlohmann::json::parse(*meta_text, nullptr, /*allow_exceptions=*/false);
     CompletedCheckpoint cp;
-    std::string problem;
     try {
-      if (meta.is_discarded() || !meta.is_object()) {
-        throw std::runtime_error("_metadata is not valid JSON");
-      }
-      if (meta.at("version").get<int>() != 1) {
-        throw std::runtime_error(fmt::format("_metadata version {} is not supported", meta.at("version").dump()));
-      }
-      cp.id = meta.at("checkpoint_id").get<int64_t>();
-      cp.timestamp_ms = meta.at("timestamp_ms").get<int64_t>();
-      cp.job = meta.at("job").get<std::string>();
-      cp.directory = chk;
-      if (cp.id != id) {
-        throw std::runtime_error(fmt::format("_metadata names checkpoint {}", cp.id));
-      }
-      for (const auto& s : meta.at("states")) {
-        const std::string file = s.at("file").get<std::string>();
-        if (file.find('/') != std::string::npos || file == ".." || file.empty()) {
-          throw std::runtime_error(fmt::format("bad state file name \"{}\"", file));
-        }
-        std::optional<std::string> data = ReadWholeFile(chk / file);
-        if (!data) {
-          throw std::runtime_error(fmt::format("state file {} is missing", file));
-        }
-        const uint64_t size = s.at("size").get<uint64_t>();
-        const std::string want = s.at("xxh3").get<std::string>();
-        if (data->size() < kHeaderBytes || std::string_view(*data).substr(0, 8) != kMagic ||
-            GetU64(std::string_view(*data).substr(16, 8)) != size ||
-            data->size() - kHeaderBytes != size) {
-          throw std::runtime_error(fmt::format("state file {} is truncated or not a state file", file));
-        }
-        std::string_view body = std::string_view(*data).substr(kHeaderBytes);
-        const uint64_t sum = XXH3_64bits(body.data(), body.size());
-        if (fmt::format("{:016x}", sum) != want || GetU64(std::string_view(*data).substr(8, 8)) != sum) {
-          throw std::runtime_error(fmt::format("state file {} fails its checksum", file));
-        }
-        cp.states[{s.at("operator").get<std::string>(), s.at("subtask").get<int>()}] = std::string(body);
-      }
+      cp = ReadCheckpoint(dir_ / fmt::format("chk-{}", id), id);
     } catch (const std::exception& e) {
-      problem = e.what();
-    }
-    if (!problem.empty()) {
-      skip(id, problem);
+      skip(id, e.what());
       continue;
     }
     if (cp.job != job_name_) {
@@ -266,6 +285,42 @@ std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std
     return cp;
   }
   return std::nullopt;
+}
+
+CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir, const std::string& job_name) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw Error(fmt::format("cannot restore from {}: no such directory", dir.string()));
+  }
+  if (!std::filesystem::exists(dir / kMetadata, ec)) {
+    // A checkpoint root: its newest complete checkpoint that verifies.
+    CheckpointStorage root(dir, job_name, 1);
+    std::vector<std::string> skipped;
+    if (std::optional<CompletedCheckpoint> cp = root.LoadLatest(&skipped)) {
+      return *std::move(cp);
+    }
+    std::string why = skipped.empty() ? "it holds no completed checkpoint (no chk-<id>/_metadata)" : "";
+    for (const std::string& line : skipped) {
+      why += (why.empty() ? "" : "; ") + line;
+    }
+    throw Error(fmt::format("cannot restore from {}: {}", dir.string(), why));
+  }
+  CompletedCheckpoint cp;
+  try {
+    cp = ReadCheckpoint(dir, std::nullopt);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("cannot restore from {}: {}", dir.string(), e.what()));
+  }
+  if (cp.job != job_name) {
+    throw Error(fmt::format("cannot restore from {}: it is a checkpoint of job \"{}\", not of \"{}\"",
+                            dir.string(), cp.job, job_name));
+  }
+  return cp;
+}
+
+void CheckpointStorage::SetSavepointDirectory(int64_t id, std::filesystem::path dir) {
+  std::lock_guard<std::mutex> lock(savepoints_mu_);
+  savepoint_dirs_[id] = std::move(dir);
 }
 
 }  // namespace tidemark

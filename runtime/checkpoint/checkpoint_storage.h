@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +64,15 @@ class CheckpointStorage {
   /// The newest complete checkpoint that verifies; `skipped` (optional) gets one line per
   /// newer checkpoint skipped and why. nullopt: none.
   std::optional<CompletedCheckpoint> LoadLatest(std::vector<std::string>* skipped = nullptr) const;
+  /// Reads the checkpoint to restore job `job_name` from `dir`: a completed checkpoint or
+  /// savepoint directory (one with `_metadata`), or a checkpoint root (its newest complete
+  /// checkpoint that verifies). Throws `Error` naming `dir` and why: missing, not completed,
+  /// corrupt (a state file missing, truncated or failing its checksum), or written by another job.
+  static CompletedCheckpoint Load(const std::filesystem::path& dir, const std::string& job_name);
+  /// Checkpoint `id` is a savepoint written to `dir` (Flink: `savepoint-<id>` under the target
+  /// directory) instead of `chk-<id>`: `WriteState`, `Finalize` and `Discard` of `id` use it, and
+  /// it takes no part in retention. Call before the trigger reaches any task. Any thread.
+  void SetSavepointDirectory(int64_t id, std::filesystem::path dir);
   /// Ids of checkpoints with a `_metadata`, ascending.
   std::vector<int64_t> CompletedIds() const;
 
@@ -73,6 +83,8 @@ class CheckpointStorage {
   std::filesystem::path dir_;
   std::string job_name_;
   int num_retained_;
+  mutable std::mutex savepoints_mu_;
+  mutable std::map<int64_t, std::filesystem::path> savepoint_dirs_;  // guarded by savepoints_mu_
 };
 
 }  // namespace tidemark

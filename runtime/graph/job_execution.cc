@@ -1,7 +1,10 @@
 #include "runtime/graph/job_execution.h"
 #include "runtime/graph/operator_chains.h"
 
+#include <unistd.h>
+
 #include <map>
+#include <random>
 #include <system_error>
 
 #include "runtime/core/logging.h"
@@ -28,13 +31,25 @@ const char* ToString(JobState s) {
   return "?";
 }
 
-JobExecution::JobExecution(JobGraph graph) : graph_(std::move(graph)) { Build(); }
+JobExecution::JobExecution(JobGraph graph, JobCheckpointOptions options)
+    : graph_(std::move(graph)), options_(std::move(options)) {
+  Build();
+}
 
 JobExecution::~JobExecution() {
   if (state() == JobState::kRunning) {
     Cancel();
   }
   Wait();
+  // Tasks go before the coordinator and storage they point to.
+  tasks_.clear();
+  retired_tasks_.clear();
+  coordinator_.reset();
+  storage_.reset();
+  if (remove_checkpoint_dir_) {
+    std::error_code ec;
+    std::filesystem::remove_all(checkpoint_dir_, ec);
+  }
 }
 
 void JobExecution::Build() {
@@ -44,6 +59,110 @@ void JobExecution::Build() {
   } else {
     timer_thread_ = std::make_unique<TimerThread>();
   }
+  const bool supervised = graph_.checkpointing.has_value() || graph_.restart_strategy.type != "none";
+  if (supervised) {
+    if (virtual_time) {
+      auto pts = std::make_unique<VirtualProcessingTimeService>(*virtual_clock_);
+      master_virtual_pts_ = pts.get();
+      master_pts_ = std::move(pts);
+    } else {
+      master_pts_ = std::make_unique<SystemProcessingTimeService>(*timer_thread_, master_mailbox_);
+    }
+    restart_clock_ = std::make_unique<ProcessingTimeRelativeClock>(*master_pts_);
+    // Jitter of exponential-delay: reproducible under the virtual clock.
+    const uint64_t seed = virtual_time ? 0 : std::random_device{}();
+    restart_strategy_ = CreateRestartBackoffTimeStrategy(graph_.restart_strategy, *restart_clock_, seed);
+  }
+  restored_ = options_.restored;
+  for (const FaultSpec& fault : graph_.faults) {
+    fault_budgets_.push_back(std::make_shared<FaultBudget>(fault));
+  }
+  if (graph_.checkpointing) {
+    checkpoint_dir_ = options_.checkpoint_dir;
+    if (checkpoint_dir_.empty()) {
+      checkpoint_dir_ = graph_.checkpointing->dir;
+    }
+    if (checkpoint_dir_.empty()) {
+      static std::atomic<int> counter{0};
+      checkpoint_dir_ = std::filesystem::temp_directory_path() /
+                        fmt::format("tidemark-checkpoints-{}-{}", ::getpid(), counter.fetch_add(1));
+      remove_checkpoint_dir_ = true;
+    }
+    storage_ = std::make_unique<CheckpointStorage>(checkpoint_dir_, graph_.name, graph_.checkpointing->num_retained);
+    CheckpointCoordinator::Hooks hooks;
+    hooks.trigger_sources = [this](const CheckpointBarrier& barrier) {
+      for (auto& t : tasks_) {
+        if (dynamic_cast<SourceOperatorBase*>(&t->op(0)) != nullptr) {
+          t->TriggerCheckpoint(barrier);
+        }
+      }
+    };
+    hooks.notify_complete = [this](int64_t id) {
+      for (auto& t : tasks_) {
+        t->NotifyCheckpointComplete(id);
+      }
+      if (checkpoint_listener_) {
+        checkpoint_listener_(id);
+      }
+      if (auto it = savepoints_.find(id); it != savepoints_.end()) {
+        PendingSavepoint sp = std::move(it->second);
+        savepoints_.erase(it);
+        if (sp.stop) {
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            stop_with_savepoint_ = true;
+          }
+          for (auto& t : tasks_) {
+            t->Cancel();
+          }
+        }
+        if (sp.done) {
+          sp.done(SavepointOutcome{true, id, sp.path, {}});
+        }
+      }
+    };
+    hooks.notify_aborted = [this](int64_t id, const std::string& reason) {
+      for (auto& t : tasks_) {
+        t->NotifyCheckpointAborted(id);
+      }
+      if (auto it = savepoints_.find(id); it != savepoints_.end()) {
+        PendingSavepoint sp = std::move(it->second);
+        savepoints_.erase(it);
+        if (sp.done) {
+          sp.done(SavepointOutcome{false, id, {}, reason});
+        }
+      }
+    };
+    hooks.fail_job = [this](const std::string& reason) { FailJob(reason); };
+    hooks.post = [this](std::function<void()> action) {
+      master_mailbox_.Put(Mail{std::move(action), "checkpoint coordinator"});
+    };
+    BuildTasks();
+    std::vector<std::string> names;
+    for (const auto& t : tasks_) {
+      names.push_back(t->checkpoint_task_name());
+    }
+    coordinator_ = std::make_unique<CheckpointCoordinator>(*graph_.checkpointing, std::move(names), storage_.get(),
+                                                           *master_pts_, std::move(hooks));
+    EnableTaskCheckpoints();
+    return;
+  }
+  BuildTasks();
+}
+
+void JobExecution::EnableTaskCheckpoints() {
+  if (!coordinator_) {
+    return;
+  }
+  const auto mode = graph_.checkpointing->mode == "at-least-once" ? CheckpointBarrierHandler::Mode::kAtLeastOnce
+                                                                  : CheckpointBarrierHandler::Mode::kExactlyOnce;
+  for (auto& t : tasks_) {
+    t->EnableCheckpoints(mode, storage_.get(), coordinator_.get(), restored_.get());
+  }
+}
+
+void JobExecution::BuildTasks() {
+  const bool virtual_time = graph_.pipeline.clock == "virtual";
 
   // Chain heads: vertices whose input edge is not chained (sources, keyBy targets, ...).
   const std::vector<int> head_of = ChainHeads(graph_);
@@ -72,7 +191,13 @@ void JobExecution::Build() {
       task->SetParallelism(head.parallelism);  // a chain's operators share its parallelism
       for (const JobVertex& v : graph_.vertices) {
         if (head_of[static_cast<size_t>(v.id)] == head.id) {
-          int idx = task->AddOperator(v.compiled.factory(s, v.parallelism), v.spec.id);
+          std::unique_ptr<StreamOperator> op = v.compiled.factory(s, v.parallelism);
+          for (const auto& fault : fault_budgets_) {
+            if (fault->spec.operator_id == v.spec.id) {
+              op = std::make_unique<FaultInjectingOperator>(std::move(op), fault);
+            }
+          }
+          int idx = task->AddOperator(std::move(op), v.spec.id);
           op_index[{v.id, s}] = idx;
           task_of[{v.id, s}] = task.get();
         }
@@ -151,7 +276,6 @@ void JobExecution::ConnectAlignment(StreamTask& task) {
 }
 
 void JobExecution::Start() {
-  size_t started = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != JobState::kCreated) {
@@ -159,7 +283,12 @@ void JobExecution::Start() {
     }
     state_ = JobState::kRunning;
     tasks_running_ = tasks_.size();
-    if (virtual_clock_ && !tasks_.empty()) {
+    if (tasks_.empty()) {
+      state_ = JobState::kFinished;
+      ended_cv_.notify_all();
+      return;
+    }
+    if (virtual_clock_) {
       // One driver thread steps every task (see RunVirtualClock).
       try {
         threads_.emplace_back([this] { RunVirtualClock(); });
@@ -170,6 +299,24 @@ void JobExecution::Start() {
       }
       return;
     }
+    if (master_pts_) {
+      try {
+        master_thread_ = std::thread([this] { RunMaster(); });
+      } catch (const std::system_error& e) {
+        failure_ = fmt::format("cannot start the job master's thread: {}", e.what());
+        state_ = JobState::kFailed;
+        ended_cv_.notify_all();
+        return;
+      }
+    }
+  }
+  StartTaskThreads();
+}
+
+bool JobExecution::StartTaskThreads() {
+  size_t started = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
     for (; started < tasks_.size(); ++started) {
       const size_t i = started;
       StreamTask* t = tasks_[i].get();
@@ -190,18 +337,142 @@ void JobExecution::Start() {
                                t->name(), t->subtask_index(), started, tasks_.size(), e.what());
         tasks_running_ = started;
         if (started == 0) {
-          state_ = JobState::kFailed;
-          ended_cv_.notify_all();
+          EndJobLocked(JobState::kFailed);
         }
         break;
       }
     }
-    if (tasks_.empty()) {
-      state_ = JobState::kFinished;
+  }
+  if (started < tasks_.size()) {
+    for (size_t i = 0; i < started; ++i) {
+      tasks_[i]->Cancel();
+    }
+    return false;
+  }
+  if (coordinator_) {
+    master_mailbox_.Put(Mail{[this] { coordinator_->Start(); }, "start checkpoints"});
+  }
+  return true;
+}
+
+void JobExecution::RunMaster() {
+  while (!master_stop_.load(std::memory_order_acquire)) {
+    if (!RunMasterMails()) {
+      master_wakeup_.WaitFor(std::chrono::milliseconds(100));
     }
   }
-  for (size_t i = 0; i < started && started < tasks_.size(); ++i) {
-    tasks_[i]->Cancel();
+}
+
+bool JobExecution::RunMasterMails() {
+  bool any = false;
+  while (auto mail = master_mailbox_.TryTake()) {
+    any = true;
+    try {
+      mail->action();
+    } catch (const std::exception& e) {
+      FailJob(fmt::format("job master: {}", e.what()));
+    }
+  }
+  if (master_virtual_pts_ != nullptr && master_virtual_pts_->FireDueTimers()) {
+    any = true;
+  }
+  return any;
+}
+
+void JobExecution::FailJob(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != JobState::kRunning) {
+      return;
+    }
+    if (failure_.empty()) {
+      failure_ = reason;
+    }
+  }
+  for (auto& t : tasks_) {
+    t->Cancel();
+  }
+}
+
+void JobExecution::EndJobLocked(JobState state) {
+  state_ = state;
+  restart_pending_ = false;
+  master_stop_.store(true, std::memory_order_release);
+  master_wakeup_.Signal();
+  ended_cv_.notify_all();
+}
+
+void JobExecution::Restart() {
+  // Every task of the failed attempt has ended (their threads are done). Under the virtual
+  // clock this runs on the driver thread, the only one.
+  if (!virtual_clock_) {
+    for (auto& th : threads_) {
+      if (th.joinable()) {
+        th.join();
+      }
+    }
+    threads_.clear();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cancel_requested_) {
+      EndJobLocked(JobState::kCanceled);
+      return;
+    }
+  }
+  if (coordinator_) {
+    coordinator_->Stop();
+    coordinator_->Reset("the job restarts");
+    std::vector<std::string> skipped;
+    if (std::optional<CompletedCheckpoint> latest = storage_->LoadLatest(&skipped)) {
+      restored_ = std::make_shared<const CompletedCheckpoint>(*std::move(latest));
+    }
+  }
+  std::string cause;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& t : tasks_) {
+      retired_tasks_.push_back(std::move(t));
+    }
+    for (auto& c : channels_) {
+      retired_channels_.push_back(std::move(c));
+    }
+    tasks_.clear();
+    channels_.clear();
+    retired_source_coordinators_.push_back(std::move(source_coordinator_));
+    source_coordinator_ = std::make_unique<SourceCoordinator>();
+    cause = failure_;
+  }
+  GetLogger("job")->warn("job {} restarts ({}) from {}: {}", graph_.name, restarts() + 1,
+                         restored_ ? fmt::format("checkpoint {}", restored_->id) : std::string("the start"),
+                         cause);
+  bool cancel = false;
+  {
+    // Under mu_: Metrics and Cancel see either no tasks or all of the new attempt's.
+    std::lock_guard<std::mutex> lock(mu_);
+    BuildTasks();
+    EnableTaskCheckpoints();
+    for (auto& t : tasks_) {
+      if (trace_ != nullptr) {
+        t->SetTrace(trace_);
+      }
+      if (watermark_snapshots_) {
+        t->EnableWatermarkSnapshot();
+      }
+    }
+    failure_.clear();
+    restart_pending_ = false;
+    ++restarts_;
+    tasks_running_ = tasks_.size();
+    cancel = cancel_requested_;  // cancelled while rebuilding: the new attempt ends at once
+  }
+  if (!virtual_clock_) {
+    StartTaskThreads();
+  }
+  if (cancel) {
+    for (auto& t : tasks_) {
+      t->Cancel();
+    }
   }
 }
 
@@ -221,67 +492,101 @@ void JobExecution::RunVirtualClock() {
   // operator's input order, is a function of the job alone. Processing time moves only when
   // every live task had a turn without progress since anything last changed (inputs drained, no
   // runnable mail or timer, sources waiting for their next arrival), and then jumps to the
-  // earliest pending timer of the whole job.
-  std::vector<size_t> live;
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (tasks_[i]->Begin()) {
-      live.push_back(i);
-    } else {
-      EndTask(i);
+  // earliest pending timer of the whole job. The job master's mails (the checkpoint
+  // coordinator) run before each turn; its timers count as events once a task has one.
+  while (true) {
+    std::vector<size_t> live;
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (tasks_[i]->Begin()) {
+        live.push_back(i);
+      } else {
+        EndTask(i);
+      }
     }
-  }
-  size_t quiet_turns = 0;  // consecutive turns without progress
-  size_t k = 0;            // position in `live` of the task whose turn is next
-  while (!live.empty()) {
-    if (k >= live.size()) {
-      k = 0;
+    if (coordinator_ && !live.empty()) {
+      coordinator_->Start();
     }
-    const size_t i = live[k];
-    const StreamTask::TurnResult r = tasks_[i]->Turn();
-    if (r.ended) {
-      EndTask(i);
-      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+    size_t quiet_turns = 0;  // consecutive turns without progress
+    size_t k = 0;            // position in `live` of the task whose turn is next
+    while (!live.empty()) {
+      if (RunMasterMails()) {
+        quiet_turns = 0;
+      }
+      if (k >= live.size()) {
+        k = 0;
+      }
+      const size_t i = live[k];
+      const StreamTask::TurnResult r = tasks_[i]->Turn();
+      if (r.ended) {
+        EndTask(i);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+        quiet_turns = 0;
+        continue;
+      }
+      ++k;
+      quiet_turns = r.progressed ? 0 : quiet_turns + 1;
+      if (quiet_turns < live.size()) {
+        continue;
+      }
       quiet_turns = 0;
-      continue;
-    }
-    ++k;
-    quiet_turns = r.progressed ? 0 : quiet_turns + 1;
-    if (quiet_turns < live.size()) {
-      continue;
-    }
-    quiet_turns = 0;
-    Timestamp next = kMaxTimestamp;
-    for (size_t j : live) {
-      next = std::min(next, tasks_[j]->NextTimerTime());
-    }
-    if (next == kMaxTimestamp) {
-      // Nothing can ever happen again: no input in flight, no mail, no timer. Under the system
-      // clock this job would wait for ever; here it fails with the reason instead.
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (failure_.empty()) {
-          std::string waiting;
-          for (size_t j : live) {
-            waiting += (waiting.empty() ? "" : ", ") +
-                       fmt::format("{}#{}", tasks_[j]->name(), tasks_[j]->subtask_index());
-          }
-          failure_ = fmt::format(
-              "virtual clock stuck at {} ms: tasks {} wait for input, but no task has input, "
-              "mail or a processing-time timer left",
-              virtual_clock_->Now(), waiting);
-        }
+      if (master_mailbox_.HasMail()) {
+        continue;
       }
+      Timestamp next = kMaxTimestamp;
       for (size_t j : live) {
-        tasks_[j]->Cancel();
+        next = std::min(next, tasks_[j]->NextTimerTime());
       }
-      continue;
+      if (next == kMaxTimestamp) {
+        // Nothing can ever happen again: no input in flight, no mail, no timer. Under the system
+        // clock this job would wait for ever; here it fails with the reason instead.
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (failure_.empty()) {
+            std::string waiting;
+            for (size_t j : live) {
+              waiting += (waiting.empty() ? "" : ", ") +
+                         fmt::format("{}#{}", tasks_[j]->name(), tasks_[j]->subtask_index());
+            }
+            failure_ = fmt::format(
+                "virtual clock stuck at {} ms: tasks {} wait for input, but no task has input, "
+                "mail or a processing-time timer left",
+                virtual_clock_->Now(), waiting);
+          }
+        }
+        for (size_t j : live) {
+          tasks_[j]->Cancel();
+        }
+        continue;
+      }
+      if (master_virtual_pts_ != nullptr) {
+        next = std::min(next, master_virtual_pts_->NextTimerTime());
+      }
+      virtual_clock_->AdvanceTo(next);
     }
-    virtual_clock_->AdvanceTo(next);
+    int64_t backoff = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!restart_pending_) {
+        break;
+      }
+      backoff = restart_backoff_ms_;
+    }
+    if (coordinator_) {
+      coordinator_->Stop();
+    }
+    RunMasterMails();
+    // The restart's backoff passes on the job's clock.
+    virtual_clock_->AdvanceTo(virtual_clock_->Now() + backoff);
+    Restart();
+    if (state() != JobState::kRunning) {
+      break;
+    }
   }
 }
 
 void JobExecution::OnTaskEnded(StreamTask& task) {
   bool cancel_others = false;
+  bool restart = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (task.failed() && failure_.empty()) {
@@ -289,20 +594,47 @@ void JobExecution::OnTaskEnded(StreamTask& task) {
       cancel_others = true;
     }
     if (--tasks_running_ == 0) {
-      if (!failure_.empty()) {
-        state_ = JobState::kFailed;
-      } else if (cancel_requested_) {
-        state_ = JobState::kCanceled;
-      } else {
-        state_ = JobState::kFinished;
+      if (!failure_.empty() && !cancel_requested_ && !stop_with_savepoint_ && restart_strategy_) {
+        restart_strategy_->NotifyFailure(failure_);
+        if (restart_strategy_->CanRestart()) {
+          restart_pending_ = true;
+          restart_backoff_ms_ = restart_strategy_->GetBackoffTimeMs();
+          restart = true;
+        }
       }
-      ended_cv_.notify_all();
+      if (!restart) {
+        if (!failure_.empty()) {
+          EndJobLocked(JobState::kFailed);
+        } else if (stop_with_savepoint_) {
+          EndJobLocked(JobState::kFinished);
+        } else if (cancel_requested_) {
+          EndJobLocked(JobState::kCanceled);
+        } else {
+          EndJobLocked(JobState::kFinished);
+        }
+      }
     }
   }
   if (cancel_others) {
     for (auto& t : tasks_) {
       t->Cancel();
     }
+  }
+  if (restart && !virtual_clock_) {
+    // On the job master: join the attempt's threads, wait the backoff on its clock, rebuild.
+    master_mailbox_.Put(Mail{[this] {
+                               int64_t backoff = 0;
+                               {
+                                 std::lock_guard<std::mutex> lock(mu_);
+                                 backoff = restart_backoff_ms_;
+                               }
+                               if (coordinator_) {
+                                 coordinator_->Stop();
+                               }
+                               master_pts_->RegisterTimer(master_pts_->GetCurrentProcessingTime() + backoff,
+                                                          [this](Timestamp) { Restart(); });
+                             },
+                             "restart"});
   }
 }
 
@@ -319,6 +651,9 @@ JobState JobExecution::Wait() {
     if (th.joinable()) {
       th.join();
     }
+  }
+  if (master_thread_.joinable()) {
+    master_thread_.join();
   }
   if (timer_thread_) {
     timer_thread_->Stop();
@@ -338,13 +673,26 @@ void JobExecution::Cancel() {
       return;
     }
     cancel_requested_ = true;
-  }
-  for (auto& t : tasks_) {
-    t->Cancel();
+    if (restart_pending_) {
+      // Waiting for the restart's backoff: nothing runs; the job master ends the job (unless
+      // it is rebuilding right now: then the new attempt sees the flag and is cancelled).
+      master_mailbox_.Put(Mail{[this] {
+                                 std::lock_guard<std::mutex> l(mu_);
+                                 if (state_ == JobState::kRunning && restart_pending_) {
+                                   EndJobLocked(JobState::kCanceled);
+                                 }
+                               },
+                               "cancel during restart"});
+      return;
+    }
+    for (auto& t : tasks_) {
+      t->Cancel();
+    }
   }
 }
 
 void JobExecution::EnableWatermarkSnapshots() {
+  watermark_snapshots_ = true;
   for (auto& t : tasks_) {
     t->EnableWatermarkSnapshot();
   }
@@ -359,9 +707,54 @@ std::vector<TaskWatermarkSnapshot> JobExecution::WatermarkSnapshots() const {
 }
 
 void JobExecution::SetTrace(WatermarkTrace* trace) {
+  trace_ = trace;
   for (auto& t : tasks_) {
     t->SetTrace(trace);
   }
+}
+
+CheckpointCoordinator::Stats JobExecution::checkpoint_stats() const {
+  return coordinator_ ? coordinator_->stats() : CheckpointCoordinator::Stats{};
+}
+
+int64_t JobExecution::restarts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return restarts_;
+}
+
+std::filesystem::path JobExecution::checkpoint_directory() const { return checkpoint_dir_; }
+
+void JobExecution::TriggerSavepoint(std::filesystem::path dir, bool stop, bool drain,
+                                    std::function<void(const SavepointOutcome&)> done) {
+  if (drain) {
+    // Stop with drain (MAX_WATERMARK first, every window fires) is not built yet: refuse it
+    // rather than stop without the drain that was asked for.
+    if (done) {
+      done(SavepointOutcome{false, 0, {}, "stop with --drain is not supported yet (stop without it keeps every window)"});
+    }
+    return;
+  }
+  if (!coordinator_ || state() != JobState::kRunning) {
+    if (done) {
+      done(SavepointOutcome{false, 0, {}, !coordinator_ ? "the job does not checkpoint (no checkpointing: block)"
+                                                        : "the job is not running"});
+    }
+    return;
+  }
+  master_mailbox_.Put(Mail{[this, dir = std::move(dir), stop, done = std::move(done)]() mutable {
+                             const int64_t id = coordinator_->NextCheckpointIdFor("");
+                             const std::filesystem::path path = dir / fmt::format("savepoint-{}", id);
+                             storage_->SetSavepointDirectory(id, path);
+                             savepoints_[id] = PendingSavepoint{path, stop, done};
+                             std::optional<int64_t> got = coordinator_->TriggerCheckpoint(SnapshotType::kSavepoint);
+                             if (!got || *got != id) {
+                               savepoints_.erase(id);
+                               if (done) {
+                                 done(SavepointOutcome{false, 0, {}, "the savepoint could not be triggered"});
+                               }
+                             }
+                           },
+                           "trigger savepoint"});
 }
 
 JobState JobExecution::state() const {

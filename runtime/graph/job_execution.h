@@ -4,14 +4,24 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <filesystem>
+#include <functional>
+#include <optional>
+
+#include "runtime/checkpoint/checkpoint_coordinator.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/checkpoint/restart_backoff_time_strategy.h"
+#include "runtime/eventtime/relative_clock.h"
 #include "runtime/eventtime/source_coordinator.h"
 #include "runtime/graph/job_graph.h"
 #include "runtime/io/channel.h"
+#include "runtime/task/fault_injecting_operator.h"
 #include "runtime/task/stream_task.h"
 #include "runtime/time/timer_thread.h"
 #include "runtime/time/virtual_clock.h"
@@ -46,6 +56,26 @@ struct SubtaskMetrics {
   MetricsWriter::Gauges task_gauges;
 };
 
+/// Checkpoint and restore settings of one execution, beyond the graph's `checkpointing:` block.
+struct JobCheckpointOptions {
+  /// Where checkpoints go; empty: the block's `dir`; both empty: a temporary directory removed
+  /// with the execution (Flink's JobManagerCheckpointStorage: checkpoints that die with the job,
+  /// still used by restarts).
+  std::filesystem::path checkpoint_dir;
+  /// The checkpoint or savepoint the first attempt restores from (null: a fresh start). Its
+  /// operator ids must already be checked against the graph (LocalJob does).
+  std::shared_ptr<const CompletedCheckpoint> restored;
+};
+
+/// The outcome of `JobExecution::TriggerSavepoint`, handed to its callback on the job's
+/// checkpoint thread.
+struct SavepointOutcome {
+  bool ok = false;
+  int64_t id = 0;
+  std::filesystem::path path;  ///< when ok
+  std::string error;           ///< when not ok
+};
+
 /// The running form of a JobGraph (Flink's ExecutionGraph): one StreamTask per (chain, subtask),
 /// one SPSC Channel per (upstream subtask, downstream subtask) pair of every non-chained edge,
 /// a TimerThread (system clock) or a VirtualClock (`pipeline.clock: virtual`). Under the system
@@ -58,9 +88,20 @@ struct SubtaskMetrics {
 /// CANCELED after `Cancel`. Every task thread is joined before `Wait` returns.
 /// Thread-safe: `Start` once, then `Wait`, `Cancel`, `state`, `failure_cause`, `Metrics` from any
 /// thread. The JobResources passed to the compiler must outlive this object.
+///
+/// Checkpoints (the graph has `checkpointing:`): one CheckpointCoordinator per job, on the job's
+/// own mailbox ("job master": a thread under the system clock; under the virtual clock the
+/// driver runs its mails and timers, so trigger times are virtual-time events and a run is
+/// deterministic). Every task takes part; source tasks get the triggers; a task that reached
+/// end of input hands the coordinator its final state and ends once a checkpoint holding it
+/// completed. Restarts (`restart-strategy:`): when a task fails, every task is cancelled and,
+/// if the strategy allows, after its backoff (on the job's clock) tasks and channels are built
+/// again and restored from the latest completed checkpoint (or the initial restore); the state
+/// stays RUNNING meanwhile, FAILED (first cause of the last attempt kept) when the strategy
+/// says no more.
 class JobExecution {
  public:
-  explicit JobExecution(JobGraph graph);
+  explicit JobExecution(JobGraph graph, JobCheckpointOptions options = {});
   ~JobExecution();
   JobExecution(const JobExecution&) = delete;
   JobExecution& operator=(const JobExecution&) = delete;
@@ -92,8 +133,44 @@ class JobExecution {
   /// it; their announcements reach each subtask as a Mail). Thread-safe; lives as long as this.
   const SourceCoordinator& source_coordinator() const { return *source_coordinator_; }
 
+  /// Whether the job takes checkpoints (its graph has `checkpointing:`).
+  bool checkpointing() const { return coordinator_ != nullptr; }
+  /// The coordinator's figures (all zero without checkpointing). Thread-safe.
+  CheckpointCoordinator::Stats checkpoint_stats() const;
+  /// Restarts under the restart strategy so far. Thread-safe.
+  int64_t restarts() const;
+  /// Where completed checkpoints are (empty without checkpointing).
+  std::filesystem::path checkpoint_directory() const;
+  /// Takes a savepoint into `dir/savepoint-<id>` (Flink's `triggerSavepoint`). With `stop`, the
+  /// tasks stop right after the savepoint completed (no window fires for it) and the job ends
+  /// FINISHED. `drain` (MAX_WATERMARK first) is refused for now. `done` runs once, on the job's
+  /// checkpoint thread (or inline when refused). Thread-safe.
+  void TriggerSavepoint(std::filesystem::path dir, bool stop, bool drain,
+                        std::function<void(const SavepointOutcome&)> done);
+  /// Runs `listener(id)` on the job's checkpoint thread each time checkpoint `id` completed,
+  /// after every task was told (tests cancel or fail a job at an exact checkpoint with it).
+  /// Call before `Start`.
+  void SetCheckpointCompleteListener(std::function<void(int64_t id)> listener) {
+    checkpoint_listener_ = std::move(listener);
+  }
+
  private:
   void Build();
+  /// Builds tasks_ and channels_ from graph_ (again after a restart).
+  void BuildTasks();
+  /// Hooks the tasks into the coordinator (checkpointing jobs).
+  void EnableTaskCheckpoints();
+  /// Runs the job master's mails (and, under the virtual clock, its due timers). True if any ran.
+  bool RunMasterMails();
+  /// The job master thread under the system clock.
+  void RunMaster();
+  /// Every task ended after a failure the strategy allows a restart for: rebuilds and restores.
+  /// Job master thread (or the virtual driver). Under the system clock also starts the threads.
+  void Restart();
+  /// Under mu_: the job reached its final state.
+  void EndJobLocked(JobState state);
+  bool StartTaskThreads();
+  void FailJob(const std::string& reason);
   /// Registers `task`'s head with the SourceCoordinator if it is a source with alignment.
   void ConnectAlignment(StreamTask& task);
   void OnTaskEnded(StreamTask& task);
@@ -103,8 +180,43 @@ class JobExecution {
   void RunVirtualClock();
 
   JobGraph graph_;
+  JobCheckpointOptions options_;
   std::unique_ptr<TimerThread> timer_thread_;
   std::unique_ptr<VirtualClock> virtual_clock_;
+  // The job master: its mailbox, clock and the checkpoint coordinator on it.
+  Wakeup master_wakeup_;
+  TaskMailbox master_mailbox_{&master_wakeup_};
+  std::unique_ptr<ProcessingTimeService> master_pts_;
+  VirtualProcessingTimeService* master_virtual_pts_ = nullptr;
+  std::unique_ptr<ProcessingTimeRelativeClock> restart_clock_;
+  std::unique_ptr<RestartBackoffTimeStrategy> restart_strategy_;
+  std::filesystem::path checkpoint_dir_;
+  bool remove_checkpoint_dir_ = false;
+  std::unique_ptr<CheckpointStorage> storage_;
+  std::unique_ptr<CheckpointCoordinator> coordinator_;
+  std::shared_ptr<const CompletedCheckpoint> restored_;
+  std::thread master_thread_;
+  std::atomic<bool> master_stop_{false};
+  WatermarkTrace* trace_ = nullptr;
+  std::function<void(int64_t)> checkpoint_listener_;
+  std::vector<std::shared_ptr<FaultBudget>> fault_budgets_;  // one per `faults:` entry
+  bool watermark_snapshots_ = false;
+  // Tasks and channels of earlier attempts: kept until the end, since timers of the system clock
+  // may still name their mailboxes.
+  std::vector<std::unique_ptr<StreamTask>> retired_tasks_;
+  std::vector<std::unique_ptr<Channel>> retired_channels_;
+  std::vector<std::unique_ptr<SourceCoordinator>> retired_source_coordinators_;
+  bool restart_pending_ = false;  // guarded by mu_
+  bool stop_with_savepoint_ = false;  // guarded by mu_: a stop-with-savepoint ends FINISHED
+  int64_t restart_backoff_ms_ = 0;  // guarded by mu_
+  int64_t restarts_ = 0;           // guarded by mu_
+  // Savepoints in flight: id -> (stop, done).
+  struct PendingSavepoint {
+    std::filesystem::path path;
+    bool stop = false;
+    std::function<void(const SavepointOutcome&)> done;
+  };
+  std::map<int64_t, PendingSavepoint> savepoints_;  // job master thread only
   // Declared before the tasks, so it outlives them (their mails and timers refer to it).
   std::unique_ptr<SourceCoordinator> source_coordinator_ = std::make_unique<SourceCoordinator>();
   std::vector<std::unique_ptr<Channel>> channels_;

@@ -65,26 +65,12 @@ bool JobGraph::IsChained(const JobEdge& edge) const {
 }
 
 JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, JobResources& resources) {
-  // The blocks are parsed and checked (config/), and barriers, alignment, storage and restart
-  // strategies exist (runtime/checkpoint/), but a running job does not take checkpoints or
-  // restart yet: refuse the block rather than run without the guarantee it asks for.
-  for (const auto& [present, loc, key] :
-       {std::tuple{spec.checkpointing.has_value(),
-                   spec.checkpointing ? spec.checkpointing->location : SourceLocation{}, "checkpointing"},
-        std::tuple{spec.restart_strategy.has_value(),
-                   spec.restart_strategy ? spec.restart_strategy->location : SourceLocation{},
-                   "restart-strategy"}}) {
-    if (present) {
-      throw JobCompileError(fmt::format(
-          "{}:{}:{}: error: {}: not supported by running jobs yet (the block is valid, but this build "
-          "neither takes checkpoints nor restarts a job); remove it to run the job",
-          loc.file.empty() ? spec.file : loc.file, loc.line, loc.column, key));
-    }
-  }
-
   JobGraph graph;
   graph.name = spec.name;
   graph.pipeline = spec.pipeline;
+  graph.checkpointing = spec.checkpointing;
+  graph.restart_strategy = EffectiveRestartStrategy(spec);
+  graph.faults = spec.faults;
 
   // Topological order (Kahn); config/ already rejects cycles and unknown inputs, this re-checks.
   std::map<std::string, size_t> index_of;
@@ -349,6 +335,17 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
                       "the parallelism or pipeline.channel-capacity",
                       kMaxChannelSlots, channels, capacity, up.spec.id, up.parallelism,
                       down.spec.id, down.parallelism)));
+    }
+  }
+  for (const FaultSpec& fault : graph.faults) {
+    for (const JobVertex& v : graph.vertices) {
+      if (v.spec.id == fault.operator_id && v.compiled.is_source) {
+        throw JobCompileError(fmt::format(
+            "{}:{}:{}: error: faults: operator '{}' is a source; inject the fault into an operator "
+            "downstream of it",
+            fault.location.file.empty() ? spec.file : fault.location.file, fault.location.line,
+            fault.location.column, fault.operator_id));
+      }
     }
   }
   return graph;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ struct JobEdge {
 struct JobGraph {
   std::string name;
   PipelineSpec pipeline;
+  /// The job's `checkpointing:` block (absent: no checkpoints) and the restart strategy it runs
+  /// under (`EffectiveRestartStrategy`: its `restart-strategy:` block or Flink's default).
+  std::optional<CheckpointingSpec> checkpointing;
+  RestartStrategySpec restart_strategy;
+  std::vector<FaultSpec> faults;  ///< `faults:` (fault injection), each naming a non-source operator
   std::vector<JobVertex> vertices;
   std::vector<JobEdge> edges;
 

@@ -406,6 +406,10 @@ StreamTask::TurnResult StreamTask::TurnOrThrow() {
   if (ending_) {
     // End of input was handed on; hand everything to the channels before the task ends.
     if (DrainWriters()) {
+      if (awaiting_final_checkpoint_) {
+        // Checkpoints after end of input: end once the final state is in a completed one.
+        return TurnResult{changed(), false, Wait::kIdle};
+      }
       return TurnResult{true, true, Wait::kNone};
     }
     return TurnResult{changed(), false, Wait::kBackpressure};
@@ -452,7 +456,10 @@ StreamTask::TurnResult StreamTask::TurnOrThrow() {
       TakeWatermarkSnapshot();  // a source: before its final MAX
       EndOfInput();
       ending_ = true;
-      return TurnResult{true, DrainWriters(), Wait::kNone};
+      if (checkpoints_enabled_) {
+        CallOperator(name_, [&] { ReportFinished(); });
+      }
+      return TurnResult{true, DrainWriters() && !awaiting_final_checkpoint_, Wait::kNone};
   }
   return TurnResult{true, false, Wait::kNone};
 }

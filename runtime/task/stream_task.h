@@ -247,6 +247,9 @@ class StreamTask {
   /// chain order, and an aborted alignment unblocks.
   void NotifyCheckpointComplete(int64_t id);
   void NotifyCheckpointAborted(int64_t id);
+  /// Under checkpoints: the task reached end of input and waits for the checkpoint that holds
+  /// its final state to complete before it ends. Task thread.
+  bool awaiting_final_checkpoint() const { return awaiting_final_checkpoint_; }
   /// "operator#subtask" of the head: how the coordinator names this task.
   std::string checkpoint_task_name() const { return ops_.front().name + "#" + std::to_string(subtask_index_); }
 
@@ -328,6 +331,11 @@ class StreamTask {
   /// Snapshots every chained operator in chain order, forwards the barrier, acknowledges.
   void PerformCheckpoint(const CheckpointBarrier& barrier);
   void InitializeOperatorState();
+  /// Every chained operator's state, in chain order: (operator id, bytes) of those that wrote any.
+  std::vector<std::pair<std::string, std::string>> SnapshotChain(int64_t id, int64_t timestamp_ms);
+  /// After end of input was handed on: gives the coordinator the chain's final state; the task
+  /// then ends only once a checkpoint including it completed (Flink's FLIP-147).
+  void ReportFinished();
   /// The global channel number of `channel` of `in` (for the barrier handler).
   size_t GlobalChannel(const TaskInput& in, size_t channel) const;
   bool ChannelBlocked(const TaskInput& in, size_t channel) const {
@@ -388,6 +396,9 @@ class StreamTask {
   const CompletedCheckpoint* restored_ = nullptr;
   std::unique_ptr<CheckpointBarrierHandler> barrier_handler_;  // tasks with input channels
   std::vector<size_t> input_channel_offsets_;                  // per input: its first global channel
+  bool input_finished_ = false;          // end of input handed on: takes no part in barriers
+  bool awaiting_final_checkpoint_ = false;
+  int64_t final_checkpoint_id_ = 0;      // the first checkpoint holding the final state
 };
 
 }  // namespace tidemark

@@ -71,25 +71,43 @@ void StreamTask::InitializeOperatorState() {
     const std::string* bytes = restored_ != nullptr ? restored_->Find(c.name, subtask_index_) : nullptr;
     std::optional<StateReader> reader;
     StateInitializationContext ctx;
+    if (restored_ != nullptr) {
+      // Set for every operator of a restored job, stateless ones too (Flink's isRestored()).
+      ctx.restored_checkpoint_id = restored_->id;
+    }
     if (bytes != nullptr) {
       reader.emplace(*bytes);
       ctx.reader = &*reader;
-      ctx.restored_checkpoint_id = restored_->id;
     }
     CallOperator(c.name, [&] { c.op->InitializeState(ctx); });
   }
 }
 
+std::vector<std::pair<std::string, std::string>> StreamTask::SnapshotChain(int64_t id, int64_t timestamp_ms) {
+  std::vector<std::pair<std::string, std::string>> states;
+  // Chain order: the head first, as the barrier would pass through the chain.
+  for (auto& c : ops_) {
+    StateWriter writer;
+    StateSnapshotContext ctx{id, timestamp_ms, writer};
+    CallOperator(c.name, [&] { c.op->SnapshotState(ctx); });
+    if (!writer.bytes().empty()) {
+      states.emplace_back(c.name, writer.Release());
+    }
+  }
+  return states;
+}
+
 void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
+  if (input_finished_) {
+    // End of input went out before this barrier could: the coordinator holds the final state
+    // (ReportFinished), and a barrier after end of input would never be read downstream.
+    return;
+  }
   std::vector<StateFileHandle> handles;
   try {
-    // Chain order: the head first, as the barrier would pass through the chain.
-    for (auto& c : ops_) {
-      StateWriter writer;
-      StateSnapshotContext ctx{barrier.id, barrier.timestamp_ms, writer};
-      CallOperator(c.name, [&] { c.op->SnapshotState(ctx); });
-      if (!writer.bytes().empty() && checkpoint_storage_ != nullptr) {
-        handles.push_back(checkpoint_storage_->WriteState(barrier.id, c.name, subtask_index_, writer.bytes()));
+    for (auto& [op, bytes] : SnapshotChain(barrier.id, barrier.timestamp_ms)) {
+      if (checkpoint_storage_ != nullptr) {
+        handles.push_back(checkpoint_storage_->WriteState(barrier.id, op, subtask_index_, bytes));
       }
     }
   } catch (const Cancelled&) {
@@ -102,7 +120,7 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
     if (coordinator_ != nullptr) {
       coordinator_->Decline(barrier.id, checkpoint_task_name(), e.what());
     }
-    return;
+    return;  // downstream alignment unblocks when the abort reaches every task
   }
   // The barrier goes out on every output before any record emitted after the snapshot.
   const auto element = StreamElement::OfBarrier(barrier);
@@ -114,6 +132,20 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
   }
 }
 
+void StreamTask::ReportFinished() {
+  input_finished_ = true;
+  if (coordinator_ == nullptr) {
+    return;
+  }
+  std::vector<CheckpointCoordinator::FinishedState> states;
+  for (auto& [op, bytes] : SnapshotChain(coordinator_->NextCheckpointIdFor(checkpoint_task_name()),
+                                         pts_->GetCurrentProcessingTime())) {
+    states.push_back(CheckpointCoordinator::FinishedState{op, subtask_index_, std::move(bytes)});
+  }
+  final_checkpoint_id_ = coordinator_->TaskFinished(checkpoint_task_name(), std::move(states));
+  awaiting_final_checkpoint_ = true;
+}
+
 void StreamTask::TriggerCheckpoint(const CheckpointBarrier& barrier) {
   mailbox_.Put(Mail{[this, barrier] { PerformCheckpoint(barrier); },
                     fmt::format("trigger checkpoint {}", barrier.id)});
@@ -123,6 +155,9 @@ void StreamTask::NotifyCheckpointComplete(int64_t id) {
   mailbox_.Put(Mail{[this, id] {
                       for (auto& c : ops_) {
                         CallOperator(c.name, [&] { c.op->NotifyCheckpointComplete(id); });
+                      }
+                      if (awaiting_final_checkpoint_ && id >= final_checkpoint_id_) {
+                        awaiting_final_checkpoint_ = false;  // the last output is committed
                       }
                     },
                     fmt::format("checkpoint {} complete", id)});

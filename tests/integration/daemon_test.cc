@@ -828,7 +828,7 @@ TEST_F(DaemonTest, SubmitResolvesAJobsRelativeInputPathAgainstTheJobFileNotTheDa
   EXPECT_EQ(bad.err,
             "sub/bad.yaml:1:1: error: operators: missing required key\n"
             "sub/bad.yaml:2:1: error: bogus: unknown key \"bogus\"; allowed keys: name, pipeline, operators, report, "
-            "checkpointing, restart-strategy\n");
+            "checkpointing, restart-strategy, faults\n");
 }
 
 TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {

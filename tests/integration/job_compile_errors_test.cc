@@ -378,19 +378,15 @@ TEST(JobCompileErrorsTest, HostileNestingIsRefusedQuicklyWithItsPosition) {
 }
 
 
-// The checkpointing and restart-strategy blocks are valid YAML for the loader, but a running job
-// takes no checkpoints yet: the job is refused at the block, never run without the guarantee.
-TEST(JobCompileErrorsTest, CheckpointingBlockIsRefusedUntilJobsCheckpoint) {
+// A job with checkpointing and restart-strategy blocks compiles and runs (they were refused
+// until running jobs checkpointed); the runs themselves are tested in checkpoint_job_test.cc.
+TEST(JobCompileErrorsTest, CheckpointingAndRestartBlocksCompile) {
   const std::string body = "  - id: w\n"
                            "    type: window\n"
                            "    input: source\n"
                            "    window: {assigner: tumbling, size: 1s}\n";
-  EXPECT_EQ(FirstError(Job(body) + kSink + "checkpointing:\n  interval: 100ms\n"),
-            "bad.yaml:19:3: error: checkpointing: not supported by running jobs yet (the block is valid, "
-            "but this build neither takes checkpoints nor restarts a job); remove it to run the job");
-  EXPECT_EQ(FirstError(Job(body) + kSink + "restart-strategy:\n  type: fixed-delay\n"),
-            "bad.yaml:19:3: error: restart-strategy: not supported by running jobs yet (the block is valid, "
-            "but this build neither takes checkpoints nor restarts a job); remove it to run the job");
+  EXPECT_EQ(FirstError(Job(body) + kSink + "checkpointing:\n  interval: 100ms\n"), "");
+  EXPECT_EQ(FirstError(Job(body) + kSink + "restart-strategy:\n  type: fixed-delay\n"), "");
   EXPECT_EQ(FirstError(Job(body) + kSink), "");
 }
 

@@ -4,6 +4,7 @@
 
 #include "operators/builtins.h"
 #include "runtime/core/errors.h"
+#include "runtime/core/logging.h"
 #include "sources/builtins.h"
 
 namespace tidemark {
@@ -32,10 +33,6 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
   std::unique_ptr<LocalJob> job(new LocalJob());
   job->spec_ = spec;
   job->options_ = options;
-  if (!options.restore_from.empty()) {
-    throw Error(fmt::format("cannot restore from '{}': this build does not restore jobs yet",
-                            options.restore_from.string()));
-  }
   job->resources_ = std::make_unique<JobResources>();
   if (line_writer) {
     job->resources_->SetLineWriter(std::move(line_writer));
@@ -45,17 +42,69 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
     job->resources_->RetainRowsOf(spec.report->late_sink);
   }
   JobGraph graph = CompileJobGraph(job->spec_, registry, *job->resources_);
-  job->execution_ = std::make_unique<JobExecution>(std::move(graph));
+  JobCheckpointOptions checkpoint_options;
+  checkpoint_options.checkpoint_dir = options.checkpoint_dir;
+  if (!options.restore_from.empty()) {
+    auto restored = std::make_shared<CompletedCheckpoint>(CheckpointStorage::Load(options.restore_from, spec.name));
+    // State is matched by operator id (and subtask): state of an operator the job no longer has
+    // is an error unless allowed (Flink's --allowNonRestoredState).
+    std::vector<std::string> unknown;
+    for (auto it = restored->states.begin(); it != restored->states.end();) {
+      const auto& [op, subtask] = it->first;
+      bool found = false;
+      for (const JobVertex& v : graph.vertices) {
+        found = found || (v.spec.id == op && subtask < v.parallelism);
+      }
+      if (found) {
+        ++it;
+        continue;
+      }
+      unknown.push_back(fmt::format("{}#{}", op, subtask));
+      it = restored->states.erase(it);
+    }
+    if (!unknown.empty()) {
+      std::string list;
+      for (const std::string& u : unknown) {
+        list += (list.empty() ? "" : ", ") + u;
+      }
+      if (!options.allow_non_restored_state) {
+        throw Error(fmt::format(
+            "cannot restore from {}: it holds state of operator subtasks this job does not have ({}); "
+            "pass --allow-non-restored-state to skip it",
+            restored->directory.string(), list));
+      }
+      GetLogger("checkpoint")->warn("restoring from {}: skipping state of {} (not in this job)",
+                                    restored->directory.string(), list);
+    }
+    checkpoint_options.restored = std::move(restored);
+  }
+  job->execution_ = std::make_unique<JobExecution>(std::move(graph), std::move(checkpoint_options));
   return job;
 }
 
-std::future<SavepointResult> LocalJob::TriggerSavepoint(const SavepointRequest&) {
-  std::promise<SavepointResult> promise;
-  promise.set_value(SavepointResult{false, {}, "savepoints are not supported by this build yet"});
-  return promise.get_future();
+std::future<SavepointResult> LocalJob::TriggerSavepoint(const SavepointRequest& request) {
+  auto promise = std::make_shared<std::promise<SavepointResult>>();
+  std::future<SavepointResult> future = promise->get_future();
+  execution_->TriggerSavepoint(request.dir, request.stop, request.drain, [promise](const SavepointOutcome& o) {
+    promise->set_value(SavepointResult{o.ok, o.ok ? o.path.string() : std::string(), o.error});
+  });
+  return future;
 }
 
-CheckpointStats LocalJob::checkpoint_stats() const { return {}; }
+CheckpointStats LocalJob::checkpoint_stats() const {
+  const CheckpointCoordinator::Stats s = execution_->checkpoint_stats();
+  CheckpointStats out;
+  out.restarts = execution_->restarts();
+  out.completed = s.completed;
+  out.failed = s.failed;
+  out.last_completed_id = s.latest_completed_id;
+  out.last_size_bytes = static_cast<int64_t>(s.latest_size_bytes);
+  out.last_duration_ms = s.latest_duration_ms;
+  if (s.latest_completed_id > 0) {
+    out.last_path = (execution_->checkpoint_directory() / fmt::format("chk-{}", s.latest_completed_id)).string();
+  }
+  return out;
+}
 
 std::optional<std::string> LocalJob::ReportLine() const {
   if (!spec_.report) {

@@ -48,6 +48,7 @@ struct RunOptions {
   std::string trace_path;  ///< --trace: JSON Lines of the event-time flow; empty: none
   bool explain = false;    ///< --explain: why each window's watermark stood where it did
   std::string explain_operator;
+  tidemark::JobRunOptions job;  ///< --from-checkpoint / --from-savepoint, --allow-non-restored-state
 };
 
 // Loads and compiles the job as `run` would, runs nothing: every problem on stderr and exit 2,
@@ -86,12 +87,15 @@ int RunJob(const std::string& path, const RunOptions& options) {
   }
   std::unique_ptr<LocalJob> job;
   try {
-    job = LocalJob::Create(LoadJobSpecFile(path));
+    job = LocalJob::Create(LoadJobSpecFile(path), BuiltinRegistry(), {}, options.job);
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
     return 2;
   } catch (const JobCompileError& e) {
     std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << e.what() << "\n";  // a checkpoint or savepoint that cannot be restored
     return 2;
   }
   if (trace) {
@@ -275,6 +279,16 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a job embedded, without a daemon; exit 0 when it FINISHED");
   run->add_option("job", job_path, "job YAML file")->required();
   run->add_flag("--metrics", metrics, "print per-subtask metrics to stderr at the end");
+  std::string from_checkpoint;
+  std::string from_savepoint;
+  bool allow_non_restored = false;
+  auto* from_checkpoint_opt = run->add_option(
+      "--from-checkpoint", from_checkpoint,
+      "restore from a checkpoint: a chk-<id> directory, or a checkpoint directory (its latest complete one)");
+  run->add_option("--from-savepoint", from_savepoint, "restore from a savepoint directory (savepoint-<id>)")
+      ->excludes(from_checkpoint_opt);
+  run->add_flag("--allow-non-restored-state", allow_non_restored,
+                "skip state of operator ids the job no longer has instead of refusing the restore");
   std::string analyze_source;
   std::string analyze_late = "0.1%";
   std::string analyze_svg;
@@ -388,8 +402,11 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (*run) {
+    tidemark::JobRunOptions restore;
+    restore.restore_from = !from_savepoint.empty() ? from_savepoint : from_checkpoint;
+    restore.allow_non_restored_state = allow_non_restored;
     return RunJob(job_path, RunOptions{metrics, trace_path, explain || !explain_operator.empty(),
-                                       explain_operator});
+                                       explain_operator, restore});
   }
   if (*export_cmd) {
     return ExportJob(job_path, export_output, best_effort);

@@ -1,0 +1,474 @@
+// Checkpoints in running jobs (issue 12): a job with `checkpointing:` takes aligned checkpoints on
+// the virtual clock at exact times, writes chk-<id>/_metadata, gives the same output as without
+// checkpoints, restores from a checkpoint into a fresh job (the output before the checkpoint's
+// barrier plus the restored run's equals the uninterrupted run) and refuses checkpoints it cannot
+// restore with a clear error.
+
+#include <algorithm>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "config/job_loader.h"
+#include "runtime/core/errors.h"
+#include "tools/engine/engine.h"
+
+namespace tidemark {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Forwards everything; at every snapshot writes "#barrier <id>" into the job's output, so a
+/// test sees exactly which sink lines came before a checkpoint's barrier (it is chained between
+/// the window and the sink). Stateless.
+class BarrierProbe : public StreamOperator {
+ public:
+  explicit BarrierProbe(std::shared_ptr<std::vector<std::string>> out) : out_(std::move(out)) {}
+  void ProcessElement(StreamRecord& record, int /*input*/) override { output().Collect(record); }
+  void SnapshotState(StateSnapshotContext& context) override {
+    out_->push_back("#barrier " + std::to_string(context.checkpoint_id));
+  }
+  void InitializeState(StateInitializationContext& context) override {
+    if (context.restored_checkpoint_id != 0) {
+      out_->push_back("#restored " + std::to_string(context.restored_checkpoint_id));
+    }
+  }
+
+ private:
+  std::shared_ptr<std::vector<std::string>> out_;
+};
+
+struct JobRun {
+  std::vector<std::string> lines;  ///< sink lines and "#barrier" markers, in order
+  JobState state = JobState::kCreated;
+  std::string failure;
+  CheckpointStats stats;
+  std::vector<int64_t> completed;  ///< ids, in completion order
+};
+
+/// Sink lines only (markers dropped).
+std::vector<std::string> Output(const std::vector<std::string>& lines) {
+  std::vector<std::string> out;
+  for (const std::string& l : lines) {
+    if (l.rfind("#", 0) != 0) {
+      out.push_back(l);
+    }
+  }
+  return out;
+}
+
+/// Sink lines before the marker "#barrier <id>".
+std::vector<std::string> OutputBefore(const std::vector<std::string>& lines, int64_t id) {
+  std::vector<std::string> before;
+  for (const std::string& l : lines) {
+    if (l == "#barrier " + std::to_string(id)) {
+      return Output(before);
+    }
+    before.push_back(l);
+  }
+  ADD_FAILURE() << "no barrier " << id << " in the output";
+  return {};
+}
+
+std::vector<std::string> Sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+/// A keyed tumbling count over two paced splits (keys a and b, 100 records each, 100 ms of event
+/// time apart, 10 ms of processing time per record, round robin: the source needs 2 s).
+std::string JobYaml(int parallelism, const std::string& checkpointing) {
+  return "name: ckpt\n"
+         "pipeline: {parallelism: " + std::to_string(parallelism) + ", clock: virtual, auto-watermark-interval: 50ms}\n"
+         "operators:\n"
+         "  - id: source\n"
+         "    type: source\n"
+         "    source:\n"
+         "      type: sequence\n"
+         "      pacing: 10ms\n"
+         "      splits:\n"
+         "        - {id: a, start: 0ms, step: 100ms, count: 100, fields: {k: a}}\n"
+         "        - {id: b, start: 50ms, step: 100ms, count: 100, fields: {k: b}}\n"
+         "    watermarks: {max-out-of-orderness: 0ms, timestamp-field: ts}\n"
+         "  - id: windows\n"
+         "    type: window\n"
+         "    input: source\n"
+         "    key-by: [k]\n"
+         "    window: {assigner: tumbling, size: 1s, aggregate: [count, {fn: max, field: ts, as: last}]}\n"
+         "  - id: probe\n"
+         "    type: probe\n"
+         "    input: windows\n"
+         "  - id: out\n"
+         "    type: sink\n"
+         "    input: probe\n"
+         "    sink: {type: print}\n" +
+         checkpointing;
+}
+
+std::string Checkpointing(const fs::path& dir, int retained = 3) {
+  return "checkpointing:\n"
+         "  interval: 100ms\n"
+         "  num-retained: " + std::to_string(retained) + "\n"
+         "  dir: " + dir.string() + "\n";
+}
+
+class CheckpointJobTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tidemark-ckpt-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    registry_ = BuiltinRegistry();
+    registry_.Register("probe", [this](const CompileContext& ctx) {
+      CompiledOperator c;
+      c.output_schema = ctx.input_schemas.at(0);
+      c.factory = [this](int, int) { return std::make_unique<BarrierProbe>(lines_); };
+      return c;
+    });
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// Runs `yaml` to its end; `cancel_at` > 0 cancels the job right after that checkpoint completed.
+  JobRun RunJob(const std::string& yaml, JobRunOptions options = {}, int64_t cancel_at = 0) {
+    lines_ = std::make_shared<std::vector<std::string>>();
+    auto lines = lines_;
+    auto job = LocalJob::Create(LoadJobSpecString(yaml, "ckpt.yaml"), registry_,
+                                [lines](const std::string& l) { lines->push_back(l); }, options);
+    JobRun run;
+    auto* completed = &run.completed;
+    LocalJob* raw = job.get();
+    job->execution().SetCheckpointCompleteListener([completed, raw, cancel_at](int64_t id) {
+      completed->push_back(id);
+      if (id == cancel_at) {
+        raw->execution().Cancel();
+      }
+    });
+    job->execution().Start();
+    run.state = job->execution().Wait();
+    run.failure = job->execution().failure_cause();
+    run.stats = job->checkpoint_stats();
+    run.lines = *lines_;
+    return run;
+  }
+
+  fs::path dir_;
+  OperatorRegistry registry_;
+  std::shared_ptr<std::vector<std::string>> lines_ = std::make_shared<std::vector<std::string>>();
+};
+
+TEST_F(CheckpointJobTest, CheckpointsEveryHundredMsAndKeepsTheOutput) {
+  const JobRun plain = RunJob(JobYaml(1, ""));
+  ASSERT_EQ(plain.state, JobState::kFinished) << plain.failure;
+  // 10 windows per key, 10 records each; the last of key a ends at 9900, of key b at 9950.
+  const std::vector<std::string> out = Output(plain.lines);
+  ASSERT_EQ(out.size(), 20u);
+  EXPECT_EQ(out.front(), R"({"k":"a","window_start":0,"window_end":1000,"count":10,"last":900})");
+  EXPECT_EQ(out.back(), R"({"k":"b","window_start":9000,"window_end":10000,"count":10,"last":9950})");
+  EXPECT_EQ(plain.stats.completed, 0);
+
+  const JobRun with = RunJob(JobYaml(1, Checkpointing(dir_)));
+  ASSERT_EQ(with.state, JobState::kFinished) << with.failure;
+  EXPECT_EQ(Output(with.lines), out);
+  // Triggers at 100, 200, ..., 1900 ms of virtual time while the source reads (its 200th and
+  // last record is at 1990 ms): checkpoints 1..19, each complete within its instant; then the
+  // final checkpoint once every task finished (Flink's checkpoint after tasks finish): 20.
+  std::vector<int64_t> expected_ids;
+  for (int64_t id = 1; id <= 20; ++id) {
+    expected_ids.push_back(id);
+  }
+  EXPECT_EQ(with.completed, expected_ids);
+  EXPECT_EQ(with.stats.completed, 20);
+  EXPECT_EQ(with.stats.failed, 0);
+  EXPECT_EQ(with.stats.last_completed_id, 20);
+  // num-retained: 3 keeps the newest three.
+  EXPECT_FALSE(fs::exists(dir_ / "chk-17"));
+  for (int id : {18, 19, 20}) {
+    EXPECT_TRUE(fs::exists(dir_ / ("chk-" + std::to_string(id)) / "_metadata")) << id;
+  }
+}
+
+TEST_F(CheckpointJobTest, RestoredRunContinuesExactlyAfterTheCheckpoint) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  ASSERT_EQ(uninterrupted.size(), 20u);
+  for (int64_t k : {1, 7, 12, 19}) {
+    SCOPED_TRACE(k);
+    fs::remove_all(dir_);
+    const JobRun killed = RunJob(JobYaml(1, Checkpointing(dir_)), {}, k);
+    ASSERT_EQ(killed.state, JobState::kCanceled) << killed.failure;
+    ASSERT_TRUE(fs::exists(dir_ / ("chk-" + std::to_string(k)) / "_metadata"));
+    JobRunOptions options;
+    options.restore_from = dir_;  // the root: its latest completed checkpoint, k
+    fs::path second = dir_.string() + "-2";
+    options.checkpoint_dir = second;
+    const JobRun restored = RunJob(JobYaml(1, Checkpointing(dir_)), options);
+    fs::remove_all(second);
+    ASSERT_EQ(restored.state, JobState::kFinished) << restored.failure;
+    // Sink lines before barrier k, then everything of the restored run: the uninterrupted run.
+    std::vector<std::string> joined = OutputBefore(killed.lines, k);
+    for (const std::string& l : Output(restored.lines)) {
+      joined.push_back(l);
+    }
+    EXPECT_EQ(joined, uninterrupted);
+  }
+}
+
+TEST_F(CheckpointJobTest, ParallelTasksAlignAndRestore) {
+  // Parallelism 2: each window subtask has two input channels (one per source subtask) that
+  // align on every barrier.
+  const std::vector<std::string> uninterrupted = Sorted(Output(RunJob(JobYaml(2, "")).lines));
+  ASSERT_EQ(uninterrupted.size(), 20u);
+  const JobRun with = RunJob(JobYaml(2, Checkpointing(dir_)));
+  ASSERT_EQ(with.state, JobState::kFinished) << with.failure;
+  EXPECT_EQ(Sorted(Output(with.lines)), uninterrupted);
+  // Each source subtask reads one split (100 records, 10 ms each, last at 990 ms): triggers at
+  // 100..900 ms complete as 1..9, then the final checkpoint 10.
+  EXPECT_EQ(with.stats.completed, 10);
+  EXPECT_EQ(with.stats.failed, 0);
+
+  fs::remove_all(dir_);
+  const JobRun killed = RunJob(JobYaml(2, Checkpointing(dir_)), {}, 9);
+  ASSERT_EQ(killed.state, JobState::kCanceled);
+  JobRunOptions options;
+  options.restore_from = dir_ / "chk-9";
+  options.checkpoint_dir = dir_ / "second";
+  const JobRun restored = RunJob(JobYaml(2, Checkpointing(dir_)), options);
+  ASSERT_EQ(restored.state, JobState::kFinished) << restored.failure;
+  // Two window subtasks each write their marker: take each subtask's lines before its own.
+  // Both subtasks' probes share the output: lines before the *second* "#barrier 9" include all
+  // of both subtasks' pre-barrier output and possibly some of one subtask's post-barrier lines,
+  // so compare per key (each key lives on one subtask) instead.
+  std::vector<std::string> joined;
+  int markers = 0;
+  for (const std::string& l : killed.lines) {
+    if (l == "#barrier 9") {
+      ++markers;
+    }
+  }
+  EXPECT_EQ(markers, 2);
+  for (const std::string& l : Output(restored.lines)) {
+    joined.push_back(l);
+  }
+  // Every window result of the restored run is one of the uninterrupted run's, none twice, and
+  // together with the cancelled run's results they cover all of them.
+  std::vector<std::string> all = Output(killed.lines);
+  for (const std::string& l : joined) {
+    all.push_back(l);
+  }
+  std::vector<std::string> unique = Sorted(all);
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  EXPECT_EQ(unique, uninterrupted);
+  EXPECT_EQ(Sorted(joined).size(), std::set<std::string>(joined.begin(), joined.end()).size());
+}
+
+TEST_F(CheckpointJobTest, RefusesCheckpointsItCannotRestore) {
+  JobRunOptions options;
+  options.restore_from = dir_ / "nowhere";
+  EXPECT_THROW(
+      {
+        try {
+          RunJob(JobYaml(1, ""), options);
+        } catch (const Error& e) {
+          EXPECT_EQ(std::string(e.what()),
+                    "cannot restore from " + (dir_ / "nowhere").string() + ": no such directory");
+          throw;
+        }
+      },
+      Error);
+
+  ASSERT_EQ(RunJob(JobYaml(1, Checkpointing(dir_, 1))).state, JobState::kFinished);
+  // Another job's checkpoint.
+  std::string other = JobYaml(1, "");
+  other.replace(other.find("name: ckpt"), 10, "name: other");
+  options.restore_from = dir_ / "chk-20";
+  try {
+    RunJob(other, options);
+    ADD_FAILURE() << "restored another job's checkpoint";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot restore from " + (dir_ / "chk-20").string() +
+                                         ": it is a checkpoint of job \"ckpt\", not of \"other\"");
+  }
+  // State of an operator id the job does not have: refused unless allowed.
+  std::string renamed = JobYaml(1, "");
+  renamed.replace(renamed.find("id: windows"), 11, "id: counts");
+  renamed.replace(renamed.find("input: windows"), 14, "input: counts");
+  try {
+    RunJob(renamed, options);
+    ADD_FAILURE() << "restored state of an unknown operator";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot restore from " + (dir_ / "chk-20").string() +
+                                         ": it holds state of operator subtasks this job does not have "
+                                         "(windows#0); pass --allow-non-restored-state to skip it");
+  }
+  options.allow_non_restored_state = true;
+  EXPECT_EQ(RunJob(renamed, options).state, JobState::kFinished);
+  // A corrupt state file: the checkpoint is refused with the file named.
+  for (const auto& entry : fs::directory_iterator(dir_ / "chk-20")) {
+    if (entry.path().extension() == ".state") {
+      fs::resize_file(entry.path(), fs::file_size(entry.path()) - 1);
+      break;
+    }
+  }
+  options.allow_non_restored_state = false;
+  try {
+    RunJob(JobYaml(1, ""), options);
+    ADD_FAILURE() << "restored a corrupt checkpoint";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is truncated or not a state file"), std::string::npos) << e.what();
+  }
+}
+
+/// What an exactly-once sink would have committed from a run with restarts: of every attempt
+/// that failed, only the lines before the barrier of the checkpoint the next attempt restored
+/// ("#restored k"); then all of the last attempt.
+std::vector<std::string> CommittedView(const std::vector<std::string>& lines) {
+  std::vector<std::vector<std::string>> attempts(1);
+  std::vector<int64_t> restored_from;
+  for (const std::string& l : lines) {
+    if (l.rfind("#restored ", 0) == 0) {
+      restored_from.push_back(std::stoll(l.substr(10)));
+      attempts.emplace_back();
+      continue;
+    }
+    attempts.back().push_back(l);
+  }
+  std::vector<std::string> out;
+  for (size_t a = 0; a + 1 < attempts.size(); ++a) {
+    for (const std::string& l : OutputBefore(attempts[a], restored_from[a])) {
+      out.push_back(l);
+    }
+    // An attempt that failed before any record leaves nothing; the marker search needs one.
+  }
+  for (const std::string& l : Output(attempts.back())) {
+    out.push_back(l);
+  }
+  return out;
+}
+
+std::string WithFaults(const fs::path& dir, const std::string& faults, int attempts = 1) {
+  return Checkpointing(dir) +
+         "restart-strategy: {type: fixed-delay, attempts: " + std::to_string(attempts) + ", delay: 100ms}\n" +
+         "faults:\n" + faults;
+}
+
+TEST_F(CheckpointJobTest, FailureInProcessingRestartsFromTheLatestCheckpoint) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  // The window operator throws at its 121st record (event time 6000 of key a, read at 1200 ms).
+  const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 120}\n")));
+  ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+  EXPECT_EQ(run.stats.restarts, 1);
+  // Checkpoints 1..12 (100..1200 ms) completed before the 121st record reached the window task
+  // (the trigger at 1200 ms runs before that instant's record); the restart restores 12 and
+  // checkpoints continue with the next id, 13.
+  EXPECT_NE(std::find(run.lines.begin(), run.lines.end(), "#restored 12"), run.lines.end());
+  EXPECT_NE(std::find(run.lines.begin(), run.lines.end(), "#barrier 13"), run.lines.end());
+  EXPECT_EQ(CommittedView(run.lines), uninterrupted);
+  // The print sink is not transactional: what it printed after barrier 12 is printed again, and
+  // nothing is lost.
+  std::vector<std::string> printed = Sorted(Output(run.lines));
+  printed.erase(std::unique(printed.begin(), printed.end()), printed.end());
+  EXPECT_EQ(printed, Sorted(uninterrupted));
+}
+
+TEST_F(CheckpointJobTest, FailuresInSnapshotRestoreAndCloseRecover) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  {
+    SCOPED_TRACE("snapshot");
+    // The first snapshot after 50 records (checkpoint 5) throws: it is declined, and with
+    // tolerable-failed-checkpoints 0 the job fails and restarts from checkpoint 4.
+    const JobRun run =
+        RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, in: snapshot, after-records: 50}\n")));
+    ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+    EXPECT_NE(std::find(run.lines.begin(), run.lines.end(), "#restored 4"), run.lines.end());
+    EXPECT_EQ(run.stats.restarts, 1);
+    EXPECT_EQ(run.stats.failed, 1);
+    EXPECT_EQ(CommittedView(run.lines), uninterrupted);
+  }
+  {
+    SCOPED_TRACE("restore");
+    fs::remove_all(dir_);
+    // Fails while processing, then the restored attempt fails in its restore; the third attempt
+    // restores the same checkpoint and finishes.
+    const JobRun run = RunJob(JobYaml(1, WithFaults(dir_,
+                                                    "  - {operator: windows, after-records: 120}\n"
+                                                    "  - {operator: windows, in: restore}\n",
+                                                    2)));
+    ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+    EXPECT_EQ(run.stats.restarts, 2);
+    EXPECT_EQ(CommittedView(run.lines), uninterrupted);
+  }
+  {
+    SCOPED_TRACE("close");
+    fs::remove_all(dir_);
+    // Every record was processed and the final checkpoint completed before close threw: the
+    // restarted attempt restores the final checkpoint and has nothing left to do.
+    const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, in: close}\n")));
+    ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+    EXPECT_EQ(run.stats.restarts, 1);
+    EXPECT_EQ(CommittedView(run.lines), uninterrupted);
+    EXPECT_EQ(Output(run.lines), uninterrupted);
+  }
+  {
+    SCOPED_TRACE("no attempts left");
+    fs::remove_all(dir_);
+    const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 10, times: 2}\n")));
+    EXPECT_EQ(run.state, JobState::kFailed);
+    EXPECT_EQ(run.stats.restarts, 1);
+    EXPECT_EQ(run.failure,
+              "task windows -> probe -> out#0: operator 'windows' failed: injected fault (faults: process) "
+              "while processing its record 11");
+  }
+}
+
+TEST_F(CheckpointJobTest, StopWithSavepointAndResumeContinuesExactly) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  lines_ = std::make_shared<std::vector<std::string>>();
+  auto lines = lines_;
+  auto job = LocalJob::Create(LoadJobSpecString(JobYaml(1, Checkpointing(dir_)), "ckpt.yaml"), registry_,
+                              [lines](const std::string& l) { lines->push_back(l); }, {});
+  std::future<SavepointResult> savepoint;
+  LocalJob* raw = job.get();
+  const fs::path target = dir_ / "savepoints";
+  // After checkpoint 6 (600 ms), stop with a savepoint without drain: no window fires for it.
+  job->execution().SetCheckpointCompleteListener([&, raw](int64_t id) {
+    if (id == 6) {
+      savepoint = raw->TriggerSavepoint(SavepointRequest{target, /*stop=*/true, /*drain=*/false});
+    }
+  });
+  job->execution().Start();
+  EXPECT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
+  ASSERT_TRUE(savepoint.valid());
+  const SavepointResult result = savepoint.get();
+  ASSERT_TRUE(result.ok) << result.error;
+  EXPECT_EQ(result.path, (target / "savepoint-7").string());
+  EXPECT_TRUE(fs::exists(target / "savepoint-7" / "_metadata"));
+  const std::vector<std::string> stopped = *lines_;
+
+  JobRunOptions options;
+  options.restore_from = result.path;
+  options.checkpoint_dir = dir_ / "after";
+  const JobRun resumed = RunJob(JobYaml(1, Checkpointing(dir_)), options);
+  ASSERT_EQ(resumed.state, JobState::kFinished) << resumed.failure;
+  std::vector<std::string> joined = OutputBefore(stopped, 7);
+  for (const std::string& l : Output(resumed.lines)) {
+    joined.push_back(l);
+  }
+  EXPECT_EQ(joined, uninterrupted);
+
+  // A job without checkpointing cannot take a savepoint.
+  auto plain = LocalJob::Create(LoadJobSpecString(JobYaml(1, ""), "ckpt.yaml"), registry_,
+                                [](const std::string&) {}, {});
+  plain->execution().Start();
+  const SavepointResult refused = plain->TriggerSavepoint(SavepointRequest{target, false, false}).get();
+  EXPECT_FALSE(refused.ok);
+  EXPECT_EQ(refused.error, "the job does not checkpoint (no checkpointing: block)");
+  plain->execution().Wait();
+}
+
+}  // namespace
+}  // namespace tidemark
