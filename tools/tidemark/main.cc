@@ -349,8 +349,7 @@ int main(int argc, char** argv) {
   submit->add_option("--memory-limit", memory_limit,
                      "this job's worker memory limit (address space, e.g. 512m), at most the daemon's "
                      "--worker-memory-limit");
-  std::string from_savepoint;
-  bool allow_non_restored = false;
+  // from_savepoint and allow_non_restored are shared with `run` (one subcommand runs).
   submit->add_option("--from-savepoint", from_savepoint,
                      "start from this savepoint (or checkpoint) directory; operator state is matched by operator id");
   submit->add_flag("--allow-non-restored-state", allow_non_restored,
