@@ -197,6 +197,11 @@ int64_t CheckpointCoordinator::TaskFinished(const std::string& task, std::vector
   return first;
 }
 
+void CheckpointCoordinator::AdvanceCheckpointIdTo(int64_t next_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  next_id_ = std::max(next_id_, next_id);
+}
+
 int64_t CheckpointCoordinator::NextCheckpointIdFor(const std::string& task) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [id, p] : pending_) {

@@ -93,6 +93,10 @@ class CheckpointCoordinator {
   int64_t TaskFinished(const std::string& task, std::vector<FinishedState> states);
   /// The id `TaskFinished(task, ...)` would return now (for the final snapshot's context).
   int64_t NextCheckpointIdFor(const std::string& task) const;
+  /// After a restore (Flink's CheckpointIDCounter#setCount): the next checkpoint gets id
+  /// `next_id` if that is higher than the current counter, so ids keep increasing across a
+  /// restore and a newer checkpoint never takes an older one's number. Before `Start`.
+  void AdvanceCheckpointIdTo(int64_t next_id);
   /// Before a restart: aborts every pending checkpoint (their tasks are gone) and forgets which
   /// tasks finished. Ids keep increasing. pts thread.
   void Reset(const std::string& reason);

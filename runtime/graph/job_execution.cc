@@ -144,6 +144,13 @@ void JobExecution::Build() {
     }
     coordinator_ = std::make_unique<CheckpointCoordinator>(*graph_.checkpointing, std::move(names), storage_.get(),
                                                            *master_pts_, std::move(hooks));
+    // Ids continue after the restored checkpoint and after any completed one in the directory,
+    // so a resumed job's checkpoints are newer than what it resumed from (LoadLatest picks by id).
+    int64_t next = restored_ ? restored_->id + 1 : 1;
+    if (const std::vector<int64_t> ids = storage_->CompletedIds(); !ids.empty()) {
+      next = std::max(next, ids.back() + 1);
+    }
+    coordinator_->AdvanceCheckpointIdTo(next);
     EnableTaskCheckpoints();
     return;
   }

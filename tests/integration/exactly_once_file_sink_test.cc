@@ -55,7 +55,7 @@ class ExactlyOnceFileSinkTest : public ::testing::Test {
       }
     };
     replace("checkpointing:\n  interval: 100ms\n", "");
-    replace("count: 250000", "count: " + std::to_string(count));
+    replace("count: 500000", "count: " + std::to_string(count));
     replace("path: out/exactly_once_file_sink", "path: " + (root_ / name).string());
     if (!exactly_once) {
       const size_t at = yaml.find("      delivery-guarantee: exactly-once");

@@ -91,7 +91,16 @@ for kill in 1 2; do
   wait "$DAEMON" 2>/dev/null || true
   echo "kill $kill: SIGKILL to the daemon, last completed checkpoint it reported: $last"
   start_daemon
-  grep -F "[job $ID] resuming" "$SOCK.log" | tail -1 || { echo "kill9: the restarted daemon did not resume $ID" >&2; cat "$SOCK.log" >&2; exit 1; }
+  # The daemon resumes its jobs right after it is ready: wait (10 s at most) for this restart's
+  # log line (the log is appended to by every start, so count them).
+  deadline=$((SECONDS + 10))
+  until (( $(grep -cF "[job $ID] resuming" "$SOCK.log" 2>/dev/null || true) >= kill )); do
+    if (( SECONDS > deadline )); then
+      echo "kill9: the restarted daemon did not resume $ID" >&2; cat "$SOCK.log" >&2; exit 1
+    fi
+    sleep 0.05
+  done
+  grep -F "[job $ID] resuming" "$SOCK.log" | tail -1
 done
 
 # 3. Until FINISHED.
