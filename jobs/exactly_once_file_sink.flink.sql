@@ -11,8 +11,8 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 SET 'table.local-time-zone' = 'UTC';
 SET 'parallelism.default' = '2';
 
--- Source 'source' (jobs/exactly_once_file_sink.yaml:19:5): datagen source.
--- DROPPED (jobs/exactly_once_file_sink.yaml:22:13): source type datagen (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+-- Source 'source' (jobs/exactly_once_file_sink.yaml:20:5): datagen source.
+-- DROPPED (jobs/exactly_once_file_sink.yaml:23:13): source type datagen (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 -- bounded out-of-orderness 0ms: tidemark's watermark is max(ts) - 0ms - 1ms.
 CREATE TABLE `source` (
   `ts` BIGINT,
@@ -24,7 +24,7 @@ CREATE TABLE `source` (
   WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '0.001' SECOND
 ) WITH (
   'connector' = 'datagen',
-  'number-of-rows' = '1000000'
+  'number-of-rows' = '2000000'
 );
 
 -- tumbling windows of 1s.

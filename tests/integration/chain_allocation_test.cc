@@ -60,6 +60,11 @@ ChainRun RunChain(int64_t count) {
 }
 
 TEST(ChainAllocationTest, ChainedMapFilterSinkAllocatesNothingPerRecord) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // Sanitizer builds run the task threads several times slower and interleave them otherwise,
+  // which changes how many batches and wake-ups a run takes; the figure is a Release property.
+  GTEST_SKIP() << "allocation counts are measured in Release builds";
+#endif
   const ChainRun small = RunChain(100000);
   const ChainRun large = RunChain(1000000);
   // The generator's values are fixed: 95,167 of 1e5 and 950,642 of 1e6 pass the filter.
