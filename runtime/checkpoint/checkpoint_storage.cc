@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <xxhash.h>
 
+#include "runtime/core/durable_file.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
 
@@ -35,38 +36,6 @@ uint64_t GetU64(std::string_view in) {
     v = (v << 8) | static_cast<uint8_t>(in[static_cast<size_t>(i)]);
   }
   return v;
-}
-
-/// Writes `data` to `path` and fsyncs it; throws Error naming the path.
-void WriteFileSynced(const std::filesystem::path& path, std::string_view data) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
-  }
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    throw Error(fmt::format("cannot sync {}: {}", path.string(), std::strerror(errno)));
-  }
-}
-
-void SyncDirectory(const std::filesystem::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
 }
 
 std::optional<std::string> ReadWholeFile(const std::filesystem::path& path) {

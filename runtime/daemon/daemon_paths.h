@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "runtime/core/durable_file.h"
 #include "runtime/core/errors.h"
 
 namespace tidemark {
@@ -30,10 +31,7 @@ std::string DefaultStateDir();
 /// naming the holder's pid when another process has it. Returns the open descriptor.
 int LockStateDirectory(const std::string& dir);
 
-/// Replaces `path` with `data` atomically: written to `path.tmp`, fsync'ed, renamed over `path`,
-/// and the directory fsync'ed, so a reader (or a restart after a crash) sees the old text or the
-/// new, never a mix. Throws Error naming the file and the reason.
-void WriteFileAtomically(const std::string& path, const std::string& data);
+// WriteFileAtomically (the registry's job.json / job.yaml) is runtime/core/durable_file.h.
 
 /// Creates `dir` (and missing parents of it with mode 0700) if needed and makes sure only the
 /// current user can open it: it must be a directory (not a symlink) owned by the effective uid;
