@@ -80,18 +80,11 @@ FileSinkOperator::~FileSinkOperator() {
   }
 }
 
+// Every subtask of a parallel sink creates the same directory at the same time: only mkdir's own
+// answer decides (EEXIST is fine), and whether the path is a directory is asked after it.
 void FileSinkOperator::CreateDirectory() {
-  std::error_code ec;
-  if (std::filesystem::is_directory(directory_, ec)) {
-    return;
-  }
-  if (std::filesystem::exists(directory_, ec)) {
-    throw IoError(
-        fmt::format("cannot open sink directory '{}': it exists and is not a directory "
-                    "(an exactly-once file sink writes a directory of part files)",
-                    directory_.string()));
-  }
   const std::filesystem::path parent = directory_.parent_path();
+  std::error_code ec;
   std::filesystem::path at;
   for (const auto& part : directory_) {
     at /= part;
@@ -106,6 +99,12 @@ void FileSinkOperator::CreateDirectory() {
       throw IoError(fmt::format("cannot open sink directory '{}': cannot create directory '{}': {}",
                                 directory_.string(), at.string(), std::strerror(errno)));
     }
+  }
+  if (!std::filesystem::is_directory(directory_, ec)) {
+    throw IoError(
+        fmt::format("cannot open sink directory '{}': it exists and is not a directory "
+                    "(an exactly-once file sink writes a directory of part files)",
+                    directory_.string()));
   }
 }
 

@@ -70,8 +70,8 @@ class ExactlyOnceFileSinkTest : public ::testing::Test {
 TEST_F(ExactlyOnceFileSinkTest, WithoutCheckpointingTheFilesAreFinishedAtEndOfInput) {
   // 4 splits x 5,000 records at 50,000/s: record k of a split has event time floor(k / 50) ms,
   // 0..99 ms, so every record falls in window [0 s, 1 s); 1,000 keys.
-  RunJob(ExampleJob(5000, "eo", true));
-  RunJob(ExampleJob(5000, "plain.jsonl", false));
+  ASSERT_NO_FATAL_FAILURE(RunJob(ExampleJob(5000, "eo", true)));
+  ASSERT_NO_FATAL_FAILURE(RunJob(ExampleJob(5000, "plain.jsonl", false)));
   std::vector<std::string> eo;
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(root_ / "eo")) {
@@ -84,6 +84,7 @@ TEST_F(ExactlyOnceFileSinkTest, WithoutCheckpointingTheFilesAreFinishedAtEndOfIn
     EXPECT_NE(n.front(), '.') << "in-progress file left: " << n;
   }
   // Parallelism 2: subtasks 0 and 1 each wrote part files part-<subtask>-<counter>.jsonl.
+  ASSERT_FALSE(names.empty());
   EXPECT_EQ(names.front(), "part-0-0.jsonl");
   EXPECT_TRUE(std::find(names.begin(), names.end(), "part-1-0.jsonl") != names.end());
   std::vector<std::string> plain = ReadLines(root_ / "plain.jsonl.0");
@@ -97,12 +98,12 @@ TEST_F(ExactlyOnceFileSinkTest, WithoutCheckpointingTheFilesAreFinishedAtEndOfIn
 }
 
 TEST_F(ExactlyOnceFileSinkTest, ExistingFilesAreNeverOverwritten) {
-  RunJob(ExampleJob(500, "eo", true));
+  ASSERT_NO_FATAL_FAILURE(RunJob(ExampleJob(500, "eo", true)));
   size_t first = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(root_ / "eo")) {
     ++first;
   }
-  RunJob(ExampleJob(500, "eo", true));
+  ASSERT_NO_FATAL_FAILURE(RunJob(ExampleJob(500, "eo", true)));
   size_t second = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(root_ / "eo")) {
     ++second;
