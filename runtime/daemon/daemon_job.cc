@@ -46,7 +46,8 @@ std::vector<DaemonJobOutput> OutputsOf(const JobGraph& graph) {
     if (!v.spec.sink || v.spec.sink->type != "file") {
       continue;
     }
-    if (v.parallelism <= 1) {
+    // An exactly-once file sink writes a directory of part files, every subtask into the same one.
+    if (v.parallelism <= 1 || v.spec.sink->delivery_guarantee == "exactly-once") {
       out.push_back({v.spec.id, v.spec.sink->path});
       continue;
     }

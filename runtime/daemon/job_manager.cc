@@ -24,6 +24,25 @@
 namespace tidemark {
 namespace {
 
+/// The entry of `owned` (canonical output path -> owner) that `path` collides with: the same path,
+/// a directory above it (an exactly-once sink's directory of part files), or a path below it.
+std::map<std::string, std::string>::const_iterator FindOverlappingOutput(
+    const std::map<std::string, std::string>& owned, const std::string& path) {
+  if (auto same = owned.find(path); same != owned.end()) {
+    return same;
+  }
+  for (std::filesystem::path up = std::filesystem::path(path).parent_path(); !up.empty() && up != up.parent_path(); up = up.parent_path()) {
+    if (auto above = owned.find(up.string()); above != owned.end()) {
+      return above;
+    }
+  }
+  const std::string prefix = path + "/";
+  if (auto below = owned.lower_bound(prefix); below != owned.end() && below->first.starts_with(prefix)) {
+    return below;
+  }
+  return owned.end();
+}
+
 namespace fs = std::filesystem;
 
 int64_t NowMs() {
@@ -242,7 +261,7 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
     std::lock_guard<std::mutex> lock(mu_);
     std::map<std::string, std::string> mine;  // path -> sink id
     for (const auto& [path, sink] : outputs) {
-      auto owner = owned_files_.find(path);
+      auto owner = FindOverlappingOutput(owned_files_, path);
       if (owner != owned_files_.end()) {
         const auto other = jobs_.find(owner->second);
         const std::string other_name = other != jobs_.end() ? other->second->name : "?";
@@ -250,17 +269,25 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
         cv_.notify_all();
         return {Status::kInvalidJob,
                 "",
-                {fmt::format("{}: sink '{}' writes '{}', which running job {} ('{}') writes too; cancel that job "
-                             "or wait until it ends, or write another path",
-                             file_name, sink, path, owner->second, other_name)}};
+                {owner->first == path
+                     ? fmt::format("{}: sink '{}' writes '{}', which running job {} ('{}') writes too; cancel that "
+                                   "job or wait until it ends, or write another path",
+                                   file_name, sink, path, owner->second, other_name)
+                     : fmt::format("{}: sink '{}' writes '{}', which overlaps '{}' of running job {} ('{}'); cancel "
+                                   "that job or wait until it ends, or write another path",
+                                   file_name, sink, path, owner->first, owner->second, other_name)}};
       }
-      auto [it, inserted] = mine.emplace(path, sink);
-      if (!inserted) {
+      auto it = FindOverlappingOutput(mine, path);
+      if (it == mine.end()) {
+        mine.emplace(path, sink);
+      } else {
         --running_;
         cv_.notify_all();
         return {Status::kInvalidJob,
                 "",
-                {fmt::format("{}: sinks '{}' and '{}' both write '{}'", file_name, it->second, sink, path)}};
+                {it->first == path ? fmt::format("{}: sinks '{}' and '{}' both write '{}'", file_name, it->second, sink, path)
+                                   : fmt::format("{}: sink '{}' writes '{}', which overlaps '{}' of sink '{}'",
+                                                 file_name, sink, path, it->first, it->second)}};
       }
     }
     for (const auto& [path, sink] : mine) {

@@ -1308,6 +1308,34 @@ TEST_F(DaemonIsolationTest, ASecondRunningJobWritingTheSamePathIsRefusedUntilThe
   EXPECT_EQ(json::parse(Client().Request("GET", "/overview").body)["jobs-submitted-total"], 3);
 }
 
+TEST_F(DaemonIsolationTest, AnExactlyOnceSinksDirectoryIsOwnedWithEverythingInIt) {
+  // An exactly-once file sink writes part files of every subtask into one directory.
+  const std::string dir = dir_.path() + "/eo";
+  std::string job = LongFileJob(dir, 2);
+  job.replace(job.find("type: file,"), std::string("type: file,").size(),
+              "type: file, delivery-guarantee: exactly-once,");
+  const std::string first = SubmitYaml(job);
+  WaitUntilProducing(first);
+  // A file inside it, and the directory itself as a plain file sink's path, are refused.
+  auto inside = Client().Request("POST", "/jobs?file=inside.yaml", LongFileJob(dir + "/part-0-0"));
+  ASSERT_EQ(inside.status, 400) << inside.body;
+  EXPECT_EQ(json::parse(inside.body)["errors"],
+            json::array({fmt::format("inside.yaml: sink 'out' writes '{}/part-0-0', which overlaps '{}' of running "
+                                     "job {} ('long-file'); cancel that job or wait until it ends, or write another path",
+                                     dir, dir, first)}));
+  auto same = Client().Request("POST", "/jobs?file=same.yaml", LongFileJob(dir));
+  ASSERT_EQ(same.status, 400) << same.body;
+  EXPECT_NE(same.body.find(fmt::format("writes '{}', which running job {} ('long-file') writes too", dir, first)),
+            std::string::npos)
+      << same.body;
+  // A file beside it is not.
+  const std::string beside = SubmitYaml(LongFileJob(dir_.path() + "/eo2"));
+  for (const std::string& id : {first, beside}) {
+    ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
+    ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(2)));
+  }
+}
+
 TEST_F(DaemonIsolationTest, AWorkerOverItsMemoryLimitFailsNamingTheLimit) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "workers of sanitizer builds run without an address-space limit";
