@@ -4,6 +4,9 @@
 #
 #   tools/dev/fuzz.sh [SECONDS] [TARGET...]     e.g. tools/dev/fuzz.sh 3600 fuzz_expression
 #
+# FUZZ_PARALLEL=N runs N targets at a time (default 1: one after the other, each on a core of its
+# own); a summary line per target gives executions, coverage, corpus size and peak RSS.
+#
 # Corpus: tests/fuzz/corpus/<target>/ (committed seeds) plus, for the job loader and the request
 # path, every jobs/*.yaml (raw, and as a POST /jobs request), copied into a work corpus under
 # build/fuzz/corpus/<target>/ that grows between runs. Findings are written to
@@ -26,10 +29,9 @@ work=build/fuzz
 # UBSan reports are fatal (the build uses -fno-sanitize-recover=all); leaks are checked at exit.
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
-failed=()
-for t in "${targets[@]}"; do
-  corpus=$work/corpus/$t
-  findings=$work/findings/$t
+# Runs one target; its exit status is the fuzzer's.
+run_target() {
+  local t=$1 corpus=$work/corpus/$1 findings=$work/findings/$1 max_len
   mkdir -p "$corpus" "$findings"
   if [ -d "tests/fuzz/corpus/$t" ]; then
     cp -n tests/fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
@@ -50,14 +52,41 @@ for t in "${targets[@]}"; do
     *) max_len=4096;;
   esac
   echo "== $t: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-  log=$work/findings/$t.log
-  if ! "$work/tests/fuzz/$t" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-       -max_len="$max_len" -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
+  "$work/tests/fuzz/$t" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len="$max_len" -artifact_prefix="$findings/" -print_final_stats=1 >"$work/findings/$t.log" 2>&1
+}
+
+# One line per target from its log: executions, coverage, corpus, peak RSS.
+summary() {
+  local log=$work/findings/$1.log
+  printf '%s: %s execs, %s, corpus %s files, peak rss %s MB\n' "$1" \
+    "$(grep -oP 'stat::number_of_executed_units: \K[0-9]+' "$log" || echo '?')" \
+    "$(grep -oP '^#[0-9]+.*\Kcov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || echo 'cov: ?')" \
+    "$(find "$work/corpus/$1" -type f | wc -l)" \
+    "$(grep -oP 'stat::peak_rss_mb: \K[0-9]+' "$log" || echo '?')"
+}
+
+failed=()
+parallel=${FUZZ_PARALLEL:-1}
+pids=()
+names=()
+reap() {  # waits for the oldest running target
+  local t=${names[0]}
+  if ! wait "${pids[0]}"; then
     failed+=("$t")
-    tail -60 "$log"
+    tail -60 "$work/findings/$t.log"
   fi
-  grep -E '^#[0-9]+.*(DONE|pulse)|stat::number_of_executed_units|stat::peak_rss_mb|cov:' "$log" | tail -3 || true
+  summary "$t"
+  pids=("${pids[@]:1}")
+  names=("${names[@]:1}")
+}
+for t in "${targets[@]}"; do
+  while [ ${#pids[@]} -ge "$parallel" ]; do reap; done
+  run_target "$t" &
+  pids+=($!)
+  names+=("$t")
 done
+while [ ${#pids[@]} -gt 0 ]; do reap; done
 if [ ${#failed[@]} -ne 0 ]; then
   echo "fuzz: FAILED: ${failed[*]} (inputs in $work/findings/)" >&2
   exit 1
