@@ -1397,7 +1397,10 @@ TEST(TidemarkRunBinaryTest, AJobWhoseThreadsCannotStartFailsWithTheCauseInsteadO
                         "    inputs: [{from: src, partition: rebalance}]\n"
                         "    sink: {type: collect}\n";
   const std::string err = dir.path() + "/err";
-  const std::string cmd = fmt::format("ulimit -v 1048576 && '{}' run '{}' >/dev/null 2>'{}'",
+  // One malloc arena: glibc reserves 64 MiB of address space per arena (up to 8 per core) as
+  // threads first allocate, so how many arenas the limit must hold would depend on how the
+  // threads happen to overlap; the stacks alone should hit the limit.
+  const std::string cmd = fmt::format("ulimit -v 1048576 && MALLOC_ARENA_MAX=1 '{}' run '{}' >/dev/null 2>'{}'",
                                       (ToolsDir() / "tidemark").string(), job, err);
   const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
   ASSERT_TRUE(WIFEXITED(status)) << ReadFile(err);
