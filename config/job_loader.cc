@@ -2070,6 +2070,16 @@ class YamlShapeCheck : public YAML::EventHandler {
 
  private:
   void Add(const YAML::Mark& mark, uint64_t nodes) {
+    // yaml-cpp 0.7 can emit nodes forever without reading on (a stray ',' before a comment at
+    // the start of a line gives an endless run of nulls at one mark): stop at the first sign.
+    if (mark.pos == last_pos_ && mark.pos >= 0) {
+      if (++same_pos_ > kMaxNodesAtOnePosition) {
+        throw Exceeded{mark, "YAML syntax error: the parser reads no further here (a stray ',' outside [...] or {...}?)"};
+      }
+    } else {
+      last_pos_ = mark.pos;
+      same_pos_ = 0;
+    }
     total_ += nodes;
     if (total_ > static_cast<uint64_t>(kMaxYamlNodes)) {
       throw Exceeded{mark, fmt::format("the job has more than {} YAML nodes (counting each use "
@@ -2098,6 +2108,11 @@ class YamlShapeCheck : public YAML::EventHandler {
     }
   }
 
+  // More nodes than this at one text position is yaml-cpp going round in circles: nothing real
+  // starts that many nodes at one character (an empty flow sequence or map is a handful).
+  static constexpr int kMaxNodesAtOnePosition = 1000;
+  int last_pos_ = -1;
+  int same_pos_ = 0;
   uint64_t total_ = 0;
   std::vector<std::pair<YAML::anchor_t, uint64_t>> open_;  // open collections: anchor, total at start
   std::map<YAML::anchor_t, uint64_t> sizes_;                // anchored node -> its expanded size

@@ -349,6 +349,17 @@ TEST(JobLoaderTest, AliasesThatExpandBeyondTheNodeLimitAreAnError) {
             "use of an alias)");
 }
 
+TEST(JobLoaderTest, AStrayCommaWhereYamlCppLoopsIsASyntaxErrorAtOnce) {
+  // yaml-cpp 0.7 answers a ',' starting a line before a comment with nulls at one position for
+  // ever; found by fuzz_rest_request, where the node limit stopped it only after 10^6 of them.
+  EXPECT_EQ(ErrorOf("# a job\n,# comment\nname: t\n"),
+            "jobs/test.yaml:2:1: error: YAML syntax error: the parser reads no further here (a stray ',' "
+            "outside [...] or {...}?)");
+  EXPECT_EQ(ErrorOf(",#\n"),
+            "jobs/test.yaml:1:1: error: YAML syntax error: the parser reads no further here (a stray ',' "
+            "outside [...] or {...}?)");
+}
+
 TEST(JobLoaderTest, AJobTextLargerThanTheFileLimitIsRefused) {
   EXPECT_EQ(ErrorOf("name: t\n#" + std::string(static_cast<size_t>(kMaxJobFileBytes), 'x')),
             "jobs/test.yaml: error: the job is larger than 16 MiB");
