@@ -4,8 +4,9 @@
 #
 #   tools/dev/fuzz.sh [SECONDS] [TARGET...]     e.g. tools/dev/fuzz.sh 3600 fuzz_expression
 #
-# FUZZ_PARALLEL=N runs N targets at a time (default 1: one after the other, each on a core of its
-# own); a summary line per target gives executions, coverage, corpus size and peak RSS.
+# FUZZ_TIMEOUT=S sets the per-input limit (default 10 s of wall time; raise it for runs at a low
+# priority beside other work). FUZZ_PARALLEL=N runs N targets at a time (default 1: one after the
+# other). A summary line per target gives executions, coverage, corpus size and peak RSS.
 #
 # Corpus: tests/fuzz/corpus/<target>/ (committed seeds) plus, for the job loader and the request
 # path, every jobs/*.yaml (raw, and as a POST /jobs request), copied into a work corpus under
@@ -52,7 +53,7 @@ run_target() {
     *) max_len=4096;;
   esac
   echo "== $t: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-  "$work/tests/fuzz/$t" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  "$work/tests/fuzz/$t" "$corpus" -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
     -max_len="$max_len" -artifact_prefix="$findings/" -print_final_stats=1 >"$work/findings/$t.log" 2>&1
 }
 
