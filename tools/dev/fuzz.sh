@@ -61,10 +61,10 @@ run_target() {
 summary() {
   local log=$work/findings/$1.log
   printf '%s: %s execs, %s, corpus %s files, peak rss %s MB\n' "$1" \
-    "$(grep -oP 'stat::number_of_executed_units: \K[0-9]+' "$log" || echo '?')" \
+    "$(grep -oP 'stat::number_of_executed_units:\s+\K[0-9]+' "$log" || echo '?')" \
     "$(grep -oP '^#[0-9]+.*\Kcov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || echo 'cov: ?')" \
     "$(find "$work/corpus/$1" -type f | wc -l)" \
-    "$(grep -oP 'stat::peak_rss_mb: \K[0-9]+' "$log" || echo '?')"
+    "$(grep -oP 'stat::peak_rss_mb:\s+\K[0-9]+' "$log" || echo '?')"
 }
 
 failed=()
