@@ -108,8 +108,14 @@ class KafkaReader : public SplitReaderBase {
     if (!consumer_) {
       Connect();
     }
-    TakeDiscovered(output);
-    ServeCallbacks();
+    // Discovery results and commit events: every 256 polls while records flow, at every poll
+    // while there is nothing to emit (a lock and a librdkafka poll per record would cost more
+    // than the record).
+    if (!discovered_once_ || starved_ || outputs_pending_ || (++polls_ & 255) == 0) {
+      TakeDiscovered(output);
+      ServeCallbacks();
+    }
+    starved_ = false;
     if (!discovered_once_) {
       return WaitOrNothing(/*know_more_is_coming=*/true);
     }
@@ -170,9 +176,6 @@ class KafkaReader : public SplitReaderBase {
     next_ = (picked + 1) % n;
     if (p.pos.next_offset >= p.pos.stopping_offset) {
       Finish(p, output);
-    }
-    if ((emitted_total_ & 1023) == 0) {
-      rd_kafka_poll(consumer_.get(), 0);
     }
     return InputStatus::kMoreAvailable;
   }
@@ -486,6 +489,10 @@ class KafkaReader : public SplitReaderBase {
       discovery_done_ = shared_->discovery_done;
     }
     Assign(std::move(found));
+    if (!outputs_pending_) {
+      return;
+    }
+    outputs_pending_ = false;
     for (auto& p : parts_) {
       if (p->output == nullptr && !p->done) {
         p->output = &output.CreateOutputForSplit(p->pos.SplitId());
@@ -515,6 +522,7 @@ class KafkaReader : public SplitReaderBase {
       }
       parts_.push_back(std::move(part));
     }
+    outputs_pending_ = true;
     if (list->cnt > 0) {
       rd_kafka_error_t* err = rd_kafka_incremental_assign(consumer_.get(), list.get());
       if (err != nullptr) {
@@ -655,6 +663,7 @@ class KafkaReader : public SplitReaderBase {
   // little for them and keep time still (kMoreAvailable). Otherwise sleep until a queue callback
   // (or, under the virtual clock, 100 ms of processing time) wakes the task.
   InputStatus WaitOrNothing(bool know_more_is_coming) {
+    starved_ = true;
     if (context_->virtual_clock() && (deterministic_ || !discovered_once_) && know_more_is_coming) {
       std::unique_lock<std::mutex> lock(shared_->mu);
       const uint64_t seen = shared_->events;
@@ -687,6 +696,9 @@ class KafkaReader : public SplitReaderBase {
   bool deterministic_ = false;
   bool discovered_once_ = false;
   bool discovery_done_ = false;
+  bool outputs_pending_ = false;  // parts assigned whose outputs are not created yet
+  bool starved_ = false;          // the last poll had nothing to emit
+  uint32_t polls_ = 0;
   int64_t commits_succeeded_ = 0;
   int64_t commits_failed_ = 0;
 };
