@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <regex>
 #include <set>
 #include <span>
 #include <sstream>
@@ -253,9 +254,32 @@ constexpr auto kSourceKeys =
                                      "latency-every", "path", "format", "schema", "csv-header",
                                      "csv-delimiter", "max-line-bytes", "split-bytes", "start",
                                      "disorder", "max-out-of-orderness", "skew", "idle-periods",
-                                     "seed", "until"});
+                                     "seed", "until",
+                                     // kafka (kKafkaSourceKeys)
+                                     "bootstrap-servers", "topics", "topic-pattern", "group-id",
+                                     "properties", "starting-offsets", "starting-offsets-reset",
+                                     "starting-timestamp", "starting-specific-offsets", "bounded",
+                                     "bounded-specific-offsets", "partition-discovery-interval",
+                                     "key-field", "mock-cluster"});
 constexpr auto kSourceTypes = std::to_array<std::string_view>(
-    {"sequence", "generator", "file", "datagen", "replay"});
+    {"sequence", "generator", "file", "datagen", "replay", "kafka"});
+// Keys of the kafka source, and the ones only it uses.
+constexpr auto kKafkaSourceKeys = std::to_array<std::string_view>(
+    {"type", "bootstrap-servers", "topics", "topic-pattern", "group-id", "properties",
+     "starting-offsets", "starting-offsets-reset", "starting-timestamp",
+     "starting-specific-offsets", "bounded", "bounded-specific-offsets",
+     "partition-discovery-interval", "format", "schema", "key-field", "pacing", "mock-cluster"});
+constexpr auto kKafkaOnlyKeys = std::to_array<std::string_view>(
+    {"bootstrap-servers", "topics", "topic-pattern", "group-id", "properties", "starting-offsets",
+     "starting-offsets-reset", "starting-timestamp", "starting-specific-offsets", "bounded",
+     "bounded-specific-offsets", "partition-discovery-interval", "key-field", "mock-cluster"});
+constexpr auto kKafkaStartingOffsets =
+    std::to_array<std::string_view>({"earliest", "latest", "committed", "timestamp", "specific"});
+constexpr auto kKafkaOffsetResets = std::to_array<std::string_view>({"earliest", "latest", "none"});
+constexpr auto kKafkaBounded = std::to_array<std::string_view>({"latest", "specific"});
+constexpr auto kKafkaFormats = std::to_array<std::string_view>({"json", "raw"});
+constexpr auto kKafkaMockKeys =
+    std::to_array<std::string_view>({"partitions", "load", "partition-field", "timestamp-field"});
 // Keys of the file, datagen and replay sources, and the ones only they use.
 constexpr auto kFileSourceKeys = std::to_array<std::string_view>(
     {"type", "path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes",
@@ -439,6 +463,10 @@ class Loader {
   SourceSpec ParseSource(const Field& field);
   /// file / datagen / replay: reports keys of other source types, then reads the type's keys.
   void ParseInputSource(const MapView& map, SourceSpec& source);
+  /// kafka: reports keys of other source types, then reads the kafka keys.
+  void ParseKafkaSource(const MapView& map, SourceSpec& source);
+  /// `{topic-partition: offset, ...}` of starting- / bounded-specific-offsets.
+  std::map<std::string, int64_t> ParseSplitOffsets(const Field& field);
   std::vector<SchemaFieldSpec> ParseSchema(const Field& field);
   std::vector<IdlePeriodSpec> ParseIdlePeriods(const Field& field, int64_t split_count);
   SequenceSplitSpec ParseSplit(const YAML::Node& node, const std::string& path);
@@ -1000,6 +1028,14 @@ SourceSpec Loader::ParseSource(const Field& field) {
     ParseInputSource(*map, source);
     return source;
   }
+  if (source.type == "kafka") {
+    ParseKafkaSource(*map, source);
+    return source;
+  }
+  for (std::string_view key : kKafkaOnlyKeys) {
+    Forbid(*map, std::string(key),
+           fmt::format("does not apply to a source of type {} (only to kafka)", source.type));
+  }
   for (std::string_view key : kInputSourceOnlyKeys) {
     Forbid(*map, std::string(key),
            fmt::format("does not apply to a source of type {} (only to file, datagen or replay)",
@@ -1185,6 +1221,213 @@ void Loader::ParseInputSource(const MapView& map, SourceSpec& source) {
       }
     }
   }
+}
+
+void Loader::ParseKafkaSource(const MapView& map, SourceSpec& source) {
+  for (const Field& f : map.fields) {
+    if (!Contains(KeyList(kKafkaSourceKeys), f.key.Scalar())) {
+      Error(Loc(f.key), f.path,
+            fmt::format("does not apply to a source of type kafka; allowed keys: {}",
+                        Join(KeyList(kKafkaSourceKeys))));
+    }
+  }
+  KafkaSourceSpec& k = source.kafka;
+  const std::optional<Field> servers = map.Get("bootstrap-servers");
+  const std::optional<Field> mock = map.Get("mock-cluster");
+  if (servers && mock) {
+    Error(Loc(mock->key), mock->path, "give either bootstrap-servers or mock-cluster, not both");
+  } else if (!servers && !mock) {
+    Error(Loc(map.node), JoinPath(map.path, "bootstrap-servers"),
+          "missing required key (or mock-cluster, for an in-process mock cluster)");
+  }
+  if (servers) {
+    k.bootstrap_servers = ReadString(*servers).value_or("");
+  }
+  const std::optional<Field> topics = map.Get("topics");
+  const std::optional<Field> pattern = map.Get("topic-pattern");
+  if (topics && pattern) {
+    Error(Loc(pattern->key), pattern->path, "give either topics or topic-pattern, not both");
+  } else if (!topics && !pattern) {
+    Error(Loc(map.node), JoinPath(map.path, "topics"), "missing required key (or topic-pattern)");
+  }
+  if (topics) {
+    if (topics->value.IsScalar()) {
+      if (std::optional<std::string> t = ReadString(*topics)) {
+        k.topics.push_back(*t);
+      }
+    } else if (!topics->value.IsSequence() || topics->value.size() == 0) {
+      ValueError(*topics, fmt::format("expected a list of topic names like [orders], got {}",
+                                      topics->value.IsSequence() ? "[]" : Describe(topics->value)));
+    } else {
+      for (size_t i = 0; i < topics->value.size(); ++i) {
+        const Field item{topics->value[i], topics->value[i], IndexPath(topics->path, i)};
+        if (std::optional<std::string> t = ReadString(item)) {
+          if (std::find(k.topics.begin(), k.topics.end(), *t) != k.topics.end()) {
+            ValueError(item, fmt::format("duplicate topic \"{}\"", *t));
+          } else {
+            k.topics.push_back(*t);
+          }
+        }
+      }
+    }
+  }
+  if (pattern) {
+    if (std::optional<std::string> p = ReadString(*pattern)) {
+      try {
+        (void)std::regex(*p, std::regex::ECMAScript);
+        k.topic_pattern = *p;
+      } catch (const std::regex_error& e) {
+        ValueError(*pattern, fmt::format("not a regular expression: {}", e.what()));
+      }
+    }
+  }
+  Optional(map, "group-id", k.group_id, [&](const Field& f) { return ReadString(f); });
+  if (std::optional<Field> f = map.Get("properties")) {
+    if (!f->value.IsMap()) {
+      ValueError(*f, fmt::format("expected a mapping of Kafka client properties like "
+                                 "{{fetch.max.bytes: 1048576}}, got {}",
+                                 Describe(f->value)));
+    } else {
+      for (auto it = f->value.begin(); it != f->value.end(); ++it) {
+        const Field entry{it->first, it->second, JoinPath(f->path, it->first.Scalar())};
+        if (!it->first.IsScalar() || it->first.Scalar().empty()) {
+          Error(Loc(it->first), f->path, "expected a Kafka property name");
+          continue;
+        }
+        const std::string name = it->first.Scalar();
+        if (name == "bootstrap.servers" || name == "group.id" || name == "enable.auto.commit") {
+          Error(Loc(it->first), entry.path,
+                name == "enable.auto.commit"
+                    ? std::string("is managed by the source: offsets are committed when a "
+                                  "checkpoint completes")
+                    : fmt::format("set it with the source key {} instead",
+                                  name == "group.id" ? "group-id" : "bootstrap-servers"));
+          continue;
+        }
+        if (std::optional<std::string> v = ReadString(entry, true)) {
+          k.properties[name] = *v;
+        }
+      }
+    }
+  }
+  Optional(map, "starting-offsets", k.starting_offsets,
+           [&](const Field& f) { return ReadEnum(f, kKafkaStartingOffsets); });
+  const bool resettable = k.starting_offsets == "committed" || k.starting_offsets == "specific";
+  if (std::optional<Field> f = map.Get("starting-offsets-reset")) {
+    if (!resettable) {
+      Error(Loc(f->key), f->path, "applies only to starting-offsets: committed or specific");
+    } else {
+      k.offset_reset = ReadEnum(*f, kKafkaOffsetResets).value_or(k.offset_reset);
+    }
+  }
+  if (std::optional<Field> f = map.Get("starting-timestamp")) {
+    if (k.starting_offsets != "timestamp") {
+      Error(Loc(f->key), f->path, "applies only to starting-offsets: timestamp");
+    } else {
+      k.starting_timestamp_ms = ReadInt(*f, 0).value_or(0);
+    }
+  } else if (k.starting_offsets == "timestamp") {
+    Error(Loc(map.node), JoinPath(map.path, "starting-timestamp"),
+          "missing required key (starting-offsets: timestamp needs it, in ms since the epoch)");
+  }
+  if (std::optional<Field> f = map.Get("starting-specific-offsets")) {
+    if (k.starting_offsets != "specific") {
+      Error(Loc(f->key), f->path, "applies only to starting-offsets: specific");
+    } else {
+      k.starting_specific = ParseSplitOffsets(*f);
+    }
+  } else if (k.starting_offsets == "specific") {
+    Error(Loc(map.node), JoinPath(map.path, "starting-specific-offsets"),
+          "missing required key (starting-offsets: specific needs it)");
+  }
+  Optional(map, "bounded", k.bounded, [&](const Field& f) { return ReadEnum(f, kKafkaBounded); });
+  if (std::optional<Field> f = map.Get("bounded-specific-offsets")) {
+    if (k.bounded != "specific") {
+      Error(Loc(f->key), f->path, "applies only to bounded: specific");
+    } else {
+      k.bounded_specific = ParseSplitOffsets(*f);
+    }
+  } else if (k.bounded == "specific") {
+    Error(Loc(map.node), JoinPath(map.path, "bounded-specific-offsets"),
+          "missing required key (bounded: specific needs it)");
+  }
+  if (std::optional<Field> f = map.Get("partition-discovery-interval")) {
+    if (!k.bounded.empty()) {
+      Error(Loc(f->key), f->path,
+            "does not apply to a bounded source (its partitions are discovered once, at start)");
+    } else {
+      k.discovery_interval_ms = ReadDuration(*f, Sign::kNonNegative).value_or(k.discovery_interval_ms);
+    }
+  }
+  Optional(map, "format", k.format, [&](const Field& f) { return ReadEnum(f, kKafkaFormats); });
+  if (std::optional<Field> f = map.Get("schema")) {
+    if (k.format != "json") {
+      Error(Loc(f->key), f->path, "applies only to format json (format raw has one string field "
+                                  "`value`)");
+    } else {
+      k.schema = ParseSchema(*f);
+    }
+  } else if (k.format == "json") {
+    Error(Loc(map.node), JoinPath(map.path, "schema"),
+          "missing required key (format json needs the value's fields)");
+  }
+  if (std::optional<Field> f = map.Get("key-field")) {
+    if (std::optional<std::string> name = ReadString(*f)) {
+      const bool clash = k.format == "raw"
+                             ? *name == "value"
+                             : std::any_of(k.schema.begin(), k.schema.end(),
+                                           [&](const SchemaFieldSpec& s) { return s.name == *name; });
+      if (clash) {
+        ValueError(*f, fmt::format("field \"{}\" is already a field of the value", *name));
+      } else {
+        k.key_field = *name;
+      }
+    }
+  }
+  if (mock) {
+    if (std::optional<MapView> m = OpenMap(*mock, kKafkaMockKeys)) {
+      KafkaSourceSpec::Mock spec;
+      spec.location = ValueLoc(*mock);
+      Optional(*m, "partitions", spec.partitions,
+               [&](const Field& f) { return ReadInt(f, 1, 10000); });
+      if (std::optional<Field> f = Require(*m, "load")) {
+        spec.load = ReadString(*f).value_or("");
+      }
+      Optional(*m, "partition-field", spec.partition_field,
+               [&](const Field& f) { return ReadString(f); });
+      Optional(*m, "timestamp-field", spec.timestamp_field,
+               [&](const Field& f) { return ReadString(f); });
+      if (k.topics.size() != 1) {
+        Error(Loc(mock->key), mock->path, "needs exactly one topic in topics (the one it creates)");
+      }
+      k.mock = std::move(spec);
+    }
+  }
+}
+
+std::map<std::string, int64_t> Loader::ParseSplitOffsets(const Field& field) {
+  std::map<std::string, int64_t> out;
+  if (!field.value.IsMap() || field.value.size() == 0) {
+    ValueError(field, fmt::format("expected a mapping of topic-partition to offset like "
+                                  "{{orders-0: 42}}, got {}",
+                                  Describe(field.value)));
+    return out;
+  }
+  for (auto it = field.value.begin(); it != field.value.end(); ++it) {
+    const Field entry{it->first, it->second, JoinPath(field.path, it->first.Scalar())};
+    const std::string id = it->first.IsScalar() ? it->first.Scalar() : "";
+    const size_t dash = id.rfind('-');
+    if (dash == std::string::npos || dash == 0 || dash + 1 == id.size() ||
+        id.find_first_not_of("0123456789", dash + 1) != std::string::npos) {
+      Error(Loc(it->first), entry.path,
+            fmt::format("expected a split id topic-partition like orders-0, got \"{}\"", id));
+      continue;
+    }
+    if (std::optional<int64_t> offset = ReadInt(entry, 0)) {
+      out[id] = *offset;
+    }
+  }
+  return out;
 }
 
 std::vector<SchemaFieldSpec> Loader::ParseSchema(const Field& field) {

@@ -173,6 +173,49 @@ struct ReplaySourceSpec {
   SourceLocation until_location;
 };
 
+/// `kafka` source keys (see config/README.md): Flink's KafkaSource (FLIP-27), each
+/// topic-partition a split. Validated by the loader: exactly one of `topics` / `topic-pattern`;
+/// exactly one of `bootstrap-servers` / `mock-cluster`; the starting / bounded keys that go with
+/// the chosen mode and no others; `schema` iff `format: json`.
+struct KafkaSourceSpec {
+  std::string bootstrap_servers;        ///< `bootstrap-servers`: Kafka's bootstrap.servers
+  std::vector<std::string> topics;      ///< `topics: [a, b]`
+  std::string topic_pattern;            ///< `topic-pattern`: ECMAScript regex, whole topic name
+  std::string group_id;                 ///< `group-id`: Kafka's group.id (offset commits)
+  /// `properties`: Kafka client properties passed through to librdkafka as written.
+  std::map<std::string, std::string> properties;
+  /// `starting-offsets`: "earliest" | "latest" | "committed" | "timestamp" | "specific"
+  std::string starting_offsets = "earliest";
+  /// `starting-offsets-reset` (committed / specific: where a partition without an offset
+  /// starts; Flink's OffsetResetStrategy): "earliest" | "latest" | "none" (fails the job)
+  std::string offset_reset = "earliest";
+  int64_t starting_timestamp_ms = 0;  ///< `starting-timestamp` (timestamp mode), ms since epoch
+  /// `starting-specific-offsets`: split id ("topic-partition") → offset of the first record.
+  std::map<std::string, int64_t> starting_specific;
+  /// `bounded`: "" (unbounded) | "latest" (the latest offsets seen at start) | "specific"
+  std::string bounded;
+  /// `bounded-specific-offsets`: split id → offset to stop before (a partition not listed reads
+  /// nothing, as Flink's specific stopping offsets with the EARLIEST fallback).
+  std::map<std::string, int64_t> bounded_specific;
+  /// `partition-discovery-interval` (Flink's partition.discovery.interval.ms, default 5 min);
+  /// 0: discover once at start. Always once when bounded.
+  int64_t discovery_interval_ms = 300000;
+  std::string format = "json";          ///< `format`: "json" | "raw" (one string field `value`)
+  std::vector<SchemaFieldSpec> schema;  ///< `schema` (json): the value's fields
+  std::string key_field;                ///< `key-field`: a string field holding the record key
+  /// `mock-cluster` (trying a job without a broker, and the tests): the source starts an
+  /// in-process librdkafka mock cluster, creates the topic with `partitions` partitions and loads
+  /// a JSON Lines file into it, as `tidemark kafka-mock` does.
+  struct Mock {
+    int64_t partitions = 1;
+    std::string load;             ///< JSON Lines file, resolved against the job file's directory
+    std::string partition_field;  ///< field of each line giving its partition ("" : round-robin)
+    std::string timestamp_field;  ///< field of each line giving its CreateTime in ms ("" : now)
+    SourceLocation location;
+  };
+  std::optional<Mock> mock;
+};
+
 /// `source:` block of a `type: source` operator.
 struct SourceSpec {
   std::string type;  ///< "sequence" | "generator" (more later: file, datagen, replay)
@@ -193,6 +236,7 @@ struct SourceSpec {
   FileSourceSpec file;
   DatagenSourceSpec datagen;
   ReplaySourceSpec replay;
+  KafkaSourceSpec kafka;  ///< `type: kafka`
   SourceLocation location;
   KeyLocations key_locations;  ///< of the `source:` block (also the file / datagen / replay keys)
 };

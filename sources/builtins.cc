@@ -5,6 +5,7 @@
 #include "sources/datagen_source.h"
 #include "sources/file_source.h"
 #include "sources/generator_source.h"
+#include "sources/kafka/kafka_source.h"
 #include "sources/replay_source.h"
 #include "sources/sequence_source.h"
 #include "sources/source_operator.h"
@@ -49,9 +50,23 @@ std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec
     } catch (const IoError& e) {
       throw CompileError("source.path", e.what());
     }
+  } else if (spec.source->type == "kafka") {
+    SourceSpec resolved = *spec.source;
+    if (resolved.kafka.mock) {
+      resolved.kafka.mock->load = ResolveAgainstJobFile(resolved.kafka.mock->load, job.file);
+    }
+    try {
+      source = std::make_shared<KafkaSource>(resolved);
+    } catch (const InvalidArgument& e) {
+      throw CompileError("source", e.what());
+    } catch (const IoError& e) {
+      throw CompileError("source.mock-cluster", e.what(),
+                         resolved.kafka.mock ? resolved.kafka.mock->location : resolved.location);
+    }
   } else {
     throw CompileError("source.type", "unknown source type '" + spec.source->type +
-                                          "' (known: sequence, generator, file, datagen, replay)");
+                                          "' (known: sequence, generator, file, datagen, replay, "
+                                          "kafka)");
   }
   return source;
 }

@@ -257,6 +257,14 @@ class SourceOperator::ReaderContext : public SourceReaderContext {
   int subtask_index() const override { return op_.context().subtask_index; }
   int parallelism() const override { return op_.context().parallelism; }
   ProcessingTimeService& processing_time() override { return op_.processing_time(); }
+  std::function<void()> AvailabilityNotifier() override {
+    Wakeup* wakeup = op_.context().wakeup;
+    if (wakeup == nullptr) {
+      return {};
+    }
+    return [wakeup] { wakeup->Signal(); };
+  }
+  bool virtual_clock() const override { return op_.context().virtual_clock; }
   void WakeUpAt(Timestamp time_ms) override {
     // A timer whose mail wakes the task; under the virtual clock it is also the source's next
     // arrival, an event the clock stops at. One per distinct time: a reader polled again before
@@ -329,8 +337,8 @@ void SourceOperator::InitializeOutputs() {
 }
 
 void SourceOperator::AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) {
-  num_splits_ += static_cast<int>(splits.size());
   for (const auto& split : splits) {
+    CountSplit(split->SplitId());
     // An assigned split holds time back until it reports; before the first EmitNext its output
     // waits (Flink's splitsToInitializeOutput).
     if (outputs_initialized_) {
@@ -342,9 +350,18 @@ void SourceOperator::AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits)
   reader_->AddSplits(std::move(splits));
 }
 
+void SourceOperator::CountSplit(const std::string& split_id) {
+  if (counted_splits_.insert(split_id).second) {
+    ++num_splits_;
+  }
+}
+
 SourceOutput& SourceOperator::CreateSplitOutput(const std::string& split_id) {
   auto& slot = split_outputs_[split_id];
   if (!slot) {
+    // A reader that discovers its own splits (Kafka partitions) assigns them by creating their
+    // output: they count as assigned splits (for alignment's split pausing) like AddSplits'.
+    CountSplit(split_id);
     slot = std::make_unique<SplitOutput>(*this, split_id);
   }
   return *slot;
@@ -633,8 +650,9 @@ void SourceOperator::InitializeState(StateInitializationContext& context) {
   reader_->Start(*reader_context_);
   // Restored splits join the multiplexer at restore time (they hold the watermark back from now
   // on, not from their first record).
-  num_splits_ = static_cast<int>(splits.size());
+  counted_splits_.clear();
   for (const auto& split : splits) {
+    CountSplit(split->SplitId());
     CreateSplitOutput(split->SplitId());
   }
   reader_->AddSplits(std::move(splits));

@@ -192,6 +192,8 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   bool finished_ = false;
   bool stopped_ = false;
   int num_splits_ = 0;  ///< splits ever assigned (Flink's numSplits)
+  std::set<std::string> counted_splits_;  ///< the ids counted in num_splits_
+  void CountSplit(const std::string& split_id);
   std::map<std::string, Timestamp> split_watermarks_;
   std::set<std::string> paused_splits_;
 

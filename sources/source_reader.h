@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -88,6 +89,14 @@ class SourceReaderContext {
   /// Asks to be polled again once processing time reaches `time_ms` (pacing). Under the virtual
   /// clock this advances the clock; under the system clock it arms a timer.
   virtual void WakeUpAt(Timestamp time_ms) = 0;
+  /// A callable any thread may call (librdkafka's queue callbacks) to wake the task so it polls
+  /// the reader again (the role of Flink's FutureCompletingBlockingQueue availability future).
+  /// Valid while the reader lives; empty when the reader runs without a task (tests).
+  virtual std::function<void()> AvailabilityNotifier() { return {}; }
+  /// Whether processing time is the job's virtual clock: time passes only while every task
+  /// waits, so a reader fed by other threads that knows records are on their way waits for them
+  /// (briefly, returning kMoreAvailable) instead of letting time run ahead of its input.
+  virtual bool virtual_clock() const { return false; }
 };
 
 /// Reads the splits assigned to one subtask. Mirrors Flink's `SourceReader` (FLIP-27).

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "runtime/io/wakeup.h"
 #include <string>
 #include <string_view>
 
@@ -44,6 +45,13 @@ struct OperatorContext {
   /// pipeline.max-parallelism: the number of key groups (runtime/state/key_groups.h); the
   /// subtask owns `KeyGroupRangeForOperator(max_parallelism, parallelism, subtask_index)`.
   int max_parallelism = 128;
+  /// The task's wake-up (thread-safe `Signal`): a source whose input arrives on another thread
+  /// (librdkafka's fetch threads) signals it so the sleeping task polls again. Null in tests
+  /// that build operators without a task.
+  Wakeup* wakeup = nullptr;
+  /// Processing time is the job's virtual clock (`pipeline.clock: virtual`): time passes only
+  /// when every task waits, so a source that knows input is on its way waits for it instead.
+  bool virtual_clock = false;
 };
 
 /// A stream operator. Mirrors Flink's `StreamOperator` / `OneInputStreamOperator` /

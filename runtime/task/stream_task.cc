@@ -206,6 +206,8 @@ void StreamTask::OpenOperators() {
       }
     }
     ctx.max_parallelism = max_parallelism_;
+    ctx.wakeup = &wakeup_;
+    ctx.virtual_clock = virtual_pts_ != nullptr;
     CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
   }
   if (checkpoints_enabled_) {

@@ -837,7 +837,7 @@ TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {
   CliResult unknown = Cli("stauts 1234");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_EQ(unknown.err,
-            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, submit, list, status, cancel, logs, explain, "
+            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, kafka-mock, submit, list, status, cancel, logs, explain, "
             "savepoint, stop)\n"
             "Run with --help for more information.\n");
   CliResult ftp = Cli("--url ftp://x list");

@@ -31,6 +31,7 @@
 #include "tools/engine/explain.h"
 #include "tools/export/flink_sql_export.h"
 #include "tools/tidemark/daemon_commands.h"
+#include "tools/tidemark/kafka_mock_command.h"
 #include "tools/tidemark/progress.h"
 
 namespace {
@@ -329,6 +330,8 @@ int main(int argc, char** argv) {
   validate->add_option("job", job_path, "job YAML file")->required();
   tidemark::bench::BenchOptions bench_options;
   auto* bench = tidemark::bench::AddBenchSubcommand(app, bench_options);
+  tidemark::KafkaMockOptions kafka_mock_options;
+  auto* kafka_mock = tidemark::AddKafkaMockSubcommand(app, kafka_mock_options);
 
   // Daemon commands. Global options go before the subcommand: `tidemark --socket PATH submit x.yaml`.
   std::string socket_path;
@@ -393,7 +396,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
       // CLI11 would say "A subcommand is required" about `tidemark stauts ID`.
-      std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, validate, analyze, export, bench, "
+      std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, validate, analyze, export, bench, kafka-mock, "
                                "submit, list, status, cancel, logs, explain, savepoint, stop)\nRun with --help for more information.\n",
                                unknown);
       return 2;
@@ -415,6 +418,9 @@ int main(int argc, char** argv) {
   }
   if (*bench) {
     return tidemark::bench::RunBench(bench_options);
+  }
+  if (*kafka_mock) {
+    return tidemark::RunKafkaMock(kafka_mock_options);
   }
   if (*analyze) {
     return AnalyzeJob(job_path, analyze_source, analyze_late, analyze_json, analyze_svg, analyze_run,

@@ -1,0 +1,784 @@
+#include "sources/kafka/kafka_source.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runtime/core/errors.h"
+#include "sources/kafka/kafka_mock_load.h"
+#include "sources/text_input.h"
+
+namespace tidemark {
+namespace {
+
+constexpr std::string_view kSplitSection = "kafka-split";
+constexpr uint32_t kSplitVersion = 1;
+constexpr int kLookupTimeoutMs = 10000;
+constexpr size_t kBatch = 256;  // messages taken from a partition queue at once
+
+int64_t DefaultTimestampLookup(rd_kafka_t* rk, const std::string& topic, int32_t partition,
+                               int64_t timestamp_ms) {
+  KafkaPartitionList list(rd_kafka_topic_partition_list_new(1));
+  rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition)->offset = timestamp_ms;
+  if (rd_kafka_offsets_for_times(rk, list.get(), kLookupTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return -1;
+  }
+  return list->elems[0].offset;
+}
+
+// What the reader's task thread and its discovery thread share, and what librdkafka's queue
+// callbacks signal. Lives (shared_ptr) until the last of them is done with it.
+struct Shared {
+  std::mutex mu;
+  std::condition_variable cv;           // data arrived / discovery posted / stop
+  uint64_t events = 0;                  // bumped on every signal (guarded by mu)
+  std::vector<KafkaPartitionPosition> discovered;  // not yet taken by the task thread
+  bool discovery_done = false;          // no more partitions will be posted (bounded / once)
+  int64_t rounds = 0;                   // discovery rounds that succeeded
+  std::string error;                    // a discovery failure that fails the job
+  bool stop = false;
+  std::function<void()> notify;         // wakes the task (thread-safe), may be empty
+
+  void Signal() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++events;
+    }
+    cv.notify_all();
+    if (notify) {
+      notify();
+    }
+  }
+};
+
+// librdkafka's queue callback: a partition queue became non-empty (librdkafka thread).
+void OnQueueEvent(rd_kafka_t* /*rk*/, void* opaque) { static_cast<Shared*>(opaque)->Signal(); }
+
+int32_t JavaStringHash(const std::string& s) {
+  uint32_t h = 0;
+  for (unsigned char c : s) {
+    h = 31 * h + c;
+  }
+  return static_cast<int32_t>(h);
+}
+
+class KafkaReader : public SplitReaderBase {
+ public:
+  explicit KafkaReader(const KafkaSource& source)
+      : source_(source),
+        spec_(source.spec().kafka),
+        raw_(spec_.format == "raw"),
+        decoder_(LineDecoder::Format::kJson, source.value_schema()),
+        shared_(std::make_shared<Shared>()) {}
+
+  ~KafkaReader() override { Close(); }
+
+  void Start(SourceReaderContext& context) override {
+    context_ = &context;
+    start_time_ = context.processing_time().GetCurrentProcessingTime();
+    shared_->notify = context.AvailabilityNotifier();
+  }
+
+  void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) override {
+    std::vector<KafkaPartitionPosition> positions;
+    for (auto& s : splits) {
+      const auto* split = dynamic_cast<const KafkaSplit*>(s.get());
+      if (split == nullptr) {
+        throw tidemark::Error(fmt::format("split {} is not a Kafka split", s->SplitId()));
+      }
+      positions.push_back(split->position());
+    }
+    if (consumer_) {
+      Assign(std::move(positions));
+    } else {
+      restored_.insert(restored_.end(), positions.begin(), positions.end());
+    }
+  }
+
+  InputStatus PollNext(ReaderOutput& output) override {
+    if (!consumer_) {
+      Connect();
+    }
+    // Discovery results and commit events: every 256 polls while records flow, at every poll
+    // while there is nothing to emit (a lock and a librdkafka poll per record would cost more
+    // than the record).
+    if (!discovered_once_ || starved_ || outputs_pending_ || (++polls_ & 255) == 0) {
+      TakeDiscovered(output);
+      ServeCallbacks();
+    }
+    starved_ = false;
+    if (!discovered_once_) {
+      return WaitOrNothing(/*know_more_is_coming=*/true);
+    }
+    // The next unfinished, unpaused partition, round-robin (the sequence source's order).
+    const size_t n = parts_.size();
+    bool any_open = false;
+    size_t picked = n;
+    for (size_t i = 0; i < n; ++i) {
+      Part& p = *parts_[(next_ + i) % n];
+      if (p.done) {
+        continue;
+      }
+      any_open = true;
+      if (IsPaused(p.pos.SplitId())) {
+        continue;  // alignment: not drained, what librdkafka fetched stays in its queue
+      }
+      if (deterministic_) {
+        picked = (next_ + i) % n;
+        break;
+      }
+      if (Fill(p)) {
+        picked = (next_ + i) % n;
+        break;
+      }
+    }
+    if (picked == n) {
+      if (!any_open && bounded() && discovery_done_) {
+        return InputStatus::kEndOfInput;
+      }
+      return WaitOrNothing(false);
+    }
+    const int64_t pacing = source_.spec().pacing_ms;
+    if (pacing > 0) {
+      const Timestamp due = start_time_ + emitted_total_ * pacing;
+      if (context_->processing_time().GetCurrentProcessingTime() < due) {
+        context_->WakeUpAt(due);
+        return InputStatus::kNothingAvailable;
+      }
+    }
+    Part& p = *parts_[picked];
+    if (!Fill(p)) {
+      // Deterministic mode: its records are on their way (the partition is not at its end).
+      return WaitOrNothing(true);
+    }
+    rd_kafka_message_t* m = p.batch[p.batch_pos];
+    p.batch[p.batch_pos++] = nullptr;
+    const KafkaMessage owned(m);
+    if (m->offset < p.pos.next_offset && p.pos.next_offset >= 0) {
+      return InputStatus::kMoreAvailable;  // before the position (a re-fetch): already emitted
+    }
+    if (m->offset >= p.pos.stopping_offset) {
+      Finish(p, output);
+      return InputStatus::kMoreAvailable;
+    }
+    p.pos.next_offset = m->offset + 1;
+    Emit(p, *m, output);
+    ++emitted_total_;
+    next_ = (picked + 1) % n;
+    if (p.pos.next_offset >= p.pos.stopping_offset) {
+      Finish(p, output);
+    }
+    return InputStatus::kMoreAvailable;
+  }
+
+  std::vector<std::unique_ptr<SourceSplit>> SnapshotState(int64_t checkpoint_id) override {
+    std::vector<std::unique_ptr<SourceSplit>> out;
+    std::vector<std::pair<KafkaPartitionPosition, int64_t>> commit;
+    const size_t n = parts_.size();
+    for (size_t k = 0; k < n; ++k) {
+      const Part& p = *parts_[(next_ + k) % n];
+      out.push_back(std::make_unique<KafkaSplit>(p.pos));
+      if (p.pos.next_offset >= 0) {
+        commit.emplace_back(p.pos, p.pos.next_offset);
+      }
+    }
+    // Splits restored but not assigned yet (no poll since the restore) keep their positions.
+    for (const KafkaPartitionPosition& r : restored_) {
+      out.push_back(std::make_unique<KafkaSplit>(r));
+    }
+    pending_commits_[checkpoint_id] = std::move(commit);
+    return out;
+  }
+
+  void NotifyCheckpointComplete(int64_t checkpoint_id) override {
+    auto it = pending_commits_.find(checkpoint_id);
+    if (it == pending_commits_.end()) {
+      return;
+    }
+    std::vector<std::pair<KafkaPartitionPosition, int64_t>> offsets = std::move(it->second);
+    pending_commits_.erase(pending_commits_.begin(), std::next(it));
+    if (spec_.group_id.empty() || !consumer_ || offsets.empty()) {
+      return;  // Flink commits only with a group id
+    }
+    KafkaPartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
+    for (const auto& [pos, offset] : offsets) {
+      rd_kafka_topic_partition_list_add(list.get(), pos.topic.c_str(), pos.partition)->offset = offset;
+    }
+    const rd_kafka_resp_err_t err =
+        rd_kafka_commit_queue(consumer_.get(), list.get(), commit_queue_.get(), nullptr, nullptr);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ++commits_failed_;
+    }
+  }
+
+  void Close() override {
+    if (discovery_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        shared_->stop = true;
+      }
+      shared_->cv.notify_all();
+      discovery_.join();
+    }
+    for (auto& p : parts_) {
+      ReleaseQueue(*p);
+    }
+    parts_.clear();
+    commit_queue_.reset();
+    consumer_.reset();  // closes and destroys the consumer (no partition list is alive)
+  }
+
+  void CollectMetrics(MetricsWriter& out) const override {
+    int64_t pending_total = 0;
+    for (const auto& p : parts_) {
+      const std::string id = p->pos.SplitId();
+      out.Gauge("split." + id + ".records", p->pos.records);
+      out.Gauge("split." + id + ".currentOffset", p->pos.next_offset);
+      out.Gauge("split." + id + ".committedOffset", p->committed);
+      int64_t lo = 0;
+      int64_t hi = 0;
+      int64_t pending = 0;
+      if (consumer_ && p->pos.next_offset >= 0 &&
+          rd_kafka_get_watermark_offsets(consumer_.get(), p->pos.topic.c_str(), p->pos.partition, &lo,
+                                         &hi) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          hi >= 0) {
+        pending = std::max<int64_t>(0, std::min(hi, p->pos.stopping_offset) - p->pos.next_offset);
+      }
+      out.Gauge("split." + id + ".pendingRecords", pending);
+      pending_total += pending;
+    }
+    out.Gauge("commitsSucceeded", commits_succeeded_);
+    out.Gauge("commitsFailed", commits_failed_);
+    out.Gauge("pendingRecords", pending_total);
+  }
+
+ private:
+  struct Part {
+    KafkaPartitionPosition pos;
+    KafkaQueue queue;
+    std::vector<rd_kafka_message_t*> batch = std::vector<rd_kafka_message_t*>(kBatch, nullptr);
+    size_t batch_pos = 0;
+    size_t batch_len = 0;
+    SourceOutput* output = nullptr;
+    int64_t committed = -1;
+    bool done = false;
+  };
+
+  bool bounded() const { return !spec_.bounded.empty(); }
+
+  void Connect() {
+    std::map<std::string, std::string> props = spec_.properties;
+    props["bootstrap.servers"] = source_.bootstrap_servers();
+    props["group.id"] = spec_.group_id.empty() ? "tidemark-kafka-source" : spec_.group_id;
+    props["enable.auto.commit"] = "false";
+    props["enable.auto.offset.store"] = "false";
+    props.emplace("enable.partition.eof", "false");
+    props.emplace("log_level", "3");
+    KafkaConf conf = MakeKafkaConf(props);
+    consumer_ = MakeKafkaHandle(RD_KAFKA_CONSUMER, std::move(conf));
+    commit_queue_.reset(rd_kafka_queue_new(consumer_.get()));
+    deterministic_ = context_->virtual_clock() && bounded();
+    // Restored splits are ours from the start; discovery adds only partitions it has not seen.
+    std::set<std::string> known;
+    for (const KafkaPartitionPosition& r : restored_) {
+      known.insert(r.SplitId());
+    }
+    std::vector<KafkaPartitionPosition> restored = std::move(restored_);
+    restored_.clear();
+    Assign(std::move(restored));
+    const int subtask = context_->subtask_index();
+    const int parallelism = context_->parallelism();
+    discovery_ = std::thread([this, known = std::move(known), subtask, parallelism]() mutable {
+      DiscoveryLoop(std::move(known), subtask, parallelism);
+    });
+  }
+
+  // ---- discovery thread ----
+  void DiscoveryLoop(std::set<std::string> known, int subtask, int parallelism) {
+    const std::shared_ptr<Shared> shared = shared_;
+    const std::regex pattern(spec_.topic_pattern.empty() ? std::string(".*") : spec_.topic_pattern);
+    bool first = true;
+    while (true) {
+      std::vector<KafkaPartitionPosition> found;
+      std::string error;
+      const bool ok = DiscoverOnce(known, subtask, parallelism, pattern, first, found, error);
+      bool done = false;
+      {
+        std::lock_guard<std::mutex> lock(shared->mu);
+        if (shared->stop) {
+          return;
+        }
+        if (ok) {
+          for (auto& f : found) {
+            known.insert(f.SplitId());
+            shared->discovered.push_back(std::move(f));
+          }
+          done = bounded() || spec_.discovery_interval_ms == 0;
+          shared->discovery_done = done;
+          ++shared->rounds;
+          ++shared->events;
+        } else if (!error.empty()) {
+          shared->error = error;
+          done = true;
+        }
+      }
+      if (ok || !error.empty()) {
+        shared->cv.notify_all();
+        if (shared->notify) {
+          shared->notify();
+        }
+      }
+      if (done) {
+        return;
+      }
+      first = first && !ok;
+      // Next round: the interval after a success, 1 s after a failed look-up (broker down).
+      const auto wait = std::chrono::milliseconds(ok ? spec_.discovery_interval_ms : 1000);
+      std::unique_lock<std::mutex> lock(shared->mu);
+      if (shared->cv.wait_for(lock, wait, [&] { return shared->stop; })) {
+        return;
+      }
+    }
+  }
+
+  // One discovery round. False with `error` empty: a look-up failed (retry); with `error`: the
+  // job cannot go on (a listed topic does not exist, no offset and reset none).
+  bool DiscoverOnce(const std::set<std::string>& known, int subtask, int parallelism,
+                    const std::regex& pattern, bool first, std::vector<KafkaPartitionPosition>& found,
+                    std::string& error) {
+    rd_kafka_t* rk = consumer_.get();
+    const rd_kafka_metadata_t* md = nullptr;
+    if (rd_kafka_metadata(rk, 1, nullptr, &md, kLookupTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return false;
+    }
+    std::vector<std::pair<std::string, int32_t>> mine;
+    std::set<std::string> topics_seen;
+    for (int t = 0; t < md->topic_cnt; ++t) {
+      const rd_kafka_metadata_topic_t& topic = md->topics[t];
+      if (topic.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        continue;
+      }
+      const std::string name = topic.topic;
+      const bool wanted = spec_.topic_pattern.empty()
+                              ? std::find(spec_.topics.begin(), spec_.topics.end(), name) !=
+                                    spec_.topics.end()
+                              : std::regex_match(name, pattern);
+      if (!wanted) {
+        continue;
+      }
+      topics_seen.insert(name);
+      for (int p = 0; p < topic.partition_cnt; ++p) {
+        const int32_t id = topic.partitions[p].id;
+        if (KafkaSource::OwnerOf(name, id, parallelism) == subtask &&
+            known.count(name + "-" + std::to_string(id)) == 0) {
+          mine.emplace_back(name, id);
+        }
+      }
+    }
+    rd_kafka_metadata_destroy(md);
+    if (first && spec_.topic_pattern.empty()) {
+      for (const std::string& t : spec_.topics) {
+        if (topics_seen.count(t) == 0) {
+          error = fmt::format("Kafka topic '{}' does not exist at {}", t, source_.bootstrap_servers());
+          return false;
+        }
+      }
+    }
+    std::sort(mine.begin(), mine.end());
+    for (const auto& [topic, partition] : mine) {
+      KafkaPartitionPosition pos;
+      pos.topic = topic;
+      pos.partition = partition;
+      if (!ResolveOffsets(pos, error)) {
+        return false;
+      }
+      found.push_back(std::move(pos));
+    }
+    return true;
+  }
+
+  bool Watermarks(const KafkaPartitionPosition& pos, int64_t& lo, int64_t& hi) {
+    return rd_kafka_query_watermark_offsets(consumer_.get(), pos.topic.c_str(), pos.partition, &lo,
+                                            &hi, kLookupTimeoutMs) == RD_KAFKA_RESP_ERR_NO_ERROR;
+  }
+
+  bool ResolveOffsets(KafkaPartitionPosition& pos, std::string& error) {
+    const std::string id = pos.SplitId();
+    auto reset = [&]() -> bool {
+      if (spec_.offset_reset == "none") {
+        error = fmt::format("Kafka partition {} has no {} offset and starting-offsets-reset is none",
+                            id, spec_.starting_offsets == "committed" ? "committed" : "given");
+        return false;
+      }
+      pos.next_offset = spec_.offset_reset == "latest" ? RD_KAFKA_OFFSET_END : RD_KAFKA_OFFSET_BEGINNING;
+      return true;
+    };
+    const std::string& mode = spec_.starting_offsets;
+    if (mode == "earliest") {
+      pos.next_offset = RD_KAFKA_OFFSET_BEGINNING;
+    } else if (mode == "latest") {
+      pos.next_offset = RD_KAFKA_OFFSET_END;
+    } else if (mode == "specific") {
+      auto it = spec_.starting_specific.find(id);
+      if (it != spec_.starting_specific.end()) {
+        pos.next_offset = it->second;
+      } else if (!reset()) {
+        return false;
+      }
+    } else if (mode == "timestamp") {
+      const int64_t offset = source_.timestamp_lookup()(consumer_.get(), pos.topic, pos.partition,
+                                                        spec_.starting_timestamp_ms);
+      pos.next_offset = offset >= 0 ? offset : RD_KAFKA_OFFSET_END;
+    } else {  // committed
+      KafkaPartitionList list(rd_kafka_topic_partition_list_new(1));
+      rd_kafka_topic_partition_list_add(list.get(), pos.topic.c_str(), pos.partition);
+      if (rd_kafka_committed(consumer_.get(), list.get(), kLookupTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return false;  // retried
+      }
+      const int64_t committed = list->elems[0].offset;
+      list.reset();
+      if (committed >= 0) {
+        pos.next_offset = committed;
+      } else if (!reset()) {
+        return false;
+      }
+    }
+    if (!bounded()) {
+      return true;
+    }
+    // Bounded: every position numeric, so "at the end" is known before any fetch.
+    int64_t lo = 0;
+    int64_t hi = 0;
+    if (!Watermarks(pos, lo, hi)) {
+      return false;
+    }
+    if (pos.next_offset == RD_KAFKA_OFFSET_BEGINNING) {
+      pos.next_offset = lo;
+    } else if (pos.next_offset == RD_KAFKA_OFFSET_END) {
+      pos.next_offset = hi;
+    }
+    if (spec_.bounded == "latest") {
+      pos.stopping_offset = hi;
+    } else {
+      auto it = spec_.bounded_specific.find(id);
+      pos.stopping_offset = it != spec_.bounded_specific.end() ? it->second : pos.next_offset;
+    }
+    return true;
+  }
+
+  // ---- task thread ----
+  void TakeDiscovered(ReaderOutput& output) {
+    std::vector<KafkaPartitionPosition> found;
+    {
+      std::lock_guard<std::mutex> lock(shared_->mu);
+      if (!shared_->error.empty()) {
+        throw IoError(shared_->error);
+      }
+      found.swap(shared_->discovered);
+      // The first round posted (possibly nothing: no partition is ours).
+      discovered_once_ = shared_->rounds > 0;
+      discovery_done_ = shared_->discovery_done;
+    }
+    Assign(std::move(found));
+    if (!outputs_pending_) {
+      return;
+    }
+    outputs_pending_ = false;
+    for (auto& p : parts_) {
+      if (p->output == nullptr && !p->done) {
+        p->output = &output.CreateOutputForSplit(p->pos.SplitId());
+        if (p->pos.next_offset >= p->pos.stopping_offset) {
+          Finish(*p, output);
+        }
+      }
+    }
+  }
+
+  void Assign(std::vector<KafkaPartitionPosition> positions) {
+    if (positions.empty()) {
+      return;
+    }
+    KafkaPartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(positions.size())));
+    for (KafkaPartitionPosition& pos : positions) {
+      auto part = std::make_unique<Part>();
+      part->pos = std::move(pos);
+      // Its own queue, forwarded nowhere: records wait there until this reader takes them.
+      part->queue.reset(rd_kafka_queue_get_partition(consumer_.get(), part->pos.topic.c_str(),
+                                                     part->pos.partition));
+      rd_kafka_queue_forward(part->queue.get(), nullptr);
+      rd_kafka_queue_cb_event_enable(part->queue.get(), OnQueueEvent, shared_.get());
+      if (part->pos.next_offset < part->pos.stopping_offset) {
+        rd_kafka_topic_partition_list_add(list.get(), part->pos.topic.c_str(), part->pos.partition)
+            ->offset = part->pos.next_offset;
+      }
+      parts_.push_back(std::move(part));
+    }
+    outputs_pending_ = true;
+    if (list->cnt > 0) {
+      rd_kafka_error_t* err = rd_kafka_incremental_assign(consumer_.get(), list.get());
+      if (err != nullptr) {
+        const std::string reason = rd_kafka_error_string(err);
+        rd_kafka_error_destroy(err);
+        throw IoError(fmt::format("cannot assign Kafka partitions: {}", reason));
+      }
+    }
+  }
+
+  // Makes p.batch hold at least one message, from what librdkafka already queued. Never waits.
+  bool Fill(Part& p) {
+    if (p.batch_pos < p.batch_len) {
+      return true;
+    }
+    p.batch_pos = 0;
+    p.batch_len = 0;
+    while (true) {
+      const ssize_t got = rd_kafka_consume_batch_queue(p.queue.get(), 0, p.batch.data(), kBatch);
+      if (got <= 0) {
+        return false;
+      }
+      // Error events in the partition's queue: end-of-partition and transient ones pass, others
+      // (an offset out of range without a reset policy, ...) fail the job as Flink's fetcher does.
+      size_t keep = 0;
+      for (ssize_t i = 0; i < got; ++i) {
+        rd_kafka_message_t* m = p.batch[static_cast<size_t>(i)];
+        if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+          p.batch[keep++] = m;
+          continue;
+        }
+        const rd_kafka_resp_err_t err = m->err;
+        rd_kafka_message_destroy(m);
+        if (err != RD_KAFKA_RESP_ERR__PARTITION_EOF && err != RD_KAFKA_RESP_ERR__TRANSPORT &&
+            err != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && err != RD_KAFKA_RESP_ERR__TIMED_OUT) {
+          for (ssize_t j = i + 1; j < got; ++j) {
+            rd_kafka_message_destroy(p.batch[static_cast<size_t>(j)]);
+          }
+          throw IoError(fmt::format("Kafka partition {}: {}", p.pos.SplitId(), rd_kafka_err2str(err)));
+        }
+      }
+      if (keep > 0) {
+        p.batch_len = keep;
+        return true;
+      }
+    }
+  }
+
+  void Emit(Part& p, const rd_kafka_message_t& m, ReaderOutput& output) {
+    rd_kafka_timestamp_type_t type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+    const int64_t ts = rd_kafka_message_timestamp(&m, &type);
+    const std::string_view value(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
+    if (raw_) {
+      row_.resize(1);
+      if (m.payload != nullptr) {
+        row_[0].emplace<std::string>(value);
+      } else {
+        row_[0].emplace<std::monostate>();
+      }
+    } else {
+      std::string reason;
+      if (m.payload == nullptr) {
+        output.EmitError(SourceError{p.pos.SplitId(), m.offset, "record has no value (a tombstone)", ""});
+        return;
+      }
+      if (!decoder_.Decode(value, row_, &reason)) {
+        output.EmitError(SourceError{p.pos.SplitId(), m.offset, reason, std::string(value.substr(0, 200))});
+        return;
+      }
+    }
+    if (!spec_.key_field.empty()) {
+      row_.emplace_back();
+      if (m.key != nullptr) {
+        row_.back().emplace<std::string>(static_cast<const char*>(m.key), m.key_len);
+      }
+    }
+    ++p.pos.records;
+    if (ts >= 0) {
+      p.output->CollectReusing(row_, ts);
+    } else {
+      p.output->Collect(Row(row_));
+    }
+  }
+
+  void Finish(Part& p, ReaderOutput& output) {
+    p.done = true;
+    if (p.output != nullptr) {
+      output.ReleaseOutputForSplit(p.pos.SplitId());
+      p.output = nullptr;
+    }
+    ReleaseQueue(p);
+    KafkaPartitionList list(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_list_add(list.get(), p.pos.topic.c_str(), p.pos.partition);
+    if (rd_kafka_error_t* err = rd_kafka_incremental_unassign(consumer_.get(), list.get())) {
+      rd_kafka_error_destroy(err);  // it stops fetching at worst a little later
+    }
+  }
+
+  void ReleaseQueue(Part& p) {
+    for (size_t i = p.batch_pos; i < p.batch_len; ++i) {
+      rd_kafka_message_destroy(p.batch[i]);
+    }
+    p.batch_pos = p.batch_len = 0;
+    if (p.queue) {
+      rd_kafka_queue_cb_event_enable(p.queue.get(), nullptr, nullptr);
+      p.queue.reset();
+    }
+  }
+
+  // Commit results and librdkafka's callbacks: never blocks.
+  void ServeCallbacks() {
+    rd_kafka_poll(consumer_.get(), 0);
+    while (rd_kafka_event_t* ev = rd_kafka_queue_poll(commit_queue_.get(), 0)) {
+      if (rd_kafka_event_type(ev) == RD_KAFKA_EVENT_OFFSET_COMMIT) {
+        const rd_kafka_topic_partition_list_t* list = rd_kafka_event_topic_partition_list(ev);
+        bool failed = rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR;
+        for (int i = 0; list != nullptr && i < list->cnt; ++i) {
+          failed = failed || list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR;
+        }
+        if (failed) {
+          ++commits_failed_;
+        } else {
+          ++commits_succeeded_;
+          for (int i = 0; list != nullptr && i < list->cnt; ++i) {
+            for (auto& p : parts_) {
+              if (p->pos.partition == list->elems[i].partition && p->pos.topic == list->elems[i].topic) {
+                p->committed = list->elems[i].offset;
+              }
+            }
+          }
+        }
+      }
+      rd_kafka_event_destroy(ev);
+    }
+  }
+
+  // Nothing to emit now. Under the virtual clock with records known to be on their way: wait a
+  // little for them and keep time still (kMoreAvailable). Otherwise sleep until a queue callback
+  // (or, under the virtual clock, 100 ms of processing time) wakes the task.
+  InputStatus WaitOrNothing(bool know_more_is_coming) {
+    starved_ = true;
+    if (context_->virtual_clock() && (deterministic_ || !discovered_once_) && know_more_is_coming) {
+      std::unique_lock<std::mutex> lock(shared_->mu);
+      const uint64_t seen = shared_->events;
+      shared_->cv.wait_for(lock, std::chrono::milliseconds(5),
+                           [&] { return shared_->events != seen || !shared_->error.empty(); });
+      return InputStatus::kMoreAvailable;
+    }
+    if (context_->virtual_clock()) {
+      context_->WakeUpAt(context_->processing_time().GetCurrentProcessingTime() + 100);
+    }
+    return InputStatus::kNothingAvailable;
+  }
+
+  const KafkaSource& source_;
+  const KafkaSourceSpec& spec_;
+  const bool raw_;
+  LineDecoder decoder_;
+  Row row_;
+  SourceReaderContext* context_ = nullptr;
+  std::shared_ptr<Shared> shared_;
+  KafkaHandle consumer_;
+  KafkaQueue commit_queue_;
+  std::thread discovery_;
+  std::vector<std::unique_ptr<Part>> parts_;
+  std::vector<KafkaPartitionPosition> restored_;  // added before the consumer exists
+  std::map<int64_t, std::vector<std::pair<KafkaPartitionPosition, int64_t>>> pending_commits_;
+  size_t next_ = 0;
+  int64_t emitted_total_ = 0;
+  Timestamp start_time_ = 0;
+  bool deterministic_ = false;
+  bool discovered_once_ = false;
+  bool discovery_done_ = false;
+  bool outputs_pending_ = false;  // parts assigned whose outputs are not created yet
+  bool starved_ = false;          // the last poll had nothing to emit
+  uint32_t polls_ = 0;
+  int64_t commits_succeeded_ = 0;
+  int64_t commits_failed_ = 0;
+};
+
+}  // namespace
+
+void KafkaSplit::WriteTo(StateWriter& w) const {
+  w.BeginSection(kSplitSection, kSplitVersion);
+  w.WriteString(position_.topic);
+  w.WriteI64(position_.partition);
+  w.WriteI64(position_.next_offset);
+  w.WriteI64(position_.stopping_offset);
+  w.WriteI64(position_.records);
+  w.EndSection();
+}
+
+KafkaSource::KafkaSource(const SourceSpec& spec)
+    : spec_(spec), value_schema_(), timestamp_lookup_(DefaultTimestampLookup) {
+  const KafkaSourceSpec& k = spec_.kafka;
+  if (k.format == "raw") {
+    value_schema_.Add("value", FieldType::kString);
+  } else {
+    value_schema_ = SchemaFromSpec(k.schema);
+  }
+  schema_ = value_schema_;
+  if (!k.key_field.empty()) {
+    schema_.Add(k.key_field, FieldType::kString);
+  }
+  {
+    // Unknown or invalid properties are the job's error, now rather than in a task.
+    std::map<std::string, std::string> props = k.properties;
+    (void)MakeKafkaConf(props);
+  }
+  if (k.mock) {
+    mock_ = std::make_shared<KafkaMockCluster>(1);
+    mock_->CreateTopic(k.topics.front(), static_cast<int>(k.mock->partitions));
+    KafkaLoadOptions load;
+    load.topic = k.topics.front();
+    load.path = k.mock->load;
+    load.partitions = static_cast<int>(k.mock->partitions);
+    load.partition_field = k.mock->partition_field;
+    load.timestamp_field = k.mock->timestamp_field;
+    load.key_field = k.key_field;
+    LoadJsonLinesIntoTopic(mock_->bootstrap_servers(), load);
+    bootstrap_servers_ = mock_->bootstrap_servers();
+  } else {
+    bootstrap_servers_ = k.bootstrap_servers;
+  }
+}
+
+KafkaSource::~KafkaSource() = default;
+
+std::unique_ptr<SourceReader> KafkaSource::CreateReader(int /*subtask_index*/) const {
+  return std::make_unique<KafkaReader>(*this);
+}
+
+std::unique_ptr<SourceSplit> KafkaSource::RestoreSplit(StateReader& r) const {
+  r.BeginSection(kSplitSection, kSplitVersion);
+  KafkaPartitionPosition p;
+  p.topic = r.ReadString();
+  const int64_t partition = r.ReadI64();
+  p.next_offset = r.ReadI64();
+  p.stopping_offset = r.ReadI64();
+  p.records = r.ReadI64();
+  r.EndSection();
+  if (p.topic.empty() || partition < 0 || partition > INT32_MAX || p.records < 0 ||
+      p.next_offset < RD_KAFKA_OFFSET_TAIL_BASE || p.stopping_offset < 0) {
+    throw StateCorrupt(fmt::format("kafka split '{}-{}': impossible position (next offset {}, "
+                                   "stopping offset {}, records {})",
+                                   p.topic, partition, p.next_offset, p.stopping_offset, p.records));
+  }
+  p.partition = static_cast<int32_t>(partition);
+  return std::make_unique<KafkaSplit>(std::move(p));
+}
+
+int KafkaSource::OwnerOf(const std::string& topic, int32_t partition, int parallelism) {
+  const int64_t start = (static_cast<int64_t>(static_cast<uint32_t>(JavaStringHash(topic)) * 31u) &
+                         0x7FFFFFFF) %
+                        parallelism;
+  return static_cast<int>((start + partition) % parallelism);
+}
+
+}  // namespace tidemark
