@@ -241,8 +241,8 @@ class WindowOperator : public StreamOperator,
   void ExtractKeyInto(const Row& row, Key& key) const;
   void InitSlicing();
   void SlicedProcessElement(StreamRecord& record);
-  template <typename K>
-  void SlicedAdd(SlicedStore<K>& store, const K& key, StreamRecord& record);
+  template <typename K, typename Src>
+  void SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record);
   void FireSlicedTimers(Timestamp watermark);
   template <typename K>
   void FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark);
@@ -253,10 +253,10 @@ class WindowOperator : public StreamOperator,
   template <typename K>
   void RebuildWindowsFromSlices(SlicedStore<K>& store);
   void MigrateToKeyStore();
-  template <typename K>
-  void WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const K& key);
-  template <typename K>
-  void ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const K& key);
+  template <typename K, typename Src>
+  void WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const Src& key);
+  template <typename K, typename Src>
+  void ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const Src& src);
   KeyGroupRange OwnedKeyGroups() const;
   const SlicedKeyState* FindSlicedKey(const Key& key) const;
   void FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
@@ -269,8 +269,8 @@ class WindowOperator : public StreamOperator,
   // Flat session path (window_operator_sessions.cc).
   void InitSessions();
   void SessionProcessElement(StreamRecord& record);
-  template <typename K>
-  void SessionAdd(SessionStore<K>& store, const K& key, StreamRecord& record);
+  template <typename K, typename Src>
+  void SessionAdd(SessionStore<K>& store, const Src& src, StreamRecord& record);
   void FireSessionTimers(Timestamp watermark);
   void FireSession(const Key& key, const FlatSession& session, const AggregateAccumulator* accs);
   template <typename K>
@@ -332,7 +332,7 @@ class WindowOperator : public StreamOperator,
   // single non-NULL int64, `key_store_` otherwise (the int64 store moves into it on the first
   // other key). At most one of them is set.
   std::unique_ptr<SlicedStore<int64_t>> int_store_;
-  std::unique_ptr<SlicedStore<Key>> key_store_;
+  std::unique_ptr<SlicedStore<KeyRef>> key_store_;
   mutable std::vector<AggregateAccumulator> scratch_accs_;
   mutable std::unique_ptr<WindowState> introspected_;
 
@@ -343,7 +343,7 @@ class WindowOperator : public StreamOperator,
   int64_t gap_ = 0;
   size_t session_accs_ = 0;  // accumulators per session
   std::unique_ptr<SessionStore<int64_t>> int_sessions_;
-  std::unique_ptr<SessionStore<Key>> key_sessions_;
+  std::unique_ptr<SessionStore<KeyRef>> key_sessions_;
   mutable MergingWindowSet introspected_sessions_;
 
   int64_t num_late_records_dropped_ = 0;

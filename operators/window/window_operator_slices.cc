@@ -99,7 +99,7 @@ const SlicedKeyState* WindowOperator::FindSlicedKey(const Key& key) const {
     const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
     return v == nullptr ? nullptr : int_store_->keys.Find(*v);
   }
-  return key_store_ ? key_store_->keys.Find(key) : nullptr;
+  return key_store_ ? key_store_->keys.Find(KeyProbe::Of(key)) : nullptr;
 }
 
 void WindowOperator::MigrateToKeyStore() {
@@ -107,20 +107,21 @@ void WindowOperator::MigrateToKeyStore() {
   // entries are re-added (their order among equal times is the `Key` order, which for int64
   // values is the int64 order).
   if (!key_store_) {
-    key_store_ = std::make_unique<SlicedStore<Key>>(context().max_parallelism, OwnedKeyGroups());
+    key_store_ = std::make_unique<SlicedStore<KeyRef>>(context().max_parallelism, OwnedKeyGroups());
   }
   if (!int_store_) {
     return;
   }
   int_store_->keys.ForEach([this](int, int64_t k, SlicedKeyState& ks) {
-    Key key{Value(k)};
+    const Key key{Value(k)};
+    auto [ref, state] = key_store_->keys.Emplace(KeyProbe::Of(key));
     if (ks.timer != kMinTimestamp) {
-      key_store_->timers.Add(ks.timer, key);
+      key_store_->timers.Add(ks.timer, *ref);
     }
-    *key_store_->keys.GetOrCreate(key).first = std::move(ks);
+    *state = std::move(ks);
   });
   for (auto& [k, firings] : int_store_->firings) {
-    key_store_->firings[Key{Value(k)}] = std::move(firings);
+    key_store_->firings[key_store_->keys.arena().Make(Key{Value(k)})] = std::move(firings);
   }
   int_store_.reset();
 }
@@ -230,14 +231,15 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
     MigrateToKeyStore();
   }
   if (!key_store_) {
-    key_store_ = std::make_unique<SlicedStore<Key>>(context().max_parallelism, OwnedKeyGroups());
+    key_store_ = std::make_unique<SlicedStore<KeyRef>>(context().max_parallelism, OwnedKeyGroups());
   }
-  ExtractKeyInto(record.row, current_key_);
-  SlicedAdd(*key_store_, current_key_, record);
+  // No `Key` is built: the record's key fields are looked up in place and copied into the
+  // backend's key pool only for a key it does not hold.
+  SlicedAdd(*key_store_, KeyProbe::Of(record.row, options_.key_slots), record);
 }
 
-template <typename K>
-void WindowOperator::SlicedAdd(SlicedStore<K>& store, const K& key, StreamRecord& record) {
+template <typename K, typename Src>
+void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record) {
   const Timestamp t = record.timestamp;
   const Timestamp wm = timer_service_->CurrentWatermark();
   const int64_t lateness = options_.allowed_lateness_ms;
@@ -248,7 +250,9 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const K& key, StreamRecord
     HandleLateElement(record, assigner_->AssignWindows(record, *this));
     return;
   }
-  SlicedKeyState& ks = *store.keys.GetOrCreate(key).first;
+  auto [key_in_table, state] = store.keys.Emplace(src);
+  const K key = *key_in_table;  // a copy (a count for a KeyRef): firing emits downstream
+  SlicedKeyState& ks = *state;
   const Timestamp slice_start =
       slice_ == slide_ ? last_start : TimeWindow::GetWindowStartWithOffset(t, offset_, slice_);
   AggregateAccumulator* accs =
