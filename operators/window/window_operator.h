@@ -25,6 +25,9 @@
 
 namespace tidemark {
 
+/// Accumulators of one key's slices or sessions: one of one aggregate inline, more on the heap.
+using AccumulatorVector = absl::InlinedVector<AggregateAccumulator, 1>;
+
 /// One key's state on the window operator's sliced path (internal to `WindowOperator`; in a
 /// header so that its keyed state backend can hold it inline). `starts` ascend; slice i owns
 /// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One slice of one
@@ -34,7 +37,7 @@ struct SlicedKeyState {
   absl::InlinedVector<Timestamp, 1> starts;
   Timestamp next_fire = kMinTimestamp;  // max timestamp of the next window to fire; MIN: none
   Timestamp timer = kMinTimestamp;      // the time of the key's live timer entry; MIN: none
-  absl::InlinedVector<AggregateAccumulator, 1> accs;
+  AccumulatorVector accs;
 };
 
 /// (window end, firings so far) of one key on the sliced path; kept (beside the key's state)
@@ -62,7 +65,7 @@ struct FlatSession {
 struct SessionKeyState {
   absl::InlinedVector<FlatSession, 1> sessions;
   Timestamp timer = kMinTimestamp;
-  absl::InlinedVector<AggregateAccumulator, 1> accs;
+  AccumulatorVector accs;
 };
 
 template <typename K>
@@ -265,6 +268,13 @@ class WindowOperator : public StreamOperator,
   SlicedFirings* FiringsOf(SlicedStore<K>& store, const K& key);
   void MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const;
   AggregateAccumulator* FindOrAddSlice(SlicedKeyState& ks, Timestamp start);
+  // A key's heap accumulator buffer outlives the key: kept when the key's state is erased and
+  // given to the next new key, so keys that come and go (a window per key, then nothing) do not
+  // allocate per window. Bounded by the most keys erased at once.
+  void RecycleAccumulators(AccumulatorVector& accs);
+  void ReuseAccumulators(AccumulatorVector& accs);
+  // Emits `result_row_` stamped `timestamp` and takes the row back for the next firing.
+  void EmitRecycled(Timestamp timestamp);
   void LeaveSlicedPath();
   // Flat session path (window_operator_sessions.cc).
   void InitSessions();
@@ -327,6 +337,7 @@ class WindowOperator : public StreamOperator,
   int64_t slide_ = 0;
   int64_t offset_ = 0;
   int64_t slice_ = 0;  // gcd(size_, slide_)
+  bool one_slice_windows_ = false;  // see InitSlicing
   size_t num_accs_ = 0;
   // The sliced path's keyed state, made at its first record: `int_store_` while every key is a
   // single non-NULL int64, `key_store_` otherwise (the int64 store moves into it on the first
@@ -334,6 +345,8 @@ class WindowOperator : public StreamOperator,
   std::unique_ptr<SlicedStore<int64_t>> int_store_;
   std::unique_ptr<SlicedStore<KeyRef>> key_store_;
   mutable std::vector<AggregateAccumulator> scratch_accs_;
+  std::vector<AccumulatorVector> spare_accs_;  // see RecycleAccumulators
+  Row result_row_;                             // see EmitRecycled
   mutable std::unique_ptr<WindowState> introspected_;
 
   // Flat session path (see the class comment); decided in the constructor, only ever switches

@@ -127,6 +127,9 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const Src& src, StreamRe
         found != nullptr ? std::pair<const K*, SessionKeyState*>{found_key, found}
                          : store.keys.Emplace(src);
     SessionKeyState& ks = *state;
+    if (found == nullptr) {
+      ReuseAccumulators(ks.accs);
+    }
     ks.sessions.insert(ks.sessions.begin() + static_cast<std::ptrdiff_t>(lo),
                        FlatSession{t, end, t, end});
     ks.accs.insert(ks.accs.begin() + static_cast<std::ptrdiff_t>(lo * n), n,
@@ -169,18 +172,14 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const Src& src, StreamRe
 void WindowOperator::FireSession(const Key& key, const FlatSession& session,
                                  const AggregateAccumulator* accs) {
   const Window w(TimeWindow(session.start, session.end));
-  results_.clear();
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
                                     timer_service_->CurrentProcessingTime()};
-  aggregating_->ProcessAccumulators(ctx, accs, results_);
+  aggregating_->FillResultRow(ctx, accs, result_row_);
   ++num_windows_fired_;
-  for (Row& row : results_) {
-    if (options_.emit_firing) {
-      row.emplace_back(int64_t{0});  // without lateness a session fires once
-    }
-    StreamRecord out(std::move(row), w.MaxTimestamp());
-    output().Collect(out);
+  if (options_.emit_firing) {
+    result_row_.emplace_back(int64_t{0});  // without lateness a session fires once
   }
+  EmitRecycled(w.MaxTimestamp());
 }
 
 void WindowOperator::FireSessionTimers(Timestamp watermark) {
@@ -208,6 +207,7 @@ void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp waterma
       ks->accs.erase(ks->accs.begin(),
                      ks->accs.begin() + static_cast<std::ptrdiff_t>(session_accs_));
       if (ks->sessions.empty()) {
+        RecycleAccumulators(ks->accs);
         store.keys.Erase(key);
         continue;
       }

@@ -62,6 +62,15 @@ void WindowOperator::InitSlicing() {
   offset_ = offset;
   slice_ = std::gcd(size, slide);
   num_accs_ = aggregating.aggregates().size();
+  // A tumbling window is one slice; for counts and int64 sums merging that slice into empty
+  // accumulators gives the slice's own accumulators bit for bit, so a firing reads them directly.
+  one_slice_windows_ =
+      slice_ == size_ && std::all_of(aggregating.aggregates().begin(), aggregating.aggregates().end(),
+                                     [](const ResolvedAggregate& a) {
+                                       return a.kind == AggregateKind::kCount ||
+                                              (a.kind == AggregateKind::kSum &&
+                                               a.output_type == FieldType::kInt64);
+                                     });
 }
 
 Timestamp WindowOperator::LastStart(Timestamp t) const {
@@ -126,6 +135,20 @@ void WindowOperator::MigrateToKeyStore() {
   int_store_.reset();
 }
 
+void WindowOperator::RecycleAccumulators(AccumulatorVector& accs) {
+  if (accs.capacity() > 1) {
+    accs.erase(accs.begin(), accs.end());  // keeps the heap buffer (clear() frees it)
+    spare_accs_.push_back(std::move(accs));
+  }
+}
+
+void WindowOperator::ReuseAccumulators(AccumulatorVector& accs) {
+  if (!spare_accs_.empty() && accs.capacity() <= 1) {
+    accs = std::move(spare_accs_.back());
+    spare_accs_.pop_back();
+  }
+}
+
 AggregateAccumulator* WindowOperator::FindOrAddSlice(SlicedKeyState& ks, Timestamp start) {
   const size_t n = num_accs_;
   if (ks.starts.empty() || ks.starts.back() < start) {
@@ -166,12 +189,21 @@ SlicedFirings* WindowOperator::FiringsOf(SlicedStore<K>& store, const K& key) {
 void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
                                       SlicedFirings* firings) {
   const Timestamp end = start + size_;
-  MergeSlices(ks, start, end);
+  const AggregateAccumulator* accs = nullptr;
+  if (one_slice_windows_) {
+    auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), start);
+    if (pos != ks.starts.end() && *pos == start) {
+      accs = ks.accs.data() + static_cast<size_t>(pos - ks.starts.begin()) * num_accs_;
+    }
+  }
+  if (accs == nullptr) {
+    MergeSlices(ks, start, end);
+    accs = scratch_accs_.data();
+  }
   const Window w(TimeWindow(start, end));
-  results_.clear();
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
                                     timer_service_->CurrentProcessingTime()};
-  aggregating_->ProcessAccumulators(ctx, scratch_accs_.data(), results_);
+  aggregating_->FillResultRow(ctx, accs, result_row_);
   ++num_windows_fired_;
   if (options_.emit_firing) {
     // Without lateness a window fires exactly once (at its max timestamp, which is also its
@@ -187,14 +219,17 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
         firings->insert(it, {end, 1});
       }
     }
-    for (Row& row : results_) {
-      row.emplace_back(firing);
-    }
+    result_row_.emplace_back(firing);
   }
-  for (Row& row : results_) {
-    StreamRecord out(std::move(row), end - 1);
-    output().Collect(out);
-  }
+  EmitRecycled(end - 1);
+}
+
+void WindowOperator::EmitRecycled(Timestamp timestamp) {
+  StreamRecord out(std::move(result_row_), timestamp);
+  output().Collect(out);
+  // The row comes back unless the output kept it (moved out, it is empty): a chained sink that
+  // only reads it costs no row allocation per firing.
+  result_row_ = std::move(out.row);
 }
 
 template <typename K>
@@ -253,6 +288,9 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
   auto [key_in_table, state] = store.keys.Emplace(src);
   const K key = *key_in_table;  // a copy (a count for a KeyRef): firing emits downstream
   SlicedKeyState& ks = *state;
+  if (ks.starts.empty()) {
+    ReuseAccumulators(ks.accs);  // a new key (every held key has a slice)
+  }
   const Timestamp slice_start =
       slice_ == slide_ ? last_start : TimeWindow::GetWindowStartWithOffset(t, offset_, slice_);
   AggregateAccumulator* accs =
@@ -346,6 +384,7 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
   }
   if (ks.starts.empty()) {
     TM_CHECK(ks.next_fire == kMinTimestamp, "sliced window state: a firing without slices");
+    RecycleAccumulators(ks.accs);
     store.keys.Erase(key);
     return;
   }

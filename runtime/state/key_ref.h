@@ -29,9 +29,10 @@ struct KeyEntry {
 }  // namespace key_ref_internal
 
 /// The key of a keyed-state table for any key that is not a single int64 (strings, doubles,
-/// bools, NULLs, several fields): a fixed-width (one pointer) handle to the key's values,
+/// bools, NULLs, several fields): a fixed-width (16-byte) handle to the key's values,
 /// stored once in the owning backend's `KeyPool`, with their stable key-group hash
-/// (`KeyHash64`) computed once. A timer entry, a firing list or a table slot holding the key
+/// (`KeyHash64`) computed once and carried in the handle (a table probe reads no key bytes unless
+/// the hashes match). A timer entry, a firing list or a table slot holding the key
 /// holds a `KeyRef` (a reference count, not a copy of the values); the values go back to the
 /// pool when the last `KeyRef` is destroyed.
 ///
@@ -45,24 +46,26 @@ struct KeyEntry {
 class KeyRef {
  public:
   KeyRef() = default;
-  KeyRef(const KeyRef& o) noexcept : e_(o.e_) {
+  KeyRef(const KeyRef& o) noexcept : e_(o.e_), hash_(o.hash_) {
     if (e_ != nullptr) {
       ++e_->refs;
     }
   }
-  KeyRef(KeyRef&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  KeyRef(KeyRef&& o) noexcept : e_(std::exchange(o.e_, nullptr)), hash_(o.hash_) {}
   KeyRef& operator=(const KeyRef& o) noexcept {
     if (o.e_ != nullptr) {
       ++o.e_->refs;
     }
     Release();
     e_ = o.e_;
+    hash_ = o.hash_;
     return *this;
   }
   KeyRef& operator=(KeyRef&& o) noexcept {
     if (this != &o) {
       Release();
       e_ = std::exchange(o.e_, nullptr);
+      hash_ = o.hash_;
     }
     return *this;
   }
@@ -74,7 +77,7 @@ class KeyRef {
     return e_ != nullptr ? e_->key : kEmpty;
   }
   /// `KeyHash64(key())`.
-  uint64_t hash64() const { return e_ != nullptr ? e_->hash64 : KeyHash64(Key{}); }
+  uint64_t hash64() const { return e_ != nullptr ? hash_ : KeyHash64(Key{}); }
 
   friend bool operator==(const KeyRef& a, const KeyRef& b) {
     return a.e_ == b.e_ || (a.hash64() == b.hash64() && a.key() == b.key());
@@ -85,9 +88,10 @@ class KeyRef {
 
  private:
   friend class KeyPool;
-  explicit KeyRef(key_ref_internal::KeyEntry* e) : e_(e) { ++e_->refs; }
+  explicit KeyRef(key_ref_internal::KeyEntry* e) : e_(e), hash_(e->hash64) { ++e_->refs; }
   inline void Release();
   key_ref_internal::KeyEntry* e_ = nullptr;
+  uint64_t hash_ = 0;  // e_->hash64, kept here to spare a probe the pointer chase
 };
 
 /// A key not interned yet, as a lookup sees it: the values `row[slots[i]]` of a record (no `Key`
