@@ -79,6 +79,15 @@ class KeyRef {
   /// `KeyHash64(key())`.
   uint64_t hash64() const { return e_ != nullptr ? hash_ : KeyHash64(Key{}); }
 
+  /// Hints for loops over many keys (a window end's keys): start loading the entry, or (once the
+  /// entry is loaded) the key's values, a few keys ahead of use.
+  void PrefetchEntry() const { __builtin_prefetch(e_); }
+  void PrefetchValues() const {
+    if (e_ != nullptr) {
+      __builtin_prefetch(e_->key.data());
+    }
+  }
+
   friend bool operator==(const KeyRef& a, const KeyRef& b) {
     return a.e_ == b.e_ || (a.hash64() == b.hash64() && a.key() == b.key());
   }
@@ -229,7 +238,15 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys,
   } else {
     scratch.clear();
     scratch.reserve(keys.size());
-    for (KeyRef& k : keys) {
+    const size_t n = keys.size();
+    for (size_t j = 0; j < n; ++j) {
+      if (j + 16 < n) {
+        keys[j + 16].PrefetchEntry();
+      }
+      if (j + 8 < n) {
+        keys[j + 8].PrefetchValues();
+      }
+      KeyRef& k = keys[j];
       const std::string& s = std::get<std::string>(k.key()[0]);
       uint64_t abbrev = 0;
       for (size_t i = 0; i < 8; ++i) {

@@ -172,6 +172,15 @@ class KeyedStateBackend {
   }
   /// The arena the backend interns its keys into (`KeyPool` for `KeyRef` keys).
   typename KeyTraits<K>::Arena& arena() { return arena_; }
+  /// Starts loading `key`'s table slot (for a loop over many keys: a few keys ahead of `Find`).
+  /// A key of a group this subtask does not own is ignored.
+  void Prefetch(const K& key) const {
+    const int kg = KeyGroupOf(key);
+    if (range_.Contains(kg)) {
+      groups_[static_cast<size_t>(kg - range_.start)].prefetch(key);
+    }
+  }
+
   /// The value of `key` (a `K`, or a `KeyProbe` for `KeyRef` keys), or nullptr.
   template <typename Src = K>
   V* Find(const Src& key) {
