@@ -25,13 +25,15 @@
 
 namespace tidemark {
 
-/// Accumulators of one key's slices or sessions: one of one aggregate inline, more on the heap.
-using AccumulatorVector = absl::InlinedVector<AggregateAccumulator, 1>;
+/// Accumulators of one key's slices or sessions: two inline (one window of a count and a sum:
+/// no second cache miss per record or firing), more on the heap.
+inline constexpr size_t kInlineAccumulators = 2;
+using AccumulatorVector = absl::InlinedVector<AggregateAccumulator, kInlineAccumulators>;
 
 /// One key's state on the window operator's sliced path (internal to `WindowOperator`; in a
 /// header so that its keyed state backend can hold it inline). `starts` ascend; slice i owns
-/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One slice of one
-/// aggregate (a tumbling count over in-order records) is stored inline, without allocating;
+/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One slice of up to
+/// two aggregates (a tumbling count and sum over in-order records) is stored inline;
 /// the fields a record touches come first, next to the key in the table's slot.
 struct SlicedKeyState {
   absl::InlinedVector<Timestamp, 1> starts;
@@ -59,8 +61,8 @@ struct FlatSession {
 
 /// One key's in-flight sessions on the flat session path (internal to `WindowOperator`).
 /// `sessions` ascend and never intersect (touching sessions have merged); session i owns
-/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One session of one
-/// aggregate is stored inline, without allocating. `timer` is the time of the key's one live
+/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One session of up to
+/// two aggregates is stored inline. `timer` is the time of the key's one live
 /// timer entry (<= the earliest session's max timestamp; MIN: none).
 struct SessionKeyState {
   absl::InlinedVector<FlatSession, 1> sessions;

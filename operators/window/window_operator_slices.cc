@@ -137,14 +137,14 @@ void WindowOperator::MigrateToKeyStore() {
 }
 
 void WindowOperator::RecycleAccumulators(AccumulatorVector& accs) {
-  if (accs.capacity() > 1) {
+  if (accs.capacity() > kInlineAccumulators) {
     accs.erase(accs.begin(), accs.end());  // keeps the heap buffer (clear() frees it)
     spare_accs_.push_back(std::move(accs));
   }
 }
 
 void WindowOperator::ReuseAccumulators(AccumulatorVector& accs) {
-  if (!spare_accs_.empty() && accs.capacity() <= 1) {
+  if (!spare_accs_.empty() && accs.capacity() <= kInlineAccumulators) {
     accs = std::move(spare_accs_.back());
     spare_accs_.pop_back();
   }
