@@ -108,7 +108,9 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// the earlier of the next window end to fire (a window covering a non-empty slice) and the
 /// cleanup time of the oldest slice (the cleanup time of the last window containing it).
 /// A firing merges the window's slices. That state lives in a `KeyedStateBackend` (flat tables
-/// per key group; a single int64 key has its own table type, other keys are `Key`s) and its
+/// per key group; a single int64 key has its own table type, every other key (strings, several
+/// fields) is a `KeyRef` interned once in the backend's `KeyPool` and looked up in place from
+/// the record's key fields, so no record builds or copies a `Key`) and its
 /// timers in `KeyedTimerBuckets`: all keys with a timer at one time (a window end, for the
 /// default trigger) fire together in key order, not one `InternalTimer` per key; they are not
 /// in `timer_service()`. Firing times and order ((time, key) as in the general
@@ -135,9 +137,11 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// `OperatorContext` pointers from `Open` to `Close`.
 /// Cost per element, general path: a hash lookup and a map insert per window, O(log n) timer
 /// registrations per window. Sliced path: a key-group hash and one flat-table lookup, one slice
-/// lookup (O(1) for in-order records), no allocation in steady state and no timer work unless
-/// the key's next timer moves (then an append to its time's key list); a firing costs
-/// O(non-empty slices of the window), plus sorting the keys due at that time.
+/// lookup (O(1) for in-order records), no allocation in steady state (for any key type; a
+/// key's values and accumulator buffer are reused after it is erased, and the result row after
+/// it is emitted) and no timer work unless the key's next timer moves (then an append to its
+/// time's key list); a firing costs O(non-empty slices of the window), plus sorting the keys due
+/// at that time (for string keys by an 8-byte abbreviation past their common prefix).
 class WindowOperator : public StreamOperator,
                        public Triggerable<Window>,
                        public KeyContext,
