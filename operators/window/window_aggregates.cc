@@ -322,6 +322,13 @@ void AggregatingWindowFunction::ProcessAccumulators(const Context& ctx,
                                                     const AggregateAccumulator* accs,
                                                     std::vector<Row>& out) const {
   Row row;
+  FillResultRow(ctx, accs, row);
+  out.push_back(std::move(row));
+}
+
+void AggregatingWindowFunction::FillResultRow(const Context& ctx, const AggregateAccumulator* accs,
+                                              Row& row) const {
+  row.clear();
   row.reserve(ctx.key.size() + 3 + aggregates_.size());
   row.insert(row.end(), ctx.key.begin(), ctx.key.end());
   row.emplace_back(int64_t{ctx.window.start()});
@@ -348,7 +355,6 @@ void AggregatingWindowFunction::ProcessAccumulators(const Context& ctx,
   if (emit_watermark_) {
     row.emplace_back(int64_t{ctx.current_watermark});
   }
-  out.push_back(std::move(row));
 }
 
 }  // namespace tidemark

@@ -75,6 +75,9 @@ class AggregatingWindowFunction : public WindowFunction {
   /// `Process` over accumulators instead of a state.
   void ProcessAccumulators(const Context& ctx, const AggregateAccumulator* accs,
                            std::vector<Row>& out) const;
+  /// The one result row of `ProcessAccumulators`, written into `row` (its previous contents
+  /// dropped, its capacity reused: a caller recycling one row allocates no row per firing).
+  void FillResultRow(const Context& ctx, const AggregateAccumulator* accs, Row& row) const;
   /// The accumulators of `state`, a state of this function (valid while it lives).
   const AggregateAccumulator* AccumulatorsOf(const WindowState& state) const;
   /// A state of this function holding a copy of `accs`.

@@ -25,16 +25,21 @@
 
 namespace tidemark {
 
+/// Accumulators of one key's slices or sessions: two inline (one window of a count and a sum:
+/// no second cache miss per record or firing), more on the heap.
+inline constexpr size_t kInlineAccumulators = 2;
+using AccumulatorVector = absl::InlinedVector<AggregateAccumulator, kInlineAccumulators>;
+
 /// One key's state on the window operator's sliced path (internal to `WindowOperator`; in a
 /// header so that its keyed state backend can hold it inline). `starts` ascend; slice i owns
-/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One slice of one
-/// aggregate (a tumbling count over in-order records) is stored inline, without allocating;
+/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One slice of up to
+/// two aggregates (a tumbling count and sum over in-order records) is stored inline;
 /// the fields a record touches come first, next to the key in the table's slot.
 struct SlicedKeyState {
   absl::InlinedVector<Timestamp, 1> starts;
   Timestamp next_fire = kMinTimestamp;  // max timestamp of the next window to fire; MIN: none
   Timestamp timer = kMinTimestamp;      // the time of the key's live timer entry; MIN: none
-  absl::InlinedVector<AggregateAccumulator, 1> accs;
+  AccumulatorVector accs;
 };
 
 /// (window end, firings so far) of one key on the sliced path; kept (beside the key's state)
@@ -56,13 +61,13 @@ struct FlatSession {
 
 /// One key's in-flight sessions on the flat session path (internal to `WindowOperator`).
 /// `sessions` ascend and never intersect (touching sessions have merged); session i owns
-/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One session of one
-/// aggregate is stored inline, without allocating. `timer` is the time of the key's one live
+/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One session of up to
+/// two aggregates is stored inline. `timer` is the time of the key's one live
 /// timer entry (<= the earliest session's max timestamp; MIN: none).
 struct SessionKeyState {
   absl::InlinedVector<FlatSession, 1> sessions;
   Timestamp timer = kMinTimestamp;
-  absl::InlinedVector<AggregateAccumulator, 1> accs;
+  AccumulatorVector accs;
 };
 
 template <typename K>
@@ -103,7 +108,9 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// the earlier of the next window end to fire (a window covering a non-empty slice) and the
 /// cleanup time of the oldest slice (the cleanup time of the last window containing it).
 /// A firing merges the window's slices. That state lives in a `KeyedStateBackend` (flat tables
-/// per key group; a single int64 key has its own table type, other keys are `Key`s) and its
+/// per key group; a single int64 key has its own table type, every other key (strings, several
+/// fields) is a `KeyRef` interned once in the backend's `KeyPool` and looked up in place from
+/// the record's key fields, so no record builds or copies a `Key`) and its
 /// timers in `KeyedTimerBuckets`: all keys with a timer at one time (a window end, for the
 /// default trigger) fire together in key order, not one `InternalTimer` per key; they are not
 /// in `timer_service()`. Firing times and order ((time, key) as in the general
@@ -130,9 +137,11 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// `OperatorContext` pointers from `Open` to `Close`.
 /// Cost per element, general path: a hash lookup and a map insert per window, O(log n) timer
 /// registrations per window. Sliced path: a key-group hash and one flat-table lookup, one slice
-/// lookup (O(1) for in-order records), no allocation in steady state and no timer work unless
-/// the key's next timer moves (then an append to its time's key list); a firing costs
-/// O(non-empty slices of the window), plus sorting the keys due at that time.
+/// lookup (O(1) for in-order records), no allocation in steady state (for any key type; a
+/// key's values and accumulator buffer are reused after it is erased, and the result row after
+/// it is emitted) and no timer work unless the key's next timer moves (then an append to its
+/// time's key list); a firing costs O(non-empty slices of the window), plus sorting the keys due
+/// at that time (for string keys by an 8-byte abbreviation past their common prefix).
 class WindowOperator : public StreamOperator,
                        public Triggerable<Window>,
                        public KeyContext,
@@ -241,8 +250,8 @@ class WindowOperator : public StreamOperator,
   void ExtractKeyInto(const Row& row, Key& key) const;
   void InitSlicing();
   void SlicedProcessElement(StreamRecord& record);
-  template <typename K>
-  void SlicedAdd(SlicedStore<K>& store, const K& key, StreamRecord& record);
+  template <typename K, typename Src>
+  void SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record);
   void FireSlicedTimers(Timestamp watermark);
   template <typename K>
   void FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark);
@@ -253,10 +262,10 @@ class WindowOperator : public StreamOperator,
   template <typename K>
   void RebuildWindowsFromSlices(SlicedStore<K>& store);
   void MigrateToKeyStore();
-  template <typename K>
-  void WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const K& key);
-  template <typename K>
-  void ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const K& key);
+  template <typename K, typename Src>
+  void WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const Src& key);
+  template <typename K, typename Src>
+  void ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const Src& src);
   KeyGroupRange OwnedKeyGroups() const;
   const SlicedKeyState* FindSlicedKey(const Key& key) const;
   void FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
@@ -265,12 +274,19 @@ class WindowOperator : public StreamOperator,
   SlicedFirings* FiringsOf(SlicedStore<K>& store, const K& key);
   void MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const;
   AggregateAccumulator* FindOrAddSlice(SlicedKeyState& ks, Timestamp start);
+  // A key's heap accumulator buffer outlives the key: kept when the key's state is erased and
+  // given to the next new key, so keys that come and go (a window per key, then nothing) do not
+  // allocate per window. Bounded by the most keys erased at once.
+  void RecycleAccumulators(AccumulatorVector& accs);
+  void ReuseAccumulators(AccumulatorVector& accs);
+  // Emits `result_row_` stamped `timestamp` and takes the row back for the next firing.
+  void EmitRecycled(Timestamp timestamp);
   void LeaveSlicedPath();
   // Flat session path (window_operator_sessions.cc).
   void InitSessions();
   void SessionProcessElement(StreamRecord& record);
-  template <typename K>
-  void SessionAdd(SessionStore<K>& store, const K& key, StreamRecord& record);
+  template <typename K, typename Src>
+  void SessionAdd(SessionStore<K>& store, const Src& src, StreamRecord& record);
   void FireSessionTimers(Timestamp watermark);
   void FireSession(const Key& key, const FlatSession& session, const AggregateAccumulator* accs);
   template <typename K>
@@ -327,13 +343,16 @@ class WindowOperator : public StreamOperator,
   int64_t slide_ = 0;
   int64_t offset_ = 0;
   int64_t slice_ = 0;  // gcd(size_, slide_)
+  bool one_slice_windows_ = false;  // see InitSlicing
   size_t num_accs_ = 0;
   // The sliced path's keyed state, made at its first record: `int_store_` while every key is a
   // single non-NULL int64, `key_store_` otherwise (the int64 store moves into it on the first
   // other key). At most one of them is set.
   std::unique_ptr<SlicedStore<int64_t>> int_store_;
-  std::unique_ptr<SlicedStore<Key>> key_store_;
+  std::unique_ptr<SlicedStore<KeyRef>> key_store_;
   mutable std::vector<AggregateAccumulator> scratch_accs_;
+  std::vector<AccumulatorVector> spare_accs_;  // see RecycleAccumulators
+  Row result_row_;                             // see EmitRecycled
   mutable std::unique_ptr<WindowState> introspected_;
 
   // Flat session path (see the class comment); decided in the constructor, only ever switches
@@ -343,7 +362,7 @@ class WindowOperator : public StreamOperator,
   int64_t gap_ = 0;
   size_t session_accs_ = 0;  // accumulators per session
   std::unique_ptr<SessionStore<int64_t>> int_sessions_;
-  std::unique_ptr<SessionStore<Key>> key_sessions_;
+  std::unique_ptr<SessionStore<KeyRef>> key_sessions_;
   mutable MergingWindowSet introspected_sessions_;
 
   int64_t num_late_records_dropped_ = 0;

@@ -51,7 +51,7 @@ const SessionKeyState* WindowOperator::FindSessionKey(const Key& key) const {
     const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
     return v == nullptr ? nullptr : int_sessions_->keys.Find(*v);
   }
-  return key_sessions_ ? key_sessions_->keys.Find(key) : nullptr;
+  return key_sessions_ ? key_sessions_->keys.Find(KeyProbe::Of(key)) : nullptr;
 }
 
 void WindowOperator::MigrateSessionsToKeyStore() {
@@ -59,17 +59,18 @@ void WindowOperator::MigrateSessionsToKeyStore() {
   // entry re-added (for int64 values the `Key` order is the int64 order).
   if (!key_sessions_) {
     key_sessions_ =
-        std::make_unique<SessionStore<Key>>(context().max_parallelism, OwnedKeyGroups());
+        std::make_unique<SessionStore<KeyRef>>(context().max_parallelism, OwnedKeyGroups());
   }
   if (!int_sessions_) {
     return;
   }
   int_sessions_->keys.ForEach([this](int, int64_t k, SessionKeyState& ks) {
-    Key key{Value(k)};
+    const Key key{Value(k)};
+    auto [ref, state] = key_sessions_->keys.Emplace(KeyProbe::Of(key));
     if (ks.timer != kMinTimestamp) {
-      key_sessions_->timers.Add(ks.timer, key);
+      key_sessions_->timers.Add(ks.timer, *ref);
     }
-    *key_sessions_->keys.GetOrCreate(key).first = std::move(ks);
+    *state = std::move(ks);
   });
   int_sessions_.reset();
 }
@@ -89,19 +90,19 @@ void WindowOperator::SessionProcessElement(StreamRecord& record) {
   }
   if (!key_sessions_) {
     key_sessions_ =
-        std::make_unique<SessionStore<Key>>(context().max_parallelism, OwnedKeyGroups());
+        std::make_unique<SessionStore<KeyRef>>(context().max_parallelism, OwnedKeyGroups());
   }
-  ExtractKeyInto(record.row, current_key_);
-  SessionAdd(*key_sessions_, current_key_, record);
+  // As on the sliced path: the key fields are looked up in place, no `Key` is built.
+  SessionAdd(*key_sessions_, KeyProbe::Of(record.row, options_.key_slots), record);
 }
 
-template <typename K>
-void WindowOperator::SessionAdd(SessionStore<K>& store, const K& key, StreamRecord& record) {
+template <typename K, typename Src>
+void WindowOperator::SessionAdd(SessionStore<K>& store, const Src& src, StreamRecord& record) {
   const Timestamp t = record.timestamp;
   const Timestamp end = t + gap_;  // |t| < 2^61, gap <= 2^58: no overflow
   const Timestamp wm = timer_service_->CurrentWatermark();
   const size_t n = session_accs_;
-  SessionKeyState* found = store.keys.Find(key);
+  auto [found_key, found] = store.keys.FindEntry(src);
   // The sessions [lo, hi) intersect [t, end) (TimeWindow::Intersects).
   size_t lo = 0;
   size_t hi = 0;
@@ -122,14 +123,20 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const K& key, StreamReco
       HandleLateElement(record, assigner_->AssignWindows(record, *this));
       return;
     }
-    SessionKeyState& ks = found != nullptr ? *found : *store.keys.GetOrCreate(key).first;
+    const auto [key, state] =
+        found != nullptr ? std::pair<const K*, SessionKeyState*>{found_key, found}
+                         : store.keys.Emplace(src);
+    SessionKeyState& ks = *state;
+    if (found == nullptr) {
+      ReuseAccumulators(ks.accs);
+    }
     ks.sessions.insert(ks.sessions.begin() + static_cast<std::ptrdiff_t>(lo),
                        FlatSession{t, end, t, end});
     ks.accs.insert(ks.accs.begin() + static_cast<std::ptrdiff_t>(lo * n), n,
                    AggregateAccumulator{});
     aggregating_->Accumulate(ks.accs.data() + lo * n, record);
     if (ks.timer == kMinTimestamp || end - 1 < ks.timer) {
-      store.timers.Add(end - 1, key);
+      store.timers.Add(end - 1, *key);
       ks.timer = end - 1;
     }
     return;
@@ -165,18 +172,14 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const K& key, StreamReco
 void WindowOperator::FireSession(const Key& key, const FlatSession& session,
                                  const AggregateAccumulator* accs) {
   const Window w(TimeWindow(session.start, session.end));
-  results_.clear();
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
                                     timer_service_->CurrentProcessingTime()};
-  aggregating_->ProcessAccumulators(ctx, accs, results_);
+  aggregating_->FillResultRow(ctx, accs, result_row_);
   ++num_windows_fired_;
-  for (Row& row : results_) {
-    if (options_.emit_firing) {
-      row.emplace_back(int64_t{0});  // without lateness a session fires once
-    }
-    StreamRecord out(std::move(row), w.MaxTimestamp());
-    output().Collect(out);
+  if (options_.emit_firing) {
+    result_row_.emplace_back(int64_t{0});  // without lateness a session fires once
   }
+  EmitRecycled(w.MaxTimestamp());
 }
 
 void WindowOperator::FireSessionTimers(Timestamp watermark) {
@@ -204,6 +207,7 @@ void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp waterma
       ks->accs.erase(ks->accs.begin(),
                      ks->accs.begin() + static_cast<std::ptrdiff_t>(session_accs_));
       if (ks->sessions.empty()) {
+        RecycleAccumulators(ks->accs);
         store.keys.Erase(key);
         continue;
       }
@@ -291,7 +295,7 @@ bool WindowOperator::AdoptRestoredSessions() {
       ks = int_sessions_->keys.GetOrCreate(*int_key).first;
     } else {
       MigrateSessionsToKeyStore();
-      ks = key_sessions_->keys.GetOrCreate(key).first;
+      ks = key_sessions_->keys.Emplace(KeyProbe::Of(key)).second;
     }
     Panes& panes = panes_.at(key);
     for (const auto& [w, state_window] : set.mapping()) {
@@ -304,7 +308,7 @@ bool WindowOperator::AdoptRestoredSessions() {
     if (int_sessions_ && int_key != nullptr) {
       int_sessions_->timers.Add(ks->timer, *int_key);
     } else {
-      key_sessions_->timers.Add(ks->timer, key);
+      key_sessions_->timers.Add(ks->timer, *key_sessions_->keys.FindEntry(KeyProbe::Of(key)).first);
     }
   }
   for (const auto& [key, set] : merging_sets_) {

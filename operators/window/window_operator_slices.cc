@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <type_traits>
 #include <typeinfo>
 
 #include "operators/window/sliced_store.h"
@@ -62,6 +63,15 @@ void WindowOperator::InitSlicing() {
   offset_ = offset;
   slice_ = std::gcd(size, slide);
   num_accs_ = aggregating.aggregates().size();
+  // A tumbling window is one slice; for counts and int64 sums merging that slice into empty
+  // accumulators gives the slice's own accumulators bit for bit, so a firing reads them directly.
+  one_slice_windows_ =
+      slice_ == size_ && std::all_of(aggregating.aggregates().begin(), aggregating.aggregates().end(),
+                                     [](const ResolvedAggregate& a) {
+                                       return a.kind == AggregateKind::kCount ||
+                                              (a.kind == AggregateKind::kSum &&
+                                               a.output_type == FieldType::kInt64);
+                                     });
 }
 
 Timestamp WindowOperator::LastStart(Timestamp t) const {
@@ -99,7 +109,7 @@ const SlicedKeyState* WindowOperator::FindSlicedKey(const Key& key) const {
     const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
     return v == nullptr ? nullptr : int_store_->keys.Find(*v);
   }
-  return key_store_ ? key_store_->keys.Find(key) : nullptr;
+  return key_store_ ? key_store_->keys.Find(KeyProbe::Of(key)) : nullptr;
 }
 
 void WindowOperator::MigrateToKeyStore() {
@@ -107,22 +117,37 @@ void WindowOperator::MigrateToKeyStore() {
   // entries are re-added (their order among equal times is the `Key` order, which for int64
   // values is the int64 order).
   if (!key_store_) {
-    key_store_ = std::make_unique<SlicedStore<Key>>(context().max_parallelism, OwnedKeyGroups());
+    key_store_ = std::make_unique<SlicedStore<KeyRef>>(context().max_parallelism, OwnedKeyGroups());
   }
   if (!int_store_) {
     return;
   }
   int_store_->keys.ForEach([this](int, int64_t k, SlicedKeyState& ks) {
-    Key key{Value(k)};
+    const Key key{Value(k)};
+    auto [ref, state] = key_store_->keys.Emplace(KeyProbe::Of(key));
     if (ks.timer != kMinTimestamp) {
-      key_store_->timers.Add(ks.timer, key);
+      key_store_->timers.Add(ks.timer, *ref);
     }
-    *key_store_->keys.GetOrCreate(key).first = std::move(ks);
+    *state = std::move(ks);
   });
   for (auto& [k, firings] : int_store_->firings) {
-    key_store_->firings[Key{Value(k)}] = std::move(firings);
+    key_store_->firings[key_store_->keys.arena().Make(Key{Value(k)})] = std::move(firings);
   }
   int_store_.reset();
+}
+
+void WindowOperator::RecycleAccumulators(AccumulatorVector& accs) {
+  if (accs.capacity() > kInlineAccumulators) {
+    accs.erase(accs.begin(), accs.end());  // keeps the heap buffer (clear() frees it)
+    spare_accs_.push_back(std::move(accs));
+  }
+}
+
+void WindowOperator::ReuseAccumulators(AccumulatorVector& accs) {
+  if (!spare_accs_.empty() && accs.capacity() <= kInlineAccumulators) {
+    accs = std::move(spare_accs_.back());
+    spare_accs_.pop_back();
+  }
 }
 
 AggregateAccumulator* WindowOperator::FindOrAddSlice(SlicedKeyState& ks, Timestamp start) {
@@ -165,12 +190,21 @@ SlicedFirings* WindowOperator::FiringsOf(SlicedStore<K>& store, const K& key) {
 void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
                                       SlicedFirings* firings) {
   const Timestamp end = start + size_;
-  MergeSlices(ks, start, end);
+  const AggregateAccumulator* accs = nullptr;
+  if (one_slice_windows_) {
+    auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), start);
+    if (pos != ks.starts.end() && *pos == start) {
+      accs = ks.accs.data() + static_cast<size_t>(pos - ks.starts.begin()) * num_accs_;
+    }
+  }
+  if (accs == nullptr) {
+    MergeSlices(ks, start, end);
+    accs = scratch_accs_.data();
+  }
   const Window w(TimeWindow(start, end));
-  results_.clear();
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
                                     timer_service_->CurrentProcessingTime()};
-  aggregating_->ProcessAccumulators(ctx, scratch_accs_.data(), results_);
+  aggregating_->FillResultRow(ctx, accs, result_row_);
   ++num_windows_fired_;
   if (options_.emit_firing) {
     // Without lateness a window fires exactly once (at its max timestamp, which is also its
@@ -186,14 +220,17 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
         firings->insert(it, {end, 1});
       }
     }
-    for (Row& row : results_) {
-      row.emplace_back(firing);
-    }
+    result_row_.emplace_back(firing);
   }
-  for (Row& row : results_) {
-    StreamRecord out(std::move(row), end - 1);
-    output().Collect(out);
-  }
+  EmitRecycled(end - 1);
+}
+
+void WindowOperator::EmitRecycled(Timestamp timestamp) {
+  StreamRecord out(std::move(result_row_), timestamp);
+  output().Collect(out);
+  // The row comes back unless the output kept it (moved out, it is empty): a chained sink that
+  // only reads it costs no row allocation per firing.
+  result_row_ = std::move(out.row);
 }
 
 template <typename K>
@@ -230,14 +267,15 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
     MigrateToKeyStore();
   }
   if (!key_store_) {
-    key_store_ = std::make_unique<SlicedStore<Key>>(context().max_parallelism, OwnedKeyGroups());
+    key_store_ = std::make_unique<SlicedStore<KeyRef>>(context().max_parallelism, OwnedKeyGroups());
   }
-  ExtractKeyInto(record.row, current_key_);
-  SlicedAdd(*key_store_, current_key_, record);
+  // No `Key` is built: the record's key fields are looked up in place and copied into the
+  // backend's key pool only for a key it does not hold.
+  SlicedAdd(*key_store_, KeyProbe::Of(record.row, options_.key_slots), record);
 }
 
-template <typename K>
-void WindowOperator::SlicedAdd(SlicedStore<K>& store, const K& key, StreamRecord& record) {
+template <typename K, typename Src>
+void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record) {
   const Timestamp t = record.timestamp;
   const Timestamp wm = timer_service_->CurrentWatermark();
   const int64_t lateness = options_.allowed_lateness_ms;
@@ -248,7 +286,12 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const K& key, StreamRecord
     HandleLateElement(record, assigner_->AssignWindows(record, *this));
     return;
   }
-  SlicedKeyState& ks = *store.keys.GetOrCreate(key).first;
+  auto [key_in_table, state] = store.keys.Emplace(src);
+  const K key = *key_in_table;  // a copy (a count for a KeyRef): firing emits downstream
+  SlicedKeyState& ks = *state;
+  if (ks.starts.empty()) {
+    ReuseAccumulators(ks.accs);  // a new key (every held key has a slice)
+  }
   const Timestamp slice_start =
       slice_ == slide_ ? last_start : TimeWindow::GetWindowStartWithOffset(t, offset_, slice_);
   AggregateAccumulator* accs =
@@ -293,7 +336,22 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
   // ((time, key) in the timer service).
   Timestamp time = kMinTimestamp;
   while (store.timers.PopDue(watermark, &time, store.due)) {
-    for (const K& key : store.due) {
+    // 10^5 keys per window end: their slots (and, for KeyRef keys, their values, which the
+    // result rows copy) are loaded ahead, not one cache miss after another.
+    const size_t n = store.due.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (i + 8 < n) {
+        store.keys.Prefetch(store.due[i + 8]);
+      }
+      if constexpr (std::is_same_v<K, KeyRef>) {
+        if (i + 12 < n) {
+          store.due[i + 12].PrefetchEntry();
+        }
+        if (i + 4 < n) {
+          store.due[i + 4].PrefetchValues();
+        }
+      }
+      const K& key = store.due[i];
       SlicedKeyState* ks = store.keys.Find(key);
       if (ks == nullptr || ks->timer != time) {
         continue;  // a moved or deleted timer
@@ -342,6 +400,7 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
   }
   if (ks.starts.empty()) {
     TM_CHECK(ks.next_fire == kMinTimestamp, "sliced window state: a firing without slices");
+    RecycleAccumulators(ks.accs);
     store.keys.Erase(key);
     return;
   }

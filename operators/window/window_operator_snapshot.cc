@@ -36,8 +36,8 @@ Window ReadWindow(StateReader& r) {
 
 }  // namespace
 
-template <typename K>
-void WindowOperator::WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const K& key) {
+template <typename K, typename Src>
+void WindowOperator::WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const Src& key) {
   const SlicedKeyState* ks = store.keys.Find(key);
   w.WriteBool(ks != nullptr);
   if (ks == nullptr) {
@@ -64,13 +64,15 @@ void WindowOperator::WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const
   }
 }
 
-template <typename K>
-void WindowOperator::ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const K& key) {
+template <typename K, typename Src>
+void WindowOperator::ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const Src& src) {
   const uint32_t n = r.ReadU32();
   if (n == 0 || n > r.remaining() / 8) {
     throw StateCorrupt("window snapshot: a sliced key with a bad number of slices");
   }
-  SlicedKeyState& ks = *store.keys.GetOrCreate(key).first;
+  auto [key_in_table, state] = store.keys.Emplace(src);
+  const K key = *key_in_table;
+  SlicedKeyState& ks = *state;
   ks.starts.clear();
   for (uint32_t i = 0; i < n; ++i) {
     const Timestamp s = r.ReadI64();
@@ -161,7 +163,8 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
         [&](int, int64_t k, const SlicedKeyState&) { keys.push_back(Key{Value(k)}); });
   }
   if (key_store_) {
-    key_store_->keys.ForEach([&](int, const Key& k, const SlicedKeyState&) { keys.push_back(k); });
+    key_store_->keys.ForEach(
+        [&](int, const KeyRef& k, const SlicedKeyState&) { keys.push_back(k.key()); });
   }
   if (int_sessions_) {
     int_sessions_->keys.ForEach(
@@ -169,7 +172,7 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
   }
   if (key_sessions_) {
     key_sessions_->keys.ForEach(
-        [&](int, const Key& k, const SessionKeyState&) { keys.push_back(k); });
+        [&](int, const KeyRef& k, const SessionKeyState&) { keys.push_back(k.key()); });
   }
 
   WriteKeyGroups(w, context_.max_parallelism, std::move(keys), [&](const Key& key) {
@@ -221,7 +224,7 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
     if (int_store_ && int_key != nullptr) {
       WriteSlicedKey(w, *int_store_, *int_key);
     } else if (key_store_) {
-      WriteSlicedKey(w, *key_store_, key);
+      WriteSlicedKey(w, *key_store_, KeyProbe::Of(key));
     } else {
       w.WriteBool(false);
     }
@@ -255,7 +258,7 @@ void WindowOperator::InitializeState(StateInitializationContext& context) {
   if (store_kind == kIntStore) {
     int_store_ = std::make_unique<SlicedStore<int64_t>>(context_.max_parallelism, OwnedKeyGroups());
   } else if (store_kind == kKeyStore) {
-    key_store_ = std::make_unique<SlicedStore<Key>>(context_.max_parallelism, OwnedKeyGroups());
+    key_store_ = std::make_unique<SlicedStore<KeyRef>>(context_.max_parallelism, OwnedKeyGroups());
   }
 
   ReadKeyGroups(r, context_.max_parallelism, OwnedKeyGroups(), [&](const Key& key) {
@@ -296,7 +299,7 @@ void WindowOperator::InitializeState(StateInitializationContext& context) {
         }
         ReadSlicedKey(r, *int_store_, *k);
       } else if (key_store_) {
-        ReadSlicedKey(r, *key_store_, key);
+        ReadSlicedKey(r, *key_store_, KeyProbe::Of(key));
       } else {
         throw StateCorrupt("window snapshot: sliced state without a sliced store");
       }

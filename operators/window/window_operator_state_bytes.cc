@@ -21,8 +21,9 @@ int64_t WindowOperator::StateBytes() const {
     });
   }
   if (key_store_) {
-    key_store_->keys.ForEach([&](int, const Key& key, const SlicedKeyState& ks) {
-      bytes += static_cast<int64_t>(ks.starts.size()) * PaneStateBytes(RowStateBytes(key), num_accs_);
+    key_store_->keys.ForEach([&](int, const KeyRef& key, const SlicedKeyState& ks) {
+      bytes += static_cast<int64_t>(ks.starts.size()) *
+               PaneStateBytes(RowStateBytes(key.key()), num_accs_);
     });
   }
   // Flat sessions cost what their panes would on the per-window path.
@@ -33,9 +34,9 @@ int64_t WindowOperator::StateBytes() const {
     });
   }
   if (key_sessions_) {
-    key_sessions_->keys.ForEach([&](int, const Key& key, const SessionKeyState& ks) {
+    key_sessions_->keys.ForEach([&](int, const KeyRef& key, const SessionKeyState& ks) {
       bytes += static_cast<int64_t>(ks.sessions.size()) *
-               PaneStateBytes(RowStateBytes(key), session_accs_);
+               PaneStateBytes(RowStateBytes(key.key()), session_accs_);
     });
   }
   const auto* aggregating = dynamic_cast<const AggregatingWindowFunction*>(function_.get());

@@ -14,20 +14,31 @@
 #include "runtime/core/key.h"
 #include "runtime/core/timestamp.h"
 #include "runtime/state/key_groups.h"
+#include "runtime/state/key_ref.h"
 
 namespace tidemark {
 
 /// How a keyed-state key type is hashed: `Hash64` is the stable key-group hash (XXH3 of the
-/// canonical bytes, runtime/state/key_groups.h), `MapHash` the in-memory table's hash.
+/// canonical bytes, runtime/state/key_groups.h), `MapHash` / `MapEq` the in-memory table's hash
+/// and equality, `Arena` what the backend keeps beside its tables for the keys' bytes.
 /// `int64_t` is the fast path for a key of one non-NULL int64 (or timestamp) field: no buffer,
-/// no variant; every other key is a `Key` (a row of values).
+/// no variant. `KeyRef` is the fixed-width form of every other key (strings, several fields):
+/// an interned handle whose values live once in the backend's `KeyPool`, looked up by a
+/// `KeyProbe` over the record's fields without building a `Key`. `Key` (a row of values) is the
+/// general form.
 template <typename K>
 struct KeyTraits;
+
+/// No arena: the key is its own bytes.
+struct NoKeyArena {};
 
 template <>
 struct KeyTraits<int64_t> {
   static uint64_t Hash64(int64_t k) { return Int64KeyHash64(k); }
   using MapHash = absl::Hash<int64_t>;
+  using MapEq = std::equal_to<int64_t>;
+  using Arena = NoKeyArena;
+  static int64_t Intern(int64_t k, Arena&) { return k; }
   static const Key& ToKey(int64_t k, Key& scratch) {
     if (scratch.size() != 1) {
       scratch.assign(1, Value(k));
@@ -48,14 +59,46 @@ struct KeyTraits<Key> {
   struct MapHash {
     size_t operator()(const Key& k) const { return static_cast<size_t>(Mix64(KeyHash()(k))); }
   };
+  using MapEq = std::equal_to<Key>;
+  using Arena = NoKeyArena;
+  static const Key& Intern(const Key& k, Arena&) { return k; }
   static const Key& ToKey(const Key& k, Key& /*scratch*/) { return k; }
+};
+
+template <>
+struct KeyTraits<KeyRef> {
+  static uint64_t Hash64(const KeyRef& k) { return k.hash64(); }
+  static uint64_t Hash64(const KeyProbe& p) { return p.hash64; }
+  /// The key-group hash remixed (see `KeyTraits<Key>::MapHash`); a `KeyProbe` hashes as the
+  /// `KeyRef` of its values.
+  struct MapHash {
+    using is_transparent = void;
+    size_t operator()(const KeyRef& k) const { return static_cast<size_t>(Mix64(k.hash64())); }
+    size_t operator()(const KeyProbe& p) const { return static_cast<size_t>(Mix64(p.hash64)); }
+  };
+  struct MapEq {
+    using is_transparent = void;
+    bool operator()(const KeyRef& a, const KeyRef& b) const { return a == b; }
+    bool operator()(const KeyRef& a, const KeyProbe& p) const {
+      return a.hash64() == p.hash64 && p.Equals(a.key());
+    }
+    bool operator()(const KeyProbe& p, const KeyRef& a) const { return (*this)(a, p); }
+  };
+  using Arena = KeyPool;
+  static KeyRef Intern(const KeyProbe& p, Arena& pool) { return pool.Make(p); }
+  static const Key& ToKey(const KeyRef& k, Key& /*scratch*/) { return k.key(); }
+  static const Key& ToKey(const KeyProbe& p, Key& scratch) {
+    scratch = p.ToKey();
+    return scratch;
+  }
 };
 
 /// Keyed state of one operator subtask: a value `V` per key, kept per key group. Mirrors the role
 /// of Flink's `HeapKeyedStateBackend` (its `StateTable`s are per key group too), with flat
 /// open-addressing tables (`absl::flat_hash_map`) holding the values inline.
 ///
-/// - `K`: `int64_t` (single int64 key, see `KeyTraits`) or `Key`.
+/// - `K`: `int64_t` (single int64 key, see `KeyTraits`), `KeyRef` (any other key, its values
+///   stored once in the backend's `KeyPool`) or `Key`.
 /// - Key groups: `KeyGroupForHash(KeyTraits<K>::Hash64(key), max_parallelism)`; the subtask
 ///   owns `range`; a key outside it is a routing error (`Error`).
 /// - Steady state (an existing key, or a key re-inserted into a table that has held as many
@@ -66,7 +109,8 @@ struct KeyTraits<Key> {
 template <typename K, typename V>
 class KeyedStateBackend {
  public:
-  using Map = absl::flat_hash_map<K, V, typename KeyTraits<K>::MapHash>;
+  using Map =
+      absl::flat_hash_map<K, V, typename KeyTraits<K>::MapHash, typename KeyTraits<K>::MapEq>;
 
   KeyedStateBackend(int max_parallelism, KeyGroupRange range)
       : max_parallelism_(max_parallelism), range_(range),
@@ -80,12 +124,15 @@ class KeyedStateBackend {
   const KeyGroupRange& key_group_range() const { return range_; }
 
   /// The key group of `key`.
-  int KeyGroupOf(const K& key) const {
+  template <typename Src>
+  int KeyGroupOf(const Src& key) const {
     return KeyGroupForHash(KeyTraits<K>::Hash64(key), max_parallelism_);
   }
 
-  /// The table of `key`'s group. Throws `Error` when this subtask does not own the group.
-  Map& TableOf(const K& key) {
+  /// The table of `key`'s group (`key`: a `K`, or a `KeyProbe` for `KeyRef` keys). Throws
+  /// `Error` when this subtask does not own the group.
+  template <typename Src>
+  Map& TableOf(const Src& key) {
     const int kg = KeyGroupOf(key);
     if (!range_.Contains(kg)) {
       throw Error(fmt::format("keyed state: key {} is in key group {}, which this subtask (key "
@@ -101,13 +148,50 @@ class KeyedStateBackend {
     auto [it, inserted] = TableOf(key).try_emplace(key);
     return {&it->second, inserted};
   }
-  /// The value of `key`, or nullptr.
-  V* Find(const K& key) {
+  /// The entry of the key `src` denotes (a `K`, or a `KeyProbe` for `KeyRef` keys: the key is
+  /// interned into the backend's arena only when absent), its value default-constructed if
+  /// absent. The key pointer is the table's copy (valid as the value's).
+  template <typename Src>
+  std::pair<const K*, V*> Emplace(const Src& src) {
+    Map& m = TableOf(src);
+    auto it = m.find(src);
+    if (it == m.end()) {
+      it = m.try_emplace(KeyTraits<K>::Intern(src, arena_)).first;
+    }
+    return {&it->first, &it->second};
+  }
+  /// The entry of `src` (as `Emplace`), or {nullptr, nullptr}.
+  template <typename Src>
+  std::pair<const K*, V*> FindEntry(const Src& src) {
+    Map& m = TableOf(src);
+    auto it = m.find(src);
+    if (it == m.end()) {
+      return {nullptr, nullptr};
+    }
+    return {&it->first, &it->second};
+  }
+  /// The arena the backend interns its keys into (`KeyPool` for `KeyRef` keys).
+  typename KeyTraits<K>::Arena& arena() { return arena_; }
+  /// Starts loading `key`'s table slot (for a loop over many keys: a few keys ahead of `Find`).
+  /// A key of a group this subtask does not own is ignored.
+  void Prefetch(const K& key) const {
+    const int kg = KeyGroupOf(key);
+    if (range_.Contains(kg)) {
+      groups_[static_cast<size_t>(kg - range_.start)].prefetch(key);
+    }
+  }
+
+  /// The value of `key` (a `K`, or a `KeyProbe` for `KeyRef` keys), or nullptr.
+  template <typename Src = K>
+  V* Find(const Src& key) {
     Map& m = TableOf(key);
     auto it = m.find(key);
     return it == m.end() ? nullptr : &it->second;
   }
-  const V* Find(const K& key) const { return const_cast<KeyedStateBackend*>(this)->Find(key); }
+  template <typename Src = K>
+  const V* Find(const Src& key) const {
+    return const_cast<KeyedStateBackend*>(this)->Find(key);
+  }
   void Erase(const K& key) { TableOf(key).erase(key); }
 
   /// Calls `f(key_group, key, value)` for every entry, key group by key group (table order
@@ -146,6 +230,8 @@ class KeyedStateBackend {
   }
 
  private:
+  // The arena first: destroyed after the tables whose keys point into it.
+  [[no_unique_address]] typename KeyTraits<K>::Arena arena_;
   int max_parallelism_;
   KeyGroupRange range_;
   std::vector<Map> groups_;
@@ -192,8 +278,7 @@ class KeyedTimerBuckets {
     }
     Bucket& b = buckets_.front();
     *time = b.time;
-    std::sort(b.keys.begin(), b.keys.end());
-    b.keys.erase(std::unique(b.keys.begin(), b.keys.end()), b.keys.end());
+    SortUniqueKeys(b.keys, sort_scratch_);
     keys.swap(b.keys);
     b.keys.clear();
     spare_.push_back(std::move(b.keys));
@@ -236,6 +321,7 @@ class KeyedTimerBuckets {
 
   std::vector<Bucket> buckets_;  // ascending time
   std::vector<std::vector<K>> spare_;
+  std::vector<std::pair<uint64_t, K>> sort_scratch_;
   size_t last_ = 0;  // the bucket Add used last (records of one window share one time)
 };
 

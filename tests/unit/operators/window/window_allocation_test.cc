@@ -1,7 +1,9 @@
-// Steady-state allocation of the int64-keyed window paths: a global operator new counter around
+// Steady-state allocation of the keyed window paths: a global operator new counter around
 // 1e6 and 2e5 records through a keyed tumbling count (sliced path) and a keyed session count
-// (flat session path). The records cover the same windows / sessions and keys in both runs (only
-// their density differs), so any allocation per record shows as a difference.
+// (flat session path), keyed by an int64, by a string (longer than any inline string buffer, so
+// a copy per record would allocate) and by a string and an int64 together. The records cover
+// the same windows / sessions and keys in both runs (only their density differs), so any
+// allocation per record shows as a difference.
 
 #include <algorithm>
 #include <cstdio>
@@ -41,15 +43,31 @@ struct RunResult {
   int64_t counted = 0;
 };
 
-// `n` records over 1000 int64 keys ((i * 7919) mod 1000) and event time [0, 40 s), leaving out
+// How the test's records are keyed: key k of 1000 as the int64 k, as the string
+// "customer-account-<k>", or as that string and the int64 k % 7 (two key fields).
+enum class KeyKind { kInt64, kString, kStringAndInt64 };
+
+// `n` records over 1000 keys ((i * 7919) mod 1000, see `KeyKind`) and event time [0, 40 s), leaving out
 // the records in `silent` stretches [from, to), through `spec` keyed by `key`; a watermark
 // (ts - 1) every 1000 records, MAX at the end. Counts allocations from the first record to the
 // end; `counted` is the sum of the results' last column minus the records sent (0 when each
 // record was counted once).
 RunResult RunWindow(const WindowSpec& spec, int64_t n,
-                    const std::vector<std::pair<Timestamp, Timestamp>>& silent = {}) {
-  Schema input({{"key", FieldType::kInt64}, {"value", FieldType::kDouble}, {"ts", FieldType::kTimestamp}});
-  WindowOperatorPlan plan = WindowOperator::Compile(input, spec, {"key"});
+                    const std::vector<std::pair<Timestamp, Timestamp>>& silent = {},
+                    KeyKind kind = KeyKind::kInt64) {
+  const bool string_key = kind != KeyKind::kInt64;
+  Schema input({{"key", string_key ? FieldType::kString : FieldType::kInt64},
+                {"value", FieldType::kDouble},
+                {"ts", FieldType::kTimestamp},
+                {"region", FieldType::kInt64}});
+  std::vector<std::string> names;
+  for (int k = 0; k < 1000; ++k) {
+    names.push_back("customer-account-" + std::to_string(k));
+  }
+  const std::vector<std::string> key_by = kind == KeyKind::kStringAndInt64
+                                              ? std::vector<std::string>{"key", "region"}
+                                              : std::vector<std::string>{"key"};
+  WindowOperatorPlan plan = WindowOperator::Compile(input, spec, key_by);
   std::unique_ptr<StreamOperator> op = plan.factory();
   ManualProcessingTimeService clock;
   CountingOutput out;
@@ -59,7 +77,9 @@ RunResult RunWindow(const WindowSpec& spec, int64_t n,
   ctx.processing_time = &clock;
   op->Open(ctx);
 
-  StreamRecord record(Row{Value(int64_t{0}), Value(0.5), Value(int64_t{0})}, 0);
+  StreamRecord record(Row{string_key ? Value(std::string(32, ' ')) : Value(int64_t{0}), Value(0.5),
+                          Value(int64_t{0}), Value(int64_t{0})},
+                      0);
   int64_t sent = 0;
   const int64_t before = testing::AllocationCount();
   for (int64_t i = 0; i < n; ++i) {
@@ -68,7 +88,13 @@ RunResult RunWindow(const WindowSpec& spec, int64_t n,
                     [ts](const auto& s) { return ts >= s.first && ts < s.second; })) {
       continue;
     }
-    std::get<int64_t>(record.row[0]) = (i * 7919) % 1000;
+    const int64_t k = (i * 7919) % 1000;
+    if (string_key) {
+      std::get<std::string>(record.row[0]) = names[static_cast<size_t>(k)];  // keeps capacity
+    } else {
+      std::get<int64_t>(record.row[0]) = k;
+    }
+    std::get<int64_t>(record.row[3]) = k % 7;
     std::get<int64_t>(record.row[2]) = ts;
     record.timestamp = ts;
     op->ProcessElement(record, 0);
@@ -99,50 +125,71 @@ WindowSpec CountSpec(const std::string& assigner) {
   return spec;
 }
 
-TEST(WindowAllocationTest, Int64KeyedTumblingAllocatesNothingPerRecord) {
+// Keyed by an int64 (its own fast path), by strings and by (string, int64): a key other than
+// one int64 is looked up in place and its values stored once in the backend's key pool, so no
+// record allocates either.
+class WindowAllocationTest : public ::testing::TestWithParam<KeyKind> {};
+
+// Allocations come from keys, windows, timer entries and results (the same in both runs), not
+// from records; and they are bounded by the results: at most a few per emitted window result
+// (one more for a string key: each result row copies it, longer than the inline buffer).
+int64_t AllocationsPerResultBound(KeyKind kind) { return kind == KeyKind::kInt64 ? 4 : 5; }
+
+TEST_P(WindowAllocationTest, TumblingAllocatesNothingPerRecord) {
   // Four tumbling 10 s windows.
   WindowSpec spec = CountSpec("tumbling");
   spec.size_ms = 10000;
-  const RunResult small = RunWindow(spec, 200000);
-  const RunResult large = RunWindow(spec, 1000000);
+  const RunResult small = RunWindow(spec, 200000, {}, GetParam());
+  const RunResult large = RunWindow(spec, 1000000, {}, GetParam());
   // Every key in every window: 4 windows x 1000 keys, each record counted once (counted 0).
   EXPECT_EQ(small.results, 4000);
   EXPECT_EQ(large.results, 4000);
   EXPECT_EQ(small.counted, 0);
   EXPECT_EQ(large.counted, 0);
-  // Allocations come from keys, windows and results (the same in both runs), not from records.
   EXPECT_LE(std::abs(large.allocations - small.allocations), 16)
       << "2e5 records: " << small.allocations << " allocations, 1e6 records: "
       << large.allocations;
-  // And they are bounded by the results: at most a few per emitted window result.
-  EXPECT_LT(large.allocations, 4 * large.results);
+  EXPECT_LT(large.allocations, AllocationsPerResultBound(GetParam()) * large.results);
   std::printf("allocations: %lld for 2e5 records, %lld for 1e6 records (%lld results)\n",
               static_cast<long long>(small.allocations), static_cast<long long>(large.allocations),
               static_cast<long long>(large.results));
 }
 
-TEST(WindowAllocationTest, Int64KeyedSessionsAllocateNothingPerRecord) {
+TEST_P(WindowAllocationTest, SessionsAllocateNothingPerRecord) {
   // Sessions with a 500 ms gap; two silent stretches, [10 s, 11 s) and [25 s, 26.5 s). Every key
   // sees a record at least every 200 ms otherwise, so it has exactly three sessions in both runs.
   WindowSpec spec = CountSpec("session");
   spec.gap_ms = 500;
   const std::vector<std::pair<Timestamp, Timestamp>> silent = {{10000, 11000}, {25000, 26500}};
-  const RunResult small = RunWindow(spec, 200000, silent);
-  const RunResult large = RunWindow(spec, 1000000, silent);
+  const RunResult small = RunWindow(spec, 200000, silent, GetParam());
+  const RunResult large = RunWindow(spec, 1000000, silent, GetParam());
   // Three sessions per key, every record counted once.
   EXPECT_EQ(small.results, 3000);
   EXPECT_EQ(large.results, 3000);
   EXPECT_EQ(small.counted, 0);
   EXPECT_EQ(large.counted, 0);
-  // Allocations come from keys, sessions, timer entries and results, not from records.
   EXPECT_LE(std::abs(large.allocations - small.allocations), 16)
       << "2e5 records: " << small.allocations << " allocations, 1e6 records: "
       << large.allocations;
-  EXPECT_LT(large.allocations, 4 * large.results);
+  EXPECT_LT(large.allocations, AllocationsPerResultBound(GetParam()) * large.results);
   std::printf("session allocations: %lld for 2e5 records, %lld for 1e6 records (%lld results)\n",
               static_cast<long long>(small.allocations), static_cast<long long>(large.allocations),
               static_cast<long long>(large.results));
 }
+
+INSTANTIATE_TEST_SUITE_P(Keys, WindowAllocationTest,
+                         ::testing::Values(KeyKind::kInt64, KeyKind::kString,
+                                           KeyKind::kStringAndInt64),
+                         [](const ::testing::TestParamInfo<KeyKind>& param_info) {
+                           switch (param_info.param) {
+                             case KeyKind::kInt64:
+                               return std::string("Int64");
+                             case KeyKind::kString:
+                               return std::string("String");
+                             default:
+                               return std::string("StringAndInt64");
+                           }
+                         });
 
 }  // namespace
 }  // namespace tidemark

@@ -1,0 +1,279 @@
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/core/key.h"
+#include "runtime/core/row.h"
+#include "runtime/state/key_groups.h"
+
+namespace tidemark {
+
+class KeyPool;
+
+namespace key_ref_internal {
+/// One interned key: its values, stable hash and the number of `KeyRef`s to it. Owned by a
+/// `KeyPool`; recycled (values kept, so their strings keep their capacity) when unreferenced.
+struct KeyEntry {
+  Key key;
+  uint64_t hash64 = 0;
+  uint32_t refs = 0;
+  KeyPool* pool = nullptr;
+  KeyEntry* next_free = nullptr;
+};
+}  // namespace key_ref_internal
+
+/// The key of a keyed-state table for any key that is not a single int64 (strings, doubles,
+/// bools, NULLs, several fields): a fixed-width (16-byte) handle to the key's values,
+/// stored once in the owning backend's `KeyPool`, with their stable key-group hash
+/// (`KeyHash64`) computed once and carried in the handle (a table probe reads no key bytes unless
+/// the hashes match). A timer entry, a firing list or a table slot holding the key
+/// holds a `KeyRef` (a reference count, not a copy of the values); the values go back to the
+/// pool when the last `KeyRef` is destroyed.
+///
+/// Value semantics by content: two `KeyRef`s are equal when their keys are, and order as their
+/// keys do (`std::less<Key>`, the order of Flink's `InternalTimer`s over the same keys), so a
+/// stale timer entry of an erased key still finds the key's later state, exactly as a `Key`
+/// would. A default-constructed `KeyRef` denotes the empty key.
+///
+/// Threading: the owning operator's thread only (the count is not atomic). Every `KeyRef` must
+/// be destroyed before its pool.
+class KeyRef {
+ public:
+  KeyRef() = default;
+  KeyRef(const KeyRef& o) noexcept : e_(o.e_), hash_(o.hash_) {
+    if (e_ != nullptr) {
+      ++e_->refs;
+    }
+  }
+  KeyRef(KeyRef&& o) noexcept : e_(std::exchange(o.e_, nullptr)), hash_(o.hash_) {}
+  KeyRef& operator=(const KeyRef& o) noexcept {
+    if (o.e_ != nullptr) {
+      ++o.e_->refs;
+    }
+    Release();
+    e_ = o.e_;
+    hash_ = o.hash_;
+    return *this;
+  }
+  KeyRef& operator=(KeyRef&& o) noexcept {
+    if (this != &o) {
+      Release();
+      e_ = std::exchange(o.e_, nullptr);
+      hash_ = o.hash_;
+    }
+    return *this;
+  }
+  ~KeyRef() { Release(); }
+
+  /// The key's values (the empty key for a default-constructed ref).
+  const Key& key() const {
+    static const Key kEmpty;
+    return e_ != nullptr ? e_->key : kEmpty;
+  }
+  /// `KeyHash64(key())`.
+  uint64_t hash64() const { return e_ != nullptr ? hash_ : KeyHash64(Key{}); }
+
+  /// Hints for loops over many keys (a window end's keys): start loading the entry, or (once the
+  /// entry is loaded) the key's values, a few keys ahead of use.
+  void PrefetchEntry() const { __builtin_prefetch(e_); }
+  void PrefetchValues() const {
+    if (e_ != nullptr) {
+      __builtin_prefetch(e_->key.data());
+    }
+  }
+
+  friend bool operator==(const KeyRef& a, const KeyRef& b) {
+    return a.e_ == b.e_ || (a.hash64() == b.hash64() && a.key() == b.key());
+  }
+  friend bool operator<(const KeyRef& a, const KeyRef& b) {
+    return a.e_ != b.e_ && a.key() < b.key();
+  }
+
+ private:
+  friend class KeyPool;
+  explicit KeyRef(key_ref_internal::KeyEntry* e) : e_(e), hash_(e->hash64) { ++e_->refs; }
+  inline void Release();
+  key_ref_internal::KeyEntry* e_ = nullptr;
+  uint64_t hash_ = 0;  // e_->hash64, kept here to spare a probe the pointer chase
+};
+
+/// A key not interned yet, as a lookup sees it: the values `row[slots[i]]` of a record (no `Key`
+/// is built), or the values of a `Key` (`slots` null), with their `KeyHash64`. Borrows both; valid
+/// while they are.
+struct KeyProbe {
+  const Row* values = nullptr;
+  const std::vector<int>* slots = nullptr;  // null: `values` is the key itself
+  uint64_t hash64 = 0;
+
+  static KeyProbe Of(const Row& row, const std::vector<int>& slots) {
+    return KeyProbe{&row, &slots, KeyHash64(row, slots)};
+  }
+  static KeyProbe Of(const Key& key) { return KeyProbe{&key, nullptr, KeyHash64(key)}; }
+
+  size_t size() const { return slots != nullptr ? slots->size() : values->size(); }
+  const Value& at(size_t i) const {
+    return slots != nullptr ? (*values)[static_cast<size_t>((*slots)[i])] : (*values)[i];
+  }
+  bool Equals(const Key& key) const {
+    const size_t n = size();
+    if (key.size() != n) {
+      return false;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!(at(i) == key[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+  /// The key as a `Key` (error messages, rarely used paths).
+  Key ToKey() const {
+    Key k;
+    for (size_t i = 0; i < size(); ++i) {
+      k.push_back(at(i));
+    }
+    return k;
+  }
+};
+
+/// The store of the keys a keyed-state backend holds as `KeyRef`s (its "arena"): entries are
+/// allocated once and reused, so a steady state (as many live keys as before) allocates nothing,
+/// strings included when a reused entry's strings had the capacity. Not movable (entries point
+/// back at it). Threading: the owning operator's thread only.
+class KeyPool {
+ public:
+  KeyPool() = default;
+  KeyPool(const KeyPool&) = delete;
+  KeyPool& operator=(const KeyPool&) = delete;
+
+  /// A new ref holding a copy of the probe's values.
+  KeyRef Make(const KeyProbe& probe) {
+    key_ref_internal::KeyEntry* e = Take();
+    const size_t n = probe.size();
+    e->key.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      e->key[i] = probe.at(i);  // same alternative: assigned in place (a string keeps capacity)
+    }
+    e->hash64 = probe.hash64;
+    return KeyRef(e);
+  }
+  KeyRef Make(const Key& key) { return Make(KeyProbe::Of(key)); }
+
+  /// Entries referenced now.
+  size_t live() const { return entries_.size() - free_count_; }
+  /// Entries allocated (live or free).
+  size_t allocated() const { return entries_.size(); }
+
+ private:
+  friend class KeyRef;
+  key_ref_internal::KeyEntry* Take() {
+    if (free_ != nullptr) {
+      key_ref_internal::KeyEntry* e = free_;
+      free_ = e->next_free;
+      e->next_free = nullptr;
+      --free_count_;
+      return e;
+    }
+    entries_.push_back(std::make_unique<key_ref_internal::KeyEntry>());
+    entries_.back()->pool = this;
+    return entries_.back().get();
+  }
+  void Recycle(key_ref_internal::KeyEntry* e) {
+    e->next_free = free_;
+    free_ = e;
+    ++free_count_;
+  }
+
+  std::vector<std::unique_ptr<key_ref_internal::KeyEntry>> entries_;
+  key_ref_internal::KeyEntry* free_ = nullptr;
+  size_t free_count_ = 0;
+};
+
+inline void KeyRef::Release() {
+  if (e_ != nullptr && --e_->refs == 0) {
+    e_->pool->Recycle(e_);
+  }
+  e_ = nullptr;
+}
+
+/// Sorts `keys` ascending (`std::less<Key>` of their values) and removes duplicates. When
+/// every key's first field is a string (the common case: a user or session id), the keys are
+/// sorted by an 8-byte abbreviation of that string after the prefix all of them share (ties
+/// fall back to comparing the keys), so sorting 10^5 keys of one window end costs no pointer
+/// chasing per comparison. `scratch` is reused between calls (no allocation in steady state).
+inline void SortUniqueKeys(std::vector<KeyRef>& keys,
+                           std::vector<std::pair<uint64_t, KeyRef>>& scratch) {
+  if (keys.size() < 2) {
+    return;
+  }
+  const std::string* first = nullptr;
+  size_t common = 0;
+  for (const KeyRef& k : keys) {
+    const Key& key = k.key();
+    const std::string* s = key.empty() ? nullptr : std::get_if<std::string>(&key[0]);
+    if (s == nullptr) {
+      first = nullptr;
+      break;
+    }
+    if (first == nullptr) {
+      first = s;
+      common = s->size();
+      continue;
+    }
+    size_t i = 0;
+    const size_t n = std::min(common, s->size());
+    while (i < n && (*first)[i] == (*s)[i]) {
+      ++i;
+    }
+    common = i;
+  }
+  if (first == nullptr) {
+    std::sort(keys.begin(), keys.end());
+  } else {
+    scratch.clear();
+    scratch.reserve(keys.size());
+    const size_t n = keys.size();
+    for (size_t j = 0; j < n; ++j) {
+      if (j + 16 < n) {
+        keys[j + 16].PrefetchEntry();
+      }
+      if (j + 8 < n) {
+        keys[j + 8].PrefetchValues();
+      }
+      KeyRef& k = keys[j];
+      const std::string& s = std::get<std::string>(k.key()[0]);
+      uint64_t abbrev = 0;
+      for (size_t i = 0; i < 8; ++i) {
+        const size_t at = common + i;
+        abbrev = (abbrev << 8) |
+                 (at < s.size() ? static_cast<uint64_t>(static_cast<unsigned char>(s[at])) : 0);
+      }
+      scratch.emplace_back(abbrev, std::move(k));
+    }
+    // Strings with the same first `common` bytes order as their following bytes do
+    // (unsigned, as std::char_traits<char>::compare); equal abbreviations compare in full.
+    std::sort(scratch.begin(), scratch.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second < b.second;
+    });
+    for (size_t i = 0; i < keys.size(); ++i) {
+      keys[i] = std::move(scratch[i].second);
+    }
+    scratch.clear();
+  }
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+}
+
+/// `std::sort` and `std::unique` for every other key type.
+template <typename K>
+void SortUniqueKeys(std::vector<K>& keys, std::vector<std::pair<uint64_t, K>>& /*scratch*/) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+}
+
+}  // namespace tidemark

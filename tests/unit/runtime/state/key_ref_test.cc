@@ -1,0 +1,120 @@
+// KeyRef / KeyPool / KeyProbe (runtime/state/key_ref.h): interned keys compare, hash and order
+// as the `Key`s they stand for; entries are reused; the abbreviated sort of a window end's keys
+// gives std::sort's order over `Key`s exactly.
+
+#include "runtime/state/key_ref.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/state/keyed_state_backend.h"
+
+namespace tidemark {
+namespace {
+
+TEST(KeyRefTest, EqualityHashAndOrderFollowTheKeyValues) {
+  KeyPool pool;
+  const KeyRef a = pool.Make(Key{Value(std::string("user_1")), Value(int64_t{7})});
+  const KeyRef b = pool.Make(Key{Value(std::string("user_1")), Value(int64_t{7})});
+  const KeyRef c = pool.Make(Key{Value(std::string("user_1")), Value(int64_t{8})});
+  EXPECT_EQ(a, b);  // two entries, one content
+  EXPECT_FALSE(a == c);
+  EXPECT_TRUE(a < c);
+  EXPECT_FALSE(c < a);
+  EXPECT_FALSE(a < b);
+  EXPECT_EQ(a.hash64(), KeyHash64(Key{Value(std::string("user_1")), Value(int64_t{7})}));
+  EXPECT_EQ(KeyRef().key(), Key{});
+  EXPECT_EQ(KeyRef().hash64(), KeyHash64(Key{}));
+}
+
+TEST(KeyRefTest, AProbeFindsTheKeyWithoutBuildingIt) {
+  KeyedStateBackend<KeyRef, int64_t> backend(128, KeyGroupRange{0, 127});
+  const Row row{Value(int64_t{1}), Value(std::string("customer-account-000042")), Value(2.5)};
+  const std::vector<int> slots{1, 2};
+  const KeyProbe probe = KeyProbe::Of(row, slots);
+  EXPECT_EQ(probe.hash64, KeyHash64(Key{row[1], row[2]}));
+  EXPECT_EQ(backend.Find(probe), nullptr);
+  auto [key, value] = backend.Emplace(probe);
+  *value = 5;
+  EXPECT_EQ(key->key(), (Key{row[1], row[2]}));
+  // The same key as a Key, and as a KeyRef, find the same value.
+  EXPECT_EQ(*backend.Find(KeyProbe::Of(Key{row[1], row[2]})), 5);
+  EXPECT_EQ(*backend.Find(*key), 5);
+  EXPECT_EQ(backend.Emplace(probe).second, value);  // no second entry
+  EXPECT_EQ(backend.size(), 1u);
+  EXPECT_EQ(backend.arena().live(), 1u);
+}
+
+TEST(KeyRefTest, EntriesComeBackWhenTheLastRefGoesAndAreReused) {
+  KeyPool pool;
+  {
+    KeyRef a = pool.Make(Key{Value(std::string("a"))});
+    KeyRef copy = a;
+    KeyRef moved = std::move(copy);
+    EXPECT_EQ(pool.live(), 1u);
+    a = KeyRef();
+    EXPECT_EQ(pool.live(), 1u);  // `moved` still holds it
+  }
+  EXPECT_EQ(pool.live(), 0u);
+  EXPECT_EQ(pool.allocated(), 1u);
+  const KeyRef b = pool.Make(Key{Value(int64_t{3}), Value(true)});
+  EXPECT_EQ(pool.allocated(), 1u);  // the freed entry, reused
+  EXPECT_EQ(b.key(), (Key{Value(int64_t{3}), Value(true)}));
+}
+
+// The keys as `Key`s through std::sort + std::unique: the order SortUniqueKeys must give.
+std::vector<Key> Reference(std::vector<Key> keys) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+std::vector<Key> SortedThroughRefs(KeyPool& pool, const std::vector<Key>& keys) {
+  std::vector<KeyRef> refs;
+  for (const Key& k : keys) {
+    refs.push_back(pool.Make(k));
+  }
+  std::vector<std::pair<uint64_t, KeyRef>> scratch;
+  SortUniqueKeys(refs, scratch);
+  std::vector<Key> out;
+  for (const KeyRef& r : refs) {
+    out.push_back(r.key());
+  }
+  return out;
+}
+
+TEST(KeyRefTest, AbbreviatedSortGivesTheKeyOrderExactly) {
+  KeyPool pool;
+  // Strings sharing a long prefix, differing past the 8 abbreviated bytes, prefixes of each
+  // other, with NUL and high bytes, duplicates, and a second field breaking ties.
+  const std::string p = "user_0000";
+  std::vector<Key> keys = {
+      {Value(p + "12345678901")}, {Value(p + "12345678902")}, {Value(p + "1")},
+      {Value(p)},                 {Value(p + std::string("\0", 1))},
+      {Value(p + "\xff")},        {Value(p + "\x7f")},        {Value(p + "12345678901")},
+      {Value(p + "2")},           {Value(p + "10")},          {Value(p + "1")},
+  };
+  EXPECT_EQ(SortedThroughRefs(pool, keys), Reference(keys));
+
+  std::vector<Key> two_fields;
+  for (int i = 0; i < 200; ++i) {
+    two_fields.push_back(
+        {Value("region-" + std::to_string(i % 3)), Value(int64_t{(i * 37) % 11 - 5})});
+  }
+  EXPECT_EQ(SortedThroughRefs(pool, two_fields), Reference(two_fields));
+  ASSERT_EQ(Reference(two_fields).size(), 33u);
+
+  // A first field that is not always a string: the plain sort, still the Key order.
+  std::vector<Key> mixed = {{Value(std::string("b"))}, {Value(int64_t{2})}, {Value()},
+                            {Value(std::string("a"))}, {Value(1.5)},        {Value(false)},
+                            {Value(int64_t{2})}};
+  EXPECT_EQ(SortedThroughRefs(pool, mixed), Reference(mixed));
+  EXPECT_EQ(pool.live(), 0u);
+}
+
+}  // namespace
+}  // namespace tidemark
