@@ -1663,6 +1663,7 @@ void Loader::ParseKafkaSink(const MapView& map, SinkSpec& sink) {
         }
         if (std::optional<std::string> v = ReadString(p, true)) {
           sink.kafka_properties[name] = *v;
+          sink.kafka_property_locations[name] = ValueLoc(p);
         }
       }
     }

@@ -309,6 +309,7 @@ struct SinkSpec {
   int64_t kafka_timeout_ms = 30000;
   SourceLocation key_field_location;
   SourceLocation partition_field_location;
+  std::map<std::string, SourceLocation> kafka_property_locations;  ///< of each property's value
 };
 
 /// One node of the job graph, as written under `operators:`.

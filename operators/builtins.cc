@@ -76,10 +76,14 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
                            sink.partition_field_location);
       }
     }
-    try {
-      (void)MakeKafkaConf(sink.kafka_properties);  // unknown or invalid properties, before running
-    } catch (const InvalidArgument& e) {
-      throw CompileError("sink.properties", e.what());
+    for (const auto& [name, value] : sink.kafka_properties) {
+      try {
+        (void)MakeKafkaConf({{name, value}});  // unknown or invalid, before running, at its value
+      } catch (const InvalidArgument& e) {
+        auto at = sink.kafka_property_locations.find(name);
+        throw CompileError("sink.properties." + name, e.what(),
+                           at != sink.kafka_property_locations.end() ? at->second : sink.location);
+      }
     }
     const bool checkpointing = ctx.job.checkpointing.has_value();
     out.factory = [sink, schema, result, checkpointing](int subtask,

@@ -12,7 +12,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <fcntl.h>
 #include <map>
+#include <set>
 #include <signal.h>
 #include <string>
 #include <sys/wait.h>
@@ -23,7 +26,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "config/job_loader.h"
 #include "runtime/io/kafka_client.h"
+#include "tools/engine/engine.h"
 #include "tests/testing/daemon_harness.h"
 #include "tests/testing/kafka_read_back.h"
 
@@ -158,8 +163,8 @@ TEST(KafkaSinkRestoreTest, KillNineAndRestoreCommitsExactlyTheUninterruptedOutpu
   cluster.CreateTopic("ref", kPartitions);
   cluster.CreateTopic("out", kPartitions);
   testing::TempDir tmp;
-  const fs::path ref_dir = tmp.path() / "ref";
-  const fs::path run_dir = tmp.path() / "run";
+  const fs::path ref_dir = fs::path(tmp.path()) / "ref";
+  const fs::path run_dir = fs::path(tmp.path()) / "run";
   fs::create_directories(ref_dir);
   fs::create_directories(run_dir);
 
@@ -193,6 +198,10 @@ TEST(KafkaSinkRestoreTest, KillNineAndRestoreCommitsExactlyTheUninterruptedOutpu
   const std::vector<nlohmann::json> ref_log = CommitLog(ref_dir / "commits.jsonl");
   const std::vector<nlohmann::json> run_log = CommitLog(run_dir / "commits.jsonl");
   ASSERT_GT(run_log.size(), commits_before);
+  // The last commit before the kill and the first after the restore, for the reader of the log.
+  std::cout << "commit log around the kill (checkpoint " << killed_at << "):\n"
+            << run_log[commits_before - 1].dump() << "\n"
+            << run_log[commits_before].dump() << "\n";
   std::vector<std::string> ref =
       CommittedValues(testing::ReadTopic(cluster.bootstrap_servers(), "ref", kPartitions), ref_log);
   std::vector<std::string> got =
@@ -209,6 +218,41 @@ TEST(KafkaSinkRestoreTest, KillNineAndRestoreCommitsExactlyTheUninterruptedOutpu
   for (const nlohmann::json& l : run_log) {
     EXPECT_TRUE(ids.insert(l["transactional-id"].get<std::string>()).second) << l.dump();
   }
+}
+
+/// The first error line of loading and compiling `sink` (a sink block on line 8) after a sequence
+/// source of {user string, ts timestamp, amount int64}.
+std::string CompileError(const std::string& sink) {
+  const std::string yaml =
+      "name: bad\n"
+      "operators:\n"
+      "  - id: source\n"
+      "    type: source\n"
+      "    source: {type: sequence, splits: [{id: a, start: 0s, step: 1s, count: 3, fields: {user: x, amount: 5}}]}\n"
+      "  - id: out\n"
+      "    type: sink\n"
+      "    input: source\n"
+      "    sink: " + sink + "\n";
+  try {
+    auto job = LocalJob::Create(LoadJobSpecString(yaml, "bad.yaml"));
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    return what.substr(0, what.find('\n'));
+  }
+  return "";
+}
+
+TEST(KafkaSinkJobTest, KeyAndPartitionFieldsAreCheckedAgainstTheInput) {
+  EXPECT_EQ(CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, key-field: usr}"),
+            "bad.yaml:9:72: error: operators[1].sink.key-field: unknown field 'usr' (input fields: "
+            "ts, user, amount)");
+  EXPECT_EQ(CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, partition-field: user}"),
+            "bad.yaml:9:78: error: operators[1].sink.partition-field: field 'user' is string; a "
+            "partition is an int64 field");
+  EXPECT_EQ(CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, properties: {acks: maybe}}"),
+            "bad.yaml:9:75: error: operators[1].sink.properties.acks: Kafka property 'acks': Invalid "
+            "value for configuration property \"request.required.acks\"");
+  EXPECT_EQ(CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, partition-field: amount}"), "");
 }
 
 }  // namespace
