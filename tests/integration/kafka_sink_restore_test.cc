@@ -250,7 +250,7 @@ TEST(KafkaSinkJobTest, KeyAndPartitionFieldsAreCheckedAgainstTheInput) {
             "bad.yaml:9:78: error: operators[1].sink.partition-field: field 'user' is string; a "
             "partition is an int64 field");
   EXPECT_EQ(CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, properties: {acks: maybe}}"),
-            "bad.yaml:9:75: error: operators[1].sink.properties.acks: Kafka property 'acks': Invalid "
+            "bad.yaml:9:80: error: operators[1].sink.properties.acks: Kafka property 'acks': Invalid "
             "value for configuration property \"request.required.acks\"");
   EXPECT_EQ(CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, partition-field: amount}"), "");
 }
