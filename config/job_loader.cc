@@ -329,15 +329,25 @@ constexpr auto kAggregateFunctions =
     std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
 constexpr auto kSinkKeys =
     std::to_array<std::string_view>({"type", "path", "create-dirs", "format", "delivery-guarantee",
-                                     "part-prefix", "part-suffix", "rolling-policy"});
+                                     "part-prefix", "part-suffix", "rolling-policy",
+                                     // type: kafka
+                                     "bootstrap-servers", "topic", "properties", "key-field",
+                                     "partition-field", "transactional-id-prefix", "commit-log",
+                                     "timeout"});
 constexpr auto kDeliveryGuarantees = std::to_array<std::string_view>({"none", "exactly-once"});
+// type: kafka (Flink's DeliveryGuarantee names).
+constexpr auto kKafkaDeliveryGuarantees =
+    std::to_array<std::string_view>({"none", "at-least-once", "exactly-once"});
+constexpr auto kKafkaSinkKeys = std::to_array<std::string_view>(
+    {"bootstrap-servers", "topic", "properties", "key-field", "partition-field",
+     "transactional-id-prefix", "commit-log", "timeout"});
 constexpr auto kRollingPolicyKeys =
     std::to_array<std::string_view>({"part-size", "rollover-interval", "inactivity-interval",
                                      "check-interval", "roll-on-checkpoint"});
 constexpr auto kExactlyOnceSinkKeys =
     std::to_array<std::string_view>({"part-prefix", "part-suffix", "rolling-policy"});
 constexpr auto kSinkTypes =
-    std::to_array<std::string_view>({"print", "file", "collect", "checksum"});
+    std::to_array<std::string_view>({"print", "file", "collect", "checksum", "kafka"});
 constexpr auto kSinkFormats = std::to_array<std::string_view>({"json", "fire"});
 constexpr auto kBroadcastWatermarks = std::to_array<std::string_view>({"exclude", "include"});
 constexpr auto kClocks = std::to_array<std::string_view>({"system", "virtual"});
@@ -477,6 +487,7 @@ class Loader {
   std::vector<std::string> ParseKeyBy(const Field& field);
   SinkSpec ParseSink(const Field& field);
   void ParseExactlyOnceFileSink(const MapView& map, SinkSpec& sink);
+  void ParseKafkaSink(const MapView& map, SinkSpec& sink);
   MapSpec ParseMap(const Field& field);
   FilterSpec ParseFilter(const Field& field);
   ReportSpec ParseReport(const Field& field, std::optional<MapView>& map);
@@ -1830,16 +1841,88 @@ SinkSpec Loader::ParseSink(const Field& field) {
                "applies only to a file sink with delivery-guarantee: exactly-once");
       }
     }
+  } else if (sink.type == "kafka") {
+    ParseKafkaSink(*map, sink);
   } else if (!sink.type.empty()) {
     Forbid(*map, "path", "applies only to a sink of type file, not " + sink.type);
     Forbid(*map, "create-dirs", "applies only to a sink of type file, not " + sink.type);
-    Forbid(*map, "delivery-guarantee", "applies only to a sink of type file, not " + sink.type);
+    Forbid(*map, "delivery-guarantee",
+           "applies only to a sink of type file or kafka, not " + sink.type);
     for (std::string_view key : kExactlyOnceSinkKeys) {
       Forbid(*map, std::string(key), "applies only to a sink of type file, not " + sink.type);
     }
   }
+  if (sink.type != "kafka") {
+    for (std::string_view key : kKafkaSinkKeys) {
+      Forbid(*map, std::string(key), "applies only to a sink of type kafka");
+    }
+  }
   Optional(*map, "format", sink.format, [&](const Field& f) { return ReadEnum(f, kSinkFormats); });
+  if (sink.type == "kafka" && sink.format != "json") {
+    if (std::optional<Field> f = map->Get("format")) {
+      ValueError(*f, "a kafka sink writes each record's value as JSON; format must be json");
+    }
+  }
   return sink;
+}
+
+// type: kafka — Flink's KafkaSink options under their YAML names.
+void Loader::ParseKafkaSink(const MapView& map, SinkSpec& sink) {
+  for (const char* key : {"path", "create-dirs"}) {
+    Forbid(map, key, "applies only to a sink of type file, not kafka");
+  }
+  for (std::string_view key : kExactlyOnceSinkKeys) {
+    Forbid(map, std::string(key), "applies only to a sink of type file, not kafka");
+  }
+  if (std::optional<Field> f = Require(map, "bootstrap-servers")) {
+    sink.bootstrap_servers = ReadString(*f).value_or("");
+  }
+  if (std::optional<Field> f = Require(map, "topic")) {
+    sink.topic = ReadString(*f).value_or("");
+  }
+  Optional(map, "delivery-guarantee", sink.delivery_guarantee,
+           [&](const Field& f) { return ReadEnum(f, kKafkaDeliveryGuarantees); });
+  if (std::optional<Field> f = map.Get("key-field")) {
+    sink.key_field = ReadString(*f).value_or("");
+    sink.key_field_location = ValueLoc(*f);
+  }
+  if (std::optional<Field> f = map.Get("partition-field")) {
+    sink.partition_field = ReadString(*f).value_or("");
+    sink.partition_field_location = ValueLoc(*f);
+  }
+  Optional(map, "timeout", sink.kafka_timeout_ms,
+           [&](const Field& f) { return ReadDuration(f, Sign::kPositive); });
+  if (std::optional<Field> block = map.Get("properties")) {
+    if (std::optional<MapView> props = OpenMap(block->value, ValueLoc(*block), block->path,
+                                               /*allowed=*/{}, /*context=*/"", true)) {
+      for (const Field& p : props->fields) {
+        const std::string name = p.key.Scalar();
+        if (name == "bootstrap.servers" || name == "transactional.id") {
+          Error(Loc(p.key), p.path,
+                fmt::format("\"{}\" is set by the sink (use {})", name,
+                            name == "bootstrap.servers" ? "bootstrap-servers"
+                                                        : "transactional-id-prefix"));
+          continue;
+        }
+        if (std::optional<std::string> v = ReadString(p, true)) {
+          sink.kafka_properties[name] = *v;
+          sink.kafka_property_locations[name] = ValueLoc(p);
+        }
+      }
+    }
+  }
+  const bool exactly_once = sink.delivery_guarantee == "exactly-once";
+  if (exactly_once) {
+    if (std::optional<Field> f = Require(map, "transactional-id-prefix")) {
+      sink.transactional_id_prefix = ReadString(*f).value_or("");
+    }
+    if (std::optional<Field> f = Require(map, "commit-log")) {
+      sink.commit_log = ReadString(*f).value_or("");
+    }
+  } else {
+    Forbid(map, "transactional-id-prefix", "applies only with delivery-guarantee: exactly-once");
+    Forbid(map, "commit-log", "applies only with delivery-guarantee: exactly-once");
+  }
 }
 
 void Loader::ParseExactlyOnceFileSink(const MapView& map, SinkSpec& sink) {

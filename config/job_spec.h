@@ -307,7 +307,7 @@ struct FilterSpec {
 
 /// `sink:` block of a `type: sink` operator.
 struct SinkSpec {
-  std::string type;  ///< print | file | collect | checksum
+  std::string type;  ///< print | file | collect | checksum | kafka
   std::string path;  ///< file: JSON Lines output path
   /// json | fire (one `>>> FIRE window=[..) count=N watermark=..` line per record)
   std::string format = "json";
@@ -334,6 +334,26 @@ struct SinkSpec {
     /// false (Flink's row-format default): a checkpoint rolls only a part file over `part_size`.
     bool roll_on_checkpoint = false;
   } rolling_policy;
+
+  // --- type: kafka (Flink's `KafkaSink`; operators/kafka_sink/kafka_sink_operator.h) ---
+  // `delivery_guarantee` above applies too: none (Flink's default) | at-least-once | exactly-once.
+  std::string bootstrap_servers;  ///< `bootstrap-servers`: "host:port,..." (required)
+  std::string topic;              ///< `topic` (required)
+  /// `properties`: Kafka producer properties passed through to librdkafka as given (strings).
+  std::map<std::string, std::string> kafka_properties;
+  std::string key_field;        ///< `key-field`: the record key is this field's value as text
+  std::string partition_field;  ///< `partition-field`: an int64 field naming the partition
+  /// `transactional-id-prefix` (required for exactly-once): transactional ids are
+  /// `<prefix>-<subtask>-<transaction number>`.
+  std::string transactional_id_prefix;
+  /// `commit-log` (required for exactly-once): JSON Lines file where each committed transaction
+  /// is recorded (fsynced), so a restore re-sends only transactions that did not commit.
+  std::string commit_log;
+  /// `timeout`: bound on every blocking producer call on the task thread (flush, init, commit).
+  int64_t kafka_timeout_ms = 30000;
+  SourceLocation key_field_location;
+  SourceLocation partition_field_location;
+  std::map<std::string, SourceLocation> kafka_property_locations;  ///< of each property's value
 };
 
 /// One node of the job graph, as written under `operators:`.

@@ -4,6 +4,7 @@
 #include "operators/checksum_sink_operator.h"
 #include "operators/expression_operators.h"
 #include "operators/file_sink/file_sink_operator.h"
+#include "operators/kafka_sink/kafka_sink_operator.h"
 #include "operators/operator_params.h"
 #include "operators/sink_operator.h"
 #include "operators/timestamps_and_watermarks_operator.h"
@@ -23,9 +24,10 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
     throw CompileError("sink", "a sink operator needs a `sink:` block");
   }
   const SinkSpec& sink = *ctx.spec.sink;
-  if (sink.type != "print" && sink.type != "file" && sink.type != "collect" && sink.type != "checksum") {
-    throw CompileError("sink.type",
-                       "unknown sink type '" + sink.type + "' (known: print, file, collect, checksum)");
+  if (sink.type != "print" && sink.type != "file" && sink.type != "collect" && sink.type != "checksum" &&
+      sink.type != "kafka") {
+    throw CompileError("sink.type", "unknown sink type '" + sink.type +
+                                        "' (known: print, file, collect, checksum, kafka)");
   }
   if (sink.type == "file" && sink.path.empty()) {
     throw CompileError("sink.path", "a file sink needs `path`");
@@ -48,6 +50,45 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
   if (sink.type == "checksum") {
     out.factory = [schema, result](int, int) -> std::unique_ptr<StreamOperator> {
       return std::make_unique<ChecksumSinkOperator>(schema, result);
+    };
+    return out;
+  }
+  if (sink.type == "kafka") {
+    // key-field / partition-field name input fields; the partition is an integer.
+    if (!sink.key_field.empty() && schema.IndexOf(sink.key_field) < 0) {
+      throw CompileError("sink.key-field",
+                         fmt::format("unknown field '{}' (input fields: {})", sink.key_field,
+                                     FieldNames(schema)),
+                         sink.key_field_location);
+    }
+    if (!sink.partition_field.empty()) {
+      const int slot = schema.IndexOf(sink.partition_field);
+      if (slot < 0) {
+        throw CompileError("sink.partition-field",
+                           fmt::format("unknown field '{}' (input fields: {})",
+                                       sink.partition_field, FieldNames(schema)),
+                           sink.partition_field_location);
+      }
+      if (schema.field(slot).type != FieldType::kInt64) {
+        throw CompileError("sink.partition-field",
+                           fmt::format("field '{}' is {}; a partition is an int64 field",
+                                       sink.partition_field, ToString(schema.field(slot).type)),
+                           sink.partition_field_location);
+      }
+    }
+    for (const auto& [name, value] : sink.kafka_properties) {
+      try {
+        (void)MakeKafkaConf({{name, value}});  // unknown or invalid, before running, at its value
+      } catch (const InvalidArgument& e) {
+        auto at = sink.kafka_property_locations.find(name);
+        throw CompileError("sink.properties." + name, e.what(),
+                           at != sink.kafka_property_locations.end() ? at->second : sink.location);
+      }
+    }
+    const bool checkpointing = ctx.job.checkpointing.has_value();
+    out.factory = [sink, schema, result, checkpointing](int subtask,
+                                                        int) -> std::unique_ptr<StreamOperator> {
+      return std::make_unique<KafkaSinkOperator>(sink, schema, result, subtask, checkpointing);
     };
     return out;
   }

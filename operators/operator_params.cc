@@ -7,7 +7,6 @@
 #include "config/job_loader.h"
 
 namespace tidemark {
-namespace {
 
 std::string FieldNames(const Schema& schema) {
   std::string names;
@@ -16,8 +15,6 @@ std::string FieldNames(const Schema& schema) {
   }
   return names;
 }
-
-}  // namespace
 
 Expression CompileExpressionSpec(const ExpressionSpec& expression, const std::string& path,
                                  const Schema& schema) {

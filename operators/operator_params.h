@@ -63,6 +63,9 @@ class OperatorParams {
 Expression CompileExpressionSpec(const ExpressionSpec& expression, const std::string& path,
                                  const Schema& schema);
 
+/// "a, b, c": the schema's field names, for error messages.
+std::string FieldNames(const Schema& schema);
+
 /// Resolves `spec.key_by` against `schema` (slots in key-by order); a missing field throws
 /// `CompileError` at the key's position.
 std::vector<int> ResolveKeyBy(const OperatorSpec& spec, const Schema& schema);

@@ -1627,6 +1627,29 @@ void Exporter::Sink(const JobVertex& v) {
             "-- roll-on-checkpoint: Flink SQL rolls row formats on checkpoint only by size.\n";
       }
     }
+  } else if (s.type == "kafka") {
+    // Flink SQL's Kafka connector, same option names as the DataStream KafkaSink's builder.
+    with = fmt::format(
+        "'connector' = 'kafka',\n  'topic' = {},\n  'properties.bootstrap.servers' = {},\n  "
+        "'format' = 'json',\n  'sink.delivery-guarantee' = {}",
+        SqlString(s.topic), SqlString(s.bootstrap_servers), SqlString(s.delivery_guarantee));
+    if (!s.transactional_id_prefix.empty()) {
+      with += fmt::format(",\n  'sink.transactional-id-prefix' = {}",
+                          SqlString(s.transactional_id_prefix));
+    }
+    if (!s.key_field.empty()) {
+      with += fmt::format(",\n  'key.format' = 'raw',\n  'key.fields' = {}",
+                          SqlString(s.key_field));
+    }
+    for (const auto& [name, value] : s.kafka_properties) {
+      with += fmt::format(",\n  {} = {}", SqlString("properties." + name), SqlString(value));
+    }
+    if (!s.partition_field.empty()) {
+      comments += "-- partition-field has no Kafka connector option (a custom sink.partitioner).\n";
+    }
+    if (!s.commit_log.empty()) {
+      comments += "-- commit-log: Flink resumes transactions itself and needs none.\n";
+    }
   } else {
     with = "'connector' = 'blackhole'";
     comments += fmt::format(

@@ -102,7 +102,7 @@ TEST(FileSinkKeysTest, ErrorsNameTheKeyAndItsPosition) {
   EXPECT_EQ(ErrorOf("      {type: print, delivery-guarantee: exactly-once}\n"),
             "jobs/sink.yaml:10:21: error: operators[1].sink.delivery-guarantee: applies only to a "
             "sink of type "
-            "file, not print");
+            "file or kafka, not print");
   EXPECT_EQ(ErrorOf("      {type: file, path: out, delivery-guarantee: exactly-once,\n"
                     "       rolling-policy: {part-size: 128, rollover: 1s}}\n"),
             "jobs/sink.yaml:11:36: error: operators[1].sink.rolling-policy.part-size: expected a "

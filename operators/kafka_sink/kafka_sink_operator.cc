@@ -1,0 +1,537 @@
+#include "operators/kafka_sink/kafka_sink_operator.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/errors.h"
+#include "runtime/core/logging.h"
+
+namespace tidemark {
+namespace {
+
+constexpr std::string_view kStateSection = "kafka-sink";
+constexpr uint32_t kStateVersion = 1;
+
+extern "C" void OnDelivery(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m, void* opaque) {
+  auto* d = static_cast<KafkaSinkOperator::Deliveries*>(opaque);
+  --d->outstanding;
+  if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (d->first_error.empty()) {
+      d->first_error = fmt::format("{} (partition {}, {})", rd_kafka_err2str(m->err), m->partition,
+                                   rd_kafka_err2name(m->err));
+    }
+    return;
+  }
+  ++d->delivered;
+  KafkaSinkOperator::PartitionRange& r = d->partitions[m->partition];
+  if (r.records == 0 || m->offset < r.first_offset) {
+    r.first_offset = m->offset;
+  }
+  r.last_offset = std::max(r.last_offset, m->offset);
+  ++r.records;
+}
+
+/// librdkafka's error object to text, and frees it.
+std::string TakeError(rd_kafka_error_t* error) {
+  std::string text = fmt::format("{} ({})", rd_kafka_error_string(error), rd_kafka_error_name(error));
+  rd_kafka_error_destroy(error);
+  return text;
+}
+
+std::string KeyText(const Value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) {
+    return *s;
+  }
+  if (const auto* i = std::get_if<int64_t>(&v)) {
+    return std::to_string(*i);
+  }
+  if (const auto* b = std::get_if<bool>(&v)) {
+    return *b ? "true" : "false";
+  }
+  return ValueToJson(v);
+}
+
+}  // namespace
+
+KafkaSinkOperator::KafkaSinkOperator(SinkSpec spec, Schema schema,
+                                     std::shared_ptr<SinkResult> result, int subtask_index,
+                                     bool checkpointing)
+    : spec_(std::move(spec)),
+      schema_(std::move(schema)),
+      result_(std::move(result)),
+      subtask_index_(subtask_index),
+      checkpointing_(checkpointing),
+      json_(schema_) {
+  if (!spec_.key_field.empty()) {
+    key_slot_ = schema_.IndexOf(spec_.key_field);
+  }
+  if (!spec_.partition_field.empty()) {
+    partition_slot_ = schema_.IndexOf(spec_.partition_field);
+  }
+}
+
+// Destroyed without Close: a crash path; producers go without waiting for anything.
+KafkaSinkOperator::~KafkaSinkOperator() { Close(); }
+
+std::string KafkaSinkOperator::TransactionalId(int64_t number) const {
+  return fmt::format("{}-{}-{}", spec_.transactional_id_prefix, subtask_index_, number);
+}
+
+std::unique_ptr<KafkaSinkOperator::Producer> KafkaSinkOperator::MakeProducer(
+    const std::string& transactional_id) {
+  std::map<std::string, std::string> props = spec_.kafka_properties;
+  props["bootstrap.servers"] = spec_.bootstrap_servers;
+  if (!transactional_id.empty()) {
+    props["transactional.id"] = transactional_id;
+    // Flink's default transaction.timeout.ms for the KafkaSink (1 h) exceeds the broker's
+    // default maximum (15 min); keep Kafka's producer default unless the job sets one.
+  }
+  if (!props.contains("log_level")) {
+    props["log_level"] = "3";
+  }
+  KafkaConf conf = MakeKafkaConf(props);
+  auto p = std::make_unique<Producer>();
+  p->deliveries = std::make_unique<Deliveries>();
+  rd_kafka_conf_set_dr_msg_cb(conf.get(), &OnDelivery);
+  rd_kafka_conf_set_opaque(conf.get(), p->deliveries.get());
+  p->handle = MakeKafkaHandle(RD_KAFKA_PRODUCER, std::move(conf));
+  if (!transactional_id.empty()) {
+    if (rd_kafka_error_t* e =
+            rd_kafka_init_transactions(p->handle.get(), static_cast<int>(spec_.kafka_timeout_ms))) {
+      throw IoError(fmt::format("kafka sink {}#{}: cannot initialise transactions for "
+                                "transactional id '{}' on {}: {}",
+                                context_.name, subtask_index_, transactional_id,
+                                spec_.bootstrap_servers, TakeError(e)));
+    }
+  }
+  return p;
+}
+
+void KafkaSinkOperator::Open(const OperatorContext& context) {
+  StreamOperator::Open(context);
+  if (!exactly_once()) {
+    plain_ = MakeProducer("");
+  }
+}
+
+void KafkaSinkOperator::ThrowIfFailed(const Producer& p) const {
+  if (!p.deliveries->first_error.empty()) {
+    throw IoError(fmt::format("kafka sink {}#{}: delivery to topic '{}' failed: {}", context_.name,
+                              subtask_index_, spec_.topic, p.deliveries->first_error));
+  }
+}
+
+void KafkaSinkOperator::Poll(Producer& p, int timeout_ms) {
+  rd_kafka_poll(p.handle.get(), timeout_ms);
+  if (!p.deliveries->first_error.empty()) {
+    ++num_send_errors_;
+  }
+  ThrowIfFailed(p);
+}
+
+void KafkaSinkOperator::Produce(Producer& p, const Message& m) {
+  int waited_ms = 0;
+  for (;;) {
+    const rd_kafka_resp_err_t err = rd_kafka_producev(
+        p.handle.get(), RD_KAFKA_V_TOPIC(spec_.topic.c_str()),
+        RD_KAFKA_V_PARTITION(m.partition < 0 ? RD_KAFKA_PARTITION_UA : m.partition),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_VALUE(const_cast<char*>(m.value.data()), m.value.size()),
+        RD_KAFKA_V_KEY(m.has_key ? m.key.data() : nullptr, m.has_key ? m.key.size() : 0),
+        RD_KAFKA_V_TIMESTAMP(m.timestamp_ms), RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ++p.deliveries->outstanding;
+      return;
+    }
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || waited_ms >= spec_.kafka_timeout_ms) {
+      ++num_send_errors_;
+      throw IoError(fmt::format("kafka sink {}#{}: cannot produce to topic '{}'{}: {}",
+                                context_.name, subtask_index_, spec_.topic,
+                                m.partition >= 0 ? fmt::format(" partition {}", m.partition) : "",
+                                rd_kafka_err2str(err)));
+    }
+    // The local queue is full: serve delivery reports until there is room (bounded).
+    Poll(p, 10);
+    waited_ms += 10;
+  }
+}
+
+void KafkaSinkOperator::Flush(Producer& p, const char* why) {
+  const rd_kafka_resp_err_t err =
+      rd_kafka_flush(p.handle.get(), static_cast<int>(spec_.kafka_timeout_ms));
+  if (!p.deliveries->first_error.empty()) {
+    ++num_send_errors_;
+  }
+  ThrowIfFailed(p);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR || p.deliveries->outstanding != 0) {
+    throw IoError(fmt::format(
+        "kafka sink {}#{}: {} records to topic '{}' not acknowledged within {} ms at {} ({})",
+        context_.name, subtask_index_, p.deliveries->outstanding, spec_.topic,
+        spec_.kafka_timeout_ms, why, rd_kafka_err2str(err)));
+  }
+}
+
+void KafkaSinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
+  Message m;
+  json_.Append(record.row, m.value);
+  if (key_slot_ >= 0 && key_slot_ < static_cast<int>(record.row.size()) &&
+      !std::holds_alternative<std::monostate>(record.row[key_slot_])) {
+    m.has_key = true;
+    m.key = KeyText(record.row[key_slot_]);
+  }
+  if (partition_slot_ >= 0 && partition_slot_ < static_cast<int>(record.row.size())) {
+    if (std::optional<int64_t> part = AsInt64(record.row[partition_slot_])) {
+      if (*part < 0 || *part > INT32_MAX) {
+        throw IoError(fmt::format("kafka sink {}#{}: partition-field '{}' is {}, not a partition",
+                                  context_.name, subtask_index_, spec_.partition_field, *part));
+      }
+      m.partition = static_cast<int32_t>(*part);
+    }
+  }
+  if (record.has_timestamp && record.timestamp > 0) {
+    m.timestamp_ms = record.timestamp;
+  }
+  if (!exactly_once()) {
+    Produce(*plain_, m);
+    Poll(*plain_, 0);
+  } else {
+    if (current_ == nullptr) {
+      auto t = std::make_unique<Transaction>();
+      t->number = next_transaction_++;
+      t->id = TransactionalId(t->number);
+      t->first_record = next_record_;
+      t->producer = MakeProducer(t->id);
+      if (rd_kafka_error_t* e = rd_kafka_begin_transaction(t->producer->handle.get())) {
+        throw IoError(fmt::format("kafka sink {}#{}: cannot begin transaction '{}': {}",
+                                  context_.name, subtask_index_, t->id, TakeError(e)));
+      }
+      current_ = std::move(t);
+    }
+    Produce(*current_->producer, m);
+    Poll(*current_->producer, 0);
+    current_->messages.push_back(std::move(m));
+    current_->end_record = next_record_ + 1;
+  }
+  ++next_record_;
+  ++num_sent_;
+  result_->Add(record);
+}
+
+void KafkaSinkOperator::ProcessWatermark(Watermark watermark, int /*input*/) {
+  watermark_ = watermark.timestamp;
+}
+
+void KafkaSinkOperator::SnapshotState(StateSnapshotContext& context) {
+  if (!exactly_once()) {
+    if (spec_.delivery_guarantee == "at-least-once") {
+      Flush(*plain_, fmt::format("checkpoint {}", context.checkpoint_id).c_str());
+    } else {
+      Poll(*plain_, 0);
+    }
+    return;
+  }
+  // Pre-commit: the open transaction's records are all acknowledged; it belongs to this
+  // checkpoint and commits when it completes.
+  if (current_ != nullptr) {
+    Flush(*current_->producer, fmt::format("checkpoint {}", context.checkpoint_id).c_str());
+    pending_.push_back(std::move(*current_));
+    current_.reset();
+  }
+  for (Transaction& t : pending_) {
+    if (t.checkpoint_id == kUnassigned) {
+      t.checkpoint_id = context.checkpoint_id;
+    }
+  }
+  StateWriter& w = context.writer;
+  w.BeginSection(kStateSection, kStateVersion);
+  w.WriteU32(static_cast<uint32_t>(subtask_index_));
+  w.WriteString(spec_.transactional_id_prefix);
+  w.WriteI64(next_transaction_);
+  w.WriteI64(next_record_);
+  w.WriteU32(static_cast<uint32_t>(pending_.size()));
+  for (const Transaction& t : pending_) {
+    w.WriteI64(t.number);
+    w.WriteI64(t.checkpoint_id);
+    w.WriteI64(t.first_record);
+    w.WriteI64(t.end_record);
+    w.WriteU32(static_cast<uint32_t>(t.messages.size()));
+    for (const Message& m : t.messages) {
+      w.WriteBool(m.has_key);
+      w.WriteString(m.key);
+      w.WriteString(m.value);
+      w.WriteI64(m.partition);
+      w.WriteI64(m.timestamp_ms);
+    }
+  }
+  w.EndSection();
+}
+
+void KafkaSinkOperator::NotifyCheckpointComplete(int64_t checkpoint_id) {
+  if (exactly_once()) {
+    CommitUpTo(checkpoint_id);
+  }
+}
+
+void KafkaSinkOperator::CommitUpTo(int64_t checkpoint_id) {
+  auto it = pending_.begin();
+  for (; it != pending_.end() && it->checkpoint_id <= checkpoint_id; ++it) {
+    CommitTransaction(*it, /*resent=*/false);
+  }
+  pending_.erase(pending_.begin(), it);
+}
+
+void KafkaSinkOperator::CommitTransaction(Transaction& t, bool resent) {
+  if (t.producer == nullptr) {  // restored: its producer is gone with the crashed run
+    ResendTransaction(t);
+    return;
+  }
+  if (rd_kafka_error_t* e = rd_kafka_commit_transaction(t.producer->handle.get(),
+                                                        static_cast<int>(spec_.kafka_timeout_ms))) {
+    throw IoError(fmt::format(
+        "kafka sink {}#{}: cannot commit transaction '{}' of checkpoint {}: {}", context_.name,
+        subtask_index_, t.id, t.checkpoint_id, TakeError(e)));
+  }
+  ++num_committed_;
+  AppendCommitLog(t, *t.producer->deliveries, resent);
+  GetLogger("task")->debug("kafka sink {}#{}: committed transaction '{}' (checkpoint {}, records "
+                           "[{}, {}))",
+                           context_.name, subtask_index_, t.id, t.checkpoint_id, t.first_record,
+                           t.end_record);
+  DestroyProducer(t.producer, /*abort=*/false);
+}
+
+void KafkaSinkOperator::ResendTransaction(Transaction& t) {
+  // A fresh producer under the same transactional id: init_transactions fences the crashed
+  // producer and aborts its transaction; the write-ahead copy goes again, in one transaction.
+  t.producer = MakeProducer(t.id);
+  if (rd_kafka_error_t* e = rd_kafka_begin_transaction(t.producer->handle.get())) {
+    throw IoError(fmt::format("kafka sink {}#{}: cannot begin transaction '{}': {}", context_.name,
+                              subtask_index_, t.id, TakeError(e)));
+  }
+  for (const Message& m : t.messages) {
+    Produce(*t.producer, m);
+    Poll(*t.producer, 0);
+  }
+  Flush(*t.producer, "restore");
+  ++num_resent_;
+  GetLogger("task")->info("kafka sink {}#{}: re-sent transaction '{}' of checkpoint {} ({} "
+                          "records) after restore",
+                          context_.name, subtask_index_, t.id, t.checkpoint_id, t.messages.size());
+  CommitTransaction(t, /*resent=*/true);
+}
+
+void KafkaSinkOperator::FenceTransaction(int64_t number) {
+  std::unique_ptr<Producer> p = MakeProducer(TransactionalId(number));
+  DestroyProducer(p, /*abort=*/false);
+}
+
+void KafkaSinkOperator::DestroyProducer(std::unique_ptr<Producer>& p, bool abort) {
+  if (p == nullptr) {
+    return;
+  }
+  if (abort) {
+    if (rd_kafka_error_t* e = rd_kafka_abort_transaction(p->handle.get(),
+                                                         static_cast<int>(spec_.kafka_timeout_ms))) {
+      // The restore fences it anyway; the task is failing already.
+      GetLogger("task")->warn("kafka sink {}#{}: abort failed: {}", context_.name, subtask_index_,
+                              TakeError(e));
+    }
+  }
+  // Nothing left to wait for: purge so that destroy does not wait on in-flight messages.
+  rd_kafka_purge(p->handle.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_poll(p->handle.get(), 0);
+  p.reset();
+}
+
+void KafkaSinkOperator::Finish() {
+  finished_ = true;
+  if (!exactly_once()) {
+    Flush(*plain_, "end of input");
+    return;
+  }
+  if (current_ != nullptr) {
+    Flush(*current_->producer, "end of input");
+    pending_.push_back(std::move(*current_));
+    current_.reset();
+  }
+  if (!checkpointing_) {
+    CommitUpTo(kUnassigned);
+  }
+}
+
+void KafkaSinkOperator::Close() {
+  if (current_ != nullptr) {
+    DestroyProducer(current_->producer, /*abort=*/true);
+    current_.reset();
+  }
+  for (Transaction& t : pending_) {
+    DestroyProducer(t.producer, /*abort=*/false);  // pre-committed: the restore commits it
+  }
+  pending_.clear();
+  DestroyProducer(plain_, /*abort=*/false);
+  if (commit_log_fd_ >= 0) {
+    ::close(commit_log_fd_);
+    commit_log_fd_ = -1;
+  }
+}
+
+void KafkaSinkOperator::InitializeState(StateInitializationContext& context) {
+  if (!exactly_once()) {
+    return;  // none / at-least-once: nothing kept; the replay re-sends
+  }
+  int64_t max_logged = -1;
+  const std::set<std::string> committed = ReadCommitLog(&max_logged);
+  if (!context.is_restored()) {
+    // A fresh start, or a restart before any checkpoint completed: continue past what this
+    // prefix and subtask committed before, and fence what an earlier attempt left open there.
+    next_transaction_ = max_logged + 1;
+    FenceTransaction(next_transaction_);
+    FenceTransaction(next_transaction_ + 1);
+    return;
+  }
+  StateReader& r = *context.reader;
+  r.BeginSection(kStateSection, kStateVersion);
+  const uint32_t subtask = r.ReadU32();
+  if (subtask != static_cast<uint32_t>(subtask_index_)) {
+    throw StateCorrupt(fmt::format("kafka sink state of subtask {} restored into subtask {}",
+                                   subtask, subtask_index_));
+  }
+  const std::string prefix = r.ReadString();
+  if (prefix != spec_.transactional_id_prefix) {
+    throw StateCorrupt(fmt::format(
+        "kafka sink state was written with transactional-id-prefix '{}', the job now says '{}'",
+        prefix, spec_.transactional_id_prefix));
+  }
+  next_transaction_ = r.ReadI64();
+  next_record_ = r.ReadI64();
+  const uint32_t n = r.ReadU32();
+  if (n > r.remaining() || next_transaction_ < 0 || next_record_ < 0) {
+    throw StateCorrupt("kafka sink state is inconsistent");
+  }
+  std::vector<Transaction> restored;
+  for (uint32_t i = 0; i < n; ++i) {
+    Transaction t;
+    t.number = r.ReadI64();
+    t.id = TransactionalId(t.number);
+    t.checkpoint_id = r.ReadI64();
+    t.first_record = r.ReadI64();
+    t.end_record = r.ReadI64();
+    const uint32_t count = r.ReadU32();
+    if (count > r.remaining()) {
+      throw StateCorrupt("kafka sink state lists more records than it holds");
+    }
+    t.messages.resize(count);
+    for (Message& m : t.messages) {
+      m.has_key = r.ReadBool();
+      m.key = r.ReadString();
+      m.value = r.ReadString();
+      m.partition = static_cast<int32_t>(r.ReadI64());
+      m.timestamp_ms = r.ReadI64();
+    }
+    restored.push_back(std::move(t));
+  }
+  r.EndSection();
+
+  // The restored checkpoint completed: its pre-committed transactions commit now, exactly once
+  // (one the commit log lists committed before the crash is left as it is).
+  for (Transaction& t : restored) {
+    if (committed.contains(t.id)) {
+      continue;
+    }
+    ResendTransaction(t);
+  }
+  // The transaction open after the barrier, and the one after it: fenced and aborted. The next
+  // transaction reuses the first id (its records are replayed from the checkpoint).
+  FenceTransaction(next_transaction_);
+  FenceTransaction(next_transaction_ + 1);
+}
+
+std::set<std::string> KafkaSinkOperator::ReadCommitLog(int64_t* max_number) const {
+  std::set<std::string> ids;
+  *max_number = -1;
+  std::ifstream in(spec_.commit_log);
+  if (!in) {
+    return ids;  // no log yet: nothing committed
+  }
+  const std::string head = fmt::format("{}-{}-", spec_.transactional_id_prefix, subtask_index_);
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    if (line.empty()) {
+      continue;
+    }
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("transactional-id") ||
+        !j["transactional-id"].is_string()) {
+      // A torn last line (a crash mid-append) carries no completed commit.
+      if (in.peek() == EOF) {
+        break;
+      }
+      throw StateCorrupt(fmt::format("kafka sink commit log '{}' line {} is not a commit record",
+                                     spec_.commit_log, line_no));
+    }
+    const std::string id = j["transactional-id"].get<std::string>();
+    if (!id.starts_with(head)) {
+      continue;
+    }
+    int64_t number = -1;
+    const std::string_view rest = std::string_view(id).substr(head.size());
+    auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), number);
+    if (ec == std::errc() && ptr == rest.data() + rest.size()) {
+      *max_number = std::max(*max_number, number);
+      ids.insert(id);
+    }
+  }
+  return ids;
+}
+
+void KafkaSinkOperator::AppendCommitLog(const Transaction& t, const Deliveries& d, bool resent) {
+  if (commit_log_fd_ < 0) {
+    commit_log_fd_ = ::open(spec_.commit_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (commit_log_fd_ < 0) {
+      throw IoError(fmt::format("kafka sink {}#{}: cannot open commit log '{}': {}", context_.name,
+                                subtask_index_, spec_.commit_log, std::strerror(errno)));
+    }
+  }
+  nlohmann::json parts = nlohmann::json::object();
+  for (const auto& [partition, range] : d.partitions) {
+    parts[std::to_string(partition)] = {{"first-offset", range.first_offset},
+                                        {"last-offset", range.last_offset},
+                                        {"records", range.records}};
+  }
+  nlohmann::json j = {{"transactional-id", t.id},   {"subtask", subtask_index_},
+                      {"transaction", t.number},    {"checkpoint", t.checkpoint_id},
+                      {"first-record", t.first_record}, {"end-record", t.end_record},
+                      {"records", d.delivered},     {"resent", resent},
+                      {"partitions", parts}};
+  if (t.checkpoint_id == kUnassigned) {
+    j["checkpoint"] = nullptr;  // committed at end of input without checkpointing
+  }
+  const std::string line = j.dump() + "\n";
+  // One write per line (O_APPEND: lines of several subtasks never interleave), then fsync.
+  if (::write(commit_log_fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
+      ::fsync(commit_log_fd_) != 0) {
+    throw IoError(fmt::format("kafka sink {}#{}: cannot append to commit log '{}': {}",
+                              context_.name, subtask_index_, spec_.commit_log,
+                              std::strerror(errno)));
+  }
+}
+
+void KafkaSinkOperator::CollectMetrics(MetricsWriter& out) const {
+  out.Gauge("currentInputWatermark", watermark_);
+  out.Gauge("numRecordsSend", num_sent_);
+  out.Gauge("numRecordsSendErrors", num_send_errors_);
+  if (exactly_once()) {
+    out.Gauge("numTransactionsCommitted", num_committed_);
+    out.Gauge("numTransactionsResent", num_resent_);
+  }
+}
+
+}  // namespace tidemark

@@ -1,0 +1,174 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/job_spec.h"
+#include "operators/json_row_formatter.h"
+#include "runtime/graph/job_resources.h"
+#include "runtime/io/kafka_client.h"
+#include "runtime/task/stream_operator.h"
+
+namespace tidemark {
+
+/// The Kafka sink: `type: kafka`. Mirrors Flink's `KafkaSink` (a `TwoPhaseCommittingSink` whose
+/// `KafkaWriter` and `KafkaCommitter` run as one operator, as Flink chains them).
+///
+/// Each record becomes one Kafka message on `topic`: value = the row as JSON (JsonRowFormatter,
+/// byte for byte `Schema::RowToJson`), key = the `key-field` value as text (strings as they are,
+/// numbers in decimal, bools true/false; NULL: no key), partition = the `partition-field` int64
+/// value (NULL or no field: librdkafka's partitioner), timestamp = the record's event timestamp
+/// (CreateTime; none: the producer's clock).
+///
+/// `delivery-guarantee` (Flink's `DeliveryGuarantee`):
+///   none           produce; nothing waited for at a checkpoint (records in flight may be lost);
+///   at-least-once  at every checkpoint barrier the producer is flushed — every delivery report
+///                  received — before the snapshot is acknowledged; a restore replays what came
+///                  after, so records may repeat, never vanish;
+///   exactly-once   one Kafka transaction per checkpoint interval (see below).
+/// Under every guarantee a failed delivery (a delivery report with an error, or a flush not done
+/// within `timeout`) fails the task with the Kafka error as cause; nothing is dropped silently.
+///
+/// Exactly-once. Transaction k (k = 0, 1, ... per subtask; transactional id
+/// `<transactional-id-prefix>-<subtask>-<k>`, one producer per transaction) begins at the first
+/// record after a barrier; the barrier of checkpoint n pre-commits it (flush: every record
+/// acknowledged by its partition leader) and records it, with its records (a write-ahead copy),
+/// in n's state; `NotifyCheckpointComplete(n)` commits every pre-committed transaction of
+/// checkpoints <= n (an aborted checkpoint's transaction commits with the next completed one) and
+/// appends one line per commit to `commit-log` (fsynced). Intervals without records open no
+/// transaction (as Flink's KafkaWriter).
+/// librdkafka cannot resume another producer's transaction (Flink does, by producer id and
+/// epoch), so a restore from checkpoint n re-sends instead: every transaction pre-committed in n
+/// whose id the commit log does not list is sent again, under the same transactional id (whose
+/// `init_transactions` fences the crashed producer and aborts what it left open), and committed.
+/// The transaction open after the barrier (id k = the restored next number) and the one after it
+/// are fenced and aborted the same way; the new run continues at k. A fresh start continues past
+/// the highest transaction number of this prefix and subtask in the commit log.
+/// Residual window: a crash after Kafka confirmed a commit and before its commit-log line was
+/// durable re-sends that transaction on restore (a duplicate, never a loss).
+/// End of input: `Finish` pre-commits the open transaction; with checkpointing the final
+/// checkpoint commits it, without `checkpointing:` `Finish` commits it.
+///
+/// Threading: mailbox thread only. librdkafka's own threads do the network I/O; the task thread
+/// calls only non-blocking produce/poll per record, and bounded (`timeout`) flush, init, commit
+/// and abort at barriers, checkpoint completion, restore and end of input. Delivery reports run
+/// on the task thread (from poll/flush). Errors: `IoError` for Kafka failures (the task fails),
+/// `InvalidArgument` for bad properties, `StateCorrupt` for unreadable state.
+class KafkaSinkOperator : public StreamOperator {
+ public:
+  /// `checkpointing`: whether the job checkpoints (decides who commits at end of input).
+  KafkaSinkOperator(SinkSpec spec, Schema schema, std::shared_ptr<SinkResult> result,
+                    int subtask_index, bool checkpointing);
+  ~KafkaSinkOperator() override;
+
+  void Open(const OperatorContext& context) override;
+  void ProcessElement(StreamRecord& record, int input) override;
+  void ProcessWatermark(Watermark watermark, int input) override;
+  void ProcessWatermarkStatus(WatermarkStatus, int) override {}
+  void Finish() override;
+  void Close() override;
+
+  void SnapshotState(StateSnapshotContext& context) override;
+  void InitializeState(StateInitializationContext& context) override;
+  void NotifyCheckpointComplete(int64_t checkpoint_id) override;
+
+  /// Flink's KafkaSink writer metrics (`numRecordsSend`, `numRecordsSendErrors`) and
+  /// `numTransactionsCommitted` / `numTransactionsResent` (exactly-once).
+  void CollectMetrics(MetricsWriter& out) const override;
+
+  int64_t num_transactions_committed() const { return num_committed_; }
+  int64_t num_transactions_resent() const { return num_resent_; }
+  size_t num_pending_transactions() const { return pending_.size(); }
+  int64_t num_records_sent() const { return num_sent_; }
+
+  /// One message as produced (the write-ahead copy of an exactly-once transaction).
+  struct Message {
+    bool has_key = false;
+    std::string key;
+    std::string value;
+    int32_t partition = -1;  ///< RD_KAFKA_PARTITION_UA when -1
+    int64_t timestamp_ms = 0;  ///< 0: the producer's clock
+  };
+  /// What the delivery reports of one producer said, per partition.
+  struct PartitionRange {
+    int64_t first_offset = -1;
+    int64_t last_offset = -1;
+    int64_t records = 0;
+  };
+  struct Deliveries {
+    int64_t outstanding = 0;   ///< produced, no report yet
+    int64_t delivered = 0;
+    std::string first_error;   ///< empty: none
+    std::map<int32_t, PartitionRange> partitions;
+  };
+
+ private:
+  struct Producer {
+    KafkaHandle handle;
+    std::unique_ptr<Deliveries> deliveries;  // the dr callback's opaque: stable address
+  };
+  struct Transaction {
+    int64_t number = 0;
+    std::string id;
+    int64_t checkpoint_id = kUnassigned;
+    int64_t first_record = 0;  ///< this subtask's record sequence numbers [first, end)
+    int64_t end_record = 0;
+    std::vector<Message> messages;  ///< write-ahead copy
+    std::unique_ptr<Producer> producer;  ///< null for a restored transaction
+  };
+  static constexpr int64_t kUnassigned = INT64_MAX;
+
+  bool exactly_once() const { return spec_.delivery_guarantee == "exactly-once"; }
+  std::string TransactionalId(int64_t number) const;
+  /// A producer; `transactional_id` empty: a plain one. Transactional: init_transactions done.
+  std::unique_ptr<Producer> MakeProducer(const std::string& transactional_id);
+  /// Non-blocking produce of `m` (waits, bounded, only while librdkafka's local queue is full).
+  void Produce(Producer& p, const Message& m);
+  /// Serves delivery reports (`timeout_ms` 0: non-blocking); throws the first delivery error.
+  void Poll(Producer& p, int timeout_ms);
+  /// Waits (bounded) until every message of `p` is acknowledged; throws on error or timeout.
+  void Flush(Producer& p, const char* why);
+  void ThrowIfFailed(const Producer& p) const;
+  /// Commits `t` (its producer's transaction) and records it in the commit log.
+  void CommitTransaction(Transaction& t, bool resent);
+  void CommitUpTo(int64_t checkpoint_id);
+  /// init_transactions under transaction number `number`'s id, then closes: fences the producer
+  /// that used it and aborts its open transaction.
+  void FenceTransaction(int64_t number);
+  /// Re-sends a restored pre-committed transaction in a fresh producer and commits it.
+  void ResendTransaction(Transaction& t);
+  /// Transactional ids of this prefix and subtask listed in the commit log; `max_number` the
+  /// highest transaction number seen (-1: none).
+  std::set<std::string> ReadCommitLog(int64_t* max_number) const;
+  void AppendCommitLog(const Transaction& t, const Deliveries& d, bool resent);
+  void DestroyProducer(std::unique_ptr<Producer>& p, bool abort);
+
+  SinkSpec spec_;
+  Schema schema_;
+  std::shared_ptr<SinkResult> result_;
+  int subtask_index_;
+  bool checkpointing_;
+  JsonRowFormatter json_;
+  int key_slot_ = -1;
+  int partition_slot_ = -1;
+
+  std::unique_ptr<Producer> plain_;       ///< none / at-least-once
+  std::unique_ptr<Transaction> current_;  ///< exactly-once: the open transaction
+  std::vector<Transaction> pending_;      ///< exactly-once: pre-committed, not yet committed
+  int64_t next_transaction_ = 0;
+  int64_t next_record_ = 0;
+  int commit_log_fd_ = -1;
+
+  Timestamp watermark_ = kMinTimestamp;
+  int64_t num_sent_ = 0;
+  int64_t num_send_errors_ = 0;
+  int64_t num_committed_ = 0;
+  int64_t num_resent_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace tidemark

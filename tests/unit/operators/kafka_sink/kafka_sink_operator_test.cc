@@ -1,0 +1,345 @@
+// The Kafka sink operator against librdkafka's mock cluster: what each delivery guarantee puts in
+// the topic and when, one transaction per checkpoint committed only on checkpoint-complete, the
+// restore (re-send of an unconfirmed transaction, fencing of the crashed producer), a produce
+// error failing the task with its cause. The mock writes no transaction markers, so what
+// committed is read from the sink's commit log (shared/notes/kafka-mock.md).
+#include "operators/kafka_sink/kafka_sink_operator.h"
+
+#include <filesystem>
+#include <fstream>
+#include <stdlib.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/errors.h"
+#include "runtime/state/state_serializer.h"
+#include "runtime/time/manual_processing_time_service.h"
+#include "tests/testing/collecting_output.h"
+#include "tests/testing/kafka_read_back.h"
+
+namespace tidemark {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::KafkaRecord;
+using testing::ReadTopic;
+
+Schema TestSchema() {
+  return Schema({{"n", FieldType::kInt64}, {"user", FieldType::kString}, {"p", FieldType::kInt64}});
+}
+
+struct Sink {
+  std::unique_ptr<ManualProcessingTimeService> clock;
+  testing::CollectingOutput out;
+  std::shared_ptr<SinkResult> result;
+  std::unique_ptr<KafkaSinkOperator> op;
+
+  Sink(const SinkSpec& spec, bool checkpointing, int subtask = 0)
+      : clock(std::make_unique<ManualProcessingTimeService>(0)),
+        result(std::make_shared<SinkResult>(TestSchema(), false)),
+        op(std::make_unique<KafkaSinkOperator>(spec, TestSchema(), result, subtask, checkpointing)) {
+    OperatorContext ctx;
+    ctx.name = "out";
+    ctx.subtask_index = subtask;
+    ctx.output = &out;
+    ctx.processing_time = clock.get();
+    op->Open(ctx);
+  }
+  void Restore(const std::string* snapshot, int64_t id = 1) {
+    std::optional<StateReader> reader;
+    StateInitializationContext ctx;
+    if (snapshot != nullptr) {
+      reader.emplace(*snapshot);
+      ctx.reader = &*reader;
+      ctx.restored_checkpoint_id = id;
+    }
+    op->InitializeState(ctx);
+  }
+  void Write(int64_t n, int64_t partition = 0) {
+    StreamRecord r(Row{Value{n}, Value{fmt::format("u{}", n % 3)}, Value{partition}}, 1000 + n);
+    op->ProcessElement(r, 0);
+  }
+  std::string Snapshot(int64_t id) {
+    StateWriter writer;
+    StateSnapshotContext ctx{id, 0, writer};
+    op->SnapshotState(ctx);
+    return writer.Release();
+  }
+  void Crash() { op.reset(); }
+};
+
+std::string Value(int64_t n, int64_t p = 0) {
+  return fmt::format("{{\"n\":{},\"user\":\"u{}\",\"p\":{}}}", n, n % 3, p);
+}
+
+std::vector<std::string> Values(const std::vector<KafkaRecord>& records) {
+  std::vector<std::string> v;
+  for (const KafkaRecord& r : records) {
+    v.push_back(r.value);
+  }
+  return v;
+}
+
+class KafkaSinkOperatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_.CreateTopic("out", 2);
+    char tmpl[] = "/tmp/tm_kafka_sink_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  SinkSpec Spec(const std::string& guarantee) const {
+    SinkSpec s;
+    s.type = "kafka";
+    s.bootstrap_servers = cluster_.bootstrap_servers();
+    s.topic = "out";
+    s.delivery_guarantee = guarantee;
+    s.partition_field = "p";
+    s.key_field = "user";
+    s.kafka_timeout_ms = 10000;
+    if (guarantee == "exactly-once") {
+      s.transactional_id_prefix = "job";
+      s.commit_log = (root_ / "commits.jsonl").string();
+    }
+    return s;
+  }
+  std::vector<nlohmann::json> CommitLog() const {
+    std::vector<nlohmann::json> lines;
+    std::ifstream in(root_ / "commits.jsonl");
+    for (std::string l; std::getline(in, l);) {
+      lines.push_back(nlohmann::json::parse(l));
+    }
+    return lines;
+  }
+  std::vector<KafkaRecord> Topic(const std::string& isolation = "read_committed") const {
+    return ReadTopic(cluster_.bootstrap_servers(), "out", 2, isolation);
+  }
+
+  KafkaMockCluster cluster_{1};
+  fs::path root_;
+};
+
+TEST_F(KafkaSinkOperatorTest, AtLeastOnceHasEveryRecordAcknowledgedWhenTheSnapshotReturns) {
+  Sink sink(Spec("at-least-once"), true);
+  sink.Restore(nullptr);
+  for (int64_t n = 0; n < 5; ++n) {
+    sink.Write(n, n % 2);
+  }
+  sink.Snapshot(1);  // flushes: no delivery report outstanding
+  std::vector<KafkaRecord> got = Topic();
+  ASSERT_EQ(got.size(), 5u);
+  // partition 0: 0, 2, 4; partition 1: 1, 3 — key = user, value = the row as JSON, CreateTime.
+  EXPECT_EQ(Values(got), (std::vector<std::string>{Value(0, 0), Value(2, 0), Value(4, 0),
+                                                   Value(1, 1), Value(3, 1)}));
+  EXPECT_EQ(got[0].partition, 0);
+  EXPECT_EQ(got[3].partition, 1);
+  EXPECT_EQ(got[1].key, "u2");
+  EXPECT_EQ(got[4].timestamp_ms, 1003);
+  EXPECT_EQ(sink.op->num_records_sent(), 5);
+  sink.op->Finish();
+  sink.op->Close();
+}
+
+TEST_F(KafkaSinkOperatorTest, NoneDeliversEverythingByEndOfInput) {
+  SinkSpec spec = Spec("none");
+  spec.key_field.clear();
+  Sink sink(spec, false);
+  sink.Restore(nullptr);
+  for (int64_t n = 0; n < 4; ++n) {
+    sink.Write(n, 1);
+  }
+  sink.op->Finish();
+  sink.op->Close();
+  std::vector<KafkaRecord> got = Topic();
+  EXPECT_EQ(Values(got), (std::vector<std::string>{Value(0, 1), Value(1, 1), Value(2, 1), Value(3, 1)}));
+  EXPECT_FALSE(got[0].has_key);
+}
+
+TEST_F(KafkaSinkOperatorTest, ExactlyOnceCommitsOneTransactionPerCheckpointOnlyWhenItCompletes) {
+  Sink sink(Spec("exactly-once"), true);
+  sink.Restore(nullptr);
+  for (int64_t n = 0; n < 3; ++n) {
+    sink.Write(n);
+  }
+  sink.Snapshot(1);
+  sink.Write(3, 1);
+  sink.Write(4, 1);
+  sink.Snapshot(2);
+  EXPECT_TRUE(CommitLog().empty());  // pre-committed only
+  EXPECT_EQ(sink.op->num_pending_transactions(), 2u);
+  sink.op->NotifyCheckpointComplete(1);
+  ASSERT_EQ(CommitLog().size(), 1u);
+  sink.Snapshot(3);  // no records since checkpoint 2: no transaction
+  sink.op->NotifyCheckpointComplete(3);  // 2 is committed with 3 (its notification was lost)
+  std::vector<nlohmann::json> log = CommitLog();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0]["transactional-id"], "job-0-0");
+  EXPECT_EQ(log[0]["checkpoint"], 1);
+  EXPECT_EQ(log[0]["first-record"], 0);
+  EXPECT_EQ(log[0]["end-record"], 3);
+  EXPECT_EQ(log[0]["records"], 3);
+  EXPECT_EQ(log[0]["partitions"]["0"]["first-offset"], 0);
+  EXPECT_EQ(log[0]["partitions"]["0"]["last-offset"], 2);
+  EXPECT_EQ(log[1]["transactional-id"], "job-0-1");
+  EXPECT_EQ(log[1]["checkpoint"], 2);
+  EXPECT_EQ(log[1]["first-record"], 3);
+  EXPECT_EQ(log[1]["end-record"], 5);
+  EXPECT_EQ(log[1]["partitions"]["1"]["records"], 2);
+  EXPECT_EQ(log[1]["resent"], false);
+  EXPECT_EQ(sink.op->num_transactions_committed(), 2);
+  EXPECT_EQ(Values(Topic()), (std::vector<std::string>{Value(0), Value(1), Value(2), Value(3, 1),
+                                                       Value(4, 1)}));
+  sink.op->Finish();
+  sink.op->Close();
+}
+
+TEST_F(KafkaSinkOperatorTest, WithoutCheckpointingEndOfInputCommits) {
+  Sink sink(Spec("exactly-once"), false);
+  sink.Restore(nullptr);
+  sink.Write(0);
+  sink.Write(1);
+  EXPECT_TRUE(CommitLog().empty());
+  sink.op->Finish();
+  std::vector<nlohmann::json> log = CommitLog();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_TRUE(log[0]["checkpoint"].is_null());
+  EXPECT_EQ(log[0]["records"], 2);
+  sink.op->Close();
+}
+
+// A crash after checkpoint 1 completed but before its commit: the restore re-sends transaction
+// job-0-0 from the checkpoint's copy and commits it, once; the transaction open at the crash is
+// never committed, and the restored run continues with its id.
+TEST_F(KafkaSinkOperatorTest, RestoreCommitsTheUnconfirmedTransactionOfTheCheckpointOnce) {
+  std::string snapshot;
+  {
+    Sink sink(Spec("exactly-once"), true);
+    sink.Restore(nullptr);
+    sink.Write(0);
+    sink.Write(1);
+    snapshot = sink.Snapshot(1);
+    sink.Write(2);  // transaction job-0-1, open at the crash
+    sink.Crash();
+  }
+  EXPECT_TRUE(CommitLog().empty());
+  Sink restored(Spec("exactly-once"), true);
+  restored.Restore(&snapshot, 1);
+  EXPECT_EQ(restored.op->num_transactions_resent(), 1);
+  std::vector<nlohmann::json> log = CommitLog();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["transactional-id"], "job-0-0");
+  EXPECT_EQ(log[0]["resent"], true);
+  EXPECT_EQ(log[0]["first-record"], 0);
+  EXPECT_EQ(log[0]["end-record"], 2);
+  // The replayed input continues at record 2 in transaction job-0-1.
+  restored.Write(2);
+  restored.Snapshot(2);
+  restored.op->NotifyCheckpointComplete(2);
+  log = CommitLog();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[1]["transactional-id"], "job-0-1");
+  EXPECT_EQ(log[1]["first-record"], 2);
+  EXPECT_EQ(log[1]["end-record"], 3);
+  // Restoring the same checkpoint again (a second failure) re-sends nothing: the log lists it.
+  restored.Crash();
+  Sink again(Spec("exactly-once"), true);
+  again.Restore(&snapshot, 1);
+  EXPECT_EQ(again.op->num_transactions_resent(), 0);
+  EXPECT_EQ(CommitLog().size(), 2u);
+  again.op->Close();
+}
+
+TEST_F(KafkaSinkOperatorTest, AFailureAbortsTheOpenTransactionAndCommitsNothing) {
+  Sink sink(Spec("exactly-once"), true);
+  sink.Restore(nullptr);
+  sink.Write(0);
+  sink.Snapshot(1);
+  sink.Write(1);
+  sink.op->Close();  // a failure: no Finish, checkpoint 1 never completed here
+  EXPECT_TRUE(CommitLog().empty());
+  EXPECT_EQ(sink.op->num_transactions_committed(), 0);
+}
+
+// The restore reuses the transactional ids of the restored checkpoint's transaction and of the
+// one open at the crash (init_transactions on them is what fences a zombie and aborts its open
+// transaction on a broker; the mock does not enforce producer epochs, so only the reuse of the ids
+// is observable here): the restored run's next transaction is job-0-1 again, not a new id.
+TEST_F(KafkaSinkOperatorTest, TheRestoreReusesTheOpenTransactionsId) {
+  Sink zombie(Spec("exactly-once"), true);
+  zombie.Restore(nullptr);
+  zombie.Write(0);
+  const std::string snapshot = zombie.Snapshot(1);
+  zombie.Write(1);  // job-0-1, open
+  Sink restored(Spec("exactly-once"), true);
+  restored.Restore(&snapshot, 1);
+  restored.Write(1);
+  restored.op->Finish();
+  restored.Snapshot(2);
+  restored.op->NotifyCheckpointComplete(2);
+  std::vector<nlohmann::json> log = CommitLog();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0]["transactional-id"], "job-0-0");
+  EXPECT_EQ(log[1]["transactional-id"], "job-0-1");
+  EXPECT_EQ(log[1]["first-record"], 1);
+  zombie.op->Close();
+  restored.op->Close();
+}
+
+TEST_F(KafkaSinkOperatorTest, AFreshStartContinuesPastTheCommitLog) {
+  {
+    Sink first(Spec("exactly-once"), false);
+    first.Restore(nullptr);
+    first.Write(0);
+    first.op->Finish();
+    first.op->Close();
+  }
+  Sink second(Spec("exactly-once"), false);
+  second.Restore(nullptr);
+  second.Write(0);
+  second.op->Finish();
+  second.op->Close();
+  std::vector<nlohmann::json> log = CommitLog();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0]["transactional-id"], "job-0-0");
+  EXPECT_EQ(log[1]["transactional-id"], "job-0-1");
+}
+
+// A produce request the broker refuses (mock request error on ApiKey 0, Produce) fails the task
+// at the checkpoint with the broker's reason; the checkpoint is not acknowledged.
+TEST_F(KafkaSinkOperatorTest, AProduceErrorFailsTheTaskWithItsCause) {
+  SinkSpec spec = Spec("at-least-once");
+  Sink sink(spec, true);
+  sink.Restore(nullptr);
+  sink.Write(0);
+  sink.Snapshot(1);  // connected, metadata known
+  rd_kafka_mock_push_request_errors(cluster_.raw(), 0 /* Produce */, 1,
+                                    RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+  sink.Write(1);
+  try {
+    sink.Snapshot(2);
+    FAIL() << "the checkpoint was acknowledged";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("delivery to topic 'out' failed"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("TOPIC_AUTHORIZATION_FAILED"), std::string::npos)
+        << e.what();
+  }
+  sink.op->Close();
+}
+
+TEST_F(KafkaSinkOperatorTest, AnUnknownPropertyIsAnErrorNamingIt) {
+  SinkSpec spec = Spec("none");
+  spec.kafka_properties["no.such.thing"] = "1";
+  try {
+    Sink sink(spec, false);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'no.such.thing'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tidemark
