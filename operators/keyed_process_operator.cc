@@ -237,7 +237,7 @@ void KeyedProcessOperator::InitializeState(StateInitializationContext& context) 
   const bool idle = r.ReadBool();
   // Flink: event time starts again at Long.MIN after a restore, every input active;
   // checkpointing.restore-watermarks keeps the checkpointed watermarks and statuses.
-  if (context.restore_watermarks && timers != kMaxTimestamp) {
+  if (context.restore_watermarks) {
     input_watermarks_[0] = input0;
     input_watermarks_[1] = input1;
     combined_watermark_ = combined;

@@ -107,7 +107,7 @@ void TimestampsAndWatermarksOperator::InitializeState(StateInitializationContext
   const Timestamp watermark = r.ReadI64();
   generator_->RestoreState(r);
   r.EndSection();
-  if (watermark != kMinTimestamp && watermark != kMaxTimestamp) {
+  if (watermark != kMinTimestamp) {
     restored_watermark_ = watermark;
   }
 }

@@ -247,9 +247,8 @@ void WindowOperator::InitializeState(StateInitializationContext& context) {
     sliced_ = false;  // the snapshotted operator had left the sliced path; nothing to rebuild
   }
   // Flink's timer service starts again at Long.MIN after a restore (its watermark is not in
-  // the snapshot); checkpointing.restore-watermarks keeps the checkpointed one, unless it is the
-  // MAX of an ended (drained) run: a job resumed from that continues with new input.
-  if (const Timestamp watermark = r.ReadI64(); context.restore_watermarks && watermark != kMaxTimestamp) {
+  // the snapshot); checkpointing.restore-watermarks keeps the checkpointed one.
+  if (const Timestamp watermark = r.ReadI64(); context.restore_watermarks) {
     timer_service_->RestoreWatermark(watermark);
   }
   num_late_records_dropped_ = r.ReadI64();
