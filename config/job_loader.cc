@@ -221,7 +221,7 @@ constexpr auto kFaultActions = std::to_array<std::string_view>({"throw"});
 constexpr auto kFaultPhases = std::to_array<std::string_view>({"process", "snapshot", "restore", "close"});
 constexpr auto kCheckpointingKeys = std::to_array<std::string_view>(
     {"interval", "mode", "timeout", "min-pause", "max-concurrent-checkpoints",
-     "tolerable-failed-checkpoints", "num-retained", "dir"});
+     "tolerable-failed-checkpoints", "num-retained", "dir", "restore-watermarks"});
 constexpr auto kCheckpointingModes = std::to_array<std::string_view>({"exactly-once", "at-least-once"});
 /// Flink's CheckpointCoordinatorConfiguration#MINIMAL_CHECKPOINT_TIME.
 constexpr int64_t kMinimalCheckpointTimeMs = 10;
@@ -741,6 +741,7 @@ CheckpointingSpec Loader::ParseCheckpointing(const Field& field) {
            [&](const Field& f) { return ReadInt(f, 0, std::numeric_limits<int32_t>::max()); });
   Optional(*map, "num-retained", spec.num_retained, [&](const Field& f) { return ReadInt(f, 1, 1000); });
   Optional(*map, "dir", spec.dir, [&](const Field& f) { return ReadString(f); });
+  Optional(*map, "restore-watermarks", spec.restore_watermarks, [&](const Field& f) { return ReadBool(f); });
   return spec;
 }
 

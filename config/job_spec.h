@@ -433,6 +433,15 @@ struct CheckpointingSpec {
   /// Where checkpoints are written (Flink's `execution.checkpointing.dir`), as written; the runner
   /// resolves a relative path. Empty: the runner chooses (e.g. under the daemon's state dir).
   std::string dir;
+  /// A tidemark option (Flink has none; seed 000 §7). false (Flink): after a restore every
+  /// watermark generator, the assigners' outputs and every operator's event-time clock start
+  /// again at Long.MIN, so records read before the first new watermark are not late, and the same
+  /// input can give another late count after a failover. true: watermarks are state too — each
+  /// watermark generator's state and the last watermark an assigner emitted are checkpointed and
+  /// restored, that watermark is emitted again before the first record, and the window and
+  /// keyed process operators keep their checkpointed event time, so a restored run gives the
+  /// failure-free run's output.
+  bool restore_watermarks = false;
   SourceLocation location;
   KeyLocations key_locations;
 };

@@ -228,13 +228,24 @@ void KeyedProcessOperator::InitializeState(StateInitializationContext& context) 
   }
   StateReader& r = *context.reader;
   r.BeginSection("keyed-process", 1);
-  input_watermarks_[0] = r.ReadI64();
-  input_watermarks_[1] = r.ReadI64();
-  combined_watermark_ = r.ReadI64();
-  timer_service_->RestoreWatermark(r.ReadI64());
-  input_idle_[0] = r.ReadBool();
-  input_idle_[1] = r.ReadBool();
-  status_ = r.ReadBool() ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
+  const Timestamp input0 = r.ReadI64();
+  const Timestamp input1 = r.ReadI64();
+  const Timestamp combined = r.ReadI64();
+  const Timestamp timers = r.ReadI64();
+  const bool idle0 = r.ReadBool();
+  const bool idle1 = r.ReadBool();
+  const bool idle = r.ReadBool();
+  // Flink: event time starts again at Long.MIN after a restore, every input active;
+  // checkpointing.restore-watermarks keeps the checkpointed watermarks and statuses.
+  if (context.restore_watermarks) {
+    input_watermarks_[0] = input0;
+    input_watermarks_[1] = input1;
+    combined_watermark_ = combined;
+    timer_service_->RestoreWatermark(timers);
+    input_idle_[0] = idle0;
+    input_idle_[1] = idle1;
+    status_ = idle ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
+  }
   const OperatorContext& c = context_;
   ReadKeyGroups(r, c.max_parallelism,
                 KeyGroupRangeForOperator(c.max_parallelism, c.parallelism, c.subtask_index),

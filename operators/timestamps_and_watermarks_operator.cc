@@ -39,11 +39,13 @@ void TimestampsAndWatermarksOperator::ScheduleNextPeriodicEmit() {
 
 void TimestampsAndWatermarksOperator::OnPeriodicTimer() {
   timer_.reset();
+  EmitRestoredWatermark();
   generator_->OnPeriodicEmit(*watermark_output_);
   ScheduleNextPeriodicEmit();
 }
 
 void TimestampsAndWatermarksOperator::ProcessElement(StreamRecord& record, int /*input*/) {
+  EmitRestoredWatermark();
   const std::optional<Timestamp> timestamp = strategy_.ExtractTimestamp(record);
   if (!timestamp) {
     ++num_records_without_timestamp_;
@@ -78,6 +80,7 @@ void TimestampsAndWatermarksOperator::ProcessWatermark(Watermark watermark, int 
   // Upstream event time is replaced by this operator's own, except the end-of-input MAX, which
   // must get through so that downstream timers fire.
   if (watermark.timestamp == kMaxTimestamp) {
+    EmitRestoredWatermark();
     watermark_output_->EmitWatermark(watermark);
   }
 }
@@ -87,7 +90,30 @@ void TimestampsAndWatermarksOperator::ProcessWatermarkStatus(WatermarkStatus /*s
   // Ignored: this operator decides idleness itself (WithIdleness).
 }
 
+void TimestampsAndWatermarksOperator::SnapshotState(StateSnapshotContext& context) {
+  StateWriter& w = context.writer;
+  w.BeginSection("timestamps-and-watermarks", 1);
+  w.WriteI64(current_watermark());
+  generator_->SnapshotState(w);
+  w.EndSection();
+}
+
+void TimestampsAndWatermarksOperator::InitializeState(StateInitializationContext& context) {
+  if (!context.is_restored() || !context.restore_watermarks) {
+    return;  // Flink: a fresh generator, event time from Long.MIN
+  }
+  StateReader& r = *context.reader;
+  r.BeginSection("timestamps-and-watermarks", 1);
+  const Timestamp watermark = r.ReadI64();
+  generator_->RestoreState(r);
+  r.EndSection();
+  if (watermark != kMinTimestamp) {
+    restored_watermark_ = watermark;
+  }
+}
+
 void TimestampsAndWatermarksOperator::Finish() {
+  EmitRestoredWatermark();
   generator_->OnPeriodicEmit(*watermark_output_);
 }
 

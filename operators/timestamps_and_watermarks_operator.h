@@ -63,6 +63,13 @@ class TimestampsAndWatermarksOperator final : public StreamOperator {
   void ProcessWatermarkStatus(WatermarkStatus status, int input) override;
   void Finish() override;
   void Close() override;
+  /// Section `timestamps-and-watermarks` v1: the generator's state and the largest watermark
+  /// emitted. Read back only under `checkpointing.restore-watermarks`; otherwise, as Flink's
+  /// operator (which has no state), a restored subtask starts at Long.MIN with a fresh generator.
+  void SnapshotState(StateSnapshotContext& context) override;
+  /// With restore-watermarks: restores the generator and emits the checkpointed watermark again
+  /// before the first record, watermark or periodic emission. Errors: `StateCorrupt`.
+  void InitializeState(StateInitializationContext& context) override;
 
   /// Records that had no timestamp (sent to the errors side output, or the one that failed).
   int64_t num_records_without_timestamp() const { return num_records_without_timestamp_; }
@@ -82,6 +89,13 @@ class TimestampsAndWatermarksOperator final : public StreamOperator {
 
  private:
   void OnPeriodicTimer();
+  /// Emits the restored watermark once (restore-watermarks), before anything else goes out.
+  void EmitRestoredWatermark() {
+    if (restored_watermark_) {
+      watermark_output_->EmitWatermark(Watermark{*restored_watermark_});
+      restored_watermark_.reset();
+    }
+  }
   void ScheduleNextPeriodicEmit();
 
   WatermarkStrategy strategy_;
@@ -92,6 +106,7 @@ class TimestampsAndWatermarksOperator final : public StreamOperator {
   std::optional<ProcessingTimeService::TimerId> timer_;
   int64_t interval_ms_ = 0;
   int64_t num_records_without_timestamp_ = 0;
+  std::optional<Timestamp> restored_watermark_;
 };
 
 }  // namespace tidemark

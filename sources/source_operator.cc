@@ -516,8 +516,9 @@ void SourceOperator::PauseOrResumeSplits(const std::vector<std::string>& pause,
 }
 
 void SourceOperator::Stop(SourceStopMode /*mode*/) {
-  // Both modes release a wait for alignment; the task then ends its input (this runtime has no
-  // savepoints, so NO_DRAIN and DRAIN end the same way here).
+  // Both modes release a wait for alignment; the task then ends its input (stop-with-savepoint
+  // --drain: its MAX_WATERMARK and end of input; without drain the job's tasks are stopped
+  // after the savepoint instead, so a source is only stopped for a drain).
   stopped_ = true;
   SetWaitingForAlignment(false);
   periodic_enabled_ = false;

@@ -29,9 +29,6 @@ struct SourceOperatorOptions {
   bool assign_splits_on_open = true;
 };
 
-/// How a source is stopped (Flink's `StopMode`).
-enum class SourceStopMode { kDrain, kNoDrain };
-
 /// The head operator of a source task (Flink's `SourceOperator` with
 /// `ProgressiveTimestampsAndWatermarks`). Drives its SourceReader and applies the job's
 /// WatermarkStrategy per split (SEMANTICS.md §1-4, §11):
@@ -93,7 +90,7 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   /// Assigns splits (Flink's AddSplitEvent): creates their outputs, then hands them to the reader.
   void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits);
   /// Flink's `stop(StopMode)`: releases a wait for alignment; afterwards EmitNext ends input.
-  void Stop(SourceStopMode mode);
+  void Stop(SourceStopMode mode) override;
 
   // ---- alignment (WatermarkAlignmentParticipant) ----
   std::optional<WatermarkAlignmentParams> alignment_params() const override;

@@ -249,7 +249,11 @@ void WindowOperator::InitializeState(StateInitializationContext& context) {
   if (!sliced) {
     sliced_ = false;  // the snapshotted operator had left the sliced path; nothing to rebuild
   }
-  timer_service_->RestoreWatermark(r.ReadI64());
+  // Flink's timer service starts again at Long.MIN after a restore (its watermark is not in
+  // the snapshot); checkpointing.restore-watermarks keeps the checkpointed one.
+  if (const Timestamp watermark = r.ReadI64(); context.restore_watermarks) {
+    timer_service_->RestoreWatermark(watermark);
+  }
   num_late_records_dropped_ = r.ReadI64();
   num_late_records_side_output_ = r.ReadI64();
   num_windows_fired_ = r.ReadI64();

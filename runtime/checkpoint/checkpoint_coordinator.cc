@@ -120,12 +120,15 @@ std::optional<int64_t> CheckpointCoordinator::TriggerCheckpoint(SnapshotType typ
 }
 
 void CheckpointCoordinator::Acknowledge(int64_t id, const std::string& task,
-                                        std::vector<StateFileHandle> states) {
+                                        std::vector<StateFileHandle> states, int64_t alignment_ms,
+                                        int64_t alignment_ns) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pending_.find(id);
   if (it == pending_.end() || it->second.waiting.erase(task) == 0) {
     return;
   }
+  it->second.max_alignment_ms = std::max(it->second.max_alignment_ms, alignment_ms);
+  it->second.max_alignment_ns = std::max(it->second.max_alignment_ns, alignment_ns);
   for (StateFileHandle& h : states) {
     it->second.states.push_back(std::move(h));
   }
@@ -157,6 +160,7 @@ void CheckpointCoordinator::CompleteWhenReadyLocked(int64_t id) {
 
 int64_t CheckpointCoordinator::TaskFinished(const std::string& task, std::vector<FinishedState> states) {
   bool all_finished = false;
+  bool draining = false;
   int64_t first = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -180,14 +184,17 @@ int64_t CheckpointCoordinator::TaskFinished(const std::string& task, std::vector
     for (int64_t id : ready) {
       CompleteWhenReadyLocked(id);
     }
-    if (first == 0) {
+    if (first == 0 || draining_) {
+      // Draining: the task waits for the final savepoint, the next id (nothing else triggers).
       first = next_id_;
     }
     all_finished = finished_.size() >= tasks_.size();
+    draining = draining_;
   }
   if (all_finished) {
     // The final checkpoint (Flink's checkpoint after all tasks finished): it waits for no task.
-    auto trigger = [this] { TriggerCheckpoint(SnapshotType::kCheckpoint, /*periodic=*/false); };
+    const SnapshotType type = draining ? SnapshotType::kSavepoint : SnapshotType::kCheckpoint;
+    auto trigger = [this, type] { TriggerCheckpoint(type, /*periodic=*/false); };
     if (hooks_.post) {
       hooks_.post(trigger);
     } else {
@@ -212,8 +219,20 @@ int64_t CheckpointCoordinator::NextCheckpointIdFor(const std::string& task) cons
   return next_id_;
 }
 
+void CheckpointCoordinator::BeginDrain() {
+  Stop();
+  std::lock_guard<std::mutex> lock(mu_);
+  draining_ = true;
+}
+
+bool CheckpointCoordinator::draining() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return draining_;
+}
+
 void CheckpointCoordinator::Reset(const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
+  draining_ = false;
   while (!pending_.empty()) {
     const int64_t id = pending_.begin()->first;
     pending_.erase(pending_.begin());
@@ -249,6 +268,11 @@ void CheckpointCoordinator::CompleteLocked(std::map<int64_t, Pending>::iterator 
   ++stats_.completed;
   stats_.latest_completed_id = p.barrier.id;
   stats_.latest_duration_ms = now - p.barrier.timestamp_ms;
+  stats_.latest_alignment_ms = p.max_alignment_ms;
+  if (alignment_history_ns_.size() >= kAlignmentHistory) {
+    alignment_history_ns_.erase(alignment_history_ns_.begin());
+  }
+  alignment_history_ns_.push_back(p.max_alignment_ns);
   stats_.latest_size_bytes = 0;
   for (const StateFileHandle& h : p.states) {
     stats_.latest_size_bytes += h.size;
@@ -304,6 +328,11 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason) {
 CheckpointCoordinator::Stats CheckpointCoordinator::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
+}
+
+std::vector<int64_t> CheckpointCoordinator::alignment_history_ns() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return alignment_history_ns_;
 }
 
 std::vector<int64_t> CheckpointCoordinator::pending_ids() const {

@@ -55,7 +55,14 @@ class CheckpointCoordinator {
     int64_t latest_completed_id = 0;
     int64_t latest_duration_ms = 0;  ///< trigger to metadata rename of the latest completed
     uint64_t latest_size_bytes = 0;  ///< state bytes of the latest completed
+    /// The longest alignment of any task in the latest completed (processing-time clock, ms).
+    int64_t latest_alignment_ms = 0;
   };
+  /// The longest alignment of any task per completed checkpoint (steady clock, ns), oldest
+  /// first, the last `kAlignmentHistory` checkpoints (Flink's checkpoint stats history). Any
+  /// thread.
+  std::vector<int64_t> alignment_history_ns() const;
+  static constexpr size_t kAlignmentHistory = 10000;
 
   /// `tasks` names every task that acknowledges ("operator#subtask" of its head, for messages).
   /// `storage` is borrowed and outlives the coordinator; `pts` too.
@@ -72,7 +79,12 @@ class CheckpointCoordinator {
                                            bool periodic = false);
   /// `task` snapshot checkpoint `id` into `states`. Any thread. Unknown, late or duplicate
   /// acknowledgements are ignored (their files belong to an aborted checkpoint).
-  void Acknowledge(int64_t id, const std::string& task, std::vector<StateFileHandle> states);
+  /// `alignment_ms` / `alignment_ns`: how long `task` aligned this checkpoint, from its first
+  /// barrier to its last (Flink's `alignmentDurationNanos`; 0 for a task with one input channel
+  /// or none), on the task's processing-time clock (ms: exact under a manual or virtual clock)
+  /// and on the steady clock (ns: for the bench).
+  void Acknowledge(int64_t id, const std::string& task, std::vector<StateFileHandle> states,
+                   int64_t alignment_ms = 0, int64_t alignment_ns = 0);
   /// `task` could not snapshot checkpoint `id`: it is aborted (posted to the pts thread). Any
   /// thread.
   void Decline(int64_t id, const std::string& task, const std::string& reason);
@@ -97,6 +109,13 @@ class CheckpointCoordinator {
   /// `next_id` if that is higher than the current counter, so ids keep increasing across a
   /// restore and a newer checkpoint never takes an older one's number. Before `Start`.
   void AdvanceCheckpointIdTo(int64_t next_id);
+  /// Stop-with-savepoint --drain (Flink's terminal savepoint after the sources drained): no
+  /// further periodic triggers, and the final checkpoint, triggered once every task finished,
+  /// is a savepoint; every task that finishes from now on waits for it (so the job ends only once
+  /// it completed). Its id is `NextCheckpointIdFor("")` right after this call (nothing else
+  /// triggers meanwhile). pts thread.
+  void BeginDrain();
+  bool draining() const;
   /// Before a restart: aborts every pending checkpoint (their tasks are gone) and forgets which
   /// tasks finished. Ids keep increasing. pts thread.
   void Reset(const std::string& reason);
@@ -111,6 +130,8 @@ class CheckpointCoordinator {
     int64_t deadline_ms = 0;
     std::set<std::string> waiting;  ///< tasks yet to acknowledge
     std::vector<StateFileHandle> states;
+    int64_t max_alignment_ms = 0;
+    int64_t max_alignment_ns = 0;
   };
 
   void OnTick(Timestamp now);
@@ -139,6 +160,8 @@ class CheckpointCoordinator {
   int consecutive_failures_ = 0;
   Stats stats_;
   std::map<std::string, std::vector<FinishedState>> finished_;  // guarded by mu_
+  bool draining_ = false;                                       // guarded by mu_
+  std::vector<int64_t> alignment_history_ns_;                   // guarded by mu_
   // pts thread only
   bool running_ = false;
   Timestamp next_trigger_ms_ = 0;

@@ -28,6 +28,9 @@ class BoundedOutOfOrdernessWatermarks : public WatermarkGenerator {
 
   /// The watermark the next periodic emit would send.
   Timestamp CurrentWatermark() const { return max_timestamp_ - out_of_orderness_ms_ - 1; }
+  /// The largest timestamp seen (restore-watermarks).
+  void SnapshotState(StateWriter& writer) const override { writer.WriteI64(max_timestamp_); }
+  void RestoreState(StateReader& reader) override { max_timestamp_ = reader.ReadI64(); }
 
  private:
   int64_t out_of_orderness_ms_;
@@ -51,6 +54,8 @@ class SqlIntervalWatermarks final : public WatermarkGenerator {
   void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) override;
   void OnPeriodicEmit(WatermarkOutput& output) override;
   bool InspectsRecordOnEvent() const override { return false; }
+  void SnapshotState(StateWriter& writer) const override { writer.WriteI64(current_); }
+  void RestoreState(StateReader& reader) override { current_ = reader.ReadI64(); }
 
  private:
   int64_t interval_ms_;

@@ -6,6 +6,7 @@
 
 #include "runtime/core/stream_record.h"
 #include "runtime/eventtime/watermark_output.h"
+#include "runtime/state/state_serializer.h"
 
 namespace tidemark {
 
@@ -28,6 +29,13 @@ class WatermarkGenerator {
   /// generators whose bound changes (`AdaptiveOutOfOrdernessWatermarks`); reported as a metric.
   /// Default: nullopt (a fixed or no bound).
   virtual std::optional<int64_t> CurrentOutOfOrdernessMs() const { return std::nullopt; }
+
+  /// Only under `checkpointing.restore-watermarks` (Flink never checkpoints a generator, seed 000
+  /// §7): writes what the generator learnt from the events so far (e.g. the largest timestamp),
+  /// and `RestoreState` reads it back into a fresh generator of the same strategy. Default: a
+  /// generator with nothing to keep writes and reads nothing. Errors: `StateCorrupt` on read.
+  virtual void SnapshotState(StateWriter& /*writer*/) const {}
+  virtual void RestoreState(StateReader& /*reader*/) {}
 };
 
 }  // namespace tidemark

@@ -64,6 +64,9 @@ class WatermarksWithIdleness final : public WatermarkGenerator {
   void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) override;
   void OnPeriodicEmit(WatermarkOutput& output) override;
   bool InspectsRecordOnEvent() const override { return inner_->InspectsRecordOnEvent(); }
+  /// The inner generator's state (the idleness timer starts again: idleness is processing time).
+  void SnapshotState(StateWriter& writer) const override { inner_->SnapshotState(writer); }
+  void RestoreState(StateReader& reader) override { inner_->RestoreState(reader); }
   std::optional<int64_t> CurrentOutOfOrdernessMs() const override {
     return inner_->CurrentOutOfOrdernessMs();
   }

@@ -165,6 +165,7 @@ void JobExecution::EnableTaskCheckpoints() {
                                                                   : CheckpointBarrierHandler::Mode::kExactlyOnce;
   for (auto& t : tasks_) {
     t->EnableCheckpoints(mode, storage_.get(), coordinator_.get(), restored_.get());
+    t->SetRestoreWatermarks(graph_.checkpointing->restore_watermarks);
   }
 }
 
@@ -368,6 +369,7 @@ void JobExecution::RunMaster() {
       master_wakeup_.WaitFor(std::chrono::milliseconds(100));
     }
   }
+  FailPendingSavepoints("the job ended before the savepoint completed");
 }
 
 bool JobExecution::RunMasterMails() {
@@ -430,6 +432,8 @@ void JobExecution::Restart() {
   if (coordinator_) {
     coordinator_->Stop();
     coordinator_->Reset("the job restarts");
+    // A savepoint in flight (a drain among them) belonged to the failed attempt.
+    FailPendingSavepoints("the job failed and restarts before the savepoint completed");
     std::vector<std::string> skipped;
     if (std::optional<CompletedCheckpoint> latest = storage_->LoadLatest(&skipped)) {
       restored_ = std::make_shared<const CompletedCheckpoint>(*std::move(latest));
@@ -589,6 +593,9 @@ void JobExecution::RunVirtualClock() {
       break;
     }
   }
+  if (coordinator_) {
+    FailPendingSavepoints("the job ended before the savepoint completed");
+  }
 }
 
 void JobExecution::OnTaskEnded(StreamTask& task) {
@@ -724,6 +731,10 @@ CheckpointCoordinator::Stats JobExecution::checkpoint_stats() const {
   return coordinator_ ? coordinator_->stats() : CheckpointCoordinator::Stats{};
 }
 
+std::vector<int64_t> JobExecution::checkpoint_alignment_history_ns() const {
+  return coordinator_ ? coordinator_->alignment_history_ns() : std::vector<int64_t>{};
+}
+
 int64_t JobExecution::restarts() const {
   std::lock_guard<std::mutex> lock(mu_);
   return restarts_;
@@ -733,11 +744,9 @@ std::filesystem::path JobExecution::checkpoint_directory() const { return checkp
 
 void JobExecution::TriggerSavepoint(std::filesystem::path dir, bool stop, bool drain,
                                     std::function<void(const SavepointOutcome&)> done) {
-  if (drain) {
-    // Stop with drain (MAX_WATERMARK first, every window fires) is not built yet: refuse it
-    // rather than stop without the drain that was asked for.
+  if (drain && !stop) {
     if (done) {
-      done(SavepointOutcome{false, 0, {}, "stop with --drain is not supported yet (stop without it keeps every window)"});
+      done(SavepointOutcome{false, 0, {}, "drain needs stop (stop-with-savepoint --drain)"});
     }
     return;
   }
@@ -748,7 +757,17 @@ void JobExecution::TriggerSavepoint(std::filesystem::path dir, bool stop, bool d
     }
     return;
   }
-  master_mailbox_.Put(Mail{[this, dir = std::move(dir), stop, done = std::move(done)]() mutable {
+  master_mailbox_.Put(Mail{[this, dir = std::move(dir), stop, drain, done = std::move(done)]() mutable {
+                             if (coordinator_->draining()) {
+                               if (done) {
+                                 done(SavepointOutcome{false, 0, {}, "the job is draining for a stop with savepoint"});
+                               }
+                               return;
+                             }
+                             if (drain) {
+                               BeginDrain(dir, std::move(done));
+                               return;
+                             }
                              const int64_t id = coordinator_->NextCheckpointIdFor("");
                              const std::filesystem::path path = dir / fmt::format("savepoint-{}", id);
                              storage_->SetSavepointDirectory(id, path);
@@ -762,6 +781,30 @@ void JobExecution::TriggerSavepoint(std::filesystem::path dir, bool stop, bool d
                              }
                            },
                            "trigger savepoint"});
+}
+
+void JobExecution::BeginDrain(const std::filesystem::path& dir, std::function<void(const SavepointOutcome&)> done) {
+  // Flink's stop-with-savepoint --drain: the sources stop and end their input (MAX_WATERMARK,
+  // then end of input), every window and timer fires on the way down, every task finishes, and
+  // the checkpoint after all tasks finished is the savepoint; the job then ends FINISHED.
+  coordinator_->BeginDrain();
+  const int64_t id = coordinator_->NextCheckpointIdFor("");
+  const std::filesystem::path path = dir / fmt::format("savepoint-{}", id);
+  storage_->SetSavepointDirectory(id, path);
+  savepoints_[id] = PendingSavepoint{path, /*stop=*/false, std::move(done)};
+  for (auto& t : tasks_) {
+    t->Drain();
+  }
+}
+
+void JobExecution::FailPendingSavepoints(const std::string& reason) {
+  std::map<int64_t, PendingSavepoint> pending;
+  pending.swap(savepoints_);
+  for (auto& [id, sp] : pending) {
+    if (sp.done) {
+      sp.done(SavepointOutcome{false, id, {}, reason});
+    }
+  }
 }
 
 JobState JobExecution::state() const {

@@ -137,14 +137,22 @@ class JobExecution {
   bool checkpointing() const { return coordinator_ != nullptr; }
   /// The coordinator's figures (all zero without checkpointing). Thread-safe.
   CheckpointCoordinator::Stats checkpoint_stats() const;
+  /// The longest alignment of any task per completed checkpoint, ns, oldest first (empty
+  /// without checkpointing). Thread-safe.
+  std::vector<int64_t> checkpoint_alignment_history_ns() const;
   /// Restarts under the restart strategy so far. Thread-safe.
   int64_t restarts() const;
   /// Where completed checkpoints are (empty without checkpointing).
   std::filesystem::path checkpoint_directory() const;
   /// Takes a savepoint into `dir/savepoint-<id>` (Flink's `triggerSavepoint`). With `stop`, the
   /// tasks stop right after the savepoint completed (no window fires for it) and the job ends
-  /// FINISHED. `drain` (MAX_WATERMARK first) is refused for now. `done` runs once, on the job's
-  /// checkpoint thread (or inline when refused). Thread-safe.
+  /// FINISHED. With `stop` and `drain` (Flink's stop-with-savepoint --drain): the sources stop
+  /// reading and end their input, so MAX_WATERMARK goes out (even past idle splits) and every
+  /// window and event-time timer fires; once every task finished, the final checkpoint is the
+  /// savepoint (its state: source positions, whatever state remains after the windows fired),
+  /// and the job ends FINISHED. `drain` without `stop` is refused; a savepoint asked for while
+  /// draining too. `done` runs once, on the job's checkpoint thread (or inline when refused):
+  /// failed when the job ends or restarts before the savepoint completed. Thread-safe.
   void TriggerSavepoint(std::filesystem::path dir, bool stop, bool drain,
                         std::function<void(const SavepointOutcome&)> done);
   /// Runs `listener(id)` on the job's checkpoint thread each time checkpoint `id` completed,
@@ -164,6 +172,10 @@ class JobExecution {
   bool RunMasterMails();
   /// The job master thread under the system clock.
   void RunMaster();
+  /// Job master thread: stop-with-savepoint --drain into `dir`.
+  void BeginDrain(const std::filesystem::path& dir, std::function<void(const SavepointOutcome&)> done);
+  /// Job master thread: every savepoint still pending fails with `reason`.
+  void FailPendingSavepoints(const std::string& reason);
   /// Every task ended after a failure the strategy allows a restart for: rebuilds and restores.
   /// Job master thread (or the virtual driver). Under the system clock also starts the threads.
   void Restart();

@@ -104,6 +104,10 @@ struct StateSnapshotContext {
 struct StateInitializationContext {
   StateReader* reader = nullptr;
   int64_t restored_checkpoint_id = 0;
+  /// `checkpointing.restore-watermarks` (a tidemark option): false, as in Flink, an operator's
+  /// event time starts again at Long.MIN after a restore; true, it restores its checkpointed
+  /// watermark (and an assigner re-emits it before its first record).
+  bool restore_watermarks = false;
   bool is_restored() const { return reader != nullptr; }
 };
 

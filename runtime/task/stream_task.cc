@@ -426,11 +426,15 @@ StreamTask::TurnResult StreamTask::TurnOrThrow() {
     // instead of once per record. (Under the virtual clock no time passes within a turn and no
     // other task runs, so the number does not change the result.)
     int64_t emitted = 0;
-    CallOperator(ops_.front().name, [&] {
-      do {
-        status = source_->EmitNext();
-      } while (status == InputStatus::kMoreAvailable && ++emitted < kSourceRecordsPerTurn);
-    });
+    if (drain_requested_) {
+      status = InputStatus::kEndOfInput;  // stopped for a drain: end the input now
+    } else {
+      CallOperator(ops_.front().name, [&] {
+        do {
+          status = source_->EmitNext();
+        } while (status == InputStatus::kMoreAvailable && ++emitted < kSourceRecordsPerTurn);
+      });
+    }
     records_in_.store(records_in_.load(std::memory_order_relaxed) + emitted, std::memory_order_relaxed);
     // Flush partial batches on a short timeout, so a slow or paced source keeps latency low.
     // Not under the virtual clock: there, batch boundaries must not depend on wall time.

@@ -240,6 +240,8 @@ class StreamTask {
   /// state from it (same operator id and subtask).
   void EnableCheckpoints(CheckpointBarrierHandler::Mode mode, CheckpointStorage* storage,
                          CheckpointCoordinator* coordinator, const CompletedCheckpoint* restored);
+  /// Before Run: `checkpointing.restore-watermarks` (StateInitializationContext::restore_watermarks).
+  void SetRestoreWatermarks(bool restore) { restore_watermarks_ = restore; }
   /// Thread-safe (a mail): a source task snapshots its chain and emits `barrier` on every output
   /// before any later record (Flink's `triggerCheckpointAsync`).
   void TriggerCheckpoint(const CheckpointBarrier& barrier);
@@ -247,6 +249,10 @@ class StreamTask {
   /// chain order, and an aborted alignment unblocks.
   void NotifyCheckpointComplete(int64_t id);
   void NotifyCheckpointAborted(int64_t id);
+  /// Thread-safe (a mail): a source task stops reading (`SourceOperatorBase::Stop(kDrain)`) and
+  /// ends its input: MAX_WATERMARK, even past idle splits, then end of input (Flink's
+  /// stop-with-savepoint --drain). No effect on a task whose head is not a source.
+  void Drain();
   /// Under checkpoints: the task reached end of input and waits for the checkpoint that holds
   /// its final state to complete before it ends. Task thread.
   bool awaiting_final_checkpoint() const { return awaiting_final_checkpoint_; }
@@ -397,6 +403,12 @@ class StreamTask {
   std::unique_ptr<CheckpointBarrierHandler> barrier_handler_;  // tasks with input channels
   std::vector<size_t> input_channel_offsets_;                  // per input: its first global channel
   bool input_finished_ = false;          // end of input handed on: takes no part in barriers
+  bool restore_watermarks_ = false;
+  // Alignment of the checkpoint being aligned: its id and when its first barrier came.
+  int64_t aligning_id_ = 0;
+  Timestamp alignment_start_ms_ = 0;
+  std::chrono::steady_clock::time_point alignment_start_{};
+  bool drain_requested_ = false;         // Drain(): the source ends its input at the next turn
   bool awaiting_final_checkpoint_ = false;
   int64_t final_checkpoint_id_ = 0;      // the first checkpoint holding the final state
 };

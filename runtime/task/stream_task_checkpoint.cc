@@ -52,6 +52,12 @@ void StreamTask::HandleCheckpointElement(TaskInput& in, size_t channel, const St
   CallOperator(name_, [&] {
     switch (element.kind) {
       case StreamElement::Kind::kCheckpointBarrier:
+        if (element.barrier.id > aligning_id_) {
+          // Its first barrier: alignment starts (Flink's alignmentDurationNanos, first to last).
+          aligning_id_ = element.barrier.id;
+          alignment_start_ms_ = pts_->GetCurrentProcessingTime();
+          alignment_start_ = std::chrono::steady_clock::now();
+        }
         barrier_handler_->ProcessBarrier(element.barrier, global);
         break;
       case StreamElement::Kind::kCancelCheckpointMarker:
@@ -74,6 +80,7 @@ void StreamTask::InitializeOperatorState() {
     if (restored_ != nullptr) {
       // Set for every operator of a restored job, stateless ones too (Flink's isRestored()).
       ctx.restored_checkpoint_id = restored_->id;
+      ctx.restore_watermarks = restore_watermarks_;
     }
     if (bytes != nullptr) {
       reader.emplace(*bytes);
@@ -103,6 +110,14 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
     // (ReportFinished), and a barrier after end of input would never be read downstream.
     return;
   }
+  int64_t alignment_ms = 0;
+  int64_t alignment_ns = 0;
+  if (barrier_handler_ != nullptr && barrier.id == aligning_id_) {
+    alignment_ms = pts_->GetCurrentProcessingTime() - alignment_start_ms_;
+    alignment_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                        alignment_start_)
+                       .count();
+  }
   std::vector<StateFileHandle> handles;
   try {
     for (auto& [op, bytes] : SnapshotChain(barrier.id, barrier.timestamp_ms)) {
@@ -128,7 +143,7 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
     w->Broadcast(*element);
   }
   if (coordinator_ != nullptr) {
-    coordinator_->Acknowledge(barrier.id, checkpoint_task_name(), std::move(handles));
+    coordinator_->Acknowledge(barrier.id, checkpoint_task_name(), std::move(handles), alignment_ms, alignment_ns);
   }
 }
 
@@ -161,6 +176,18 @@ void StreamTask::NotifyCheckpointComplete(int64_t id) {
                       }
                     },
                     fmt::format("checkpoint {} complete", id)});
+}
+
+void StreamTask::Drain() {
+  mailbox_.Put(Mail{[this] {
+                      auto* source = dynamic_cast<SourceOperatorBase*>(ops_.front().op.get());
+                      if (source == nullptr || drain_requested_) {
+                        return;
+                      }
+                      drain_requested_ = true;
+                      CallOperator(ops_.front().name, [&] { source->Stop(SourceStopMode::kDrain); });
+                    },
+                    "drain"});
 }
 
 void StreamTask::NotifyCheckpointAborted(int64_t id) {

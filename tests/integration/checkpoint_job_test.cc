@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <set>
@@ -155,6 +156,36 @@ class CheckpointJobTest : public ::testing::Test {
     run.stats = job->checkpoint_stats();
     run.lines = *lines_;
     return run;
+  }
+
+  /// Runs `yaml` and, right after checkpoint `at_id` completed, stops it with a savepoint into
+  /// `target` (with or without drain); returns the run (lines, end state) and the savepoint's
+  /// outcome.
+  std::pair<JobRun, SavepointResult> RunAndStop(const std::string& yaml, int64_t at_id, bool drain,
+                                                const fs::path& target) {
+    lines_ = std::make_shared<std::vector<std::string>>();
+    auto lines = lines_;
+    auto job = LocalJob::Create(LoadJobSpecString(yaml, "ckpt.yaml"), registry_,
+                                [lines](const std::string& l) { lines->push_back(l); }, {});
+    std::future<SavepointResult> savepoint;
+    LocalJob* raw = job.get();
+    job->execution().SetCheckpointCompleteListener([&, raw](int64_t id) {
+      if (id == at_id) {
+        savepoint = raw->TriggerSavepoint(SavepointRequest{target, /*stop=*/true, drain});
+      }
+    });
+    job->execution().Start();
+    JobRun run;
+    run.state = job->execution().Wait();
+    run.failure = job->execution().failure_cause();
+    run.lines = *lines_;
+    SavepointResult result{false, "", "no savepoint was triggered"};
+    if (savepoint.valid()) {
+      result = savepoint.get();
+    }
+    // A stopped job takes no further savepoint.
+    EXPECT_EQ(raw->TriggerSavepoint(SavepointRequest{target, true, drain}).get().error, "the job is not running");
+    return {run, result};
   }
 
   fs::path dir_;
@@ -427,27 +458,14 @@ TEST_F(CheckpointJobTest, FailuresInSnapshotRestoreAndCloseRecover) {
 
 TEST_F(CheckpointJobTest, StopWithSavepointAndResumeContinuesExactly) {
   const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
-  lines_ = std::make_shared<std::vector<std::string>>();
-  auto lines = lines_;
-  auto job = LocalJob::Create(LoadJobSpecString(JobYaml(1, Checkpointing(dir_)), "ckpt.yaml"), registry_,
-                              [lines](const std::string& l) { lines->push_back(l); }, {});
-  std::future<SavepointResult> savepoint;
-  LocalJob* raw = job.get();
   const fs::path target = dir_ / "savepoints";
   // After checkpoint 6 (600 ms), stop with a savepoint without drain: no window fires for it.
-  job->execution().SetCheckpointCompleteListener([&, raw](int64_t id) {
-    if (id == 6) {
-      savepoint = raw->TriggerSavepoint(SavepointRequest{target, /*stop=*/true, /*drain=*/false});
-    }
-  });
-  job->execution().Start();
-  EXPECT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
-  ASSERT_TRUE(savepoint.valid());
-  const SavepointResult result = savepoint.get();
+  const auto [run, result] = RunAndStop(JobYaml(1, Checkpointing(dir_)), 6, /*drain=*/false, target);
+  EXPECT_EQ(run.state, JobState::kFinished) << run.failure;
   ASSERT_TRUE(result.ok) << result.error;
   EXPECT_EQ(result.path, (target / "savepoint-7").string());
   EXPECT_TRUE(fs::exists(target / "savepoint-7" / "_metadata"));
-  const std::vector<std::string> stopped = *lines_;
+  const std::vector<std::string> stopped = run.lines;
 
   JobRunOptions options;
   options.restore_from = result.path;
@@ -468,6 +486,169 @@ TEST_F(CheckpointJobTest, StopWithSavepointAndResumeContinuesExactly) {
   EXPECT_FALSE(refused.ok);
   EXPECT_EQ(refused.error, "the job does not checkpoint (no checkpointing: block)");
   plain->execution().Wait();
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Stop with a savepoint and --drain (Flink's stop-with-savepoint --drain): the sources end their
+// input, MAX_WATERMARK fires every window, the savepoint is the checkpoint after every task
+// finished, and the job ends FINISHED. A resume from it reads the rest of the input into fresh
+// windows.
+TEST_F(CheckpointJobTest, StopWithDrainFiresEveryWindowBeforeTheSavepoint) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  const fs::path target = dir_ / "savepoints";
+  const auto [run, result] = RunAndStop(JobYaml(1, Checkpointing(dir_)), 6, /*drain=*/true, target);
+  EXPECT_EQ(run.state, JobState::kFinished) << run.failure;
+  ASSERT_TRUE(result.ok) << result.error;
+  EXPECT_EQ(result.path, (target / "savepoint-7").string());
+  EXPECT_TRUE(fs::exists(target / "savepoint-7" / "_metadata"));
+  const std::vector<std::string> drained = run.lines;
+  // Every window holding a record read before the drain fired before the savepoint (the final
+  // snapshot, "#barrier 7"): the three full ones of each key, and key a's [3s,4s) with its one
+  // record (3000; b's next one, 3050, was not read).
+  std::vector<std::string> expected(uninterrupted.begin(), uninterrupted.begin() + 6);
+  expected.push_back(R"({"k":"a","window_start":3000,"window_end":4000,"count":1,"last":3000})");
+  EXPECT_EQ(OutputBefore(drained, 7), expected);
+  EXPECT_EQ(Output(drained), expected);
+
+  // Resumed from the drained savepoint: the sources continue after their positions and the
+  // windows start empty (and, as in Flink, event time at Long.MIN, not at the drain's MAX).
+  JobRunOptions options;
+  options.restore_from = result.path;
+  options.checkpoint_dir = dir_ / "after";
+  const JobRun resumed = RunJob(JobYaml(1, Checkpointing(dir_)), options);
+  ASSERT_EQ(resumed.state, JobState::kFinished) << resumed.failure;
+  std::vector<std::string> rest{R"({"k":"a","window_start":3000,"window_end":4000,"count":9,"last":3900})",
+                                R"({"k":"b","window_start":3000,"window_end":4000,"count":10,"last":3950})"};
+  rest.insert(rest.end(), uninterrupted.begin() + 8, uninterrupted.end());
+  EXPECT_EQ(Output(resumed.lines), rest);
+
+  // Drain needs stop.
+  auto again = LocalJob::Create(LoadJobSpecString(JobYaml(1, Checkpointing(dir_)), "ckpt.yaml"), registry_,
+                                [](const std::string&) {}, {});
+  EXPECT_EQ(again->TriggerSavepoint(SavepointRequest{target, /*stop=*/false, /*drain=*/true}).get().error,
+            "drain needs stop (stop-with-savepoint --drain)");
+}
+
+// Drain past idle splits: both splits of a replay fall silent after 500 ms and go idle (1 s
+// idleness); the source's watermark is then the maximum over them, 499, so window [0s,1s) stays
+// open. Stop without drain at 3 s: nothing fires. With drain: MAX goes out although the source is
+// IDLE, and the window fires with all 7 records.
+TEST_F(CheckpointJobTest, DrainSendsMaxPastIdleSplits) {
+  fs::create_directories(dir_);
+  const fs::path data = dir_ / "idle.jsonl";
+  {
+    std::ofstream out(data);
+    out << R"({"split": "b", "at": 0, "record": {"ts": 50, "split": "b"}})" << "\n";
+    for (int at = 0; at <= 500; at += 100) {
+      out << R"({"split": "a", "at": )" << at << R"(, "record": {"ts": )" << at << R"(, "split": "a"}})" << "\n";
+    }
+  }
+  const std::string yaml = "name: idle-drain\n"
+                           "pipeline: {parallelism: 1, clock: virtual, auto-watermark-interval: 200ms}\n"
+                           "operators:\n"
+                           "  - id: source\n"
+                           "    type: source\n"
+                           "    source: {type: replay, path: " + data.string() + ", until: 10s, schema: {ts: timestamp, split: string}}\n"
+                           "    watermarks: {max-out-of-orderness: 0ms, timestamp-field: ts, idleness: 1s}\n"
+                           "  - id: windows\n"
+                           "    type: window\n"
+                           "    input: source\n"
+                           "    window: {assigner: tumbling, size: 1s, emit-watermark: true, aggregate: [count]}\n"
+                           "  - id: out\n"
+                           "    type: sink\n"
+                           "    input: windows\n"
+                           "    sink: {type: print}\n";
+  for (const bool drain : {false, true}) {
+    SCOPED_TRACE(drain ? "drain" : "no drain");
+    const std::string job_yaml = yaml + Checkpointing(dir_ / (drain ? "chk-drain" : "chk"));
+    const auto [run, result] = RunAndStop(job_yaml, 30, drain, dir_ / "sp");  // at 3000 ms
+    ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+    ASSERT_TRUE(result.ok) << result.error;
+    if (drain) {
+      EXPECT_EQ(Output(run.lines), std::vector<std::string>{
+                                     R"({"window_start":0,"window_end":1000,"count":7,"watermark":9223372036854775807})"});
+    } else {
+      EXPECT_EQ(Output(run.lines), std::vector<std::string>{});
+    }
+  }
+}
+
+/// A job file's text with its `path: data/...` taken from the repository root (the tests' working
+/// directory), so it loads as a string.
+std::string ReadJobText(const fs::path& p) {
+  std::ifstream in(p);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "path: data/";
+  if (size_t at = text.find(from); at != std::string::npos) {
+    text.replace(at, from.size(), "path: jobs/data/");
+  }
+  return text;
+}
+
+// A keyed process function's event-time and processing-time timers survive a savepoint: the job
+// (jobs/keyed_process_timers.yaml, every 100 ms a checkpoint) is stopped with a savepoint
+// (without drain) at 2000 ms, with every timer of alice and bob pending, and resumed from it.
+TEST_F(CheckpointJobTest, KeyedTimersSurviveASavepoint) {
+  const std::string file = "jobs/keyed_process_timers.yaml";
+  const std::string yaml = ReadJobText(file) + Checkpointing(dir_);
+  const JobRun plain = RunJob(ReadJobText(file));
+  ASSERT_EQ(plain.state, JobState::kFinished) << plain.failure;
+  const std::vector<std::string> uninterrupted = Output(plain.lines);
+  ASSERT_EQ(uninterrupted.size(), 11u);
+
+  const auto [run, result] = RunAndStop(yaml, 3, /*drain=*/false, dir_ / "savepoints");
+  EXPECT_EQ(run.state, JobState::kFinished) << run.failure;
+  ASSERT_TRUE(result.ok) << result.error;
+  // At 300 ms: alice's payment at 0 and bob's at 200 were read; their processing-time timers
+  // (1000, 1200) and event-time timers (4000, 4500) are in the savepoint, nothing fired yet.
+  EXPECT_EQ(Output(run.lines), std::vector<std::string>{});
+
+  JobRunOptions options;
+  options.restore_from = result.path;
+  options.checkpoint_dir = dir_ / "after";
+  const JobRun resumed = RunJob(yaml, options);
+  ASSERT_EQ(resumed.state, JobState::kFinished) << resumed.failure;
+  // The restored timers fire at their times, with the restored keyed state (alice's 30 + 50 =
+  // 80 at 1000 ms, bob's 5 at 1200 ms): exactly the uninterrupted output.
+  EXPECT_EQ(Output(resumed.lines), uninterrupted);
+  EXPECT_EQ(Output(resumed.lines).front(),
+            R"({"user":"alice","report":"processing","total":80,"payments":2,"at":1000,"watermark":1999})");
+}
+
+// Seed 000 §7 (jobs/failover_watermarks_*.yaml): one failover after checkpoint 1. In Flink's mode
+// the restored assigner starts at Long.MIN and three slow records are not late (194 instead of
+// 197); with checkpointing.restore-watermarks the output equals the run without the failure.
+TEST_F(CheckpointJobTest, RestoredWatermarksGiveTheFailureFreeOutput) {
+  auto run = [](JobSpec spec) {
+    std::vector<std::string> out;
+    auto job = LocalJob::Create(spec, [&out](const std::string& l) { out.push_back(l); });
+    job->execution().Start();
+    EXPECT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
+    EXPECT_EQ(job->checkpoint_stats().restarts, spec.faults.empty() ? 0 : 1);
+    out.push_back(job->ReportLine().value_or(""));
+    return out;
+  };
+  const JobSpec restored = LoadJobSpecFile("jobs/failover_watermarks_restored.yaml");
+  JobSpec failure_free = restored;
+  failure_free.faults.clear();
+  const std::vector<std::string> expected = run(failure_free);
+  EXPECT_EQ(expected.back(),
+            ">>> mode=operator, failover restored: windows fired=11, records in windows=203, late records=197 "
+            "(from slow split: 197), total=400");
+  EXPECT_EQ(run(restored), expected);
+
+  JobSpec flink = restored;
+  flink.checkpointing->restore_watermarks = false;
+  const std::vector<std::string> flink_out = run(flink);
+  EXPECT_EQ(flink_out.back(),
+            ">>> mode=operator, failover restored: windows fired=12, records in windows=206, late records=194 "
+            "(from slow split: 194), total=400");
+  EXPECT_EQ(flink_out[1], ">>> FIRE window=[5s,6s) count=3 watermark=9.649s");
 }
 
 }  // namespace

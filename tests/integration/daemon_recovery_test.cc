@@ -413,8 +413,7 @@ operators:
   ASSERT_TRUE(WaitForState(id, "FINISHED"));
 }
 
-// A savepoint of a running checkpointing job, then stop with a savepoint (without --drain: the
-// engine refuses a drain until it is built).
+// A savepoint of a running checkpointing job, then stop with a savepoint (without --drain).
 TEST_F(DaemonRecoveryTest, SavepointThenStopWithASavepointOfACheckpointingJob) {
   Start();
   const std::string id = Submit(R"(name: ckpt
@@ -440,6 +439,42 @@ operators:
   ASSERT_EQ(stop.rc, 0) << stop.err;
   EXPECT_NE(stop.out.find(fmt::format("job {} stopped\n", id)), std::string::npos) << stop.out;
   ASSERT_TRUE(WaitForState(id, "FINISHED"));
+}
+
+// Stop with a savepoint and --drain through the CLI: the job ends FINISHED after its sources
+// ended their input, and the savepoint is in the target directory.
+TEST_F(DaemonRecoveryTest, StopWithDrainOfACheckpointingJob) {
+  Start();
+  const std::string id = Submit(R"(name: drain
+checkpointing: {interval: 100ms}
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 1ms
+      splits: [{id: a, start: 0ms, step: 10ms, count: 100000000}]
+  - id: counts
+    type: window
+    input: src
+    window: {assigner: tumbling, size: 1h, aggregate: [count]}
+  - id: out
+    type: sink
+    input: counts
+    sink: {type: collect}
+)");
+  ASSERT_TRUE(Eventually([&] { return Job(id)["checkpoints"]["completed"].get<int64_t>() >= 1; },
+                         std::chrono::seconds(10)));
+  const std::string target = dir_.path() + "/drained";
+  CliResult stop = Cli(fmt::format("stop {} --savepoint '{}' --drain", id, target));
+  ASSERT_EQ(stop.rc, 0) << stop.err;
+  EXPECT_NE(stop.out.find(fmt::format("job {} stopped (drained)\n", id)), std::string::npos) << stop.out;
+  ASSERT_TRUE(WaitForState(id, "FINISHED"));
+  bool found = false;
+  for (const auto& e : fs::directory_iterator(target)) {
+    found = found || (e.path().filename().string().rfind("savepoint-", 0) == 0 && fs::exists(e.path() / "_metadata"));
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

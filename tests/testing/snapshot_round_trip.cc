@@ -82,7 +82,9 @@ ScriptRun RunScript(const OperatorFactory& factory, const std::vector<ScriptStep
       inst.op.reset();
       inst = OpenInstance(factory, out, now);
       StateReader reader(run.snapshot);
-      StateInitializationContext restore{&reader, 1};
+      // An exact continuation: the operator keeps its event time too (restore-watermarks), where a
+      // job restored in Flink's mode starts it again at Long.MIN.
+      StateInitializationContext restore{&reader, 1, /*restore_watermarks=*/true};
       inst.op->InitializeState(restore);
       EXPECT_EQ(Snapshot(*inst.op), run.snapshot)
           << "the restored operator's snapshot differs from the one it was restored from";

@@ -103,6 +103,8 @@ RunFigures RunJobOnce(const JobSpec& spec, const std::string& sink_id, int64_t t
     f.checksum = sink->checksum();
     f.latency_ns = sink->LatencySamplesNs();
   }
+  f.checkpoints_completed = job->execution().checkpoint_stats().completed;
+  f.alignment_ns = job->execution().checkpoint_alignment_history_ns();
   return f;
 }
 
@@ -164,6 +166,116 @@ nlohmann::json SeriesJson(const Series& s) {
 
 }  // namespace
 
+namespace {
+
+/// `--checkpoints`: the job without checkpoints, then every 1 s and every 100 ms, interleaved
+/// per measured run so machine noise hits all three alike.
+int RunCheckpointBench(const BenchOptions& o, const JobSpec& base, const std::string& sink_id, int64_t records,
+                       bool progress) {
+  struct Variant {
+    std::string name;
+    int64_t interval_ms = 0;  // 0: no checkpointing
+    std::vector<double> rates;
+    std::vector<int64_t> alignment_ns;
+    std::vector<double> checkpoints;
+    RunFigures last;
+  };
+  std::vector<Variant> variants{{"none", 0, {}, {}, {}, {}}, {"1s", 1000, {}, {}, {}, {}}, {"100ms", 100, {}, {}, {}, {}}};
+  try {
+    for (int r = 0; r < o.warmup + o.runs; ++r) {
+      for (Variant& v : variants) {
+        JobSpec spec = base;
+        spec.name = fmt::format("{} (checkpoints {})", base.name, v.name);
+        if (v.interval_ms > 0) {
+          CheckpointingSpec c;
+          c.interval_ms = v.interval_ms;  // no dir: a temporary one, removed with the run
+          spec.checkpointing = c;
+        } else {
+          spec.checkpointing.reset();
+        }
+        std::optional<RunFigures> run = RunBenchJob(o, spec, sink_id, records, r, progress);
+        if (!run) {
+          return 1;
+        }
+        if (r >= o.warmup) {
+          v.rates.push_back(run->seconds > 0 ? static_cast<double>(records) / run->seconds : 0);
+          v.alignment_ns.insert(v.alignment_ns.end(), run->alignment_ns.begin(), run->alignment_ns.end());
+          v.checkpoints.push_back(static_cast<double>(run->checkpoints_completed));
+          v.last = std::move(*run);
+        }
+      }
+    }
+  } catch (const JobCompileError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  if (progress) {
+    std::fprintf(stderr, "\r%-70s\r", "");
+  }
+  const double none_rate = Median(variants[0].rates);
+  bool checksum_ok = true;
+  nlohmann::ordered_json j;
+  j["name"] = base.name;
+  j["file"] = o.path;
+  j["records"] = records;
+  j["runs"] = o.runs;
+  j["warmup"] = o.warmup;
+  j["mode"] = "checkpoints";
+  nlohmann::ordered_json cases = nlohmann::ordered_json::array();
+  for (Variant& v : variants) {
+    checksum_ok = checksum_ok && v.last.checksum == variants[0].last.checksum &&
+                  v.last.sink_records == variants[0].last.sink_records;
+    std::sort(v.alignment_ns.begin(), v.alignment_ns.end());
+    const double rate = Median(v.rates);
+    nlohmann::ordered_json c;
+    c["checkpoint_interval_ms"] = v.interval_ms > 0 ? nlohmann::ordered_json(v.interval_ms) : nlohmann::ordered_json(nullptr);
+    c["records_per_s"] = rate;
+    c["records_per_s_min"] = *std::min_element(v.rates.begin(), v.rates.end());
+    c["records_per_s_max"] = *std::max_element(v.rates.begin(), v.rates.end());
+    c["ratio_to_no_checkpoints"] = none_rate > 0 ? rate / none_rate : 0;
+    c["checkpoints_per_run"] = Median(v.checkpoints);
+    c["alignment_samples"] = v.alignment_ns.size();
+    c["p50_alignment_us"] = v.alignment_ns.empty() ? nlohmann::ordered_json(nullptr)
+                                                   : nlohmann::ordered_json(Percentile(v.alignment_ns, 0.50) / 1e3);
+    c["p99_alignment_us"] = v.alignment_ns.empty() ? nlohmann::ordered_json(nullptr)
+                                                   : nlohmann::ordered_json(Percentile(v.alignment_ns, 0.99) / 1e3);
+    c["max_alignment_us"] = v.alignment_ns.empty() ? nlohmann::ordered_json(nullptr)
+                                                   : nlohmann::ordered_json(static_cast<double>(v.alignment_ns.back()) / 1e3);
+    c["sink_records"] = v.last.sink_records;
+    c["checksum"] = fmt::format("{:016x}", v.last.checksum);
+    cases.push_back(std::move(c));
+  }
+  j["cases"] = cases;
+  j["checksum_ok"] = checksum_ok;
+  if (o.json) {
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << fmt::format("bench {} ({}): {} records, checkpoint cost, median of {} runs after {} warm-up\n",
+                             base.name, o.path, records, o.runs, o.warmup);
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const nlohmann::ordered_json& c = cases[i];
+      std::string alignment = "-";
+      if (!c["p99_alignment_us"].is_null()) {
+        alignment = fmt::format("p50 {:.1f} us, p99 {:.1f} us, max {:.1f} us", c["p50_alignment_us"].get<double>(),
+                                c["p99_alignment_us"].get<double>(), c["max_alignment_us"].get<double>());
+      }
+      std::cout << fmt::format("  checkpoints {:<6} {:.2f} M records/s  ratio {:.3f}  {} checkpoints/run  alignment {}\n",
+                               variants[i].name, c["records_per_s"].get<double>() / 1e6,
+                               c["ratio_to_no_checkpoints"].get<double>(), c["checkpoints_per_run"].get<double>(),
+                               alignment);
+    }
+    std::cout << fmt::format("  sink               {} records, checksum {:016x}{}\n", variants[0].last.sink_records,
+                             variants[0].last.checksum, checksum_ok ? " in every case (ok)" : " differs (MISMATCH)");
+  }
+  if (!checksum_ok) {
+    std::cerr << base.name << ": the sink checksum differs between the checkpoint cases\n";
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
 CLI::App* AddBenchSubcommand(CLI::App& app, BenchOptions& o) {
   auto* cmd = app.add_subcommand(
       "bench", "Benchmark a generator (or generated file) -> ... -> checksum job against hand-written baselines");
@@ -175,6 +287,9 @@ CLI::App* AddBenchSubcommand(CLI::App& app, BenchOptions& o) {
   cmd->add_option("--rate", o.rate, "override the generator's rate (records/s per subtask; 0 = unpaced)");
   cmd->add_flag("!--no-baselines", o.baselines, "skip the hand-written baselines");
   cmd->add_flag("!--no-progress", o.progress, "no progress bar");
+  cmd->add_flag("--checkpoints", o.checkpoints,
+                "checkpoint cost: the job without checkpoints and with checkpoints every 1 s and 100 ms, "
+                "with their throughput ratios and alignment times (no baselines)");
   cmd->add_option("--data-dir", o.data_dir,
                   "file benchmarks: directory of the generated input files (default $TIDEMARK_BENCH_DATA, "
                   "else <tmp>/tidemark-bench-data)");
@@ -210,8 +325,11 @@ int RunBench(const BenchOptions& o) {
     source->source->rate = o.rate;
   }
   const int64_t records = source->source->count;
-  const BenchPlan plan = MakeBenchPlan(spec);
   const bool progress = o.progress && !o.json && isatty(STDERR_FILENO) != 0;
+  if (o.checkpoints) {
+    return RunCheckpointBench(o, spec, sink_id, records, progress);
+  }
+  const BenchPlan plan = MakeBenchPlan(spec);
 
   std::vector<double> rates;
   std::vector<double> walls;

@@ -22,6 +22,11 @@ struct BenchOptions {
   /// File benchmarks (tools/bench/file_bench.h): where generated input files live. Empty: the
   /// environment variable TIDEMARK_BENCH_DATA, else <temp dir>/tidemark-bench-data.
   std::string data_dir;
+  /// Checkpoint cost (issue 12): instead of the baselines, every measured run is the job three
+  /// times in this process — without checkpoints, with `checkpointing.interval` 1 s and 100 ms
+  /// (exactly-once, state kept in a temporary directory) — reporting each one's records/s, its
+  /// ratio to the run without, the checkpoints completed and the p99 of the alignment time.
+  bool checkpoints = false;
 };
 
 /// Adds the `bench` subcommand to the `tidemark` CLI, filling `options` when parsed.

@@ -20,6 +20,8 @@ struct RunFigures {
   int64_t state_bytes = 0;  ///< RSS growth during the run
   bool chained = true;      ///< every edge of the job graph is chained
   std::string failure;      ///< non-empty: the job did not FINISH (state and cause)
+  int64_t checkpoints_completed = 0;  ///< a job with `checkpointing:`
+  std::vector<int64_t> alignment_ns;  ///< per completed checkpoint, its longest alignment
 };
 
 /// Compiles and runs `spec` once on this thread's process and reads the `checksum` sink

@@ -100,6 +100,7 @@ CheckpointStats LocalJob::checkpoint_stats() const {
   out.last_completed_id = s.latest_completed_id;
   out.last_size_bytes = static_cast<int64_t>(s.latest_size_bytes);
   out.last_duration_ms = s.latest_duration_ms;
+  out.last_alignment_ms = s.latest_alignment_ms;
   if (s.latest_completed_id > 0) {
     out.last_path = (execution_->checkpoint_directory() / fmt::format("chk-{}", s.latest_completed_id)).string();
   }

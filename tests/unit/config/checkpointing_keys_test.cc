@@ -73,6 +73,7 @@ TEST(CheckpointingKeysTest, EveryKeyIsRead) {
   tolerable-failed-checkpoints: 3
   num-retained: 4
   dir: ckpts/here
+  restore-watermarks: true
 restart-strategy:
   type: fixed-delay
   attempts: 5
@@ -88,6 +89,10 @@ restart-strategy:
   EXPECT_EQ(c.num_retained, 4);
   EXPECT_EQ(c.dir, "ckpts/here");
   EXPECT_EQ(c.key_locations.Of("dir", {}).line, 10);
+  EXPECT_TRUE(c.restore_watermarks);
+  EXPECT_FALSE(Load("checkpointing: {interval: 1s}\n").checkpointing->restore_watermarks);
+  EXPECT_EQ(ErrorOf("checkpointing: {interval: 1s, restore-watermarks: yes please}\n").rfind("jobs/ckpt.yaml:2:51: error: checkpointing.restore-watermarks:", 0), 0u)
+      << ErrorOf("checkpointing: {interval: 1s, restore-watermarks: yes please}\n");
   const RestartStrategySpec& r = *job.restart_strategy;
   EXPECT_EQ(r.type, "fixed-delay");
   EXPECT_EQ(r.attempts, 5);
@@ -125,7 +130,7 @@ TEST(CheckpointingKeysTest, ErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(ErrorOf("checkpointing:\n  interval: 1s\n  intervall: 2s\n"),
             "jobs/ckpt.yaml:4:3: error: checkpointing.intervall: unknown key \"intervall\" (did you "
             "mean \"interval\"?); allowed keys: interval, mode, timeout, min-pause, "
-            "max-concurrent-checkpoints, tolerable-failed-checkpoints, num-retained, dir");
+            "max-concurrent-checkpoints, tolerable-failed-checkpoints, num-retained, dir, restore-watermarks");
   EXPECT_EQ(ErrorOf("checkpointing:\n  mode: exactly-once\n"),
             "jobs/ckpt.yaml:3:3: error: checkpointing.interval: missing required key");
   EXPECT_EQ(ErrorOf("checkpointing: {interval: 5ms}\n"),

@@ -1,11 +1,15 @@
 // Barrier alignment inside a StreamTask with two input channels: records behind a barrier wait
 // until the barrier came on every channel, the snapshot sees exactly the records before it, and
 // an aborted checkpoint unblocks the channel.
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "runtime/checkpoint/checkpoint_coordinator.h"
 #include "runtime/io/channel.h"
 #include "runtime/task/stream_task.h"
 #include "runtime/time/manual_processing_time_service.h"
@@ -44,7 +48,9 @@ class StreamTaskAlignmentTest : public ::testing::Test {
  protected:
   void SetUp() override {
     task_ = std::make_unique<StreamTask>("sink", 0);
-    task_->SetProcessingTimeService(std::make_unique<ManualProcessingTimeService>(), nullptr);
+    auto pts = std::make_unique<ManualProcessingTimeService>();
+    task_pts_ = pts.get();
+    task_->SetProcessingTimeService(std::move(pts), nullptr);
     task_->AddOperator(std::make_unique<LoggingOperator>(&log_), "sink");
     a_ = std::make_unique<Channel>(16, &task_->wakeup());
     b_ = std::make_unique<Channel>(16, &task_->wakeup());
@@ -57,6 +63,7 @@ class StreamTaskAlignmentTest : public ::testing::Test {
     }
   }
   std::vector<std::string> log_;
+  ManualProcessingTimeService* task_pts_ = nullptr;
   std::unique_ptr<StreamTask> task_;
   std::unique_ptr<Channel> a_, b_;
 };
@@ -111,6 +118,47 @@ TEST_F(StreamTaskAlignmentTest, AtLeastOnceDoesNotBlock) {
   Turns(2);
   EXPECT_EQ(log_, (std::vector<std::string>{"record 2", "snapshot 1 after 1"}));
   task_->End();
+}
+
+// Alignment time (Flink's alignmentDurationNanos): from the first barrier of a checkpoint to the
+// last, on the task's clock; the coordinator keeps the longest of any task per checkpoint.
+TEST_F(StreamTaskAlignmentTest, AlignmentTimeIsFirstBarrierToLastOnTheTasksClock) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("tm_alignment_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  CheckpointStorage storage(dir, "job", 1);
+  ManualProcessingTimeService coordinator_pts;
+  CheckpointingSpec spec;
+  spec.interval_ms = 1000;
+  CheckpointCoordinator coordinator(spec, {"sink#0"}, &storage, coordinator_pts, {});
+  task_->EnableCheckpoints(CheckpointBarrierHandler::Mode::kExactlyOnce, &storage, &coordinator, nullptr);
+  ASSERT_TRUE(task_->Begin());
+  ASSERT_EQ(coordinator.TriggerCheckpoint(), 1);
+  task_pts_->AdvanceTo(100);
+  Push(*a_, StreamElement::OfBarrier(CheckpointBarrier{1, 0, SnapshotType::kCheckpoint}));
+  Turns(2);
+  task_pts_->AdvanceTo(137);
+  Push(*b_, Records({5}));
+  Push(*b_, StreamElement::OfBarrier(CheckpointBarrier{1, 0, SnapshotType::kCheckpoint}));
+  Turns(3);
+  EXPECT_EQ(log_, (std::vector<std::string>{"record 5", "snapshot 1 after 1"}));
+  CheckpointCoordinator::Stats stats = coordinator.stats();
+  EXPECT_EQ(stats.completed, 1);
+  EXPECT_EQ(stats.latest_alignment_ms, 37);
+  ASSERT_EQ(coordinator.alignment_history_ns().size(), 1u);
+  EXPECT_GT(coordinator.alignment_history_ns()[0], 0);
+
+  // Both barriers in one instant: no alignment time.
+  ASSERT_EQ(coordinator.TriggerCheckpoint(), 2);
+  task_pts_->AdvanceTo(500);
+  Push(*a_, StreamElement::OfBarrier(CheckpointBarrier{2, 0, SnapshotType::kCheckpoint}));
+  Push(*b_, StreamElement::OfBarrier(CheckpointBarrier{2, 0, SnapshotType::kCheckpoint}));
+  Turns(3);
+  stats = coordinator.stats();
+  EXPECT_EQ(stats.completed, 2);
+  EXPECT_EQ(stats.latest_alignment_ms, 0);
+  task_->End();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
