@@ -93,9 +93,7 @@ std::unique_ptr<KafkaSinkOperator::Producer> KafkaSinkOperator::MakeProducer(
     // Flink's default transaction.timeout.ms for the KafkaSink (1 h) exceeds the broker's
     // default maximum (15 min); keep Kafka's producer default unless the job sets one.
   }
-  if (!props.contains("log_level")) {
-    props["log_level"] = "3";
-  }
+  props.try_emplace("log_level", "3");  // errors only, unless the job sets it
   KafkaConf conf = MakeKafkaConf(props);
   auto p = std::make_unique<Producer>();
   p->deliveries = std::make_unique<Deliveries>();
