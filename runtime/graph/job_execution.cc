@@ -107,6 +107,11 @@ void JobExecution::Build() {
       if (auto it = savepoints_.find(id); it != savepoints_.end()) {
         PendingSavepoint sp = std::move(it->second);
         savepoints_.erase(it);
+        // Answer before a stop ends the tasks: once they end, the job's end can be reported (and
+        // a worker process exit) before this thread got to the answer, which was then lost.
+        if (sp.done) {
+          sp.done(SavepointOutcome{true, id, sp.path, {}});
+        }
         if (sp.stop) {
           {
             std::lock_guard<std::mutex> lock(mu_);
@@ -115,9 +120,6 @@ void JobExecution::Build() {
           for (auto& t : tasks_) {
             t->Cancel();
           }
-        }
-        if (sp.done) {
-          sp.done(SavepointOutcome{true, id, sp.path, {}});
         }
       }
     };

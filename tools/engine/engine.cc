@@ -85,10 +85,15 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
 std::future<SavepointResult> LocalJob::TriggerSavepoint(const SavepointRequest& request) {
   auto promise = std::make_shared<std::promise<SavepointResult>>();
   std::future<SavepointResult> future = promise->get_future();
-  execution_->TriggerSavepoint(request.dir, request.stop, request.drain, [promise](const SavepointOutcome& o) {
-    promise->set_value(SavepointResult{o.ok, o.ok ? o.path.string() : std::string(), o.error});
-  });
+  TriggerSavepoint(request, [promise](SavepointResult r) { promise->set_value(std::move(r)); });
   return future;
+}
+
+void LocalJob::TriggerSavepoint(const SavepointRequest& request, std::function<void(SavepointResult)> done) {
+  execution_->TriggerSavepoint(request.dir, request.stop, request.drain,
+                               [done = std::move(done)](const SavepointOutcome& o) {
+                                 done(SavepointResult{o.ok, o.ok ? o.path.string() : std::string(), o.error});
+                               });
 }
 
 CheckpointStats LocalJob::checkpoint_stats() const {

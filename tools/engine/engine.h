@@ -81,6 +81,9 @@ class LocalJob {
   /// Takes a savepoint of the running job. Thread-safe; the future becomes ready when the
   /// savepoint completed or failed.
   std::future<SavepointResult> TriggerSavepoint(const SavepointRequest& request);
+  /// The same with a callback, run on the job's master thread; for a stop it runs before the
+  /// tasks are told to end, so the answer precedes the job's end wherever the two are reported.
+  void TriggerSavepoint(const SavepointRequest& request, std::function<void(SavepointResult)> done);
   /// Thread-safe snapshot of the checkpoint figures.
   CheckpointStats checkpoint_stats() const;
 

@@ -53,17 +53,14 @@ class LocalDaemonJob : public ExecutionDaemonJob {
     }
     return out;
   }
-  /// LocalJob::TriggerSavepoint; `done` runs on a thread of its own that waits for the outcome.
+  /// LocalJob::TriggerSavepoint; `done` runs on the job's master thread (or at once when refused)
+  /// and, for a stop, before the job ends: a worker reports the answer before the job's end.
   void TriggerSavepoint(const DaemonSavepointRequest& request,
                         std::function<void(DaemonSavepointResult)> done) override {
-    std::future<SavepointResult> outcome =
-        job_->TriggerSavepoint(SavepointRequest{request.dir, request.stop, request.drain});
-    auto deliver = [done](SavepointResult r) { done(DaemonSavepointResult{r.ok, r.path, r.error}); };
-    if (outcome.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-      deliver(outcome.get());
-      return;
-    }
-    std::thread([outcome = std::move(outcome), deliver]() mutable { deliver(outcome.get()); }).detach();
+    job_->TriggerSavepoint(SavepointRequest{request.dir, request.stop, request.drain},
+                           [done = std::move(done)](SavepointResult r) {
+                             done(DaemonSavepointResult{r.ok, r.path, r.error});
+                           });
   }
   nlohmann::json CheckpointStatsJson() const override { return CheckpointStatsToJson(job_->checkpoint_stats()); }
 
