@@ -253,8 +253,12 @@ void CheckpointCoordinator::CompleteIfAcknowledged(int64_t id) {
 
 void CheckpointCoordinator::CompleteLocked(std::map<int64_t, Pending>::iterator it) {
   const int64_t id = it->first;
+  std::filesystem::path latest_path;
   try {
-    storage_->Finalize(id, it->second.barrier.timestamp_ms, it->second.states);
+    // The directory first: a savepoint's is forgotten by the storage once it is final.
+    latest_path = storage_->CheckpointDir(id);
+    storage_->Finalize(id, it->second.barrier.timestamp_ms, it->second.states,
+                       /*drained=*/draining_ && finished_.size() >= tasks_.size());
   } catch (const std::exception& e) {
     // An I/O failure at the metadata write is a failed checkpoint (Flink: IO_EXCEPTION).
     AbortLocked(id, fmt::format("checkpoint {} could not be completed: {}", id, e.what()));
@@ -267,6 +271,7 @@ void CheckpointCoordinator::CompleteLocked(std::map<int64_t, Pending>::iterator 
   consecutive_failures_ = 0;
   ++stats_.completed;
   stats_.latest_completed_id = p.barrier.id;
+  stats_.latest_path = std::move(latest_path);
   stats_.latest_duration_ms = now - p.barrier.timestamp_ms;
   stats_.latest_alignment_ms = p.max_alignment_ms;
   if (alignment_history_ns_.size() >= kAlignmentHistory) {

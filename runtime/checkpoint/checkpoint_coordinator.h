@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -53,6 +54,8 @@ class CheckpointCoordinator {
     int64_t completed = 0;
     int64_t failed = 0;
     int64_t latest_completed_id = 0;
+    /// Its directory: `chk-<id>` under the checkpoint directory, or a savepoint's own.
+    std::filesystem::path latest_path;
     int64_t latest_duration_ms = 0;  ///< trigger to metadata rename of the latest completed
     uint64_t latest_size_bytes = 0;  ///< state bytes of the latest completed
     /// The longest alignment of any task in the latest completed (processing-time clock, ms).

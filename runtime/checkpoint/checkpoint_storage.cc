@@ -104,7 +104,7 @@ StateFileHandle CheckpointStorage::WriteState(int64_t id, const std::string& ope
 }
 
 void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
-                                 const std::vector<StateFileHandle>& states) {
+                                 const std::vector<StateFileHandle>& states, bool drained) {
   const std::filesystem::path chk = CheckpointDir(id);
   std::error_code ec;
   std::filesystem::create_directories(chk, ec);
@@ -116,6 +116,9 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
   meta["job"] = job_name_;
   meta["checkpoint_id"] = id;
   meta["timestamp_ms"] = timestamp_ms;
+  if (drained) {
+    meta["drained"] = true;
+  }
   nlohmann::json files = nlohmann::json::array();
   for (const StateFileHandle& h : states) {
     files.push_back({{"operator", h.operator_id}, {"subtask", h.subtask}, {"file", h.file},
@@ -192,6 +195,12 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::option
   cp.id = meta.at("checkpoint_id").get<int64_t>();
   cp.timestamp_ms = meta.at("timestamp_ms").get<int64_t>();
   cp.job = meta.at("job").get<std::string>();
+  if (auto e = meta.find("drained"); e != meta.end()) {
+    if (!e->is_boolean()) {
+      throw std::runtime_error("_metadata drained is not a boolean");
+    }
+    cp.drained = e->get<bool>();
+  }
   cp.directory = chk;
   if (expected_id && cp.id != *expected_id) {
     throw std::runtime_error(fmt::format("_metadata names checkpoint {}", cp.id));

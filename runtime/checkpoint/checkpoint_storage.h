@@ -28,6 +28,10 @@ struct CompletedCheckpoint {
   std::string job;
   std::filesystem::path directory;
   std::map<std::pair<std::string, int>, std::string> states;  ///< (operator id, subtask) -> bytes
+  /// The savepoint of a stop with drain (Flink's `stop --drain`): taken after the sources
+  /// ended their input early, so every operator's watermark in it is the end of time while the
+  /// splits keep their read positions (a resumed job reads on).
+  bool drained = false;
   /// The state of `operator_id`'s subtask `subtask`, or null (stateless or not in the checkpoint).
   const std::string* Find(const std::string& operator_id, int subtask) const {
     auto it = states.find({operator_id, subtask});
@@ -39,8 +43,9 @@ struct CompletedCheckpoint {
 /// `DIR/chk-<id>/` holds one file per stateful operator subtask and, written last, `_metadata`.
 ///
 /// File format: a state file is the 8-byte magic `TMSTATE1`, the XXH3-64 of the body and the body
-/// length (both u64 little-endian), then the body. `_metadata` is JSON (job, id, timestamp, and
-/// per state file its operator id, subtask, name, size and checksum); it is written to
+/// length (both u64 little-endian), then the body. `_metadata` is JSON (job, id, timestamp,
+/// `drained` when set, and per state file its operator id, subtask, name, size and
+/// checksum); it is written to
 /// `_metadata.inprogress`, fsync'ed and renamed, so a checkpoint either has a whole `_metadata`
 /// or none. A checkpoint is *complete* iff its `_metadata` exists; `LoadLatest` verifies every
 /// file against it and skips, with a log line, a checkpoint that is half-written or corrupt for
@@ -58,7 +63,9 @@ class CheckpointStorage {
                              std::string_view bytes) const;
   /// Writes `_metadata` of checkpoint `id` last, by rename, then deletes completed checkpoints
   /// beyond `num_retained` (oldest first) and leftovers of older unfinished ones.
-  void Finalize(int64_t id, int64_t timestamp_ms, const std::vector<StateFileHandle>& states);
+  /// `drained`: see `CompletedCheckpoint::drained`.
+  void Finalize(int64_t id, int64_t timestamp_ms, const std::vector<StateFileHandle>& states,
+                bool drained = false);
   /// Removes what an aborted checkpoint `id` wrote.
   void Discard(int64_t id) const;
   /// The newest complete checkpoint that verifies; `skipped` (optional) gets one line per

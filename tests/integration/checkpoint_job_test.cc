@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "config/job_loader.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/errors.h"
 #include "tools/engine/engine.h"
 
@@ -178,6 +179,7 @@ class CheckpointJobTest : public ::testing::Test {
     JobRun run;
     run.state = job->execution().Wait();
     run.failure = job->execution().failure_cause();
+    run.stats = job->checkpoint_stats();
     run.lines = *lines_;
     SavepointResult result{false, "", "no savepoint was triggered"};
     if (savepoint.valid()) {
@@ -465,6 +467,10 @@ TEST_F(CheckpointJobTest, StopWithSavepointAndResumeContinuesExactly) {
   ASSERT_TRUE(result.ok) << result.error;
   EXPECT_EQ(result.path, (target / "savepoint-7").string());
   EXPECT_TRUE(fs::exists(target / "savepoint-7" / "_metadata"));
+  // The latest completed is the savepoint, in its own directory (not chk-7).
+  EXPECT_EQ(run.stats.last_completed_id, 7);
+  EXPECT_EQ(run.stats.last_path, (target / "savepoint-7").string());
+  EXPECT_FALSE(CheckpointStorage::Load(result.path, "ckpt").drained);
   const std::vector<std::string> stopped = run.lines;
 
   JobRunOptions options;
@@ -526,6 +532,21 @@ TEST_F(CheckpointJobTest, StopWithDrainFiresEveryWindowBeforeTheSavepoint) {
                                 R"({"k":"b","window_start":3000,"window_end":4000,"count":10,"last":3950})"};
   rest.insert(rest.end(), uninterrupted.begin() + 8, uninterrupted.end());
   EXPECT_EQ(Output(resumed.lines), rest);
+
+  // Its watermarks are MAX: restoring them (restore-watermarks) would make every record late,
+  // so that restore is refused, naming the savepoint and the way out.
+  EXPECT_TRUE(CheckpointStorage::Load(result.path, "ckpt").drained);
+  try {
+    LocalJob::Create(LoadJobSpecString(JobYaml(1, Checkpointing(dir_) + "  restore-watermarks: true\n"), "ckpt.yaml"),
+                     registry_, [](const std::string&) {}, options);
+    ADD_FAILURE() << "restore-watermarks from a drained savepoint was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot restore from " + result.path +
+                  " with checkpointing.restore-watermarks: it is the savepoint of a stop with drain, whose "
+                  "watermarks are at the end of time, so every record read after it would be late; restore "
+                  "it without restore-watermarks (as Flink does), or from a savepoint taken without drain");
+  }
 
   // Drain needs stop.
   auto again = LocalJob::Create(LoadJobSpecString(JobYaml(1, Checkpointing(dir_)), "ckpt.yaml"), registry_,

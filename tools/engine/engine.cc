@@ -46,6 +46,15 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
   checkpoint_options.checkpoint_dir = options.checkpoint_dir;
   if (!options.restore_from.empty()) {
     auto restored = std::make_shared<CompletedCheckpoint>(CheckpointStorage::Load(options.restore_from, spec.name));
+    if (restored->drained && spec.checkpointing && spec.checkpointing->restore_watermarks) {
+      // Its watermarks are the end of time: restored, every record the sources read on is late.
+      throw Error(fmt::format(
+          "cannot restore from {} with checkpointing.restore-watermarks: it is the savepoint of a stop "
+          "with drain, whose watermarks are at the end of time, so every record read after it would be "
+          "late; restore it without restore-watermarks (as Flink does), or from a savepoint taken without "
+          "drain",
+          restored->directory.string()));
+    }
     // State is matched by operator id (and subtask): state of an operator the job no longer has
     // is an error unless allowed (Flink's --allowNonRestoredState).
     std::vector<std::string> unknown;
@@ -107,7 +116,7 @@ CheckpointStats LocalJob::checkpoint_stats() const {
   out.last_duration_ms = s.latest_duration_ms;
   out.last_alignment_ms = s.latest_alignment_ms;
   if (s.latest_completed_id > 0) {
-    out.last_path = (execution_->checkpoint_directory() / fmt::format("chk-{}", s.latest_completed_id)).string();
+    out.last_path = s.latest_path.string();
   }
   return out;
 }
