@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <optional>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -17,7 +19,8 @@ namespace tidemark {
 namespace {
 
 constexpr std::string_view kStateSection = "kafka-sink";
-constexpr uint32_t kStateVersion = 1;
+// 2: each pre-committed transaction keeps the offsets its records were acknowledged at.
+constexpr uint32_t kStateVersion = 2;
 
 extern "C" void OnDelivery(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m, void* opaque) {
   auto* d = static_cast<KafkaSinkOperator::Deliveries*>(opaque);
@@ -239,6 +242,7 @@ void KafkaSinkOperator::SnapshotState(StateSnapshotContext& context) {
   // checkpoint and commits when it completes.
   if (current_ != nullptr) {
     Flush(*current_->producer, fmt::format("checkpoint {}", context.checkpoint_id).c_str());
+    current_->acknowledged = current_->producer->deliveries->partitions;
     pending_.push_back(std::move(*current_));
     current_.reset();
   }
@@ -267,6 +271,13 @@ void KafkaSinkOperator::SnapshotState(StateSnapshotContext& context) {
       w.WriteI64(m.partition);
       w.WriteI64(m.timestamp_ms);
     }
+    w.WriteU32(static_cast<uint32_t>(t.acknowledged.size()));
+    for (const auto& [partition, range] : t.acknowledged) {
+      w.WriteI64(partition);
+      w.WriteI64(range.first_offset);
+      w.WriteI64(range.last_offset);
+      w.WriteI64(range.records);
+    }
   }
   w.EndSection();
 }
@@ -290,6 +301,8 @@ void KafkaSinkOperator::CommitTransaction(Transaction& t, bool resent) {
     ResendTransaction(t);
     return;
   }
+  // Durable before the request: a crash from here on leaves the outcome to ask Kafka for.
+  AppendCommitLog(t, "committing", resent);
   if (rd_kafka_error_t* e = rd_kafka_commit_transaction(t.producer->handle.get(),
                                                         static_cast<int>(spec_.kafka_timeout_ms))) {
     throw IoError(fmt::format(
@@ -297,7 +310,10 @@ void KafkaSinkOperator::CommitTransaction(Transaction& t, bool resent) {
         subtask_index_, t.id, t.checkpoint_id, TakeError(e)));
   }
   ++num_committed_;
-  AppendCommitLog(t, *t.producer->deliveries, resent);
+  if (after_kafka_commit_hook_) {
+    after_kafka_commit_hook_(t.id);
+  }
+  AppendCommitLog(t, "committed", resent);
   GetLogger("task")->debug("kafka sink {}#{}: committed transaction '{}' (checkpoint {}, records "
                            "[{}, {}))",
                            context_.name, subtask_index_, t.id, t.checkpoint_id, t.first_record,
@@ -318,6 +334,7 @@ void KafkaSinkOperator::ResendTransaction(Transaction& t) {
     Poll(*t.producer, 0);
   }
   Flush(*t.producer, "restore");
+  t.acknowledged = t.producer->deliveries->partitions;
   ++num_resent_;
   GetLogger("task")->info("kafka sink {}#{}: re-sent transaction '{}' of checkpoint {} ({} "
                           "records) after restore",
@@ -356,6 +373,7 @@ void KafkaSinkOperator::Finish() {
   }
   if (current_ != nullptr) {
     Flush(*current_->producer, "end of input");
+    current_->acknowledged = current_->producer->deliveries->partitions;
     pending_.push_back(std::move(*current_));
     current_.reset();
   }
@@ -384,8 +402,8 @@ void KafkaSinkOperator::InitializeState(StateInitializationContext& context) {
   if (!exactly_once()) {
     return;  // none / at-least-once: nothing kept; the replay re-sends
   }
-  int64_t max_logged = -1;
-  const std::set<std::string> committed = ReadCommitLog(&max_logged);
+  const CommitLogState log = ReadCommitLog();
+  const int64_t max_logged = log.max_number;
   if (!context.is_restored()) {
     // A fresh start, or a restart before any checkpoint completed: continue past what this
     // prefix and subtask committed before, and fence what an earlier attempt left open there.
@@ -395,7 +413,7 @@ void KafkaSinkOperator::InitializeState(StateInitializationContext& context) {
     return;
   }
   StateReader& r = *context.reader;
-  r.BeginSection(kStateSection, kStateVersion);
+  const uint32_t version = r.BeginSection(kStateSection, kStateVersion);
   const uint32_t subtask = r.ReadU32();
   if (subtask != static_cast<uint32_t>(subtask_index_)) {
     throw StateCorrupt(fmt::format("kafka sink state of subtask {} restored into subtask {}",
@@ -433,14 +451,41 @@ void KafkaSinkOperator::InitializeState(StateInitializationContext& context) {
       m.partition = static_cast<int32_t>(r.ReadI64());
       m.timestamp_ms = r.ReadI64();
     }
+    if (version >= 2) {
+      const uint32_t partitions = r.ReadU32();
+      if (partitions > r.remaining()) {
+        throw StateCorrupt("kafka sink state lists more partitions than it holds");
+      }
+      for (uint32_t p = 0; p < partitions; ++p) {
+        const int64_t partition = r.ReadI64();
+        PartitionRange range;
+        range.first_offset = r.ReadI64();
+        range.last_offset = r.ReadI64();
+        range.records = r.ReadI64();
+        if (partition < 0 || partition > INT32_MAX || range.first_offset < 0 ||
+            range.last_offset < range.first_offset || range.records <= 0) {
+          throw StateCorrupt("kafka sink state holds an impossible acknowledged offset range");
+        }
+        t.acknowledged[static_cast<int32_t>(partition)] = range;
+      }
+    }
     restored.push_back(std::move(t));
   }
   r.EndSection();
 
   // The restored checkpoint completed: its pre-committed transactions commit now, exactly once
-  // (one the commit log lists committed before the crash is left as it is).
+  // (one the commit log lists committed before the crash is left as it is; one it lists as
+  // committing is asked of Kafka).
   for (Transaction& t : restored) {
-    if (committed.contains(t.id)) {
+    if (log.committed.contains(t.id)) {
+      continue;
+    }
+    if (log.committing.contains(t.id) && CommittedInKafka(t)) {
+      ++num_recovered_;
+      GetLogger("task")->info("kafka sink {}#{}: transaction '{}' of checkpoint {} was committed "
+                              "before the crash (found in Kafka); not re-sent",
+                              context_.name, subtask_index_, t.id, t.checkpoint_id);
+      AppendCommitLog(t, "committed", /*resent=*/false);
       continue;
     }
     ResendTransaction(t);
@@ -451,12 +496,11 @@ void KafkaSinkOperator::InitializeState(StateInitializationContext& context) {
   FenceTransaction(next_transaction_ + 1);
 }
 
-std::set<std::string> KafkaSinkOperator::ReadCommitLog(int64_t* max_number) const {
-  std::set<std::string> ids;
-  *max_number = -1;
+KafkaSinkOperator::CommitLogState KafkaSinkOperator::ReadCommitLog() const {
+  CommitLogState log;
   std::ifstream in(spec_.commit_log);
   if (!in) {
-    return ids;  // no log yet: nothing committed
+    return log;  // no log yet: nothing committed
   }
   const std::string head = fmt::format("{}-{}-", spec_.transactional_id_prefix, subtask_index_);
   int line_no = 0;
@@ -482,15 +526,90 @@ std::set<std::string> KafkaSinkOperator::ReadCommitLog(int64_t* max_number) cons
     int64_t number = -1;
     const std::string_view rest = std::string_view(id).substr(head.size());
     auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), number);
-    if (ec == std::errc() && ptr == rest.data() + rest.size()) {
-      *max_number = std::max(*max_number, number);
-      ids.insert(id);
+    if (ec != std::errc() || ptr != rest.data() + rest.size()) {
+      continue;
+    }
+    log.max_number = std::max(log.max_number, number);
+    // Lines without "state" are of the first format, written once a commit was confirmed.
+    const auto state = j.find("state");
+    if (state != j.end() && *state == "committing") {
+      log.committing.insert(id);
+    } else if (state == j.end() || *state == "committed") {
+      log.committed.insert(id);
+    } else {
+      throw StateCorrupt(fmt::format("kafka sink commit log '{}' line {}: unknown state {}",
+                                     spec_.commit_log, line_no, state->dump()));
     }
   }
-  return ids;
+  return log;
 }
 
-void KafkaSinkOperator::AppendCommitLog(const Transaction& t, const Deliveries& d, bool resent) {
+bool KafkaSinkOperator::CommittedInKafka(const Transaction& t) {
+  // Fenced first: an open transaction of that id is aborted, so Kafka's answer is final.
+  FenceTransaction(t.number);
+  if (t.acknowledged.empty()) {
+    return true;  // no record reached Kafka: nothing to re-send either way
+  }
+  const auto& [partition, range] = *t.acknowledged.begin();
+  std::map<std::string, std::string> props = spec_.kafka_properties;
+  props["bootstrap.servers"] = spec_.bootstrap_servers;
+  props["group.id"] = spec_.transactional_id_prefix + "-commit-check";  // assign only, never commits
+  props["enable.auto.commit"] = "false";
+  props["enable.partition.eof"] = "true";
+  props["isolation.level"] = "read_committed";
+  props.try_emplace("log_level", "3");
+  // Producer-only properties of the job are ignored by a consumer (librdkafka warns at most).
+  for (const char* producer_only : {"transactional.id", "enable.idempotence", "acks",
+                                    "transaction.timeout.ms", "linger.ms", "batch.size",
+                                    "compression.type", "compression.codec"}) {
+    props.erase(producer_only);
+  }
+  KafkaHandle consumer = MakeKafkaHandle(RD_KAFKA_CONSUMER, MakeKafkaConf(props));
+  {
+    KafkaPartitionList assignment(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_list_add(assignment.get(), spec_.topic.c_str(), partition)->offset =
+        range.first_offset;
+    if (const rd_kafka_resp_err_t err = rd_kafka_assign(consumer.get(), assignment.get())) {
+      throw IoError(fmt::format("kafka sink {}#{}: cannot read back topic '{}' partition {} to "
+                                "check transaction '{}': {}",
+                                context_.name, subtask_index_, spec_.topic, partition, t.id,
+                                rd_kafka_err2str(err)));
+    }
+  }
+  std::optional<bool> committed;
+  std::string last_error;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(spec_.kafka_timeout_ms);
+  while (!committed && std::chrono::steady_clock::now() < deadline) {
+    KafkaMessage m(rd_kafka_consumer_poll(consumer.get(), 100));
+    if (!m) {
+      continue;
+    }
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      // The end of what read_committed may see: past the first record without it, the
+      // transaction was aborted; at or before it, its markers are not written yet: wait.
+      if (m->offset > range.first_offset) {
+        committed = false;
+      }
+    } else if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      last_error = rd_kafka_message_errstr(m.get());
+    } else {
+      committed = m->offset == range.first_offset;
+    }
+  }
+  rd_kafka_assign(consumer.get(), nullptr);
+  if (!committed) {
+    throw IoError(fmt::format(
+        "kafka sink {}#{}: transaction '{}' of checkpoint {} was being committed at the crash and "
+        "Kafka did not say within {} ms whether it was (topic '{}' partition {} offset {}{}); the "
+        "restore is retried",
+        context_.name, subtask_index_, t.id, t.checkpoint_id, spec_.kafka_timeout_ms, spec_.topic,
+        partition, range.first_offset, last_error.empty() ? "" : ": " + last_error));
+  }
+  return *committed;
+}
+
+void KafkaSinkOperator::AppendCommitLog(const Transaction& t, const char* state, bool resent) {
   if (commit_log_fd_ < 0) {
     commit_log_fd_ = ::open(spec_.commit_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (commit_log_fd_ < 0) {
@@ -499,7 +618,9 @@ void KafkaSinkOperator::AppendCommitLog(const Transaction& t, const Deliveries& 
     }
   }
   nlohmann::json parts = nlohmann::json::object();
-  for (const auto& [partition, range] : d.partitions) {
+  int64_t records = 0;
+  for (const auto& [partition, range] : t.acknowledged) {
+    records += range.records;
     parts[std::to_string(partition)] = {{"first-offset", range.first_offset},
                                         {"last-offset", range.last_offset},
                                         {"records", range.records}};
@@ -507,8 +628,8 @@ void KafkaSinkOperator::AppendCommitLog(const Transaction& t, const Deliveries& 
   nlohmann::json j = {{"transactional-id", t.id},   {"subtask", subtask_index_},
                       {"transaction", t.number},    {"checkpoint", t.checkpoint_id},
                       {"first-record", t.first_record}, {"end-record", t.end_record},
-                      {"records", d.delivered},     {"resent", resent},
-                      {"partitions", parts}};
+                      {"records", records},         {"resent", resent},
+                      {"partitions", parts},        {"state", state}};
   if (t.checkpoint_id == kUnassigned) {
     j["checkpoint"] = nullptr;  // committed at end of input without checkpointing
   }
@@ -529,6 +650,7 @@ void KafkaSinkOperator::CollectMetrics(MetricsWriter& out) const {
   if (exactly_once()) {
     out.Gauge("numTransactionsCommitted", num_committed_);
     out.Gauge("numTransactionsResent", num_resent_);
+    out.Gauge("numTransactionsRecovered", num_recovered_);
   }
 }
 

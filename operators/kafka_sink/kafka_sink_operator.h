@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -39,17 +40,23 @@ namespace tidemark {
 /// acknowledged by its partition leader) and records it, with its records (a write-ahead copy),
 /// in n's state; `NotifyCheckpointComplete(n)` commits every pre-committed transaction of
 /// checkpoints <= n (an aborted checkpoint's transaction commits with the next completed one) and
-/// appends one line per commit to `commit-log` (fsynced). Intervals without records open no
-/// transaction (as Flink's KafkaWriter).
+/// writes two lines per commit to `commit-log` (each fsynced): `"state":"committing"` before the
+/// commit request goes to Kafka, `"state":"committed"` once Kafka confirmed it. Intervals without
+/// records open no transaction (as Flink's KafkaWriter).
 /// librdkafka cannot resume another producer's transaction (Flink does, by producer id and
 /// epoch), so a restore from checkpoint n re-sends instead: every transaction pre-committed in n
 /// whose id the commit log does not list is sent again, under the same transactional id (whose
 /// `init_transactions` fences the crashed producer and aborts what it left open), and committed.
+/// One the log lists as committing only (a crash while its commit was under way) is fenced first,
+/// then asked of Kafka: a `read_committed` consumer reads the partition of its first acknowledged
+/// record from that offset; the record there means the commit went through (logged committed,
+/// not re-sent), a later offset or the partition's end past it means it was aborted (re-sent);
+/// no answer within `timeout` fails the restore (retried by the restart strategy), never guesses.
 /// The transaction open after the barrier (id k = the restored next number) and the one after it
 /// are fenced and aborted the same way; the new run continues at k. A fresh start continues past
 /// the highest transaction number of this prefix and subtask in the commit log.
-/// Residual window: a crash after Kafka confirmed a commit and before its commit-log line was
-/// durable re-sends that transaction on restore (a duplicate, never a loss).
+/// librdkafka's mock cluster writes no transaction markers (its read_committed consumers see
+/// aborted records), so there only the committed side of that question is observable.
 /// End of input: `Finish` pre-commits the open transaction; with checkpointing the final
 /// checkpoint commits it, without `checkpointing:` `Finish` commits it.
 ///
@@ -77,11 +84,18 @@ class KafkaSinkOperator : public StreamOperator {
   void NotifyCheckpointComplete(int64_t checkpoint_id) override;
 
   /// Flink's KafkaSink writer metrics (`numRecordsSend`, `numRecordsSendErrors`) and
-  /// `numTransactionsCommitted` / `numTransactionsResent` (exactly-once).
+  /// `numTransactionsCommitted` / `numTransactionsResent` / `numTransactionsRecovered`
+  /// (exactly-once; recovered: found committed in Kafka after a crash mid-commit).
   void CollectMetrics(MetricsWriter& out) const override;
 
   int64_t num_transactions_committed() const { return num_committed_; }
   int64_t num_transactions_resent() const { return num_resent_; }
+  int64_t num_transactions_recovered() const { return num_recovered_; }
+  /// Tests only: runs right after Kafka confirmed the commit of `transactional_id`, before its
+  /// `committed` line is written (a throw there is a crash between the two). Mailbox thread.
+  void SetAfterKafkaCommitHookForTesting(std::function<void(const std::string& transactional_id)> hook) {
+    after_kafka_commit_hook_ = std::move(hook);
+  }
   size_t num_pending_transactions() const { return pending_.size(); }
   int64_t num_records_sent() const { return num_sent_; }
 
@@ -118,6 +132,8 @@ class KafkaSinkOperator : public StreamOperator {
     int64_t first_record = 0;  ///< this subtask's record sequence numbers [first, end)
     int64_t end_record = 0;
     std::vector<Message> messages;  ///< write-ahead copy
+    /// Per partition, what the pre-commit's delivery reports acknowledged (offsets in Kafka).
+    std::map<int32_t, PartitionRange> acknowledged;
     std::unique_ptr<Producer> producer;  ///< null for a restored transaction
   };
   static constexpr int64_t kUnassigned = INT64_MAX;
@@ -141,10 +157,16 @@ class KafkaSinkOperator : public StreamOperator {
   void FenceTransaction(int64_t number);
   /// Re-sends a restored pre-committed transaction in a fresh producer and commits it.
   void ResendTransaction(Transaction& t);
-  /// Transactional ids of this prefix and subtask listed in the commit log; `max_number` the
-  /// highest transaction number seen (-1: none).
-  std::set<std::string> ReadCommitLog(int64_t* max_number) const;
-  void AppendCommitLog(const Transaction& t, const Deliveries& d, bool resent);
+  /// What the commit log says of this prefix and subtask's transactions.
+  struct CommitLogState {
+    std::set<std::string> committed;   ///< a `committed` line (or a line of the first format)
+    std::set<std::string> committing;  ///< only a `committing` line: the outcome is Kafka's
+    int64_t max_number = -1;           ///< highest transaction number in any line (-1: none)
+  };
+  CommitLogState ReadCommitLog() const;
+  void AppendCommitLog(const Transaction& t, const char* state, bool resent);
+  /// After a crash mid-commit: whether Kafka committed `t` (see the class comment). Fences first.
+  bool CommittedInKafka(const Transaction& t);
   void DestroyProducer(std::unique_ptr<Producer>& p, bool abort);
 
   SinkSpec spec_;
@@ -168,6 +190,8 @@ class KafkaSinkOperator : public StreamOperator {
   int64_t num_send_errors_ = 0;
   int64_t num_committed_ = 0;
   int64_t num_resent_ = 0;
+  int64_t num_recovered_ = 0;
+  std::function<void(const std::string&)> after_kafka_commit_hook_;
   bool finished_ = false;
 };
 

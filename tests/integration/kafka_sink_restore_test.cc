@@ -102,14 +102,7 @@ int WaitExit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::vector<nlohmann::json> CommitLog(const fs::path& file) {
-  std::vector<nlohmann::json> lines;
-  std::ifstream in(file);
-  for (std::string l; std::getline(in, l);) {
-    lines.push_back(nlohmann::json::parse(l));
-  }
-  return lines;
-}
+std::vector<nlohmann::json> CommitLog(const fs::path& file) { return testing::CommittedLines(file); }
 
 /// Highest completed checkpoint id under `dir` (chk-<id> with its _metadata), 0 if none.
 int64_t LatestCheckpoint(const fs::path& dir) {

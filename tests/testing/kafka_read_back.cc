@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -60,6 +61,18 @@ std::vector<KafkaRecord> ReadTopic(const std::string& bootstrap_servers, const s
     return a.partition != b.partition ? a.partition < b.partition : a.offset < b.offset;
   });
   return out;
+}
+
+std::vector<nlohmann::json> CommittedLines(const std::filesystem::path& commit_log) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(commit_log);
+  for (std::string l; std::getline(in, l);) {
+    nlohmann::json j = nlohmann::json::parse(l, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded() && j.value("state", "") == "committed") {
+      lines.push_back(std::move(j));
+    }
+  }
+  return lines;
 }
 
 }  // namespace tidemark::testing

@@ -3,8 +3,11 @@
 // Reading a Kafka topic back in tests (the Kafka sink's tests): a plain librdkafka consumer,
 // manually assigned every partition from the beginning, reading until the end of each.
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace tidemark::testing {
 
@@ -23,5 +26,9 @@ struct KafkaRecord {
 std::vector<KafkaRecord> ReadTopic(const std::string& bootstrap_servers, const std::string& topic,
                                    int partitions,
                                    const std::string& isolation_level = "read_committed");
+
+/// The `"state":"committed"` lines of a Kafka sink's commit log, in order (its `committing`
+/// lines left out; a torn last line too). Empty when the file does not exist.
+std::vector<nlohmann::json> CommittedLines(const std::filesystem::path& commit_log);
 
 }  // namespace tidemark::testing
