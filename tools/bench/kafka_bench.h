@@ -18,7 +18,9 @@ namespace tidemark::bench {
 /// simdjson parse), and the same job with a `file` source over the events file, so the report
 /// shows Kafka beside the file source and the limit, all measured in the same run. MB/s count
 /// the bytes of the JSON values (the events file's size). The sink's count and checksum must
-/// equal the baseline's and the file job's. Exit codes as RunBench.
+/// equal the baseline's and the file job's. A job that is not source -> sink (a window,
+/// jobs/bench/kafka_windowed.yaml) has no Kafka baseline: it is compared with the file job only.
+/// Exit codes as RunBench.
 int RunKafkaBench(const BenchOptions& options, JobSpec spec);
 
 }  // namespace tidemark::bench
