@@ -39,8 +39,8 @@ std::vector<int64_t> KafkaEndOffsets(const std::string& bootstrap_servers, const
     }
     if (low != 0) {
       throw std::runtime_error(fmt::format(
-          "{}-{}: the mock cluster kept only offsets [{}, {}) of it (it keeps about 100,000 "
-          "records and 5 MB a partition): use more partitions",
+          "{}-{}: the mock cluster kept only offsets [{}, {}) of it (it keeps at most about "
+          "100,000 records and 5 MB a partition): use more partitions",
           topic, p, low, high));
     }
     ends.push_back(high);

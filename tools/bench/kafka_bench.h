@@ -11,7 +11,7 @@ namespace tidemark::bench {
 /// directory when missing; then, before any timing, this process starts one librdkafka mock
 /// cluster, creates the topic with `mock-cluster.partitions` partitions, produces every line
 /// (round-robin over the partitions, CreateTime the line's `ts`) and checks
-/// that the mock kept them all (it drops the oldest records past about 100,000 or 5 MB a
+/// that the mock kept them all (it drops the oldest records past 100,000 or 5 MB a
 /// partition). Every run then reads the same topic: the job with `bootstrap-servers` pointed at
 /// the cluster (it must be `bounded: latest` from `starting-offsets: earliest`), the Kafka
 /// baseline (tools/bench/kafka_baseline.h: a plain librdkafka consumer loop and the same

@@ -44,7 +44,7 @@ SMOKE_COUNT = {"sliding_100": 300, "sliding_1000": 300, "session_keys_1e5": 1000
 # and 2 (byte-range splits of the one file).
 EVENTS = ["events_scan", "events_windowed", "events_scan_p2", "events_windowed_p2"]
 EVENTS_SMOKE_COUNT = 3000
-# Reading from Kafka (issue 13): 1,000,000 of the same events in a 16-partition topic of an
+# Reading from Kafka (issue 13): 1,000,000 of the same events in a 20-partition topic of an
 # in-process mock cluster, loaded before timing; beside it, in the same run, a plain librdkafka
 # consumer loop (the limit) and the same job on a file source (tools/bench/kafka_bench.h).
 # kafka_windowed: the windowed events query on the same topic, beside the file job (no baseline).
@@ -375,8 +375,8 @@ def main():
     lines.append("## Reading from Kafka\n")
     lines.append(f"`tidemark bench jobs/bench/kafka_scan.yaml`: {ks['records']:,} of the same events "
                  f"({ks['bytes'] / 1e6:.1f} MB of JSON values) produced into a topic of {ks['partitions']} "
-                 "partitions of librdkafka's in-process mock cluster before any timing (it keeps about "
-                 "100,000 records and 5 MB a partition), then read from the earliest to the latest offsets "
+                 "partitions of librdkafka's in-process mock cluster before any timing (it keeps at most "
+                 "5 MB, about 62,000 of these records, a partition), then read from the earliest to the latest offsets "
                  "(`bounded: latest`) and every field checksummed. In the same run, interleaved: the baseline, a "
                  "plain librdkafka consumer on one thread draining one queue per partition with the file "
                  "baseline's simdjson parse, and the same job on a `file` source over the same events. The "
