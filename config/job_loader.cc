@@ -488,6 +488,12 @@ class Loader {
   SinkSpec ParseSink(const Field& field);
   void ParseExactlyOnceFileSink(const MapView& map, SinkSpec& sink);
   void ParseKafkaSink(const MapView& map, SinkSpec& sink);
+  /// `properties:` of a Kafka source or sink: Kafka client property names to values (read as
+  /// strings, passed through to librdkafka). A name in `reserved` (the connector sets it) is an
+  /// error at its key with the mapped message. Fills `locations` (of each value) when non-null.
+  void ReadKafkaProperties(const Field& block, const std::map<std::string, std::string>& reserved,
+                           std::map<std::string, std::string>& out,
+                           std::map<std::string, SourceLocation>* locations = nullptr);
   MapSpec ParseMap(const Field& field);
   FilterSpec ParseFilter(const Field& field);
   ReportSpec ParseReport(const Field& field, std::optional<MapView>& map);
@@ -1295,35 +1301,22 @@ void Loader::ParseKafkaSource(const MapView& map, SourceSpec& source) {
   }
   Optional(map, "group-id", k.group_id, [&](const Field& f) { return ReadString(f); });
   if (std::optional<Field> f = map.Get("properties")) {
-    if (!f->value.IsMap()) {
-      ValueError(*f, fmt::format("expected a mapping of Kafka client properties like "
-                                 "{{fetch.max.bytes: 1048576}}, got {}",
-                                 Describe(f->value)));
-    } else {
-      for (auto it = f->value.begin(); it != f->value.end(); ++it) {
-        const Field entry{it->first, it->second, JoinPath(f->path, it->first.Scalar())};
-        if (!it->first.IsScalar() || it->first.Scalar().empty()) {
-          Error(Loc(it->first), f->path, "expected a Kafka property name");
-          continue;
-        }
-        const std::string name = it->first.Scalar();
-        if (name == "bootstrap.servers" || name == "group.id" || name == "enable.auto.commit") {
-          Error(Loc(it->first), entry.path,
-                name == "enable.auto.commit"
-                    ? std::string("is managed by the source: offsets are committed when a "
-                                  "checkpoint completes")
-                    : fmt::format("set it with the source key {} instead",
-                                  name == "group.id" ? "group-id" : "bootstrap-servers"));
-          continue;
-        }
-        if (std::optional<std::string> v = ReadString(entry, true)) {
-          k.properties[name] = *v;
-        }
-      }
-    }
+    const std::string use = "set it with the source key {} instead";
+    ReadKafkaProperties(*f,
+                        {{"bootstrap.servers", fmt::format(fmt::runtime(use), "bootstrap-servers")},
+                         {"group.id", fmt::format(fmt::runtime(use), "group-id")},
+                         {"enable.auto.commit",
+                          "is managed by the source: offsets are committed when a checkpoint completes"}},
+                        k.properties);
   }
   Optional(map, "starting-offsets", k.starting_offsets,
            [&](const Field& f) { return ReadEnum(f, kKafkaStartingOffsets); });
+  if (k.starting_offsets == "committed" && k.group_id.empty()) {
+    // Flink's KafkaSourceBuilder refuses committed offsets without group.id.
+    ValueError(*map.Get("starting-offsets"),
+               "committed offsets need group-id (the consumer group whose committed offsets the "
+               "source starts from)");
+  }
   const bool resettable = k.starting_offsets == "committed" || k.starting_offsets == "specific";
   if (std::optional<Field> f = map.Get("starting-offsets-reset")) {
     if (!resettable) {
@@ -1894,23 +1887,11 @@ void Loader::ParseKafkaSink(const MapView& map, SinkSpec& sink) {
   Optional(map, "timeout", sink.kafka_timeout_ms,
            [&](const Field& f) { return ReadDuration(f, Sign::kPositive); });
   if (std::optional<Field> block = map.Get("properties")) {
-    if (std::optional<MapView> props = OpenMap(block->value, ValueLoc(*block), block->path,
-                                               /*allowed=*/{}, /*context=*/"", true)) {
-      for (const Field& p : props->fields) {
-        const std::string name = p.key.Scalar();
-        if (name == "bootstrap.servers" || name == "transactional.id") {
-          Error(Loc(p.key), p.path,
-                fmt::format("\"{}\" is set by the sink (use {})", name,
-                            name == "bootstrap.servers" ? "bootstrap-servers"
-                                                        : "transactional-id-prefix"));
-          continue;
-        }
-        if (std::optional<std::string> v = ReadString(p, true)) {
-          sink.kafka_properties[name] = *v;
-          sink.kafka_property_locations[name] = ValueLoc(p);
-        }
-      }
-    }
+    ReadKafkaProperties(*block,
+                        {{"bootstrap.servers", "\"bootstrap.servers\" is set by the sink (use bootstrap-servers)"},
+                         {"transactional.id",
+                          "\"transactional.id\" is set by the sink (use transactional-id-prefix)"}},
+                        sink.kafka_properties, &sink.kafka_property_locations);
   }
   const bool exactly_once = sink.delivery_guarantee == "exactly-once";
   if (exactly_once) {
@@ -1923,6 +1904,39 @@ void Loader::ParseKafkaSink(const MapView& map, SinkSpec& sink) {
   } else {
     Forbid(map, "transactional-id-prefix", "applies only with delivery-guarantee: exactly-once");
     Forbid(map, "commit-log", "applies only with delivery-guarantee: exactly-once");
+  }
+}
+
+void Loader::ReadKafkaProperties(const Field& block, const std::map<std::string, std::string>& reserved,
+                                 std::map<std::string, std::string>& out,
+                                 std::map<std::string, SourceLocation>* locations) {
+  if (!block.value.IsMap()) {
+    ValueError(block, fmt::format("expected a mapping of Kafka client properties like "
+                                  "{{fetch.max.bytes: 1048576}}, got {}",
+                                  Describe(block.value)));
+    return;
+  }
+  std::optional<MapView> props =
+      OpenMap(block.value, ValueLoc(block), block.path, /*allowed=*/{}, /*context=*/"", true);
+  if (!props) {
+    return;
+  }
+  for (const Field& p : props->fields) {
+    const std::string& name = p.key.Scalar();
+    if (name.empty()) {
+      Error(Loc(p.key), block.path, "expected a Kafka property name");
+      continue;
+    }
+    if (auto it = reserved.find(name); it != reserved.end()) {
+      Error(Loc(p.key), p.path, it->second);
+      continue;
+    }
+    if (std::optional<std::string> v = ReadString(p, true)) {
+      out[name] = *v;
+      if (locations != nullptr) {
+        (*locations)[name] = ValueLoc(p);
+      }
+    }
   }
 }
 

@@ -13,7 +13,9 @@ SET 'table.local-time-zone' = 'UTC';
 -- report 'mode=split' (tidemark's summary line) has no Flink equivalent; read the sinks instead.
 
 -- Source 'source' (jobs/two_splits_kafka_split.yaml:10:5): kafka source.
--- DROPPED (jobs/two_splits_kafka_split.yaml:13:13): source type kafka (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+-- DROPPED (jobs/two_splits_kafka_split.yaml:16:9): mock-cluster (an in-process librdkafka mock cluster loaded from a file); nearest: a Kafka cluster at 'properties.bootstrap.servers' (written as localhost:9092), with the file produced into the topic
+-- Bad values are skipped ('ignore-parse-errors'), as tidemark counts and drops them.
+-- pacing (processing time per record) has no Flink equivalent; the topic is read at full speed.
 -- bounded out-of-orderness 1s: tidemark's watermark is max(ts) - 1s - 1ms.
 CREATE TABLE `source` (
   `ts` BIGINT,
@@ -21,7 +23,13 @@ CREATE TABLE `source` (
   `rowtime` AS TO_TIMESTAMP_LTZ(`ts`, 3),
   WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '1.001' SECOND
 ) WITH (
-  'connector' = 'datagen'
+  'connector' = 'kafka',
+  'topic' = 'two-splits',
+  'properties.bootstrap.servers' = 'localhost:9092',
+  'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json',
+  'json.ignore-parse-errors' = 'true'
 );
 
 -- DROPPED (jobs/two_splits_kafka_split.yaml:33:20): the late side output 'late'; nearest: a second INSERT of the rows with rowtime <= CURRENT_WATERMARK(rowtime), taken before the window

@@ -77,10 +77,11 @@ JobRun RunYaml(const std::string& yaml) {
   return r;
 }
 
-// A bounded job printing every record as JSON, on the virtual clock.
-std::string RecordsJob(const std::string& servers, const std::string& source_extra, int parallelism = 1) {
+// A job printing every record as JSON (bounded ones run on the virtual clock).
+std::string RecordsJob(const std::string& servers, const std::string& source_extra, int parallelism = 1,
+                       bool virtual_clock = true) {
   return fmt::format(R"(name: kafka-records
-pipeline: {{parallelism: {}, clock: virtual}}
+pipeline: {{parallelism: {}{}}}
 operators:
   - id: source
     type: source
@@ -94,8 +95,33 @@ operators:
     input: source
     sink: {{type: print, format: json}}
 )",
-                     parallelism, servers, source_extra);
+                     parallelism, virtual_clock ? ", clock: virtual" : "", servers, source_extra);
 }
+
+// Each test's own mock cluster, with helpers to make topics and fill partitions.
+class KafkaSourceJobTest : public ::testing::Test {
+ protected:
+  const std::string& servers() const { return mock_.bootstrap_servers(); }
+  // Creates `topic` with `partitions` partitions and fills each partition p listed in `series`
+  // with series[p] = {first n, count, first ts, ts step} (ProduceSeries).
+  struct Series {
+    int32_t partition;
+    int first;
+    int count;
+    int64_t ts0;
+    int64_t step;
+  };
+  void Topic(const std::string& topic, int partitions, const std::vector<Series>& series = {}) {
+    mock_.CreateTopic(topic, partitions);
+    for (const Series& s : series) {
+      ProduceSeries(servers(), topic, s.partition, s.first, s.count, s.ts0, s.step);
+    }
+  }
+  // Topic w: partition 0 fast (event time 100 s on), partition 1 slow (1 s on), 100 records each.
+  void FastAndSlowPartitions() { Topic("w", 2, {{0, 0, 100, 100000, 100}, {1, 1000, 100, 1000, 100}}); }
+
+  KafkaMockCluster mock_;
+};
 
 std::vector<int64_t> Ns(const std::vector<std::string>& printed) {
   std::vector<int64_t> out;
@@ -116,23 +142,17 @@ std::vector<int64_t> Range(int64_t a, int64_t b) {
   return v;
 }
 
-TEST(KafkaSourceJobTest, BoundedLatestReadsEveryRecordRoundRobinExactly) {
-  KafkaMockCluster mock;
-  mock.CreateTopic("t", 2);
-  ProduceSeries(mock.bootstrap_servers(), "t", 0, 0, 3, 1000, 10);
-  ProduceSeries(mock.bootstrap_servers(), "t", 1, 100, 2, 1000, 10);
-  const JobRun r = RunYaml(RecordsJob(mock.bootstrap_servers(), "      topics: [t]\n      bounded: latest"));
+TEST_F(KafkaSourceJobTest, BoundedLatestReadsEveryRecordRoundRobinExactly) {
+  Topic("t", 2, {{0, 0, 3, 1000, 10}, {1, 100, 2, 1000, 10}});
+  const JobRun r = RunYaml(RecordsJob(servers(), "      topics: [t]\n      bounded: latest"));
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
   // Partitions t-0, t-1 round-robin, t-0 alone once t-1 ended.
   EXPECT_EQ(Ns(r.printed), (std::vector<int64_t>{0, 100, 1, 101, 2}));
 }
 
-TEST(KafkaSourceJobTest, StartingOffsets) {
-  KafkaMockCluster mock;
-  mock.CreateTopic("t", 2);
-  ProduceSeries(mock.bootstrap_servers(), "t", 0, 0, 10, 1000, 10);
-  ProduceSeries(mock.bootstrap_servers(), "t", 1, 100, 10, 1000, 10);
-  const std::string s = mock.bootstrap_servers();
+TEST_F(KafkaSourceJobTest, StartingOffsets) {
+  Topic("t", 2, {{0, 0, 10, 1000, 10}, {1, 100, 10, 1000, 10}});
+  const std::string s = servers();
   {
     const JobRun r = RunYaml(RecordsJob(s, "      topics: [t]\n      bounded: latest\n"
                                            "      starting-offsets: latest"));
@@ -179,26 +199,24 @@ TEST(KafkaSourceJobTest, StartingOffsets) {
   }
 }
 
-TEST(KafkaSourceJobTest, BoundedEndsOnEmptyTopicEmptyPartitionsAndMoreReadersThanPartitions) {
-  KafkaMockCluster mock;
-  mock.CreateTopic("empty", 3);
-  mock.CreateTopic("some", 2);
-  ProduceSeries(mock.bootstrap_servers(), "some", 1, 0, 5, 1000, 10);  // some-0 stays empty
+TEST_F(KafkaSourceJobTest, BoundedEndsOnEmptyTopicEmptyPartitionsAndMoreReadersThanPartitions) {
+  Topic("empty", 3);
+  Topic("some", 2, {{1, 0, 5, 1000, 10}});  // some-0 stays empty
   {
-    const JobRun r = RunYaml(RecordsJob(mock.bootstrap_servers(), "      topics: [empty]\n      bounded: latest"));
+    const JobRun r = RunYaml(RecordsJob(servers(), "      topics: [empty]\n      bounded: latest"));
     ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
     EXPECT_TRUE(Ns(r.printed).empty());
   }
   for (int parallelism : {1, 4}) {
     const JobRun r = RunYaml(
-        RecordsJob(mock.bootstrap_servers(), "      topics: [some, empty]\n      bounded: latest", parallelism));
+        RecordsJob(servers(), "      topics: [some, empty]\n      bounded: latest", parallelism));
     ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
     std::vector<int64_t> ns = Ns(r.printed);
     std::sort(ns.begin(), ns.end());
     EXPECT_EQ(ns, Range(0, 5)) << "parallelism " << parallelism;
   }
   // A topic that does not exist fails the job with its name.
-  const JobRun r = RunYaml(RecordsJob(mock.bootstrap_servers(), "      topics: [nope]\n      bounded: latest"));
+  const JobRun r = RunYaml(RecordsJob(servers(), "      topics: [nope]\n      bounded: latest"));
   EXPECT_EQ(r.state, JobState::kFailed);
   EXPECT_NE(r.cause.find("Kafka topic 'nope' does not exist"), std::string::npos) << r.cause;
 }
@@ -246,25 +264,19 @@ report:
                      servers, watermarks_extra, sink);
 }
 
-TEST(KafkaSourceJobTest, PerPartitionWatermarkNeverMakesTheSlowPartitionLate) {
+TEST_F(KafkaSourceJobTest, PerPartitionWatermarkNeverMakesTheSlowPartitionLate) {
   // Flink's KafkaSourceITCase#testPerPartitionWatermark: the fast partition alone would put the
   // watermark 100 s ahead of the slow one's records.
-  KafkaMockCluster mock;
-  mock.CreateTopic("w", 2);
-  ProduceSeries(mock.bootstrap_servers(), "w", 0, 0, 100, 100000, 100);
-  ProduceSeries(mock.bootstrap_servers(), "w", 1, 1000, 100, 1000, 100);
-  const JobRun r = RunYaml(WindowsJob(mock.bootstrap_servers(), ""));
+  FastAndSlowPartitions();
+  const JobRun r = RunYaml(WindowsJob(servers(), ""));
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
   ASSERT_TRUE(r.report.has_value());
   EXPECT_EQ(*r.report, ">>> kafka: windows fired=20, records in windows=200, late records=0, total=200");
 }
 
-TEST(KafkaSourceJobTest, AlignmentPausesThePartitionFarAheadAndLosesNothing) {
-  KafkaMockCluster mock;
-  mock.CreateTopic("w", 2);
-  ProduceSeries(mock.bootstrap_servers(), "w", 0, 0, 100, 100000, 100);
-  ProduceSeries(mock.bootstrap_servers(), "w", 1, 1000, 100, 1000, 100);
-  const JobRun r = RunYaml(WindowsJob(mock.bootstrap_servers(),
+TEST_F(KafkaSourceJobTest, AlignmentPausesThePartitionFarAheadAndLosesNothing) {
+  FastAndSlowPartitions();
+  const JobRun r = RunYaml(WindowsJob(servers(),
                                       "      alignment: {group: g, max-drift: 1s, update-interval: 100ms}"));
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
   ASSERT_TRUE(r.report.has_value());
@@ -325,10 +337,8 @@ class LiveJob {
   std::vector<std::string> lines_;
 };
 
-TEST(KafkaSourceJobTest, ASilentPartitionGoesIdleAndWindowsFire) {
-  KafkaMockCluster mock;
-  mock.CreateTopic("w", 2);
-  ProduceSeries(mock.bootstrap_servers(), "w", 0, 0, 100, 10000, 100);  // w-1 stays silent
+TEST_F(KafkaSourceJobTest, ASilentPartitionGoesIdleAndWindowsFire) {
+  Topic("w", 2, {{0, 0, 100, 10000, 100}});  // w-1 stays silent
   const std::string yaml = fmt::format(R"(name: kafka-idle
 pipeline: {{parallelism: 1, clock: virtual, auto-watermark-interval: 100ms}}
 operators:
@@ -349,7 +359,7 @@ operators:
     input: windows
     sink: {{type: print, format: fire}}
 )",
-                                       mock.bootstrap_servers());
+                                       servers());
   LiveJob job(yaml);
   // Records 10 .. 19.9 s: with w-1 idle the watermark reaches 19.899 s, so [10 s, 19 s) fire with
   // 10 records each. Without idleness w-1 would hold the watermark at MIN for ever.
@@ -370,67 +380,33 @@ operators:
   }
 }
 
-TEST(KafkaSourceJobTest, ANewPartitionIsDiscovered) {
-  KafkaMockCluster mock;
-  mock.CreateTopic("disc-a", 1);
-  ProduceSeries(mock.bootstrap_servers(), "disc-a", 0, 0, 3, 1000, 10);
-  const std::string yaml = fmt::format(R"(name: kafka-discovery
-pipeline: {{parallelism: 1}}
-operators:
-  - id: source
-    type: source
-    source:
-      type: kafka
-      bootstrap-servers: "{}"
-      topic-pattern: "disc-.*"
-      partition-discovery-interval: 100ms
-      schema: {{n: int64, p: int64, ts: timestamp}}
-  - id: out
-    type: sink
-    input: source
-    sink: {{type: print, format: json}}
-)",
-                                       mock.bootstrap_servers());
+TEST_F(KafkaSourceJobTest, ANewPartitionIsDiscovered) {
+  Topic("disc-a", 1, {{0, 0, 3, 1000, 10}});
+  const std::string yaml = RecordsJob(
+      servers(), "      topic-pattern: \"disc-.*\"\n      partition-discovery-interval: 100ms", 1, false);
   LiveJob job(yaml);
   ASSERT_TRUE(job.WaitFor([](const std::vector<std::string>& l) { return Ns(l).size() == 3; }));
-  mock.CreateTopic("disc-b", 1);
-  ProduceSeries(mock.bootstrap_servers(), "disc-b", 0, 100, 2, 1000, 10);
+  Topic("disc-b", 1, {{0, 100, 2, 1000, 10}});
   ASSERT_TRUE(job.WaitFor([](const std::vector<std::string>& l) { return Ns(l).size() == 5; }))
       << fmt::format("{}", fmt::join(job.Lines(), "\n"));
   EXPECT_EQ(Ns(job.Lines()), (std::vector<int64_t>{0, 1, 2, 100, 101}));
 }
 
-TEST(KafkaSourceJobTest, ABrokerDownForThreeSecondsLosesAndRepeatsNothing) {
-  KafkaMockCluster mock;
-  mock.CreateTopic("b", 1);
-  ProduceSeries(mock.bootstrap_servers(), "b", 0, 0, 50, 1000, 10);
-  const std::string yaml = fmt::format(R"(name: kafka-broker-down
-pipeline: {{parallelism: 1}}
-operators:
-  - id: source
-    type: source
-    source:
-      type: kafka
-      bootstrap-servers: "{}"
-      topics: [b]
-      bounded: specific
-      bounded-specific-offsets: {{b-0: 100}}
-      properties: {{fetch.wait.max.ms: "20", reconnect.backoff.max.ms: "200"}}
-      schema: {{n: int64, p: int64, ts: timestamp}}
-  - id: out
-    type: sink
-    input: source
-    sink: {{type: print, format: json}}
-)",
-                                       mock.bootstrap_servers());
+TEST_F(KafkaSourceJobTest, ABrokerDownForThreeSecondsLosesAndRepeatsNothing) {
+  Topic("b", 1, {{0, 0, 50, 1000, 10}});
+  const std::string yaml = RecordsJob(servers(),
+                                      "      topics: [b]\n      bounded: specific\n"
+                                      "      bounded-specific-offsets: {b-0: 100}\n"
+                                      "      properties: {fetch.wait.max.ms: \"20\", reconnect.backoff.max.ms: \"200\"}",
+                                      1, false);
   auto job = std::make_unique<LiveJob>(yaml);
   ASSERT_TRUE(job->WaitFor([](const std::vector<std::string>& l) { return Ns(l).size() == 50; }));
-  mock.SetBrokerUp(1, false);
+  mock_.SetBrokerUp(1, false);
   std::this_thread::sleep_for(3s);
   EXPECT_EQ(Ns(job->Lines()).size(), 50u);  // nothing while down, and no failure:
   EXPECT_EQ(job->job().execution().state(), JobState::kRunning);
-  mock.SetBrokerUp(1, true);
-  ProduceSeries(mock.bootstrap_servers(), "b", 0, 50, 50, 2000, 10);
+  mock_.SetBrokerUp(1, true);
+  ProduceSeries(servers(), "b", 0, 50, 50, 2000, 10);
   EXPECT_EQ(job->job().execution().Wait(), JobState::kFinished) << job->job().execution().failure_cause();
   EXPECT_EQ(Ns(job->Lines()), Range(0, 100));
 }
@@ -499,11 +475,11 @@ SourceSpec ReaderSpec(const std::string& servers, const std::string& extra) {
   return *job.operators.front().source;
 }
 
-TEST(KafkaSourceReaderTest, SnapshotRestoreContinuesAfterTheLastRecordAndCommitsOnCompletion) {
-  KafkaMockCluster mock;
-  mock.CreateTopic("r", 1);
-  ProduceSeries(mock.bootstrap_servers(), "r", 0, 0, 10, 1000, 10);
-  KafkaSource source(ReaderSpec(mock.bootstrap_servers(), "      group-id: g\n"));
+using KafkaSourceReaderTest = KafkaSourceJobTest;
+
+TEST_F(KafkaSourceReaderTest, SnapshotRestoreContinuesAfterTheLastRecordAndCommitsOnCompletion) {
+  Topic("r", 1, {{0, 0, 10, 1000, 10}});
+  KafkaSource source(ReaderSpec(servers(), "      group-id: g\n"));
   FakeContext ctx;
   std::string state;
   {
@@ -528,7 +504,7 @@ TEST(KafkaSourceReaderTest, SnapshotRestoreContinuesAfterTheLastRecordAndCommits
     EXPECT_EQ(Gauges(*reader)["commitsSucceeded"], 1);
     EXPECT_EQ(Gauges(*reader)["split.r-0.committedOffset"], 4);
     // A failed commit is counted; the reader reads on.
-    rd_kafka_mock_push_request_errors(mock.raw(), 8 /* OffsetCommit */, 1,
+    rd_kafka_mock_push_request_errors(mock_.raw(), 8 /* OffsetCommit */, 1,
                                       RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
     PollUntil(*reader, out, 6);
     (void)reader->SnapshotState(2);
@@ -563,13 +539,12 @@ TEST(KafkaSourceReaderTest, SnapshotRestoreContinuesAfterTheLastRecordAndCommits
   reader->Close();
 }
 
-TEST(KafkaSourceReaderTest, TimestampStartAndBadValuesToErrors) {
-  KafkaMockCluster mock;
-  mock.CreateTopic("r", 1);
-  Produce(mock.bootstrap_servers(), "r", 0,
+TEST_F(KafkaSourceReaderTest, TimestampStartAndBadValuesToErrors) {
+  Topic("r", 1);
+  Produce(servers(), "r", 0,
           {{R"({"n":0,"p":0,"ts":1})", 1000}, {"not json", 2000}, {R"({"n":"two"})", 3000},
            {R"({"n":3,"p":0,"ts":4})", 4000}});
-  KafkaSource source(ReaderSpec(mock.bootstrap_servers(),
+  KafkaSource source(ReaderSpec(servers(),
                                 "      starting-offsets: timestamp\n      starting-timestamp: 1500\n"
                                 "      bounded: latest\n"));
   std::vector<int64_t> asked;

@@ -19,6 +19,7 @@
 #include "tools/bench/baselines.h"
 #include "tools/bench/bench_run.h"
 #include "tools/bench/file_bench.h"
+#include "tools/bench/kafka_bench.h"
 #include "tools/engine/engine.h"
 
 namespace tidemark::bench {
@@ -308,6 +309,9 @@ int RunBench(const BenchOptions& o) {
   for (OperatorSpec& op : spec.operators) {
     if (op.type == "source" && op.source && op.source->type == "file") {
       return RunFileBench(o, spec);
+    }
+    if (op.type == "source" && op.source && op.source->type == "kafka") {
+      return RunKafkaBench(o, spec);
     }
     if (op.type == "source" && op.source && op.source->type == "generator") {
       source = &op;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "config/job_spec.h"
 #include "tools/bench/bench_command.h"
 
@@ -52,5 +54,17 @@ std::string SinkId(const JobSpec& spec);
 double Median(std::vector<double> v);
 /// This process's peak resident set size, in bytes.
 int64_t PeakRssBytes();
+/// CPU seconds (user + system) of this process so far: on a loaded machine a run's wall time
+/// includes waiting for a core, its CPU time does not.
+double ProcessCpuSeconds();
+/// The opening fields of a data benchmark's JSON report (file and Kafka benches): name, file,
+/// data_file, bytes, records, parallelism, runs, warmup, then the wall-time median, min and max
+/// (`walls`, seconds, not empty) with records/s and MB/s.
+nlohmann::ordered_json DataBenchJson(const std::string& name, const BenchOptions& o,
+                                     const std::string& data_file, int64_t bytes, int64_t records,
+                                     int parallelism, const std::vector<double>& walls);
+/// Where generated bench input lives: `o.data_dir`, else $TIDEMARK_BENCH_DATA, else
+/// <temp dir>/tidemark-bench-data.
+std::string BenchDataDir(const BenchOptions& o);
 
 }  // namespace tidemark::bench

@@ -151,11 +151,8 @@ uint64_t FieldHashOf(size_t position, const Field& f) {
   return 0;
 }
 
-/// Calls `on_record(fields)` for every line of `json` that is an object whose schema fields have
-/// their types (others are left unset, i.e. NULL); counts the rest in `out.errors`.
-template <class F>
-void ForEachRecord(const simdjson::padded_string& json, const std::vector<SchemaFieldSpec>& schema,
-                   FileBaselineResult& out, F&& on_record) {
+/// One unset Field per schema field, of its kind.
+std::vector<Field> FieldsOf(const std::vector<SchemaFieldSpec>& schema) {
   std::vector<Field> fields(schema.size());
   for (size_t k = 0; k < schema.size(); ++k) {
     const std::string& t = schema[k].type;
@@ -164,6 +161,72 @@ void ForEachRecord(const simdjson::padded_string& json, const std::vector<Schema
                      : t == "bool"   ? Kind::kBool
                                      : Kind::kInt;
   }
+  return fields;
+}
+
+/// The scan's checksum term of one record: the sum of its field hashes, mixed.
+uint64_t ScanHash(const std::vector<Field>& fields) {
+  uint64_t h = 0;
+  for (size_t p = 0; p < fields.size(); ++p) {
+    h += FieldHashOf(p, fields[p]);
+  }
+  return RecordHash(h);
+}
+
+/// Reads the fields of `object` named in `schema` into `fields` (the others are left unset,
+/// i.e. NULL); false when a member cannot be read or a schema field has another type.
+bool ReadFields(od::object& object, const std::vector<SchemaFieldSpec>& schema,
+                std::vector<Field>& fields) {
+  for (Field& f : fields) {
+    f.set = false;
+  }
+  for (auto member : object) {
+    od::field field;
+    std::string_view key;
+    if (std::move(member).get(field) != simdjson::SUCCESS ||
+        field.unescaped_key().get(key) != simdjson::SUCCESS) {
+      return false;
+    }
+    size_t k = 0;
+    while (k < schema.size() && schema[k].name != key) {
+      ++k;
+    }
+    if (k == schema.size()) {
+      continue;
+    }
+    Field& f = fields[k];
+    simdjson::error_code e = simdjson::SUCCESS;
+    switch (f.kind) {
+      case Kind::kInt:
+        e = field.value().get_int64().get(f.i);
+        break;
+      case Kind::kDouble:
+        e = field.value().get_double().get(f.d);
+        break;
+      case Kind::kBool: {
+        bool b = false;
+        e = field.value().get_bool().get(b);
+        f.i = b ? 1 : 0;
+        break;
+      }
+      case Kind::kString:
+        e = field.value().get_string().get(f.s);
+        break;
+    }
+    if (e != simdjson::SUCCESS) {
+      return false;
+    }
+    f.set = true;
+  }
+  return true;
+}
+
+/// Calls `on_record(fields)` for every line of `json` that is an object whose schema fields have
+/// their types (others are left unset, i.e. NULL); counts the rest in `out.errors`.
+template <class F>
+void ForEachRecord(const simdjson::padded_string& json, const std::vector<SchemaFieldSpec>& schema,
+                   FileBaselineResult& out, F&& on_record) {
+  std::vector<Field> fields = FieldsOf(schema);
   od::parser parser;
   od::document_stream stream;
   if (parser.iterate_many(json, 1 << 20).get(stream) != simdjson::SUCCESS) {
@@ -176,51 +239,7 @@ void ForEachRecord(const simdjson::padded_string& json, const std::vector<Schema
       ++out.errors;
       continue;
     }
-    for (Field& f : fields) {
-      f.set = false;
-    }
-    bool ok = true;
-    for (auto member : object) {
-      od::field field;
-      std::string_view key;
-      if (std::move(member).get(field) != simdjson::SUCCESS ||
-          field.unescaped_key().get(key) != simdjson::SUCCESS) {
-        ok = false;
-        break;
-      }
-      size_t k = 0;
-      while (k < schema.size() && schema[k].name != key) {
-        ++k;
-      }
-      if (k == schema.size()) {
-        continue;
-      }
-      Field& f = fields[k];
-      simdjson::error_code e = simdjson::SUCCESS;
-      switch (f.kind) {
-        case Kind::kInt:
-          e = field.value().get_int64().get(f.i);
-          break;
-        case Kind::kDouble:
-          e = field.value().get_double().get(f.d);
-          break;
-        case Kind::kBool: {
-          bool b = false;
-          e = field.value().get_bool().get(b);
-          f.i = b ? 1 : 0;
-          break;
-        }
-        case Kind::kString:
-          e = field.value().get_string().get(f.s);
-          break;
-      }
-      if (e != simdjson::SUCCESS) {
-        ok = false;
-        break;
-      }
-      f.set = true;
-    }
-    if (!ok) {
+    if (!ReadFields(object, schema, fields)) {
       ++out.errors;
       continue;
     }
@@ -246,13 +265,8 @@ FileBaselineResult RunFileBaselineHaswell(const FileBenchPlan& plan, const std::
   }
   if (!plan.window) {
     uint64_t sum = 0;
-    ForEachRecord(json, plan.schema, out, [&sum](const std::vector<Field>& fields) {
-      uint64_t h = 0;
-      for (size_t p = 0; p < fields.size(); ++p) {
-        h += FieldHashOf(p, fields[p]);
-      }
-      sum += RecordHash(h);
-    });
+    ForEachRecord(json, plan.schema, out,
+                  [&sum](const std::vector<Field>& fields) { sum += ScanHash(fields); });
     out.sink_records = out.records;
     out.checksum = sum;
   } else {
@@ -332,6 +346,42 @@ FileBaselineResult RunFileBaselineHaswell(const FileBenchPlan& plan, const std::
   return out;
 }
 
+
+struct JsonValueScan::Impl {
+  std::vector<SchemaFieldSpec> schema;
+  std::vector<Field> fields;
+  od::parser parser;
+  std::vector<char> buffer;  // the value, then SIMDJSON_PADDING bytes
+  int64_t records = 0;
+  int64_t errors = 0;
+  uint64_t checksum = 0;
+};
+
+JsonValueScan::Impl* NewJsonValueScanHaswell(const std::vector<SchemaFieldSpec>& schema) {
+  auto* impl = new JsonValueScan::Impl();
+  impl->schema = schema;
+  impl->fields = FieldsOf(schema);
+  return impl;
+}
+
+void DeleteJsonValueScanHaswell(JsonValueScan::Impl* impl) { delete impl; }
+
+void AddJsonValueHaswell(JsonValueScan::Impl& s, std::string_view value) {
+  if (s.buffer.size() < value.size() + simdjson::SIMDJSON_PADDING) {
+    s.buffer.resize(value.size() + simdjson::SIMDJSON_PADDING);
+  }
+  std::memcpy(s.buffer.data(), value.data(), value.size());
+  od::document doc;
+  od::object object;
+  if (s.parser.iterate(s.buffer.data(), value.size(), s.buffer.size()).get(doc) != simdjson::SUCCESS ||
+      doc.get_object().get(object) != simdjson::SUCCESS || !ReadFields(object, s.schema, s.fields)) {
+    ++s.errors;
+    return;
+  }
+  ++s.records;
+  s.checksum += ScanHash(s.fields);
+}
+
 }  // namespace tidemark::bench
 #pragma GCC pop_options
 #endif
@@ -350,5 +400,46 @@ FileBaselineResult RunFileBaseline(const FileBenchPlan& plan, const std::string&
   throw std::runtime_error(fmt::format(
       "{}: the file baseline needs x86-64 with AVX2 (simdjson's haswell kernel)", path));
 }
+
+}  // namespace tidemark::bench
+
+namespace tidemark::bench {
+
+JsonValueScan::JsonValueScan(const std::vector<SchemaFieldSpec>& schema) {
+#if TM_BASELINE_HASWELL
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+      __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("lzcnt")) {
+    impl_ = NewJsonValueScanHaswell(schema);
+    return;
+  }
+#endif
+  (void)schema;
+  throw std::runtime_error("the JSON value baseline needs x86-64 with AVX2 (simdjson's haswell kernel)");
+}
+
+JsonValueScan::~JsonValueScan() {
+#if TM_BASELINE_HASWELL
+  DeleteJsonValueScanHaswell(impl_);
+#endif
+}
+
+void JsonValueScan::Add(std::string_view value) {
+#if TM_BASELINE_HASWELL
+  AddJsonValueHaswell(*impl_, value);
+#else
+  (void)value;
+#endif
+}
+
+#if TM_BASELINE_HASWELL
+int64_t JsonValueScan::records() const { return impl_->records; }
+int64_t JsonValueScan::errors() const { return impl_->errors; }
+uint64_t JsonValueScan::checksum() const { return impl_->checksum; }
+#else
+int64_t JsonValueScan::records() const { return 0; }  // never constructed without AVX2
+int64_t JsonValueScan::errors() const { return 0; }
+uint64_t JsonValueScan::checksum() const { return 0; }
+#endif
 
 }  // namespace tidemark::bench

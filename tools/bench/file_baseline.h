@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/job_spec.h"
@@ -44,5 +45,30 @@ struct FileBaselineResult : BaselineResult {
   int64_t late = 0;     ///< records dropped as late
 };
 FileBaselineResult RunFileBaseline(const FileBenchPlan& plan, const std::string& path);
+
+/// The scan baseline's per-record work on one JSON value at a time (the Kafka baseline's record
+/// values, tools/bench/kafka_baseline.h): the value copied into a padded buffer, simdjson
+/// On-Demand `iterate` (AVX2 kernel, as RunFileBaseline), its fields matched to `schema`, and
+/// the record hashed into the checksum exactly as RunFileBaseline's scan does, so both give the
+/// same checksum for the same records in any order. A value that is not such an object is
+/// counted in `errors()`. One thread. The constructor throws std::runtime_error on a CPU without
+/// AVX2.
+class JsonValueScan {
+ public:
+  explicit JsonValueScan(const std::vector<SchemaFieldSpec>& schema);
+  ~JsonValueScan();
+  JsonValueScan(const JsonValueScan&) = delete;
+  JsonValueScan& operator=(const JsonValueScan&) = delete;
+
+  void Add(std::string_view value);
+  int64_t records() const;
+  int64_t errors() const;
+  uint64_t checksum() const;
+
+  struct Impl;
+
+ private:
+  Impl* impl_ = nullptr;  // owned; made and destroyed in the AVX2-compiled part
+};
 
 }  // namespace tidemark::bench

@@ -17,10 +17,7 @@
 #include "tools/bench/file_baseline.h"
 
 namespace tidemark::bench {
-namespace {
 
-/// CPU seconds (user + system) of this process so far: on a loaded machine a run's wall time
-/// includes waiting for a core, its CPU time does not.
 double ProcessCpuSeconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -30,7 +27,7 @@ double ProcessCpuSeconds() {
   return sec(u.ru_utime) + sec(u.ru_stime);
 }
 
-std::string DataDir(const BenchOptions& o) {
+std::string BenchDataDir(const BenchOptions& o) {
   if (!o.data_dir.empty()) {
     return o.data_dir;
   }
@@ -40,7 +37,26 @@ std::string DataDir(const BenchOptions& o) {
   return (std::filesystem::temp_directory_path() / "tidemark-bench-data").string();
 }
 
-}  // namespace
+nlohmann::ordered_json DataBenchJson(const std::string& name, const BenchOptions& o,
+                                     const std::string& data_file, int64_t bytes, int64_t records,
+                                     int parallelism, const std::vector<double>& walls) {
+  const double wall = Median(walls);
+  nlohmann::ordered_json j;
+  j["name"] = name;
+  j["file"] = o.path;
+  j["data_file"] = data_file;
+  j["bytes"] = bytes;
+  j["records"] = records;
+  j["parallelism"] = parallelism;
+  j["runs"] = o.runs;
+  j["warmup"] = o.warmup;
+  j["wall_s"] = wall;
+  j["wall_s_min"] = *std::min_element(walls.begin(), walls.end());
+  j["wall_s_max"] = *std::max_element(walls.begin(), walls.end());
+  j["records_per_s"] = wall > 0 ? static_cast<double>(records) / wall : 0;
+  j["mb_per_s"] = wall > 0 ? static_cast<double>(bytes) / 1e6 / wall : 0;
+  return j;
+}
 
 int RunFileBench(const BenchOptions& o, JobSpec spec) {
   OperatorSpec* source = nullptr;
@@ -64,7 +80,7 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
   }
   std::string data;
   try {
-    data = EnsureEventsFile(DataDir(o), *recipe);
+    data = EnsureEventsFile(BenchDataDir(o), *recipe);
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     return 2;
@@ -141,21 +157,8 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
     return s > 0 ? n / s : 0.0;
   };
 
-  nlohmann::ordered_json j;
-  j["name"] = spec.name;
-  j["file"] = o.path;
-  j["data_file"] = data;
-  j["bytes"] = bytes;
-  j["records"] = records;
-  j["parallelism"] = parallelism;
-  j["runs"] = o.runs;
-  j["warmup"] = o.warmup;
+  nlohmann::ordered_json j = DataBenchJson(spec.name, o, data, bytes, records, parallelism, walls);
   j["chained"] = last.chained;
-  j["wall_s"] = wall;
-  j["wall_s_min"] = *std::min_element(walls.begin(), walls.end());
-  j["wall_s_max"] = *std::max_element(walls.begin(), walls.end());
-  j["records_per_s"] = rate(static_cast<double>(records), wall);
-  j["mb_per_s"] = rate(mb, wall);
   j["cpu_s"] = cpu;
   j["mb_per_cpu_s"] = rate(mb, cpu);
   j["peak_rss_bytes"] = PeakRssBytes();

@@ -38,12 +38,17 @@ COUNT_OVERRIDE = {"chain8_unchained_p2": 1000000, "chain8_unchained_p1": 2000000
 # sliding windows are measured once, without warm-up (stated in BENCHMARKS.md); so are the jobs
 # with the most records or keys (tumbling_keys_1e6: 7e7 records) and the windowed events jobs.
 SINGLE_RUN = {"sliding_100", "sliding_1000", "tumbling_keys_1e6", "session_keys_1e5",
-              "events_windowed", "events_windowed_p2"}
+              "events_windowed", "events_windowed_p2", "kafka_windowed"}
 SMOKE_COUNT = {"sliding_100": 300, "sliding_1000": 300, "session_keys_1e5": 1000}
 # Real files (issue 17): scan-only and windowed over the generated events file, at parallelism 1
 # and 2 (byte-range splits of the one file).
 EVENTS = ["events_scan", "events_windowed", "events_scan_p2", "events_windowed_p2"]
 EVENTS_SMOKE_COUNT = 3000
+# Reading from Kafka (issue 13): 1,000,000 of the same events in a 20-partition topic of an
+# in-process mock cluster, loaded before timing; beside it, in the same run, a plain librdkafka
+# consumer loop (the limit) and the same job on a file source (tools/bench/kafka_bench.h).
+# kafka_windowed: the windowed events query on the same topic, beside the file job (no baseline).
+KAFKA = ["kafka_scan", "kafka_windowed"]
 
 
 def run_bench_json(tidemark, name, runs, extra):
@@ -92,6 +97,20 @@ def bench_file(tidemark, name, runs, data_dir, count=None):
     return out
 
 
+def bench_kafka(tidemark, name, runs, data_dir, count=None):
+    extra = ["--data-dir", data_dir]
+    if count is not None:
+        extra += ["--count", str(count)]
+    if name in SINGLE_RUN:
+        runs = 1
+        extra += ["--warmup", "0"]
+    out = run_bench_json(tidemark, name, runs, extra)
+    print(f"  {name:26s} {out['mb_per_s']:9.1f} MB/s, file source {out['file_mb_per_s']:.1f} MB/s, "
+          f"ratio to baseline {out['ratio_to_baseline'] or float('nan'):.3f}  ({out['elapsed_s']:.1f} s)",
+          file=sys.stderr, flush=True)
+    return out
+
+
 def python_events(mode, data_file, runs):
     """Median seconds of tools/bench/events_python.py over `runs` runs, and its last answer."""
     script = os.path.join(ROOT, "tools", "bench", "events_python.py")
@@ -126,6 +145,13 @@ def smoke_events(tidemark):
                     print(f"FAIL {name}: python gives {py['windows']} windows, the job {out['sink_records']}",
                           file=sys.stderr)
                     return 1
+        for name in KAFKA:
+            out = bench_kafka(tidemark, name, 1, data_dir, EVENTS_SMOKE_COUNT)
+            want = EVENTS_SMOKE_COUNT if name == "kafka_scan" else out["sink_records"]
+            if out["checksum_ok"] is not True or out["sink_records"] <= 0 or out["sink_records"] != want:
+                print(f"FAIL {name}: checksum_ok={out['checksum_ok']} sink_records={out['sink_records']}",
+                      file=sys.stderr)
+                return 1
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
     return 0
@@ -151,7 +177,7 @@ def smoke(tidemark):
     if out["checksum_ok"] is not True or len(out["cases"]) != 3 or out["cases"][0]["sink_records"] <= 0:
         print("FAIL checkpoint_cost --checkpoints", file=sys.stderr)
         return 1
-    print(f"bench smoke: {len(names) + 2 + len(EVENTS)} jobs ran, every sink checksum equals its baseline's")
+    print(f"bench smoke: {len(names) + 2 + len(EVENTS) + len(KAFKA)} jobs ran, every sink checksum equals its baseline's")
     return 0
 
 
@@ -214,6 +240,8 @@ def main():
     data_file = files["events_scan"]["data_file"]
     py_scan = python_events("scan", data_file, 1)
     py_windowed = python_events("windowed", data_file, 1)
+    print("kafka:", file=sys.stderr)
+    kafka = {name: bench_kafka(a.tidemark, name, a.runs, a.data_dir, a.events_count) for name in KAFKA}
     walls = {}
     for job in ("jobs/two_splits_split.yaml", "jobs/two_splits_operator.yaml"):
         walls[job] = wall_time(a.tidemark, job, a.runs)
@@ -343,6 +371,36 @@ def main():
                  f"{py_windowed['records'] / py_windowed['seconds'] / 1e6:.2f} | {py_windowed['seconds']:.2f} | — | — | — | — | "
                  f"{py_windowed['windows']:,} | {'ok' if py_windowed['windows'] == ew['sink_records'] else 'MISMATCH'} |")
     lines.append("")
+    ks = kafka["kafka_scan"]
+    lines.append("## Reading from Kafka\n")
+    lines.append(f"`tidemark bench jobs/bench/kafka_scan.yaml`: {ks['records']:,} of the same events "
+                 f"({ks['bytes'] / 1e6:.1f} MB of JSON values) produced into a topic of {ks['partitions']} "
+                 "partitions of librdkafka's in-process mock cluster before any timing (it keeps at most "
+                 "5 MB, about 62,000 of these records, a partition), then read from the earliest to the latest offsets "
+                 "(`bounded: latest`) and every field checksummed. In the same run, interleaved: the baseline, a "
+                 "plain librdkafka consumer on one thread draining one queue per partition with the file "
+                 "baseline's simdjson parse, and the same job on a `file` source over the same events. The "
+                 "mock broker runs in this process, so its CPU time is in every Kafka row.\n")
+    lines.append("| source | MB/s | M rec/s | wall s | CPU s | ratio to the Kafka baseline | sink records | check |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    check = "ok" if ks["checksum_ok"] else "MISMATCH"
+    lines.append(f"| kafka source | {ks['mb_per_s']:.1f} | {ks['records_per_s'] / 1e6:.2f} | {ks['wall_s']:.2f} | "
+                 f"{ks['cpu_s']:.2f} | {ks['ratio_to_baseline']:.3f} | {ks['sink_records']:,} | {check} |")
+    lines.append(f"| librdkafka + simdjson baseline | {ks['baseline_mb_per_s']:.1f} | "
+                 f"{ks['baseline_records_per_s'] / 1e6:.2f} | {ks['baseline_wall_s']:.2f} | {ks['baseline_cpu_s']:.2f} | "
+                 f"1 | — | {check} |")
+    lines.append(f"| file source, same events | {ks['file_mb_per_s']:.1f} | {ks['file_records_per_s'] / 1e6:.2f} | "
+                 f"{ks['file_wall_s']:.2f} | {ks['file_cpu_s']:.2f} | — | — | {check} |")
+    kw = kafka["kafka_windowed"]
+    check = "ok" if kw["checksum_ok"] else "MISMATCH"
+    lines.append(f"| kafka_windowed: kafka source | {kw['mb_per_s']:.1f} | {kw['records_per_s'] / 1e6:.2f} | "
+                 f"{kw['wall_s']:.2f} | {kw['cpu_s']:.2f} | — | {kw['sink_records']:,} | {check} |")
+    lines.append(f"| kafka_windowed: file source, same events | {kw['file_mb_per_s']:.1f} | "
+                 f"{kw['file_records_per_s'] / 1e6:.2f} | {kw['file_wall_s']:.2f} | {kw['file_cpu_s']:.2f} | — | — | {check} |")
+    lines.append("")
+    lines.append(f"The Kafka source reads at {ks['ratio_to_file']:.2f} × the file source's rate on the same events "
+                 f"(scan), {kw['ratio_to_file']:.2f} × with the windowed query (`kafka_windowed`, 1 run; the "
+                 "same windows as the file job: check). No hand-written Kafka baseline for the window.\n")
     lines.append("## All jobs\n")
     lines.append("Throughput in M records/s (records generated by the source per second of job wall time, "
                  "start to end of the last task).\n")

@@ -509,6 +509,9 @@ class Exporter {
   void WindowJoin(const JobVertex& v);
   void Sink(const JobVertex& v);
   void Unsupported(const JobVertex& v, const std::string& feature, const std::string& nearest);
+  /// The WITH options of Flink SQL's kafka connector for a `kafka` source; returns the comments
+  /// (and DROPPED lines) to put before its CREATE TABLE.
+  std::string KafkaSourceOptions(const OperatorSpec& op, std::vector<std::string>& options);
   /// A problem (and its comment) when a duration needs 3 or more digits of days: Flink's interval
   /// literals take 2 digits per unit unless written with a precision.
   std::string CheckDurations(const OperatorSpec& op, const std::string& path,
@@ -914,6 +917,8 @@ void Exporter::Source(const JobVertex& v) {
     if (src.key_locations.values.count("split-bytes") != 0) {
       comments += "-- split-bytes: Flink's filesystem source cuts files into splits itself.\n";
     }
+  } else if (src.type == "kafka") {
+    comments += KafkaSourceOptions(op, options);
   } else {
     comments +=
         Drop(src.key_locations.Of("type", src.location), PathOf(op, "source.type"),
@@ -944,7 +949,8 @@ void Exporter::Source(const JobVertex& v) {
   if (wm != nullptr && wm->strategy != "none") {
     const std::string wm_path = "watermarks";
     std::string ts_field = wm->timestamp_field;
-    if (ts_field.empty()) {
+    const bool kafka_time = src.type == "kafka" && ts_field.empty();
+    if (ts_field.empty() && !kafka_time) {
       // The source's own timestamp: the first `timestamp` column (file, replay), else `ts`.
       for (const Field& f : v.compiled.output_schema.fields()) {
         if (f.type == FieldType::kTimestamp) {
@@ -968,7 +974,13 @@ void Exporter::Source(const JobVertex& v) {
           "-- split mode. Records of one file that is far behind another can be late here.\n";
     }
     rel.rowtime = UniqueName("rowtime", rel.columns);
-    if (ts_field.empty()) {
+    if (kafka_time) {
+      // The record's timestamp (CreateTime or LogAppendTime), as tidemark's kafka source.
+      ddl_columns += fmt::format("  {} TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,\n",
+                                 Quote(rel.rowtime));
+      comments += "-- The event time is the Kafka record's timestamp (metadata 'timestamp').\n";
+      watermark = WatermarkDdl(*wm, wm_op, wm_path, rel.rowtime, /*push_down=*/true, options, comments);
+    } else if (ts_field.empty()) {
       comments +=
           Drop(wm->location, PathOf(wm_op, "watermarks"), "watermarks without a timestamp field",
                "WATERMARK FOR a TIMESTAMP_LTZ(3) column");
@@ -990,9 +1002,10 @@ void Exporter::Source(const JobVertex& v) {
       }
       ddl_columns +=
           fmt::format("  {} AS TO_TIMESTAMP_LTZ({}, {}),\n", Quote(rel.rowtime), ms, precision);
-      // No connector tidemark maps to so far pushes the watermark into the source.
-      watermark =
-          WatermarkDdl(*wm, wm_op, wm_path, rel.rowtime, /*push_down=*/false, options, comments);
+      // Flink's kafka connector pushes the watermark into the source (per partition); the
+      // filesystem and datagen connectors do not.
+      watermark = WatermarkDdl(*wm, wm_op, wm_path, rel.rowtime, /*push_down=*/src.type == "kafka",
+                               options, comments);
     }
   }
   std::string ddl = ddl_columns + watermark;
@@ -1023,6 +1036,114 @@ void Exporter::Assigner(const JobVertex& v) {
     relations_[v.id] = *input;
   }
   body_ += "\n";
+}
+
+std::string Exporter::KafkaSourceOptions(const OperatorSpec& op, std::vector<std::string>& options) {
+  const SourceSpec& src = *op.source;
+  const KafkaSourceSpec& k = src.kafka;
+  std::string comments;
+  auto at = [&](const char* key) { return src.key_locations.Of(key, src.location); };
+  options.push_back("'connector' = 'kafka'");
+  if (!k.topic_pattern.empty()) {
+    options.push_back(fmt::format("'topic-pattern' = {}", SqlString(k.topic_pattern)));
+  } else {
+    std::string topics;
+    for (const std::string& t : k.topics) {
+      topics += (topics.empty() ? "" : ";") + t;
+    }
+    options.push_back(fmt::format("'topic' = {}", SqlString(topics)));
+  }
+  if (k.mock) {
+    comments += Drop(at("mock-cluster"), PathOf(op, "source.mock-cluster"),
+                     "mock-cluster (an in-process librdkafka mock cluster loaded from a file)",
+                     "a Kafka cluster at 'properties.bootstrap.servers' (written as localhost:9092), "
+                     "with the file produced into the topic");
+    options.push_back("'properties.bootstrap.servers' = 'localhost:9092'");
+  } else {
+    options.push_back(fmt::format("'properties.bootstrap.servers' = {}", SqlString(k.bootstrap_servers)));
+  }
+  if (!k.group_id.empty()) {
+    options.push_back(fmt::format("'properties.group.id' = {}", SqlString(k.group_id)));
+  }
+  const std::string topic = k.topics.size() == 1 ? k.topics.front() : "";
+  // "partition:0,offset:42;partition:1,offset:300" of the one topic, or "" when a split id names
+  // another topic (Flink SQL's specific offsets are for a single topic).
+  auto partition_offsets = [&](const std::map<std::string, int64_t>& offsets) -> std::optional<std::string> {
+    std::string out;
+    for (const auto& [id, offset] : offsets) {
+      const size_t dash = id.rfind('-');
+      if (topic.empty() || id.substr(0, dash) != topic) {
+        return std::nullopt;
+      }
+      out += fmt::format("{}partition:{},offset:{}", out.empty() ? "" : ";", id.substr(dash + 1), offset);
+    }
+    return out;
+  };
+  const std::string& start = k.starting_offsets;
+  if (start == "earliest" || start == "latest") {
+    options.push_back(fmt::format("'scan.startup.mode' = '{}-offset'", start));
+  } else if (start == "committed") {
+    options.push_back("'scan.startup.mode' = 'group-offsets'");
+    options.push_back(fmt::format("'properties.auto.offset.reset' = '{}'", k.offset_reset));
+  } else if (start == "timestamp") {
+    options.push_back("'scan.startup.mode' = 'timestamp'");
+    options.push_back(fmt::format("'scan.startup.timestamp-millis' = '{}'", k.starting_timestamp_ms));
+  } else if (start == "specific") {
+    const std::optional<std::string> offsets = partition_offsets(k.starting_specific);
+    if (!offsets) {
+      comments += Drop(at("starting-specific-offsets"), PathOf(op, "source.starting-specific-offsets"),
+                       "specific starting offsets over more than one topic",
+                       "'scan.startup.specific-offsets', which names partitions of the one 'topic'");
+      options.push_back("'scan.startup.mode' = 'earliest-offset'");
+    } else {
+      options.push_back("'scan.startup.mode' = 'specific-offsets'");
+      options.push_back(fmt::format("'scan.startup.specific-offsets' = {}", SqlString(*offsets)));
+      if (k.offset_reset != "earliest") {
+        comments += Drop(at("starting-offsets-reset"), PathOf(op, "source.starting-offsets-reset"),
+                         fmt::format("starting-offsets-reset: {} for the partitions not listed", k.offset_reset),
+                         "Flink SQL starts an unlisted partition at the group's committed offset, "
+                         "else the earliest");
+      } else {
+        comments += "-- Partitions not listed: Flink SQL starts them at the group's committed offset, "
+                    "else the earliest.\n";
+      }
+    }
+  }
+  if (k.bounded == "latest") {
+    options.push_back("'scan.bounded.mode' = 'latest-offset'");
+  } else if (k.bounded == "specific") {
+    const std::optional<std::string> offsets = partition_offsets(k.bounded_specific);
+    if (!offsets) {
+      comments += Drop(at("bounded-specific-offsets"), PathOf(op, "source.bounded-specific-offsets"),
+                       "specific stopping offsets over more than one topic",
+                       "'scan.bounded.specific-offsets', which names partitions of the one 'topic'");
+    } else {
+      options.push_back("'scan.bounded.mode' = 'specific-offsets'");
+      options.push_back(fmt::format("'scan.bounded.specific-offsets' = {}", SqlString(*offsets)));
+    }
+  } else {
+    options.push_back(
+        fmt::format("'scan.topic-partition-discovery.interval' = '{}ms'", k.discovery_interval_ms));
+  }
+  if (k.format == "raw") {
+    options.push_back("'format' = 'raw'");
+  } else {
+    options.push_back("'format' = 'json'");
+    options.push_back("'json.ignore-parse-errors' = 'true'");
+    comments += "-- Bad values are skipped ('ignore-parse-errors'), as tidemark counts and drops them.\n";
+  }
+  if (!k.key_field.empty()) {
+    options.push_back("'key.format' = 'raw'");
+    options.push_back(fmt::format("'key.fields' = {}", SqlString(k.key_field)));
+    options.push_back("'value.fields-include' = 'EXCEPT_KEY'");
+  }
+  for (const auto& [name, value] : k.properties) {
+    options.push_back(fmt::format("{} = {}", SqlString("properties." + name), SqlString(value)));
+  }
+  if (src.key_locations.values.count("pacing") != 0) {
+    comments += "-- pacing (processing time per record) has no Flink equivalent; the topic is read at full speed.\n";
+  }
+  return comments;
 }
 
 void Exporter::Unsupported(const JobVertex& v, const std::string& feature,

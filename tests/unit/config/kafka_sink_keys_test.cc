@@ -5,38 +5,17 @@
 #include <gtest/gtest.h>
 
 #include "config/job_loader.h"
+#include "tests/testing/sink_keys.h"
 
 namespace tidemark {
 namespace {
 
 constexpr const char* kFile = "jobs/kafka.yaml";
 
-// The sink block starts on line 10 of this job.
-JobSpec Load(const std::string& sink) {
-  return LoadJobSpecString(
-      std::string(
-          "name: t\noperators:\n"
-          "  - id: src\n"
-          "    type: source\n"
-          "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}\n"
-          "  - id: out\n"
-          "    type: sink\n"
-          "    input: src\n"
-          "    sink:\n") +
-          sink,
-      kFile);
-}
-
-std::string ErrorOf(const std::string& sink) {
-  try {
-    Load(sink);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-const SinkSpec& SinkOf(const JobSpec& job) { return *job.operators.at(1).sink; }
+// The sink block starts on line 10 of this job (tests/testing/sink_keys.h).
+JobSpec Load(const std::string& sink) { return testing::LoadSinkJob(sink, kFile); }
+std::string ErrorOf(const std::string& sink) { return testing::SinkJobError(sink, kFile); }
+using testing::SinkOf;
 
 TEST(KafkaSinkKeysTest, DefaultsAreFlinks) {
   JobSpec job = Load("      {type: kafka, bootstrap-servers: 'h:1', topic: t}\n");

@@ -102,6 +102,23 @@ TEST(KafkaSourceKeysTest, ErrorsNameFileLineColumnAndKey) {
                          "      properties: {group.id: x}\n      format: raw\n")),
             "t.yaml:9:20: error: operators[0].source.properties.group.id: set it with the source key "
             "group-id instead");
+  // Flink's KafkaSource refuses committed offsets without group.id; so does the loader, at the value.
+  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
+                         "      starting-offsets: committed\n")),
+            "t.yaml:10:25: error: operators[0].source.starting-offsets: committed offsets need group-id "
+            "(the consumer group whose committed offsets the source starts from)");
+  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
+                         "      group-id: g\n      starting-offsets: committed\n")),
+            "<no error>");
+  // The properties block: a mapping; duplicate names are errors at the second one.
+  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
+                         "      properties: [a]\n")),
+            "t.yaml:10:19: error: operators[0].source.properties: expected a mapping of Kafka client "
+            "properties like {fetch.max.bytes: 1048576}, got a list");
+  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n"
+                         "      properties: {group.id: x}\n      format: raw\n")),
+            "t.yaml:9:20: error: operators[0].source.properties.group.id: set it with the source key "
+            "group-id instead");
   EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n")),
             "t.yaml:6:7: error: operators[0].source.schema: missing required key (format json "
             "needs the value's fields)");

@@ -292,3 +292,79 @@ TEST(FlinkSqlExportTest, AnExactlyOnceFileSinkSpellsOutItsRollingPolicy) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// A kafka source (its keys indented for the source block, after type and topics) -> print.
+std::string KafkaJob(const std::string& topics, const std::string& keys,
+                     const std::string& watermarks = "") {
+  return "name: t\noperators:\n  - id: src\n    type: source\n    source:\n      type: kafka\n"
+         "      bootstrap-servers: 'k1:9092'\n      topics: " +
+         topics + "\n" + keys + watermarks +
+         "  - id: out\n    type: sink\n    input: src\n    sink: {type: print}\n";
+}
+
+TEST(FlinkSqlExportTest, AKafkaSourceIsFlinksKafkaConnector) {
+  const FlinkSqlExport e = Export(KafkaJob("[t]",
+                                           "      starting-offsets: timestamp\n"
+                                           "      starting-timestamp: 1767225600000\n"
+                                           "      bounded: specific\n"
+                                           "      bounded-specific-offsets: {t-0: 10, t-3: 7}\n"
+                                           "      format: raw\n",
+                                           "    watermarks: {max-out-of-orderness: 0ms, idleness: 5s,\n"
+                                           "                 alignment: {group: g, max-drift: 2s}}\n"));
+  EXPECT_TRUE(e.problems.empty()) << e.problems[0].ToString();
+  EXPECT_TRUE(Contains(e.sql,
+                       "  `value` STRING,\n"
+                       "  `rowtime` TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,\n"
+                       "  WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '0.001' SECOND\n"
+                       ") WITH (\n"
+                       "  'connector' = 'kafka',\n"
+                       "  'topic' = 't',\n"
+                       "  'properties.bootstrap.servers' = 'k1:9092',\n"
+                       "  'scan.startup.mode' = 'timestamp',\n"
+                       "  'scan.startup.timestamp-millis' = '1767225600000',\n"
+                       "  'scan.bounded.mode' = 'specific-offsets',\n"
+                       "  'scan.bounded.specific-offsets' = 'partition:0,offset:10;partition:3,offset:7',\n"
+                       "  'format' = 'raw',\n"
+                       "  'scan.watermark.idle-timeout' = '5000ms',\n"
+                       "  'scan.watermark.alignment.group' = 'g',\n"
+                       "  'scan.watermark.alignment.max-drift' = '2000ms',\n"
+                       "  'scan.watermark.alignment.update-interval' = '1000ms'\n"
+                       ");\n"))
+      << e.sql;
+}
+
+TEST(FlinkSqlExportTest, KafkaTopicsPatternsAndStartingOffsets) {
+  const FlinkSqlExport two = Export(KafkaJob("[a, b]", "      format: raw\n      starting-offsets: latest\n"));
+  EXPECT_TRUE(two.problems.empty());
+  EXPECT_TRUE(Contains(two.sql, "  'topic' = 'a;b',\n")) << two.sql;
+  EXPECT_TRUE(Contains(two.sql, "  'scan.startup.mode' = 'latest-offset',\n"
+                                "  'scan.topic-partition-discovery.interval' = '300000ms',\n"))
+      << two.sql;
+  const FlinkSqlExport specific =
+      Export(KafkaJob("[t]", "      format: raw\n      starting-offsets: specific\n"
+                             "      starting-specific-offsets: {t-1: 42}\n"));
+  EXPECT_TRUE(specific.problems.empty());
+  EXPECT_TRUE(Contains(specific.sql, "  'scan.startup.mode' = 'specific-offsets',\n"
+                                     "  'scan.startup.specific-offsets' = 'partition:1,offset:42',\n"))
+      << specific.sql;
+  // Flink SQL's specific offsets name partitions of one topic; two topics cannot be said.
+  const FlinkSqlExport across =
+      Export(KafkaJob("[a, b]", "      format: raw\n      starting-offsets: specific\n"
+                                "      starting-specific-offsets: {a-0: 1, b-0: 2}\n"));
+  ASSERT_EQ(across.problems.size(), 1u);
+  EXPECT_EQ(across.problems[0].ToString(),
+            "jobs/export_test.yaml:11:34: error: operators[0].source.starting-specific-offsets: specific "
+            "starting offsets over more than one topic has no Flink SQL form; nearest: "
+            "'scan.startup.specific-offsets', which names partitions of the one 'topic'");
+  const FlinkSqlExport reset =
+      Export(KafkaJob("[t]", "      format: raw\n      starting-offsets: specific\n"
+                             "      starting-specific-offsets: {t-0: 1}\n      starting-offsets-reset: latest\n"));
+  ASSERT_EQ(reset.problems.size(), 1u);
+  EXPECT_EQ(reset.problems[0].path, "operators[0].source.starting-offsets-reset");
+}
+
+}  // namespace
+}  // namespace tidemark
