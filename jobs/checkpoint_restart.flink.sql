@@ -9,6 +9,12 @@ SET 'execution.runtime-mode' = 'streaming';
 SET 'pipeline.auto-watermark-interval' = '50ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
+SET 'execution.checkpointing.interval' = '100ms';
+SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
+-- checkpointing.dir 'checkpoints/checkpoint-restart' is relative to where tidemark runs; Flink needs a URI ('execution.checkpointing.dir' = 'file:///...').
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '1';
+SET 'restart-strategy.fixed-delay.delay' = '100ms';
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 
 -- Source 'source' (jobs/checkpoint_restart.yaml:15:5): sequence source.

@@ -10,6 +10,8 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
 SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '100ms';
+SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
 
 -- Source 'source' (jobs/exactly_once_file_sink.yaml:20:5): datagen source.
 -- DROPPED (jobs/exactly_once_file_sink.yaml:23:13): source type datagen (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)

@@ -9,6 +9,11 @@ SET 'execution.runtime-mode' = 'streaming';
 SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
+SET 'execution.checkpointing.interval' = '600ms';
+SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '1';
+SET 'restart-strategy.fixed-delay.delay' = '200ms';
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 -- report 'mode=operator, failover flink' (tidemark's summary line) has no Flink equivalent; read the sinks instead.
 

@@ -9,6 +9,8 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
 SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '10000ms';
+SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
 
 -- Source 'orders' (jobs/kafka_orders.yaml:13:5): kafka source.
 -- Bad values are skipped ('ignore-parse-errors'), as tidemark counts and drops them.

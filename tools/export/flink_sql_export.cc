@@ -555,6 +555,70 @@ class Exporter {
   std::string body_;
   std::vector<std::string> inserts_;
   std::string idle_timeout_;  // SET 'table.exec.source.idle-timeout' for file sources
+
+  /// `checkpointing:` and `restart-strategy:` as Flink's configuration options (SET lines); a
+  /// job that checkpoints must do so in Flink too, or an exactly-once sink never commits there.
+  std::string CheckpointingOptions() const {
+    std::string out;
+    auto set = [&out](std::string_view key, const std::string& value) {
+      out += fmt::format("SET '{}' = '{}';\n", key, value);
+    };
+    auto ms = [](int64_t v) { return fmt::format("{}ms", v); };
+    if (const std::optional<CheckpointingSpec>& c = spec_.checkpointing) {
+      const CheckpointingSpec defaults;
+      set("execution.checkpointing.interval", ms(c->interval_ms));
+      set("execution.checkpointing.mode", c->mode == "at-least-once" ? "AT_LEAST_ONCE" : "EXACTLY_ONCE");
+      if (c->timeout_ms != defaults.timeout_ms) {
+        set("execution.checkpointing.timeout", ms(c->timeout_ms));
+      }
+      if (c->min_pause_ms != defaults.min_pause_ms) {
+        set("execution.checkpointing.min-pause", ms(c->min_pause_ms));
+      }
+      if (c->max_concurrent_checkpoints != defaults.max_concurrent_checkpoints) {
+        set("execution.checkpointing.max-concurrent-checkpoints",
+            std::to_string(c->max_concurrent_checkpoints));
+      }
+      if (c->tolerable_failed_checkpoints != defaults.tolerable_failed_checkpoints) {
+        set("execution.checkpointing.tolerable-failed-checkpoints",
+            std::to_string(c->tolerable_failed_checkpoints));
+      }
+      if (c->num_retained != defaults.num_retained) {
+        set("execution.checkpointing.num-retained", std::to_string(c->num_retained));
+      }
+      if (!c->dir.empty()) {
+        if (c->dir.front() == '/') {
+          set("execution.checkpointing.dir", "file://" + c->dir);
+        } else {
+          out += fmt::format("-- checkpointing.dir '{}' is relative to where tidemark runs; Flink needs a "
+                             "URI ('execution.checkpointing.dir' = 'file:///...').\n",
+                             c->dir);
+        }
+      }
+      if (c->restore_watermarks) {
+        out += "-- restore-watermarks: Flink has no such option; after a restore its watermarks "
+               "start again at Long.MIN (jobs/failover_watermarks_flink.yaml).\n";
+      }
+    }
+    if (const std::optional<RestartStrategySpec>& r = spec_.restart_strategy) {
+      set("restart-strategy.type", r->type);
+      if (r->type == "fixed-delay") {
+        set("restart-strategy.fixed-delay.attempts", std::to_string(r->attempts));
+        set("restart-strategy.fixed-delay.delay", ms(r->delay_ms));
+      } else if (r->type == "exponential-delay") {
+        set("restart-strategy.exponential-delay.initial-backoff", ms(r->initial_backoff_ms));
+        set("restart-strategy.exponential-delay.max-backoff", ms(r->max_backoff_ms));
+        set("restart-strategy.exponential-delay.backoff-multiplier", fmt::format("{}", r->backoff_multiplier));
+        set("restart-strategy.exponential-delay.reset-backoff-threshold", ms(r->reset_backoff_threshold_ms));
+        set("restart-strategy.exponential-delay.jitter-factor", fmt::format("{}", r->jitter_factor));
+      } else if (r->type == "failure-rate") {
+        set("restart-strategy.failure-rate.max-failures-per-interval",
+            std::to_string(r->max_failures_per_interval));
+        set("restart-strategy.failure-rate.failure-rate-interval", ms(r->failure_rate_interval_ms));
+        set("restart-strategy.failure-rate.delay", ms(r->delay_ms));
+      }
+    }
+    return out;
+  }
 };
 
 std::optional<Relation> Exporter::InputRelation(const JobVertex& v, size_t input_index) {
@@ -714,6 +778,7 @@ FlinkSqlExport Exporter::Run() {
   if (!idle_timeout_.empty()) {
     out += idle_timeout_;
   }
+  out += CheckpointingOptions();
   std::string own_parallelism;
   for (const OperatorSpec& op : spec_.operators) {
     if (op.parallelism > 0 && op.parallelism != p.parallelism) {

@@ -63,6 +63,48 @@ TEST(FlinkSqlExportTest, BoundedOutOfOrdernessIsOneMillisecondMoreInSql) {
   EXPECT_TRUE(Contains(e.sql, "SET 'pipeline.auto-watermark-interval' = '200ms';")) << e.sql;
 }
 
+// checkpointing: and restart-strategy: become Flink's options: without them an exported
+// exactly-once sink would never commit in Flink. Defaults are left to Flink (the same values).
+TEST(FlinkSqlExportTest, CheckpointingAndRestartStrategyBecomeFlinksOptions) {
+  const std::string job = WindowJob("{assigner: tumbling, size: 1s}");
+  const FlinkSqlExport e = Export(job +
+                                  "checkpointing: {interval: 2s, mode: at-least-once, timeout: 1min, "
+                                  "min-pause: 500ms, max-concurrent-checkpoints: 2, "
+                                  "tolerable-failed-checkpoints: 3, num-retained: 4, dir: /var/ckpt}\n"
+                                  "restart-strategy: {type: exponential-delay, initial-backoff: 2s, "
+                                  "max-backoff: 1min, backoff-multiplier: 2.5, "
+                                  "reset-backoff-threshold: 1h, jitter-factor: 0.2}\n");
+  EXPECT_TRUE(e.problems.empty());
+  EXPECT_TRUE(Contains(e.sql,
+                       "SET 'execution.checkpointing.interval' = '2000ms';\n"
+                       "SET 'execution.checkpointing.mode' = 'AT_LEAST_ONCE';\n"
+                       "SET 'execution.checkpointing.timeout' = '60000ms';\n"
+                       "SET 'execution.checkpointing.min-pause' = '500ms';\n"
+                       "SET 'execution.checkpointing.max-concurrent-checkpoints' = '2';\n"
+                       "SET 'execution.checkpointing.tolerable-failed-checkpoints' = '3';\n"
+                       "SET 'execution.checkpointing.num-retained' = '4';\n"
+                       "SET 'execution.checkpointing.dir' = 'file:///var/ckpt';\n"
+                       "SET 'restart-strategy.type' = 'exponential-delay';\n"
+                       "SET 'restart-strategy.exponential-delay.initial-backoff' = '2000ms';\n"
+                       "SET 'restart-strategy.exponential-delay.max-backoff' = '60000ms';\n"
+                       "SET 'restart-strategy.exponential-delay.backoff-multiplier' = '2.5';\n"
+                       "SET 'restart-strategy.exponential-delay.reset-backoff-threshold' = '3600000ms';\n"
+                       "SET 'restart-strategy.exponential-delay.jitter-factor' = '0.2';\n"))
+      << e.sql;
+  const FlinkSqlExport rate = Export(job + "checkpointing: {interval: 1s}\n"
+                                           "restart-strategy: {type: failure-rate, "
+                                           "max-failures-per-interval: 3, failure-rate-interval: 5min, delay: 2s}\n");
+  EXPECT_TRUE(Contains(rate.sql,
+                       "SET 'execution.checkpointing.interval' = '1000ms';\n"
+                       "SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';\n"
+                       "SET 'restart-strategy.type' = 'failure-rate';\n"
+                       "SET 'restart-strategy.failure-rate.max-failures-per-interval' = '3';\n"
+                       "SET 'restart-strategy.failure-rate.failure-rate-interval' = '300000ms';\n"
+                       "SET 'restart-strategy.failure-rate.delay' = '2000ms';\n"))
+      << rate.sql;
+  EXPECT_FALSE(Contains(Export(job).sql, "checkpointing")) << Export(job).sql;
+}
+
 TEST(FlinkSqlExportTest, MonotonousIsOneMillisecondNotTheTimestampItself) {
   const FlinkSqlExport e =
       Export(FileJob("    watermarks: {strategy: monotonous, timestamp-field: ts}\n",
