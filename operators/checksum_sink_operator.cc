@@ -1,5 +1,6 @@
 #include "operators/checksum_sink_operator.h"
 
+#include <bit>
 #include <chrono>
 
 #include "runtime/core/checksum.h"
@@ -13,25 +14,34 @@ ChecksumSinkOperator::ChecksumSinkOperator(const Schema& schema, std::shared_ptr
     if (name == "emit_ns") {
       latency_slot_ = static_cast<int>(i);
     } else if (name != "wm") {
-      slots_.push_back(i);
       const FieldType t = schema.field(i).type;
-      kinds_.push_back(t == FieldType::kDouble                                  ? 2
-                       : t == FieldType::kInt64 || t == FieldType::kTimestamp ? 1
-                                                                               : 0);
+      const size_t position = slots_.size();
+      slots_.push_back(i);
+      fields_.push_back(Field{i,
+                              t == FieldType::kDouble                                  ? size_t{2}
+                              : t == FieldType::kInt64 || t == FieldType::kTimestamp ? size_t{1}
+                                                                                      : size_t{0},
+                              FieldSalt(position)});
     }
   }
 }
 
 uint64_t ChecksumSinkOperator::Hash(const Row& row) const {
   uint64_t sum = 0;
-  const size_t n = slots_.size();
+  const Value* cells = row.data();
+  const size_t n = fields_.size();
   for (size_t p = 0; p < n; ++p) {
-    const Value& cell = row[slots_[p]];
-    const size_t kind = kinds_[p];
-    if (kind == 1 && cell.index() == 1) {
-      sum += FieldHash(p, *std::get_if<int64_t>(&cell));
-    } else if (kind == 2 && cell.index() == 2) {
-      sum += FieldHash(p, *std::get_if<double>(&cell));
+    const Field& f = fields_[p];
+    const Value& cell = cells[f.slot];
+    if (cell.index() == f.kind) {  // the schema's type (kind 0 never matches a non-NULL cell)
+      uint64_t bits;
+      if (f.kind == 1) {
+        bits = static_cast<uint64_t>(*std::get_if<int64_t>(&cell));
+      } else {
+        const double d = *std::get_if<double>(&cell);
+        bits = std::bit_cast<uint64_t>(d == 0.0 ? 0.0 : d);
+      }
+      sum += Mix64(bits ^ f.salt);
     } else {
       sum += FieldHash(p, cell);
     }

@@ -33,8 +33,16 @@ class ChecksumSinkOperator : public StreamOperator {
   uint64_t Hash(const Row& row) const;
   void SampleLatency(const Row& row);
 
+  /// A checksummed field, compiled from the schema: where it is, the Value index its type holds
+  /// (0: hash any cell through FieldHash) and its position's salt (checksum.h's FieldHash).
+  struct Field {
+    size_t slot = 0;
+    size_t kind = 0;
+    uint64_t salt = 0;
+  };
+
   std::vector<size_t> slots_;  // checksummed fields, in schema order
-  std::vector<uint8_t> kinds_;  // per checksummed field: the Value index its schema type holds
+  std::vector<Field> fields_;  // the same, compiled
   int latency_slot_ = -1;
   std::shared_ptr<SinkResult> result_;
   int64_t count_ = 0;
