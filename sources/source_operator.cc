@@ -37,6 +37,33 @@ class SourceOperator::FlushingOutput final : public Output {
   Output& inner_;
 };
 
+inline StreamRecord& SourceOperator::RecordSlot(StreamRecord& fallback) {
+  if (!batching_) {
+    return fallback;
+  }
+  if (pool_used_ == pool_.size()) {
+    FlushPending();
+    pool_used_ = 0;
+  }
+  return pool_[pool_used_++];
+}
+
+inline void SourceOperator::Forward(StreamRecord& record) {
+  if (!batching_) {
+    out().Collect(record);
+    return;
+  }
+  StreamRecord* slot = &record;
+  if (pool_used_ == 0 || slot != &pool_[pool_used_ - 1]) {
+    StreamRecord& fresh = RecordSlot(record);  // a record built elsewhere joins the batch
+    fresh.row.swap(record.row);
+    fresh.timestamp = record.timestamp;
+    fresh.has_timestamp = record.has_timestamp;
+    slot = &fresh;
+  }
+  pending_[pending_count_++] = slot;  // at most one per pool slot: never past kBatchSize
+}
+
 /// The split side and the main side of the task output, each idle until it shows activity; the
 /// underlying output is marked idle only when both are (an unused side never holds time back).
 class SourceOperator::IdlenessManager {
@@ -345,7 +372,7 @@ void SourceOperator::Open(const OperatorContext& context) {
   SourceOperatorBase::Open(context);
   out_ = std::make_unique<FlushingOutput>(*this, output());
   pool_.resize(kBatchSize);
-  pending_.reserve(kBatchSize);
+  pending_.assign(kBatchSize, nullptr);
   if (generates_watermarks()) {
     data_output_ = std::make_unique<WatermarkToDataOutput>(
         out(), [this](Timestamp watermark) { OnWatermarkForwarded(watermark); });
@@ -634,40 +661,13 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
 
 Output& SourceOperator::out() { return *out_; }
 
-StreamRecord& SourceOperator::RecordSlot(StreamRecord& fallback) {
-  if (!batching_) {
-    return fallback;
-  }
-  if (pool_used_ == pool_.size()) {
-    FlushPending();
-    pool_used_ = 0;
-  }
-  return pool_[pool_used_++];
-}
-
-void SourceOperator::Forward(StreamRecord& record) {
-  if (!batching_) {
-    out().Collect(record);
-    return;
-  }
-  StreamRecord* slot = &record;
-  if (pool_used_ == 0 || slot != &pool_[pool_used_ - 1]) {
-    StreamRecord& fresh = RecordSlot(record);  // a record built elsewhere joins the batch
-    fresh.row.swap(record.row);
-    fresh.timestamp = record.timestamp;
-    fresh.has_timestamp = record.has_timestamp;
-    slot = &fresh;
-  }
-  pending_.push_back(slot);
-}
-
 void SourceOperator::FlushPending() {
-  if (pending_.empty()) {
+  if (pending_count_ == 0) {
     return;
   }
-  RecordBatch batch{pending_.data(), pending_.size()};
+  RecordBatch batch{pending_.data(), pending_count_};
+  pending_count_ = 0;  // before the call: the batch's records are delivered whatever it does
   output().CollectBatch(batch);
-  pending_.clear();
 }
 
 InputStatus SourceOperator::EmitBatch(int64_t max_polls, int64_t* polls) {
@@ -685,7 +685,7 @@ InputStatus SourceOperator::EmitBatch(int64_t max_polls, int64_t* polls) {
     FlushPending();
   } catch (...) {
     batching_ = false;
-    pending_.clear();
+    pending_count_ = 0;
     pool_used_ = 0;
     throw;
   }

@@ -195,7 +195,8 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   bool batching_ = false;
   std::vector<StreamRecord> pool_;
   size_t pool_used_ = 0;
-  std::vector<StreamRecord*> pending_;
+  std::vector<StreamRecord*> pending_;  // sized kBatchSize; the first pending_count_ are pending
+  size_t pending_count_ = 0;
   /// EmitRecord's copy of a record for a generator that reads it (punctuated): reused, so the
   /// copy costs no allocation per record.
   StreamRecord seen_;
