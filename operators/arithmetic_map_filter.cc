@@ -20,15 +20,15 @@ int ArithmeticMapOperator::ResolveSlot(const Schema& input, const std::string& f
 }
 
 void ArithmeticMapOperator::ProcessElement(StreamRecord& record, int /*input*/) {
-  Value& v = record.row[slot_];
-  if (is_double_) {
-    if (auto* d = std::get_if<double>(&v)) {
-      *d = *d * multiply_ + add_;
-    }
-  } else if (auto* i = std::get_if<int64_t>(&v)) {
-    *i = static_cast<int64_t>(static_cast<double>(*i) * multiply_ + add_);
-  }
+  Apply(record.row[slot_]);
   output().Collect(record);
+}
+
+void ArithmeticMapOperator::ProcessBatch(RecordBatch& batch, int /*input*/) {
+  for (size_t i = 0; i < batch.size; ++i) {
+    Apply(batch.records[i]->row[slot_]);
+  }
+  output().CollectBatch(batch);
 }
 
 ComparisonFilterOperator::Op ComparisonFilterOperator::ParseOp(const std::string& op) {
@@ -54,17 +54,21 @@ ComparisonFilterOperator::Op ComparisonFilterOperator::ParseOp(const std::string
 }
 
 void ComparisonFilterOperator::ProcessElement(StreamRecord& record, int /*input*/) {
-  const Value& v = record.row[slot_];
-  double x = 0;
-  if (const auto* d = std::get_if<double>(&v)) {
-    x = *d;
-  } else if (const auto* i = std::get_if<int64_t>(&v)) {
-    x = static_cast<double>(*i);
-  } else {
-    return;
-  }
-  if (Passes(op_, x, value_)) {
+  if (Test(record.row[slot_])) {
     output().Collect(record);
+  }
+}
+
+void ComparisonFilterOperator::ProcessBatch(RecordBatch& batch, int /*input*/) {
+  size_t kept = 0;
+  for (size_t i = 0; i < batch.size; ++i) {
+    StreamRecord* r = batch.records[i];
+    batch.records[kept] = r;  // branch-free compaction: the pointer is kept iff it passes
+    kept += Test(r->row[slot_]) ? 1 : 0;
+  }
+  batch.size = kept;
+  if (kept > 0) {
+    output().CollectBatch(batch);
   }
 }
 

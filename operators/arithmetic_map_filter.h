@@ -19,11 +19,23 @@ class ArithmeticMapOperator : public StreamOperator {
       : slot_(static_cast<size_t>(slot)), is_double_(is_double), multiply_(multiply), add_(add) {}
 
   void ProcessElement(StreamRecord& record, int input) override;
+  /// Updates every record in place, then emits the batch with one `CollectBatch`.
+  void ProcessBatch(RecordBatch& batch, int input) override;
 
   /// Compile-time checks and slot resolution; throws InvalidArgument (unknown or non-numeric field).
   static int ResolveSlot(const Schema& input, const std::string& field, bool* is_double);
 
  private:
+  void Apply(Value& v) const {
+    if (is_double_) {
+      if (auto* d = std::get_if<double>(&v)) {
+        *d = *d * multiply_ + add_;
+      }
+    } else if (auto* i = std::get_if<int64_t>(&v)) {
+      *i = static_cast<int64_t>(static_cast<double>(*i) * multiply_ + add_);
+    }
+  }
+
   size_t slot_;
   bool is_double_;
   double multiply_;
@@ -42,6 +54,8 @@ class ComparisonFilterOperator : public StreamOperator {
       : slot_(static_cast<size_t>(slot)), op_(op), value_(value) {}
 
   void ProcessElement(StreamRecord& record, int input) override;
+  /// Compacts the batch to the passing records (order kept) and emits them with one `CollectBatch`.
+  void ProcessBatch(RecordBatch& batch, int input) override;
 
   /// Parses `gt` ... `ne`; throws InvalidArgument otherwise.
   static Op ParseOp(const std::string& op);
@@ -65,6 +79,17 @@ class ComparisonFilterOperator : public StreamOperator {
   }
 
  private:
+  /// Whether cell `v` passes (NULL and non-numeric values never do).
+  bool Test(const Value& v) const {
+    if (const auto* d = std::get_if<double>(&v)) {
+      return Passes(op_, *d, value_);
+    }
+    if (const auto* i = std::get_if<int64_t>(&v)) {
+      return Passes(op_, static_cast<double>(*i), value_);
+    }
+    return false;
+  }
+
   size_t slot_;
   Op op_;
   double value_;

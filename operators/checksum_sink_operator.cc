@@ -1,5 +1,6 @@
 #include "operators/checksum_sink_operator.h"
 
+#include <bit>
 #include <chrono>
 
 #include "runtime/core/checksum.h"
@@ -13,25 +14,69 @@ ChecksumSinkOperator::ChecksumSinkOperator(const Schema& schema, std::shared_ptr
     if (name == "emit_ns") {
       latency_slot_ = static_cast<int>(i);
     } else if (name != "wm") {
+      const FieldType t = schema.field(i).type;
+      const size_t position = slots_.size();
       slots_.push_back(i);
+      fields_.push_back(Field{i,
+                              t == FieldType::kDouble                                  ? size_t{2}
+                              : t == FieldType::kInt64 || t == FieldType::kTimestamp ? size_t{1}
+                                                                                      : size_t{0},
+                              FieldSalt(position)});
     }
   }
 }
 
-void ChecksumSinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
+uint64_t ChecksumSinkOperator::Hash(const Row& row) const {
   uint64_t sum = 0;
-  for (size_t p = 0; p < slots_.size(); ++p) {
-    sum += FieldHash(p, record.row[slots_[p]]);
+  const Value* cells = row.data();
+  const size_t n = fields_.size();
+  for (size_t p = 0; p < n; ++p) {
+    const Field& f = fields_[p];
+    const Value& cell = cells[f.slot];
+    if (cell.index() == f.kind) {  // the schema's type (kind 0 never matches a non-NULL cell)
+      uint64_t bits;
+      if (f.kind == 1) {
+        bits = static_cast<uint64_t>(*std::get_if<int64_t>(&cell));
+      } else {
+        const double d = *std::get_if<double>(&cell);
+        bits = std::bit_cast<uint64_t>(d == 0.0 ? 0.0 : d);
+      }
+      sum += Mix64(bits ^ f.salt);
+    } else {
+      sum += FieldHash(p, cell);
+    }
   }
-  checksum_ += RecordHash(sum);
+  return RecordHash(sum);
+}
+
+void ChecksumSinkOperator::SampleLatency(const Row& row) {
+  if (const auto* emitted = std::get_if<int64_t>(&row[static_cast<size_t>(latency_slot_)]);
+      emitted != nullptr && *emitted != 0) {
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    latency_ns_.push_back(now - *emitted);
+  }
+}
+
+void ChecksumSinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
+  checksum_ += Hash(record.row);
   ++count_;
   if (latency_slot_ >= 0) {
-    if (const auto* emitted = std::get_if<int64_t>(&record.row[static_cast<size_t>(latency_slot_)]);
-        emitted != nullptr && *emitted != 0) {
-      const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now().time_since_epoch())
-                              .count();
-      latency_ns_.push_back(now - *emitted);
+    SampleLatency(record.row);
+  }
+}
+
+void ChecksumSinkOperator::ProcessBatch(RecordBatch& batch, int /*input*/) {
+  uint64_t checksum = checksum_;
+  for (size_t i = 0; i < batch.size; ++i) {
+    checksum += Hash(batch.records[i]->row);
+  }
+  checksum_ = checksum;
+  count_ += static_cast<int64_t>(batch.size);
+  if (latency_slot_ >= 0) {
+    for (size_t i = 0; i < batch.size; ++i) {
+      SampleLatency(batch.records[i]->row);
     }
   }
 }

@@ -8,7 +8,33 @@ void ExpressionFilterOperator::ProcessElement(StreamRecord& record, int /*input*
   }
 }
 
+void ExpressionFilterOperator::ProcessBatch(RecordBatch& batch, int /*input*/) {
+  size_t kept = 0;
+  for (size_t i = 0; i < batch.size; ++i) {
+    StreamRecord* r = batch.records[i];
+    if (condition_.Test(r->row)) {
+      batch.records[kept++] = r;
+    }
+  }
+  batch.size = kept;
+  if (kept > 0) {
+    output().CollectBatch(batch);
+  }
+}
+
 void ExpressionProjectOperator::ProcessElement(StreamRecord& record, int /*input*/) {
+  Project(record);
+  output().Collect(record);
+}
+
+void ExpressionProjectOperator::ProcessBatch(RecordBatch& batch, int /*input*/) {
+  for (size_t i = 0; i < batch.size; ++i) {
+    Project(*batch.records[i]);
+  }
+  output().CollectBatch(batch);
+}
+
+void ExpressionProjectOperator::Project(StreamRecord& record) {
   // Evaluate every column against the unchanged input first: `set: {a: b, b: a}` swaps.
   scratch_.clear();
   for (const Column& c : columns_) {
@@ -22,7 +48,6 @@ void ExpressionProjectOperator::ProcessElement(StreamRecord& record, int /*input
   for (size_t i = 0; i < columns_.size(); ++i) {
     record.row[static_cast<size_t>(columns_[i].output_slot)] = std::move(scratch_[i]);
   }
-  output().Collect(record);
 }
 
 }  // namespace tidemark

@@ -17,6 +17,8 @@ class ExpressionFilterOperator : public StreamOperator {
   /// `condition` must be of type bool (checked by the compiler).
   explicit ExpressionFilterOperator(Expression condition) : condition_(std::move(condition)) {}
   void ProcessElement(StreamRecord& record, int input) override;
+  /// Compacts the batch to the records whose condition is true (order kept), one `CollectBatch`.
+  void ProcessBatch(RecordBatch& batch, int input) override;
 
  private:
   Expression condition_;
@@ -40,8 +42,12 @@ class ExpressionProjectOperator : public StreamOperator {
   ExpressionProjectOperator(std::vector<Column> columns, size_t output_width, bool keep_input)
       : columns_(std::move(columns)), output_width_(output_width), keep_input_(keep_input) {}
   void ProcessElement(StreamRecord& record, int input) override;
+  /// Rewrites every record in place, then one `CollectBatch`.
+  void ProcessBatch(RecordBatch& batch, int input) override;
 
  private:
+  void Project(StreamRecord& record);
+
   std::vector<Column> columns_;
   size_t output_width_;
   bool keep_input_;

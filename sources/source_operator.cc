@@ -6,6 +6,64 @@
 
 namespace tidemark {
 
+/// The task output as the source's internals see it: every call first sends the pending batch,
+/// so a watermark, status or side-output record never overtakes a record emitted before it.
+class SourceOperator::FlushingOutput final : public Output {
+ public:
+  FlushingOutput(SourceOperator& op, Output& inner) : op_(op), inner_(inner) {}
+  void Collect(StreamRecord& record) override {
+    op_.FlushPending();
+    inner_.Collect(record);
+  }
+  void CollectBatch(RecordBatch& batch) override {
+    op_.FlushPending();
+    inner_.CollectBatch(batch);
+  }
+  void CollectSide(std::string_view tag, StreamRecord& record) override {
+    op_.FlushPending();
+    inner_.CollectSide(tag, record);
+  }
+  void EmitWatermark(Watermark watermark) override {
+    op_.FlushPending();
+    inner_.EmitWatermark(watermark);
+  }
+  void EmitWatermarkStatus(WatermarkStatus status) override {
+    op_.FlushPending();
+    inner_.EmitWatermarkStatus(status);
+  }
+
+ private:
+  SourceOperator& op_;
+  Output& inner_;
+};
+
+inline StreamRecord& SourceOperator::RecordSlot(StreamRecord& fallback) {
+  if (!batching_) {
+    return fallback;
+  }
+  if (pool_used_ == pool_.size()) {
+    FlushPending();
+    pool_used_ = 0;
+  }
+  return pool_[pool_used_++];
+}
+
+inline void SourceOperator::Forward(StreamRecord& record) {
+  if (!batching_) {
+    out().Collect(record);
+    return;
+  }
+  StreamRecord* slot = &record;
+  if (pool_used_ == 0 || slot != &pool_[pool_used_ - 1]) {
+    StreamRecord& fresh = RecordSlot(record);  // a record built elsewhere joins the batch
+    fresh.row.swap(record.row);
+    fresh.timestamp = record.timestamp;
+    fresh.has_timestamp = record.has_timestamp;
+    slot = &fresh;
+  }
+  pending_[pending_count_++] = slot;  // at most one per pool slot: never past kBatchSize
+}
+
 /// The split side and the main side of the task output, each idle until it shows activity; the
 /// underlying output is marked idle only when both are (an unused side never holds time back).
 class SourceOperator::IdlenessManager {
@@ -73,22 +131,32 @@ class SourceOperator::SplitOutput : public SourceOutput {
     }
   }
   void Collect(Row row) override {
-    StreamRecord record(std::move(row));
+    StreamRecord local;
+    StreamRecord& record = op_.RecordSlot(local);
+    record.row = std::move(row);
+    record.EraseTimestamp();
     BeforeRecord();
     op_.EmitRecord(record, false, generator_.get(), handle(), split_id_);
   }
   void Collect(Row row, Timestamp ts) override {
-    StreamRecord record(std::move(row), ts);
+    StreamRecord local;
+    StreamRecord& record = op_.RecordSlot(local);
+    record.row = std::move(row);
+    record.SetTimestamp(ts);
     BeforeRecord();
     op_.EmitRecord(record, true, generator_.get(), handle(), split_id_);
   }
   void CollectReusing(Row& row, Timestamp ts) override {
-    // Borrow the reader's buffer for the record and hand back whatever is left of it.
-    scratch_.row.swap(row);
-    scratch_.SetTimestamp(ts);
+    // Borrow the reader's buffer for the record and hand back another: the scratch record's, or
+    // in a batch the slot's (whose row the reader then overwrites, allocating nothing).
+    StreamRecord& record = op_.RecordSlot(scratch_);
+    record.row.swap(row);
+    record.SetTimestamp(ts);
     BeforeRecord();
-    op_.EmitRecord(scratch_, true, generator_.get(), handle(), split_id_);
-    scratch_.row.swap(row);
+    op_.EmitRecord(record, true, generator_.get(), handle(), split_id_);
+    if (&record == &scratch_) {
+      scratch_.row.swap(row);
+    }
   }
   void EmitWatermark(Watermark w) override {
     if (generator_) {
@@ -196,12 +264,18 @@ class SourceOperator::MainReaderOutput : public ReaderOutput {
     }
   }
   void Collect(Row row) override {
-    StreamRecord record(std::move(row));
+    StreamRecord local;
+    StreamRecord& record = op_.RecordSlot(local);
+    record.row = std::move(row);
+    record.EraseTimestamp();
     BeforeRecord();
     op_.EmitRecord(record, false, generator_.get(), handle());
   }
   void Collect(Row row, Timestamp ts) override {
-    StreamRecord record(std::move(row), ts);
+    StreamRecord local;
+    StreamRecord& record = op_.RecordSlot(local);
+    record.row = std::move(row);
+    record.SetTimestamp(ts);
     BeforeRecord();
     op_.EmitRecord(record, true, generator_.get(), handle());
   }
@@ -296,9 +370,12 @@ SourceOperator::~SourceOperator() {
 
 void SourceOperator::Open(const OperatorContext& context) {
   SourceOperatorBase::Open(context);
+  out_ = std::make_unique<FlushingOutput>(*this, output());
+  pool_.resize(kBatchSize);
+  pending_.assign(kBatchSize, nullptr);
   if (generates_watermarks()) {
     data_output_ = std::make_unique<WatermarkToDataOutput>(
-        output(), [this](Timestamp watermark) { OnWatermarkForwarded(watermark); });
+        out(), [this](Timestamp watermark) { OnWatermarkForwarded(watermark); });
     idleness_ = std::make_unique<IdlenessManager>(*data_output_);
     multiplexer_ = std::make_unique<WatermarkOutputMultiplexer>(idleness_->split_side());
     base_clock_ = std::make_unique<ProcessingTimeRelativeClock>(processing_time());
@@ -535,7 +612,7 @@ void SourceOperator::Trace(std::string_view event,
 void SourceOperator::EmitError(const SourceError& error) {
   ++input_errors_;
   StreamRecord side(SourceErrorRow(error));
-  output().CollectSide("errors", side);
+  out().CollectSide("errors", side);
 }
 
 void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
@@ -554,22 +631,22 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
       StreamRecord side(SourceErrorRow(
           SourceError{split_id, 0, "no timestamp: the timestamp field is missing or unparsable",
                       source_->schema().RowToJson(record.row)}));
-      output().CollectSide("errors", side);
+      out().CollectSide("errors", side);
       return;
     }
-    output().Collect(record);  // no event time at all: the record travels without a timestamp
+    Forward(record);  // no event time at all: the record travels without a timestamp
     return;
   }
   record.SetTimestamp(*ts);
   if (generator == nullptr) {
-    output().Collect(record);
+    Forward(record);
     return;
   }
   // The generator sees the record after it was emitted (Flink's SourceOutputWithWatermarks), so a
   // punctuated watermark follows its record; downstream may move from (or modify) the emitted one,
   // so a generator that reads the record gets a copy; timestamp-only generators need none.
   if (!generator->InspectsRecordOnEvent()) {
-    output().Collect(record);
+    Forward(record);
     generator->OnEvent(record, *ts, *immediate);
     return;
   }
@@ -578,8 +655,43 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
   AssignRow(seen_.row, record.row);
   seen_.timestamp = record.timestamp;
   seen_.has_timestamp = record.has_timestamp;
-  output().Collect(record);
+  Forward(record);
   generator->OnEvent(seen_, *ts, *immediate);
+}
+
+Output& SourceOperator::out() { return *out_; }
+
+void SourceOperator::FlushPending() {
+  if (pending_count_ == 0) {
+    return;
+  }
+  RecordBatch batch{pending_.data(), pending_count_};
+  pending_count_ = 0;  // before the call: the batch's records are delivered whatever it does
+  output().CollectBatch(batch);
+}
+
+InputStatus SourceOperator::EmitBatch(int64_t max_polls, int64_t* polls) {
+  *polls = 0;
+  InputStatus status = InputStatus::kMoreAvailable;
+  batching_ = true;
+  try {
+    while (*polls < max_polls) {
+      status = EmitNext();
+      if (status != InputStatus::kMoreAvailable) {
+        break;
+      }
+      ++*polls;
+    }
+    FlushPending();
+  } catch (...) {
+    batching_ = false;
+    pending_count_ = 0;
+    pool_used_ = 0;
+    throw;
+  }
+  batching_ = false;
+  pool_used_ = 0;
+  return status;
 }
 
 InputStatus SourceOperator::EmitNext() {

@@ -76,6 +76,14 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
 
   void Open(const OperatorContext& context) override;
   [[nodiscard]] InputStatus EmitNext() override;
+  /// Polls as `EmitNext` does, but collects the records into a batch (rows reused, up to
+  /// `kBatchSize`) that goes downstream with one `Output::CollectBatch`; any watermark, status or
+  /// side-output record the source emits meanwhile first sends the records before it, so the
+  /// order downstream is exactly `EmitNext`'s. Nothing is left pending when it returns.
+  [[nodiscard]] InputStatus EmitBatch(int64_t max_polls, int64_t* polls) override;
+
+  /// Records per batch handed downstream by `EmitBatch`.
+  static constexpr size_t kBatchSize = 256;
   void Close() override;
   /// Writes the reader's splits with their positions (`SourceReader::SnapshotState`; finished
   /// splits excluded), section `source-splits` v1. Flink's `SourceOperator#snapshotState`.
@@ -127,6 +135,7 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   class SplitOutput;
   class MainReaderOutput;
   class ReaderContext;
+  class FlushingOutput;
 
   bool generates_watermarks() const {
     return strategy_.has_value() && options_.emit_progressive_watermarks;
@@ -156,6 +165,17 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   /// any) see it with `immediate` as its output. A record without a timestamp goes to `errors`.
   void EmitRecord(StreamRecord& record, bool has_source_ts, WatermarkGenerator* generator,
                   WatermarkOutput* immediate, const std::string& split_id = "");
+  /// Where a reader's next record is built: inside `EmitBatch` a slot of the batch (flushing it
+  /// first when full), otherwise `fallback`.
+  StreamRecord& RecordSlot(StreamRecord& fallback);
+  /// Sends `record` on the main output: inside `EmitBatch` appends it to the batch (moving it
+  /// into a slot unless it is the one `RecordSlot` gave), otherwise `Collect`s it.
+  void Forward(StreamRecord& record);
+  /// Hands the batch's records downstream (one CollectBatch); the slots stay in use until the
+  /// batch is full or `EmitBatch` ends, so a record being built survives a flush.
+  void FlushPending();
+  /// The output the source's internals emit through: flushes the batch before anything else.
+  Output& out();
 
   std::shared_ptr<const Source> source_;
   std::optional<WatermarkStrategy> strategy_;
@@ -169,6 +189,14 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   std::unique_ptr<PausableRelativeClock> main_clock_;
   std::unique_ptr<MainReaderOutput> main_output_;
   std::map<std::string, std::unique_ptr<SplitOutput>> split_outputs_;
+  std::unique_ptr<FlushingOutput> out_;
+  // EmitBatch's batch: `pool_` holds the records (rows reused round after round), `pool_used_`
+  // of them are taken since the batch last started, `pending_` points at those not yet sent.
+  bool batching_ = false;
+  std::vector<StreamRecord> pool_;
+  size_t pool_used_ = 0;
+  std::vector<StreamRecord*> pending_;  // sized kBatchSize; the first pending_count_ are pending
+  size_t pending_count_ = 0;
   /// EmitRecord's copy of a record for a generator that reads it (punctuated): reused, so the
   /// copy costs no allocation per record.
   StreamRecord seen_;

@@ -23,10 +23,14 @@ inline uint64_t Mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/// Hash of field number `position` (0-based among the checksummed fields) holding `bits`.
-inline uint64_t FieldHash(size_t position, uint64_t bits) {
-  return Mix64(bits ^ (static_cast<uint64_t>(position + 1) * 0xD6E8FEB86659FD93ULL));
+/// What field number `position` mixes into its bits: `FieldHash(position, bits)` is
+/// `Mix64(bits ^ FieldSalt(position))`.
+inline uint64_t FieldSalt(size_t position) {
+  return static_cast<uint64_t>(position + 1) * 0xD6E8FEB86659FD93ULL;
 }
+
+/// Hash of field number `position` (0-based among the checksummed fields) holding `bits`.
+inline uint64_t FieldHash(size_t position, uint64_t bits) { return Mix64(bits ^ FieldSalt(position)); }
 inline uint64_t FieldHash(size_t position, int64_t v) { return FieldHash(position, static_cast<uint64_t>(v)); }
 inline uint64_t FieldHash(size_t position, double v) {
   return FieldHash(position, std::bit_cast<uint64_t>(v == 0.0 ? 0.0 : v));  // -0.0 == 0.0

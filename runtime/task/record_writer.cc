@@ -96,6 +96,50 @@ void RecordWriter::Emit(StreamRecord& record) {
   }
 }
 
+void RecordWriter::EmitBatch(RecordBatch& batch) {
+  if (channels_.size() != 1) {
+    for (size_t i = 0; i < batch.size; ++i) {
+      Emit(*batch.records[i]);
+    }
+    return;
+  }
+  // One channel (a forward edge, or any edge into parallelism 1): no channel to select, and the
+  // caller's rows are given up (RecordBatch allows it), so a recycled slot of the same width takes
+  // the record by a swap of the two rows' buffers instead of a copy of their cells; the caller's
+  // record gets the slot's old buffer to overwrite next time.
+  records_out_ += static_cast<int64_t>(batch.size);
+  auto& out = batches_[0];
+  size_t& fill = fill_[0];
+  for (size_t i = 0; i < batch.size; ++i) {
+    StreamRecord& record = *batch.records[i];
+    if (!out) {
+      out = channels_[0]->TakeRecycled();
+      if (!out) {
+        out = std::make_unique<StreamElement>();
+        out->records.reserve(batch_size_);
+      }
+      out->kind = StreamElement::Kind::kRecords;
+      fill = 0;
+    }
+    auto& records = out->records;
+    if (fill < records.size()) {
+      StreamRecord& slot = records[fill];
+      if (slot.row.size() == record.row.size()) {
+        slot.row.swap(record.row);
+      } else {
+        AssignRow(slot.row, record.row);
+      }
+      slot.timestamp = record.timestamp;
+      slot.has_timestamp = record.has_timestamp;
+    } else {
+      records.push_back(std::move(record));
+    }
+    if (++fill >= batch_size_) {
+      Enqueue(0, std::move(out));
+    }
+  }
+}
+
 void RecordWriter::FlushBatches() {
   for (size_t c = 0; c < batches_.size(); ++c) {
     if (batches_[c] && fill_[c] > 0) {

@@ -6,6 +6,7 @@
 
 #include "config/job_spec.h"
 #include "runtime/io/channel.h"
+#include "runtime/task/stream_operator.h"
 
 namespace tidemark {
 
@@ -26,6 +27,8 @@ class RecordWriter {
                int subtask_index, size_t batch_size, int max_parallelism = 128);
 
   void Emit(StreamRecord& record);
+  /// `Emit` for every record of `batch`, in order.
+  void EmitBatch(RecordBatch& batch);
   /// Flushes all batches, then queues a copy of `element` on every channel.
   void Broadcast(const StreamElement& element);
   /// Moves partial batches into the channels' queues.

@@ -22,6 +22,25 @@ class SourceOperatorBase : public StreamOperator {
   /// advance) and the task may sleep. `kEndOfInput`: every split is done; the task then sends
   /// MAX and end of input downstream.
   [[nodiscard]] virtual InputStatus EmitNext() = 0;
+  /// The task's default action: up to `max_polls` polls as by `EmitNext`, stopping early at any
+  /// status but `kMoreAvailable`, which is returned; `*polls` gets the number of polls that
+  /// returned `kMoreAvailable`. The records may reach `output()` as batches
+  /// (`Output::CollectBatch`), but every one of them has reached it, in order and before any
+  /// watermark, status or side-output record emitted after it, when this returns: mails
+  /// (timers, checkpoint barriers) run only between calls, so they never split a batch.
+  /// Default: calls `EmitNext`.
+  [[nodiscard]] virtual InputStatus EmitBatch(int64_t max_polls, int64_t* polls) {
+    InputStatus status = InputStatus::kMoreAvailable;
+    *polls = 0;
+    while (*polls < max_polls) {
+      status = EmitNext();
+      if (status != InputStatus::kMoreAvailable) {
+        break;
+      }
+      ++*polls;
+    }
+    return status;
+  }
   /// Flink's `SourceOperator#stop(StopMode)`: the source reads no more (releasing any wait, e.g.
   /// for alignment). After it the task no longer calls `EmitNext` and ends its input. Mailbox
   /// thread.

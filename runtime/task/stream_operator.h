@@ -13,6 +13,20 @@
 
 namespace tidemark {
 
+/// A run of records handed along a chain in one call: `size` pointers to records the caller owns
+/// (a source's batch, a channel's batch). The callee may modify the records, move from them, and
+/// reorder or shrink the pointer array itself (a filter compacts it in place, keeping order, and
+/// passes the survivors on); after the call the caller must not rely on the array's contents.
+/// Mirrors what Flink's runtime does per buffer and DuckDB per `DataChunk`: the per-call costs
+/// (virtual dispatch, counters, cancel checks) are paid once per batch, not once per record.
+/// Value type over borrowed memory; the mailbox thread only.
+struct RecordBatch {
+  StreamRecord** records = nullptr;
+  size_t size = 0;
+
+  StreamRecord& operator[](size_t i) const { return *records[i]; }
+};
+
 /// Where an operator emits. Inside a chain the next operator is called directly; at the end of a
 /// task the output batches records into the outgoing channels. Mirrors Flink's `Output`.
 /// Ownership: owned by the OperatorChain; operators borrow it for their lifetime.
@@ -22,6 +36,14 @@ class Output {
   virtual ~Output() = default;
   /// Emits a record on the main output. The callee may move from `record`.
   virtual void Collect(StreamRecord& record) = 0;
+  /// Emits every record of `batch` on the main output, in order; the callee may change `batch`
+  /// (see RecordBatch). Equivalent to `Collect` on each record in turn (the default does exactly
+  /// that); a task's output hands the whole batch to the next operator's `ProcessBatch`.
+  virtual void CollectBatch(RecordBatch& batch) {
+    for (size_t i = 0; i < batch.size; ++i) {
+      Collect(*batch.records[i]);
+    }
+  }
   /// Emits a record on the side output named `tag` (Flink's OutputTag); a tag nobody consumes
   /// drops the record (the caller counts it).
   virtual void CollectSide(std::string_view tag, StreamRecord& record) = 0;
@@ -69,6 +91,17 @@ class StreamOperator {
     context_ = context;
   }
   virtual void ProcessElement(StreamRecord& record, int input) = 0;
+  /// Processes every record of `batch` (all from input `input`), in order, exactly as that many
+  /// `ProcessElement` calls would: same output, same side outputs, same state. The default makes
+  /// those calls; stateless operators override it with a loop that emits the batch onwards with
+  /// one `Output::CollectBatch`, so a chain makes one virtual call per operator per batch.
+  /// The operator may change `batch` (see RecordBatch). Watermarks, statuses, barriers and end of
+  /// input never fall inside a batch: the task splits batches at them.
+  virtual void ProcessBatch(RecordBatch& batch, int input) {
+    for (size_t i = 0; i < batch.size; ++i) {
+      ProcessElement(*batch.records[i], input);
+    }
+  }
   /// Default: forward. Operators with event-time timers fire every timer <= the watermark first,
   /// then forward it (Flink's AbstractStreamOperator#processWatermark order).
   virtual void ProcessWatermark(Watermark watermark, int /*input*/) { output().EmitWatermark(watermark); }

@@ -79,6 +79,31 @@ void TaskOperatorOutput::Collect(StreamRecord& record) {
   Deliver(main_, record);
 }
 
+void TaskOperatorOutput::CollectBatch(RecordBatch& batch) {
+  const size_t n = batch.size;
+  if (n == 0) {
+    return;
+  }
+  // Per batch: one cancel check per 1024 records or so, one counter update, one call.
+  records_since_check_ += static_cast<uint32_t>(n - 1);
+  CheckCancelled();
+  records_out_.store(records_out_.load(std::memory_order_relaxed) + static_cast<int64_t>(n),
+                     std::memory_order_relaxed);
+  if (main_.size() == 1) {
+    Target& t = main_.front();
+    if (t.op != nullptr) {
+      CallOperator(*t.op_name, [&] { t.op->ProcessBatch(batch, t.input); });
+    } else {
+      t.writer->EmitBatch(batch);
+    }
+    return;
+  }
+  // Several targets: each gets its own copy of every record but the last one's, record by record.
+  for (size_t i = 0; i < n; ++i) {
+    Deliver(main_, *batch.records[i]);
+  }
+}
+
 void TaskOperatorOutput::CollectSide(std::string_view tag, StreamRecord& record) {
   CheckCancelled();
   for (auto& [name, targets] : side_) {
@@ -429,11 +454,7 @@ StreamTask::TurnResult StreamTask::TurnOrThrow() {
     if (drain_requested_) {
       status = InputStatus::kEndOfInput;  // stopped for a drain: end the input now
     } else {
-      CallOperator(ops_.front().name, [&] {
-        do {
-          status = source_->EmitNext();
-        } while (status == InputStatus::kMoreAvailable && ++emitted < kSourceRecordsPerTurn);
-      });
+      CallOperator(ops_.front().name, [&] { status = source_->EmitBatch(kSourceRecordsPerTurn, &emitted); });
     }
     records_in_.store(records_in_.load(std::memory_order_relaxed) + emitted, std::memory_order_relaxed);
     // Flush partial batches on a short timeout, so a slow or paced source keeps latency low.
@@ -532,12 +553,18 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
   }
   switch (element->kind) {
     case StreamElement::Kind::kRecords:
-      records_in_.fetch_add(static_cast<int64_t>(element->records.size()), std::memory_order_relaxed);
-      CallOperator(head_name, [&] {
+      records_in_.store(records_in_.load(std::memory_order_relaxed) + static_cast<int64_t>(element->records.size()),
+                        std::memory_order_relaxed);
+      {
+        // The whole channel batch in one call: the head (and a chain of batch-aware operators
+        // behind it) runs one loop per operator instead of one call chain per record.
+        batch_pointers_.clear();
         for (StreamRecord& r : element->records) {
-          head.ProcessElement(r, input);
+          batch_pointers_.push_back(&r);
         }
-      });
+        RecordBatch batch{batch_pointers_.data(), batch_pointers_.size()};
+        CallOperator(head_name, [&] { head.ProcessBatch(batch, input); });
+      }
       in.channels[channel]->Recycle(std::move(element));  // the producer refills it in place
       break;
     case StreamElement::Kind::kWatermark:

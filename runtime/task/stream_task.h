@@ -57,6 +57,9 @@ class TaskOperatorOutput : public Output {
   void AddSideTarget(const std::string& tag, Target t);
 
   void Collect(StreamRecord& record) override;
+  /// One cancel check, one counter update and one call per batch: a single chained target gets
+  /// the batch (`ProcessBatch`), a single writer `EmitBatch`; several targets get record by record.
+  void CollectBatch(RecordBatch& batch) override;
   void CollectSide(std::string_view tag, StreamRecord& record) override;
   void EmitWatermark(Watermark watermark) override;
   void EmitWatermarkStatus(WatermarkStatus status) override;
@@ -369,6 +372,7 @@ class StreamTask {
   int max_parallelism_ = 128;
   int parallelism_ = 1;
   size_t next_input_ = 0;
+  std::vector<StreamRecord*> batch_pointers_;  // HandleElement's RecordBatch over a channel batch
   size_t next_channel_ = 0;
   SourceOperatorBase* source_ = nullptr;  // the head, when it is a source (set by Begin)
   int idle_yields_ = 0;     // consecutive idle turns that yielded instead of sleeping

@@ -172,5 +172,98 @@ TEST(SourceOperatorTest, WaitingForAlignmentPausesIdlenessClocks) {
   EXPECT_EQ(h.output.Describe().back(), "status(IDLE)");
 }
 
+/// Records the size of every batch handed to it (and records everything as CollectingOutput).
+class BatchCountingOutput : public testing::CollectingOutput {
+ public:
+  void CollectBatch(RecordBatch& batch) override {
+    batch_sizes.push_back(batch.size);
+    Output::CollectBatch(batch);  // record by record into elements()
+  }
+  std::vector<size_t> batch_sizes;
+};
+
+/// A source over one split "s" holding `timestamps`, writing into `output`.
+std::unique_ptr<SourceOperator> OpenQueueSource(std::map<std::string, std::deque<Timestamp>>& queues,
+                                                std::deque<Timestamp> timestamps,
+                                                WatermarkStrategy strategy, Output& output,
+                                                ManualProcessingTimeService& time) {
+  SourceOperatorOptions options;
+  options.assign_splits_on_open = false;
+  auto op = std::make_unique<SourceOperator>(std::make_shared<QueueSource>(queues), std::move(strategy),
+                                             options);
+  OperatorContext context;
+  context.name = "source";
+  context.output = &output;
+  context.processing_time = &time;
+  context.auto_watermark_interval_ms = 0;
+  op->Open(context);
+  queues["s"] = std::move(timestamps);
+  std::vector<std::unique_ptr<SourceSplit>> splits;
+  splits.push_back(std::make_unique<IdSplit>("s"));
+  op->AddSplits(std::move(splits));
+  return op;
+}
+
+TEST(SourceOperatorTest, EmitBatchKeepsEveryWatermarkAfterItsRecord) {
+  // Punctuated watermarks after every record: EmitBatch must send each record before the
+  // watermark it caused, exactly as one EmitNext per record does.
+  const std::deque<Timestamp> ts = {1, 2, 2, 5, 3, 8};
+  std::map<std::string, std::deque<Timestamp>> q1, q2;
+  ManualProcessingTimeService t1{0}, t2{0};
+  testing::CollectingOutput per_record;
+  BatchCountingOutput batched;
+  auto a = OpenQueueSource(q1, ts, PerEventStrategy(), per_record, t1);
+  auto b = OpenQueueSource(q2, ts, PerEventStrategy(), batched, t2);
+  while (a->EmitNext() == InputStatus::kMoreAvailable) {
+  }
+  int64_t polls = 0;
+  EXPECT_EQ(b->EmitBatch(100, &polls), InputStatus::kNothingAvailable);
+  EXPECT_EQ(polls, 6);
+  EXPECT_EQ(batched.Describe(), per_record.Describe());
+  EXPECT_EQ(batched.Watermarks(), (std::vector<Timestamp>{1, 2, 5, 8}));
+  // Each new watermark first sent the records before it; the repeated 2 and the late 3 made
+  // none, so the 3rd and 4th records, and the 5th and 6th, left together.
+  EXPECT_EQ(batched.batch_sizes, (std::vector<size_t>{1, 1, 2, 2}));
+  a->Close();
+  b->Close();
+}
+
+TEST(SourceOperatorTest, EmitBatchSendsFullBatchesAndNothingPendingAtReturn) {
+  // Timestamps only (bounded out-of-orderness, no periodic tick): no watermark inside the polls,
+  // so 300 records leave as one full batch and the rest, all before EmitBatch returns.
+  std::deque<Timestamp> ts;
+  for (Timestamp i = 0; i < 300; ++i) {
+    ts.push_back(i);
+  }
+  std::map<std::string, std::deque<Timestamp>> queues;
+  ManualProcessingTimeService time{0};
+  BatchCountingOutput out;
+  auto op = OpenQueueSource(queues, ts,
+                            WatermarkStrategy(RecordTimestampAssigner(),
+                                              [] {
+                                                return std::make_unique<BoundedOutOfOrdernessWatermarks>(
+                                                    std::chrono::milliseconds(0));
+                                              }),
+                            out, time);
+  int64_t polls = 0;
+  EXPECT_EQ(op->EmitBatch(1000, &polls), InputStatus::kNothingAvailable);
+  EXPECT_EQ(polls, 300);
+  EXPECT_EQ(out.batch_sizes, (std::vector<size_t>{SourceOperator::kBatchSize, 300 - SourceOperator::kBatchSize}));
+  const std::vector<StreamRecord> records = out.Records();
+  ASSERT_EQ(records.size(), 300u);
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(records[i].timestamp, static_cast<Timestamp>(i));
+    EXPECT_EQ(records[i].row, Row{Value{static_cast<int64_t>(i)}});
+  }
+  // A cap on the polls stops early; the next call goes on where it stopped.
+  queues["s"] = {300, 301, 302};
+  out.Clear();
+  out.batch_sizes.clear();
+  EXPECT_EQ(op->EmitBatch(2, &polls), InputStatus::kMoreAvailable);
+  EXPECT_EQ(polls, 2);
+  EXPECT_EQ(out.Records().size(), 2u);
+  op->Close();
+}
+
 }  // namespace
 }  // namespace tidemark

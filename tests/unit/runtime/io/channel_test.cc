@@ -174,5 +174,51 @@ TEST(RecordWriterTest, FullChannelQueuesInsteadOfBlocking) {
   EXPECT_FALSE(writer.HasQueued());
 }
 
+TEST(ChannelTest, WriterEmitBatchSwapsRowsIntoRecycledSlotsInOrder) {
+  // RecordWriter::EmitBatch over one channel: the records arrive in order with their values and
+  // timestamps; into a recycled batch they go by swapping row buffers (the caller's record gets
+  // the slot's old buffer, of the same width), into a fresh one by a move.
+  Wakeup consumer;
+  Channel ch(8, &consumer);
+  RecordWriter writer(Partitioning::kForward, {&ch}, {}, 0, /*batch_size=*/4);
+  std::vector<StreamRecord> records;
+  for (int64_t i = 0; i < 4; ++i) {
+    records.emplace_back(Row{Value{i}, Value{i * 0.5}}, 100 + i);
+  }
+  std::vector<StreamRecord*> pointers;
+  for (auto& r : records) {
+    pointers.push_back(&r);
+  }
+  tidemark::RecordBatch batch{pointers.data(), pointers.size()};
+  writer.EmitBatch(batch);  // a full batch: pushed at once
+  auto first = ch.Pop();
+  ASSERT_NE(first, nullptr);
+  ASSERT_EQ(first->records.size(), 4u);
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(first->records[static_cast<size_t>(i)].row, (Row{Value{i}, Value{i * 0.5}}));
+    EXPECT_EQ(first->records[static_cast<size_t>(i)].timestamp, 100 + i);
+  }
+  ch.Recycle(std::move(first));
+  // The next batch reuses the recycled slots: the callers' records get the old rows back.
+  for (int64_t i = 0; i < 4; ++i) {
+    records[static_cast<size_t>(i)] = StreamRecord(Row{Value{10 + i}, Value{-1.0}}, 200 + i);
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    pointers[i] = &records[i];
+  }
+  tidemark::RecordBatch second_batch{pointers.data(), 3};
+  writer.EmitBatch(second_batch);
+  writer.FlushBatches();  // a partial batch of 3
+  auto second = ch.Pop();
+  ASSERT_NE(second, nullptr);
+  ASSERT_EQ(second->records.size(), 3u);
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(second->records[static_cast<size_t>(i)].row, (Row{Value{10 + i}, Value{-1.0}}));
+    EXPECT_EQ(second->records[static_cast<size_t>(i)].timestamp, 200 + i);
+    EXPECT_EQ(records[static_cast<size_t>(i)].row, (Row{Value{i}, Value{i * 0.5}}));  // swapped back
+  }
+  EXPECT_EQ(writer.records_out(), 7);
+}
+
 }  // namespace
 }  // namespace tidemark
