@@ -1,6 +1,7 @@
 #pragma once
 
 #include "runtime/io/wakeup.h"
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -69,6 +70,15 @@ class StreamOperator {
     context_ = context;
   }
   virtual void ProcessElement(StreamRecord& record, int input) = 0;
+  /// A batch of records of input `input`, in arrival order, as a task input received them:
+  /// exactly `ProcessElement` on each in turn (the default). An operator overrides it only to
+  /// look ahead within the batch (e.g. prefetching the keyed state of records a few places on);
+  /// its output and state must equal the per-record calls'. Records may be moved from.
+  virtual void ProcessElements(std::span<StreamRecord> records, int input) {
+    for (StreamRecord& r : records) {
+      ProcessElement(r, input);
+    }
+  }
   /// Default: forward. Operators with event-time timers fire every timer <= the watermark first,
   /// then forward it (Flink's AbstractStreamOperator#processWatermark order).
   virtual void ProcessWatermark(Watermark watermark, int /*input*/) { output().EmitWatermark(watermark); }

@@ -533,11 +533,7 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
   switch (element->kind) {
     case StreamElement::Kind::kRecords:
       records_in_.fetch_add(static_cast<int64_t>(element->records.size()), std::memory_order_relaxed);
-      CallOperator(head_name, [&] {
-        for (StreamRecord& r : element->records) {
-          head.ProcessElement(r, input);
-        }
-      });
+      CallOperator(head_name, [&] { head.ProcessElements(element->records, input); });
       in.channels[channel]->Recycle(std::move(element));  // the producer refills it in place
       break;
     case StreamElement::Kind::kWatermark:
