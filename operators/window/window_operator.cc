@@ -628,10 +628,10 @@ void WindowOperator::CollectMetrics(MetricsWriter& out) const {
   }
   out.Gauge("stateBytes", state_bytes_sampled_);
   out.Gauge("stateBytesPeak", state_bytes_peak_);
-  // Allocated memory of the keyed state (StateMemoryBytes) at its largest sample, and the keys
-  // held then: `tidemark bench` reports their ratio as state bytes per key.
+  // Allocated memory of the keyed state (StateMemoryBytes) and the keys held, each at its
+  // largest sample: `tidemark bench` reports their ratio as peak state bytes per key.
   out.Gauge("stateMemoryBytesPeak", state_memory_bytes_peak_);
-  out.Gauge("stateKeysAtMemoryPeak", state_keys_at_memory_peak_);
+  out.Gauge("stateKeysPeak", state_keys_peak_);
 }
 
 }  // namespace tidemark

@@ -384,7 +384,7 @@ class WindowOperator : public StreamOperator,
   void SampleStateBytes();
   int64_t state_bytes_peak_ = 0;
   int64_t state_memory_bytes_peak_ = 0;  // StateMemoryBytes at its largest sample
-  int64_t state_keys_at_memory_peak_ = 0;
+  int64_t state_keys_peak_ = 0;          // NumStateKeys at its largest sample
   int64_t state_bytes_sampled_ = 0;
   int64_t records_since_state_sample_ = 0;
   int64_t state_panes_at_sample_ = 0;

@@ -119,10 +119,8 @@ void WindowOperator::SampleStateBytes() {
   const int64_t bytes = StateBytes();
   state_bytes_sampled_ = bytes;
   state_bytes_peak_ = std::max(state_bytes_peak_, bytes);
-  if (const int64_t memory = StateMemoryBytes(); memory > state_memory_bytes_peak_) {
-    state_memory_bytes_peak_ = memory;
-    state_keys_at_memory_peak_ = NumStateKeys();
-  }
+  state_memory_bytes_peak_ = std::max(state_memory_bytes_peak_, StateMemoryBytes());
+  state_keys_peak_ = std::max(state_keys_peak_, NumStateKeys());
   state_panes_at_sample_ = static_cast<int64_t>(NumSlices()) + static_cast<int64_t>(panes_.size()) +
                            static_cast<int64_t>(int_sessions_ ? int_sessions_->keys.size() : 0) +
                            static_cast<int64_t>(key_sessions_ ? key_sessions_->keys.size() : 0);

@@ -402,10 +402,8 @@ BaselineResult RunHashAggregation(const BenchPlan& plan) {
           bytes += FlatTableBytes(ow.aggs);
           keys += static_cast<int64_t>(ow.aggs.size());
         }
-        if (bytes > out.state_memory_bytes) {
-          out.state_memory_bytes = bytes;
-          out.state_keys = keys;
-        }
+        out.state_memory_bytes = std::max(out.state_memory_bytes, bytes);
+        out.state_keys = std::max(out.state_keys, keys);
       }
       while (!windows.empty() && windows.front().start + size <= ts) {
         OpenWindow& front = windows.front();

@@ -16,8 +16,8 @@ struct BaselineResult {
   int64_t sink_records = 0;
   uint64_t checksum = 0;
   double seconds = 0;
-  /// Hash aggregation only: the bytes its open windows' tables held allocated at their largest
-  /// (slot array and control bytes of each table's capacity) and the keys they held then.
+  /// Hash aggregation only: the most bytes its open windows' tables held allocated (slot array
+  /// and control bytes of each table's capacity) and the most keys they held.
   int64_t state_memory_bytes = 0;
   int64_t state_keys = 0;
 };

@@ -108,7 +108,7 @@ RunFigures RunJobOnce(const JobSpec& spec, const std::string& sink_id, int64_t t
       for (const auto& [name, value] : op.gauges) {
         if (name == "stateMemoryBytesPeak") {
           f.state_memory_bytes += value;
-        } else if (name == "stateKeysAtMemoryPeak") {
+        } else if (name == "stateKeysPeak") {
           f.state_keys += value;
         }
       }
@@ -444,8 +444,8 @@ int RunBench(const BenchOptions& o) {
   }
   j["peak_rss_bytes"] = PeakRssBytes();
   j["state_bytes"] = static_cast<int64_t>(Median(states));
-  // Keyed state per key at its peak (the tables' allocated bytes over the keys held then), the
-  // job's and the hash-aggregation baseline's, in the same byte model (FlatTableBytes).
+  // Peak keyed state per key (the most bytes held allocated over the most keys held), the job's
+  // and the hash-aggregation baseline's, in the same byte model (FlatTableBytes).
   auto per_key = [](int64_t bytes, int64_t keys) {
     return keys > 0 ? nlohmann::ordered_json(static_cast<double>(bytes) / static_cast<double>(keys))
                     : nlohmann::ordered_json(nullptr);
@@ -493,7 +493,7 @@ int RunBench(const BenchOptions& o) {
         const double b = j["baseline_state_bytes_per_key"].get<double>();
         base = fmt::format(", baseline (c) {:.1f} B/key, ratio {:.2f}", b, b > 0 ? mine / b : 0);
       }
-      std::cout << fmt::format("  keyed state        {:.1f} B/key at peak ({} keys, {:.1f} MiB of tables){}\n",
+      std::cout << fmt::format("  keyed state        {:.1f} B/key at peak ({} keys, {:.1f} MiB){}\n",
                                mine, last.state_keys,
                                static_cast<double>(last.state_memory_bytes) / (1 << 20), base);
     }

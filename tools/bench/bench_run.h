@@ -18,9 +18,9 @@ struct RunFigures {
   uint64_t checksum = 0;
   std::vector<int64_t> latency_ns;
   int64_t state_bytes = 0;  ///< RSS growth during the run
-  /// Keyed windows: the window operators' `stateMemoryBytesPeak` and `stateKeysAtMemoryPeak`
-  /// gauges summed over subtasks (the bytes their keyed-state tables held allocated at the
-  /// sample with the most, and the keys they held then); 0 for jobs without them.
+  /// Keyed windows: the window operators' `stateMemoryBytesPeak` and `stateKeysPeak` gauges
+  /// summed over subtasks (the most bytes their keyed state held allocated, and the most keys,
+  /// over the samples); 0 for jobs without them.
   int64_t state_memory_bytes = 0;
   int64_t state_keys = 0;
   bool chained = true;      ///< every edge of the job graph is chained

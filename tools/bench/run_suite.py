@@ -371,8 +371,8 @@ def main():
                      f"{'ok' if ckpt['checksum_ok'] else 'MISMATCH'} |")
     lines.append("")
     lines.append("## Keyed state per key\n")
-    lines.append("Allocated bytes of the keyed state at its peak over the keys held then: for tidemark the "
-                 "window operator's `stateMemoryBytesPeak` / `stateKeysAtMemoryPeak` gauges (its flat tables' "
+    lines.append("Peak allocated bytes of the keyed state over the most keys held: for tidemark the "
+                 "window operator's `stateMemoryBytesPeak` / `stateKeysPeak` gauges (its flat tables' "
                  "slots and control bytes at their capacity, heap buffers beyond the inline ones, timers), for "
                  "the hash-aggregation baseline its open windows' `absl::flat_hash_map`s in the same byte model, "
                  "just before a window completes.\n")

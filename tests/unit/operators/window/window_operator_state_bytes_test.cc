@@ -117,7 +117,7 @@ TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirK
   for (const auto& [name, value] : metrics.gauges()) {
     if (name == "stateMemoryBytesPeak") {
       peak = value;
-    } else if (name == "stateKeysAtMemoryPeak") {
+    } else if (name == "stateKeysPeak") {
       keys = value;
     }
   }
