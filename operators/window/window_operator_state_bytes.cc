@@ -56,6 +56,58 @@ int64_t WindowOperator::StateBytes() const {
   return bytes;
 }
 
+namespace {
+
+// Heap bytes of an inlined vector beyond its inline capacity `n`.
+template <typename V>
+int64_t HeapBytes(const V& v, size_t n) {
+  return v.capacity() > n ? static_cast<int64_t>(v.capacity() * sizeof(typename V::value_type)) : 0;
+}
+
+// A key's buffers beyond the inline ones.
+int64_t KeyHeapBytes(const SlicedKeyState& ks) {
+  return HeapBytes(ks.starts, 1) + HeapBytes(ks.accs, kInlineAccumulators);
+}
+int64_t KeyHeapBytes(const SessionKeyState& ks) {
+  return HeapBytes(ks.sessions, 1) + HeapBytes(ks.accs, kInlineAccumulators);
+}
+
+// A sliced or session store: its tables, its timers and its keys' heap buffers.
+template <typename Store>
+int64_t StoreMemoryBytes(const Store& store) {
+  int64_t bytes = store.keys.TableBytes() + store.timers.MemoryBytes();
+  store.keys.ForEach([&](int, const auto&, const auto& ks) { bytes += KeyHeapBytes(ks); });
+  return bytes;
+}
+
+}  // namespace
+
+int64_t WindowOperator::StateMemoryBytes() const {
+  int64_t bytes = 0;
+  if (int_store_) {
+    bytes += StoreMemoryBytes(*int_store_);
+  }
+  if (key_store_) {
+    bytes += StoreMemoryBytes(*key_store_);
+  }
+  if (int_sessions_) {
+    bytes += StoreMemoryBytes(*int_sessions_);
+  }
+  if (key_sessions_) {
+    bytes += StoreMemoryBytes(*key_sessions_);
+  }
+  return bytes;
+}
+
+int64_t WindowOperator::NumStateKeys() const {
+  size_t n = 0;
+  n += int_store_ ? int_store_->keys.size() : 0;
+  n += key_store_ ? key_store_->keys.size() : 0;
+  n += int_sessions_ ? int_sessions_->keys.size() : 0;
+  n += key_sessions_ ? key_sessions_->keys.size() : 0;
+  return static_cast<int64_t>(n);
+}
+
 void WindowOperator::SampleStateBytes() {
   // Reading the state costs O(panes); sampling only once as many records arrived as the last
   // sample counted panes keeps that O(1) per record, so a million keys do not slow every
@@ -67,6 +119,8 @@ void WindowOperator::SampleStateBytes() {
   const int64_t bytes = StateBytes();
   state_bytes_sampled_ = bytes;
   state_bytes_peak_ = std::max(state_bytes_peak_, bytes);
+  state_memory_bytes_peak_ = std::max(state_memory_bytes_peak_, StateMemoryBytes());
+  state_keys_peak_ = std::max(state_keys_peak_, NumStateKeys());
   state_panes_at_sample_ = static_cast<int64_t>(NumSlices()) + static_cast<int64_t>(panes_.size()) +
                            static_cast<int64_t>(int_sessions_ ? int_sessions_->keys.size() : 0) +
                            static_cast<int64_t>(key_sessions_ ? key_sessions_->keys.size() : 0);

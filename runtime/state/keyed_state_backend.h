@@ -216,6 +216,20 @@ class KeyedStateBackend {
   /// The table of key group `kg` (in range).
   Map& KeyGroupTable(int kg) { return groups_[static_cast<size_t>(kg - range_.start)]; }
 
+  /// Bytes the tables hold allocated, full slots or not: per key group one slot
+  /// (`sizeof(pair<const K, V>)`) and one control byte per unit of capacity, plus a group's width
+  /// of cloned control bytes (absl's layout). The values' own heap buffers and the key arena are
+  /// not included.
+  int64_t TableBytes() const {
+    int64_t bytes = 0;
+    for (const Map& m : groups_) {
+      if (m.capacity() > 0) {
+        bytes += static_cast<int64_t>(m.capacity() * (sizeof(typename Map::value_type) + 1) + 16);
+      }
+    }
+    return bytes;
+  }
+
   size_t size() const {
     size_t n = 0;
     for (const Map& m : groups_) {
@@ -296,6 +310,17 @@ class KeyedTimerBuckets {
     }
     return n;
   }
+  /// Bytes held allocated: the time list and every key list's capacity, spare ones included.
+  int64_t MemoryBytes() const {
+    size_t bytes = buckets_.capacity() * sizeof(Bucket) + spare_.capacity() * sizeof(std::vector<K>);
+    for (const Bucket& b : buckets_) {
+      bytes += b.keys.capacity() * sizeof(K);
+    }
+    for (const std::vector<K>& v : spare_) {
+      bytes += v.capacity() * sizeof(K);
+    }
+    return static_cast<int64_t>(bytes);
+  }
   void Clear() {
     for (Bucket& b : buckets_) {
       b.keys.clear();
@@ -362,6 +387,8 @@ class KeyedTimerHeap {
   bool empty() const { return heap_.empty(); }
   /// Entries held, stale ones included.
   size_t size() const { return heap_.size(); }
+  /// Bytes held allocated (the heap's capacity).
+  int64_t MemoryBytes() const { return static_cast<int64_t>(heap_.capacity() * sizeof(Entry)); }
   void Clear() { heap_.clear(); }
 
  private:

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "runtime/io/wakeup.h"
+#include <span>
 #include <string>
 #include <string_view>
 

@@ -376,6 +376,8 @@ BaselineResult RunHashAggregation(const BenchPlan& plan) {
       s.end = std::max(s.end, r.ts + w.gap_ms);
       s.agg.Add(r.value);
     }
+    out.state_memory_bytes = FlatTableBytes(open);
+    out.state_keys = static_cast<int64_t>(open.size());
     for (const auto& [key, s] : open) {
       emit.Emit(key, s.start, s.end, s.agg);
     }
@@ -392,6 +394,17 @@ BaselineResult RunHashAggregation(const BenchPlan& plan) {
     std::deque<OpenWindow> windows;
     std::vector<absl::flat_hash_map<int64_t, Agg>> spare;
     auto flush_before = [&](int64_t ts) {
+      if (!windows.empty() && windows.front().start + size <= ts) {
+        // The state is largest just before a window completes: every open window's table.
+        int64_t bytes = 0;
+        int64_t keys = 0;
+        for (const OpenWindow& ow : windows) {
+          bytes += FlatTableBytes(ow.aggs);
+          keys += static_cast<int64_t>(ow.aggs.size());
+        }
+        out.state_memory_bytes = std::max(out.state_memory_bytes, bytes);
+        out.state_keys = std::max(out.state_keys, keys);
+      }
       while (!windows.empty() && windows.front().start + size <= ts) {
         OpenWindow& front = windows.front();
         for (const auto& [key, agg] : front.aggs) {

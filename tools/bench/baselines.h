@@ -16,7 +16,20 @@ struct BaselineResult {
   int64_t sink_records = 0;
   uint64_t checksum = 0;
   double seconds = 0;
+  /// Hash aggregation only: the most bytes its open windows' tables held allocated (slot array
+  /// and control bytes of each table's capacity) and the most keys they held.
+  int64_t state_memory_bytes = 0;
+  int64_t state_keys = 0;
 };
+
+/// The bytes an `absl::flat_hash_map` holds allocated: one slot and one control byte per unit of
+/// capacity plus a group's width of cloned control bytes (absl's layout); nothing when empty.
+/// The same model measures the baseline's tables and the window operator's keyed state.
+template <typename Map>
+int64_t FlatTableBytes(const Map& m) {
+  const size_t cap = m.capacity();
+  return cap == 0 ? 0 : static_cast<int64_t>(cap * (sizeof(typename Map::value_type) + 1) + 16);
+}
 
 /// The parts of a benchmark job the baselines reproduce, read from its JobSpec: the generator,
 /// the map/filter chain in order, and an optional keyed window.

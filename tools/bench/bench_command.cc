@@ -104,6 +104,17 @@ RunFigures RunJobOnce(const JobSpec& spec, const std::string& sink_id, int64_t t
     f.checksum = sink->checksum();
     f.latency_ns = sink->LatencySamplesNs();
   }
+  for (const SubtaskMetrics& m : job->execution().Metrics()) {
+    for (const OperatorMetrics& op : m.operators) {
+      for (const auto& [name, value] : op.gauges) {
+        if (name == "stateMemoryBytesPeak") {
+          f.state_memory_bytes += value;
+        } else if (name == "stateKeysPeak") {
+          f.state_keys += value;
+        }
+      }
+    }
+  }
   f.checkpoints_completed = job->execution().checkpoint_stats().completed;
   f.alignment_ns = job->execution().checkpoint_alignment_history_ns();
   return f;
@@ -437,6 +448,18 @@ int RunBench(const BenchOptions& o) {
   }
   j["peak_rss_bytes"] = PeakRssBytes();
   j["state_bytes"] = static_cast<int64_t>(Median(states));
+  // Peak keyed state per key (the most bytes held allocated over the most keys held), the job's
+  // and the hash-aggregation baseline's, in the same byte model (FlatTableBytes).
+  auto per_key = [](int64_t bytes, int64_t keys) {
+    return keys > 0 ? nlohmann::ordered_json(static_cast<double>(bytes) / static_cast<double>(keys))
+                    : nlohmann::ordered_json(nullptr);
+  };
+  j["state_memory_bytes"] = last.state_memory_bytes;
+  j["state_keys"] = last.state_keys;
+  j["state_bytes_per_key"] = per_key(last.state_memory_bytes, last.state_keys);
+  j["baseline_state_bytes_per_key"] =
+      hashagg.rates.empty() ? nlohmann::ordered_json(nullptr)
+                            : per_key(hashagg.last.state_memory_bytes, hashagg.last.state_keys);
   j["sink_records"] = last.sink_records;
   j["checksum"] = fmt::format("{:016x}", last.checksum);
   j["baseline"] = primary_name.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(primary_name);
@@ -467,6 +490,17 @@ int RunBench(const BenchOptions& o) {
     }
     std::cout << fmt::format("  memory             peak RSS {:.1f} MiB, state ~{:.1f} MiB (RSS growth during a run)\n",
                              static_cast<double>(PeakRssBytes()) / (1 << 20), Median(states) / (1 << 20));
+    if (!j["state_bytes_per_key"].is_null()) {
+      const double mine = j["state_bytes_per_key"].get<double>();
+      std::string base;
+      if (!j["baseline_state_bytes_per_key"].is_null()) {
+        const double b = j["baseline_state_bytes_per_key"].get<double>();
+        base = fmt::format(", baseline (c) {:.1f} B/key, ratio {:.2f}", b, b > 0 ? mine / b : 0);
+      }
+      std::cout << fmt::format("  keyed state        {:.1f} B/key at peak ({} keys, {:.1f} MiB){}\n",
+                               mine, last.state_keys,
+                               static_cast<double>(last.state_memory_bytes) / (1 << 20), base);
+    }
     auto line = [&](const char* name, const Series& s, const char* key) {
       if (s.rates.empty()) {
         return;

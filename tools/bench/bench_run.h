@@ -20,6 +20,11 @@ struct RunFigures {
   uint64_t checksum = 0;
   std::vector<int64_t> latency_ns;
   int64_t state_bytes = 0;  ///< RSS growth during the run
+  /// Keyed windows: the window operators' `stateMemoryBytesPeak` and `stateKeysPeak` gauges
+  /// summed over subtasks (the most bytes their keyed state held allocated, and the most keys,
+  /// over the samples); 0 for jobs without them.
+  int64_t state_memory_bytes = 0;
+  int64_t state_keys = 0;
   bool chained = true;      ///< every edge of the job graph is chained
   std::string failure;      ///< non-empty: the job did not FINISH (state and cause)
   int64_t checkpoints_completed = 0;  ///< a job with `checkpointing:`

@@ -428,6 +428,23 @@ def main():
                      f"{c['checkpoints_per_run']:.0f} | {us(c['p50_alignment_us'])} | {us(c['p99_alignment_us'])} | "
                      f"{'ok' if ckpt['checksum_ok'] else 'MISMATCH'} |")
     lines.append("")
+    lines.append("## Keyed state per key\n")
+    lines.append("Peak allocated bytes of the keyed state over the most keys held: for tidemark the "
+                 "window operator's `stateMemoryBytesPeak` / `stateKeysPeak` gauges (its flat tables' "
+                 "slots and control bytes at their capacity, heap buffers beyond the inline ones, timers), for "
+                 "the hash-aggregation baseline its open windows' `absl::flat_hash_map`s in the same byte model, "
+                 "just before a window completes.\n")
+    lines.append("| job | keys at peak | tidemark B/key | baseline B/key | ratio |")
+    lines.append("| --- | --- | --- | --- | --- |")
+    for name in WINDOWS:
+        o = res[name]
+        mine, base = o.get("state_bytes_per_key"), o.get("baseline_state_bytes_per_key")
+        if mine is None:
+            continue
+        ratio = f"{mine / base:.2f}" if base else "—"
+        base_text = f"{base:.1f}" if base else "—"
+        lines.append(f"| {name} | {o['state_keys']:,} | {mine:.1f} | {base_text} | {ratio} |")
+    lines.append("")
     lines.append("## Details\n")
     lines.append("| job | peak RSS MiB | state (RSS growth) MiB | p50 µs | p99 µs | p99.9 µs |")
     lines.append("| --- | --- | --- | --- | --- | --- |")

@@ -8,6 +8,8 @@
 
 #include "operators/window/window_operator.h"
 #include "operators/window/window_state_bytes.h"
+#include "operators/window/window_aggregates.h"
+#include "runtime/state/keyed_state_backend.h"
 #include "runtime/time/manual_processing_time_service.h"
 #include "tests/testing/collecting_output.h"
 
@@ -60,4 +62,73 @@ TEST(WindowOperatorStateBytesTest, CountsBufferedElementsAndKeysAndKeepsThePeak)
 }
 
 }  // namespace
+TEST(WindowOperatorStateBytesTest, TableBytesCountCapacityNotKeys) {
+  // One key group, so one table: capacity 1 after one key, 3 after two (absl grows 2n + 1).
+  KeyedStateBackend<int64_t, int64_t> backend(1, KeyGroupRange{0, 0});
+  EXPECT_EQ(backend.TableBytes(), 0);
+  *backend.GetOrCreate(7).first = 1;
+  const int64_t slot = static_cast<int64_t>(sizeof(std::pair<const int64_t, int64_t>));
+  EXPECT_EQ(backend.TableBytes(), 1 * (slot + 1) + 16);
+  *backend.GetOrCreate(8).first = 1;
+  EXPECT_EQ(backend.TableBytes(), 3 * (slot + 1) + 16);
+  backend.Erase(7);
+  backend.Erase(8);
+  EXPECT_EQ(backend.TableBytes(), 3 * (slot + 1) + 16);  // erasing keeps the capacity
+}
+
+TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirKeys) {
+  WindowSpec spec;
+  spec.assigner = "tumbling";
+  spec.size_ms = 1000;
+  AggregateSpec count;
+  count.function = "count";
+  spec.aggregates = {count};
+  WindowOperatorPlan plan = WindowOperator::Compile(
+      Schema({{"key", FieldType::kInt64}, {"ts", FieldType::kTimestamp}}), spec, {"key"});
+  std::unique_ptr<StreamOperator> op = plan.factory();
+  ManualProcessingTimeService clock;
+  testing::CollectingOutput out;
+  OperatorContext ctx;
+  ctx.name = "windows";
+  ctx.output = &out;
+  ctx.processing_time = &clock;
+  op->Open(ctx);
+  auto& window_op = static_cast<WindowOperator&>(*op);
+  std::vector<StreamRecord> batch;
+  for (int64_t k = 0; k < 1000; ++k) {
+    batch.emplace_back(Row{Value(k), Value(int64_t{k % 1000})}, k % 1000);
+  }
+  std::vector<StreamRecord*> pointers;
+  for (StreamRecord& r : batch) {
+    pointers.push_back(&r);
+  }
+  RecordBatch records{pointers.data(), pointers.size()};
+  op->ProcessBatch(records, 0);
+  ASSERT_TRUE(window_op.uses_slices());
+  EXPECT_EQ(window_op.NumStateKeys(), 1000);
+  const int64_t held = window_op.StateMemoryBytes();
+  // Every key's slot, and at most a table's growth (2x) plus load headroom over it; the timers
+  // hold one entry per key (1000 keys at one window end).
+  const int64_t slot = static_cast<int64_t>(sizeof(std::pair<const int64_t, SlicedKeyState>)) + 1;
+  EXPECT_GE(held, 1000 * slot + 1000 * static_cast<int64_t>(sizeof(int64_t)));
+  EXPECT_LE(held, 4 * 1000 * slot + 128 * (slot + 16) + 4 * 1000 * static_cast<int64_t>(sizeof(int64_t)));
+  op->ProcessWatermark(Watermark{kMaxTimestamp}, 0);  // sampled before the windows fire
+  EXPECT_EQ(out.Records().size(), 1000u);
+  EXPECT_EQ(window_op.NumStateKeys(), 0);
+  MetricsWriter metrics;
+  op->CollectMetrics(metrics);
+  int64_t peak = -1;
+  int64_t keys = -1;
+  for (const auto& [name, value] : metrics.gauges()) {
+    if (name == "stateMemoryBytesPeak") {
+      peak = value;
+    } else if (name == "stateKeysPeak") {
+      keys = value;
+    }
+  }
+  EXPECT_EQ(peak, held);
+  EXPECT_EQ(keys, 1000);
+  op->Close();
+}
+
 }  // namespace tidemark
