@@ -1,7 +1,6 @@
 #pragma once
 
 #include "runtime/io/wakeup.h"
-#include <span>
 #include <string>
 #include <string_view>
 
