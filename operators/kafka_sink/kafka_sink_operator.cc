@@ -6,6 +6,7 @@
 #include <optional>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
@@ -402,6 +403,9 @@ void KafkaSinkOperator::InitializeState(StateInitializationContext& context) {
   if (!exactly_once()) {
     return;  // none / at-least-once: nothing kept; the replay re-sends
   }
+  // Opened (its directory created) before any record goes out: a path that cannot hold it fails
+  // the task here, not at the first commit after records were sent.
+  OpenCommitLog();
   const CommitLogState log = ReadCommitLog();
   const int64_t max_logged = log.max_number;
   if (!context.is_restored()) {
@@ -494,6 +498,24 @@ void KafkaSinkOperator::InitializeState(StateInitializationContext& context) {
   // transaction reuses the first id (its records are replayed from the checkpoint).
   FenceTransaction(next_transaction_);
   FenceTransaction(next_transaction_ + 1);
+}
+
+void KafkaSinkOperator::OpenCommitLog() {
+  if (commit_log_fd_ >= 0) {
+    return;
+  }
+  const std::filesystem::path parent = std::filesystem::path(spec_.commit_log).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) {
+    std::filesystem::create_directories(parent, ec);
+  }
+  commit_log_fd_ = ::open(spec_.commit_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (commit_log_fd_ < 0) {
+    throw IoError(fmt::format("kafka sink {}#{}: cannot open commit log '{}': {}", context_.name,
+                              subtask_index_, spec_.commit_log,
+                              ec ? fmt::format("cannot create its directory: {}", ec.message())
+                                 : std::string(std::strerror(errno))));
+  }
 }
 
 KafkaSinkOperator::CommitLogState KafkaSinkOperator::ReadCommitLog() const {
@@ -610,13 +632,7 @@ bool KafkaSinkOperator::CommittedInKafka(const Transaction& t) {
 }
 
 void KafkaSinkOperator::AppendCommitLog(const Transaction& t, const char* state, bool resent) {
-  if (commit_log_fd_ < 0) {
-    commit_log_fd_ = ::open(spec_.commit_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (commit_log_fd_ < 0) {
-      throw IoError(fmt::format("kafka sink {}#{}: cannot open commit log '{}': {}", context_.name,
-                                subtask_index_, spec_.commit_log, std::strerror(errno)));
-    }
-  }
+  OpenCommitLog();
   nlohmann::json parts = nlohmann::json::object();
   int64_t records = 0;
   for (const auto& [partition, range] : t.acknowledged) {

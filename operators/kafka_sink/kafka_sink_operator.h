@@ -164,6 +164,8 @@ class KafkaSinkOperator : public StreamOperator {
     int64_t max_number = -1;           ///< highest transaction number in any line (-1: none)
   };
   CommitLogState ReadCommitLog() const;
+  /// Opens `commit-log` for appending (creating it and its directory) unless open; `IoError`.
+  void OpenCommitLog();
   void AppendCommitLog(const Transaction& t, const char* state, bool resent);
   /// After a crash mid-commit: whether Kafka committed `t` (see the class comment). Fences first.
   bool CommittedInKafka(const Transaction& t);

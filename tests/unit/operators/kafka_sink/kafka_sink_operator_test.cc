@@ -322,6 +322,30 @@ TEST_F(KafkaSinkOperatorTest, ACrashBetweenKafkasCommitAndItsLogLineWritesNothin
   again.op->Close();
 }
 
+// The commit log is opened (its directory created) when the sink starts, before any record goes
+// out: a path that cannot hold it fails the task there, not at the first commit.
+TEST_F(KafkaSinkOperatorTest, ACommitLogPathThatCannotHoldItFailsBeforeAnyRecord) {
+  SinkSpec nested = Spec("exactly-once");
+  nested.commit_log = (root_ / "a" / "b" / "commits.jsonl").string();
+  Sink ok(nested, true);
+  ok.Restore(nullptr);
+  EXPECT_TRUE(fs::is_regular_file(nested.commit_log));
+  ok.op->Close();
+
+  SinkSpec dir = Spec("exactly-once");
+  dir.commit_log = root_.string();  // a directory
+  Sink bad(dir, true);
+  try {
+    bad.Restore(nullptr);
+    ADD_FAILURE() << "a directory was accepted as the commit log";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "kafka sink out#0: cannot open commit log '" + root_.string() + "': Is a directory");
+  }
+  EXPECT_EQ(bad.op->num_records_sent(), 0);
+  bad.op->Close();
+}
+
 TEST_F(KafkaSinkOperatorTest, AFailureAbortsTheOpenTransactionAndCommitsNothing) {
   Sink sink(Spec("exactly-once"), true);
   sink.Restore(nullptr);
