@@ -51,6 +51,20 @@ size_t RecordWriter::SelectChannel(const StreamRecord& record) {
   return 0;
 }
 
+StreamElement& RecordWriter::OpenBatch(size_t c) {
+  auto& batch = batches_[c];
+  if (!batch) {
+    batch = channels_[c]->TakeRecycled();
+    if (!batch) {
+      batch = std::make_unique<StreamElement>();
+      batch->records.reserve(batch_size_);
+    }
+    batch->kind = StreamElement::Kind::kRecords;
+    fill_[c] = 0;
+  }
+  return *batch;
+}
+
 void RecordWriter::Emit(StreamRecord& record) {
   ++records_out_;
   if (partitioning_ == Partitioning::kBroadcast && channels_.size() > 1) {
@@ -71,16 +85,7 @@ void RecordWriter::Emit(StreamRecord& record) {
   const size_t c = SelectChannel(record);
   auto& batch = batches_[c];
   size_t& fill = fill_[c];
-  if (!batch) {
-    batch = channels_[c]->TakeRecycled();
-    if (!batch) {
-      batch = std::make_unique<StreamElement>();
-      batch->records.reserve(batch_size_);
-    }
-    batch->kind = StreamElement::Kind::kRecords;
-    fill = 0;
-  }
-  auto& records = batch->records;
+  auto& records = OpenBatch(c).records;
   if (fill < records.size()) {
     // A recycled slot: copy into its row's buffer instead of taking the caller's row, so neither
     // side allocates per record (and the caller keeps its buffer, e.g. a generator's row).
@@ -112,16 +117,7 @@ void RecordWriter::EmitBatch(RecordBatch& batch) {
   size_t& fill = fill_[0];
   for (size_t i = 0; i < batch.size; ++i) {
     StreamRecord& record = *batch.records[i];
-    if (!out) {
-      out = channels_[0]->TakeRecycled();
-      if (!out) {
-        out = std::make_unique<StreamElement>();
-        out->records.reserve(batch_size_);
-      }
-      out->kind = StreamElement::Kind::kRecords;
-      fill = 0;
-    }
-    auto& records = out->records;
+    auto& records = OpenBatch(0).records;
     if (fill < records.size()) {
       StreamRecord& slot = records[fill];
       if (slot.row.size() == record.row.size()) {

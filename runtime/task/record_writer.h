@@ -46,6 +46,8 @@ class RecordWriter {
  private:
   size_t SelectChannel(const StreamRecord& record);
   void Enqueue(size_t channel, std::unique_ptr<StreamElement> element);
+  /// The batch being filled for channel `c`: a recycled one (its slots reused) or a new one.
+  StreamElement& OpenBatch(size_t c);
 
   Partitioning partitioning_;
   std::vector<Channel*> channels_;

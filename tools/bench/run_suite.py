@@ -84,27 +84,26 @@ def wall_time(tidemark, job, runs):
     return times[len(times) // 2], times[0], times[-1], p.stdout.strip().splitlines()[-1]
 
 
-def bench_file(tidemark, name, runs, data_dir, count=None):
+def bench_data(tidemark, name, runs, data_dir, count=None):
+    """A bench job over the generated events (file or Kafka): its JSON report."""
     extra = ["--data-dir", data_dir]
     if count is not None:
         extra += ["--count", str(count)]
     if name in SINGLE_RUN:
         runs = 1
         extra += ["--warmup", "0"]
-    out = run_bench_json(tidemark, name, runs, extra)
+    return run_bench_json(tidemark, name, runs, extra)
+
+
+def bench_file(tidemark, name, runs, data_dir, count=None):
+    out = bench_data(tidemark, name, runs, data_dir, count)
     print(f"  {name:26s} {out['mb_per_s']:9.1f} MB/s ({out['mb_per_cpu_s']:.1f} MB/CPU-s)  ratio "
           f"{out.get('ratio_to_baseline') or float('nan'):.3f}  ({out['elapsed_s']:.1f} s)", file=sys.stderr, flush=True)
     return out
 
 
 def bench_kafka(tidemark, name, runs, data_dir, count=None):
-    extra = ["--data-dir", data_dir]
-    if count is not None:
-        extra += ["--count", str(count)]
-    if name in SINGLE_RUN:
-        runs = 1
-        extra += ["--warmup", "0"]
-    out = run_bench_json(tidemark, name, runs, extra)
+    out = bench_data(tidemark, name, runs, data_dir, count)
     print(f"  {name:26s} {out['mb_per_s']:9.1f} MB/s, file source {out['file_mb_per_s']:.1f} MB/s, "
           f"ratio to baseline {out['ratio_to_baseline'] or float('nan'):.3f}  ({out['elapsed_s']:.1f} s)",
           file=sys.stderr, flush=True)
