@@ -20,13 +20,13 @@ int ArithmeticMapOperator::ResolveSlot(const Schema& input, const std::string& f
 }
 
 void ArithmeticMapOperator::ProcessElement(StreamRecord& record, int /*input*/) {
-  Apply(record.row[slot_]);
+  Apply(record.row);
   output().Collect(record);
 }
 
 void ArithmeticMapOperator::ProcessBatch(RecordBatch& batch, int /*input*/) {
   for (size_t i = 0; i < batch.size; ++i) {
-    Apply(batch.records[i]->row[slot_]);
+    Apply(batch.records[i]->row);
   }
   output().CollectBatch(batch);
 }
@@ -54,7 +54,7 @@ ComparisonFilterOperator::Op ComparisonFilterOperator::ParseOp(const std::string
 }
 
 void ComparisonFilterOperator::ProcessElement(StreamRecord& record, int /*input*/) {
-  if (Test(record.row[slot_])) {
+  if (Test(record.row)) {
     output().Collect(record);
   }
 }
@@ -64,7 +64,7 @@ void ComparisonFilterOperator::ProcessBatch(RecordBatch& batch, int /*input*/) {
   for (size_t i = 0; i < batch.size; ++i) {
     StreamRecord* r = batch.records[i];
     batch.records[kept] = r;  // branch-free compaction: the pointer is kept iff it passes
-    kept += Test(r->row[slot_]) ? 1 : 0;
+    kept += Test(r->row) ? 1 : 0;
   }
   batch.size = kept;
   if (kept > 0) {

@@ -26,13 +26,15 @@ class ArithmeticMapOperator : public StreamOperator {
   static int ResolveSlot(const Schema& input, const std::string& field, bool* is_double);
 
  private:
-  void Apply(Value& v) const {
+  void Apply(Row& row) const {
+    if (row.IsNull(slot_)) {
+      return;
+    }
     if (is_double_) {
-      if (auto* d = std::get_if<double>(&v)) {
-        *d = *d * multiply_ + add_;
-      }
-    } else if (auto* i = std::get_if<int64_t>(&v)) {
-      *i = static_cast<int64_t>(static_cast<double>(*i) * multiply_ + add_);
+      row.SetDouble(slot_, row.GetDouble(slot_) * multiply_ + add_);
+    } else {
+      row.SetBits(slot_, static_cast<uint64_t>(static_cast<int64_t>(
+                             static_cast<double>(row.GetInt64(slot_)) * multiply_ + add_)));
     }
   }
 
@@ -50,8 +52,10 @@ class ComparisonFilterOperator : public StreamOperator {
  public:
   enum class Op { kGt, kGe, kLt, kLe, kEq, kNe };
 
-  ComparisonFilterOperator(int slot, Op op, double value)
-      : slot_(static_cast<size_t>(slot)), op_(op), value_(value) {}
+  /// `slot` is the field's index in the input schema; `is_double` its type (else int64 or
+  /// timestamp).
+  ComparisonFilterOperator(int slot, bool is_double, Op op, double value)
+      : slot_(static_cast<size_t>(slot)), is_double_(is_double), op_(op), value_(value) {}
 
   void ProcessElement(StreamRecord& record, int input) override;
   /// Compacts the batch to the passing records (order kept) and emits them with one `CollectBatch`.
@@ -79,18 +83,17 @@ class ComparisonFilterOperator : public StreamOperator {
   }
 
  private:
-  /// Whether cell `v` passes (NULL and non-numeric values never do).
-  bool Test(const Value& v) const {
-    if (const auto* d = std::get_if<double>(&v)) {
-      return Passes(op_, *d, value_);
+  /// Whether the record's cell passes (NULL never does).
+  bool Test(const Row& row) const {
+    if (row.IsNull(slot_)) {
+      return false;
     }
-    if (const auto* i = std::get_if<int64_t>(&v)) {
-      return Passes(op_, static_cast<double>(*i), value_);
-    }
-    return false;
+    return Passes(op_, is_double_ ? row.GetDouble(slot_) : static_cast<double>(row.GetInt64(slot_)),
+                  value_);
   }
 
   size_t slot_;
+  bool is_double_;
   Op op_;
   double value_;
 };

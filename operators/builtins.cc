@@ -196,9 +196,11 @@ CompiledOperator CompileArithmeticMap(const CompileContext& ctx) {
       }
       columns.push_back(std::move(c));
     }
-    const size_t width = out.output_schema.size();
-    out.factory = [columns, width](int, int) -> std::unique_ptr<StreamOperator> {
-      return std::make_unique<ExpressionProjectOperator>(columns, width, /*keep_input=*/true);
+    const RowLayout* layout = out.output_schema.layout();
+    const size_t input_width = input.size();
+    out.factory = [columns, layout, input_width](int, int) -> std::unique_ptr<StreamOperator> {
+      return std::make_unique<ExpressionProjectOperator>(columns, layout, input_width,
+                                                         /*keep_input=*/true);
     };
     return out;
   }
@@ -250,8 +252,8 @@ CompiledOperator CompileComparisonFilter(const CompileContext& ctx) {
     throw CompileError("filter", e.what());
   }
   const double value = ctx.spec.filter->value;
-  out.factory = [slot, op, value](int, int) -> std::unique_ptr<StreamOperator> {
-    return std::make_unique<ComparisonFilterOperator>(slot, op, value);
+  out.factory = [slot, is_double, op, value](int, int) -> std::unique_ptr<StreamOperator> {
+    return std::make_unique<ComparisonFilterOperator>(slot, is_double, op, value);
   };
   return out;
 }
@@ -279,9 +281,9 @@ CompiledOperator CompileProject(const CompileContext& ctx) {
     c.output_slot = out.output_schema.Add(names[i], c.expression.type());
     columns.push_back(std::move(c));
   }
-  const size_t width = out.output_schema.size();
-  out.factory = [columns, width](int, int) -> std::unique_ptr<StreamOperator> {
-    return std::make_unique<ExpressionProjectOperator>(columns, width, /*keep_input=*/false);
+  const RowLayout* layout = out.output_schema.layout();
+  out.factory = [columns, layout](int, int) -> std::unique_ptr<StreamOperator> {
+    return std::make_unique<ExpressionProjectOperator>(columns, layout, 0, /*keep_input=*/false);
   };
   return out;
 }

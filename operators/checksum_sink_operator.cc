@@ -18,9 +18,9 @@ ChecksumSinkOperator::ChecksumSinkOperator(const Schema& schema, std::shared_ptr
       const size_t position = slots_.size();
       slots_.push_back(i);
       fields_.push_back(Field{i,
-                              t == FieldType::kDouble                                  ? size_t{2}
-                              : t == FieldType::kInt64 || t == FieldType::kTimestamp ? size_t{1}
-                                                                                      : size_t{0},
+                              t == FieldType::kDouble   ? Kind::kDouble
+                              : t == FieldType::kString ? Kind::kString
+                                                        : Kind::kBits,
                               FieldSalt(position)});
     }
   }
@@ -28,34 +28,32 @@ ChecksumSinkOperator::ChecksumSinkOperator(const Schema& schema, std::shared_ptr
 
 uint64_t ChecksumSinkOperator::Hash(const Row& row) const {
   uint64_t sum = 0;
-  const Value* cells = row.data();
   const size_t n = fields_.size();
   for (size_t p = 0; p < n; ++p) {
     const Field& f = fields_[p];
-    const Value& cell = cells[f.slot];
-    if (cell.index() == f.kind) {  // the schema's type (kind 0 never matches a non-NULL cell)
-      uint64_t bits;
-      if (f.kind == 1) {
-        bits = static_cast<uint64_t>(*std::get_if<int64_t>(&cell));
-      } else {
-        const double d = *std::get_if<double>(&cell);
-        bits = std::bit_cast<uint64_t>(d == 0.0 ? 0.0 : d);
-      }
-      sum += Mix64(bits ^ f.salt);
+    uint64_t bits;
+    if (row.IsNull(f.slot)) [[unlikely]] {
+      bits = kNullFieldBits;
+    } else if (f.kind == Kind::kBits) {
+      bits = row.GetBits(f.slot);
+    } else if (f.kind == Kind::kDouble) {
+      const double d = row.GetDouble(f.slot);
+      bits = std::bit_cast<uint64_t>(d == 0.0 ? 0.0 : d);  // -0.0 == 0.0
     } else {
-      sum += FieldHash(p, cell);
+      bits = static_cast<uint64_t>(std::hash<std::string_view>{}(row.GetString(f.slot)));
     }
+    sum += Mix64(bits ^ f.salt);
   }
   return RecordHash(sum);
 }
 
 void ChecksumSinkOperator::SampleLatency(const Row& row) {
-  if (const auto* emitted = std::get_if<int64_t>(&row[static_cast<size_t>(latency_slot_)]);
-      emitted != nullptr && *emitted != 0) {
+  const auto slot = static_cast<size_t>(latency_slot_);
+  if (!row.IsNull(slot) && row.GetInt64(slot) != 0) {
     const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::steady_clock::now().time_since_epoch())
                             .count();
-    latency_ns_.push_back(now - *emitted);
+    latency_ns_.push_back(now - row.GetInt64(slot));
   }
 }
 

@@ -28,16 +28,16 @@ class ChecksumSinkOperator : public StreamOperator {
   void Finish() override;
 
  private:
-  /// One record's hash; a cell of the schema's type is hashed inline, any other (NULL, a string)
-  /// through the general FieldHash.
+  /// One record's hash (checksum.h's `FieldHash` of every checksummed field, inline).
   uint64_t Hash(const Row& row) const;
   void SampleLatency(const Row& row);
 
-  /// A checksummed field, compiled from the schema: where it is, the Value index its type holds
-  /// (0: hash any cell through FieldHash) and its position's salt (checksum.h's FieldHash).
+  /// A checksummed field, compiled from the schema: where it is, how its type hashes (see
+  /// checksum.h's `CellHashBits`) and its position's salt (checksum.h's `FieldHash`).
+  enum class Kind : uint8_t { kBits, kDouble, kString };
   struct Field {
     size_t slot = 0;
-    size_t kind = 0;
+    Kind kind = Kind::kBits;
     uint64_t salt = 0;
   };
 

@@ -1,5 +1,6 @@
 #include "operators/expression.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <optional>
@@ -188,10 +189,13 @@ class Parser {
     return false;
   }
 
-  void Emit(Op op, bool dbl = false) {
+  void Emit(Op op, bool dbl = false, FieldType left = FieldType::kBool,
+            FieldType right = FieldType::kBool) {
     Expression::Instr in;
     in.op = op;
     in.dbl = dbl;
+    in.left = left;
+    in.right = right;
     program_->push_back(std::move(in));
   }
 
@@ -275,7 +279,7 @@ class Parser {
           throw ExpressionError(at, fmt::format("cannot compare {} with {} using '{}'",
                                                 ToString(left), ToString(right), sym));
         }
-        Emit(op, dbl);
+        Emit(op, dbl, left, right);
         if (tok_.kind == Tok::kSymbol &&
             (tok_.text == "==" || tok_.text == "!=" || tok_.text == "<" || tok_.text == "<=" ||
              tok_.text == ">" || tok_.text == ">=")) {
@@ -289,7 +293,7 @@ class Parser {
 
   FieldType Arithmetic(FieldType left, FieldType right, const std::string& sym, size_t at) {
     if (sym == "+" && left == FieldType::kString && right == FieldType::kString) {
-      Emit(Op::kConcat);
+      Emit(Op::kConcat, false, left, right);
       return FieldType::kString;
     }
     if (!IsNumeric(left) || !IsNumeric(right)) {
@@ -305,7 +309,7 @@ class Parser {
     if (op == Op::kMod && dbl) {
       throw ExpressionError(at, "'%' needs integer operands");
     }
-    Emit(op, dbl);
+    Emit(op, dbl, left, right);
     if (dbl) {
       return FieldType::kDouble;
     }
@@ -357,7 +361,7 @@ class Parser {
       throw ExpressionError(innermost, fmt::format("unary '-' needs a number, got {}", ToString(t)));
     }
     for (size_t i = 0; i < count; ++i) {
-      Emit(Op::kNeg, t == FieldType::kDouble);
+      Emit(Op::kNeg, t == FieldType::kDouble, t);
     }
     return t == FieldType::kDouble ? FieldType::kDouble : FieldType::kInt64;
   }
@@ -365,6 +369,10 @@ class Parser {
   void EmitConst(Value v) {
     Expression::Instr in;
     in.op = Op::kConst;
+    in.left = v.index() == 1   ? FieldType::kInt64
+              : v.index() == 2 ? FieldType::kDouble
+              : v.index() == 4 ? FieldType::kString
+                               : FieldType::kBool;
     in.constant = std::move(v);
     program_->push_back(std::move(in));
   }
@@ -421,6 +429,7 @@ class Parser {
         Expression::Instr in;
         in.op = Op::kLoad;
         in.slot = slot;
+        in.left = schema_.field(static_cast<size_t>(slot)).type;
         program_->push_back(std::move(in));
         return schema_.field(static_cast<size_t>(slot)).type;
       }
@@ -438,34 +447,24 @@ class Parser {
   std::vector<Expression::Instr>* program_ = nullptr;
 };
 
-bool IsNull(const Value& v) {
-  return std::holds_alternative<std::monostate>(v);
-}
+// One operand on the evaluation stack: its type is known from the program, so a cell is the
+// payload alone (a string as a view into the row, a constant or a concatenation's buffer).
+struct Cell {
+  union {
+    int64_t i;
+    double d;
+    bool b;
+  };
+  std::string_view s;
+  bool null = false;
+};
 
-double Num(const Value& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) {
-    return static_cast<double>(*i);
-  }
-  if (const auto* d = std::get_if<double>(&v)) {
-    return *d;
-  }
-  return std::get<bool>(v) ? 1.0 : 0.0;
-}
-
-int64_t Int(const Value& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) {
-    return *i;
-  }
-  return static_cast<int64_t>(Num(v));
-}
-
-bool Truthy(const Value& v) {
-  const auto* b = std::get_if<bool>(&v);
-  return b != nullptr && *b;
+double AsNum(const Cell& c, FieldType t) {
+  return t == FieldType::kDouble ? c.d : static_cast<double>(c.i);
 }
 
 template <typename T>
-Value CompareValues(Op op, const T& a, const T& b) {
+bool Compare(Op op, const T& a, const T& b) {
   switch (op) {
     case Op::kEq:
       return a == b;
@@ -489,112 +488,246 @@ Expression Expression::Compile(std::string_view text, const Schema& input) {
   e.text_ = std::string(text);
   Parser parser(text, input);
   e.type_ = parser.ParseAll(e.program_);
+  size_t depth = 0;
+  for (const Instr& in : e.program_) {
+    if (in.op == Op::kLoad || in.op == Op::kConst) {
+      e.max_depth_ = std::max(e.max_depth_, ++depth);
+    } else if (in.op != Op::kNeg && in.op != Op::kNot) {
+      --depth;
+    }
+    e.concats_ += in.op == Op::kConcat ? 1 : 0;
+  }
   if (e.program_.size() == 1 && e.program_[0].op == Op::kLoad) {
     e.field_slot_ = e.program_[0].slot;
   }
   return e;
 }
 
-Value Expression::Evaluate(const Row& row) const {
-  if (field_slot_ >= 0) {
-    return row[static_cast<size_t>(field_slot_)];
-  }
-  std::vector<Value> stack;
-  stack.reserve(8);
-  for (const Instr& in : program_) {
+// Evaluates `program` over `row`; the result is left in `out` (valid while `row`, `program` and
+// `strings` are). `stack` holds at least `max_depth` cells; `strings` has room reserved for every
+// concatenation, so the views into it stay valid.
+namespace {
+void Run(const std::vector<Expression::Instr>& program, const Row& row, Cell* stack,
+         std::vector<std::string>& strings, Cell& out) {
+  size_t top = 0;  // cells in use
+  for (const Expression::Instr& in : program) {
     switch (in.op) {
-      case Op::kLoad:
-        stack.push_back(row[static_cast<size_t>(in.slot)]);
+      case Op::kLoad: {
+        Cell& c = stack[top++];
+        const auto slot = static_cast<size_t>(in.slot);
+        c.null = row.IsNull(slot);
+        switch (in.left) {
+          case FieldType::kDouble:
+            c.d = row.GetDouble(slot);
+            break;
+          case FieldType::kBool:
+            c.b = !c.null && row.GetBool(slot);
+            break;
+          case FieldType::kString:
+            c.s = c.null ? std::string_view() : row.GetString(slot);
+            break;
+          default:
+            c.i = row.GetInt64(slot);
+            break;
+        }
         continue;
-      case Op::kConst:
-        stack.push_back(in.constant);
+      }
+      case Op::kConst: {
+        Cell& c = stack[top++];
+        c.null = false;
+        switch (in.constant.index()) {
+          case 1:
+            c.i = *std::get_if<int64_t>(&in.constant);
+            break;
+          case 2:
+            c.d = *std::get_if<double>(&in.constant);
+            break;
+          case 3:
+            c.b = *std::get_if<bool>(&in.constant);
+            break;
+          default:
+            c.s = *std::get_if<std::string>(&in.constant);
+            break;
+        }
         continue;
+      }
       case Op::kNeg: {
-        Value& v = stack.back();
-        if (!IsNull(v)) {
+        Cell& v = stack[top - 1];
+        if (!v.null) {
           // -Long.MIN_VALUE wraps to itself, as in Java and the binary operators below (plain
           // negation of INT64_MIN is undefined behaviour).
-          v = in.dbl ? Value(-Num(v)) : Value(static_cast<int64_t>(0 - static_cast<uint64_t>(Int(v))));
+          if (in.dbl) {
+            v.d = -v.d;
+          } else {
+            v.i = static_cast<int64_t>(0 - static_cast<uint64_t>(v.i));
+          }
         }
         continue;
       }
       case Op::kNot: {
-        Value& v = stack.back();
-        v = !Truthy(v);
+        Cell& v = stack[top - 1];
+        v.b = !(!v.null && v.b);
+        v.null = false;
         continue;
       }
       default:
         break;
     }
-    Value b = std::move(stack.back());
-    stack.pop_back();
-    Value& a = stack.back();
+    const Cell& b = stack[--top];
+    Cell& a = stack[top - 1];
     switch (in.op) {
       case Op::kAnd:
-        a = Truthy(a) && Truthy(b);
+        a.b = (!a.null && a.b) && (!b.null && b.b);
+        a.null = false;
         continue;
       case Op::kOr:
-        a = Truthy(a) || Truthy(b);
+        a.b = (!a.null && a.b) || (!b.null && b.b);
+        a.null = false;
         continue;
       default:
         break;
     }
-    if (IsNull(a) || IsNull(b)) {
-      a = std::monostate{};
+    if (a.null || b.null) {
+      a.null = true;
       continue;
     }
     switch (in.op) {
-      case Op::kConcat:
-        a = std::get<std::string>(a) + std::get<std::string>(b);
+      case Op::kConcat: {
+        std::string& joined = strings.emplace_back();
+        joined.reserve(a.s.size() + b.s.size());
+        joined.append(a.s).append(b.s);
+        a.s = joined;
         break;
+      }
       case Op::kAdd:
       case Op::kSub:
       case Op::kMul:
       case Op::kDiv:
       case Op::kMod:
         if (in.dbl) {
-          const double x = Num(a);
-          const double y = Num(b);
-          a = in.op == Op::kAdd   ? x + y
-              : in.op == Op::kSub ? x - y
-              : in.op == Op::kMul ? x * y
-                                  : x / y;
+          const double x = AsNum(a, in.left);
+          const double y = AsNum(b, in.right);
+          a.d = in.op == Op::kAdd   ? x + y
+                : in.op == Op::kSub ? x - y
+                : in.op == Op::kMul ? x * y
+                                    : x / y;
         } else {
-          const int64_t x = Int(a);
-          const int64_t y = Int(b);
+          const int64_t x = a.i;
+          const int64_t y = b.i;
           if ((in.op == Op::kDiv || in.op == Op::kMod) && y == 0) {
-            a = std::monostate{};
+            a.null = true;
           } else {
             // Wrap around like Java's long arithmetic instead of undefined behaviour.
             const auto ux = static_cast<uint64_t>(x);
             const auto uy = static_cast<uint64_t>(y);
-            a = in.op == Op::kAdd             ? static_cast<int64_t>(ux + uy)
-                : in.op == Op::kSub           ? static_cast<int64_t>(ux - uy)
-                : in.op == Op::kMul           ? static_cast<int64_t>(ux * uy)
-                : (x == INT64_MIN && y == -1) ? (in.op == Op::kDiv ? x : 0)
-                : in.op == Op::kDiv           ? x / y
-                                              : x % y;
+            a.i = in.op == Op::kAdd             ? static_cast<int64_t>(ux + uy)
+                  : in.op == Op::kSub           ? static_cast<int64_t>(ux - uy)
+                  : in.op == Op::kMul           ? static_cast<int64_t>(ux * uy)
+                  : (x == INT64_MIN && y == -1) ? (in.op == Op::kDiv ? x : 0)
+                  : in.op == Op::kDiv           ? x / y
+                                                : x % y;
           }
         }
         break;
       default:  // comparisons
         if (in.dbl) {
-          a = CompareValues(in.op, Num(a), Num(b));
-        } else if (const auto* s = std::get_if<std::string>(&a)) {
-          a = CompareValues(in.op, *s, std::get<std::string>(b));
-        } else if (const auto* bl = std::get_if<bool>(&a)) {
-          a = CompareValues(in.op, *bl, std::get<bool>(b));
+          a.b = Compare(in.op, AsNum(a, in.left), AsNum(b, in.right));
+        } else if (in.left == FieldType::kString) {
+          a.b = Compare(in.op, a.s, b.s);
+        } else if (in.left == FieldType::kBool) {
+          a.b = Compare(in.op, a.b, b.b);
         } else {
-          a = CompareValues(in.op, Int(a), Int(b));
+          a.b = Compare(in.op, a.i, b.i);
         }
         break;
     }
   }
-  return std::move(stack.back());
+  out = stack[0];
+}
+
+// Small programs (nearly all) evaluate on a stack array; deep ones on the heap.
+constexpr size_t kInlineStack = 32;
+}  // namespace
+
+template <typename F>
+void Expression::WithResult(const Row& row, F&& f) const {
+  Cell result;
+  std::vector<std::string> strings;
+  if (concats_ > 0) {
+    strings.reserve(concats_);
+  }
+  if (max_depth_ <= kInlineStack) {
+    Cell stack[kInlineStack];
+    Run(program_, row, stack, strings, result);
+  } else {
+    std::vector<Cell> stack(max_depth_);
+    Run(program_, row, stack.data(), strings, result);
+  }
+  f(result);
+}
+
+Value Expression::Evaluate(const Row& row) const {
+  if (field_slot_ >= 0) {
+    return row.Get(static_cast<size_t>(field_slot_));
+  }
+  Value v;
+  WithResult(row, [&](const Cell& c) {
+    if (c.null) {
+      return;
+    }
+    switch (type_) {
+      case FieldType::kDouble:
+        v = c.d;
+        break;
+      case FieldType::kBool:
+        v = c.b;
+        break;
+      case FieldType::kString:
+        v = std::string(c.s);
+        break;
+      default:
+        v = c.i;
+        break;
+    }
+  });
+  return v;
+}
+
+void Expression::EvaluateInto(const Row& row, Row& out, size_t slot) const {
+  if (field_slot_ >= 0) {
+    out.CopyCell(slot, row, static_cast<size_t>(field_slot_));
+    return;
+  }
+  WithResult(row, [&](const Cell& c) {
+    if (c.null) {
+      out.SetNull(slot);
+      return;
+    }
+    switch (type_) {
+      case FieldType::kDouble:
+        out.SetDouble(slot, c.d);
+        break;
+      case FieldType::kBool:
+        out.SetBool(slot, c.b);
+        break;
+      case FieldType::kString:
+        out.SetString(slot, c.s);
+        break;
+      default:
+        out.SetBits(slot, static_cast<uint64_t>(c.i));
+        break;
+    }
+  });
 }
 
 bool Expression::Test(const Row& row) const {
-  return Truthy(Evaluate(row));
+  if (field_slot_ >= 0) {
+    const auto slot = static_cast<size_t>(field_slot_);
+    return type_ == FieldType::kBool && !row.IsNull(slot) && row.GetBool(slot);
+  }
+  bool r = false;
+  WithResult(row, [&](const Cell& c) { r = type_ == FieldType::kBool && !c.null && c.b; });
+  return r;
 }
 
 }  // namespace tidemark

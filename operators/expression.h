@@ -44,8 +44,9 @@ inline constexpr int kMaxExpressionDepth = 256;
 /// The result type of `timestamp ± integer` is timestamp; other integer arithmetic is int64.
 ///
 /// Threading: immutable after `Compile`; `Evaluate` is const and may be called from any thread
-/// (each call uses its own small stack). Cost: O(program length) per record, no allocation for
-/// numeric programs beyond the stack vector (reserved once per call).
+/// (each call uses its own small stack). Cost: O(program length) per record over typed cells
+/// (the types are resolved at compile time; nothing dispatches on a cell's type); no allocation
+/// unless the program concatenates strings or nests deeper than 32 operands.
 class Expression {
  public:
   /// Parses and type-checks `text` against `input` in time and stack linear in its length (stack
@@ -62,9 +63,14 @@ class Expression {
   int field_slot() const { return field_slot_; }
   const std::string& text() const { return text_; }
 
-  /// Evaluates over `row` (which must have the schema given to `Compile`).
+  /// Evaluates over `row` (which must have the schema given to `Compile`), boxed: for paths that
+  /// are not per record.
   Value Evaluate(const Row& row) const;
-  /// For conditions: true iff the value is `true` (NULL counts as false).
+  /// Evaluates over `row` into cell `slot` of `out`, which must be of type `type()` (a timestamp
+  /// or int64 slot for integer results); `out` may be `row` itself. Per record: no boxing, no
+  /// allocation unless the program concatenates strings.
+  void EvaluateInto(const Row& row, Row& out, size_t slot) const;
+  /// For conditions: true iff the value is `true` (NULL counts as false). Per record: no boxing.
   bool Test(const Row& row) const;
 
   /// One instruction of the postfix program (public for the implementation only).
@@ -91,12 +97,22 @@ class Expression {
     };
     Op op = Op::kConst;
     bool dbl = false;  ///< arithmetic / comparison on doubles (else integers, strings or bools)
+    /// Operand types known at compile time: the left (or only) and right operand of an
+    /// operator; the type of a kLoad's slot and of a kConst.
+    FieldType left = FieldType::kBool;
+    FieldType right = FieldType::kBool;
     int slot = -1;     ///< kLoad
     Value constant;    ///< kConst
   };
 
  private:
+  /// Runs the program over `row` and calls `f(result cell)`.
+  template <typename F>
+  void WithResult(const Row& row, F&& f) const;
+
   std::vector<Instr> program_;
+  size_t max_depth_ = 0;  ///< deepest evaluation stack
+  size_t concats_ = 0;    ///< string concatenations in the program
   FieldType type_ = FieldType::kBool;
   int field_slot_ = -1;
   std::string text_;

@@ -22,6 +22,23 @@ void ExpressionFilterOperator::ProcessBatch(RecordBatch& batch, int /*input*/) {
   }
 }
 
+ExpressionProjectOperator::ExpressionProjectOperator(std::vector<Column> columns,
+                                                     const RowLayout* output_layout,
+                                                     size_t input_width, bool keep_input)
+    : columns_(std::move(columns)), output_layout_(output_layout) {
+  if (keep_input) {
+    std::vector<bool> assigned(output_layout->size(), false);
+    for (const Column& c : columns_) {
+      assigned[static_cast<size_t>(c.output_slot)] = true;
+    }
+    for (size_t i = 0; i < input_width && i < output_layout->size(); ++i) {
+      if (!assigned[i]) {
+        kept_slots_.push_back(i);
+      }
+    }
+  }
+}
+
 void ExpressionProjectOperator::ProcessElement(StreamRecord& record, int /*input*/) {
   Project(record);
   output().Collect(record);
@@ -35,19 +52,16 @@ void ExpressionProjectOperator::ProcessBatch(RecordBatch& batch, int /*input*/) 
 }
 
 void ExpressionProjectOperator::Project(StreamRecord& record) {
-  // Evaluate every column against the unchanged input first: `set: {a: b, b: a}` swaps.
-  scratch_.clear();
+  // Built beside the input (every column sees the unchanged input), then swapped in: the
+  // record's old buffer is the next record's scratch, so nothing is allocated per record.
+  scratch_.Reset(output_layout_);
+  for (size_t slot : kept_slots_) {
+    scratch_.CopyCell(slot, record.row, slot);
+  }
   for (const Column& c : columns_) {
-    scratch_.push_back(c.expression.Evaluate(record.row));
+    c.expression.EvaluateInto(record.row, scratch_, static_cast<size_t>(c.output_slot));
   }
-  if (keep_input_) {
-    record.row.resize(output_width_);
-  } else {
-    record.row.assign(output_width_, Value{});
-  }
-  for (size_t i = 0; i < columns_.size(); ++i) {
-    record.row[static_cast<size_t>(columns_[i].output_slot)] = std::move(scratch_[i]);
-  }
+  record.row.swap(scratch_);
 }
 
 }  // namespace tidemark

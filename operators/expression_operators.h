@@ -37,10 +37,12 @@ class ExpressionProjectOperator : public StreamOperator {
     Expression expression;
   };
 
-  /// `keep_input`: start from a copy of the input row (map `set:`), sized `output_width`;
-  /// otherwise from an empty row of `output_width` NULLs (project).
-  ExpressionProjectOperator(std::vector<Column> columns, size_t output_width, bool keep_input)
-      : columns_(std::move(columns)), output_width_(output_width), keep_input_(keep_input) {}
+  /// Output rows have `output_layout`. `keep_input`: the first `input_width` output cells start
+  /// as the input row's (map `set:`), except those a column assigns; otherwise every cell not
+  /// assigned is NULL (project). Columns are evaluated against the unchanged input, so
+  /// `set: {a: b, b: a}` swaps.
+  ExpressionProjectOperator(std::vector<Column> columns, const RowLayout* output_layout,
+                            size_t input_width, bool keep_input);
   void ProcessElement(StreamRecord& record, int input) override;
   /// Rewrites every record in place, then one `CollectBatch`.
   void ProcessBatch(RecordBatch& batch, int input) override;
@@ -49,9 +51,10 @@ class ExpressionProjectOperator : public StreamOperator {
   void Project(StreamRecord& record);
 
   std::vector<Column> columns_;
-  size_t output_width_;
-  bool keep_input_;
-  std::vector<Value> scratch_;
+  const RowLayout* output_layout_;
+  std::vector<size_t> kept_slots_;  // input cells copied to the same output slot
+  Row scratch_;                     // the output row being built; swapped with the record's
+
 };
 
 }  // namespace tidemark

@@ -49,6 +49,11 @@ struct Handler {
 ///                 time_domain
 ///   on-broadcast: the broadcast input's fields,        broadcast state..., watermark, now
 struct ProcessPlan {
+  /// The layouts of the three scopes (see above) and of the emitted rows.
+  const RowLayout* record_scope = nullptr;
+  const RowLayout* timer_scope = nullptr;
+  const RowLayout* broadcast_scope = nullptr;
+  const RowLayout* output = nullptr;
   std::vector<std::string> state;
   std::vector<Value> state_init;
   std::vector<std::string> broadcast_state;
@@ -64,24 +69,28 @@ class ExpressionProcessLogic {
   explicit ExpressionProcessLogic(std::shared_ptr<const ProcessPlan> plan) : plan_(std::move(plan)) {}
 
   void OnRecord(const StreamRecord& record, ProcessContext& ctx) {
-    scope_.assign(record.row.begin(), record.row.end());
-    AppendKeyedState(ctx);
-    AppendBroadcastState(ctx);
-    scope_.emplace_back(ctx.CurrentWatermark());
-    scope_.emplace_back(ctx.CurrentProcessingTime());
+    size_t at = BeginScope(plan_->record_scope, record.row);
+    at = AppendKeyedState(ctx, at);
+    at = AppendBroadcastState(ctx, at);
+    scope_.SetInt64(at++, ctx.CurrentWatermark());
+    scope_.SetInt64(at++, ctx.CurrentProcessingTime());
     Run(plan_->on_record, record.row.size(), ctx,
         record.has_timestamp ? std::optional<Timestamp>(record.timestamp) : std::nullopt);
   }
 
   void OnTimer(Timestamp time, ProcessContext& ctx) {
     const Key& key = ctx.current_key();
-    scope_.assign(key.begin(), key.end());
-    AppendKeyedState(ctx);
-    AppendBroadcastState(ctx);
-    scope_.emplace_back(time);
-    scope_.emplace_back(ctx.CurrentWatermark());
-    scope_.emplace_back(ctx.CurrentProcessingTime());
-    scope_.emplace_back(std::string(ctx.time_domain() == TimeDomain::kEventTime ? "event" : "processing"));
+    scope_.Reset(plan_->timer_scope);
+    size_t at = 0;
+    for (const Value& v : key) {
+      scope_.Set(at++, v);
+    }
+    at = AppendKeyedState(ctx, at);
+    at = AppendBroadcastState(ctx, at);
+    scope_.SetInt64(at++, time);
+    scope_.SetInt64(at++, ctx.CurrentWatermark());
+    scope_.SetInt64(at++, ctx.CurrentProcessingTime());
+    scope_.SetString(at++, ctx.time_domain() == TimeDomain::kEventTime ? "event" : "processing");
     // Flink stamps what an event-time timer emits with the timer's time and erases the
     // timestamp of what a processing-time timer emits.
     // At end of event time (MAX) a timer set here could only fire at once, and again from its
@@ -93,10 +102,10 @@ class ExpressionProcessLogic {
   }
 
   void OnBroadcast(const StreamRecord& record, ProcessContext& ctx) {
-    scope_.assign(record.row.begin(), record.row.end());
-    AppendBroadcastState(ctx);
-    scope_.emplace_back(ctx.CurrentWatermark());
-    scope_.emplace_back(ctx.CurrentProcessingTime());
+    size_t at = BeginScope(plan_->broadcast_scope, record.row);
+    at = AppendBroadcastState(ctx, at);
+    scope_.SetInt64(at++, ctx.CurrentWatermark());
+    scope_.SetInt64(at++, ctx.CurrentProcessingTime());
     const Handler& h = plan_->on_broadcast;
     values_.clear();
     for (const auto& [index, expression] : h.set) {
@@ -108,17 +117,27 @@ class ExpressionProcessLogic {
   }
 
  private:
-  void AppendKeyedState(const ProcessContext& ctx) {
+  /// Starts the scope row of `layout` with `row`'s cells; returns the next slot.
+  size_t BeginScope(const RowLayout* layout, const Row& row) {
+    scope_.Reset(layout);
+    for (size_t i = 0; i < row.size(); ++i) {
+      scope_.CopyCell(i, row, i);
+    }
+    return row.size();
+  }
+  size_t AppendKeyedState(const ProcessContext& ctx, size_t at) {
     for (size_t i = 0; i < plan_->state.size(); ++i) {
       const Value* v = ctx.State(plan_->state[i]);
-      scope_.push_back(v != nullptr ? *v : plan_->state_init[i]);
+      scope_.Set(at++, v != nullptr ? *v : plan_->state_init[i]);
     }
+    return at;
   }
-  void AppendBroadcastState(const ProcessContext& ctx) {
+  size_t AppendBroadcastState(const ProcessContext& ctx, size_t at) {
     for (size_t i = 0; i < plan_->broadcast_state.size(); ++i) {
       const Value* v = ctx.BroadcastState(plan_->broadcast_state[i]);
-      scope_.push_back(v != nullptr ? *v : plan_->broadcast_init[i]);
+      scope_.Set(at++, v != nullptr ? *v : plan_->broadcast_init[i]);
     }
+    return at;
   }
 
   /// `state_offset`: where the keyed state starts in the scope.
@@ -130,7 +149,7 @@ class ExpressionProcessLogic {
     }
     for (size_t i = 0; i < h.set.size(); ++i) {
       const size_t index = h.set[i].first;
-      scope_[state_offset + index] = values_[i];
+      scope_.Set(state_offset + index, values_[i]);
       ctx.SetState(plan_->state[index], std::move(values_[i]));
     }
     if (h.event_timer && !drop_event_timers) {
@@ -146,10 +165,9 @@ class ExpressionProcessLogic {
       }
     }
     if (!h.emit.empty() && (!h.emit_if || h.emit_if->Test(scope_))) {
-      Row out;
-      out.reserve(h.emit.size());
-      for (const Expression& column : h.emit) {
-        out.push_back(column.Evaluate(scope_));
+      Row out(plan_->output);
+      for (size_t i = 0; i < h.emit.size(); ++i) {
+        h.emit[i].EvaluateInto(scope_, out, i);
       }
       if (stamp) {
         ctx.Collect(std::move(out), *stamp);
@@ -233,12 +251,16 @@ class ProcessCompiler {
 
     Schema record_out;
     Schema timer_out;
+    plan->record_scope = record_scope.layout();
+    plan->timer_scope = timer_scope.layout();
     plan->on_record = ReadHandler("on-record", record_scope, false, &record_out);
     plan->on_timer = ReadHandler("on-timer", timer_scope, false, &timer_out);
     if (broadcast_input_ >= 0) {
       const Schema& b = ctx_.input_schemas[static_cast<size_t>(broadcast_input_)];
       Schema dummy;
-      plan->on_broadcast = ReadHandler("on-broadcast", Scope(b, false, {kWatermarkVar, kNowVar}), true, &dummy);
+      const Schema broadcast_scope = Scope(b, false, {kWatermarkVar, kNowVar});
+      plan->broadcast_scope = broadcast_scope.layout();
+      plan->on_broadcast = ReadHandler("on-broadcast", broadcast_scope, true, &dummy);
       if (!plan->on_broadcast.present) {
         params_.Fail(ctx_.spec.location, "on-broadcast",
                      fmt::format("input '{}' is broadcast, so the process block needs `on-broadcast:` saying "
@@ -262,6 +284,7 @@ class ProcessCompiler {
       CheckSameOutput(record_out, timer_out);
     }
     out.output_schema = plan->on_record.emit.empty() ? timer_out : record_out;
+    plan->output = out.output_schema.layout();
     out.num_inputs = static_cast<int>(ctx_.input_schemas.size());
     out.input_key_slots = key_slots_;
     if (out.num_inputs == 2) {
@@ -274,6 +297,7 @@ class ProcessCompiler {
     }
     KeyedProcessOperator::Options options;
     options.key_slots[keyed_input_] = key_slots_;
+    options.output_layout = plan->output;
     options.broadcast_input = broadcast_input_;
     if (broadcast_input_ >= 0) {
       options.excluded_from_min[broadcast_input_] = ctx_.spec.broadcast_watermarks != "include";

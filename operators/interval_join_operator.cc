@@ -25,12 +25,20 @@ IntervalJoinOperator::IntervalJoinOperator(Options options, JoinFunction join)
   if (options_.left_key_slots.size() != options_.right_key_slots.size()) {
     throw InvalidArgument("interval join: left and right keys have different arity");
   }
-  if (!join_) {
-    join_ = [](const Row& l, const Row& r, Timestamp, Timestamp, std::vector<Row>& out) {
-      Row row = l;
-      row.insert(row.end(), r.begin(), r.end());
-      out.push_back(std::move(row));
-    };
+}
+
+void IntervalJoinOperator::ConcatRows(const Row& left, const Row& right, std::vector<Row>& out) {
+  if (left.layout_ptr() != joined_left_ || right.layout_ptr() != joined_right_) {
+    joined_left_ = left.layout_ptr();
+    joined_right_ = right.layout_ptr();
+    joined_ = RowLayout::Extend(joined_left_, joined_right_->types());
+  }
+  Row& row = out.emplace_back(joined_);
+  for (size_t i = 0; i < left.size(); ++i) {
+    row.CopyCell(i, left, i);
+  }
+  for (size_t i = 0; i < right.size(); ++i) {
+    row.CopyCell(left.size() + i, right, i);
   }
 }
 
@@ -67,7 +75,7 @@ void IntervalJoinOperator::ProcessElement(StreamRecord& record, int input) {
   Key key;
   key.reserve(slots.size());
   for (int s : slots) {
-    key.push_back(record.row[static_cast<size_t>(s)]);
+    key.push_back(record.row.Get(static_cast<size_t>(s)));
   }
   SetCurrentKey(key);
   KeyState& ks = state_[key];
@@ -85,7 +93,13 @@ void IntervalJoinOperator::ProcessElement(StreamRecord& record, int input) {
       results_.clear();
       const Timestamp lt = is_left ? ts : it->first;
       const Timestamp rt = is_left ? it->first : ts;
-      join_(is_left ? record.row : o, is_left ? o : record.row, lt, rt, results_);
+      const Row& l = is_left ? record.row : o;
+      const Row& r = is_left ? o : record.row;
+      if (join_) {
+        join_(l, r, lt, rt, results_);
+      } else {
+        ConcatRows(l, r, results_);
+      }
       for (Row& row : results_) {
         StreamRecord out(std::move(row), std::max(lt, rt));
         output().Collect(out);
@@ -135,13 +149,17 @@ void WriteBuffer(StateWriter& w, const std::map<Timestamp, std::vector<Row>>& bu
   }
 }
 
-void ReadBuffer(StateReader& r, std::map<Timestamp, std::vector<Row>>& buffer) {
+void ReadBuffer(StateReader& r, std::map<Timestamp, std::vector<Row>>& buffer,
+                const RowLayout* layout) {
   const uint32_t n = r.ReadU32();
   for (uint32_t i = 0; i < n; ++i) {
     std::vector<Row>& rows = buffer[r.ReadI64()];
     const uint32_t m = r.ReadU32();
+    if (m > 0 && layout == nullptr) {
+      throw StateCorrupt("interval join snapshot: buffered rows, but the operator knows no input schema");
+    }
     for (uint32_t j = 0; j < m; ++j) {
-      rows.push_back(r.ReadRow());
+      rows.push_back(r.ReadRow(layout));
     }
   }
 }
@@ -197,8 +215,8 @@ void IntervalJoinOperator::InitializeState(StateInitializationContext& context) 
                 KeyGroupRangeForOperator(c.max_parallelism, c.parallelism, c.subtask_index),
                 [&](const Key& key) {
                   KeyState ks;
-                  ReadBuffer(r, ks.left);
-                  ReadBuffer(r, ks.right);
+                  ReadBuffer(r, ks.left, options_.left_layout);
+                  ReadBuffer(r, ks.right, options_.right_layout);
                   if (!ks.left.empty() || !ks.right.empty()) {
                     state_[key] = std::move(ks);
                   }

@@ -45,9 +45,13 @@ class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, pub
     std::vector<int> right_key_slots;  ///< same length and meaning as `left_key_slots`
     std::string left_late_output_tag;  ///< empty: drop late left elements
     std::string right_late_output_tag;
+    /// The inputs' row layouts: what buffered rows are restored into from a snapshot. Null
+    /// (operators built by hand): a snapshot with buffered rows fails to restore.
+    const RowLayout* left_layout = nullptr;
+    const RowLayout* right_layout = nullptr;
   };
 
-  /// `join` may be empty: the result row is the left row followed by the right row.
+  /// `join` may be empty: the result row is the left row's fields followed by the right row's.
   /// Throws `InvalidArgument` unless lower <= upper after making the bounds inclusive.
   IntervalJoinOperator(Options options, JoinFunction join);
   ~IntervalJoinOperator() override;
@@ -94,6 +98,12 @@ class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, pub
   Timestamp combined_watermark_ = kMinTimestamp;
   std::vector<Row> results_;
   int64_t num_late_records_dropped_ = 0;
+  // The default join's output layout, for the last pair of input layouts seen.
+  const RowLayout* joined_left_ = nullptr;
+  const RowLayout* joined_right_ = nullptr;
+  const RowLayout* joined_ = nullptr;
+
+  void ConcatRows(const Row& left, const Row& right, std::vector<Row>& out);
 };
 
 }  // namespace tidemark

@@ -106,6 +106,8 @@ CompiledOperator CompileIntervalJoin(const CompileContext& ctx) {
   options.right_key_slots = keys.right;
   options.left_late_output_tag = params.String("left-late-output", "");
   options.right_late_output_tag = params.String("right-late-output", "");
+  options.left_layout = ctx.input_schemas[0].layout();
+  options.right_layout = ctx.input_schemas[1].layout();
   CompiledOperator out;
   out.output_schema = JoinedSchema(ctx.input_schemas[0], ctx.input_schemas[1]);
   if (!options.left_late_output_tag.empty()) {
@@ -178,8 +180,8 @@ CompiledOperator CompileWindowJoin(const CompileContext& ctx) {
   WindowJoinOperator::Options options;
   options.left_key_slots = keys.left;
   options.right_key_slots = keys.right;
-  options.left_width = ctx.input_schemas[0].size();
-  options.right_width = ctx.input_schemas[1].size();
+  options.left_layout = ctx.input_schemas[0].layout();
+  options.right_layout = ctx.input_schemas[1].layout();
   out.factory = [window, options](int, int) -> std::unique_ptr<StreamOperator> {
     return std::make_unique<WindowJoinOperator>(MakeWindowAssigner(window), options);
   };

@@ -64,20 +64,34 @@ bool IsAscii(std::string_view s) {
   return true;
 }
 
-void AppendValue(const Value& v, std::string& out) {
-  if (const auto* i = std::get_if<int64_t>(&v)) {
-    char buf[24];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *i);
-    out.append(buf, static_cast<size_t>(end - buf));
-  } else if (const auto* b = std::get_if<bool>(&v)) {
-    out.append(*b ? "true" : "false");
-  } else if (std::holds_alternative<std::monostate>(v)) {
+void AppendCell(const Row& row, size_t slot, std::string& out) {
+  if (row.IsNull(slot)) {
     out.append("null");
-  } else if (const auto* s = std::get_if<std::string>(&v); s != nullptr && IsAscii(*s)) {
-    AppendAsciiEscaped(*s, out);
-  } else {
-    out.append(ValueToJson(v));  // doubles, non-ASCII strings: the reference formatting
+    return;
   }
+  switch (row.type(slot)) {
+    case FieldType::kInt64:
+    case FieldType::kTimestamp: {
+      char buf[24];
+      const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, row.GetInt64(slot));
+      out.append(buf, static_cast<size_t>(end - buf));
+      return;
+    }
+    case FieldType::kBool:
+      out.append(row.GetBool(slot) ? "true" : "false");
+      return;
+    case FieldType::kString: {
+      const std::string_view s = row.GetString(slot);
+      if (IsAscii(s)) {
+        AppendAsciiEscaped(s, out);
+        return;
+      }
+      break;
+    }
+    case FieldType::kDouble:
+      break;
+  }
+  out.append(ValueToJson(row.Get(slot)));  // doubles, non-ASCII strings: the reference formatting
 }
 
 }  // namespace
@@ -106,7 +120,7 @@ void JsonRowFormatter::Append(const Row& row, std::string& out) const {
   }
   for (size_t i = 0; i < n; ++i) {
     out.append(keys_[i]);
-    AppendValue(row[i], out);
+    AppendCell(row, i, out);
   }
   out.push_back('}');
 }

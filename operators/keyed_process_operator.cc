@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <fmt/ostream.h>
+
 #include "runtime/core/errors.h"
 #include "runtime/state/state_codec.h"
 
@@ -69,13 +71,45 @@ void ProcessContext::ClearState(std::string_view name) {
 }
 
 void ProcessContext::Collect(Row row, Timestamp timestamp) {
+  op_.FitOutput(row);
   StreamRecord out(std::move(row), timestamp);
   op_.output().Collect(out);
 }
 
 void ProcessContext::Collect(Row row) {
+  op_.FitOutput(row);
   StreamRecord out(std::move(row));
   op_.output().Collect(out);
+}
+
+const RowLayout* ProcessContext::output_layout() const { return op_.options_.output_layout; }
+
+void KeyedProcessOperator::FitOutput(Row& row) const {
+  const RowLayout* want = options_.output_layout;
+  if (want == nullptr || row.layout_ptr() == want || want->StoresAs(row.layout())) {
+    return;
+  }
+  // Downstream reads every field by its declared type: a row of other types is converted here,
+  // or refused with both shapes named, rather than misread there.
+  auto describe = [](const RowLayout& layout) {
+    std::string out;
+    for (FieldType t : layout.types()) {
+      out += fmt::format("{}{}", out.empty() ? "" : ", ", ToString(t));
+    }
+    return out;
+  };
+  if (row.size() == want->size()) {
+    try {
+      row = Row::Of(want, row.ToValues());
+      return;
+    } catch (const InvalidArgument&) {
+      // reported below
+    }
+  }
+  throw Error(fmt::format("operator '{}': the process function emitted a row {} of ({}), which "
+                          "does not fit the operator's output schema ({})",
+                          context().name, fmt::streamed(row), describe(row.layout()),
+                          describe(*want)));
 }
 
 void ProcessContext::CollectSide(std::string_view tag, Row row, Timestamp timestamp) {
@@ -117,7 +151,7 @@ void KeyedProcessOperator::ProcessElement(StreamRecord& record, int input) {
   Key key;
   key.reserve(options_.key_slots[in].size());
   for (int slot : options_.key_slots[in]) {
-    key.push_back(record.row[static_cast<size_t>(slot)]);
+    key.push_back(record.row.Get(static_cast<size_t>(slot)));
   }
   current_key_ = std::move(key);
   ctx_.timestamp_ = record.has_timestamp ? record.timestamp : kMinTimestamp;

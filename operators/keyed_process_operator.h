@@ -59,6 +59,9 @@ class ProcessContext {
   const Value* BroadcastState(std::string_view name) const;
   void SetBroadcastState(std::string_view name, Value value);
 
+  /// The layout of the operator's output schema (null when the operator was built without one):
+  /// a row built in it (`Row(layout)` and the typed setters) is emitted without a conversion.
+  const RowLayout* output_layout() const;
   /// Emits `row` (of the operator's output schema) stamped `timestamp`.
   void Collect(Row row, Timestamp timestamp);
   /// Emits `row` without a timestamp (Flink erases it for what a processing-time timer emits).
@@ -121,6 +124,12 @@ class KeyedProcessOperator : public StreamOperator,
     /// The broadcast input's index (0 or 1) when one input is broadcast, else -1. It decides
     /// which input may write broadcast state and that the snapshot carries it.
     int broadcast_input = -1;
+    /// The output schema's layout. A row the function emits in another layout (a `Row{...}`
+    /// whose types were inferred from its values) is converted to it as `Row::Set` converts
+    /// (a NULL fits any type, an int64 a double field); one that cannot be (another number of
+    /// fields, a string for a number) fails the task with an `Error` naming both. Null: rows go
+    /// on as emitted.
+    const RowLayout* output_layout = nullptr;
   };
 
   KeyedProcessOperator(std::unique_ptr<KeyedProcessFunction> function, Options options);
@@ -154,6 +163,8 @@ class KeyedProcessOperator : public StreamOperator,
  private:
   friend class ProcessContext;
   void FireTimer(const InternalTimer<VoidNamespace>& timer, TimeDomain domain);
+  // Converts `row` to `options_.output_layout` when it has another (see Options).
+  void FitOutput(Row& row) const;
 
   std::unique_ptr<KeyedProcessFunction> function_;
   std::unique_ptr<KeyedCoProcessFunction> co_function_;

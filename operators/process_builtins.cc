@@ -60,7 +60,8 @@ class DedupFunction : public KeyedProcessFunction {
 /// after its latest timestamp; processing time: after its latest arrival).
 class InactivityFunction : public KeyedProcessFunction {
  public:
-  InactivityFunction(int64_t gap_ms, bool event_time) : gap_ms_(gap_ms), event_(event_time) {}
+  InactivityFunction(int64_t gap_ms, bool event_time, const RowLayout* output)
+      : gap_ms_(gap_ms), event_(event_time), output_(output) {}
   void ProcessElement(const StreamRecord& /*record*/, ProcessContext& ctx) override {
     const Timestamp now = event_ ? ctx.timestamp() : ctx.CurrentProcessingTime();
     const Timestamp last = std::max(now, AsTime(ctx.State("last")));
@@ -88,17 +89,18 @@ class InactivityFunction : public KeyedProcessFunction {
     if (AsTime(ctx.State("timer")) != timestamp) {
       return;
     }
-    Row out = ctx.current_key();
+    std::vector<Value> out = ctx.current_key();
     out.emplace_back(AsTime(ctx.State("last")));
     out.emplace_back(timestamp);
     ctx.ClearState("timer");
     ctx.ClearState("last");
-    ctx.Collect(std::move(out), timestamp);
+    ctx.Collect(Row::Of(output_, out), timestamp);
   }
 
  private:
   int64_t gap_ms_;
   bool event_;
+  const RowLayout* output_;
 };
 
 /// The seed's exercise 3 as a built-in: per record, an event-time timer at
@@ -106,7 +108,8 @@ class InactivityFunction : public KeyedProcessFunction {
 /// `key..., timer, registered_watermark, fired_watermark`.
 class TimerProbeFunction : public KeyedProcessFunction {
  public:
-  explicit TimerProbeFunction(int64_t offset_ms) : offset_ms_(offset_ms) {}
+  TimerProbeFunction(int64_t offset_ms, const RowLayout* output)
+      : offset_ms_(offset_ms), output_(output) {}
   void ProcessElement(const StreamRecord& /*record*/, ProcessContext& ctx) override {
     const Timestamp wm = ctx.CurrentWatermark();
     const Timestamp t = Add(wm, offset_ms_);
@@ -118,16 +121,17 @@ class TimerProbeFunction : public KeyedProcessFunction {
   }
   void OnTimer(Timestamp timestamp, ProcessContext& ctx) override {
     const std::string name = fmt::format("registered@{}", timestamp);
-    Row out = ctx.current_key();
+    std::vector<Value> out = ctx.current_key();
     out.emplace_back(timestamp);
     out.emplace_back(AsTime(ctx.State(name)));
     out.emplace_back(ctx.CurrentWatermark());
     ctx.ClearState(name);
-    ctx.Collect(std::move(out), timestamp);
+    ctx.Collect(Row::Of(output_, out), timestamp);
   }
 
  private:
   int64_t offset_ms_;
+  const RowLayout* output_;
 };
 
 /// Passes records through unchanged (`union`: several inputs of one schema into one stream;
@@ -165,9 +169,11 @@ void SetKeying(CompiledOperator& out, const std::vector<int>& slots) {
 
 template <typename Fn>
 void SetProcessFactory(CompiledOperator& out, std::vector<int> slots, Fn make_function) {
-  out.factory = [slots, make_function](int, int) -> std::unique_ptr<StreamOperator> {
+  const RowLayout* output = out.output_schema.layout();
+  out.factory = [slots, make_function, output](int, int) -> std::unique_ptr<StreamOperator> {
     KeyedProcessOperator::Options options;
     options.key_slots[0] = slots;
+    options.output_layout = output;
     return std::make_unique<KeyedProcessOperator>(make_function(), options);
   };
 }
@@ -209,8 +215,10 @@ CompiledOperator CompileInactivity(const CompileContext& ctx) {
     out.output_schema.Add(name, FieldType::kTimestamp);
   }
   SetKeying(out, slots);
-  SetProcessFactory(out, slots,
-                    [gap, event] { return std::make_unique<InactivityFunction>(gap, event); });
+  const RowLayout* layout = out.output_schema.layout();
+  SetProcessFactory(out, slots, [gap, event, layout] {
+    return std::make_unique<InactivityFunction>(gap, event, layout);
+  });
   return out;
 }
 
@@ -229,7 +237,9 @@ CompiledOperator CompileTimerProbe(const CompileContext& ctx) {
     out.output_schema.Add(name, FieldType::kTimestamp);
   }
   SetKeying(out, slots);
-  SetProcessFactory(out, slots, [offset] { return std::make_unique<TimerProbeFunction>(offset); });
+  const RowLayout* layout = out.output_schema.layout();
+  SetProcessFactory(out, slots,
+                    [offset, layout] { return std::make_unique<TimerProbeFunction>(offset, layout); });
   return out;
 }
 

@@ -84,7 +84,7 @@ void SinkOperator::CreateDirectories(const std::filesystem::path& dir, const std
 
 std::string SinkOperator::Format(const StreamRecord& record) const {
   if (spec_.format == "fire" && start_slot_ >= 0 && end_slot_ >= 0) {
-    auto at = [&](int slot) { return record.row[static_cast<size_t>(slot)]; };
+    auto at = [&](int slot) { return record.row.Get(static_cast<size_t>(slot)); };
     std::string line = fmt::format(">>> FIRE window=[{},{})", FormatSeconds(AsInt64(at(start_slot_)).value_or(0)),
                                    FormatSeconds(AsInt64(at(end_slot_)).value_or(0)));
     if (count_slot_ >= 0) {

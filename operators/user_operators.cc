@@ -24,9 +24,11 @@ void RegisterKeyedProcessType(OperatorRegistry& registry, const std::string& typ
       out.forced_parallelism = 1;
     }
     auto factory = plan.factory;
-    out.factory = [factory, slots](int, int) -> std::unique_ptr<StreamOperator> {
+    const RowLayout* output = out.output_schema.layout();
+    out.factory = [factory, slots, output](int, int) -> std::unique_ptr<StreamOperator> {
       KeyedProcessOperator::Options options;
       options.key_slots[0] = slots;
+      options.output_layout = output;
       return std::make_unique<KeyedProcessOperator>(factory(), options);
     };
     return out;
@@ -83,6 +85,7 @@ void RegisterKeyedCoProcessType(OperatorRegistry& registry, const std::string& t
       options.excluded_from_min[i] = broadcast[i] && !include;
     }
     options.broadcast_input = broadcast[0] ? 0 : (broadcast[1] ? 1 : -1);
+    options.output_layout = out.output_schema.layout();
     auto factory = plan.factory;
     out.factory = [factory, options](int, int) -> std::unique_ptr<StreamOperator> {
       return std::make_unique<KeyedProcessOperator>(factory(), options);

@@ -4,32 +4,52 @@
 #include <utility>
 
 #include "operators/window/window_function.h"
+#include "runtime/core/errors.h"
 
 namespace tidemark {
 
 WindowJoinOperator::WindowJoinOperator(std::unique_ptr<WindowAssigner> assigner, Options options)
     : options_(std::move(options)) {
+  TM_CHECK(options_.left_layout != nullptr && options_.right_layout != nullptr,
+           "window join needs both inputs' layouts");
   const size_t k = options_.left_key_slots.size();
-  const size_t left_width = options_.left_width;
-  const size_t right_width = options_.right_width;
-  auto join = [k, left_width, right_width](const WindowFunction::Context& ctx,
-                                           const std::vector<StreamRecord>& elements,
-                                           std::vector<Row>& out) {
+  const size_t left_width = options_.left_layout->size();
+  const size_t right_width = options_.right_layout->size();
+  std::vector<FieldType> tagged;
+  for (int slot : options_.left_key_slots) {
+    tagged.push_back(options_.left_layout->type(static_cast<size_t>(slot)));
+  }
+  tagged.push_back(FieldType::kInt64);  // the side
+  const std::vector<FieldType>& lt = options_.left_layout->types();
+  const std::vector<FieldType>& rt = options_.right_layout->types();
+  tagged.insert(tagged.end(), lt.begin(), lt.end());
+  tagged.insert(tagged.end(), rt.begin(), rt.end());
+  tagged_layout_ = RowLayout::Of(tagged);
+  std::vector<FieldType> joined = lt;
+  joined.insert(joined.end(), rt.begin(), rt.end());
+  joined.push_back(FieldType::kTimestamp);
+  joined.push_back(FieldType::kTimestamp);
+  const RowLayout* output = RowLayout::Of(joined);
+  auto join = [k, left_width, right_width, output](const WindowFunction::Context& ctx,
+                                                   const std::vector<StreamRecord>& elements,
+                                                   std::vector<Row>& out) {
     for (const StreamRecord& l : elements) {
-      if (std::get<int64_t>(l.row[k]) != 0) {
+      if (l.row.GetInt64(k) != 0) {
         continue;
       }
       for (const StreamRecord& r : elements) {
-        if (std::get<int64_t>(r.row[k]) != 1) {
+        if (r.row.GetInt64(k) != 1) {
           continue;
         }
-        Row row;
-        row.reserve(left_width + right_width + 2);
-        row.insert(row.end(), l.row.begin() + static_cast<std::ptrdiff_t>(k + 1), l.row.end());
-        row.insert(row.end(), r.row.begin() + static_cast<std::ptrdiff_t>(k + 1), r.row.end());
-        row.emplace_back(ctx.window.start());
-        row.emplace_back(ctx.window.end());
-        out.push_back(std::move(row));
+        Row& row = out.emplace_back(output);
+        for (size_t i = 0; i < left_width; ++i) {
+          row.CopyCell(i, l.row, k + 1 + i);
+        }
+        for (size_t i = 0; i < right_width; ++i) {
+          row.CopyCell(left_width + i, r.row, k + 1 + left_width + i);
+        }
+        row.SetInt64(left_width + right_width, ctx.window.start());
+        row.SetInt64(left_width + right_width + 1, ctx.window.end());
       }
     }
   };
@@ -37,6 +57,7 @@ WindowJoinOperator::WindowJoinOperator(std::unique_ptr<WindowAssigner> assigner,
   for (size_t i = 0; i < k; ++i) {
     inner.key_slots.push_back(static_cast<int>(i));
   }
+  inner.input_layout = tagged_layout_;
   inner_ = std::make_unique<WindowOperator>(
       std::move(assigner), nullptr, std::make_unique<BufferingWindowFunction>(std::move(join)),
       inner);
@@ -85,16 +106,19 @@ void WindowJoinOperator::InitializeState(StateInitializationContext& context) {
 void WindowJoinOperator::ProcessElement(StreamRecord& record, int input) {
   const int side = input == 1 ? 1 : 0;
   const std::vector<int>& slots = side == 0 ? options_.left_key_slots : options_.right_key_slots;
-  Row tagged;
-  tagged.reserve(slots.size() + 1 + record.row.size());
+  tagged_.Reset(tagged_layout_);
+  size_t at = 0;
   for (int slot : slots) {
-    tagged.push_back(record.row[static_cast<size_t>(slot)]);
+    tagged_.CopyCell(at++, record.row, static_cast<size_t>(slot));
   }
-  tagged.emplace_back(static_cast<int64_t>(side));
-  for (Value& v : record.row) {
-    tagged.push_back(std::move(v));
+  tagged_.SetInt64(at++, side);
+  if (side == 1) {
+    at += options_.left_layout->size();
   }
-  record.row = std::move(tagged);
+  for (size_t i = 0; i < record.row.size(); ++i) {
+    tagged_.CopyCell(at + i, record.row, i);
+  }
+  record.row.swap(tagged_);
   inner_->ProcessElement(record, 0);
 }
 

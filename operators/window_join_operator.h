@@ -14,7 +14,8 @@ namespace tidemark {
 /// then right in arrival order). Mirrors Flink's `stream.join(other).where(..).equalTo(..)
 /// .window(..)`, which Flink builds as a coGroup: a union of the two tagged inputs into one
 /// WindowOperator whose function does the nested loop. This operator does the same: it tags
-/// each input record as `[key..., side, fields...]` and feeds an inner `WindowOperator`
+/// each input record as `[key..., side, left fields..., right fields...]` (the other side's
+/// fields NULL, so both inputs share one row layout) and feeds an inner `WindowOperator`
 /// (assigner's default trigger, allowed lateness 0; late elements are dropped and counted).
 ///
 /// Result rows: left fields, right fields, `window_start`, `window_end`; timestamp
@@ -26,8 +27,8 @@ class WindowJoinOperator : public StreamOperator {
   struct Options {
     std::vector<int> left_key_slots;
     std::vector<int> right_key_slots;  ///< same length as left_key_slots
-    size_t left_width = 0;             ///< fields per left row
-    size_t right_width = 0;
+    const RowLayout* left_layout = nullptr;   ///< the left rows' layout (required)
+    const RowLayout* right_layout = nullptr;  ///< the right rows' layout (required)
   };
 
   WindowJoinOperator(std::unique_ptr<WindowAssigner> assigner, Options options);
@@ -48,6 +49,8 @@ class WindowJoinOperator : public StreamOperator {
 
  private:
   Options options_;
+  const RowLayout* tagged_layout_ = nullptr;
+  Row tagged_;  // the record being tagged; swapped with the record's row
   std::unique_ptr<WindowOperator> inner_;
   Timestamp input_watermarks_[2] = {kMinTimestamp, kMinTimestamp};
   Timestamp combined_ = kMinTimestamp;

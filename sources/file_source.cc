@@ -178,9 +178,9 @@ class FileReader : public SplitReaderBase {
         return InputStatus::kMoreAvailable;
       }
       // row_ is lent downstream and comes back with its buffers when nothing kept it.
-      const Value* ts = ts_slot_ >= 0 ? &row_[static_cast<size_t>(ts_slot_)] : nullptr;
-      if (ts != nullptr && std::holds_alternative<int64_t>(*ts)) {
-        st.output->CollectReusing(row_, std::get<int64_t>(*ts));
+      int64_t ts = 0;
+      if (Int64Cell(row_, ts_slot_, &ts)) {
+        st.output->CollectReusing(row_, ts);
       } else {
         st.output->Collect(Row(row_));
       }

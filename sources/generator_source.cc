@@ -43,7 +43,7 @@ class GeneratorReader : public SourceReader {
  public:
   GeneratorReader(const GeneratorSource& source, int subtask_index)
       : spec_(source.spec()),
-        width_(source.schema().size()),
+        layout_(source.schema().layout()),
         wm_slot_(source.schema().IndexOf("wm")),
         latency_slot_(source.schema().IndexOf("emit_ns")),
         split_id_(fmt::format("generator-{}", subtask_index)) {}
@@ -91,23 +91,23 @@ class GeneratorReader : public SourceReader {
       return InputStatus::kNothingAvailable;
     }
     const GeneratedRecord g = GenerateRecord(next_, spec_.keys, spec_.step_ms);
-    if (row_.size() != width_) {
-      row_.assign(width_, Value{});  // first record, or downstream moved the row away
+    if (row_.layout_ptr() != layout_) {
+      row_.Reset(layout_);  // first record, or downstream moved the row away
     }
-    row_[0] = g.key;
-    row_[1] = g.value;
-    row_[2] = g.ts;
+    row_.SetInt64(0, g.key);
+    row_.SetDouble(1, g.value);
+    row_.SetInt64(2, g.ts);
     if (wm_slot_ >= 0) {
-      Value& wm = row_[static_cast<size_t>(wm_slot_)];
+      const auto wm = static_cast<size_t>(wm_slot_);
       if ((emitted_ + 1) % spec_.watermark_every == 0) {
-        wm = g.ts;
-      } else if (wm.index() != 0) {
-        wm = std::monostate{};
+        row_.SetInt64(wm, g.ts);
+      } else {
+        row_.SetNull(wm);
       }
     }
     if (latency_slot_ >= 0) {
-      row_[static_cast<size_t>(latency_slot_)] =
-          emitted_ % spec_.latency_every == 0 ? SteadyNowNs() : int64_t{0};
+      row_.SetInt64(static_cast<size_t>(latency_slot_),
+                    emitted_ % spec_.latency_every == 0 ? SteadyNowNs() : int64_t{0});
     }
     split_->CollectReusing(row_, g.ts);
     next_ += stride_;
@@ -137,7 +137,7 @@ class GeneratorReader : public SourceReader {
   }
 
   const SourceSpec& spec_;  // owned by the GeneratorSource, which outlives the job
-  size_t width_;
+  const RowLayout* layout_;
   int wm_slot_;
   int latency_slot_;
   std::string split_id_;

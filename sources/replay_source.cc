@@ -142,9 +142,8 @@ class ReplayReader : public SourceReader {
             output.EmitError(SourceError{id, e.line, e.error, e.text});
           } else {
             Row row = *e.row;
-            const Value* ts = ts_slot_ >= 0 ? &row[static_cast<size_t>(ts_slot_)] : nullptr;
-            if (ts != nullptr && std::holds_alternative<int64_t>(*ts)) {
-              const Timestamp t = std::get<int64_t>(*ts);
+            int64_t t = 0;
+            if (Int64Cell(row, ts_slot_, &t)) {
               out->Collect(std::move(row), t);
             } else {
               out->Collect(std::move(row));

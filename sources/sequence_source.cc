@@ -48,7 +48,8 @@ class SequenceSplit : public SourceSplit {
 
 class SequenceReader : public SplitReaderBase {
  public:
-  explicit SequenceReader(const SequenceSource& source) : source_(source) {}
+  explicit SequenceReader(const SequenceSource& source)
+      : source_(source), layout_(source.schema().layout()) {}
 
   void Start(SourceReaderContext& context) override {
     context_ = &context;
@@ -116,10 +117,11 @@ class SequenceReader : public SplitReaderBase {
       st.output = &output.CreateOutputForSplit(st.spec->id);
     }
     const Timestamp ts = st.spec->first_timestamp_ms + st.emitted * st.spec->step_ms;
-    Row row;
-    row.reserve(1 + st.constants.size());
-    row.emplace_back(static_cast<int64_t>(ts));
-    row.insert(row.end(), st.constants.begin(), st.constants.end());
+    Row row(layout_);
+    row.SetInt64(0, ts);
+    for (size_t i = 0; i < st.constants.size(); ++i) {
+      row.Set(1 + i, st.constants[i]);
+    }
     st.output->Collect(std::move(row), ts);
     ++st.emitted;
     ++emitted_total_;
@@ -140,12 +142,13 @@ class SequenceReader : public SplitReaderBase {
 
   struct State {
     const SequenceSplitSpec* spec = nullptr;
-    std::vector<Value> constants;
+    std::vector<Value> constants;  // set once per split, copied into each row
     int64_t emitted = 0;
     SourceOutput* output = nullptr;
   };
 
   const SequenceSource& source_;
+  const RowLayout* layout_;
   SourceReaderContext* context_ = nullptr;
   std::vector<State> states_;
   size_t next_ = 0;

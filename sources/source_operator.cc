@@ -1,7 +1,6 @@
 #include "sources/source_operator.h"
 
 #include "runtime/core/errors.h"
-#include "runtime/core/row_assign.h"
 #include "runtime/eventtime/watermark_to_data_output.h"
 
 namespace tidemark {
@@ -652,7 +651,7 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
   }
   // The copy goes into a reused record: copying a row into a buffer of the same width allocates
   // nothing (a fresh copy cost a malloc and a free per record).
-  AssignRow(seen_.row, record.row);
+  seen_.row = record.row;
   seen_.timestamp = record.timestamp;
   seen_.has_timestamp = record.has_timestamp;
   Forward(record);

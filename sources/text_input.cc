@@ -239,23 +239,23 @@ LineReader::Result LineReader::Next(std::string& line) {
 
 namespace {
 
-// ParseTextValue into an existing slot: false when `text` does not fit `type`.
-bool ParseTextInto(std::string_view text, FieldType type, Value& out) {
+// ParseTextValue into cell `slot` of `row` (of type `type`): false when `text` does not fit.
+bool ParseTextInto(std::string_view text, FieldType type, Row& row, size_t slot) {
   if (text.empty()) {
-    out.emplace<std::monostate>();
+    row.SetNull(slot);
     return true;
   }
   switch (type) {
     case FieldType::kString:
-      AssignString(out, text);
+      row.SetString(slot, text);
       return true;
     case FieldType::kBool:
       if (text == "true") {
-        out = true;
+        row.SetBool(slot, true);
         return true;
       }
       if (text == "false") {
-        out = false;
+        row.SetBool(slot, false);
         return true;
       }
       return false;
@@ -264,7 +264,7 @@ bool ParseTextInto(std::string_view text, FieldType type, Value& out) {
       int64_t v = 0;
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
       if (ec == std::errc() && ptr == text.data() + text.size()) {
-        out = v;
+        row.SetInt64(slot, v);
         return true;
       }
       return false;
@@ -273,7 +273,7 @@ bool ParseTextInto(std::string_view text, FieldType type, Value& out) {
       double v = 0;
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
       if (ec == std::errc() && ptr == text.data() + text.size()) {
-        out = v;
+        row.SetDouble(slot, v);
         return true;
       }
       return false;
@@ -285,9 +285,9 @@ bool ParseTextInto(std::string_view text, FieldType type, Value& out) {
 }  // namespace
 
 std::optional<Value> ParseTextValue(std::string_view text, FieldType type, std::string* reason) {
-  Value v;
-  if (ParseTextInto(text, type, v)) {
-    return v;
+  Row row(RowLayout::Of({type}));
+  if (ParseTextInto(text, type, row, 0)) {
+    return row.Get(0);
   }
   *reason = fmt::format("expected {}, got {}", ToString(type), Quoted(text));
   return std::nullopt;
@@ -347,16 +347,13 @@ std::optional<Row> CsvLineToRow(std::string_view line, char delimiter, const Sch
     *reason = fmt::format("expected {} fields, got {}", schema.size(), fields.size());
     return std::nullopt;
   }
-  Row row;
-  row.reserve(fields.size());
+  Row row(schema.layout());
   for (size_t f = 0; f < fields.size(); ++f) {
-    std::string why;
-    std::optional<Value> v = ParseTextValue(fields[f], schema.field(f).type, &why);
-    if (!v) {
-      *reason = fmt::format("field {} \"{}\": {}", f + 1, schema.field(f).name, why);
+    if (!ParseTextInto(fields[f], schema.field(f).type, row, f)) {
+      *reason = fmt::format("field {} \"{}\": expected {}, got {}", f + 1, schema.field(f).name,
+                            ToString(schema.field(f).type), Quoted(fields[f]));
       return std::nullopt;
     }
-    row.push_back(std::move(*v));
   }
   return row;
 }
@@ -449,13 +446,12 @@ std::optional<Row> JsonObjectToRow(const nlohmann::json& object, const Schema& s
     *reason = fmt::format("expected a JSON object, got {}", Quoted(object.dump()));
     return std::nullopt;
   }
-  Row row;
-  row.reserve(schema.size());
-  for (const Field& field : schema.fields()) {
+  Row row(schema.layout());
+  for (size_t i = 0; i < schema.size(); ++i) {
+    const Field& field = schema.field(i);
     auto it = object.find(field.name);
     if (it == object.end()) {
-      row.emplace_back();
-      continue;
+      continue;  // missing is NULL
     }
     std::string why;
     std::optional<Value> v = JsonToValue(*it, field.type, &why);
@@ -463,7 +459,7 @@ std::optional<Row> JsonObjectToRow(const nlohmann::json& object, const Schema& s
       *reason = fmt::format("field \"{}\": {}", field.name, why);
       return std::nullopt;
     }
-    row.push_back(std::move(*v));
+    row.Set(i, *v);
   }
   return row;
 }
@@ -471,12 +467,14 @@ std::optional<Row> JsonObjectToRow(const nlohmann::json& object, const Schema& s
 struct LineDecoder::Impl {
   Format format;
   const Schema& schema;
+  const RowLayout* layout;  // the rows filled: the schema's fields first
   char delimiter;
   std::unique_ptr<JsonFastPath> json;  // null for CSV and on CPUs without AVX2
   std::vector<std::string_view> csv;   // the CSV fields of this line
   std::string unquoted;                // CSV quoted fields with "" turned into "
 
-  Impl(Format f, const Schema& s, char d) : format(f), schema(s), delimiter(d) {
+  Impl(Format f, const Schema& s, char d, const RowLayout* l)
+      : format(f), schema(s), layout(l), delimiter(d) {
     if (format == Format::kJson) {
       json = MakeJsonFastPath(schema);
     }
@@ -533,7 +531,7 @@ struct LineDecoder::Impl {
       return false;
     }
     for (size_t f = 0; f < csv.size(); ++f) {
-      if (!ParseTextInto(csv[f], schema.field(f).type, row[f])) {
+      if (!ParseTextInto(csv[f], schema.field(f).type, row, f)) {
         return false;
       }
     }
@@ -541,8 +539,10 @@ struct LineDecoder::Impl {
   }
 };
 
-LineDecoder::LineDecoder(Format format, const Schema& schema, char csv_delimiter)
-    : impl_(std::make_unique<Impl>(format, schema, csv_delimiter)) {}
+LineDecoder::LineDecoder(Format format, const Schema& schema, char csv_delimiter,
+                         const RowLayout* row_layout)
+    : impl_(std::make_unique<Impl>(format, schema, csv_delimiter,
+                                   row_layout != nullptr ? row_layout : schema.layout())) {}
 
 LineDecoder::~LineDecoder() = default;
 
@@ -555,8 +555,8 @@ bool LineDecoder::DecodePadded(std::string_view line, Row& row, std::string* rea
 }
 
 bool LineDecoder::DecodeLine(std::string_view line, bool padded, Row& row, std::string* reason) {
-  if (row.size() != impl_->schema.size()) {
-    row.assign(impl_->schema.size(), Value{});
+  if (row.layout_ptr() != impl_->layout) {
+    row.Reset(impl_->layout);
   }
   const bool json = impl_->format == Format::kJson;
   if (json ? impl_->json != nullptr && impl_->json->Decode(line, padded, row) : impl_->FastCsv(line, row)) {
@@ -567,7 +567,14 @@ bool LineDecoder::DecodeLine(std::string_view line, bool padded, Row& row, std::
   if (!slow) {
     return false;
   }
-  row = std::move(*slow);
+  if (impl_->layout == slow->layout_ptr()) {
+    row = std::move(*slow);
+  } else {
+    row.Reset(impl_->layout);  // wider than the schema: the extra fields NULL
+    for (size_t i = 0; i < slow->size(); ++i) {
+      row.CopyCell(i, *slow, i);
+    }
+  }
   return true;
 }
 

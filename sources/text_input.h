@@ -134,13 +134,17 @@ std::optional<Row> JsonObjectToRow(const nlohmann::json& object, const Schema& s
 class LineDecoder {
  public:
   enum class Format { kJson, kCsv };
-  LineDecoder(Format format, const Schema& schema, char csv_delimiter = ',');
+  /// Rows are filled in `row_layout` (default: the schema's), which may have fields after the
+  /// schema's (a Kafka source's key field): the decoder leaves those as they are, except that
+  /// a line decoded the slow way leaves them NULL.
+  LineDecoder(Format format, const Schema& schema, char csv_delimiter = ',',
+              const RowLayout* row_layout = nullptr);
   ~LineDecoder();
   LineDecoder(const LineDecoder&) = delete;
   LineDecoder& operator=(const LineDecoder&) = delete;
 
-  /// Fills `row` (resized to the schema's arity; one Value per field, in schema order) from
-  /// `line` (no newline). Returns false and sets `reason` when the line is bad; `row` is then
+  /// Fills `row` (reset to the decoder's layout unless it has it; the schema's fields in order)
+  /// from `line` (no newline). Returns false and sets `reason` when the line is bad; `row` is then
   /// unspecified.
   bool Decode(std::string_view line, Row& row, std::string* reason);
   /// Decode for a line followed by at least LineReader::kLinePadding readable bytes, the first of

@@ -101,9 +101,9 @@ bool ValidateJson(od::value value, int depth) {
   return false;
 }
 
-// Reads `value` into `slot` as `type` exactly as JsonToValue would; false when it does not fit
-// (the slow path then gives the reason) or is not valid JSON.
-bool ReadJsonInto(od::value value, FieldType type, Value& slot) {
+// Reads `value` into cell `slot` of `row` as `type` exactly as JsonToValue would; false when it
+// does not fit (the slow path then gives the reason) or is not valid JSON.
+bool ReadJsonInto(od::value value, FieldType type, Row& row, size_t slot) {
   od::json_type json_type;
   if (value.type().get(json_type) != simdjson::SUCCESS) {
     return false;
@@ -113,7 +113,7 @@ bool ReadJsonInto(od::value value, FieldType type, Value& slot) {
     if (value.is_null().get(is_null) != simdjson::SUCCESS || !is_null) {
       return false;
     }
-    slot.emplace<std::monostate>();
+    row.SetNull(slot);
     return true;
   }
   switch (type) {
@@ -122,7 +122,7 @@ bool ReadJsonInto(od::value value, FieldType type, Value& slot) {
       if (json_type != od::json_type::string || value.get_string().get(s) != simdjson::SUCCESS) {
         return false;
       }
-      AssignString(slot, s);
+      row.SetString(slot, s);
       return true;
     }
     case FieldType::kBool: {
@@ -130,7 +130,7 @@ bool ReadJsonInto(od::value value, FieldType type, Value& slot) {
       if (json_type != od::json_type::boolean || value.get_bool().get(b) != simdjson::SUCCESS) {
         return false;
       }
-      slot = b;
+      row.SetBool(slot, b);
       return true;
     }
     case FieldType::kInt64:
@@ -139,7 +139,7 @@ bool ReadJsonInto(od::value value, FieldType type, Value& slot) {
       if (json_type != od::json_type::number || value.get_int64().get(v) != simdjson::SUCCESS) {
         return false;  // a fraction, an exponent or out of range: the slow path decides
       }
-      slot = v;
+      row.SetInt64(slot, v);
       return true;
     }
     case FieldType::kDouble: {
@@ -147,7 +147,7 @@ bool ReadJsonInto(od::value value, FieldType type, Value& slot) {
       if (json_type != od::json_type::number || value.get_double().get(v) != simdjson::SUCCESS) {
         return false;
       }
-      slot = v;
+      row.SetDouble(slot, v);
       return true;
     }
   }
@@ -264,8 +264,8 @@ class HaswellJsonFastPath final : public JsonFastPath {
         continue;
       }
       // A repeated key: the last one wins, as in nlohmann's object.
-      if (!ReadJsonInto(field.value(), schema.field(static_cast<size_t>(slot)).type,
-                        row[static_cast<size_t>(slot)])) {
+      if (!ReadJsonInto(field.value(), schema.field(static_cast<size_t>(slot)).type, row,
+                        static_cast<size_t>(slot))) {
         return false;
       }
       seen[static_cast<size_t>(slot)] = 1;
@@ -279,7 +279,7 @@ class HaswellJsonFastPath final : public JsonFastPath {
     }
     for (size_t i = 0; i < seen.size(); ++i) {
       if (seen[i] == 0) {
-        row[i].emplace<std::monostate>();  // missing is NULL
+        row.SetNull(i);  // missing is NULL
       }
     }
     return true;

@@ -8,23 +8,13 @@
 
 namespace tidemark {
 
-/// Stores `text` in `slot` as a string, reusing the slot's buffer when it already holds one (the
-/// row of a reader is refilled line after line).
-inline void AssignString(Value& slot, std::string_view text) {
-  if (std::string* s = std::get_if<std::string>(&slot)) {
-    s->assign(text.data(), text.size());
-  } else {
-    slot.emplace<std::string>(text);
-  }
-}
-
 /// The JSON Lines fast path of `LineDecoder` (sources/text_input.h): simdjson On-Demand, compiled
 /// for AVX2 in its own translation unit (simdjson's On-Demand API is built for one CPU target)
 /// and used only when the CPU has it. Internal to the sources library.
 class JsonFastPath {
  public:
   virtual ~JsonFastPath() = default;
-  /// Fills `row` (already of the schema's arity) from `line` and returns true only when the
+  /// Fills the schema's fields of `row` (whose layout starts with the schema's) from `line` and returns true only when the
   /// line is certainly one the nlohmann path (`JsonLineToRow`) accepts, with the same values;
   /// false means "decode it the slow way" (which gives the row or the documented reason).
   /// `in_place`: LineReader::kLinePadding readable bytes follow the line, the first of them

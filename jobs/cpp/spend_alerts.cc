@@ -35,7 +35,8 @@ class SpendAlert : public KeyedProcessFunction {
       : amount_slot_(amount_slot), threshold_(threshold), reset_after_ms_(reset_after_ms) {}
 
   void ProcessElement(const StreamRecord& record, ProcessContext& ctx) override {
-    const int64_t amount = AsInt64(record.row[static_cast<size_t>(amount_slot_)]).value_or(0);
+    const auto slot = static_cast<size_t>(amount_slot_);
+    const int64_t amount = record.row.IsNull(slot) ? 0 : record.row.GetInt64(slot);
     const Value* total_state = ctx.State("total");
     if (total_state == nullptr) {
       ctx.RegisterEventTimeTimer(SaturatingAdd(ctx.timestamp(), reset_after_ms_));

@@ -49,17 +49,21 @@ std::string TakeError(rd_kafka_error_t* error) {
   return text;
 }
 
-std::string KeyText(const Value& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) {
-    return *s;
+// The message key of a non-NULL cell: a string's bytes, an integer's decimal digits, a bool's
+// word, a double as JSON writes it.
+std::string KeyText(const Row& row, size_t slot) {
+  switch (row.type(slot)) {
+    case FieldType::kString:
+      return std::string(row.GetString(slot));
+    case FieldType::kInt64:
+    case FieldType::kTimestamp:
+      return std::to_string(row.GetInt64(slot));
+    case FieldType::kBool:
+      return row.GetBool(slot) ? "true" : "false";
+    case FieldType::kDouble:
+      break;
   }
-  if (const auto* i = std::get_if<int64_t>(&v)) {
-    return std::to_string(*i);
-  }
-  if (const auto* b = std::get_if<bool>(&v)) {
-    return *b ? "true" : "false";
-  }
-  return ValueToJson(v);
+  return ValueToJson(row.Get(slot));
 }
 
 }  // namespace
@@ -184,12 +188,12 @@ void KafkaSinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
   Message m;
   json_.Append(record.row, m.value);
   if (key_slot_ >= 0 && key_slot_ < static_cast<int>(record.row.size()) &&
-      !std::holds_alternative<std::monostate>(record.row[key_slot_])) {
+      !record.row.IsNull(static_cast<size_t>(key_slot_))) {
     m.has_key = true;
-    m.key = KeyText(record.row[key_slot_]);
+    m.key = KeyText(record.row, static_cast<size_t>(key_slot_));
   }
   if (partition_slot_ >= 0 && partition_slot_ < static_cast<int>(record.row.size())) {
-    if (std::optional<int64_t> part = AsInt64(record.row[partition_slot_])) {
+    if (std::optional<int64_t> part = AsInt64(record.row.Get(static_cast<size_t>(partition_slot_)))) {
       if (*part < 0 || *part > INT32_MAX) {
         throw IoError(fmt::format("kafka sink {}#{}: partition-field '{}' is {}, not a partition",
                                   context_.name, subtask_index_, spec_.partition_field, *part));

@@ -56,7 +56,7 @@ class AggregateState : public WindowState {
       WriteAccumulator(writer, a);
     }
   }
-  void ReadFrom(StateReader& reader) override {
+  void ReadFrom(StateReader& reader, const RowLayout* /*element_layout*/) override {
     if (reader.ReadU32() != accumulators_.size()) {
       throw StateCorrupt("window state: the snapshot has another number of aggregates");
     }
@@ -70,6 +70,7 @@ class AggregateState : public WindowState {
 
   static void AddTo(const std::vector<ResolvedAggregate>& aggregates, Accumulator* accs,
                     const StreamRecord& record, uint64_t seq) {
+    const Row& row = record.row;
     for (size_t i = 0; i < aggregates.size(); ++i) {
       const ResolvedAggregate& agg = aggregates[i];
       Accumulator& acc = accs[i];
@@ -77,11 +78,37 @@ class AggregateState : public WindowState {
         ++acc.count;
         continue;
       }
-      const Value& v = record.row[static_cast<size_t>(agg.slot)];
-      if (std::holds_alternative<std::monostate>(v)) {
+      const auto slot = static_cast<size_t>(agg.slot);
+      if (row.IsNull(slot)) {
         continue;
       }
-      Fold(agg.kind, acc, v, seq, 1);
+      if (agg.kind == AggregateKind::kCount) {
+        ++acc.count;
+      } else if (agg.kind == AggregateKind::kSum || agg.kind == AggregateKind::kAvg) {
+        // Typed: int64 / timestamp add to both sums (the int one wraps, as Java's long), a
+        // double or a bool (0 / 1) to the double one.
+        ++acc.count;
+        switch (agg.input_type) {
+          case FieldType::kInt64:
+          case FieldType::kTimestamp: {
+            const int64_t x = row.GetInt64(slot);
+            acc.int_sum = static_cast<int64_t>(static_cast<uint64_t>(acc.int_sum) +
+                                               static_cast<uint64_t>(x));
+            acc.double_sum += static_cast<double>(x);
+            break;
+          }
+          case FieldType::kDouble:
+            acc.double_sum += row.GetDouble(slot);
+            break;
+          case FieldType::kBool:
+            acc.double_sum += row.GetBool(slot) ? 1.0 : 0.0;
+            break;
+          case FieldType::kString:
+            break;
+        }
+      } else {
+        Fold(agg.kind, acc, row.Get(slot), seq, 1);
+      }
     }
   }
 
@@ -203,6 +230,7 @@ ResolvedAggregate ResolveAggregate(const AggregateSpec& spec, const Schema& inpu
   }
   const FieldType in_type =
       out.slot >= 0 ? input.field(static_cast<size_t>(out.slot)).type : FieldType::kInt64;
+  out.input_type = in_type;
   switch (out.kind) {
     case AggregateKind::kCount:
       out.output_type = FieldType::kInt64;
@@ -233,8 +261,29 @@ ResolvedAggregate ResolveAggregate(const AggregateSpec& spec, const Schema& inpu
 }
 
 AggregatingWindowFunction::AggregatingWindowFunction(std::vector<ResolvedAggregate> aggregates,
-                                                     bool emit_watermark)
-    : aggregates_(std::move(aggregates)), emit_watermark_(emit_watermark) {}
+                                                     bool emit_watermark,
+                                                     const RowLayout* output_layout)
+    : aggregates_(std::move(aggregates)),
+      emit_watermark_(emit_watermark),
+      output_layout_(output_layout) {}
+
+const RowLayout* AggregatingWindowFunction::OutputLayout(
+    const std::vector<FieldType>& key_types, const std::vector<ResolvedAggregate>& aggregates,
+    bool emit_watermark, bool emit_firing) {
+  std::vector<FieldType> types = key_types;
+  types.push_back(FieldType::kTimestamp);
+  types.push_back(FieldType::kTimestamp);
+  for (const ResolvedAggregate& a : aggregates) {
+    types.push_back(a.output_type);
+  }
+  if (emit_watermark) {
+    types.push_back(FieldType::kTimestamp);
+  }
+  if (emit_firing) {
+    types.push_back(FieldType::kInt64);
+  }
+  return RowLayout::Of(types);
+}
 
 std::unique_ptr<WindowState> AggregatingWindowFunction::CreateState() const {
   return std::make_unique<AggregateState>(aggregates_, arrivals_);
@@ -328,32 +377,38 @@ void AggregatingWindowFunction::ProcessAccumulators(const Context& ctx,
 
 void AggregatingWindowFunction::FillResultRow(const Context& ctx, const AggregateAccumulator* accs,
                                               Row& row) const {
-  row.clear();
-  row.reserve(ctx.key.size() + 3 + aggregates_.size());
-  row.insert(row.end(), ctx.key.begin(), ctx.key.end());
-  row.emplace_back(int64_t{ctx.window.start()});
-  row.emplace_back(int64_t{ctx.window.end()});
-  for (size_t i = 0; i < aggregates_.size(); ++i) {
+  row.Reset(output_layout_);
+  size_t at = 0;
+  for (const Value& k : ctx.key) {
+    if (const int64_t* i = std::get_if<int64_t>(&k)) {
+      row.SetBits(at++, static_cast<uint64_t>(*i));  // the common int64 key without a conversion
+    } else {
+      row.Set(at++, k);
+    }
+  }
+  row.SetInt64(at++, ctx.window.start());
+  row.SetInt64(at++, ctx.window.end());
+  for (size_t i = 0; i < aggregates_.size(); ++i, ++at) {
     const ResolvedAggregate& agg = aggregates_[i];
     const Accumulator& acc = accs[i];
     if (agg.kind == AggregateKind::kCount) {
-      row.emplace_back(int64_t{acc.count});
+      row.SetInt64(at, acc.count);
     } else if (acc.count == 0) {
-      row.emplace_back(std::monostate{});
+      // NULL: Reset left it so.
     } else if (agg.kind == AggregateKind::kSum) {
       if (agg.output_type == FieldType::kInt64) {
-        row.emplace_back(int64_t{acc.int_sum});
+        row.SetInt64(at, acc.int_sum);
       } else {
-        row.emplace_back(acc.double_sum);
+        row.SetDouble(at, acc.double_sum);
       }
     } else if (agg.kind == AggregateKind::kAvg) {
-      row.emplace_back(acc.double_sum / static_cast<double>(acc.count));
+      row.SetDouble(at, acc.double_sum / static_cast<double>(acc.count));
     } else {
-      row.push_back(acc.value);
+      row.Set(at, acc.value);
     }
   }
   if (emit_watermark_) {
-    row.emplace_back(int64_t{ctx.current_watermark});
+    row.SetInt64(at, ctx.current_watermark);
   }
 }
 

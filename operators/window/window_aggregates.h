@@ -17,6 +17,7 @@ enum class AggregateKind { kCount, kSum, kMin, kMax, kAvg, kFirst, kLast };
 struct ResolvedAggregate {
   AggregateKind kind = AggregateKind::kCount;
   int slot = -1;  ///< input field; -1 for `count` without a field (counts records)
+  FieldType input_type = FieldType::kInt64;  ///< the input field's type (kInt64 without a field)
   FieldType output_type = FieldType::kInt64;
   std::string name;  ///< output column
 };
@@ -45,18 +46,32 @@ AggregateAccumulator ReadAccumulator(StateReader& reader);
 
 /// The window function of `type: window` operators: incremental accumulators (Flink's
 /// AggregateFunction) for count / sum / min / max / avg / first / last, NULLs ignored
-/// (`count` without a field counts records). Result row per firing:
-/// `key fields..., window_start, window_end, aggregates...[, watermark]`; a window whose
-/// aggregates saw no non-NULL value yields NULL for them (count yields 0).
+/// (`count` without a field counts records). Result row per firing, of `output_layout`:
+/// `key fields..., window_start, window_end, aggregates...[, watermark]` and, when the layout has
+/// one more field (the operator's `firing` column), that field left NULL for the operator to
+/// set; a window whose aggregates saw no non-NULL value yields NULL for them (count yields 0).
 /// Cost: O(#aggregates) per element, no buffering.
 class AggregatingWindowFunction : public WindowFunction {
  public:
-  AggregatingWindowFunction(std::vector<ResolvedAggregate> aggregates, bool emit_watermark);
+  /// `output_layout` must hold the key fields (of the key's types), two timestamps, the
+  /// aggregates' output types, the watermark when `emit_watermark`, and optionally one int64
+  /// (`OutputLayout` makes it).
+  AggregatingWindowFunction(std::vector<ResolvedAggregate> aggregates, bool emit_watermark,
+                            const RowLayout* output_layout);
+  /// The result layout for keys of `key_types`: see the class comment; `emit_firing` adds the
+  /// operator's int64 `firing` field.
+  static const RowLayout* OutputLayout(const std::vector<FieldType>& key_types,
+                                       const std::vector<ResolvedAggregate>& aggregates,
+                                       bool emit_watermark, bool emit_firing);
 
   std::unique_ptr<WindowState> CreateState() const override;
   void Process(const Context& ctx, const WindowState& state, std::vector<Row>& out) const override;
 
   const std::vector<ResolvedAggregate>& aggregates() const { return aggregates_; }
+  /// Whether result rows end with a field this function leaves NULL (the operator's `firing`).
+  bool has_firing_slot(size_t key_fields) const {
+    return output_layout_->size() == key_fields + 2 + aggregates_.size() + (emit_watermark_ ? 1 : 0) + 1;
+  }
 
   // ---- Accumulator-level access for the window operator's slices (panes) ----
   // `accs` always points at `aggregates().size()` accumulators.
@@ -90,6 +105,7 @@ class AggregatingWindowFunction : public WindowFunction {
  private:
   std::vector<ResolvedAggregate> aggregates_;
   bool emit_watermark_;
+  const RowLayout* output_layout_;
   mutable uint64_t arrivals_ = 0;  // elements added so far (orders first / last)
 };
 

@@ -17,11 +17,14 @@ void ListWindowState::WriteTo(StateWriter& writer) const {
   }
 }
 
-void ListWindowState::ReadFrom(StateReader& reader) {
+void ListWindowState::ReadFrom(StateReader& reader, const RowLayout* element_layout) {
   const uint32_t n = reader.ReadU32();
   elements_.clear();
+  if (n > 0 && element_layout == nullptr) {
+    throw StateCorrupt("window state: buffered elements, but the operator knows no input schema");
+  }
   for (uint32_t i = 0; i < n; ++i) {
-    elements_.push_back(ReadRecord(reader));
+    elements_.push_back(ReadRecord(reader, element_layout));
   }
 }
 

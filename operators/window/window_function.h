@@ -30,8 +30,9 @@ class WindowState {
   virtual void WriteTo(StateWriter& /*writer*/) const {
     throw Error("this window state cannot be snapshotted");
   }
-  /// Replaces the contents with what `WriteTo` wrote. Errors: `StateCorrupt`.
-  virtual void ReadFrom(StateReader& /*reader*/) {
+  /// Replaces the contents with what `WriteTo` wrote; buffered elements are read into
+  /// `element_layout`, the operator's input layout. Errors: `StateCorrupt`.
+  virtual void ReadFrom(StateReader& /*reader*/, const RowLayout* /*element_layout*/) {
     throw StateCorrupt("this window state cannot be restored");
   }
 };
@@ -70,7 +71,7 @@ class ListWindowState : public WindowState {
   void MergeFrom(const WindowState& other) override;
   /// `U32` count, then each element (`WriteRecord`).
   void WriteTo(StateWriter& writer) const override;
-  void ReadFrom(StateReader& reader) override;
+  void ReadFrom(StateReader& reader, const RowLayout* element_layout) override;
   const std::vector<StreamRecord>& elements() const { return elements_; }
 
  private:

@@ -34,6 +34,9 @@ WindowOperator::WindowOperator(std::unique_ptr<WindowAssigner> assigner,
                     "merge; {} cannot",
                     assigner_->ToString(), trigger_->ToString()));
   }
+  if (const auto* agg = dynamic_cast<const AggregatingWindowFunction*>(function_.get())) {
+    function_fills_firing_ = agg->has_firing_slot(options_.key_slots.size());
+  }
   InitSlicing();
   InitSessions();
 }
@@ -56,15 +59,21 @@ void WindowOperator::ExtractKeyInto(const Row& row, Key& key) const {
   // Assigns in place: no allocation when the previous key had the same shape.
   key.resize(options_.key_slots.size());
   for (size_t i = 0; i < options_.key_slots.size(); ++i) {
-    const Value& v = row[static_cast<size_t>(options_.key_slots[i])];
+    const auto slot = static_cast<size_t>(options_.key_slots[i]);
     int64_t* dst = std::get_if<int64_t>(&key[i]);
-    const int64_t* src = std::get_if<int64_t>(&v);
-    if (dst != nullptr && src != nullptr) {
-      *dst = *src;  // the common int64 key without a variant visit
+    if (dst != nullptr && IsInt64Slot(row, static_cast<int>(slot)) && !row.IsNull(slot)) {
+      *dst = row.GetInt64(slot);  // the common int64 key without building a Value
     } else {
-      key[i] = v;
+      key[i] = row.Get(slot);
     }
   }
+}
+
+void WindowOperator::SetFiring(Row& row, int64_t firing) const {
+  if (!function_fills_firing_) {
+    row.Widen(RowLayout::Extend(row.layout_ptr(), {FieldType::kInt64}));
+  }
+  row.SetInt64(row.size() - 1, firing);
 }
 
 Timestamp WindowOperator::CleanupTime(const Window& w) const {
@@ -217,7 +226,7 @@ void WindowOperator::EmitWindowContents(const Window& w, const WindowState& stat
   if (options_.emit_firing) {
     const int64_t firing = firings_[current_key_][w]++;
     for (Row& row : results_) {
-      row.emplace_back(firing);
+      SetFiring(row, firing);
     }
   }
   for (Row& row : results_) {
@@ -240,12 +249,12 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     if (i + kPrefetchDistance < n) {
       const Row& ahead = records[i + kPrefetchDistance].row;
       // The stores are re-checked per record: a record may move the operator off its path.
-      const int64_t* k = slot < ahead.size() ? std::get_if<int64_t>(&ahead[slot]) : nullptr;
-      if (k != nullptr) {
+      if (IsInt64Slot(ahead, static_cast<int>(slot)) && !ahead.IsNull(slot)) {
+        const int64_t k = ahead.GetInt64(slot);
         if (sliced_ && int_store_) {
-          int_store_->keys.Prefetch(*k);
+          int_store_->keys.Prefetch(k);
         } else if (flat_sessions_ && int_sessions_) {
-          int_sessions_->keys.Prefetch(*k);
+          int_sessions_->keys.Prefetch(k);
         }
       }
     }
@@ -386,9 +395,17 @@ void WindowOperator::HandleLateElement(StreamRecord& record, const std::vector<W
       if (__builtin_sub_overflow(wm, record.timestamp, &late_by)) {
         late_by = kMaxTimestamp;
       }
-      record.row.emplace_back(latest ? Value(latest->start()) : Value());
-      record.row.emplace_back(latest ? Value(latest->end()) : Value());
-      record.row.emplace_back(late_by);
+      if (late_layout_ == nullptr || late_layout_->size() != record.row.size() + 3) {
+        late_layout_ = RowLayout::Extend(
+            record.row.layout_ptr(), {FieldType::kTimestamp, FieldType::kTimestamp, FieldType::kInt64});
+      }
+      const size_t n = record.row.size();
+      record.row.Widen(late_layout_);
+      if (latest != nullptr) {
+        record.row.SetInt64(n, latest->start());
+        record.row.SetInt64(n + 1, latest->end());
+      }
+      record.row.SetInt64(n + 2, late_by);
     }
     output().CollectSide(options_.late_output_tag, record);
     return;
@@ -557,6 +574,7 @@ WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec
   options.late_output_tag = spec.late_output;
   options.emit_firing = spec.emit_firing || spec.allowed_lateness_ms > 0;
   options.late_provenance = !spec.late_output.empty();
+  options.input_layout = input.layout();
   if (options.late_provenance) {
     (void)LateOutputSchema(input);  // reports a clash of column names now
   }
@@ -579,11 +597,15 @@ WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec
     aggregates.push_back(ResolveAggregate(a, input));
   }
 
-  if (out.IndexOf("window_start") < 0) {
-    out.Add("window_start", FieldType::kTimestamp);
-  }
-  if (out.IndexOf("window_end") < 0) {
-    out.Add("window_end", FieldType::kTimestamp);
+  // Every result row holds the key fields, then the window's start and end: a key field of one
+  // of those names would stand twice in the row under one name.
+  for (const char* name : {"window_start", "window_end"}) {
+    if (out.IndexOf(name) >= 0) {
+      throw InvalidArgument(fmt::format("window output column '{}' is defined twice (a key-by field "
+                                        "has the name of a window column; rename it with a map first)",
+                                        name));
+    }
+    out.Add(name, FieldType::kTimestamp);
   }
   for (const ResolvedAggregate& a : aggregates) {
     if (out.IndexOf(a.name) >= 0) {
@@ -606,11 +628,13 @@ WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec
 
   WindowOperatorPlan plan;
   plan.output_schema = std::move(out);
-  plan.factory = [spec, options, aggregates]() -> std::unique_ptr<StreamOperator> {
+  const RowLayout* output_layout = plan.output_schema.layout();
+  plan.factory = [spec, options, aggregates, output_layout]() -> std::unique_ptr<StreamOperator> {
     std::unique_ptr<Trigger> t = spec.trigger.empty() ? nullptr : MakeTrigger(spec.trigger);
     return std::make_unique<WindowOperator>(
         MakeAssigner(spec), std::move(t),
-        std::make_unique<AggregatingWindowFunction>(aggregates, spec.emit_watermark), options);
+        std::make_unique<AggregatingWindowFunction>(aggregates, spec.emit_watermark, output_layout),
+        options);
   };
   return plan;
 }

@@ -162,6 +162,10 @@ class WindowOperator : public StreamOperator,
     /// and `late_by_ms` = current watermark - record timestamp. (Their split travels in the
     /// record's own `split` field when the schema has one.)
     bool late_provenance = false;
+    /// The input rows' layout: what buffered elements are restored into from a snapshot. Null
+    /// (operators built by hand): a snapshot with buffered elements fails to restore
+    /// (`StateCorrupt`).
+    const RowLayout* input_layout = nullptr;
   };
 
   /// `trigger` may be null: the assigner's default trigger is used. Throws `InvalidArgument`
@@ -259,6 +263,14 @@ class WindowOperator : public StreamOperator,
   using Panes = std::map<Window, std::unique_ptr<WindowState>>;
 
   void ExtractKeyInto(const Row& row, Key& key) const;
+  // Sets the `firing` column of a result row: the last field of an aggregating function's
+  // output layout; a row of any other function is widened by it.
+  void SetFiring(Row& row, int64_t firing) const;
+  // The input slot of a single int64 key, or -1 (several key fields, another type).
+  bool IsInt64Key(const Row& row) const {
+    return options_.key_slots.size() == 1 && IsInt64Slot(row, options_.key_slots[0]) &&
+           !row.IsNull(static_cast<size_t>(options_.key_slots[0]));
+  }
   void InitSlicing();
   void SlicedProcessElement(StreamRecord& record);
   template <typename K, typename Src>
@@ -365,6 +377,8 @@ class WindowOperator : public StreamOperator,
   std::vector<AccumulatorVector> spare_accs_;  // see RecycleAccumulators
   Row result_row_;                             // see EmitRecycled
   mutable std::unique_ptr<WindowState> introspected_;
+  const RowLayout* late_layout_ = nullptr;  // input + provenance columns, made at the first one
+  bool function_fills_firing_ = false;      // see SetFiring
 
   // Flat session path (see the class comment); decided in the constructor, only ever switches
   // off (LeaveSessionPath). Stores as for the sliced path: `int_sessions_` while every key is a

@@ -77,13 +77,13 @@ void WindowOperator::MigrateSessionsToKeyStore() {
 
 void WindowOperator::SessionProcessElement(StreamRecord& record) {
   if (options_.key_slots.size() == 1 && !key_sessions_) {
-    if (const int64_t* k =
-            std::get_if<int64_t>(&record.row[static_cast<size_t>(options_.key_slots[0])])) {
+    if (IsInt64Key(record.row)) {
       if (!int_sessions_) {
         int_sessions_ =
             std::make_unique<SessionStore<int64_t>>(context().max_parallelism, OwnedKeyGroups());
       }
-      SessionAdd(*int_sessions_, *k, record);
+      SessionAdd(*int_sessions_, record.row.GetInt64(static_cast<size_t>(options_.key_slots[0])),
+                 record);
       return;
     }
     MigrateSessionsToKeyStore();
@@ -177,7 +177,7 @@ void WindowOperator::FireSession(const Key& key, const FlatSession& session,
   aggregating_->FillResultRow(ctx, accs, result_row_);
   ++num_windows_fired_;
   if (options_.emit_firing) {
-    result_row_.emplace_back(int64_t{0});  // without lateness a session fires once
+    SetFiring(result_row_, 0);  // without lateness a session fires once
   }
   EmitRecycled(w.MaxTimestamp());
 }

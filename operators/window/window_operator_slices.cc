@@ -220,7 +220,7 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
         firings->insert(it, {end, 1});
       }
     }
-    result_row_.emplace_back(firing);
+    SetFiring(result_row_, firing);
   }
   EmitRecycled(end - 1);
 }
@@ -255,13 +255,12 @@ void WindowOperator::UpdateSlicedTimer(SlicedStore<K>& store, const K& key, Slic
 
 void WindowOperator::SlicedProcessElement(StreamRecord& record) {
   if (options_.key_slots.size() == 1 && !key_store_) {
-    if (const int64_t* k =
-            std::get_if<int64_t>(&record.row[static_cast<size_t>(options_.key_slots[0])])) {
+    if (IsInt64Key(record.row)) {
       if (!int_store_) {
         int_store_ =
             std::make_unique<SlicedStore<int64_t>>(context().max_parallelism, OwnedKeyGroups());
       }
-      SlicedAdd(*int_store_, *k, record);
+      SlicedAdd(*int_store_, record.row.GetInt64(static_cast<size_t>(options_.key_slots[0])), record);
       return;
     }
     MigrateToKeyStore();

@@ -270,7 +270,7 @@ void WindowOperator::InitializeState(StateInitializationContext& context) {
     for (uint32_t i = 0; i < n_panes; ++i) {
       const Window window = ReadWindow(r);
       std::unique_ptr<WindowState> state = function_->CreateState();
-      state->ReadFrom(r);
+      state->ReadFrom(r, options_.input_layout);
       panes_[key][window] = std::move(state);
     }
     const uint32_t n_sessions = r.ReadU32();

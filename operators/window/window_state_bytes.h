@@ -26,8 +26,18 @@ inline int64_t ValueStateBytes(const Value& value) {
 }
 
 inline int64_t RowStateBytes(const Row& row) {
+  int64_t bytes = static_cast<int64_t>(row.size() * sizeof(Value));
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (row.type(i) == FieldType::kString && !row.IsNull(i)) {
+      bytes += static_cast<int64_t>(row.GetString(i).size());
+    }
+  }
+  return bytes;
+}
+
+inline int64_t RowStateBytes(const Key& key) {
   int64_t bytes = 0;
-  for (const Value& v : row) {
+  for (const Value& v : key) {
     bytes += ValueStateBytes(v);
   }
   return bytes;

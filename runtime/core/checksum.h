@@ -36,6 +36,9 @@ inline uint64_t FieldHash(size_t position, double v) {
   return FieldHash(position, std::bit_cast<uint64_t>(v == 0.0 ? 0.0 : v));  // -0.0 == 0.0
 }
 
+/// What a NULL field hashes as (before the position's salt).
+inline constexpr uint64_t kNullFieldBits = 0x6E756C6CULL;
+
 /// Hash of one Value (int64/timestamp, double, bool, string, NULL) at `position`.
 inline uint64_t FieldHash(size_t position, const Value& v) {
   switch (v.index()) {
@@ -48,8 +51,29 @@ inline uint64_t FieldHash(size_t position, const Value& v) {
     case 4:
       return FieldHash(position, static_cast<uint64_t>(std::hash<std::string>{}(std::get<std::string>(v))));
     default:
-      return FieldHash(position, static_cast<uint64_t>(0x6E756C6CULL));  // NULL
+      return FieldHash(position, kNullFieldBits);  // NULL
   }
+}
+
+/// The bits a non-NULL cell of `row` hashes as, by its slot type: `FieldHash(position, row.Get(slot))`
+/// is `FieldHash(position, CellHashBits(row, slot))` (a string through `std::hash`, a double with
+/// -0.0 as 0.0, a bool as 0 / 1).
+inline uint64_t CellHashBits(const Row& row, size_t slot) {
+  switch (row.type(slot)) {
+    case FieldType::kDouble: {
+      const double d = row.GetDouble(slot);
+      return std::bit_cast<uint64_t>(d == 0.0 ? 0.0 : d);
+    }
+    case FieldType::kString:
+      return static_cast<uint64_t>(std::hash<std::string_view>{}(row.GetString(slot)));
+    default:
+      return row.GetBits(slot);  // int64, timestamp, bool 0 / 1
+  }
+}
+
+/// `FieldHash(position, row.Get(slot))` without boxing.
+inline uint64_t FieldHash(size_t position, const Row& row, size_t slot) {
+  return FieldHash(position, row.IsNull(slot) ? kNullFieldBits : CellHashBits(row, slot));
 }
 
 /// A record's contribution from the sum of its fields' hashes.

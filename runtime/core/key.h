@@ -10,11 +10,14 @@
 
 namespace tidemark {
 
-/// The key of a keyed stream: the values of the key-by fields, in key-by order. An all-records
-/// (non-keyed) window uses the empty key. Value type; compared and hashed by content.
-using Key = Row;
+/// The key of a keyed stream: the values of the key-by fields, in key-by order, boxed. An
+/// all-records (non-keyed) window uses the empty key. Value type; compared and hashed by content.
+/// Built only for keys that are not a single int64 (those have their own fast path), and then
+/// once per key held in state (`KeyPool`), not per record: a record's key is read in place
+/// (`KeyProbe`).
+using Key = std::vector<Value>;
 
-/// Hash for `Key` (and any `Row`) for unordered containers.
+/// Hash for `Key` for unordered containers.
 struct KeyHash {
   size_t operator()(const Key& key) const noexcept {
     size_t seed = key.size();

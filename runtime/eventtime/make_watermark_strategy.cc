@@ -294,16 +294,18 @@ std::optional<Timestamp> FieldToEventTimeMillis(const Row& row, int slot, Timest
   if (static_cast<size_t>(slot) >= row.size()) {
     return std::nullopt;
   }
-  const Value& value = row[static_cast<size_t>(slot)];
-  if (unit == TimestampUnit::kMillis) {
-    if (const int64_t* ms = EventTimeMillisOrNull(value)) {
-      return *ms;
-    }
-  }
-  if (value.index() == 0) {
+  const auto s = static_cast<size_t>(slot);
+  if (row.IsNull(s)) {
     return std::nullopt;  // NULL, e.g. a punctuated job's records without a watermark
   }
-  return SlowFieldToEventTimeMillis(value, unit);
+  if (unit == TimestampUnit::kMillis && IsInt64Slot(row, slot)) {
+    const int64_t ms = row.GetInt64(s);
+    if (ms == kMinTimestamp) {
+      return std::nullopt;
+    }
+    return ms;
+  }
+  return SlowFieldToEventTimeMillis(row.Get(s), unit);
 }
 
 }  // namespace
@@ -322,7 +324,8 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
     assigner = RecordTimestampAssigner();
   } else {
     const int slot = ResolveTimeField(spec, schema, spec.timestamp_field, "timestamp_field", *unit);
-    if (*unit == TimestampUnit::kMillis) {
+    const FieldType type = schema.field(static_cast<size_t>(slot)).type;
+    if (*unit == TimestampUnit::kMillis && (type == FieldType::kInt64 || type == FieldType::kTimestamp)) {
       millis_slot = slot;
     }
     assigner = [slot, u = *unit](const StreamRecord& record) -> std::optional<Timestamp> {

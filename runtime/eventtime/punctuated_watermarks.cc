@@ -13,14 +13,15 @@ PunctuatedWatermarks::PunctuatedWatermarks(Extractor extractor, int millis_slot)
 
 void PunctuatedWatermarks::OnEvent(const StreamRecord& record, Timestamp event_timestamp,
                                    WatermarkOutput& output) {
-  if (millis_slot_ >= 0 && static_cast<size_t>(millis_slot_) < record.row.size()) {
-    const Value& v = record.row[static_cast<size_t>(millis_slot_)];
-    if (const int64_t* ms = EventTimeMillisOrNull(v)) {
-      output.EmitWatermark(Watermark{*ms});
-      return;
-    }
-    if (v.index() == 0) {
+  if (millis_slot_ >= 0 && IsInt64Slot(record.row, millis_slot_)) {
+    const auto slot = static_cast<size_t>(millis_slot_);
+    if (record.row.IsNull(slot)) {
       return;  // NULL: this record carries no watermark
+    }
+    int64_t ms;
+    if (EventTimeMillis(record.row, slot, &ms)) {
+      output.EmitWatermark(Watermark{ms});
+      return;
     }
   }
   if (std::optional<Timestamp> watermark = extractor_(record, event_timestamp)) {

@@ -70,9 +70,10 @@ class WatermarkStrategy {
   /// With `SetInt64MillisField`, an int64 in that field (other than Long.MIN_VALUE, the "no
   /// timestamp" marker, which the assigner answers) is returned without calling the assigner.
   std::optional<Timestamp> ExtractTimestamp(const StreamRecord& record) const {
-    if (millis_slot_ >= 0 && static_cast<size_t>(millis_slot_) < record.row.size()) {
-      if (const int64_t* ms = EventTimeMillisOrNull(record.row[static_cast<size_t>(millis_slot_)])) {
-        return *ms;
+    if (millis_slot_ >= 0 && IsInt64Slot(record.row, millis_slot_)) {
+      int64_t ms;
+      if (EventTimeMillis(record.row, static_cast<size_t>(millis_slot_), &ms)) {
+        return ms;
       }
     }
     return assigner_(record);

@@ -87,16 +87,50 @@ uint64_t KeyHash64(const Key& key) {
   return XXH3_64bits(buffer.data(), buffer.size());
 }
 
+void AppendCanonicalKeyBytes(const Row& row, size_t slot, std::string& out) {
+  if (row.IsNull(slot)) {
+    out.push_back('\0');
+    return;
+  }
+  switch (row.type(slot)) {
+    case FieldType::kInt64:
+    case FieldType::kTimestamp:
+      out.push_back('\1');
+      AppendLe64(row.GetBits(slot), out);
+      return;
+    case FieldType::kDouble:
+      out.push_back('\2');
+      AppendLe64(row.GetBits(slot), out);
+      return;
+    case FieldType::kBool:
+      out.push_back('\3');
+      out.push_back(row.GetBool(slot) ? '\1' : '\0');
+      return;
+    case FieldType::kString: {
+      const std::string_view s = row.GetString(slot);
+      out.push_back('\4');
+      const auto n = static_cast<uint32_t>(s.size());
+      for (int i = 0; i < 4; ++i) {
+        out.push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
+      }
+      out.append(s);
+      return;
+    }
+  }
+}
+
 uint64_t KeyHash64(const Row& row, const std::vector<int>& slots) {
   if (slots.size() == 1) {
-    if (const int64_t* v = std::get_if<int64_t>(&row[static_cast<size_t>(slots[0])])) {
-      return Int64KeyHash64(*v);
+    const auto s = static_cast<size_t>(slots[0]);
+    const FieldType t = row.type(s);
+    if ((t == FieldType::kInt64 || t == FieldType::kTimestamp) && !row.IsNull(s)) {
+      return Int64KeyHash64(row.GetInt64(s));
     }
   }
   thread_local std::string buffer;
   buffer.clear();
   for (int slot : slots) {
-    AppendCanonicalKeyBytes(row[static_cast<size_t>(slot)], buffer);
+    AppendCanonicalKeyBytes(row, static_cast<size_t>(slot), buffer);
   }
   return XXH3_64bits(buffer.data(), buffer.size());
 }

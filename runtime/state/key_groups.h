@@ -33,6 +33,9 @@ int DefaultMaxParallelism(int parallelism);
 /// of a double, 1 byte for a bool, a 4-byte little-endian length and the bytes for a string).
 void AppendCanonicalKeyBytes(const Value& v, std::string& out);
 
+/// The same bytes for cell `slot` of `row` (no `Value` is built).
+void AppendCanonicalKeyBytes(const Row& row, size_t slot, std::string& out);
+
 /// XXH3-64 of the canonical bytes of `key`'s fields in order.
 uint64_t KeyHash64(const Key& key);
 /// The same hash for the key made of `row`'s `slots` (no Key is built).

@@ -103,30 +103,75 @@ class KeyRef {
   uint64_t hash_ = 0;  // e_->hash64, kept here to spare a probe the pointer chase
 };
 
-/// A key not interned yet, as a lookup sees it: the values `row[slots[i]]` of a record (no `Key`
-/// is built), or the values of a `Key` (`slots` null), with their `KeyHash64`. Borrows both; valid
-/// while they are.
+/// A key not interned yet, as a lookup sees it: the cells `row[slots[i]]` of a record, read in
+/// place (no `Key` is built), or the values of a `Key` (`row` null), with their `KeyHash64`.
+/// Borrows what it points at; valid while that is.
 struct KeyProbe {
-  const Row* values = nullptr;
-  const std::vector<int>* slots = nullptr;  // null: `values` is the key itself
+  const Row* row = nullptr;
+  const std::vector<int>* slots = nullptr;  // with `row`
+  const Key* key = nullptr;                 // without `row`
   uint64_t hash64 = 0;
 
   static KeyProbe Of(const Row& row, const std::vector<int>& slots) {
-    return KeyProbe{&row, &slots, KeyHash64(row, slots)};
+    return KeyProbe{&row, &slots, nullptr, KeyHash64(row, slots)};
   }
-  static KeyProbe Of(const Key& key) { return KeyProbe{&key, nullptr, KeyHash64(key)}; }
+  static KeyProbe Of(const Key& key) { return KeyProbe{nullptr, nullptr, &key, KeyHash64(key)}; }
 
-  size_t size() const { return slots != nullptr ? slots->size() : values->size(); }
-  const Value& at(size_t i) const {
-    return slots != nullptr ? (*values)[static_cast<size_t>((*slots)[i])] : (*values)[i];
+  size_t size() const { return row != nullptr ? slots->size() : key->size(); }
+  /// Whether the probe's i-th value equals `v` (as `Value ==` compares; no `Value` is built for a
+  /// row cell).
+  bool CellEquals(size_t i, const Value& v) const {
+    if (row == nullptr) {
+      return (*key)[i] == v;
+    }
+    const auto s = static_cast<size_t>((*slots)[i]);
+    if (row->IsNull(s)) {
+      return v.index() == 0;
+    }
+    switch (row->type(s)) {
+      case FieldType::kInt64:
+      case FieldType::kTimestamp: {
+        const int64_t* x = std::get_if<int64_t>(&v);
+        return x != nullptr && *x == row->GetInt64(s);
+      }
+      case FieldType::kDouble: {
+        const double* x = std::get_if<double>(&v);
+        return x != nullptr && *x == row->GetDouble(s);
+      }
+      case FieldType::kBool: {
+        const bool* x = std::get_if<bool>(&v);
+        return x != nullptr && *x == row->GetBool(s);
+      }
+      case FieldType::kString: {
+        const std::string* x = std::get_if<std::string>(&v);
+        return x != nullptr && *x == row->GetString(s);
+      }
+    }
+    return false;
   }
-  bool Equals(const Key& key) const {
+  /// Stores the probe's i-th value in `out` (a string keeps `out`'s capacity when it already
+  /// holds one).
+  void CopyCellTo(size_t i, Value& out) const {
+    if (row == nullptr) {
+      out = (*key)[i];
+      return;
+    }
+    const auto s = static_cast<size_t>((*slots)[i]);
+    if (row->type(s) == FieldType::kString && !row->IsNull(s)) {
+      if (std::string* str = std::get_if<std::string>(&out)) {
+        str->assign(row->GetString(s));
+        return;
+      }
+    }
+    out = row->Get(s);
+  }
+  bool Equals(const Key& other) const {
     const size_t n = size();
-    if (key.size() != n) {
+    if (other.size() != n) {
       return false;
     }
     for (size_t i = 0; i < n; ++i) {
-      if (!(at(i) == key[i])) {
+      if (!CellEquals(i, other[i])) {
         return false;
       }
     }
@@ -134,9 +179,12 @@ struct KeyProbe {
   }
   /// The key as a `Key` (error messages, rarely used paths).
   Key ToKey() const {
+    if (row == nullptr) {
+      return *key;
+    }
     Key k;
-    for (size_t i = 0; i < size(); ++i) {
-      k.push_back(at(i));
+    for (int slot : *slots) {
+      k.push_back(row->Get(static_cast<size_t>(slot)));
     }
     return k;
   }
@@ -158,7 +206,7 @@ class KeyPool {
     const size_t n = probe.size();
     e->key.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      e->key[i] = probe.at(i);  // same alternative: assigned in place (a string keeps capacity)
+      probe.CopyCellTo(i, e->key[i]);  // a string keeps its capacity
     }
     e->hash64 = probe.hash64;
     return KeyRef(e);

@@ -23,12 +23,12 @@ namespace tidemark {
 
 /// A stream record: `Bool` has_timestamp, `I64` timestamp, the row (`WriteRow`).
 void WriteRecord(StateWriter& writer, const StreamRecord& record);
-/// Reads what `WriteRecord` wrote. Errors: `StateCorrupt`.
-StreamRecord ReadRecord(StateReader& reader);
+/// Reads what `WriteRecord` wrote, its row in `layout`. Errors: `StateCorrupt`.
+StreamRecord ReadRecord(StateReader& reader, const RowLayout* layout);
 
 /// Writes keyed state per key group (Flink's key-group-partitioned snapshot): `U32` number of
 /// groups, then per group, ascending, a section "key-group" (version 1) holding `U32` group,
-/// `U32` number of keys and per key (ascending) the key (`WriteRow`) followed by whatever
+/// `U32` number of keys and per key (ascending) the key (`WriteKey`) followed by whatever
 /// `write_key(key)` writes. Groups are `KeyGroupForHash(KeyHash64(key), max_parallelism)`.
 /// `keys` may hold duplicates (they are written once).
 template <typename WriteKey>
@@ -46,7 +46,7 @@ void WriteKeyGroups(StateWriter& writer, int max_parallelism, std::vector<Key> k
     writer.WriteU32(static_cast<uint32_t>(group));
     writer.WriteU32(static_cast<uint32_t>(group_keys.size()));
     for (const Key* k : group_keys) {
-      writer.WriteRow(*k);
+      writer.WriteKey(*k);
       write_key(*k);
     }
     writer.EndSection();
@@ -67,7 +67,7 @@ void ReadKeyGroups(StateReader& reader, int max_parallelism, KeyGroupRange range
     if (range.Contains(group)) {
       const uint32_t n_keys = reader.ReadU32();
       for (uint32_t i = 0; i < n_keys; ++i) {
-        const Key key = reader.ReadRow();
+        const Key key = reader.ReadKey();
         if (KeyGroupForHash(KeyHash64(key), max_parallelism) != group) {
           throw StateCorrupt(fmt::format("snapshot: a key is stored under key group {} of {}, "
                                          "not its own",

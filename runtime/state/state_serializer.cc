@@ -43,7 +43,24 @@ void StateWriter::WriteValue(const Value& v) {
 
 void StateWriter::WriteRow(const Row& row) {
   WriteU32(static_cast<uint32_t>(row.size()));
-  for (const Value& v : row) WriteValue(v);
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (row.IsNull(i)) {
+      WriteU8(kNull);
+      continue;
+    }
+    switch (row.type(i)) {
+      case FieldType::kInt64:
+      case FieldType::kTimestamp: WriteU8(kInt64); WriteI64(row.GetInt64(i)); break;
+      case FieldType::kDouble: WriteU8(kDouble); WriteF64(row.GetDouble(i)); break;
+      case FieldType::kBool: WriteU8(kBool); WriteBool(row.GetBool(i)); break;
+      case FieldType::kString: WriteU8(kString); WriteString(row.GetString(i)); break;
+    }
+  }
+}
+
+void StateWriter::WriteKey(const Key& key) {
+  WriteU32(static_cast<uint32_t>(key.size()));
+  for (const Value& v : key) WriteValue(v);
 }
 
 void StateWriter::BeginSection(std::string_view name, uint32_t version) {
@@ -107,14 +124,48 @@ Value StateReader::ReadValue() {
   }
 }
 
-Row StateReader::ReadRow() {
+Row StateReader::ReadRow(const RowLayout* layout) {
+  const uint32_t n = ReadU32();
+  if (n != layout->size()) {
+    throw StateCorrupt(fmt::format("state: a row of {} fields where the schema has {}", n, layout->size()));
+  }
+  Row row(layout);
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t at = pos_;
+    const uint8_t tag = ReadU8();
+    const FieldType t = layout->type(i);
+    const uint8_t want = t == FieldType::kDouble   ? kDouble
+                         : t == FieldType::kBool   ? kBool
+                         : t == FieldType::kString ? kString
+                                                   : kInt64;
+    if (tag == kNull) {
+      continue;  // Row(layout) starts all NULL
+    }
+    if (tag != want) {
+      throw StateCorrupt(fmt::format("state: value tag {} at offset {} in a {} field", tag, at, ToString(t)));
+    }
+    switch (tag) {
+      case kInt64: row.SetBits(i, static_cast<uint64_t>(ReadI64())); break;
+      case kDouble: row.SetDouble(i, ReadF64()); break;
+      case kBool: row.SetBool(i, ReadBool()); break;
+      default: {
+        const uint32_t len = ReadU32();
+        row.SetString(i, Take(len));
+        break;
+      }
+    }
+  }
+  return row;
+}
+
+Key StateReader::ReadKey() {
   const uint32_t n = ReadU32();
   // Each value takes at least one byte: a larger arity is corrupt, not an allocation to try.
-  if (n > remaining()) throw StateCorrupt(fmt::format("state: row arity {} exceeds {} bytes left", n, remaining()));
-  Row row;
-  row.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) row.push_back(ReadValue());
-  return row;
+  if (n > remaining()) throw StateCorrupt(fmt::format("state: key arity {} exceeds {} bytes left", n, remaining()));
+  Key key;
+  key.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) key.push_back(ReadValue());
+  return key;
 }
 
 uint32_t StateReader::BeginSection(std::string_view name, uint32_t max_version) {
@@ -152,11 +203,11 @@ void WriteRecord(StateWriter& writer, const StreamRecord& record) {
   writer.WriteRow(record.row);
 }
 
-StreamRecord ReadRecord(StateReader& reader) {
+StreamRecord ReadRecord(StateReader& reader, const RowLayout* layout) {
   StreamRecord r;
   r.has_timestamp = reader.ReadBool();
   r.timestamp = reader.ReadI64();
-  r.row = reader.ReadRow();
+  r.row = reader.ReadRow(layout);
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/key.h"
 #include "runtime/core/row.h"
 
 namespace tidemark {
@@ -25,7 +26,8 @@ class StateCorrupt : public Error {
 ///
 /// Encoding: little-endian fixed width for `U8`/`U32`/`I64`/`F64`, `Bool` as one byte, strings as
 /// a `U32` length and the bytes. `WriteValue` writes a one-byte tag (0 NULL, 1 int64, 2 double,
-/// 3 bool, 4 string) and the value; `WriteRow` a `U32` arity and the values.
+/// 3 bool, 4 string; int64 and timestamp cells both as 1) and the value; `WriteRow` (a record's
+/// row) and `WriteKey` (a key's values) a `U32` arity and the values.
 /// A section (`BeginSection` ... `EndSection`) is a name, a version and a length-prefixed body, so
 /// a reader can check it reads what it expects and skip what it does not know.
 ///
@@ -41,6 +43,7 @@ class StateWriter {
   void WriteString(std::string_view v);
   void WriteValue(const Value& v);
   void WriteRow(const Row& row);
+  void WriteKey(const Key& key);
 
   /// Opens a named, versioned section; sections nest. Every `BeginSection` needs its `EndSection`.
   void BeginSection(std::string_view name, uint32_t version);
@@ -70,7 +73,10 @@ class StateReader {
   bool ReadBool();
   std::string ReadString();
   Value ReadValue();
-  Row ReadRow();
+  /// A row written by `WriteRow`, read into `layout` (the schema the operator was compiled
+  /// against): `StateCorrupt` when the arity or a value's type does not fit it.
+  Row ReadRow(const RowLayout* layout);
+  Key ReadKey();
 
   /// Enters the section `name` and returns its version; throws `StateCorrupt` when the next
   /// section has another name or a version above `max_version` (written by a newer tidemark).

@@ -2,7 +2,6 @@
 
 #include "runtime/core/errors.h"
 #include "runtime/core/key.h"
-#include "runtime/core/row_assign.h"
 #include "runtime/state/key_groups.h"
 
 namespace tidemark {
@@ -90,7 +89,7 @@ void RecordWriter::Emit(StreamRecord& record) {
     // A recycled slot: copy into its row's buffer instead of taking the caller's row, so neither
     // side allocates per record (and the caller keeps its buffer, e.g. a generator's row).
     StreamRecord& slot = records[fill];
-    AssignRow(slot.row, record.row);
+    slot.row = record.row;  // into the slot's buffer: a memcpy, no allocation once it is large enough
     slot.timestamp = record.timestamp;
     slot.has_timestamp = record.has_timestamp;
   } else {
@@ -109,9 +108,9 @@ void RecordWriter::EmitBatch(RecordBatch& batch) {
     return;
   }
   // One channel (a forward edge, or any edge into parallelism 1): no channel to select, and the
-  // caller's rows are given up (RecordBatch allows it), so a recycled slot of the same width takes
-  // the record by a swap of the two rows' buffers instead of a copy of their cells; the caller's
-  // record gets the slot's old buffer to overwrite next time.
+  // caller's rows are given up (RecordBatch allows it), so a recycled slot takes the record by a
+  // swap of the two rows' buffers instead of a copy; the caller's record gets the slot's old
+  // buffer (a row of the same edge, so of the same layout) to overwrite next time.
   records_out_ += static_cast<int64_t>(batch.size);
   auto& out = batches_[0];
   size_t& fill = fill_[0];
@@ -120,11 +119,7 @@ void RecordWriter::EmitBatch(RecordBatch& batch) {
     auto& records = OpenBatch(0).records;
     if (fill < records.size()) {
       StreamRecord& slot = records[fill];
-      if (slot.row.size() == record.row.size()) {
-        slot.row.swap(record.row);
-      } else {
-        AssignRow(slot.row, record.row);
-      }
+      slot.row.swap(record.row);
       slot.timestamp = record.timestamp;
       slot.has_timestamp = record.has_timestamp;
     } else {

@@ -77,7 +77,8 @@ class KafkaReader : public SplitReaderBase {
       : source_(source),
         spec_(source.spec().kafka),
         raw_(spec_.format == "raw"),
-        decoder_(LineDecoder::Format::kJson, source.value_schema()),
+        layout_(source.schema().layout()),
+        decoder_(LineDecoder::Format::kJson, source.value_schema(), ',', layout_),
         shared_(std::make_shared<Shared>()) {}
 
   ~KafkaReader() override { Close(); }
@@ -576,11 +577,13 @@ class KafkaReader : public SplitReaderBase {
     const int64_t ts = rd_kafka_message_timestamp(&m, &type);
     const std::string_view value(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
     if (raw_) {
-      row_.resize(1);
+      if (row_.layout_ptr() != layout_) {
+        row_.Reset(layout_);
+      }
       if (m.payload != nullptr) {
-        row_[0].emplace<std::string>(value);
+        row_.SetString(0, value);
       } else {
-        row_[0].emplace<std::monostate>();
+        row_.SetNull(0);
       }
     } else {
       std::string reason;
@@ -594,9 +597,11 @@ class KafkaReader : public SplitReaderBase {
       }
     }
     if (!spec_.key_field.empty()) {
-      row_.emplace_back();
+      const size_t key_slot = row_.size() - 1;  // the source schema's last field
       if (m.key != nullptr) {
-        row_.back().emplace<std::string>(static_cast<const char*>(m.key), m.key_len);
+        row_.SetString(key_slot, std::string_view(static_cast<const char*>(m.key), m.key_len));
+      } else {
+        row_.SetNull(key_slot);
       }
     }
     ++p.pos.records;
@@ -680,6 +685,7 @@ class KafkaReader : public SplitReaderBase {
   const KafkaSource& source_;
   const KafkaSourceSpec& spec_;
   const bool raw_;
+  const RowLayout* layout_;  // the source schema's: the value's fields, then the key field
   LineDecoder decoder_;
   Row row_;
   SourceReaderContext* context_ = nullptr;

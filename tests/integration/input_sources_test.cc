@@ -106,8 +106,8 @@ report: {label: file, windows-sink: fired}
 };
 
 std::string ErrorText(const StreamRecord& r) {
-  return std::get<std::string>(r.row[0]) + ":" + std::to_string(std::get<int64_t>(r.row[1])) + " " +
-         std::get<std::string>(r.row[2]);
+  return std::get<std::string>(r.row.Get(0)) + ":" + std::to_string(std::get<int64_t>(r.row.Get(1))) + " " +
+         std::get<std::string>(r.row.Get(2));
 }
 
 TEST_F(InputSourcesTest, BadCsvLinesAndATenMegabyteLineAreReportedAndTheJobKeepsGoing) {
@@ -123,7 +123,7 @@ TEST_F(InputSourcesTest, BadCsvLinesAndATenMegabyteLineAreReportedAndTheJobKeeps
   EXPECT_EQ(ErrorText(r.errors[0]), path + ":2 expected 3 fields, got 2");
   EXPECT_EQ(ErrorText(r.errors[1]), path + ":3 field 1 \"ts\": expected timestamp, got \"later\"");
   EXPECT_EQ(ErrorText(r.errors[2]), path + ":4 line longer than max-line-bytes (1048576 bytes)");
-  EXPECT_EQ(std::get<std::string>(r.errors[2].row[3]).size(), 200u);
+  EXPECT_EQ(std::get<std::string>(r.errors[2].row.Get(3)).size(), 200u);
   EXPECT_EQ(r.report, ">>> file: windows fired=1, records in windows=2, late records=0, total=2");
 }
 
@@ -136,7 +136,7 @@ TEST_F(InputSourcesTest, ARecordWithoutTimestampGoesToErrorsWithAReason) {
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(ErrorText(r.errors[0]),
             path + ":0 no timestamp: the timestamp field is missing or unparsable");
-  EXPECT_EQ(std::get<std::string>(r.errors[0].row[3]), "{\"ts\":null,\"user\":\"no-ts\",\"amount\":null}");
+  EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)), "{\"ts\":null,\"user\":\"no-ts\",\"amount\":null}");
 }
 
 TEST_F(InputSourcesTest, ALongMinValueTimestampGoesToErrorsInsteadOfFailingTheWindow) {
@@ -158,7 +158,7 @@ TEST_F(InputSourcesTest, ALongMinValueTimestampGoesToErrorsInsteadOfFailingTheWi
     ASSERT_EQ(r.errors.size(), 1u);
     EXPECT_EQ(ErrorText(r.errors[0]),
               path + ":0 no timestamp: the timestamp field is missing or unparsable");
-    EXPECT_EQ(std::get<std::string>(r.errors[0].row[3]),
+    EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)),
               "{\"ts\":-9223372036854775808,\"user\":\"min\",\"amount\":2}");
     EXPECT_EQ(r.report, ">>> file: windows fired=1, records in windows=2, late records=0, total=2");
   }

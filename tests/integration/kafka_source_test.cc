@@ -488,7 +488,7 @@ TEST_F(KafkaSourceReaderTest, SnapshotRestoreContinuesAfterTheLastRecordAndCommi
     FakeOutput out;
     PollUntil(*reader, out, 4);
     ASSERT_EQ(out.rows.size(), 4u);
-    EXPECT_EQ(std::get<int64_t>(out.rows[3].first[0]), 3);
+    EXPECT_EQ(std::get<int64_t>(out.rows[3].first.Get(0)), 3);
     EXPECT_EQ(out.rows[3].second, 1030);  // the record's CreateTime is the source timestamp
     auto splits = reader->SnapshotState(1);
     ASSERT_EQ(splits.size(), 1u);
@@ -530,7 +530,7 @@ TEST_F(KafkaSourceReaderTest, SnapshotRestoreContinuesAfterTheLastRecordAndCommi
   PollUntil(*reader, out, 6);
   ASSERT_EQ(out.rows.size(), 6u);
   for (size_t i = 0; i < 6; ++i) {
-    EXPECT_EQ(std::get<int64_t>(out.rows[i].first[0]), static_cast<int64_t>(4 + i));
+    EXPECT_EQ(std::get<int64_t>(out.rows[i].first.Get(0)), static_cast<int64_t>(4 + i));
   }
   for (int i = 0; i < 50; ++i) {  // nothing more, no duplicate
     (void)reader->PollNext(out);
@@ -568,7 +568,7 @@ TEST_F(KafkaSourceReaderTest, TimestampStartAndBadValuesToErrors) {
   ASSERT_EQ(status, InputStatus::kEndOfInput);
   EXPECT_EQ(asked, (std::vector<int64_t>{1500}));
   ASSERT_EQ(out.rows.size(), 1u);
-  EXPECT_EQ(std::get<int64_t>(out.rows[0].first[0]), 3);
+  EXPECT_EQ(std::get<int64_t>(out.rows[0].first.Get(0)), 3);
   ASSERT_EQ(out.errors.size(), 2u);
   EXPECT_EQ(out.errors[0].split_id, "r-0");
   EXPECT_EQ(out.errors[0].line, 1);  // the offset

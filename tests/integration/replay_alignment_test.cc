@@ -38,8 +38,8 @@ AlignmentRun RunAlignmentJob(const JobSpec& spec) {
   r.cause = job->execution().failure_cause();
   if (auto sink = job->resources().FindSinkResult("records")) {
     for (const StreamRecord& rec : sink->Records()) {
-      r.records.push_back(std::get<std::string>(rec.row[1]) + ":" +
-                          std::to_string(std::get<int64_t>(rec.row[0])));
+      r.records.push_back(std::get<std::string>(rec.row.Get(1)) + ":" +
+                          std::to_string(std::get<int64_t>(rec.row.Get(0))));
     }
   }
   r.group_minimum = job->execution().source_coordinator().GroupMinimum("g");

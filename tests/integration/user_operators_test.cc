@@ -173,7 +173,7 @@ std::string RunConnect(const std::string& broadcast_watermarks, int64_t* fired_a
   int64_t total = 0;
   for (const StreamRecord& r : job->resources().FindSinkResult("out")->Records()) {
     ++total;
-    *fired_at_end += std::get<bool>(r.row[2]) ? 1 : 0;
+    *fired_at_end += std::get<bool>(r.row.Get(2)) ? 1 : 0;
   }
   return std::to_string(total);
 }

@@ -117,7 +117,7 @@ std::unique_ptr<WatermarkGenerator> MakeCaseGenerator(const std::string& name, c
     return std::make_unique<PunctuatedWatermarks>(
         [](const StreamRecord& record, Timestamp ts) -> std::optional<Timestamp> {
           if (!record.row.empty()) {
-            if (const auto* flag = std::get_if<bool>(&record.row[0]); flag != nullptr && *flag) {
+            if (const Value flag = record.row.Get(0); std::get_if<bool>(&flag) != nullptr && std::get<bool>(flag)) {
               return ts;
             }
           }
@@ -133,8 +133,8 @@ TimestampAssigner MakeCaseTimestampAssigner(const std::string& name) {
       if (record.row.size() != 1) {
         return std::nullopt;
       }
-      if (const auto* v = std::get_if<int64_t>(&record.row[0])) {
-        return *v;
+      if (const Value v = record.row.Get(0); std::holds_alternative<int64_t>(v)) {
+        return std::get<int64_t>(v);
       }
       return std::nullopt;
     };
@@ -144,8 +144,8 @@ TimestampAssigner MakeCaseTimestampAssigner(const std::string& name) {
       if (record.row.size() < 2) {
         return std::nullopt;
       }
-      if (const auto* v = std::get_if<int64_t>(&record.row[1])) {
-        return *v;
+      if (const Value v = record.row.Get(1); std::holds_alternative<int64_t>(v)) {
+        return std::get<int64_t>(v);
       }
       return std::nullopt;
     };

@@ -141,15 +141,15 @@ Value ParseCaseValue(const Json& j) {
 }
 
 Row ParseCaseRow(const Json& value) {
-  Row row;
+  std::vector<Value> values;
   if (value.is_array()) {
     for (const Json& cell : value) {
-      row.push_back(ParseCaseValue(cell));
+      values.push_back(ParseCaseValue(cell));
     }
   } else {
-    row.push_back(ParseCaseValue(value));
+    values.push_back(ParseCaseValue(value));
   }
-  return row;
+  return Row::FromValues(values);
 }
 
 namespace {
@@ -163,11 +163,11 @@ std::string CellToString(const Value& v) {
 
 std::string RowToCaseString(const Row& row) {
   if (row.size() == 1) {
-    return CellToString(row[0]);
+    return CellToString(row.Get(0));
   }
   std::string out = "[";
   for (size_t i = 0; i < row.size(); ++i) {
-    out += (i == 0 ? "" : ", ") + CellToString(row[i]);
+    out += (i == 0 ? "" : ", ") + CellToString(row.Get(i));
   }
   return out + "]";
 }

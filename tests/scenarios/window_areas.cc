@@ -598,8 +598,8 @@ class KeyedProcessHarness : public StreamOperator,
   const Key& GetCurrentKey() const override { return key_; }
 
   void ProcessElement(StreamRecord& record, int) override {
-    SetCurrentKey(Key{record.row.at(0)});
-    const Value& v = record.row.at(0);
+    SetCurrentKey(Key{record.row.Get(0)});
+    const Value v = record.row.Get(0);
     const std::string text = v.index() == 1 ? std::to_string(std::get<int64_t>(v)) : ValueToJson(v);
     switch (function_) {
       case Function::kQueryTime: {
@@ -769,7 +769,7 @@ class PointSessionWindows : public SessionWindows {
   PointSessionWindows(int64_t gap, Value point_value)
       : SessionWindows(true, gap), point_value_(std::move(point_value)) {}
   std::vector<Window> AssignWindows(const StreamRecord& record, Context& ctx) override {
-    if (record.row.at(1) == point_value_) {
+    if (record.row.Get(1) == point_value_) {
       return {Window(TimeWindow(record.timestamp, record.timestamp))};
     }
     return SessionWindows::AssignWindows(record, ctx);
@@ -853,7 +853,7 @@ SessionWindows::GapExtractor GapRules(const Json& assigner) {
   const int64_t default_gap = Int64Or(assigner, "default_gap", 0);
   return [rules, default_gap](const StreamRecord& record) -> int64_t {
     for (const Rule& r : rules) {
-      if (record.row.at(0) == r.key && (!r.value || record.row.at(1) == *r.value)) {
+      if (record.row.Get(0) == r.key && (!r.value || record.row.Get(1) == *r.value)) {
         return r.gap;
       }
     }
@@ -900,7 +900,7 @@ std::unique_ptr<WindowFunction> MakeCaseWindowFunction(const std::string& name) 
   auto sum_of = [](const Elements& elements) {
     int64_t sum = 0;
     for (const StreamRecord& r : elements) {
-      sum += AsInt64(r.row.at(1)).value_or(0);
+      sum += AsInt64(r.row.Get(1)).value_or(0);
     }
     return sum;
   };
@@ -930,8 +930,8 @@ std::unique_ptr<WindowFunction> MakeCaseWindowFunction(const std::string& name) 
         [](const Ctx&, const Elements& elements, std::vector<Row>& out) {
           std::string s = "GOT: ";
           for (size_t i = 0; i < elements.size(); ++i) {
-            s += fmt::format("{}({},{})", i == 0 ? "" : ",", CellText(elements[i].row.at(0)),
-                             CellText(elements[i].row.at(1)));
+            s += fmt::format("{}({},{})", i == 0 ? "" : ",", CellText(elements[i].row.Get(0)),
+                             CellText(elements[i].row.Get(1)));
           }
           out.push_back(Row{s});
         });
@@ -1019,7 +1019,7 @@ CaseResult RunWindowOperator(const Json& c) {
                 op.GetWindowState(Key{Value{"test_key"}}, Window(TimeWindow(0, 2000))))) {
           for (const StreamRecord& r : state->elements()) {
             Json row = Json::array();
-            for (const Value& v : r.row) {
+            for (const Value& v : r.row.ToValues()) {
               row.push_back(Json::parse(ValueToJson(v)));
             }
             actual.push_back(row);

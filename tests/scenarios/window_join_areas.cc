@@ -17,7 +17,7 @@ namespace {
 // A tuple row rendered as the JSON text ParseCaseValue gives a nested array.
 std::string TupleText(const Row& row) {
   Json j = Json::array();
-  for (const Value& v : row) {
+  for (const Value& v : row.ToValues()) {
     j.push_back(Json::parse(ValueToJson(v)));
   }
   return j.dump();

@@ -40,7 +40,7 @@ std::string DescribeRecord(const StreamRecord& record) {
     if (i > 0) {
       row += ',';
     }
-    row += ValueToJson(record.row[i]);
+    row += ValueToJson(record.row.Get(i));
   }
   return fmt::format("record({}]@{})", row, ts);
 }

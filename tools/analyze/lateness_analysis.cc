@@ -169,10 +169,10 @@ class TraceOutput final : public ReaderOutput {
       if (!p.keys_known) {
         continue;
       }
-      Row key;
+      Key key;
       key.reserve(p.key_slots.size());
       for (int slot : p.key_slots) {
-        key.push_back(static_cast<size_t>(slot) < row.size() ? row[static_cast<size_t>(slot)]
+        key.push_back(static_cast<size_t>(slot) < row.size() ? row.Get(static_cast<size_t>(slot))
                                                              : Value{});
       }
       p.key_bytes_sum += static_cast<double>(RowStateBytes(key));

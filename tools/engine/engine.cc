@@ -133,7 +133,7 @@ std::optional<std::string> LocalJob::ReportLine() const {
     for (const StreamRecord& rec : sink->Records()) {
       ++windows;
       if (count_slot >= 0) {
-        in_windows += AsInt64(rec.row[static_cast<size_t>(count_slot)]).value_or(0);
+        in_windows += AsInt64(rec.row.Get(static_cast<size_t>(count_slot))).value_or(0);
       }
     }
   }
@@ -144,7 +144,7 @@ std::optional<std::string> LocalJob::ReportLine() const {
     for (const StreamRecord& rec : sink->Records()) {
       ++late;
       if (field_slot >= 0) {
-        const Value& v = rec.row[static_cast<size_t>(field_slot)];
+        const Value v = rec.row.Get(static_cast<size_t>(field_slot));
         const auto* s = std::get_if<std::string>(&v);
         if ((s != nullptr && *s == r.breakdown_value) || (s == nullptr && ValueToJson(v) == r.breakdown_value)) {
           ++late_breakdown;

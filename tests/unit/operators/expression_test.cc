@@ -60,7 +60,7 @@ TEST(ExpressionTest, Int64ArithmeticWrapsLikeJavaLongs) {
   // Unary minus of Long.MIN_VALUE was undefined behaviour (UBSan: "negation of
   // -9223372036854775808 cannot be represented"); it wraps like the binary operators.
   Row min_row = TestRow();
-  min_row[0] = int64_t{INT64_MIN};
+  min_row.Set(0, int64_t{INT64_MIN});
   EXPECT_EQ(Eval("-amount", min_row), Value(int64_t{INT64_MIN}));
   EXPECT_EQ(Eval("amount - 1", min_row), Value(int64_t{INT64_MAX}));
   EXPECT_EQ(Eval("amount / -1", min_row), Value(int64_t{INT64_MIN}));
@@ -79,7 +79,7 @@ TEST(ExpressionTest, ConditionsCombine) {
 
 TEST(ExpressionTest, NullPropagatesAndFailsFilters) {
   Row row = TestRow();
-  row[0] = std::monostate{};
+  row.Set(0, std::monostate{});
   const Expression e = Expression::Compile("amount > 100", TestSchema());
   EXPECT_EQ(e.Evaluate(row), Value(std::monostate{}));
   EXPECT_FALSE(e.Test(row));

@@ -17,10 +17,10 @@ class BehindWatermarkTimer : public KeyedProcessFunction {
     ctx.RegisterEventTimeTimer(ctx.CurrentWatermark() - 1);
   }
   void OnTimer(Timestamp timestamp, ProcessContext& ctx) override {
-    Row out = ctx.current_key();
+    std::vector<Value> out = ctx.current_key();
     out.emplace_back(timestamp);
     out.emplace_back(ctx.CurrentWatermark());
-    ctx.Collect(std::move(out), timestamp);
+    ctx.Collect(Row::FromValues(out), timestamp);
   }
 };
 
@@ -34,10 +34,10 @@ class CountUntilProcessingTime : public KeyedProcessFunction {
   }
   void OnTimer(Timestamp timestamp, ProcessContext& ctx) override {
     EXPECT_EQ(ctx.time_domain(), TimeDomain::kProcessingTime);
-    Row out = ctx.current_key();
+    std::vector<Value> out = ctx.current_key();
     out.push_back(*ctx.State("n"));
     ctx.ClearState("n");
-    ctx.Collect(std::move(out), timestamp);
+    ctx.Collect(Row::FromValues(out), timestamp);
   }
 };
 
@@ -95,11 +95,11 @@ TEST(KeyedProcessOperatorTest, KeyedStateAndProcessingTimeTimers) {
 class TwoSided : public KeyedCoProcessFunction {
  public:
   void ProcessElement1(const StreamRecord& r, ProcessContext& ctx) override {
-    ctx.SetState("left", r.row[1]);
+    ctx.SetState("left", r.row.Get(1));
   }
   void ProcessElement2(const StreamRecord& r, ProcessContext& ctx) override {
     if (const Value* left = ctx.State("left")) {
-      ctx.Collect(Row{ctx.current_key()[0], *left, r.row[1]}, r.timestamp);
+      ctx.Collect(Row{ctx.current_key()[0], *left, r.row.Get(1)}, r.timestamp);
     }
   }
 };

@@ -52,6 +52,8 @@ TEST(StatefulOperatorSnapshotTest, IntervalJoinBuffersTimersAndLateCountRoundTri
     options.upper_inclusive = false;
     options.left_key_slots = {0};
     options.right_key_slots = {0};
+    options.left_layout = RowLayout::Of({FieldType::kString, FieldType::kInt64});
+    options.right_layout = options.left_layout;
     return std::make_unique<IntervalJoinOperator>(options, nullptr);
   };
   const auto run = ExpectSnapshotRoundTrips(factory, TwoInputScript(), [](const StreamOperator& op) {
@@ -74,8 +76,8 @@ TEST(StatefulOperatorSnapshotTest, WindowJoinPanesAndWatermarksRoundTrip) {
     WindowJoinOperator::Options options;
     options.left_key_slots = {0};
     options.right_key_slots = {0};
-    options.left_width = 2;
-    options.right_width = 2;
+    options.left_layout = RowLayout::Of({FieldType::kString, FieldType::kInt64});
+    options.right_layout = RowLayout::Of({FieldType::kString, FieldType::kInt64});
     return std::make_unique<WindowJoinOperator>(MakeWindowAssigner(spec), options);
   };
   const auto run = ExpectSnapshotRoundTrips(factory, TwoInputScript(), [](const StreamOperator& op) {
@@ -98,18 +100,18 @@ class CountAndReport : public KeyedCoProcessFunction {
   void ProcessElement1(const StreamRecord& r, ProcessContext& ctx) override { Count(r, ctx, 1); }
   void ProcessElement2(const StreamRecord& r, ProcessContext& ctx) override { Count(r, ctx, 100); }
   void OnTimer(Timestamp timestamp, ProcessContext& ctx) override {
-    Row out = ctx.current_key();
+    std::vector<Value> out = ctx.current_key();
     const Value* n = ctx.State("n");
     out.push_back(n != nullptr ? *n : Value());
     out.emplace_back(ctx.time_domain() == TimeDomain::kEventTime ? "event" : "processing");
-    ctx.Collect(std::move(out), timestamp);
+    ctx.Collect(Row::FromValues(out), timestamp);
   }
 
  private:
   static void Count(const StreamRecord& r, ProcessContext& ctx, int64_t by) {
     const Value* n = ctx.State("n");
     ctx.SetState("n", (n ? std::get<int64_t>(*n) : 0) + by);
-    ctx.SetState("last", r.row[1]);
+    ctx.SetState("last", r.row.Get(1));
     ctx.RegisterEventTimeTimer(r.timestamp + 100);
     ctx.RegisterProcessingTimeTimer(ctx.CurrentProcessingTime() + 50);
   }
@@ -142,13 +144,13 @@ class AboveLimit : public KeyedCoProcessFunction {
     const Value* limit = ctx.BroadcastState("limit");
     const Value* n = ctx.State("n");
     ctx.SetState("n", (n ? std::get<int64_t>(*n) : 0) + 1);
-    Row out = r.row;
+    std::vector<Value> out = r.row.ToValues();
     out.push_back(limit != nullptr ? *limit : Value());
     out.push_back(*ctx.State("n"));
-    ctx.Collect(std::move(out), r.timestamp);
+    ctx.Collect(Row::FromValues(out), r.timestamp);
   }
   void ProcessElement2(const StreamRecord& r, ProcessContext& ctx) override {
-    ctx.SetBroadcastState("limit", r.row[1]);
+    ctx.SetBroadcastState("limit", r.row.Get(1));
   }
 };
 

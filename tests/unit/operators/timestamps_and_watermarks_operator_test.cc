@@ -22,13 +22,13 @@ std::string Ts(Timestamp ts) {
 class StringOutput : public Output {
  public:
   void Collect(StreamRecord& record) override {
-    calls.push_back("rec:" + ValueToJson(record.row.at(0)) + "@" +
+    calls.push_back("rec:" + ValueToJson(record.row.Get(0)) + "@" +
                     (record.has_timestamp ? Ts(record.timestamp) : "-"));
     StreamRecord sink = std::move(record);  // the operator must not rely on `record` afterwards
     (void)sink;
   }
   void CollectSide(std::string_view tag, StreamRecord& record) override {
-    side.push_back(std::string(tag) + ":" + ValueToJson(record.row.at(0)) +
+    side.push_back(std::string(tag) + ":" + ValueToJson(record.row.Get(0)) +
                    (record.has_timestamp ? "@" + Ts(record.timestamp) : ""));
   }
   void EmitWatermark(Watermark w) override { calls.push_back("wm:" + Ts(w.timestamp)); }
@@ -44,8 +44,8 @@ class StringOutput : public Output {
 
 // Timestamp = the int64 in slot 0; NULL or anything else = no timestamp.
 std::optional<Timestamp> FirstField(const StreamRecord& r) {
-  if (const auto* v = std::get_if<int64_t>(&r.row.at(0))) {
-    return *v;
+  if (const Value v = r.row.Get(0); std::holds_alternative<int64_t>(v)) {
+    return std::get<int64_t>(v);
   }
   return std::nullopt;
 }
@@ -117,7 +117,7 @@ TEST_F(TimestampsAndWatermarksOperatorTest, PunctuatedWatermarkFollowsItsRecord)
     return std::make_unique<PunctuatedWatermarks>(
         [](const StreamRecord& r, Timestamp ts) -> std::optional<Timestamp> {
           // Reads the row: the operator must hand it an intact record after emitting it.
-          if (std::get<int64_t>(r.row.at(0)) % 2 == 0) {
+          if (std::get<int64_t>(r.row.Get(0)) % 2 == 0) {
             return ts;
           }
           return std::nullopt;

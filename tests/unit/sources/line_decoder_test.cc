@@ -110,7 +110,7 @@ TEST(LineDecoderTest, FastPathIsTakenOnThisMachineForPlainLines) {
   if (fast == nullptr) {
     GTEST_SKIP() << "CPU without AVX2: every line takes the reference path";
   }
-  Row row(TestSchema().size());
+  Row row(TestSchema().layout());
   EXPECT_TRUE(fast->Decode(R"({"ts": 1000, "user": "ann", "amount": 2.5, "n": 7, "ok": true})", false, row));
   EXPECT_EQ(TestSchema().RowToJson(row), R"({"ts":1000,"user":"ann","amount":2.5,"n":7,"ok":true})");
   // Trailing content, a bad literal in an unused field, a raw control character: not accepted.

@@ -28,7 +28,7 @@ class CountingOutput : public Output {
  public:
   void Collect(StreamRecord& record) override {
     ++records;
-    sum += std::get<int64_t>(record.row.back());
+    sum += record.row.GetInt64(record.row.size() - 1);
   }
   void CollectSide(std::string_view, StreamRecord&) override { ++side; }
   void EmitWatermark(Watermark) override { ++watermarks; }
@@ -109,12 +109,12 @@ RunResult RunWindow(const WindowSpec& spec, int64_t n,
     }
     StreamRecord& record = batch[filled++];
     if (string_key) {
-      std::get<std::string>(record.row[0]) = names[static_cast<size_t>(k)];  // keeps capacity
+      record.row.SetString(0, names[static_cast<size_t>(k)]);  // fits the old bytes or grows once
     } else {
-      std::get<int64_t>(record.row[0]) = k;
+      record.row.SetInt64(0, k);
     }
-    std::get<int64_t>(record.row[3]) = k % 7;
-    std::get<int64_t>(record.row[2]) = ts;
+    record.row.SetInt64(3, k % 7);
+    record.row.SetInt64(2, ts);
     record.timestamp = ts;
     ++sent;
     if (i % 1000 == 999) {

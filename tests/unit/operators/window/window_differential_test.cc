@@ -261,7 +261,7 @@ ModelOutput RunOperator(const Params& p, const std::vector<Event>& events) {
                                                          std::vector<Row>& rows) {
     std::vector<int64_t> ids;
     for (const StreamRecord& r : elements) {
-      ids.push_back(std::get<int64_t>(r.row[2]));
+      ids.push_back(std::get<int64_t>(r.row.Get(2)));
     }
     rows.push_back(Row{ctx.key[0], ctx.window.start(), ctx.window.end(),
                        Result(std::get<std::string>(ctx.key[0]),
@@ -294,19 +294,19 @@ ModelOutput RunOperator(const Params& p, const std::vector<Event>& events) {
     if (const auto* w = std::get_if<Watermark>(&element)) {
       out.main.push_back(Tagged('W', w->timestamp));
     } else if (const auto* r = std::get_if<StreamRecord>(&element)) {
-      std::string s = std::get<std::string>(r->row[3]);
+      std::string s = std::get<std::string>(r->row.Get(3));
       s = s.substr(0, s.rfind(" firing=")) +
-          " firing=" + std::to_string(std::get<int64_t>(r->row[4]));
-      EXPECT_EQ(r->timestamp, std::get<int64_t>(r->row[2]) - 1) << "result timestamp = end - 1";
+          " firing=" + std::to_string(std::get<int64_t>(r->row.Get(4)));
+      EXPECT_EQ(r->timestamp, std::get<int64_t>(r->row.Get(2)) - 1) << "result timestamp = end - 1";
       out.main.push_back(s);
     }
   }
   for (const StreamRecord& r : output.SideOutput("late")) {
-    out.late.push_back(std::get<std::string>(r.row[0]) + " " + std::get<std::string>(r.row[1]) +
-                       " id=" + std::to_string(std::get<int64_t>(r.row[2])) + " window=[" +
-                       std::to_string(std::get<int64_t>(r.row[3])) + "," +
-                       std::to_string(std::get<int64_t>(r.row[4])) +
-                       ") late_by=" + std::to_string(std::get<int64_t>(r.row[5])));
+    out.late.push_back(std::get<std::string>(r.row.Get(0)) + " " + std::get<std::string>(r.row.Get(1)) +
+                       " id=" + std::to_string(std::get<int64_t>(r.row.Get(2))) + " window=[" +
+                       std::to_string(std::get<int64_t>(r.row.Get(3))) + "," +
+                       std::to_string(std::get<int64_t>(r.row.Get(4))) +
+                       ") late_by=" + std::to_string(std::get<int64_t>(r.row.Get(5))));
   }
   op.Close();
   return out;
@@ -399,26 +399,26 @@ ModelOutput RunAggregatingOperator(const Params& p, const std::vector<Event>& ev
       out.main.push_back(Tagged('W', w->timestamp));
     } else if (const auto* r = std::get_if<StreamRecord>(&element)) {
       const Row& row = r->row;
-      EXPECT_EQ(r->timestamp, std::get<int64_t>(row[2]) - 1) << "result timestamp = end - 1";
-      out.main.push_back(std::get<std::string>(row[0]) + " [" +
-                         std::to_string(std::get<int64_t>(row[1])) + "," +
-                         std::to_string(std::get<int64_t>(row[2])) +
-                         ") n=" + std::to_string(std::get<int64_t>(row[3])) +
-                         " sum=" + std::to_string(std::get<int64_t>(row[4])) +
-                         " min=" + std::to_string(std::get<int64_t>(row[5])) +
-                         " max=" + std::to_string(std::get<int64_t>(row[6])) +
-                         " first=" + std::to_string(std::get<int64_t>(row[7])) +
-                         " last=" + std::to_string(std::get<int64_t>(row[8])) +
-                         " minkey=" + std::get<std::string>(row[9]) +
-                         " firing=" + std::to_string(std::get<int64_t>(row[10])));
+      EXPECT_EQ(r->timestamp, std::get<int64_t>(row.Get(2)) - 1) << "result timestamp = end - 1";
+      out.main.push_back(std::get<std::string>(row.Get(0)) + " [" +
+                         std::to_string(std::get<int64_t>(row.Get(1))) + "," +
+                         std::to_string(std::get<int64_t>(row.Get(2))) +
+                         ") n=" + std::to_string(std::get<int64_t>(row.Get(3))) +
+                         " sum=" + std::to_string(std::get<int64_t>(row.Get(4))) +
+                         " min=" + std::to_string(std::get<int64_t>(row.Get(5))) +
+                         " max=" + std::to_string(std::get<int64_t>(row.Get(6))) +
+                         " first=" + std::to_string(std::get<int64_t>(row.Get(7))) +
+                         " last=" + std::to_string(std::get<int64_t>(row.Get(8))) +
+                         " minkey=" + std::get<std::string>(row.Get(9)) +
+                         " firing=" + std::to_string(std::get<int64_t>(row.Get(10))));
     }
   }
   for (const StreamRecord& r : output.SideOutput("late")) {
-    out.late.push_back(std::get<std::string>(r.row[0]) + " " + std::get<std::string>(r.row[1]) +
-                       " id=" + std::to_string(std::get<int64_t>(r.row[2])) + " window=[" +
-                       std::to_string(std::get<int64_t>(r.row[3])) + "," +
-                       std::to_string(std::get<int64_t>(r.row[4])) +
-                       ") late_by=" + std::to_string(std::get<int64_t>(r.row[5])));
+    out.late.push_back(std::get<std::string>(r.row.Get(0)) + " " + std::get<std::string>(r.row.Get(1)) +
+                       " id=" + std::to_string(std::get<int64_t>(r.row.Get(2))) + " window=[" +
+                       std::to_string(std::get<int64_t>(r.row.Get(3))) + "," +
+                       std::to_string(std::get<int64_t>(r.row.Get(4))) +
+                       ") late_by=" + std::to_string(std::get<int64_t>(r.row.Get(5))));
   }
   op->Close();
   return out;

@@ -23,7 +23,7 @@ std::unique_ptr<WindowFunction> SumFunction() {
                                                       std::vector<Row>& out) {
     int64_t sum = 0;
     for (const StreamRecord& r : elements) {
-      sum += std::get<int64_t>(r.row[1]);
+      sum += std::get<int64_t>(r.row.Get(1));
     }
     out.push_back(Row{ctx.key[0], ctx.window.start(), ctx.window.end(), sum});
   });

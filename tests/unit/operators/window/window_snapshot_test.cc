@@ -208,12 +208,16 @@ testing::OperatorFactory SessionFactory(bool flat, FieldType key_type, bool emit
     options.late_output_tag = "late";
     options.late_provenance = true;
     options.emit_firing = emit_firing;
+    options.input_layout = input.layout();
     std::unique_ptr<WindowAssigner> assigner =
         flat ? std::make_unique<SessionWindows>(true, 400)
              : std::make_unique<PerWindowSessions>(true, 400);
     auto op = std::make_unique<WindowOperator>(
         std::move(assigner), nullptr,
-        std::make_unique<AggregatingWindowFunction>(aggregates, false), options);
+        std::make_unique<AggregatingWindowFunction>(
+            aggregates, false,
+            AggregatingWindowFunction::OutputLayout({key_type}, aggregates, false, emit_firing)),
+        options);
     EXPECT_EQ(op->uses_flat_sessions(), flat);
     return op;
   };
@@ -299,17 +303,18 @@ TEST(WindowSnapshotTest, BufferingFunctionPanesRoundTrip) {
     options.key_slots = {0};
     options.allowed_lateness_ms = 500;
     options.emit_firing = true;
+    options.input_layout = RowLayout::Of({FieldType::kInt64, FieldType::kInt64});
     auto fn = std::make_unique<BufferingWindowFunction>(
         [](const WindowFunction::Context& ctx, const std::vector<StreamRecord>& elements,
            std::vector<Row>& out) {
-          Row row;
+          std::vector<Value> row;
           row.push_back(ctx.key[0]);
           row.emplace_back(ctx.window.start());
           for (const StreamRecord& r : elements) {
-            row.push_back(r.row[1]);
+            row.push_back(r.row.Get(1));
             row.push_back(r.timestamp);
           }
-          out.push_back(std::move(row));
+          out.push_back(Row::FromValues(row));
         });
     return std::make_unique<WindowOperator>(std::make_unique<SlidingWindows>(true, 1000, 500, 0),
                                             nullptr, std::move(fn), options);
@@ -444,7 +449,7 @@ TEST(WindowSnapshotTest, KeyGroupsRestoreIntoTwoSubtasksAfterRescaling) {
         for (size_t i = cut; i < script.size(); ++i) {
           const ScriptStep& s = script[i];
           if (s.kind == ScriptStep::Kind::kElement) {
-            const int group = KeyGroupForHash(KeyHash64(Key{s.record.row[0]}), 128);
+            const int group = KeyGroupForHash(KeyHash64(Key{s.record.row.Get(0)}), 128);
             run_step(*parts[OperatorIndexForKeyGroup(128, 2, group)], s);
           } else {
             run_step(*parts[0], s);

@@ -175,7 +175,7 @@ TEST(PausableRelativeClockTest, LayeredClockStandsStillWhileItsBaseIsPaused) {
 
 TEST(PunctuatedWatermarksTest, EmitsWhatTheExtractorReturnsOnEventOnly) {
   PunctuatedWatermarks g([](const StreamRecord& r, Timestamp ts) -> std::optional<Timestamp> {
-    if (std::get<bool>(r.row[0])) {
+    if (std::get<bool>(r.row.Get(0))) {
       return ts;
     }
     return std::nullopt;

@@ -140,7 +140,7 @@ TEST(RecordWriterTest, HashPartitioningSendsEqualKeysToOneChannel) {
         break;
       }
       for (const auto& r : e->records) {
-        channels_of_key[std::get<int64_t>(r.row[0])].insert(c);
+        channels_of_key[std::get<int64_t>(r.row.Get(0))].insert(c);
         ++records;
       }
     }

@@ -36,13 +36,13 @@ TEST(KeyRefTest, AProbeFindsTheKeyWithoutBuildingIt) {
   const Row row{Value(int64_t{1}), Value(std::string("customer-account-000042")), Value(2.5)};
   const std::vector<int> slots{1, 2};
   const KeyProbe probe = KeyProbe::Of(row, slots);
-  EXPECT_EQ(probe.hash64, KeyHash64(Key{row[1], row[2]}));
+  EXPECT_EQ(probe.hash64, KeyHash64(Key{row.Get(1), row.Get(2)}));
   EXPECT_EQ(backend.Find(probe), nullptr);
   auto [key, value] = backend.Emplace(probe);
   *value = 5;
-  EXPECT_EQ(key->key(), (Key{row[1], row[2]}));
+  EXPECT_EQ(key->key(), (Key{row.Get(1), row.Get(2)}));
   // The same key as a Key, and as a KeyRef, find the same value.
-  EXPECT_EQ(*backend.Find(KeyProbe::Of(Key{row[1], row[2]})), 5);
+  EXPECT_EQ(*backend.Find(KeyProbe::Of(Key{row.Get(1), row.Get(2)})), 5);
   EXPECT_EQ(*backend.Find(*key), 5);
   EXPECT_EQ(backend.Emplace(probe).second, value);  // no second entry
   EXPECT_EQ(backend.size(), 1u);

@@ -30,7 +30,11 @@ TEST(StateSerializer, RoundTripsEveryValueKindInSections) {
   EXPECT_EQ(r.ReadF64(), -0.5);
   EXPECT_TRUE(r.ReadBool());
   EXPECT_EQ(r.ReadString(), with_nuls);
-  EXPECT_EQ(r.ReadRow(), (Row{Value{}, Value(int64_t{42}), Value(1.25), Value(false), Value(std::string("s"))}));
+  const RowLayout* layout = RowLayout::Of(
+      {FieldType::kTimestamp, FieldType::kInt64, FieldType::kDouble, FieldType::kBool, FieldType::kString});
+  const Row back = r.ReadRow(layout);
+  EXPECT_EQ(back, (Row{Value{}, Value(int64_t{42}), Value(1.25), Value(false), Value(std::string("s"))}));
+  EXPECT_EQ(back.layout_ptr(), layout) << "read into the reader's layout, not the writer's";
   EXPECT_EQ(r.BeginSection("timers", 1), 1u);
   EXPECT_EQ(r.ReadI64(), 9999);
   r.EndSection();
@@ -83,7 +87,7 @@ TEST(StateSerializer, WrongSectionNewerVersionAndEveryTruncationAreStateCorrupt)
     StateReader r(std::string_view(full).substr(0, n));
     EXPECT_THROW({
       r.BeginSection("window", 2);
-      r.ReadRow();
+      r.ReadRow(RowLayout::Of({FieldType::kString, FieldType::kInt64}));
       r.EndSection();
     }, StateCorrupt) << "prefix of " << n << " bytes";
   }
@@ -100,7 +104,15 @@ TEST(StateSerializer, HostileLengthsAndTagsThrow) {
     StateWriter w;
     w.WriteU32(0x7FFFFFFFu);  // a row claiming 2^31 values
     StateReader r(w.bytes());
-    EXPECT_THROW(r.ReadRow(), StateCorrupt);
+    EXPECT_THROW(r.ReadRow(RowLayout::Of({FieldType::kInt64})), StateCorrupt);
+    StateReader k(w.bytes());
+    EXPECT_THROW(k.ReadKey(), StateCorrupt);
+  }
+  {
+    StateWriter w;
+    w.WriteRow(Row{Value(1.5)});  // a double where the reader's schema has an int64
+    StateReader r(w.bytes());
+    EXPECT_THROW(r.ReadRow(RowLayout::Of({FieldType::kInt64})), StateCorrupt);
   }
   {
     StateWriter w;
