@@ -22,11 +22,27 @@ ChecksumSinkOperator::ChecksumSinkOperator(const Schema& schema, std::shared_ptr
                               : t == FieldType::kString ? Kind::kString
                                                         : Kind::kBits,
                               FieldSalt(position)});
+      (fields_.back().kind == Kind::kString ? string_fields_ : fixed_fields_).push_back(fields_.back());
     }
   }
 }
 
 uint64_t ChecksumSinkOperator::Hash(const Row& row) const {
+  if (!row.AnyNull()) {
+    uint64_t sum = 0;
+    for (const Field& f : fixed_fields_) {
+      uint64_t bits = row.GetBits(f.slot);
+      if (f.kind == Kind::kDouble) {
+        const double d = std::bit_cast<double>(bits);
+        bits = std::bit_cast<uint64_t>(d == 0.0 ? 0.0 : d);  // -0.0 == 0.0
+      }
+      sum += Mix64(bits ^ f.salt);
+    }
+    for (const Field& f : string_fields_) {
+      sum += Mix64(static_cast<uint64_t>(std::hash<std::string_view>{}(row.GetString(f.slot))) ^ f.salt);
+    }
+    return RecordHash(sum);
+  }
   uint64_t sum = 0;
   const size_t n = fields_.size();
   for (size_t p = 0; p < n; ++p) {

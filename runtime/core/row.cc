@@ -266,18 +266,25 @@ void Row::Reserve(size_t words, size_t keep_bytes) {
 void Row::Reset(const RowLayout* layout) {
   layout_ = layout;
   heap_bytes_ = 0;
-  const size_t n = layout->size();
-  if (n == 0) {
+  size_ = static_cast<uint32_t>(layout->size());
+  fixed_words_ = static_cast<uint32_t>(layout->fixed_words());
+  if (size_ == 0) {
     return;
   }
-  Reserve(layout->fixed_words(), 0);
-  std::memset(buf_ + n, 0xFF, (layout->fixed_words() - n) * 8);  // every field NULL
+  Reserve(fixed_words_, 0);
+  // Every field NULL; the bits past the last field stay 0, so AnyNull reads whole words.
+  std::memset(buf_ + size_, 0xFF, (fixed_words_ - size_) * 8);
+  if (const uint32_t tail = size_ % 64; tail != 0) {
+    buf_[fixed_words_ - 1] = (uint64_t{1} << tail) - 1;
+  }
 }
 
 void Row::CopyFrom(const Row& other) {
   layout_ = other.layout_;
   heap_bytes_ = other.heap_bytes_;
-  const size_t bytes = layout_->fixed_words() * 8 + heap_bytes_;
+  size_ = other.size_;
+  fixed_words_ = other.fixed_words_;
+  const size_t bytes = static_cast<size_t>(fixed_words_) * 8 + heap_bytes_;
   if (bytes == 0) {
     return;
   }
@@ -298,7 +305,7 @@ void Row::SetString(size_t i, std::string_view v) {
     buf_[i] = (off << 32) | len;
     return;
   }
-  const size_t fixed_bytes = layout_->fixed_words() * 8;
+  const size_t fixed_bytes = static_cast<size_t>(fixed_words_) * 8;
   const size_t off = heap_bytes_;
   const size_t need = fixed_bytes + off + len;
   const char* src = v.data();

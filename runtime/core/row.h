@@ -141,11 +141,13 @@ class Row {
   Row(const Row& other) { CopyFrom(other); }
   Row(Row&& other) noexcept
       : layout_(other.layout_), buf_(other.buf_), cap_words_(other.cap_words_),
-        heap_bytes_(other.heap_bytes_) {
+        heap_bytes_(other.heap_bytes_), size_(other.size_), fixed_words_(other.fixed_words_) {
     other.layout_ = RowLayout::Empty();
     other.buf_ = nullptr;
     other.cap_words_ = 0;
     other.heap_bytes_ = 0;
+    other.size_ = 0;
+    other.fixed_words_ = 0;
   }
   Row& operator=(const Row& other) {
     if (this != &other) {
@@ -164,13 +166,15 @@ class Row {
     std::swap(buf_, other.buf_);
     std::swap(cap_words_, other.cap_words_);
     std::swap(heap_bytes_, other.heap_bytes_);
+    std::swap(size_, other.size_);
+    std::swap(fixed_words_, other.fixed_words_);
   }
   friend void swap(Row& a, Row& b) noexcept { a.swap(b); }
 
   const RowLayout& layout() const { return *layout_; }
   const RowLayout* layout_ptr() const { return layout_; }
-  size_t size() const { return layout_->size(); }
-  bool empty() const { return layout_->size() == 0; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
   FieldType type(size_t i) const { return layout_->type(i); }
 
   /// Makes this a row of `layout` with every field NULL, keeping the buffer when it is large
@@ -182,6 +186,16 @@ class Row {
   // ---- Typed access (hot path; the caller knows the slot's type) ----
 
   bool IsNull(size_t i) const { return (NullWord(i) >> (i & 63)) & 1; }
+  /// Whether any field is NULL: one load for a row of up to 64 fields (hot loops check it once
+  /// per row, then read the cells without a NULL check each).
+  bool AnyNull() const {
+    for (size_t w = size_; w < fixed_words_; ++w) {
+      if (buf_[w] != 0) {
+        return true;
+      }
+    }
+    return false;
+  }
   /// Reads an int64 or timestamp slot. Undefined (an arbitrary number) when the cell is NULL.
   int64_t GetInt64(size_t i) const {
     DCheckType(i, FieldType::kInt64);
@@ -260,10 +274,10 @@ class Row {
   void CopyFrom(const Row& other);
   /// Ensures capacity for `words` words, keeping the first `keep_bytes` bytes.
   void Reserve(size_t words, size_t keep_bytes);
-  char* Heap() { return reinterpret_cast<char*>(buf_ + layout_->fixed_words()); }
-  const char* Heap() const { return reinterpret_cast<const char*>(buf_ + layout_->fixed_words()); }
-  uint64_t& NullWord(size_t i) { return buf_[layout_->size() + (i >> 6)]; }
-  uint64_t NullWord(size_t i) const { return buf_[layout_->size() + (i >> 6)]; }
+  char* Heap() { return reinterpret_cast<char*>(buf_ + fixed_words_); }
+  const char* Heap() const { return reinterpret_cast<const char*>(buf_ + fixed_words_); }
+  uint64_t& NullWord(size_t i) { return buf_[size_ + (i >> 6)]; }
+  uint64_t NullWord(size_t i) const { return buf_[size_ + (i >> 6)]; }
   void MarkSet(size_t i) { NullWord(i) &= ~(uint64_t{1} << (i & 63)); }
   void DCheckType([[maybe_unused]] size_t i, [[maybe_unused]] FieldType t) const {
 #ifndef NDEBUG
@@ -276,6 +290,9 @@ class Row {
   uint64_t* buf_ = nullptr;
   uint32_t cap_words_ = 0;
   uint32_t heap_bytes_ = 0;  // string bytes in use after the fixed words
+  // The layout's size and fixed words, kept here so that a cell access reads no layout.
+  uint32_t size_ = 0;
+  uint32_t fixed_words_ = 0;
 };
 
 }  // namespace tidemark

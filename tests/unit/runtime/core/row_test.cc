@@ -21,6 +21,12 @@ TEST(RowLayoutTest, InternedPerTypeListAndSizedForSlotsAndNullBits) {
   std::vector<FieldType> wide(65, FieldType::kDouble);
   EXPECT_EQ(Layout(wide)->fixed_words(), 65u + 2u);
   EXPECT_FALSE(Layout(wide)->has_strings());
+  Row row(Layout(wide));
+  for (size_t i = 0; i < 65; ++i) {
+    EXPECT_TRUE(row.AnyNull());
+    row.SetDouble(i, 1.0);
+  }
+  EXPECT_FALSE(row.AnyNull()) << "the 65th field's word";
   Schema s({{"x", FieldType::kInt64}, {"y", FieldType::kString}});
   EXPECT_EQ(s.layout(), a) << "names play no part";
   EXPECT_EQ(RowLayout::Extend(Layout({FieldType::kInt64}), {FieldType::kString}), a);
@@ -48,7 +54,9 @@ TEST(RowTest, StartsNullAndStoresTypedCells) {
   for (size_t i = 0; i < row.size(); ++i) {
     EXPECT_FALSE(row.IsNull(i)) << i;
   }
+  EXPECT_FALSE(row.AnyNull());
   row.SetNull(1);
+  EXPECT_TRUE(row.AnyNull());
   EXPECT_TRUE(row.IsNull(1));
   EXPECT_EQ(row.Get(1), Value{});
   EXPECT_EQ(row.Get(4), Value(int64_t{1700000000000})) << "a timestamp boxes as its int64";
