@@ -449,14 +449,23 @@ class Parser {
 
 // One operand on the evaluation stack: its type is known from the program, so a cell is the
 // payload alone (a string as a view into the row, a constant or a concatenation's buffer).
+// Trivially constructible (no member initializers), so the per-call stack array costs nothing
+// until a cell is written.
 struct Cell {
   union {
     int64_t i;
     double d;
     bool b;
   };
-  std::string_view s;
-  bool null = false;
+  const char* str;
+  size_t len;
+  bool null;
+
+  std::string_view s() const { return {str, len}; }
+  void set_s(std::string_view v) {
+    str = v.data();
+    len = v.size();
+  }
 };
 
 double AsNum(const Cell& c, FieldType t) {
@@ -524,7 +533,7 @@ void Run(const std::vector<Expression::Instr>& program, const Row& row, Cell* st
             c.b = !c.null && row.GetBool(slot);
             break;
           case FieldType::kString:
-            c.s = c.null ? std::string_view() : row.GetString(slot);
+            c.set_s(c.null ? std::string_view() : row.GetString(slot));
             break;
           default:
             c.i = row.GetInt64(slot);
@@ -546,7 +555,7 @@ void Run(const std::vector<Expression::Instr>& program, const Row& row, Cell* st
             c.b = *std::get_if<bool>(&in.constant);
             break;
           default:
-            c.s = *std::get_if<std::string>(&in.constant);
+            c.set_s(*std::get_if<std::string>(&in.constant));
             break;
         }
         continue;
@@ -594,9 +603,9 @@ void Run(const std::vector<Expression::Instr>& program, const Row& row, Cell* st
     switch (in.op) {
       case Op::kConcat: {
         std::string& joined = strings.emplace_back();
-        joined.reserve(a.s.size() + b.s.size());
-        joined.append(a.s).append(b.s);
-        a.s = joined;
+        joined.reserve(a.len + b.len);
+        joined.append(a.s()).append(b.s());
+        a.set_s(joined);
         break;
       }
       case Op::kAdd:
@@ -633,7 +642,7 @@ void Run(const std::vector<Expression::Instr>& program, const Row& row, Cell* st
         if (in.dbl) {
           a.b = Compare(in.op, AsNum(a, in.left), AsNum(b, in.right));
         } else if (in.left == FieldType::kString) {
-          a.b = Compare(in.op, a.s, b.s);
+          a.b = Compare(in.op, a.s(), b.s());
         } else if (in.left == FieldType::kBool) {
           a.b = Compare(in.op, a.b, b.b);
         } else {
@@ -651,7 +660,7 @@ constexpr size_t kInlineStack = 32;
 
 template <typename F>
 void Expression::WithResult(const Row& row, F&& f) const {
-  Cell result;
+  Cell result{};
   std::vector<std::string> strings;
   if (concats_ > 0) {
     strings.reserve(concats_);
@@ -683,7 +692,7 @@ Value Expression::Evaluate(const Row& row) const {
         v = c.b;
         break;
       case FieldType::kString:
-        v = std::string(c.s);
+        v = std::string(c.s());
         break;
       default:
         v = c.i;
@@ -711,7 +720,7 @@ void Expression::EvaluateInto(const Row& row, Row& out, size_t slot) const {
         out.SetBool(slot, c.b);
         break;
       case FieldType::kString:
-        out.SetString(slot, c.s);
+        out.SetString(slot, c.s());
         break;
       default:
         out.SetBits(slot, static_cast<uint64_t>(c.i));
