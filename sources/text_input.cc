@@ -555,9 +555,9 @@ bool LineDecoder::DecodePadded(std::string_view line, Row& row, std::string* rea
 }
 
 bool LineDecoder::DecodeLine(std::string_view line, bool padded, Row& row, std::string* reason) {
-  if (row.layout_ptr() != impl_->layout) {
-    row.Reset(impl_->layout);
-  }
+  // Every line starts from an empty row: its strings are written from the start of the row's
+  // buffer again (a row refilled without a reset would keep the bytes of every longer string).
+  row.Reset(impl_->layout);
   const bool json = impl_->format == Format::kJson;
   if (json ? impl_->json != nullptr && impl_->json->Decode(line, padded, row) : impl_->FastCsv(line, row)) {
     return true;

@@ -306,13 +306,15 @@ void Row::SetString(size_t i, std::string_view v) {
     return;
   }
   const size_t fixed_bytes = static_cast<size_t>(fixed_words_) * 8;
+  if (heap_bytes_ >= 4096 && !IsInside(v)) {
+    CompactStrings();  // bytes of replaced strings: dropped before the buffer grows for them
+  }
   const size_t off = heap_bytes_;
   const size_t need = fixed_bytes + off + len;
   const char* src = v.data();
   // `v` may point into this buffer, which growing frees: remember where.
-  const char* base = reinterpret_cast<const char*>(buf_);
-  const bool inside = buf_ != nullptr && src >= base && src < base + static_cast<size_t>(cap_words_) * 8;
-  const size_t src_off = inside ? static_cast<size_t>(src - base) : 0;
+  const bool inside = IsInside(v);
+  const size_t src_off = inside ? static_cast<size_t>(src - reinterpret_cast<const char*>(buf_)) : 0;
   Reserve((need + 7) / 8, fixed_bytes + off);
   if (inside) {
     src = reinterpret_cast<const char*>(buf_) + src_off;
@@ -324,6 +326,36 @@ void Row::SetString(size_t i, std::string_view v) {
   heap_bytes_ = static_cast<uint32_t>(off + len);
   buf_[i] = (static_cast<uint64_t>(off) << 32) | len;
   MarkSet(i);
+}
+
+bool Row::IsInside(std::string_view v) const {
+  const char* base = reinterpret_cast<const char*>(buf_);
+  return buf_ != nullptr && v.data() >= base &&
+         v.data() < base + static_cast<size_t>(cap_words_) * 8;
+}
+
+void Row::CompactStrings() {
+  size_t live = 0;
+  for (size_t i = 0; i < size_; ++i) {
+    if (type(i) == FieldType::kString && !IsNull(i)) {
+      live += buf_[i] & 0xFFFFFFFFu;
+    }
+  }
+  if (live * 2 > heap_bytes_) {
+    return;  // mostly live: compacting would not pay
+  }
+  std::string bytes;
+  bytes.reserve(live);
+  for (size_t i = 0; i < size_; ++i) {
+    if (type(i) == FieldType::kString && !IsNull(i)) {
+      const uint64_t len = buf_[i] & 0xFFFFFFFFu;
+      const uint64_t off = bytes.size();
+      bytes.append(Heap() + (buf_[i] >> 32), len);
+      buf_[i] = (off << 32) | len;
+    }
+  }
+  std::memcpy(Heap(), bytes.data(), bytes.size());
+  heap_bytes_ = static_cast<uint32_t>(bytes.size());
 }
 
 void Row::CopyCell(size_t i, const Row& from, size_t from_slot) {

@@ -108,8 +108,11 @@ class Schema {
 
 /// A record's payload: one typed cell per field of its layout, in schema order, in one flat
 /// buffer (see `RowLayout`): fixed 8-byte slots, a null bitmap, and the bytes of its strings out
-/// of line in the same buffer. Field names are resolved to slots once, when the job is compiled;
-/// nothing looks up a name or dispatches on a cell's type per record.
+/// of line in the same buffer. Mirrors Flink's `BinaryRowData` (null bits, a fixed-length part of
+/// 8-byte fields, a variable-length part, in one memory segment). Field names are resolved to
+/// slots once, when the job is compiled; nothing looks up a name or dispatches on a cell's type
+/// per record. The strings live in the row, not in a batch-wide arena, so an operator may keep a
+/// row (a window's buffered elements, a join's buffer) without copying it out of its batch.
 ///
 /// The typed accessors (`GetInt64`, `SetDouble`, ...) are the hot path: a load or a store, no
 /// check of the type, which the caller knows from the schema it was compiled against (checked in
@@ -117,8 +120,8 @@ class Schema {
 ///
 /// Strings: `GetString` returns a view into the row's buffer, valid until the row is next
 /// modified, moved from or destroyed. `SetString` overwrites in place when the new string fits
-/// the old one's bytes, else appends; `Reset` and copy-assignment of a string-free layout reuse
-/// the buffer.
+/// the old one's bytes, else appends; the old bytes stay unused until `Reset`, or until they are
+/// most of 4 KiB or more of string bytes, when the next append compacts the strings first.
 ///
 /// Value type: copying copies the buffer (one allocation at most, none when the destination's
 /// capacity suffices: a recycled row allocates nothing); moving steals it and leaves the source
@@ -272,6 +275,11 @@ class Row {
 
  private:
   void CopyFrom(const Row& other);
+  // Whether `v` points into this row's buffer.
+  bool IsInside(std::string_view v) const;
+  // Drops the bytes of replaced strings when they are most of the string bytes (a row whose
+  // strings were set over and over without a Reset).
+  void CompactStrings();
   /// Ensures capacity for `words` words, keeping the first `keep_bytes` bytes.
   void Reserve(size_t words, size_t keep_bytes);
   char* Heap() { return reinterpret_cast<char*>(buf_ + fixed_words_); }

@@ -577,9 +577,7 @@ class KafkaReader : public SplitReaderBase {
     const int64_t ts = rd_kafka_message_timestamp(&m, &type);
     const std::string_view value(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
     if (raw_) {
-      if (row_.layout_ptr() != layout_) {
-        row_.Reset(layout_);
-      }
+      row_.Reset(layout_);  // the value's bytes from the start of the buffer again
       if (m.payload != nullptr) {
         row_.SetString(0, value);
       } else {

@@ -83,6 +83,19 @@ TEST(RowTest, StringsOverwriteInPlaceWhenTheyFitAndAppendOtherwise) {
   EXPECT_EQ(row.GetString(1), "");
 }
 
+TEST(RowTest, StringsSetOverAndOverWithoutAResetStayBounded) {
+  Row row(Layout({FieldType::kString, FieldType::kInt64, FieldType::kString}));
+  row.SetString(2, "kept");
+  for (int i = 1; i <= 20000; ++i) {
+    row.SetString(0, std::string(static_cast<size_t>(i % 300 + 1), 'a'));  // often longer: appended
+    row.SetInt64(1, i);
+  }
+  EXPECT_EQ(row.GetString(0), std::string(20000 % 300 + 1, 'a'));
+  EXPECT_EQ(row.GetString(2), "kept");
+  EXPECT_EQ(row.GetInt64(1), 20000);
+  EXPECT_LT(row.AllocatedBytes(), 32u * 1024) << "replaced strings' bytes are compacted away";
+}
+
 TEST(RowTest, ResetAndCopiesReuseTheBuffer) {
   const RowLayout* layout = Layout({FieldType::kInt64, FieldType::kString});
   Row a(layout);
