@@ -4,6 +4,9 @@
 #include <charconv>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+#include <simdjson.h>
+
 #include "runtime/core/row.h"
 
 namespace tidemark {
@@ -12,8 +15,8 @@ namespace {
 constexpr char kHex[] = "0123456789abcdef";
 
 // nlohmann's escaping for the ASCII range: the short escapes, \u00xx (lower-case hex) for the
-// other control characters, everything else as is.
-void AppendAsciiEscaped(std::string_view s, std::string& out) {
+// other control characters, everything else (bytes of multi-byte UTF-8 sequences too) as is.
+void AppendEscaped(std::string_view s, std::string& out) {
   out.push_back('"');
   size_t run = 0;  // start of the bytes not yet copied
   for (size_t i = 0; i < s.size(); ++i) {
@@ -81,17 +84,30 @@ void AppendCell(const Row& row, size_t slot, std::string& out) {
       out.append(row.GetBool(slot) ? "true" : "false");
       return;
     case FieldType::kString: {
+      // Valid UTF-8 is written as is (nlohmann's dump without ensure_ascii escapes only the
+      // ASCII range); invalid bytes take the reference path, which replaces them with U+FFFD.
       const std::string_view s = row.GetString(slot);
-      if (IsAscii(s)) {
-        AppendAsciiEscaped(s, out);
+      if (IsAscii(s) || simdjson::validate_utf8(s.data(), s.size())) {
+        AppendEscaped(s, out);
         return;
       }
       break;
     }
-    case FieldType::kDouble:
-      break;
+    case FieldType::kDouble: {
+      const double d = row.GetDouble(slot);
+      if (!std::isfinite(d)) {
+        out.append("null");  // NaN and the infinities: JSON has no literal for them
+        return;
+      }
+      // The digits and the layout (`1.0`, `1e+20`, `-0.0`) nlohmann's dump writes for a number,
+      // from the same function it calls, into a stack buffer instead of a string per value.
+      char buf[64];
+      const char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, d);
+      out.append(buf, static_cast<size_t>(end - buf));
+      return;
+    }
   }
-  out.append(ValueToJson(row.Get(slot)));  // doubles, non-ASCII strings: the reference formatting
+  out.append(ValueToJson(row.Get(slot)));  // strings with invalid UTF-8: the reference formatting
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "operators/json_row_formatter.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -66,6 +67,24 @@ TEST(JsonRowFormatterTest, EqualsRowToJsonOnEveryKindOfValue) {
   }
   Schema schema({{"a", FieldType::kString}, {"we\"ird\n", FieldType::kString}});
   for (const Value& a : values) {
+    const Row row = {a, a};
+    EXPECT_EQ(Format(schema, row), schema.RowToJson(row));
+  }
+  // Every class of double bit pattern (subnormals, huge and tiny exponents, NaN payloads), and
+  // the UTF-8 sequences a validator can get wrong: overlong forms, surrogates, past U+10FFFF,
+  // truncated sequences, and 4-byte characters.
+  std::vector<Value> edge;
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t bits = rng();
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    edge.push_back(Value{d});
+  }
+  for (const char* s : {"\xc0\x80", "\xe0\x80\x80", "\xed\xa0\x80", "\xed\x9f\xbf", "\xf4\x8f\xbf\xbf",
+                        "\xf4\x90\x80\x80", "\xf0\x9f\x98\x80", "\xe2\x82", "\x80", "a\xc3\xa9\x01\"\xe2\x82\xac"}) {
+    edge.push_back(Value{std::string(s)});
+  }
+  for (const Value& a : edge) {
     const Row row = {a, a};
     EXPECT_EQ(Format(schema, row), schema.RowToJson(row));
   }
