@@ -467,6 +467,19 @@ bool ValueBits(const Value& v, FieldType t, uint64_t* bits) {
 
 }  // namespace
 
+bool SliceAggregates::Better(const Cell& c, uint64_t v, uint64_t cur) {
+  // CompareValues on the values: int64s and bools (0 / 1) as integers, doubles as doubles
+  // (NaN and -0.0 / 0.0 compare equal to everything / each other: the kept value stays).
+  if (c.type == FieldType::kDouble) {
+    const double x = std::bit_cast<double>(v);
+    const double y = std::bit_cast<double>(cur);
+    return c.form == Form::kMin ? x < y : x > y;
+  }
+  const auto x = static_cast<int64_t>(v);
+  const auto y = static_cast<int64_t>(cur);
+  return c.form == Form::kMin ? x < y : x > y;
+}
+
 SliceAggregates::SliceAggregates(const std::vector<ResolvedAggregate>& aggregates) {
   uint32_t at = 0;
   for (const ResolvedAggregate& agg : aggregates) {
@@ -477,13 +490,12 @@ SliceAggregates::SliceAggregates(const std::vector<ResolvedAggregate>& aggregate
         at += 1;
         break;
       case AggregateKind::kSum:
-        TM_CHECK(agg.output_type == FieldType::kInt64, "slice aggregates: a sum of doubles");
-        c.form = Form::kIntSum;
+      case AggregateKind::kAvg:
+        c.form = Form::kSum;
         at += 3;
         break;
       case AggregateKind::kMin:
       case AggregateKind::kMax:
-        TM_CHECK(agg.input_type != FieldType::kDouble, "slice aggregates: min / max of doubles");
         c.form = agg.kind == AggregateKind::kMin ? Form::kMin : Form::kMax;
         at += 2;
         break;
@@ -492,11 +504,8 @@ SliceAggregates::SliceAggregates(const std::vector<ResolvedAggregate>& aggregate
         c.form = agg.kind == AggregateKind::kFirst ? Form::kFirst : Form::kLast;
         at += 3;
         break;
-      case AggregateKind::kAvg:
-        TM_CHECK(false, "slice aggregates: avg does not pre-aggregate");
-        break;
     }
-    if (c.form != Form::kCount && c.form != Form::kIntSum && c.type == FieldType::kString) {
+    if (c.form != Form::kCount && c.form != Form::kSum && c.type == FieldType::kString) {
       has_strings_ = true;
     }
     cells_.push_back(c);
@@ -521,12 +530,28 @@ void SliceAggregates::Add(uint64_t* w, const Row& row, uint64_t seq,
     switch (c.form) {
       case Form::kCount:
         break;
-      case Form::kIntSum: {
-        const int64_t x = row.GetInt64(slot);
-        a[1] += static_cast<uint64_t>(x);  // wraps, as Java's long
-        a[2] = std::bit_cast<uint64_t>(std::bit_cast<double>(a[2]) + static_cast<double>(x));
+      case Form::kSum:
+        // As AddTo: int64 / timestamp add to both sums (the int one wraps, as Java's long), a
+        // double or a bool (0 / 1) to the double one.
+        switch (c.type) {
+          case FieldType::kInt64:
+          case FieldType::kTimestamp: {
+            const int64_t x = row.GetInt64(slot);
+            a[1] += static_cast<uint64_t>(x);
+            a[2] = std::bit_cast<uint64_t>(std::bit_cast<double>(a[2]) + static_cast<double>(x));
+            break;
+          }
+          case FieldType::kDouble:
+            a[2] = std::bit_cast<uint64_t>(std::bit_cast<double>(a[2]) + row.GetDouble(slot));
+            break;
+          case FieldType::kBool:
+            a[2] = std::bit_cast<uint64_t>(std::bit_cast<double>(a[2]) +
+                                           (row.GetBool(slot) ? 1.0 : 0.0));
+            break;
+          case FieldType::kString:
+            break;
+        }
         break;
-      }
       case Form::kMin:
       case Form::kMax:
         if (c.type == FieldType::kString) {
@@ -542,10 +567,9 @@ void SliceAggregates::Add(uint64_t* w, const Row& row, uint64_t seq,
             }
           }
         } else {
-          const auto v = static_cast<int64_t>(ScalarBits(row, slot, c.type));
-          const auto cur = static_cast<int64_t>(a[1]);
-          if (first_value || (c.form == Form::kMin ? v < cur : v > cur)) {
-            a[1] = static_cast<uint64_t>(v);
+          const uint64_t v = ScalarBits(row, slot, c.type);
+          if (first_value || Better(c, v, a[1])) {
+            a[1] = v;
           }
         }
         break;
@@ -576,7 +600,7 @@ void SliceAggregates::Merge(uint64_t* into, const uint64_t* from,
       case Form::kCount:
         a[0] += o[0];
         break;
-      case Form::kIntSum:
+      case Form::kSum:
         a[0] += o[0];
         a[1] += o[1];
         a[2] = std::bit_cast<uint64_t>(std::bit_cast<double>(a[2]) + std::bit_cast<double>(o[2]));
@@ -600,9 +624,7 @@ void SliceAggregates::Merge(uint64_t* into, const uint64_t* from,
             const int cmp = strings.at(o[1]).compare(strings.at(a[1]));
             take = c.form == Form::kMin ? cmp < 0 : cmp > 0;
           } else {
-            const auto v = static_cast<int64_t>(o[1]);
-            const auto cur = static_cast<int64_t>(a[1]);
-            take = c.form == Form::kMin ? v < cur : v > cur;
+            take = Better(c, o[1], a[1]);
           }
         }
         if (take) {
@@ -637,7 +659,7 @@ void SliceAggregates::Expand(const uint64_t* w, AggregateAccumulator* out,
     switch (c.form) {
       case Form::kCount:
         break;
-      case Form::kIntSum:
+      case Form::kSum:
         acc.int_sum = static_cast<int64_t>(a[1]);
         acc.double_sum = std::bit_cast<double>(a[2]);
         break;
@@ -674,7 +696,7 @@ void SliceAggregates::Compress(const AggregateAccumulator* in, uint64_t* w,
     switch (c.form) {
       case Form::kCount:
         break;
-      case Form::kIntSum:
+      case Form::kSum:
         a[1] = static_cast<uint64_t>(acc.int_sum);
         a[2] = std::bit_cast<uint64_t>(acc.double_sum);
         break;
@@ -707,7 +729,7 @@ void SliceAggregates::Release(const uint64_t* w, AccumulatorStrings& strings) co
     return;
   }
   for (const Cell& c : cells_) {
-    if (c.form != Form::kCount && c.form != Form::kIntSum && c.type == FieldType::kString &&
+    if (c.form != Form::kCount && c.form != Form::kSum && c.type == FieldType::kString &&
         w[c.at] != 0) {
       strings.Release(w[c.at + 1]);
     }

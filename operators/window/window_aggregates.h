@@ -73,18 +73,17 @@ class AccumulatorStrings {
   std::vector<uint64_t> free_;
 };
 
-/// The accumulators of a pre-aggregating (`AggregatingWindowFunction::CanPreAggregate`)
-/// aggregate list in a narrow, typed form of 8-byte words, for the window operator's slices:
-/// `count` is one word (the count), an int64 `sum` three (count, the wrapping int sum, and the
-/// double sum kept only so that a snapshot holds today's bytes), min / max of an int64, timestamp
-/// or bool two (count, value), first / last three (count, value, arrival number); a string value
-/// is a handle into an `AccumulatorStrings`. All-zero words are empty accumulators.
+/// The accumulators of an aggregate list in a narrow, typed form of 8-byte words, for the window
+/// operator's slices and flat sessions: `count` is one word (the count), `sum` and `avg` three
+/// (count, the wrapping int sum and the double sum, as `AggregateAccumulator`), min / max two
+/// (count, value), first / last three (count, value, arrival number); a string value is a handle
+/// into an `AccumulatorStrings`. All-zero words are empty accumulators. Adds and merges do the
+/// general accumulators' arithmetic in the same order, so the results are the same bit for bit.
 /// `Expand` gives the `AggregateAccumulator`s of the same elements bit for bit, `Compress` the
 /// inverse, so firing, merging and snapshots reuse the general accumulator code.
 class SliceAggregates {
  public:
   SliceAggregates() = default;
-  /// `aggregates` must pre-aggregate (`CanPreAggregate`).
   explicit SliceAggregates(const std::vector<ResolvedAggregate>& aggregates);
 
   /// Words of one set of accumulators.
@@ -104,13 +103,15 @@ class SliceAggregates {
   void Release(const uint64_t* w, AccumulatorStrings& strings) const;
 
  private:
-  enum class Form : uint8_t { kCount, kIntSum, kMin, kMax, kFirst, kLast };
+  enum class Form : uint8_t { kCount, kSum, kMin, kMax, kFirst, kLast };
   struct Cell {
     Form form;
     FieldType type;  // the value's type (min / max / first / last)
     int slot;        // input slot; -1: counts records
     uint32_t at;     // first word
   };
+  // Whether `v` replaces `cur` in a min / max of a fixed-width type.
+  static bool Better(const Cell& c, uint64_t v, uint64_t cur);
   std::vector<Cell> cells_;
   size_t words_ = 0;
   bool has_strings_ = false;

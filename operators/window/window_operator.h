@@ -67,13 +67,13 @@ struct FlatSession {
 
 /// One key's in-flight sessions on the flat session path (internal to `WindowOperator`).
 /// `sessions` ascend and never intersect (touching sessions have merged); session i owns
-/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One session of up to
-/// two aggregates is stored inline. `timer` is the time of the key's one live
-/// timer entry (<= the earliest session's max timestamp; MIN: none).
+/// words [i * n, (i + 1) * n) of `accs` (n = `SliceAggregates::words()`: narrow typed
+/// accumulators). Two words are stored inline (one session's count). `timer` is the time of the
+/// key's one live timer entry (<= the earliest session's max timestamp; MIN: none).
 struct SessionKeyState {
   absl::InlinedVector<FlatSession, 1> sessions;
   Timestamp timer = kMinTimestamp;
-  AccumulatorVector accs;
+  SliceWords accs;
 };
 
 template <typename K>
@@ -321,7 +321,7 @@ class WindowOperator : public StreamOperator,
   template <typename K, typename Src>
   void SessionAdd(SessionStore<K>& store, const Src& src, StreamRecord& record);
   void FireSessionTimers(Timestamp watermark);
-  void FireSession(const Key& key, const FlatSession& session, const AggregateAccumulator* accs);
+  void FireSession(const Key& key, const FlatSession& session, const uint64_t* words);
   template <typename K>
   void FireSessionTimers(SessionStore<K>& store, Timestamp watermark);
   void MigrateSessionsToKeyStore();

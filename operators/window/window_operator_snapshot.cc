@@ -123,7 +123,9 @@ void WindowOperator::WriteSessionKey(StateWriter& w, const SessionKeyState& ks) 
   for (size_t i = 0; i < ks.sessions.size(); ++i) {
     const FlatSession& s = ks.sessions[i];
     WriteWindow(w, Window(TimeWindow(s.state_start, s.state_end)));
-    aggregating_->CreateStateFrom(ks.accs.data() + i * session_accs_)->WriteTo(w);
+    scratch_accs_.resize(session_accs_);
+    slice_aggs_.Expand(ks.accs.data() + i * slice_words_, scratch_accs_.data(), slice_strings_);
+    aggregating_->CreateStateFrom(scratch_accs_.data())->WriteTo(w);
   }
   w.WriteU32(n);
   for (const FlatSession& s : ks.sessions) {

@@ -69,7 +69,7 @@ int64_t KeyHeapBytes(const SlicedKeyState& ks) {
   return HeapBytes(ks.starts, 1) + HeapBytes(ks.accs, kInlineSliceWords);
 }
 int64_t KeyHeapBytes(const SessionKeyState& ks) {
-  return HeapBytes(ks.sessions, 1) + HeapBytes(ks.accs, kInlineAccumulators);
+  return HeapBytes(ks.sessions, 1) + HeapBytes(ks.accs, kInlineSliceWords);
 }
 
 // A sliced or session store: its tables, its timers and its keys' heap buffers.

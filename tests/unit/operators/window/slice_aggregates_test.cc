@@ -2,6 +2,8 @@
 // general AggregateAccumulators of the same elements (adds, merges, snapshot round trips).
 
 #include <bit>
+#include <cmath>
+#include <utility>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -173,6 +175,55 @@ TEST(SliceAggregatesTest, CompressIsTheInverseOfExpandAndRejectsOtherTypes) {
   // A min of int64 holding a string is not this aggregate list's state.
   expanded[8].value = Value(std::string("not an int"));
   EXPECT_THROW(narrow.Compress(expanded.data(), again.data(), strings), StateCorrupt);
+}
+
+TEST(SliceAggregatesTest, OrderDependentAggregatesMatchTooForSessions) {
+  // Double sums, averages and double min / max (the flat session path's aggregates): the same
+  // additions in the same order, NaN and -0.0 / 0.0 kept as CompareValues keeps them.
+  const Schema input = InputSchema();
+  std::vector<ResolvedAggregate> aggs;
+  for (const auto& [function, field] : std::vector<std::pair<std::string, std::string>>{
+           {"sum", "x"}, {"avg", "x"}, {"avg", "id"}, {"sum", "flag"}, {"min", "x"}, {"max", "x"}}) {
+    AggregateSpec spec;
+    spec.function = function;
+    spec.field = field;
+    aggs.push_back(ResolveAggregate(spec, input));
+  }
+  AggregatingWindowFunction function(aggs, false,
+                                     AggregatingWindowFunction::OutputLayout({}, aggs, false, false));
+  EXPECT_FALSE(function.CanPreAggregate());
+  const SliceAggregates narrow(aggs);
+  EXPECT_EQ(narrow.words(), 4u * 3u + 2u * 2u);
+  std::vector<Row> rows = Rows();
+  const Value null;
+  rows.push_back(Row{Value(int64_t{1}), null, null, Value(true), Value(std::nan(""))});
+  rows.push_back(Row{Value(int64_t{1}), null, null, Value(true), Value(0.0)});
+  rows.push_back(Row{Value(int64_t{1}), null, null, Value(true), Value(-1e300)});
+  std::vector<AggregateAccumulator> ga(aggs.size());
+  std::vector<AggregateAccumulator> gb(aggs.size());
+  std::vector<uint64_t> wa(narrow.words(), 0);
+  std::vector<uint64_t> wb(narrow.words(), 0);
+  AccumulatorStrings strings;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const StreamRecord record(rows[r], 0);
+    const bool a = r < 4;
+    function.Accumulate(a ? ga.data() : gb.data(), record);
+    narrow.Add(a ? wa.data() : wb.data(), rows[r], function.NextArrival() - 1, strings);
+  }
+  std::vector<AggregateAccumulator> expanded(aggs.size());
+  narrow.Expand(wb.data(), expanded.data(), strings);
+  for (size_t i = 0; i < aggs.size(); ++i) {
+    ExpectSame(expanded[i], gb[i], i);
+  }
+  function.MergeAccumulators(ga.data(), gb.data());
+  narrow.Merge(wa.data(), wb.data(), strings);
+  narrow.Expand(wa.data(), expanded.data(), strings);
+  for (size_t i = 0; i < aggs.size(); ++i) {
+    ExpectSame(expanded[i], ga[i], i);
+  }
+  EXPECT_EQ(expanded[4].value, Value(-1e300));  // min x
+  EXPECT_EQ(expanded[5].value, Value(1e300));   // max x
+  EXPECT_EQ(expanded[3].double_sum, 5.0);       // sum(flag): five trues
 }
 
 TEST(SliceAggregatesTest, ACountIsOneWord) {
