@@ -76,6 +76,18 @@ TEST(WindowOperatorStateBytesTest, TableBytesCountCapacityNotKeys) {
   EXPECT_EQ(backend.TableBytes(), 3 * (slot + 1) + 16);  // erasing keeps the capacity
 }
 
+TEST(WindowOperatorStateBytesTest, BackendKeyGroupsAreKeyGroupForHashAtAnyMaxParallelism) {
+  // A power-of-two max parallelism takes the hash's low bits instead of dividing: the same group.
+  for (const int max_parallelism : {128, 100, 1, 32768, 7}) {
+    KeyedStateBackend<int64_t, int64_t> backend(max_parallelism,
+                                               KeyGroupRange{0, max_parallelism - 1});
+    for (int64_t k = -5000; k < 5000; k += 3) {
+      ASSERT_EQ(backend.KeyGroupOf(k), KeyGroupForHash(Int64KeyHash64(k), max_parallelism))
+          << "key " << k << ", max parallelism " << max_parallelism;
+    }
+  }
+}
+
 TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirKeys) {
   WindowSpec spec;
   spec.assigner = "tumbling";
