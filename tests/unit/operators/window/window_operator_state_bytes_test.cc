@@ -122,7 +122,7 @@ TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirK
   // Every key's slot, and at most a table's growth (2x) plus load headroom over it; the timers
   // hold one entry per key (1000 keys at one window end).
   const int64_t slot = static_cast<int64_t>(sizeof(std::pair<const int64_t, SlicedKeyState>)) + 1;
-  // A key's slot: the int64 key (8), its slice starts (24: one inline), next firing and timer
+  // A key's slot: the int64 key (8), its slice starts (24: two inline), next firing and timer
   // (16) and its narrow accumulator words (24: two inline; a count is one), 72 bytes, where two
   // general accumulators made it 192.
   EXPECT_EQ(slot, 72 + 1);
