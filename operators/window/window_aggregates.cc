@@ -1,6 +1,7 @@
 #include "operators/window/window_aggregates.h"
 
 #include <algorithm>
+#include <bit>
 
 #include <fmt/format.h>
 
@@ -409,6 +410,329 @@ void AggregatingWindowFunction::FillResultRow(const Context& ctx, const Aggregat
   }
   if (emit_watermark_) {
     row.SetInt64(at, ctx.current_watermark);
+  }
+}
+
+// ---- SliceAggregates ----
+
+namespace {
+
+// The 8 bytes a fixed-width value of type `t` is kept in (bool: 0 / 1).
+uint64_t ScalarBits(const Row& row, size_t slot, FieldType t) {
+  return t == FieldType::kBool ? uint64_t{row.GetBool(slot)} : row.GetBits(slot);
+}
+
+Value ScalarValue(uint64_t bits, FieldType t) {
+  switch (t) {
+    case FieldType::kInt64:
+    case FieldType::kTimestamp:
+      return Value(static_cast<int64_t>(bits));
+    case FieldType::kDouble:
+      return Value(std::bit_cast<double>(bits));
+    case FieldType::kBool:
+      return Value(bits != 0);
+    case FieldType::kString:
+      break;
+  }
+  return Value{};
+}
+
+// The words of a non-NULL value of type `t`; false when `v` has another type.
+bool ValueBits(const Value& v, FieldType t, uint64_t* bits) {
+  switch (t) {
+    case FieldType::kInt64:
+    case FieldType::kTimestamp:
+      if (const int64_t* i = std::get_if<int64_t>(&v)) {
+        *bits = static_cast<uint64_t>(*i);
+        return true;
+      }
+      return false;
+    case FieldType::kDouble:
+      if (const double* d = std::get_if<double>(&v)) {
+        *bits = std::bit_cast<uint64_t>(*d);
+        return true;
+      }
+      return false;
+    case FieldType::kBool:
+      if (const bool* b = std::get_if<bool>(&v)) {
+        *bits = *b ? 1 : 0;
+        return true;
+      }
+      return false;
+    case FieldType::kString:
+      break;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool SliceAggregates::Better(const Cell& c, uint64_t v, uint64_t cur) {
+  // CompareValues on the values: int64s and bools (0 / 1) as integers, doubles as doubles
+  // (NaN and -0.0 / 0.0 compare equal to everything / each other: the kept value stays).
+  if (c.type == FieldType::kDouble) {
+    const double x = std::bit_cast<double>(v);
+    const double y = std::bit_cast<double>(cur);
+    return c.form == Form::kMin ? x < y : x > y;
+  }
+  const auto x = static_cast<int64_t>(v);
+  const auto y = static_cast<int64_t>(cur);
+  return c.form == Form::kMin ? x < y : x > y;
+}
+
+SliceAggregates::SliceAggregates(const std::vector<ResolvedAggregate>& aggregates) {
+  uint32_t at = 0;
+  for (const ResolvedAggregate& agg : aggregates) {
+    Cell c{Form::kCount, agg.input_type, agg.slot, at};
+    switch (agg.kind) {
+      case AggregateKind::kCount:
+        c.form = Form::kCount;
+        at += 1;
+        break;
+      case AggregateKind::kSum:
+      case AggregateKind::kAvg:
+        c.form = Form::kSum;
+        at += 3;
+        break;
+      case AggregateKind::kMin:
+      case AggregateKind::kMax:
+        c.form = agg.kind == AggregateKind::kMin ? Form::kMin : Form::kMax;
+        at += 2;
+        break;
+      case AggregateKind::kFirst:
+      case AggregateKind::kLast:
+        c.form = agg.kind == AggregateKind::kFirst ? Form::kFirst : Form::kLast;
+        at += 3;
+        break;
+    }
+    if (c.form != Form::kCount && c.form != Form::kSum && c.type == FieldType::kString) {
+      has_strings_ = true;
+    }
+    cells_.push_back(c);
+  }
+  words_ = at;
+}
+
+void SliceAggregates::Add(uint64_t* w, const Row& row, uint64_t seq,
+                          AccumulatorStrings& strings) const {
+  for (const Cell& c : cells_) {
+    uint64_t* a = w + c.at;
+    if (c.slot < 0) {
+      ++a[0];
+      continue;
+    }
+    const auto slot = static_cast<size_t>(c.slot);
+    if (row.IsNull(slot)) {
+      continue;
+    }
+    const bool first_value = a[0] == 0;
+    ++a[0];
+    switch (c.form) {
+      case Form::kCount:
+        break;
+      case Form::kSum:
+        // As AddTo: int64 / timestamp add to both sums (the int one wraps, as Java's long), a
+        // double or a bool (0 / 1) to the double one.
+        switch (c.type) {
+          case FieldType::kInt64:
+          case FieldType::kTimestamp: {
+            const int64_t x = row.GetInt64(slot);
+            a[1] += static_cast<uint64_t>(x);
+            a[2] = std::bit_cast<uint64_t>(std::bit_cast<double>(a[2]) + static_cast<double>(x));
+            break;
+          }
+          case FieldType::kDouble:
+            a[2] = std::bit_cast<uint64_t>(std::bit_cast<double>(a[2]) + row.GetDouble(slot));
+            break;
+          case FieldType::kBool:
+            a[2] = std::bit_cast<uint64_t>(std::bit_cast<double>(a[2]) +
+                                           (row.GetBool(slot) ? 1.0 : 0.0));
+            break;
+          case FieldType::kString:
+            break;
+        }
+        break;
+      case Form::kMin:
+      case Form::kMax:
+        if (c.type == FieldType::kString) {
+          const std::string_view v = row.GetString(slot);
+          if (first_value) {
+            a[1] = strings.Acquire();
+            strings.at(a[1]).assign(v);
+          } else {
+            std::string& cur = strings.at(a[1]);
+            const int cmp = v.compare(cur);
+            if (c.form == Form::kMin ? cmp < 0 : cmp > 0) {
+              cur.assign(v);
+            }
+          }
+        } else {
+          const uint64_t v = ScalarBits(row, slot, c.type);
+          if (first_value || Better(c, v, a[1])) {
+            a[1] = v;
+          }
+        }
+        break;
+      case Form::kFirst:
+      case Form::kLast:
+        if (first_value || (c.form == Form::kFirst ? seq < a[2] : seq >= a[2])) {
+          if (c.type == FieldType::kString) {
+            if (first_value) {
+              a[1] = strings.Acquire();
+            }
+            strings.at(a[1]).assign(row.GetString(slot));
+          } else {
+            a[1] = ScalarBits(row, slot, c.type);
+          }
+          a[2] = seq;
+        }
+        break;
+    }
+  }
+}
+
+void SliceAggregates::Merge(uint64_t* into, const uint64_t* from,
+                            AccumulatorStrings& strings) const {
+  for (const Cell& c : cells_) {
+    uint64_t* a = into + c.at;
+    const uint64_t* o = from + c.at;
+    switch (c.form) {
+      case Form::kCount:
+        a[0] += o[0];
+        break;
+      case Form::kSum:
+        a[0] += o[0];
+        a[1] += o[1];
+        a[2] = std::bit_cast<uint64_t>(std::bit_cast<double>(a[2]) + std::bit_cast<double>(o[2]));
+        break;
+      case Form::kMin:
+      case Form::kMax:
+      case Form::kFirst:
+      case Form::kLast: {
+        if (o[0] == 0) {
+          break;
+        }
+        const bool first_value = a[0] == 0;
+        a[0] += o[0];
+        bool take = first_value;
+        if (!take) {
+          if (c.form == Form::kFirst) {
+            take = o[2] < a[2];
+          } else if (c.form == Form::kLast) {
+            take = o[2] >= a[2];
+          } else if (c.type == FieldType::kString) {
+            const int cmp = strings.at(o[1]).compare(strings.at(a[1]));
+            take = c.form == Form::kMin ? cmp < 0 : cmp > 0;
+          } else {
+            take = Better(c, o[1], a[1]);
+          }
+        }
+        if (take) {
+          if (c.type == FieldType::kString) {
+            if (first_value) {
+              a[1] = strings.Acquire();
+            }
+            if (a[1] != o[1]) {
+              strings.at(a[1]) = strings.at(o[1]);
+            }
+          } else {
+            a[1] = o[1];
+          }
+          if (c.form == Form::kFirst || c.form == Form::kLast) {
+            a[2] = o[2];
+          }
+        }
+        break;
+      }
+    }
+  }
+}
+
+void SliceAggregates::Expand(const uint64_t* w, AggregateAccumulator* out,
+                             const AccumulatorStrings& strings) const {
+  for (size_t i = 0; i < cells_.size(); ++i) {
+    const Cell& c = cells_[i];
+    const uint64_t* a = w + c.at;
+    AggregateAccumulator& acc = out[i];
+    acc = AggregateAccumulator{};
+    acc.count = static_cast<int64_t>(a[0]);
+    switch (c.form) {
+      case Form::kCount:
+        break;
+      case Form::kSum:
+        acc.int_sum = static_cast<int64_t>(a[1]);
+        acc.double_sum = std::bit_cast<double>(a[2]);
+        break;
+      case Form::kMin:
+      case Form::kMax:
+      case Form::kFirst:
+      case Form::kLast:
+        if (a[0] != 0) {
+          if (c.type == FieldType::kString) {
+            acc.value = strings.at(a[1]);
+          } else {
+            acc.value = ScalarValue(a[1], c.type);
+          }
+        }
+        if (c.form == Form::kFirst || c.form == Form::kLast) {
+          acc.seq = a[2];
+        }
+        break;
+    }
+  }
+}
+
+void SliceAggregates::Compress(const AggregateAccumulator* in, uint64_t* w,
+                               AccumulatorStrings& strings) const {
+  std::fill(w, w + words_, uint64_t{0});
+  for (size_t i = 0; i < cells_.size(); ++i) {
+    const Cell& c = cells_[i];
+    uint64_t* a = w + c.at;
+    const AggregateAccumulator& acc = in[i];
+    if (acc.count < 0) {
+      throw StateCorrupt("window snapshot: a negative count");
+    }
+    a[0] = static_cast<uint64_t>(acc.count);
+    switch (c.form) {
+      case Form::kCount:
+        break;
+      case Form::kSum:
+        a[1] = static_cast<uint64_t>(acc.int_sum);
+        a[2] = std::bit_cast<uint64_t>(acc.double_sum);
+        break;
+      case Form::kMin:
+      case Form::kMax:
+      case Form::kFirst:
+      case Form::kLast:
+        if (acc.count > 0) {
+          if (c.type == FieldType::kString) {
+            const std::string* s = std::get_if<std::string>(&acc.value);
+            if (s == nullptr) {
+              throw StateCorrupt("window snapshot: an accumulator value of another type");
+            }
+            a[1] = strings.Acquire();
+            strings.at(a[1]) = *s;
+          } else if (!ValueBits(acc.value, c.type, &a[1])) {
+            throw StateCorrupt("window snapshot: an accumulator value of another type");
+          }
+        }
+        if (c.form == Form::kFirst || c.form == Form::kLast) {
+          a[2] = acc.seq;
+        }
+        break;
+    }
+  }
+}
+
+void SliceAggregates::Release(const uint64_t* w, AccumulatorStrings& strings) const {
+  if (!has_strings_) {
+    return;
+  }
+  for (const Cell& c : cells_) {
+    if (c.form != Form::kCount && c.form != Form::kSum && c.type == FieldType::kString &&
+        w[c.at] != 0) {
+      strings.Release(w[c.at + 1]);
+    }
   }
 }
 

@@ -44,6 +44,79 @@ struct AggregateAccumulator {
 void WriteAccumulator(StateWriter& writer, const AggregateAccumulator& acc);
 AggregateAccumulator ReadAccumulator(StateReader& reader);
 
+/// Strings of the narrow accumulators (`SliceAggregates`) of string-valued min / max / first /
+/// last: a handle per non-empty accumulator. Released strings keep their buffers for the next
+/// `Acquire`, so a steady stream of windows allocates no string per window. Not thread-safe.
+class AccumulatorStrings {
+ public:
+  uint64_t Acquire() {
+    if (!free_.empty()) {
+      const uint64_t h = free_.back();
+      free_.pop_back();
+      return h;
+    }
+    strings_.emplace_back();
+    return strings_.size() - 1;
+  }
+  void Release(uint64_t handle) { free_.push_back(handle); }
+  std::string& at(uint64_t handle) { return strings_[handle]; }
+  const std::string& at(uint64_t handle) const { return strings_[handle]; }
+  /// Handles held (acquired and not released).
+  size_t live() const { return strings_.size() - free_.size(); }
+  void Clear() {
+    strings_.clear();
+    free_.clear();
+  }
+
+ private:
+  std::vector<std::string> strings_;
+  std::vector<uint64_t> free_;
+};
+
+/// The accumulators of an aggregate list in a narrow, typed form of 8-byte words, for the window
+/// operator's slices and flat sessions: `count` is one word (the count), `sum` and `avg` three
+/// (count, the wrapping int sum and the double sum, as `AggregateAccumulator`), min / max two
+/// (count, value), first / last three (count, value, arrival number); a string value is a handle
+/// into an `AccumulatorStrings`. All-zero words are empty accumulators. Adds and merges do the
+/// general accumulators' arithmetic in the same order, so the results are the same bit for bit.
+/// `Expand` gives the `AggregateAccumulator`s of the same elements bit for bit, `Compress` the
+/// inverse, so firing, merging and snapshots reuse the general accumulator code.
+class SliceAggregates {
+ public:
+  SliceAggregates() = default;
+  explicit SliceAggregates(const std::vector<ResolvedAggregate>& aggregates);
+
+  /// Words of one set of accumulators.
+  size_t words() const { return words_; }
+  /// Whether some accumulator holds a string (`Release` must be called before dropping words).
+  bool has_strings() const { return has_strings_; }
+  /// Adds the row of an element with arrival number `seq` (as `AggregatingWindowFunction::Accumulate`).
+  void Add(uint64_t* w, const Row& row, uint64_t seq, AccumulatorStrings& strings) const;
+  /// Folds `from` into `into` (as `AggregatingWindowFunction::MergeAccumulators`).
+  void Merge(uint64_t* into, const uint64_t* from, AccumulatorStrings& strings) const;
+  /// The accumulators `w` stands for, into `out` (`aggregates.size()` of them).
+  void Expand(const uint64_t* w, AggregateAccumulator* out, const AccumulatorStrings& strings) const;
+  /// The words of `in` into `w` (whose strings were released). Throws `StateCorrupt` when a
+  /// value does not have the aggregate's type.
+  void Compress(const AggregateAccumulator* in, uint64_t* w, AccumulatorStrings& strings) const;
+  /// Gives back the strings of `w`.
+  void Release(const uint64_t* w, AccumulatorStrings& strings) const;
+
+ private:
+  enum class Form : uint8_t { kCount, kSum, kMin, kMax, kFirst, kLast };
+  struct Cell {
+    Form form;
+    FieldType type;  // the value's type (min / max / first / last)
+    int slot;        // input slot; -1: counts records
+    uint32_t at;     // first word
+  };
+  // Whether `v` replaces `cur` in a min / max of a fixed-width type.
+  static bool Better(const Cell& c, uint64_t v, uint64_t cur);
+  std::vector<Cell> cells_;
+  size_t words_ = 0;
+  bool has_strings_ = false;
+};
+
 /// The window function of `type: window` operators: incremental accumulators (Flink's
 /// AggregateFunction) for count / sum / min / max / avg / first / last, NULLs ignored
 /// (`count` without a field counts records). Result row per firing, of `output_layout`:
@@ -83,6 +156,8 @@ class AggregatingWindowFunction : public WindowFunction {
   /// min / max of doubles (NaN and -0.0 / 0.0 make the kept value depend on the order).
   bool CanPreAggregate() const;
   size_t num_aggregates() const { return aggregates_.size(); }
+  /// The arrival number of the next element (what `Accumulate` numbers it with).
+  uint64_t NextArrival() const { return ++arrivals_; }
   /// Adds one element (the same as `WindowState::Add` on a state of this function).
   void Accumulate(AggregateAccumulator* accs, const StreamRecord& record) const;
   /// Folds `from` into `into` (the same as `WindowState::MergeFrom`).

@@ -155,7 +155,10 @@ const WindowState* WindowOperator::GetWindowState(const Key& key,
          ++i) {
       const FlatSession& s = ks->sessions[i];
       if (s.state_start == state_window.start() && s.state_end == state_window.end()) {
-        introspected_ = aggregating_->CreateStateFrom(ks->accs.data() + i * session_accs_);
+        scratch_accs_.resize(session_accs_);
+        slice_aggs_.Expand(ks->accs.data() + i * slice_words_, scratch_accs_.data(),
+                           slice_strings_);
+        introspected_ = aggregating_->CreateStateFrom(scratch_accs_.data());
         return introspected_.get();
       }
     }

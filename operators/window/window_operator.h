@@ -30,16 +30,25 @@ namespace tidemark {
 inline constexpr size_t kInlineAccumulators = 2;
 using AccumulatorVector = absl::InlinedVector<AggregateAccumulator, kInlineAccumulators>;
 
+/// Narrow accumulator words of one key's slices (`SliceAggregates`): two inline, enough for a
+/// count, two counts, or a min / max.
+inline constexpr size_t kInlineSliceWords = 2;
+using SliceWords = absl::InlinedVector<uint64_t, kInlineSliceWords>;
+
 /// One key's state on the window operator's sliced path (internal to `WindowOperator`; in a
 /// header so that its keyed state backend can hold it inline). `starts` ascend; slice i owns
-/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One slice of up to
-/// two aggregates (a tumbling count and sum over in-order records) is stored inline;
-/// the fields a record touches come first, next to the key in the table's slot.
+/// words [i * n, (i + 1) * n) of `accs` (n = `SliceAggregates::words()` of the aggregate list:
+/// narrow typed accumulators, 8 bytes for a count). One slice of up to two words (a tumbling
+/// count over in-order records) is stored inline, so a key's slot is 72 bytes with its int64
+/// key; the fields a record touches come first, next to the key in the table's slot.
 struct SlicedKeyState {
-  absl::InlinedVector<Timestamp, 1> starts;
+  // Two inline: the same 24 bytes as one (the heap form's pointer and capacity are 16), and a
+  // key that gets the next window's first record before the current one fires keeps both
+  // slices in its slot instead of on the heap.
+  absl::InlinedVector<Timestamp, 2> starts;
   Timestamp next_fire = kMinTimestamp;  // max timestamp of the next window to fire; MIN: none
   Timestamp timer = kMinTimestamp;      // the time of the key's live timer entry; MIN: none
-  AccumulatorVector accs;
+  SliceWords accs;
 };
 
 /// (window end, firings so far) of one key on the sliced path; kept (beside the key's state)
@@ -61,13 +70,13 @@ struct FlatSession {
 
 /// One key's in-flight sessions on the flat session path (internal to `WindowOperator`).
 /// `sessions` ascend and never intersect (touching sessions have merged); session i owns
-/// accumulators [i * n, (i + 1) * n) of `accs` (n = number of aggregates). One session of up to
-/// two aggregates is stored inline. `timer` is the time of the key's one live
-/// timer entry (<= the earliest session's max timestamp; MIN: none).
+/// words [i * n, (i + 1) * n) of `accs` (n = `SliceAggregates::words()`: narrow typed
+/// accumulators). Two words are stored inline (one session's count). `timer` is the time of the
+/// key's one live timer entry (<= the earliest session's max timestamp; MIN: none).
 struct SessionKeyState {
   absl::InlinedVector<FlatSession, 1> sessions;
   Timestamp timer = kMinTimestamp;
-  AccumulatorVector accs;
+  SliceWords accs;
 };
 
 template <typename K>
@@ -296,12 +305,16 @@ class WindowOperator : public StreamOperator,
   template <typename K>
   SlicedFirings* FiringsOf(SlicedStore<K>& store, const K& key);
   void MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const;
-  AggregateAccumulator* FindOrAddSlice(SlicedKeyState& ks, Timestamp start);
+  uint64_t* FindOrAddSlice(SlicedKeyState& ks, Timestamp start);
+  // Drops the first `n` slices of `ks` (their strings given back).
+  void DropSlices(SlicedKeyState& ks, size_t n);
   // A key's heap accumulator buffer outlives the key: kept when the key's state is erased and
   // given to the next new key, so keys that come and go (a window per key, then nothing) do not
   // allocate per window. Bounded by the most keys erased at once.
   void RecycleAccumulators(AccumulatorVector& accs);
   void ReuseAccumulators(AccumulatorVector& accs);
+  void RecycleAccumulators(SliceWords& accs);
+  void ReuseAccumulators(SliceWords& accs);
   // Emits `result_row_` stamped `timestamp` and takes the row back for the next firing.
   void EmitRecycled(Timestamp timestamp);
   void LeaveSlicedPath();
@@ -311,7 +324,7 @@ class WindowOperator : public StreamOperator,
   template <typename K, typename Src>
   void SessionAdd(SessionStore<K>& store, const Src& src, StreamRecord& record);
   void FireSessionTimers(Timestamp watermark);
-  void FireSession(const Key& key, const FlatSession& session, const AggregateAccumulator* accs);
+  void FireSession(const Key& key, const FlatSession& session, const uint64_t* words);
   template <typename K>
   void FireSessionTimers(SessionStore<K>& store, Timestamp watermark);
   void MigrateSessionsToKeyStore();
@@ -325,6 +338,20 @@ class WindowOperator : public StreamOperator,
   Timestamp LastStart(Timestamp t) const;             // latest window start <= t
   Timestamp FirstStartContaining(Timestamp t) const;  // earliest window start > t - size
   Timestamp SliceDropTime(Timestamp slice_start) const;
+  // What the sliced path computes per record from its timestamp t is the same for every t of one
+  // slice [lo, hi): a slice lies within one slide (slide is a multiple of slice) and so does
+  // t - size (so is size); records arrive mostly in order, so the divisions are done once per
+  // slice, not per record.
+  struct SliceCache {
+    Timestamp lo = 1;  // empty: lo > hi
+    Timestamp hi = 0;
+    Timestamp last_start = 0;   // LastStart(t)
+    Timestamp first_start = 0;  // FirstStartContaining(t)
+    Timestamp drop = 0;         // SliceDropTime(lo)
+  };
+  // The window arithmetic of the slice holding `t`, recomputed when `t` leaves the last
+  // record's slice.
+  const SliceCache& SliceOf(Timestamp t);
   Timestamp CleanupTime(const Window& w) const;
   bool IsWindowLate(const Window& w) const;
   bool IsElementLate(const StreamRecord& record) const;
@@ -367,7 +394,13 @@ class WindowOperator : public StreamOperator,
   int64_t offset_ = 0;
   int64_t slice_ = 0;  // gcd(size_, slide_)
   bool one_slice_windows_ = false;  // see InitSlicing
+  SliceCache slice_cache_;
   size_t num_accs_ = 0;
+  SliceAggregates slice_aggs_;      // the narrow accumulators of a slice
+  size_t slice_words_ = 0;          // slice_aggs_.words()
+  // The strings of slice_aggs_ (string min / max / first / last), scratch_words_' included.
+  mutable AccumulatorStrings slice_strings_;
+  mutable SliceWords scratch_words_;            // MergeSlices' merged words
   // The sliced path's keyed state, made at its first record: `int_store_` while every key is a
   // single non-NULL int64, `key_store_` otherwise (the int64 store moves into it on the first
   // other key). At most one of them is set.
@@ -375,6 +408,7 @@ class WindowOperator : public StreamOperator,
   std::unique_ptr<SlicedStore<KeyRef>> key_store_;
   mutable std::vector<AggregateAccumulator> scratch_accs_;
   std::vector<AccumulatorVector> spare_accs_;  // see RecycleAccumulators
+  std::vector<SliceWords> spare_words_;        // see RecycleAccumulators
   Row result_row_;                             // see EmitRecycled
   mutable std::unique_ptr<WindowState> introspected_;
   const RowLayout* late_layout_ = nullptr;  // input + provenance columns, made at the first one

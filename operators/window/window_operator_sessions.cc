@@ -44,6 +44,8 @@ void WindowOperator::InitSessions() {
   aggregating_ = static_cast<const AggregatingWindowFunction*>(function_.get());
   gap_ = sessions.gap_ms();
   session_accs_ = aggregating_->num_aggregates();
+  slice_aggs_ = SliceAggregates(aggregating_->aggregates());
+  slice_words_ = slice_aggs_.words();
 }
 
 const SessionKeyState* WindowOperator::FindSessionKey(const Key& key) const {
@@ -101,7 +103,7 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const Src& src, StreamRe
   const Timestamp t = record.timestamp;
   const Timestamp end = t + gap_;  // |t| < 2^61, gap <= 2^58: no overflow
   const Timestamp wm = timer_service_->CurrentWatermark();
-  const size_t n = session_accs_;
+  const size_t n = slice_words_;
   auto [found_key, found] = store.keys.FindEntry(src);
   // The sessions [lo, hi) intersect [t, end) (TimeWindow::Intersects).
   size_t lo = 0;
@@ -132,9 +134,9 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const Src& src, StreamRe
     }
     ks.sessions.insert(ks.sessions.begin() + static_cast<std::ptrdiff_t>(lo),
                        FlatSession{t, end, t, end});
-    ks.accs.insert(ks.accs.begin() + static_cast<std::ptrdiff_t>(lo * n), n,
-                   AggregateAccumulator{});
-    aggregating_->Accumulate(ks.accs.data() + lo * n, record);
+    ks.accs.insert(ks.accs.begin() + static_cast<std::ptrdiff_t>(lo * n), n, uint64_t{0});
+    slice_aggs_.Add(ks.accs.data() + lo * n, record.row, aggregating_->NextArrival(),
+                    slice_strings_);
     if (ks.timer == kMinTimestamp || end - 1 < ks.timer) {
       store.timers.Add(end - 1, *key);
       ks.timer = end - 1;
@@ -155,7 +157,8 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const Src& src, StreamRe
           wm, TimeWindow(std::min(t, first.start), merged_end).ToString()));
     }
     for (size_t i = lo + 1; i < hi; ++i) {
-      aggregating_->MergeAccumulators(ks.accs.data() + lo * n, ks.accs.data() + i * n);
+      slice_aggs_.Merge(ks.accs.data() + lo * n, ks.accs.data() + i * n, slice_strings_);
+      slice_aggs_.Release(ks.accs.data() + i * n, slice_strings_);
     }
     first.start = std::min(t, first.start);
     first.end = merged_end;
@@ -166,15 +169,18 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const Src& src, StreamRe
                     ks.accs.begin() + static_cast<std::ptrdiff_t>(hi * n));
     }
   }
-  aggregating_->Accumulate(ks.accs.data() + lo * n, record);
+  slice_aggs_.Add(ks.accs.data() + lo * n, record.row, aggregating_->NextArrival(),
+                  slice_strings_);
 }
 
 void WindowOperator::FireSession(const Key& key, const FlatSession& session,
-                                 const AggregateAccumulator* accs) {
+                                 const uint64_t* words) {
   const Window w(TimeWindow(session.start, session.end));
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
                                     timer_service_->CurrentProcessingTime()};
-  aggregating_->FillResultRow(ctx, accs, result_row_);
+  scratch_accs_.resize(session_accs_);
+  slice_aggs_.Expand(words, scratch_accs_.data(), slice_strings_);
+  aggregating_->FillResultRow(ctx, scratch_accs_.data(), result_row_);
   ++num_windows_fired_;
   if (options_.emit_firing) {
     SetFiring(result_row_, 0);  // without lateness a session fires once
@@ -204,8 +210,9 @@ void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp waterma
       SetCurrentKey(KeyTraits<K>::ToKey(key, current_key_));
       FireSession(current_key_, ks->sessions.front(), ks->accs.data());
       ks->sessions.erase(ks->sessions.begin());
+      slice_aggs_.Release(ks->accs.data(), slice_strings_);
       ks->accs.erase(ks->accs.begin(),
-                     ks->accs.begin() + static_cast<std::ptrdiff_t>(session_accs_));
+                     ks->accs.begin() + static_cast<std::ptrdiff_t>(slice_words_));
       if (ks->sessions.empty()) {
         RecycleAccumulators(ks->accs);
         store.keys.Erase(key);
@@ -228,6 +235,7 @@ void WindowOperator::LeaveSessionPath() {
   }
   int_sessions_.reset();
   key_sessions_.reset();
+  slice_strings_.Clear();
 }
 
 template <typename K>
@@ -242,7 +250,9 @@ void WindowOperator::RebuildWindowsFromSessions(SessionStore<K>& store) {
       const Window w(TimeWindow(s.start, s.end));
       const Window state_window(TimeWindow(s.state_start, s.state_end));
       merging_sets_[key].RestoreWindow(w, state_window);
-      panes_[key][state_window] = aggregating_->CreateStateFrom(ks.accs.data() + i * session_accs_);
+      scratch_accs_.resize(session_accs_);
+      slice_aggs_.Expand(ks.accs.data() + i * slice_words_, scratch_accs_.data(), slice_strings_);
+      panes_[key][state_window] = aggregating_->CreateStateFrom(scratch_accs_.data());
       RegisterCleanupTimer(w);
     }
   });
@@ -302,7 +312,9 @@ bool WindowOperator::AdoptRestoredSessions() {
       ks->sessions.push_back(FlatSession{w.start(), w.end(), state_window.start(),
                                          state_window.end()});
       const AggregateAccumulator* accs = aggregating_->AccumulatorsOf(*panes.at(state_window));
-      ks->accs.insert(ks->accs.end(), accs, accs + session_accs_);
+      ks->accs.resize(ks->accs.size() + slice_words_, uint64_t{0});
+      slice_aggs_.Compress(accs, ks->accs.data() + (ks->accs.size() - slice_words_),
+                           slice_strings_);
     }
     ks->timer = ks->sessions.front().end - 1;
     if (int_sessions_ && int_key != nullptr) {

@@ -63,6 +63,8 @@ void WindowOperator::InitSlicing() {
   offset_ = offset;
   slice_ = std::gcd(size, slide);
   num_accs_ = aggregating.aggregates().size();
+  slice_aggs_ = SliceAggregates(aggregating.aggregates());
+  slice_words_ = slice_aggs_.words();
   // A tumbling window is one slice; for counts and int64 sums merging that slice into empty
   // accumulators gives the slice's own accumulators bit for bit, so a firing reads them directly.
   one_slice_windows_ =
@@ -85,6 +87,18 @@ Timestamp WindowOperator::FirstStartContaining(Timestamp t) const {
 Timestamp WindowOperator::SliceDropTime(Timestamp slice_start) const {
   // The cleanup time of the last window containing the slice.
   return LastStart(slice_start) + size_ - 1 + options_.allowed_lateness_ms;
+}
+
+const WindowOperator::SliceCache& WindowOperator::SliceOf(Timestamp t) {
+  SliceCache& c = slice_cache_;
+  if (t < c.lo || t >= c.hi) {
+    c.lo = TimeWindow::GetWindowStartWithOffset(t, offset_, slice_);
+    c.hi = c.lo + slice_;
+    c.last_start = LastStart(t);
+    c.first_start = FirstStartContaining(t);
+    c.drop = SliceDropTime(c.lo);
+  }
+  return c;
 }
 
 KeyGroupRange WindowOperator::OwnedKeyGroups() const {
@@ -150,11 +164,25 @@ void WindowOperator::ReuseAccumulators(AccumulatorVector& accs) {
   }
 }
 
-AggregateAccumulator* WindowOperator::FindOrAddSlice(SlicedKeyState& ks, Timestamp start) {
-  const size_t n = num_accs_;
+void WindowOperator::RecycleAccumulators(SliceWords& accs) {
+  if (accs.capacity() > kInlineSliceWords) {
+    accs.erase(accs.begin(), accs.end());  // keeps the heap buffer (clear() frees it)
+    spare_words_.push_back(std::move(accs));
+  }
+}
+
+void WindowOperator::ReuseAccumulators(SliceWords& accs) {
+  if (!spare_words_.empty() && accs.capacity() <= kInlineSliceWords) {
+    accs = std::move(spare_words_.back());
+    spare_words_.pop_back();
+  }
+}
+
+uint64_t* WindowOperator::FindOrAddSlice(SlicedKeyState& ks, Timestamp start) {
+  const size_t n = slice_words_;
   if (ks.starts.empty() || ks.starts.back() < start) {
     ks.starts.push_back(start);
-    ks.accs.resize(ks.accs.size() + n);
+    ks.accs.resize(ks.accs.size() + n, uint64_t{0});
     return ks.accs.data() + (ks.accs.size() - n);
   }
   if (ks.starts.back() == start) {
@@ -164,19 +192,33 @@ AggregateAccumulator* WindowOperator::FindOrAddSlice(SlicedKeyState& ks, Timesta
   const size_t i = static_cast<size_t>(pos - ks.starts.begin());
   if (*pos != start) {
     ks.starts.insert(pos, start);
-    ks.accs.insert(ks.accs.begin() + static_cast<std::ptrdiff_t>(i * n), n, AggregateAccumulator{});
+    ks.accs.insert(ks.accs.begin() + static_cast<std::ptrdiff_t>(i * n), n, uint64_t{0});
   }
   return ks.accs.data() + i * n;
 }
 
+void WindowOperator::DropSlices(SlicedKeyState& ks, size_t n) {
+  if (slice_aggs_.has_strings()) {
+    for (size_t i = 0; i < n; ++i) {
+      slice_aggs_.Release(ks.accs.data() + i * slice_words_, slice_strings_);
+    }
+  }
+  ks.starts.erase(ks.starts.begin(), ks.starts.begin() + static_cast<std::ptrdiff_t>(n));
+  ks.accs.erase(ks.accs.begin(), ks.accs.begin() + static_cast<std::ptrdiff_t>(n * slice_words_));
+}
+
 void WindowOperator::MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const {
-  scratch_accs_.assign(num_accs_, AggregateAccumulator{});
-  const size_t n = num_accs_;
+  // Merged in the narrow form, expanded once.
+  const size_t n = slice_words_;
+  scratch_words_.assign(n, uint64_t{0});
   auto lo = std::lower_bound(ks.starts.begin(), ks.starts.end(), start);
   for (size_t i = static_cast<size_t>(lo - ks.starts.begin());
        i < ks.starts.size() && ks.starts[i] < end; ++i) {
-    aggregating_->MergeAccumulators(scratch_accs_.data(), ks.accs.data() + i * n);
+    slice_aggs_.Merge(scratch_words_.data(), ks.accs.data() + i * n, slice_strings_);
   }
+  scratch_accs_.resize(num_accs_);
+  slice_aggs_.Expand(scratch_words_.data(), scratch_accs_.data(), slice_strings_);
+  slice_aggs_.Release(scratch_words_.data(), slice_strings_);
 }
 
 template <typename K>
@@ -190,17 +232,20 @@ SlicedFirings* WindowOperator::FiringsOf(SlicedStore<K>& store, const K& key) {
 void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
                                       SlicedFirings* firings) {
   const Timestamp end = start + size_;
-  const AggregateAccumulator* accs = nullptr;
+  bool merged = false;
   if (one_slice_windows_) {
     auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), start);
     if (pos != ks.starts.end() && *pos == start) {
-      accs = ks.accs.data() + static_cast<size_t>(pos - ks.starts.begin()) * num_accs_;
+      scratch_accs_.resize(num_accs_);
+      slice_aggs_.Expand(ks.accs.data() + static_cast<size_t>(pos - ks.starts.begin()) * slice_words_,
+                         scratch_accs_.data(), slice_strings_);
+      merged = true;
     }
   }
-  if (accs == nullptr) {
+  if (!merged) {
     MergeSlices(ks, start, end);
-    accs = scratch_accs_.data();
   }
+  const AggregateAccumulator* accs = scratch_accs_.data();
   const Window w(TimeWindow(start, end));
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
                                     timer_service_->CurrentProcessingTime()};
@@ -237,7 +282,8 @@ template <typename K>
 void WindowOperator::UpdateSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKeyState& ks) {
   Timestamp want = ks.next_fire;
   if (!ks.starts.empty()) {
-    const Timestamp drop = SliceDropTime(ks.starts.front());
+    const Timestamp front = ks.starts.front();
+    const Timestamp drop = front == slice_cache_.lo ? slice_cache_.drop : SliceDropTime(front);
     if (want == kMinTimestamp || drop < want) {
       want = drop;
     }
@@ -278,7 +324,8 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
   const Timestamp t = record.timestamp;
   const Timestamp wm = timer_service_->CurrentWatermark();
   const int64_t lateness = options_.allowed_lateness_ms;
-  const Timestamp last_start = LastStart(t);
+  const SliceCache& slice = SliceOf(t);
+  const Timestamp last_start = slice.last_start;
   const Timestamp last_max = last_start + size_ - 1;
   if (last_max + lateness <= wm) {
     // Every window of the record is past its cleanup time (so is the record itself).
@@ -291,15 +338,14 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
   if (ks.starts.empty()) {
     ReuseAccumulators(ks.accs);  // a new key (every held key has a slice)
   }
-  const Timestamp slice_start =
-      slice_ == slide_ ? last_start : TimeWindow::GetWindowStartWithOffset(t, offset_, slice_);
-  AggregateAccumulator* accs =
+  const Timestamp slice_start = slice.lo;
+  uint64_t* accs =
       !ks.starts.empty() && ks.starts.back() == slice_start
-          ? ks.accs.data() + (ks.accs.size() - num_accs_)  // in-order records: the last slice
+          ? ks.accs.data() + (ks.accs.size() - slice_words_)  // in-order records: the last slice
           : FindOrAddSlice(ks, slice_start);
-  aggregating_->Accumulate(accs, record);
+  slice_aggs_.Add(accs, record.row, aggregating_->NextArrival(), slice_strings_);
 
-  const Timestamp first_start = FirstStartContaining(t);
+  const Timestamp first_start = slice.first_start;
   const Timestamp first_max = first_start + size_ - 1;
   if (first_max <= wm) {
     // Windows already complete but not cleaned up fire at once (EventTimeTrigger), in the
@@ -382,9 +428,7 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
     ++dropped;
   }
   if (dropped > 0) {
-    ks.starts.erase(ks.starts.begin(), ks.starts.begin() + static_cast<std::ptrdiff_t>(dropped));
-    ks.accs.erase(ks.accs.begin(),
-                  ks.accs.begin() + static_cast<std::ptrdiff_t>(dropped * num_accs_));
+    DropSlices(ks, dropped);
   }
   const int64_t lateness = options_.allowed_lateness_ms;
   if (!store.firings.empty()) {
@@ -415,6 +459,7 @@ void WindowOperator::LeaveSlicedPath() {
   }
   int_store_.reset();
   key_store_.reset();
+  slice_strings_.Clear();
 }
 
 template <typename K>

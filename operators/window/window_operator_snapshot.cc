@@ -1,6 +1,7 @@
 // WindowOperator::SnapshotState / InitializeState (see window_operator.h): the operator's state
 // in the versioned, layout-independent format of runtime/state/state_serializer.h.
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -49,8 +50,13 @@ void WindowOperator::WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const
   }
   w.WriteI64(ks->next_fire);
   w.WriteI64(ks->timer);
-  for (const AggregateAccumulator& a : ks->accs) {
-    WriteAccumulator(w, a);
+  // The narrow accumulators in their general form: the bytes of version 1.
+  scratch_accs_.resize(num_accs_);
+  for (size_t i = 0; i < ks->starts.size(); ++i) {
+    slice_aggs_.Expand(ks->accs.data() + i * slice_words_, scratch_accs_.data(), slice_strings_);
+    for (const AggregateAccumulator& a : scratch_accs_) {
+      WriteAccumulator(w, a);
+    }
   }
   auto f = store.firings.find(key);
   if (f == store.firings.end()) {
@@ -83,9 +89,16 @@ void WindowOperator::ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const 
   }
   ks.next_fire = r.ReadI64();
   ks.timer = r.ReadI64();
-  ks.accs.clear();
-  for (size_t i = 0; i < n * num_accs_; ++i) {
-    ks.accs.push_back(ReadAccumulator(r));
+  for (size_t i = 0; i < ks.accs.size() / std::max<size_t>(slice_words_, 1); ++i) {
+    slice_aggs_.Release(ks.accs.data() + i * slice_words_, slice_strings_);
+  }
+  ks.accs.assign(n * slice_words_, uint64_t{0});
+  scratch_accs_.resize(num_accs_);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < num_accs_; ++j) {
+      scratch_accs_[j] = ReadAccumulator(r);
+    }
+    slice_aggs_.Compress(scratch_accs_.data(), ks.accs.data() + i * slice_words_, slice_strings_);
   }
   if (ks.timer != kMinTimestamp) {
     store.timers.Add(ks.timer, key);
@@ -110,7 +123,9 @@ void WindowOperator::WriteSessionKey(StateWriter& w, const SessionKeyState& ks) 
   for (size_t i = 0; i < ks.sessions.size(); ++i) {
     const FlatSession& s = ks.sessions[i];
     WriteWindow(w, Window(TimeWindow(s.state_start, s.state_end)));
-    aggregating_->CreateStateFrom(ks.accs.data() + i * session_accs_)->WriteTo(w);
+    scratch_accs_.resize(session_accs_);
+    slice_aggs_.Expand(ks.accs.data() + i * slice_words_, scratch_accs_.data(), slice_strings_);
+    aggregating_->CreateStateFrom(scratch_accs_.data())->WriteTo(w);
   }
   w.WriteU32(n);
   for (const FlatSession& s : ks.sessions) {

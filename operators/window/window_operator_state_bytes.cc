@@ -66,10 +66,10 @@ int64_t HeapBytes(const V& v, size_t n) {
 
 // A key's buffers beyond the inline ones.
 int64_t KeyHeapBytes(const SlicedKeyState& ks) {
-  return HeapBytes(ks.starts, 1) + HeapBytes(ks.accs, kInlineAccumulators);
+  return HeapBytes(ks.starts, 2) + HeapBytes(ks.accs, kInlineSliceWords);
 }
 int64_t KeyHeapBytes(const SessionKeyState& ks) {
-  return HeapBytes(ks.sessions, 1) + HeapBytes(ks.accs, kInlineAccumulators);
+  return HeapBytes(ks.sessions, 1) + HeapBytes(ks.accs, kInlineSliceWords);
 }
 
 // A sliced or session store: its tables, its timers and its keys' heap buffers.

@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+// Inlined: the hash of an int64 key (9 bytes, a constant length) is a few multiplies, not a
+// call through XXH3_64bits's length dispatch; same algorithm, same values.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "runtime/core/errors.h"
@@ -64,13 +67,18 @@ void AppendCanonicalKeyBytes(const Value& v, std::string& out) {
 }
 
 uint64_t Int64KeyHash64(int64_t v) {
-  unsigned char bytes[9];
-  bytes[0] = 1;
+  // XXH3_64bits of the canonical bytes {1, v little-endian} (9 bytes: XXH3_len_9to16_64b with
+  // the default secret and seed 0), its two overlapping 8-byte reads formed in registers: bytes
+  // written one by one and read back 8 at a time stalled on store forwarding.
   const auto u = static_cast<uint64_t>(v);
-  for (int i = 0; i < 8; ++i) {
-    bytes[1 + i] = static_cast<unsigned char>((u >> (8 * i)) & 0xFF);
-  }
-  return XXH3_64bits(bytes, sizeof bytes);
+  const uint64_t first8 = 1 | (u << 8);  // bytes 0..7
+  const uint64_t last8 = u;              // bytes 1..8
+  const xxh_u64 bitflip1 = XXH_readLE64(XXH3_kSecret + 24) ^ XXH_readLE64(XXH3_kSecret + 32);
+  const xxh_u64 bitflip2 = XXH_readLE64(XXH3_kSecret + 40) ^ XXH_readLE64(XXH3_kSecret + 48);
+  const xxh_u64 lo = first8 ^ bitflip1;
+  const xxh_u64 hi = last8 ^ bitflip2;
+  const xxh_u64 acc = 9 + XXH_swap64(lo) + hi + XXH3_mul128_fold64(lo, hi);
+  return XXH3_avalanche(acc);
 }
 
 uint64_t KeyHash64(const Key& key) {

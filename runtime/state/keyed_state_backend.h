@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -114,6 +115,9 @@ class KeyedStateBackend {
 
   KeyedStateBackend(int max_parallelism, KeyGroupRange range)
       : max_parallelism_(max_parallelism), range_(range),
+        group_mask_(max_parallelism > 1 && (max_parallelism & (max_parallelism - 1)) == 0
+                        ? static_cast<uint64_t>(max_parallelism - 1)
+                        : 0),
         groups_(static_cast<size_t>(std::max(range.size(), 0))) {
     TM_CHECK(range.size() >= 1 && range.start >= 0 && range.end < max_parallelism,
              "keyed state: key group range [{}, {}] of max parallelism {}", range.start, range.end,
@@ -126,7 +130,11 @@ class KeyedStateBackend {
   /// The key group of `key`.
   template <typename Src>
   int KeyGroupOf(const Src& key) const {
-    return KeyGroupForHash(KeyTraits<K>::Hash64(key), max_parallelism_);
+    const uint64_t hash = KeyTraits<K>::Hash64(key);
+    // A power-of-two max parallelism (the default 128) takes the low bits: the same group as
+    // `KeyGroupForHash`, without a 64-bit division per record.
+    return group_mask_ != 0 ? static_cast<int>(hash & group_mask_)
+                            : KeyGroupForHash(hash, max_parallelism_);
   }
 
   /// The table of `key`'s group (`key`: a `K`, or a `KeyProbe` for `KeyRef` keys). Throws
@@ -154,11 +162,17 @@ class KeyedStateBackend {
   template <typename Src>
   std::pair<const K*, V*> Emplace(const Src& src) {
     Map& m = TableOf(src);
-    auto it = m.find(src);
-    if (it == m.end()) {
-      it = m.try_emplace(KeyTraits<K>::Intern(src, arena_)).first;
+    if constexpr (std::is_same_v<Src, K> &&
+                  std::is_same_v<typename KeyTraits<K>::Arena, NoKeyArena>) {
+      auto it = m.try_emplace(src).first;  // one probe, nothing to intern
+      return {&it->first, &it->second};
+    } else {
+      auto it = m.find(src);
+      if (it == m.end()) {
+        it = m.try_emplace(KeyTraits<K>::Intern(src, arena_)).first;
+      }
+      return {&it->first, &it->second};
     }
-    return {&it->first, &it->second};
   }
   /// The entry of `src` (as `Emplace`), or {nullptr, nullptr}.
   template <typename Src>
@@ -248,6 +262,7 @@ class KeyedStateBackend {
   [[no_unique_address]] typename KeyTraits<K>::Arena arena_;
   int max_parallelism_;
   KeyGroupRange range_;
+  uint64_t group_mask_;  // max_parallelism - 1 when a power of two, else 0
   std::vector<Map> groups_;
   mutable Key scratch_;
 };

@@ -176,6 +176,35 @@ TEST_P(WindowAllocationTest, TumblingAllocatesNothingPerRecord) {
               static_cast<long long>(large.results));
 }
 
+TEST_P(WindowAllocationTest, TumblingWithWideAccumulatorsAllocatesNothingPerRecord) {
+  // sum(region), min(key), count: six accumulator words per slice, more than a key's slot holds
+  // inline (so each key's words live on the heap, recycled from key to key), and for a string
+  // key a string min kept in the operator's accumulator strings.
+  WindowSpec spec = CountSpec("tumbling");
+  spec.size_ms = 10000;
+  AggregateSpec sum;
+  sum.function = "sum";
+  sum.field = "region";
+  AggregateSpec min;
+  min.function = "min";
+  min.field = "key";
+  spec.aggregates.insert(spec.aggregates.begin(), {sum, min});
+  const RunResult small = RunWindow(spec, 200000, {}, GetParam());
+  const RunResult large = RunWindow(spec, 1000000, {}, GetParam());
+  EXPECT_EQ(small.results, 4000);
+  EXPECT_EQ(large.results, 4000);
+  EXPECT_EQ(small.counted, 0);
+  EXPECT_EQ(large.counted, 0);
+  EXPECT_LE(std::abs(large.allocations - small.allocations), 16)
+      << "2e5 records: " << small.allocations << " allocations, 1e6 records: "
+      << large.allocations;
+  // One more per result for a string key: the row copies the min as well as the key.
+  EXPECT_LT(large.allocations, (AllocationsPerResultBound(GetParam()) + 1) * large.results);
+  std::printf("wide allocations: %lld for 2e5 records, %lld for 1e6 records (%lld results)\n",
+              static_cast<long long>(small.allocations), static_cast<long long>(large.allocations),
+              static_cast<long long>(large.results));
+}
+
 TEST_P(WindowAllocationTest, SessionsAllocateNothingPerRecord) {
   // Sessions with a 500 ms gap; two silent stretches, [10 s, 11 s) and [25 s, 26.5 s). Every key
   // sees a record at least every 200 ms otherwise, so it has exactly three sessions in both runs.

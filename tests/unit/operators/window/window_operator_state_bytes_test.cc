@@ -76,6 +76,18 @@ TEST(WindowOperatorStateBytesTest, TableBytesCountCapacityNotKeys) {
   EXPECT_EQ(backend.TableBytes(), 3 * (slot + 1) + 16);  // erasing keeps the capacity
 }
 
+TEST(WindowOperatorStateBytesTest, BackendKeyGroupsAreKeyGroupForHashAtAnyMaxParallelism) {
+  // A power-of-two max parallelism takes the hash's low bits instead of dividing: the same group.
+  for (const int max_parallelism : {128, 100, 1, 32768, 7}) {
+    KeyedStateBackend<int64_t, int64_t> backend(max_parallelism,
+                                               KeyGroupRange{0, max_parallelism - 1});
+    for (int64_t k = -5000; k < 5000; k += 3) {
+      ASSERT_EQ(backend.KeyGroupOf(k), KeyGroupForHash(Int64KeyHash64(k), max_parallelism))
+          << "key " << k << ", max parallelism " << max_parallelism;
+    }
+  }
+}
+
 TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirKeys) {
   WindowSpec spec;
   spec.assigner = "tumbling";
@@ -110,6 +122,10 @@ TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirK
   // Every key's slot, and at most a table's growth (2x) plus load headroom over it; the timers
   // hold one entry per key (1000 keys at one window end).
   const int64_t slot = static_cast<int64_t>(sizeof(std::pair<const int64_t, SlicedKeyState>)) + 1;
+  // A key's slot: the int64 key (8), its slice starts (24: two inline), next firing and timer
+  // (16) and its narrow accumulator words (24: two inline; a count is one), 72 bytes, where two
+  // general accumulators made it 192.
+  EXPECT_EQ(slot, 72 + 1);
   EXPECT_GE(held, 1000 * slot + 1000 * static_cast<int64_t>(sizeof(int64_t)));
   EXPECT_LE(held, 4 * 1000 * slot + 128 * (slot + 16) + 4 * 1000 * static_cast<int64_t>(sizeof(int64_t)));
   op->ProcessWatermark(Watermark{kMaxTimestamp}, 0);  // sampled before the windows fire

@@ -1,6 +1,8 @@
 #include "runtime/state/key_groups.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <xxhash.h>
@@ -61,6 +63,26 @@ TEST(KeyGroupsTest, HashIsXxh3OfTheCanonicalBytes) {
   EXPECT_NE(KeyHash64(Key{Value()}), KeyHash64(Key{Value(int64_t{0})}));
   // Pinned: a key's group must not change between versions (state restores by key group).
   EXPECT_EQ(KeyGroupForHash(Int64KeyHash64(0), 128), KeyGroupForHash(XXH3_64bits("\1\0\0\0\0\0\0\0", 9), 128));
+}
+
+TEST(KeyGroupsTest, Int64HashIsTheLibrarysXxh3OverTheWholeRange) {
+  // Int64KeyHash64 forms XXH3's two 8-byte reads in registers; the library hashing the bytes
+  // must agree for every bit pattern (small, negative, extreme, every byte position set).
+  std::vector<int64_t> values = {0, 1, -1, INT64_MAX, INT64_MIN, 255, 256, -256};
+  for (int shift = 0; shift < 64; ++shift) {
+    values.push_back(static_cast<int64_t>(uint64_t{1} << shift));
+    values.push_back(static_cast<int64_t>(uint64_t{0x9E3779B97F4A7C15} >> shift));
+  }
+  for (int64_t v = -20000; v < 20000; v += 3) {
+    values.push_back(v);
+  }
+  for (const int64_t v : values) {
+    unsigned char bytes[9] = {1};
+    for (int i = 0; i < 8; ++i) {
+      bytes[1 + i] = static_cast<unsigned char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xFF);
+    }
+    ASSERT_EQ(Int64KeyHash64(v), XXH3_64bits(bytes, sizeof bytes)) << v;
+  }
 }
 
 TEST(KeyGroupsTest, HashPartitionerSendsAKeyToTheSubtaskOwningItsGroup) {
