@@ -698,6 +698,21 @@ size_t SourceOperator::EmitSlots(size_t n, WatermarkGenerator* generator, Waterm
                                  const std::string& split_id) {
   TM_DCHECK(batching_ && n >= 1 && pool_used_ + n <= pool_.size(), "slots not lent");
   const size_t start = pool_used_;
+  if (!strategy_) {
+    // Source timestamps as they are, no generator: a record with one joins the batch as it is
+    // (what EmitRecord and Forward would do); one without goes the general way.
+    for (size_t i = 0; i < n; ++i) {
+      StreamRecord& record = pool_[start + i];
+      if (record.has_timestamp && record.timestamp != kMinTimestamp) [[likely]] {
+        pending_[pending_count_++] = &record;
+      } else {
+        pool_used_ = start + i + 1;
+        EmitRecord(record, record.has_timestamp, nullptr, nullptr, split_id);
+      }
+    }
+    pool_used_ = start + n;
+    return n;
+  }
   for (size_t i = 0; i < n; ++i) {
     // Taken one by one, so each record is the last slot taken when Forward sees it, as a
     // RecordSlot record is.
