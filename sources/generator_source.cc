@@ -116,10 +116,31 @@ class GeneratorReader : public SourceReader {
     }
     int64_t index = next_;
     int64_t emitted = emitted_;
-    for (StreamRecord& record : slots) {
-      record.SetTimestamp(Fill(record.row, index, emitted));
-      index += stride_;
-      ++emitted;
+    if (wm_slot_ < 0 && latency_slot_ < 0) {
+      // The plain schema, with the spec's numbers in locals: the row stores could alias the
+      // members, which would otherwise be loaded again for every record.
+      const RowLayout* const layout = layout_;
+      const int64_t keys = spec_.keys;
+      const int64_t step_ms = spec_.step_ms;
+      const int64_t stride = stride_;
+      for (StreamRecord& record : slots) {
+        const GeneratedRecord g = GenerateRecord(index, keys, step_ms);
+        Row& row = record.row;
+        if (row.layout_ptr() != layout) {
+          row.Reset(layout);
+        }
+        row.SetInt64(0, g.key);
+        row.SetDouble(1, g.value);
+        row.SetInt64(2, g.ts);
+        record.SetTimestamp(g.ts);
+        index += stride;
+      }
+    } else {
+      for (StreamRecord& record : slots) {
+        record.SetTimestamp(Fill(record.row, index, emitted));
+        index += stride_;
+        ++emitted;
+      }
     }
     const auto taken = static_cast<int64_t>(split_->CollectSlots(slots.size()));
     next_ += taken * stride_;
