@@ -30,6 +30,19 @@ ChecksumSinkOperator::ChecksumSinkOperator(const Schema& schema, std::shared_ptr
     unrolled_salt_[f] = fixed_fields_[f].salt;
     unrolled_zero_sign_[f] = fixed_fields_[f].kind == Kind::kDouble ? uint64_t{1} << 63 : 0;
   }
+  static constexpr HashFixedBatchFn kUnrolled[kMaxUnrolledFields + 1] = {
+      nullptr,
+      &ChecksumSinkOperator::HashFixedBatch<1>,
+      &ChecksumSinkOperator::HashFixedBatch<2>,
+      &ChecksumSinkOperator::HashFixedBatch<3>,
+      &ChecksumSinkOperator::HashFixedBatch<4>,
+      &ChecksumSinkOperator::HashFixedBatch<5>,
+      &ChecksumSinkOperator::HashFixedBatch<6>,
+      &ChecksumSinkOperator::HashFixedBatch<7>,
+      &ChecksumSinkOperator::HashFixedBatch<8>};
+  if (string_fields_.empty() && fixed_fields_.size() <= kMaxUnrolledFields) {
+    hash_fixed_batch_ = kUnrolled[fixed_fields_.size()];
+  }
 }
 
 template <size_t N>
@@ -114,19 +127,12 @@ void ChecksumSinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
 
 void ChecksumSinkOperator::ProcessBatch(RecordBatch& batch, int /*input*/) {
   uint64_t checksum = checksum_;
-  switch (string_fields_.empty() ? fixed_fields_.size() : 0) {
-    case 1: checksum += HashFixedBatch<1>(batch); break;
-    case 2: checksum += HashFixedBatch<2>(batch); break;
-    case 3: checksum += HashFixedBatch<3>(batch); break;
-    case 4: checksum += HashFixedBatch<4>(batch); break;
-    case 5: checksum += HashFixedBatch<5>(batch); break;
-    case 6: checksum += HashFixedBatch<6>(batch); break;
-    case 7: checksum += HashFixedBatch<7>(batch); break;
-    case 8: checksum += HashFixedBatch<8>(batch); break;
-    default:
-      for (size_t i = 0; i < batch.size; ++i) {
-        checksum += Hash(batch.records[i]->row);
-      }
+  if (hash_fixed_batch_ != nullptr) {
+    checksum += (this->*hash_fixed_batch_)(batch);
+  } else {
+    for (size_t i = 0; i < batch.size; ++i) {
+      checksum += Hash(batch.records[i]->row);
+    }
   }
   checksum_ = checksum;
   count_ += static_cast<int64_t>(batch.size);

@@ -38,6 +38,7 @@ class ChecksumSinkOperator : public StreamOperator {
   uint64_t HashFixedBatch(const RecordBatch& batch) const;
   /// Most fixed-width fields `HashFixedBatch` is instantiated for.
   static constexpr size_t kMaxUnrolledFields = 8;
+  using HashFixedBatchFn = uint64_t (ChecksumSinkOperator::*)(const RecordBatch&) const;
   void SampleLatency(const Row& row);
 
   /// A checksummed field, compiled from the schema: where it is, how its type hashes (see
@@ -60,6 +61,9 @@ class ChecksumSinkOperator : public StreamOperator {
   std::array<size_t, kMaxUnrolledFields> unrolled_slot_{};
   std::array<uint64_t, kMaxUnrolledFields> unrolled_salt_{};
   std::array<uint64_t, kMaxUnrolledFields> unrolled_zero_sign_{};
+  /// `HashFixedBatch<fixed_fields_.size()>` when it applies (no strings, at most
+  /// kMaxUnrolledFields fields), else null (ProcessBatch calls `Hash` per row).
+  HashFixedBatchFn hash_fixed_batch_ = nullptr;
   int latency_slot_ = -1;
   std::shared_ptr<SinkResult> result_;
   int64_t count_ = 0;

@@ -694,8 +694,8 @@ std::span<StreamRecord> SourceOperator::LendSlots(size_t max) {
   return {pool_.data() + pool_used_, std::min(max, pool_.size() - pool_used_)};
 }
 
-size_t SourceOperator::EmitSlots(size_t n, WatermarkGenerator* generator, WatermarkOutput* immediate,
-                                 const std::string& split_id) {
+size_t SourceOperator::EmitSlots(size_t n, WatermarkGenerator* generator,
+                                 WatermarkOutput* immediate, const std::string& split_id) {
   TM_DCHECK(batching_ && n >= 1 && pool_used_ + n <= pool_.size(), "slots not lent");
   const size_t start = pool_used_;
   if (!strategy_) {

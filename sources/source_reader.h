@@ -129,7 +129,7 @@ class SourceReader {
   /// offered (the operator must stop between two records); the reader then continues after the
   /// last record taken. Default: one `PollNext`.
   [[nodiscard]] virtual InputStatus PollBatch(ReaderOutput& output, int64_t /*max_polls*/,
-                                                int64_t* polls) {
+                                              int64_t* polls) {
     const InputStatus status = PollNext(output);
     *polls = status == InputStatus::kMoreAvailable ? 1 : 0;
     return status;

@@ -32,7 +32,8 @@ uint64_t Reference(const std::vector<StreamRecord>& records) {
 
 /// The (count, checksum) a sink over `schema` publishes for `records`, given as one batch or
 /// record by record.
-std::pair<int64_t, uint64_t> RunSink(const Schema& schema, std::vector<StreamRecord> records, bool batch) {
+std::pair<int64_t, uint64_t> RunSink(const Schema& schema, std::vector<StreamRecord> records,
+                                     bool batch) {
   auto result = std::make_shared<SinkResult>(schema, false);
   ChecksumSinkOperator sink(schema, result);
   testing::CollectingOutput output;
@@ -93,7 +94,8 @@ TEST(ChecksumSinkOperatorTest, BatchChecksumIsTheDefinitionForEveryWidthAndSpeci
               break;
             default:
               // INT64_MIN has the bit pattern of -0.0 and must not be changed.
-              row.SetInt64(f, k % 3 == 0 ? std::numeric_limits<int64_t>::min() : k * 1000 + static_cast<int64_t>(f));
+              row.SetInt64(f, k % 3 == 0 ? std::numeric_limits<int64_t>::min()
+                                         : k * 1000 + static_cast<int64_t>(f));
           }
         }
         if (with_string) {

@@ -61,7 +61,8 @@ WatermarkStrategy PunctuatedOnWm() {
 struct Harness {
   Harness(const SourceSpec& spec, std::optional<WatermarkStrategy> strategy, Output& output,
           int subtask = 0, int parallelism = 1) {
-    op = std::make_unique<SourceOperator>(std::make_shared<GeneratorSource>(spec), std::move(strategy));
+    op = std::make_unique<SourceOperator>(std::make_shared<GeneratorSource>(spec),
+                                          std::move(strategy));
     OperatorContext context;
     context.name = "source";
     context.output = &output;
@@ -90,8 +91,9 @@ struct Harness {
   std::unique_ptr<SourceOperator> op;
 };
 
-std::vector<std::string> PerRecord(const SourceSpec& spec, std::optional<WatermarkStrategy> strategy,
-                                   int subtask = 0, int parallelism = 1) {
+std::vector<std::string> PerRecord(const SourceSpec& spec,
+                                   std::optional<WatermarkStrategy> strategy, int subtask = 0,
+                                   int parallelism = 1) {
   testing::CollectingOutput out;
   Harness h(spec, std::move(strategy), out, subtask, parallelism);
   while (h.op->EmitNext() == InputStatus::kMoreAvailable) {
@@ -130,7 +132,8 @@ TEST(GeneratorSourceTest, BatchPollKeepsEachPunctuatedWatermarkRightAfterItsReco
   ASSERT_EQ(expected.size(), 300u + 60u);
   // The 5th record has its `wm` set (to its timestamp 12): its watermark follows it.
   const GeneratedRecord fifth = GenerateRecord(4, spec.keys, spec.step_ms);
-  EXPECT_EQ(expected[4], fmt::format("record([{},{},12,12]@12)", fifth.key, ValueToJson(Value{fifth.value})));
+  EXPECT_EQ(expected[4],
+            fmt::format("record([{},{},12,12]@12)", fifth.key, ValueToJson(Value{fifth.value})));
   EXPECT_EQ(expected[5], "watermark(12)");
   TakingOutput out;
   Harness h(spec, PunctuatedOnWm(), out);
