@@ -398,7 +398,12 @@ struct PipelineSpec {
   int parallelism = 1;
   std::string clock = "system";  ///< system | virtual
   int64_t auto_watermark_interval_ms = 200;
-  int64_t channel_capacity = 1024;  ///< elements per channel (`channel-capacity`)
+  /// Elements per channel (`channel-capacity`). 64 by measurement (issue 10): a producer ahead of
+  /// its consumer keeps the channel full, so every batch of a full channel is live and recycled in
+  /// turn; 64 batches of 256 rows (~1.6 MiB) stay in cache, 1024 (~26 MiB) did not, and
+  /// chain1/chain2_unchained_p1 ran at ~0.3x raw_channel with 1024, ~0.55x / ~0.4x with 64
+  /// (16: 0.4-0.7x / 0.3-0.4x, 32 and 128 between).
+  int64_t channel_capacity = 64;
   /// `finished-input`: "exclude" (design.md: a finished input leaves the minimum) or "max"
   /// (Flink: it counts as MAX, and so wins over idle inputs).
   std::string finished_input = "exclude";

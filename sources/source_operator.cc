@@ -1,5 +1,7 @@
 #include "sources/source_operator.h"
 
+#include <algorithm>
+
 #include "runtime/core/errors.h"
 #include "runtime/eventtime/watermark_to_data_output.h"
 
@@ -156,6 +158,18 @@ class SourceOperator::SplitOutput : public SourceOutput {
     if (&record == &scratch_) {
       scratch_.row.swap(row);
     }
+  }
+  std::span<StreamRecord> BatchSlots(size_t max) override { return op_.LendSlots(max); }
+  size_t CollectSlots(size_t n) override {
+    // As n CollectReusing calls: BeforeRecord's counting and reactivation, then each record.
+    records_ += static_cast<int64_t>(n);
+    if (reader_idle_) {
+      reader_idle_ = false;
+      immediate_.MarkActive();
+    }
+    const size_t taken = op_.EmitSlots(n, generator_.get(), handle(), split_id_);
+    records_ -= static_cast<int64_t>(n - taken);
+    return taken;
   }
   void EmitWatermark(Watermark w) override {
     if (generator_) {
@@ -669,17 +683,62 @@ void SourceOperator::FlushPending() {
   output().CollectBatch(batch);
 }
 
+std::span<StreamRecord> SourceOperator::LendSlots(size_t max) {
+  if (!batching_ || max == 0) {
+    return {};
+  }
+  if (pool_used_ == pool_.size()) {
+    FlushPending();
+    pool_used_ = 0;
+  }
+  return {pool_.data() + pool_used_, std::min(max, pool_.size() - pool_used_)};
+}
+
+size_t SourceOperator::EmitSlots(size_t n, WatermarkGenerator* generator,
+                                 WatermarkOutput* immediate, const std::string& split_id) {
+  TM_DCHECK(batching_ && n >= 1 && pool_used_ + n <= pool_.size(), "slots not lent");
+  const size_t start = pool_used_;
+  if (!strategy_) {
+    // Source timestamps as they are, no generator: a record with one joins the batch as it is
+    // (what EmitRecord and Forward would do); one without goes the general way.
+    for (size_t i = 0; i < n; ++i) {
+      StreamRecord& record = pool_[start + i];
+      if (record.has_timestamp && record.timestamp != kMinTimestamp) [[likely]] {
+        pending_[pending_count_++] = &record;
+      } else {
+        pool_used_ = start + i + 1;
+        EmitRecord(record, record.has_timestamp, nullptr, nullptr, split_id);
+      }
+    }
+    pool_used_ = start + n;
+    return n;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    // Taken one by one, so each record is the last slot taken when Forward sees it, as a
+    // RecordSlot record is.
+    pool_used_ = start + i + 1;
+    StreamRecord& record = pool_[start + i];
+    EmitRecord(record, record.has_timestamp, generator, immediate, split_id);
+    if (waiting_for_alignment_) [[unlikely]] {
+      return i + 1;  // EmitNext would not poll again: the rest stay unread
+    }
+  }
+  return n;
+}
+
 InputStatus SourceOperator::EmitBatch(int64_t max_polls, int64_t* polls) {
   *polls = 0;
   InputStatus status = InputStatus::kMoreAvailable;
   batching_ = true;
   try {
     while (*polls < max_polls) {
-      status = EmitNext();
+      int64_t n = 0;
+      status = Poll(max_polls - *polls, &n);
+      *polls += n;
       if (status != InputStatus::kMoreAvailable) {
         break;
       }
-      ++*polls;
+      TM_DCHECK(n >= 1, "a poll returned kMoreAvailable for no poll");
     }
     FlushPending();
   } catch (...) {
@@ -694,6 +753,12 @@ InputStatus SourceOperator::EmitBatch(int64_t max_polls, int64_t* polls) {
 }
 
 InputStatus SourceOperator::EmitNext() {
+  int64_t polls = 0;
+  return Poll(0, &polls);
+}
+
+InputStatus SourceOperator::Poll(int64_t max_polls, int64_t* polls) {
+  *polls = 0;
   if (stopped_ || finished_) {
     return InputStatus::kEndOfInput;
   }
@@ -703,7 +768,13 @@ InputStatus SourceOperator::EmitNext() {
   if (waiting_for_alignment_) {
     return InputStatus::kNothingAvailable;  // the next report's announcement may release us
   }
-  const InputStatus status = reader_->PollNext(*main_output_);
+  InputStatus status;
+  if (max_polls == 0) {
+    status = reader_->PollNext(*main_output_);
+    *polls = status == InputStatus::kMoreAvailable ? 1 : 0;
+  } else {
+    status = reader_->PollBatch(*main_output_, max_polls, polls);
+  }
   if (status == InputStatus::kEndOfInput) {
     finished_ = true;
     SetWaitingForAlignment(false);

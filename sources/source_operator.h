@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,16 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   /// any) see it with `immediate` as its output. A record without a timestamp goes to `errors`.
   void EmitRecord(StreamRecord& record, bool has_source_ts, WatermarkGenerator* generator,
                   WatermarkOutput* immediate, const std::string& split_id = "");
+  /// The task's poll: `reader_->PollNext` for `max_polls == 0` (EmitNext), else
+  /// `reader_->PollBatch` for up to `max_polls` polls; `*polls` as PollBatch's.
+  InputStatus Poll(int64_t max_polls, int64_t* polls);
+  /// Lends the next free pool slots (up to `max`; flushing a full batch first) for a reader to
+  /// fill; empty outside `EmitBatch`. `EmitSlots(n, ...)` then takes the first `n` in order,
+  /// emitting each as `EmitRecord` does, and stops after one that started an alignment wait;
+  /// returns how many it took.
+  std::span<StreamRecord> LendSlots(size_t max);
+  size_t EmitSlots(size_t n, WatermarkGenerator* generator, WatermarkOutput* immediate,
+                   const std::string& split_id);
   /// Where a reader's next record is built: inside `EmitBatch` a slot of the batch (flushing it
   /// first when full), otherwise `fallback`.
   StreamRecord& RecordSlot(StreamRecord& fallback);

@@ -4,10 +4,12 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "runtime/core/row.h"
+#include "runtime/core/stream_record.h"
 #include "runtime/core/watermark.h"
 #include "runtime/state/state_serializer.h"
 #include "runtime/task/metrics_writer.h"
@@ -63,6 +65,18 @@ class SourceOutput {
   /// empty when it did, so a reader that rebuilds its row only when `row.size()` changed makes no
   /// allocation per record. The default copies.
   virtual void CollectReusing(Row& row, Timestamp timestamp_ms) { Collect(Row(row), timestamp_ms); }
+  /// Batch emission, for a reader's `PollBatch`: lends up to `max` records (their rows reused from
+  /// earlier batches, so possibly of another layout or empty) for the reader to fill in place,
+  /// each with its source timestamp (`SetTimestamp`) or none (`EraseTimestamp`). Empty when this
+  /// output lends none (the default; the source operator outside `EmitBatch`): the reader then
+  /// emits through `Collect`. Valid until `CollectSlots` or the next `BatchSlots`.
+  virtual std::span<StreamRecord> BatchSlots(size_t /*max*/) { return {}; }
+  /// Emits the first `n` records of the last `BatchSlots` exactly as `n` calls of
+  /// `Collect(row, timestamp)` (or `Collect(row)` for one without a timestamp) would, and returns
+  /// how many it took: fewer than `n` when the source must stop reading after one of them (it
+  /// began waiting for watermark alignment), and the reader then goes on with the first record not
+  /// taken, as if it had not been polled. Precondition: 1 <= n <= the span's size.
+  virtual size_t CollectSlots(size_t n) { return n; }
   virtual void EmitWatermark(Watermark watermark) = 0;
   virtual void MarkIdle() = 0;
   virtual void MarkActive() = 0;
@@ -107,6 +121,19 @@ class SourceReader {
   virtual ~SourceReader() = default;
   virtual void Start(SourceReaderContext& context) = 0;
   [[nodiscard]] virtual InputStatus PollNext(ReaderOutput& output) = 0;
+  /// Stands for up to `max_polls` (>= 1) consecutive `PollNext` calls, stopping at the first that
+  /// would not return `kMoreAvailable`: the same records, timestamps, watermarks and statuses in
+  /// the same order, with `*polls` set to the number of calls that returned `kMoreAvailable`
+  /// (the result is that of the last call). Readers that can fill many records at once do so
+  /// through `SourceOutput::BatchSlots` / `CollectSlots`, which may take fewer records than
+  /// offered (the operator must stop between two records); the reader then continues after the
+  /// last record taken. Default: one `PollNext`.
+  [[nodiscard]] virtual InputStatus PollBatch(ReaderOutput& output, int64_t /*max_polls*/,
+                                              int64_t* polls) {
+    const InputStatus status = PollNext(output);
+    *polls = status == InputStatus::kMoreAvailable ? 1 : 0;
+    return status;
+  }
   virtual void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) = 0;
   /// No split will be added any more; once the current ones are read, PollNext ends input.
   virtual void NotifyNoMoreSplits() = 0;

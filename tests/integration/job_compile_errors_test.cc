@@ -246,7 +246,7 @@ TEST(JobCompileErrorsTest, ChannelsThatWouldNotFitInMemory) {
                            "    filter: amount > 0\n") +
                        kSink),
             "bad.yaml:18:14: error: operators[2].inputs: the job's channels would need more than "
-            "67108864 element slots (this edge: 1048576 channels of 1024 from 'a', parallelism "
+            "67108864 element slots (this edge: 1048576 channels of 64 from 'a', parallelism "
             "1024, to 'w', parallelism 1024); lower the parallelism or pipeline.channel-capacity");
 }
 

@@ -267,7 +267,7 @@ TEST(JobLoaderTest, DefaultsApplyWhenOptionalBlocksAreAbsent) {
   EXPECT_EQ(job.pipeline.parallelism, 1);
   EXPECT_EQ(job.pipeline.clock, "system");
   EXPECT_EQ(job.pipeline.auto_watermark_interval_ms, 200);
-  EXPECT_EQ(job.pipeline.channel_capacity, 1024);
+  EXPECT_EQ(job.pipeline.channel_capacity, 64);
   EXPECT_FALSE(job.report.has_value());
   EXPECT_FALSE(job.operators[0].watermarks.has_value());
   EXPECT_EQ(job.operators[0].source->interleave, "round-robin");
