@@ -54,6 +54,18 @@ KafkaBaselineResult RunKafkaBaseline(const std::vector<SchemaFieldSpec>& schema,
   JsonValueScan scan(schema);
   const auto start = std::chrono::steady_clock::now();
   KafkaHandle consumer = MakeBenchConsumer(bootstrap_servers, "tidemark-bench-baseline");
+  // One queue per partition, forwarded nowhere, as the source reads (through the consumer's
+  // one queue librdkafka delivers 10^6 records from the mock 2-3 times slower). Made before the
+  // assignment, as the source does: records fetched before a partition's queue stopped
+  // forwarding would land in the consumer's queue, which nothing reads, and the loop below
+  // would wait for them until its 30 s limit (seen once in bench_smoke under load).
+  std::vector<KafkaQueue> queues;
+  std::vector<bool> done;
+  for (size_t p = 0; p < end_offsets.size(); ++p) {
+    queues.emplace_back(rd_kafka_queue_get_partition(consumer.get(), topic.c_str(), static_cast<int32_t>(p)));
+    rd_kafka_queue_forward(queues.back().get(), nullptr);
+    done.push_back(end_offsets[p] <= 0);
+  }
   size_t open = 0;
   {
     KafkaPartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(end_offsets.size())));
@@ -67,15 +79,6 @@ KafkaBaselineResult RunKafkaBaseline(const std::vector<SchemaFieldSpec>& schema,
     if (const rd_kafka_resp_err_t err = rd_kafka_assign(consumer.get(), list.get())) {
       throw std::runtime_error(fmt::format("{}: cannot assign: {}", topic, rd_kafka_err2str(err)));
     }
-  }
-  // One queue per partition, forwarded nowhere, as the source reads (through the consumer's
-  // one queue librdkafka delivers 10^6 records from the mock 2-3 times slower).
-  std::vector<KafkaQueue> queues;
-  std::vector<bool> done;
-  for (size_t p = 0; p < end_offsets.size(); ++p) {
-    queues.emplace_back(rd_kafka_queue_get_partition(consumer.get(), topic.c_str(), static_cast<int32_t>(p)));
-    rd_kafka_queue_forward(queues.back().get(), nullptr);
-    done.push_back(end_offsets[p] <= 0);
   }
   std::vector<rd_kafka_message_t*> batch(1024);
   auto last_progress = std::chrono::steady_clock::now();
