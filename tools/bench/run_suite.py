@@ -483,12 +483,13 @@ def main():
 
 REASONS = {
     "files_scan": "the baseline itself (simdjson `iterate_many` over the whole file, hashing every field) "
-                  "reaches only the MB/s shown on this machine. Against it: each line is parsed on its own "
-                  "(simdjson On-Demand `iterate` per line, in place in the read buffer: stage 1 runs per "
-                  "line rather than over megabytes), and its values are written into a `std::variant` row "
-                  "that goes through the source operator (timestamp, watermark generator) to the sink.",
-    "files_windowed": "the window operator dominates (string keys interned per record, wide state "
-                      "slots, results built as variant rows), not the file source.",
+                  "reaches only the MB/s shown on this machine; the job parses each line on its own (simdjson "
+                  "On-Demand `iterate` in place in the read buffer) straight into the fixed-layout row's slots, "
+                  "so what it pays per byte is stage 1 per line rather than over megabytes.",
+    "files_windowed": "the window operator dominates, not the file source (the scan alone is a fifth of the "
+                      "time): each record's string key is hashed and looked up in the interned key pool, and "
+                      "each of the ~1.9 M windows builds and emits its own result row when the periodic "
+                      "watermark passes it.",
     "files_p2_scan": "the two readers and their sinks need both cores of a machine that other work shares; "
                      "per byte the scan costs the same at parallelism 2 (see the CPU column).",
     "files_p2_windowed": "the two byte ranges of one file hold different event times: the window's watermark "
@@ -496,32 +497,27 @@ REASONS = {
                          "first half is read (twice the state), and the window operator, not the reading, "
                          "sets the pace.",
     "chain_ratio": "records move along the chain in batches (one virtual call per operator per batch, counters "
-                   "and cancel checks per batch), but each record is still a `std::vector<std::variant>` row: "
-                   "the generator's writes and the checksum sink's hash of three 40-byte variant cells through "
-                   "type dispatch are ~260 of the ~480 instructions per record (callgrind, chain2), against 165 "
-                   "for the whole fused loop over 32-byte plain structs. A fixed-layout `Row` is what it needs.",
+                   "and cancel checks per batch), the generator fills a whole batch in one poll and the "
+                   "checksum sink hashes NULL-free fixed-width rows unrolled; what remains is the per-record "
+                   "timestamp and watermark-generator step in the source operator.",
     "chain_abs": "the baseline itself, doing the same per-record work (SplitMix64 generation, a 64-bit modulo "
                  "for the key, four mixes for the checksum), runs at the rate shown above on this machine; "
-                 "the issue's 400–500 M/s is an empty loop over 32-byte records. A chain over variant rows "
-                 "cannot reach 150 M/s here without a columnar / fixed-layout record.",
-    "unchained": "every record crosses a channel as a variant `Row` (its buffer swapped into a recycled "
-                 "batch slot, a batch handed to the next task's head in one call); channels are 1024 batches "
-                 "deep, so a recycled slot is cold when it is reused; tasks sleep on a condition variable when idle (no "
-                 "spinning on 2 cores), so a thread hand-off costs a futex wake per empty→non-empty "
-                 "transition; with more tasks than cores (unchained chains, parallelism 2) the threads "
-                 "time-share the two cores.",
-    "window": "keyed state is a flat table per key group (absl::flat_hash_map, int64 keys without a "
-              "variant, accumulators inline; sessions on the same flat path), timers grouped by window end, "
-              "and the window task prefetches the state of records a batch ahead; what remains is the slot "
-              "size (about 200 bytes: two 72-byte accumulators built on the 40-byte `Value` variant, against "
-              "the baseline's 40-80), the key-group hash (XXH3) per record, the variant row and the channel "
-              "between the source task and the window task (the baseline is one loop on one thread); at "
-              "1e3 keys the per-record cost on both threads, not the lookup.",
-    "state_bytes": "a slot holds the key, two 72-byte accumulators (a `Value` variant and a sequence number "
-                   "each) and slice bookkeeping, about 200 bytes against the baseline's count and sum; "
-                   "16-24-byte accumulators for count and int64 sum would bring it to 64-80 bytes. Windows "
-                   "also stay open until the periodic watermark (200 ms) passes them, where the baseline "
-                   "closes them from the record timestamps.",
+                 "the issue's 400–500 M/s is an empty loop over 32-byte records.",
+    "unchained": "every record crosses a channel as a fixed-layout `Row` copied into a recycled batch slot "
+                 "(`RecordWriter::EmitBatch`, one copy per row) while the baseline pushes 32-byte structs "
+                 "through one spsc_queue; the consumer rebuilds a batch's pointer array per batch; tasks "
+                 "sleep on a condition variable when idle (no spinning on 2 cores), so each empty→non-empty "
+                 "hand-off costs a futex wake; channels are 64 batches deep (by measurement: 1024 went cold "
+                 "in cache); with more tasks than cores the threads time-share the two cores.",
+    "window": "keyed state is a flat table per key group (int64 keys without a variant, narrow typed "
+              "accumulators inline, timers by window end, state prefetched a batch ahead); the job runs "
+              "on two threads with a channel between the source and the window task where the baseline "
+              "is one loop on one thread, the key's group is hashed twice per record (prefetch and "
+              "lookup), and at 1e3 keys the per-record cost on both threads, not the lookup, sets the "
+              "pace.",
+    "state_bytes": "a slot holds the key, the narrow accumulators (a count is one 8-byte word) and two slice "
+                   "starts inline, 72 bytes; the timer buckets add 8-17 bytes a key. At 1e3 keys most of the "
+                   "bytes are the empty capacity of 128 small per-group tables.",
     "sliding": "state is sliced (one accumulator per gcd(size, slide) slice, so adding a record costs the same "
                "at any size/slide), and every window fires and emits its own result: with a 10 ms slide a key "
                "emits a result every 10 ms of event time instead of every 10 s, about 1,000 times the output "
@@ -570,9 +566,19 @@ PROFILE_NOTES = """Profiled with `perf record -g` on `chain2_chained_p1` and `ch
 - Keyed windows: flat per-key-group tables with inline accumulators (int64 keys and interned
   `KeyRef`s for strings and several fields), timers by window end, and a prefetch of the state of
   the record 8 places ahead within a batch (tumbling 1e5: `find` fell from 44% to 18% of samples).
-  It is still memory-bound on the ~200-byte slot.
-- Not done: a fixed-layout (columnar) record for the chains, narrow accumulators for the keyed
-  state. These are what the missed targets above need.
+- Fixed-layout records (this round): a `Row` is one buffer of 8-byte typed slots, a null bitmap
+  and strings out of line, read and written through typed accessors (no `std::variant` per cell on
+  any hot path). A source reader fills a whole batch in one poll (`SourceReader::PollBatch`; the
+  generator does), and the checksum sink hashes NULL-free fixed-width rows in a loop unrolled per
+  field count. Callgrind over 1e6 records: chain2_chained_p1 480 M -> 234 M instructions.
+  Channels are 64 batches deep instead of 1024, so a recycled batch is still in cache.
+- Narrow keyed state (this round): window and session accumulators are typed 8-byte words inline in
+  the flat table's slot (a count is one word; 192 -> 72 bytes a slot), the int64 key-group hash is
+  XXH3 computed in registers (it was 16-18% of tumbling_keys_1e3), and an int64 key is inserted in
+  one probe.
+- Not done: a batch loop for sources with a watermark strategy (bounded out-of-orderness goes
+  record by record through the source operator), the unchained hand-off (per-row copy into a
+  recycled slot, futex wake-ups) and the generator's paced bursts that set the latency tail.
 """
 
 if __name__ == "__main__":
