@@ -150,33 +150,36 @@ void WindowOperator::MigrateToKeyStore() {
   int_store_.reset();
 }
 
+namespace {
+// A key's accumulator buffer beyond its inline capacity goes to `spares` when the key is done
+// and comes back for a key that outgrows the inline space: no allocation per window in steady
+// state. One rule for the per-window accumulators and the sliced words.
+template <typename Vector>
+void Recycle(Vector& accs, size_t inline_capacity, std::vector<Vector>& spares) {
+  if (accs.capacity() > inline_capacity) {
+    accs.erase(accs.begin(), accs.end());  // keeps the heap buffer (clear() frees it)
+    spares.push_back(std::move(accs));
+  }
+}
+
+template <typename Vector>
+void Reuse(Vector& accs, size_t inline_capacity, std::vector<Vector>& spares) {
+  if (!spares.empty() && accs.capacity() <= inline_capacity) {
+    accs = std::move(spares.back());
+    spares.pop_back();
+  }
+}
+}  // namespace
+
 void WindowOperator::RecycleAccumulators(AccumulatorVector& accs) {
-  if (accs.capacity() > kInlineAccumulators) {
-    accs.erase(accs.begin(), accs.end());  // keeps the heap buffer (clear() frees it)
-    spare_accs_.push_back(std::move(accs));
-  }
+  Recycle(accs, kInlineAccumulators, spare_accs_);
 }
 
-void WindowOperator::ReuseAccumulators(AccumulatorVector& accs) {
-  if (!spare_accs_.empty() && accs.capacity() <= kInlineAccumulators) {
-    accs = std::move(spare_accs_.back());
-    spare_accs_.pop_back();
-  }
-}
+void WindowOperator::ReuseAccumulators(AccumulatorVector& accs) { Reuse(accs, kInlineAccumulators, spare_accs_); }
 
-void WindowOperator::RecycleAccumulators(SliceWords& accs) {
-  if (accs.capacity() > kInlineSliceWords) {
-    accs.erase(accs.begin(), accs.end());  // keeps the heap buffer (clear() frees it)
-    spare_words_.push_back(std::move(accs));
-  }
-}
+void WindowOperator::RecycleAccumulators(SliceWords& accs) { Recycle(accs, kInlineSliceWords, spare_words_); }
 
-void WindowOperator::ReuseAccumulators(SliceWords& accs) {
-  if (!spare_words_.empty() && accs.capacity() <= kInlineSliceWords) {
-    accs = std::move(spare_words_.back());
-    spare_words_.pop_back();
-  }
-}
+void WindowOperator::ReuseAccumulators(SliceWords& accs) { Reuse(accs, kInlineSliceWords, spare_words_); }
 
 uint64_t* WindowOperator::FindOrAddSlice(SlicedKeyState& ks, Timestamp start) {
   const size_t n = slice_words_;
