@@ -174,7 +174,8 @@ class GeneratorReader : public SourceReader {
     return g.ts;
   }
 
-  /// True when the next record is due; sleeps out gaps below 2 ms; otherwise arms a wake-up.
+  /// True when the next record is due; otherwise arms a wake-up at its due time (see the
+  /// class comment for the virtual clock).
   bool Paced() {
     const int64_t now = SteadyNowNs();
     if (start_ns_ == 0) {
@@ -185,6 +186,10 @@ class GeneratorReader : public SourceReader {
     const int64_t ahead = due - now;
     if (ahead <= 0) {
       return true;
+    }
+    if (!context_->virtual_clock()) {
+      context_->WakeUpAfter(std::chrono::nanoseconds(ahead));
+      return false;
     }
     if (ahead < 2'000'000) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(ahead));

@@ -1,9 +1,11 @@
 #include "sources/source_operator.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "runtime/core/errors.h"
 #include "runtime/eventtime/watermark_to_data_output.h"
+#include "runtime/io/wakeup.h"
 
 namespace tidemark {
 
@@ -352,6 +354,14 @@ class SourceOperator::ReaderContext : public SourceReaderContext {
     return [wakeup] { wakeup->Signal(); };
   }
   bool virtual_clock() const override { return op_.context().virtual_clock; }
+  void WakeUpAfter(std::chrono::nanoseconds delay) override {
+    Wakeup* wakeup = op_.context().wakeup;
+    if (op_.context().virtual_clock || wakeup == nullptr) {
+      SourceReaderContext::WakeUpAfter(delay);  // whole milliseconds of processing time
+      return;
+    }
+    wakeup->WakeNoLaterThan(std::chrono::steady_clock::now() + delay);
+  }
   void WakeUpAt(Timestamp time_ms) override {
     // A timer whose mail wakes the task; under the virtual clock it is also the source's next
     // arrival, an event the clock stops at. One per distinct time: a reader polled again before

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -103,6 +105,14 @@ class SourceReaderContext {
   /// Asks to be polled again once processing time reaches `time_ms` (pacing). Under the virtual
   /// clock this advances the clock; under the system clock it arms a timer.
   virtual void WakeUpAt(Timestamp time_ms) = 0;
+  /// Asks to be polled again after `delay` of wall-clock time, at sub-millisecond precision
+  /// (a paced source whose records are microseconds apart). The task flushes its output before
+  /// it sleeps, so records read before the wait are not held back by it. Under the virtual clock,
+  /// and without a task, it is `WakeUpAt` of the next whole millisecond after `delay`.
+  virtual void WakeUpAfter(std::chrono::nanoseconds delay) {
+    const int64_t ms = (std::max<int64_t>(delay.count(), 0) + 999'999) / 1'000'000;
+    WakeUpAt(processing_time().GetCurrentProcessingTime() + ms);
+  }
   /// A callable any thread may call (librdkafka's queue callbacks) to wake the task so it polls
   /// the reader again (the role of Flink's FutureCompletingBlockingQueue availability future).
   /// Valid while the reader lives; empty when the reader runs without a task (tests).

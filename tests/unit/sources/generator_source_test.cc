@@ -1,6 +1,7 @@
 #include "sources/generator_source.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/eventtime/punctuated_watermarks.h"
+#include "runtime/io/wakeup.h"
 #include "runtime/time/manual_processing_time_service.h"
 #include "sources/source_operator.h"
 #include "tests/testing/collecting_output.h"
@@ -57,10 +59,12 @@ WatermarkStrategy PunctuatedOnWm() {
   });
 }
 
-/// A generator source operator of subtask `subtask` of `parallelism`, writing into `output`.
+/// A generator source operator of subtask `subtask` of `parallelism`, writing into `output`
+/// (with the task's `wakeup` and clock kind, when given).
 struct Harness {
   Harness(const SourceSpec& spec, std::optional<WatermarkStrategy> strategy, Output& output,
-          int subtask = 0, int parallelism = 1) {
+          int subtask = 0, int parallelism = 1, Wakeup* wakeup = nullptr,
+          bool virtual_clock = false) {
     op = std::make_unique<SourceOperator>(std::make_shared<GeneratorSource>(spec),
                                           std::move(strategy));
     OperatorContext context;
@@ -70,6 +74,8 @@ struct Harness {
     context.subtask_index = subtask;
     context.parallelism = parallelism;
     context.auto_watermark_interval_ms = 0;
+    context.wakeup = wakeup;
+    context.virtual_clock = virtual_clock;
     op->SetWatermarkReporter([](Timestamp) {});
     op->Open(context);
   }
@@ -194,6 +200,57 @@ TEST(GeneratorSourceTest, EmitNextEmitsOneRecordPerPoll) {
   EXPECT_EQ(h.op->EmitNext(), InputStatus::kMoreAvailable);
   EXPECT_EQ(h.op->EmitNext(), InputStatus::kEndOfInput);
   EXPECT_EQ(out.Records().size(), 3u);
+}
+
+// Paced at 1,000 records/s (checked every 16 records): the 17th record is due 16 ms after the
+// first. Under the system clock the reader does not sleep on the task thread with the first 16
+// records unflushed; it returns kNothingAvailable and sets the task's wake-up deadline, so the
+// task flushes and then sleeps until the record is due.
+TEST(GeneratorSourceTest, PacedReaderAheadOfScheduleAsksForAWakeUpInsteadOfSleeping) {
+  SourceSpec spec = Generator(100, 0);
+  spec.rate = 1000;
+  testing::CollectingOutput out;
+  Wakeup wakeup;
+  Harness h(spec, std::nullopt, out, 0, 1, &wakeup);
+  int polls = 0;
+  InputStatus status;
+  while ((status = h.op->EmitNext()) == InputStatus::kMoreAvailable) {
+    ++polls;
+  }
+  EXPECT_EQ(polls, 16);
+  EXPECT_EQ(status, InputStatus::kNothingAvailable);
+  EXPECT_EQ(h.time.NumPendingTimers(), 0u);  // no whole-millisecond processing-time wake-up
+  // The deadline ends the next wait (it would otherwise last an hour), unsignalled, and is then
+  // used up: a second wait lasts its own timeout.
+  EXPECT_FALSE(wakeup.WaitFor(std::chrono::hours(1)));
+  EXPECT_FALSE(wakeup.WaitFor(std::chrono::milliseconds(1)));
+  // Once due, the next 16 records follow.
+  while (h.op->EmitNext() == InputStatus::kNothingAvailable) {
+    wakeup.WaitFor(std::chrono::hours(1));
+  }
+  polls = 1;
+  while (h.op->EmitNext() == InputStatus::kMoreAvailable) {
+    ++polls;
+  }
+  EXPECT_EQ(polls, 16);
+}
+
+// Under the virtual clock a gap of 2 ms or more is a processing-time wake-up (the clock moves to
+// it when every task waits), not a wall-clock deadline.
+TEST(GeneratorSourceTest, PacedReaderUnderTheVirtualClockWaitsForProcessingTime) {
+  SourceSpec spec = Generator(100, 0);
+  spec.rate = 1000;
+  testing::CollectingOutput out;
+  Wakeup wakeup;
+  Harness h(spec, std::nullopt, out, 0, 1, &wakeup, /*virtual_clock=*/true);
+  int polls = 0;
+  while (h.op->EmitNext() == InputStatus::kMoreAvailable) {
+    ++polls;
+  }
+  EXPECT_EQ(polls, 16);
+  ASSERT_EQ(h.time.NumPendingTimers(), 1u);
+  EXPECT_GE(h.time.NextTimerTime(), 1);   // whole milliseconds after now (0)
+  EXPECT_LE(h.time.NextTimerTime(), 16);  // and no later than the record is due
 }
 
 }  // namespace
