@@ -1,6 +1,7 @@
 #include "operators/window/window_operator.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 #include <fmt/format.h>
@@ -243,7 +244,42 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
   // work of the records between, few enough that the lines are still cached when used.
   constexpr size_t kPrefetchDistance = 8;
   const size_t n = records.size;
-  if (options_.key_slots.size() != 1 || n <= kPrefetchDistance) {
+  if (n <= kPrefetchDistance) {
+    StreamOperator::ProcessBatch(records, input);
+    return;
+  }
+  if (sliced_ && key_store_) {
+    // Interned keys (strings, several fields): a record's key hash is computed once, a few
+    // records ahead, to request its table slot; the record's lookup reuses it.
+    std::array<uint64_t, kPrefetchDistance> hashes{};
+    auto hash_ahead = [&](size_t j) {
+      const KeyProbe probe = KeyProbe::Of(records[j].row, options_.key_slots);
+      hashes[j % kPrefetchDistance] = probe.hash64;
+      if (key_store_) {
+        key_store_->keys.Prefetch(probe);
+      }
+    };
+    for (size_t j = 0; j < kPrefetchDistance; ++j) {
+      hash_ahead(j);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t hash = hashes[i % kPrefetchDistance];
+      if (i + kPrefetchDistance < n) {
+        hash_ahead(i + kPrefetchDistance);
+      }
+      StreamRecord& record = records[i];
+      // The path is re-checked per record (a record may move the operator off it).
+      if (sliced_ && key_store_ && record.has_timestamp &&
+          record.timestamp > -kMaxSlicedTimestamp && record.timestamp < kMaxSlicedTimestamp) {
+        ++records_since_state_sample_;
+        SlicedAddInterned(record, hash);
+      } else {
+        ProcessElement(record, input);
+      }
+    }
+    return;
+  }
+  if (options_.key_slots.size() != 1) {
     StreamOperator::ProcessBatch(records, input);
     return;
   }

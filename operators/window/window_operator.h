@@ -199,9 +199,11 @@ class WindowOperator : public StreamOperator,
   // StreamOperator
   void Open(const OperatorContext& context) override;
   void ProcessElement(StreamRecord& record, int input) override;
-  /// `ProcessElement` on each record; on the sliced and flat session paths with int64 keys the
-  /// keyed state of the record a few places on is prefetched, so the table lookups of a batch
-  /// overlap instead of waiting on one cache miss after another (same output).
+  /// `ProcessElement` on each record; on the sliced and flat session paths with int64 keys, and
+  /// on the sliced path with interned keys (strings, several fields), the keyed state of the
+  /// record a few places on is prefetched, so the table lookups of a batch overlap instead of
+  /// waiting on one cache miss after another (same output). An interned key's hash is computed
+  /// once, for that prefetch, and reused by its record's lookup.
   void ProcessBatch(RecordBatch& records, int input) override;
   void ProcessWatermark(Watermark watermark, int input) override;
   void Close() override;
@@ -282,6 +284,9 @@ class WindowOperator : public StreamOperator,
   }
   void InitSlicing();
   void SlicedProcessElement(StreamRecord& record);
+  // `SlicedProcessElement` of a record of the interned-key store (`key_store_` set) whose key
+  // hash (`KeyHash64` of its key fields) the caller computed.
+  void SlicedAddInterned(StreamRecord& record, uint64_t key_hash);
   template <typename K, typename Src>
   void SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record);
   void FireSlicedTimers(Timestamp watermark);

@@ -9,6 +9,7 @@
 // record before, i.e. one the per-window path fires by timer.
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <set>
 #include <type_traits>
@@ -167,6 +168,11 @@ void Reuse(Vector& accs, size_t inline_capacity, std::vector<Vector>& spares) {
   if (!spares.empty() && accs.capacity() <= inline_capacity) {
     accs = std::move(spares.back());
     spares.pop_back();
+    // New keys take buffers one record after another, freed long before (at a window end):
+    // the next one is requested now, so its key's first add finds it cached.
+    if (!spares.empty()) {
+      __builtin_prefetch(spares.back().data());
+    }
   }
 }
 }  // namespace
@@ -322,6 +328,10 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
   SlicedAdd(*key_store_, KeyProbe::Of(record.row, options_.key_slots), record);
 }
 
+void WindowOperator::SlicedAddInterned(StreamRecord& record, uint64_t key_hash) {
+  SlicedAdd(*key_store_, KeyProbe{&record.row, &options_.key_slots, nullptr, key_hash}, record);
+}
+
 template <typename K, typename Src>
 void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record) {
   const Timestamp t = record.timestamp;
@@ -383,10 +393,25 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
   // Time by time, each time's keys in key order: the order of the per-key timers this replaces
   // ((time, key) in the timer service).
   Timestamp time = kMinTimestamp;
+  // How far ahead a key's state is looked up (and its accumulator buffer, beyond the slot's
+  // inline words, requested): the lookup of key i + kLookAhead lands on the slot prefetched 8
+  // keys before it, and its words are in cache by the time key i + kLookAhead fires.
+  constexpr size_t kLookAhead = 4;
+  std::array<SlicedKeyState*, kLookAhead> ahead{};
   while (store.timers.PopDue(watermark, &time, store.due)) {
     // 10^5 keys per window end: their slots (and, for KeyRef keys, their values, which the
     // result rows copy) are loaded ahead, not one cache miss after another.
     const size_t n = store.due.size();
+    auto look_up = [&](size_t j) {
+      SlicedKeyState* ks = store.keys.Find(store.due[j]);
+      if (ks != nullptr && !ks->accs.empty()) {
+        __builtin_prefetch(ks->accs.data());
+      }
+      ahead[j % kLookAhead] = ks;
+    };
+    for (size_t j = 0; j < kLookAhead && j < n; ++j) {
+      look_up(j);
+    }
     for (size_t i = 0; i < n; ++i) {
       if (i + 8 < n) {
         store.keys.Prefetch(store.due[i + 8]);
@@ -395,12 +420,17 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
         if (i + 12 < n) {
           store.due[i + 12].PrefetchEntry();
         }
-        if (i + 4 < n) {
-          store.due[i + 4].PrefetchValues();
+        if (i + 6 < n) {
+          store.due[i + 6].PrefetchValues();
         }
       }
+      // Looked up kLookAhead keys before: erasing other keys (firing them) does not move a
+      // slot of the table, and nothing is inserted while the keys of one time fire.
+      SlicedKeyState* ks = ahead[i % kLookAhead];
+      if (i + kLookAhead < n) {
+        look_up(i + kLookAhead);
+      }
       const K& key = store.due[i];
-      SlicedKeyState* ks = store.keys.Find(key);
       if (ks == nullptr || ks->timer != time) {
         continue;  // a moved or deleted timer
       }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -226,6 +227,13 @@ class KeyPool {
       free_ = e->next_free;
       e->next_free = nullptr;
       --free_count_;
+      // Keys are interned one record after another from a list freed in another order (a
+      // window end's keys, sorted): the next entry's values and the entry after it are
+      // requested now, so the next `Make` finds them cached instead of waiting on two misses.
+      if (free_ != nullptr) {
+        __builtin_prefetch(free_->key.data());
+        __builtin_prefetch(free_->next_free);
+      }
       return e;
     }
     entries_.push_back(std::make_unique<key_ref_internal::KeyEntry>());
@@ -250,20 +258,77 @@ inline void KeyRef::Release() {
   e_ = nullptr;
 }
 
+namespace key_ref_internal {
+/// Sorts `items` by `first` ascending, stably (LSD radix sort, one pass per byte in which the
+/// items differ). `items` is the only buffer: it grows to twice its size for the passes and
+/// is back to its size on return (its capacity reused by the next call).
+inline void RadixSortByAbbreviation(std::vector<std::pair<uint64_t, KeyRef>>& items) {
+  const size_t n = items.size();
+  std::array<std::array<uint32_t, 256>, 8> counts{};  // per byte, the items with each value
+  for (const auto& item : items) {
+    for (size_t b = 0; b < 8; ++b) {
+      ++counts[b][(item.first >> (8 * b)) & 0xff];
+    }
+  }
+  items.resize(2 * n);
+  size_t from = 0;  // the half holding the items
+  for (size_t b = 0; b < 8; ++b) {
+    std::array<uint32_t, 256>& c = counts[b];
+    if (c[(items[from].first >> (8 * b)) & 0xff] == n) {
+      continue;  // every item has this byte: the pass would not move any
+    }
+    uint32_t at = 0;
+    for (uint32_t& slot : c) {
+      const uint32_t k = slot;
+      slot = at;
+      at += k;
+    }
+    const size_t to = n - from;
+    for (size_t i = 0; i < n; ++i) {
+      auto& item = items[from + i];
+      auto& dest = items[to + c[(item.first >> (8 * b)) & 0xff]++];
+      dest.first = item.first;
+      dest.second = std::move(item.second);
+    }
+    from = to;
+  }
+  if (from != 0) {
+    for (size_t i = 0; i < n; ++i) {
+      items[i].first = items[n + i].first;
+      items[i].second = std::move(items[n + i].second);
+    }
+  }
+  items.resize(n);
+}
+}  // namespace key_ref_internal
+
 /// Sorts `keys` ascending (`std::less<Key>` of their values) and removes duplicates. When
 /// every key's first field is a string (the common case: a user or session id), the keys are
 /// sorted by an 8-byte abbreviation of that string after the prefix all of them share (ties
 /// fall back to comparing the keys), so sorting 10^5 keys of one window end costs no pointer
-/// chasing per comparison. `scratch` is reused between calls (no allocation in steady state).
+/// chasing per comparison; from 512 keys on, by a radix sort of the abbreviations (a pass per
+/// byte in which they differ) instead of comparisons. `scratch` is reused between calls (no
+/// allocation in steady state).
 inline void SortUniqueKeys(std::vector<KeyRef>& keys,
                            std::vector<std::pair<uint64_t, KeyRef>>& scratch) {
   if (keys.size() < 2) {
     return;
   }
+  // Pass 1: the prefix the first fields share, every key's first string noted beside it in
+  // `scratch` (its entry and values requested a few keys ahead: 10^5 keys are 10^5 entries).
+  const size_t n = keys.size();
+  scratch.clear();
+  scratch.reserve(n);
   const std::string* first = nullptr;
   size_t common = 0;
-  for (const KeyRef& k : keys) {
-    const Key& key = k.key();
+  for (size_t j = 0; j < n; ++j) {
+    if (j + 16 < n) {
+      keys[j + 16].PrefetchEntry();
+    }
+    if (j + 8 < n) {
+      keys[j + 8].PrefetchValues();
+    }
+    const Key& key = keys[j].key();
     const std::string* s = key.empty() ? nullptr : std::get_if<std::string>(&key[0]);
     if (s == nullptr) {
       first = nullptr;
@@ -272,44 +337,61 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys,
     if (first == nullptr) {
       first = s;
       common = s->size();
-      continue;
+    } else {
+      size_t i = 0;
+      const size_t m = std::min(common, s->size());
+      while (i < m && (*first)[i] == (*s)[i]) {
+        ++i;
+      }
+      common = i;
     }
-    size_t i = 0;
-    const size_t n = std::min(common, s->size());
-    while (i < n && (*first)[i] == (*s)[i]) {
-      ++i;
-    }
-    common = i;
+    // The string lives in the entry the moved ref keeps alive.
+    scratch.emplace_back(reinterpret_cast<uintptr_t>(s), std::move(keys[j]));
   }
   if (first == nullptr) {
+    for (size_t i = 0; i < scratch.size(); ++i) {
+      keys[i] = std::move(scratch[i].second);
+    }
+    scratch.clear();
     std::sort(keys.begin(), keys.end());
   } else {
-    scratch.clear();
-    scratch.reserve(keys.size());
-    const size_t n = keys.size();
+    // Pass 2: the abbreviations, from the strings noted in pass 1.
     for (size_t j = 0; j < n; ++j) {
-      if (j + 16 < n) {
-        keys[j + 16].PrefetchEntry();
-      }
       if (j + 8 < n) {
-        keys[j + 8].PrefetchValues();
+        __builtin_prefetch(reinterpret_cast<const void*>(scratch[j + 8].first));
       }
-      KeyRef& k = keys[j];
-      const std::string& s = std::get<std::string>(k.key()[0]);
+      const std::string& s = *reinterpret_cast<const std::string*>(scratch[j].first);
       uint64_t abbrev = 0;
       for (size_t i = 0; i < 8; ++i) {
         const size_t at = common + i;
         abbrev = (abbrev << 8) |
                  (at < s.size() ? static_cast<uint64_t>(static_cast<unsigned char>(s[at])) : 0);
       }
-      scratch.emplace_back(abbrev, std::move(k));
+      scratch[j].first = abbrev;
     }
     // Strings with the same first `common` bytes order as their following bytes do
     // (unsigned, as std::char_traits<char>::compare); equal abbreviations compare in full.
-    std::sort(scratch.begin(), scratch.end(), [](const auto& a, const auto& b) {
+    auto by_key = [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first < b.first : a.second < b.second;
-    });
-    for (size_t i = 0; i < keys.size(); ++i) {
+    };
+    if (n < 512) {
+      std::sort(scratch.begin(), scratch.end(), by_key);
+    } else {
+      key_ref_internal::RadixSortByAbbreviation(scratch);
+      // The radix sort is stable: runs of equal abbreviations are in input order.
+      for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && scratch[j].first == scratch[i].first) {
+          ++j;
+        }
+        if (j - i > 1) {
+          std::sort(scratch.begin() + static_cast<std::ptrdiff_t>(i),
+                    scratch.begin() + static_cast<std::ptrdiff_t>(j), by_key);
+        }
+        i = j;
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
       keys[i] = std::move(scratch[i].second);
     }
     scratch.clear();

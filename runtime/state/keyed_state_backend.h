@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -167,10 +168,11 @@ class KeyedStateBackend {
       auto it = m.try_emplace(src).first;  // one probe, nothing to intern
       return {&it->first, &it->second};
     } else {
-      auto it = m.find(src);
-      if (it == m.end()) {
-        it = m.try_emplace(KeyTraits<K>::Intern(src, arena_)).first;
-      }
+      // One probe: a key not held is interned into the slot the probe found free.
+      auto it = m.lazy_emplace(src, [&](const typename Map::constructor& ctor) {
+        ctor(std::piecewise_construct, std::forward_as_tuple(KeyTraits<K>::Intern(src, arena_)),
+             std::forward_as_tuple());
+      });
       return {&it->first, &it->second};
     }
   }
@@ -186,9 +188,11 @@ class KeyedStateBackend {
   }
   /// The arena the backend interns its keys into (`KeyPool` for `KeyRef` keys).
   typename KeyTraits<K>::Arena& arena() { return arena_; }
-  /// Starts loading `key`'s table slot (for a loop over many keys: a few keys ahead of `Find`).
+  /// Starts loading `key`'s table slot (for a loop over many keys: a few keys ahead of `Find`;
+  /// `key`: a `K`, or a `KeyProbe` for `KeyRef` keys, whose hash is not recomputed).
   /// A key of a group this subtask does not own is ignored.
-  void Prefetch(const K& key) const {
+  template <typename Src = K>
+  void Prefetch(const Src& key) const {
     const int kg = KeyGroupOf(key);
     if (range_.Contains(kg)) {
       groups_[static_cast<size_t>(kg - range_.start)].prefetch(key);

@@ -116,5 +116,28 @@ TEST(KeyRefTest, AbbreviatedSortGivesTheKeyOrderExactly) {
   EXPECT_EQ(pool.live(), 0u);
 }
 
+TEST(KeyRefTest, RadixSortOfManyKeysGivesTheKeyOrderExactly) {
+  // Enough keys for the radix sort of the abbreviations (from 512 on): ids of several lengths,
+  // ties within the abbreviated 8 bytes broken past them, duplicates, and a second field.
+  KeyPool pool;
+  std::vector<Key> keys;
+  for (int i = 0; i < 5000; ++i) {
+    const int id = (i * 7919) % 3001;
+    keys.push_back({Value("user_" + std::to_string(id))});
+    if (i % 5 == 0) {
+      keys.push_back({Value("user_" + std::to_string(id % 97) + "_long_suffix_" +
+                            std::to_string(i % 13))});
+    }
+  }
+  EXPECT_EQ(SortedThroughRefs(pool, keys), Reference(keys));
+
+  std::vector<Key> two_fields;
+  for (int i = 0; i < 3000; ++i) {
+    two_fields.push_back({Value("s-" + std::to_string(i % 700)), Value(int64_t{(i * 37) % 11})});
+  }
+  EXPECT_EQ(SortedThroughRefs(pool, two_fields), Reference(two_fields));
+  EXPECT_EQ(pool.live(), 0u);
+}
+
 }  // namespace
 }  // namespace tidemark
