@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -168,11 +167,13 @@ class KeyedStateBackend {
       auto it = m.try_emplace(src).first;  // one probe, nothing to intern
       return {&it->first, &it->second};
     } else {
-      // One probe: a key not held is interned into the slot the probe found free.
-      auto it = m.lazy_emplace(src, [&](const typename Map::constructor& ctor) {
-        ctor(std::piecewise_construct, std::forward_as_tuple(KeyTraits<K>::Intern(src, arena_)),
-             std::forward_as_tuple());
-      });
+      // A key not held is interned before it goes into the table: interning may throw
+      // (bad_alloc), and absl's lazy_emplace would then leave a slot marked full but never
+      // constructed, which the table's destructor destroys. The second probe costs only a new key.
+      auto it = m.find(src);
+      if (it == m.end()) {
+        it = m.try_emplace(KeyTraits<K>::Intern(src, arena_)).first;
+      }
       return {&it->first, &it->second};
     }
   }
