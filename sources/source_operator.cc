@@ -689,6 +689,11 @@ void SourceOperator::FlushPending() {
     return;
   }
   RecordBatch batch{pending_.data(), pending_count_};
+  if (pending_count_ == pool_.size()) {
+    // Every slot is pending (at most once each), so none holds a record being built: the
+    // receiver may take the whole pool (RecordBatch::storage) and leave another in its place.
+    batch.storage = &pool_;
+  }
   pending_count_ = 0;  // before the call: the batch's records are delivered whatever it does
   output().CollectBatch(batch);
 }

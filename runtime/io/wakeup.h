@@ -11,15 +11,26 @@ namespace tidemark {
 /// The one thing a StreamTask sleeps on. Mail, channel pushes (for the consumer), channel pops
 /// (for a producer waiting on a full channel) and clock advances all call `Signal`.
 /// A signal sent while nobody waits is remembered, so no wake-up is lost.
-/// Thread-safe: `Signal` from any thread; `Wait*` and `WakeNoLaterThan` from the owning task
-/// thread only.
+///
+/// `Signal` takes the lock and makes a futex call only when the owner is parked (or about to
+/// park): a push to a busy consumer is one atomic exchange. The notify comes after the unlock,
+/// so the woken thread does not block again on the mutex the signaller still holds. The flag
+/// and the parked count are read crosswise under sequential consistency: the waiter announces
+/// itself and then reads the flag, the signaller sets the flag and then reads the count, so at
+/// least one of them sees the other (the waiter does not sleep, or the signaller notifies).
+/// Thread-safe: `Signal` from any thread; `Wait*`, `WakeNoLaterThan` and `Clear` from the owning
+/// task thread only.
 class Wakeup {
  public:
   void Signal() {
-    if (!signaled_.exchange(true, std::memory_order_acq_rel)) {
-      std::lock_guard<std::mutex> lock(mu_);
-      cv_.notify_one();
+    if (signaled_.exchange(true, std::memory_order_seq_cst)) {
+      return;  // already pending: whoever set it notifies, or the owner has not parked since
     }
+    if (parked_.load(std::memory_order_seq_cst) == 0) {
+      return;  // the owner is running: it sees the flag before it parks
+    }
+    { std::lock_guard<std::mutex> lock(mu_); }  // the owner is in cv_.wait or before its check
+    cv_.notify_one();
   }
 
   /// Blocks until signalled (consuming the signal), or until the `WakeNoLaterThan` deadline.
@@ -29,7 +40,9 @@ class Wakeup {
       return;
     }
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return signaled_.load(std::memory_order_acquire); });
+    parked_.fetch_add(1, std::memory_order_seq_cst);
+    cv_.wait(lock, [this] { return signaled_.load(std::memory_order_seq_cst); });
+    parked_.fetch_sub(1, std::memory_order_relaxed);
     signaled_.store(false, std::memory_order_release);
   }
 
@@ -42,9 +55,11 @@ class Wakeup {
     }
     deadline_.reset();
     std::unique_lock<std::mutex> lock(mu_);
-    bool got = cv_.wait_until(lock, until, [this] { return signaled_.load(std::memory_order_acquire); });
-    signaled_.store(false, std::memory_order_release);
-    return got;
+    parked_.fetch_add(1, std::memory_order_seq_cst);
+    cv_.wait_until(lock, until, [this] { return signaled_.load(std::memory_order_seq_cst); });
+    parked_.fetch_sub(1, std::memory_order_relaxed);
+    // Consumed by an exchange: a signal sent just after the timeout stays pending for next time.
+    return signaled_.exchange(false, std::memory_order_acq_rel);
   }
 
   /// The owner's next wait ends by `deadline` at the latest (the earliest of several calls
@@ -61,6 +76,7 @@ class Wakeup {
 
  private:
   std::atomic<bool> signaled_{false};
+  std::atomic<int> parked_{0};  ///< owners inside Wait / WaitFor (0 or 1)
   std::optional<std::chrono::steady_clock::time_point> deadline_;  // owner thread only
   std::mutex mu_;
   std::condition_variable cv_;

@@ -100,6 +100,18 @@ void RecordWriter::Emit(StreamRecord& record) {
   }
 }
 
+bool RecordWriter::TakesWholeStorage(const RecordBatch& batch) {
+  if (batch.storage == nullptr || batch.storage->size() != batch.size) {
+    return false;
+  }
+  const StreamRecord* const base = batch.storage->data();
+  bool in_order = true;
+  for (size_t i = 0; i < batch.size; ++i) {
+    in_order &= batch.records[i] == base + i;  // no early exit: a vectorised compare
+  }
+  return in_order;
+}
+
 void RecordWriter::EmitBatch(RecordBatch& batch) {
   if (channels_.size() != 1) {
     for (size_t i = 0; i < batch.size; ++i) {
@@ -114,6 +126,18 @@ void RecordWriter::EmitBatch(RecordBatch& batch) {
   records_out_ += static_cast<int64_t>(batch.size);
   auto& out = batches_[0];
   size_t& fill = fill_[0];
+  if ((!out || fill == 0) && batch.size == batch_size_ && TakesWholeStorage(batch)) {
+    // A whole batch of the caller's own vector (a source's slots, a channel batch passed on):
+    // hand the vector over as it is and give the caller the recycled batch's records in exchange,
+    // so no record is touched here. The recycled records were last written by the consumer's
+    // core; per-record swaps into them cost a cache miss each on this side.
+    std::vector<StreamRecord>& records = OpenBatch(0).records;
+    records.resize(batch.size);  // a recycled partial batch, or a new one: as many records
+    records.swap(*batch.storage);
+    fill = batch.size;
+    Enqueue(0, std::move(out));
+    return;
+  }
   for (size_t i = 0; i < batch.size; ++i) {
     StreamRecord& record = *batch.records[i];
     auto& records = OpenBatch(0).records;

@@ -27,7 +27,9 @@ class RecordWriter {
                int subtask_index, size_t batch_size, int max_parallelism = 128);
 
   void Emit(StreamRecord& record);
-  /// `Emit` for every record of `batch`, in order.
+  /// `Emit` for every record of `batch`, in order. On a single channel, a full batch that is all
+  /// of its `storage` (see RecordBatch) goes out whole: the vector is swapped with a recycled
+  /// one, which the caller gets back in `*batch.storage` (as many records, rows to overwrite).
   void EmitBatch(RecordBatch& batch);
   /// Flushes all batches, then queues a copy of `element` on every channel.
   void Broadcast(const StreamElement& element);
@@ -45,6 +47,8 @@ class RecordWriter {
 
  private:
   size_t SelectChannel(const StreamRecord& record);
+  /// Whether `batch` is exactly its storage vector, in order (RecordBatch::storage).
+  static bool TakesWholeStorage(const RecordBatch& batch);
   void Enqueue(size_t channel, std::unique_ptr<StreamElement> element);
   /// The batch being filled for channel `c`: a recycled one (its slots reused) or a new one.
   StreamElement& OpenBatch(size_t c);

@@ -3,6 +3,7 @@
 #include "runtime/io/wakeup.h"
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/core/stream_record.h"
 #include "runtime/core/watermark.h"
@@ -19,10 +20,21 @@ namespace tidemark {
 /// passes the survivors on); after the call the caller must not rely on the array's contents.
 /// Mirrors what Flink's runtime does per buffer and DuckDB per `DataChunk`: the per-call costs
 /// (virtual dispatch, counters, cancel checks) are paid once per batch, not once per record.
+///
+/// `storage` (optional) lets a callee take the whole batch without touching each record: when set,
+/// `*storage` is the caller's vector that holds the records, and the batch is all of it in order
+/// (`records[i] == &(*storage)[i]` for every `i < size`, `size == storage->size()`), with no other
+/// record of it in use by the caller. A callee that passes the batch on unchanged in order keeps
+/// it; one that drops or reorders records may leave it set, since a taker checks the order first
+/// (a single-channel RecordWriter, which then swaps the vector with a recycled one of as many
+/// records whose rows the caller overwrites or discards). After the call the caller must not read
+/// the records through the old pointers: the memory may belong to another thread by then.
+/// Callers that build a batch themselves leave it null.
 /// Value type over borrowed memory; the mailbox thread only.
 struct RecordBatch {
   StreamRecord** records = nullptr;
   size_t size = 0;
+  std::vector<StreamRecord>* storage = nullptr;
 
   StreamRecord& operator[](size_t i) const { return *records[i]; }
 };

@@ -562,7 +562,9 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
         for (StreamRecord& r : element->records) {
           batch_pointers_.push_back(&r);
         }
-        RecordBatch batch{batch_pointers_.data(), batch_pointers_.size()};
+        // The element's vector is ours until it is recycled: a single-channel writer at the
+        // end of the chain may pass it on whole (RecordBatch::storage).
+        RecordBatch batch{batch_pointers_.data(), batch_pointers_.size(), &element->records};
         CallOperator(head_name, [&] { head.ProcessBatch(batch, input); });
       }
       in.channels[channel]->Recycle(std::move(element));  // the producer refills it in place

@@ -220,5 +220,88 @@ TEST(ChannelTest, WriterEmitBatchSwapsRowsIntoRecycledSlotsInOrder) {
   EXPECT_EQ(writer.records_out(), 7);
 }
 
+TEST(ChannelTest, WriterEmitBatchHandsAWholeStorageVectorOverAndReturnsARecycledOne) {
+  // A full batch that is exactly its caller's vector, in order (RecordBatch::storage), goes out as
+  // that vector; the caller gets the recycled batch's records (as many) in exchange. A batch that
+  // is not all of its vector in order, or that joins a partial batch, goes record by record.
+  Wakeup consumer;
+  Channel ch(8, &consumer);
+  RecordWriter writer(Partitioning::kForward, {&ch}, {}, 0, /*batch_size=*/4);
+  auto fill = [](std::vector<StreamRecord>& v, int64_t base) {
+    v.clear();
+    for (int64_t i = 0; i < 4; ++i) {
+      v.emplace_back(Row{Value{base + i}}, base + i);
+    }
+  };
+  auto pointers_of = [](std::vector<StreamRecord>& v) {
+    std::vector<StreamRecord*> p;
+    for (auto& r : v) {
+      p.push_back(&r);
+    }
+    return p;
+  };
+  std::vector<StreamRecord> storage;
+  fill(storage, 0);
+  const StreamRecord* const first_data = storage.data();
+  auto pointers = pointers_of(storage);
+  tidemark::RecordBatch batch{pointers.data(), pointers.size(), &storage};
+  writer.EmitBatch(batch);
+  auto first = ch.Pop();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->records.data(), first_data);  // the vector itself, not copies
+  ASSERT_EQ(first->records.size(), 4u);
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(first->records[static_cast<size_t>(i)].row, (Row{Value{i}}));
+    EXPECT_EQ(first->records[static_cast<size_t>(i)].timestamp, i);
+  }
+  EXPECT_EQ(storage.size(), 4u);  // a new batch's records in exchange: as many, rows to overwrite
+  ch.Recycle(std::move(first));
+
+  // Next round: the caller's vector is swapped with the recycled one, which it gets back.
+  fill(storage, 10);
+  pointers = pointers_of(storage);
+  tidemark::RecordBatch second_batch{pointers.data(), pointers.size(), &storage};
+  writer.EmitBatch(second_batch);
+  EXPECT_EQ(storage.data(), first_data);
+  auto second = ch.Pop();
+  ASSERT_NE(second, nullptr);
+  ASSERT_EQ(second->records.size(), 4u);
+  EXPECT_EQ(second->records[3].row, (Row{Value{13}}));
+
+  // Out of order (a filter that kept everything but reordered): records go one by one, in the
+  // batch's order, and the caller's vector stays its own.
+  fill(storage, 20);
+  const StreamRecord* const third_data = storage.data();
+  pointers = pointers_of(storage);
+  std::swap(pointers[0], pointers[1]);
+  tidemark::RecordBatch third_batch{pointers.data(), pointers.size(), &storage};
+  writer.EmitBatch(third_batch);
+  EXPECT_EQ(storage.data(), third_data);
+  auto third = ch.Pop();
+  ASSERT_NE(third, nullptr);
+  ASSERT_EQ(third->records.size(), 4u);
+  EXPECT_EQ(third->records[0].row, (Row{Value{21}}));
+  EXPECT_EQ(third->records[1].row, (Row{Value{20}}));
+
+  // Behind a partial batch: appended record by record after it, order kept.
+  StreamRecord single(Row{Value{int64_t{30}}}, 30);
+  StreamRecord* single_pointer = &single;
+  tidemark::RecordBatch one{&single_pointer, 1};
+  writer.EmitBatch(one);
+  fill(storage, 31);
+  pointers = pointers_of(storage);
+  tidemark::RecordBatch fourth_batch{pointers.data(), pointers.size(), &storage};
+  writer.EmitBatch(fourth_batch);
+  writer.FlushBatches();
+  std::vector<int64_t> seen;
+  while (auto e = ch.Pop()) {
+    for (auto& r : e->records) {
+      seen.push_back(r.timestamp);
+    }
+  }
+  EXPECT_EQ(seen, (std::vector<int64_t>{30, 31, 32, 33, 34}));
+  EXPECT_EQ(writer.records_out(), 17);
+}
+
 }  // namespace
 }  // namespace tidemark
