@@ -146,7 +146,7 @@ void ChecksumSinkOperator::ProcessBatch(RecordBatch& batch, int /*input*/) {
 void ChecksumSinkOperator::Finish() {
   if (!published_) {
     published_ = true;
-    result_->AddChecksumPart(count_, checksum_, latency_ns_);
+    result_->AddChecksumPart(count_, checksum_, {latency_ns_.begin(), latency_ns_.end()});
   }
 }
 

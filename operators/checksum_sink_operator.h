@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -68,7 +69,10 @@ class ChecksumSinkOperator : public StreamOperator {
   std::shared_ptr<SinkResult> result_;
   int64_t count_ = 0;
   uint64_t checksum_ = 0;
-  std::vector<int64_t> latency_ns_;
+  /// Latency samples (ns) in the order they arrived. A deque: growing it never copies the
+  /// samples taken so far or faults in a doubled buffer at once (a multi-ms stall of the sink
+  /// thread at a million samples, which the samples behind it would measure).
+  std::deque<int64_t> latency_ns_;
   bool published_ = false;
 };
 
