@@ -99,14 +99,23 @@ class GeneratorReader : public SourceReader {
     return InputStatus::kMoreAvailable;
   }
 
-  // Unpaced, the records of a whole batch at once into the slots the split output lends: the same
-  // records as PollNext's, without a call per record.
+  // The records of a whole batch at once into the slots the split output lends: the same records
+  // as PollNext's, without a call per record. Paced (under the system clock), the records due by
+  // now, stamped when made; none due: a wake-up at the next one's due time.
   InputStatus PollBatch(ReaderOutput& output, int64_t max_polls, int64_t* polls) override {
-    if (next_ >= spec_.count || spec_.rate > 0) {
+    if (next_ >= spec_.count || (spec_.rate > 0 && context_->virtual_clock())) {
       return SourceReader::PollBatch(output, max_polls, polls);
     }
     if (split_ == nullptr) {
       split_ = &output.CreateOutputForSplit(split_id_);
+    }
+    if (spec_.rate > 0) {
+      const int64_t due = DueNow();
+      if (due == 0) {
+        *polls = 0;
+        return InputStatus::kNothingAvailable;
+      }
+      max_polls = std::min(max_polls, due);
     }
     const int64_t remaining = (spec_.count - next_ + stride_ - 1) / stride_;
     const std::span<StreamRecord> slots =
@@ -172,6 +181,23 @@ class GeneratorReader : public SourceReader {
                    emitted % spec_.latency_every == 0 ? SteadyNowNs() : int64_t{0});
     }
     return g.ts;
+  }
+
+  /// How many records are due now and not yet emitted (record k is due k / rate seconds after
+  /// the first); when none, arms a wake-up at the next one's due time. System clock only.
+  int64_t DueNow() {
+    const int64_t now = SteadyNowNs();
+    if (start_ns_ == 0) {
+      start_ns_ = now;
+    }
+    const auto rate = static_cast<double>(spec_.rate);
+    const int64_t due_total = static_cast<int64_t>(static_cast<double>(now - start_ns_) * rate / 1e9) + 1;
+    if (due_total > emitted_) {
+      return due_total - emitted_;
+    }
+    const int64_t next_due = start_ns_ + static_cast<int64_t>(static_cast<double>(emitted_) * 1e9 / rate);
+    context_->WakeUpAfter(std::chrono::nanoseconds(std::max<int64_t>(next_due - now, 0)));
+    return 0;
   }
 
   /// True when the next record is due; otherwise arms a wake-up at its due time (see the

@@ -235,6 +235,23 @@ TEST(GeneratorSourceTest, PacedReaderAheadOfScheduleAsksForAWakeUpInsteadOfSleep
   EXPECT_EQ(polls, 16);
 }
 
+// A batch poll takes the records due by now: at 1 record/s, the first; the second is due a
+// second later, a wake-up deadline and not a sleep or a processing-time timer.
+TEST(GeneratorSourceTest, PacedBatchPollTakesTheRecordsDueAndThenAsksForAWakeUp) {
+  SourceSpec spec = Generator(100, 0);
+  spec.rate = 1;
+  TakingOutput out;
+  Wakeup wakeup;
+  Harness h(spec, std::nullopt, out, 0, 1, &wakeup);
+  InputStatus last;
+  EXPECT_EQ(h.DrainBatches(256, &last), (std::vector<int64_t>{1}));
+  EXPECT_EQ(last, InputStatus::kNothingAvailable);
+  EXPECT_EQ(out.batch_sizes, (std::vector<size_t>{1}));
+  EXPECT_EQ(h.time.NumPendingTimers(), 0u);
+  ASSERT_EQ(out.Describe().size(), 1u);
+  EXPECT_EQ(out.Describe()[0], PerRecord(Generator(100, 0), std::nullopt)[0]);
+}
+
 // Under the virtual clock a gap of 2 ms or more is a processing-time wake-up (the clock moves to
 // it when every task waits), not a wall-clock deadline.
 TEST(GeneratorSourceTest, PacedReaderUnderTheVirtualClockWaitsForProcessingTime) {
