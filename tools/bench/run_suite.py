@@ -487,15 +487,20 @@ REASONS = {
                   "On-Demand `iterate` in place in the read buffer) straight into the fixed-layout row's slots, "
                   "so what it pays per byte is stage 1 per line rather than over megabytes.",
     "files_windowed": "the window operator dominates, not the file source (the scan alone is a fifth of the "
-                      "time): each record's string key is hashed and looked up in the interned key pool, and "
-                      "each of the ~1.9 M windows builds and emits its own result row when the periodic "
-                      "watermark passes it.",
+                      "time): each record's string key is hashed once and looked up in the interned key pool "
+                      "(state prefetched a few records ahead; the lookup still waits on the table slot and the "
+                      "key's pool entry, a fifth of the samples), a new key takes a heap buffer for its four "
+                      "accumulator words, and each of the ~1.9 M windows builds and emits its own result row "
+                      "when the periodic watermark passes it.",
     "files_p2_scan": "the two readers and their sinks need both cores of a machine that other work shares; "
                      "per byte the scan costs the same at parallelism 2 (see the CPU column).",
     "files_p2_windowed": "the two byte ranges of one file hold different event times: the window's watermark "
                          "is the minimum over both readers, so the second half's windows stay open until the "
-                         "first half is read (twice the state), and the window operator, not the reading, "
-                         "sets the pace.",
+                         "first half is read (each window subtask peaks near 75 MB of state against 28 MB for "
+                         "the whole job at parallelism 1), and four busy threads share two cores. Ranges handed "
+                         "out in order, one at a time per reader (as Flink's FileSource does), or watermark "
+                         "alignment would keep the readers together in event time; the file source reads "
+                         "its splits round-robin today.",
     "chain_ratio": "records move along the chain in batches (one virtual call per operator per batch, counters "
                    "and cancel checks per batch), the generator fills a whole batch in one poll and the "
                    "checksum sink hashes NULL-free fixed-width rows unrolled; what remains is the per-record "
@@ -503,12 +508,11 @@ REASONS = {
     "chain_abs": "the baseline itself, doing the same per-record work (SplitMix64 generation, a 64-bit modulo "
                  "for the key, four mixes for the checksum), runs at the rate shown above on this machine; "
                  "the issue's 400–500 M/s is an empty loop over 32-byte records.",
-    "unchained": "every record crosses a channel as a fixed-layout `Row` copied into a recycled batch slot "
-                 "(`RecordWriter::EmitBatch`, one copy per row) while the baseline pushes 32-byte structs "
-                 "through one spsc_queue; the consumer rebuilds a batch's pointer array per batch; tasks "
-                 "sleep on a condition variable when idle (no spinning on 2 cores), so each empty→non-empty "
-                 "hand-off costs a futex wake; channels are 64 batches deep (by measurement: 1024 went cold "
-                 "in cache); with more tasks than cores the threads time-share the two cores.",
+    "unchained": "a full batch now crosses the channel whole (the writer swaps the batch's vector, no row "
+                 "is touched) and a task is woken only when it is parked; what remains is the work on the "
+                 "consumer's side (the checksum sink's hash, ~95 instructions a record, the same as the "
+                 "baseline's, and the map) and the futex wake of a parked consumer, whose woken thread "
+                 "often preempts the producer on its core; the baseline's consumer spins.",
     "window": "keyed state is a flat table per key group (int64 keys without a variant, narrow typed "
               "accumulators inline, timers by window end, state prefetched a batch ahead); the job runs "
               "on two threads with a channel between the source and the window task where the baseline "
@@ -523,11 +527,13 @@ REASONS = {
                "emits a result every 10 ms of event time instead of every 10 s, about 1,000 times the output "
                "for the same records, so the job is bound by its output, as Flink's would be; each result "
                "costs a merge of the window's slices and a row.",
-    "latency": "the generator paces in bursts (sleeps below ~60 µs are not "
-               "honoured by the kernel), and a batch waits up to the flush timeout (100 µs) in a source "
-               "task; downstream tasks sleep on a condition variable and need a futex wake-up; "
-               "on a machine with a load average well above its 2 cores, a thread often waits a "
-               "scheduler slice (ms) before it runs, which sets the tail.",
+    "latency": "three task threads share two cores at half their maximum rate: in quiet stretches p99 is "
+               "100-250 µs, but for tens of ms at a time the consumers fall behind (every pause of the "
+               "paced source flushes a partial batch, which crosses row by row and costs a wake-up "
+               "downstream) and a thread waits a scheduler slice (ms) before it runs; those stretches "
+               "set the p99. The paced generator no longer sleeps on the task thread with records "
+               "unflushed (it asks for a wake-up at the next record's due time), and the sink keeps its "
+               "samples without copying them.",
 }
 
 PROFILE_NOTES = """Profiled with `perf record -g` on `chain2_chained_p1` and `chain2_unchained_p1`:
@@ -576,9 +582,15 @@ PROFILE_NOTES = """Profiled with `perf record -g` on `chain2_chained_p1` and `ch
   the flat table's slot (a count is one word; 192 -> 72 bytes a slot), the int64 key-group hash is
   XXH3 computed in registers (it was 16-18% of tumbling_keys_1e3), and an int64 key is inserted in
   one probe.
+- Hand-off (this round): a single-channel writer takes a full batch whose records are its owner's
+  storage in order (a source's slot pool, a channel batch passed on by a middle task) by swapping
+  the vector with a recycled one; `Wakeup::Signal` makes a futex call only when the owner is parked.
+  Callgrind over 2e6 records: chain1_unchained_p1 591 M -> 455 M instructions, chain2 866 M -> 610 M.
+  String-keyed windows: the key hashed once per record, state and the pool's next entry
+  prefetched, keys looked up ahead at firing, a radix sort of 512+ keys.
 - Not done: a batch loop for sources with a watermark strategy (bounded out-of-orderness goes
-  record by record through the source operator), the unchained hand-off (per-row copy into a
-  recycled slot, futex wake-ups) and the generator's paced bursts that set the latency tail.
+  record by record through the source operator); partial batches (a paced or slow source) still
+  cross a channel row by row.
 """
 
 if __name__ == "__main__":
