@@ -269,8 +269,7 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
       }
       StreamRecord& record = records[i];
       // The path is re-checked per record (a record may move the operator off it).
-      if (sliced_ && key_store_ && record.has_timestamp &&
-          record.timestamp > -kMaxSlicedTimestamp && record.timestamp < kMaxSlicedTimestamp) {
+      if (sliced_ && key_store_ && InSlicedRange(record)) {
         ++records_since_state_sample_;
         SlicedAddInterned(record, hash);
       } else {
@@ -304,16 +303,14 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
 void WindowOperator::ProcessElement(StreamRecord& record, int /*input*/) {
   ++records_since_state_sample_;
   if (sliced_) {
-    if (record.has_timestamp && record.timestamp > -kMaxSlicedTimestamp &&
-        record.timestamp < kMaxSlicedTimestamp) {
+    if (InSlicedRange(record)) {
       SlicedProcessElement(record);
       return;
     }
     LeaveSlicedPath();
   }
   if (flat_sessions_) {
-    if (record.has_timestamp && record.timestamp > -kMaxSlicedTimestamp &&
-        record.timestamp < kMaxSlicedTimestamp) {
+    if (InSlicedRange(record)) {
       SessionProcessElement(record);
       return;
     }

@@ -388,6 +388,12 @@ class WindowOperator : public StreamOperator,
   // Record timestamps and window parameters the sliced path accepts: within these bounds no
   // slice / window / cleanup computation comes near int64 overflow.
   static constexpr Timestamp kMaxSlicedTimestamp = Timestamp{1} << 61;
+  // Whether the sliced and flat session paths can take `record` (a timestamp within the bounds);
+  // any other record moves the operator to the general path.
+  static bool InSlicedRange(const StreamRecord& record) {
+    return record.has_timestamp && record.timestamp > -kMaxSlicedTimestamp &&
+           record.timestamp < kMaxSlicedTimestamp;
+  }
   static constexpr int64_t kMaxSlicedParameter = int64_t{1} << 58;
 
   // Sliced path (see the class comment); sliced_ is decided in the constructor and only ever
