@@ -15,6 +15,7 @@ struct SessionStore {
   KeyedStateBackend<K, SessionKeyState> keys;
   KeyedTimerHeap<K> timers;
   K popped{};  // scratch: the key of the timer entry being fired
+  std::vector<std::pair<Timestamp, K>> due;  // scratch: the entries due at a watermark
 };
 
 }  // namespace tidemark

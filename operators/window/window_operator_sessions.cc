@@ -198,12 +198,13 @@ void WindowOperator::FireSessionTimers(Timestamp watermark) {
 
 template <typename K>
 void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp watermark) {
-  Timestamp time = kMinTimestamp;
-  while (store.timers.PopDue(watermark, &time, &store.popped)) {
-    const K& key = store.popped;
+  // One entry: fire the key's earliest session if the entry is at its max timestamp, else move
+  // the entry to it (later than `time`, so still in (time, key) order when it is due at this
+  // watermark too: `PopDueBefore` merges it into the run).
+  auto fire = [&](Timestamp time, const K& key) {
     SessionKeyState* ks = store.keys.Find(key);
     if (ks == nullptr || ks->timer != time) {
-      continue;  // a stale entry
+      return;  // a stale entry
     }
     ks->timer = kMinTimestamp;
     if (ks->sessions.front().end - 1 == time) {
@@ -216,13 +217,29 @@ void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp waterma
       if (ks->sessions.empty()) {
         RecycleAccumulators(ks->accs);
         store.keys.Erase(key);
-        continue;
+        return;
       }
     }
-    // The earliest session ends later than this entry: its own entry (later than `time`, so
-    // still in (time, key) order when it is due at this watermark too).
     ks->timer = ks->sessions.front().end - 1;
     store.timers.Add(ks->timer, key);
+  };
+  // The due entries are taken in one run so their keys' state can be requested a few entries
+  // ahead (a watermark often passes most keys' entries; each lookup would otherwise wait on
+  // memory).
+  constexpr size_t kPrefetchDistance = 8;
+  auto& due = store.due;
+  Timestamp time = kMinTimestamp;
+  while (store.timers.TakeDue(watermark, &due) != 0) {
+    for (size_t i = 0; i < due.size(); ++i) {
+      if (i + kPrefetchDistance < due.size()) {
+        store.keys.Prefetch(due[i + kPrefetchDistance].second);
+      }
+      while (store.timers.PopDueBefore(watermark, due[i].first, due[i].second, &time,
+                                       &store.popped)) {
+        fire(time, store.popped);
+      }
+      fire(due[i].first, due[i].second);
+    }
   }
 }
 

@@ -381,7 +381,8 @@ class KeyedTimerBuckets {
 /// needed either: the owner re-adds it when the earlier entry pops (see the window operator's
 /// session path). `K` must be copyable and ordered.
 ///
-/// Threading: the owning operator's mailbox thread only. Cost: O(log n) per add and pop. Steady
+/// Threading: the owning operator's mailbox thread only. Cost: O(log n) per add and pop; `TakeDue`
+/// of d of n entries, O(n + d log d) once more than a few are due. Steady
 /// state (no more entries than the heap held before) allocates nothing for `int64_t` keys.
 template <typename K>
 class KeyedTimerHeap {
@@ -402,6 +403,48 @@ class KeyedTimerHeap {
     *key = std::move(heap_.back().key);
     heap_.pop_back();
     return true;
+  }
+
+  /// Moves every entry at or before `watermark` out of the heap into `*due` (cleared first), in
+  /// (time, key) order, and returns how many. The same entries, in the same order, as calling
+  /// `PopDue` until it returns false; but when many are due (a watermark that passes most keys'
+  /// timers) they are partitioned out, sorted and the rest re-heaped, with sequential memory
+  /// access instead of a sift through the heap per entry.
+  size_t TakeDue(Timestamp watermark, std::vector<std::pair<Timestamp, K>>* due) {
+    due->clear();
+    // A few pops first: a watermark usually makes only a few entries due.
+    constexpr size_t kPopsBeforePartition = 32;
+    Timestamp time = 0;
+    K key{};
+    while (due->size() < kPopsBeforePartition && PopDue(watermark, &time, &key)) {
+      due->emplace_back(time, std::move(key));
+    }
+    if (due->size() < kPopsBeforePartition || heap_.empty() || heap_.front().time > watermark) {
+      return due->size();
+    }
+    const auto rest = std::partition(heap_.begin(), heap_.end(),
+                                     [watermark](const Entry& e) { return e.time <= watermark; });
+    const size_t popped = due->size();
+    for (auto it = heap_.begin(); it != rest; ++it) {
+      due->emplace_back(it->time, std::move(it->key));
+    }
+    heap_.erase(heap_.begin(), rest);
+    std::make_heap(heap_.begin(), heap_.end(), Later);
+    // The popped ones are in order and no later than any partitioned one.
+    std::sort(due->begin() + static_cast<std::ptrdiff_t>(popped), due->end());
+    return due->size();
+  }
+
+  /// When the earliest entry is at or before `watermark` and before (`time`, `key`) in (time, key)
+  /// order: removes it, sets `*out_time` and `*out_key` and returns true. Merges entries added
+  /// while a `TakeDue` run is being fired into that run's order.
+  bool PopDueBefore(Timestamp watermark, Timestamp time, const K& key, Timestamp* out_time,
+                    K* out_key) {
+    if (heap_.empty() || heap_.front().time > watermark ||
+        !Later(Entry{time, key}, heap_.front())) {
+      return false;
+    }
+    return PopDue(watermark, out_time, out_key);
   }
 
   bool empty() const { return heap_.empty(); }
