@@ -749,6 +749,18 @@ TEST_F(FileBlockSplitTest, SnapshotHoldsTheRangeInProgressAtItsPositionAndLaterR
   for (int i = 0; i < 6; ++i) {  // range 0's four records, then two of range 1
     ASSERT_EQ(reader->PollNext(out), InputStatus::kMoreAvailable);
   }
+  // Every split keeps its gauges: range 0 with its totals, range 1 in progress (bytes: its offset
+  // in the file), range 2 not begun.
+  MetricsWriter metrics;
+  reader->CollectMetrics(metrics);
+  const std::string id = path + "@";
+  EXPECT_EQ(metrics.gauges(),
+            (MetricsWriter::Gauges{
+                {"split." + id + "0.records", 4}, {"split." + id + "0.lines", 4},
+                {"split." + id + "0.bytes", 96}, {"split." + id + "96.records", 2},
+                {"split." + id + "96.lines", 2}, {"split." + id + "96.bytes", 144},
+                {"split." + id + "192.records", 0}, {"split." + id + "192.lines", 0},
+                {"split." + id + "192.bytes", 0}}));
   std::vector<std::unique_ptr<SourceSplit>> splits = reader->SnapshotState(1);
   ASSERT_EQ(splits.size(), 2u);
   StateWriter w;
