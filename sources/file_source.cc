@@ -109,8 +109,9 @@ class FileReader : public SplitReaderBase {
         ++from;
       }
       std::sort(q.splits.begin() + static_cast<std::ptrdiff_t>(std::min(from, q.splits.size())),
-                q.splits.end(),
-                [this](size_t a, size_t b) { return states_[a].split.start < states_[b].split.start; });
+                q.splits.end(), [this](size_t a, size_t b) {
+                  return states_[a].split.start < states_[b].split.start;
+                });
     }
   }
 
@@ -312,11 +313,11 @@ class FileReader : public SplitReaderBase {
   LineDecoder decoder_;
   Row row_;  // the record being built; reused across lines
   SourceReaderContext* context_ = nullptr;
-  std::vector<State> states_;  // every split, in the order added
+  std::vector<State> states_;      // every split, in the order added
   std::vector<FileQueue> queues_;  // one per file, taking turns
   std::unordered_map<std::string, size_t> queue_of_path_;
   std::unordered_map<std::string, size_t> index_of_id_;  // split id -> `states_` index
-  size_t next_ = 0;  // the file whose turn it is
+  size_t next_ = 0;                                      // the file whose turn it is
   int64_t emitted_total_ = 0;
   Timestamp start_time_ = 0;
   bool opened_ = false;

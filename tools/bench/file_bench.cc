@@ -215,10 +215,11 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
       std::cout << "  baseline               none: " << j["baseline_unsupported"].get<std::string>()
                 << "\n";
     }
-    std::cout << fmt::format("  memory                 peak RSS {:.1f} MiB, window state peak {:.1f} MiB "
-                             "(sum over subtasks)\n",
-                             static_cast<double>(PeakRssBytes()) / (1 << 20),
-                             static_cast<double>(last.state_memory_bytes) / (1 << 20));
+    std::cout << fmt::format(
+        "  memory                 peak RSS {:.1f} MiB, window state peak {:.1f} MiB "
+        "(sum over subtasks)\n",
+        static_cast<double>(PeakRssBytes()) / (1 << 20),
+        static_cast<double>(last.state_memory_bytes) / (1 << 20));
     std::cout << fmt::format(
         "  sink                   {} records, checksum {:016x}{}\n", last.sink_records,
         last.checksum,

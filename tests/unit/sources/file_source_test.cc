@@ -504,12 +504,12 @@ TEST_F(FileBlockSplitTest, TwoReadersShareOneFileAndTheSplitsHaveTheirOwnOutputs
   // Reader 0 gets ranges 0 and 2, reader 1 range 1; a range holds the lines starting in it: the
   // first only the header (bytes 0-14), the second the lines at bytes 15 and 21, the third 27, 33.
   // Reader 0 begins range 2 (registers it) only when range 0 has ended.
-  EXPECT_EQ(events[0], (std::vector<std::string>{
-                           "register " + path + "@0", "release " + path + "@0",
-                           "register " + path + "@26",
-                           "rec " + path + "@26 @0 ts=3 {\"ts\":3,\"user\":\"a\",\"amount\":3.0}",
-                           "rec " + path + "@26 @0 ts=4 {\"ts\":4,\"user\":\"b\",\"amount\":4.0}",
-                           "release " + path + "@26"}));
+  EXPECT_EQ(events[0],
+            (std::vector<std::string>{
+                "register " + path + "@0", "release " + path + "@0", "register " + path + "@26",
+                "rec " + path + "@26 @0 ts=3 {\"ts\":3,\"user\":\"a\",\"amount\":3.0}",
+                "rec " + path + "@26 @0 ts=4 {\"ts\":4,\"user\":\"b\",\"amount\":4.0}",
+                "release " + path + "@26"}));
   EXPECT_EQ(events[1], (std::vector<std::string>{
                            "register " + path + "@13",
                            "rec " + path + "@13 @0 ts=1 {\"ts\":1,\"user\":\"a\",\"amount\":1.0}",
@@ -593,7 +593,8 @@ TEST_F(FileBlockSplitTest, EachOfTwoReadersReadsItsRangesInFileOrderWhateverOrde
     for (const bool reversed : {false, true}) {
       SCOPED_TRACE(fmt::format("subtask {}, splits added {}", subtask,
                                reversed ? "last first" : "in order"));
-      std::vector<std::unique_ptr<SourceSplit>> splits = SplitEnumerator::SplitsFor(source, subtask, 2);
+      std::vector<std::unique_ptr<SourceSplit>> splits =
+          SplitEnumerator::SplitsFor(source, subtask, 2);
       ASSERT_EQ(splits.size(), 2u);
       if (reversed) {
         std::swap(splits[0], splits[1]);
@@ -623,14 +624,13 @@ TEST_F(FileBlockSplitTest, RangesOfSeveralFilesAreReadRoundRobinEachFileOnItsCur
   FakeReaderContext ctx;
   RunReader(source, out, ctx);
   EXPECT_EQ(out.events, (std::vector<std::string>{
-                            "register " + a + "@0", "register " + b + "@0",
-                            Rec(a + "@0", 10), Rec(b + "@0", 50),
-                            Rec(a + "@0", 11), Rec(b + "@0", 51),
+                            "register " + a + "@0", "register " + b + "@0", Rec(a + "@0", 10),
+                            Rec(b + "@0", 50), Rec(a + "@0", 11), Rec(b + "@0", 51),
                             // a's turn: its range 0 ends and range 1 begins in the same turn
                             "release " + a + "@0", "register " + a + "@48", Rec(a + "@48", 12),
                             "release " + b + "@0", "register " + b + "@48", Rec(b + "@48", 52),
-                            Rec(a + "@48", 13), Rec(b + "@48", 53),
-                            "release " + a + "@48", "release " + b + "@48"}));
+                            Rec(a + "@48", 13), Rec(b + "@48", 53), "release " + a + "@48",
+                            "release " + b + "@48"}));
 }
 
 TEST_F(FileBlockSplitTest, AnUnreadableFileFailsTheReaderBeforeAnyRecord) {
@@ -648,7 +648,8 @@ TEST_F(FileBlockSplitTest, AnUnreadableFileFailsTheReaderBeforeAnyRecord) {
     (void)reader->PollNext(out);
     FAIL() << "expected IoError";
   } catch (const IoError& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot open input file '" + b + "': No such file or directory");
+    EXPECT_EQ(std::string(e.what()),
+              "cannot open input file '" + b + "': No such file or directory");
   }
   EXPECT_TRUE(out.records.empty());
 }
@@ -705,7 +706,8 @@ std::vector<std::string> ExpectRestoreAnywhereGivesTheSameOutput(const FileSourc
   RunReader(source, whole, ctx);
   const std::vector<std::string> expected = Emitted(whole);
   for (int polls = 0; polls <= max_polls; ++polls) {
-    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected) << "restored after " << polls << " polls";
+    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected)
+        << "restored after " << polls << " polls";
   }
   return expected;
 }
@@ -754,13 +756,15 @@ TEST_F(FileBlockSplitTest, SnapshotHoldsTheRangeInProgressAtItsPositionAndLaterR
   MetricsWriter metrics;
   reader->CollectMetrics(metrics);
   const std::string id = path + "@";
-  EXPECT_EQ(metrics.gauges(),
-            (MetricsWriter::Gauges{
-                {"split." + id + "0.records", 4}, {"split." + id + "0.lines", 4},
-                {"split." + id + "0.bytes", 96}, {"split." + id + "96.records", 2},
-                {"split." + id + "96.lines", 2}, {"split." + id + "96.bytes", 144},
-                {"split." + id + "192.records", 0}, {"split." + id + "192.lines", 0},
-                {"split." + id + "192.bytes", 0}}));
+  EXPECT_EQ(metrics.gauges(), (MetricsWriter::Gauges{{"split." + id + "0.records", 4},
+                                                     {"split." + id + "0.lines", 4},
+                                                     {"split." + id + "0.bytes", 96},
+                                                     {"split." + id + "96.records", 2},
+                                                     {"split." + id + "96.lines", 2},
+                                                     {"split." + id + "96.bytes", 144},
+                                                     {"split." + id + "192.records", 0},
+                                                     {"split." + id + "192.lines", 0},
+                                                     {"split." + id + "192.bytes", 0}}));
   std::vector<std::unique_ptr<SourceSplit>> splits = reader->SnapshotState(1);
   ASSERT_EQ(splits.size(), 2u);
   StateWriter w;

@@ -52,8 +52,8 @@ class EventsBenchTest : public ::testing::Test {
       if (op.type == "source") {
         op.source->file.path = data;
         if (op.source->file.split_bytes > 0) {
-          op.source->file.split_bytes = BenchSplitBytes(
-              static_cast<int64_t>(fs::file_size(data)), spec.pipeline.parallelism);
+          op.source->file.split_bytes =
+              BenchSplitBytes(static_cast<int64_t>(fs::file_size(data)), spec.pipeline.parallelism);
         }
       }
     }
