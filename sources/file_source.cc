@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -89,40 +90,71 @@ class FileReader : public SplitReaderBase {
       st.path = split->position().path;
       st.split = split->position();
       st.records = st.split.records;
+      // The splits of one file form one queue (the byte ranges of a file; a whole file is a queue
+      // of one), in the order the files came.
+      auto [q, added] = queue_of_path_.try_emplace(st.path, queues_.size());
+      if (added) {
+        queues_.emplace_back();
+      }
+      st.queue = q->second;
+      index_of_id_[st.id] = states_.size();
+      queues_[st.queue].splits.push_back(states_.size());
       states_.push_back(std::move(st));
+    }
+    // A file's ranges are read in file order, whatever order they came in; a range already begun
+    // keeps its place.
+    for (FileQueue& q : queues_) {
+      size_t from = q.current;
+      if (from < q.splits.size() && states_[q.splits[from]].output != nullptr) {
+        ++from;
+      }
+      std::sort(q.splits.begin() + static_cast<std::ptrdiff_t>(std::min(from, q.splits.size())),
+                q.splits.end(), [this](size_t a, size_t b) {
+                  return states_[a].split.start < states_[b].split.start;
+                });
     }
   }
 
+  bool IsSplitQueued(const std::string& split_id) const override {
+    auto it = index_of_id_.find(split_id);
+    if (it == index_of_id_.end()) {
+      return false;
+    }
+    const FileQueue& q = queues_[states_[it->second].queue];
+    return q.current < q.splits.size() && q.splits[q.current] != it->second;
+  }
+
   std::vector<std::unique_ptr<SourceSplit>> SnapshotState(int64_t /*checkpoint_id*/) override {
-    // Starting with the split whose turn is next, so a restored reader (which starts with its
-    // first split) keeps the round-robin order of an uninterrupted read.
+    // Starting with the file whose turn is next, so a restored reader (which starts with its
+    // first file) keeps the round-robin order of an uninterrupted read; within a file, the range
+    // being read (at its position) before the later ones (not begun).
     std::vector<std::unique_ptr<SourceSplit>> out;
-    for (size_t k = 0; k < states_.size(); ++k) {
-      const State& st = states_[(next_ + k) % states_.size()];
-      if (st.done) {
-        continue;
+    for (size_t k = 0; k < queues_.size(); ++k) {
+      const FileQueue& q = queues_[(next_ + k) % queues_.size()];
+      for (size_t i = q.current; i < q.splits.size(); ++i) {
+        const State& st = states_[q.splits[i]];
+        FilePosition p = st.split;
+        if (st.lines) {
+          p.offset = st.lines->bytes_read();
+          p.line = st.line_base < 0 ? -1 : st.line_base + st.lines->line_number();
+          p.aligned = true;
+        }
+        p.records = st.records;
+        out.push_back(std::make_unique<FileSplit>(std::move(p)));
       }
-      FilePosition p = st.split;
-      if (st.lines) {
-        p.offset = st.lines->bytes_read();
-        p.line = st.line_base < 0 ? -1 : st.line_base + st.lines->line_number();
-        p.aligned = true;
-      }
-      p.records = st.records;
-      out.push_back(std::make_unique<FileSplit>(std::move(p)));
     }
     return out;
   }
 
-
   InputStatus PollNext(ReaderOutput& output) override {
     if (!opened_) {
-      // Every split takes part in the watermark from the start, and an unreadable file fails the
-      // job before any record was emitted.
+      // Every file is opened before any record is emitted (an unreadable one fails the job
+      // first), and the split each file begins with takes part in the watermark from now on.
       opened_ = true;
-      for (State& st : states_) {
-        Open(st);
-        st.output = &output.CreateOutputForSplit(st.id);
+      for (FileQueue& q : queues_) {
+        if (q.current < q.splits.size()) {
+          Begin(output, states_[q.splits[q.current]]);
+        }
       }
     }
     const int64_t pacing = source_.spec().pacing_ms;
@@ -133,27 +165,39 @@ class FileReader : public SplitReaderBase {
         return InputStatus::kNothingAvailable;
       }
     }
-    // One emitted element (record or error) per poll; empty lines and headers do not count.
-    const size_t n = states_.size();
+    // One emitted element (record or error) per poll, the files taking turns; empty lines and
+    // headers do not count.
+    const size_t n = queues_.size();
     bool any_paused = false;  // a split paused for watermark alignment is not read until resumed
     for (size_t tries = 0; tries < n;) {
-      State& st = states_[next_];
-      if (st.done || IsPaused(st.id)) {
-        any_paused = any_paused || !st.done;
+      FileQueue& q = queues_[next_];
+      if (q.current == q.splits.size()) {
         next_ = (next_ + 1) % n;
         ++tries;
         continue;
+      }
+      State& st = states_[q.splits[q.current]];
+      if (IsPaused(st.id)) {
+        any_paused = true;
+        next_ = (next_ + 1) % n;
+        ++tries;
+        continue;
+      }
+      if (!st.lines) {
+        Begin(output, st);  // the range after one that ended, or a file added after the first poll
       }
       std::string_view line;  // into the LineReader's buffer, padded (DecodePadded)
       const int64_t line_start = st.lines->bytes_read();
       const LineReader::Result r = st.lines->Next(line);
       if (r == LineReader::Result::kEnd) {
-        st.done = true;
         st.output = nullptr;
         st.final_lines = st.lines->line_number();  // the reader goes; its totals stay reported
         st.final_bytes = st.lines->bytes_read();
         st.lines.reset();
         output.ReleaseOutputForSplit(st.id);
+        if (++q.current < q.splits.size()) {
+          continue;  // the file's next range begins in the same turn
+        }
         next_ = (next_ + 1) % n;
         ++tries;
         continue;
@@ -202,8 +246,16 @@ class FileReader : public SplitReaderBase {
     int64_t line_base = 0;  ///< lines before where `lines` began; -1 until counted
     int64_t final_lines = 0;  ///< lines and bytes of the file once `lines` is gone (end of file)
     int64_t final_bytes = 0;
-    SourceOutput* output = nullptr;
-    bool done = false;
+    SourceOutput* output = nullptr;  ///< set while the split is being read
+    size_t queue = 0;                ///< its file's entry in `queues_`
+  };
+
+  // The splits of one file, read one after another (Flink's FileSource reader holds one split
+  // at a time): `splits` (indexes into `states_`) in file order, `current` the one being read or
+  // next; the file is done when `current == splits.size()`.
+  struct FileQueue {
+    std::vector<size_t> splits;
+    size_t current = 0;
   };
 
   void CollectMetrics(MetricsWriter& out) const override {
@@ -212,6 +264,12 @@ class FileReader : public SplitReaderBase {
       out.Gauge("split." + st.id + ".lines", st.lines ? st.lines->line_number() : st.final_lines);
       out.Gauge("split." + st.id + ".bytes", st.lines ? st.lines->bytes_read() : st.final_bytes);
     }
+  }
+
+  // The split's reading begins: its file is opened and its output (watermark generator) created.
+  void Begin(ReaderOutput& output, State& st) {
+    Open(st);
+    st.output = &output.CreateOutputForSplit(st.id);
   }
 
   // Opens the split's file at its position. A byte range not read yet starts at the first line
@@ -245,7 +303,7 @@ class FileReader : public SplitReaderBase {
     }
     output.EmitError(SourceError{st.path, st.line_base + line_no, std::move(reason), text});
     ++emitted_total_;  // an error line costs pacing time like a record
-    next_ = (next_ + 1) % states_.size();
+    next_ = (next_ + 1) % queues_.size();
   }
 
   const FileSource& source_;
@@ -255,8 +313,11 @@ class FileReader : public SplitReaderBase {
   LineDecoder decoder_;
   Row row_;  // the record being built; reused across lines
   SourceReaderContext* context_ = nullptr;
-  std::vector<State> states_;
-  size_t next_ = 0;
+  std::vector<State> states_;      // every split, in the order added
+  std::vector<FileQueue> queues_;  // one per file, taking turns
+  std::unordered_map<std::string, size_t> queue_of_path_;
+  std::unordered_map<std::string, size_t> index_of_id_;  // split id -> `states_` index
+  size_t next_ = 0;                                      // the file whose turn it is
   int64_t emitted_total_ = 0;
   Timestamp start_time_ = 0;
   bool opened_ = false;
@@ -328,8 +389,8 @@ std::vector<std::unique_ptr<SourceSplit>> FileSource::CreateSplits() const {
       continue;
     }
     // Byte ranges of equal size; each is aligned to a line start when its reader opens it.
-    // At most kMaxRangesPerFile ranges (a reader opens all its splits at once: split-bytes: 1
-    // must not mean one file descriptor per byte).
+    // At most kMaxRangesPerFile ranges: every split costs a snapshot entry and metrics gauges,
+    // so split-bytes: 1 must not mean a split per byte.
     const int64_t n = std::min<int64_t>((size + spec_.file.split_bytes - 1) / spec_.file.split_bytes,
                                         kMaxRangesPerFile);
     for (int64_t k = 0; k < n; ++k) {

@@ -27,14 +27,24 @@ namespace tidemark {
 /// Empty lines are skipped. A file that cannot be opened or read fails the job (IoError naming the
 /// file and the OS reason): a missing file means the input is not what the job was written for.
 ///
-/// A reader registers all its splits' outputs on its first poll (so a file not read yet still
-/// holds the watermark back) and then reads them round-robin, one line per poll; with `pacing`
-/// its k-th record is due at `start + k * pacing` of processing time. A split's output is released
-/// at the end of its file.
+/// Reading order. A reader reads its files round-robin, one line per poll; with `pacing` its
+/// k-th record is due at `start + k * pacing` of processing time. On its first poll it opens
+/// every file (an unreadable one fails the job before any record) and registers the output
+/// (watermark generator) of the split each file begins with, so a file not read yet holds the
+/// watermark back. The byte ranges of one file are read one after another, in file order (range
+/// k before range k + 2 when a reader holds both), as Flink's FileSource reader holds one split
+/// at a time and asks its enumerator for the next when it finishes one: a range's output is
+/// created when its reading begins and released at its end, and a range not begun has none
+/// (`IsSplitQueued`), so it does not hold the watermark back. With one range per reader of a
+/// time-ordered file, reader 0 would read the first half of the file's event time and reader 1
+/// the second, and every window of the second half would wait for the first half to be read;
+/// with several smaller ranges per reader the readers move through event time together.
+/// A split's output is released at the end of its file or range.
 ///
 /// Snapshots (Flink's `FileSourceSplit` with its `CheckpointedPosition`): a split carries the
 /// byte offset and line number of the next line and its record count; `SnapshotState` gives the
-/// unfinished splits at their position after the last record emitted.
+/// unfinished splits, the range being read at its position after the last record emitted and a
+/// file's later ranges not begun, so a restored reader continues in the same order.
 /// Immutable after construction; shared by the subtasks' readers.
 class FileSource : public Source {
  public:

@@ -437,17 +437,25 @@ void SourceOperator::InitializeOutputs() {
 }
 
 void SourceOperator::AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) {
+  std::vector<std::string> ids;
   for (const auto& split : splits) {
     CountSplit(split->SplitId());
-    // An assigned split holds time back until it reports; before the first EmitNext its output
-    // waits (Flink's splitsToInitializeOutput).
-    if (outputs_initialized_) {
-      CreateSplitOutput(split->SplitId());
-    } else {
-      pending_split_outputs_.push_back(split->SplitId());
-    }
+    ids.push_back(split->SplitId());
   }
   reader_->AddSplits(std::move(splits));
+  for (const std::string& id : ids) {
+    // An assigned split holds time back until it reports; before the first EmitNext its output
+    // waits (Flink's splitsToInitializeOutput). A split the reader keeps queued is not assigned
+    // in Flink's sense yet: the reader creates its output when it starts reading it.
+    if (reader_->IsSplitQueued(id)) {
+      continue;
+    }
+    if (outputs_initialized_) {
+      CreateSplitOutput(id);
+    } else {
+      pending_split_outputs_.push_back(id);
+    }
+  }
 }
 
 void SourceOperator::CountSplit(const std::string& split_id) {
@@ -849,11 +857,17 @@ void SourceOperator::InitializeState(StateInitializationContext& context) {
   // Restored splits join the multiplexer at restore time (they hold the watermark back from now
   // on, not from their first record).
   counted_splits_.clear();
+  std::vector<std::string> ids;
   for (const auto& split : splits) {
     CountSplit(split->SplitId());
-    CreateSplitOutput(split->SplitId());
+    ids.push_back(split->SplitId());
   }
   reader_->AddSplits(std::move(splits));
+  for (const std::string& id : ids) {
+    if (!reader_->IsSplitQueued(id)) {
+      CreateSplitOutput(id);
+    }
+  }
   reader_->NotifyNoMoreSplits();
 }
 

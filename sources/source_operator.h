@@ -36,7 +36,8 @@ struct SourceOperatorOptions {
 ///
 /// - **Per-split generators.** Every split output (created when the split is assigned, or when
 ///   the reader asks for it; splits assigned before the first `EmitNext` get theirs at that first
-///   call, as in Flink's OUTPUT_NOT_INITIALIZED mode, and periodic ticks before it do nothing)
+///   call, as in Flink's OUTPUT_NOT_INITIALIZED mode, and periodic ticks before it do nothing; a
+///   split the reader keeps queued, `SourceReader::IsSplitQueued`, only when the reader asks)
 ///   has its own WatermarkGenerator and its own idleness clock (a
 ///   `PausableRelativeClock`). On-event watermarks go through the split's *immediate* multiplexer
 ///   handle, periodic ones through its *deferred* handle; a `WatermarkOutputMultiplexer` merges
@@ -92,7 +93,8 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   void SnapshotState(StateSnapshotContext& context) override;
   /// On a restore: replaces the splits the enumerator assigned at `Open` by the restored ones
   /// (`Source::RestoreSplit`), handed to a fresh reader; each restored split joins the watermark
-  /// multiplexer now, not at its first record. Errors: `StateCorrupt`.
+  /// multiplexer now, not at its first record (a split the reader keeps queued joins when the
+  /// reader starts it). Errors: `StateCorrupt`.
   void InitializeState(StateInitializationContext& context) override;
   void NotifyCheckpointComplete(int64_t checkpoint_id) override;
 

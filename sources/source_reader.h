@@ -145,6 +145,14 @@ class SourceReader {
     return status;
   }
   virtual void AddSplits(std::vector<std::unique_ptr<SourceSplit>> splits) = 0;
+  /// Whether split `split_id`, given to `AddSplits`, waits in the reader's queue behind another
+  /// split and is not read yet: the reader calls `CreateOutputForSplit` for it itself when its
+  /// reading begins. The SourceOperator creates no output (no watermark generator) for a queued
+  /// split when it is assigned, so a split not started does not hold the watermark back, as in
+  /// Flink, where FileSource's enumerator hands a reader its next split only when the reader asks
+  /// for one. Asked right after each `AddSplits` and restore. Default: false (every assigned
+  /// split's output is created at assignment, as Flink's SourceOperator does).
+  virtual bool IsSplitQueued(const std::string& /*split_id*/) const { return false; }
   /// No split will be added any more; once the current ones are read, PollNext ends input.
   virtual void NotifyNoMoreSplits() = 0;
   /// Watermark alignment: stop / restart reading these splits. Readers that cannot pause ignore it.

@@ -494,13 +494,12 @@ REASONS = {
                       "when the periodic watermark passes it.",
     "files_p2_scan": "the two readers and their sinks need both cores of a machine that other work shares; "
                      "per byte the scan costs the same at parallelism 2 (see the CPU column).",
-    "files_p2_windowed": "the two byte ranges of one file hold different event times: the window's watermark "
-                         "is the minimum over both readers, so the second half's windows stay open until the "
-                         "first half is read (each window subtask peaks near 75 MB of state against 28 MB for "
-                         "the whole job at parallelism 1), and four busy threads share two cores. Ranges handed "
-                         "out in order, one at a time per reader (as Flink's FileSource does), or watermark "
-                         "alignment would keep the readers together in event time; the file source reads "
-                         "its splits round-robin today.",
+    "files_p2_windowed": "the readers now read their byte ranges one at a time in file order, 8 ranges each (as "
+                         "Flink's FileSource hands out block splits), so they stay together in event time and "
+                         "each window subtask peaks near 34 MB of state (`stateBytesPeak`) instead of 75 MB; "
+                         "what is left is CPU: four busy threads (two readers, two window subtasks) share two "
+                         "cores and together need about 4.1 CPU-s against 3.9 at parallelism 1, so the wall "
+                         "time cannot fall below about half of that on this machine.",
     "chain_ratio": "records move along the chain in batches (one virtual call per operator per batch, counters "
                    "and cancel checks per batch), the generator fills a whole batch in one poll and the "
                    "checksum sink hashes NULL-free fixed-width rows unrolled; what remains is the per-record "

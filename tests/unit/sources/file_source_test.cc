@@ -12,7 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/errors.h"
+#include "runtime/eventtime/punctuated_watermarks.h"
+#include "sources/source_operator.h"
 #include "sources/text_input.h"
+#include "tests/testing/collecting_output.h"
 #include "tests/unit/sources/fake_reader_output.h"
 
 namespace tidemark {
@@ -500,17 +503,213 @@ TEST_F(FileBlockSplitTest, TwoReadersShareOneFileAndTheSplitsHaveTheirOwnOutputs
   }
   // Reader 0 gets ranges 0 and 2, reader 1 range 1; a range holds the lines starting in it: the
   // first only the header (bytes 0-14), the second the lines at bytes 15 and 21, the third 27, 33.
-  EXPECT_EQ(events[0], (std::vector<std::string>{
-                           "register " + path + "@0", "register " + path + "@26",
-                           "release " + path + "@0",
-                           "rec " + path + "@26 @0 ts=3 {\"ts\":3,\"user\":\"a\",\"amount\":3.0}",
-                           "rec " + path + "@26 @0 ts=4 {\"ts\":4,\"user\":\"b\",\"amount\":4.0}",
-                           "release " + path + "@26"}));
+  // Reader 0 begins range 2 (registers it) only when range 0 has ended.
+  EXPECT_EQ(events[0],
+            (std::vector<std::string>{
+                "register " + path + "@0", "release " + path + "@0", "register " + path + "@26",
+                "rec " + path + "@26 @0 ts=3 {\"ts\":3,\"user\":\"a\",\"amount\":3.0}",
+                "rec " + path + "@26 @0 ts=4 {\"ts\":4,\"user\":\"b\",\"amount\":4.0}",
+                "release " + path + "@26"}));
   EXPECT_EQ(events[1], (std::vector<std::string>{
                            "register " + path + "@13",
                            "rec " + path + "@13 @0 ts=1 {\"ts\":1,\"user\":\"a\",\"amount\":1.0}",
                            "rec " + path + "@13 @0 ts=2 {\"ts\":2,\"user\":\"b\",\"amount\":2.0}",
                            "release " + path + "@13"}));
+}
+
+// Lines {"ts": <ts>, "user": "u"} of 24 bytes each, for the timestamps first, first + 1, ...
+std::string FixedWidthLines(int first, int count) {
+  std::string text;
+  for (int ts = first; ts < first + count; ++ts) {
+    text += fmt::format("{{\"ts\": {}, \"user\": \"u\"}}\n", ts);
+  }
+  EXPECT_EQ(text.size(), 24u * static_cast<size_t>(count));
+  return text;
+}
+
+std::string Rec(const std::string& split, int ts) {
+  return fmt::format("rec {} @0 ts={} {{\"ts\":{},\"user\":\"u\",\"amount\":null}}", split, ts, ts);
+}
+
+// A started reader of `source` holding `splits`, told there are no more.
+std::unique_ptr<SourceReader> StartedReader(const FileSource& source, FakeReaderContext& ctx,
+                                            std::vector<std::unique_ptr<SourceSplit>> splits) {
+  auto reader = source.CreateReader(ctx.subtask_index());
+  reader->Start(ctx);
+  reader->AddSplits(std::move(splits));
+  reader->NotifyNoMoreSplits();
+  return reader;
+}
+
+// Polls `reader` until its input ends (at most 100 polls).
+void ReadToEnd(SourceReader& reader, FakeReaderOutput& out) {
+  for (int i = 0; i < 100; ++i) {
+    if (reader.PollNext(out) == InputStatus::kEndOfInput) {
+      return;
+    }
+  }
+  ADD_FAILURE() << "reader did not end";
+}
+
+TEST_F(FileBlockSplitTest, OneReaderReadsTheRangesOfAFileOneAfterAnotherInFileOrder) {
+  const std::string path = Write("a.jsonl", FixedWidthLines(10, 12));
+  SourceSpec spec = Spec(path, "jsonl");
+  spec.file.split_bytes = 96;  // 288 bytes: ranges [0,96) [96,192) [192,288), four lines each
+  const FileSource source(spec);
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  // Only the range being read has an output: range 1 is registered when range 0 has ended.
+  std::vector<std::string> expected;
+  for (int k = 0; k < 3; ++k) {
+    const std::string id = path + "@" + std::to_string(96 * k);
+    expected.push_back("register " + id);
+    for (int ts = 10 + 4 * k; ts < 14 + 4 * k; ++ts) {
+      expected.push_back(Rec(id, ts));
+    }
+    expected.push_back("release " + id);
+  }
+  EXPECT_EQ(out.events, expected);
+}
+
+TEST_F(FileBlockSplitTest, EachOfTwoReadersReadsItsRangesInFileOrderWhateverOrderTheyCameIn) {
+  const std::string path = Write("a.jsonl", FixedWidthLines(10, 16));
+  SourceSpec spec = Spec(path, "jsonl");
+  spec.file.split_bytes = 96;  // 384 bytes: four ranges of four lines
+  const FileSource source(spec);
+  ASSERT_EQ(source.CreateSplits().size(), 4u);
+  for (int subtask = 0; subtask < 2; ++subtask) {
+    // Reader r holds ranges r and r + 2 (split i goes to reader i mod 2): range r first.
+    std::vector<std::string> expected;
+    for (const int k : {subtask, subtask + 2}) {
+      const std::string id = path + "@" + std::to_string(96 * k);
+      expected.push_back("register " + id);
+      for (int ts = 10 + 4 * k; ts < 14 + 4 * k; ++ts) {
+        expected.push_back(Rec(id, ts));
+      }
+      expected.push_back("release " + id);
+    }
+    for (const bool reversed : {false, true}) {
+      SCOPED_TRACE(fmt::format("subtask {}, splits added {}", subtask,
+                               reversed ? "last first" : "in order"));
+      std::vector<std::unique_ptr<SourceSplit>> splits =
+          SplitEnumerator::SplitsFor(source, subtask, 2);
+      ASSERT_EQ(splits.size(), 2u);
+      if (reversed) {
+        std::swap(splits[0], splits[1]);
+      }
+      ManualProcessingTimeService clock;
+      FakeReaderOutput out(source.schema(), clock);
+      FakeReaderContext ctx(subtask, 2);
+      auto reader = StartedReader(source, ctx, std::move(splits));
+      // The later range waits in the reader's queue: the operator gives it no output yet.
+      EXPECT_FALSE(reader->IsSplitQueued(path + "@" + std::to_string(96 * subtask)));
+      EXPECT_TRUE(reader->IsSplitQueued(path + "@" + std::to_string(96 * (subtask + 2))));
+      ReadToEnd(*reader, out);
+      EXPECT_EQ(out.events, expected);
+    }
+  }
+}
+
+TEST_F(FileBlockSplitTest, RangesOfSeveralFilesAreReadRoundRobinEachFileOnItsCurrentRange) {
+  const std::string a = Write("a.jsonl", FixedWidthLines(10, 4));
+  const std::string b = Write("b.jsonl", FixedWidthLines(50, 4));
+  SourceSpec spec = Spec(dir_.string(), "jsonl");
+  spec.file.split_bytes = 48;  // each file: ranges [0,48) and [48,96), two lines each
+  const FileSource source(spec);
+  ASSERT_EQ(source.CreateSplits().size(), 4u);
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  EXPECT_EQ(out.events, (std::vector<std::string>{
+                            "register " + a + "@0", "register " + b + "@0", Rec(a + "@0", 10),
+                            Rec(b + "@0", 50), Rec(a + "@0", 11), Rec(b + "@0", 51),
+                            // a's turn: its range 0 ends and range 1 begins in the same turn
+                            "release " + a + "@0", "register " + a + "@48", Rec(a + "@48", 12),
+                            "release " + b + "@0", "register " + b + "@48", Rec(b + "@48", 52),
+                            Rec(a + "@48", 13), Rec(b + "@48", 53), "release " + a + "@48",
+                            "release " + b + "@48"}));
+}
+
+TEST_F(FileBlockSplitTest, AnUnreadableFileFailsTheReaderBeforeAnyRecord) {
+  Write("a.jsonl", FixedWidthLines(10, 4));
+  const std::string b = Write("b.jsonl", FixedWidthLines(50, 4));
+  SourceSpec spec = Spec(dir_.string(), "jsonl");
+  spec.file.split_bytes = 48;
+  const FileSource source(spec);
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  auto reader = StartedReader(source, ctx, source.CreateSplits());
+  fs::remove(b);
+  try {
+    (void)reader->PollNext(out);
+    FAIL() << "expected IoError";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot open input file '" + b + "': No such file or directory");
+  }
+  EXPECT_TRUE(out.records.empty());
+}
+
+TEST_F(FileBlockSplitTest, ARangeNotBegunDoesNotHoldTheWatermarkBack) {
+  // Subtask 0 of 2 over four ranges of a time-ordered file holds ranges 0 (times 10-13) and 2
+  // (18-21). With one generator per record (watermark = its timestamp), each record's watermark
+  // follows it at once: range 2 has no output, so no generator holding the minimum at Long.MIN,
+  // until its reading begins after range 0's end. (Registered from the start, range 2 would hold
+  // the watermark at Long.MIN while range 0 is read.)
+  const std::string path = Write("a.jsonl", FixedWidthLines(10, 16));
+  SourceSpec spec = Spec(path, "jsonl");
+  spec.file.split_bytes = 96;
+  auto source = std::make_shared<FileSource>(spec);
+  WatermarkStrategy strategy(RecordTimestampAssigner(), [] {
+    return std::make_unique<PunctuatedWatermarks>(
+        [](const StreamRecord&, Timestamp ts) -> std::optional<Timestamp> { return ts; });
+  });
+  SourceOperator op(source, std::move(strategy));
+  testing::CollectingOutput output;
+  ManualProcessingTimeService time{0};
+  OperatorContext context;
+  context.name = "source";
+  context.subtask_index = 0;
+  context.parallelism = 2;
+  context.output = &output;
+  context.processing_time = &time;
+  context.auto_watermark_interval_ms = 0;
+  op.Open(context);
+  for (int i = 0; i < 100 && op.EmitNext() != InputStatus::kEndOfInput; ++i) {
+  }
+  op.Close();
+  std::vector<std::string> records_and_watermarks;
+  for (const std::string& e : output.Describe()) {
+    if (e.rfind("status(", 0) != 0) {
+      records_and_watermarks.push_back(e);
+    }
+  }
+  std::vector<std::string> expected;
+  for (const int ts : {10, 11, 12, 13, 18, 19, 20, 21}) {
+    expected.push_back(fmt::format("record([{},\"u\",null]@{})", ts, ts));
+    expected.push_back(fmt::format("watermark({})", ts));
+  }
+  EXPECT_EQ(records_and_watermarks, expected);
+}
+
+// The records and errors of an uninterrupted read of `source` by one reader, after checking that
+// a snapshot after any of the first `max_polls` polls, restored into a fresh reader, gives them.
+std::vector<std::string> ExpectRestoreAnywhereGivesTheSameOutput(const FileSource& source,
+                                                                 int max_polls) {
+  ManualProcessingTimeService clock;
+  FakeReaderOutput whole(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, whole, ctx);
+  const std::vector<std::string> expected = Emitted(whole);
+  for (int polls = 0; polls <= max_polls; ++polls) {
+    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected)
+        << "restored after " << polls << " polls";
+  }
+  return expected;
 }
 
 TEST_F(FileBlockSplitTest, ByteRangeSplitsSurviveASnapshot) {
@@ -523,15 +722,94 @@ TEST_F(FileBlockSplitTest, ByteRangeSplitsSurviveASnapshot) {
   spec.file.split_bytes = 60;
   const FileSource source(spec);
   ASSERT_GT(source.CreateSplits().size(), 2u);
+  EXPECT_EQ(ExpectRestoreAnywhereGivesTheSameOutput(source, 16).size(), 12u);
+}
+
+TEST_F(FileBlockSplitTest, RangesOfSeveralFilesSurviveASnapshotAnywhere) {
+  Write("a.jsonl", FixedWidthLines(10, 6) + "oops\n" + FixedWidthLines(16, 3));
+  Write("b.jsonl", FixedWidthLines(50, 5));
+  SourceSpec spec = Spec(dir_.string(), "jsonl");
+  spec.file.split_bytes = 50;  // a: 221 bytes in 5 ranges; b: 120 bytes in 3
+  const FileSource source(spec);
+  ASSERT_EQ(source.CreateSplits().size(), 8u);
+  const std::vector<std::string> expected = ExpectRestoreAnywhereGivesTheSameOutput(source, 18);
+  ASSERT_EQ(expected.size(), 15u);  // 14 records, 1 error
+  // Round-robin: a10 b50 a11 b51 ... b54 a15, then b has ended: oops (line 7), a16, a17, a18.
+  EXPECT_EQ(expected[10], Rec((dir_ / "a.jsonl").string() + "@88", 15));
+  EXPECT_EQ(expected[11], "err " + (dir_ / "a.jsonl").string() + ":7 invalid JSON");
+}
+
+TEST_F(FileBlockSplitTest, SnapshotHoldsTheRangeInProgressAtItsPositionAndLaterRangesNotBegun) {
+  const std::string path = Write("a.jsonl", FixedWidthLines(10, 12));
+  SourceSpec spec = Spec(path, "jsonl");
+  spec.file.split_bytes = 96;
+  const FileSource source(spec);
   ManualProcessingTimeService clock;
-  FakeReaderOutput whole(source.schema(), clock);
+  FakeReaderOutput out(source.schema(), clock);
   FakeReaderContext ctx;
-  RunReader(source, whole, ctx);
-  const std::vector<std::string> expected = Emitted(whole);
-  ASSERT_EQ(expected.size(), 12u);
-  for (int polls = 0; polls <= 16; ++polls) {
-    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected) << "restored after " << polls << " polls";
+  auto reader = StartedReader(source, ctx, source.CreateSplits());
+  for (int i = 0; i < 6; ++i) {  // range 0's four records, then two of range 1
+    ASSERT_EQ(reader->PollNext(out), InputStatus::kMoreAvailable);
   }
+  // Every split keeps its gauges: range 0 with its totals, range 1 in progress (bytes: its offset
+  // in the file), range 2 not begun.
+  MetricsWriter metrics;
+  reader->CollectMetrics(metrics);
+  const std::string id = path + "@";
+  EXPECT_EQ(metrics.gauges(), (MetricsWriter::Gauges{{"split." + id + "0.records", 4},
+                                                     {"split." + id + "0.lines", 4},
+                                                     {"split." + id + "0.bytes", 96},
+                                                     {"split." + id + "96.records", 2},
+                                                     {"split." + id + "96.lines", 2},
+                                                     {"split." + id + "96.bytes", 144},
+                                                     {"split." + id + "192.records", 0},
+                                                     {"split." + id + "192.lines", 0},
+                                                     {"split." + id + "192.bytes", 0}}));
+  std::vector<std::unique_ptr<SourceSplit>> splits = reader->SnapshotState(1);
+  ASSERT_EQ(splits.size(), 2u);
+  StateWriter w;
+  for (const auto& split : splits) {
+    split->WriteTo(w);
+  }
+  const std::string bytes = w.Release();
+  StateReader r(bytes);
+  // Section file-split: path, start, end, offset, line, records, aligned.
+  auto position = [&r] {
+    r.BeginSection("file-split", 1);
+    std::string p = r.ReadString();
+    const int64_t start = r.ReadI64();
+    const int64_t end = r.ReadI64();
+    const int64_t offset = r.ReadI64();
+    const int64_t line = r.ReadI64();
+    const int64_t records = r.ReadI64();
+    const bool aligned = r.ReadBool();
+    r.EndSection();
+    return fmt::format("{} [{},{}) offset {} line {} records {} {}", p, start, end, offset, line,
+                       records, aligned ? "aligned" : "not begun");
+  };
+  // Range 1 after two lines (its line number is counted only when an error needs it: -1);
+  // range 2 as the enumerator made it.
+  EXPECT_EQ(position(), path + " [96,192) offset 144 line -1 records 2 aligned");
+  EXPECT_EQ(position(), path + " [192,-1) offset 192 line 0 records 0 not begun");
+  EXPECT_TRUE(r.AtEnd());
+  // Restored into a fresh reader: range 1 goes on, range 2 waits for it.
+  StateReader again(bytes);
+  std::vector<std::unique_ptr<SourceSplit>> restored;
+  restored.push_back(source.RestoreSplit(again));
+  restored.push_back(source.RestoreSplit(again));
+  FakeReaderOutput rest(source.schema(), clock);
+  auto fresh = StartedReader(source, ctx, std::move(restored));
+  EXPECT_FALSE(fresh->IsSplitQueued(path + "@96"));
+  EXPECT_TRUE(fresh->IsSplitQueued(path + "@192"));
+  ReadToEnd(*fresh, rest);
+  std::vector<std::string> expected = {"register " + path + "@96", Rec(path + "@96", 16),
+                                       Rec(path + "@96", 17), "release " + path + "@96",
+                                       "register " + path + "@192"};
+  for (int ts = 18; ts < 22; ++ts) {
+    expected.push_back(Rec(path + "@192", ts));
+  }
+  expected.push_back("release " + path + "@192");
+  EXPECT_EQ(rest.events, expected);
 }
 
 }  // namespace

@@ -15,9 +15,11 @@
 
 #include "config/job_loader.h"
 #include "runtime/core/checksum.h"
+#include "sources/file_source.h"
 #include "tools/bench/bench_run.h"
 #include "tools/bench/events_data.h"
 #include "tools/bench/file_baseline.h"
+#include "tools/bench/file_bench.h"
 
 namespace tidemark::bench {
 namespace {
@@ -42,14 +44,16 @@ class EventsBenchTest : public ::testing::Test {
     return s.str();
   }
 
-  /// jobs/bench/<name>.yaml reading `data` (with parallelism 2: one byte range per reader).
+  /// jobs/bench/<name>.yaml reading `data`, with `split-bytes` as `tidemark bench` sets it (with
+  /// parallelism 2: 16 byte ranges, 8 per reader).
   static JobSpec LoadBenchJob(const std::string& name, const std::string& data) {
     JobSpec spec = LoadJobSpecFile("jobs/bench/" + name + ".yaml");
     for (OperatorSpec& op : spec.operators) {
       if (op.type == "source") {
         op.source->file.path = data;
         if (op.source->file.split_bytes > 0) {
-          op.source->file.split_bytes = static_cast<int64_t>(fs::file_size(data) / 2 + 1);
+          op.source->file.split_bytes =
+              BenchSplitBytes(static_cast<int64_t>(fs::file_size(data)), spec.pipeline.parallelism);
         }
       }
     }
@@ -178,6 +182,21 @@ TEST_F(EventsBenchTest, WindowedJobBaselineAndReferenceAgree) {
     ASSERT_EQ(run.failure, "");
     EXPECT_EQ(run.sink_records, static_cast<int64_t>(windows.size()));
     EXPECT_EQ(run.checksum, reference);
+  }
+}
+
+TEST_F(EventsBenchTest, SplitBytesGiveAboutEightRangesPerReader) {
+  EXPECT_EQ(BenchSplitBytes(160, 2), 10);
+  EXPECT_EQ(BenchSplitBytes(161, 2), 11);
+  EXPECT_EQ(BenchSplitBytes(5, 2), 1);
+  EXPECT_EQ(BenchSplitBytes(240, 3), 10);
+  // The windowed job at parallelism 2 on a small generated file: 16 ranges, 8 per reader.
+  const EventsFileSpec spec{.count = 3000, .users = 50, .jitter_ms = 2000, .seed = 7};
+  const JobSpec job = LoadBenchJob("events_windowed_p2", EnsureEventsFile(dir_.string(), spec));
+  for (const OperatorSpec& op : job.operators) {
+    if (op.type == "source") {
+      EXPECT_EQ(FileSource(*op.source).CreateSplits().size(), 16u);
+    }
   }
 }
 
