@@ -64,6 +64,15 @@ StreamElement& RecordWriter::OpenBatch(size_t c) {
   return *batch;
 }
 
+bool RecordWriter::AppendSpareSlot(std::vector<StreamRecord>& records) {
+  if (spare_.empty()) {
+    return false;
+  }
+  records.push_back(std::move(spare_.back()));
+  spare_.pop_back();
+  return true;
+}
+
 void RecordWriter::Emit(StreamRecord& record) {
   ++records_out_;
   if (partitioning_ == Partitioning::kBroadcast && channels_.size() > 1) {
@@ -85,7 +94,7 @@ void RecordWriter::Emit(StreamRecord& record) {
   auto& batch = batches_[c];
   size_t& fill = fill_[c];
   auto& records = OpenBatch(c).records;
-  if (fill < records.size()) {
+  if (fill < records.size() || AppendSpareSlot(records)) {
     // A recycled slot: copy into its row's buffer instead of taking the caller's row, so neither
     // side allocates per record (and the caller keeps its buffer, e.g. a generator's row).
     StreamRecord& slot = records[fill];
@@ -132,6 +141,8 @@ void RecordWriter::EmitBatch(RecordBatch& batch) {
     // so no record is touched here. The recycled records were last written by the consumer's
     // core; per-record swaps into them cost a cache miss each on this side.
     std::vector<StreamRecord>& records = OpenBatch(0).records;
+    while (records.size() < batch.size && AppendSpareSlot(records)) {
+    }
     records.resize(batch.size);  // a recycled partial batch, or a new one: as many records
     records.swap(*batch.storage);
     fill = batch.size;
@@ -141,7 +152,7 @@ void RecordWriter::EmitBatch(RecordBatch& batch) {
   for (size_t i = 0; i < batch.size; ++i) {
     StreamRecord& record = *batch.records[i];
     auto& records = OpenBatch(0).records;
-    if (fill < records.size()) {
+    if (fill < records.size() || AppendSpareSlot(records)) {
       StreamRecord& slot = records[fill];
       slot.row.swap(record.row);
       slot.timestamp = record.timestamp;
@@ -158,7 +169,12 @@ void RecordWriter::EmitBatch(RecordBatch& batch) {
 void RecordWriter::FlushBatches() {
   for (size_t c = 0; c < batches_.size(); ++c) {
     if (batches_[c] && fill_[c] > 0) {
-      batches_[c]->records.resize(fill_[c]);  // drop recycled slots not overwritten
+      // The recycled slots not overwritten leave the batch; their rows' buffers are kept.
+      auto& records = batches_[c]->records;
+      for (size_t i = fill_[c]; i < records.size() && spare_.size() < batch_size_; ++i) {
+        spare_.push_back(std::move(records[i]));
+      }
+      records.resize(fill_[c]);
       Enqueue(c, std::move(batches_[c]));
     }
   }

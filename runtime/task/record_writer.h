@@ -52,6 +52,8 @@ class RecordWriter {
   void Enqueue(size_t channel, std::unique_ptr<StreamElement> element);
   /// The batch being filled for channel `c`: a recycled one (its slots reused) or a new one.
   StreamElement& OpenBatch(size_t c);
+  /// Appends a spare slot to `records` when there is one (see `spare_`): true if it did.
+  bool AppendSpareSlot(std::vector<StreamRecord>& records);
 
   Partitioning partitioning_;
   std::vector<Channel*> channels_;
@@ -61,6 +63,11 @@ class RecordWriter {
   size_t next_channel_;
   std::vector<std::unique_ptr<StreamElement>> batches_;
   std::vector<size_t> fill_;  ///< records written into batches_[c] (recycled batches hold more slots)
+  /// Slots cut off partial batches when they were flushed, their rows' buffers kept (at most
+  /// `batch_size_`): a later batch that holds fewer slots than records takes them, so a source
+  /// that flushes partial batches (a paced one) neither loses its rows' buffers to the channel
+  /// nor has the consumer free them, once per record.
+  std::vector<StreamRecord> spare_;
   std::vector<std::deque<std::unique_ptr<StreamElement>>> overflow_;
   size_t queued_ = 0;
   int64_t records_out_ = 0;
