@@ -338,6 +338,18 @@ TEST_F(CheckpointJobTest, RefusesCheckpointsItCannotRestore) {
                                          ": it holds state of operator subtasks this job does not have "
                                          "(windows#0); pass --allow-non-restored-state to skip it");
   }
+  // The source at a higher parallelism than checkpointed: its new subtask would read its splits
+  // again from the start, so the restore is refused (not records twice).
+  try {
+    RunJob(JobYaml(2, ""), options);
+    ADD_FAILURE() << "restored a source at a higher parallelism";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot restore from " + (dir_ / "chk-20").string() +
+                  ": source \"source\" has parallelism 2 here and 1 in the checkpoint; a source's "
+                  "splits and read positions are not redistributed to new subtasks (they would read "
+                  "their splits again from the start), so restore it at parallelism 1");
+  }
   options.allow_non_restored_state = true;
   EXPECT_EQ(RunJob(renamed, options).state, JobState::kFinished);
   // A corrupt state file: the checkpoint is refused with the file named.

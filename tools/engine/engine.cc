@@ -1,5 +1,7 @@
 #include "tools/engine/engine.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "operators/builtins.h"
@@ -84,6 +86,29 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
       }
       GetLogger("checkpoint")->warn("restoring from {}: skipping state of {} (not in this job)",
                                     restored->directory.string(), list);
+    }
+    // A source restored at a higher parallelism than it was checkpointed at: its new subtasks
+    // have no restored splits and would be assigned theirs afresh, reading them again from the
+    // start (records twice). Every source subtask writes its state, so the checkpoint's subtask
+    // count is the source's parallelism then. Flink redistributes source splits on a rescale;
+    // tidemark does not, so the restore is refused.
+    for (const JobVertex& v : graph.vertices) {
+      if (v.spec.type != "source") {
+        continue;
+      }
+      int checkpointed = 0;
+      for (const auto& [key, bytes] : restored->states) {
+        if (key.first == v.spec.id) {
+          checkpointed = std::max(checkpointed, key.second + 1);
+        }
+      }
+      if (checkpointed > 0 && v.parallelism > checkpointed) {
+        throw Error(fmt::format(
+            "cannot restore from {}: source \"{}\" has parallelism {} here and {} in the checkpoint; "
+            "a source's splits and read positions are not redistributed to new subtasks (they would "
+            "read their splits again from the start), so restore it at parallelism {}",
+            restored->directory.string(), v.spec.id, v.parallelism, checkpointed, checkpointed));
+      }
     }
     checkpoint_options.restored = std::move(restored);
   }
