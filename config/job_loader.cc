@@ -1055,9 +1055,21 @@ SourceSpec Loader::ParseSource(const Field& field) {
            fmt::format("does not apply to a source of type {} (only to kafka)", source.type));
   }
   for (std::string_view key : kInputSourceOnlyKeys) {
+    // Named: the input source types that take this key (path: file or replay; seed: datagen).
+    std::string types;
+    const std::pair<std::string_view, std::span<const std::string_view>> takers[] = {
+        {"file", kFileSourceKeys}, {"datagen", kDatagenSourceKeys}, {"replay", kReplaySourceKeys}};
+    std::vector<std::string_view> names;
+    for (const auto& [type, keys] : takers) {
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+        names.push_back(type);
+      }
+    }
+    for (size_t i = 0; i < names.size(); ++i) {
+      types += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+    }
     Forbid(*map, std::string(key),
-           fmt::format("does not apply to a source of type {} (only to file, datagen or replay)",
-                       source.type));
+           fmt::format("does not apply to a source of type {} (only to {})", source.type, types));
   }
   if (source.type == "generator") {
     Forbid(*map, "splits", "applies only to a source of type sequence, not generator");

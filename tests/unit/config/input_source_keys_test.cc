@@ -136,7 +136,14 @@ TEST(InputSourceKeysTest, ReplayReadsItsKeysAndSequenceRejectsThem) {
   EXPECT_EQ(ErrorsOf(Job("      type: sequence\n      path: r.jsonl\n      splits: [{id: a, start: "
                          "0ms, step: 1ms, count: 1}]\n")),
             "t.yaml:7:7: error: operators[0].source.path: does not apply to a source of type "
-            "sequence (only to file, datagen or replay)");
+            "sequence (only to file or replay)");
+  // Each key names the source types that take it.
+  EXPECT_EQ(ErrorsOf(Job("      type: sequence\n      split-bytes: 10\n      seed: 3\n      splits: "
+                         "[{id: a, start: 0ms, step: 1ms, count: 1}]\n")),
+            "t.yaml:7:7: error: operators[0].source.split-bytes: does not apply to a source of type "
+            "sequence (only to file)\n"
+            "t.yaml:8:7: error: operators[0].source.seed: does not apply to a source of type "
+            "sequence (only to datagen)");
 }
 
 TEST(InputSourceKeysTest, ASourcesErrorsSideOutputCanBeRead) {
