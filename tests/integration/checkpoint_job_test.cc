@@ -350,6 +350,20 @@ TEST_F(CheckpointJobTest, RefusesCheckpointsItCannotRestore) {
                   "splits and read positions are not redistributed to new subtasks (they would read "
                   "their splits again from the start), so restore it at parallelism 1");
   }
+  // A keyed operator at a higher parallelism: the keys that move to its new subtask would leave
+  // their windows behind, so this is refused too.
+  std::string wider = JobYaml(1, "");
+  wider.replace(wider.find("  - id: windows\n"), 16, "  - id: windows\n    parallelism: 2\n");
+  try {
+    RunJob(wider, options);
+    ADD_FAILURE() << "restored a keyed operator at a higher parallelism";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot restore from " + (dir_ / "chk-20").string() +
+                  ": operator \"windows\" has parallelism 2 here and 1 in the checkpoint; keyed "
+                  "state is not redistributed to new subtasks (keys that move to them would leave "
+                  "their state behind), so restore it at parallelism 1");
+  }
   options.allow_non_restored_state = true;
   EXPECT_EQ(RunJob(renamed, options).state, JobState::kFinished);
   // A corrupt state file: the checkpoint is refused with the file named.

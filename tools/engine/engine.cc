@@ -87,13 +87,15 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
       GetLogger("checkpoint")->warn("restoring from {}: skipping state of {} (not in this job)",
                                     restored->directory.string(), list);
     }
-    // A source restored at a higher parallelism than it was checkpointed at: its new subtasks
-    // have no restored splits and would be assigned theirs afresh, reading them again from the
-    // start (records twice). Every source subtask writes its state, so the checkpoint's subtask
-    // count is the source's parallelism then. Flink redistributes source splits on a rescale;
-    // tidemark does not, so the restore is refused.
+    // An operator restored at a higher parallelism than it was checkpointed at: a source's new
+    // subtasks have no restored splits and would be assigned theirs afresh, reading them again
+    // from the start (records twice); a keyed operator's keys that move to a new subtask would
+    // leave their state behind (windows lost). Sources and keyed operators write state from every
+    // subtask, so the checkpoint's subtask count is their parallelism then. Flink redistributes
+    // splits and key groups on a rescale; tidemark does not, so the restore is refused.
     for (const JobVertex& v : graph.vertices) {
-      if (v.spec.type != "source") {
+      const bool source = v.spec.type == "source";
+      if (!source && v.spec.key_by.empty()) {
         continue;
       }
       int checkpointed = 0;
@@ -104,10 +106,15 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
       }
       if (checkpointed > 0 && v.parallelism > checkpointed) {
         throw Error(fmt::format(
-            "cannot restore from {}: source \"{}\" has parallelism {} here and {} in the checkpoint; "
-            "a source's splits and read positions are not redistributed to new subtasks (they would "
-            "read their splits again from the start), so restore it at parallelism {}",
-            restored->directory.string(), v.spec.id, v.parallelism, checkpointed, checkpointed));
+            "cannot restore from {}: {} \"{}\" has parallelism {} here and {} in the checkpoint; {}, "
+            "so restore it at parallelism {}",
+            restored->directory.string(), source ? "source" : "operator", v.spec.id, v.parallelism,
+            checkpointed,
+            source ? "a source's splits and read positions are not redistributed to new subtasks "
+                     "(they would read their splits again from the start)"
+                   : "keyed state is not redistributed to new subtasks (keys that move to them "
+                     "would leave their state behind)",
+            checkpointed));
       }
     }
     checkpoint_options.restored = std::move(restored);
