@@ -292,6 +292,22 @@ constexpr auto kReplaySourceKeys =
 constexpr auto kInputSourceOnlyKeys = std::to_array<std::string_view>(
     {"path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "split-bytes",
      "start", "disorder", "max-out-of-orderness", "skew", "idle-periods", "seed", "until"});
+// The input source types whose keys include `key`, for an error's hint: "file", "file or replay".
+std::string InputSourceTypesTaking(std::string_view key) {
+  const std::pair<std::string_view, std::span<const std::string_view>> types[] = {
+      {"file", kFileSourceKeys}, {"datagen", kDatagenSourceKeys}, {"replay", kReplaySourceKeys}};
+  std::vector<std::string_view> names;
+  for (const auto& [type, keys] : types) {
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      names.push_back(type);
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+  }
+  return out;
+}
 constexpr auto kFileFormats = std::to_array<std::string_view>({"jsonl", "csv"});
 constexpr auto kFieldTypes =
     std::to_array<std::string_view>({"int64", "double", "bool", "string", "timestamp"});
@@ -1055,21 +1071,9 @@ SourceSpec Loader::ParseSource(const Field& field) {
            fmt::format("does not apply to a source of type {} (only to kafka)", source.type));
   }
   for (std::string_view key : kInputSourceOnlyKeys) {
-    // Named: the input source types that take this key (path: file or replay; seed: datagen).
-    std::string types;
-    const std::pair<std::string_view, std::span<const std::string_view>> takers[] = {
-        {"file", kFileSourceKeys}, {"datagen", kDatagenSourceKeys}, {"replay", kReplaySourceKeys}};
-    std::vector<std::string_view> names;
-    for (const auto& [type, keys] : takers) {
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-        names.push_back(type);
-      }
-    }
-    for (size_t i = 0; i < names.size(); ++i) {
-      types += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
-    }
     Forbid(*map, std::string(key),
-           fmt::format("does not apply to a source of type {} (only to {})", source.type, types));
+           fmt::format("does not apply to a source of type {} (only to {})", source.type,
+                       InputSourceTypesTaking(key)));
   }
   if (source.type == "generator") {
     Forbid(*map, "splits", "applies only to a source of type sequence, not generator");

@@ -299,6 +299,17 @@ TEST_F(CheckpointJobTest, ParallelTasksAlignAndRestore) {
   EXPECT_EQ(Sorted(joined).size(), std::set<std::string>(joined.begin(), joined.end()).size());
 }
 
+/// The error a restore of `yaml` with `options` is refused with; a failure (and "") when it runs.
+std::string RefusalOf(const std::string& yaml, const JobRunOptions& options, const char* what) {
+  try {
+    RunJob(yaml, options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << what;
+  return "";
+}
+
 TEST_F(CheckpointJobTest, RefusesCheckpointsItCannotRestore) {
   JobRunOptions options;
   options.restore_from = dir_ / "nowhere";
@@ -319,51 +330,33 @@ TEST_F(CheckpointJobTest, RefusesCheckpointsItCannotRestore) {
   std::string other = JobYaml(1, "");
   other.replace(other.find("name: ckpt"), 10, "name: other");
   options.restore_from = dir_ / "chk-20";
-  try {
-    RunJob(other, options);
-    ADD_FAILURE() << "restored another job's checkpoint";
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot restore from " + (dir_ / "chk-20").string() +
-                                         ": it is a checkpoint of job \"ckpt\", not of \"other\"");
-  }
+  EXPECT_EQ(RefusalOf(other, options, "restored another job's checkpoint"),
+            "cannot restore from " + (dir_ / "chk-20").string() +
+                ": it is a checkpoint of job \"ckpt\", not of \"other\"");
   // State of an operator id the job does not have: refused unless allowed.
   std::string renamed = JobYaml(1, "");
   renamed.replace(renamed.find("id: windows"), 11, "id: counts");
   renamed.replace(renamed.find("input: windows"), 14, "input: counts");
-  try {
-    RunJob(renamed, options);
-    ADD_FAILURE() << "restored state of an unknown operator";
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot restore from " + (dir_ / "chk-20").string() +
-                                         ": it holds state of operator subtasks this job does not have "
-                                         "(windows#0); pass --allow-non-restored-state to skip it");
-  }
+  EXPECT_EQ(RefusalOf(renamed, options, "restored state of an unknown operator"),
+            "cannot restore from " + (dir_ / "chk-20").string() +
+                ": it holds state of operator subtasks this job does not have "
+                "(windows#0); pass --allow-non-restored-state to skip it");
   // The source at a higher parallelism than checkpointed: its new subtask would read its splits
   // again from the start, so the restore is refused (not records twice).
-  try {
-    RunJob(JobYaml(2, ""), options);
-    ADD_FAILURE() << "restored a source at a higher parallelism";
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "cannot restore from " + (dir_ / "chk-20").string() +
-                  ": source \"source\" has parallelism 2 here and 1 in the checkpoint; a source's "
-                  "splits and read positions are not redistributed to new subtasks (they would read "
-                  "their splits again from the start), so restore it at parallelism 1");
-  }
+  EXPECT_EQ(RefusalOf(JobYaml(2, ""), options, "restored a source at a higher parallelism"),
+            "cannot restore from " + (dir_ / "chk-20").string() +
+                ": source \"source\" has parallelism 2 here and 1 in the checkpoint; a source's "
+                "splits and read positions are not redistributed to new subtasks (they would read "
+                "their splits again from the start), so restore it at parallelism 1");
   // A keyed operator at a higher parallelism: the keys that move to its new subtask would leave
   // their windows behind, so this is refused too.
   std::string wider = JobYaml(1, "");
   wider.replace(wider.find("  - id: windows\n"), 16, "  - id: windows\n    parallelism: 2\n");
-  try {
-    RunJob(wider, options);
-    ADD_FAILURE() << "restored a keyed operator at a higher parallelism";
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "cannot restore from " + (dir_ / "chk-20").string() +
-                  ": operator \"windows\" has parallelism 2 here and 1 in the checkpoint; keyed "
-                  "state is not redistributed to new subtasks (keys that move to them would leave "
-                  "their state behind), so restore it at parallelism 1");
-  }
+  EXPECT_EQ(RefusalOf(wider, options, "restored a keyed operator at a higher parallelism"),
+            "cannot restore from " + (dir_ / "chk-20").string() +
+                ": operator \"windows\" has parallelism 2 here and 1 in the checkpoint; keyed "
+                "state is not redistributed to new subtasks (keys that move to them would leave "
+                "their state behind), so restore it at parallelism 1");
   options.allow_non_restored_state = true;
   EXPECT_EQ(RunJob(renamed, options).state, JobState::kFinished);
   // A corrupt state file: the checkpoint is refused with the file named.
