@@ -136,6 +136,17 @@ class CheckpointJobTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  /// The error a restore of `yaml` with `options` is refused with; a failure (and "") when it runs.
+  std::string RefusalOf(const std::string& yaml, const JobRunOptions& options, const char* what) {
+    try {
+      RunJob(yaml, options);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << what;
+    return "";
+  }
+
   /// Runs `yaml` to its end; `cancel_at` > 0 cancels the job right after that checkpoint completed.
   JobRun RunJob(const std::string& yaml, JobRunOptions options = {}, int64_t cancel_at = 0) {
     lines_ = std::make_shared<std::vector<std::string>>();
@@ -297,17 +308,6 @@ TEST_F(CheckpointJobTest, ParallelTasksAlignAndRestore) {
   unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
   EXPECT_EQ(unique, uninterrupted);
   EXPECT_EQ(Sorted(joined).size(), std::set<std::string>(joined.begin(), joined.end()).size());
-}
-
-/// The error a restore of `yaml` with `options` is refused with; a failure (and "") when it runs.
-std::string RefusalOf(const std::string& yaml, const JobRunOptions& options, const char* what) {
-  try {
-    RunJob(yaml, options);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << what;
-  return "";
 }
 
 TEST_F(CheckpointJobTest, RefusesCheckpointsItCannotRestore) {
