@@ -9,6 +9,7 @@
 #include "runtime/core/row.h"
 #include "runtime/core/stream_record.h"
 #include "runtime/state/state_serializer.h"
+#include "runtime/time/processing_time_service.h"
 
 namespace tidemark {
 
@@ -45,12 +46,16 @@ class WindowState {
 /// outside the `WindowState`. Threading: mailbox thread only.
 class WindowFunction {
  public:
-  /// What `Process` may read about the firing.
+  /// What `Process` may read about the firing (Flink's `ProcessWindowFunction.Context`).
   struct Context {
     const Key& key;
     const Window& window;
-    Timestamp current_watermark;        ///< operator's watermark at firing (MAX at end of input)
-    Timestamp current_processing_time;  ///< ms
+    Timestamp current_watermark;  ///< operator's watermark at firing (MAX at end of input)
+    ProcessingTimeService& processing_time;  ///< the operator's clock, read only when asked
+
+    /// The processing time now (ms). Read on demand, as Flink's `currentProcessingTime()`: a
+    /// firing of a million windows does not read the system clock a million times.
+    Timestamp current_processing_time() const { return processing_time.GetCurrentProcessingTime(); }
   };
 
   virtual ~WindowFunction() = default;

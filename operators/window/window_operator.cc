@@ -224,7 +224,7 @@ void WindowOperator::MergeStates(const Key& key, const Window& target,
 void WindowOperator::EmitWindowContents(const Window& w, const WindowState& state) {
   results_.clear();
   const WindowFunction::Context ctx{current_key_, w, timer_service_->CurrentWatermark(),
-                                    timer_service_->CurrentProcessingTime()};
+                                    timer_service_->processing_time_service()};
   function_->Process(ctx, state, results_);
   ++num_windows_fired_;
   if (options_.emit_firing) {

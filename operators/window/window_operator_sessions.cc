@@ -177,7 +177,7 @@ void WindowOperator::FireSession(const Key& key, const FlatSession& session,
                                  const uint64_t* words) {
   const Window w(TimeWindow(session.start, session.end));
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
-                                    timer_service_->CurrentProcessingTime()};
+                                    timer_service_->processing_time_service()};
   scratch_accs_.resize(session_accs_);
   slice_aggs_.Expand(words, scratch_accs_.data(), slice_strings_);
   aggregating_->FillResultRow(ctx, scratch_accs_.data(), result_row_);

@@ -257,7 +257,7 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
   const AggregateAccumulator* accs = scratch_accs_.data();
   const Window w(TimeWindow(start, end));
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
-                                    timer_service_->CurrentProcessingTime()};
+                                    timer_service_->processing_time_service()};
   aggregating_->FillResultRow(ctx, accs, result_row_);
   ++num_windows_fired_;
   if (options_.emit_firing) {

@@ -119,6 +119,8 @@ class InternalTimerService {
 
   /// Current processing time of the underlying service (ms).
   Timestamp CurrentProcessingTime() const { return processing_time_.GetCurrentProcessingTime(); }
+  /// The processing-time service the timers run on (borrowed; see the class comment).
+  ProcessingTimeService& processing_time_service() const { return processing_time_; }
   /// The last watermark passed to `AdvanceWatermark`; `kMinTimestamp` before the first.
   Timestamp CurrentWatermark() const { return current_watermark_; }
 
