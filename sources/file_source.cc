@@ -186,7 +186,7 @@ class FileReader : public SplitReaderBase {
       if (!st.lines) {
         Begin(output, st);  // the range after one that ended, or a file added after the first poll
       }
-      std::string_view line;  // into the LineReader's buffer, padded (DecodePadded)
+      std::string_view line;  // into the LineReader's buffer, padded (DecodeLent)
       const int64_t line_start = st.lines->bytes_read();
       const LineReader::Result r = st.lines->Next(line);
       if (r == LineReader::Result::kEnd) {
@@ -217,7 +217,7 @@ class FileReader : public SplitReaderBase {
         continue;
       }
       std::string reason;
-      if (!decoder_.DecodePadded(line, row_, &reason)) {
+      if (!decoder_.DecodeLent(line, st.lines->Ahead(), row_, &reason)) {
         Error(output, st, line_no, line_start, reason, std::string(line));
         return InputStatus::kMoreAvailable;
       }

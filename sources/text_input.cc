@@ -154,6 +154,7 @@ LineReader::~LineReader() {
 
 bool LineReader::Fill() {
   end_ = std::fread(buffer_.data(), 1, kBufferBytes, file_);
+  ++fills_;
   std::memset(buffer_.data() + end_, ' ', kLinePadding);
   pos_ = 0;
   if (end_ == 0 && std::ferror(file_) != 0) {
@@ -175,9 +176,11 @@ LineReader::Result LineReader::Next(std::string_view& line) {
       bytes_read_ += static_cast<int64_t>(chunk) + 1;
       ++line_number_;
       line = std::string_view(begin, chunk > 0 && begin[chunk - 1] == '\r' ? chunk - 1 : chunk);
+      lent_from_buffer_ = true;
       return Result::kLine;
     }
   }
+  lent_from_buffer_ = false;
   const Result r = Next(assembled_);
   const size_t size = assembled_.size();
   assembled_.append(kLinePadding, ' ');
@@ -185,7 +188,15 @@ LineReader::Result LineReader::Next(std::string_view& line) {
   return r;
 }
 
+LinesAhead LineReader::Ahead() const {
+  if (!lent_from_buffer_) {
+    return LinesAhead{{}, this, fills_};
+  }
+  return LinesAhead{std::string_view(buffer_.data() + pos_, end_ - pos_), this, fills_};
+}
+
 LineReader::Result LineReader::Next(std::string& line) {
+  lent_from_buffer_ = false;
   line.clear();
   if (end_offset_ >= 0 && bytes_read_ >= end_offset_) {
     return Result::kEnd;  // the next line starts in the next byte-range split
@@ -547,19 +558,31 @@ LineDecoder::LineDecoder(Format format, const Schema& schema, char csv_delimiter
 LineDecoder::~LineDecoder() = default;
 
 bool LineDecoder::Decode(std::string_view line, Row& row, std::string* reason) {
-  return DecodeLine(line, false, row, reason);
+  return DecodeLine(line, false, nullptr, row, reason);
 }
 
 bool LineDecoder::DecodePadded(std::string_view line, Row& row, std::string* reason) {
-  return DecodeLine(line, true, row, reason);
+  return DecodeLine(line, true, nullptr, row, reason);
 }
 
-bool LineDecoder::DecodeLine(std::string_view line, bool padded, Row& row, std::string* reason) {
+bool LineDecoder::DecodeLent(std::string_view line, const LinesAhead& ahead, Row& row, std::string* reason) {
+  return DecodeLine(line, true, &ahead, row, reason);
+}
+
+int64_t LineDecoder::json_stream_lines() const {
+  return impl_->json != nullptr ? impl_->json->stream_lines() : 0;
+}
+
+bool LineDecoder::DecodeLine(std::string_view line, bool padded, const LinesAhead* ahead, Row& row,
+                             std::string* reason) {
   // Every line starts from an empty row: its strings are written from the start of the row's
   // buffer again (a row refilled without a reset would keep the bytes of every longer string).
   row.Reset(impl_->layout);
   const bool json = impl_->format == Format::kJson;
-  if (json ? impl_->json != nullptr && impl_->json->Decode(line, padded, row) : impl_->FastCsv(line, row)) {
+  if (json ? impl_->json != nullptr && (ahead != nullptr && !ahead->bytes.empty()
+                                            ? impl_->json->DecodeAhead(line, *ahead, row)
+                                            : impl_->json->Decode(line, padded, row))
+           : impl_->FastCsv(line, row)) {
     return true;
   }
   std::optional<Row> slow = json ? JsonLineToRow(line, impl_->schema, reason)

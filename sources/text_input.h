@@ -17,6 +17,17 @@
 
 namespace tidemark {
 
+/// What a `LineReader` holds after the line it just lent (`LineReader::Ahead`): the JSON fast
+/// path indexes the complete lines in it with one simdjson stage-1 pass (`iterate_many`) instead
+/// of one per line. `bytes` starts right after the line's '\n' (empty: the line was not lent
+/// from the read buffer); `reader` and `fill` name the buffer and its fill, because a refill
+/// reuses the same memory for other lines. Borrowed, valid until the reader's next call.
+struct LinesAhead {
+  std::string_view bytes;
+  const void* reader = nullptr;
+  uint64_t fill = 0;
+};
+
 /// Reads a text file line by line with a bounded line length, so that a 10 MB line costs at most
 /// `max_line_bytes` of memory. Lines end at `\n`; a trailing `\r` is dropped; the last line needs
 /// no newline. Owns its FILE*. Not thread-safe (one reader thread).
@@ -49,6 +60,10 @@ class LineReader {
   Result Next(std::string_view& line);
   /// Readable bytes after a line returned by Next(std::string_view&).
   static constexpr size_t kLinePadding = 64;
+  /// After Next(std::string_view&) returned a line from the read buffer: the bytes the buffer
+  /// holds after that line's '\n' (lines not returned yet, the last one maybe cut short), with
+  /// the buffer's identity and fill number (LinesAhead); `bytes` is empty after any other call.
+  LinesAhead Ahead() const;
   /// 1-based number of the line last returned.
   int64_t line_number() const { return line_number_; }
   /// Bytes consumed so far, counted from the start of the file: the offset of the next line.
@@ -65,6 +80,8 @@ class LineReader {
   std::string assembled_;     // a line that spans two reads, followed by kLinePadding spaces
   size_t pos_ = 0;
   size_t end_ = 0;
+  uint64_t fills_ = 0;              // buffer refills so far (LinesAhead::fill)
+  bool lent_from_buffer_ = false;   // the last line returned views buffer_
   int64_t line_number_ = 0;
   int64_t bytes_read_ = 0;
   int64_t end_offset_ = -1;
@@ -151,9 +168,16 @@ class LineDecoder {
   /// them whitespace (a line from LineReader::Next(std::string_view&)): the JSON fast path then
   /// parses it in place instead of copying it into a padded buffer. Same results as Decode.
   bool DecodePadded(std::string_view line, Row& row, std::string* reason);
+  /// DecodePadded for a line just lent by `LineReader::Next(std::string_view&)`, with the
+  /// reader's `Ahead()`: JSON lines are then parsed many at a time (one simdjson stage 1 over
+  /// the buffered lines). Same results as Decode.
+  bool DecodeLent(std::string_view line, const LinesAhead& ahead, Row& row, std::string* reason);
+  /// JSON lines DecodeLent read from a document stream so far (0 without the fast path).
+  int64_t json_stream_lines() const;
 
  private:
-  bool DecodeLine(std::string_view line, bool padded, Row& row, std::string* reason);
+  bool DecodeLine(std::string_view line, bool padded, const LinesAhead* ahead, Row& row,
+                  std::string* reason);
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

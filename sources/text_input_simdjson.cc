@@ -8,7 +8,10 @@
 
 #include "sources/text_input_simdjson.h"
 
+#include <string.h>  // memrchr
+
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -176,16 +179,34 @@ bool HasControlCharacter(const char* data, size_t size) {
 
 class HaswellJsonFastPath final : public JsonFastPath {
  public:
-  explicit HaswellJsonFastPath(const Schema& s) : schema(s), seen(s.size()), plain_name(s.size()) {
+  explicit HaswellJsonFastPath(const Schema& s)
+      : schema(s), seen(s.size()), plain_name(s.size()), short_name(s.size()) {
     for (size_t i = 0; i < s.size(); ++i) {
       const std::string& name = s.field(i).name;
       plain_name[i] = name.size() <= simdjson::SIMDJSON_PADDING && name.find_first_of("\"\\") == std::string::npos;
+      if (plain_name[i] != 0 && name.size() < 16) {
+        // The name and its closing quote, compared 16 bytes at a time (RawSlotOf).
+        alignas(16) char pattern[16] = {};
+        std::memcpy(pattern, name.data(), name.size());
+        pattern[name.size()] = '"';
+        short_name[i] = ShortName{_mm_load_si128(reinterpret_cast<const __m128i*>(pattern)),
+                                  (1u << (name.size() + 1)) - 1, true};
+      }
     }
   }
 
   bool Decode(std::string_view line, bool in_place, Row& row) override {
     return FastJson(line, in_place, row);
   }
+
+  bool DecodeAhead(std::string_view line, const LinesAhead& ahead, Row& row) override {
+    if (StreamJson(line, ahead, row)) {
+      ++streamed;
+      return true;
+    }
+    return FastJson(line, true, row);
+  }
+  int64_t stream_lines() const override { return streamed; }
 
  private:
   int SlotOf(std::string_view key, size_t& hint) const {
@@ -207,12 +228,29 @@ class HaswellJsonFastPath final : public JsonFastPath {
     const size_t n = schema.size();
     for (size_t k = 0; k < n; ++k) {
       const size_t i = hint + k < n ? hint + k : hint + k - n;
-      if (plain_name[i] != 0 && key.unsafe_is_equal(schema.field(i).name)) {
+      const ShortName& sn = short_name[i];
+      if (sn.valid ? RawEquals(key.raw(), sn) : plain_name[i] != 0 && key.unsafe_is_equal(schema.field(i).name)) {
         hint = i + 1 < n ? i + 1 : 0;
         return static_cast<int>(i);
       }
     }
     return -1;
+  }
+
+  // A name shorter than 16 bytes followed by its closing quote, as 16 bytes and the mask of
+  // those that count.
+  struct ShortName {
+    __m128i pattern{};
+    uint32_t mask = 0;
+    bool valid = false;
+  };
+
+  // Whether the raw key at `raw` (just after its opening quote; simdjson's padding makes 16
+  // bytes readable there) is `name`: its bytes, then the closing quote. No call to memcmp.
+  static bool RawEquals(const char* raw, const ShortName& name) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(raw));
+    const auto equal = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, name.pattern)));
+    return (equal & name.mask) == name.mask;
   }
 
   // flatten: simdjson_inline is plain inline in this file (see the top), so the iterators are
@@ -239,9 +277,19 @@ class HaswellJsonFastPath final : public JsonFastPath {
       return false;
     }
     od::object object;
-    if (doc.get_object().get(object) != simdjson::SUCCESS) {
+    if (doc.get_object().get(object) != simdjson::SUCCESS || !ReadObject(object, row)) {
       return false;
     }
+    // The object must be the whole line: no token after its closing brace (which the loop has
+    // just consumed; JSON whitespace is no token). Checked here rather than with raw_json()
+    // up front, which walked the whole object once more before the fields were read.
+    const char* trailing = nullptr;
+    return doc.current_location().get(trailing) == simdjson::OUT_OF_BOUNDS;
+  }
+
+  // The schema's fields of `row` from the members of `object` (a line's top-level object, not
+  // yet read); false when a member is not one the nlohmann path reads the same way.
+  __attribute__((flatten)) bool ReadObject(od::object& object, Row& row) {
     std::fill(seen.begin(), seen.end(), 0);
     size_t hint = 0;
     for (auto member : object) {
@@ -270,13 +318,6 @@ class HaswellJsonFastPath final : public JsonFastPath {
       }
       seen[static_cast<size_t>(slot)] = 1;
     }
-    // The object must be the whole line: no token after its closing brace (which the loop has
-    // just consumed; JSON whitespace is no token). Checked here rather than with raw_json()
-    // up front, which walked the whole object once more before the fields were read.
-    const char* trailing = nullptr;
-    if (doc.current_location().get(trailing) != simdjson::OUT_OF_BOUNDS) {
-      return false;
-    }
     for (size_t i = 0; i < seen.size(); ++i) {
       if (seen[i] == 0) {
         row.SetNull(i);  // missing is NULL
@@ -285,11 +326,150 @@ class HaswellJsonFastPath final : public JsonFastPath {
     return true;
   }
 
+  // One LineReader buffer's complete lines as a simdjson document stream: stage 1 runs once
+  // over all of them, and each line's object is read from the stream when the stream's next
+  // document starts at the line's first token. Owned by the fast path (a few at a time: the
+  // files a reader takes turns over).
+  struct LineStream {
+    const void* reader = nullptr;  // the LineReader and fill of the buffer indexed
+    uint64_t fill = 0;
+    const char* begin = nullptr;   // the lines indexed: [begin, end), end at a '\n'
+    const char* end = nullptr;
+    bool usable = false;           // false: its lines are decoded one by one
+    uint64_t used = 0;             // last use, for replacing the least recently used
+    od::parser parser;
+    od::document_stream docs;
+    od::document_stream::iterator it;
+  };
+
+  // The stream of the buffer `line` was lent from, started over the line and the complete
+  // lines after it when there is none; null when no stream serves it.
+  LineStream* StreamFor(std::string_view line, const LinesAhead& ahead) {
+    const char* line_end = line.data() + line.size();
+    LineStream* pick = nullptr;
+    for (auto& s : streams) {
+      if (s && s->reader == ahead.reader && s->fill == ahead.fill && line.data() >= s->begin &&
+          line_end <= s->end) {
+        s->used = ++clock;
+        return s->usable ? s.get() : nullptr;
+      }
+    }
+    // The complete lines ahead: up to the last '\n' the buffer holds.
+    const void* last_nl = memrchr(ahead.bytes.data(), '\n', ahead.bytes.size());
+    if (last_nl == nullptr) {
+      return nullptr;  // the line is the buffer's last complete one: nothing to share a pass with
+    }
+    for (auto& s : streams) {
+      if (!s) {
+        s = std::make_unique<LineStream>();
+#ifdef SIMDJSON_THREADS_ENABLED
+        s->parser.threaded = false;  // one batch per buffer: no stage-1 thread
+#endif
+        pick = s.get();
+        break;
+      }
+      if (s->reader == ahead.reader) {
+        pick = s.get();  // the same reader's previous buffer (or region): replaced
+        break;
+      }
+      if (pick == nullptr || s->used < pick->used) {
+        pick = s.get();
+      }
+    }
+    pick->reader = ahead.reader;
+    pick->fill = ahead.fill;
+    pick->begin = line.data();
+    pick->end = static_cast<const char*>(last_nl);
+    pick->used = ++clock;
+    const auto size = static_cast<size_t>(pick->end - pick->begin);
+    // A batch as large as the lines (so one stage 1, no thread), and at least a read buffer's
+    // size, so the parser keeps its allocation from buffer to buffer.
+    pick->usable =
+        pick->parser.iterate_many(pick->begin, size, std::max<size_t>(size, kStreamBatchBytes)).get(pick->docs) ==
+        simdjson::SUCCESS;
+    if (pick->usable) {
+      pick->it = pick->docs.begin();
+    }
+    return pick->usable ? pick : nullptr;
+  }
+
+  static bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+  // `line` from its buffer's document stream; false when the stream cannot vouch for it (the
+  // caller then decodes the line on its own, which gives the same answer or the reason).
+  __attribute__((flatten)) bool StreamJson(std::string_view line, const LinesAhead& ahead, Row& row) {
+    if (HasControlCharacter(line.data(), line.size())) {
+      return false;
+    }
+    LineStream* s = StreamFor(line, ahead);
+    if (s == nullptr) {
+      return false;
+    }
+    const char* first = line.data();
+    const char* const line_end = first + line.size();
+    while (first < line_end && IsJsonSpace(*first)) {
+      ++first;
+    }
+    if (first == line_end) {
+      return false;  // blank: no document of the stream is this line's
+    }
+    // Documents of lines decoded on their own since (a control character) are passed over.
+    const od::document_stream::iterator end = s->docs.end();
+    while (true) {
+      if (!(s->it != end) || s->it.error() != simdjson::SUCCESS) {
+        s->usable = false;
+        return false;
+      }
+      const char* doc_start = s->begin + s->it.current_index();
+      if (doc_start >= first) {
+        if (doc_start > first) {
+          return false;  // the line's first token is inside a document that began before it
+        }
+        break;
+      }
+      ++s->it;
+    }
+    // A document the row cannot be read from: On-Demand may have abandoned its iterator, so
+    // the stream cannot be moved past it; this buffer's remaining lines are parsed one by one.
+    od::document_reference doc;
+    od::object object;
+    if ((*s->it).get(doc) != simdjson::SUCCESS || doc.get_object().get(object) != simdjson::SUCCESS ||
+        !ReadObject(object, row)) {
+      s->usable = false;
+      return false;
+    }
+    // The object must be the whole line: the next document starts after the line, with only
+    // whitespace between (no token after the closing brace; no object running on past the
+    // line). Then every token of the document lies in the line. A line refused here leaves
+    // the stream at the next document, which the next line finds by its start.
+    ++s->it;
+    const char* next = s->end;
+    if (s->it != end && s->it.error() == simdjson::SUCCESS) {
+      next = s->begin + s->it.current_index();
+    }
+    if (next < line_end) {
+      return false;
+    }
+    for (const char* p = line_end; p < next; ++p) {
+      if (!IsJsonSpace(*p)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Read buffers are 64 KiB (LineReader); a stream's batch is never smaller.
+  static constexpr size_t kStreamBatchBytes = 64 * 1024;
+
   const Schema& schema;
   od::parser parser;
+  std::array<std::unique_ptr<LineStream>, 4> streams;  // by buffer (reader, fill)
+  uint64_t clock = 0;
+  int64_t streamed = 0;
   std::string padded;         // the line followed by simdjson's padding
   std::vector<uint8_t> seen;  // per slot: set by this line
   std::vector<uint8_t> plain_name;  // per slot: RawSlotOf may compare its name raw
+  std::vector<ShortName> short_name;  // per slot: the name as a 16-byte pattern, when short
 };
 
 }  // namespace

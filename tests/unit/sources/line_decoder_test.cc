@@ -1,6 +1,10 @@
 // LineDecoder (sources/text_input.h) against the reference decoders JsonLineToRow / CsvLineToRow:
 // every line, good or hostile, must give the same row or the same reason.
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -209,6 +213,162 @@ TEST(LineDecoderTest, MutatedLinesGiveTheReferenceRowOrReason) {
     }
     EXPECT_GT(compared, 19000);
   }
+}
+
+// A file of `lines` ('\n' after each), removed with the object.
+class LinesFile {
+ public:
+  explicit LinesFile(const std::vector<std::string>& lines) {
+    static int n = 0;
+    path_ = (std::filesystem::temp_directory_path() /
+             ("tidemark-line-decoder-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".jsonl"))
+                .string();
+    std::ofstream out(path_, std::ios::binary);
+    for (const std::string& line : lines) {
+      out << line << '\n';
+    }
+  }
+  ~LinesFile() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Reads `files` line by line through LineReader::Next(std::string_view&), the readers taking
+// turns line by line as the file source's do, decoding each non-blank line with one decoder's
+// DecodeLent and the reader's Ahead(); every answer must be the reference decoder's. Returns
+// the lines compared.
+int64_t CompareLentLines(LineDecoder& decoder, const std::vector<const LinesFile*>& files) {
+  std::vector<std::unique_ptr<LineReader>> readers;
+  for (const LinesFile* f : files) {
+    readers.push_back(std::make_unique<LineReader>(f->path(), 1 << 20));
+  }
+  Row row;
+  int64_t compared = 0;
+  size_t open = readers.size();
+  while (open > 0) {
+    for (auto& reader : readers) {
+      if (!reader) {
+        continue;
+      }
+      std::string_view line;
+      if (reader->Next(line) != LineReader::Result::kLine) {
+        reader.reset();
+        --open;
+        continue;
+      }
+      if (line.find_first_not_of(" \t") == std::string::npos) {
+        continue;  // blank lines never reach a decoder
+      }
+      std::string reason;
+      const std::string got = decoder.DecodeLent(line, reader->Ahead(), row, &reason)
+                                  ? TestSchema().RowToJson(row)
+                                  : "error: " + reason;
+      const std::string want = Reference(true, std::string(line));
+      EXPECT_EQ(got, want) << "line " << reader->line_number() << ": " << line;
+      if (got != want) {
+        return compared;
+      }
+      ++compared;
+    }
+  }
+  return compared;
+}
+
+// Plain lines, many per read buffer: one stage 1 per buffer serves nearly all of them (those
+// that straddle two reads are parsed alone), with the same rows as the reference.
+TEST(LineDecoderTest, LentLinesAreParsedAsABufferOfDocuments) {
+  if (MakeJsonFastPath(TestSchema()) == nullptr) {
+    GTEST_SKIP() << "CPU without AVX2: every line takes the reference path";
+  }
+  std::vector<std::string> lines;
+  for (int i = 0; i < 20000; ++i) {
+    lines.push_back("{\"ts\": " + std::to_string(1000 + i) + ", \"user\": \"user_" + std::to_string(i % 97) +
+                    "\", \"amount\": " + std::to_string(i % 13) + ".5, \"n\": " + std::to_string(i) +
+                    ", \"ok\": " + (i % 2 ? "true" : "false") + "}");
+  }
+  const LinesFile file(lines);
+  LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
+  EXPECT_EQ(CompareLentLines(decoder, {&file}), 20000);
+  EXPECT_GT(decoder.json_stream_lines(), 19000);
+}
+
+// Every hostile line of kJsonLines and their mutations, between plain lines, with objects that
+// run over two lines, blank and indented lines, CRLF endings and lines longer than a read
+// buffer: the same rows and reasons as the reference, line by line, whichever lines the
+// document streams vouch for. `plain_run`: plain lines between two others, on average (a
+// stream gives up the rest of its buffer at a line it cannot read, so with long runs of plain
+// lines most hostile lines meet a stream).
+std::vector<std::string> HostileLines(uint32_t seed, int count, int plain_run) {
+  std::mt19937 rng(seed);
+  const std::string alphabet = "{}[]\":,\\ 01-.eEtrufalsn\x01\xff\xc3\xa9u\n\r\t";
+  std::vector<std::string> lines;
+  auto plain = [&](int i) {
+    return "{\"ts\": " + std::to_string(i) + ", \"user\": \"u" + std::to_string(i % 7) + "\"}";
+  };
+  for (int i = 0; i < count; ++i) {
+    if (rng() % static_cast<uint32_t>(plain_run) != 0) {
+      lines.push_back(plain(i));
+      continue;
+    }
+    switch (rng() % 8) {
+      case 0: lines.push_back(kJsonLines[rng() % kJsonLines.size()]); break;
+      case 1: {
+        std::string line = kJsonLines[rng() % kJsonLines.size()];
+        for (int e = 0; e < 2 && !line.empty(); ++e) {
+          const size_t at = rng() % line.size();
+          line.insert(at, 1, alphabet[rng() % alphabet.size()]);  // may cut it into two lines
+        }
+        lines.push_back(line);
+        break;
+      }
+      case 2: lines.push_back(rng() % 2 ? "" : "   "); break;
+      case 3: lines.push_back("  " + plain(i)); break;
+      case 4: lines.push_back(plain(i) + "\r"); break;
+      case 5: lines.push_back("{\"ts\": " + std::to_string(i) + ","); lines.push_back("\"n\": 1}"); break;
+      case 6: lines.push_back(plain(i) + " " + plain(i + 1)); break;
+      default:  // now and then a line longer than a read buffer
+        lines.push_back(rng() % 32 == 0 ? "{\"user\": \"" + std::string(70000 + rng() % 100, 'x') + "\"}"
+                                        : plain(i) + "   ");
+        break;
+    }
+  }
+  return lines;
+}
+
+TEST(LineDecoderTest, LentHostileLinesGiveTheReferenceRowOrReason) {
+  for (const int plain_run : {1, 3, 300}) {
+    const LinesFile file(HostileLines(29 + static_cast<uint32_t>(plain_run), 30000, plain_run));
+    LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
+    const int64_t compared = CompareLentLines(decoder, {&file});
+    EXPECT_GT(compared, 25000) << "plain_run " << plain_run;
+    if (plain_run == 300 && MakeJsonFastPath(TestSchema()) != nullptr) {
+      EXPECT_GT(decoder.json_stream_lines(), compared / 3);
+    }
+  }
+}
+
+// Readers taking turns line by line over their own files share the decoder: each buffer keeps
+// its own document stream, and a buffer refilled in the same memory is never read with the
+// documents of its earlier contents.
+TEST(LineDecoderTest, ReadersTakingTurnsKeepTheirOwnStreams) {
+  std::vector<std::vector<std::string>> contents(6);
+  for (size_t f = 0; f < contents.size(); ++f) {
+    for (int i = 0; i < 5000; ++i) {
+      // Different line lengths per file, so the buffers' fills fall at different lines.
+      contents[f].push_back("{\"ts\": " + std::to_string(i) + ", \"user\": \"" + std::string(f * 3 + i % 5, 'a' + f) +
+                            "\", \"n\": " + std::to_string(f) + "}");
+    }
+  }
+  std::vector<std::unique_ptr<LinesFile>> files;
+  std::vector<const LinesFile*> pointers;
+  for (const auto& c : contents) {
+    files.push_back(std::make_unique<LinesFile>(c));
+    pointers.push_back(files.back().get());
+  }
+  LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
+  EXPECT_EQ(CompareLentLines(decoder, pointers), 30000);
 }
 
 }  // namespace
