@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -154,7 +155,10 @@ LineReader::~LineReader() {
 
 bool LineReader::Fill() {
   end_ = std::fread(buffer_.data(), 1, kBufferBytes, file_);
-  ++fills_;
+  // A number no fill of any reader had before: a reader made where a destroyed one lived (the
+  // next byte range of a file) gets the same addresses, and must not pass for it.
+  static std::atomic<uint64_t> next_fill{1};
+  fill_ = next_fill.fetch_add(1, std::memory_order_relaxed);
   std::memset(buffer_.data() + end_, ' ', kLinePadding);
   pos_ = 0;
   if (end_ == 0 && std::ferror(file_) != 0) {
@@ -190,9 +194,9 @@ LineReader::Result LineReader::Next(std::string_view& line) {
 
 LinesAhead LineReader::Ahead() const {
   if (!lent_from_buffer_) {
-    return LinesAhead{{}, this, fills_};
+    return LinesAhead{{}, this, fill_};
   }
-  return LinesAhead{std::string_view(buffer_.data() + pos_, end_ - pos_), this, fills_};
+  return LinesAhead{std::string_view(buffer_.data() + pos_, end_ - pos_), this, fill_};
 }
 
 LineReader::Result LineReader::Next(std::string& line) {

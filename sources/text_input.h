@@ -20,8 +20,9 @@ namespace tidemark {
 /// What a `LineReader` holds after the line it just lent (`LineReader::Ahead`): the JSON fast
 /// path indexes the complete lines in it with one simdjson stage-1 pass (`iterate_many`) instead
 /// of one per line. `bytes` starts right after the line's '\n' (empty: the line was not lent
-/// from the read buffer); `reader` and `fill` name the buffer and its fill, because a refill
-/// reuses the same memory for other lines. Borrowed, valid until the reader's next call.
+/// from the read buffer); `fill` names what the buffer holds, a number unique to that read in
+/// the whole process (a refill reuses the memory, and a new reader may be given the memory of
+/// a destroyed one); `reader` is the reader. Borrowed, valid until the reader's next call.
 struct LinesAhead {
   std::string_view bytes;
   const void* reader = nullptr;
@@ -80,7 +81,7 @@ class LineReader {
   std::string assembled_;     // a line that spans two reads, followed by kLinePadding spaces
   size_t pos_ = 0;
   size_t end_ = 0;
-  uint64_t fills_ = 0;              // buffer refills so far (LinesAhead::fill)
+  uint64_t fill_ = 0;               // the current fill's process-unique number (LinesAhead::fill)
   bool lent_from_buffer_ = false;   // the last line returned views buffer_
   int64_t line_number_ = 0;
   int64_t bytes_read_ = 0;

@@ -359,6 +359,10 @@ class HaswellJsonFastPath final : public JsonFastPath {
     if (last_nl == nullptr) {
       return nullptr;  // the line is the buffer's last complete one: nothing to share a pass with
     }
+    // A free slot, the same reader's (its previous buffer), or one no line asked for lately (its
+    // reader is done). Readers beyond the slots parse their lines one by one: replacing a stream
+    // that is in use would run stage 1 over the rest of a buffer again at every line when
+    // several readers take turns.
     for (auto& s : streams) {
       if (!s) {
         s = std::make_unique<LineStream>();
@@ -369,12 +373,15 @@ class HaswellJsonFastPath final : public JsonFastPath {
         break;
       }
       if (s->reader == ahead.reader) {
-        pick = s.get();  // the same reader's previous buffer (or region): replaced
+        pick = s.get();
         break;
       }
-      if (pick == nullptr || s->used < pick->used) {
+      if (s->used + kIdleCalls < clock && (pick == nullptr || s->used < pick->used)) {
         pick = s.get();
       }
+    }
+    if (pick == nullptr) {
+      return nullptr;
     }
     pick->reader = ahead.reader;
     pick->fill = ahead.fill;
@@ -442,11 +449,14 @@ class HaswellJsonFastPath final : public JsonFastPath {
     // whitespace between (no token after the closing brace; no object running on past the
     // line). Then every token of the document lies in the line. A line refused here leaves
     // the stream at the next document, which the next line finds by its start.
+    // Without a next document nothing bounds this one: stage 1 drops an unfinished value at the
+    // end of its input (`{...} [` as the buffer's last line), so the line is parsed alone.
     ++s->it;
-    const char* next = s->end;
-    if (s->it != end && s->it.error() == simdjson::SUCCESS) {
-      next = s->begin + s->it.current_index();
+    if (!(s->it != end) || s->it.error() != simdjson::SUCCESS) {
+      s->usable = false;
+      return false;
     }
+    const char* next = s->begin + s->it.current_index();
     if (next < line_end) {
       return false;
     }
@@ -460,6 +470,8 @@ class HaswellJsonFastPath final : public JsonFastPath {
 
   // Read buffers are 64 KiB (LineReader); a stream's batch is never smaller.
   static constexpr size_t kStreamBatchBytes = 64 * 1024;
+  // Calls since a stream's last use after which its slot may go to another reader.
+  static constexpr uint64_t kIdleCalls = 4096;
 
   const Schema& schema;
   od::parser parser;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -369,6 +370,110 @@ TEST(LineDecoderTest, ReadersTakingTurnsKeepTheirOwnStreams) {
   }
   LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
   EXPECT_EQ(CompareLentLines(decoder, pointers), 30000);
+}
+
+// Byte ranges of one file read one after another, each by a reader made in the memory of the
+// one before (as a split reader's next range is): a buffer's document stream never serves the
+// next reader's buffer, though the addresses are the same. A line with a tab ends each range,
+// so the previous stream is left part-way through its documents.
+TEST(LineDecoderTest, ReadersMadeInTheSameMemoryDoNotShareStreams) {
+  std::vector<std::string> lines;
+  for (int i = 1; i <= 300; ++i) {
+    // {"user":"u","ts":N,"amount":NN}, 32 bytes for N < 10, with a tab before the amount of
+    // lines 3, 9, 15, ...: the first 96-byte range ends with one (its stream stops before that
+    // line's document), the second does not (its last line starts where that document did).
+    const bool tab = i % 6 == 3;
+    std::string amount = std::to_string(tab ? i % 10 : 10 + i % 90);
+    if (tab) {
+      amount.insert(amount.begin(), '\t');
+    }
+    lines.push_back("{\"user\":\"u\",\"ts\":" + std::to_string(i) + ",\"amount\":" + amount + "}");
+  }
+  const Schema schema({{"user", FieldType::kString}, {"ts", FieldType::kTimestamp}, {"amount", FieldType::kInt64}});
+  const LinesFile file(lines);
+  LineDecoder decoder(LineDecoder::Format::kJson, schema);
+  std::optional<LineReader> reader;  // every range's reader in the same storage
+  int64_t offset = 0;
+  int64_t line_number = 0;
+  int64_t compared = 0;
+  const auto size = static_cast<int64_t>(std::filesystem::file_size(file.path()));
+  for (const int64_t range : {96, 96, 200, 96, 1000, 96}) {
+    reader.emplace(file.path(), 1 << 20, offset, line_number, offset + range);
+    std::string_view line;
+    Row row;
+    while (reader->Next(line) == LineReader::Result::kLine) {
+      std::string reason;
+      const std::string got = decoder.DecodeLent(line, reader->Ahead(), row, &reason) ? schema.RowToJson(row)
+                                                                                      : "error: " + reason;
+      std::optional<Row> want_row = JsonLineToRow(std::string(line), schema, &reason);
+      const std::string want = want_row ? schema.RowToJson(*want_row) : "error: " + reason;
+      ASSERT_EQ(got, want) << "line " << reader->line_number() << ": " << line;
+      ++compared;
+    }
+    offset = reader->bytes_read();
+    line_number = reader->line_number();
+    if (offset >= size) {
+      break;
+    }
+  }
+  EXPECT_GT(compared, 40);
+  EXPECT_GT(decoder.json_stream_lines(), 0);
+}
+
+// The last complete line of a read buffer, an object followed by the start of another value:
+// simdjson's stage 1 drops an unfinished value at the end of its input, so the stream shows no
+// document after the object; the line is still refused, as the reference refuses it.
+TEST(LineDecoderTest, TheBuffersLastLineIsCheckedWhole) {
+  for (const std::string tail : {" [", "{", " \"abc", "{\"user\":\"x\"", "[1,", "[[", " {\"a\":", " x", ","}) {
+    // Plain lines up to just before 64 KiB, the hostile one's '\n' the last in the first read.
+    const std::string bad = "{\"ts\": 999999, \"n\": 1}" + tail;
+    std::vector<std::string> lines;
+    size_t bytes = 0;
+    for (int i = 0;; ++i) {
+      std::string line = "{\"ts\": " + std::to_string(i) + ", \"n\": 2}";
+      if (bytes + line.size() + 1 + bad.size() + 1 > 65536 - 20) {
+        lines.back().append(65536 - 20 - bytes - bad.size() - 1, ' ');
+        break;
+      }
+      bytes += line.size() + 1;
+      lines.push_back(std::move(line));
+    }
+    lines.push_back(bad);
+    for (int i = 0; i < 50; ++i) {  // the first of them runs past the first read
+      lines.push_back("{\"ts\": " + std::to_string(i) + ", \"n\": 3, \"user\": \"" + std::string(40, 'v') + "\"}");
+    }
+    const LinesFile file(lines);
+    LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
+    EXPECT_EQ(CompareLentLines(decoder, {&file}), static_cast<int64_t>(lines.size())) << tail;
+    // (An unterminated string fails the buffer's whole stage 1: its lines are then parsed alone.)
+    if (MakeJsonFastPath(TestSchema()) != nullptr && tail.find('"') == std::string::npos) {
+      EXPECT_GT(decoder.json_stream_lines(), 1000) << tail;
+    }
+  }
+}
+
+// More readers taking turns than the decoder keeps streams for: the readers without one parse
+// their lines one by one instead of taking a stream from another at every line (which would run
+// stage 1 over the rest of a buffer per line); the streams still serve the readers that have
+// them.
+TEST(LineDecoderTest, ReadersBeyondTheStreamsParseLineByLine) {
+  std::vector<std::unique_ptr<LinesFile>> files;
+  std::vector<const LinesFile*> pointers;
+  for (int f = 0; f < 8; ++f) {
+    std::vector<std::string> lines;
+    for (int i = 0; i < 3000; ++i) {
+      lines.push_back("{\"ts\": " + std::to_string(i) + ", \"n\": " + std::to_string(f) + "}");
+    }
+    files.push_back(std::make_unique<LinesFile>(lines));
+    pointers.push_back(files.back().get());
+  }
+  LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
+  EXPECT_EQ(CompareLentLines(decoder, pointers), 24000);
+  if (MakeJsonFastPath(TestSchema()) != nullptr) {
+    // Four of the eight readers have a stream: about half the lines.
+    EXPECT_GT(decoder.json_stream_lines(), 10000);
+    EXPECT_LT(decoder.json_stream_lines(), 14000);
+  }
 }
 
 }  // namespace
