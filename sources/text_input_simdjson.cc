@@ -345,12 +345,13 @@ class HaswellJsonFastPath final : public JsonFastPath {
   // The stream of the buffer `line` was lent from, started over the line and the complete
   // lines after it when there is none; null when no stream serves it.
   LineStream* StreamFor(std::string_view line, const LinesAhead& ahead) {
+    ++clock;  // every call, so the slots of readers that are done fall idle while others read
     const char* line_end = line.data() + line.size();
     LineStream* pick = nullptr;
     for (auto& s : streams) {
       if (s && s->reader == ahead.reader && s->fill == ahead.fill && line.data() >= s->begin &&
           line_end <= s->end) {
-        s->used = ++clock;
+        s->used = clock;
         return s->usable ? s.get() : nullptr;
       }
     }
@@ -387,7 +388,7 @@ class HaswellJsonFastPath final : public JsonFastPath {
     pick->fill = ahead.fill;
     pick->begin = line.data();
     pick->end = static_cast<const char*>(last_nl);
-    pick->used = ++clock;
+    pick->used = clock;
     const auto size = static_cast<size_t>(pick->end - pick->begin);
     // A batch as large as the lines (so one stage 1, no thread), and at least a read buffer's
     // size, so the parser keeps its allocation from buffer to buffer.
@@ -448,9 +449,9 @@ class HaswellJsonFastPath final : public JsonFastPath {
     // The object must be the whole line: the next document starts after the line, with only
     // whitespace between (no token after the closing brace; no object running on past the
     // line). Then every token of the document lies in the line. A line refused here leaves
-    // the stream at the next document, which the next line finds by its start.
-    // Without a next document nothing bounds this one: stage 1 drops an unfinished value at the
-    // end of its input (`{...} [` as the buffer's last line), so the line is parsed alone.
+    // the stream at the next document, which the next line finds by its start. Without a next
+    // document nothing bounds this one (stage 1 drops an unfinished value at the end of its
+    // input: `{...} [` as the buffer's last line), so that line is parsed alone.
     ++s->it;
     if (!(s->it != end) || s->it.error() != simdjson::SUCCESS) {
       s->usable = false;

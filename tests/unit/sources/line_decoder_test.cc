@@ -476,5 +476,24 @@ TEST(LineDecoderTest, ReadersBeyondTheStreamsParseLineByLine) {
   }
 }
 
+// Readers that are done leave their streams idle: the readers still reading take them over.
+TEST(LineDecoderTest, StreamsOfFinishedReadersGoToTheOthers) {
+  std::vector<std::unique_ptr<LinesFile>> files;
+  std::vector<const LinesFile*> pointers;
+  for (int f = 0; f < 8; ++f) {
+    std::vector<std::string> lines;
+    for (int i = 0; i < (f < 4 ? 100 : 20000); ++i) {  // four short files, then four long ones
+      lines.push_back("{\"ts\": " + std::to_string(i) + ", \"n\": " + std::to_string(f) + "}");
+    }
+    files.push_back(std::make_unique<LinesFile>(lines));
+    pointers.push_back(files.back().get());
+  }
+  LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
+  EXPECT_EQ(CompareLentLines(decoder, pointers), 80400);
+  if (MakeJsonFastPath(TestSchema()) != nullptr) {
+    EXPECT_GT(decoder.json_stream_lines(), 70000);
+  }
+}
+
 }  // namespace
 }  // namespace tidemark
