@@ -452,23 +452,30 @@ TEST(LineDecoderTest, TheBuffersLastLineIsCheckedWhole) {
   }
 }
 
+// Files of `{"ts": i, "n": f}` lines, file f holding sizes[f] of them.
+struct NumberedFiles {
+  explicit NumberedFiles(const std::vector<int>& sizes) {
+    for (size_t f = 0; f < sizes.size(); ++f) {
+      std::vector<std::string> lines;
+      for (int i = 0; i < sizes[f]; ++i) {
+        lines.push_back("{\"ts\": " + std::to_string(i) + ", \"n\": " + std::to_string(f) + "}");
+      }
+      files.push_back(std::make_unique<LinesFile>(lines));
+      pointers.push_back(files.back().get());
+    }
+  }
+  std::vector<std::unique_ptr<LinesFile>> files;
+  std::vector<const LinesFile*> pointers;
+};
+
 // More readers taking turns than the decoder keeps streams for: the readers without one parse
 // their lines one by one instead of taking a stream from another at every line (which would run
 // stage 1 over the rest of a buffer per line); the streams still serve the readers that have
 // them.
 TEST(LineDecoderTest, ReadersBeyondTheStreamsParseLineByLine) {
-  std::vector<std::unique_ptr<LinesFile>> files;
-  std::vector<const LinesFile*> pointers;
-  for (int f = 0; f < 8; ++f) {
-    std::vector<std::string> lines;
-    for (int i = 0; i < 3000; ++i) {
-      lines.push_back("{\"ts\": " + std::to_string(i) + ", \"n\": " + std::to_string(f) + "}");
-    }
-    files.push_back(std::make_unique<LinesFile>(lines));
-    pointers.push_back(files.back().get());
-  }
+  const NumberedFiles files({3000, 3000, 3000, 3000, 3000, 3000, 3000, 3000});
   LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
-  EXPECT_EQ(CompareLentLines(decoder, pointers), 24000);
+  EXPECT_EQ(CompareLentLines(decoder, files.pointers), 24000);
   if (MakeJsonFastPath(TestSchema()) != nullptr) {
     // Four of the eight readers have a stream: about half the lines.
     EXPECT_GT(decoder.json_stream_lines(), 10000);
@@ -478,18 +485,9 @@ TEST(LineDecoderTest, ReadersBeyondTheStreamsParseLineByLine) {
 
 // Readers that are done leave their streams idle: the readers still reading take them over.
 TEST(LineDecoderTest, StreamsOfFinishedReadersGoToTheOthers) {
-  std::vector<std::unique_ptr<LinesFile>> files;
-  std::vector<const LinesFile*> pointers;
-  for (int f = 0; f < 8; ++f) {
-    std::vector<std::string> lines;
-    for (int i = 0; i < (f < 4 ? 100 : 20000); ++i) {  // four short files, then four long ones
-      lines.push_back("{\"ts\": " + std::to_string(i) + ", \"n\": " + std::to_string(f) + "}");
-    }
-    files.push_back(std::make_unique<LinesFile>(lines));
-    pointers.push_back(files.back().get());
-  }
+  const NumberedFiles files({100, 100, 100, 100, 20000, 20000, 20000, 20000});  // short, then long
   LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
-  EXPECT_EQ(CompareLentLines(decoder, pointers), 80400);
+  EXPECT_EQ(CompareLentLines(decoder, files.pointers), 80400);
   if (MakeJsonFastPath(TestSchema()) != nullptr) {
     EXPECT_GT(decoder.json_stream_lines(), 70000);
   }
