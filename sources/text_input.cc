@@ -562,30 +562,25 @@ LineDecoder::LineDecoder(Format format, const Schema& schema, char csv_delimiter
 LineDecoder::~LineDecoder() = default;
 
 bool LineDecoder::Decode(std::string_view line, Row& row, std::string* reason) {
-  return DecodeLine(line, false, nullptr, row, reason);
-}
-
-bool LineDecoder::DecodePadded(std::string_view line, Row& row, std::string* reason) {
-  return DecodeLine(line, true, nullptr, row, reason);
+  return DecodeLine(line, nullptr, row, reason);
 }
 
 bool LineDecoder::DecodeLent(std::string_view line, const LinesAhead& ahead, Row& row, std::string* reason) {
-  return DecodeLine(line, true, &ahead, row, reason);
+  return DecodeLine(line, &ahead, row, reason);
 }
 
 int64_t LineDecoder::json_stream_lines() const {
   return impl_->json != nullptr ? impl_->json->stream_lines() : 0;
 }
 
-bool LineDecoder::DecodeLine(std::string_view line, bool padded, const LinesAhead* ahead, Row& row,
-                             std::string* reason) {
+bool LineDecoder::DecodeLine(std::string_view line, const LinesAhead* lent, Row& row, std::string* reason) {
   // Every line starts from an empty row: its strings are written from the start of the row's
   // buffer again (a row refilled without a reset would keep the bytes of every longer string).
   row.Reset(impl_->layout);
   const bool json = impl_->format == Format::kJson;
-  if (json ? impl_->json != nullptr && (ahead != nullptr && !ahead->bytes.empty()
-                                            ? impl_->json->DecodeAhead(line, *ahead, row)
-                                            : impl_->json->Decode(line, padded, row))
+  if (json ? impl_->json != nullptr && (lent != nullptr && !lent->bytes.empty()
+                                            ? impl_->json->DecodeAhead(line, *lent, row)
+                                            : impl_->json->Decode(line, lent != nullptr, row))
            : impl_->FastCsv(line, row)) {
     return true;
   }

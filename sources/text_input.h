@@ -57,7 +57,7 @@ class LineReader {
   /// The same lines, without copying those that lie whole in the read buffer: `line` views the
   /// reader's memory, valid until the next call. At least kLinePadding readable bytes follow
   /// it, the first of them whitespace ('\n', '\r' or ' '), as simdjson's padding asks
-  /// (LineDecoder::DecodePadded).
+  /// (LineDecoder::DecodeLent).
   Result Next(std::string_view& line);
   /// Readable bytes after a line returned by Next(std::string_view&).
   static constexpr size_t kLinePadding = 64;
@@ -165,20 +165,18 @@ class LineDecoder {
   /// from `line` (no newline). Returns false and sets `reason` when the line is bad; `row` is then
   /// unspecified.
   bool Decode(std::string_view line, Row& row, std::string* reason);
-  /// Decode for a line followed by at least LineReader::kLinePadding readable bytes, the first of
-  /// them whitespace (a line from LineReader::Next(std::string_view&)): the JSON fast path then
-  /// parses it in place instead of copying it into a padded buffer. Same results as Decode.
-  bool DecodePadded(std::string_view line, Row& row, std::string* reason);
-  /// DecodePadded for a line just lent by `LineReader::Next(std::string_view&)`, with the
-  /// reader's `Ahead()`: JSON lines are then parsed many at a time (one simdjson stage 1 over
-  /// the buffered lines). Same results as Decode.
+  /// Decode for a line lent by `LineReader::Next(std::string_view&)`: at least
+  /// LineReader::kLinePadding readable bytes follow it, the first of them whitespace, so the
+  /// JSON fast path parses it in place; with the reader's `Ahead()` (non-empty `bytes`) JSON
+  /// lines are parsed many at a time (one simdjson stage 1 over the buffered lines). Same
+  /// results as Decode.
   bool DecodeLent(std::string_view line, const LinesAhead& ahead, Row& row, std::string* reason);
   /// JSON lines DecodeLent read from a document stream so far (0 without the fast path).
   int64_t json_stream_lines() const;
 
  private:
-  bool DecodeLine(std::string_view line, bool padded, const LinesAhead* ahead, Row& row,
-                  std::string* reason);
+  // `lent`: null for Decode.
+  bool DecodeLine(std::string_view line, const LinesAhead* lent, Row& row, std::string* reason);
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

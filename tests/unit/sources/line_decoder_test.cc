@@ -36,13 +36,13 @@ std::string Decoded(LineDecoder& decoder, const std::string& line, Row& row) {
   return TestSchema().RowToJson(row);
 }
 
-// The same through DecodePadded, with the line in place as a LineReader lends it: followed by
+// The same through DecodeLent (nothing ahead), with the line in place as a LineReader lends it: followed by
 // '\n' and then `after` (more input: the next line, hostile bytes) and the padding.
 std::string DecodedInPlace(LineDecoder& decoder, const std::string& line, const std::string& after, Row& row) {
   std::string buffer = line + "\n" + after;
   buffer.append(LineReader::kLinePadding, ' ');
   std::string reason;
-  if (!decoder.DecodePadded(std::string_view(buffer.data(), line.size()), row, &reason)) {
+  if (!decoder.DecodeLent(std::string_view(buffer.data(), line.size()), LinesAhead{}, row, &reason)) {
     return "error: " + reason;
   }
   return TestSchema().RowToJson(row);
