@@ -45,6 +45,7 @@ class GeneratorReader : public SourceReader {
  public:
   GeneratorReader(const GeneratorSource& source, int subtask_index)
       : spec_(source.spec()),
+        generate_(spec_.keys, spec_.step_ms),
         layout_(source.schema().layout()),
         wm_slot_(source.schema().IndexOf("wm")),
         latency_slot_(source.schema().IndexOf("emit_ns")),
@@ -129,11 +130,10 @@ class GeneratorReader : public SourceReader {
       // The plain schema, with the spec's numbers in locals: the row stores could alias the
       // members, which would otherwise be loaded again for every record.
       const RowLayout* const layout = layout_;
-      const int64_t keys = spec_.keys;
-      const int64_t step_ms = spec_.step_ms;
+      const RecordGenerator generate = generate_;
       const int64_t stride = stride_;
       for (StreamRecord& record : slots) {
-        const GeneratedRecord g = GenerateRecord(index, keys, step_ms);
+        const GeneratedRecord g = generate(index);
         Row& row = record.row;
         if (row.layout_ptr() != layout) {
           row.Reset(layout);
@@ -161,7 +161,7 @@ class GeneratorReader : public SourceReader {
  private:
   /// Makes record `index`, the reader's `emitted`-th (0-based), in `row`; returns its timestamp.
   Timestamp Fill(Row& row, int64_t index, int64_t emitted) const {
-    const GeneratedRecord g = GenerateRecord(index, spec_.keys, spec_.step_ms);
+    const GeneratedRecord g = generate_(index);
     if (row.layout_ptr() != layout_) {
       row.Reset(layout_);  // first record, or downstream moved the row away
     }
@@ -226,6 +226,7 @@ class GeneratorReader : public SourceReader {
   }
 
   const SourceSpec& spec_;  // owned by the GeneratorSource, which outlives the job
+  RecordGenerator generate_;
   const RowLayout* layout_;
   int wm_slot_;
   int latency_slot_;

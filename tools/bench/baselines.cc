@@ -100,8 +100,12 @@ Chain MakeChain(const BenchPlan& plan) {
   return chain;
 }
 
-inline Rec MakeRec(const BenchPlan& plan, int64_t i) {
-  const GeneratedRecord g = GenerateRecord(i, plan.generator.keys, plan.generator.step_ms);
+RecordGenerator GeneratorOf(const BenchPlan& plan) {
+  return RecordGenerator(plan.generator.keys, plan.generator.step_ms);
+}
+
+inline Rec MakeRec(const RecordGenerator& generate, int64_t i) {
+  const GeneratedRecord g = generate(i);
   return Rec{g.key, g.value, g.ts, 0};
 }
 
@@ -222,10 +226,11 @@ BaselineResult RunFusedLoop(const BenchPlan& plan) {
   const auto start = std::chrono::steady_clock::now();
   auto body = [&plan, &parts, p](int s) {
     const Chain chain = MakeChain(plan);
+    const RecordGenerator generate = GeneratorOf(plan);
     int64_t n = 0;
     uint64_t sum = 0;
     for (int64_t i = s; i < plan.generator.count; i += p) {
-      Rec r = MakeRec(plan, i);
+      Rec r = MakeRec(generate, i);
       if (RunChain(chain, r)) {
         ++n;
         sum += SinkHash(r);
@@ -247,6 +252,7 @@ BaselineResult RunRawChannel(const BenchPlan& plan) {
     // 10 (now 64); kept, so the baseline's figures stay comparable with earlier runs.
     boost::lockfree::spsc_queue<Rec> queue(1024 * kBatch);
     std::thread producer([&] {
+      const RecordGenerator generate = GeneratorOf(plan);
       Rec batch[kBatch];
       size_t fill = 0;
       auto flush = [&] {
@@ -260,7 +266,7 @@ BaselineResult RunRawChannel(const BenchPlan& plan) {
         fill = 0;
       };
       for (int64_t i = s; i < plan.generator.count; i += p) {
-        batch[fill++] = MakeRec(plan, i);
+        batch[fill++] = MakeRec(generate, i);
         if (fill == kBatch) {
           flush();
         }
@@ -352,6 +358,7 @@ BaselineResult RunHashAggregation(const BenchPlan& plan) {
   }
   const WindowSpec& w = *plan.window->window;
   const Chain chain = MakeChain(plan);
+  const RecordGenerator generate = GeneratorOf(plan);
   WindowEmitter emit(w);
   const auto start = std::chrono::steady_clock::now();
   // The practical limit: absl::flat_hash_map (open addressing) over int64 keys with the
@@ -364,7 +371,7 @@ BaselineResult RunHashAggregation(const BenchPlan& plan) {
     };
     absl::flat_hash_map<int64_t, Session> open;
     for (int64_t i = 0; i < plan.generator.count; ++i) {
-      Rec r = MakeRec(plan, i);
+      Rec r = MakeRec(generate, i);
       if (!RunChain(chain, r)) {
         continue;
       }
@@ -417,7 +424,7 @@ BaselineResult RunHashAggregation(const BenchPlan& plan) {
       }
     };
     for (int64_t i = 0; i < plan.generator.count; ++i) {
-      Rec r = MakeRec(plan, i);
+      Rec r = MakeRec(generate, i);
       if (!RunChain(chain, r)) {
         continue;
       }

@@ -107,6 +107,35 @@ std::vector<std::string> PerRecord(const SourceSpec& spec,
   return out.Describe();
 }
 
+TEST(GeneratorSourceTest, RecordGeneratorEqualsThePlainModuloForEveryKeyCount) {
+  // The divider replaces `%` for speed only: every key count (1, powers of two and their
+  // neighbours, the benches' counts, counts past 2^32 and up to INT64_MAX) gives the same keys.
+  std::vector<int64_t> key_counts = {1, 2, 3, 7, 10, 1000, 100000, 1000000, 4294967295LL,
+                                     4294967296LL, 4294967297LL, int64_t{0x7FFFFFFFFFFFFFFF}};
+  for (int shift = 1; shift < 63; shift += 7) {
+    key_counts.push_back((int64_t{1} << shift) - 1);
+    key_counts.push_back(int64_t{1} << shift);
+    key_counts.push_back((int64_t{1} << shift) + 1);
+  }
+  int64_t differing = 0;
+  for (const int64_t keys : key_counts) {
+    const RecordGenerator generate(keys, 3);
+    for (int64_t i = 0; i < 20000; ++i) {
+      // Small indexes and indexes near the top of the range.
+      for (const int64_t index : {i, int64_t{0x7FFFFFFFFFFFFFFF} / 3 - i * 977}) {
+        const GeneratedRecord expected = GenerateRecord(index, keys, 3);
+        const GeneratedRecord got = generate(index);
+        differing += got.key != expected.key || got.value != expected.value || got.ts != expected.ts;
+      }
+    }
+  }
+  EXPECT_EQ(differing, 0);
+  // A few by value, so the reference itself cannot drift unnoticed.
+  EXPECT_EQ(RecordGenerator(1, 3)(12345).key, 0);
+  EXPECT_EQ(RecordGenerator(1000, 3)(0).key, static_cast<int64_t>(Mix64(0) % 1000));
+  EXPECT_EQ(RecordGenerator(1000, 3)(7).ts, 21);
+}
+
 TEST(GeneratorSourceTest, BatchPollGivesThePerRecordRecordsAndTimestamps) {
   for (const auto& [subtask, parallelism] : std::vector<std::pair<int, int>>{{0, 1}, {1, 3}}) {
     const SourceSpec spec = Generator(1000 * parallelism, 0);
