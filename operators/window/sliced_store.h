@@ -3,6 +3,8 @@
 // Internal to WindowOperator (window_operator.cc, window_operator_slices.cc): the sliced path's
 // keyed state and timers for one key type.
 
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "operators/window/window_operator.h"
@@ -19,5 +21,22 @@ struct SlicedStore {
       firings;
   std::vector<K> due;  // scratch: the keys of the time being fired
 };
+
+/// A single int64 key with its key-group hash (`Int64KeyHash64`), computed once per record by
+/// the batch loop, which requests the key's table slot with it a few records ahead.
+struct HashedInt64Key {
+  int64_t key;
+  uint64_t hash64;
+};
+
+/// `backend`'s entry for `src` (a `K`, a `KeyProbe` for `KeyRef` keys, or a `HashedInt64Key`).
+template <typename K, typename V, typename Src>
+std::pair<const K*, V*> EmplaceKey(KeyedStateBackend<K, V>& backend, const Src& src) {
+  if constexpr (std::is_same_v<Src, HashedInt64Key>) {
+    return backend.EmplaceHashed(src.key, src.hash64);
+  } else {
+    return backend.Emplace(src);
+  }
+}
 
 }  // namespace tidemark

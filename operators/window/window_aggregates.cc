@@ -511,10 +511,13 @@ SliceAggregates::SliceAggregates(const std::vector<ResolvedAggregate>& aggregate
     cells_.push_back(c);
   }
   words_ = at;
+  only_record_counts_ = !cells_.empty() && std::all_of(cells_.begin(), cells_.end(), [](const Cell& c) {
+    return c.form == Form::kCount && c.slot < 0;
+  });
 }
 
-void SliceAggregates::Add(uint64_t* w, const Row& row, uint64_t seq,
-                          AccumulatorStrings& strings) const {
+void SliceAggregates::AddFields(uint64_t* w, const Row& row, uint64_t seq,
+                                AccumulatorStrings& strings) const {
   for (const Cell& c : cells_) {
     uint64_t* a = w + c.at;
     if (c.slot < 0) {

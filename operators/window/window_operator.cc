@@ -282,17 +282,18 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     StreamOperator::ProcessBatch(records, input);
     return;
   }
+  if (sliced_ && !key_store_) {
+    SlicedInt64Batch(records, input);
+    return;
+  }
   const auto slot = static_cast<size_t>(options_.key_slots[0]);
   for (size_t i = 0; i < n; ++i) {
     if (i + kPrefetchDistance < n) {
       const Row& ahead = records[i + kPrefetchDistance].row;
       // The stores are re-checked per record: a record may move the operator off its path.
       if (IsInt64Slot(ahead, static_cast<int>(slot)) && !ahead.IsNull(slot)) {
-        const int64_t k = ahead.GetInt64(slot);
-        if (sliced_ && int_store_) {
-          int_store_->keys.Prefetch(k);
-        } else if (flat_sessions_ && int_sessions_) {
-          int_sessions_->keys.Prefetch(k);
+        if (flat_sessions_ && int_sessions_) {
+          int_sessions_->keys.Prefetch(ahead.GetInt64(slot));
         }
       }
     }

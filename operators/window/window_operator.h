@@ -287,6 +287,9 @@ class WindowOperator : public StreamOperator,
   // `SlicedProcessElement` of a record of the interned-key store (`key_store_` set) whose key
   // hash (`KeyHash64` of its key fields) the caller computed.
   void SlicedAddInterned(StreamRecord& record, uint64_t key_hash);
+  // ProcessBatch on the sliced path with one key field, while no key has needed the interned
+  // store: the records with a non-NULL int64 key go to the int64 store, each key hashed once.
+  void SlicedInt64Batch(RecordBatch& records, int input);
   template <typename K, typename Src>
   void SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record);
   void FireSlicedTimers(Timestamp watermark);

@@ -288,7 +288,9 @@ void WindowOperator::EmitRecycled(Timestamp timestamp) {
 }
 
 template <typename K>
-void WindowOperator::UpdateSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKeyState& ks) {
+[[gnu::always_inline]] inline void WindowOperator::UpdateSlicedTimer(SlicedStore<K>& store,
+                                                                     const K& key,
+                                                                     SlicedKeyState& ks) {
   Timestamp want = ks.next_fire;
   if (!ks.starts.empty()) {
     const Timestamp front = ks.starts.front();
@@ -328,6 +330,53 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
   SlicedAdd(*key_store_, KeyProbe::Of(record.row, options_.key_slots), record);
 }
 
+void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
+  // Each record's key is hashed once, kAhead records before its turn, to request its table slot;
+  // its turn looks the slot up with the same hash.
+  constexpr size_t kAhead = 8;
+  const size_t n = records.size;
+  const int slot = options_.key_slots[0];
+  const auto uslot = static_cast<size_t>(slot);
+  std::array<uint64_t, kAhead> hashes{};
+  std::array<bool, kAhead> int_keys{};
+  auto hash_ahead = [&](size_t j) {
+    const Row& row = records[j].row;
+    const bool int_key = IsInt64Slot(row, slot) && !row.IsNull(uslot);
+    int_keys[j % kAhead] = int_key;
+    if (int_key) {
+      const int64_t k = row.GetInt64(uslot);
+      const uint64_t hash = Int64KeyHash64(k);
+      hashes[j % kAhead] = hash;
+      if (int_store_) {
+        int_store_->keys.PrefetchHashed(k, hash);
+      }
+    }
+  };
+  for (size_t j = 0; j < kAhead && j < n; ++j) {
+    hash_ahead(j);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const bool int_key = int_keys[i % kAhead];
+    const uint64_t hash = hashes[i % kAhead];
+    if (i + kAhead < n) {
+      hash_ahead(i + kAhead);
+    }
+    StreamRecord& record = records[i];
+    // The path is re-checked per record: a record may move the operator off it (a key of
+    // another type moves the keys to the interned store, a timestamp out of range off slicing).
+    if (int_key && sliced_ && !key_store_ && InSlicedRange(record)) {
+      if (!int_store_) {
+        int_store_ =
+            std::make_unique<SlicedStore<int64_t>>(context().max_parallelism, OwnedKeyGroups());
+      }
+      ++records_since_state_sample_;
+      SlicedAdd(*int_store_, HashedInt64Key{record.row.GetInt64(uslot), hash}, record);
+    } else {
+      ProcessElement(record, input);
+    }
+  }
+}
+
 void WindowOperator::SlicedAddInterned(StreamRecord& record, uint64_t key_hash) {
   SlicedAdd(*key_store_, KeyProbe{&record.row, &options_.key_slots, nullptr, key_hash}, record);
 }
@@ -345,7 +394,7 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
     HandleLateElement(record, assigner_->AssignWindows(record, *this));
     return;
   }
-  auto [key_in_table, state] = store.keys.Emplace(src);
+  auto [key_in_table, state] = EmplaceKey(store.keys, src);
   const K key = *key_in_table;  // a copy (a count for a KeyRef): firing emits downstream
   SlicedKeyState& ks = *state;
   if (ks.starts.empty()) {

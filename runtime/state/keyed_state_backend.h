@@ -130,7 +130,10 @@ class KeyedStateBackend {
   /// The key group of `key`.
   template <typename Src>
   int KeyGroupOf(const Src& key) const {
-    const uint64_t hash = KeyTraits<K>::Hash64(key);
+    return GroupOfHash(KeyTraits<K>::Hash64(key));
+  }
+  /// The key group of a key hash (`KeyTraits<K>::Hash64`).
+  int GroupOfHash(uint64_t hash) const {
     // A power-of-two max parallelism (the default 128) takes the low bits: the same group as
     // `KeyGroupForHash`, without a 64-bit division per record.
     return group_mask_ != 0 ? static_cast<int>(hash & group_mask_)
@@ -141,12 +144,14 @@ class KeyedStateBackend {
   /// `Error` when this subtask does not own the group.
   template <typename Src>
   Map& TableOf(const Src& key) {
-    const int kg = KeyGroupOf(key);
-    if (!range_.Contains(kg)) {
-      throw Error(fmt::format("keyed state: key {} is in key group {}, which this subtask (key "
-                              "groups {}..{} of {}) does not own",
-                              KeyToString(KeyTraits<K>::ToKey(key, scratch_)), kg, range_.start,
-                              range_.end, max_parallelism_));
+    return TableOfHash(key, KeyTraits<K>::Hash64(key));
+  }
+  /// `TableOf` with the key's hash known.
+  template <typename Src>
+  Map& TableOfHash(const Src& key, uint64_t hash64) {
+    const int kg = GroupOfHash(hash64);
+    if (!range_.Contains(kg)) [[unlikely]] {
+      ThrowNotOwned(key, kg);
     }
     return groups_[static_cast<size_t>(kg - range_.start)];
   }
@@ -175,6 +180,22 @@ class KeyedStateBackend {
         it = m.try_emplace(KeyTraits<K>::Intern(src, arena_)).first;
       }
       return {&it->first, &it->second};
+    }
+  }
+  /// `key` with its hash known: `hash64` is `KeyTraits<K>::Hash64(key)`, which the caller computed
+  /// once for this and `PrefetchHashed` (a loop over a batch a few keys ahead). Keys without an
+  /// arena only (int64). Throws `Error` as `TableOf`.
+  std::pair<const K*, V*> EmplaceHashed(const K& key, uint64_t hash64)
+    requires std::is_same_v<typename KeyTraits<K>::Arena, NoKeyArena>
+  {
+    auto it = TableOfHash(key, hash64).try_emplace(key).first;
+    return {&it->first, &it->second};
+  }
+  /// `Prefetch` with the key's hash known (as `EmplaceHashed`).
+  void PrefetchHashed(const K& key, uint64_t hash64) const {
+    const int kg = GroupOfHash(hash64);
+    if (range_.Contains(kg)) {
+      groups_[static_cast<size_t>(kg - range_.start)].prefetch(key);
     }
   }
   /// The entry of `src` (as `Emplace`), or {nullptr, nullptr}.
@@ -263,6 +284,14 @@ class KeyedStateBackend {
   }
 
  private:
+  template <typename Src>
+  [[noreturn, gnu::cold, gnu::noinline]] void ThrowNotOwned(const Src& key, int kg) {
+    throw Error(fmt::format("keyed state: key {} is in key group {}, which this subtask (key "
+                            "groups {}..{} of {}) does not own",
+                            KeyToString(KeyTraits<K>::ToKey(key, scratch_)), kg, range_.start,
+                            range_.end, max_parallelism_));
+  }
+
   // The arena first: destroyed after the tables whose keys point into it.
   [[no_unique_address]] typename KeyTraits<K>::Arena arena_;
   int max_parallelism_;

@@ -15,8 +15,9 @@
 // takes the sliced path (per-key slices of gcd(size, slide)); its rows must equal the model's
 // windows summarised the same way. Sessions without lateness take the flat session path (plain
 // sessions per key, one timer heap entry per key), sessions with lateness the per-window path.
-// One variant adds a record at 2^61 + 5 ms mid-stream, which moves the operator from slices (or
-// flat sessions) to per-window state.
+// Each aggregate case runs twice: string keys a record at a time, and int64 keys in batches (the
+// batch loop of the int64 store). One variant adds a record at 2^61 + 5 ms mid-stream, which
+// moves the operator from slices (or flat sessions) to per-window state.
 
 #include <algorithm>
 #include <map>
@@ -338,8 +339,15 @@ std::string Summarize(const std::string& result) {
          " last=" + std::to_string(ids.back()) + " minkey=" + key + result.substr(firing_pos);
 }
 
+// How the records reach the compiled operator: string keys one record at a time, or the same
+// keys as int64 ('a' -> 0, ...: order kept, so min(key) agrees) in batches, each batch the
+// records between two watermarks (the int64-keyed batch loop of the sliced and session paths).
+enum class Feed { kStringKeysPerRecord, kInt64KeysInBatches };
+
 ModelOutput RunAggregatingOperator(const Params& p, const std::vector<Event>& events,
-                                   bool expect_fast_at_end) {
+                                   bool expect_fast_at_end,
+                                   Feed feed = Feed::kStringKeysPerRecord) {
+  const bool int_keys = feed == Feed::kInt64KeysInBatches;
   WindowSpec spec;
   spec.assigner =
       p.kind == Kind::kTumbling ? "tumbling" : (p.kind == Kind::kSliding ? "sliding" : "session");
@@ -361,8 +369,8 @@ ModelOutput RunAggregatingOperator(const Params& p, const std::vector<Event>& ev
   min_key.field = "key";
   min_key.as = "min_key";
   spec.aggregates.push_back(min_key);
-  const Schema input({Field{"key", FieldType::kString}, Field{"split", FieldType::kString},
-                      Field{"id", FieldType::kInt64}});
+  const Schema input({Field{"key", int_keys ? FieldType::kInt64 : FieldType::kString},
+                      Field{"split", FieldType::kString}, Field{"id", FieldType::kInt64}});
   const WindowOperatorPlan plan = WindowOperator::Compile(input, spec, {"key"});
   std::unique_ptr<StreamOperator> op = plan.factory();
   auto& window_op = static_cast<WindowOperator&>(*op);
@@ -380,15 +388,33 @@ ModelOutput RunAggregatingOperator(const Params& p, const std::vector<Event>& ev
   ctx.output = &output;
   ctx.processing_time = &time;
   op->Open(ctx);
+  std::vector<StreamRecord> batch;
+  auto flush = [&] {
+    std::vector<StreamRecord*> pointers;
+    for (StreamRecord& r : batch) {
+      pointers.push_back(&r);
+    }
+    RecordBatch records{pointers.data(), pointers.size()};
+    op->ProcessBatch(records, 0);
+    batch.clear();
+  };
   for (const Event& e : events) {
     if (e.is_watermark) {
+      flush();
       op->ProcessWatermark(Watermark{e.ts}, 0);
+    } else if (int_keys) {
+      batch.emplace_back(Row{int64_t{e.key[0] - 'a'}, e.split, e.id}, e.ts);
     } else {
       StreamRecord r(Row{e.key, e.split, e.id}, e.ts);
       op->ProcessElement(r, 0);
     }
   }
+  flush();
   EXPECT_EQ(fast(), fast_path && expect_fast_at_end);
+  auto key_text = [&](const Value& v) {
+    return int_keys ? std::string(1, static_cast<char>('a' + std::get<int64_t>(v)))
+                    : std::get<std::string>(v);
+  };
   // The MAX watermark cleaned up every window: no slice, session or timer is left.
   EXPECT_EQ(window_op.NumSlices(), 0u);
   EXPECT_EQ(window_op.StateBytes(), 0);
@@ -400,7 +426,7 @@ ModelOutput RunAggregatingOperator(const Params& p, const std::vector<Event>& ev
     } else if (const auto* r = std::get_if<StreamRecord>(&element)) {
       const Row& row = r->row;
       EXPECT_EQ(r->timestamp, std::get<int64_t>(row.Get(2)) - 1) << "result timestamp = end - 1";
-      out.main.push_back(std::get<std::string>(row.Get(0)) + " [" +
+      out.main.push_back(key_text(row.Get(0)) + " [" +
                          std::to_string(std::get<int64_t>(row.Get(1))) + "," +
                          std::to_string(std::get<int64_t>(row.Get(2))) +
                          ") n=" + std::to_string(std::get<int64_t>(row.Get(3))) +
@@ -409,12 +435,12 @@ ModelOutput RunAggregatingOperator(const Params& p, const std::vector<Event>& ev
                          " max=" + std::to_string(std::get<int64_t>(row.Get(6))) +
                          " first=" + std::to_string(std::get<int64_t>(row.Get(7))) +
                          " last=" + std::to_string(std::get<int64_t>(row.Get(8))) +
-                         " minkey=" + std::get<std::string>(row.Get(9)) +
+                         " minkey=" + key_text(row.Get(9)) +
                          " firing=" + std::to_string(std::get<int64_t>(row.Get(10))));
     }
   }
   for (const StreamRecord& r : output.SideOutput("late")) {
-    out.late.push_back(std::get<std::string>(r.row.Get(0)) + " " + std::get<std::string>(r.row.Get(1)) +
+    out.late.push_back(key_text(r.row.Get(0)) + " " + std::get<std::string>(r.row.Get(1)) +
                        " id=" + std::to_string(std::get<int64_t>(r.row.Get(2))) + " window=[" +
                        std::to_string(std::get<int64_t>(r.row.Get(3))) + "," +
                        std::to_string(std::get<int64_t>(r.row.Get(4))) +
@@ -445,6 +471,10 @@ void CheckAggregateSeeds(const Params& p, bool far_record = false) {
     const ModelOutput actual = RunAggregatingOperator(p, events, !far_record);
     ASSERT_EQ(actual.main, expected.main) << "seed " << seed;
     ASSERT_EQ(actual.late, expected.late) << "seed " << seed;
+    const ModelOutput batched =
+        RunAggregatingOperator(p, events, !far_record, Feed::kInt64KeysInBatches);
+    ASSERT_EQ(batched.main, expected.main) << "int64 keys in batches, seed " << seed;
+    ASSERT_EQ(batched.late, expected.late) << "int64 keys in batches, seed " << seed;
     late += static_cast<int64_t>(expected.late.size());
     for (const std::string& s : expected.main) {
       updates += s.find("firing=1") != std::string::npos ? 1 : 0;
