@@ -736,6 +736,28 @@ size_t SourceOperator::EmitSlots(size_t n, WatermarkGenerator* generator,
     pool_used_ = start + n;
     return n;
   }
+  if (generator == nullptr || !generator->InspectsRecordOnEvent()) {
+    // What EmitRecord and Forward do for a record whose timestamp the strategy finds, with the
+    // per-batch questions asked once; a record without one takes EmitRecord's error path.
+    for (size_t i = 0; i < n; ++i) {
+      pool_used_ = start + i + 1;
+      StreamRecord& record = pool_[start + i];
+      const std::optional<Timestamp> ts = strategy_->ExtractTimestamp(record);
+      if (!ts) [[unlikely]] {
+        EmitRecord(record, record.has_timestamp, generator, immediate, split_id);
+      } else {
+        record.SetTimestamp(*ts);
+        pending_[pending_count_++] = &record;
+        if (generator != nullptr) {
+          generator->OnEvent(record, *ts, *immediate);
+        }
+      }
+      if (waiting_for_alignment_) [[unlikely]] {
+        return i + 1;  // as below
+      }
+    }
+    return n;
+  }
   for (size_t i = 0; i < n; ++i) {
     // Taken one by one, so each record is the last slot taken when Forward sees it, as a
     // RecordSlot record is.

@@ -161,6 +161,47 @@ TEST(GeneratorSourceTest, BatchPollGivesThePerRecordRecordsAndTimestamps) {
   }
 }
 
+TEST(GeneratorSourceTest, BatchPollWithATimestampOnlyGeneratorGivesThePerRecordOutput) {
+  // A bounded-out-of-orderness generator reads only timestamps: the batch takes its own loop.
+  // The assigner moves each timestamp by +1 ms and finds none for key 3: those records go to
+  // the errors output, in both paths alike.
+  auto strategy = [] {
+    return WatermarkStrategy::ForBoundedOutOfOrderness(
+        std::chrono::milliseconds(0), [](const StreamRecord& r) -> std::optional<Timestamp> {
+          if (r.row.GetInt64(0) == 3) {
+            return std::nullopt;
+          }
+          return r.row.GetInt64(2) + 1;
+        });
+  };
+  const SourceSpec spec = Generator(1000, 0);
+  testing::CollectingOutput per_record;
+  {
+    Harness a(spec, strategy(), per_record);
+    while (a.op->EmitNext() == InputStatus::kMoreAvailable) {
+    }
+  }
+  TakingOutput batched;
+  {
+    Harness b(spec, strategy(), batched);
+    InputStatus last;
+    b.DrainBatches(300, &last);
+    EXPECT_EQ(last, InputStatus::kEndOfInput);
+  }
+  EXPECT_EQ(batched.Describe(), per_record.Describe());
+  const RecordGenerator generate(spec.keys, spec.step_ms);
+  int64_t key3 = 0;
+  for (int64_t i = 0; i < 1000; ++i) {
+    key3 += generate(i).key == 3;
+  }
+  ASSERT_GT(key3, 0);
+  EXPECT_EQ(static_cast<int64_t>(batched.SideOutput("errors").size()), key3);
+  EXPECT_EQ(static_cast<int64_t>(batched.Records().size()), 1000 - key3);
+  for (const StreamRecord& r : batched.Records()) {
+    ASSERT_EQ(r.timestamp, r.row.GetInt64(2) + 1);
+  }
+}
+
 TEST(GeneratorSourceTest, BatchPollKeepsEachPunctuatedWatermarkRightAfterItsRecord) {
   const SourceSpec spec = Generator(300, 5);
   const std::vector<std::string> expected = PerRecord(spec, PunctuatedOnWm());
