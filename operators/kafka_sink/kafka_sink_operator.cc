@@ -145,6 +145,12 @@ void KafkaSinkOperator::Poll(Producer& p, int timeout_ms) {
 void KafkaSinkOperator::Produce(Producer& p, const Message& m) {
   int waited_ms = 0;
   for (;;) {
+    // librdkafka's RD_KAFKA_V_* macros type-check each argument in a GNU statement expression;
+    // clang's -Wpedantic reports it where the macro is expanded, i.e. here.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wgnu-statement-expression"
+#endif
     const rd_kafka_resp_err_t err = rd_kafka_producev(
         p.handle.get(), RD_KAFKA_V_TOPIC(spec_.topic.c_str()),
         RD_KAFKA_V_PARTITION(m.partition < 0 ? RD_KAFKA_PARTITION_UA : m.partition),
@@ -152,6 +158,9 @@ void KafkaSinkOperator::Produce(Producer& p, const Message& m) {
         RD_KAFKA_V_VALUE(const_cast<char*>(m.value.data()), m.value.size()),
         RD_KAFKA_V_KEY(m.has_key ? m.key.data() : nullptr, m.has_key ? m.key.size() : 0),
         RD_KAFKA_V_TIMESTAMP(m.timestamp_ms), RD_KAFKA_V_END);
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       ++p.deliveries->outstanding;
       return;

@@ -29,9 +29,11 @@ namespace tidemark {
 
 void WindowOperator::InitSessions() {
   const WindowAssigner& assigner = *assigner_;
+  const Trigger& trigger = *trigger_;
+  const WindowFunction& function = *function_;
   if (sliced_ || typeid(assigner) != typeid(SessionWindows) || !assigner.IsEventTime() ||
-      typeid(*trigger_) != typeid(EventTimeTrigger) ||
-      typeid(*function_) != typeid(AggregatingWindowFunction) ||
+      typeid(trigger) != typeid(EventTimeTrigger) ||
+      typeid(function) != typeid(AggregatingWindowFunction) ||
       options_.allowed_lateness_ms != 0) {
     return;
   }

@@ -89,12 +89,21 @@ int64_t LoadJsonLinesIntoTopic(const std::string& bootstrap_servers, const Kafka
       }
     }
     while (true) {
+      // librdkafka's RD_KAFKA_V_* macros type-check each argument in a GNU statement expression;
+      // clang's -Wpedantic reports it where the macro is expanded, i.e. here.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wgnu-statement-expression"
+#endif
       const rd_kafka_resp_err_t err = rd_kafka_producev(
           producer.get(), RD_KAFKA_V_TOPIC(options.topic.c_str()),
           RD_KAFKA_V_PARTITION(static_cast<int32_t>(partition)),
           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE(line.data(), line.size()),
           RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
           RD_KAFKA_V_TIMESTAMP(timestamp), RD_KAFKA_V_END);
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
       if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         rd_kafka_poll(producer.get(), 10);
         continue;

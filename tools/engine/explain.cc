@@ -221,7 +221,6 @@ class Explainer {
   void ExplainSource(const TaskWatermarkSnapshot& s, const TaskWatermarkSnapshot::Operator& op,
                      const OperatorSpec* spec, int indent) {
     const bool has_strategy = spec != nullptr && spec->watermarks.has_value();
-    const std::optional<int64_t> idleness = has_strategy ? spec->watermarks->idleness_ms : std::nullopt;
     const std::vector<Split> splits = SplitsOf(op.gauges);
     if (!has_strategy) {
       Line(indent, fmt::format("source '{}'#{} has no watermark strategy: it emits no watermark "
@@ -229,6 +228,7 @@ class Explainer {
                                op.name, s.subtask));
       return;
     }
+    const std::optional<int64_t> idleness = spec->watermarks->idleness_ms;
     if (splits.empty()) {
       Line(indent, fmt::format("source '{}'#{}: {}; it has no split", op.name, s.subtask,
                                Time(op.output_watermark)));
