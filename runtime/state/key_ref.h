@@ -82,8 +82,10 @@ class KeyRef {
 
   /// Hints for loops over many keys (a window end's keys): start loading the entry, or (once the
   /// entry is loaded) the key's values, a few keys ahead of use.
-  void PrefetchEntry() const { __builtin_prefetch(e_); }
-  void PrefetchValues() const {
+  // Always inlined, as KeyedStateBackend::Prefetch: an out-of-line copy is a pure function to
+  // GCC, its call deleted.
+  [[gnu::always_inline]] void PrefetchEntry() const { __builtin_prefetch(e_); }
+  [[gnu::always_inline]] void PrefetchValues() const {
     if (e_ != nullptr) {
       __builtin_prefetch(e_->key.data());
     }
