@@ -613,16 +613,15 @@ REASONS = {
                          "about half of that total: with the reader a third of the work, the ratio to a "
                          "parallelism-1 run that overlaps reading and windowing stays near 1.4.",
     "chain_ratio": "records move along the chain in batches (one virtual call per operator per batch, counters "
-                   "and cancel checks per batch), the generator fills a whole batch in one poll and the "
-                   "checksum sink hashes NULL-free fixed-width rows unrolled: by instruction count the chain "
-                   "does 216 per record against the baseline's 191 (callgrind over 1e6 records, 1.13 ×). The "
-                   "rest is the generator's 64-bit modulo for the key (shared with the baseline), which takes "
-                   "most of the generator's samples on a core with a slow, unpipelined divider: the fused loop "
-                   "hides each record's other work under the division, the batched chain runs the divider-bound "
-                   "generator pass and then its other passes. The same code measured 0.93 × on the machine of "
-                   "the previous report, whose divider is fast.",
-    "chain_abs": "the baseline itself, doing the same per-record work (SplitMix64 generation, a 64-bit modulo "
-                 "for the key, four mixes for the checksum), runs at the rate shown above on this machine; "
+                   "and cancel checks per batch), the generator fills a whole batch in one poll (its key "
+                   "modulo is a libdivide multiply and shift, as in the baseline) and the checksum sink "
+                   "hashes NULL-free fixed-width rows unrolled. By instruction count the chain does 238 "
+                   "per record against the baseline's 186 (callgrind, 1e6 records; 1.28 ×): each pass over a "
+                   "batch (generate, map, filter, hash) loads and stores the batch's rows again, where the "
+                   "fused loop keeps one record in registers from generation to hash.",
+    "chain_abs": "the baseline itself, doing the same per-record work (SplitMix64 generation, the key's modulo "
+                 "as a libdivide multiply and shift, four mixes for the checksum), runs at the rate shown above "
+                 "on this machine; "
                  "the issue's 400–500 M/s is an empty loop over 32-byte records.",
     "unchained": "a full batch now crosses the channel whole (the writer swaps the batch's vector, no row "
                  "is touched) and a task is woken only when it is parked; what remains is the work on the "
@@ -630,11 +629,14 @@ REASONS = {
                  "baseline's, and the map) and the futex wake of a parked consumer, whose woken thread "
                  "often preempts the producer on its core; the baseline's consumer spins.",
     "window": "keyed state is a flat table per key group (int64 keys without a variant, narrow typed "
-              "accumulators inline, timers by window end, state prefetched a batch ahead); the job runs "
-              "on two threads with a channel between the source and the window task where the baseline "
-              "is one loop on one thread, the key's group is hashed twice per record (prefetch and "
-              "lookup), and at 1e3 keys the per-record cost on both threads, not the lookup, sets the "
-              "pace.",
+              "accumulators inline, timers by window end); int64 keys of a batch are hashed once each "
+              "and their table slots prefetched 8 records ahead. The job runs on two threads with a "
+              "channel between the source and the window task where the baseline is one loop on one "
+              "thread. At 1e3 keys the whole input (2e6 records, 100 s of event time a window) is read "
+              "in well under one 200 ms watermark interval, so nothing fires before the end: each key "
+              "holds the slices of all 20 windows, more than a slot's two inline starts, so its starts "
+              "and accumulators live on the heap and each record's add reads them from there (a cache "
+              "miss per record in profiles), and all 20,000 windows fire at the end of input.",
     "state_bytes": "a slot holds the key, the narrow accumulators (a count is one 8-byte word) and two slice "
                    "starts inline, 72 bytes; the timer buckets add 8-17 bytes a key. At 1e3 keys most of the "
                    "bytes are the empty capacity of 128 small per-group tables.",
@@ -704,9 +706,17 @@ PROFILE_NOTES = """Profiled with `perf record -g` on `chain2_chained_p1` and `ch
   Callgrind over 2e6 records: chain1_unchained_p1 591 M -> 455 M instructions, chain2 866 M -> 610 M.
   String-keyed windows: the key hashed once per record, state and the pool's next entry
   prefetched, keys looked up ahead at firing, a radix sort of 512+ keys.
-- Not done: a batch loop for sources with a watermark strategy (bounded out-of-orderness goes
-  record by record through the source operator); partial batches (a paced or slow source) still
-  cross a channel row by row.
+- Keys and sources (this round): the generator's key modulo is a libdivide divider made once (the
+  baseline shares the generator); a source whose watermark generator reads only timestamps
+  (bounded out-of-orderness, ascending) emits a polled batch in one loop (source side 112 -> 55
+  instructions a record); int64-keyed sliced windows take a batch loop that hashes each key once,
+  and count(*)-only slices add without reading the row (window thread ~440 -> ~266 instructions a
+  record, tumbling_keys_1e3). The batch loop's slot prefetch had been deleted by GCC, which took
+  the out-of-line prefetch helper for a pure function; the helpers are now always inlined
+  (tumbling_keys_1e5: 73% of the window thread was the slot's key compare).
+- Not done: partial batches (a paced or slow source) still cross a channel row by row; string-keyed
+  windows re-intern their keys in the pool for each window after the state of the last one is
+  dropped.
 """
 
 if __name__ == "__main__":
