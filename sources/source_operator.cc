@@ -742,14 +742,14 @@ size_t SourceOperator::EmitSlots(size_t n, WatermarkGenerator* generator,
     for (size_t i = 0; i < n; ++i) {
       pool_used_ = start + i + 1;
       StreamRecord& record = pool_[start + i];
-      const std::optional<Timestamp> ts = strategy_->ExtractTimestamp(record);
-      if (!ts) [[unlikely]] {
+      Timestamp ts;
+      if (!strategy_->TryExtractTimestamp(record, &ts)) [[unlikely]] {
         EmitRecord(record, record.has_timestamp, generator, immediate, split_id);
       } else {
-        record.SetTimestamp(*ts);
+        record.SetTimestamp(ts);
         pending_[pending_count_++] = &record;
         if (generator != nullptr) {
-          generator->OnEvent(record, *ts, *immediate);
+          generator->OnEvent(record, ts, *immediate);
         }
       }
       if (waiting_for_alignment_) [[unlikely]] {

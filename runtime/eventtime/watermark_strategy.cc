@@ -45,6 +45,15 @@ WatermarkStrategy WatermarkStrategy::NoWatermarks(TimestampAssigner assigner) {
                            [] { return std::make_unique<NoWatermarksGenerator>(); });
 }
 
+bool WatermarkStrategy::AssignTimestamp(const StreamRecord& record, Timestamp* ts) const {
+  const std::optional<Timestamp> assigned = assigner_(record);
+  if (!assigned) {
+    return false;
+  }
+  *ts = *assigned;
+  return true;
+}
+
 WatermarkStrategy WatermarkStrategy::WithIdleness(std::chrono::milliseconds timeout) const {
   if (timeout.count() <= 0) {
     throw InvalidArgument(
