@@ -86,8 +86,12 @@ Timestamp WindowOperator::FirstStartContaining(Timestamp t) const {
 }
 
 Timestamp WindowOperator::SliceDropTime(Timestamp slice_start) const {
-  // The cleanup time of the last window containing the slice.
-  return LastStart(slice_start) + size_ - 1 + options_.allowed_lateness_ms;
+  // The cleanup time of the last window containing the slice. A slice start is aligned to the
+  // slice with the windows' offset, so when the slice is the slide (tumbling windows, or a size
+  // that is a multiple of the slide) it is its last window's start: no division, which the
+  // timer check of every record of a key holding older slices would otherwise pay.
+  const Timestamp last_start = slice_ == slide_ ? slice_start : LastStart(slice_start);
+  return last_start + size_ - 1 + options_.allowed_lateness_ms;
 }
 
 const WindowOperator::SliceCache& WindowOperator::SliceOf(Timestamp t) {

@@ -147,4 +147,61 @@ TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirK
   op->Close();
 }
 
+// A slice is dropped at the cleanup time of the last window holding it (its max timestamp plus
+// the allowed lateness; Flink clears a window's state when the watermark reaches that time), not
+// a millisecond earlier or later: tumbling, sliding with the slice as the slide, and sliding
+// with a slice finer than the slide (size 1000, slide 400: slices of 200).
+TEST(WindowOperatorStateBytesTest, SlicesAreDroppedExactlyAtTheirLastWindowsCleanupTime) {
+  struct Case {
+    const char* assigner;
+    int64_t slide_ms;
+    int64_t offset_ms;
+    Timestamp record_ts;
+    Timestamp drop_at;  // the last window holding the record's slice: max timestamp + 500
+  };
+  const Case cases[] = {
+      {"tumbling", 0, 0, 700, 999 + 500},          // [0, 1000)
+      {"tumbling", 0, 300, 700, 1299 + 500},       // [300, 1300)
+      {"sliding", 500, 0, 700, 1499 + 500},        // slice [500, 1000), last window [500, 1500)
+      {"sliding", 400, 0, 700, 1399 + 500},        // slice [600, 800), last window [400, 1400)
+      {"sliding", 400, 100, 700, 1499 + 500},      // slice [700, 900), last window [500, 1500)
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.assigner) + " slide " + std::to_string(c.slide_ms) + " offset " +
+                 std::to_string(c.offset_ms));
+    WindowSpec spec;
+    spec.assigner = c.assigner;
+    spec.size_ms = 1000;
+    spec.slide_ms = c.slide_ms;
+    spec.offset_ms = c.offset_ms;
+    spec.allowed_lateness_ms = 500;
+    AggregateSpec count;
+    count.function = "count";
+    spec.aggregates = {count};
+    WindowOperatorPlan plan = WindowOperator::Compile(
+        Schema({{"key", FieldType::kInt64}, {"ts", FieldType::kTimestamp}}), spec, {"key"});
+    std::unique_ptr<StreamOperator> op = plan.factory();
+    ManualProcessingTimeService clock;
+    testing::CollectingOutput out;
+    OperatorContext ctx;
+    ctx.name = "windows";
+    ctx.output = &out;
+    ctx.processing_time = &clock;
+    op->Open(ctx);
+    auto& window_op = static_cast<WindowOperator&>(*op);
+    StreamRecord record(Row{Value(int64_t{7}), Value(int64_t{c.record_ts})}, c.record_ts);
+    StreamRecord* pointer = &record;
+    RecordBatch records{&pointer, 1};
+    op->ProcessBatch(records, 0);
+    ASSERT_TRUE(window_op.uses_slices());
+    ASSERT_EQ(window_op.NumSlices(), 1u);
+    op->ProcessWatermark(Watermark{c.drop_at - 1}, 0);
+    EXPECT_EQ(window_op.NumSlices(), 1u);
+    EXPECT_EQ(window_op.NumStateKeys(), 1);
+    op->ProcessWatermark(Watermark{c.drop_at}, 0);
+    EXPECT_EQ(window_op.NumSlices(), 0u);
+    EXPECT_EQ(window_op.NumStateKeys(), 0);
+  }
+}
+
 }  // namespace tidemark
