@@ -16,6 +16,29 @@
 namespace tidemark {
 namespace {
 
+// A compiled count window operator over {key int64, ts timestamp} records, keyed by `key`,
+// opened on a manual clock.
+struct OpenCountWindows {
+  explicit OpenCountWindows(WindowSpec spec) {
+    AggregateSpec count;
+    count.function = "count";
+    spec.aggregates = {count};
+    op = WindowOperator::Compile(
+             Schema({{"key", FieldType::kInt64}, {"ts", FieldType::kTimestamp}}), spec, {"key"})
+             .factory();
+    OperatorContext ctx;
+    ctx.name = "windows";
+    ctx.output = &out;
+    ctx.processing_time = &clock;
+    op->Open(ctx);
+  }
+  WindowOperator& window_op() { return static_cast<WindowOperator&>(*op); }
+
+  ManualProcessingTimeService clock;
+  testing::CollectingOutput out;
+  std::unique_ptr<StreamOperator> op;
+};
+
 TEST(WindowOperatorStateBytesTest, CountsBufferedElementsAndKeysAndKeepsThePeak) {
   WindowOperator::Options options;
   options.key_slots = {0};
@@ -92,20 +115,10 @@ TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirK
   WindowSpec spec;
   spec.assigner = "tumbling";
   spec.size_ms = 1000;
-  AggregateSpec count;
-  count.function = "count";
-  spec.aggregates = {count};
-  WindowOperatorPlan plan = WindowOperator::Compile(
-      Schema({{"key", FieldType::kInt64}, {"ts", FieldType::kTimestamp}}), spec, {"key"});
-  std::unique_ptr<StreamOperator> op = plan.factory();
-  ManualProcessingTimeService clock;
-  testing::CollectingOutput out;
-  OperatorContext ctx;
-  ctx.name = "windows";
-  ctx.output = &out;
-  ctx.processing_time = &clock;
-  op->Open(ctx);
-  auto& window_op = static_cast<WindowOperator&>(*op);
+  OpenCountWindows windows(spec);
+  StreamOperator* op = windows.op.get();
+  testing::CollectingOutput& out = windows.out;
+  WindowOperator& window_op = windows.window_op();
   std::vector<StreamRecord> batch;
   for (int64_t k = 0; k < 1000; ++k) {
     batch.emplace_back(Row{Value(k), Value(int64_t{k % 1000})}, k % 1000);
@@ -175,20 +188,9 @@ TEST(WindowOperatorStateBytesTest, SlicesAreDroppedExactlyAtTheirLastWindowsClea
     spec.slide_ms = c.slide_ms;
     spec.offset_ms = c.offset_ms;
     spec.allowed_lateness_ms = 500;
-    AggregateSpec count;
-    count.function = "count";
-    spec.aggregates = {count};
-    WindowOperatorPlan plan = WindowOperator::Compile(
-        Schema({{"key", FieldType::kInt64}, {"ts", FieldType::kTimestamp}}), spec, {"key"});
-    std::unique_ptr<StreamOperator> op = plan.factory();
-    ManualProcessingTimeService clock;
-    testing::CollectingOutput out;
-    OperatorContext ctx;
-    ctx.name = "windows";
-    ctx.output = &out;
-    ctx.processing_time = &clock;
-    op->Open(ctx);
-    auto& window_op = static_cast<WindowOperator&>(*op);
+    OpenCountWindows windows(spec);
+    StreamOperator* op = windows.op.get();
+    WindowOperator& window_op = windows.window_op();
     StreamRecord record(Row{Value(int64_t{7}), Value(int64_t{c.record_ts})}, c.record_ts);
     StreamRecord* pointer = &record;
     RecordBatch records{&pointer, 1};
