@@ -46,8 +46,8 @@ void TimestampsAndWatermarksOperator::OnPeriodicTimer() {
 
 void TimestampsAndWatermarksOperator::ProcessElement(StreamRecord& record, int /*input*/) {
   EmitRestoredWatermark();
-  const std::optional<Timestamp> timestamp = strategy_.ExtractTimestamp(record);
-  if (!timestamp) {
+  Timestamp timestamp = kMinTimestamp;
+  if (!strategy_.TryExtractTimestamp(record, &timestamp)) {
     ++num_records_without_timestamp_;
     if (options_.on_missing_timestamp == MissingTimestampPolicy::kFail) {
       throw NoTimestamp(fmt::format(
@@ -64,15 +64,15 @@ void TimestampsAndWatermarksOperator::ProcessElement(StreamRecord& record, int /
     output().CollectSide(options_.errors_tag, record);
     return;
   }
-  record.SetTimestamp(*timestamp);
+  record.SetTimestamp(timestamp);
   if (generator_->InspectsRecordOnEvent()) {
     // The downstream may move from `record`; the generator needs the row after that.
     const StreamRecord copy = record;
     output().Collect(record);
-    generator_->OnEvent(copy, *timestamp, *watermark_output_);
+    generator_->OnEvent(copy, timestamp, *watermark_output_);
   } else {
     output().Collect(record);
-    generator_->OnEvent(record, *timestamp, *watermark_output_);
+    generator_->OnEvent(record, timestamp, *watermark_output_);
   }
 }
 

@@ -649,13 +649,15 @@ void SourceOperator::EmitError(const SourceError& error) {
 void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
                                 WatermarkGenerator* generator, WatermarkOutput* immediate,
                                 const std::string& split_id) {
-  std::optional<Timestamp> ts;
+  Timestamp ts = kMinTimestamp;
+  bool found = false;
   if (strategy_) {
-    ts = strategy_->ExtractTimestamp(record);
+    found = strategy_->TryExtractTimestamp(record, &ts);
   } else if (has_source_ts && record.timestamp != kMinTimestamp) {
     ts = record.timestamp;  // Long.MIN_VALUE would mean "no timestamp" downstream: an error here
+    found = true;
   }
-  if (!ts) {
+  if (!found) {
     if (strategy_ || has_source_ts) {
       ++records_without_timestamp_;
       // The side output has one schema for every kind of input error (SourceErrorSchema).
@@ -668,7 +670,7 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
     Forward(record);  // no event time at all: the record travels without a timestamp
     return;
   }
-  record.SetTimestamp(*ts);
+  record.SetTimestamp(ts);
   if (generator == nullptr) {
     Forward(record);
     return;
@@ -678,7 +680,7 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
   // so a generator that reads the record gets a copy; timestamp-only generators need none.
   if (!generator->InspectsRecordOnEvent()) {
     Forward(record);
-    generator->OnEvent(record, *ts, *immediate);
+    generator->OnEvent(record, ts, *immediate);
     return;
   }
   // The copy goes into a reused record: copying a row into a buffer of the same width allocates
@@ -687,7 +689,7 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
   seen_.timestamp = record.timestamp;
   seen_.has_timestamp = record.has_timestamp;
   Forward(record);
-  generator->OnEvent(seen_, *ts, *immediate);
+  generator->OnEvent(seen_, ts, *immediate);
 }
 
 Output& SourceOperator::out() { return *out_; }
