@@ -335,35 +335,50 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
 }
 
 void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
-  // Each record's key is hashed once, kAhead records before its turn, to request its table slot;
-  // its turn looks the slot up with the same hash.
-  constexpr size_t kAhead = 8;
+  // Each record's key is hashed once, kHashAt records before its turn, to request its table's
+  // control bytes; kSlotAt records before its turn its slot (the control bytes read); its turn
+  // looks the slot up with the same hash.
+  constexpr size_t kRing = 16;
+  constexpr size_t kHashAt = 12;
+  constexpr size_t kSlotAt = 6;
   const size_t n = records.size;
   const int slot = options_.key_slots[0];
   const auto uslot = static_cast<size_t>(slot);
-  std::array<uint64_t, kAhead> hashes{};
-  std::array<bool, kAhead> int_keys{};
+  std::array<uint64_t, kRing> hashes{};
+  std::array<bool, kRing> int_keys{};
   auto hash_ahead = [&](size_t j) {
     const Row& row = records[j].row;
     const bool int_key = IsInt64Slot(row, slot) && !row.IsNull(uslot);
-    int_keys[j % kAhead] = int_key;
+    int_keys[j % kRing] = int_key;
     if (int_key) {
       const int64_t k = row.GetInt64(uslot);
       const uint64_t hash = Int64KeyHash64(k);
-      hashes[j % kAhead] = hash;
+      hashes[j % kRing] = hash;
       if (int_store_) {
         int_store_->keys.PrefetchHashed(k, hash);
       }
     }
   };
-  for (size_t j = 0; j < kAhead && j < n; ++j) {
+  auto touch_slot = [&](size_t j) {
+    if (int_keys[j % kRing] && int_store_) {
+      int_store_->keys.Touch(records[j].row.GetInt64(uslot), hashes[j % kRing],
+                             SlotTouch::kSlot);
+    }
+  };
+  for (size_t j = 0; j < kHashAt && j < n; ++j) {
     hash_ahead(j);
+    if (j < kSlotAt) {
+      touch_slot(j);
+    }
   }
   for (size_t i = 0; i < n; ++i) {
-    const bool int_key = int_keys[i % kAhead];
-    const uint64_t hash = hashes[i % kAhead];
-    if (i + kAhead < n) {
-      hash_ahead(i + kAhead);
+    const bool int_key = int_keys[i % kRing];
+    const uint64_t hash = hashes[i % kRing];
+    if (i + kHashAt < n) {
+      hash_ahead(i + kHashAt);
+    }
+    if (i + kSlotAt < n) {
+      touch_slot(i + kSlotAt);
     }
     StreamRecord& record = records[i];
     // The path is re-checked per record: a record may move the operator off it (a key of
@@ -447,8 +462,9 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
   // ((time, key) in the timer service).
   Timestamp time = kMinTimestamp;
   // How far ahead a key's state is looked up (and its accumulator buffer, beyond the slot's
-  // inline words, requested): the lookup of key i + kLookAhead lands on the slot prefetched 8
-  // keys before it, and its words are in cache by the time key i + kLookAhead fires.
+  // inline words, requested): the lookup of key i + kLookAhead lands on the slot requested 8
+  // keys before it (its control bytes 12 before), and its words are in cache by the time key
+  // i + kLookAhead fires.
   constexpr size_t kLookAhead = 4;
   std::array<SlicedKeyState*, kLookAhead> ahead{};
   while (store.timers.PopDue(watermark, &time, store.due)) {
@@ -466,8 +482,12 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
       look_up(j);
     }
     for (size_t i = 0; i < n; ++i) {
+      if (i + 12 < n) {
+        store.keys.Prefetch(store.due[i + 12]);  // its control bytes
+      }
       if (i + 8 < n) {
-        store.keys.Prefetch(store.due[i + 8]);
+        const K& k = store.due[i + 8];
+        store.keys.Touch(k, KeyTraits<K>::Hash64(k), SlotTouch::kSlot);
       }
       if constexpr (std::is_same_v<K, KeyRef>) {
         if (i + 12 < n) {

@@ -33,11 +33,47 @@ struct KeyTraits;
 /// No arena: the key is its own bytes.
 struct NoKeyArena {};
 
+/// A table probe that matches no key, for loops that look many keys up and request each key's
+/// memory a few keys ahead (`KeyedStateBackend::Touch`). A `find` with it visits the slots whose
+/// control byte matches the key's hash (almost always only the key's own slot, 1/128 a stray
+/// one) and, per `stage`, requests: `kSlot` the slot's cache lines (reading only control bytes:
+/// absl's own `prefetch` requests only the first slot of the key's 16-slot group, which for an
+/// 80-byte slot is the key's own line one time in 16); `kEntry` (slot read, `KeyRef` keys) the
+/// interned key's pool entry; `kValues` (entry read) the key's values. Each stage reads what the
+/// stage before it requested.
+struct SlotTouch {
+  enum Stage : uint8_t { kSlot, kEntry, kValues };
+  size_t map_hash = 0;  // the key's `MapHash`
+  uint64_t hash64 = 0;  // the key's `Hash64`
+  uint32_t slot_bytes = 0;
+  Stage stage = kSlot;
+
+  // Always inlined, as every prefetch helper: GCC deletes a call to an out-of-line copy.
+  [[gnu::always_inline]] void RequestSlot(const void* slot) const {
+    const char* p = static_cast<const char*>(slot);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + slot_bytes - 1);
+  }
+};
+
 template <>
 struct KeyTraits<int64_t> {
   static uint64_t Hash64(int64_t k) { return Int64KeyHash64(k); }
-  using MapHash = absl::Hash<int64_t>;
-  using MapEq = std::equal_to<int64_t>;
+  struct MapHash {
+    using is_transparent = void;
+    size_t operator()(int64_t k) const { return absl::Hash<int64_t>()(k); }
+    size_t operator()(const SlotTouch& t) const { return t.map_hash; }
+  };
+  struct MapEq {
+    using is_transparent = void;
+    bool operator()(int64_t a, int64_t b) const { return a == b; }
+    [[gnu::always_inline]] bool operator()(const int64_t& a, const SlotTouch& t) const {
+      if (t.stage == SlotTouch::kSlot) {
+        t.RequestSlot(&a);
+      }
+      return false;
+    }
+  };
   using Arena = NoKeyArena;
   static int64_t Intern(int64_t k, Arena&) { return k; }
   static const Key& ToKey(int64_t k, Key& scratch) {
@@ -76,6 +112,7 @@ struct KeyTraits<KeyRef> {
     using is_transparent = void;
     size_t operator()(const KeyRef& k) const { return static_cast<size_t>(Mix64(k.hash64())); }
     size_t operator()(const KeyProbe& p) const { return static_cast<size_t>(Mix64(p.hash64)); }
+    size_t operator()(const SlotTouch& t) const { return t.map_hash; }
   };
   struct MapEq {
     using is_transparent = void;
@@ -84,6 +121,24 @@ struct KeyTraits<KeyRef> {
       return a.hash64() == p.hash64 && p.Equals(a.key());
     }
     bool operator()(const KeyProbe& p, const KeyRef& a) const { return (*this)(a, p); }
+    [[gnu::always_inline]] bool operator()(const KeyRef& a, const SlotTouch& t) const {
+      switch (t.stage) {
+        case SlotTouch::kSlot:
+          t.RequestSlot(&a);
+          break;
+        case SlotTouch::kEntry:
+          if (a.hash64() == t.hash64) {
+            a.PrefetchEntry();
+          }
+          break;
+        case SlotTouch::kValues:
+          if (a.hash64() == t.hash64) {
+            a.PrefetchValues();
+          }
+          break;
+      }
+      return false;
+    }
   };
   using Arena = KeyPool;
   static KeyRef Intern(const KeyProbe& p, Arena& pool) { return pool.Make(p); }
@@ -198,6 +253,19 @@ class KeyedStateBackend {
     const int kg = GroupOfHash(hash64);
     if (range_.Contains(kg)) {
       groups_[static_cast<size_t>(kg - range_.start)].prefetch(key);
+    }
+  }
+  /// Requests `key`'s memory for a lookup a few keys later (`stage`: see `SlotTouch`; a loop
+  /// calls the stages for a key in order, a few keys apart, so each reads what the one before
+  /// requested). `key`: a `K`, or a `KeyProbe` for `KeyRef` keys; `hash64` its `Hash64`. Finds
+  /// nothing and changes nothing; a key of a group this subtask does not own is ignored.
+  template <typename Src = K>
+  [[gnu::always_inline]] void Touch(const Src& key, uint64_t hash64, SlotTouch::Stage stage) {
+    const int kg = GroupOfHash(hash64);
+    if (range_.Contains(kg)) {
+      const SlotTouch t{typename KeyTraits<K>::MapHash()(key), hash64,
+                        static_cast<uint32_t>(sizeof(typename Map::value_type)), stage};
+      (void)groups_[static_cast<size_t>(kg - range_.start)].find(t);
     }
   }
   /// The entry of `src` (as `Emplace`), or {nullptr, nullptr}.

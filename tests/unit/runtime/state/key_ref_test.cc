@@ -49,6 +49,60 @@ TEST(KeyRefTest, AProbeFindsTheKeyWithoutBuildingIt) {
   EXPECT_EQ(backend.arena().live(), 1u);
 }
 
+TEST(KeyRefTest, TouchingAKeyAheadFindsNothingChangesNothingAndSkipsUnownedGroups) {
+  // A subtask owning half the key groups: Touch is a prefetch, so a key of another group is
+  // skipped (Find would throw), and no stage inserts, erases or moves a value or a ref count.
+  KeyedStateBackend<KeyRef, int64_t> backend(128, KeyGroupRange{0, 63});
+  KeyedStateBackend<int64_t, int64_t> ints(128, KeyGroupRange{0, 63});
+  const std::vector<int> slots{0};
+  std::vector<Row> rows;
+  for (int i = 0; i < 200; ++i) {
+    rows.push_back(Row{Value(std::string("user_") + std::to_string(i))});
+  }
+  size_t owned = 0;
+  size_t owned_ints = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const KeyProbe probe = KeyProbe::Of(rows[i], slots);
+    if (i % 2 == 0 && backend.key_group_range().Contains(backend.KeyGroupOf(probe))) {
+      *backend.Emplace(probe).second = static_cast<int64_t>(i);
+      ++owned;
+    }
+    const auto k = static_cast<int64_t>(i);
+    if (i % 2 == 0 && ints.key_group_range().Contains(ints.KeyGroupOf(k))) {
+      *ints.GetOrCreate(k).first = k * 10;
+      ++owned_ints;
+    }
+  }
+  ASSERT_GT(owned, 10u);
+  ASSERT_GT(owned_ints, 10u);
+  size_t skipped = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const KeyProbe probe = KeyProbe::Of(rows[i], slots);
+    skipped += backend.key_group_range().Contains(backend.KeyGroupOf(probe)) ? 0 : 1;
+    for (auto stage : {SlotTouch::kSlot, SlotTouch::kEntry, SlotTouch::kValues}) {
+      backend.Touch(probe, probe.hash64, stage);
+      const auto k = static_cast<int64_t>(i);
+      ints.Touch(k, KeyTraits<int64_t>::Hash64(k), stage);
+    }
+  }
+  EXPECT_GT(skipped, 10u);  // unowned keys were touched and ignored
+  EXPECT_EQ(backend.size(), owned);
+  EXPECT_EQ(backend.arena().live(), owned);
+  EXPECT_EQ(ints.size(), owned_ints);
+  for (size_t i = 0; i < rows.size(); i += 2) {
+    const KeyProbe probe = KeyProbe::Of(rows[i], slots);
+    if (backend.key_group_range().Contains(backend.KeyGroupOf(probe))) {
+      ASSERT_NE(backend.Find(probe), nullptr);
+      EXPECT_EQ(*backend.Find(probe), static_cast<int64_t>(i));
+    }
+    const auto k = static_cast<int64_t>(i);
+    if (ints.key_group_range().Contains(ints.KeyGroupOf(k))) {
+      ASSERT_NE(ints.Find(k), nullptr);
+      EXPECT_EQ(*ints.Find(k), k * 10);
+    }
+  }
+}
+
 TEST(KeyRefTest, EntriesComeBackWhenTheLastRefGoesAndAreReused) {
   KeyPool pool;
   {
