@@ -475,6 +475,7 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
       SlicedKeyState* ks = store.keys.Find(store.due[j]);
       if (ks != nullptr && !ks->accs.empty()) {
         __builtin_prefetch(ks->accs.data());
+        __builtin_prefetch(ks->starts.data());  // a firing searches them first
       }
       ahead[j % kLookAhead] = ks;
     };
