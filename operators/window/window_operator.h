@@ -34,6 +34,9 @@ using AccumulatorVector = absl::InlinedVector<AggregateAccumulator, kInlineAccum
 /// count, two counts, or a min / max.
 inline constexpr size_t kInlineSliceWords = 2;
 using SliceWords = absl::InlinedVector<uint64_t, kInlineSliceWords>;
+/// A key's slice starts on the sliced path (see `SlicedKeyState`).
+inline constexpr size_t kInlineSliceStarts = 2;
+using SliceStarts = absl::InlinedVector<Timestamp, kInlineSliceStarts>;
 
 /// One key's state on the window operator's sliced path (internal to `WindowOperator`; in a
 /// header so that its keyed state backend can hold it inline). `starts` ascend; slice i owns
@@ -45,7 +48,7 @@ struct SlicedKeyState {
   // Two inline: the same 24 bytes as one (the heap form's pointer and capacity are 16), and a
   // key that gets the next window's first record before the current one fires keeps both
   // slices in its slot instead of on the heap.
-  absl::InlinedVector<Timestamp, 2> starts;
+  SliceStarts starts;
   Timestamp next_fire = kMinTimestamp;  // max timestamp of the next window to fire; MIN: none
   Timestamp timer = kMinTimestamp;      // the time of the key's live timer entry; MIN: none
   SliceWords accs;
@@ -323,6 +326,8 @@ class WindowOperator : public StreamOperator,
   void ReuseAccumulators(AccumulatorVector& accs);
   void RecycleAccumulators(SliceWords& accs);
   void ReuseAccumulators(SliceWords& accs);
+  void RecycleSliceStarts(SliceStarts& starts);
+  void ReuseSliceStarts(SliceStarts& starts);
   // Emits `result_row_` stamped `timestamp` and takes the row back for the next firing.
   void EmitRecycled(Timestamp timestamp);
   void LeaveSlicedPath();
@@ -423,6 +428,7 @@ class WindowOperator : public StreamOperator,
   mutable std::vector<AggregateAccumulator> scratch_accs_;
   std::vector<AccumulatorVector> spare_accs_;  // see RecycleAccumulators
   std::vector<SliceWords> spare_words_;        // see RecycleAccumulators
+  std::vector<SliceStarts> spare_starts_;      // see RecycleAccumulators
   Row result_row_;                             // see EmitRecycled
   mutable std::unique_ptr<WindowState> introspected_;
   const RowLayout* late_layout_ = nullptr;  // input + provenance columns, made at the first one

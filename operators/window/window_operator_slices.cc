@@ -191,6 +191,14 @@ void WindowOperator::RecycleAccumulators(SliceWords& accs) { Recycle(accs, kInli
 
 void WindowOperator::ReuseAccumulators(SliceWords& accs) { Reuse(accs, kInlineSliceWords, spare_words_); }
 
+void WindowOperator::RecycleSliceStarts(SliceStarts& starts) {
+  Recycle(starts, kInlineSliceStarts, spare_starts_);
+}
+
+void WindowOperator::ReuseSliceStarts(SliceStarts& starts) {
+  Reuse(starts, kInlineSliceStarts, spare_starts_);
+}
+
 uint64_t* WindowOperator::FindOrAddSlice(SlicedKeyState& ks, Timestamp start) {
   const size_t n = slice_words_;
   if (ks.starts.empty() || ks.starts.back() < start) {
@@ -418,6 +426,7 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
   SlicedKeyState& ks = *state;
   if (ks.starts.empty()) {
     ReuseAccumulators(ks.accs);  // a new key (every held key has a slice)
+    ReuseSliceStarts(ks.starts);
   }
   const Timestamp slice_start = slice.lo;
   uint64_t* accs =
@@ -551,6 +560,7 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
   if (ks.starts.empty()) {
     TM_CHECK(ks.next_fire == kMinTimestamp, "sliced window state: a firing without slices");
     RecycleAccumulators(ks.accs);
+    RecycleSliceStarts(ks.starts);
     store.keys.Erase(key);
     return;
   }

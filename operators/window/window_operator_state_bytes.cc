@@ -66,7 +66,7 @@ int64_t HeapBytes(const V& v, size_t n) {
 
 // A key's buffers beyond the inline ones.
 int64_t KeyHeapBytes(const SlicedKeyState& ks) {
-  return HeapBytes(ks.starts, 2) + HeapBytes(ks.accs, kInlineSliceWords);
+  return HeapBytes(ks.starts, kInlineSliceStarts) + HeapBytes(ks.accs, kInlineSliceWords);
 }
 int64_t KeyHeapBytes(const SessionKeyState& ks) {
   return HeapBytes(ks.sessions, 1) + HeapBytes(ks.accs, kInlineSliceWords);
