@@ -727,8 +727,10 @@ PROFILE_NOTES = """Profiled with `perf record -g` on `chain2_chained_p1` and `ch
   with a probe that matches nothing (`KeyedStateBackend::Touch`) requests the key's own slot reading
   only control bytes, and for interned keys then its pool entry and its values, each stage a few
   records after the one before. events_windowed: `Emplace` 24% -> 4% of samples, 2.15 -> 1.75 s
-  in an A/B; tumbling_keys_1e6 10.1 -> 7.0 s. A firing now requests a key's slice starts with its
-  words, and slice-start buffers are recycled like the words (events_windowed 1.45 -> 1.34 s).
+  in an A/B; tumbling_keys_1e6 10.1 -> 7.0 s. A firing now requests every cache line of a key's
+  slice starts and words (it searches the starts, reads the words and moves both down past the
+  dropped slice; `DropSlices` was 8% of samples), and slice-start buffers are recycled like the
+  words (events_windowed 1.45 -> 1.34 s, then 1.65-1.75 -> 1.46-1.54 s in A/Bs an hour apart).
 - Not done: partial batches (a paced or slow source) still cross a channel row by row; string-keyed
   windows re-intern their keys in the pool for each window after the state of the last one is
   dropped.
