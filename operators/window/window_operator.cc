@@ -256,6 +256,9 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     // entry, 3 ahead (entry read) its values, so its own lookup finds all four cached.
     constexpr size_t kRing = 16;
     constexpr size_t kHashAt = 12;
+    constexpr size_t kSlotAt = 9;
+    constexpr size_t kEntryAt = 6;
+    constexpr size_t kValuesAt = 3;
     std::array<uint64_t, kRing> hashes{};
     auto& keys = key_store_->keys;
     auto probe_of = [&](size_t j) {
@@ -271,7 +274,7 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     };
     for (size_t j = 0; j < kHashAt && j < n; ++j) {
       hash_ahead(j);
-      if (j < 9) {
+      if (j < kSlotAt) {
         touch(j, SlotTouch::kSlot);
       }
     }
@@ -279,14 +282,14 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
       if (i + kHashAt < n) {
         hash_ahead(i + kHashAt);
       }
-      if (i + 9 < n) {
-        touch(i + 9, SlotTouch::kSlot);
+      if (i + kSlotAt < n) {
+        touch(i + kSlotAt, SlotTouch::kSlot);
       }
-      if (i + 6 < n) {
-        touch(i + 6, SlotTouch::kEntry);
+      if (i + kEntryAt < n) {
+        touch(i + kEntryAt, SlotTouch::kEntry);
       }
-      if (i + 3 < n) {
-        touch(i + 3, SlotTouch::kValues);
+      if (i + kValuesAt < n) {
+        touch(i + kValuesAt, SlotTouch::kValues);
       }
       const uint64_t hash = hashes[i % kRing];
       StreamRecord& record = records[i];

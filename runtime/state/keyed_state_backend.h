@@ -50,9 +50,10 @@ struct SlotTouch {
 
   // Always inlined, as every prefetch helper: GCC deletes a call to an out-of-line copy.
   [[gnu::always_inline]] void RequestSlot(const void* slot) const {
-    const char* p = static_cast<const char*>(slot);
-    __builtin_prefetch(p);
-    __builtin_prefetch(p + slot_bytes - 1);
+    const auto begin = reinterpret_cast<uintptr_t>(slot);
+    for (uintptr_t line = begin & ~uintptr_t{63}; line < begin + slot_bytes; line += 64) {
+      __builtin_prefetch(reinterpret_cast<const void*>(line));
+    }
   }
 };
 
