@@ -474,11 +474,7 @@ namespace {
 // Requests every cache line of `v`'s elements.
 template <typename Vector>
 [[gnu::always_inline]] inline void PrefetchAll(const Vector& v) {
-  const auto begin = reinterpret_cast<uintptr_t>(v.data());
-  const uintptr_t end = begin + v.size() * sizeof(typename Vector::value_type);
-  for (uintptr_t line = begin & ~uintptr_t{63}; line < end; line += 64) {
-    __builtin_prefetch(reinterpret_cast<const void*>(line));
-  }
+  PrefetchLines(v.data(), v.size() * sizeof(typename Vector::value_type));
 }
 }  // namespace
 

@@ -33,6 +33,15 @@ struct KeyTraits;
 /// No arena: the key is its own bytes.
 struct NoKeyArena {};
 
+/// Requests every 64-byte cache line of [p, p + bytes). Always inlined, as every prefetch
+/// helper: GCC takes an out-of-line copy for a pure function and deletes the call.
+[[gnu::always_inline]] inline void PrefetchLines(const void* p, size_t bytes) {
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  for (uintptr_t line = begin & ~uintptr_t{63}; line < begin + bytes; line += 64) {
+    __builtin_prefetch(reinterpret_cast<const void*>(line));
+  }
+}
+
 /// A table probe that matches no key, for loops that look many keys up and request each key's
 /// memory a few keys ahead (`KeyedStateBackend::Touch`). A `find` with it visits the slots whose
 /// control byte matches the key's hash (almost always only the key's own slot, 1/128 a stray
@@ -48,12 +57,8 @@ struct SlotTouch {
   uint32_t slot_bytes = 0;
   Stage stage = kSlot;
 
-  // Always inlined, as every prefetch helper: GCC deletes a call to an out-of-line copy.
   [[gnu::always_inline]] void RequestSlot(const void* slot) const {
-    const auto begin = reinterpret_cast<uintptr_t>(slot);
-    for (uintptr_t line = begin & ~uintptr_t{63}; line < begin + slot_bytes; line += 64) {
-      __builtin_prefetch(reinterpret_cast<const void*>(line));
-    }
+    PrefetchLines(slot, slot_bytes);
   }
 };
 
