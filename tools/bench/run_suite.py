@@ -595,12 +595,14 @@ REASONS = {
                          "reads large buffers of newline-delimited documents into columns.",
     "files_windowed": "the job runs on two threads, the file source and, behind the key-by exchange, the window "
                       "operator, and the window thread sets the pace (the scan alone is under a third of the "
-                      "time). Read at full speed the file moves about 200 s of event time between two periodic "
-                      "watermarks (every 200 ms of processing time, as Flink emits them), so each user holds "
-                      "the slices of many windows at once and about twenty window ends fire per watermark: "
+                      "time). The file spans 2,000 s of event time (a user's event every ~100 s); at the "
+                      "job's speed a periodic watermark (every 200 ms of processing time, as Flink emits "
+                      "them) passes 200-300 s of it, so 20-30 window ends fire per watermark, ~9,500 "
+                      "windows each, and a user holds two or three slices at once, past the slot's inline "
+                      "room: "
                       "each record's string key is hashed and looked up in the interned key pool (its table "
                       "slot, pool entry and values are requested 9, 6 and 3 records ahead, since for 100,000 "
-                      "users each is a cache miss), keys outgrow their inline slice buffers, and each of the "
+                      "users each is a cache miss), and each of the "
                       "~1.9 M windows is sorted into key order at its end time, builds its own result row and "
                       "is emitted; a firing drops the key's oldest slice by moving the rest down. DuckDB runs "
                       "the same query as one hash aggregation over the whole file.",
