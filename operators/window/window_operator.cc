@@ -260,17 +260,21 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     constexpr size_t kEntryAt = 6;
     constexpr size_t kValuesAt = 3;
     std::array<uint64_t, kRing> hashes{};
-    auto& keys = key_store_->keys;
-    auto probe_of = [&](size_t j) {
-      return KeyProbe{&records[j].row, &options_.key_slots, nullptr, hashes[j % kRing]};
-    };
+    // The store is re-read at every use: a record of the batch may move the operator off the
+    // sliced path, which destroys it.
     auto hash_ahead = [&](size_t j) {
       const KeyProbe probe = KeyProbe::Of(records[j].row, options_.key_slots);
       hashes[j % kRing] = probe.hash64;
-      keys.Prefetch(probe);
+      if (key_store_) {
+        key_store_->keys.Prefetch(probe);
+      }
     };
     auto touch = [&](size_t j, SlotTouch::Stage stage) {
-      keys.Touch(probe_of(j), hashes[j % kRing], stage);
+      if (key_store_) {
+        const uint64_t hash = hashes[j % kRing];
+        key_store_->keys.Touch(KeyProbe{&records[j].row, &options_.key_slots, nullptr, hash},
+                               hash, stage);
+      }
     };
     for (size_t j = 0; j < kHashAt && j < n; ++j) {
       hash_ahead(j);

@@ -373,7 +373,9 @@ void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
   constexpr size_t kTouchMinKeys = 8192;
   const bool touch = int_store_ && int_store_->keys.size() > kTouchMinKeys;
   auto touch_slot = [&](size_t j) {
-    if (touch && int_keys[j % kRing]) {
+    // int_store_ is re-checked: a record of the batch may move its keys to the interned store
+    // or the operator off the sliced path, either of which destroys it.
+    if (touch && int_keys[j % kRing] && int_store_) {
       int_store_->keys.Touch(records[j].row.GetInt64(uslot), hashes[j % kRing],
                              SlotTouch::kSlot);
     }

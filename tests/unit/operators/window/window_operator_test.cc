@@ -272,5 +272,83 @@ TEST_F(WindowOperatorTest, EndOfInputMaxWatermarkFiresEverythingWithWatermarkCol
   EXPECT_EQ(window_op().timer_service().NumEventTimeTimers(), 0u);
 }
 
+// A sliced count window (tumbling 1 s) keyed by `key` over {key, ts} records: `batches` fed as
+// batches, or the same records one at a time; then the MAX watermark. Every output described.
+std::vector<std::string> RunSlicedCounts(FieldType key_type,
+                                         const std::vector<std::vector<StreamRecord>>& batches,
+                                         bool as_batches) {
+  WindowSpec spec;
+  spec.assigner = "tumbling";
+  spec.size_ms = 1000;
+  AggregateSpec count;
+  count.function = "count";
+  spec.aggregates = {count};
+  std::unique_ptr<StreamOperator> op =
+      WindowOperator::Compile(Schema({{"key", key_type}, {"ts", FieldType::kTimestamp}}), spec,
+                              {"key"})
+          .factory();
+  EXPECT_TRUE(static_cast<WindowOperator&>(*op).uses_slices());
+  ManualProcessingTimeService clock;
+  CollectingOutput out;
+  OperatorContext ctx;
+  ctx.name = "windows";
+  ctx.output = &out;
+  ctx.processing_time = &clock;
+  op->Open(ctx);
+  for (std::vector<StreamRecord> batch : batches) {
+    if (as_batches) {
+      std::vector<StreamRecord*> pointers;
+      for (StreamRecord& r : batch) {
+        pointers.push_back(&r);
+      }
+      RecordBatch records{pointers.data(), pointers.size()};
+      op->ProcessBatch(records, 0);
+    } else {
+      for (StreamRecord& r : batch) {
+        op->ProcessElement(r, 0);
+      }
+    }
+  }
+  op->ProcessWatermark(tidemark::Watermark{kMaxTimestamp}, 0);
+  op->Close();
+  return out.Describe();
+}
+
+// The batch loops request each record's state a few records ahead from the store its key type
+// lives in. A record in the middle of a batch may destroy that store: a far timestamp moves the
+// operator off the sliced path, a NULL int64 key moves every key to the interned store. The
+// records after it must go on (no lookup ahead into the destroyed store) and give what the
+// same records one at a time give.
+TEST(WindowOperatorBatchTest, ARecordThatDestroysTheSlicedStoreMidBatchIsFollowedCorrectly) {
+  {
+    SCOPED_TRACE("string keys, a far timestamp");
+    std::vector<StreamRecord> batch;
+    for (int64_t i = 0; i < 64; ++i) {
+      const Timestamp ts = i == 30 ? (Timestamp{1} << 61) + 5 : i * 10;
+      batch.emplace_back(Row{Value("user_" + std::to_string(i % 40)), Value(ts)}, ts);
+    }
+    const auto batched = RunSlicedCounts(FieldType::kString, {batch}, true);
+    EXPECT_EQ(batched, RunSlicedCounts(FieldType::kString, {batch}, false));
+    // 39 users in [0, 1000) (user_30's only record is the far one), the far window, the
+    // watermark.
+    EXPECT_EQ(batched.size(), 39u + 1u + 1u);
+  }
+  {
+    SCOPED_TRACE("int64 keys past the look-ahead threshold, a NULL key");
+    std::vector<StreamRecord> first;
+    for (int64_t k = 0; k < 10000; ++k) {  // more keys than the int64 loop's touch threshold
+      first.emplace_back(Row{Value(k), Value(k % 1000)}, k % 1000);
+    }
+    std::vector<StreamRecord> second;
+    for (int64_t i = 0; i < 64; ++i) {
+      const Value key = i == 20 ? Value(std::monostate{}) : Value(i);
+      second.emplace_back(Row{key, Value(int64_t{500})}, 500);
+    }
+    const auto batched = RunSlicedCounts(FieldType::kInt64, {first, second}, true);
+    EXPECT_EQ(batched, RunSlicedCounts(FieldType::kInt64, {first, second}, false));
+    EXPECT_EQ(batched.size(), 10001u + 1u);  // keys 0-9999 and NULL in [0, 1000), the watermark
+  }
+}
+
 }  // namespace
 }  // namespace tidemark
