@@ -253,8 +253,10 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     // slot, the key's pool entry and the key's values, each from memory the one before points
     // at (four misses in a row for 10^5 users). A record's key hash is computed 12 records
     // ahead, with its control bytes requested; 9 ahead its slot, 6 ahead (slot read) its pool
-    // entry, 3 ahead (entry read) its values, so its own lookup finds all four cached.
+    // entry, 3 ahead (entry read) its values, so its own lookup finds all four cached. The
+    // row itself, written on the reader's core, is requested 16 ahead, before the hash reads it.
     constexpr size_t kRing = 16;
+    constexpr size_t kRowAt = 16;
     constexpr size_t kHashAt = 12;
     constexpr size_t kSlotAt = 9;
     constexpr size_t kEntryAt = 6;
@@ -276,6 +278,9 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
                                hash, stage);
       }
     };
+    for (size_t j = 0; j < kRowAt && j < n; ++j) {
+      records[j].row.PrefetchValues();
+    }
     for (size_t j = 0; j < kHashAt && j < n; ++j) {
       hash_ahead(j);
       if (j < kSlotAt) {
@@ -283,6 +288,9 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
       }
     }
     for (size_t i = 0; i < n; ++i) {
+      if (i + kRowAt < n) {
+        records[i + kRowAt].row.PrefetchValues();
+      }
       if (i + kHashAt < n) {
         hash_ahead(i + kHashAt);
       }
