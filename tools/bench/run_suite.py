@@ -625,12 +625,12 @@ REASONS = {
                      "per byte the scan costs the same at parallelism 2 (see the CPU column).",
     "files_p2_windowed": "at parallelism 2 four busy threads (two readers reading their byte ranges in file "
                          "order, two window subtasks) share the two cores and need more CPU in all than "
-                         "parallelism 1 on one CPU: each row crosses to the other core's window subtask, and "
-                         "each record's key is hashed twice (by the reader's hash partitioner to pick the "
-                         "subtask, and by the window subtask), each time the first read of the row on that "
-                         "thread (a profile puts 13% of a window subtask and a quarter of a reader in "
-                         "`KeyHash64`); confined to one CPU, parallelism 1 runs its reader and window thread "
-                         "on one core's caches. Against parallelism 1 free to use both cores the ratio is lower "
+                         "parallelism 1 on one CPU (about 2.2-2.4 CPU-seconds against 1.6-1.8): each row "
+                         "crosses to the other core's window subtask, whose reads of it (requested 16 records "
+                         "ahead) and of the shared key state miss more, and each record's key is hashed twice, "
+                         "by the reader's hash partitioner to pick the subtask and by the window subtask (a "
+                         "user id in registers, 2% of the samples); confined to one CPU, parallelism 1 runs its "
+                         "reader and window thread on one core's caches. Against parallelism 1 free to use both cores the ratio is lower "
                          "still: that run already overlaps reading and windowing (the cores busy are in the "
                          "row), so two cores can give it at most 2 / that.",
     "chain_ratio": "records move along the chain in batches (one virtual call per operator per batch, counters "
