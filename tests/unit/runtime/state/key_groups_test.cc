@@ -88,12 +88,13 @@ TEST(KeyGroupsTest, Int64HashIsTheLibrarysXxh3OverTheWholeRange) {
 TEST(KeyGroupsTest, StringHashIsTheLibrarysXxh3ForEveryLength) {
   // A one-string key of 4 to 11 bytes is hashed from two reads of the string in registers; the
   // row form must give the library's XXH3 of the canonical bytes for every length around that
-  // range and every byte value at every position (the reads overlap, shift and join).
+  // range and many byte patterns at every position (the reads overlap, shift and join).
   for (size_t n = 0; n <= 40; ++n) {
     for (int variant = 0; variant < 300; ++variant) {
       std::string s(n, '\0');
       for (size_t i = 0; i < n; ++i) {
-        s[i] = static_cast<char>((variant * 131 + static_cast<int>(i) * 29 + (variant >> 3) * static_cast<int>(i * i)) & 0xFF);
+        const auto k = static_cast<int>(i);
+        s[i] = static_cast<char>((variant * 131 + k * 29 + (variant >> 3) * k * k) & 0xFF);
       }
       if (variant == 1) {
         s.assign(n, '\xFF');
