@@ -820,14 +820,10 @@ std::vector<int> ServeBytes(JobManager& jobs, std::string_view bytes, const Rest
     while (!parser.is_done() && at < bytes.size()) {
       const size_t used = parser.put(asio::buffer(bytes.data() + at, bytes.size() - at), ec);
       at += used;
-      if (ec == http::error::need_more) {
-        if (used == 0) {
-          break;  // everything there is was offered: the request is incomplete
-        }
-        ec = {};
-        continue;
-      }
       if (ec) {
+        // need_more: everything there is was offered, so the request is incomplete. (Beast's
+        // parser must not be offered the same unconsumed bytes again without more after them:
+        // it keeps where it stopped scanning, and asserts on a chunk header it saw before.)
         break;
       }
     }
