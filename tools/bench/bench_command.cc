@@ -46,6 +46,16 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double MedianPairedRatio(const std::vector<double>& numerators, const std::vector<double>& denominators) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < numerators.size() && i < denominators.size(); ++i) {
+    if (denominators[i] > 0) {
+      ratios.push_back(numerators[i] / denominators[i]);
+    }
+  }
+  return Median(std::move(ratios));
+}
+
 double Percentile(std::vector<int64_t>& sorted, double q) {
   if (sorted.empty()) {
     return 0;
@@ -415,6 +425,8 @@ int RunBench(const BenchOptions& o) {
   }
   const double rate = Median(rates);
   const double base_rate = primary != nullptr ? Median(primary->rates) : 0;
+  // Run by run: each round's job run against the baseline run right after it.
+  const double ratio = primary != nullptr ? MedianPairedRatio(rates, primary->rates) : 0;
   bool checksum_ok = true;
   for (const Series* s : {&fused, &channel, &hashagg}) {
     if (!s->rates.empty()) {
@@ -465,6 +477,9 @@ int RunBench(const BenchOptions& o) {
   j["baseline"] = primary_name.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(primary_name);
   j["baseline_records_per_s"] = primary != nullptr ? nlohmann::ordered_json(base_rate) : nlohmann::ordered_json(nullptr);
   j["ratio_to_baseline"] =
+      primary != nullptr && ratio > 0 ? nlohmann::ordered_json(ratio) : nlohmann::ordered_json(nullptr);
+  // The ratio between the two medians, which a drift of the machine's speed between runs moves.
+  j["ratio_of_medians"] =
       primary != nullptr && base_rate > 0 ? nlohmann::ordered_json(rate / base_rate) : nlohmann::ordered_json(nullptr);
   j["baselines"] = {{"fused_loop", SeriesJson(fused)},
                     {"raw_channel", SeriesJson(channel)},
@@ -506,7 +521,8 @@ int RunBench(const BenchOptions& o) {
         return;
       }
       const double b = Median(s.rates);
-      std::cout << fmt::format("  baseline {:<18} {}  ratio {:.3f}{}\n", name, mrec(b), b > 0 ? rate / b : 0,
+      std::cout << fmt::format("  baseline {:<18} {}  ratio {:.3f} (run by run; of the medians {:.3f}){}\n", name,
+                               mrec(b), MedianPairedRatio(rates, s.rates), b > 0 ? rate / b : 0,
                                primary_name == key ? "  <- primary" : "");
     };
     line("(a) fused loop", fused, "fused_loop");

@@ -57,6 +57,11 @@ BenchJobEnds FindBenchJobEnds(const JobSpec& job);
 std::string SinkId(const JobSpec& spec);
 /// The median (0 for none).
 double Median(std::vector<double> v);
+/// The median over runs i of numerators[i] / denominators[i] (pairs with a zero denominator
+/// are skipped; 0 for none): a job's run and its baseline's run right after it see the same
+/// moment of a machine whose speed drifts over minutes, so their ratio is paired run by run
+/// instead of taken between the two medians. Both vectors have one entry per measured run.
+double MedianPairedRatio(const std::vector<double>& numerators, const std::vector<double>& denominators);
 /// This process's peak resident set size, in bytes.
 int64_t PeakRssBytes();
 /// CPU seconds (user + system) of this process so far: on a loaded machine a run's wall time

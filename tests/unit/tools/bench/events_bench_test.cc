@@ -9,6 +9,7 @@
 #include <string>
 #include <unistd.h>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -74,6 +75,25 @@ TEST_F(EventsBenchTest, FileNameIsTheRecipe) {
   EXPECT_FALSE(ParseEventsFileName("events-n10-u10-j-1-s1.jsonl").has_value());
   EXPECT_FALSE(ParseEventsFileName("events-n10-u10-j0-s1.json").has_value());
   EXPECT_FALSE(ParseEventsFileName("data.jsonl").has_value());
+}
+
+// A ratio between a job and its baseline is paired run by run: a machine that runs at half speed
+// for some runs moves both sides of those runs, not the ratio.
+TEST(BenchFiguresTest, RatioIsPairedRunByRun) {
+  // The machine is twice as slow for runs 3 and 4, and for run 5's job but not its baseline.
+  // The medians give 5 / 20 = 0.25; four runs of five say 0.5.
+  const std::vector<double> job{10, 10, 5, 5, 5};
+  const std::vector<double> base{20, 20, 10, 10, 20};
+  EXPECT_DOUBLE_EQ(Median(job) / Median(base), 0.25);
+  EXPECT_DOUBLE_EQ(MedianPairedRatio(job, base), 0.5);
+  // Odd and even counts: the middle ratio, or the mean of the middle two.
+  EXPECT_DOUBLE_EQ(MedianPairedRatio({1, 3, 2}, {1, 1, 1}), 2.0);
+  EXPECT_DOUBLE_EQ(MedianPairedRatio({1, 2, 3, 4}, {1, 1, 1, 1}), 2.5);
+  // A zero denominator (a run too short to time) is left out; no pairs give 0.
+  EXPECT_DOUBLE_EQ(MedianPairedRatio({4, 9, 6}, {2, 0, 3}), 2.0);
+  EXPECT_DOUBLE_EQ(MedianPairedRatio({}, {}), 0.0);
+  // Pairs only as far as the shorter vector.
+  EXPECT_DOUBLE_EQ(MedianPairedRatio({3, 100}, {1}), 3.0);
 }
 
 TEST_F(EventsBenchTest, GeneratedFileIsDeterministic) {
