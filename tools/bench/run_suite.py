@@ -119,9 +119,9 @@ def wall_time(tidemark, job, runs):
     return times[len(times) // 2], times[0], times[-1], p.stdout.strip().splitlines()[-1]
 
 
-def bench_data(tidemark, name, runs, data_dir, count=None, cpus=None):
+def bench_data(tidemark, name, runs, data_dir, count=None, cpus=None, more=()):
     """A bench job over the generated events (file or Kafka): its JSON report."""
-    extra = ["--data-dir", data_dir]
+    extra = ["--data-dir", data_dir] + list(more)
     if count is not None:
         extra += ["--count", str(count)]
     if name in SINGLE_RUN:
@@ -130,8 +130,8 @@ def bench_data(tidemark, name, runs, data_dir, count=None, cpus=None):
     return run_bench_json(tidemark, name, runs, extra, cpus)
 
 
-def bench_file(tidemark, name, runs, data_dir, count=None, cpus=None):
-    out = bench_data(tidemark, name, runs, data_dir, count, cpus)
+def bench_file(tidemark, name, runs, data_dir, count=None, cpus=None, more=()):
+    out = bench_data(tidemark, name, runs, data_dir, count, cpus, more)
     label = name + (f" (CPU {','.join(map(str, sorted(cpus)))})" if cpus else "")
     print(f"  {label:26s} {out['mb_per_s']:9.1f} MB/s ({out['mb_per_cpu_s']:.1f} MB/CPU-s)  ratio "
           f"{out.get('ratio_to_baseline') or float('nan'):.3f}  ({out['elapsed_s']:.1f} s)", file=sys.stderr, flush=True)
@@ -196,6 +196,72 @@ def duckdb_events(mode, data_file, runs, data_dir):
     out["seconds"] = times[len(times) // 2]
     print(f"  duckdb {mode:19s} {out['seconds']:9.2f} s (one thread)", file=sys.stderr, flush=True)
     return out
+
+
+def events_rounds(tidemark, runs, data_dir, count):
+    """Issue 17's comparisons in rounds: every round runs each events job once (one measured run,
+    with its simdjson baseline right after it), the parallelism-1 jobs again confined to one CPU
+    (issue 17 measures parallelism 2 against "the single-core rate"; the windowed job runs two
+    threads, the reader and the window subtask, which otherwise overlap on both cores), and
+    DuckDB's two queries once. This host's speed drifts by up to 2x over minutes, so a ratio
+    between two of them is taken within each round, seconds apart, and the median over the rounds
+    is reported. The first round is a warm-up and is dropped. Returns one dict per measured round:
+    job name (or name + "_1cpu") to its report, "duckdb_scan" / "duckdb_windowed" to DuckDB's."""
+    one_core = {0} if 0 in os.sched_getaffinity(0) else {min(os.sched_getaffinity(0))}
+    plan = [(name, name, None) for name in EVENTS] + \
+        [(name + "_1cpu", name, one_core) for name in ("events_scan", "events_windowed")]
+    rounds = []
+    for r in range(runs + 1):
+        print(f"  round {r} of {runs}{' (warm-up)' if r == 0 else ''}", file=sys.stderr, flush=True)
+        got = {}
+        for key, name, cpus in plan:
+            got[key] = bench_file(tidemark, name, 1, data_dir, count, cpus, ["--warmup", "0"])
+        data_file = got["events_scan"]["data_file"]
+        got["duckdb_scan"] = duckdb_events("scan", data_file, 1, data_dir)
+        got["duckdb_windowed"] = duckdb_events("windowed", data_file, 1, data_dir)
+        if r > 0:
+            rounds.append(got)
+    return rounds
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def merged(reports):
+    """One report from the rounds' reports of one job: every measured figure (a float) the median
+    over the rounds (a ratio to the baseline is then the median of the rounds' paired ratios),
+    wall_s_min / max the extremes, checksum_ok only when every round's was; counts and anything
+    else from the last round."""
+    out = dict(reports[-1])
+    for k, v in reports[-1].items():
+        if isinstance(v, float):
+            out[k] = median([r[k] for r in reports])
+    out["wall_s_min"] = min(r["wall_s"] for r in reports)
+    out["wall_s_max"] = max(r["wall_s"] for r in reports)
+    if reports[-1].get("checksum_ok") is not None:
+        out["checksum_ok"] = all(r["checksum_ok"] for r in reports)
+    out["rounds"] = reports
+    return out
+
+
+def merged_duckdb(reports):
+    """DuckDB's rounds as one answer: the median seconds, the last round's counts; the first
+    error when a round failed."""
+    for r in reports:
+        if "error" in r:
+            return r
+    out = dict(reports[-1])
+    out["seconds"] = median([r["seconds"] for r in reports])
+    out["rounds"] = reports
+    return out
+
+
+def paired(rounds, ratio):
+    """The median over rounds of ratio(round): both sides of it measured in the same round."""
+    return median([ratio(r) for r in rounds])
 
 
 def smoke_events(tidemark):
@@ -305,20 +371,12 @@ def main():
         print(f"  checkpoints {str(c['checkpoint_interval_ms'] or 'none'):8s} {c['records_per_s'] / 1e6:9.2f} M/s  "
               f"ratio {c['ratio_to_no_checkpoints']:.3f}", file=sys.stderr, flush=True)
     print("real files:", file=sys.stderr)
-    files = {}
-    for name in EVENTS:
-        files[name] = bench_file(a.tidemark, name, a.runs, a.data_dir, a.events_count)
-    # Issue 17 measures parallelism 2 against "the single-core rate": the parallelism-1 jobs again
-    # with the whole process confined to one CPU (the windowed one runs two threads, the reader
-    # and the window subtask, which otherwise overlap on both cores).
-    one_core = {0} if 0 in os.sched_getaffinity(0) else {min(os.sched_getaffinity(0))}
-    for name in ("events_scan", "events_windowed"):
-        files[name + "_1cpu"] = bench_file(a.tidemark, name, a.runs, a.data_dir, a.events_count, one_core)
+    rounds = events_rounds(a.tidemark, a.runs, a.data_dir, a.events_count)
+    files = {key: merged([r[key] for r in rounds]) for key in rounds[0] if not key.startswith("duckdb_")}
+    duck_scan, duck_windowed = (merged_duckdb([r[key] for r in rounds]) for key in ("duckdb_scan", "duckdb_windowed"))
     data_file = files["events_scan"]["data_file"]
     py_scan = python_events("scan", data_file, 1)
     py_windowed = python_events("windowed", data_file, 1)
-    duck_scan = duckdb_events("scan", data_file, a.runs, a.data_dir)
-    duck_windowed = duckdb_events("windowed", data_file, a.runs, a.data_dir)
     for d in (duck_scan, duck_windowed):
         if "error" in d:
             print(f"  duckdb: {d['error']}", file=sys.stderr, flush=True)
@@ -357,7 +415,10 @@ def main():
                     "at the end)" if load_before[0] < 1.5 else
                     "(other work was running: absolute figures are noisy, the ratios less so)") + ".\n")
     lines.append(f"Every figure is the median of {a.runs} runs after 1 warm-up (min–max shown); every "
-                 "ratio is against a baseline measured in the same run, interleaved with the job's runs. "
+                 "ratio is against a baseline measured in the same run, interleaved with the job's runs: the "
+                 "median over the runs of each run's ratio to the baseline run right after it (this host's "
+                 "speed drifts by up to 2 × over minutes; `ratio_of_medians` in the JSON reports is the "
+                 "other reading). "
                  "Records are `{key int64, value double, ts timestamp}` from the in-memory `generator` "
                  "source; the sink counts and checksums. Each baseline does the same work per record "
                  "(generate the record, apply the chain, hash it into the checksum), so the baselines "
@@ -420,7 +481,7 @@ def main():
         # Issue 17 sets 400 MB/s because DuckDB's single-thread JSON scan read 394 MB/s on its
         # machine: the same bar here is DuckDB's scan in this run.
         duck_mb = es["bytes"] / 1e6 / duck_scan["seconds"]
-        r = es["mb_per_s"] / duck_mb
+        r = paired(rounds, lambda x: x["duckdb_scan"]["seconds"] / x["events_scan"]["wall_s"])
         lines.append(target("scan-only events job at least DuckDB's single-thread JSON scan in this run "
                             "(the 400 MB/s above was DuckDB's 394 MB/s on the issue's machine)",
                             f"{r:.2f} × ({es['mb_per_s']:.0f} MB/s vs DuckDB {duck_mb:.0f} MB/s)", r >= 1.0,
@@ -430,14 +491,14 @@ def main():
                         f"(baseline {es['baseline_mb_per_s']:.0f} MB/s)", es["ratio_to_baseline"] >= 0.5,
                         why["files_scan"] if es["ratio_to_baseline"] < 0.5 else ""))
     if have_duck:
-        bound = 1.5 * duck_windowed["seconds"]
+        r = paired(rounds, lambda x: x["events_windowed"]["wall_s"] / x["duckdb_windowed"]["seconds"])
         same = duck_windowed["windows"] == ew["sink_records"]
         lines.append(target("windowed events job ≤ 1.5 × DuckDB's single-thread time measured here "
                             "(2.3 s on the issue's machine), the same results",
-                            f"{ew['wall_s'] / duck_windowed['seconds']:.2f} × ({ew['wall_s']:.2f} s vs DuckDB "
+                            f"{r:.2f} × (medians {ew['wall_s']:.2f} s vs DuckDB "
                             f"{duck_windowed['seconds']:.2f} s; {ew['sink_records']:,} windows, DuckDB "
-                            f"{duck_windowed['windows']:,})", ew["wall_s"] <= bound and same,
-                            why["files_windowed"] if ew["wall_s"] > bound else
+                            f"{duck_windowed['windows']:,})", r <= 1.5 and same,
+                            why["files_windowed"] if r > 1.5 else
                             ("" if same else "the window counts differ")))
     elif ew["records"] == 2000000:  # DuckDB's 1.5 s was measured on the 2,000,000-line file
         lines.append(target("windowed events job ≤ 2.3 s (1.5 × DuckDB's single-thread 1.5 s on the issue's "
@@ -453,8 +514,8 @@ def main():
                         why["files_windowed"] if py_ratio < 6 else ""))
     for one, two, reason in ((es, es2, "files_p2_scan"), (ew, ew2, "files_p2_windowed")):
         single = files[one["name"] + "_1cpu"]
-        r = single["wall_s"] / two["wall_s"] if two["wall_s"] else 0
-        r_free = one["wall_s"] / two["wall_s"] if two["wall_s"] else 0
+        r = paired(rounds, lambda x: x[one["name"] + "_1cpu"]["wall_s"] / x[two["name"]]["wall_s"])
+        r_free = paired(rounds, lambda x: x[one["name"]]["wall_s"] / x[two["name"]]["wall_s"])
         lines.append(target(f"`{one['name']}` at parallelism 2 on one file ≥ 1.6 × the single-core rate "
                             "(parallelism 1 with the process confined to one CPU)",
                             f"{r:.2f} × ({two['wall_s']:.2f} s vs {single['wall_s']:.2f} s on one CPU); "
@@ -471,7 +532,12 @@ def main():
                  "time. Python: `tools/bench/events_python.py` (`json.loads` and a dict), one run. DuckDB: "
                  "`tools/bench/duckdb/events_duckdb.mjs`, DuckDB (@duckdb/node-api) on one thread, `read_json` with "
                  "the jobs' four typed columns (the scan folds every field into a hash, as the checksum sink does), "
-                 "the query alone timed, median of the same number of runs as the jobs.\n")
+                 "the query alone timed. The real-files jobs and DuckDB run in rounds: each round runs every "
+                 f"events job once (with its baseline right after it), the parallelism-1 jobs again confined "
+                 f"to one CPU, and DuckDB's two queries once; {a.runs} rounds after a warm-up round. Every "
+                 "figure in the table is a median over the rounds, and every ratio in the targets between "
+                 "two of them (tidemark against DuckDB, parallelism 2 against one CPU) is the median of the "
+                 "rounds' own ratios.\n")
     lines.append("| job | MB/s | M rec/s | wall s | CPU s | baseline MB/s | ratio (wall) | ratio (CPU) | sink records | check |")
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in EVENTS + ["events_scan_1cpu", "events_windowed_1cpu"]:
