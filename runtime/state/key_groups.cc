@@ -81,10 +81,49 @@ uint64_t Int64KeyHash64(int64_t v) {
   return XXH3_avalanche(acc);
 }
 
+namespace {
+
+// XXH3_64bits of a string key's canonical bytes {4, n as 4 bytes little-endian, the n bytes} when
+// they are 9 to 16 bytes (n of 4 to 11; user ids, short names): XXH3_len_9to16_64b, as
+// Int64KeyHash64, with its two overlapping 8-byte reads formed in registers from the string's own
+// bytes instead of a buffer written byte by byte and read back 8 at a time.
+uint64_t ShortStringKeyHash64(std::string_view s) {
+  const size_t n = s.size();
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t len = n + 5;
+  const uint64_t header = uint64_t{4} | (static_cast<uint64_t>(n) << 8);  // bytes 0..4
+  uint64_t first8;  // canonical bytes 0..7: the header and the string's first 3
+  uint64_t last8;   // canonical bytes len-8..len-1
+  if (n >= 8) {
+    first8 = header | (XXH_readLE64(p) << 40);
+    last8 = XXH_readLE64(p + n - 8);  // the string's last 8
+  } else {
+    // The whole string (4 to 7 bytes) from two overlapping 4-byte reads: the overlap holds the
+    // same bytes in both, so OR joins them; last8 is the header's last 8 - n bytes, then it.
+    const uint64_t bytes = static_cast<uint64_t>(XXH_readLE32(p)) |
+                           (static_cast<uint64_t>(XXH_readLE32(p + n - 4)) << (8 * (n - 4)));
+    first8 = header | (bytes << 40);
+    last8 = (header >> (8 * (n - 3))) | (bytes << (8 * (8 - n)));
+  }
+  const xxh_u64 bitflip1 = XXH_readLE64(XXH3_kSecret + 24) ^ XXH_readLE64(XXH3_kSecret + 32);
+  const xxh_u64 bitflip2 = XXH_readLE64(XXH3_kSecret + 40) ^ XXH_readLE64(XXH3_kSecret + 48);
+  const xxh_u64 lo = first8 ^ bitflip1;
+  const xxh_u64 hi = last8 ^ bitflip2;
+  const xxh_u64 acc = len + XXH_swap64(lo) + hi + XXH3_mul128_fold64(lo, hi);
+  return XXH3_avalanche(acc);
+}
+
+}  // namespace
+
 uint64_t KeyHash64(const Key& key) {
   if (key.size() == 1) {
     if (const int64_t* v = std::get_if<int64_t>(&key[0])) {
       return Int64KeyHash64(*v);
+    }
+    if (const std::string* s = std::get_if<std::string>(&key[0])) {
+      if (s->size() >= 4 && s->size() <= 11) {
+        return ShortStringKeyHash64(*s);
+      }
     }
   }
   thread_local std::string buffer;
@@ -126,40 +165,6 @@ void AppendCanonicalKeyBytes(const Row& row, size_t slot, std::string& out) {
     }
   }
 }
-
-namespace {
-
-// XXH3_64bits of a string key's canonical bytes {4, n as 4 bytes little-endian, the n bytes} when
-// they are 9 to 16 bytes (n of 4 to 11; user ids, short names): XXH3_len_9to16_64b, as
-// Int64KeyHash64, with its two overlapping 8-byte reads formed in registers from the string's own
-// bytes instead of a buffer written byte by byte and read back 8 at a time.
-uint64_t ShortStringKeyHash64(std::string_view s) {
-  const size_t n = s.size();
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t len = n + 5;
-  const uint64_t header = uint64_t{4} | (static_cast<uint64_t>(n) << 8);  // bytes 0..4
-  uint64_t first8;  // canonical bytes 0..7: the header and the string's first 3
-  uint64_t last8;   // canonical bytes len-8..len-1
-  if (n >= 8) {
-    first8 = header | (XXH_readLE64(p) << 40);
-    last8 = XXH_readLE64(p + n - 8);  // the string's last 8
-  } else {
-    // The whole string (4 to 7 bytes) from two overlapping 4-byte reads: the overlap holds the
-    // same bytes in both, so OR joins them; last8 is the header's last 8 - n bytes, then it.
-    const uint64_t bytes = static_cast<uint64_t>(XXH_readLE32(p)) |
-                           (static_cast<uint64_t>(XXH_readLE32(p + n - 4)) << (8 * (n - 4)));
-    first8 = header | (bytes << 40);
-    last8 = (header >> (8 * (n - 3))) | (bytes << (8 * (8 - n)));
-  }
-  const xxh_u64 bitflip1 = XXH_readLE64(XXH3_kSecret + 24) ^ XXH_readLE64(XXH3_kSecret + 32);
-  const xxh_u64 bitflip2 = XXH_readLE64(XXH3_kSecret + 40) ^ XXH_readLE64(XXH3_kSecret + 48);
-  const xxh_u64 lo = first8 ^ bitflip1;
-  const xxh_u64 hi = last8 ^ bitflip2;
-  const xxh_u64 acc = len + XXH_swap64(lo) + hi + XXH3_mul128_fold64(lo, hi);
-  return XXH3_avalanche(acc);
-}
-
-}  // namespace
 
 uint64_t KeyHash64(const Row& row, const std::vector<int>& slots) {
   if (slots.size() == 1) {
