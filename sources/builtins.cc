@@ -12,6 +12,26 @@
 #include "sources/text_input.h"
 
 namespace tidemark {
+namespace {
+
+// A source's InvalidArgument names the key it is about first ("path: 'x' does not exist",
+// "schema.v: unknown type 'y'"): the error is reported at that key's value, as the loader's value
+// errors are, instead of at the operator.
+CompileError KeyedSourceError(const SourceSpec& spec, const std::string& message) {
+  const size_t colon = message.find(": ");
+  if (colon != std::string::npos) {
+    const std::string key_path = message.substr(0, colon);
+    const std::string key = key_path.substr(0, key_path.find('.'));
+    auto it = spec.key_locations.values.find(key);
+    if (it != spec.key_locations.values.end() &&
+        key_path.find_first_of(" '\"") == std::string::npos) {
+      return CompileError("source." + key_path, message.substr(colon + 2), it->second);
+    }
+  }
+  return CompileError("source", message);
+}
+
+}  // namespace
 
 std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec& job) {
   if (!spec.source) {
@@ -46,9 +66,10 @@ std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec
     } catch (const ReplayUntilError& e) {
       throw CompileError("source.until", e.what(), resolved.replay.until_location);
     } catch (const InvalidArgument& e) {
-      throw CompileError("source", e.what());
+      throw KeyedSourceError(resolved, e.what());
     } catch (const IoError& e) {
-      throw CompileError("source.path", e.what());
+      throw CompileError("source.path", e.what(),
+                         resolved.key_locations.Of("path", resolved.location));
     }
   } else if (spec.source->type == "kafka") {
     SourceSpec resolved = *spec.source;

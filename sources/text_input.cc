@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -101,6 +102,7 @@ LineReader::LineReader(std::string path, int64_t max_line_bytes, int64_t offset,
     ::close(fd);
     throw IoError(NotRegularMessage(path_, st.st_mode));
   }
+  size_at_open_ = static_cast<int64_t>(st.st_size);
   file_ = ::fdopen(fd, "rb");
   if (file_ == nullptr) {
     const int err = errno;
@@ -164,6 +166,20 @@ bool LineReader::Fill() {
   if (end_ == 0 && std::ferror(file_) != 0) {
     throw IoError(fmt::format("cannot read input file '{}' after {} bytes: {}", path_, bytes_read_,
                               std::strerror(errno)));
+  }
+  if (end_ == 0 && bytes_read_ < size_at_open_) {
+    // The file ended before the size it had when it was opened: it was truncated (or replaced
+    // in place) while being read, and the rest of the input is gone. Going on would give results
+    // for part of it without a word, as an unreadable file would.
+    throw IoError(fmt::format("input file '{}' shrank while being read: it had {} bytes when "
+                              "opened, and ended after {}",
+                              path_, size_at_open_, bytes_read_));
+  }
+  if (bytes_read_ == 0 && end_ >= 3 && std::memcmp(buffer_.data(), "\xEF\xBB\xBF", 3) == 0) {
+    // A UTF-8 byte order mark at the start of the file is no part of its first line (it would
+    // make the first CSV field unparsable, invisibly in the error text).
+    pos_ = 3;
+    bytes_read_ = 3;
   }
   return end_ > 0;
 }
@@ -287,7 +303,9 @@ bool ParseTextInto(std::string_view text, FieldType type, Row& row, size_t slot)
     case FieldType::kDouble: {
       double v = 0;
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (ec == std::errc() && ptr == text.data() + text.size()) {
+      // from_chars also reads "nan", "inf" and "infinity", which are no decimal numbers (the
+      // JSON path refuses NaN and 1e400 too): a sink would write them as null.
+      if (ec == std::errc() && ptr == text.data() + text.size() && std::isfinite(v)) {
         row.SetDouble(slot, v);
         return true;
       }
@@ -437,6 +455,12 @@ std::optional<nlohmann::json> ParseJsonLine(std::string_view line, std::string* 
   // is checked first, in one pass without allocation.
   if (!JsonDepthWithin(line, kMaxJsonDepth)) {
     *reason = fmt::format("JSON nests deeper than {} levels", kMaxJsonDepth);
+    return std::nullopt;
+  }
+  // nlohmann's lexer takes a NUL byte for the end of its input: `{"ts": 1}\0{"ts": 2}` would be
+  // read as its first object, the rest of the line dropped without a word.
+  if (const size_t nul = line.find('\0'); nul != std::string_view::npos) {
+    *reason = fmt::format("invalid JSON: a NUL byte at column {}", nul + 1);
     return std::nullopt;
   }
   nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);

@@ -31,7 +31,9 @@ struct LinesAhead {
 
 /// Reads a text file line by line with a bounded line length, so that a 10 MB line costs at most
 /// `max_line_bytes` of memory. Lines end at `\n`; a trailing `\r` is dropped; the last line needs
-/// no newline. Owns its FILE*. Not thread-safe (one reader thread).
+/// no newline; a UTF-8 byte order mark at the start of the file is skipped (byte offsets still
+/// count it). A file that ends before the size it had when opened (truncated while being read)
+/// is a read error. Owns its FILE*. Not thread-safe (one reader thread).
 class LineReader {
  public:
   enum class Result { kLine, kTooLong, kEnd };
@@ -86,6 +88,7 @@ class LineReader {
   int64_t line_number_ = 0;
   int64_t bytes_read_ = 0;
   int64_t end_offset_ = -1;
+  int64_t size_at_open_ = 0;  // the file's size when opened: ending before it means truncation
 };
 
 /// Number of `\n` in the first `bytes` bytes of the regular file `path` (a byte-range split's
@@ -102,7 +105,8 @@ void CheckRegularFile(const std::string& path);
 
 /// Parses `text` as a value of `type`. Empty text is NULL. Returns nullopt and sets `reason`
 /// (`expected int64, got "abc"`) when the text does not fit: int64 and timestamp are whole decimal
-/// numbers, double any decimal number, bool `true` / `false`.
+/// numbers, double any finite decimal number (not `nan`, `inf`, nor one beyond double's range),
+/// bool `true` / `false`.
 std::optional<Value> ParseTextValue(std::string_view text, FieldType type, std::string* reason);
 
 /// Splits one CSV line at `delimiter`. Fields may be quoted with `"`; `""` inside quotes is one

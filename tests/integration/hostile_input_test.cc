@@ -136,8 +136,15 @@ TEST_F(HostileInputTest, AFifoSourceIsRefusedAtOnceInsteadOfBlockingRun) {
   const std::string job = Write("fifo.yaml", FileJob(fifo, "{type: collect}"));
   CliResult r = Cli("run '" + job + "'");  // no writer: it used to block here forever
   EXPECT_EQ(r.rc, 2);
-  EXPECT_EQ(r.err, job + ":4:5: error: operators[0].source.path: input file '" + fifo +
+  EXPECT_EQ(r.err, job + ":6:32: error: operators[0].source.path: input file '" + fifo +
                        "' is a FIFO; a source reads regular files only\n");
+  // Both point at the path's value (they pointed at the operator's first key), as other value
+  // errors do.
+  const std::string missing = (dir_ / "none.jsonl").string();
+  const std::string job2 = Write("missing.yaml", FileJob(missing, "{type: collect}"));
+  CliResult m = Cli("validate '" + job2 + "'");
+  EXPECT_EQ(m.rc, 2);
+  EXPECT_EQ(m.err, job2 + ":6:32: error: operators[0].source.path: '" + missing + "' does not exist\n");
   CliResult zero = Cli("run '" + Write("zero.yaml", FileJob("/dev/zero", "{type: collect}")) + "'");
   EXPECT_EQ(zero.rc, 2);
   EXPECT_NE(zero.err.find("input file '/dev/zero' is a character device; a source reads regular files only"),

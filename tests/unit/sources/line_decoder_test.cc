@@ -139,6 +139,37 @@ TEST(LineDecoderTest, JsonLinesGiveTheReferenceRowOrReason) {
   EXPECT_EQ(Decoded(decoder, R"({"ts": 1.0})", row), "error: field \"ts\": expected timestamp, got \"1.0\"");
 }
 
+// nlohmann's lexer reads a NUL byte as the end of its input: a line with a NUL after its object
+// was read as that object and the rest of the line (here a second record) dropped silently.
+TEST(LineDecoderTest, AJsonLineWithANulByteIsInvalid) {
+  LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
+  Row row;
+  const std::string line = std::string(R"({"ts": 1})") + '\0' + R"({"ts": 2})";
+  EXPECT_EQ(Decoded(decoder, line, row), "error: invalid JSON: a NUL byte at column 10");
+  EXPECT_EQ(Decoded(decoder, line, row), Reference(true, line));
+  for (const std::string& after : kAfterLine) {
+    EXPECT_EQ(DecodedInPlace(decoder, line, after, row), Reference(true, line)) << after;
+  }
+  EXPECT_EQ(Decoded(decoder, std::string("{\"user\": \"a") + '\0' + "b\"}", row),
+            "error: invalid JSON: a NUL byte at column 12");
+}
+
+// std::from_chars reads "nan", "inf" and "infinity": a CSV double field took them, and the
+// sinks wrote them as null. They are no decimal numbers (JSON refuses NaN and 1e400 too).
+TEST(LineDecoderTest, CsvDoublesMustBeFinite) {
+  LineDecoder decoder(LineDecoder::Format::kCsv, TestSchema());
+  Row row;
+  for (const std::string word : {"nan", "NaN", "inf", "-inf", "infinity", "INF"}) {
+    const std::string line = "1000,ann," + word + ",7,true";
+    EXPECT_EQ(Decoded(decoder, line, row),
+              "error: field 3 \"amount\": expected double, got \"" + word + "\"")
+        << line;
+    EXPECT_EQ(Decoded(decoder, line, row), Reference(false, line));
+  }
+  EXPECT_EQ(Decoded(decoder, "1000,ann,-0.5e3,7,true", row),
+            R"({"ts":1000,"user":"ann","amount":-500.0,"n":7,"ok":true})");
+}
+
 TEST(LineDecoderTest, DepthLimitIsKeptInFieldsTheRowDoesNotUse) {
   LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
   Row row;
