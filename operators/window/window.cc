@@ -6,17 +6,10 @@ namespace tidemark {
 
 Timestamp TimeWindow::GetWindowStartWithOffset(Timestamp timestamp, Timestamp offset,
                                                Timestamp window_size) {
-  // Wrapping arithmetic (as Java's long) so extreme timestamps do not hit signed-overflow UB.
-  Timestamp shifted = 0;
-  __builtin_sub_overflow(timestamp, offset, &shifted);
-  const Timestamp remainder = shifted % window_size;
+  // The one window of `window_size` every `window_size` ms that contains the timestamp.
   Timestamp start = 0;
-  if (remainder < 0) {
-    // Floored modulo: a negative remainder belongs to the window one size earlier.
-    __builtin_sub_overflow(timestamp, remainder + window_size, &start);
-  } else {
-    __builtin_sub_overflow(timestamp, remainder, &start);
-  }
+  ForEachContaining(timestamp, offset, window_size, window_size,
+                    [&start](const TimeWindow& w) { start = w.start(); });
   return start;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -33,9 +34,37 @@ class TimeWindow {
 
   /// Start of the window of `window_size` ms (shifted by `offset` ms) that contains `timestamp`:
   /// `timestamp - ((timestamp - offset) floor-mod window_size)`. Correct for negative timestamps
-  /// (size 7, ts -8 -> -14). Precondition: window_size > 0.
+  /// (size 7, ts -8 -> -14). Computed exactly; a start below Long.MIN is Long.MIN (the window
+  /// is cut at the bottom of the int64 range, see `ForEachContaining`). Precondition: window_size > 0.
   static Timestamp GetWindowStartWithOffset(Timestamp timestamp, Timestamp offset,
                                             Timestamp window_size);
+
+  /// Calls `f(TimeWindow)` for every window of `window_size` ms that contains `timestamp`, the
+  /// windows starting every `slide` ms (shifted by `offset` ms), latest start first: starts
+  /// GetWindowStartWithOffset(timestamp, offset, slide), then `slide` earlier each, while
+  /// start > timestamp - window_size (tumbling windows: slide = window_size, one window).
+  /// Windows beyond the int64 range are cut to it: a start below Long.MIN is Long.MIN, an end
+  /// above Long.MAX is Long.MAX, their other bound unchanged. Flink computes these bounds in
+  /// wrapping `long` arithmetic, so a timestamp within one window of Long.MIN gets a window at
+  /// the top of the range, and its sliding assigner then walks the whole range down (no end in
+  /// memory or time); here they stay where the record is. Preconditions: window_size > 0,
+  /// slide > 0.
+  template <typename F>
+  static void ForEachContaining(Timestamp timestamp, Timestamp offset, Timestamp window_size,
+                                Timestamp slide, F&& f) {
+    __extension__ using Int128 = __int128;
+    const Int128 t = timestamp;
+    Timestamp shifted = 0;
+    // 64-bit division unless timestamp - offset leaves the int64 range.
+    Int128 remainder = __builtin_sub_overflow(timestamp, offset, &shifted) ? (t - offset) % slide
+                                                                           : Int128{shifted % slide};
+    if (remainder < 0) {
+      remainder += slide;  // floored modulo
+    }
+    for (Int128 start = t - remainder; start > t - window_size; start -= slide) {
+      f(TimeWindow(Clamp(start), Clamp(start + window_size)));
+    }
+  }
 
   /// "[start,end)".
   std::string ToString() const;
@@ -43,6 +72,13 @@ class TimeWindow {
   friend constexpr auto operator<=>(const TimeWindow&, const TimeWindow&) = default;
 
  private:
+  template <typename I>
+  static constexpr Timestamp Clamp(I v) {
+    return v < kMinTimestamp   ? kMinTimestamp
+           : v > kMaxTimestamp ? kMaxTimestamp
+                               : static_cast<Timestamp>(v);
+  }
+
   Timestamp start_ = 0;
   Timestamp end_ = 0;
 };

@@ -96,9 +96,10 @@ std::vector<Window> TumblingWindows::AssignWindows(const StreamRecord& record, C
       }
     }
   }
-  const Timestamp start =
-      TimeWindow::GetWindowStartWithOffset(t, (global_offset_ + *stagger_offset_) % size_, size_);
-  return {Window(TimeWindow(start, SaturatingAdd(start, size_)))};
+  std::vector<Window> windows;
+  TimeWindow::ForEachContaining(t, (global_offset_ + *stagger_offset_) % size_, size_, size_,
+                                [&](const TimeWindow& w) { windows.emplace_back(w); });
+  return windows;
 }
 
 std::unique_ptr<Trigger> TumblingWindows::GetDefaultTrigger() const {
@@ -131,15 +132,8 @@ std::vector<Window> SlidingWindows::AssignWindows(const StreamRecord& record, Co
   const Timestamp t = event_time_ ? EventTimestamp(record) : ctx.GetCurrentProcessingTime();
   std::vector<Window> windows;
   windows.reserve(static_cast<size_t>(size_ / slide_) + 1);
-  const Timestamp last_start = TimeWindow::GetWindowStartWithOffset(t, offset_, slide_);
-  // Windows [s, s + size) with s > t - size contain t; walk down from the latest one.
-  const Timestamp lowest_exclusive = SaturatingAdd(t, -size_);
-  for (Timestamp start = last_start; start > lowest_exclusive; start -= slide_) {
-    windows.emplace_back(TimeWindow(start, SaturatingAdd(start, size_)));
-    if (start < kMinTimestamp + slide_) {
-      break;
-    }
-  }
+  TimeWindow::ForEachContaining(t, offset_, size_, slide_,
+                                [&](const TimeWindow& w) { windows.emplace_back(w); });
   return windows;
 }
 

@@ -39,6 +39,40 @@ TEST(TimeWindowTest, WindowStartUsesFlooredModuloForNegativeTimestamps) {
             1470844800000);
 }
 
+// Windows that reach past the int64 range are cut to it, not wrapped (Flink's `long` arithmetic
+// gives a record at Long.MIN + 1 the window [Long.MAX - 191, Long.MAX], and its sliding assigner
+// then walks the whole range down: 18 GB and a bad_alloc in the adversarial pass).
+// Long.MIN = 192 (mod 1000 and mod 2000), Long.MAX = 807 (mod 1000) = 1807 (mod 2000): the
+// lowest aligned starts in range are Long.MIN + 808 (slide 1000) and Long.MIN + 1808 (2000).
+TEST(TimeWindowTest, WindowsAtTheEndsOfTheRangeAreCutNotWrapped) {
+  EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 1, 0, 2000), kMinTimestamp);
+  EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 192, 0, 2000), kMinTimestamp);
+  EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 807, 0, 1000), kMinTimestamp);
+  EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 809, 0, 1000), kMinTimestamp + 808);
+  EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMaxTimestamp, 0, 2000), kMaxTimestamp - 1807);
+  // timestamp - offset beyond the range: the exact form.
+  EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 1, 500, 2000), kMinTimestamp);
+  EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMaxTimestamp, -500, 2000), kMaxTimestamp - 307);
+
+  TumblingWindows tumbling(true, 2000, 0);
+  EXPECT_EQ(Assign(tumbling, kMinTimestamp + 1),
+            std::vector<TimeWindow>{TimeWindow(kMinTimestamp, kMinTimestamp + 1808)});
+  EXPECT_EQ(Assign(tumbling, kMaxTimestamp),
+            std::vector<TimeWindow>{TimeWindow(kMaxTimestamp - 1807, kMaxTimestamp)});
+
+  SlidingWindows sliding(true, 2000, 1000, 0);
+  EXPECT_EQ(Assign(sliding, kMinTimestamp + 1),
+            (std::vector<TimeWindow>{TimeWindow(kMinTimestamp, kMinTimestamp + 808),
+                                     TimeWindow(kMinTimestamp, kMinTimestamp + 1808)}));
+  EXPECT_EQ(Assign(sliding, kMaxTimestamp),
+            (std::vector<TimeWindow>{TimeWindow(kMaxTimestamp - 1807, kMaxTimestamp),
+                                     TimeWindow(kMaxTimestamp - 807, kMaxTimestamp)}));
+  // Past the lowest cut window: whole windows, as for any timestamp.
+  EXPECT_EQ(Assign(sliding, kMinTimestamp + 2192),
+            (std::vector<TimeWindow>{TimeWindow(kMinTimestamp + 808, kMinTimestamp + 2808),
+                                     TimeWindow(kMinTimestamp + 1808, kMinTimestamp + 3808)}));
+}
+
 TEST(TimeWindowTest, MaxTimestampIntersectsAndCover) {
   const TimeWindow w(10, 20);
   EXPECT_EQ(w.MaxTimestamp(), 19);
