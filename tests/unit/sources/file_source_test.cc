@@ -100,6 +100,43 @@ TEST_F(FileSourceTest, BadCsvLinesGoToErrorsWithFileLineAndReasonAndReadingGoesO
   EXPECT_EQ(out.errors[3].reason, "unterminated quote in field 2");
 }
 
+// Only an empty line is skipped in CSV: a line of tabs or spaces is fields, so a tab-delimited
+// row of empty fields (NULLs) is a record and a line of spaces in a comma-delimited file an error.
+// JSON lines of only whitespace hold no value and are skipped.
+TEST_F(FileSourceTest, OnlyEmptyCsvLinesAreSkippedWhitespaceIsFields) {
+  const std::string tsv = Write("a.tsv", "1000\tann\t1\n\t\t\n\n2000\tbob\t2\n");
+  SourceSpec tab = Spec(tsv, "csv");
+  tab.file.csv_delimiter = "\t";
+  FileSource tab_source(tab);
+  ManualProcessingTimeService clock;
+  FakeReaderOutput tab_out(tab_source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(tab_source, tab_out, ctx);
+  EXPECT_EQ(tab_out.records,
+            (std::vector<std::string>{
+                "rec " + tsv + " @0 ts=1000 {\"ts\":1000,\"user\":\"ann\",\"amount\":1.0}",
+                "rec " + tsv + " @0 ts=none {\"ts\":null,\"user\":null,\"amount\":null}",
+                "rec " + tsv + " @0 ts=2000 {\"ts\":2000,\"user\":\"bob\",\"amount\":2.0}"}));
+  EXPECT_TRUE(tab_out.errors.empty());
+
+  const std::string csv = Write("b.csv", "1000,ann,1\n   \n2000,bob,2\n");
+  FileSource csv_source(Spec(csv, "csv"));
+  FakeReaderOutput csv_out(csv_source.schema(), clock);
+  RunReader(csv_source, csv_out, ctx);
+  EXPECT_EQ(csv_out.records.size(), 2u);
+  ASSERT_EQ(csv_out.errors.size(), 1u);
+  EXPECT_EQ(csv_out.errors[0].line, 2);
+  EXPECT_EQ(csv_out.errors[0].reason, "expected 3 fields, got 1");
+
+  const std::string json =
+      Write("c.jsonl", "{\"ts\":1000}\n \t \n{\"ts\":2000}\n");
+  FileSource json_source(Spec(json, "jsonl"));
+  FakeReaderOutput json_out(json_source.schema(), clock);
+  RunReader(json_source, json_out, ctx);
+  EXPECT_EQ(json_out.records.size(), 2u);
+  EXPECT_TRUE(json_out.errors.empty());
+}
+
 TEST_F(FileSourceTest, TenMegabyteLineIsReportedWithoutBufferingAndNextLineIsRead) {
   std::string text = "{\"ts\": 1, \"user\": \"a\"}\n{\"ts\": 2, \"user\": \"";
   text += std::string(10 * 1024 * 1024, 'x');
