@@ -662,7 +662,9 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
       ++records_without_timestamp_;
       // The side output has one schema for every kind of input error (SourceErrorSchema).
       StreamRecord side(SourceErrorRow(
-          SourceError{split_id, 0, "no timestamp: the timestamp field is missing or unparsable",
+          SourceError{split_id, 0,
+                      "no timestamp: the timestamp field is missing, unparsable or Long.MIN_VALUE "
+                      "(-9223372036854775808, which means no timestamp)",
                       source_->schema().RowToJson(record.row)}));
       out().CollectSide("errors", side);
       return;

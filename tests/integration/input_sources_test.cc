@@ -135,7 +135,8 @@ TEST_F(InputSourcesTest, ARecordWithoutTimestampGoesToErrorsWithAReason) {
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(ErrorText(r.errors[0]),
-            path + ":0 no timestamp: the timestamp field is missing or unparsable");
+            path + ":0 no timestamp: the timestamp field is missing, unparsable or "
+                     "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
   EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)), "{\"ts\":null,\"user\":\"no-ts\",\"amount\":null}");
 }
 
@@ -157,7 +158,8 @@ TEST_F(InputSourcesTest, ALongMinValueTimestampGoesToErrorsInsteadOfFailingTheWi
     ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
     ASSERT_EQ(r.errors.size(), 1u);
     EXPECT_EQ(ErrorText(r.errors[0]),
-              path + ":0 no timestamp: the timestamp field is missing or unparsable");
+              path + ":0 no timestamp: the timestamp field is missing, unparsable or "
+                     "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
     EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)),
               "{\"ts\":-9223372036854775808,\"user\":\"min\",\"amount\":2}");
     EXPECT_EQ(r.report, ">>> file: windows fired=1, records in windows=2, late records=0, total=2");
