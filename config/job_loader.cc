@@ -606,13 +606,28 @@ std::optional<std::string> Loader::ReadEnum(const Field& field, KeyList allowed)
   return text;
 }
 
+namespace {
+// An optional '-' and one or more decimal digits.
+bool IsDecimalInteger(std::string_view text) {
+  const std::string_view digits = !text.empty() && text[0] == '-' ? text.substr(1) : text;
+  return !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos;
+}
+}  // namespace
+
 std::optional<int64_t> Loader::ReadInt(const Field& field, int64_t min, int64_t max) {
   std::optional<int64_t> value;
   if (field.value.IsScalar() && !IsQuoted(field.value)) {
     value = ParseInt64(field.value.Scalar());
   }
   if (!value) {
-    ValueError(field, fmt::format("expected an integer, got {}", Describe(field.value)));
+    const std::string text = field.value.IsScalar() && !IsQuoted(field.value) ? field.value.Scalar() : "";
+    if (IsDecimalInteger(text)) {  // a whole number beyond int64
+      const bool negative = text[0] == '-';
+      ValueError(field, fmt::format("must be at {} {}, got {}", negative ? "least" : "most",
+                                    negative ? min : max, text));
+    } else {
+      ValueError(field, fmt::format("expected an integer, got {}", Describe(field.value)));
+    }
     return std::nullopt;
   }
   if (*value < min) {
@@ -1456,7 +1471,7 @@ std::vector<SchemaFieldSpec> Loader::ParseSchema(const Field& field) {
   if (!field.value.IsMap() || field.value.size() == 0) {
     ValueError(field, fmt::format("expected a mapping of field names to types like {{ts: "
                                   "timestamp, user: string}}, got {}",
-                                  Describe(field.value)));
+                                  field.value.IsMap() ? "an empty mapping" : Describe(field.value)));
     return schema;
   }
   std::set<std::string> names;

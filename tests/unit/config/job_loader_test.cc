@@ -685,6 +685,27 @@ TEST(JobLoaderTest, ASlidingWindowPutsAtMostOneHundredThousandWindowsOnARecord) 
   EXPECT_EQ(ErrorOf(Job(one_day)), "<no error>");
 }
 
+TEST(JobLoaderTest, AnIntegerBeyondInt64AndAnEmptySchemaSayWhatIsWrong) {
+  // "expected an integer, got 99999999999999999999" and "expected a mapping ..., got a mapping"
+  // named the right key but not the problem.
+  EXPECT_EQ(ErrorOf("name: t\npipeline: {parallelism: 99999999999999999999}\noperators:\n" +
+                    std::string(kSource)),
+            "jobs/test.yaml:2:25: error: pipeline.parallelism: must be at most 1024, got "
+            "99999999999999999999");
+  EXPECT_EQ(ErrorOf("name: t\npipeline: {parallelism: -99999999999999999999}\noperators:\n" +
+                    std::string(kSource)),
+            "jobs/test.yaml:2:25: error: pipeline.parallelism: must be at least 1, got "
+            "-99999999999999999999");
+  EXPECT_EQ(ErrorOf("name: t\npipeline: {parallelism: 1e3}\noperators:\n" + std::string(kSource)),
+            "jobs/test.yaml:2:25: error: pipeline.parallelism: expected an integer, got 1e3");
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    source: {type: file, path: x.jsonl, format: jsonl, schema: {}}
+)")),
+            "jobs/test.yaml:5:64: error: operators[0].source.schema: expected a mapping of field "
+            "names to types like {ts: timestamp, user: string}, got an empty mapping");
+}
+
 TEST(JobLoaderTest, EveryProblemIsCollectedBeforeThrowing) {
   try {
     LoadJobSpecString(
