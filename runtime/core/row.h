@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/core/prefetch.h"
 #include "runtime/core/timestamp.h"
 
 namespace tidemark {
@@ -278,11 +279,7 @@ class Row {
   /// batch), whose first read of each row is otherwise a miss to the other core. Reads only the
   /// row object itself; changes nothing.
   [[gnu::always_inline]] void PrefetchValues() const {
-    const auto begin = reinterpret_cast<uintptr_t>(buf_);
-    const uintptr_t end = begin + static_cast<uintptr_t>(fixed_words_) * 8 + heap_bytes_;
-    for (uintptr_t line = begin & ~uintptr_t{63}; line < end; line += 64) {
-      __builtin_prefetch(reinterpret_cast<const void*>(line));
-    }
+    PrefetchLines(buf_, fixed_words_ * 8 + heap_bytes_);
   }
 
  private:

@@ -13,6 +13,7 @@
 #include "runtime/core/checksum.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/key.h"
+#include "runtime/core/prefetch.h"
 #include "runtime/core/timestamp.h"
 #include "runtime/state/key_groups.h"
 #include "runtime/state/key_ref.h"
@@ -32,15 +33,6 @@ struct KeyTraits;
 
 /// No arena: the key is its own bytes.
 struct NoKeyArena {};
-
-/// Requests every 64-byte cache line of [p, p + bytes). Always inlined, as every prefetch
-/// helper: GCC takes an out-of-line copy for a pure function and deletes the call.
-[[gnu::always_inline]] inline void PrefetchLines(const void* p, size_t bytes) {
-  const auto begin = reinterpret_cast<uintptr_t>(p);
-  for (uintptr_t line = begin & ~uintptr_t{63}; line < begin + bytes; line += 64) {
-    __builtin_prefetch(reinterpret_cast<const void*>(line));
-  }
-}
 
 /// A table probe that matches no key, for loops that look many keys up and request each key's
 /// memory a few keys ahead (`KeyedStateBackend::Touch`). A `find` with it visits the slots whose
