@@ -66,27 +66,27 @@ void AppendCanonicalKeyBytes(const Value& v, std::string& out) {
   }
 }
 
-uint64_t Int64KeyHash64(int64_t v) {
-  // XXH3_64bits of the canonical bytes {1, v little-endian} (9 bytes: XXH3_len_9to16_64b with
-  // the default secret and seed 0), its two overlapping 8-byte reads formed in registers: bytes
-  // written one by one and read back 8 at a time stalled on store forwarding.
-  const auto u = static_cast<uint64_t>(v);
-  const uint64_t first8 = 1 | (u << 8);  // bytes 0..7
-  const uint64_t last8 = u;              // bytes 1..8
+namespace {
+
+// XXH3_len_9to16_64b (default secret, seed 0) of `len` canonical bytes (9 to 16) from their
+// first and last 8 bytes, read little-endian (they overlap when len < 16). Callers form the two
+// words in registers: bytes written one by one and read back 8 at a time stalled on store
+// forwarding.
+uint64_t Xxh3Len9To16(uint64_t first8, uint64_t last8, size_t len) {
   const xxh_u64 bitflip1 = XXH_readLE64(XXH3_kSecret + 24) ^ XXH_readLE64(XXH3_kSecret + 32);
   const xxh_u64 bitflip2 = XXH_readLE64(XXH3_kSecret + 40) ^ XXH_readLE64(XXH3_kSecret + 48);
   const xxh_u64 lo = first8 ^ bitflip1;
   const xxh_u64 hi = last8 ^ bitflip2;
-  const xxh_u64 acc = 9 + XXH_swap64(lo) + hi + XXH3_mul128_fold64(lo, hi);
+  const xxh_u64 acc = len + XXH_swap64(lo) + hi + XXH3_mul128_fold64(lo, hi);
   return XXH3_avalanche(acc);
 }
 
-namespace {
+// A string whose canonical bytes fit XXH3's 9-to-16-byte case (ShortStringKeyHash64).
+bool IsShortStringKey(size_t n) { return n >= 4 && n <= 11; }
 
 // XXH3_64bits of a string key's canonical bytes {4, n as 4 bytes little-endian, the n bytes} when
-// they are 9 to 16 bytes (n of 4 to 11; user ids, short names): XXH3_len_9to16_64b, as
-// Int64KeyHash64, with its two overlapping 8-byte reads formed in registers from the string's own
-// bytes instead of a buffer written byte by byte and read back 8 at a time.
+// they are 9 to 16 bytes (n of 4 to 11; user ids, short names), the two words formed from the
+// string's own bytes.
 uint64_t ShortStringKeyHash64(std::string_view s) {
   const size_t n = s.size();
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -105,15 +105,16 @@ uint64_t ShortStringKeyHash64(std::string_view s) {
     first8 = header | (bytes << 40);
     last8 = (header >> (8 * (n - 3))) | (bytes << (8 * (8 - n)));
   }
-  const xxh_u64 bitflip1 = XXH_readLE64(XXH3_kSecret + 24) ^ XXH_readLE64(XXH3_kSecret + 32);
-  const xxh_u64 bitflip2 = XXH_readLE64(XXH3_kSecret + 40) ^ XXH_readLE64(XXH3_kSecret + 48);
-  const xxh_u64 lo = first8 ^ bitflip1;
-  const xxh_u64 hi = last8 ^ bitflip2;
-  const xxh_u64 acc = len + XXH_swap64(lo) + hi + XXH3_mul128_fold64(lo, hi);
-  return XXH3_avalanche(acc);
+  return Xxh3Len9To16(first8, last8, len);
 }
 
 }  // namespace
+
+uint64_t Int64KeyHash64(int64_t v) {
+  // XXH3_64bits of the canonical bytes {1, v little-endian} (9 bytes).
+  const auto u = static_cast<uint64_t>(v);
+  return Xxh3Len9To16(1 | (u << 8), u, 9);  // bytes 0..7, bytes 1..8
+}
 
 uint64_t KeyHash64(const Key& key) {
   if (key.size() == 1) {
@@ -121,7 +122,7 @@ uint64_t KeyHash64(const Key& key) {
       return Int64KeyHash64(*v);
     }
     if (const std::string* s = std::get_if<std::string>(&key[0])) {
-      if (s->size() >= 4 && s->size() <= 11) {
+      if (IsShortStringKey(s->size())) {
         return ShortStringKeyHash64(*s);
       }
     }
@@ -175,7 +176,7 @@ uint64_t KeyHash64(const Row& row, const std::vector<int>& slots) {
     }
     if (t == FieldType::kString && !row.IsNull(s)) {
       const std::string_view v = row.GetString(s);
-      if (v.size() >= 4 && v.size() <= 11) {
+      if (IsShortStringKey(v.size())) {
         return ShortStringKeyHash64(v);
       }
     }
