@@ -23,6 +23,7 @@ import datetime
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -225,12 +226,6 @@ def events_rounds(tidemark, runs, data_dir, count):
     return rounds
 
 
-def median(values):
-    v = sorted(values)
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-
-
 def merged(reports):
     """One report from the rounds' reports of one job: every measured figure (a float) the median
     over the rounds (a ratio to the baseline is then the median of the rounds' paired ratios),
@@ -239,7 +234,7 @@ def merged(reports):
     out = dict(reports[-1])
     for k, v in reports[-1].items():
         if isinstance(v, float):
-            out[k] = median([r[k] for r in reports])
+            out[k] = statistics.median([r[k] for r in reports])
     out["wall_s_min"] = min(r["wall_s"] for r in reports)
     out["wall_s_max"] = max(r["wall_s"] for r in reports)
     if reports[-1].get("checksum_ok") is not None:
@@ -255,14 +250,14 @@ def merged_duckdb(reports):
         if "error" in r:
             return r
     out = dict(reports[-1])
-    out["seconds"] = median([r["seconds"] for r in reports])
+    out["seconds"] = statistics.median([r["seconds"] for r in reports])
     out["rounds"] = reports
     return out
 
 
 def paired(rounds, ratio):
     """The median over rounds of ratio(round): both sides of it measured in the same round."""
-    return median([ratio(r) for r in rounds])
+    return statistics.median([ratio(r) for r in rounds])
 
 
 def smoke_events(tidemark):
