@@ -54,6 +54,14 @@ struct SlicedKeyState {
   SliceWords accs;
 };
 
+/// `KeyedStateBackend::Touch`'s request for a key's slices held off its slot: behind a lagging
+/// watermark a key holds several slices, past the slot's inline room, and reads those buffers
+/// on each of its records.
+[[gnu::always_inline]] inline void PrefetchOutOfLine(const SlicedKeyState& ks) {
+  __builtin_prefetch(ks.starts.data());
+  __builtin_prefetch(ks.accs.data());
+}
+
 /// (window end, firings so far) of one key on the sliced path; kept (beside the key's state)
 /// only with `emit_firing` and allowed lateness > 0.
 using SlicedFirings = std::vector<std::pair<Timestamp, int64_t>>;

@@ -34,20 +34,30 @@ struct KeyTraits;
 /// No arena: the key is its own bytes.
 struct NoKeyArena {};
 
+/// Requests the memory a keyed-state value keeps off its table slot (heap buffers), for
+/// `KeyedStateBackend::Touch`. A value type with such buffers declares an overload beside it
+/// (found by argument-dependent lookup); this one, for every other type, requests nothing.
+template <typename V>
+[[gnu::always_inline]] inline void PrefetchOutOfLine(const V& /*value*/) {}
+
 /// A table probe that matches no key, for loops that look many keys up and request each key's
 /// memory a few keys ahead (`KeyedStateBackend::Touch`). A `find` with it visits the slots whose
 /// control byte matches the key's hash (almost always only the key's own slot, 1/128 a stray
 /// one) and, per `stage`, requests: `kSlot` the slot's cache lines (reading only control bytes:
 /// absl's own `prefetch` requests only the first slot of the key's 16-slot group, which for an
 /// 80-byte slot is the key's own line one time in 16); `kEntry` (slot read, `KeyRef` keys) the
-/// interned key's pool entry; `kValues` (entry read) the key's values. Each stage reads what the
-/// stage before it requested.
+/// interned key's pool entry, and (through `PrefetchOutOfLine`) the slot value's own buffers off
+/// the slot; `kValues` (entry read) the key's values. Each stage reads what the stage before it
+/// requested.
 struct SlotTouch {
   enum Stage : uint8_t { kSlot, kEntry, kValues };
   size_t map_hash = 0;  // the key's `MapHash`
   uint64_t hash64 = 0;  // the key's `Hash64`
   uint32_t slot_bytes = 0;
   Stage stage = kSlot;
+  /// Set by the `kEntry` stage: the key in the slot whose hash matched (the first member of the
+  /// slot's (key, value) pair), for `KeyedStateBackend::Touch` to reach the value.
+  mutable const void* matched = nullptr;
 
   [[gnu::always_inline]] void RequestSlot(const void* slot) const {
     PrefetchLines(slot, slot_bytes);
@@ -127,6 +137,7 @@ struct KeyTraits<KeyRef> {
         case SlotTouch::kEntry:
           if (a.hash64() == t.hash64) {
             a.PrefetchEntry();
+            t.matched = &a;
           }
           break;
         case SlotTouch::kValues:
@@ -264,6 +275,11 @@ class KeyedStateBackend {
       const SlotTouch t{typename KeyTraits<K>::MapHash()(key), hash64,
                         static_cast<uint32_t>(sizeof(typename Map::value_type)), stage};
       (void)groups_[static_cast<size_t>(kg - range_.start)].find(t);
+      if (t.matched != nullptr) {
+        // The slot holds a pair whose first member is the key `matched` points at.
+        static_assert(std::is_standard_layout_v<typename Map::value_type>);
+        PrefetchOutOfLine(reinterpret_cast<const typename Map::value_type*>(t.matched)->second);
+      }
     }
   }
   /// The entry of `src` (as `Emplace`), or {nullptr, nullptr}.
