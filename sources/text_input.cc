@@ -303,6 +303,14 @@ bool ParseTextInto(std::string_view text, FieldType type, Row& row, size_t slot)
     case FieldType::kDouble: {
       double v = 0;
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size()) {
+        // Too small or too large for a double: a number too close to zero is zero (signed), as
+        // in a JSON field and Java's Double.parseDouble; strtod (the C locale: the process never
+        // sets one) tells the two apart. 1e400 stays a bad value below.
+        const std::string copy(text);
+        v = std::strtod(copy.c_str(), nullptr);
+        ec = std::isfinite(v) ? std::errc() : ec;
+      }
       // from_chars also reads "nan", "inf" and "infinity", which are no decimal numbers (the
       // JSON path refuses NaN and 1e400 too): a sink would write them as null.
       if (ec == std::errc() && ptr == text.data() + text.size() && std::isfinite(v)) {

@@ -170,6 +170,24 @@ TEST(LineDecoderTest, CsvDoublesMustBeFinite) {
             R"({"ts":1000,"user":"ann","amount":-500.0,"n":7,"ok":true})");
 }
 
+// A double too close to zero is zero, as the JSON path reads it (and Java's parseDouble);
+// from_chars calls it out of range, as it does 1e400, which stays a bad value.
+TEST(LineDecoderTest, CsvDoublesTooSmallAreZeroAsInJson) {
+  LineDecoder csv(LineDecoder::Format::kCsv, TestSchema());
+  LineDecoder json(LineDecoder::Format::kJson, TestSchema());
+  Row row;
+  EXPECT_EQ(Decoded(csv, "1000,ann,1e-400,7,true", row),
+            R"({"ts":1000,"user":"ann","amount":0.0,"n":7,"ok":true})");
+  EXPECT_EQ(Decoded(json, R"({"ts": 1000, "user": "ann", "amount": 1e-400, "n": 7, "ok": true})", row),
+            R"({"ts":1000,"user":"ann","amount":0.0,"n":7,"ok":true})");
+  EXPECT_EQ(Decoded(csv, "1000,ann,-1e-400,7,true", row),
+            R"({"ts":1000,"user":"ann","amount":-0.0,"n":7,"ok":true})");
+  EXPECT_EQ(Decoded(csv, "1000,ann,4.9e-324,7,true", row),
+            R"({"ts":1000,"user":"ann","amount":5e-324,"n":7,"ok":true})");
+  EXPECT_EQ(Decoded(csv, "1000,ann,-1e400,7,true", row),
+            R"(error: field 3 "amount": expected double, got "-1e400")");
+}
+
 TEST(LineDecoderTest, DepthLimitIsKeptInFieldsTheRowDoesNotUse) {
   LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
   Row row;
