@@ -289,6 +289,12 @@ constexpr auto kDatagenSourceKeys = std::to_array<std::string_view>(
      "idle-periods", "seed"});
 constexpr auto kReplaySourceKeys =
     std::to_array<std::string_view>({"type", "path", "schema", "max-line-bytes", "until"});
+// The keys of the generator and sequence sources.
+constexpr auto kGeneratorSourceKeys = std::to_array<std::string_view>(
+    {"type", "interleave", "pacing", "timestamp-field", "count", "keys", "step", "rate",
+     "watermark-every", "latency-every"});
+constexpr auto kSequenceSourceKeys = std::to_array<std::string_view>(
+    {"type", "interleave", "pacing", "timestamp-field", "splits"});
 constexpr auto kInputSourceOnlyKeys = std::to_array<std::string_view>(
     {"path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "split-bytes",
      "start", "disorder", "max-out-of-orderness", "skew", "idle-periods", "seed", "until"});
@@ -1056,12 +1062,48 @@ SequenceSplitSpec Loader::ParseSplit(const YAML::Node& node, const std::string& 
   return split;
 }
 
+namespace {
+// The keys a source of `type` takes (every source's keys for a type that is none).
+KeyList SourceKeysOf(std::string_view type) {
+  const std::pair<std::string_view, KeyList> types[] = {
+      {"generator", kGeneratorSourceKeys}, {"sequence", kSequenceSourceKeys},
+      {"file", kFileSourceKeys},           {"datagen", kDatagenSourceKeys},
+      {"replay", kReplaySourceKeys},       {"kafka", kKafkaSourceKeys}};
+  for (const auto& [name, keys] : types) {
+    if (name == type) {
+      return keys;
+    }
+  }
+  return kSourceKeys;
+}
+}  // namespace
+
 SourceSpec Loader::ParseSource(const Field& field) {
   SourceSpec source;
   source.location = ValueLoc(field);
-  std::optional<MapView> map = OpenMap(field, kSourceKeys);
+  // Keys are checked here rather than by OpenMap: an unknown key's error lists the keys of the
+  // source's own type, read ahead of the rest, not those of every type.
+  std::optional<MapView> map =
+      OpenMap(field.value, ValueLoc(field), field.path, kSourceKeys, "", /*any_key=*/true);
   if (!map) {
     return source;
+  }
+  {
+    const YAML::Node type = field.value["type"];
+    const std::string type_name =
+        type && type.IsScalar() && Contains(kSourceTypes, type.Scalar()) ? type.Scalar() : "";
+    const KeyList listed = SourceKeysOf(type_name);
+    std::erase_if(map->fields, [&](const Field& f) {
+      const std::string& name = f.key.Scalar();
+      if (Contains(kSourceKeys, name)) {
+        return false;
+      }
+      Error(Loc(f.key), f.path,
+            fmt::format("unknown key \"{}\"{}{}; allowed keys: {}", name,
+                        type_name.empty() ? "" : " for a source of type " + type_name,
+                        Suggestion(name, listed), Join(listed)));
+      return true;
+    });
   }
   RecordKeys(*map, source.key_locations);
   if (std::optional<Field> f = Require(*map, "type")) {

@@ -382,6 +382,34 @@ TEST(JobLoaderTest, UnknownKeyIsReportedAtTheKey) {
             "parallelism, input, inputs, source, watermarks");
 }
 
+// The source block's unknown key used to list the keys of every source type (the type is in
+// the same block): 40 keys for a generator, which takes ten.
+TEST(JobLoaderTest, AnUnknownSourceKeyListsTheKeysOfItsType) {
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    source: {type: generator, count: 3, cuont: 4}
+)")),
+            "jobs/test.yaml:5:41: error: operators[0].source.cuont: unknown key \"cuont\" for a source "
+            "of type generator (did you mean \"count\"?); allowed keys: type, interleave, pacing, "
+            "timestamp-field, count, keys, step, rate, watermark-every, latency-every");
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    source: {type: kafka, topics: [t], bootstrap-servers: "b:9092", format: raw, grup-id: g}
+)")),
+            "jobs/test.yaml:5:82: error: operators[0].source.grup-id: unknown key \"grup-id\" for a "
+            "source of type kafka (did you mean \"group-id\"?); allowed keys: type, bootstrap-servers, "
+            "topics, topic-pattern, group-id, properties, starting-offsets, starting-offsets-reset, "
+            "starting-timestamp, starting-specific-offsets, bounded, bounded-specific-offsets, "
+            "partition-discovery-interval, format, schema, key-field, pacing, mock-cluster");
+  // A key of another source type is no unknown key: it does not apply.
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    source: {type: generator, count: 3, topics: [t]}
+)")),
+            "jobs/test.yaml:5:41: error: operators[0].source.topics: does not apply to a source of "
+            "type generator (only to kafka)");
+}
+
 TEST(JobLoaderTest, AKeyNothingLikeAnAllowedOneGetsNoSuggestion) {
   // "x" and "<<" used to get (did you mean "id"?).
   EXPECT_EQ(ErrorOf(Job(std::string(kSource) + "    x: 1\n    <<: {}\n    sourse: 2\n")),

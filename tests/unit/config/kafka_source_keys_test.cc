@@ -73,9 +73,9 @@ TEST(KafkaSourceKeysTest, Defaults) {
 TEST(KafkaSourceKeysTest, ErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
                          "      start-offsets: earliest\n"))
-                .substr(0, 96),
-            "t.yaml:10:7: error: operators[0].source.start-offsets: unknown key \"start-offsets\"; "
-            "allowed keys");
+                .substr(0, 123),
+            "t.yaml:10:7: error: operators[0].source.start-offsets: unknown key \"start-offsets\" for a "
+            "source of type kafka; allowed keys");
   EXPECT_EQ(ErrorsOf(Job("      topics: [t]\n      format: raw\n")),
             "t.yaml:6:7: error: operators[0].source.bootstrap-servers: missing required key (or "
             "mock-cluster, for an in-process mock cluster)");
