@@ -65,10 +65,11 @@ inline GeneratedRecord GenerateRecord(int64_t i, int64_t keys, int64_t step_ms) 
 /// `emit_ns` int64 (`latency-every: n`: the steady-clock time in ns at which every n-th record was
 /// made, 0 otherwise — sinks measure source → sink latency from it).
 ///
-/// `rate > 0` paces each subtask to that many records per second (checked every 16 records): a
-/// reader ahead of its schedule returns `kNothingAvailable` with a wake-up at the due time
-/// (`SourceReaderContext::WakeUpAfter`, sub-millisecond), so the task flushes what was read
-/// before it waits. Under the virtual clock gaps below 2 ms are slept on the task thread (no
+/// `rate > 0` paces each subtask to that many records per second: a reader ahead of its schedule
+/// returns `kNothingAvailable` with a wake-up at the due time (`SourceReaderContext::WakeUpAfter`,
+/// sub-millisecond), so the task flushes what was read before it waits. Under the system clock a
+/// batch is released once the records due within 20 µs are (at most a batch), like a network
+/// source receiving bursts; `emit_ns` is the time a record is made. Under the virtual clock gaps below 2 ms are slept on the task thread (no
 /// processing time passes) and longer ones wait for a processing-time wake-up.
 /// Immutable; shared by the subtasks' readers.
 class GeneratorSource : public Source {
