@@ -14,21 +14,18 @@
 namespace tidemark {
 namespace {
 
-// A source's InvalidArgument names the key it is about first ("path: 'x' does not exist",
-// "schema.v: unknown type 'y'"): the error is reported at that key's value, as the loader's value
-// errors are, instead of at the operator.
-CompileError KeyedSourceError(const SourceSpec& spec, const std::string& message) {
-  const size_t colon = message.find(": ");
-  if (colon != std::string::npos) {
-    const std::string key_path = message.substr(0, colon);
-    const std::string key = key_path.substr(0, key_path.find('.'));
-    auto it = spec.key_locations.values.find(key);
-    if (it != spec.key_locations.values.end() &&
-        key_path.find_first_of(" '\"") == std::string::npos) {
-      return CompileError("source." + key_path, message.substr(colon + 2), it->second);
+// A source's KeyedInvalidArgument ("path: 'x' does not exist", "schema.v: unknown type 'y'") is
+// reported at that key's value, as the loader's value errors are, instead of at the operator;
+// any other InvalidArgument at the source block.
+CompileError KeyedSourceError(const SourceSpec& spec, const InvalidArgument& error) {
+  if (const auto* keyed = dynamic_cast<const KeyedInvalidArgument*>(&error); keyed != nullptr) {
+    const std::string& key_path = keyed->key_path();
+    const std::string key = key_path.substr(0, key_path.find_first_of(".["));
+    if (auto it = spec.key_locations.values.find(key); it != spec.key_locations.values.end()) {
+      return CompileError("source." + key_path, keyed->reason(), it->second);
     }
   }
-  return CompileError("source", message);
+  return CompileError("source", error.what());
 }
 
 }  // namespace
@@ -48,7 +45,7 @@ std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec
     try {
       source = std::make_shared<GeneratorSource>(*spec.source);
     } catch (const InvalidArgument& e) {
-      throw CompileError("source", e.what());
+      throw KeyedSourceError(*spec.source, e);
     }
   } else if (spec.source->type == "file" || spec.source->type == "replay" ||
              spec.source->type == "datagen") {
@@ -66,7 +63,7 @@ std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec
     } catch (const ReplayUntilError& e) {
       throw CompileError("source.until", e.what(), resolved.replay.until_location);
     } catch (const InvalidArgument& e) {
-      throw KeyedSourceError(resolved, e.what());
+      throw KeyedSourceError(resolved, e);
     } catch (const IoError& e) {
       throw CompileError("source.path", e.what(),
                          resolved.key_locations.Of("path", resolved.location));

@@ -200,28 +200,28 @@ class DatagenReader : public SplitReaderBase {
 
 DatagenSource::DatagenSource(const SourceSpec& spec) : spec_(spec.datagen) {
   if (spec_.split_count < 1) {
-    throw InvalidArgument(fmt::format("splits: must be at least 1, got {}", spec_.split_count));
+    throw KeyedInvalidArgument("splits", fmt::format("must be at least 1, got {}", spec_.split_count));
   }
   if (spec_.rate < 1) {
-    throw InvalidArgument(fmt::format("rate: must be at least 1, got {}", spec_.rate));
+    throw KeyedInvalidArgument("rate", fmt::format("must be at least 1, got {}", spec_.rate));
   }
   if (spec_.key_count < 1) {
-    throw InvalidArgument(fmt::format("keys: must be at least 1, got {}", spec_.key_count));
+    throw KeyedInvalidArgument("keys", fmt::format("must be at least 1, got {}", spec_.key_count));
   }
   if (spec_.count < 0 || spec_.max_out_of_orderness_ms < 0) {
     throw InvalidArgument("count and max-out-of-orderness must not be negative");
   }
   if (spec_.disorder != "none" && spec_.disorder != "uniform" && spec_.disorder != "exponential") {
-    throw InvalidArgument(fmt::format("disorder: unknown distribution '{}'", spec_.disorder));
+    throw KeyedInvalidArgument("disorder", fmt::format("unknown distribution '{}'", spec_.disorder));
   }
   for (size_t i = 0; i < spec_.idle_periods.size(); ++i) {
     const IdlePeriodSpec& p = spec_.idle_periods[i];
     if (p.split < 0 || p.split >= spec_.split_count) {
-      throw InvalidArgument(fmt::format("idle-periods[{}].split: no split {} (splits: {})", i,
-                                        p.split, spec_.split_count));
+      throw KeyedInvalidArgument(fmt::format("idle-periods[{}].split", i),
+                                 fmt::format("no split {} (splits: {})", p.split, spec_.split_count));
     }
     if (p.end_ms <= p.start_ms || p.start_ms < 0) {
-      throw InvalidArgument(fmt::format("idle-periods[{}]: needs 0 <= start < end", i));
+      throw KeyedInvalidArgument(fmt::format("idle-periods[{}]", i), "needs 0 <= start < end");
     }
   }
   schema_.Add("ts", FieldType::kTimestamp);

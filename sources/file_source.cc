@@ -336,7 +336,7 @@ std::vector<std::string> FileSource::ListFiles(const std::string& path) {
   if (HasGlob(p.filename().string())) {
     const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
     if (!fs::is_directory(dir, ec)) {
-      throw InvalidArgument(fmt::format("path: directory '{}' does not exist", dir.string()));
+      throw KeyedInvalidArgument("path", fmt::format("directory '{}' does not exist", dir.string()));
     }
     const std::string pattern = p.filename().string();
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -357,7 +357,7 @@ std::vector<std::string> FileSource::ListFiles(const std::string& path) {
     CheckRegularFile(path);
     out.push_back(path);
   } else {
-    throw InvalidArgument(fmt::format("path: '{}' does not exist", path));
+    throw KeyedInvalidArgument("path", fmt::format("'{}' does not exist", path));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -365,15 +365,15 @@ std::vector<std::string> FileSource::ListFiles(const std::string& path) {
 
 FileSource::FileSource(const SourceSpec& spec) : spec_(spec), schema_(SchemaFromSpec(spec.file.schema)) {
   if (spec_.file.csv_delimiter.size() != 1) {
-    throw InvalidArgument(fmt::format("csv-delimiter: must be one character, got '{}'",
+    throw KeyedInvalidArgument("csv-delimiter", fmt::format("must be one character, got '{}'",
                                       spec_.file.csv_delimiter));
   }
   if (spec_.file.max_line_bytes < 1) {
-    throw InvalidArgument("max-line-bytes: must be at least 1");
+    throw KeyedInvalidArgument("max-line-bytes", "must be at least 1");
   }
   files_ = ListFiles(spec_.file.path);
   if (files_.empty()) {
-    throw InvalidArgument(fmt::format("path: no file matches '{}'", spec_.file.path));
+    throw KeyedInvalidArgument("path", fmt::format("no file matches '{}'", spec_.file.path));
   }
 }
 

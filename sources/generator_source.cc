@@ -255,10 +255,10 @@ class GeneratorReader : public SourceReader {
 
 GeneratorSource::GeneratorSource(const SourceSpec& spec) : spec_(spec) {
   if (spec_.keys < 1) {
-    throw InvalidArgument(fmt::format("keys: must be >= 1, got {}", spec_.keys));
+    throw KeyedInvalidArgument("keys", fmt::format("must be >= 1, got {}", spec_.keys));
   }
   if (spec_.count < 0) {
-    throw InvalidArgument(fmt::format("count: must be >= 0, got {}", spec_.count));
+    throw KeyedInvalidArgument("count", fmt::format("must be >= 0, got {}", spec_.count));
   }
   schema_.Add("key", FieldType::kInt64);
   schema_.Add("value", FieldType::kDouble);

@@ -634,17 +634,17 @@ bool LineDecoder::DecodeLine(std::string_view line, const LinesAhead* lent, Row&
 
 Schema SchemaFromSpec(const std::vector<SchemaFieldSpec>& fields) {
   if (fields.empty()) {
-    throw InvalidArgument("schema: must declare at least one field");
+    throw KeyedInvalidArgument("schema", "must declare at least one field");
   }
   Schema schema;
   std::set<std::string> names;
   for (const SchemaFieldSpec& f : fields) {
     std::optional<FieldType> type = ParseFieldType(f.type);
     if (!type) {
-      throw InvalidArgument(fmt::format("schema.{}: unknown type '{}'", f.name, f.type));
+      throw KeyedInvalidArgument("schema." + f.name, fmt::format("unknown type '{}'", f.type));
     }
     if (!names.insert(f.name).second) {
-      throw InvalidArgument(fmt::format("schema.{}: field declared twice", f.name));
+      throw KeyedInvalidArgument("schema." + f.name, "field declared twice");
     }
     schema.Add(f.name, *type);
   }

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,22 @@ class Error : public std::runtime_error {
 class InvalidArgument : public Error {
  public:
   using Error::Error;
+};
+
+/// An InvalidArgument about one key of a component's configuration: `key_path` names it the way
+/// a job file writes it under the component's block ("path", "schema.v", "idle-periods[0].split"),
+/// so the job compiler reports the error at that key's value instead of at the block.
+/// `what()` is "<key_path>: <reason>".
+class KeyedInvalidArgument : public InvalidArgument {
+ public:
+  KeyedInvalidArgument(std::string key_path, std::string reason)
+      : InvalidArgument(key_path + ": " + reason), key_path_(std::move(key_path)), reason_(std::move(reason)) {}
+  const std::string& key_path() const { return key_path_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string key_path_;
+  std::string reason_;
 };
 
 /// A record reached a component that needs a timestamp and had none.
