@@ -189,7 +189,8 @@ def probed(probe, row, measure):
                          "before_fused_loop": before["fused_loop"], "after_fused_loop": after["fused_loop"],
                          "highest_so_far": highest, "slow": slow, **attempt_figures(out)})
         print(f"  {'':26s} host probe {before['raw_channel'] / 1e6:.0f} / {after['raw_channel'] / 1e6:.0f} M/s "
-              f"(highest so far {highest / 1e6:.0f})" + (f": slow {', '.join(slow)}"
+              f"(fused_loop {(before['fused_loop'] or 0) / 1e6:.0f} / {(after['fused_loop'] or 0) / 1e6:.0f}; "
+              f"highest so far {highest / 1e6:.0f})" + (f": slow {', '.join(slow)}"
                                                          + (", again" if n < RERUN_ATTEMPTS else ", keeping the last")
                                                          if slow else ""),
               file=sys.stderr, flush=True)
@@ -538,26 +539,27 @@ def main():
     # Host probe: a numbered note for every probed row with something to say, in the order of the
     # All jobs table (then checkpoint cost); the targets and tables point to them.
     top = probe.highest()
-    probed_rows = [(name, res[name]) for name in CHAINS + WINDOWS + WATERMARKS] + \
-        [("latency_3tasks (unpaced)", full), ("latency_3tasks (half rate)", half), ("checkpoint_cost", ckpt)]
-    notes = {}
-    for label, o in probed_rows:
+    table_rows = [(name, res[name]) for name in CHAINS + WINDOWS + WATERMARKS] + \
+        [("latency_3tasks (unpaced)", full), ("latency_3tasks (half rate)", half)]
+    notes = {}  # the All jobs table's numbered notes; checkpoint cost's is under its own table
+    for label, o in table_rows:
         hp = o.get("host_probe")
         text = probe_note(hp, top) if hp else None
         if text:
             notes[id(o)] = (len(notes) + 1, label, text)
+    probed_rows = table_rows + [("checkpoint_cost", ckpt)]
 
-    def probe_cell(o):
+    def probe_cell(o, unit=""):
         """The host probe column: before / after in M/s, "(slow)" when the reported attempt was,
         the note's number."""
         hp = o.get("host_probe")
         if hp is None:
             return "—"
-        text = probe_pair(hp) + (" (slow)" if hp["slow"] else "")
-        return text + (f" [{notes[id(o)][0]}]" if id(o) in notes else "")
+        text = probe_pair(hp) + unit + (" (slow)" if hp["slow"] else "")
+        return text + (f" [note {notes[id(o)][0]}]" if id(o) in notes else "")
 
     def probe_suffix(o, label="host probe"):
-        return f"; {label} {probe_cell(o)} M/s" if o.get("host_probe") else ""
+        return f"; {label} {probe_cell(o, ' M/s')}" if o.get("host_probe") else ""
 
     raws = [r["raw_channel"] for r in probe.readings]
     fused = [r["fused_loop"] for r in probe.readings if r["fused_loop"]]
@@ -615,7 +617,10 @@ def main():
                  f"{fmt_rate(max(raws)) if raws else '—'} M/s"
                  + (f" (the probe's `fused_loop` {fmt_rate(min(fused))}–{fmt_rate(max(fused))} M/s)" if fused else "")
                  + f", {sum(1 for r in raws if r < SLOW_FRACTION * top)} of them below {SLOW_FRACTION} × the "
-                 f"highest; re-run: {', '.join(reran) if reran else 'none'}.\n")
+                 f"highest; re-run: {', '.join(reran) if reran else 'none'}. The probe's short run (start-up "
+                 f"included) reads below a full-length `raw_channel` baseline: `{PROBE_JOB}`'s own row below "
+                 f"measured {fmt_rate(res[PROBE_JOB]['baseline_records_per_s'])} M/s; the rule compares "
+                 "readings only with each other.\n")
     lines.append("## Targets\n")
     lines.append("| target | measured | result | what holds it back |")
     lines.append("| --- | --- | --- | --- |")
@@ -816,9 +821,9 @@ def main():
                      f"{'ok' if ckpt['checksum_ok'] else 'MISMATCH'} |")
     lines.append("")
     if ckpt.get("host_probe"):
-        note = notes.get(id(ckpt))
-        lines.append(f"Host probe before / after: {probe_cell(ckpt)} M/s"
-                     + (f" ({note[2]})" if note else "") + ".\n")
+        note = probe_note(ckpt["host_probe"], top)
+        lines.append(f"Host probe before / after (see Host state above): {probe_cell(ckpt, ' M/s')}"
+                     + (f"; {note}" if note else "") + ".\n")
     lines.append("## Keyed state per key\n")
     lines.append("Peak allocated bytes of the keyed state over the most keys held: for tidemark the "
                  "window operator's `stateMemoryBytesPeak` / `stateKeysPeak` gauges (its flat tables' "
