@@ -61,9 +61,9 @@ EVENTS_SMOKE_COUNT = 3000
 KAFKA = ["kafka_scan", "kafka_windowed"]
 # Host probe. On this 2-vCPU VM two threads that communicate through shared memory run, for
 # stretches, 2-3x slower per record (the vCPUs then behave like SMT siblings or distant cores),
-# while single-threaded code is steady: chain1_unchained_p1's raw_channel baseline (a bare SPSC
-# loop) read 59-70 M/s in slow stretches and 138-146 M/s in fast ones, its single-threaded
-# fused_loop 88-91 throughout. So right before and right after the bench of every job that runs
+# while single-threaded code drifts less and on its own: chain1_unchained_p1's raw_channel
+# baseline (a bare SPSC loop) read 59-70 M/s in slow stretches and 138-146 M/s in fast ones while
+# its single-threaded fused_loop held 88-91 (other runs saw the probe's fused_loop at 55-90). So right before and right after the bench of every job that runs
 # two or more threads the suite reads that raw_channel rate (a 2e6-record run, ~0.1 s), and a row
 # with a slow reading is run again; the events and Kafka rounds (ratios within rounds) and
 # --smoke are not probed.
@@ -594,9 +594,12 @@ def main():
                  "records that every key sees at least 10 records per window.\n")
     lines.append("Host state: this host (2 vCPUs) is bimodal for two threads at once. For stretches of minutes, "
                  "two threads that communicate through shared memory each run 2–3 × slower per record (the "
-                 "vCPUs then behave like SMT siblings or distant cores), while single-threaded code is steady: "
+                 "vCPUs then behave like SMT siblings or distant cores); in the runs that found this, "
                  f"`{PROBE_JOB}`'s own `raw_channel` baseline (b), a bare SPSC loop, read 59–70 M/s in slow "
-                 "stretches and 138–146 M/s in fast ones, its single-threaded `fused_loop` 88–91 M/s throughout. "
+                 "stretches and 138–146 M/s in fast ones while its single-threaded `fused_loop` held 88–91 M/s. "
+                 "Single-threaded speed drifts too, less and on its own (the probes' `fused_loop` range in this "
+                 "run is given below); rows on one task thread are not probed or re-run, and their ratios "
+                 "rely on each run's baseline being measured right after it. "
                  "A row whose job runs two or more task threads (the unchained and parallelism-2 chains, the "
                  "keyed and sliding windows, both latency runs, checkpoint cost) is therefore not "
                  "comparable between suite runs without the host's state. Right before and right after each "
