@@ -63,10 +63,10 @@ KAFKA = ["kafka_scan", "kafka_windowed"]
 # stretches, 2-3x slower per record (the vCPUs then behave like SMT siblings or distant cores),
 # while single-threaded code drifts less and on its own: chain1_unchained_p1's raw_channel
 # baseline (a bare SPSC loop) read 59-70 M/s in slow stretches and 138-146 M/s in fast ones while
-# its single-threaded fused_loop held 88-91 (other runs saw the probe's fused_loop at 55-90). So right before and right after the bench of every job that runs
-# two or more threads the suite reads that raw_channel rate (a 2e6-record run, ~0.1 s), and a row
-# with a slow reading is run again; the events and Kafka rounds (ratios within rounds) and
-# --smoke are not probed.
+# its single-threaded fused_loop held 88-91 (other runs saw the probe's fused_loop at 55-90). So
+# right before and right after the bench of every job that runs two or more threads the suite
+# reads that raw_channel rate (a 2e6-record run, ~0.1 s), and a row with a slow reading is run
+# again; the events and Kafka rounds (ratios within rounds) and --smoke are not probed.
 PROBE_JOB = "chain1_unchained_p1"
 PROBE_EXTRA = ["--warmup", "0", "--count", "2000000"]
 SLOW_FRACTION = 0.6   # a reading below this fraction of the highest so far in the run is slow
