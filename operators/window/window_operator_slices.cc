@@ -436,10 +436,12 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
     ReuseSliceStarts(ks.starts);
   }
   const Timestamp slice_start = slice.lo;
-  uint64_t* accs =
-      !ks.starts.empty() && ks.starts.back() == slice_start
-          ? ks.accs.data() + (ks.accs.size() - slice_words_)  // in-order records: the last slice
-          : FindOrAddSlice(ks, slice_start);
+  // In-order records go to the key's last slice; then the earliest slice, and with it the
+  // key's timer, stays as it was unless the next window to fire moves.
+  const bool last_slice = !ks.starts.empty() && ks.starts.back() == slice_start;
+  const Timestamp next_fire_before = ks.next_fire;
+  uint64_t* accs = last_slice ? ks.accs.data() + (ks.accs.size() - slice_words_)
+                              : FindOrAddSlice(ks, slice_start);
   slice_aggs_.Add(accs, record.row, aggregating_->NextArrival(), slice_strings_);
 
   const Timestamp first_start = slice.first_start;
@@ -461,7 +463,11 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
       ks.next_fire = next;
     }
   }
-  UpdateSlicedTimer(store, key, ks);
+  // Every key's timer is where UpdateSlicedTimer put it after its last change (its records',
+  // its firings', a restore's), and that depends only on the first slice and next_fire.
+  if (!last_slice || ks.next_fire != next_fire_before) {
+    UpdateSlicedTimer(store, key, ks);
+  }
 }
 
 void WindowOperator::FireSlicedTimers(Timestamp watermark) {
