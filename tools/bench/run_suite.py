@@ -171,14 +171,15 @@ def attempt_figures(out):
     return {k: out.get(k) for k in ("records_per_s", "ratio_to_baseline", "p99_latency_us") if out.get(k) is not None}
 
 
-def probed(probe, row, measure):
+def probed(probe, row, measure, earlier=()):
     """measure() between two host probes; while a probe of the attempt reads slow (below
     SLOW_FRACTION of the highest reading so far, both judged once both are taken), up to
     RERUN_ATTEMPTS more attempts after a RERUN_PAUSE_S pause each. Returns the first attempt whose
-    probes were both fast, else the last, with "host_probe": its readings and every attempt's."""
-    attempts = []
-    for n in range(1 + RERUN_ATTEMPTS):
-        if n:
+    probes were both fast, else the last, with "host_probe": its readings and every attempt's.
+    `earlier`: the row's attempts in an earlier pass, kept first (the numbering continues)."""
+    attempts = list(earlier)
+    for n in range(len(attempts), len(attempts) + 1 + RERUN_ATTEMPTS):
+        if n > len(earlier):
             time.sleep(RERUN_PAUSE_S)
         before = probe.read(row, "before")
         out = measure()
@@ -191,7 +192,7 @@ def probed(probe, row, measure):
         print(f"  {'':26s} host probe {before['raw_channel'] / 1e6:.0f} / {after['raw_channel'] / 1e6:.0f} M/s "
               f"(fused_loop {(before['fused_loop'] or 0) / 1e6:.0f} / {(after['fused_loop'] or 0) / 1e6:.0f}; "
               f"highest so far {highest / 1e6:.0f})" + (f": slow {', '.join(slow)}"
-                                                         + (", again" if n < RERUN_ATTEMPTS else ", keeping the last")
+                                                         + (", again" if n < len(earlier) + RERUN_ATTEMPTS else ", keeping the last")
                                                          if slow else ""),
               file=sys.stderr, flush=True)
         if not slow:
@@ -471,32 +472,41 @@ def main():
     res = {}
     probe = HostProbe(a.tidemark)
 
-    def measured(name, measure, row=None):
-        """measure(), between host probes when the job runs two or more threads."""
-        return probed(probe, row or name, measure) if multi_threaded(name) else measure()
+    def measured(name, measure, row=None, earlier=None):
+        """measure(), between host probes when the job runs two or more threads (after the
+        row's attempts `earlier`, a result of an earlier pass, when given)."""
+        if not multi_threaded(name):
+            return measure()
+        return probed(probe, row or name, measure, earlier["host_probe"]["attempts"] if earlier else ())
+
+    def row_bench(name):
+        if name in COUNT_OVERRIDE:
+            return lambda: bench(a.tidemark, name, a.runs, ["--count", str(COUNT_OVERRIDE[name])])
+        if name in SINGLE_RUN:
+            return lambda: bench(a.tidemark, name, 1, ["--warmup", "0"])
+        return lambda: bench(a.tidemark, name, a.runs)
+
+    def latency(earlier_full=None, earlier_half=None):
+        """Two benches, each between its own probes: the unpaced run gives the maximum rate, the
+        paced one runs at half the reported (fast-state, when there was one) maximum."""
+        full = measured("latency_3tasks", lambda: bench(a.tidemark, "latency_3tasks", a.runs),
+                        "latency_3tasks (unpaced)", earlier_full)
+        half_rate = int(full["records_per_s"] / 2)
+        # At half the maximum rate: the run lasts count / rate seconds; keep it near 1 s.
+        half = measured("latency_3tasks",
+                        lambda: bench(a.tidemark, "latency_3tasks", a.runs,
+                                      ["--rate", str(half_rate), "--count", str(max(100000, half_rate))]),
+                        "latency_3tasks (half rate)", earlier_half)
+        return full, half, half_rate
 
     print("chains:", file=sys.stderr)
     for name in CHAINS:
-        extra = ["--count", str(COUNT_OVERRIDE[name])] if name in COUNT_OVERRIDE else []
-        res[name] = measured(name, lambda: bench(a.tidemark, name, a.runs, extra))
+        res[name] = measured(name, row_bench(name))
     print("windows and watermarks:", file=sys.stderr)
     for name in WINDOWS + WATERMARKS:
-        if name in SINGLE_RUN:
-            res[name] = measured(name, lambda: bench(a.tidemark, name, 1, ["--warmup", "0"]))
-        else:
-            res[name] = measured(name, lambda: bench(a.tidemark, name, a.runs))
+        res[name] = measured(name, row_bench(name))
     print("latency:", file=sys.stderr)
-    # Two benches, each between its own probes: the unpaced run gives the maximum rate, the paced
-    # one runs at half the reported (fast-state, when there was one) maximum.
-    full = measured("latency_3tasks", lambda: bench(a.tidemark, "latency_3tasks", a.runs),
-                    "latency_3tasks (unpaced)")
-    half_rate = int(full["records_per_s"] / 2)
-    # At half the maximum rate: the run lasts count / rate seconds; keep it near 1 s.
-    half = measured("latency_3tasks", lambda: bench(a.tidemark, "latency_3tasks", a.runs,
-                                                    ["--rate", str(half_rate), "--count", str(max(100000, half_rate))]),
-                    "latency_3tasks (half rate)")
-    res["latency_3tasks_max"] = full
-    res["latency_3tasks_half"] = half
+    full, half, half_rate = latency()
     print("checkpoint cost:", file=sys.stderr)
     ckpt = measured("checkpoint_cost", lambda: run_bench_json(a.tidemark, "checkpoint_cost", a.runs, ["--checkpoints"]))
     for c in ckpt["cases"]:
@@ -514,6 +524,31 @@ def main():
             print(f"  duckdb: {d['error']}", file=sys.stderr, flush=True)
     print("kafka:", file=sys.stderr)
     kafka = {name: bench_kafka(a.tidemark, name, a.runs, a.data_dir, a.events_count) for name in KAFKA}
+    # The late pass: a row whose reported attempt read slow, against the run's highest reading now
+    # (which also catches a row measured before the run's first fast stretch), is tried again
+    # minutes after its first pass, by the same rule; the host's slow stretches last minutes.
+    def late(o):
+        hp = o.get("host_probe")
+        if not hp:
+            return False
+        last = hp["attempts"][-1]
+        if not last["slow"]:
+            # Fast when taken; judged again against the highest reading now.
+            highest = probe.highest()
+            last["slow"] = [w for w in ("before", "after") if last[w] < SLOW_FRACTION * highest]
+            if last["slow"]:
+                last["highest_so_far"] = highest
+        return bool(last["slow"])
+    late_rows = [name for name in CHAINS + WINDOWS + WATERMARKS if late(res[name])]
+    late_latency = late(full) or late(half)
+    if late_rows or late_latency:
+        print("late pass:", file=sys.stderr)
+    for name in late_rows:
+        res[name] = measured(name, row_bench(name), earlier=res[name])
+    if late_latency:
+        full, half, half_rate = latency(full, half)
+    res["latency_3tasks_max"] = full
+    res["latency_3tasks_half"] = half
     walls = {}
     for job in ("jobs/two_splits_split.yaml", "jobs/two_splits_operator.yaml"):
         walls[job] = wall_time(a.tidemark, job, a.runs)
@@ -611,8 +646,11 @@ def main():
                  f"{RERUN_ATTEMPTS} more times with a {RERUN_PAUSE_S:.0f} s pause before each; the first attempt "
                  "whose readings were both fast is reported, else the last one, and either way the row's note "
                  "gives every slow attempt's probe and job figures. Since the rule only knows the readings so "
-                 "far, a row measured before the run's first fast stretch cannot be caught at the time: a "
-                 f"reading below {SLOW_FRACTION} × the run's final highest is noted too (not re-run). The "
+                 "far, a row measured before the run's first fast stretch cannot be caught at the time. So, "
+                 "after the Kafka rounds (minutes later: the slow stretches last minutes), a late pass takes "
+                 "every row whose reported attempt has a reading below "
+                 f"{SLOW_FRACTION} × the highest reading by then and runs it again by the same rule, its "
+                 "attempts numbered on from the first pass's. The "
                  "readings are in the column `host probe before / after M/s` (— for a job on one task thread) and "
                  "in the targets; the events and Kafka rounds are not probed (their ratios are taken within "
                  "rounds, seconds apart). "
@@ -812,7 +850,7 @@ def main():
     lines.append("")
     lines.append(f"Host probe: `{PROBE_JOB}`'s `raw_channel` rate right before / after the row's bench (see "
                  f"Host state above); (slow): below {SLOW_FRACTION} × the highest reading so far even after "
-                 f"{RERUN_ATTEMPTS} re-runs; — : the job runs one task thread, not probed."
+                 "its re-runs (the late pass's included); — : the job runs one task thread, not probed."
                  + ("" if notes else " No row was re-run or measured in the slow state.") + "\n")
     for n, label, text in notes.values():
         lines.append(f"{n}. {label}: {text}")
