@@ -33,6 +33,26 @@ std::string Quoted(std::string_view text) {
   return fmt::format("\"{}\"", text);
 }
 
+// Why nlohmann refused `line` (whose depth is checked), on the error path only: a number beyond
+// the double range is valid JSON that no field type holds, and is named as CSV names it ("1e400"
+// is a bad value on both paths); anything else is invalid JSON.
+std::string JsonErrorReason(std::string_view line) {
+  try {
+    [[maybe_unused]] const nlohmann::json parsed = nlohmann::json::parse(line.begin(), line.end());
+  } catch (const nlohmann::json::out_of_range& e) {
+    // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
+    const std::string_view what = e.what();
+    const size_t open = what.find('\'');
+    const size_t close = what.rfind('\'');
+    if (e.id == 406 && open != std::string_view::npos && close > open) {
+      return fmt::format("a number out of the double range: {}",
+                         Quoted(what.substr(open + 1, close - open - 1)));
+    }
+  } catch (const nlohmann::json::exception&) {
+  }
+  return "invalid JSON";
+}
+
 }  // namespace
 
 const char* FileKind(mode_t mode) {
@@ -473,7 +493,7 @@ std::optional<nlohmann::json> ParseJsonLine(std::string_view line, std::string* 
   }
   nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
   if (j.is_discarded()) {
-    *reason = "invalid JSON";
+    *reason = JsonErrorReason(line);
     return std::nullopt;
   }
   return j;

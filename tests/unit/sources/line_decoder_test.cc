@@ -188,6 +188,23 @@ TEST(LineDecoderTest, CsvDoublesTooSmallAreZeroAsInJson) {
             R"(error: field 3 "amount": expected double, got "-1e400")");
 }
 
+// 1e400 is valid JSON but no double: the JSON path names the number, as CSV does, in a field of
+// the schema or not; a number too long to show is cut.
+TEST(LineDecoderTest, JsonNumbersOutOfTheDoubleRangeAreNamed) {
+  LineDecoder json(LineDecoder::Format::kJson, TestSchema());
+  Row row;
+  EXPECT_EQ(Decoded(json, R"({"ts":1000,"amount":-1e400})", row),
+            R"(error: a number out of the double range: "-1e400")");
+  EXPECT_EQ(Decoded(json, R"({"other": 1e999999, "ts": 1})", row),
+            R"(error: a number out of the double range: "1e999999")");
+  EXPECT_EQ(Decoded(json, R"({"amount": 1)" + std::string(50, '0') + R"(e400})", row),
+            R"(error: a number out of the double range: "1)" + std::string(39, '0') + R"(...")");
+  // The first fault found is named: a syntax error before the number, the number before one.
+  EXPECT_EQ(Decoded(json, R"({"amount" 1e400})", row), "error: invalid JSON");
+  EXPECT_EQ(Decoded(json, R"({"amount": 1e400)", row),
+            R"(error: a number out of the double range: "1e400")");
+}
+
 TEST(LineDecoderTest, DepthLimitIsKeptInFieldsTheRowDoesNotUse) {
   LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
   Row row;
