@@ -208,8 +208,12 @@ DatagenSource::DatagenSource(const SourceSpec& spec) : spec_(spec.datagen) {
   if (spec_.key_count < 1) {
     throw KeyedInvalidArgument("keys", fmt::format("must be at least 1, got {}", spec_.key_count));
   }
-  if (spec_.count < 0 || spec_.max_out_of_orderness_ms < 0) {
-    throw InvalidArgument("count and max-out-of-orderness must not be negative");
+  if (spec_.count < 0) {
+    throw KeyedInvalidArgument("count", fmt::format("must not be negative, got {}", spec_.count));
+  }
+  if (spec_.max_out_of_orderness_ms < 0) {
+    throw KeyedInvalidArgument("max-out-of-orderness",
+                               fmt::format("must not be negative, got {}ms", spec_.max_out_of_orderness_ms));
   }
   if (spec_.disorder != "none" && spec_.disorder != "uniform" && spec_.disorder != "exponential") {
     throw KeyedInvalidArgument("disorder", fmt::format("unknown distribution '{}'", spec_.disorder));

@@ -128,13 +128,32 @@ TEST(DatagenSourceTest, IdlePeriodPushesASplitsRecordsBack) {
   EXPECT_EQ(ctx.wakeups, (std::vector<Timestamp>{100, 1200, 1300}));
 }
 
-TEST(DatagenSourceTest, RejectsBadSettings) {
+// The error of constructing a datagen source over `spec`, as "<key path>: <reason>" (the key
+// path is what the job compiler reports the error at); "" when it constructs.
+std::string KeyedError(const SourceSpec& spec) {
+  try {
+    DatagenSource source(spec);
+  } catch (const KeyedInvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), e.key_path() + ": " + e.reason());
+    return e.key_path() + ": " + e.reason();
+  }
+  return "";
+}
+
+TEST(DatagenSourceTest, RejectsBadSettingsAtTheirKeys) {
+  EXPECT_EQ(KeyedError(Spec()), "");
   SourceSpec spec = Spec();
   spec.datagen.rate = 0;
-  EXPECT_THROW(DatagenSource{spec}, InvalidArgument);
+  EXPECT_EQ(KeyedError(spec), "rate: must be at least 1, got 0");
+  spec = Spec();
+  spec.datagen.count = -1;
+  EXPECT_EQ(KeyedError(spec), "count: must not be negative, got -1");
+  spec = Spec();
+  spec.datagen.max_out_of_orderness_ms = -5;
+  EXPECT_EQ(KeyedError(spec), "max-out-of-orderness: must not be negative, got -5ms");
   spec = Spec();
   spec.datagen.idle_periods = {IdlePeriodSpec{2, 0, 10, {}}};
-  EXPECT_THROW(DatagenSource{spec}, InvalidArgument);
+  EXPECT_EQ(KeyedError(spec), "idle-periods[0].split: no split 2 (splits: 2)");
 }
 
 }  // namespace
