@@ -186,7 +186,8 @@ def probed(probe, row, measure, earlier=()):
         after = probe.read(row, "after")
         highest = probe.highest()
         slow = [w for w, r in (("before", before), ("after", after)) if probe.slow(r, highest)]
-        attempts.append({"attempt": n + 1, "before": before["raw_channel"], "after": after["raw_channel"],
+        attempts.append({"attempt": n + 1, "late_pass": bool(earlier),
+                         "before": before["raw_channel"], "after": after["raw_channel"],
                          "before_fused_loop": before["fused_loop"], "after_fused_loop": after["fused_loop"],
                          "highest_so_far": highest, "slow": slow, **attempt_figures(out)})
         print(f"  {'':26s} host probe {before['raw_channel'] / 1e6:.0f} / {after['raw_channel'] / 1e6:.0f} M/s "
@@ -439,12 +440,16 @@ def probe_note(hp, highest):
     if len(attempts) > 1:
         slow = [a for a in attempts if a["slow"]]
         if hp["slow"]:
-            parts.append(f"re-run: all {len(attempts)} attempts in the host's slow state, the last reported; "
+            parts.append(f"re-run: all {len(attempts)} attempts in the host's slow state"
+                         + (" (the late pass's included)" if hp.get("late_pass") else "") + ", the last reported; "
                          + "; ".join(attempt(a) for a in slow[:-1]))
         else:
-            which = "first attempt" if len(slow) == 1 else f"first {len(slow)} attempts"
+            numbers = [str(a["attempt"]) for a in slow]
+            which = (f"attempt {numbers[0]}" if len(numbers) == 1
+                     else f"attempts {', '.join(numbers[:-1])} and {numbers[-1]}")
             parts.append(f"re-run: {which} in the host's slow state ("
-                         + "; ".join(attempt(a) for a in slow) + f"); attempt {hp['attempt']} reported (both probes fast)")
+                         + "; ".join(attempt(a) for a in slow) + f"); attempt {hp['attempt']} reported (both probes fast"
+                         + ("; late pass" if hp.get("late_pass") else "") + ")")
     late = [w for w in ("before", "after") if hp[w] < SLOW_FRACTION * highest and w not in hp["slow"]]
     if late:
         parts.append(f"probe {' and '.join(late)} ({probe_pair(hp)} M/s) below {SLOW_FRACTION} × the run's "
