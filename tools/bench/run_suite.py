@@ -443,6 +443,10 @@ def probe_note(hp, highest):
             parts.append(f"re-run: all {len(attempts)} attempts in the host's slow state"
                          + (" (the late pass's included)" if hp.get("late_pass") else "") + ", the last reported; "
                          + "; ".join(attempt(a) for a in slow[:-1]))
+        elif not slow:
+            # Re-measured with a partner that read slow (latency's unpaced run with its paced one).
+            parts.append(f"attempt {hp['attempt']} reported, from the late pass, where it was measured again "
+                         "with the run it pairs with; none of its attempts read the host slow")
         else:
             numbers = [str(a["attempt"]) for a in slow]
             which = (f"attempt {numbers[0]}" if len(numbers) == 1
