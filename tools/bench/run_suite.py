@@ -60,13 +60,15 @@ EVENTS_SMOKE_COUNT = 3000
 # kafka_windowed: the windowed events query on the same topic, beside the file job (no baseline).
 KAFKA = ["kafka_scan", "kafka_windowed"]
 # Host probe. On this 2-vCPU VM two threads that communicate through shared memory run, for
-# stretches, 2-3x slower per record (the vCPUs then behave like SMT siblings or distant cores),
-# while single-threaded code drifts less and on its own: chain1_unchained_p1's raw_channel
-# baseline (a bare SPSC loop) read 59-70 M/s in slow stretches and 138-146 M/s in fast ones while
-# its single-threaded fused_loop held 88-91 (other runs saw the probe's fused_loop at 55-90). So
-# right before and right after the bench of every job that runs two or more threads the suite
-# reads that raw_channel rate (a 2e6-record run, ~0.1 s), and a row with a slow reading is run
-# again; the events and Kafka rounds (ratios within rounds) and --smoke are not probed.
+# stretches, 2-3x slower per record (the vCPUs then behave like distant cores: two independent
+# single-threaded processes side by side keep their full speed, only handing cache lines over
+# slows down), while single-threaded code drifts less and on its own: chain1_unchained_p1's
+# raw_channel baseline (a bare SPSC loop) read 59-70 M/s in slow stretches and 138-146 M/s in
+# fast ones while its single-threaded fused_loop held 88-91 (other runs saw the probe's
+# fused_loop at 55-90). So right before and right after the bench of every job that runs two or
+# more threads the suite reads that raw_channel rate (a 2e6-record run, ~0.1 s), and a row with a
+# slow reading is run again, then once more in a late pass at the end of the suite; the events
+# and Kafka rounds (ratios within rounds) and --smoke are not probed.
 PROBE_JOB = "chain1_unchained_p1"
 PROBE_EXTRA = ["--warmup", "0", "--count", "2000000"]
 SLOW_FRACTION = 0.6   # a reading below this fraction of the highest so far in the run is slow
@@ -638,7 +640,9 @@ def main():
                  "records that every key sees at least 10 records per window.\n")
     lines.append("Host state: this host (2 vCPUs) is bimodal for two threads at once. For stretches of minutes, "
                  "two threads that communicate through shared memory each run 2–3 × slower per record (the "
-                 "vCPUs then behave like SMT siblings or distant cores); in the runs that found this, "
+                 "vCPUs then behave like distant cores: two independent single-threaded processes side by side "
+                 "keep their full speed, only threads that hand cache lines to each other slow down); in the "
+                 "runs that found this, "
                  f"`{PROBE_JOB}`'s own `raw_channel` baseline (b), a bare SPSC loop, read 59–70 M/s in slow "
                  "stretches and 138–146 M/s in fast ones while its single-threaded `fused_loop` held 88–91 M/s. "
                  "Single-threaded speed drifts too, less and on its own (the probes' `fused_loop` range in this "
