@@ -180,22 +180,22 @@ def probed(probe, row, measure, earlier=()):
     probes were both fast, else the last, with "host_probe": its readings and every attempt's.
     `earlier`: the row's attempts in an earlier pass, kept first (the numbering continues)."""
     attempts = list(earlier)
-    for n in range(len(attempts), len(attempts) + 1 + RERUN_ATTEMPTS):
-        if n > len(earlier):
+    for k in range(1 + RERUN_ATTEMPTS):
+        if k:
             time.sleep(RERUN_PAUSE_S)
         before = probe.read(row, "before")
         out = measure()
         after = probe.read(row, "after")
         highest = probe.highest()
         slow = [w for w, r in (("before", before), ("after", after)) if probe.slow(r, highest)]
-        attempts.append({"attempt": n + 1, "late_pass": bool(earlier),
+        attempts.append({"attempt": len(attempts) + 1, "late_pass": bool(earlier),
                          "before": before["raw_channel"], "after": after["raw_channel"],
                          "before_fused_loop": before["fused_loop"], "after_fused_loop": after["fused_loop"],
                          "highest_so_far": highest, "slow": slow, **attempt_figures(out)})
         print(f"  {'':26s} host probe {before['raw_channel'] / 1e6:.0f} / {after['raw_channel'] / 1e6:.0f} M/s "
               f"(fused_loop {(before['fused_loop'] or 0) / 1e6:.0f} / {(after['fused_loop'] or 0) / 1e6:.0f}; "
               f"highest so far {highest / 1e6:.0f})" + (f": slow {', '.join(slow)}"
-                                                         + (", again" if n < len(earlier) + RERUN_ATTEMPTS else ", keeping the last")
+                                                         + (", again" if k < RERUN_ATTEMPTS else ", keeping the last")
                                                          if slow else ""),
               file=sys.stderr, flush=True)
         if not slow:
