@@ -35,20 +35,34 @@ std::string Quoted(std::string_view text) {
 
 // Why nlohmann refused `line` (whose depth is checked), on the error path only: a number beyond
 // the double range is valid JSON that no field type holds, and is named as CSV names it ("1e400"
-// is a bad value on both paths); anything else is invalid JSON.
+// is a bad value on both paths); anything else is invalid JSON. A SAX pass hands over the
+// parser's first error with its token, without exceptions or a value built.
 std::string JsonErrorReason(std::string_view line) {
-  try {
-    [[maybe_unused]] const nlohmann::json parsed = nlohmann::json::parse(line.begin(), line.end());
-  } catch (const nlohmann::json::out_of_range& e) {
-    // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
-    const std::string_view what = e.what();
-    const size_t open = what.find('\'');
-    const size_t close = what.rfind('\'');
-    if (e.id == 406 && open != std::string_view::npos && close > open) {
-      return fmt::format("a number out of the double range: {}",
-                         Quoted(what.substr(open + 1, close - open - 1)));
+  using json = nlohmann::json;
+  struct FirstError {
+    int id = 0;
+    std::string token;
+    bool null() { return true; }
+    bool boolean(bool) { return true; }
+    bool number_integer(json::number_integer_t) { return true; }
+    bool number_unsigned(json::number_unsigned_t) { return true; }
+    bool number_float(json::number_float_t, const json::string_t&) { return true; }
+    bool string(json::string_t&) { return true; }
+    bool binary(json::binary_t&) { return true; }
+    bool start_object(std::size_t) { return true; }
+    bool key(json::string_t&) { return true; }
+    bool end_object() { return true; }
+    bool start_array(std::size_t) { return true; }
+    bool end_array() { return true; }
+    bool parse_error(std::size_t, const std::string& last_token, const json::exception& e) {
+      id = e.id;
+      token = last_token;
+      return false;
     }
-  } catch (const nlohmann::json::exception&) {
+  } error;
+  json::sax_parse(line.begin(), line.end(), &error);
+  if (error.id == 406) {  // out_of_range.406: number overflow
+    return fmt::format("a number out of the double range: {}", Quoted(error.token));
   }
   return "invalid JSON";
 }
