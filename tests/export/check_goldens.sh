@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ctest `flink_sql_goldens`: `tidemark export --flink-sql` over every job in jobs/ and jobs/bench/.
-# Per job jobs/<dir>/<name>.yaml:
+# Per job jobs/<dir>/<name>.yaml, with its goldens at tests/golden/<dir>/<name>.flink.{sql,err}:
 #   - exports (exit 0)           -> stdout must equal <name>.flink.sql, and there is no <name>.flink.err;
 #   - fails (exit 2)             -> stderr must equal <name>.flink.err, and if <name>.flink.sql
 #                                   exists, `--best-effort` must write exactly it (exit 0).
@@ -15,7 +15,8 @@ passed=0
 failed=0
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 for job in jobs/*.yaml jobs/bench/*.yaml; do
-  base="${job%.yaml}"
+  base="tests/golden/${job#jobs/}"
+  base="${base%.yaml}"
   rc=0
   "$tidemark" export --flink-sql "$job" >"$tmp/out" 2>"$tmp/err" || rc=$?
   if [ "$update" = "--update" ]; then
@@ -66,6 +67,18 @@ for job in jobs/*.yaml jobs/bench/*.yaml; do
   fi
   passed=$((passed + 1))
 done
+# A golden whose job is gone would be checked by nothing: every golden needs its job.
+while IFS= read -r golden; do
+  rel="${golden#tests/golden/}"
+  job="jobs/${rel%.flink.*}.yaml"
+  if [ ! -e "$job" ]; then
+    if [ "$update" = "--update" ]; then
+      rm -f "$golden"
+    else
+      fail "$golden" "no job $job"
+    fi
+  fi
+done < <(find tests/golden -name '*.flink.sql' -o -name '*.flink.err' | sort)
 [ "$update" = "--update" ] && { echo "goldens written"; exit 0; }
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

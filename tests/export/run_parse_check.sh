@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest `flink_sql_parse`: every golden Flink SQL script (jobs/**/*.flink.sql, which the
+# ctest `flink_sql_parse`: every golden Flink SQL script (tests/golden/**/*.flink.sql, which the
 # `flink_sql_goldens` test keeps equal to what `tidemark export --flink-sql` writes) must parse with
 # dt-sql-parser's FlinkSQL grammar. Installs the parser with `npm ci` from this folder's
 # package-lock.json into WORK_DIR (the build directory), once per lock file, then runs the
@@ -14,9 +14,9 @@ if ! cmp -s "$here/package-lock.json" "$work/package-lock.json" || [ ! -d "$work
   (cd "$work" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 node "$here/parse_flink_sql.mjs" --modules "$work/node_modules" --self-test
-mapfile -t files < <(find jobs -name '*.flink.sql' | sort)
+mapfile -t files < <(find tests/golden -name '*.flink.sql' | sort)
 if [ ${#files[@]} -eq 0 ]; then
-  echo "no jobs/**/*.flink.sql files" >&2
+  echo "no tests/golden/**/*.flink.sql files" >&2
   exit 1
 fi
 node "$here/parse_flink_sql.mjs" --modules "$work/node_modules" "${files[@]}"

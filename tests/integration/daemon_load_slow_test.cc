@@ -134,8 +134,8 @@ TEST(DaemonLoadSlowTest, EightClientsARequestEveryMillisecondWhileJobsRunCorrect
   }
 
   // Meanwhile: the two experiment jobs, one after another, each with its exact result.
-  const std::string split_report = LastLine(ReadFile("jobs/two_splits_split.expected"));
-  const std::string operator_report = LastLine(ReadFile("jobs/two_splits_operator.expected"));
+  const std::string split_report = LastLine(ReadFile("tests/golden/two_splits_split.expected"));
+  const std::string operator_report = LastLine(ReadFile("tests/golden/two_splits_operator.expected"));
   ASSERT_FALSE(split_report.empty());
   int jobs_run = 0;
   int jobs_correct = 0;

@@ -109,7 +109,7 @@ class DaemonRecoveryTest : public ::testing::Test {
 TEST_F(DaemonRecoveryTest, AfterKill9TheRestartedDaemonListsEndedJobsAndResumesTheRunningOne) {
   Start();
   const std::string experiment = ReadFile("jobs/two_splits_split.yaml");
-  const std::string expected_report = LastLine(ReadFile("jobs/two_splits_split.expected"));
+  const std::string expected_report = LastLine(ReadFile("tests/golden/two_splits_split.expected"));
   const std::string finished = Submit(experiment);
   ASSERT_TRUE(WaitForState(finished, "FINISHED"));
   const std::string failed = Submit(FailingJob(0));

@@ -306,7 +306,7 @@ class DaemonTest : public ::testing::Test {
 TEST_F(DaemonTest, SubmitsBothTwoSplitJobsThroughTheCliAndReadsResultsWithStatusJson) {
   for (const std::string mode : {"split", "operator"}) {
     const std::string job = "jobs/two_splits_" + mode + ".yaml";
-    const std::vector<std::string> expected = Lines(ReadFile("jobs/two_splits_" + mode + ".expected"));
+    const std::vector<std::string> expected = Lines(ReadFile("tests/golden/two_splits_" + mode + ".expected"));
     ASSERT_FALSE(expected.empty());
 
     CliResult submit = Cli("submit --wait " + job);
@@ -757,7 +757,7 @@ TEST_F(DaemonTest, FailingJobsEndFailedWithTheCauseWhileAnotherFinishes) {
   EXPECT_EQ(ex["root-exception"], a["failure-cause"]);
   json c = JobJson(good);
   EXPECT_EQ(c["state"], "FINISHED");
-  EXPECT_EQ(c["report"], Lines(ReadFile("jobs/two_splits_split.expected")).back());
+  EXPECT_EQ(c["report"], Lines(ReadFile("tests/golden/two_splits_split.expected")).back());
   EXPECT_TRUE(json::parse(Client().Request("GET", "/jobs/" + good + "/exceptions").body)["root-exception"].is_null());
   CliResult status = Cli("status " + unopenable);
   EXPECT_EQ(status.rc, 1);
@@ -880,7 +880,7 @@ TEST_F(DaemonTest, LimitsRunningJobsAndTrimsHistory) {
 
 TEST_F(DaemonTest, FinishedJobsExpireAfterTheirTtlAndTheDaemonKeepsServing) {
   StartServer(JobManagerOptions{.max_finished_jobs = 10, .finished_job_ttl = std::chrono::milliseconds(100)});
-  const std::string expected = Lines(ReadFile("jobs/two_splits_split.expected")).back();
+  const std::string expected = Lines(ReadFile("tests/golden/two_splits_split.expected")).back();
   for (int round = 0; round < 2; ++round) {
     CliResult submit = Cli("submit --wait jobs/two_splits_split.yaml");
     ASSERT_EQ(submit.rc, 0) << submit.err;
@@ -1104,7 +1104,7 @@ TEST_F(DaemonTest, HoldsAThousandIdleConnectionsRefusesBeyondTheLimitAndRecovers
       << server_->open_connections();
   const std::string id = SubmitYaml(ReadFile("jobs/two_splits_split.yaml"));
   ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
-  const std::string report = Lines(ReadFile("jobs/two_splits_split.expected")).back();
+  const std::string report = Lines(ReadFile("tests/golden/two_splits_split.expected")).back();
   json j = JobJson(id);
   EXPECT_EQ(j["state"], "FINISHED");
   EXPECT_EQ(j["report"], report);
@@ -1201,7 +1201,7 @@ class DaemonIsolationTest : public DaemonTest {
   /// and runs the next two-split job exactly.
   void ExpectOnlyTheVictimFails(const std::string& victim, const std::function<void()>& fail,
                                 const std::string& cause_pattern) {
-    const std::string report = Lines(ReadFile("jobs/two_splits_split.expected")).back();
+    const std::string report = Lines(ReadFile("tests/golden/two_splits_split.expected")).back();
     const std::string bystander = SubmitYaml(kLongJob);
     WaitUntilProducing(bystander);
     const int bystander_pid = WorkerPid(bystander);
@@ -1370,7 +1370,7 @@ TEST_F(DaemonIsolationTest, AWorkerOverItsMemoryLimitFailsNamingTheLimit) {
   EXPECT_EQ(cli.err, "memory-limit 3 GiB is over the daemon's limit of 1 GiB (tidemarkd --worker-memory-limit)\n");
   cli = Cli("submit --wait --memory-limit 64m jobs/two_splits_split.yaml");
   EXPECT_EQ(cli.rc, 0) << cli.err;
-  EXPECT_EQ(Lines(cli.out).back(), Lines(ReadFile("jobs/two_splits_split.expected")).back());
+  EXPECT_EQ(Lines(cli.out).back(), Lines(ReadFile("tests/golden/two_splits_split.expected")).back());
 
   EXPECT_EQ(JobJson(beside)["state"], "RUNNING");
   ASSERT_EQ(Client().Request("DELETE", "/jobs/" + beside).status, 202);
@@ -1513,7 +1513,7 @@ TEST(TidemarkdBinaryTest, SigtermCancelsJobsRemovesTheSocketAndExitsZero) {
   EXPECT_NE(log.find(fmt::format("[job {}] 'long' CANCELED", id)), std::string::npos) << log;
   // Before listening it ran the experiment and got the exact report.
   EXPECT_NE(log.find("self-check passed in "), std::string::npos) << log;
-  EXPECT_NE(log.find(Lines(ReadFile("jobs/two_splits_split.expected")).back()), std::string::npos) << log;
+  EXPECT_NE(log.find(Lines(ReadFile("tests/golden/two_splits_split.expected")).back()), std::string::npos) << log;
 }
 
 TEST(TidemarkdBinaryTest, KillingTheDaemonLeavesNoWorkerBehind) {
@@ -1861,7 +1861,7 @@ TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnswer
 
   // 4. Afterwards: both two-split jobs exact, and the bystander untouched.
   for (const std::string mode : {"split", "operator"}) {
-    const std::vector<std::string> expected = Lines(ReadFile("jobs/two_splits_" + mode + ".expected"));
+    const std::vector<std::string> expected = Lines(ReadFile("tests/golden/two_splits_" + mode + ".expected"));
     const std::string id = SubmitYaml(ReadFile("jobs/two_splits_" + mode + ".yaml"));
     ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
     EXPECT_EQ(JobJson(id)["state"], "FINISHED");

@@ -1,4 +1,4 @@
-// Runs every jobs/<name>.yaml that has a jobs/<name>.expected next to it, in process, and
+// Runs every jobs/<name>.yaml that has a golden tests/golden/<name>.expected, in process, and
 // compares the complete printed output (FIRE lines and the report line) with the golden file.
 // Each job runs 20 times: under the virtual clock the output must never change.
 
@@ -36,7 +36,7 @@ std::string RunJobCapturingOutput(const std::string& path) {
 
 std::vector<std::string> GoldenJobs() {
   std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator("jobs")) {
+  for (const auto& entry : std::filesystem::directory_iterator("tests/golden")) {
     if (entry.path().extension() == ".expected") {
       names.push_back(entry.path().stem().string());
     }
@@ -49,7 +49,7 @@ class GoldenJobTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenJobTest, OutputMatchesGoldenFileTwentyTimes) {
   const std::string name = GetParam();
-  const std::string expected = ReadFile("jobs/" + name + ".expected");
+  const std::string expected = ReadFile("tests/golden/" + name + ".expected");
   ASSERT_FALSE(expected.empty());
   for (int run = 0; run < 20; ++run) {
     ASSERT_EQ(RunJobCapturingOutput("jobs/" + name + ".yaml"), expected) << "run " << run;

@@ -112,7 +112,7 @@ def main():
     daemon.stdout.readline()  # the ready line
     with open(os.path.join(ROOT, "jobs/two_splits_split.yaml"), "rb") as f:
         job = f.read()
-    with open(os.path.join(ROOT, "jobs/two_splits_split.expected")) as f:
+    with open(os.path.join(ROOT, "tests/golden/two_splits_split.expected")) as f:
         expected = f.read().strip().splitlines()[-1]
     stop = threading.Event()
     counts = {"garbage": 0, "jobs": 0}

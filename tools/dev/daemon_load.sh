@@ -26,7 +26,7 @@ until grep -q listening "$DIR/daemon.out" 2>/dev/null; do sleep 0.05; done
 rss() { awk '/VmRSS/ {print $2}' /proc/$DAEMON/status; }
 retained() { "$BIN/tidemark" --socket "$SOCK" list --json | grep -c '"jid"' || true; }
 RSS_START=$(rss)
-EXPECTED=$(tail -1 jobs/two_splits_split.expected)
+EXPECTED=$(tail -1 tests/golden/two_splits_split.expected)
 
 client() {
   local ok=0 bad=0
