@@ -10,7 +10,7 @@
 namespace tidemark {
 
 /// Loading a job description: YAML → validated `JobSpec` (config/job_spec.h). The schema is
-/// documented key by key in config/README.md. These are the only entry points that parse YAML;
+/// documented key by key in docs/job-reference.md. These are the only entry points that parse YAML;
 /// no yaml-cpp type appears in their signatures.
 ///
 /// Every problem is collected first — syntax errors, unknown keys, missing keys, wrong types, bad

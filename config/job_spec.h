@@ -13,7 +13,7 @@ namespace tidemark {
 
 // Plain, validated description of a job, produced from YAML by `LoadJobSpecFile` /
 // `LoadJobSpecString` (config/job_loader.h). No yaml-cpp types leak out of config/. All durations
-// are milliseconds (`_ms`). The YAML schema is documented key by key in config/README.md.
+// are milliseconds (`_ms`). The YAML schema is documented key by key in docs/job-reference.md.
 //
 // What the loader guarantees (so later stages need not re-check): every enumerated string holds
 // one of its documented values; operator ids are unique; every input names an existing, non-sink
@@ -125,7 +125,7 @@ struct SchemaFieldSpec {
   SourceLocation location;
 };
 
-/// `file` source keys (see config/README.md): JSON Lines or CSV, one split per file.
+/// `file` source keys (see docs/job-reference.md): JSON Lines or CSV, one split per file.
 struct FileSourceSpec {
   /// A file, a directory (every regular file in it, by name) or a glob in the last path
   /// component (`data/*.csv`). A relative path is resolved against the job file's directory.
@@ -148,7 +148,7 @@ struct IdlePeriodSpec {
   SourceLocation location;
 };
 
-/// `datagen` source keys (see config/README.md): seeded, paced, bounded.
+/// `datagen` source keys (see docs/job-reference.md): seeded, paced, bounded.
 struct DatagenSourceSpec {
   int64_t split_count = 1;               ///< `splits:`
   int64_t count = 0;                     ///< records per split
@@ -162,7 +162,7 @@ struct DatagenSourceSpec {
   int64_t seed = 0;
 };
 
-/// `replay` source keys (see config/README.md): recorded arrivals, replayed in processing time.
+/// `replay` source keys (docs/job-reference.md): recorded arrivals, replayed in processing time.
 struct ReplaySourceSpec {
   std::string path;                     ///< one JSON Lines file, resolved like FileSourceSpec::path
   std::vector<SchemaFieldSpec> schema;  ///< fields of each line's `record`
@@ -173,7 +173,7 @@ struct ReplaySourceSpec {
   SourceLocation until_location;
 };
 
-/// `kafka` source keys (see config/README.md): Flink's KafkaSource (FLIP-27), each
+/// `kafka` source keys (see docs/job-reference.md): Flink's KafkaSource (FLIP-27), each
 /// topic-partition a split. Validated by the loader: exactly one of `topics` / `topic-pattern`;
 /// exactly one of `bootstrap-servers` / `mock-cluster`; the starting / bounded keys that go with
 /// the chosen mode and no others; `schema` iff `format: json`.
@@ -232,7 +232,7 @@ struct SourceSpec {
   int64_t rate = 0;             ///< records per second per subtask; 0 = as fast as possible
   int64_t watermark_every = 0;  ///< > 0: add an int64 `wm` field set on every n-th record
   int64_t latency_every = 0;    ///< > 0: add an int64 `emit_ns` field set on every n-th record
-  // file, datagen, replay (nested: their keys are documented per type in config/README.md)
+  // file, datagen, replay (nested: their keys are documented per type in docs/job-reference.md)
   FileSourceSpec file;
   DatagenSourceSpec datagen;
   ReplaySourceSpec replay;

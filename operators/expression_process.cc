@@ -1,7 +1,7 @@
 // `type: process`: a keyed process function written in YAML (Flink's KeyedProcessFunction, and
 // with a broadcast input its KeyedBroadcastProcessFunction): per-key value state, per-record
 // event- and processing-time timers, and what to emit, all as expressions. The YAML is
-// documented in config/README.md ("The process type").
+// documented in docs/job-reference.md ("The process type").
 
 #include <algorithm>
 #include <map>
@@ -94,7 +94,7 @@ class ExpressionProcessLogic {
     // Flink stamps what an event-time timer emits with the timer's time and erases the
     // timestamp of what a processing-time timer emits.
     // At end of event time (MAX) a timer set here could only fire at once, and again from its
-    // own firing, for ever: it is dropped (documented in config/README.md).
+    // own firing, for ever: it is dropped (documented in docs/job-reference.md).
     const bool drop_event_timers = ctx.CurrentWatermark() == kMaxTimestamp;
     Run(plan_->on_timer, key.size(), ctx,
         ctx.time_domain() == TimeDomain::kEventTime ? std::optional<Timestamp>(time) : std::nullopt,

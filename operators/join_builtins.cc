@@ -1,5 +1,5 @@
 // `interval-join` and `window-join`: two-input operator types (inputs[0] = left,
-// inputs[1] = right). Their YAML parameters are documented in config/README.md.
+// inputs[1] = right). Their YAML parameters are documented in docs/job-reference.md.
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // Built-in operator types over KeyedProcessOperator (dedup, inactivity, timer-probe) and the
-// union pass-through. Their YAML parameters are documented in config/README.md.
+// union pass-through. Their YAML parameters are documented in docs/job-reference.md.
 
 #include <algorithm>
 

@@ -36,7 +36,7 @@ struct KafkaPartitionPosition {
 using KafkaTimestampLookup = std::function<int64_t(rd_kafka_t* consumer, const std::string& topic,
                                                    int32_t partition, int64_t timestamp_ms)>;
 
-/// `source.type: kafka` — Flink's FLIP-27 `KafkaSource` on librdkafka (config/README.md has the
+/// `source.type: kafka` — Flink's FLIP-27 `KafkaSource` on librdkafka (docs/job-reference.md: the
 /// keys). Each topic-partition is a split (id `topic-partition`), with its own watermark
 /// generator, idleness and alignment pausing through the SourceOperator's split outputs.
 ///

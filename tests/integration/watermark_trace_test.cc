@@ -106,7 +106,7 @@ TEST(WatermarkTraceTest, OperatorModeShowsTheSingleGeneratorOfTheAssigner) {
 
 TEST(WatermarkTraceTest, IdlenessAndAlignmentAreTraced) {
   // Split b of jobs/replay_idle_returns_behind.yaml becomes idle at the 1600 ms check
-  // (README "When a split becomes idle").
+  // (docs/semantics.md, "Idleness and alignment").
   const auto events = TraceOf("jobs/replay_idle_returns_behind.yaml");
   std::vector<std::pair<int64_t, std::string>> b_status;
   for (const auto& e : events) {

@@ -6,7 +6,7 @@
 
 namespace tidemark {
 
-/// Exit codes of the `tidemark` CLI (documented in README.md, `## Daemon`).
+/// Exit codes of the `tidemark` CLI (documented in docs/daemon.md).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitJobFailed = 1;    ///< the job ended FAILED or CANCELED
 inline constexpr int kExitUsage = 2;        ///< bad arguments, invalid job, unknown job id

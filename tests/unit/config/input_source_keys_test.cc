@@ -1,4 +1,5 @@
-// Loader tests for the keys of the file, datagen and replay sources (config/README.md, "source").
+// Loader tests for the keys of the file, datagen and replay sources (docs/job-reference.md,
+// "source").
 
 #include <string>
 

@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kFile = "jobs/test.yaml";
 
-/// The full example of config/README.md (keep the two in sync).
+/// The full example of docs/job-reference.md (keep the two in sync).
 constexpr const char* kFullJob = R"(name: two-splits-split
 pipeline:
   parallelism: 2
@@ -765,10 +765,10 @@ TEST(JobLoaderTest, EmptyDocumentIsAnError) {
             "\"operators\"");
 }
 
-// The examples in config/README.md load, and one is kFullJob (tests run in the source
+// The examples in docs/job-reference.md load, and one is kFullJob (tests run in the source
 // directory); another is the `process` type's.
 TEST(JobLoaderTest, ReadmeExamplesLoad) {
-  std::ifstream in("config/README.md");
+  std::ifstream in("docs/job-reference.md");
   ASSERT_TRUE(in) << "run from the source directory";
   std::vector<std::string> blocks;
   std::string line;
@@ -782,10 +782,10 @@ TEST(JobLoaderTest, ReadmeExamplesLoad) {
       *block += line + "\n";
     }
   }
-  ASSERT_EQ(blocks.size(), 3u);
+  ASSERT_EQ(blocks.size(), 4u);
   EXPECT_EQ(std::count(blocks.begin(), blocks.end(), kFullJob), 1);
   for (const std::string& yaml : blocks) {
-    EXPECT_NO_THROW(LoadJobSpecString(yaml, "config/README.md")) << yaml;
+    EXPECT_NO_THROW(LoadJobSpecString(yaml, "docs/job-reference.md")) << yaml;
   }
 }
 

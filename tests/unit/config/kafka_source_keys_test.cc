@@ -1,4 +1,4 @@
-// Loader tests for the keys of the kafka source (config/README.md, "source of type kafka").
+// Loader tests for the keys of the kafka source (docs/job-reference.md, "source of type kafka").
 
 #include <string>
 
