@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """ctest `docs_check`: the front page and docs/ stay true.
 
-1. Every relative link in README.md, tests/README.md and docs/*.md names a file that exists and,
-   with a #fragment, a heading of that file (GitHub's anchors).
+1. Every relative link in README.md, tests/README.md, jobs/README.md and docs/*.md names a file
+   that exists and, with a #fragment, a heading of that file (GitHub's anchors).
 2. README.md's sessions are replayed: in every fenced block without a language, a line `$ CMD`
    is a command and the lines up to the next `$ ` are its expected output. `$ cat FILE` of a file
    that does not exist yet writes FILE (the user's input); a ```yaml block whose first line is
@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 ROOT = os.getcwd()
-PAGES = ["README.md", "tests/README.md"] + sorted(
+PAGES = ["README.md", "tests/README.md", "jobs/README.md"] + sorted(
     os.path.join("docs", f) for f in os.listdir("docs") if f.endswith(".md"))
 
 
