@@ -34,11 +34,11 @@
 #include "tests/testing/daemon_jobs.h"
 #include "operators/user_operators.h"
 #include "runtime/core/timestamp.h"
-#include "runtime/daemon/daemon_client.h"
-#include "runtime/daemon/job_manager.h"
-#include "runtime/daemon/prometheus_metrics.h"
-#include "runtime/daemon/rest_server.h"
-#include "runtime/daemon/worker.h"
+#include "tools/daemon/daemon_client.h"
+#include "tools/daemon/job_manager.h"
+#include "tools/daemon/prometheus_metrics.h"
+#include "tools/daemon/rest_server.h"
+#include "tools/daemon/worker.h"
 #include "tools/tidemarkd/local_job_factory.h"
 
 namespace tidemark {

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/daemon/daemon_paths.h"
-#include "runtime/daemon/job_manager.h"
+#include "tools/daemon/daemon_paths.h"
+#include "tools/daemon/job_manager.h"
 
 namespace tidemark {
 

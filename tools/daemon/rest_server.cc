@@ -1,4 +1,4 @@
-#include "runtime/daemon/rest_server.h"
+#include "tools/daemon/rest_server.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,8 +15,8 @@
 
 #include "runtime/core/asio.h"
 #include "runtime/core/logging.h"
-#include "runtime/daemon/rest_views.h"
-#include "runtime/daemon/worker.h"
+#include "tools/daemon/rest_views.h"
+#include "tools/daemon/worker.h"
 
 namespace tidemark {
 namespace {
