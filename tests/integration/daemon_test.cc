@@ -683,6 +683,19 @@ TEST_F(DaemonTest, AnswersOrClosesGarbageAndKeepsServing) {
   EXPECT_EQ(Client().Request("GET", "/nope").status, 404);
   EXPECT_EQ(Client().Request("PUT", "/jobs").status, 405);
   EXPECT_EQ(Client().Request("GET", "/jobs/..%2f..%2fetc").status, 404);
+  // The route table: a literal segment wins over a `{param}` one at the same place, a path that
+  // fits a route of another method is 405, one that fits none 404, empty segments are skipped.
+  EXPECT_EQ(Client().Request("GET", "//jobs/").status, 200);
+  EXPECT_EQ(Client().Request("GET", "/jobs/overview").status, 200);
+  EXPECT_EQ(Client().Request("DELETE", "/jobs/overview").status, 405);
+  EXPECT_EQ(Client().Request("POST", "/jobs/ffff").status, 405);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff/savepoints").status, 405);
+  EXPECT_EQ(Client().Request("POST", "/jobs/ffff/checkpoints").status, 405);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff/stop/1").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff/checkpoints/1").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff/nope").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/overview/x").status, 404);
 
   // Still serving: a job runs correctly and keep-alive requests on one connection work.
   const std::string id = SubmitYaml(kSmallJob);
