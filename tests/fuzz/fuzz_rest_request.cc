@@ -1,4 +1,4 @@
-// Fuzz target: the daemon's request path (runtime/daemon/rest_server.h ServeBytes): bytes as a
+// Fuzz target: the daemon's request path (tools/daemon/rest_server.h ServeBytes): bytes as a
 // connection would receive them, parsed by the same HTTP parser with the daemon's default limits
 // and routed to a JobManager. Submissions are loaded (the YAML loader runs on the body) and then
 // refused, so no job runs. Any input must give responses, never a crash or unbounded memory.
@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "config/job_loader.h"
-#include "runtime/daemon/job_manager.h"
-#include "runtime/daemon/rest_server.h"
+#include "tools/daemon/job_manager.h"
+#include "tools/daemon/rest_server.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tidemark;

@@ -21,9 +21,9 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/testing/daemon_jobs.h"
-#include "runtime/daemon/daemon_client.h"
-#include "runtime/daemon/job_manager.h"
-#include "runtime/daemon/rest_server.h"
+#include "tools/daemon/daemon_client.h"
+#include "tools/daemon/job_manager.h"
+#include "tools/daemon/rest_server.h"
 #include "tools/tidemarkd/local_job_factory.h"
 
 namespace tidemark {

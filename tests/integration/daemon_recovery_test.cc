@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/checkpoint/checkpoint_storage.h"
-#include "runtime/daemon/daemon_client.h"
+#include "tools/daemon/daemon_client.h"
 #include "tests/testing/daemon_harness.h"
 #include "tests/testing/daemon_jobs.h"
 

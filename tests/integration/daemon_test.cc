@@ -34,11 +34,11 @@
 #include "tests/testing/daemon_jobs.h"
 #include "operators/user_operators.h"
 #include "runtime/core/timestamp.h"
-#include "runtime/daemon/daemon_client.h"
-#include "runtime/daemon/job_manager.h"
-#include "runtime/daemon/prometheus_metrics.h"
-#include "runtime/daemon/rest_server.h"
-#include "runtime/daemon/worker.h"
+#include "tools/daemon/daemon_client.h"
+#include "tools/daemon/job_manager.h"
+#include "tools/daemon/prometheus_metrics.h"
+#include "tools/daemon/rest_server.h"
+#include "tools/daemon/worker.h"
 #include "tools/tidemarkd/local_job_factory.h"
 
 namespace tidemark {
@@ -683,6 +683,19 @@ TEST_F(DaemonTest, AnswersOrClosesGarbageAndKeepsServing) {
   EXPECT_EQ(Client().Request("GET", "/nope").status, 404);
   EXPECT_EQ(Client().Request("PUT", "/jobs").status, 405);
   EXPECT_EQ(Client().Request("GET", "/jobs/..%2f..%2fetc").status, 404);
+  // The route table: a literal segment wins over a `{param}` one at the same place, a path that
+  // fits a route of another method is 405, one that fits none 404, empty segments are skipped.
+  EXPECT_EQ(Client().Request("GET", "//jobs/").status, 200);
+  EXPECT_EQ(Client().Request("GET", "/jobs/overview").status, 200);
+  EXPECT_EQ(Client().Request("DELETE", "/jobs/overview").status, 405);
+  EXPECT_EQ(Client().Request("POST", "/jobs/ffff").status, 405);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff/savepoints").status, 405);
+  EXPECT_EQ(Client().Request("POST", "/jobs/ffff/checkpoints").status, 405);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff/stop/1").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff/checkpoints/1").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/jobs/ffff/nope").status, 404);
+  EXPECT_EQ(Client().Request("GET", "/overview/x").status, 404);
 
   // Still serving: a job runs correctly and keep-alive requests on one connection work.
   const std::string id = SubmitYaml(kSmallJob);

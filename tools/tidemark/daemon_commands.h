@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "runtime/daemon/daemon_client.h"
+#include "tools/daemon/daemon_client.h"
 
 namespace tidemark {
 

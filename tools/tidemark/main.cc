@@ -26,7 +26,7 @@
 #include "tools/analyze/lateness_analysis.h"
 #include "runtime/task/watermark_trace.h"
 #include "tools/bench/bench_command.h"
-#include "runtime/daemon/daemon_paths.h"
+#include "tools/daemon/daemon_paths.h"
 #include "tools/engine/engine.h"
 #include "tools/engine/explain.h"
 #include "tools/export/flink_sql_export.h"

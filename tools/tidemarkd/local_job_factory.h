@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "config/job_loader.h"
-#include "runtime/daemon/daemon_job.h"
-#include "runtime/daemon/worker.h"
+#include "tools/daemon/daemon_job.h"
+#include "tools/daemon/worker.h"
 #include "tools/engine/engine.h"
 #include "tools/engine/explain.h"
 

@@ -1,5 +1,5 @@
 // `tidemarkd`: the local daemon. Runs submitted YAML jobs concurrently and serves the REST API
-// (runtime/daemon/rest_server.h) on a private Unix socket, optionally on loopback TCP with a
+// (tools/daemon/rest_server.h) on a private Unix socket, optionally on loopback TCP with a
 // bearer token.
 //
 // Exit codes: 0 after SIGTERM / SIGINT (running jobs stopped and recorded SUSPENDED in the state
@@ -26,9 +26,9 @@
 #include "config/job_loader.h"
 #include "dashboard_assets.h"
 #include "runtime/core/logging.h"
-#include "runtime/daemon/daemon_paths.h"
-#include "runtime/daemon/job_manager.h"
-#include "runtime/daemon/rest_server.h"
+#include "tools/daemon/daemon_paths.h"
+#include "tools/daemon/job_manager.h"
+#include "tools/daemon/rest_server.h"
 #include "tools/tidemarkd/local_job_factory.h"
 #include "tools/tidemarkd/self_check.h"
 
@@ -60,7 +60,7 @@ void CapMallocArenas() {
 int main(int argc, char** argv) {
   using namespace tidemark;
   if (IsWorkerInvocation(argc, argv)) {
-    // One job's worker process, started by a running tidemarkd (runtime/daemon/worker.h).
+    // One job's worker process, started by a running tidemarkd (tools/daemon/worker.h).
     return WorkerMain(argc, argv, MakeLocalDaemonJob);
   }
   CapMallocArenas();

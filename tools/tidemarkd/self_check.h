@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "runtime/daemon/daemon_job.h"
+#include "tools/daemon/daemon_job.h"
 
 namespace tidemark {
 

@@ -1,4 +1,4 @@
-#include "runtime/daemon/daemon_client.h"
+#include "tools/daemon/daemon_client.h"
 
 #include <sys/socket.h>
 #include <sys/time.h>

@@ -1,4 +1,4 @@
-#include "runtime/daemon/worker.h"
+#include "tools/daemon/worker.h"
 
 #include <fcntl.h>
 #include <malloc.h>
@@ -25,7 +25,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/logging.h"
-#include "runtime/daemon/worker_protocol.h"
+#include "tools/daemon/worker_protocol.h"
 #include "runtime/graph/job_graph.h"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn's envp

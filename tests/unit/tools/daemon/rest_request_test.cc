@@ -1,7 +1,7 @@
 // The daemon's request path without a socket (ServeBytes, the fuzz target's entry point): the
 // statuses a connection would answer for pipelined, malformed and oversized requests.
 
-#include "runtime/daemon/rest_server.h"
+#include "tools/daemon/rest_server.h"
 
 #include <memory>
 #include <string>

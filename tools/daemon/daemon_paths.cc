@@ -1,4 +1,4 @@
-#include "runtime/daemon/daemon_paths.h"
+#include "tools/daemon/daemon_paths.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

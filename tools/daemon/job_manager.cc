@@ -1,4 +1,4 @@
-#include "runtime/daemon/job_manager.h"
+#include "tools/daemon/job_manager.h"
 
 #include <malloc.h>
 
@@ -17,8 +17,8 @@
 #include "config/diagnostic.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/logging.h"
-#include "runtime/daemon/daemon_paths.h"
-#include "runtime/daemon/prometheus_metrics.h"
+#include "tools/daemon/daemon_paths.h"
+#include "tools/daemon/prometheus_metrics.h"
 #include "runtime/graph/job_graph.h"
 
 namespace tidemark {

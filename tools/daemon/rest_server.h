@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/daemon/daemon_paths.h"
-#include "runtime/daemon/job_manager.h"
+#include "tools/daemon/daemon_paths.h"
+#include "tools/daemon/job_manager.h"
 
 namespace tidemark {
 
@@ -67,9 +67,14 @@ struct RestServerOptions {
 ///     GET    /jobs/{id}/vertices/{vid}              -> subtasks with records, watermarks, metrics
 ///     GET    /jobs/{id}/vertices/{vid}/watermarks   -> [{"id": "0.currentInputWatermark", "value"}]
 ///     GET    /jobs/{id}/vertices/{vid}/backpressure -> ok / low / high per subtask and vertex
+///     POST   /jobs/{id}/savepoints  {"target-directory", "cancel-job"} -> 202 {"request-id"}
+///     GET    /jobs/{id}/savepoints/{request-id}     -> the savepoint's status and location
+///     POST   /jobs/{id}/stop        {"targetDirectory", "drain"} -> 202 {"request-id"}
+///     GET    /jobs/{id}/checkpoints -> counts, latest and history, as Flink's
 ///     GET    /, static assets      -> the web dashboard (RestServerOptions::static_assets)
-///     (views: rest_views.h)
+///     (views: rest_views.h; the table is `kRoutes` in rest_server.cc)
 ///
+/// A path that fits a route whose method differs gets 405, one that fits none 404.
 /// Errors are JSON `{"errors": ["..."]}` as in Flink's REST API. Malformed requests get 400, bodies
 /// over the limit 413, then the connection is closed; the server keeps serving. Unix-socket peers
 /// whose uid differs from the daemon's get 403.

@@ -40,7 +40,7 @@ struct JobMetricsSample {
 /// operator's further figures (numWindowsFired, stateBytes, ...) are exposed as
 /// `tidemark_job_task_operator_<name>` / `..._split_<name>` gauges beside them. Watermarks and
 /// times are ms; a watermark not yet set (Long.MIN_VALUE in Flink) has no sample.
-/// The golden list of tests/unit/runtime/daemon/prometheus_metrics_test.cc pins these names.
+/// The golden list of tests/unit/tools/daemon/prometheus_metrics_test.cc pins these names.
 const std::vector<std::string_view>& MetricFamilyNames();
 
 /// The Prometheus text exposition (format 0.0.4) of the daemon and its running jobs, through

@@ -1,4 +1,4 @@
-#include "runtime/daemon/rest_views.h"
+#include "tools/daemon/rest_views.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "runtime/daemon/rest_server.h"
+#include "tools/daemon/rest_server.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,8 +15,8 @@
 
 #include "runtime/core/asio.h"
 #include "runtime/core/logging.h"
-#include "runtime/daemon/rest_views.h"
-#include "runtime/daemon/worker.h"
+#include "tools/daemon/rest_views.h"
+#include "tools/daemon/worker.h"
 
 namespace tidemark {
 namespace {
@@ -185,14 +185,198 @@ Response CheckpointRoute(JobManager& jobs, http::verb verb, const std::string& i
   return ErrorResponse(http::status::internal_server_error, {"unreachable"});
 }
 
-/// The REST routes; never throws.
-Response Route(JobManager& jobs, const Request& req) {
-  const std::string_view target(req.target().data(), req.target().size());
-  const size_t q = target.find('?');
-  const std::string_view path = target.substr(0, q);
-  const std::string_view query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+/// What a handler gets: the job manager, the request, its query string and the `{...}` segments
+/// of the matched pattern in order (URL-decoded only where the handler says so).
+struct RouteCall {
+  JobManager& jobs;
+  const Request& req;
+  std::string_view query;
+  std::vector<std::string> params;
+};
+
+using RouteHandler = Response (*)(RouteCall&);
+
+/// One REST route: a method, a path pattern of `/`-separated segments where `{name}` matches any
+/// one segment, and its handler.
+struct RouteEntry {
+  http::verb method;
+  std::string_view pattern;
+  RouteHandler handler;
+};
+
+Response NoSuchJob(const std::string& id) {
+  return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
+}
+
+Response ListJobs(RouteCall& c) { return JsonResponse(http::status::ok, c.jobs.ListJson()); }
+
+Response SubmitJob(RouteCall& c) {
+  std::string file = QueryParam(c.query, "file");
+  if (file.empty()) {
+    file = "<request>";
+  }
+  std::optional<uint64_t> memory_limit;
+  if (const std::string limit = QueryParam(c.query, "memory-limit"); !limit.empty()) {
+    std::string error;
+    memory_limit = ParseMemorySize(limit, &error);
+    if (!memory_limit) {
+      return ErrorResponse(http::status::bad_request, {"memory-limit: " + error});
+    }
+  }
+  // Flink's names (POST /jars/:jarid/run): savepointPath, allowNonRestoredState.
+  const std::string savepoint_path = QueryParam(c.query, "savepointPath");
+  const std::string allow = QueryParam(c.query, "allowNonRestoredState");
+  if (!allow.empty() && allow != "true" && allow != "false") {
+    return ErrorResponse(http::status::bad_request,
+                         {"allowNonRestoredState: expected true or false, got '" + allow + "'"});
+  }
+  auto r = c.jobs.Submit(c.req.body(), file, memory_limit, savepoint_path, allow == "true");
+  using S = JobManager::SubmitResult::Status;
+  switch (r.status) {
+    case S::kAccepted:
+      return JsonResponse(http::status::accepted, nlohmann::json{{"jid", r.job_id}});
+    case S::kInvalidJob:
+      return ErrorResponse(http::status::bad_request, r.errors);
+    case S::kTooManyJobs:
+      return ErrorResponse(http::status::too_many_requests, r.errors);
+    case S::kShuttingDown:
+      return ErrorResponse(http::status::service_unavailable, r.errors);
+    case S::kInternalError:
+      return ErrorResponse(http::status::internal_server_error, r.errors);
+  }
+  return ErrorResponse(http::status::internal_server_error, {"unreachable"});
+}
+
+Response JobsOverview(RouteCall& c) {
+  std::vector<nlohmann::json> details;
+  const nlohmann::json list = c.jobs.ListJson();  // kept: a range over a temporary's member dangles
+  for (const nlohmann::json& summary : list["jobs"]) {
+    if (auto j = c.jobs.JobJson(summary.value("jid", ""))) {
+      details.push_back(std::move(*j));
+    }
+  }
+  return JsonResponse(http::status::ok, JobsOverviewJson(details));
+}
+
+/// GET /jobs/{id}/plan and /jobs/{id}/vertices/{vid}[/watermarks|/backpressure]: views of the
+/// job's details (rest_views.h).
+Response JobView(RouteCall& c, std::optional<nlohmann::json> (*view)(const nlohmann::json&, const std::string&)) {
+  const std::string& id = c.params[0];
+  std::optional<nlohmann::json> job = ValidJobId(id) ? c.jobs.JobJson(id) : std::nullopt;
+  if (!job) {
+    return NoSuchJob(id);
+  }
+  if (view == nullptr) {
+    return JsonResponse(http::status::ok, PlanJson(*job));
+  }
+  const std::string vid = UrlDecode(c.params[1]);
+  std::optional<nlohmann::json> result = view(*job, vid);
+  if (!result) {
+    return ErrorResponse(http::status::not_found, {fmt::format("no such vertex: {}", vid)});
+  }
+  return JsonResponse(http::status::ok, *result);
+}
+
+Response JobPlan(RouteCall& c) { return JobView(c, nullptr); }
+Response Vertex(RouteCall& c) {
+  return JobView(c, [](const nlohmann::json& job, const std::string& vid) { return VertexJson(job, vid, NowMillis()); });
+}
+Response VertexWatermarks(RouteCall& c) {
+  return JobView(c, [](const nlohmann::json& job, const std::string& vid) { return VertexWatermarksJson(job, vid); });
+}
+Response VertexBackPressure(RouteCall& c) {
+  return JobView(c, [](const nlohmann::json& job, const std::string& vid) {
+    return VertexBackPressureJson(job, vid, NowMillis());
+  });
+}
+
+Response Savepoint(RouteCall& c) {
+  return CheckpointRoute(c.jobs, http::verb::post, c.params[0], "savepoints", "", c.req.body());
+}
+Response SavepointStatus(RouteCall& c) {
+  return CheckpointRoute(c.jobs, http::verb::get, c.params[0], "savepoints", c.params[1], "");
+}
+Response StopWithSavepoint(RouteCall& c) {
+  return CheckpointRoute(c.jobs, http::verb::post, c.params[0], "stop", "", c.req.body());
+}
+Response Checkpoints(RouteCall& c) {
+  return CheckpointRoute(c.jobs, http::verb::get, c.params[0], "checkpoints", "", "");
+}
+
+/// A GET of one of the job's JSON documents (`JobManager::*Json(id)`), 404 when unknown.
+Response JobDocument(RouteCall& c, std::optional<nlohmann::json> (JobManager::*document)(const std::string&) const) {
+  const std::string& id = c.params[0];
+  if (!ValidJobId(id)) {
+    return ErrorResponse(http::status::not_found, {"no such job"});
+  }
+  std::optional<nlohmann::json> j = (c.jobs.*document)(id);
+  return j ? JsonResponse(http::status::ok, *j) : NoSuchJob(id);
+}
+
+Response JobDetails(RouteCall& c) { return JobDocument(c, &JobManager::JobJson); }
+Response JobExceptions(RouteCall& c) { return JobDocument(c, &JobManager::ExceptionsJson); }
+Response JobLogs(RouteCall& c) { return JobDocument(c, &JobManager::LogJson); }
+
+Response JobExplain(RouteCall& c) {
+  if (!ValidJobId(c.params[0])) {
+    return ErrorResponse(http::status::not_found, {"no such job"});
+  }
+  return ExplainResponse(c.jobs, c.params[0], QueryParam(c.query, "operator"));
+}
+
+Response CancelJob(RouteCall& c) {
+  const std::string& id = c.params[0];
+  if (!ValidJobId(id)) {
+    return ErrorResponse(http::status::not_found, {"no such job"});
+  }
+  switch (c.jobs.Cancel(id)) {
+    case JobManager::CancelStatus::kCanceling:
+      return JsonResponse(http::status::accepted, nlohmann::json{{"jid", id}, {"status", "canceling"}});
+    case JobManager::CancelStatus::kAlreadyEnded:
+      return ErrorResponse(http::status::conflict, {fmt::format("job {} has already ended", id)});
+    case JobManager::CancelStatus::kUnknown:
+      break;
+  }
+  return NoSuchJob(id);
+}
+
+Response Metrics(RouteCall& c) {
+  return MakeResponse(http::status::ok, c.jobs.PrometheusText(), "text/plain; version=0.0.4; charset=utf-8");
+}
+
+Response Overview(RouteCall& c) { return JsonResponse(http::status::ok, c.jobs.OverviewJson()); }
+
+/// The REST routes (rest_server.h lists them with their answers). A path is matched against the
+/// patterns in this order and the first that fits wins, so a literal segment listed before a
+/// `{param}` one at the same place takes precedence (`/jobs/overview` over `/jobs/{id}`); a path
+/// that fits a pattern whose routes do not take the request's method gets 405, one that fits no
+/// pattern 404.
+constexpr RouteEntry kRoutes[] = {
+    {http::verb::get, "/jobs", ListJobs},
+    {http::verb::post, "/jobs", SubmitJob},
+    {http::verb::get, "/jobs/overview", JobsOverview},
+    {http::verb::get, "/jobs/{id}", JobDetails},
+    {http::verb::delete_, "/jobs/{id}", CancelJob},
+    {http::verb::patch, "/jobs/{id}", CancelJob},
+    {http::verb::get, "/jobs/{id}/plan", JobPlan},
+    {http::verb::get, "/jobs/{id}/vertices/{vid}", Vertex},
+    {http::verb::get, "/jobs/{id}/vertices/{vid}/watermarks", VertexWatermarks},
+    {http::verb::get, "/jobs/{id}/vertices/{vid}/backpressure", VertexBackPressure},
+    {http::verb::post, "/jobs/{id}/savepoints", Savepoint},
+    {http::verb::get, "/jobs/{id}/savepoints/{request-id}", SavepointStatus},
+    {http::verb::post, "/jobs/{id}/stop", StopWithSavepoint},
+    {http::verb::get, "/jobs/{id}/checkpoints", Checkpoints},
+    {http::verb::get, "/jobs/{id}/exceptions", JobExceptions},
+    {http::verb::get, "/jobs/{id}/logs", JobLogs},
+    {http::verb::get, "/jobs/{id}/explain", JobExplain},
+    {http::verb::get, "/metrics", Metrics},
+    {http::verb::get, "/overview", Overview},
+};
+
+/// The path's non-empty segments (`//jobs/` is `jobs`).
+std::vector<std::string_view> PathSegments(std::string_view path) {
   std::vector<std::string_view> parts;
-  for (size_t pos = 1; pos <= path.size();) {
+  for (size_t pos = 0; pos <= path.size();) {
     size_t slash = path.find('/', pos);
     if (slash == std::string_view::npos) {
       slash = path.size();
@@ -202,142 +386,52 @@ Response Route(JobManager& jobs, const Request& req) {
     }
     pos = slash + 1;
   }
-  const http::verb verb = req.method();
-  auto not_allowed = [] { return ErrorResponse(http::status::method_not_allowed, {"method not allowed"}); };
+  return parts;
+}
+
+/// Whether `parts` fits `pattern`; the `{...}` segments are appended to `params` when it does.
+bool MatchPattern(std::string_view pattern, const std::vector<std::string_view>& parts,
+                  std::vector<std::string>& params) {
+  const std::vector<std::string_view> want = PathSegments(pattern);
+  if (want.size() != parts.size()) {
+    return false;
+  }
+  std::vector<std::string> found;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i].front() == '{') {
+      found.emplace_back(parts[i]);
+    } else if (want[i] != parts[i]) {
+      return false;
+    }
+  }
+  params = std::move(found);
+  return true;
+}
+
+/// The REST routes; never throws.
+Response Route(JobManager& jobs, const Request& req) {
+  const std::string_view target(req.target().data(), req.target().size());
+  const size_t q = target.find('?');
+  const std::string_view path = target.substr(0, q);
+  const std::string_view query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+  const std::vector<std::string_view> parts = PathSegments(path);
   try {
-    if (parts.size() == 1 && parts[0] == "jobs") {
-      if (verb == http::verb::get) {
-        return JsonResponse(http::status::ok, jobs.ListJson());
+    RouteCall call{jobs, req, query, {}};
+    std::string_view matched;  // the first pattern the path fits
+    for (const RouteEntry& route : kRoutes) {
+      if (!matched.empty() && route.pattern != matched) {
+        continue;
       }
-      if (verb != http::verb::post) {
-        return not_allowed();
+      if (matched.empty() && !MatchPattern(route.pattern, parts, call.params)) {
+        continue;
       }
-      std::string file = QueryParam(query, "file");
-      if (file.empty()) {
-        file = "<request>";
-      }
-      std::optional<uint64_t> memory_limit;
-      if (const std::string limit = QueryParam(query, "memory-limit"); !limit.empty()) {
-        std::string error;
-        memory_limit = ParseMemorySize(limit, &error);
-        if (!memory_limit) {
-          return ErrorResponse(http::status::bad_request, {"memory-limit: " + error});
-        }
-      }
-      // Flink's names (POST /jars/:jarid/run): savepointPath, allowNonRestoredState.
-      const std::string savepoint_path = QueryParam(query, "savepointPath");
-      const std::string allow = QueryParam(query, "allowNonRestoredState");
-      if (!allow.empty() && allow != "true" && allow != "false") {
-        return ErrorResponse(http::status::bad_request, {"allowNonRestoredState: expected true or false, got '" + allow + "'"});
-      }
-      auto r = jobs.Submit(req.body(), file, memory_limit, savepoint_path, allow == "true");
-      using S = JobManager::SubmitResult::Status;
-      switch (r.status) {
-        case S::kAccepted:
-          return JsonResponse(http::status::accepted, nlohmann::json{{"jid", r.job_id}});
-        case S::kInvalidJob:
-          return ErrorResponse(http::status::bad_request, r.errors);
-        case S::kTooManyJobs:
-          return ErrorResponse(http::status::too_many_requests, r.errors);
-        case S::kShuttingDown:
-          return ErrorResponse(http::status::service_unavailable, r.errors);
-        case S::kInternalError:
-          return ErrorResponse(http::status::internal_server_error, r.errors);
+      matched = route.pattern;
+      if (route.method == req.method()) {
+        return route.handler(call);
       }
     }
-    if (parts.size() == 2 && parts[0] == "jobs" && parts[1] == "overview") {
-      if (verb != http::verb::get) {
-        return not_allowed();
-      }
-      std::vector<nlohmann::json> details;
-      const nlohmann::json list = jobs.ListJson();  // kept: a range over a temporary's member dangles
-      for (const nlohmann::json& summary : list["jobs"]) {
-        if (auto j = jobs.JobJson(summary.value("jid", ""))) {
-          details.push_back(std::move(*j));
-        }
-      }
-      return JsonResponse(http::status::ok, JobsOverviewJson(details));
-    }
-    if ((parts.size() == 3 && parts[2] == "plan") || ((parts.size() == 4 || parts.size() == 5) && parts[2] == "vertices")) {
-      if (parts[0] != "jobs") {
-        return ErrorResponse(http::status::not_found, {"not found"});
-      }
-      if (verb != http::verb::get) {
-        return not_allowed();
-      }
-      const std::string id(parts[1]);
-      std::optional<nlohmann::json> job = ValidJobId(id) ? jobs.JobJson(id) : std::nullopt;
-      if (!job) {
-        return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
-      }
-      if (parts.size() == 3) {
-        return JsonResponse(http::status::ok, PlanJson(*job));
-      }
-      const std::string vid = UrlDecode(parts[3]);
-      std::optional<nlohmann::json> view;
-      if (parts.size() == 4) {
-        view = VertexJson(*job, vid, NowMillis());
-      } else if (parts[4] == "watermarks") {
-        view = VertexWatermarksJson(*job, vid);
-      } else if (parts[4] == "backpressure") {
-        view = VertexBackPressureJson(*job, vid, NowMillis());
-      } else {
-        return ErrorResponse(http::status::not_found, {"not found"});
-      }
-      if (!view) {
-        return ErrorResponse(http::status::not_found, {fmt::format("no such vertex: {}", vid)});
-      }
-      return JsonResponse(http::status::ok, *view);
-    }
-    if (parts.size() >= 3 && parts.size() <= 4 && parts[0] == "jobs" &&
-        (parts[2] == "savepoints" || parts[2] == "stop" || parts[2] == "checkpoints")) {
-      return CheckpointRoute(jobs, verb, std::string(parts[1]), parts[2],
-                             parts.size() == 4 ? std::string(parts[3]) : std::string(), req.body());
-    }
-    if ((parts.size() == 2 || parts.size() == 3) && parts[0] == "jobs") {
-      const std::string id(parts[1]);
-      if (!ValidJobId(id)) {
-        return ErrorResponse(http::status::not_found, {"no such job"});
-      }
-      std::optional<nlohmann::json> j;
-      if (parts.size() == 2 && verb == http::verb::get) {
-        j = jobs.JobJson(id);
-      } else if (parts.size() == 2 && (verb == http::verb::delete_ || verb == http::verb::patch)) {
-        switch (jobs.Cancel(id)) {
-          case JobManager::CancelStatus::kCanceling:
-            return JsonResponse(http::status::accepted, nlohmann::json{{"jid", id}, {"status", "canceling"}});
-          case JobManager::CancelStatus::kAlreadyEnded:
-            return ErrorResponse(http::status::conflict, {fmt::format("job {} has already ended", id)});
-          case JobManager::CancelStatus::kUnknown:
-            break;
-        }
-      } else if (parts.size() == 3 && verb == http::verb::get && parts[2] == "exceptions") {
-        j = jobs.ExceptionsJson(id);
-      } else if (parts.size() == 3 && verb == http::verb::get && parts[2] == "logs") {
-        j = jobs.LogJson(id);
-      } else if (parts.size() == 3 && verb == http::verb::get && parts[2] == "explain") {
-        return ExplainResponse(jobs, id, QueryParam(query, "operator"));
-      } else if (parts.size() == 3) {
-        return ErrorResponse(http::status::not_found, {"not found"});
-      } else {
-        return not_allowed();
-      }
-      if (!j) {
-        return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
-      }
-      return JsonResponse(http::status::ok, *j);
-    }
-    if (parts.size() == 1 && parts[0] == "metrics") {
-      if (verb != http::verb::get) {
-        return not_allowed();
-      }
-      return MakeResponse(http::status::ok, jobs.PrometheusText(), "text/plain; version=0.0.4; charset=utf-8");
-    }
-    if (parts.size() == 1 && parts[0] == "overview") {
-      if (verb != http::verb::get) {
-        return not_allowed();
-      }
-      return JsonResponse(http::status::ok, jobs.OverviewJson());
+    if (!matched.empty()) {
+      return ErrorResponse(http::status::method_not_allowed, {"method not allowed"});
     }
     return ErrorResponse(http::status::not_found, {"not found"});
   } catch (const std::exception& e) {

@@ -1,4 +1,4 @@
-#include "runtime/daemon/worker_protocol.h"
+#include "tools/daemon/worker_protocol.h"
 
 #include <sys/socket.h>
 #include <unistd.h>

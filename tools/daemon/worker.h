@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/daemon/daemon_job.h"
+#include "tools/daemon/daemon_job.h"
 
 namespace tidemark {
 

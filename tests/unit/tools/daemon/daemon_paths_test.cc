@@ -1,6 +1,6 @@
 // The daemon's state directory helpers: its default, its lock, atomic registry writes.
 
-#include "runtime/daemon/daemon_paths.h"
+#include "tools/daemon/daemon_paths.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

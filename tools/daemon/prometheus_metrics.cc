@@ -1,4 +1,4 @@
-#include "runtime/daemon/prometheus_metrics.h"
+#include "tools/daemon/prometheus_metrics.h"
 
 #include <map>
 #include <set>

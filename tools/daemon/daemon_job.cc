@@ -1,4 +1,4 @@
-#include "runtime/daemon/daemon_job.h"
+#include "tools/daemon/daemon_job.h"
 #include "runtime/graph/operator_chains.h"
 
 #include <fmt/format.h>

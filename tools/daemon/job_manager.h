@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/daemon/daemon_job.h"
+#include "tools/daemon/daemon_job.h"
 
 namespace tidemark {
 
