@@ -462,7 +462,12 @@ std::optional<Value> JsonToValue(const nlohmann::json& j, FieldType type, std::s
       }
       break;
   }
-  *reason = fmt::format("expected {}, got {}", ToString(type), Quoted(j.dump()));
+  // The value as JSON text: a string keeps its own quotes once ("soon"), a number or an object
+  // shows as written (1.5, {...}).
+  const std::string shown = j.dump();
+  constexpr size_t kShown = 40;
+  *reason = fmt::format("expected {}, got {}", ToString(type),
+                        shown.size() > kShown ? shown.substr(0, kShown) + "..." : shown);
   return std::nullopt;
 }
 

@@ -184,7 +184,7 @@ TEST_F(FileSourceTest, JsonTypeMismatchAndInvalidJsonAreErrorsMissingFieldsAreNu
   ASSERT_EQ(out.records.size(), 2u);
   EXPECT_EQ(out.records[1], "rec " + path + " @0 ts=none {\"ts\":null,\"user\":\"e\",\"amount\":null}");
   ASSERT_EQ(out.errors.size(), 3u);
-  EXPECT_EQ(out.errors[0].reason, "field \"ts\": expected timestamp, got \"\"soon\"\"");
+  EXPECT_EQ(out.errors[0].reason, "field \"ts\": expected timestamp, got \"soon\"");
   EXPECT_EQ(out.errors[1].reason, "invalid JSON");
   EXPECT_EQ(out.errors[1].line, 3);
   EXPECT_EQ(out.errors[2].reason, "expected a JSON object, got \"[1,2]\"");

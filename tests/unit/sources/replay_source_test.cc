@@ -62,7 +62,7 @@ TEST_F(ReplaySourceTest, ReplaysArrivalsAtTheirProcessingTimeWithIdleActiveAndEn
                             "rec b @100 ts=9000 {\"ts\":9000,\"v\":2}",
                             "idle a",
                             "active a",
-                            "err a:6 field \"v\": expected int64, got \"\"x\"\"",
+                            "err a:6 field \"v\": expected int64, got \"x\"",
                             "release b",
                         }));
   EXPECT_EQ(ctx.wakeups, (std::vector<Timestamp>{100, 2500, 3000, 7000}));
