@@ -1,0 +1,80 @@
+package dev.tidemark.reference;
+
+import dev.tidemark.reference.experiment.TwoSplitExperiment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Entry point of tidemark's Flink reference harness; tools/dev/flink-reference.sh calls it.
+ *
+ * <pre>
+ * experiment [--runs N] [--fire]       the two-split experiment, both modes, N runs each
+ * scenarios FILE.jsonl...              scenario cases on Flink's operators and test harnesses
+ * differential --seed S --cases N      random cases on Flink, then on tidemark-scenarios
+ * </pre>
+ */
+public final class Main {
+  private Main() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length == 0) {
+      usage();
+      System.exit(2);
+    }
+    String command = args[0];
+    List<String> rest = new ArrayList<>(Arrays.asList(args).subList(1, args.length));
+    int status;
+    switch (command) {
+      case "experiment":
+        status = experiment(rest);
+        break;
+      default:
+        System.err.println("flink-reference: unknown command '" + command + "'");
+        usage();
+        status = 2;
+    }
+    System.out.flush();
+    System.exit(status);
+  }
+
+  private static void usage() {
+    System.err.println(
+        "usage: flink-reference experiment [--runs N] [--fire]\n"
+            + "       flink-reference scenarios FILE.jsonl...\n"
+            + "       flink-reference differential --seed S --cases N [--out FILE]");
+  }
+
+  private static int experiment(List<String> args) throws Exception {
+    int runs = 1;
+    boolean fire = false;
+    for (int i = 0; i < args.size(); i++) {
+      String a = args.get(i);
+      if (a.equals("--runs") && i + 1 < args.size()) {
+        runs = Integer.parseInt(args.get(++i));
+      } else if (a.equals("--fire")) {
+        fire = true;
+      } else {
+        System.err.println("flink-reference experiment: unknown argument '" + a + "'");
+        return 2;
+      }
+    }
+    int status = 0;
+    for (String mode : List.of("split", "operator")) {
+      List<String> first = null;
+      for (int r = 0; r < runs; r++) {
+        List<String> lines = TwoSplitExperiment.run(mode, fire);
+        if (first == null) {
+          first = lines;
+        } else if (!lines.equals(first)) {
+          System.err.println("flink-reference experiment: mode=" + mode + " run " + (r + 1) + " differs from run 1");
+          status = 1;
+        }
+        for (String line : lines) {
+          System.out.println(line);
+        }
+      }
+    }
+    return status;
+  }
+}
