@@ -29,6 +29,14 @@ public final class Main {
       case "experiment":
         status = experiment(rest);
         break;
+      case "scenarios":
+        if (rest.isEmpty()) {
+          usage();
+          status = 2;
+        } else {
+          status = dev.tidemark.reference.scenarios.Scenarios.run(rest, System.out) == 0 ? 0 : 1;
+        }
+        break;
       default:
         System.err.println("flink-reference: unknown command '" + command + "'");
         usage();

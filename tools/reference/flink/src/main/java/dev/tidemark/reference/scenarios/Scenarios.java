@@ -1,0 +1,90 @@
+package dev.tidemark.reference.scenarios;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Supplier;
+
+/**
+ * Runs scenario cases (JSON Lines) on Flink's own operators: the case's {@code area} picks the
+ * Flink component, its {@code config} and {@code op}s are read as data. Prints PASS/FAIL per case
+ * and {@code N passed, M failed}; a case whose area or op is not mapped fails as unsupported.
+ */
+public final class Scenarios {
+  private Scenarios() {}
+
+  static Area areaFor(JsonNode c) {
+    String area = Js.str(c, "area", "");
+    Supplier<Area> s = AREAS.get(area);
+    if (s == null) {
+      throw new Area.Unsupported("area " + area);
+    }
+    return s.get();
+  }
+
+  private static final Map<String, Supplier<Area>> AREAS =
+      Map.of("window_operator", WindowOperatorArea::new);
+
+  /** Runs one case; the failure reason, or null when it passed. */
+  public static String runCase(JsonNode c) {
+    try {
+      List<Obs> obs = areaFor(c).run(c);
+      return Checker.check(c, obs);
+    } catch (Area.Unsupported u) {
+      return "unsupported: " + u.getMessage();
+    } catch (Throwable t) {
+      return "harness error: " + t;
+    }
+  }
+
+  /** Runs the files; returns the number of failed cases. */
+  public static int run(List<String> files, PrintStream out) throws IOException {
+    int passed = 0;
+    int failed = 0;
+    Map<String, int[]> perArea = new TreeMap<>();
+    for (String file : files) {
+      try (BufferedReader in = Files.newBufferedReader(Path.of(file))) {
+        String line;
+        int lineNo = 0;
+        while ((line = in.readLine()) != null) {
+          lineNo++;
+          if (line.isBlank()) {
+            continue;
+          }
+          String id = file + ":" + lineNo;
+          JsonNode c;
+          try {
+            c = Js.parse(line);
+          } catch (IllegalArgumentException e) {
+            out.println("FAIL " + id + ": " + e.getMessage());
+            failed++;
+            continue;
+          }
+          id = Js.str(c, "id", id);
+          String why = runCase(c);
+          int[] counts = perArea.computeIfAbsent(Js.str(c, "area", "?"), k -> new int[2]);
+          if (why == null) {
+            out.println("PASS " + id);
+            passed++;
+            counts[0]++;
+          } else {
+            out.println("FAIL " + id + ": " + why);
+            failed++;
+            counts[1]++;
+          }
+        }
+      }
+    }
+    for (Map.Entry<String, int[]> e : perArea.entrySet()) {
+      out.println("# " + e.getKey() + ": " + e.getValue()[0] + " passed, " + e.getValue()[1] + " failed");
+    }
+    out.println(passed + " passed, " + failed + " failed");
+    return failed;
+  }
+}
