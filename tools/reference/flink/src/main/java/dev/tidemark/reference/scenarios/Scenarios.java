@@ -29,7 +29,14 @@ public final class Scenarios {
   }
 
   private static final Map<String, Supplier<Area>> AREAS =
-      Map.of("window_operator", WindowOperatorArea::new);
+      Map.of(
+          "window_operator", WindowOperatorArea::new,
+          "interval_join", IntervalJoinArea::new,
+          "status_watermark_valve", ValveArea::new,
+          "timestamps_operator", TimestampsArea::new,
+          "bounded_out_of_orderness", GeneratorArea::new,
+          "watermarks_with_idleness", GeneratorArea::new,
+          "output_multiplexer", MultiplexerArea::new);
 
   /** Runs one case; the failure reason, or null when it passed. */
   public static String runCase(JsonNode c) {
