@@ -37,6 +37,9 @@ public final class Main {
           status = dev.tidemark.reference.scenarios.Scenarios.run(rest, System.out) == 0 ? 0 : 1;
         }
         break;
+      case "differential":
+        status = differential(rest);
+        break;
       default:
         System.err.println("flink-reference: unknown command '" + command + "'");
         usage();
@@ -51,6 +54,35 @@ public final class Main {
         "usage: flink-reference experiment [--runs N] [--fire]\n"
             + "       flink-reference scenarios FILE.jsonl...\n"
             + "       flink-reference differential --seed S --cases N [--out FILE]");
+  }
+
+  private static int differential(List<String> args) throws Exception {
+    Long seed = null;
+    Integer cases = null;
+    String out = System.getenv().getOrDefault("TIDEMARK_BUILD_DIR", "build/flink-reference");
+    for (int i = 0; i < args.size(); i++) {
+      String a = args.get(i);
+      if (a.equals("--seed") && i + 1 < args.size()) {
+        seed = Long.parseLong(args.get(++i));
+      } else if (a.equals("--cases") && i + 1 < args.size()) {
+        cases = Integer.parseInt(args.get(++i));
+      } else if (a.equals("--out") && i + 1 < args.size()) {
+        out = args.get(++i);
+      } else {
+        System.err.println("flink-reference differential: unknown argument '" + a + "'");
+        return 2;
+      }
+    }
+    String tidemark = System.getenv("TIDEMARK_SCENARIOS");
+    if (seed == null || cases == null || tidemark == null) {
+      System.err.println("flink-reference differential: needs --seed S --cases N and TIDEMARK_SCENARIOS");
+      return 2;
+    }
+    return dev.tidemark.reference.scenarios.Differential.run(
+            seed, cases, java.nio.file.Path.of(out), tidemark, System.out)
+        == 0
+        ? 0
+        : 1;
   }
 
   private static int experiment(List<String> args) throws Exception {
