@@ -34,7 +34,12 @@ public final class Main {
           usage();
           status = 2;
         } else {
-          status = dev.tidemark.reference.scenarios.Scenarios.run(rest, System.out) == 0 ? 0 : 1;
+          java.util.Map<String, String> allowed = new java.util.TreeMap<>();
+          if (rest.size() >= 2 && rest.get(0).equals("--allow")) {
+            allowed = dev.tidemark.reference.scenarios.Scenarios.readAllowList(java.nio.file.Path.of(rest.get(1)));
+            rest = rest.subList(2, rest.size());
+          }
+          status = dev.tidemark.reference.scenarios.Scenarios.run(rest, allowed, System.out) == 0 ? 0 : 1;
         }
         break;
       case "differential":
@@ -52,7 +57,7 @@ public final class Main {
   private static void usage() {
     System.err.println(
         "usage: flink-reference experiment [--runs N] [--fire]\n"
-            + "       flink-reference scenarios FILE.jsonl...\n"
+            + "       flink-reference scenarios [--allow KNOWN_FAILURES] FILE.jsonl...\n"
             + "       flink-reference differential --seed S --cases N [--out FILE]");
   }
 
