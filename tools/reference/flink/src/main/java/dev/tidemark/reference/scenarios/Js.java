@@ -102,7 +102,7 @@ public final class Js {
   }
 
   private static final java.util.Set<String> TS_KEYS =
-      java.util.Set.of("ts", "watermark", "timestamp", "to", "last_watermark");
+      java.util.Set.of("ts", "watermark", "timestamp", "to", "last_watermark", "windows", "result", "merged");
 
   private static void canon(JsonNode n, String key, StringBuilder sb) {
     if (n == null || n.isNull() || n.isMissingNode()) {
@@ -125,13 +125,22 @@ public final class Js {
         canon(e.getValue(), e.getKey(), sb);
       }
       sb.append('}');
+    } else if (n.isArray() && "merged".equals(key)) {
+      List<String> items = new ArrayList<>();
+      for (JsonNode item : n) {
+        StringBuilder one = new StringBuilder();
+        canon(item, key, one);
+        items.add(one.toString());
+      }
+      java.util.Collections.sort(items);
+      sb.append('[').append(String.join(",", items)).append(']');
     } else if (n.isArray()) {
       sb.append('[');
       for (int i = 0; i < n.size(); i++) {
         if (i > 0) {
           sb.append(',');
         }
-        canon(n.get(i), null, sb);
+        canon(n.get(i), key != null && TS_KEYS.contains(key) ? key : null, sb);
       }
       sb.append(']');
     } else if (n.isTextual() && key != null && TS_KEYS.contains(key)

@@ -36,7 +36,8 @@ public final class Scenarios {
           "timestamps_operator", TimestampsArea::new,
           "bounded_out_of_orderness", GeneratorArea::new,
           "watermarks_with_idleness", GeneratorArea::new,
-          "output_multiplexer", MultiplexerArea::new);
+          "output_multiplexer", MultiplexerArea::new,
+          "window_assignment", WindowAssignmentArea::new);
 
   /** Runs one case; the failure reason, or null when it passed. */
   public static String runCase(JsonNode c) {
