@@ -37,7 +37,8 @@ public final class Scenarios {
           "bounded_out_of_orderness", GeneratorArea::new,
           "watermarks_with_idleness", GeneratorArea::new,
           "output_multiplexer", MultiplexerArea::new,
-          "window_assignment", WindowAssignmentArea::new);
+          "window_assignment", WindowAssignmentArea::new,
+          "timer_service", TimerServiceArea::new);
 
   /** Runs one case; the failure reason, or null when it passed. */
   public static String runCase(JsonNode c) {
