@@ -55,7 +55,7 @@ public abstract class Area {
     if (t instanceof IllegalArgumentException) {
       return "invalid_argument";
     }
-    if (t instanceof NoTimestamp) {
+    if (t instanceof NoTimestamp || String.valueOf(t.getMessage()).contains("no timestamp marker")) {
       return "no_timestamp";
     }
     return t.getClass().getSimpleName();

@@ -143,8 +143,8 @@ public final class Js {
         canon(n.get(i), key != null && TS_KEYS.contains(key) ? key : null, sb);
       }
       sb.append(']');
-    } else if (n.isTextual() && key != null && TS_KEYS.contains(key)
-        && (n.asText().equals("MIN") || n.asText().equals("MAX"))) {
+    } else if (n.isTextual() && (n.asText().equals("MIN") || n.asText().equals("MAX"))) {
+      // The case format writes Long.MIN_VALUE / MAX_VALUE as "MIN" / "MAX" wherever a number goes.
       sb.append(ts(n));
     } else if (n.isNumber() && n.canConvertToLong() && (n.isIntegralNumber() || n.asDouble() == Math.rint(n.asDouble()))) {
       sb.append(n.asLong());

@@ -29,16 +29,17 @@ public final class Scenarios {
   }
 
   private static final Map<String, Supplier<Area>> AREAS =
-      Map.of(
-          "window_operator", WindowOperatorArea::new,
-          "interval_join", IntervalJoinArea::new,
-          "status_watermark_valve", ValveArea::new,
-          "timestamps_operator", TimestampsArea::new,
-          "bounded_out_of_orderness", GeneratorArea::new,
-          "watermarks_with_idleness", GeneratorArea::new,
-          "output_multiplexer", MultiplexerArea::new,
-          "window_assignment", WindowAssignmentArea::new,
-          "timer_service", TimerServiceArea::new);
+      Map.ofEntries(
+          Map.entry("window_operator", WindowOperatorArea::new),
+          Map.entry("interval_join", IntervalJoinArea::new),
+          Map.entry("status_watermark_valve", ValveArea::new),
+          Map.entry("timestamps_operator", TimestampsArea::new),
+          Map.entry("bounded_out_of_orderness", GeneratorArea::new),
+          Map.entry("watermarks_with_idleness", GeneratorArea::new),
+          Map.entry("output_multiplexer", MultiplexerArea::new),
+          Map.entry("window_assignment", WindowAssignmentArea::new),
+          Map.entry("timer_service", TimerServiceArea::new),
+          Map.entry("event_time_trigger", TriggerArea::new));
 
   /** Runs one case; the failure reason, or null when it passed. */
   public static String runCase(JsonNode c) {

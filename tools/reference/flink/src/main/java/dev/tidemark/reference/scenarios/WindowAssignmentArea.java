@@ -13,6 +13,9 @@ import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindow
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
 import org.apache.flink.streaming.api.windowing.assigners.WindowStagger;
+import org.apache.flink.streaming.api.windowing.assigners.ProcessingTimeSessionWindows;
+import org.apache.flink.streaming.api.windowing.assigners.SlidingProcessingTimeWindows;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingProcessingTimeWindows;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 
 /**
@@ -21,6 +24,7 @@ import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
  */
 public final class WindowAssignmentArea extends Area {
   private JsonNode config;
+  private JsonNode constructed = Js.F.objectNode();
 
   @Override
   protected void setUp(JsonNode c) {
@@ -48,6 +52,12 @@ public final class WindowAssignmentArea extends Area {
         return SlidingEventTimeWindows.of(Duration.ofMillis(size), Duration.ofMillis(slide), Duration.ofMillis(offset));
       case "event_time_session":
         return EventTimeSessionWindows.withGap(Duration.ofMillis(gap));
+      case "tumbling_processing_time":
+        return TumblingProcessingTimeWindows.of(Duration.ofMillis(size), Duration.ofMillis(offset));
+      case "sliding_processing_time":
+        return SlidingProcessingTimeWindows.of(Duration.ofMillis(size), Duration.ofMillis(slide), Duration.ofMillis(offset));
+      case "processing_time_session":
+        return ProcessingTimeSessionWindows.withGap(Duration.ofMillis(gap));
       default:
         throw unsupported("window_assignment assigner " + type);
     }
@@ -77,13 +87,17 @@ public final class WindowAssignmentArea extends Area {
         break;
       case "construct":
         assigner(s);
+        constructed = s; // later steps use the assigner built last
         break;
       case "assign":
         {
           ArrayNode ws = Js.F.arrayNode();
           final boolean noTs = s.path("ts").isNull() || s.path("ts").isMissingNode();
           long ts = noTs ? Long.MIN_VALUE : Js.ts(s.get("ts"));
-          final long now = config.path("processing_time_at_assignment").asLong(0);
+          final long now =
+              s.has("processing_time")
+                  ? Js.ts(s.get("processing_time"))
+                  : config.path("processing_time_at_assignment").asLong(0);
           WindowAssigner.WindowAssignerContext context =
               new WindowAssigner.WindowAssignerContext() {
                 @Override
@@ -93,7 +107,7 @@ public final class WindowAssignmentArea extends Area {
               };
           Collection<TimeWindow> assigned;
           try {
-            assigned = assigner(s).assignWindows(null, ts, context);
+            assigned = assigner(constructed).assignWindows(null, ts, context);
           } catch (RuntimeException e) {
             if (noTs && String.valueOf(e.getMessage()).contains("no timestamp marker")) {
               throw new NoTimestamp(e.getMessage());
