@@ -21,6 +21,9 @@ public final class Scenarios {
 
   static Area areaFor(JsonNode c) {
     String area = Js.str(c, "area", "");
+    if (area.equals("timer_service") && "keyed_process".equals(Js.str(c.path("config"), "operator", ""))) {
+      return new KeyedProcessArea();
+    }
     Supplier<Area> s = AREAS.get(area);
     if (s == null) {
       throw new Area.Unsupported("area " + area);
