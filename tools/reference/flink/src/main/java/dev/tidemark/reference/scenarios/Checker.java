@@ -24,6 +24,18 @@ public final class Checker {
     List<JsonNode> expectedSinceReset = new ArrayList<>();
     java.util.Map<String, List<JsonNode>> expectedSideSinceReset = new java.util.HashMap<>();
     int lastReset = -1;
+    // A step that failed must be a step some checkpoint expects to fail.
+    java.util.Set<Integer> errorExpected = new java.util.HashSet<>();
+    for (JsonNode cp : c.path("expect")) {
+      if (cp.has("error")) {
+        errorExpected.add(cp.path("after_step").asInt());
+      }
+    }
+    for (int i = 0; i < obs.size(); i++) {
+      if (obs.get(i).error != null && !errorExpected.contains(i)) {
+        return "step " + i + " failed: " + obs.get(i).error + ": " + obs.get(i).errorMessage;
+      }
+    }
     for (JsonNode cp : c.path("expect")) {
       int at = cp.path("after_step").asInt();
       if (at >= obs.size()) {

@@ -42,7 +42,8 @@ public final class Scenarios {
           Map.entry("output_multiplexer", MultiplexerArea::new),
           Map.entry("window_assignment", WindowAssignmentArea::new),
           Map.entry("timer_service", TimerServiceArea::new),
-          Map.entry("event_time_trigger", TriggerArea::new));
+          Map.entry("event_time_trigger", TriggerArea::new),
+          Map.entry("source_event_time", SourceArea::new));
 
   /** Runs one case; the failure reason, or null when it passed. */
   public static String runCase(JsonNode c) {

@@ -9,7 +9,6 @@ import org.apache.flink.streaming.runtime.operators.TimestampsAndWatermarksOpera
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
-import org.apache.flink.util.clock.SystemClock;
 
 /**
  * timestamps_operator cases on Flink's TimestampsAndWatermarksOperator (through its factory, as
@@ -26,7 +25,7 @@ public final class TimestampsArea extends Area {
     String generator = Js.str(config, "generator", "");
     String assigner = Js.str(config, "timestamp_assigner", "record_timestamp");
     WatermarkStrategy<String> strategy =
-        WatermarkStrategy.<String>forGenerator(ctx -> Generators.of(generator, config, SystemClock.getInstance()))
+        WatermarkStrategy.<String>forGenerator(ctx -> Generators.of(generator, config, ctx.getInputActivityClock()))
             .withTimestampAssigner(ctx -> assigner(assigner));
     boolean progressive = !"batch".equals(Js.str(config, "mode", "streaming"));
     harness =
