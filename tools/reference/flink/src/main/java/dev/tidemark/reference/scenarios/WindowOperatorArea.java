@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -18,7 +20,10 @@ import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.api.windowing.assigners.DynamicEventTimeSessionWindows;
+import org.apache.flink.streaming.api.windowing.assigners.DynamicProcessingTimeSessionWindows;
 import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
+import org.apache.flink.streaming.api.windowing.assigners.SessionWindowTimeGapExtractor;
 import org.apache.flink.streaming.api.windowing.assigners.GlobalWindows;
 import org.apache.flink.streaming.api.windowing.assigners.ProcessingTimeSessionWindows;
 import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
@@ -118,9 +123,13 @@ public final class WindowOperatorArea extends Area {
             Duration.ofMillis(size), Duration.ofMillis(a.path("slide").asLong()), Duration.ofMillis(offset));
       case "event_time_session":
         if (a.has("point_window_if_value")) {
-          throw unsupported("assigner.point_window_if_value");
+          return new PointSessions(a.path("gap").asLong(), a.get("point_window_if_value").toString());
         }
         return EventTimeSessionWindows.withGap(Duration.ofMillis(a.path("gap").asLong()));
+      case "dynamic_event_time_session":
+        return DynamicEventTimeSessionWindows.withDynamicGap(new GapRules(a));
+      case "dynamic_processing_time_session":
+        return DynamicProcessingTimeSessionWindows.withDynamicGap(new GapRules(a));
       case "tumbling_processing_time":
         return TumblingProcessingTimeWindows.of(Duration.ofMillis(size), Duration.ofMillis(offset));
       case "sliding_processing_time":
@@ -134,6 +143,54 @@ public final class WindowOperatorArea extends Area {
             : GlobalWindows.create();
       default:
         throw unsupported("assigner.type " + type);
+    }
+  }
+
+  /**
+   * A session assigner whose elements with one given value get a point window [ts, ts) (a custom
+   * merging assigner: the point merges into any session that touches it).
+   */
+  static final class PointSessions extends EventTimeSessionWindows {
+    private static final long serialVersionUID = 1L;
+    private final String pointValue;
+
+    PointSessions(long gap, String pointValue) {
+      super(gap);
+      this.pointValue = pointValue;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Collection<TimeWindow> assignWindows(Object element, long ts, WindowAssignerContext ctx) {
+      if (pointValue.equals(((Tuple2<String, String>) element).f1)) {
+        return Collections.singletonList(new TimeWindow(ts, ts));
+      }
+      return super.assignWindows(element, ts, ctx);
+    }
+  }
+
+  /** gap_rules: the first rule whose key (and value, if given) match; else default_gap. */
+  static final class GapRules implements SessionWindowTimeGapExtractor<Tuple2<String, String>> {
+    private static final long serialVersionUID = 1L;
+    private final List<String[]> rules = new ArrayList<>();
+    private final long defaultGap;
+
+    GapRules(JsonNode a) {
+      for (JsonNode r : a.path("gap_rules")) {
+        rules.add(new String[] {Js.str(r, "key", null), r.has("value") ? r.get("value").toString() : null,
+          Long.toString(r.path("gap").asLong())});
+      }
+      defaultGap = a.path("default_gap").asLong(0);
+    }
+
+    @Override
+    public long extract(Tuple2<String, String> e) {
+      for (String[] r : rules) {
+        if ((r[0] == null || r[0].equals(e.f0)) && (r[1] == null || r[1].equals(e.f1))) {
+          return Long.parseLong(r[2]);
+        }
+      }
+      return defaultGap;
     }
   }
 
