@@ -31,7 +31,8 @@ build() {
   local offline=()
   if [[ -f "$repo/org/apache/flink/flink-runtime/2.3.0/flink-runtime-2.3.0-tests.jar" &&
         -d "$repo/org/apache/maven/plugins/maven-dependency-plugin/3.8.1" &&
-        -d "$repo/org/apache/maven/plugins/maven-clean-plugin/3.4.0" ]]; then
+        -d "$repo/org/apache/maven/plugins/maven-clean-plugin/3.4.0" &&
+        -d "$repo/org/mockito/mockito-core/5.19.0" ]]; then
     offline=(-o)
   fi
   if ! (cd "$project" && mvn -q -B -Dstyle.color=never "${offline[@]}" clean package); then

@@ -164,7 +164,8 @@ public final class Checker {
       }
       String anyOrder = Js.str(cp, "order", "exact");
       for (String key : new String[] {"returns", "last_watermark", "idle", "watermark_calls", "idle_calls",
-          "active_calls", "windows", "merges", "merge_calls", "fired"}) {
+          "active_calls", "windows", "merges", "merge_calls", "fired", "available", "emitted_records",
+          "last_reported_watermark", "no_reported_watermark", "paused_splits", "wait_released"}) {
         if (!cp.has(key)) {
           continue;
         }

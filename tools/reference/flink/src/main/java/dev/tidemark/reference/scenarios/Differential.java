@@ -303,7 +303,7 @@ public final class Differential {
         try {
           List<Obs> obs = Scenarios.areaFor(c).run(c);
           expectFrom(c, obs);
-        } catch (Throwable t) {
+        } catch (Exception | AssertionError t) {
           out.println("FAIL " + Js.str(c, "id", "") + ": harness error on Flink: " + t);
           flinkErrors++;
           continue;

@@ -43,17 +43,33 @@ public final class Scenarios {
           Map.entry("window_assignment", WindowAssignmentArea::new),
           Map.entry("timer_service", TimerServiceArea::new),
           Map.entry("event_time_trigger", TriggerArea::new),
-          Map.entry("source_event_time", SourceArea::new));
+          Map.entry("source_event_time", SourceArea::new),
+          Map.entry("alignment", AlignmentArea::new));
+
+  /** A case that has not finished after this long fails (a harness that loops must not hang CI). */
+  private static final long CASE_TIMEOUT_SECONDS = 30;
 
   /** Runs one case; the failure reason, or null when it passed. */
   public static String runCase(JsonNode c) {
+    java.util.concurrent.FutureTask<List<Obs>> task =
+        new java.util.concurrent.FutureTask<>(() -> areaFor(c).run(c));
+    Thread t = new Thread(task, "case " + Js.str(c, "id", ""));
+    t.setDaemon(true);
+    t.start();
     try {
-      List<Obs> obs = areaFor(c).run(c);
+      List<Obs> obs = task.get(CASE_TIMEOUT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
       return Checker.check(c, obs);
-    } catch (Area.Unsupported u) {
-      return "unsupported: " + u.getMessage();
-    } catch (Throwable t) {
-      return "harness error: " + t;
+    } catch (java.util.concurrent.TimeoutException e) {
+      t.interrupt();
+      return "harness error: no result after " + CASE_TIMEOUT_SECONDS + " s (the case's steps do not finish on Flink)";
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof Area.Unsupported) {
+        return "unsupported: " + cause.getMessage();
+      }
+      return "harness error: " + cause;
+    } catch (Throwable other) {
+      return "harness error: " + other;
     }
   }
 
