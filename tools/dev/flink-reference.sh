@@ -2,7 +2,7 @@
 # tidemark's Flink reference harness (tools/reference/flink): runs things on Apache Flink 2.3.0
 # itself, to check tidemark against it. Reference tooling only; tidemark never needs Java.
 #
-#   tools/dev/flink-reference.sh build                          build the harness (Maven)
+#   tools/dev/flink-reference.sh build [--force]                build the harness (Maven) unless up to date
 #   tools/dev/flink-reference.sh experiment [--runs N] [--fire] the two-split experiment, both modes
 #   tools/dev/flink-reference.sh scenarios FILE.jsonl...        scenario cases on Flink's operators
 #   tools/dev/flink-reference.sh differential --seed S --cases N [--out FILE]
@@ -68,7 +68,12 @@ run_java() {
 command="$1"
 shift
 case "$command" in
-  build) build ;;
+  build)
+    # Up to date (target/ newer than pom.xml and src/): nothing to do, unless --force.
+    if [[ "${1:-}" == "--force" ]] || ! up_to_date; then
+      build
+    fi
+    ;;
   experiment | scenarios) run_java "$command" "$@" ;;
   differential)
     preset="${TIDEMARK_PRESET:-release}"
