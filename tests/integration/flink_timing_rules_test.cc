@@ -120,5 +120,54 @@ TEST_F(FlinkTimingRulesTest, KeyedProcessingTimerFiresAfterTheRecordsOfItsMillis
             "{\"user\":\"alice\",\"n\":2,\"at\":600,\"fired\":601}\n");
 }
 
+// Rule 2, `broadcast-watermarks: include`: the limits (broadcast) input has one record (ts 0,
+// watermark -1 from 200 ms) and then nothing until it ends at 4 s; with 500 ms idleness its first
+// quiet periodic check (400 ms) starts the countdown and the check at 1000 ms (600 > 500) marks it
+// idle. Payments: ts 1000 at 100 ms, ts 1500 at 500 ms, ts 2500 at 1100 ms, watermark = max ts - 1
+// every 200 ms (999 at 200, 1499 at 600, 2499 at 1200); they end at 3 s. An event-time timer at
+// each payment's ts reports the watermark that fires it.
+// - 1000 ms: limits goes IDLE; left out of the minimum, the operator's event time is payments'
+//   1499 at once (recomputed on the status change): alice's 1000 fires at 1499;
+// - 1200 ms: 2499 fires bob's 1500;
+// - 3 s: payments end (a finished input leaves the minimum, design.md); limits is idle, so the
+//   operator goes IDLE; 4 s: limits ends, MAX fires alice's 2500.
+// Taking the minimum over both inputs whatever their status, every timer fired only at MAX.
+TEST_F(FlinkTimingRulesTest, IdleBroadcastInputIsLeftOutOfTheMinimumWithInclude) {
+  const std::string limits = ReplaySource(
+      "limits", "{\"split\": \"l\", \"at\": 0, \"record\": {\"ts\": 0, \"max_amount\": 100}}\n",
+      "4s", "{ts: timestamp, max_amount: int64}",
+      "{max-out-of-orderness: 0ms, timestamp-field: ts, idleness: 500ms}");
+  const std::string payments = ReplaySource(
+      "payments",
+      "{\"split\": \"p\", \"at\": 100, \"record\": {\"user\": \"alice\", \"ts\": 1000}}\n"
+      "{\"split\": \"p\", \"at\": 500, \"record\": {\"user\": \"bob\", \"ts\": 1500}}\n"
+      "{\"split\": \"p\", \"at\": 1100, \"record\": {\"user\": \"alice\", \"ts\": 2500}}\n",
+      "3s", "{user: string, ts: timestamp}", "{max-out-of-orderness: 0ms, timestamp-field: ts}");
+  EXPECT_EQ(Run("{parallelism: 1, clock: virtual, auto-watermark-interval: 200ms}",
+                limits + payments +
+                    "  - id: p\n"
+                    "    type: process\n"
+                    "    inputs:\n"
+                    "      - {from: payments}\n"
+                    "      - {from: limits, partition: broadcast}\n"
+                    "    key-by: [user]\n"
+                    "    broadcast-watermarks: include\n"
+                    "    process:\n"
+                    "      broadcast-state: {limit: 0}\n"
+                    "      on-broadcast:\n"
+                    "        set: {limit: \"max_amount\"}\n"
+                    "      on-record:\n"
+                    "        event-timer: \"ts\"\n"
+                    "      on-timer:\n"
+                    "        emit: [user, {at: timer}, watermark]\n"
+                    "  - id: out\n"
+                    "    type: sink\n"
+                    "    input: p\n"
+                    "    sink: {type: print}\n"),
+            "{\"user\":\"alice\",\"at\":1000,\"watermark\":1499}\n"
+            "{\"user\":\"bob\",\"at\":1500,\"watermark\":2499}\n"
+            "{\"user\":\"alice\",\"at\":2500,\"watermark\":9223372036854775807}\n");
+}
+
 }  // namespace
 }  // namespace tidemark
