@@ -169,5 +169,36 @@ TEST_F(FlinkTimingRulesTest, IdleBroadcastInputIsLeftOutOfTheMinimumWithInclude)
             "{\"user\":\"alice\",\"at\":2500,\"watermark\":9223372036854775807}\n");
 }
 
+// Rule 3: sources `a` (periodic watermarks) and `b` (none) both have a record due at 0 ms and at
+// 450 ms, into a union printed in arrival order. At every instant `a` acts first, then `b`, then
+// the union reads its first input first: a0, b0, a1, b1. (Carried over from the previous instant
+// the round started at 450 ms after `a`, whose periodic emission at 400 ms was the last task to
+// act, so b1 came before a1.)
+TEST_F(FlinkTimingRulesTest, SourcesActInJobOrderAtEveryInstant) {
+  const std::string a = ReplaySource(
+      "a",
+      "{\"split\": \"a\", \"at\": 0, \"record\": {\"ts\": 0, \"src\": \"a0\"}}\n"
+      "{\"split\": \"a\", \"at\": 450, \"record\": {\"ts\": 450, \"src\": \"a1\"}}\n",
+      "1s", "{ts: timestamp, src: string}", "{max-out-of-orderness: 0ms, timestamp-field: ts}");
+  const std::string b =
+      ReplaySource("b",
+                   "{\"split\": \"b\", \"at\": 0, \"record\": {\"ts\": 0, \"src\": \"b0\"}}\n"
+                   "{\"split\": \"b\", \"at\": 450, \"record\": {\"ts\": 450, \"src\": \"b1\"}}\n",
+                   "1s", "{ts: timestamp, src: string}", "{strategy: none}");
+  EXPECT_EQ(Run("{parallelism: 1, clock: virtual, auto-watermark-interval: 200ms}",
+                a + b +
+                    "  - id: both\n"
+                    "    type: union\n"
+                    "    inputs: [a, b]\n"
+                    "  - id: out\n"
+                    "    type: sink\n"
+                    "    input: both\n"
+                    "    sink: {type: print}\n"),
+            "{\"ts\":0,\"src\":\"a0\"}\n"
+            "{\"ts\":0,\"src\":\"b0\"}\n"
+            "{\"ts\":450,\"src\":\"a1\"}\n"
+            "{\"ts\":450,\"src\":\"b1\"}\n");
+}
+
 }  // namespace
 }  // namespace tidemark
