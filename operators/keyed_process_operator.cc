@@ -166,28 +166,20 @@ void KeyedProcessOperator::ProcessElement(StreamRecord& record, int input) {
 }
 
 void KeyedProcessOperator::ProcessWatermark(Watermark watermark, int input) {
-  Timestamp next = watermark.timestamp;
-  if (co_function_) {
-    input_watermarks_[input == 1 ? 1 : 0] =
-        std::max(input_watermarks_[input == 1 ? 1 : 0], watermark.timestamp);
-    next = kMaxTimestamp;
-    bool all_max = true;
-    for (int i = 0; i < 2; ++i) {
-      all_max = all_max && input_watermarks_[i] == kMaxTimestamp;
-      if (!options_.excluded_from_min[i]) {
-        next = std::min(next, input_watermarks_[i]);
-      }
+  if (!co_function_) {
+    if (watermark.timestamp > combined_watermark_) {
+      combined_watermark_ = watermark.timestamp;
+      timer_service_->AdvanceWatermark(watermark.timestamp);
+      output().EmitWatermark(watermark);
     }
-    if (next == kMaxTimestamp && !all_max) {
-      return;  // an excluded (broadcast) input must still finish before end of time
-    }
-  }
-  if (next <= combined_watermark_) {
     return;
   }
-  combined_watermark_ = next;
-  timer_service_->AdvanceWatermark(next);
-  output().EmitWatermark(Watermark{next});
+  // Flink's CombinedWatermarkStatus.PartialWatermark#setWatermark: the input's watermark only
+  // moves forward, and a watermark makes the input active (its valve sent ACTIVE before it).
+  const int in = input == 1 ? 1 : 0;
+  input_watermarks_[in] = std::max(input_watermarks_[in], watermark.timestamp);
+  input_idle_[in] = false;
+  UpdateCombinedWatermark();
 }
 
 void KeyedProcessOperator::ProcessWatermarkStatus(WatermarkStatus status, int input) {
@@ -196,16 +188,58 @@ void KeyedProcessOperator::ProcessWatermarkStatus(WatermarkStatus status, int in
     return;
   }
   input_idle_[input == 1 ? 1 : 0] = status == WatermarkStatus::kIdle;
+  UpdateCombinedWatermark();
+}
+
+void KeyedProcessOperator::UpdateCombinedWatermark() {
+  const bool finished_leaves_min = !context_.finished_input_counts_as_max;
+  const bool all_max =
+      input_watermarks_[0] == kMaxTimestamp && input_watermarks_[1] == kMaxTimestamp;
+  Timestamp min_active = kMaxTimestamp;
+  Timestamp max_all = kMinTimestamp;
+  bool any_participant = false;
   bool all_idle = true;
   for (int i = 0; i < 2; ++i) {
-    if (!options_.excluded_from_min[i]) {
-      all_idle = all_idle && input_idle_[i];
+    const bool finished = input_watermarks_[i] == kMaxTimestamp;
+    if (options_.excluded_from_min[i] || (finished && finished_leaves_min)) {
+      continue;
+    }
+    any_participant = true;
+    max_all = std::max(max_all, input_watermarks_[i]);
+    if (!input_idle_[i]) {
+      all_idle = false;
+      min_active = std::min(min_active, input_watermarks_[i]);
     }
   }
-  const WatermarkStatus next = all_idle ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
-  if (next != status_) {
-    status_ = next;
-    output().EmitWatermarkStatus(next);
+  Timestamp next = kMinTimestamp;
+  WatermarkStatus next_status = status_;
+  if (all_max) {
+    next = kMaxTimestamp;
+    next_status = WatermarkStatus::kActive;
+  } else if (any_participant) {
+    next = all_idle ? max_all : min_active;
+    next_status = all_idle ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
+    const bool excluded_unfinished =
+        (options_.excluded_from_min[0] && input_watermarks_[0] != kMaxTimestamp) ||
+        (options_.excluded_from_min[1] && input_watermarks_[1] != kMaxTimestamp);
+    if (next == kMaxTimestamp && excluded_unfinished) {
+      next = combined_watermark_;  // an excluded (broadcast) input must still finish first
+    }
+  }
+  // Leaving IDLE comes before the watermark it lets through (a downstream valve drops watermarks
+  // on an idle channel); entering IDLE after the watermark it flushed (Flink's order).
+  if (next_status == WatermarkStatus::kActive && status_ == WatermarkStatus::kIdle) {
+    status_ = next_status;
+    output().EmitWatermarkStatus(status_);
+  }
+  if (next > combined_watermark_) {
+    combined_watermark_ = next;
+    timer_service_->AdvanceWatermark(next);
+    output().EmitWatermark(Watermark{next});
+  }
+  if (next_status != status_) {
+    status_ = next_status;
+    output().EmitWatermarkStatus(status_);
   }
 }
 

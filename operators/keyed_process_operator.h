@@ -105,12 +105,24 @@ class KeyedCoProcessFunction {
 /// Runs a `KeyedProcessFunction` (one input) or a `KeyedCoProcessFunction` (two inputs).
 /// Mirrors Flink's KeyedProcessOperator / KeyedCoProcessOperator.
 ///
-/// Watermarks: with two inputs the operator's event time is the minimum of the inputs'
-/// watermarks, except an input marked `excluded_from_min` (a broadcast input under the default
-/// `broadcast-watermarks: exclude`, design.md): its watermarks are ignored, but the operator
-/// reaches MAX (end of input) only once that input has also reached MAX. Timers <= the new
-/// watermark fire first, then the watermark is forwarded (only increases are forwarded).
-/// Watermark status: IDLE once every (non-excluded) input is idle, ACTIVE otherwise.
+/// Watermarks of two inputs combine as Flink's `AbstractStreamOperator#processWatermark(mark,
+/// index)` / `#processWatermarkStatus(status, index)` combine them through
+/// `IndexedCombinedWatermarkStatus` / `CombinedWatermarkStatus` (SEMANTICS.md §3), recomputed on
+/// every watermark and on every status change of an input:
+/// - the operator's event time is the minimum over the inputs that are not idle; an idle input is
+///   left out; when every input is idle it is the maximum over them; it only moves forward;
+/// - the operator is IDLE iff every input is idle; a status change is emitted after the
+///   watermark the same change released (the maximum, before IDLE).
+/// With design.md's decided rules on top:
+/// - an input marked `excluded_from_min` (a broadcast input under the default
+///   `broadcast-watermarks: exclude`) takes no part: its watermarks and statuses are recorded but
+///   move neither the event time nor the status; the operator reaches MAX (end of input) only once
+///   that input has also reached MAX. With `include` the broadcast input is an input like the
+///   other (Flink), so an idle broadcast input is left out of the minimum;
+/// - a finished input (its watermark is MAX) leaves the minimum and the idleness decision, unless
+///   `pipeline.finished-input: max` (Flink: it counts as an active input at MAX); MAX comes only
+///   when every input has finished.
+/// Timers <= the new watermark fire first, then the watermark is forwarded.
 /// A record without timestamp is processed with timestamp kMinTimestamp.
 /// Ownership: owns the function. Threading: mailbox thread only.
 class KeyedProcessOperator : public StreamOperator,
@@ -165,6 +177,9 @@ class KeyedProcessOperator : public StreamOperator,
   void FireTimer(const InternalTimer<VoidNamespace>& timer, TimeDomain domain);
   // Converts `row` to `options_.output_layout` when it has another (see Options).
   void FitOutput(Row& row) const;
+  // Two inputs: recomputes the combined watermark and status from the inputs' (class comment),
+  // fires timers and forwards the watermark if it advanced, then the status if it changed.
+  void UpdateCombinedWatermark();
 
   std::unique_ptr<KeyedProcessFunction> function_;
   std::unique_ptr<KeyedCoProcessFunction> co_function_;

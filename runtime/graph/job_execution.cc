@@ -501,12 +501,18 @@ void JobExecution::EndTask(size_t i) {
 
 void JobExecution::RunVirtualClock() {
   // A discrete-event run: every task's turns on this thread, round robin in a fixed order (the
-  // tasks' build order), so which elements sit in which channel at every step, and so every
-  // operator's input order, is a function of the job alone. Processing time moves only when
-  // every live task had a turn without progress since anything last changed (inputs drained, no
-  // runnable mail or timer, sources waiting for their next arrival), and then jumps to the
-  // earliest pending timer of the whole job. The job master's mails (the checkpoint
-  // coordinator) run before each turn; its timers count as events once a task has one.
+  // tasks' build order: the sources first, source by source in job order, each subtask 0 first,
+  // then the other tasks in topological order), so which elements sit in which channel at every
+  // step, and so every operator's input order, is a function of the job alone. Processing time
+  // moves only when every live task had a turn without progress since anything last changed
+  // (inputs drained, no runnable mail or timer, sources waiting for their next arrival), and then
+  // jumps to the earliest pending timer of the whole job. At every new instant the round starts
+  // again at the first task, and each task reads its channels from the first one again
+  // (design.md: "at one instant of the virtual clock tasks act in a fixed order"), so which
+  // source subtask emits first at an instant, and which of their elements a downstream task
+  // takes first, does not depend on where the previous instant's round stopped: a case written
+  // from the rules predicts it. The job master's mails (the checkpoint coordinator) run before
+  // each turn; its timers count as events once a task has one.
   while (true) {
     std::vector<size_t> live;
     for (size_t i = 0; i < tasks_.size(); ++i) {
@@ -575,6 +581,12 @@ void JobExecution::RunVirtualClock() {
         next = std::min(next, master_virtual_pts_->NextTimerTime());
       }
       virtual_clock_->AdvanceTo(next);
+      // A new instant: the fixed order starts again at the first task, and every task reads
+      // its channels from the first one again.
+      k = 0;
+      for (size_t j : live) {
+        tasks_[j]->StartInstant();
+      }
     }
     int64_t backoff = 0;
     {

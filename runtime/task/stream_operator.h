@@ -86,6 +86,10 @@ struct OperatorContext {
   /// Processing time is the job's virtual clock (`pipeline.clock: virtual`): time passes only
   /// when every task waits, so a source that knows input is on its way waits for it instead.
   bool virtual_clock = false;
+  /// `pipeline.finished-input: max` (Flink's behaviour): a finished input counts as an input at
+  /// watermark MAX. False (the default, design.md): a finished input leaves the minimum. Operators
+  /// that combine several inputs themselves (two-input operators) apply the same rule.
+  bool finished_input_counts_as_max = false;
 };
 
 /// A stream operator. Mirrors Flink's `StreamOperator` / `OneInputStreamOperator` /

@@ -235,6 +235,7 @@ void StreamTask::OpenOperators() {
     ctx.max_parallelism = max_parallelism_;
     ctx.wakeup = &wakeup_;
     ctx.virtual_clock = virtual_pts_ != nullptr;
+    ctx.finished_input_counts_as_max = finished_input_max_;
     CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
   }
   if (checkpoints_enabled_) {

@@ -285,6 +285,15 @@ class StreamTask {
   /// None throws. Called from one thread, the same for all three.
   bool Begin();
   TurnResult Turn();
+  /// The virtual clock's driver calls it on every live task when the clock moved to a new
+  /// instant: the task's next turn reads its inputs from the first channel of the first input
+  /// again (then round-robin, one element per channel, as always), so the order in which it
+  /// takes elements that arrived at one instant follows the fixed task order (design.md) and
+  /// not where the previous instant's reading stopped.
+  void StartInstant() {
+    next_input_ = 0;
+    next_channel_ = 0;
+  }
   void End();
   /// Under the virtual clock: the time of this task's earliest pending processing-time timer
   /// (kMaxTimestamp: none), i.e. its next event. Task thread only.

@@ -92,9 +92,14 @@ class Triggerable {
 ///   timer with timestamp <= t in ascending timestamp order, including timers registered by the
 ///   callbacks themselves that are already due.
 /// - Processing time: the service keeps exactly one wake-up registered with the
-///   `ProcessingTimeService`, at the earliest processing-time timer. Registering an earlier timer
-///   cancels it and registers a new one; when a wake-up runs at time T it fires every timer <= T
-///   and re-registers a wake-up for the new earliest timer.
+///   `ProcessingTimeService`, for the earliest processing-time timer. Registering an earlier timer
+///   cancels it and registers a new one; when the wake-up for time T runs it fires every timer
+///   <= T and re-registers a wake-up for the new earliest timer. The wake-up is registered with
+///   `ProcessingTimeService::RegisterTimerAfter`, as Flink's `InternalTimerServiceImpl` registers
+///   its `nextTimer` with `ProcessingTimeService#registerTimer`: on the system clock and the
+///   virtual clock a timer for T fires once processing time has passed T (at T + 1 ms, FLINK-9857),
+///   after every record of processing time T; on the `ManualProcessingTimeService` (Flink's
+///   `TestProcessingTimeService`, the harness's `setProcessingTime`) it fires at T.
 ///
 /// Threading: mailbox thread only (the processing-time wake-up callbacks run there too).
 /// Ownership: borrows the `ProcessingTimeService`, `KeyContext` and `Triggerable`; all three must
@@ -207,7 +212,8 @@ class InternalTimerService {
 
   void ScheduleWakeUp(Timestamp time) {
     wake_up_time_ = time;
-    wake_up_ = processing_time_.RegisterTimer(time, [this](Timestamp t) { OnProcessingTime(t); });
+    wake_up_ =
+        processing_time_.RegisterTimerAfter(time, [this](Timestamp t) { OnProcessingTime(t); });
   }
 
   void CancelWakeUp() {
@@ -217,8 +223,9 @@ class InternalTimerService {
     }
   }
 
-  // Runs as the wake-up callback: the wake-up is consumed; timers registered from callbacks may
-  // schedule a new one (see RegisterProcessingTimeTimer), otherwise one is scheduled at the end.
+  // Runs as the wake-up callback with the wake-up's timer time (not the time it runs at): the
+  // wake-up is consumed; timers registered from callbacks may schedule a new one (see
+  // RegisterProcessingTimeTimer), otherwise one is scheduled at the end.
   void OnProcessingTime(Timestamp time) {
     wake_up_.reset();
     while (!processing_timers_.empty() && processing_timers_.Top().timestamp <= time) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <utility>
+
 #include "runtime/time/processing_time_service.h"
 #include "runtime/time/timer_queue.h"
 
@@ -8,6 +10,10 @@ namespace tidemark {
 /// A `ProcessingTimeService` whose clock only moves when a test (or the virtual clock driver)
 /// calls `AdvanceTo`. Due timers run synchronously inside `AdvanceTo`, in (time, registration)
 /// order, including timers registered by callbacks that are already due.
+/// Mirrors Flink's `TestProcessingTimeService`, which its operator test harnesses use:
+/// `RegisterTimerAfter(T)` is due at T, not T + 1 ms, because the harness's
+/// `setProcessingTime(T)` (`TestProcessingTimeService#setCurrentTime`) runs every timer <= T; the
+/// scenario cases, written from those harnesses, rely on it.
 /// Single-threaded: not thread-safe.
 class ManualProcessingTimeService : public ProcessingTimeService {
  public:
@@ -16,6 +22,10 @@ class ManualProcessingTimeService : public ProcessingTimeService {
   Timestamp GetCurrentProcessingTime() override { return now_; }
   TimerId RegisterTimer(Timestamp time_ms, Callback callback) override;
   void CancelTimer(TimerId id) override;
+  /// Due at `time_ms` itself (Flink's `TestProcessingTimeService`; see the class comment).
+  TimerId RegisterTimerAfter(Timestamp time_ms, Callback callback) override {
+    return RegisterTimer(time_ms, std::move(callback));
+  }
 
   /// Moves the clock to `time_ms` (no-op if it is not ahead) and runs every timer due by then.
   void AdvanceTo(Timestamp time_ms);

@@ -33,6 +33,18 @@ class ProcessingTimeService {
 
   /// Cancels a pending timer; a timer that already ran or was cancelled is ignored.
   virtual void CancelTimer(TimerId id) = 0;
+
+  /// A timer as Flink's running job fires it (`SystemProcessingTimeService#registerTimer`, whose
+  /// delay is `ProcessingTimeServiceUtil#getProcessingTimeDelay`, FLINK-9857): a timer for a time
+  /// T that has not passed (T >= now) runs only once processing time has passed T, at T + 1 ms, so
+  /// that every record arriving at processing time T is processed before it, as every record of
+  /// event time <= T comes before a watermark T; a timer for a time already passed (T < now) runs
+  /// at once (on the next mailbox turn). `callback` receives T, not the time it runs at. Timers
+  /// of the `InternalTimerService` (keyed process functions, processing-time triggers) use it.
+  /// `ManualProcessingTimeService` overrides it with the semantics of Flink's test harness
+  /// (`TestProcessingTimeService#setCurrentTime(T)` runs every timer <= T): due at T.
+  /// Returns an id for `CancelTimer`.
+  virtual TimerId RegisterTimerAfter(Timestamp time_ms, Callback callback);
 };
 
 }  // namespace tidemark

@@ -16,6 +16,11 @@ namespace tidemark {
 /// an operator's timer). The job driver (`JobExecution` under the virtual clock) runs every task
 /// on one thread in a fixed order, decides quiescence and calls `AdvanceTo`, so a run is a pure
 /// function of the job, for any number of sources, subtasks and tasks, however loaded the machine.
+/// The order, at every instant (design.md): the sources first, source by source in job order,
+/// each subtask 0 first, then the other tasks; each instant starts again at the first task, and
+/// each task reads its input channels from the first one again.
+/// Processing-time timers of operators (`ProcessingTimeService::RegisterTimerAfter`) fire as in
+/// Flink's running job: the timer for T once the clock has passed T, at T + 1 ms.
 /// Thread-safe: `Now` from any thread (metrics, traces); `AdvanceTo` from the driver thread only.
 class VirtualClock {
  public:

@@ -11,8 +11,8 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 SET 'table.local-time-zone' = 'UTC';
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 
--- Source 'source' (jobs/keyed_process_timers.yaml:23:5): replay source.
--- DROPPED (jobs/keyed_process_timers.yaml:26:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+-- Source 'source' (jobs/keyed_process_timers.yaml:25:5): replay source.
+-- DROPPED (jobs/keyed_process_timers.yaml:28:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 -- bounded out-of-orderness 0ms: tidemark's watermark is max(ts) - 0ms - 1ms.
 CREATE TABLE `source` (
   `user` STRING,
@@ -24,7 +24,7 @@ CREATE TABLE `source` (
   'connector' = 'datagen'
 );
 
--- DROPPED (jobs/keyed_process_timers.yaml:34:11): process (keyed state and timers set per record; a KeyedProcessFunction); nearest: a KeyedProcessFunction in the DataStream API, or a ProcessTableFunction (Flink 2.1 and later), both Java code; SQL has no timers
+-- DROPPED (jobs/keyed_process_timers.yaml:36:11): process (keyed state and timers set per record; a KeyedProcessFunction); nearest: a KeyedProcessFunction in the DataStream API, or a ProcessTableFunction (Flink 2.1 and later), both Java code; SQL has no timers
 -- Operator 'quiet' is left out; what reads it is left out too.
 
 -- Sink 'out' is left out: its input was dropped.

@@ -11,8 +11,8 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 SET 'table.local-time-zone' = 'UTC';
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 
--- Source 'source' (jobs/processing_time_windows.yaml:12:5): replay source.
--- DROPPED (jobs/processing_time_windows.yaml:15:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+-- Source 'source' (jobs/processing_time_windows.yaml:17:5): replay source.
+-- DROPPED (jobs/processing_time_windows.yaml:20:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 CREATE TABLE `source` (
   `ts` BIGINT,
   `v` BIGINT
@@ -20,7 +20,7 @@ CREATE TABLE `source` (
   'connector' = 'datagen'
 );
 
--- DROPPED (jobs/processing_time_windows.yaml:23:13): a processing-time window (processing-time timers); nearest: the same window TVF over a `proctime AS PROCTIME()` column
+-- DROPPED (jobs/processing_time_windows.yaml:28:13): a processing-time window (processing-time timers); nearest: the same window TVF over a `proctime AS PROCTIME()` column
 -- Window 'windows' is left out; what reads it is left out too.
 
 -- Sink 'fired' is left out: its input was dropped.

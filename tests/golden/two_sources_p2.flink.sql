@@ -13,8 +13,8 @@ SET 'parallelism.default' = '2';
 -- Per-operator parallelism (fired (1), late (1)) has no SQL form: 'parallelism.default' applies to every operator.
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 
--- Source 'clicks' (jobs/two_sources_p2.yaml:20:5): replay source.
--- DROPPED (jobs/two_sources_p2.yaml:23:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+-- Source 'clicks' (jobs/two_sources_p2.yaml:27:5): replay source.
+-- DROPPED (jobs/two_sources_p2.yaml:30:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 -- bounded out-of-orderness 200ms: tidemark's watermark is max(ts) - 200ms - 1ms.
 CREATE TABLE `clicks` (
   `ts` BIGINT,
@@ -26,8 +26,8 @@ CREATE TABLE `clicks` (
   'connector' = 'datagen'
 );
 
--- Source 'views' (jobs/two_sources_p2.yaml:30:5): replay source.
--- DROPPED (jobs/two_sources_p2.yaml:33:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
+-- Source 'views' (jobs/two_sources_p2.yaml:37:5): replay source.
+-- DROPPED (jobs/two_sources_p2.yaml:40:13): source type replay (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)
 -- bounded out-of-orderness 200ms: tidemark's watermark is max(ts) - 200ms - 1ms.
 CREATE TABLE `views` (
   `ts` BIGINT,
@@ -45,8 +45,8 @@ SELECT `ts`, `user`, `src`, `rowtime` FROM `clicks`
 UNION ALL
 SELECT `ts`, `user`, `src`, `rowtime` FROM `views`;
 
--- DROPPED (jobs/two_sources_p2.yaml:50:20): the late side output 'late'; nearest: a second INSERT of the rows with rowtime <= CURRENT_WATERMARK(rowtime), taken before the window
--- DROPPED (jobs/two_sources_p2.yaml:51:23): the watermark column (the watermark that fired the window); nearest: window_time, which is window_end - 1 ms, the first watermark that fires the window
+-- DROPPED (jobs/two_sources_p2.yaml:57:20): the late side output 'late'; nearest: a second INSERT of the rows with rowtime <= CURRENT_WATERMARK(rowtime), taken before the window
+-- DROPPED (jobs/two_sources_p2.yaml:58:23): the watermark column (the watermark that fired the window); nearest: window_time, which is window_end - 1 ms, the first watermark that fires the window
 -- tumbling windows of 1s.
 CREATE TEMPORARY VIEW `windows` AS
 SELECT `user`,

@@ -46,11 +46,13 @@ struct Harness {
   CollectingOutput output;
   std::unique_ptr<KeyedProcessOperator> op;
 
-  explicit Harness(std::unique_ptr<KeyedProcessOperator> o) : op(std::move(o)) {
+  explicit Harness(std::unique_ptr<KeyedProcessOperator> o, bool finished_input_counts_as_max = false)
+      : op(std::move(o)) {
     OperatorContext ctx;
     ctx.name = "process";
     ctx.output = &output;
     ctx.processing_time = &time;
+    ctx.finished_input_counts_as_max = finished_input_counts_as_max;
     op->Open(ctx);
   }
   void Element(const std::string& key, Timestamp ts) {
@@ -143,6 +145,79 @@ class WritesBroadcastState : public KeyedProcessFunction {
 TEST(KeyedProcessOperatorTest, KeyedInputCannotWriteBroadcastState) {
   Harness h(std::make_unique<KeyedProcessOperator>(std::make_unique<WritesBroadcastState>(), KeyedOnSlot0()));
   EXPECT_THROW(h.Element("a", 5), InvalidArgument);
+}
+
+// Flink's AbstractStreamOperator#processWatermarkStatus(status, index) through
+// IndexedCombinedWatermarkStatus: an idle input is left out of the minimum, the combined
+// watermark is recomputed on every status change, all idle gives the maximum and IDLE (after
+// that watermark), and an input coming back ACTIVE behind the combined watermark holds nothing
+// back until it passes it. Here the broadcast input takes part (`broadcast-watermarks: include`).
+TEST(KeyedProcessOperatorTest, IdleInputLeavesTheMinimumAndStatusChangesRecompute) {
+  KeyedProcessOperator::Options options;
+  options.broadcast_input = 1;  // include: not excluded from the minimum
+  Harness h(std::make_unique<KeyedProcessOperator>(std::make_unique<TwoSided>(), options));
+  h.op->ProcessWatermark(Watermark{10}, 0);  // input 1 has nothing yet: held at MIN
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 1);  // left out: 10 goes through
+  h.op->ProcessWatermark(Watermark{20}, 0);
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 0);  // all idle: max(20, MIN) = 20, IDLE
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kActive, 1);  // ACTIVE at MIN: no regress
+  h.op->ProcessWatermark(Watermark{15}, 1);  // min over active = 15 < 20: nothing
+  h.op->ProcessWatermark(Watermark{25}, 1);
+  ASSERT_EQ(h.output.Describe(),
+            (std::vector<std::string>{"watermark(10)", "watermark(20)", "status(IDLE)",
+                                      "status(ACTIVE)", "watermark(25)"}));
+}
+
+TEST(KeyedProcessOperatorTest, LastActiveInputGoingIdleReleasesTheMaximum) {
+  KeyedProcessOperator::Options options;
+  Harness h(std::make_unique<KeyedProcessOperator>(std::make_unique<TwoSided>(), options));
+  h.op->ProcessWatermark(Watermark{10}, 0);
+  h.op->ProcessWatermark(Watermark{30}, 1);  // min 10
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 0);  // min over active: 30
+  h.op->ProcessWatermark(Watermark{40}, 1);
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 1);  // all idle: max(10, 40) = 40
+  ASSERT_EQ(h.output.Describe(),
+            (std::vector<std::string>{"watermark(10)", "watermark(30)", "watermark(40)",
+                                      "status(IDLE)"}));
+}
+
+// design.md's decided rule: a finished input (MAX) leaves the minimum, the operator goes IDLE when
+// the unfinished inputs are all idle and reaches MAX only when both have finished;
+// `pipeline.finished-input: max` gives Flink's behaviour, where the finished input's MAX wins
+// over an idle one.
+TEST(KeyedProcessOperatorTest, FinishedInputLeavesTheMinimumUnlessFinishedInputMax) {
+  KeyedProcessOperator::Options options;
+  Harness h(std::make_unique<KeyedProcessOperator>(std::make_unique<TwoSided>(), options));
+  h.op->ProcessWatermark(Watermark{10}, 0);
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 1);
+  h.op->ProcessWatermark(Watermark{kMaxTimestamp}, 0);  // input 0 ends; input 1 idle
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kActive, 1);
+  h.op->ProcessWatermark(Watermark{kMaxTimestamp}, 1);
+  ASSERT_EQ(h.output.Describe(),
+            (std::vector<std::string>{"watermark(10)", "status(IDLE)", "status(ACTIVE)",
+                                      "watermark(9223372036854775807)"}));
+
+  Harness flink(std::make_unique<KeyedProcessOperator>(std::make_unique<TwoSided>(), options),
+                /*finished_input_counts_as_max=*/true);
+  flink.op->ProcessWatermark(Watermark{10}, 0);
+  flink.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 1);
+  flink.op->ProcessWatermark(Watermark{kMaxTimestamp}, 0);
+  ASSERT_EQ(flink.output.Describe(),
+            (std::vector<std::string>{"watermark(10)", "watermark(9223372036854775807)"}));
+}
+
+// The default `broadcast-watermarks: exclude`: the broadcast input's statuses change nothing.
+TEST(KeyedProcessOperatorTest, ExcludedBroadcastInputStatusChangesNothing) {
+  KeyedProcessOperator::Options options;
+  options.excluded_from_min[1] = true;
+  options.broadcast_input = 1;
+  Harness h(std::make_unique<KeyedProcessOperator>(std::make_unique<TwoSided>(), options));
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 1);
+  h.op->ProcessWatermark(Watermark{10}, 0);
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 0);
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kActive, 1);
+  ASSERT_EQ(h.output.Describe(),
+            (std::vector<std::string>{"watermark(10)", "status(IDLE)"}));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/time/manual_processing_time_service.h"
+#include "runtime/time/virtual_clock.h"
 
 namespace tidemark {
 namespace {
@@ -141,6 +142,49 @@ TEST_F(InternalTimerServiceTest, TimerRegisteredInProcessingCallbackLeavesOneWak
   EXPECT_EQ(clock_.NumPendingTimers(), 1u);
   EXPECT_EQ(clock_.NextTimerTime(), 20);
   EXPECT_EQ(timers_.NumProcessingTimeTimers(), 1u);
+}
+
+// Flink's running job (SystemProcessingTimeService#registerTimer with
+// ProcessingTimeServiceUtil#getProcessingTimeDelay, FLINK-9857): a processing-time timer for T
+// fires only once processing time has passed T, at T + 1 ms, with its own time T; a timer
+// registered for a time already passed fires at once. The virtual clock does the same.
+TEST(InternalTimerServiceVirtualClockTest, ProcessingTimerForTFiresOnlyAfterT) {
+  VirtualClock clock;
+  VirtualProcessingTimeService pts(clock);
+  SimpleKeyContext keys;
+  RecordingTarget target(keys);
+  std::vector<Timestamp> now_at_fire;
+  target.on_fire = [&](const InternalTimer<std::string>&) {
+    now_at_fire.push_back(pts.GetCurrentProcessingTime());
+  };
+  InternalTimerService<std::string> timers(pts, keys, target);
+  keys.SetCurrentKey(Key{Value{std::string("k")}});
+  timers.RegisterProcessingTimeTimer("ns", 100);
+  EXPECT_EQ(timers.ScheduledWakeUp(), 100);
+  EXPECT_EQ(pts.NextTimerTime(), 101);  // the clock's next event: T + 1 ms
+  clock.AdvanceTo(100);
+  EXPECT_FALSE(pts.FireDueTimers());  // processing time 100 has not passed 100 yet
+  EXPECT_TRUE(target.processing.empty());
+  clock.AdvanceTo(101);
+  EXPECT_TRUE(pts.FireDueTimers());
+  EXPECT_EQ(target.processing, (std::vector<Fired>{{"k/ns", 100}}));
+  EXPECT_EQ(now_at_fire, (std::vector<Timestamp>{101}));
+  // A timer for a time already passed (50 < now 101) is due at once, not at 51.
+  timers.RegisterProcessingTimeTimer("ns", 50);
+  EXPECT_EQ(pts.NextTimerTime(), 50);
+  EXPECT_TRUE(pts.FireDueTimers());
+  EXPECT_EQ(target.processing, (std::vector<Fired>{{"k/ns", 100}, {"k/ns", 50}}));
+  EXPECT_EQ(now_at_fire, (std::vector<Timestamp>{101, 101}));
+}
+
+// Flink's test harness (TestProcessingTimeService#setCurrentTime(T) runs every timer <= T): the
+// ManualProcessingTimeService, which the scenario cases run on, fires the timer for T at T.
+TEST_F(InternalTimerServiceTest, ManualClockFiresProcessingTimerForTAtTAsFlinksHarness) {
+  SetKey("k");
+  timers_.RegisterProcessingTimeTimer("ns", 100);
+  EXPECT_EQ(clock_.NextTimerTime(), 100);
+  clock_.AdvanceTo(100);
+  EXPECT_EQ(target_.processing, (std::vector<Fired>{{"k/ns", 100}}));
 }
 
 }  // namespace
