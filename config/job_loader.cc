@@ -351,12 +351,14 @@ constexpr auto kAggregateFunctions =
     std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
 constexpr auto kSinkKeys =
     std::to_array<std::string_view>({"type", "path", "create-dirs", "format", "delivery-guarantee",
-                                     "part-prefix", "part-suffix", "rolling-policy",
+                                     "write-mode", "part-prefix", "part-suffix", "rolling-policy",
                                      // type: kafka
                                      "bootstrap-servers", "topic", "properties", "key-field",
                                      "partition-field", "transactional-id-prefix", "commit-log",
                                      "timeout"});
 constexpr auto kDeliveryGuarantees = std::to_array<std::string_view>({"none", "exactly-once"});
+// A plain file sink's fresh start over an existing file (Flink's FileSystem.WriteMode names).
+constexpr auto kWriteModes = std::to_array<std::string_view>({"overwrite", "no-overwrite"});
 // type: kafka (Flink's DeliveryGuarantee names).
 constexpr auto kKafkaDeliveryGuarantees =
     std::to_array<std::string_view>({"none", "at-least-once", "exactly-once"});
@@ -1901,8 +1903,13 @@ SinkSpec Loader::ParseSink(const Field& field) {
     Optional(*map, "delivery-guarantee", sink.delivery_guarantee,
              [&](const Field& f) { return ReadEnum(f, kDeliveryGuarantees); });
     if (sink.delivery_guarantee == "exactly-once") {
+      Forbid(*map, "write-mode",
+             "applies only to a file sink with delivery-guarantee: none (an exactly-once sink "
+             "never overwrites: it writes new part files)");
       ParseExactlyOnceFileSink(*map, sink);
     } else {
+      Optional(*map, "write-mode", sink.write_mode,
+               [&](const Field& f) { return ReadEnum(f, kWriteModes); });
       for (std::string_view key : kExactlyOnceSinkKeys) {
         Forbid(*map, std::string(key),
                "applies only to a file sink with delivery-guarantee: exactly-once");
@@ -1913,6 +1920,7 @@ SinkSpec Loader::ParseSink(const Field& field) {
   } else if (!sink.type.empty()) {
     Forbid(*map, "path", "applies only to a sink of type file, not " + sink.type);
     Forbid(*map, "create-dirs", "applies only to a sink of type file, not " + sink.type);
+    Forbid(*map, "write-mode", "applies only to a sink of type file, not " + sink.type);
     Forbid(*map, "delivery-guarantee",
            "applies only to a sink of type file or kafka, not " + sink.type);
     for (std::string_view key : kExactlyOnceSinkKeys) {

@@ -4,6 +4,9 @@
 // barrier plus the restored run's equals the uninterrupted run) and refuses checkpoints it cannot
 // restore with a clear error.
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -689,6 +692,89 @@ TEST_F(CheckpointJobTest, RestoredWatermarksGiveTheFailureFreeOutput) {
             ">>> mode=operator, failover restored: windows fired=12, records in windows=206, late records=194 "
             "(from slow split: 194), total=400");
   EXPECT_EQ(flink_out[1], ">>> FIRE window=[5s,6s) count=3 watermark=9.649s");
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+std::vector<std::string> FileLines(const fs::path& p) {
+  std::vector<std::string> lines;
+  std::ifstream in(p);
+  for (std::string l; std::getline(in, l);) {
+    lines.push_back(l);
+  }
+  return lines;
+}
+
+/// JobYaml with its print sink replaced by a plain `file` sink (delivery-guarantee none) at `out`.
+std::string FileSinkJob(const fs::path& out, const std::string& rest, const std::string& extra = "") {
+  std::string yaml = JobYaml(1, rest);
+  const std::string print = "sink: {type: print}";
+  yaml.replace(yaml.find(print), print.size(), "sink: {type: file, path: " + out.string() + extra + "}");
+  return yaml;
+}
+
+// Issue 41 item 1: a plain file sink opened its file with O_TRUNC at every (re)start, so a restart
+// from checkpoint 12 erased the windows written before it (6 of 10 kept per key). Now each
+// checkpoint records the file's length and a restore truncates back to it and appends: the file
+// equals the uninterrupted run's output.
+TEST_F(CheckpointJobTest, PlainFileSinkKeepsCheckpointedOutputAcrossARestart) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  ASSERT_EQ(uninterrupted.size(), 20u);
+  fs::create_directories(dir_);
+  const fs::path out = dir_ / "out.jsonl";
+  const JobRun run =
+      RunJob(FileSinkJob(out, WithFaults(dir_ / "chk", "  - {operator: windows, after-records: 120}\n")));
+  ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+  EXPECT_EQ(run.stats.restarts, 1);
+  EXPECT_EQ(FileLines(out), uninterrupted);
+}
+
+// ... and across a restore into a new run (`--from-checkpoint`, a daemon's resume, a savepoint).
+TEST_F(CheckpointJobTest, PlainFileSinkKeepsCheckpointedOutputAcrossARestore) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  fs::create_directories(dir_);
+  const fs::path out = dir_ / "out.jsonl";
+  const JobRun killed = RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk")), {}, 12);
+  ASSERT_EQ(killed.state, JobState::kCanceled) << killed.failure;
+  JobRunOptions options;
+  options.restore_from = dir_ / "chk";
+  options.checkpoint_dir = dir_ / "chk2";
+  const JobRun restored = RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk")), options);
+  ASSERT_EQ(restored.state, JobState::kFinished) << restored.failure;
+  EXPECT_EQ(FileLines(out), uninterrupted);
+
+  // A file changed outside the job (shorter than checkpoint 12 recorded) is not silently reused.
+  fs::resize_file(out, 10);
+  options.restore_from = dir_ / "chk" / "chk-12";
+  options.checkpoint_dir = dir_ / "chk3";
+  const JobRun shorter =
+      RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk") + "restart-strategy: {type: none}\n"), options);
+  EXPECT_EQ(shorter.state, JobState::kFailed);
+  EXPECT_NE(shorter.failure.find("cannot restore sink file '" + out.string() + "': it has 10 bytes, fewer than the"),
+            std::string::npos)
+      << shorter.failure;
+}
+
+// A fresh start over an existing file follows `write-mode` (Flink's FileSystem.WriteMode).
+TEST_F(CheckpointJobTest, PlainFileSinkWriteModeDecidesAFreshStart) {
+  fs::create_directories(dir_);
+  const fs::path out = dir_ / "out.jsonl";
+  { std::ofstream(out) << "old\n"; }
+  const JobRun refused = RunJob(FileSinkJob(out, "", ", write-mode: no-overwrite"));
+  EXPECT_EQ(refused.state, JobState::kFailed);
+  EXPECT_NE(refused.failure.find("cannot open sink file '" + out.string() +
+                                 "': it exists and the sink's write-mode is no-overwrite (remove it, "
+                                 "or set write-mode: overwrite)"),
+            std::string::npos)
+      << refused.failure;
+  EXPECT_EQ(FileLines(out), std::vector<std::string>{"old"});
+  const JobRun overwritten = RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk"), ", write-mode: overwrite"));
+  ASSERT_EQ(overwritten.state, JobState::kFinished) << overwritten.failure;
+  EXPECT_EQ(FileLines(out).size(), 20u);
 }
 
 }  // namespace
