@@ -1,6 +1,7 @@
 #include "runtime/checkpoint/checkpoint_storage.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -294,6 +295,37 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir, co
                             dir.string(), cp.job, job_name));
   }
   return cp;
+}
+
+std::optional<std::string> CheckpointStorage::CheckSavepointTarget(const std::filesystem::path& dir) {
+  auto refuse = [&](const std::string& why) {
+    return fmt::format("savepoint target directory '{}' cannot be used: {}", dir.string(), why);
+  };
+  if (dir.empty()) {
+    return refuse("the path is empty");
+  }
+  // The nearest part of the path that exists decides: a directory we may write into, or not.
+  std::error_code ec;
+  std::filesystem::path at = std::filesystem::absolute(dir, ec);
+  while (true) {
+    struct stat st {};
+    if (::stat(at.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        return refuse(fmt::format("'{}' is not a directory", at.string()));
+      }
+      if (::access(at.c_str(), W_OK | X_OK) != 0) {
+        return refuse(fmt::format("'{}' is not writable: {}", at.string(), std::strerror(errno)));
+      }
+      return std::nullopt;
+    }
+    if (errno != ENOENT && errno != ENOTDIR) {  // ENOTDIR: a parent is a file, found on the way up
+      return refuse(fmt::format("'{}': {}", at.string(), std::strerror(errno)));
+    }
+    if (!at.has_parent_path() || at.parent_path() == at) {
+      return refuse(fmt::format("'{}' does not exist", at.string()));
+    }
+    at = at.parent_path();
+  }
 }
 
 void CheckpointStorage::SetSavepointDirectory(int64_t id, std::filesystem::path dir) {

@@ -80,6 +80,17 @@ class CheckpointStorage {
   /// directory) instead of `chk-<id>`: `WriteState`, `Finalize` and `Discard` of `id` use it, and
   /// it takes no part in retention. Call before the trigger reaches any task. Any thread.
   void SetSavepointDirectory(int64_t id, std::filesystem::path dir);
+  /// Whether a savepoint can be written under `dir` (it exists as a writable directory, or its
+  /// nearest existing ancestor is one, so it can be created): nullopt if so, else the reason,
+  /// "savepoint target directory '<dir>' cannot be used: <why>" (naming the offending path).
+  /// Flink checks the target when it triggers; tidemark before the savepoint starts, so a bad
+  /// target is the request's error and never a failed checkpoint. Any thread.
+  static std::optional<std::string> CheckSavepointTarget(const std::filesystem::path& dir);
+  /// The state layouts `Finalize` records in each `_metadata` (CompletedCheckpoint::layouts).
+  /// Call before the first checkpoint.
+  void SetOperatorLayouts(std::map<std::string, std::map<std::string, std::string>> layouts) {
+    layouts_ = std::move(layouts);
+  }
   /// Ids of checkpoints with a `_metadata`, ascending.
   std::vector<int64_t> CompletedIds() const;
 

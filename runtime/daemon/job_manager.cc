@@ -15,7 +15,9 @@
 #include <fmt/ranges.h>
 
 #include "config/diagnostic.h"
+#include "config/job_loader.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/core/durable_file.h"
 #include "runtime/core/logging.h"
 #include "runtime/daemon/daemon_paths.h"
 #include "runtime/daemon/prometheus_metrics.h"
@@ -757,6 +759,61 @@ void JobManager::Persist(const std::string& id, const nlohmann::json& record) co
   }
 }
 
+namespace {
+
+/// The ids of the checkpoints under `checkpoints` that completed (have a `_metadata`), ascending.
+std::vector<int64_t> CompletedCheckpointIds(const std::string& checkpoints, const std::string& job_name) {
+  return CheckpointStorage(checkpoints, job_name, 1).CompletedIds();
+}
+
+constexpr std::string_view kResumeByHand =
+    "resume it by hand from a checkpoint or savepoint you trust (tidemark submit --from-savepoint DIR "
+    "job.yaml), or submit it again without one to start from scratch";
+
+}  // namespace
+
+std::string JobManager::UnsafeResumeCause(const std::string& yaml, const std::string& checkpoints,
+                                          int64_t restore_id, const std::vector<std::string>& skipped) const {
+  std::string name;
+  std::vector<std::string> committing;  // sinks that commit at each checkpoint
+  try {
+    const JobSpec spec = LoadJobSpecString(yaml, "job.yaml");
+    name = spec.name;
+    for (const OperatorSpec& op : spec.operators) {
+      if (op.sink && op.sink->delivery_guarantee == "exactly-once") {
+        committing.push_back(op.id);
+      }
+    }
+  } catch (const std::exception&) {
+    return "";  // the launch reports what is wrong with it
+  }
+  const std::vector<int64_t> completed = CompletedCheckpointIds(checkpoints, name);
+  std::vector<int64_t> newer;
+  for (int64_t id : completed) {
+    if (id > restore_id) {
+      newer.push_back(id);
+    }
+  }
+  if (newer.empty()) {
+    return "";
+  }
+  const std::string why = fmt::format("{}", fmt::join(skipped, "; "));
+  if (restore_id == 0) {
+    return fmt::format(
+        "could not resume after the daemon restarted: no retained checkpoint of it verifies ({}), and starting "
+        "it from scratch would write again what its sinks wrote for checkpoint {}; {}",
+        why, newer.back(), kResumeByHand);
+  }
+  if (committing.empty()) {
+    return "";  // restoring the older one rewrites, never re-commits (a file sink truncates back)
+  }
+  return fmt::format(
+      "could not resume after the daemon restarted: its newest completed checkpoint does not verify ({}), and "
+      "sink '{}' commits at each checkpoint: restoring the older checkpoint {}/chk-{} would commit again what "
+      "checkpoint {} committed; {}",
+      why, committing.front(), checkpoints, restore_id, newer.back(), kResumeByHand);
+}
+
 void JobManager::Recover() {
   auto log = GetLogger("daemon");
   struct Record {
@@ -865,7 +922,13 @@ void JobManager::Recover() {
         ++submitted_total_;
       }
       SubmitResult result;
-      if (r.yaml.empty()) {
+      if (!refusal.empty()) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          --running_;
+        }
+        result = {SubmitResult::Status::kInternalError, "", {refusal}};
+      } else if (r.yaml.empty()) {
         {
           std::lock_guard<std::mutex> lock(mu_);
           --running_;
@@ -877,7 +940,9 @@ void JobManager::Recover() {
       if (result.status == SubmitResult::Status::kAccepted) {
         continue;
       }
-      e->failure_cause = "could not resume after the daemon restarted: " + fmt::format("{}", fmt::join(result.errors, "; "));
+      e->failure_cause = !refusal.empty() ? refusal
+                                          : "could not resume after the daemon restarted: " +
+                                                fmt::format("{}", fmt::join(result.errors, "; "));
       log->error("[job {}] {}", r.id, e->failure_cause);
       e->final_state = JobState::kFailed;
       e->end_ms = now;
@@ -938,6 +1003,11 @@ JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id,
   }
   std::error_code ec;
   dir = fs::absolute(dir, ec).lexically_normal().string();
+  // Checked before anything starts: a target that cannot be made is the request's error, never
+  // a failed checkpoint of the job.
+  if (std::optional<std::string> why = CheckpointStorage::CheckSavepointTarget(dir)) {
+    return {SavepointTrigger::Status::kBadDirectory, "", *why};
+  }
   std::shared_ptr<DaemonJob> job;
   auto op = std::make_shared<SavepointOp>();
   std::string request_id;

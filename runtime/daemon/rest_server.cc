@@ -180,6 +180,7 @@ Response CheckpointRoute(JobManager& jobs, http::verb verb, const std::string& i
     case S::kNotRunning:
       return ErrorResponse(http::status::conflict, {t.message});
     case S::kNoDirectory:
+    case S::kBadDirectory:
       return ErrorResponse(http::status::bad_request, {t.message});
   }
   return ErrorResponse(http::status::internal_server_error, {"unreachable"});

@@ -759,6 +759,12 @@ void JobExecution::TriggerSavepoint(std::filesystem::path dir, bool stop, bool d
     }
     return;
   }
+  if (std::optional<std::string> why = CheckpointStorage::CheckSavepointTarget(dir)) {
+    if (done) {
+      done(SavepointOutcome{false, 0, {}, *why});  // before it starts: never a failed checkpoint
+    }
+    return;
+  }
   master_mailbox_.Put(Mail{[this, dir = std::move(dir), stop, drain, done = std::move(done)]() mutable {
                              if (coordinator_->draining()) {
                                if (done) {

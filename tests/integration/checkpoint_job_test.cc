@@ -779,3 +779,47 @@ TEST_F(CheckpointJobTest, PlainFileSinkWriteModeDecidesAFreshStart) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Issue 41 item 2: a savepoint is never a checkpoint failure. A target that cannot be created is
+// refused before anything starts, naming the path and why; a savepoint that fails later (its
+// snapshot cannot be written) leaves the job running: with restart-strategy none and
+// tolerable-failed-checkpoints 0 it still finishes, with the uninterrupted output.
+TEST_F(CheckpointJobTest, ASavepointFailureNeverFailsOrRestartsTheJob) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  fs::create_directories(dir_ / "sp");
+  { std::ofstream(dir_ / "plain-file") << "x"; }
+  // savepoint-5 (the id after checkpoint 4) is taken by a regular file: the snapshot fails late.
+  { std::ofstream(dir_ / "sp" / "savepoint-5") << "x"; }
+  const std::string yaml = JobYaml(1, Checkpointing(dir_ / "chk") + "restart-strategy: {type: none}\n");
+  lines_ = std::make_shared<std::vector<std::string>>();
+  auto lines = lines_;
+  auto job = LocalJob::Create(LoadJobSpecString(yaml, "ckpt.yaml"), registry_,
+                              [lines](const std::string& l) { lines->push_back(l); }, {});
+  LocalJob* raw = job.get();
+  std::future<SavepointResult> refused;
+  std::future<SavepointResult> late;
+  job->execution().SetCheckpointCompleteListener([&, raw](int64_t id) {
+    if (id == 4) {
+      refused = raw->TriggerSavepoint(SavepointRequest{dir_ / "plain-file" / "sp", false, false});
+      late = raw->TriggerSavepoint(SavepointRequest{dir_ / "sp", false, false});
+    }
+  });
+  job->execution().Start();
+  EXPECT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
+  ASSERT_TRUE(refused.valid());
+  const SavepointResult r1 = refused.get();
+  EXPECT_FALSE(r1.ok);
+  EXPECT_EQ(r1.error, "savepoint target directory '" + (dir_ / "plain-file" / "sp").string() +
+                          "' cannot be used: '" + (dir_ / "plain-file").string() + "' is not a directory");
+  const SavepointResult r2 = late.get();
+  EXPECT_FALSE(r2.ok);
+  EXPECT_NE(r2.error.find((dir_ / "sp" / "savepoint-5").string()), std::string::npos) << r2.error;
+  EXPECT_EQ(job->checkpoint_stats().restarts, 0);
+  EXPECT_EQ(Output(*lines_), uninterrupted);
+}
+
+}  // namespace
+}  // namespace tidemark

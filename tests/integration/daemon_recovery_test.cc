@@ -4,6 +4,10 @@
 
 #include <sys/file.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
 #include <string>
 #include <vector>
 
@@ -475,6 +479,123 @@ operators:
     found = found || (e.path().filename().string().rfind("savepoint-", 0) == 0 && fs::exists(e.path() / "_metadata"));
   }
   EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+using testing::DaemonProcess;
+
+// Issue 41 item 3: after a kill -9 whose only retained checkpoint does not verify, the job was
+// resumed from scratch (an exactly-once sink then committed 1,712 of 5,000 lines twice). Now it
+// ends FAILED with a cause naming the checkpoint, why it was skipped, and how to resume by hand.
+TEST_F(DaemonRecoveryTest, NoVerifyingCheckpointFailsTheJobInsteadOfStartingFromScratch) {
+  Start();
+  const std::string id = Submit(kLongJob);
+  WaitUntilProducing(id);
+  Kill9();
+  const std::string checkpoints = JobDir(id) + "/checkpoints";
+  CheckpointStorage storage(checkpoints, "long", 5);
+  const StateFileHandle h = storage.WriteState(1, "src", 0, "position one");
+  storage.Finalize(1, 1000, {h});
+  std::ofstream(checkpoints + "/chk-1/" + h.file, std::ios::binary | std::ios::in | std::ios::out).seekp(30).put('X');
+  Start();
+  const json j = Job(id);
+  EXPECT_EQ(j["state"], "FAILED") << j.dump();
+  EXPECT_EQ(j["failure-cause"],
+            fmt::format("could not resume after the daemon restarted: no retained checkpoint of it verifies "
+                        "(skipping checkpoint {0}/chk-1: state file {1} fails its checksum), and starting it from "
+                        "scratch would write again what its sinks wrote for checkpoint 1; resume it by hand from a "
+                        "checkpoint or savepoint you trust (tidemark submit --from-savepoint DIR job.yaml), or "
+                        "submit it again without one to start from scratch",
+                        checkpoints, h.file));
+  // It stays FAILED across another restart.
+  daemon_->Kill(SIGTERM);
+  Start();
+  EXPECT_EQ(Job(id)["state"], "FAILED");
+}
+
+// A checkpoint that verifies under a newer one that does not: the newer one completed, so an
+// exactly-once sink may have committed its output; restoring the older one would commit that
+// output again. The job fails naming both; a job without a committing sink falls back.
+TEST_F(DaemonRecoveryTest, AnExactlyOnceSinkDoesNotFallBackPastACompletedCheckpoint) {
+  Start();
+  const std::string out = dir_.path() + "/parts";
+  const std::string yaml = fmt::format(R"(name: eo
+checkpointing: {{interval: 100ms}}
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 1ms
+      splits: [{{id: a, start: 0ms, step: 1ms, count: 100000000}}]
+  - id: out
+    type: sink
+    input: src
+    sink: {{type: file, path: '{}', delivery-guarantee: exactly-once}}
+)",
+                                       out);
+  const std::string id = Submit(yaml);
+  WaitUntilProducing(id);
+  Kill9();
+  const std::string checkpoints = JobDir(id) + "/checkpoints";
+  fs::remove_all(checkpoints);
+  CheckpointStorage storage(checkpoints, "eo", 5);
+  storage.Finalize(1, 1000, {});
+  const StateFileHandle h2 = storage.WriteState(2, "src", 0, "position two");
+  storage.Finalize(2, 2000, {h2});
+  std::ofstream(checkpoints + "/chk-2/" + h2.file, std::ios::binary | std::ios::in | std::ios::out).seekp(30).put('X');
+  Start();
+  const json j = Job(id);
+  EXPECT_EQ(j["state"], "FAILED") << j.dump();
+  EXPECT_EQ(j["failure-cause"],
+            fmt::format("could not resume after the daemon restarted: its newest completed checkpoint does not "
+                        "verify (skipping checkpoint {0}/chk-2: state file {1} fails its checksum), and sink 'out' "
+                        "commits at each checkpoint: restoring the older checkpoint {0}/chk-1 would commit again "
+                        "what checkpoint 2 committed; resume it by hand from a checkpoint or savepoint you trust "
+                        "(tidemark submit --from-savepoint DIR job.yaml), or submit it again without one to start "
+                        "from scratch",
+                        checkpoints, h2.file));
+}
+
+// Issue 41 item 2, the daemon's half: a savepoint target that cannot be created is refused with
+// 400 (the CLI exits 2) naming the path and why, and the job runs on untouched.
+TEST_F(DaemonRecoveryTest, ASavepointTargetThatCannotBeCreatedIsRefusedUpFront) {
+  Start();
+  const std::string id = Submit(R"(name: ckpt
+checkpointing: {interval: 100ms}
+restart-strategy: {type: none}
+operators:
+  - id: src
+    type: source
+    source:
+      type: sequence
+      pacing: 1ms
+      splits: [{id: a, start: 0ms, step: 1ms, count: 100000000}]
+  - id: out
+    type: sink
+    input: src
+    sink: {type: collect}
+)");
+  WaitUntilProducing(id);
+  const std::string file = dir_.path() + "/plain";
+  std::ofstream(file) << "x";
+  auto r = Client().Request("POST", "/jobs/" + id + "/savepoints", json{{"target-directory", file + "/sp"}}.dump());
+  EXPECT_EQ(r.status, 400) << r.body;
+  const std::string why =
+      fmt::format("savepoint target directory '{0}/sp' cannot be used: '{0}' is not a directory", file);
+  EXPECT_EQ(json::parse(r.body, nullptr, false)["errors"][0], why) << r.body;
+  CliResult cli = Cli(fmt::format("savepoint {} '{}/sp'", id, file));
+  EXPECT_EQ(cli.rc, 2);
+  EXPECT_EQ(cli.err, why + "\n");
+  r = Client().Request("POST", "/jobs/" + id + "/stop", json{{"targetDirectory", file + "/sp"}}.dump());
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Job(id)["state"], "RUNNING");
+  EXPECT_EQ(Job(id)["checkpoints"]["restarts"], 0);
 }
 
 }  // namespace
