@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -217,7 +218,7 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
     return {Status::kInvalidJob, "", SplitLines(e.what())};
   } catch (const std::exception& e) {
     release_slot();
-    log->error("job submission failed: {}", e.what());
+    log->error("job submission failed: {}", EscapeControlCharacters(e.what()));
     return {Status::kInternalError, "", {e.what()}};
   }
   if (!entry->job) {
@@ -305,17 +306,47 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
   }
   if (!job_dir.empty()) {
     if (!resumed) {
+      // An accepted job is on disk (fsynced) before the 202: a daemon restart resumes it. When it
+      // cannot be kept, it is not started and the client is told why (507 for a full disk).
       try {
         WriteFileAtomically(job_dir + "/job.yaml", yaml);
+        WriteFileAtomically(JobDir(entry->id) + "/job.json",
+                            RegistryJson(*entry, "RUNNING").dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                "\n");
       } catch (const std::exception& ex) {
-        log->error("[job {}] cannot keep its YAML in the state directory: {}", entry->id, ex.what());
+        const auto* write_error = dynamic_cast<const FileWriteError*>(&ex);
+        const bool full = write_error != nullptr &&
+                          (write_error->error_number() == ENOSPC || write_error->error_number() == EDQUOT);
+        log->error("[job {}] not started: cannot keep it in the state directory: {}", entry->id,
+                   EscapeControlCharacters(ex.what()));
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          jobs_.erase(entry->id);
+          for (const std::string& path : entry->owned_files) {
+            owned_files_.erase(path);
+          }
+          entry->owned_files.clear();
+          order_.erase(std::remove(order_.begin(), order_.end(), entry->id), order_.end());
+          --submitted_total_;
+          --waiters_;
+          --running_;
+          cv_.notify_all();
+        }
+        std::error_code rm;
+        fs::remove_all(job_dir, rm);
+        return {full ? Status::kInsufficientStorage : Status::kNotDurable,
+                "",
+                {fmt::format("the job was not started: the daemon cannot keep it in its state directory ({}){}",
+                             ex.what(), full ? "; free space there and submit it again" : "")}};
       }
+    } else {
+      Persist(entry->id, RegistryJson(*entry, "RUNNING"));
     }
-    Persist(entry->id, RegistryJson(*entry, "RUNNING"));
   }
   if (!resumed) {
-    log->info("[job {}] submitted '{}' ({}){}", entry->id, entry->name, file_name,
-              entry->restore_from.empty() ? "" : " from " + entry->restore_from);
+    log->info("[job {}] submitted '{}' ({}){}", entry->id, EscapeControlCharacters(entry->name),
+              EscapeControlCharacters(file_name),
+              entry->restore_from.empty() ? "" : " from " + EscapeControlCharacters(entry->restore_from));
   }
   auto wait_for_end = [this, e = entry, job = std::move(job)](bool run) mutable {
     OnJobEnded(e, std::move(job), run);
@@ -1028,7 +1059,8 @@ JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id,
       e->savepoints.erase(e->savepoints.begin());
     }
   }
-  GetLogger("daemon")->info("[job {}] savepoint {} requested into {}{}", id, request_id, dir,
+  GetLogger("daemon")->info("[job {}] savepoint {} requested into {}{}", id, request_id,
+                            EscapeControlCharacters(dir),
                             stop ? (drain ? " (stop, drain)" : " (stop)") : "");
   std::weak_ptr<SavepointOp> weak_op = op;
   job->TriggerSavepoint(DaemonSavepointRequest{dir, stop, drain}, [this, weak_op, id, request_id](DaemonSavepointResult r) {

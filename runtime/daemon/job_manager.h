@@ -89,7 +89,17 @@ class JobManager {
   JobManager& operator=(const JobManager&) = delete;
 
   struct SubmitResult {
-    enum class Status { kAccepted, kInvalidJob, kTooManyJobs, kShuttingDown, kInternalError };
+    /// kNotDurable (503) / kInsufficientStorage (507, ENOSPC or EDQUOT): the job could not be
+    /// written (fsynced) to the state directory, so it was not started.
+    enum class Status {
+      kAccepted,
+      kInvalidJob,
+      kTooManyJobs,
+      kShuttingDown,
+      kInternalError,
+      kNotDurable,
+      kInsufficientStorage
+    };
     Status status = Status::kAccepted;
     std::string job_id;                ///< kAccepted
     std::vector<std::string> errors;   ///< diagnostics lines (kInvalidJob) or a reason

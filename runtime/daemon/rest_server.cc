@@ -244,6 +244,10 @@ Response Route(JobManager& jobs, const Request& req) {
           return ErrorResponse(http::status::service_unavailable, r.errors);
         case S::kInternalError:
           return ErrorResponse(http::status::internal_server_error, r.errors);
+        case S::kNotDurable:
+          return ErrorResponse(http::status::service_unavailable, r.errors);
+        case S::kInsufficientStorage:
+          return ErrorResponse(http::status::insufficient_storage, r.errors);
       }
     }
     if (parts.size() == 2 && parts[0] == "jobs" && parts[1] == "overview") {

@@ -600,3 +600,56 @@ operators:
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Issue 41 item 5: `POST /jobs` answered 202 when job.yaml / job.json could not be written (a
+// full disk), and the job was gone after a restart. Now an accepted job is on disk (fsynced)
+// before the 202; otherwise 507 (full) or 503 with the reason, and nothing was started. The
+// state directory is a 64 KiB tmpfs in the daemon's own mount namespace (`unshare -Urm`);
+// skipped where unprivileged namespaces are not available.
+TEST_F(DaemonRecoveryTest, AJobThatCannotBeKeptOnDiskIsRefusedWith507) {
+  fs::create_directories(state_);
+  if (std::system("unshare -Urm sh -c 'mount -t tmpfs -o size=64k tmpfs /mnt' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no unprivileged mount namespace (unshare -Urm) to make a small file system in";
+  }
+  daemon_ = std::make_unique<DaemonProcess>(
+      std::vector<std::string>{"--socket", socket_, "--state-dir", state_, "--no-self-check"},
+      std::vector<std::string>{"unshare", "-Urm", "sh", "-c",
+                               "mount -t tmpfs -o size=64k,mode=0700 tmpfs \"$1\" && shift && exec \"$@\"", "sh",
+                               state_});
+  ASSERT_TRUE(daemon_->ready()) << daemon_->ready_line() << "\n" << Log();
+  // 200 KB of comment: its job.yaml cannot fit.
+  const std::string big = std::string(kLongJob) + "# " + std::string(200000, 'x') + "\n";
+  auto r = Client().Request("POST", "/jobs?file=big.yaml", big);
+  EXPECT_EQ(r.status, 507) << r.body;
+  const std::string error = json::parse(r.body, nullptr, false)["errors"][0].get<std::string>();
+  EXPECT_EQ(error.rfind("the job was not started: the daemon cannot keep it in its state directory (cannot write '", 0),
+            0u)
+      << error;
+  EXPECT_NE(error.find("/job.yaml.tmp': No space left on device); free space there and submit it again"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(json::parse(Client().Request("GET", "/jobs").body)["jobs"].size(), 0u);
+  // Nothing of it is left: a job that fits is accepted, and it is there after a restart.
+  const std::string id = Submit(kLongJob);
+  WaitUntilProducing(id);
+  EXPECT_EQ(json::parse(Client().Request("GET", "/jobs").body)["jobs"].size(), 1u);
+}
+
+// Issue 41 item 7, the daemon's half: a newline in `POST /jobs?file=` forged lines in the daemon
+// log. Names from outside are escaped in log lines.
+TEST_F(DaemonRecoveryTest, ANewlineInTheFileNameCannotForgeALogLine) {
+  Start();
+  auto r = Client().Request("POST", "/jobs?file=a.yaml%0A[daemon]%20forged", kLongJob);
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string id = json::parse(r.body).at("jid").get<std::string>();
+  ASSERT_TRUE(Eventually([&] { return Log().find("[job " + id + "] submitted") != std::string::npos; },
+                         std::chrono::seconds(5)));
+  EXPECT_NE(Log().find("[job " + id + "] submitted 'long' (a.yaml\\n[daemon] forged)"), std::string::npos) << Log();
+  EXPECT_EQ(Log().find("\n[daemon] forged"), std::string::npos) << Log();
+}
+
+}  // namespace
+}  // namespace tidemark
