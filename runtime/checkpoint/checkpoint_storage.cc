@@ -126,6 +126,9 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
                      {"size", h.size}, {"xxh3", fmt::format("{:016x}", h.checksum)}});
   }
   meta["states"] = std::move(files);
+  if (!layouts_.empty()) {
+    meta["operators"] = layouts_;
+  }
   const std::filesystem::path tmp = chk / (std::string(kMetadata) + ".inprogress");
   WriteFileSynced(tmp, meta.dump() + "\n");
   std::filesystem::rename(tmp, chk / kMetadata, ec);
@@ -203,6 +206,22 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::option
     cp.drained = e->get<bool>();
   }
   cp.directory = chk;
+  if (auto ops = meta.find("operators"); ops != meta.end()) {
+    if (!ops->is_object()) {
+      throw std::runtime_error("_metadata operators is not an object");
+    }
+    for (const auto& [op, aspects] : ops->items()) {
+      if (!aspects.is_object()) {
+        throw std::runtime_error(fmt::format("_metadata operators.{} is not an object", op));
+      }
+      for (const auto& [aspect, text] : aspects.items()) {
+        if (!text.is_string()) {
+          throw std::runtime_error(fmt::format("_metadata operators.{}.{} is not a string", op, aspect));
+        }
+        cp.layouts[op][aspect] = text.get<std::string>();
+      }
+    }
+  }
   if (expected_id && cp.id != *expected_id) {
     throw std::runtime_error(fmt::format("_metadata names checkpoint {}", cp.id));
   }

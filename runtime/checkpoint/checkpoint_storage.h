@@ -32,6 +32,9 @@ struct CompletedCheckpoint {
   /// ended their input early, so every operator's watermark in it is the end of time while the
   /// splits keep their read positions (a resumed job reads on).
   bool drained = false;
+  /// `_metadata`'s "operators": per operator id, what its state means by aspect ("key",
+  /// "window", "aggregate"; runtime/graph/state_layout.h). Empty in checkpoints written before.
+  std::map<std::string, std::map<std::string, std::string>> layouts;
   /// The state of `operator_id`'s subtask `subtask`, or null (stateless or not in the checkpoint).
   const std::string* Find(const std::string& operator_id, int subtask) const {
     auto it = states.find({operator_id, subtask});
@@ -101,6 +104,7 @@ class CheckpointStorage {
   std::filesystem::path dir_;
   std::string job_name_;
   int num_retained_;
+  std::map<std::string, std::map<std::string, std::string>> layouts_;
   mutable std::mutex savepoints_mu_;
   mutable std::map<int64_t, std::filesystem::path> savepoint_dirs_;  // guarded by savepoints_mu_
 };

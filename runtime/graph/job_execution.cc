@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "runtime/core/logging.h"
+#include "runtime/graph/state_layout.h"
 #include "runtime/time/system_processing_time_service.h"
 
 namespace tidemark {
@@ -89,6 +90,7 @@ void JobExecution::Build() {
       remove_checkpoint_dir_ = true;
     }
     storage_ = std::make_unique<CheckpointStorage>(checkpoint_dir_, graph_.name, graph_.checkpointing->num_retained);
+    storage_->SetOperatorLayouts(StateLayoutsOf(graph_));
     CheckpointCoordinator::Hooks hooks;
     hooks.trigger_sources = [this](const CheckpointBarrier& barrier) {
       for (auto& t : tasks_) {

@@ -823,3 +823,38 @@ TEST_F(CheckpointJobTest, ASavepointFailureNeverFailsOrRestartsTheJob) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Issue 41 item 4: a restore into a job whose `key-by` changed was accepted and one window came
+// out split over the old and the new key. Now what an operator's state means (key fields and
+// types, window assigner, aggregate layout) is recorded in `_metadata` and a change for the same
+// operator id is refused, naming the operator and the change. (Dropped operators need
+// --allow-non-restored-state: RefusesCheckpointsItCannotRestore.)
+TEST_F(CheckpointJobTest, RestoreRefusesAChangedKeyWindowOrAggregate) {
+  ASSERT_EQ(RunJob(JobYaml(1, Checkpointing(dir_, 1))).state, JobState::kFinished);
+  JobRunOptions options;
+  options.restore_from = dir_ / "chk-20";
+  const std::string head = "cannot restore from " + (dir_ / "chk-20").string() + ": operator \"windows\" changed its ";
+  const std::string tail =
+      "; its checkpointed state cannot be read as the new one. Restore it into the job as it was, or give the "
+      "changed operator a new id and pass --allow-non-restored-state to start it empty";
+  auto changed = [](std::string yaml, const std::string& from, const std::string& to) {
+    yaml.replace(yaml.find(from), from.size(), to);
+    return yaml;
+  };
+  EXPECT_EQ(RefusalOf(changed(JobYaml(1, ""), "key-by: [k]", "key-by: [k, ts]"), options, "a changed key-by"),
+            head + "key-by (key fields and types) from [k string] to [k string, ts timestamp]" + tail);
+  EXPECT_EQ(RefusalOf(changed(JobYaml(1, ""), "size: 1s", "size: 2s"), options, "a changed window size"),
+            head + "window assigner from tumbling event-time size 1000ms to tumbling event-time size 2000ms" + tail);
+  EXPECT_EQ(RefusalOf(changed(JobYaml(1, ""), "aggregate: [count, ", "aggregate: [{fn: sum, field: ts}, "), options,
+                      "a changed aggregate"),
+            head + "aggregate layout from [count() as count, max(ts) as last] to [sum(ts) as sum_ts, max(ts) as last]" +
+                tail);
+  // The unchanged job restores.
+  EXPECT_EQ(RunJob(JobYaml(1, ""), options).state, JobState::kFinished);
+}
+
+}  // namespace
+}  // namespace tidemark
