@@ -1,5 +1,9 @@
 #include "config/job_loader.h"
 
+#include <unistd.h>
+
+#include "config/regular_file.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -2763,34 +2767,36 @@ JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name)
 }
 
 std::string ReadJobFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError({Diagnostic{path, 0, 0, "", "cannot read the job file: it is a directory"}});
+  // A regular file only, opened without blocking: a FIFO as the job file used to block for ever.
+  std::string error;
+  const int fd = OpenRegularFile(path, &error);
+  if (fd < 0) {
+    throw ConfigError({Diagnostic{path, 0, 0, "", fmt::format("cannot read the job file: {}", error)}});
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    throw ConfigError(
-        {Diagnostic{path, 0, 0, "",
-                    fmt::format("cannot read the job file: {}",
-                                err != 0 ? std::error_code(err, std::generic_category()).message()
-                                         : "open failed")}});
-  }
-  // Read in chunks up to one byte past the limit: a device or an endless pipe must not be read
-  // into memory until the process is killed.
+  // Read in chunks up to one byte past the limit.
   std::string text;
   char buffer[64 * 1024];
-  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(in.gcount()));
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      ::close(fd);
+      throw ConfigError({Diagnostic{path, 0, 0, "", "cannot read the job file: read error"}});
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(buffer, static_cast<size_t>(n));
     if (static_cast<int64_t>(text.size()) > kMaxJobFileBytes) {
+      ::close(fd);
       throw ConfigError({Diagnostic{
           path, 0, 0, "",
           fmt::format("cannot read the job file: it is larger than {} MiB", kMaxJobFileBytes >> 20)}});
     }
   }
-  if (in.bad()) {
-    throw ConfigError({Diagnostic{path, 0, 0, "", "cannot read the job file: read error"}});
-  }
+  ::close(fd);
   return text;
 }
 

@@ -72,8 +72,13 @@ class CheckpointStorage {
   /// Removes what an aborted checkpoint `id` wrote.
   void Discard(int64_t id) const;
   /// The newest complete checkpoint that verifies; `skipped` (optional) gets one line per
-  /// newer checkpoint skipped and why. nullopt: none.
-  std::optional<CompletedCheckpoint> LoadLatest(std::vector<std::string>* skipped = nullptr) const;
+  /// newer checkpoint skipped and why. nullopt: none. Verification streams every state file in
+  /// 1 MiB chunks; `load_states` false keeps none of their bytes (`states` maps each key to an
+  /// empty string), so memory stays bounded whatever the checkpoint's size (the daemon's
+  /// recovery only picks the checkpoint; the worker loads it). Files are read as regular files
+  /// only (a FIFO as `_metadata` is a skipped checkpoint, never a hang).
+  std::optional<CompletedCheckpoint> LoadLatest(std::vector<std::string>* skipped = nullptr,
+                                                bool load_states = true) const;
   /// Reads the checkpoint to restore job `job_name` from `dir`: a completed checkpoint or
   /// savepoint directory (one with `_metadata`), or a checkpoint root (its newest complete
   /// checkpoint that verifies). Throws `Error` naming `dir` and why: missing, not completed,

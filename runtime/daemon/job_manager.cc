@@ -932,13 +932,17 @@ void JobManager::Recover() {
       std::vector<std::string> skipped;
       std::optional<CompletedCheckpoint> latest;
       try {
-        latest = CheckpointStorage(checkpoints, e->name, 1).LoadLatest(&skipped);
+        // Verified by streaming, none of its state kept: the worker loads it (bounded memory here).
+        latest = CheckpointStorage(checkpoints, e->name, 1).LoadLatest(&skipped, /*load_states=*/false);
       } catch (const std::exception& ex) {
         skipped.push_back(ex.what());
       }
       for (const std::string& line : skipped) {
         log->warn("[job {}] {}", r.id, line);
       }
+      // Never write committed output twice: a skipped checkpoint that completed (its _metadata
+      // was written) may have had its output committed by the sinks.
+      std::string refusal = UnsafeResumeCause(r.yaml, checkpoints, latest ? latest->id : 0, skipped);
       e->restore_from = latest ? latest->directory.string() : e->submitted_restore_from;
       log->info("[job {}] resuming '{}' after a daemon restart {}", r.id, e->name,
                 latest ? fmt::format("from checkpoint {} ({})", latest->id, e->restore_from)

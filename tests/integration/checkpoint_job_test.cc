@@ -858,3 +858,27 @@ TEST_F(CheckpointJobTest, RestoreRefusesAChangedKeyWindowOrAggregate) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Issue 41 item 9: a FIFO as a checkpoint's `_metadata` blocked the restore for ever (and, in the
+// daemon, a cancel then waited 30 s for the kill). It is opened without blocking and refused.
+TEST_F(CheckpointJobTest, AFifoAsMetadataIsRefusedInsteadOfBlocking) {
+  fs::create_directories(dir_ / "fake");
+  ASSERT_EQ(::mkfifo((dir_ / "fake" / "_metadata").c_str(), 0600), 0);
+  JobRunOptions options;
+  options.restore_from = dir_ / "fake";
+  EXPECT_EQ(RefusalOf(JobYaml(1, ""), options, "restored from a FIFO"),
+            "cannot restore from " + (dir_ / "fake").string() + ": _metadata: it is a FIFO, not a regular file");
+  // A checkpoint root whose only checkpoint has one is skipped with that reason.
+  fs::create_directories(dir_ / "root" / "chk-3");
+  ASSERT_EQ(::mkfifo((dir_ / "root" / "chk-3" / "_metadata").c_str(), 0600), 0);
+  options.restore_from = dir_ / "root";
+  EXPECT_EQ(RefusalOf(JobYaml(1, ""), options, "restored from a root with a FIFO"),
+            "cannot restore from " + (dir_ / "root").string() + ": skipping checkpoint " +
+                (dir_ / "root" / "chk-3").string() + ": _metadata: it is a FIFO, not a regular file");
+}
+
+}  // namespace
+}  // namespace tidemark
