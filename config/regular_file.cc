@@ -1,11 +1,10 @@
 #include "config/regular_file.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -60,7 +59,8 @@ int OpenRegularFile(const std::string& path, std::string* error) {
   return fd;
 }
 
-std::optional<std::string> ReadRegularFile(const std::string& path, int64_t max_bytes, std::string* error) {
+std::optional<std::string> ReadRegularFile(const std::string& path, int64_t max_bytes,
+                                           std::string* error) {
   const int fd = OpenRegularFile(path, error);
   if (fd < 0) {
     return std::nullopt;

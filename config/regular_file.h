@@ -17,6 +17,7 @@ int OpenRegularFile(const std::string& path, std::string* error);
 
 /// The whole of a regular file (OpenRegularFile), read in chunks and refused once it exceeds
 /// `max_bytes` ("it is larger than N bytes"); nullopt with `*error` set on any failure.
-std::optional<std::string> ReadRegularFile(const std::string& path, int64_t max_bytes, std::string* error);
+std::optional<std::string> ReadRegularFile(const std::string& path, int64_t max_bytes,
+                                           std::string* error);
 
 }  // namespace tidemark

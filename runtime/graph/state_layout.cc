@@ -37,8 +37,9 @@ std::map<std::string, OperatorStateLayout> StateLayoutsOf(const JobGraph& graph)
       std::string key;
       for (const std::string& field : v.spec.key_by) {
         const int slot = input != nullptr ? input->IndexOf(field) : -1;
-        key += fmt::format("{}{} {}", key.empty() ? "" : ", ", field,
-                           slot >= 0 ? ToString(input->field(static_cast<size_t>(slot)).type) : "?");
+        key +=
+            fmt::format("{}{} {}", key.empty() ? "" : ", ", field,
+                        slot >= 0 ? ToString(input->field(static_cast<size_t>(slot)).type) : "?");
       }
       layout["key"] = "[" + key + "]";
     }
@@ -60,7 +61,8 @@ std::map<std::string, OperatorStateLayout> StateLayoutsOf(const JobGraph& graph)
       layout["window"] = assigner;
       std::string aggregate;
       for (const AggregateSpec& a : w.aggregates) {
-        aggregate += fmt::format("{}{}({}) as {}", aggregate.empty() ? "" : ", ", a.function, a.field, a.as);
+        aggregate +=
+            fmt::format("{}{}({}) as {}", aggregate.empty() ? "" : ", ", a.function, a.field, a.as);
       }
       layout["aggregate"] = "[" + aggregate + "]";
     }
@@ -77,8 +79,8 @@ std::string StateLayoutChange(const std::string& id, const OperatorStateLayout& 
     auto before = checkpointed.find(aspect);
     auto after = now.find(aspect);
     if (before != checkpointed.end() && after != now.end() && before->second != after->second) {
-      return fmt::format("operator \"{}\" changed its {} from {} to {}", id, AspectName(aspect), before->second,
-                         after->second);
+      return fmt::format("operator \"{}\" changed its {} from {} to {}", id, AspectName(aspect),
+                         before->second, after->second);
     }
     if ((before == checkpointed.end()) != (after == now.end()) && std::string(aspect) == "key" &&
         !checkpointed.empty()) {

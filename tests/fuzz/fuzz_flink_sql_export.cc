@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // nothing of the machine the fuzzer runs on.
     const tidemark::JobSpec spec = tidemark::LoadJobSpecString(yaml, "/nonexistent/fuzz/job.yaml");
     tidemark::JobResources resources;
-    const tidemark::JobGraph graph = tidemark::CompileJobGraph(spec, tidemark::BuiltinRegistry(), resources);
+    const tidemark::JobGraph graph =
+        tidemark::CompileJobGraph(spec, tidemark::BuiltinRegistry(), resources);
     const tidemark::FlinkSqlExport out = tidemark::ExportFlinkSql(spec, graph);
     // A line that starts a comment never holds a control character other than its newline.
     size_t line_start = 0;
