@@ -1,5 +1,9 @@
 #include "config/job_loader.h"
 
+#include <unistd.h>
+
+#include "config/regular_file.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -351,12 +355,14 @@ constexpr auto kAggregateFunctions =
     std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
 constexpr auto kSinkKeys =
     std::to_array<std::string_view>({"type", "path", "create-dirs", "format", "delivery-guarantee",
-                                     "part-prefix", "part-suffix", "rolling-policy",
+                                     "write-mode", "part-prefix", "part-suffix", "rolling-policy",
                                      // type: kafka
                                      "bootstrap-servers", "topic", "properties", "key-field",
                                      "partition-field", "transactional-id-prefix", "commit-log",
                                      "timeout"});
 constexpr auto kDeliveryGuarantees = std::to_array<std::string_view>({"none", "exactly-once"});
+// A plain file sink's fresh start over an existing file (Flink's FileSystem.WriteMode names).
+constexpr auto kWriteModes = std::to_array<std::string_view>({"overwrite", "no-overwrite"});
 // type: kafka (Flink's DeliveryGuarantee names).
 constexpr auto kKafkaDeliveryGuarantees =
     std::to_array<std::string_view>({"none", "at-least-once", "exactly-once"});
@@ -1901,8 +1907,13 @@ SinkSpec Loader::ParseSink(const Field& field) {
     Optional(*map, "delivery-guarantee", sink.delivery_guarantee,
              [&](const Field& f) { return ReadEnum(f, kDeliveryGuarantees); });
     if (sink.delivery_guarantee == "exactly-once") {
+      Forbid(*map, "write-mode",
+             "applies only to a file sink with delivery-guarantee: none (an exactly-once sink "
+             "never overwrites: it writes new part files)");
       ParseExactlyOnceFileSink(*map, sink);
     } else {
+      Optional(*map, "write-mode", sink.write_mode,
+               [&](const Field& f) { return ReadEnum(f, kWriteModes); });
       for (std::string_view key : kExactlyOnceSinkKeys) {
         Forbid(*map, std::string(key),
                "applies only to a file sink with delivery-guarantee: exactly-once");
@@ -1913,6 +1924,7 @@ SinkSpec Loader::ParseSink(const Field& field) {
   } else if (!sink.type.empty()) {
     Forbid(*map, "path", "applies only to a sink of type file, not " + sink.type);
     Forbid(*map, "create-dirs", "applies only to a sink of type file, not " + sink.type);
+    Forbid(*map, "write-mode", "applies only to a sink of type file, not " + sink.type);
     Forbid(*map, "delivery-guarantee",
            "applies only to a sink of type file or kafka, not " + sink.type);
     for (std::string_view key : kExactlyOnceSinkKeys) {
@@ -2755,34 +2767,36 @@ JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name)
 }
 
 std::string ReadJobFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError({Diagnostic{path, 0, 0, "", "cannot read the job file: it is a directory"}});
+  // A regular file only, opened without blocking: a FIFO as the job file used to block for ever.
+  std::string error;
+  const int fd = OpenRegularFile(path, &error);
+  if (fd < 0) {
+    throw ConfigError({Diagnostic{path, 0, 0, "", fmt::format("cannot read the job file: {}", error)}});
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    throw ConfigError(
-        {Diagnostic{path, 0, 0, "",
-                    fmt::format("cannot read the job file: {}",
-                                err != 0 ? std::error_code(err, std::generic_category()).message()
-                                         : "open failed")}});
-  }
-  // Read in chunks up to one byte past the limit: a device or an endless pipe must not be read
-  // into memory until the process is killed.
+  // Read in chunks up to one byte past the limit.
   std::string text;
   char buffer[64 * 1024];
-  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(in.gcount()));
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      ::close(fd);
+      throw ConfigError({Diagnostic{path, 0, 0, "", "cannot read the job file: read error"}});
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(buffer, static_cast<size_t>(n));
     if (static_cast<int64_t>(text.size()) > kMaxJobFileBytes) {
+      ::close(fd);
       throw ConfigError({Diagnostic{
           path, 0, 0, "",
           fmt::format("cannot read the job file: it is larger than {} MiB", kMaxJobFileBytes >> 20)}});
     }
   }
-  if (in.bad()) {
-    throw ConfigError({Diagnostic{path, 0, 0, "", "cannot read the job file: read error"}});
-  }
+  ::close(fd);
   return text;
 }
 

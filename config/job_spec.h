@@ -320,6 +320,11 @@ struct SinkSpec {
   /// directory of part files, in-progress -> pending at a checkpoint -> finished when it completes;
   /// operators/file_sink/file_sink_operator.h).
   std::string delivery_guarantee = "none";
+  /// file with delivery-guarantee none: `write-mode` (Flink's `FileSystem.WriteMode`) decides a
+  /// fresh start (no restored state) over an existing file: "overwrite" (default: truncate it) or
+  /// "no-overwrite" (the job fails at open). A restore never truncates below the length its
+  /// checkpoint recorded: it truncates back to that length and appends.
+  std::string write_mode = "overwrite";
   /// exactly-once: Flink's `OutputFileConfig` — finished part files are named
   /// `<part_prefix>-<subtask>-<counter><part_suffix>`.
   std::string part_prefix = "part";

@@ -100,8 +100,10 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
     };
     return out;
   }
-  out.factory = [sink, schema, result, resources](int subtask, int) -> std::unique_ptr<StreamOperator> {
-    return std::make_unique<SinkOperator>(sink, schema, result, *resources, subtask);
+  const bool checkpointing = ctx.job.checkpointing.has_value();
+  out.factory = [sink, schema, result, resources, checkpointing](int subtask,
+                                                                 int) -> std::unique_ptr<StreamOperator> {
+    return std::make_unique<SinkOperator>(sink, schema, result, *resources, subtask, checkpointing);
   };
   return out;
 }

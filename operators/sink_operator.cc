@@ -11,16 +11,18 @@
 #include <fmt/format.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/logging.h"
 
 namespace tidemark {
 
 SinkOperator::SinkOperator(SinkSpec spec, Schema schema, std::shared_ptr<SinkResult> result,
-                           JobResources& resources, int subtask_index)
+                           JobResources& resources, int subtask_index, bool checkpointing)
     : spec_(std::move(spec)),
       schema_(std::move(schema)),
       result_(std::move(result)),
       resources_(resources),
       subtask_index_(subtask_index),
+      checkpointing_(checkpointing),
       json_(schema_) {
   start_slot_ = schema_.IndexOf("window_start");
   end_slot_ = schema_.IndexOf("window_end");
@@ -49,25 +51,127 @@ void SinkOperator::Open(const OperatorContext& context) {
             path, parent.string()));
       }
     }
-    // 0600: the output is the job owner's. O_NONBLOCK only for the open: a FIFO without a reader
-    // fails (ENXIO) instead of blocking the task thread, where cancel could not reach it.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0600);
-    if (fd < 0) {
-      const int err = errno;
-      throw IoError(fmt::format("cannot open sink file '{}': {}{}", path, std::strerror(err),
-                                err == ENXIO ? " (a FIFO without a reader)" : ""));
-    }
-    const int flags = ::fcntl(fd, F_GETFL);
-    if (flags >= 0) {
-      (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    }
-    file_ = ::fdopen(fd, "w");
-    if (file_ == nullptr) {
-      const int err = errno;
-      ::close(fd);
-      throw IoError(fmt::format("cannot open sink file '{}': {}", path, std::strerror(err)));
+    path_ = path;
+    if (!checkpointing_) {
+      OpenFile(-1);  // else InitializeState opens it, knowing whether this is a restore
     }
   }
+}
+
+namespace {
+/// OpenFile's "restored, but no recorded length": append to what the file holds.
+constexpr int64_t kAppendOnly = INT64_MAX;
+}  // namespace
+
+void SinkOperator::OpenFile(int64_t restored_length) {
+  const std::string& path = path_;
+  const bool fresh = restored_length < 0;
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK;
+  if (fresh) {
+    flags |= spec_.write_mode == "no-overwrite" ? O_EXCL : O_TRUNC;
+  }
+  // 0600: the output is the job owner's. O_NONBLOCK only for the open: a FIFO without a reader
+  // fails (ENXIO) instead of blocking the task thread, where cancel could not reach it.
+  const int fd = ::open(path.c_str(), flags, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EEXIST) {
+      throw IoError(fmt::format(
+          "cannot open sink file '{}': it exists and the sink's write-mode is no-overwrite "
+          "(remove it, or set write-mode: overwrite)",
+          path));
+    }
+    throw IoError(fmt::format("cannot open sink file '{}': {}{}", path, std::strerror(err),
+                              err == ENXIO ? " (a FIFO without a reader)" : ""));
+  }
+  const int fl = ::fcntl(fd, F_GETFL);
+  if (fl >= 0) {
+    (void)::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  }
+  struct stat st {};
+  if (!fresh && restored_length != kAppendOnly && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    // A restore: what the checkpoint covered stays, what came after it is written again.
+    if (st.st_size < restored_length) {
+      ::close(fd);
+      throw IoError(fmt::format(
+          "cannot restore sink file '{}': it has {} bytes, fewer than the {} its checkpoint "
+          "recorded (it was changed outside the job); restore another checkpoint or start the "
+          "job without one",
+          path, st.st_size, restored_length));
+    }
+    if (::ftruncate(fd, restored_length) != 0 || ::lseek(fd, 0, SEEK_END) < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw IoError(fmt::format("cannot restore sink file '{}': truncating to {} bytes: {}", path,
+                                restored_length, std::strerror(err)));
+    }
+  } else if (!fresh) {
+    (void)::lseek(fd, 0, SEEK_END);
+  }
+  file_ = ::fdopen(fd, "a");
+  if (file_ == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    throw IoError(fmt::format("cannot open sink file '{}': {}", path, std::strerror(err)));
+  }
+}
+
+namespace {
+constexpr std::string_view kFileSinkSection = "file";
+constexpr uint32_t kFileSinkStateVersion = 1;
+}  // namespace
+
+void SinkOperator::SnapshotState(StateSnapshotContext& context) {
+  if (file_ == nullptr) {
+    return;
+  }
+  // The recorded length must be on disk before the checkpoint can complete.
+  if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) {
+    if (errno != EINVAL && errno != EROFS) {  // a FIFO or a character device cannot fsync
+      throw IoError(fmt::format("cannot write sink file '{}': {}", path_, std::strerror(errno)));
+    }
+  }
+  const off_t length = ::lseek(::fileno(file_), 0, SEEK_CUR);
+  StateWriter& w = context.writer;
+  w.BeginSection(kFileSinkSection, kFileSinkStateVersion);
+  w.WriteString(path_);
+  w.WriteI64(length < 0 ? 0 : static_cast<int64_t>(length));
+  w.EndSection();
+}
+
+void SinkOperator::InitializeState(StateInitializationContext& context) {
+  if (spec_.type != "file" || file_ != nullptr) {
+    return;
+  }
+  if (!context.is_restored()) {
+    if (context.restored_checkpoint_id > 0) {
+      // A restored job whose checkpoint holds nothing for this sink (a new sink, or a checkpoint
+      // without its length): keep what is there and append rather than destroy it.
+      GetLogger("task")->warn(
+          "sink file '{}': checkpoint {} records no length for it; appending to what it holds",
+          path_, context.restored_checkpoint_id);
+      OpenFile(kAppendOnly);
+      return;
+    }
+    OpenFile(-1);
+    return;
+  }
+  StateReader& r = *context.reader;
+  r.BeginSection(kFileSinkSection, kFileSinkStateVersion);
+  const std::string path = r.ReadString();
+  const int64_t length = r.ReadI64();
+  r.EndSection();
+  if (length < 0) {
+    throw StateCorrupt("file sink state has a negative file length");
+  }
+  if (path != path_) {
+    // The checkpoint's output is another file (the job's path changed): this one starts fresh.
+    GetLogger("task")->info("sink file '{}': checkpoint {} recorded '{}'; starting it fresh", path_,
+                            context.restored_checkpoint_id, path);
+    OpenFile(-1);
+    return;
+  }
+  OpenFile(length);
 }
 
 // Each missing directory is made 0700 (not 0777 less the umask): only the job's owner reads it.

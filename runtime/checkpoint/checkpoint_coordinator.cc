@@ -315,16 +315,22 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason) {
   if (it == pending_.end()) {
     return;
   }
+  // A savepoint is the user's request, not the job's fault-tolerance: its failure is reported to
+  // whoever asked and never counts toward tolerable-failed-checkpoints (Flink's
+  // CheckpointFailureManager ignores savepoints), so the job runs on untouched.
+  const bool savepoint = it->second.barrier.type == SnapshotType::kSavepoint;
   pending_.erase(it);
   storage_->Discard(id);
   last_end_ms_ = pts_.GetCurrentProcessingTime();
   ++stats_.failed;
-  ++consecutive_failures_;
+  if (!savepoint) {
+    ++consecutive_failures_;
+  }
   GetLogger("checkpoint")->warn("{}", reason);
   if (hooks_.notify_aborted) {
     hooks_.notify_aborted(id, reason);
   }
-  if (consecutive_failures_ > spec_.tolerable_failed_checkpoints && hooks_.fail_job) {
+  if (!savepoint && consecutive_failures_ > spec_.tolerable_failed_checkpoints && hooks_.fail_job) {
     hooks_.fail_job(fmt::format("exceeded checkpoint tolerable failure threshold ({}): {}",
                                 spec_.tolerable_failed_checkpoints, reason));
   }

@@ -1,6 +1,7 @@
 #include "runtime/checkpoint/checkpoint_storage.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <xxhash.h>
 
+#include "config/regular_file.h"
 #include "runtime/core/durable_file.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
@@ -23,6 +25,8 @@ namespace {
 constexpr std::string_view kMagic = "TMSTATE1";
 constexpr size_t kHeaderBytes = 8 + 8 + 8;
 constexpr const char* kMetadata = "_metadata";
+constexpr size_t kChunkBytes = size_t{1} << 20;            // verification reads this much at a time
+constexpr int64_t kMaxMetadataBytes = int64_t{64} << 20;  // _metadata is JSON listing the files
 
 void PutU64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) {
@@ -38,14 +42,102 @@ uint64_t GetU64(std::string_view in) {
   return v;
 }
 
-std::optional<std::string> ReadWholeFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+/// The whole of `_metadata` (a regular file only, never blocking on a FIFO); nullopt when it
+/// does not exist; throws std::runtime_error naming it otherwise.
+std::optional<std::string> ReadMetadata(const std::filesystem::path& path) {
+  std::string error;
+  std::optional<std::string> text = ReadRegularFile(path.string(), kMaxMetadataBytes, &error);
+  if (!text && error == std::strerror(ENOENT)) {
     return std::nullopt;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  if (!text) {
+    throw std::runtime_error(fmt::format("{}: {}", path.filename().string(), error));
+  }
+  return text;
+}
+
+/// Verifies one state file as it streams by, in chunks of kChunkBytes (bounded memory whatever its
+/// size): the header's magic and length, the body's length and XXH3-64. `body` (optional) gets
+/// the body. Throws std::runtime_error naming `file`.
+void VerifyStateFile(const std::filesystem::path& path, const std::string& file, uint64_t size,
+                     const std::string& want, std::string* body) {
+  std::string error;
+  const int fd = OpenRegularFile(path.string(), &error);
+  if (fd < 0) {
+    if (error == std::strerror(ENOENT)) {
+      throw std::runtime_error(fmt::format("state file {} is missing", file));
+    }
+    throw std::runtime_error(fmt::format("state file {}: {}", file, error));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != kHeaderBytes + size) {
+    throw std::runtime_error(fmt::format("state file {} is truncated or not a state file", file));
+  }
+  std::vector<char> buffer(kChunkBytes);
+  auto read_some = [&](char* at, size_t n) -> size_t {
+    for (;;) {
+      const ssize_t got = ::read(fd, at, n);
+      if (got < 0 && errno == EINTR) {
+        continue;
+      }
+      if (got < 0) {
+        throw std::runtime_error(fmt::format("state file {}: {}", file, std::strerror(errno)));
+      }
+      return static_cast<size_t>(got);
+    }
+  };
+  char header[kHeaderBytes];
+  size_t have = 0;
+  while (have < kHeaderBytes) {
+    const size_t got = read_some(header + have, kHeaderBytes - have);
+    if (got == 0) {
+      break;
+    }
+    have += got;
+  }
+  const std::string_view h(header, have);
+  if (have < kHeaderBytes || h.substr(0, 8) != kMagic || GetU64(h.substr(16, 8)) != size) {
+    throw std::runtime_error(fmt::format("state file {} is truncated or not a state file", file));
+  }
+  XXH3_state_t* state = XXH3_createState();
+  if (state == nullptr) {
+    throw std::bad_alloc();
+  }
+  struct StateFree {
+    XXH3_state_t* s;
+    ~StateFree() { XXH3_freeState(s); }
+  } state_free{state};
+  XXH3_64bits_reset(state);
+  if (body != nullptr) {
+    body->clear();
+    body->reserve(size);
+  }
+  uint64_t total = 0;
+  for (;;) {
+    const size_t got = read_some(buffer.data(), buffer.size());
+    if (got == 0) {
+      break;
+    }
+    total += got;
+    if (total > size) {
+      throw std::runtime_error(fmt::format("state file {} is truncated or not a state file", file));
+    }
+    XXH3_64bits_update(state, buffer.data(), got);
+    if (body != nullptr) {
+      body->append(buffer.data(), got);
+    }
+  }
+  if (total != size) {
+    throw std::runtime_error(fmt::format("state file {} is truncated or not a state file", file));
+  }
+  const uint64_t sum = XXH3_64bits_digest(state);
+  if (fmt::format("{:016x}", sum) != want || GetU64(h.substr(8, 8)) != sum) {
+    throw std::runtime_error(fmt::format("state file {} fails its checksum", file));
+  }
 }
 
 std::optional<int64_t> CheckpointIdOf(const std::filesystem::path& p) {
@@ -125,6 +217,9 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
                      {"size", h.size}, {"xxh3", fmt::format("{:016x}", h.checksum)}});
   }
   meta["states"] = std::move(files);
+  if (!layouts_.empty()) {
+    meta["operators"] = layouts_;
+  }
   const std::filesystem::path tmp = chk / (std::string(kMetadata) + ".inprogress");
   WriteFileSynced(tmp, meta.dump() + "\n");
   std::filesystem::rename(tmp, chk / kMetadata, ec);
@@ -179,8 +274,9 @@ namespace {
 
 /// Reads and verifies the checkpoint in `chk`; throws std::runtime_error naming the problem.
 /// `expected_id` (when set) must be the id its `_metadata` names.
-CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::optional<int64_t> expected_id) {
-  std::optional<std::string> meta_text = ReadWholeFile(chk / kMetadata);
+CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::optional<int64_t> expected_id,
+                                   bool load_states = true) {
+  std::optional<std::string> meta_text = ReadMetadata(chk / kMetadata);
   if (!meta_text) {
     throw std::runtime_error("no _metadata (not completed)");
   }
@@ -202,6 +298,22 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::option
     cp.drained = e->get<bool>();
   }
   cp.directory = chk;
+  if (auto ops = meta.find("operators"); ops != meta.end()) {
+    if (!ops->is_object()) {
+      throw std::runtime_error("_metadata operators is not an object");
+    }
+    for (const auto& [op, aspects] : ops->items()) {
+      if (!aspects.is_object()) {
+        throw std::runtime_error(fmt::format("_metadata operators.{} is not an object", op));
+      }
+      for (const auto& [aspect, text] : aspects.items()) {
+        if (!text.is_string()) {
+          throw std::runtime_error(fmt::format("_metadata operators.{}.{} is not a string", op, aspect));
+        }
+        cp.layouts[op][aspect] = text.get<std::string>();
+      }
+    }
+  }
   if (expected_id && cp.id != *expected_id) {
     throw std::runtime_error(fmt::format("_metadata names checkpoint {}", cp.id));
   }
@@ -210,29 +322,20 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::option
     if (file.find('/') != std::string::npos || file == ".." || file.empty()) {
       throw std::runtime_error(fmt::format("bad state file name \"{}\"", file));
     }
-    std::optional<std::string> data = ReadWholeFile(chk / file);
-    if (!data) {
-      throw std::runtime_error(fmt::format("state file {} is missing", file));
-    }
     const uint64_t size = s.at("size").get<uint64_t>();
     const std::string want = s.at("xxh3").get<std::string>();
-    if (data->size() < kHeaderBytes || std::string_view(*data).substr(0, 8) != kMagic ||
-        GetU64(std::string_view(*data).substr(16, 8)) != size || data->size() - kHeaderBytes != size) {
-      throw std::runtime_error(fmt::format("state file {} is truncated or not a state file", file));
-    }
-    std::string_view body = std::string_view(*data).substr(kHeaderBytes);
-    const uint64_t sum = XXH3_64bits(body.data(), body.size());
-    if (fmt::format("{:016x}", sum) != want || GetU64(std::string_view(*data).substr(8, 8)) != sum) {
-      throw std::runtime_error(fmt::format("state file {} fails its checksum", file));
-    }
-    cp.states[{s.at("operator").get<std::string>(), s.at("subtask").get<int>()}] = std::string(body);
+    std::string body;
+    VerifyStateFile(chk / file, file, size, want, load_states ? &body : nullptr);
+    // Verification alone keeps the key with no bytes (bounded memory, whatever the size).
+    cp.states[{s.at("operator").get<std::string>(), s.at("subtask").get<int>()}] = std::move(body);
   }
   return cp;
 }
 
 }  // namespace
 
-std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std::string>* skipped) const {
+std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std::string>* skipped,
+                                                                 bool load_states) const {
   std::vector<int64_t> ids;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
@@ -251,7 +354,7 @@ std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std
   for (int64_t id : ids) {
     CompletedCheckpoint cp;
     try {
-      cp = ReadCheckpoint(dir_ / fmt::format("chk-{}", id), id);
+      cp = ReadCheckpoint(dir_ / fmt::format("chk-{}", id), id, load_states);
     } catch (const std::exception& e) {
       skip(id, e.what());
       continue;
@@ -294,6 +397,37 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir, co
                             dir.string(), cp.job, job_name));
   }
   return cp;
+}
+
+std::optional<std::string> CheckpointStorage::CheckSavepointTarget(const std::filesystem::path& dir) {
+  auto refuse = [&](const std::string& why) {
+    return fmt::format("savepoint target directory '{}' cannot be used: {}", dir.string(), why);
+  };
+  if (dir.empty()) {
+    return refuse("the path is empty");
+  }
+  // The nearest part of the path that exists decides: a directory we may write into, or not.
+  std::error_code ec;
+  std::filesystem::path at = std::filesystem::absolute(dir, ec);
+  while (true) {
+    struct stat st {};
+    if (::stat(at.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        return refuse(fmt::format("'{}' is not a directory", at.string()));
+      }
+      if (::access(at.c_str(), W_OK | X_OK) != 0) {
+        return refuse(fmt::format("'{}' is not writable: {}", at.string(), std::strerror(errno)));
+      }
+      return std::nullopt;
+    }
+    if (errno != ENOENT && errno != ENOTDIR) {  // ENOTDIR: a parent is a file, found on the way up
+      return refuse(fmt::format("'{}': {}", at.string(), std::strerror(errno)));
+    }
+    if (!at.has_parent_path() || at.parent_path() == at) {
+      return refuse(fmt::format("'{}' does not exist", at.string()));
+    }
+    at = at.parent_path();
+  }
 }
 
 void CheckpointStorage::SetSavepointDirectory(int64_t id, std::filesystem::path dir) {

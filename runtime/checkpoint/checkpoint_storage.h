@@ -32,6 +32,9 @@ struct CompletedCheckpoint {
   /// ended their input early, so every operator's watermark in it is the end of time while the
   /// splits keep their read positions (a resumed job reads on).
   bool drained = false;
+  /// `_metadata`'s "operators": per operator id, what its state means by aspect ("key",
+  /// "window", "aggregate"; runtime/graph/state_layout.h). Empty in checkpoints written before.
+  std::map<std::string, std::map<std::string, std::string>> layouts;
   /// The state of `operator_id`'s subtask `subtask`, or null (stateless or not in the checkpoint).
   const std::string* Find(const std::string& operator_id, int subtask) const {
     auto it = states.find({operator_id, subtask});
@@ -69,8 +72,13 @@ class CheckpointStorage {
   /// Removes what an aborted checkpoint `id` wrote.
   void Discard(int64_t id) const;
   /// The newest complete checkpoint that verifies; `skipped` (optional) gets one line per
-  /// newer checkpoint skipped and why. nullopt: none.
-  std::optional<CompletedCheckpoint> LoadLatest(std::vector<std::string>* skipped = nullptr) const;
+  /// newer checkpoint skipped and why. nullopt: none. Verification streams every state file in
+  /// 1 MiB chunks; `load_states` false keeps none of their bytes (`states` maps each key to an
+  /// empty string), so memory stays bounded whatever the checkpoint's size (the daemon's
+  /// recovery only picks the checkpoint; the worker loads it). Files are read as regular files
+  /// only (a FIFO as `_metadata` is a skipped checkpoint, never a hang).
+  std::optional<CompletedCheckpoint> LoadLatest(std::vector<std::string>* skipped = nullptr,
+                                                bool load_states = true) const;
   /// Reads the checkpoint to restore job `job_name` from `dir`: a completed checkpoint or
   /// savepoint directory (one with `_metadata`), or a checkpoint root (its newest complete
   /// checkpoint that verifies). Throws `Error` naming `dir` and why: missing, not completed,
@@ -80,6 +88,17 @@ class CheckpointStorage {
   /// directory) instead of `chk-<id>`: `WriteState`, `Finalize` and `Discard` of `id` use it, and
   /// it takes no part in retention. Call before the trigger reaches any task. Any thread.
   void SetSavepointDirectory(int64_t id, std::filesystem::path dir);
+  /// Whether a savepoint can be written under `dir` (it exists as a writable directory, or its
+  /// nearest existing ancestor is one, so it can be created): nullopt if so, else the reason,
+  /// "savepoint target directory '<dir>' cannot be used: <why>" (naming the offending path).
+  /// Flink checks the target when it triggers; tidemark before the savepoint starts, so a bad
+  /// target is the request's error and never a failed checkpoint. Any thread.
+  static std::optional<std::string> CheckSavepointTarget(const std::filesystem::path& dir);
+  /// The state layouts `Finalize` records in each `_metadata` (CompletedCheckpoint::layouts).
+  /// Call before the first checkpoint.
+  void SetOperatorLayouts(std::map<std::string, std::map<std::string, std::string>> layouts) {
+    layouts_ = std::move(layouts);
+  }
   /// Ids of checkpoints with a `_metadata`, ascending.
   std::vector<int64_t> CompletedIds() const;
 
@@ -90,6 +109,7 @@ class CheckpointStorage {
   std::filesystem::path dir_;
   std::string job_name_;
   int num_retained_;
+  std::map<std::string, std::map<std::string, std::string>> layouts_;
   mutable std::mutex savepoints_mu_;
   mutable std::map<int64_t, std::filesystem::path> savepoint_dirs_;  // guarded by savepoints_mu_
 };

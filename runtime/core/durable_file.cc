@@ -14,9 +14,10 @@
 namespace tidemark {
 
 void WriteFileSynced(const std::filesystem::path& path, std::string_view data) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
-    throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+    const int err = errno;
+    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), err);
   }
   size_t done = 0;
   while (done < data.size()) {
@@ -27,12 +28,18 @@ void WriteFileSynced(const std::filesystem::path& path, std::string_view data) {
     if (n <= 0) {
       const int err = errno;
       ::close(fd);
-      throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
+      throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), err);
     }
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), err);
+  }
+  if (::close(fd) != 0) {
+    const int err = errno;
+    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), err);
   }
 }
 
@@ -49,7 +56,9 @@ void WriteFileAtomically(const std::filesystem::path& path, std::string_view dat
   tmp += ".tmp";
   WriteFileSynced(tmp, data);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw Error(fmt::format("cannot rename '{}' to '{}': {}", tmp.string(), path.string(), std::strerror(errno)));
+    const int err = errno;
+    throw FileWriteError(
+        fmt::format("cannot rename '{}' to '{}': {}", tmp.string(), path.string(), std::strerror(err)), err);
   }
   SyncDirectory(path.parent_path());
 }

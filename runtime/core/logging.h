@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -14,5 +15,10 @@ std::shared_ptr<spdlog::logger> GetLogger(const std::string& name);
 
 /// Sets the level of every tidemark logger made from now on and of the existing ones.
 void SetLogLevel(spdlog::level::level_enum level);
+
+/// `text` with every control character (below 0x20, and 0x7f) and every backslash escaped as
+/// `\n`, `\r`, `\t`, `\\` or `\xNN`: a name from outside (a job file name, `?file=`) written
+/// into a log line or a SQL comment stays on that one line and cannot forge another. Pure.
+std::string EscapeControlCharacters(std::string_view text);
 
 }  // namespace tidemark

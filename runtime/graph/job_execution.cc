@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "runtime/core/logging.h"
+#include "runtime/graph/state_layout.h"
 #include "runtime/time/system_processing_time_service.h"
 
 namespace tidemark {
@@ -89,6 +90,7 @@ void JobExecution::Build() {
       remove_checkpoint_dir_ = true;
     }
     storage_ = std::make_unique<CheckpointStorage>(checkpoint_dir_, graph_.name, graph_.checkpointing->num_retained);
+    storage_->SetOperatorLayouts(StateLayoutsOf(graph_));
     CheckpointCoordinator::Hooks hooks;
     hooks.trigger_sources = [this](const CheckpointBarrier& barrier) {
       for (auto& t : tasks_) {
@@ -768,6 +770,12 @@ void JobExecution::TriggerSavepoint(std::filesystem::path dir, bool stop, bool d
     if (done) {
       done(SavepointOutcome{false, 0, {}, !coordinator_ ? "the job does not checkpoint (no checkpointing: block)"
                                                         : "the job is not running"});
+    }
+    return;
+  }
+  if (std::optional<std::string> why = CheckpointStorage::CheckSavepointTarget(dir)) {
+    if (done) {
+      done(SavepointOutcome{false, 0, {}, *why});  // before it starts: never a failed checkpoint
     }
     return;
   }

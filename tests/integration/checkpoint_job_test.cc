@@ -4,6 +4,9 @@
 // barrier plus the restored run's equals the uninterrupted run) and refuses checkpoints it cannot
 // restore with a clear error.
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -689,6 +692,192 @@ TEST_F(CheckpointJobTest, RestoredWatermarksGiveTheFailureFreeOutput) {
             ">>> mode=operator, failover restored: windows fired=12, records in windows=206, late records=194 "
             "(from slow split: 194), total=400");
   EXPECT_EQ(flink_out[1], ">>> FIRE window=[5s,6s) count=3 watermark=9.649s");
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+std::vector<std::string> FileLines(const fs::path& p) {
+  std::vector<std::string> lines;
+  std::ifstream in(p);
+  for (std::string l; std::getline(in, l);) {
+    lines.push_back(l);
+  }
+  return lines;
+}
+
+/// JobYaml with its print sink replaced by a plain `file` sink (delivery-guarantee none) at `out`.
+std::string FileSinkJob(const fs::path& out, const std::string& rest, const std::string& extra = "") {
+  std::string yaml = JobYaml(1, rest);
+  const std::string print = "sink: {type: print}";
+  yaml.replace(yaml.find(print), print.size(), "sink: {type: file, path: " + out.string() + extra + "}");
+  return yaml;
+}
+
+// Issue 41 item 1: a plain file sink opened its file with O_TRUNC at every (re)start, so a restart
+// from checkpoint 12 erased the windows written before it (6 of 10 kept per key). Now each
+// checkpoint records the file's length and a restore truncates back to it and appends: the file
+// equals the uninterrupted run's output.
+TEST_F(CheckpointJobTest, PlainFileSinkKeepsCheckpointedOutputAcrossARestart) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  ASSERT_EQ(uninterrupted.size(), 20u);
+  fs::create_directories(dir_);
+  const fs::path out = dir_ / "out.jsonl";
+  const JobRun run =
+      RunJob(FileSinkJob(out, WithFaults(dir_ / "chk", "  - {operator: windows, after-records: 120}\n")));
+  ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+  EXPECT_EQ(run.stats.restarts, 1);
+  EXPECT_EQ(FileLines(out), uninterrupted);
+}
+
+// ... and across a restore into a new run (`--from-checkpoint`, a daemon's resume, a savepoint).
+TEST_F(CheckpointJobTest, PlainFileSinkKeepsCheckpointedOutputAcrossARestore) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  fs::create_directories(dir_);
+  const fs::path out = dir_ / "out.jsonl";
+  const JobRun killed = RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk")), {}, 12);
+  ASSERT_EQ(killed.state, JobState::kCanceled) << killed.failure;
+  JobRunOptions options;
+  options.restore_from = dir_ / "chk";
+  options.checkpoint_dir = dir_ / "chk2";
+  const JobRun restored = RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk")), options);
+  ASSERT_EQ(restored.state, JobState::kFinished) << restored.failure;
+  EXPECT_EQ(FileLines(out), uninterrupted);
+
+  // A file changed outside the job (shorter than checkpoint 12 recorded) is not silently reused.
+  fs::resize_file(out, 10);
+  options.restore_from = dir_ / "chk" / "chk-12";
+  options.checkpoint_dir = dir_ / "chk3";
+  const JobRun shorter =
+      RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk") + "restart-strategy: {type: none}\n"), options);
+  EXPECT_EQ(shorter.state, JobState::kFailed);
+  EXPECT_NE(shorter.failure.find("cannot restore sink file '" + out.string() + "': it has 10 bytes, fewer than the"),
+            std::string::npos)
+      << shorter.failure;
+}
+
+// A fresh start over an existing file follows `write-mode` (Flink's FileSystem.WriteMode).
+TEST_F(CheckpointJobTest, PlainFileSinkWriteModeDecidesAFreshStart) {
+  fs::create_directories(dir_);
+  const fs::path out = dir_ / "out.jsonl";
+  { std::ofstream(out) << "old\n"; }
+  const JobRun refused = RunJob(FileSinkJob(out, "", ", write-mode: no-overwrite"));
+  EXPECT_EQ(refused.state, JobState::kFailed);
+  EXPECT_NE(refused.failure.find("cannot open sink file '" + out.string() +
+                                 "': it exists and the sink's write-mode is no-overwrite (remove it, "
+                                 "or set write-mode: overwrite)"),
+            std::string::npos)
+      << refused.failure;
+  EXPECT_EQ(FileLines(out), std::vector<std::string>{"old"});
+  const JobRun overwritten = RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk"), ", write-mode: overwrite"));
+  ASSERT_EQ(overwritten.state, JobState::kFinished) << overwritten.failure;
+  EXPECT_EQ(FileLines(out).size(), 20u);
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Issue 41 item 2: a savepoint is never a checkpoint failure. A target that cannot be created is
+// refused before anything starts, naming the path and why; a savepoint that fails later (its
+// snapshot cannot be written) leaves the job running: with restart-strategy none and
+// tolerable-failed-checkpoints 0 it still finishes, with the uninterrupted output.
+TEST_F(CheckpointJobTest, ASavepointFailureNeverFailsOrRestartsTheJob) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  fs::create_directories(dir_ / "sp");
+  { std::ofstream(dir_ / "plain-file") << "x"; }
+  // savepoint-5 (the id after checkpoint 4) is taken by a regular file: the snapshot fails late.
+  { std::ofstream(dir_ / "sp" / "savepoint-5") << "x"; }
+  const std::string yaml = JobYaml(1, Checkpointing(dir_ / "chk") + "restart-strategy: {type: none}\n");
+  lines_ = std::make_shared<std::vector<std::string>>();
+  auto lines = lines_;
+  auto job = LocalJob::Create(LoadJobSpecString(yaml, "ckpt.yaml"), registry_,
+                              [lines](const std::string& l) { lines->push_back(l); }, {});
+  LocalJob* raw = job.get();
+  std::future<SavepointResult> refused;
+  std::future<SavepointResult> late;
+  job->execution().SetCheckpointCompleteListener([&, raw](int64_t id) {
+    if (id == 4) {
+      refused = raw->TriggerSavepoint(SavepointRequest{dir_ / "plain-file" / "sp", false, false});
+      late = raw->TriggerSavepoint(SavepointRequest{dir_ / "sp", false, false});
+    }
+  });
+  job->execution().Start();
+  EXPECT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
+  ASSERT_TRUE(refused.valid());
+  const SavepointResult r1 = refused.get();
+  EXPECT_FALSE(r1.ok);
+  EXPECT_EQ(r1.error, "savepoint target directory '" + (dir_ / "plain-file" / "sp").string() +
+                          "' cannot be used: '" + (dir_ / "plain-file").string() + "' is not a directory");
+  const SavepointResult r2 = late.get();
+  EXPECT_FALSE(r2.ok);
+  EXPECT_NE(r2.error.find((dir_ / "sp" / "savepoint-5").string()), std::string::npos) << r2.error;
+  EXPECT_EQ(job->checkpoint_stats().restarts, 0);
+  EXPECT_EQ(Output(*lines_), uninterrupted);
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Issue 41 item 4: a restore into a job whose `key-by` changed was accepted and one window came
+// out split over the old and the new key. Now what an operator's state means (key fields and
+// types, window assigner, aggregate layout) is recorded in `_metadata` and a change for the same
+// operator id is refused, naming the operator and the change. (Dropped operators need
+// --allow-non-restored-state: RefusesCheckpointsItCannotRestore.)
+TEST_F(CheckpointJobTest, RestoreRefusesAChangedKeyWindowOrAggregate) {
+  ASSERT_EQ(RunJob(JobYaml(1, Checkpointing(dir_, 1))).state, JobState::kFinished);
+  JobRunOptions options;
+  options.restore_from = dir_ / "chk-20";
+  const std::string head = "cannot restore from " + (dir_ / "chk-20").string() + ": operator \"windows\" changed its ";
+  const std::string tail =
+      "; its checkpointed state cannot be read as the new one. Restore it into the job as it was, or give the "
+      "changed operator a new id and pass --allow-non-restored-state to start it empty";
+  auto changed = [](std::string yaml, const std::string& from, const std::string& to) {
+    yaml.replace(yaml.find(from), from.size(), to);
+    return yaml;
+  };
+  EXPECT_EQ(RefusalOf(changed(JobYaml(1, ""), "key-by: [k]", "key-by: [k, ts]"), options, "a changed key-by"),
+            head + "key-by (key fields and types) from [k string] to [k string, ts timestamp]" + tail);
+  EXPECT_EQ(RefusalOf(changed(JobYaml(1, ""), "size: 1s", "size: 2s"), options, "a changed window size"),
+            head + "window assigner from tumbling event-time size 1000ms to tumbling event-time size 2000ms" + tail);
+  EXPECT_EQ(RefusalOf(changed(JobYaml(1, ""), "aggregate: [count, ", "aggregate: [{fn: sum, field: ts}, "), options,
+                      "a changed aggregate"),
+            head + "aggregate layout from [count() as count, max(ts) as last] to [sum(ts) as sum_ts, max(ts) as last]" +
+                tail);
+  // The unchanged job restores.
+  EXPECT_EQ(RunJob(JobYaml(1, ""), options).state, JobState::kFinished);
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Issue 41 item 9: a FIFO as a checkpoint's `_metadata` blocked the restore for ever (and, in the
+// daemon, a cancel then waited 30 s for the kill). It is opened without blocking and refused.
+TEST_F(CheckpointJobTest, AFifoAsMetadataIsRefusedInsteadOfBlocking) {
+  fs::create_directories(dir_ / "fake");
+  ASSERT_EQ(::mkfifo((dir_ / "fake" / "_metadata").c_str(), 0600), 0);
+  JobRunOptions options;
+  options.restore_from = dir_ / "fake";
+  EXPECT_EQ(RefusalOf(JobYaml(1, ""), options, "restored from a FIFO"),
+            "cannot restore from " + (dir_ / "fake").string() + ": _metadata: it is a FIFO, not a regular file");
+  // A checkpoint root whose only checkpoint has one is skipped with that reason.
+  fs::create_directories(dir_ / "root" / "chk-3");
+  ASSERT_EQ(::mkfifo((dir_ / "root" / "chk-3" / "_metadata").c_str(), 0600), 0);
+  options.restore_from = dir_ / "root";
+  EXPECT_EQ(RefusalOf(JobYaml(1, ""), options, "restored from a root with a FIFO"),
+            "cannot restore from " + (dir_ / "root").string() + ": skipping checkpoint " +
+                (dir_ / "root" / "chk-3").string() + ": _metadata: it is a FIFO, not a regular file");
 }
 
 }  // namespace

@@ -82,14 +82,20 @@ class TempDir {
 /// (its log file has everything). The destructor SIGKILLs it if it still runs.
 class DaemonProcess {
  public:
-  explicit DaemonProcess(const std::vector<std::string>& args) {
+  /// `wrapper` (optional): a command that execs the daemon's command line given as its last
+  /// arguments (e.g. `unshare ... sh -c '...; exec "$@"' sh`); found on PATH.
+  explicit DaemonProcess(const std::vector<std::string>& args, const std::vector<std::string>& wrapper = {}) {
     int out_pipe[2];
     if (::pipe(out_pipe) != 0) {
       return;
     }
-    const std::string bin = (ToolsDir() / "tidemarkd").string();
-    std::vector<std::string> all = {bin};
+    std::string bin = (ToolsDir() / "tidemarkd").string();
+    std::vector<std::string> all = wrapper;
+    all.push_back(bin);
     all.insert(all.end(), args.begin(), args.end());
+    if (!wrapper.empty()) {
+      bin = wrapper.front();
+    }
     std::vector<char*> argv;
     for (std::string& a : all) {
       argv.push_back(a.data());
@@ -101,7 +107,7 @@ class DaemonProcess {
       ::close(out_pipe[0]);
       const int null_fd = ::open("/dev/null", O_WRONLY);
       ::dup2(null_fd, 2);
-      ::execv(bin.c_str(), argv.data());
+      ::execvp(bin.c_str(), argv.data());
       ::_exit(127);
     }
     ::close(out_pipe[1]);

@@ -43,7 +43,7 @@ std::string DefaultStateDir() {
 
 int LockStateDirectory(const std::string& dir) {
   const std::string path = dir + "/lock";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     throw DaemonSetupError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   }
@@ -72,7 +72,8 @@ void EnsurePrivateDirectory(const std::string& dir) {
   if (p.has_parent_path() && !std::filesystem::exists(p.parent_path())) {
     EnsurePrivateDirectory(p.parent_path().string());
   }
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+  const bool created = ::mkdir(dir.c_str(), 0700) == 0;
+  if (!created && errno != EEXIST) {
     throw DaemonSetupError(fmt::format("cannot create directory '{}': {}", dir, std::strerror(errno)));
   }
   struct stat st {};
@@ -87,9 +88,49 @@ void EnsurePrivateDirectory(const std::string& dir) {
                                        "place with --socket",
                                        dir, st.st_uid, geteuid()));
   }
+  if ((st.st_mode & 0777) != 0700 && !created) {
+    throw DaemonSetupError(fmt::format("'{}' has mode {:04o}, not 0700: the daemon keeps its files only in a "
+                                       "directory private to its user and does not change an existing one's "
+                                       "mode (chmod 700 '{}' if it is yours alone, or choose another)",
+                                       dir, st.st_mode & 0777, dir));
+  }
+  // Created now, with the umask's bits maybe cleared: 0700 exactly.
   if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) {
     throw DaemonSetupError(fmt::format("cannot make '{}' private (chmod 0700): {}", dir, std::strerror(errno)));
   }
+}
+
+int OpenDaemonFile(const std::string& path, bool append) {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK;
+  if (append) {
+    flags |= O_APPEND;
+  } else {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      throw DaemonSetupError(fmt::format("cannot replace '{}': {}", path, std::strerror(errno)));
+    }
+    flags |= O_EXCL;
+  }
+  const int fd = ::open(path.c_str(), flags, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    throw DaemonSetupError(fmt::format("cannot open '{}': {}{}", path, std::strerror(err),
+                                       err == ELOOP ? " (a symbolic link: the daemon does not follow one there)"
+                                                    : ""));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+    ::close(fd);
+    throw DaemonSetupError(
+        fmt::format("cannot open '{}': it is not a regular file of this user (uid {})", path, ::geteuid()));
+  }
+  const int fl = ::fcntl(fd, F_GETFL);
+  if (fl >= 0) {
+    (void)::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  }
+  if ((st.st_mode & 0777) != 0600) {
+    (void)::fchmod(fd, 0600);  // the descriptor's own file, never a link's target
+  }
+  return fd;
 }
 
 bool IsUnixSocketLive(const std::string& path) {

@@ -34,9 +34,19 @@ int LockStateDirectory(const std::string& dir);
 // WriteFileAtomically (the registry's job.json / job.yaml) is runtime/core/durable_file.h.
 
 /// Creates `dir` (and missing parents of it with mode 0700) if needed and makes sure only the
-/// current user can open it: it must be a directory (not a symlink) owned by the effective uid;
-/// its mode is set to 0700. Throws DaemonSetupError otherwise.
+/// current user can open it: it must be a directory (not a symlink) owned by the effective uid,
+/// with mode 0700. A directory it creates is set to 0700; an existing one with another mode is
+/// an error naming the mode (never chmodded: it may be shared on purpose, or not the directory
+/// meant). Throws DaemonSetupError otherwise.
 void EnsurePrivateDirectory(const std::string& dir);
+
+/// Opens a file the daemon keeps beside its socket or in its state directory (log, pid file)
+/// for writing, mode 0600, never following a symbolic link at `path` (O_NOFOLLOW): in a shared
+/// sticky directory another user's link there must not make a root daemon write or chmod its
+/// target. `append`: O_APPEND, an existing file is kept; else an existing file is removed first
+/// and the new one made with O_EXCL. The file must be a regular file owned by the effective uid.
+/// Returns the descriptor (O_CLOEXEC); throws DaemonSetupError naming `path` and why.
+int OpenDaemonFile(const std::string& path, bool append);
 
 /// True when a process accepts connections on the Unix socket at `path` (a live daemon); false
 /// when nothing is there or the socket is stale (connection refused).

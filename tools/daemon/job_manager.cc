@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -15,7 +16,9 @@
 #include <fmt/ranges.h>
 
 #include "config/diagnostic.h"
+#include "config/job_loader.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/core/durable_file.h"
 #include "runtime/core/logging.h"
 #include "tools/daemon/daemon_paths.h"
 #include "tools/daemon/prometheus_metrics.h"
@@ -215,7 +218,7 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
     return {Status::kInvalidJob, "", SplitLines(e.what())};
   } catch (const std::exception& e) {
     release_slot();
-    log->error("job submission failed: {}", e.what());
+    log->error("job submission failed: {}", EscapeControlCharacters(e.what()));
     return {Status::kInternalError, "", {e.what()}};
   }
   if (!entry->job) {
@@ -303,17 +306,47 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
   }
   if (!job_dir.empty()) {
     if (!resumed) {
+      // An accepted job is on disk (fsynced) before the 202: a daemon restart resumes it. When it
+      // cannot be kept, it is not started and the client is told why (507 for a full disk).
       try {
         WriteFileAtomically(job_dir + "/job.yaml", yaml);
+        WriteFileAtomically(JobDir(entry->id) + "/job.json",
+                            RegistryJson(*entry, "RUNNING").dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                "\n");
       } catch (const std::exception& ex) {
-        log->error("[job {}] cannot keep its YAML in the state directory: {}", entry->id, ex.what());
+        const auto* write_error = dynamic_cast<const FileWriteError*>(&ex);
+        const bool full = write_error != nullptr &&
+                          (write_error->error_number() == ENOSPC || write_error->error_number() == EDQUOT);
+        log->error("[job {}] not started: cannot keep it in the state directory: {}", entry->id,
+                   EscapeControlCharacters(ex.what()));
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          jobs_.erase(entry->id);
+          for (const std::string& path : entry->owned_files) {
+            owned_files_.erase(path);
+          }
+          entry->owned_files.clear();
+          order_.erase(std::remove(order_.begin(), order_.end(), entry->id), order_.end());
+          --submitted_total_;
+          --waiters_;
+          --running_;
+          cv_.notify_all();
+        }
+        std::error_code rm;
+        fs::remove_all(job_dir, rm);
+        return {full ? Status::kInsufficientStorage : Status::kNotDurable,
+                "",
+                {fmt::format("the job was not started: the daemon cannot keep it in its state directory ({}){}",
+                             ex.what(), full ? "; free space there and submit it again" : "")}};
       }
+    } else {
+      Persist(entry->id, RegistryJson(*entry, "RUNNING"));
     }
-    Persist(entry->id, RegistryJson(*entry, "RUNNING"));
   }
   if (!resumed) {
-    log->info("[job {}] submitted '{}' ({}){}", entry->id, entry->name, file_name,
-              entry->restore_from.empty() ? "" : " from " + entry->restore_from);
+    log->info("[job {}] submitted '{}' ({}){}", entry->id, EscapeControlCharacters(entry->name),
+              EscapeControlCharacters(file_name),
+              entry->restore_from.empty() ? "" : " from " + EscapeControlCharacters(entry->restore_from));
   }
   auto wait_for_end = [this, e = entry, job = std::move(job)](bool run) mutable {
     OnJobEnded(e, std::move(job), run);
@@ -757,6 +790,61 @@ void JobManager::Persist(const std::string& id, const nlohmann::json& record) co
   }
 }
 
+namespace {
+
+/// The ids of the checkpoints under `checkpoints` that completed (have a `_metadata`), ascending.
+std::vector<int64_t> CompletedCheckpointIds(const std::string& checkpoints, const std::string& job_name) {
+  return CheckpointStorage(checkpoints, job_name, 1).CompletedIds();
+}
+
+constexpr std::string_view kResumeByHand =
+    "resume it by hand from a checkpoint or savepoint you trust (tidemark submit --from-savepoint DIR "
+    "job.yaml), or submit it again without one to start from scratch";
+
+}  // namespace
+
+std::string JobManager::UnsafeResumeCause(const std::string& yaml, const std::string& checkpoints,
+                                          int64_t restore_id, const std::vector<std::string>& skipped) const {
+  std::string name;
+  std::vector<std::string> committing;  // sinks that commit at each checkpoint
+  try {
+    const JobSpec spec = LoadJobSpecString(yaml, "job.yaml");
+    name = spec.name;
+    for (const OperatorSpec& op : spec.operators) {
+      if (op.sink && op.sink->delivery_guarantee == "exactly-once") {
+        committing.push_back(op.id);
+      }
+    }
+  } catch (const std::exception&) {
+    return "";  // the launch reports what is wrong with it
+  }
+  const std::vector<int64_t> completed = CompletedCheckpointIds(checkpoints, name);
+  std::vector<int64_t> newer;
+  for (int64_t id : completed) {
+    if (id > restore_id) {
+      newer.push_back(id);
+    }
+  }
+  if (newer.empty()) {
+    return "";
+  }
+  const std::string why = fmt::format("{}", fmt::join(skipped, "; "));
+  if (restore_id == 0) {
+    return fmt::format(
+        "could not resume after the daemon restarted: no retained checkpoint of it verifies ({}), and starting "
+        "it from scratch would write again what its sinks wrote for checkpoint {}; {}",
+        why, newer.back(), kResumeByHand);
+  }
+  if (committing.empty()) {
+    return "";  // restoring the older one rewrites, never re-commits (a file sink truncates back)
+  }
+  return fmt::format(
+      "could not resume after the daemon restarted: its newest completed checkpoint does not verify ({}), and "
+      "sink '{}' commits at each checkpoint: restoring the older checkpoint {}/chk-{} would commit again what "
+      "checkpoint {} committed; {}",
+      why, committing.front(), checkpoints, restore_id, newer.back(), kResumeByHand);
+}
+
 void JobManager::Recover() {
   auto log = GetLogger("daemon");
   struct Record {
@@ -844,13 +932,17 @@ void JobManager::Recover() {
       std::vector<std::string> skipped;
       std::optional<CompletedCheckpoint> latest;
       try {
-        latest = CheckpointStorage(checkpoints, e->name, 1).LoadLatest(&skipped);
+        // Verified by streaming, none of its state kept: the worker loads it (bounded memory here).
+        latest = CheckpointStorage(checkpoints, e->name, 1).LoadLatest(&skipped, /*load_states=*/false);
       } catch (const std::exception& ex) {
         skipped.push_back(ex.what());
       }
       for (const std::string& line : skipped) {
         log->warn("[job {}] {}", r.id, line);
       }
+      // Never write committed output twice: a skipped checkpoint that completed (its _metadata
+      // was written) may have had its output committed by the sinks.
+      std::string refusal = UnsafeResumeCause(r.yaml, checkpoints, latest ? latest->id : 0, skipped);
       e->restore_from = latest ? latest->directory.string() : e->submitted_restore_from;
       log->info("[job {}] resuming '{}' after a daemon restart {}", r.id, e->name,
                 latest ? fmt::format("from checkpoint {} ({})", latest->id, e->restore_from)
@@ -865,7 +957,13 @@ void JobManager::Recover() {
         ++submitted_total_;
       }
       SubmitResult result;
-      if (r.yaml.empty()) {
+      if (!refusal.empty()) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          --running_;
+        }
+        result = {SubmitResult::Status::kInternalError, "", {refusal}};
+      } else if (r.yaml.empty()) {
         {
           std::lock_guard<std::mutex> lock(mu_);
           --running_;
@@ -877,7 +975,9 @@ void JobManager::Recover() {
       if (result.status == SubmitResult::Status::kAccepted) {
         continue;
       }
-      e->failure_cause = "could not resume after the daemon restarted: " + fmt::format("{}", fmt::join(result.errors, "; "));
+      e->failure_cause = !refusal.empty() ? refusal
+                                          : "could not resume after the daemon restarted: " +
+                                                fmt::format("{}", fmt::join(result.errors, "; "));
       log->error("[job {}] {}", r.id, e->failure_cause);
       e->final_state = JobState::kFailed;
       e->end_ms = now;
@@ -938,6 +1038,11 @@ JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id,
   }
   std::error_code ec;
   dir = fs::absolute(dir, ec).lexically_normal().string();
+  // Checked before anything starts: a target that cannot be made is the request's error, never
+  // a failed checkpoint of the job.
+  if (std::optional<std::string> why = CheckpointStorage::CheckSavepointTarget(dir)) {
+    return {SavepointTrigger::Status::kBadDirectory, "", *why};
+  }
   std::shared_ptr<DaemonJob> job;
   auto op = std::make_shared<SavepointOp>();
   std::string request_id;
@@ -958,7 +1063,8 @@ JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id,
       e->savepoints.erase(e->savepoints.begin());
     }
   }
-  GetLogger("daemon")->info("[job {}] savepoint {} requested into {}{}", id, request_id, dir,
+  GetLogger("daemon")->info("[job {}] savepoint {} requested into {}{}", id, request_id,
+                            EscapeControlCharacters(dir),
                             stop ? (drain ? " (stop, drain)" : " (stop)") : "");
   std::weak_ptr<SavepointOp> weak_op = op;
   job->TriggerSavepoint(DaemonSavepointRequest{dir, stop, drain}, [this, weak_op, id, request_id](DaemonSavepointResult r) {

@@ -89,7 +89,17 @@ class JobManager {
   JobManager& operator=(const JobManager&) = delete;
 
   struct SubmitResult {
-    enum class Status { kAccepted, kInvalidJob, kTooManyJobs, kShuttingDown, kInternalError };
+    /// kNotDurable (503) / kInsufficientStorage (507, ENOSPC or EDQUOT): the job could not be
+    /// written (fsynced) to the state directory, so it was not started.
+    enum class Status {
+      kAccepted,
+      kInvalidJob,
+      kTooManyJobs,
+      kShuttingDown,
+      kInternalError,
+      kNotDurable,
+      kInsufficientStorage
+    };
     Status status = Status::kAccepted;
     std::string job_id;                ///< kAccepted
     std::vector<std::string> errors;   ///< diagnostics lines (kInvalidJob) or a reason
@@ -129,7 +139,8 @@ class JobManager {
   /// Savepoints (Flink's `POST /jobs/{id}/savepoints` and `/stop`): triggered asynchronously,
   /// their outcome read by request id. `dir` empty: the default savepoint directory.
   struct SavepointTrigger {
-    enum class Status { kTriggered, kNotRunning, kUnknownJob, kNoDirectory };
+    /// kBadDirectory: the target cannot be created or written (400, before anything starts).
+    enum class Status { kTriggered, kNotRunning, kUnknownJob, kNoDirectory, kBadDirectory };
     Status status = Status::kTriggered;
     std::string request_id;  ///< kTriggered
     std::string message;     ///< otherwise
@@ -225,6 +236,13 @@ class JobManager {
   std::map<std::string, std::shared_ptr<Entry>> jobs_;
   std::deque<std::string> order_;           // submission order of retained jobs
   std::deque<std::string> finished_order_;  // ended jobs, oldest first
+  /// Recovery's guard against writing committed output twice: "" when resuming the job from
+  /// checkpoint `restore_id` (0: none verifies) is safe, else the FAILED cause naming the
+  /// checkpoints (`skipped`: LoadLatest's lines) and how to resume by hand. Unsafe: no checkpoint
+  /// verifies though one completed (a start from scratch), or a newer completed one does not
+  /// verify and a sink commits at checkpoints (exactly-once).
+  std::string UnsafeResumeCause(const std::string& yaml, const std::string& checkpoints, int64_t restore_id,
+                                const std::vector<std::string>& skipped) const;
   std::map<std::string, std::string> owned_files_;  // canonical output path -> running job id
   size_t running_ = 0;
   size_t waiters_ = 0;

@@ -180,6 +180,7 @@ Response CheckpointRoute(JobManager& jobs, http::verb verb, const std::string& i
     case S::kNotRunning:
       return ErrorResponse(http::status::conflict, {t.message});
     case S::kNoDirectory:
+    case S::kBadDirectory:
       return ErrorResponse(http::status::bad_request, {t.message});
   }
   return ErrorResponse(http::status::internal_server_error, {"unreachable"});
@@ -243,6 +244,10 @@ Response SubmitJob(RouteCall& c) {
       return ErrorResponse(http::status::service_unavailable, r.errors);
     case S::kInternalError:
       return ErrorResponse(http::status::internal_server_error, r.errors);
+    case S::kNotDurable:
+      return ErrorResponse(http::status::service_unavailable, r.errors);
+    case S::kInsufficientStorage:
+      return ErrorResponse(http::status::insufficient_storage, r.errors);
   }
   return ErrorResponse(http::status::internal_server_error, {"unreachable"});
 }

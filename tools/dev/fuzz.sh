@@ -8,9 +8,9 @@
 # priority beside other work). FUZZ_PARALLEL=N runs N targets at a time (default 1: one after the
 # other). A summary line per target gives executions, coverage, corpus size and peak RSS.
 #
-# Corpus: tests/fuzz/corpus/<target>/ (committed seeds) plus, for the job loader and the request
-# path, every jobs/*.yaml (raw, and as a POST /jobs request), copied into a work corpus under
-# build/fuzz/corpus/<target>/ that grows between runs. Findings are written to
+# Corpus: tests/fuzz/corpus/<target>/ (committed seeds) plus, for the job loader, the Flink SQL
+# export and the request path, every jobs/*.yaml (raw, and as a POST /jobs request), copied into a
+# work corpus under build/fuzz/corpus/<target>/ that grows between runs. Findings are written to
 # build/fuzz/findings/<target>/ (crash-*, leak-*, timeout-*, oom-*); reproduce one with
 # `build/fuzz/tests/fuzz/<target> FILE`.
 set -euo pipefail
@@ -19,7 +19,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(fuzz_job_loader fuzz_expression fuzz_trigger fuzz_json_lines fuzz_rest_request)
+  targets=(fuzz_job_loader fuzz_expression fuzz_trigger fuzz_json_lines fuzz_rest_request fuzz_flink_sql_export)
 fi
 
 cmake --preset fuzz >/dev/null
@@ -38,7 +38,7 @@ run_target() {
     cp -n tests/fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
   fi
   case $t in
-    fuzz_job_loader)
+    fuzz_job_loader|fuzz_flink_sql_export)
       for f in jobs/*.yaml jobs/bench/*.yaml; do
         [ -f "$f" ] && cp -n "$f" "$corpus/$(basename "$f")" 2>/dev/null || true
       done

@@ -7,6 +7,7 @@
 #include "operators/builtins.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
+#include "runtime/graph/state_layout.h"
 #include "sources/builtins.h"
 
 namespace tidemark {
@@ -86,6 +87,28 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
       }
       GetLogger("checkpoint")->warn("restoring from {}: skipping state of {} (not in this job)",
                                     restored->directory.string(), list);
+    }
+    // What the state means must not have changed for the same operator id (Flink: an
+    // incompatible key serializer or state type is a StateMigrationException): a changed key
+    // would split a window over the old and the new key.
+    const std::map<std::string, OperatorStateLayout> layouts = StateLayoutsOf(graph);
+    for (const auto& [op, checkpointed] : restored->layouts) {
+      bool has_state = false;
+      for (const auto& [key, bytes] : restored->states) {
+        has_state = has_state || key.first == op;
+      }
+      auto now = layouts.find(op);
+      if (!has_state) {
+        continue;
+      }
+      const std::string change = StateLayoutChange(op, checkpointed, now == layouts.end() ? OperatorStateLayout{} : now->second);
+      if (!change.empty()) {
+        throw Error(fmt::format(
+            "cannot restore from {}: {}; its checkpointed state cannot be read as the new one. Restore it into "
+            "the job as it was, or give the changed operator a new id and pass --allow-non-restored-state to "
+            "start it empty",
+            restored->directory.string(), change));
+      }
     }
     // An operator restored at a higher parallelism than it was checkpointed at: a source's new
     // subtasks have no restored splits and would be assigned theirs afresh, reading them again

@@ -17,6 +17,8 @@
 
 #include "config/diagnostic.h"
 #include "config/job_loader.h"
+#include "operators/expression.h"
+#include "runtime/core/logging.h"
 
 namespace tidemark {
 
@@ -52,11 +54,9 @@ std::string SqlString(std::string_view s) {
 }
 
 // Comments must stay on their line: a newline in a YAML value would end the comment early.
-std::string OneLine(std::string s) {
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  std::replace(s.begin(), s.end(), '\r', ' ');
-  return s;
-}
+/// A name from outside (a job's file name, ids, names) in a `--` comment: control characters are
+/// escaped, so it can never end the comment and write a statement.
+std::string OneLine(const std::string& s) { return EscapeControlCharacters(s); }
 
 std::string SqlType(FieldType t) {
   switch (t) {
@@ -139,7 +139,7 @@ std::string Interval(int64_t ms) {
 }
 
 std::string Loc(const SourceLocation& l) {
-  return fmt::format("{}:{}:{}", l.file, l.line, l.column);
+  return fmt::format("{}:{}:{}", OneLine(l.file), l.line, l.column);
 }
 
 // ---- expressions: tidemark's YAML expression language -> Flink SQL ----
@@ -280,31 +280,48 @@ class ExpressionTranslator {
             (symbol == "!" && tok_.text == "not"));
   }
 
-  SqlExpr Or() {
-    SqlExpr left = And();
-    while (Is("||")) {
-      Next();
-      SqlExpr right = And();
-      left = {fmt::format("({} OR {})", left.sql, right.sql), Kind::kBool};
+  // Every chain is read in a loop and written in one pass (openers, first operand, then each
+  // operator with its operand and closer), never by re-wrapping the text so far: a chain of n
+  // operators costs O(n), not O(n^2), and `!`/unary `-` chains do not recurse. Only parentheses
+  // recurse, bounded by the compiler's kMaxExpressionDepth.
+  SqlExpr Or() { return Chain([this] { return And(); }, "||", "OR"); }
+  SqlExpr And() { return Chain([this] { return Not(); }, "&&", "AND"); }
+  template <typename Operand>
+  SqlExpr Chain(Operand operand, std::string_view symbol, std::string_view sql_op) {
+    SqlExpr first = operand();
+    if (!Is(symbol)) {
+      return first;
     }
-    return left;
-  }
-  SqlExpr And() {
-    SqlExpr left = Not();
-    while (Is("&&")) {
+    std::vector<std::string> rest;
+    while (Is(symbol)) {
       Next();
-      SqlExpr right = Not();
-      left = {fmt::format("({} AND {})", left.sql, right.sql), Kind::kBool};
+      rest.push_back(operand().sql);
     }
-    return left;
+    std::string sql(rest.size(), '(');
+    sql += first.sql;
+    for (const std::string& r : rest) {
+      sql += fmt::format(" {} {})", sql_op, r);
+    }
+    return {std::move(sql), Kind::kBool};
   }
   SqlExpr Not() {
-    if (Is("!")) {
+    size_t n = 0;
+    while (Is("!")) {
       Next();
-      SqlExpr operand = Not();
-      return {fmt::format("(NOT {})", operand.sql), Kind::kBool};
+      ++n;
     }
-    return Comparison();
+    if (n == 0) {
+      return Comparison();
+    }
+    SqlExpr operand = Comparison();
+    std::string sql;
+    sql.reserve(n * 6 + operand.sql.size());
+    for (size_t i = 0; i < n; ++i) {
+      sql += "(NOT ";
+    }
+    sql += operand.sql;
+    sql.append(n, ')');
+    return {std::move(sql), Kind::kBool};
   }
   SqlExpr Comparison() {
     SqlExpr left = Additive();
@@ -327,38 +344,63 @@ class ExpressionTranslator {
   }
   SqlExpr Additive() {
     SqlExpr left = Multiplicative();
+    std::vector<std::string> openers;
+    std::string tail;
     while (Is("+") || Is("-")) {
       const bool plus = Is("+");
       Next();
       SqlExpr right = Multiplicative();
       if (plus && (left.kind == Kind::kString || right.kind == Kind::kString)) {
-        left = {fmt::format("({} || {})", left.sql, right.sql), Kind::kString};  // string join
+        tail += fmt::format(" || {})", right.sql);  // string join
+        left.kind = Kind::kString;
       } else {
-        left = {fmt::format("({} {} {})", left.sql, plus ? "+" : "-", right.sql),
-                Arithmetic(left.kind, right.kind)};
+        tail += fmt::format(" {} {})", plus ? "+" : "-", right.sql);
+        left.kind = Arithmetic(left.kind, right.kind);
       }
+      openers.emplace_back("(");
     }
-    return left;
+    return {Joined(openers, left.sql, tail), left.kind};
   }
   SqlExpr Multiplicative() {
     SqlExpr left = Unary();
+    std::vector<std::string> openers;
+    std::string tail;
     while (Is("*") || Is("/") || Is("%")) {
       const std::string op = tok_.text;
       Next();
       SqlExpr right = Unary();
-      const Kind kind = Arithmetic(left.kind, right.kind);
-      left = op == "%" ? SqlExpr{fmt::format("MOD({}, {})", left.sql, right.sql), kind}
-                       : SqlExpr{fmt::format("({} {} {})", left.sql, op, right.sql), kind};
+      left.kind = Arithmetic(left.kind, right.kind);
+      openers.emplace_back(op == "%" ? "MOD(" : "(");
+      tail += op == "%" ? fmt::format(", {})", right.sql) : fmt::format(" {} {})", op, right.sql);
     }
-    return left;
+    return {Joined(openers, left.sql, tail), left.kind};
+  }
+  /// The openers innermost first, written outermost first, then `first` and `tail`.
+  static std::string Joined(const std::vector<std::string>& openers, const std::string& first,
+                            const std::string& tail) {
+    std::string sql;
+    for (auto it = openers.rbegin(); it != openers.rend(); ++it) {
+      sql += *it;
+    }
+    return sql + first + tail;
   }
   SqlExpr Unary() {
-    if (Is("-")) {
+    size_t n = 0;
+    while (Is("-")) {
       Next();
-      SqlExpr operand = Unary();
-      return {fmt::format("(- {})", operand.sql), operand.kind};
+      ++n;
     }
-    return Primary();
+    SqlExpr operand = Primary();
+    if (n == 0) {
+      return operand;
+    }
+    std::string sql;
+    for (size_t i = 0; i < n; ++i) {
+      sql += "(- ";
+    }
+    sql += operand.sql;
+    sql.append(n, ')');
+    return {std::move(sql), operand.kind};
   }
   SqlExpr Primary() {
     const Token t = tok_;
@@ -373,12 +415,18 @@ class ExpressionTranslator {
         Next();
         return {SqlString(t.text), Kind::kString};
       case T::kLParen: {
+        // The compiler's bound (operators/expression.h): the only recursion the text controls.
+        if (++depth_ > kMaxExpressionDepth) {
+          throw std::invalid_argument(
+              fmt::format("parentheses nest deeper than {} levels", kMaxExpressionDepth));
+        }
         Next();
         SqlExpr inner = Or();
         if (tok_.kind != T::kRParen) {
           throw std::invalid_argument("missing ')'");
         }
         Next();
+        --depth_;
         return inner;
       }
       case T::kIdent:
@@ -408,6 +456,7 @@ class ExpressionTranslator {
   std::string_view text_;
   const std::vector<Column>& columns_;
   size_t pos_ = 0;
+  int depth_ = 0;  ///< open parentheses
   Token tok_;
 };
 
@@ -591,7 +640,7 @@ class Exporter {
         } else {
           out += fmt::format("-- checkpointing.dir '{}' is relative to where tidemark runs; Flink needs a "
                              "URI ('execution.checkpointing.dir' = 'file:///...').\n",
-                             c->dir);
+                             OneLine(c->dir));
         }
       }
       if (c->restore_watermarks) {
@@ -749,7 +798,7 @@ FlinkSqlExport Exporter::Run() {
   out += fmt::format(
       "-- Flink SQL (2.x) for the tidemark job '{}' ({}), written by `tidemark export "
       "--flink-sql`.\n",
-      OneLine(spec_.name), spec_.file);
+      OneLine(spec_.name), OneLine(spec_.file));
   out +=
       "-- Same event time as tidemark: bounded out-of-orderness d becomes `rowtime - INTERVAL "
       "'d+0.001' SECOND`\n"

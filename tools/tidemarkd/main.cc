@@ -13,7 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <mutex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +24,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/base_sink.h>
 
 #include "config/job_loader.h"
 #include "dashboard_assets.h"
@@ -31,6 +34,41 @@
 #include "tools/daemon/rest_server.h"
 #include "tools/tidemarkd/local_job_factory.h"
 #include "tools/tidemarkd/self_check.h"
+
+namespace {
+
+/// A spdlog sink over a descriptor the daemon opened itself (OpenDaemonFile: no symlink
+/// followed); spdlog's file sinks open the name again. Owns `fd`. Thread-safe (base_sink's mutex).
+class FdSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit FdSink(int fd) : fd_(fd) {}
+  ~FdSink() override { ::close(fd_); }
+  FdSink(const FdSink&) = delete;
+  FdSink& operator=(const FdSink&) = delete;
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(msg, formatted);
+    size_t done = 0;
+    while (done < formatted.size()) {
+      const ssize_t n = ::write(fd_, formatted.data() + done, formatted.size() - done);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        return;  // a full disk loses log lines, never the daemon
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  void flush_() override {}
+
+ private:
+  int fd_;
+};
+
+}  // namespace
 
 namespace {
 
@@ -258,16 +296,14 @@ int main(int argc, char** argv) {
     log_file = socket_path + ".log";
   }
   // The log names jobs and their failures: 0600, like the token file, even where the socket's
-  // directory is shared (spdlog would create it 0666 less the umask).
-  if (const int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600); fd >= 0) {
-    (void)::fchmod(fd, 0600);
-    ::close(fd);
-  }
+  // directory is shared; opened once, without following a link planted there (the sink writes
+  // to this descriptor, never opens the name again).
   try {
-    log->sinks().push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file));
+    const int fd = OpenDaemonFile(log_file, /*append=*/true);
+    log->sinks().push_back(std::make_shared<FdSink>(fd));
     log->flush_on(spdlog::level::info);
-  } catch (const spdlog::spdlog_ex& e) {
-    std::cerr << fmt::format("tidemarkd: cannot open log file '{}': {}\n", log_file, e.what());
+  } catch (const DaemonSetupError& e) {
+    std::cerr << fmt::format("tidemarkd: cannot open log file: {}\n", e.what());
     return 2;
   }
 
@@ -314,7 +350,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!pid_file.empty()) {
-    std::ofstream(pid_file) << ::getpid() << "\n";
+    try {
+      const int fd = OpenDaemonFile(pid_file, /*append=*/false);
+      const std::string pid_text = fmt::format("{}\n", ::getpid());
+      if (::write(fd, pid_text.data(), pid_text.size()) != static_cast<ssize_t>(pid_text.size())) {
+        log->error("cannot write pid file '{}': {}", pid_file, std::strerror(errno));
+      }
+      ::close(fd);
+    } catch (const DaemonSetupError& e) {
+      std::cerr << "tidemarkd: --pid-file: " << e.what() << "\n";
+      log->error("{}", e.what());
+      return 2;
+    }
   }
   std::string where = "unix:" + socket_path;
   if (server.tcp_port() >= 0) {

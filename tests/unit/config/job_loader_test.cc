@@ -1,5 +1,8 @@
 #include "config/job_loader.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <algorithm>
 #include <fstream>
@@ -314,9 +317,10 @@ TEST(JobLoaderTest, UnreadableFileIsAConfigErrorNamingTheFile) {
 }
 
 TEST(JobLoaderTest, AnEndlessJobFileIsRejectedAtTheSizeLimit) {
-  // `tidemark run /dev/zero` used to read until it was killed for lack of memory.
+  // `tidemark run /dev/zero` used to read until it was killed for lack of memory; a job file is
+  // a regular file only (issue 41), so a device is refused before any read.
   EXPECT_EQ(ErrorOfFile("/dev/zero"),
-            "/dev/zero: error: cannot read the job file: it is larger than 16 MiB");
+            "/dev/zero: error: cannot read the job file: it is a character device, not a regular file");
   EXPECT_EQ(ErrorOfFile("/tmp"), "/tmp: error: cannot read the job file: it is a directory");
 }
 
@@ -886,6 +890,22 @@ TEST(JobLoaderTest, AdaptiveOutOfOrdernessLoadsWithDefaultsAndChecksItsKeys) {
                                 "      max-out-of-orderness: 1s\n      percentile: 99\n")),
             "jobs/test.yaml:15:7: error: operators[1].watermarks.percentile: applies only to "
             "strategy adaptive-out-of-orderness, not bounded-out-of-orderness");
+}
+
+}  // namespace
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Issue 41 item 9: a FIFO as the job file blocked for ever (no writer: open waits). It is opened
+// without blocking and refused as not a regular file.
+TEST(JobLoaderTest, AFifoAsTheJobFileIsRefusedAtOnce) {
+  const std::string fifo = ::testing::TempDir() + "job-loader-test-fifo-" + std::to_string(::getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(ErrorOfFile(fifo), fifo + ": error: cannot read the job file: it is a FIFO, not a regular file");
+  ::unlink(fifo.c_str());
 }
 
 }  // namespace

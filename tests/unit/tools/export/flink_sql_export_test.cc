@@ -410,3 +410,57 @@ TEST(FlinkSqlExportTest, KafkaTopicsPatternsAndStartingOffsets) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+std::string FilterJob(const std::string& filter) {
+  return FileJob(kBounded1s, "  - id: f\n    type: filter\n    input: src\n    filter: \"" + filter +
+                                 "\"\n  - id: out\n    type: sink\n    input: f\n    sink: {type: print}\n");
+}
+
+// Issue 41 item 6: a filter of 20,000 nested `!` crashed the export (one recursion per `!`),
+// which run and validate take. Chains are read in a loop and written in one pass.
+TEST(FlinkSqlExportTest, LongChainsExportWithoutRecursionInLinearTime) {
+  const FlinkSqlExport e = Export(FilterJob(std::string(20000, '!') + "true"));
+  EXPECT_TRUE(e.problems.empty());
+  std::string want = "WHERE ";
+  for (int i = 0; i < 20000; ++i) {
+    want += "(NOT ";
+  }
+  want += "TRUE" + std::string(20000, ')') + ";";
+  EXPECT_TRUE(Contains(e.sql, want));
+  // 100,000 terms of one chain: each operator once (the old re-wrapping copied O(n^2) bytes).
+  std::string sum = "amount";
+  for (int i = 0; i < 100000; ++i) {
+    sum += " + 1";
+  }
+  const FlinkSqlExport s = Export(FilterJob(sum + " > 0"));
+  EXPECT_TRUE(s.problems.empty());
+  EXPECT_TRUE(Contains(s.sql, "WHERE (" + std::string(100000, '(') + "`amount` + 1) + 1) + 1)")) << s.sql.size();
+  // Mixed operators keep their nesting: MOD's opener where `%` is.
+  const FlinkSqlExport m = Export(FilterJob("amount * 2 % 3 / 4 - -(-amount) > 0"));
+  EXPECT_TRUE(Contains(m.sql, "WHERE (((MOD((`amount` * 2), 3) / 4) - (- (- `amount`))) > 0);")) << m.sql;
+}
+
+// The compiler's parenthesis bound holds in the export too (the compiler rejects deeper ones).
+TEST(FlinkSqlExportTest, ParenthesesDeeperThanTheCompilerAllowsAreRefused) {
+  const std::string deep = std::string(300, '(') + "true" + std::string(300, ')');
+  EXPECT_THROW(Export(FilterJob(deep)), JobCompileError);
+}
+
+// Issue 41 item 7: a job file name with newlines landed as statements in the exported SQL. Names
+// from outside are escaped in every comment, so each comment stays one line.
+TEST(FlinkSqlExportTest, ANewlineInTheJobFileNameCannotWriteAStatement) {
+  const JobSpec spec = LoadJobSpecString(WindowJob("{assigner: tumbling, size: 1s}"),
+                                         "jobs/x.yaml\nDROP TABLE important;\n-- ");
+  JobResources resources;
+  const JobGraph graph = CompileJobGraph(spec, BuiltinRegistry(), resources);
+  const FlinkSqlExport e = ExportFlinkSql(spec, graph);
+  EXPECT_FALSE(Contains(e.sql, "\nDROP TABLE")) << e.sql;
+  EXPECT_TRUE(Contains(e.sql, "-- Flink SQL (2.x) for the tidemark job 't' (jobs/x.yaml\\nDROP TABLE important;\\n-- "))
+      << e.sql;
+}
+
+}  // namespace
+}  // namespace tidemark
