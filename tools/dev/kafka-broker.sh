@@ -147,9 +147,12 @@ background.threads=2
 log.flush.interval.messages=9223372036854775807
 EOF
   # A Kafka cluster id: 16 random bytes, URL-safe base64 without padding (saves a JVM for
-  # `StorageTool random-uuid`).
-  local cluster_id
-  cluster_id=$(python3 -c 'import base64, os; print(base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("="))')
+  # `StorageTool random-uuid`); as Kafka's Uuid.randomUuid, never one starting with '-', which
+  # the command line would take for an option.
+  local cluster_id=-
+  while [[ $cluster_id == -* ]]; do
+    cluster_id=$(python3 -c 'import base64, os; print(base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("="))')
+  done
   java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$LOG4J" -Dkafka.logs.dir="$DIR" \
     -cp "$LIBS/*" kafka.tools.StorageTool format --standalone -t "$cluster_id" \
     -c "$DIR/server.properties" >"$DIR/format.out" 2>&1 ||
