@@ -46,6 +46,10 @@ using KafkaTimestampLookup = std::function<int64_t(rd_kafka_t* consumer, const s
 ///   its subtask: `((hash(topic) * 31 & 0x7fffffff) % parallelism + partition) % parallelism`
 ///   (Java's String hash, over the topic's bytes). Discovery repeats every
 ///   `partition-discovery-interval` (default 5 min; 0: once); a bounded source discovers once.
+///   A round whose look-ups get no answer for `properties.default.api.timeout.ms` (default
+///   60000, the Kafka Java client's; taken out of the properties, librdkafka has no such key)
+///   fails the job naming the brokers, as Flink's KafkaSourceEnumerator fails with "Failed to
+///   list subscribed topic partitions" when its AdminClient times out.
 /// - **Starting offsets** are resolved on the discovery thread: earliest, latest, committed (of
 ///   `group-id`, else `starting-offsets-reset`), timestamp (`KafkaTimestampLookup`), specific.
 ///   **Bounded** (`bounded: latest` — the high watermark when the partition was discovered — or
