@@ -145,6 +145,9 @@ num.network.threads=2
 num.io.threads=2
 background.threads=2
 log.flush.interval.messages=9223372036854775807
+# Test records carry event times near 1970 as their CreateTime: with time retention the broker
+# would delete them (the active segment too) at its next retention check.
+log.retention.ms=-1
 EOF
   # A Kafka cluster id: 16 random bytes, URL-safe base64 without padding (saves a JVM for
   # `StorageTool random-uuid`); as Kafka's Uuid.randomUuid, never one starting with '-', which
