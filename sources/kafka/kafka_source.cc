@@ -170,6 +170,10 @@ class KafkaReader : public SplitReaderBase {
         picked = (next_ + i) % n;
         break;
       }
+      if (p.pos.next_offset >= p.pos.stopping_offset) {  // drained to its end (see Fill)
+        Finish(p, output);
+        return InputStatus::kMoreAvailable;
+      }
     }
     if (picked == n) {
       if (!any_open && bounded() && discovery_done_) {
@@ -187,6 +191,10 @@ class KafkaReader : public SplitReaderBase {
     }
     Part& p = *parts_[picked];
     if (!Fill(p)) {
+      if (p.pos.next_offset >= p.pos.stopping_offset) {  // drained to its end (see Fill)
+        Finish(p, output);
+        return InputStatus::kMoreAvailable;
+      }
       // Deterministic mode: its records are on their way (the partition is not at its end).
       return WaitOrNothing(true);
     }
@@ -301,6 +309,10 @@ class KafkaReader : public SplitReaderBase {
     SourceOutput* output = nullptr;
     int64_t committed = -1;
     bool done = false;
+    /// The end offset of the last end-of-partition event (-1: none yet). Every record before it
+    /// was queued before the event; with read_committed, aborted records and transaction markers
+    /// below it are never delivered, so the position moves up to it once the queue is drained.
+    int64_t end_seen = -1;
   };
 
   bool bounded() const { return !spec_.bounded.empty(); }
@@ -312,7 +324,9 @@ class KafkaReader : public SplitReaderBase {
     props["group.id"] = spec_.group_id.empty() ? "tidemark-kafka-source" : spec_.group_id;
     props["enable.auto.commit"] = "false";
     props["enable.auto.offset.store"] = "false";
-    props.emplace("enable.partition.eof", "false");
+    // End-of-partition events carry the end offset (the last stable offset under read_committed):
+    // a bounded partition whose last offsets are transaction markers or aborted records ends there.
+    props["enable.partition.eof"] = "true";
     props.emplace("log_level", "3");
     KafkaConf conf = MakeKafkaConf(props);
     consumer_ = MakeKafkaHandle(RD_KAFKA_CONSUMER, std::move(conf));
@@ -598,6 +612,11 @@ class KafkaReader : public SplitReaderBase {
     while (true) {
       const ssize_t got = rd_kafka_consume_batch_queue(p.queue.get(), 0, p.batch.data(), kBatch);
       if (got <= 0) {
+        // Drained: everything before the last end event was emitted; what is missing below it
+        // (transaction markers, aborted records under read_committed) will never come.
+        if (p.end_seen > p.pos.next_offset && p.pos.next_offset >= 0) {
+          p.pos.next_offset = p.end_seen;
+        }
         return false;
       }
       // Error events in the partition's queue: end-of-partition and transient ones pass, others
@@ -610,6 +629,9 @@ class KafkaReader : public SplitReaderBase {
           continue;
         }
         const rd_kafka_resp_err_t err = m->err;
+        if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+          p.end_seen = std::max(p.end_seen, m->offset);
+        }
         rd_kafka_message_destroy(m);
         if (err != RD_KAFKA_RESP_ERR__PARTITION_EOF && err != RD_KAFKA_RESP_ERR__TRANSPORT &&
             err != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && err != RD_KAFKA_RESP_ERR__TIMED_OUT) {
