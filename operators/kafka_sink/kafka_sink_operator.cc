@@ -23,20 +23,22 @@ constexpr std::string_view kStateSection = "kafka-sink";
 // 2: each pre-committed transaction keeps the offsets its records were acknowledged at.
 constexpr uint32_t kStateVersion = 2;
 
+// "reason (NAME)", and for a fenced producer what that means to the user.
+std::string ErrorText(const char* reason, rd_kafka_resp_err_t code) {
+  return fmt::format("{} ({}{})", reason, rd_kafka_err2name(code),
+                     code == RD_KAFKA_RESP_ERR__FENCED
+                         ? ": a newer producer with the same transactional id (a restored run of "
+                           "this job) has taken over; this one must stop"
+                         : "");
+}
+
 // A producer that hit a fatal error (fenced by a newer instance, ...) purges what it had queued
 // and refuses new records: the cause to report is the fatal error, not "Purged in queue". Empty
 // when there is none.
 std::string FatalError(rd_kafka_t* rk) {
   char reason[512];
   const rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk, reason, sizeof reason);
-  if (fatal == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return "";
-  }
-  return fmt::format("{} ({}{})", reason, rd_kafka_err2name(fatal),
-                     fatal == RD_KAFKA_RESP_ERR__FENCED
-                         ? ": a newer producer with the same transactional id (a restored run of "
-                           "this job) has taken over; this one must stop"
-                         : "");
+  return fatal == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : ErrorText(reason, fatal);
 }
 
 extern "C" void OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque) {
@@ -62,7 +64,7 @@ extern "C" void OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* m, void* op
 
 /// librdkafka's error object to text, and frees it.
 std::string TakeError(rd_kafka_error_t* error) {
-  std::string text = fmt::format("{} ({})", rd_kafka_error_string(error), rd_kafka_error_name(error));
+  std::string text = ErrorText(rd_kafka_error_string(error), rd_kafka_error_code(error));
   rd_kafka_error_destroy(error);
   return text;
 }

@@ -30,6 +30,7 @@
 
 #include "config/job_loader.h"
 #include "runtime/daemon/daemon_client.h"
+#include "runtime/io/kafka_client.h"
 #include "sources/kafka/kafka_mock_load.h"
 #include "tests/testing/daemon_harness.h"
 #include "tests/testing/kafka_read_back.h"
@@ -176,7 +177,12 @@ class KafkaBrokerExactlyOnceTest : public ::testing::Test {
     EXPECT_EQ(testing::WaitExit(pid), 0) << ReadFile((dir / "err").string());
     std::vector<std::string> ref =
         SortedValues(testing::ReadTopic(bootstrap_, ref_topic_, kPartitions));
-    EXPECT_EQ(ref.size(), kWindowResults);
+    EXPECT_EQ(ref.size(), kWindowResults)
+        << "read_uncommitted: "
+        << testing::ReadTopic(bootstrap_, ref_topic_, kPartitions, "read_uncommitted").size()
+        << "\ncommit log:\n"
+        << ReadFile((dir / "commits.jsonl").string()) << "\nstderr:\n"
+        << ReadFile((dir / "err").string());
     EXPECT_EQ(std::adjacent_find(ref.begin(), ref.end()), ref.end())
         << "a duplicate in the reference";
     return ref;
@@ -396,6 +402,58 @@ TEST(KafkaBrokerSourceTest, CheckpointsCommitTheGroupsOffsets) {
   EXPECT_EQ(job.Lines().size(), 500u);
   EXPECT_EQ(testing::CommittedOffset(bootstrap, group, topic, 0), 300);
   EXPECT_EQ(testing::CommittedOffset(bootstrap, group, topic, 1), 200);
+}
+
+// The source reads a topic written in transactions (committed, aborted, committed) with
+// `properties: {isolation.level: ...}`, bounded at its latest offset: read_committed emits the
+// committed records only and still ends (the transaction markers and aborted records at the end of
+// the partition are never delivered), read_uncommitted emits all.
+TEST(KafkaBrokerSourceTest, ReadCommittedSkipsAnAbortedTransactionAndEnds) {
+  const std::string bootstrap = testing::SharedKafkaBroker();
+  ASSERT_FALSE(bootstrap.empty());
+  const std::string topic = testing::UniqueTopic("txn");
+  testing::CreateTopic(bootstrap, topic, 1);
+  {
+    KafkaHandle p = MakeKafkaHandle(
+        RD_KAFKA_PRODUCER,
+        MakeKafkaConf(
+            {{"bootstrap.servers", bootstrap}, {"transactional.id", topic}, {"log_level", "2"}}));
+    auto check = [](rd_kafka_error_t* e) {
+      EXPECT_EQ(e, nullptr) << (e != nullptr ? rd_kafka_error_string(e) : "");
+      if (e != nullptr) {
+        rd_kafka_error_destroy(e);
+      }
+    };
+    check(rd_kafka_init_transactions(p.get(), 30000));
+    // n 0-2 committed, 3-4 aborted, 5 committed, 6-7 aborted (the last thing in the partition).
+    const std::vector<std::pair<std::vector<int>, bool>> transactions = {
+        {{0, 1, 2}, true}, {{3, 4}, false}, {{5}, true}, {{6, 7}, false}};
+    for (const auto& [ns, commit] : transactions) {
+      check(rd_kafka_begin_transaction(p.get()));
+      for (int n : ns) {
+        const std::string v = fmt::format(R"({{"n":{},"p":0,"ts":{}}})", n, 1000 + n);
+        ASSERT_EQ(
+            rd_kafka_producev(p.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                              RD_KAFKA_V_VALUE(const_cast<char*>(v.data()), v.size()),
+                              RD_KAFKA_V_TIMESTAMP(1000 + n), RD_KAFKA_V_END),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+      }
+      ASSERT_EQ(rd_kafka_flush(p.get(), 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
+      check(commit ? rd_kafka_commit_transaction(p.get(), 30000)
+                   : rd_kafka_abort_transaction(p.get(), 30000));
+    }
+  }
+  for (const auto& [isolation, want] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"read_committed", {0, 1, 2, 5}}, {"read_uncommitted", {0, 1, 2, 3, 4, 5, 6, 7}}}) {
+    testing::LiveJob job(
+        RecordsJob(bootstrap, fmt::format("      topics: [{}]\n      bounded: latest\n"
+                                          "      properties: {{isolation.level: {}}}",
+                                          topic, isolation)));
+    EXPECT_EQ(job.job().execution().Wait(), JobState::kFinished)
+        << job.job().execution().failure_cause();
+    EXPECT_EQ(testing::Ns(job.Lines()), want) << isolation;
+  }
 }
 
 // A topic created after the job started, matching `topic-pattern`, is found by partition discovery
