@@ -60,22 +60,9 @@ JobRun RunYaml(const std::string& yaml) {
 // A job printing every record as JSON (bounded ones run on the virtual clock).
 std::string RecordsJob(const std::string& servers, const std::string& source_extra, int parallelism = 1,
                        bool virtual_clock = true) {
-  return fmt::format(R"(name: kafka-records
-pipeline: {{parallelism: {}{}}}
-operators:
-  - id: source
-    type: source
-    source:
-      type: kafka
-      bootstrap-servers: "{}"
-      schema: {{n: int64, p: int64, ts: timestamp}}
-{}
-  - id: out
-    type: sink
-    input: source
-    sink: {{type: print, format: json}}
-)",
-                     parallelism, virtual_clock ? ", clock: virtual" : "", servers, source_extra);
+  return testing::KafkaRecordsJob(
+      servers, source_extra,
+      fmt::format("pipeline: {{parallelism: {}{}}}\n", parallelism, virtual_clock ? ", clock: virtual" : ""));
 }
 
 // Each test's own mock cluster, with helpers to make topics and fill partitions.

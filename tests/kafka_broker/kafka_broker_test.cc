@@ -103,41 +103,10 @@ INSTANTIATE_TEST_SUITE_P(BothModes, KafkaBrokerExperimentTest,
 
 // ---- exactly-once: datagen -> keyed tumbling counts -> exactly-once Kafka sink ----
 
-/// 2 splits x 40,000 records at 20,000 records/s (about 2 s), 100 ms tumbling counts over 40 keys:
-/// 800 window results, whatever the machine's speed. `restart` is the restart-strategy block.
 std::string EoJob(const std::string& bootstrap, const std::string& topic, const fs::path& dir,
-                  const std::string& interval = "100ms", const std::string& restart = "") {
-  return fmt::format(R"(name: kafka-broker-eo
-pipeline:
-  parallelism: 1
-checkpointing:
-  interval: {interval}
-  dir: {dir}/chk
-{restart}operators:
-  - id: source
-    type: source
-    source: {{type: datagen, splits: 2, count: 40000, rate: 20000, keys: 40, seed: 7}}
-    watermarks: {{strategy: bounded-out-of-orderness, max-out-of-orderness: 0ms, timestamp-field: ts}}
-  - id: windows
-    type: window
-    input: source
-    key-by: key
-    window: {{assigner: tumbling, size: 100ms, aggregate: [count]}}
-  - id: sink
-    type: sink
-    input: windows
-    sink:
-      type: kafka
-      bootstrap-servers: "{bootstrap}"
-      topic: {topic}
-      key-field: key
-      delivery-guarantee: exactly-once
-      transactional-id-prefix: {topic}
-      commit-log: {dir}/commits.jsonl
-)",
-                     fmt::arg("interval", interval), fmt::arg("dir", dir.string()),
-                     fmt::arg("restart", restart), fmt::arg("bootstrap", bootstrap),
-                     fmt::arg("topic", topic));
+                  const std::string& interval = "100ms", const std::string& top_extra = "") {
+  return testing::ExactlyOnceCountsJob("kafka-broker-eo", bootstrap, topic, dir, interval,
+                                       top_extra);
 }
 
 constexpr int kPartitions = 2;
@@ -380,24 +349,9 @@ TEST_F(KafkaBrokerExactlyOnceTest, KillNineOfTheDaemonRestoresTheUninterruptedOu
 
 // ---- the source: committed offsets, partition discovery ----
 
-// A source job printing {n, p, ts} records (schema of testing::ProduceSeries).
 std::string RecordsJob(const std::string& bootstrap, const std::string& source_extra,
-                       const std::string& extra_top = "") {
-  return fmt::format(R"(name: kafka-broker-records
-{}operators:
-  - id: source
-    type: source
-    source:
-      type: kafka
-      bootstrap-servers: "{}"
-      schema: {{n: int64, p: int64, ts: timestamp}}
-{}
-  - id: out
-    type: sink
-    input: source
-    sink: {{type: print, format: json}}
-)",
-                     extra_top, bootstrap, source_extra);
+                       const std::string& top_extra = "") {
+  return testing::KafkaRecordsJob(bootstrap, source_extra, top_extra);
 }
 
 // Flink's "offsets for monitoring": the offsets of each completed checkpoint are committed to the

@@ -173,6 +173,61 @@ int PrivateKafkaBroker::Script(const std::string& command) const {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+std::string KafkaRecordsJob(const std::string& bootstrap, const std::string& source_extra,
+                            const std::string& top_extra) {
+  return fmt::format(R"(name: kafka-records
+{}operators:
+  - id: source
+    type: source
+    source:
+      type: kafka
+      bootstrap-servers: "{}"
+      schema: {{n: int64, p: int64, ts: timestamp}}
+{}
+  - id: out
+    type: sink
+    input: source
+    sink: {{type: print, format: json}}
+)",
+                     top_extra, bootstrap, source_extra);
+}
+
+std::string ExactlyOnceCountsJob(const std::string& name, const std::string& bootstrap,
+                                 const std::string& topic, const fs::path& dir,
+                                 const std::string& interval, const std::string& top_extra) {
+  return fmt::format(R"(name: {name}
+pipeline:
+  parallelism: 1
+checkpointing:
+  interval: {interval}
+  dir: {dir}/chk
+{top_extra}operators:
+  - id: source
+    type: source
+    source: {{type: datagen, splits: 2, count: 40000, rate: 20000, keys: 40, seed: 7}}
+    watermarks: {{strategy: bounded-out-of-orderness, max-out-of-orderness: 0ms, timestamp-field: ts}}
+  - id: windows
+    type: window
+    input: source
+    key-by: key
+    window: {{assigner: tumbling, size: 100ms, aggregate: [count]}}
+  - id: sink
+    type: sink
+    input: windows
+    sink:
+      type: kafka
+      bootstrap-servers: "{bootstrap}"
+      topic: {topic}
+      key-field: key
+      delivery-guarantee: exactly-once
+      transactional-id-prefix: {topic}
+      commit-log: {dir}/commits.jsonl
+)",
+                     fmt::arg("name", name), fmt::arg("interval", interval),
+                     fmt::arg("dir", dir.string()), fmt::arg("top_extra", top_extra),
+                     fmt::arg("bootstrap", bootstrap), fmt::arg("topic", topic));
+}
+
 pid_t SpawnTidemark(const std::vector<std::string>& args, const fs::path& out,
                     const fs::path& err) {
   const std::string bin = (ToolsDir() / "tidemark").string();
@@ -186,7 +241,8 @@ pid_t SpawnTidemark(const std::vector<std::string>& args, const fs::path& out,
     }
     argv.push_back(nullptr);
     const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err_fd =
+        err == out ? out_fd : ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(out_fd, 1);
     ::dup2(err_fd, 2);
     ::execv(bin.c_str(), argv.data());

@@ -65,7 +65,24 @@ class PrivateKafkaBroker {
   std::string bootstrap_;
 };
 
-/// `tidemark ARGS...` (the built CLI) as a child process with stdout to `out` and stderr to `err`.
+/// A job printing every record of a Kafka source with the value schema {n, p, ts} (the records
+/// of ProduceSeries) as JSON. `source_extra`: more lines of the source block (6 spaces indented);
+/// `top_extra`: top-level lines before `operators:` (e.g. a pipeline or checkpointing block).
+std::string KafkaRecordsJob(const std::string& bootstrap, const std::string& source_extra,
+                            const std::string& top_extra = "");
+
+/// The exactly-once counting job of the sink's restore tests: 2 datagen splits x 40,000 records at
+/// 20,000 records/s (about 2 s), 100 ms tumbling counts over 40 keys (800 results whatever the
+/// machine's speed), an exactly-once Kafka sink to `topic` (transactional-id-prefix `topic`,
+/// commit log `dir`/commits.jsonl), checkpoints every `interval` into `dir`/chk. `top_extra`:
+/// top-level lines before `operators:` (e.g. a restart-strategy).
+std::string ExactlyOnceCountsJob(const std::string& name, const std::string& bootstrap,
+                                 const std::string& topic, const std::filesystem::path& dir,
+                                 const std::string& interval = "100ms",
+                                 const std::string& top_extra = "");
+
+/// `tidemark ARGS...` (the built CLI) as a child process with stdout to `out` and stderr to `err`
+/// (one file for both when they are equal).
 pid_t SpawnTidemark(const std::vector<std::string>& args, const std::filesystem::path& out,
                     const std::filesystem::path& err);
 
