@@ -56,7 +56,10 @@ using KafkaTimestampLookup = std::function<int64_t(rd_kafka_t* consumer, const s
 ///   `bounded: specific`): a partition ends at its stopping offset; once every partition ended
 ///   the input ends (the task sends MAX). A reader that owns no partition ends at once when
 ///   bounded; unbounded it stays idle (both sides of its output start idle), taking no part in
-///   alignment.
+///   alignment. Under `isolation.level: read_committed` a partition's last offsets may be
+///   transaction markers or aborted records that are never delivered: once its queue is drained
+///   the position moves up to the end the last end-of-partition event reported
+///   (enable.partition.eof is always on), so a bounded partition still ends.
 /// - **No polling on the task thread.** librdkafka fetches on its own threads into one queue per
 ///   partition (`rd_kafka_queue_get_partition`, forwarded nowhere); a queue's event callback
 ///   wakes the task (`SourceReaderContext::AvailabilityNotifier`). `PollNext` takes what is
