@@ -23,13 +23,33 @@ constexpr std::string_view kStateSection = "kafka-sink";
 // 2: each pre-committed transaction keeps the offsets its records were acknowledged at.
 constexpr uint32_t kStateVersion = 2;
 
-extern "C" void OnDelivery(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m, void* opaque) {
+// "reason (NAME)", and for a fenced producer what that means to the user.
+std::string ErrorText(const char* reason, rd_kafka_resp_err_t code) {
+  return fmt::format("{} ({}{})", reason, rd_kafka_err2name(code),
+                     code == RD_KAFKA_RESP_ERR__FENCED
+                         ? ": a newer producer with the same transactional id (a restored run of "
+                           "this job) has taken over; this one must stop"
+                         : "");
+}
+
+// A producer that hit a fatal error (fenced by a newer instance, ...) purges what it had queued
+// and refuses new records: the cause to report is the fatal error, not "Purged in queue". Empty
+// when there is none.
+std::string FatalError(rd_kafka_t* rk) {
+  char reason[512];
+  const rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk, reason, sizeof reason);
+  return fatal == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : ErrorText(reason, fatal);
+}
+
+extern "C" void OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque) {
   auto* d = static_cast<KafkaSinkOperator::Deliveries*>(opaque);
   --d->outstanding;
   if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (d->first_error.empty()) {
-      d->first_error = fmt::format("{} (partition {}, {})", rd_kafka_err2str(m->err), m->partition,
-                                   rd_kafka_err2name(m->err));
+      const std::string fatal = FatalError(rk);
+      d->first_error = !fatal.empty() ? fatal
+                                      : fmt::format("{} (partition {}, {})", rd_kafka_err2str(m->err),
+                                                    m->partition, rd_kafka_err2name(m->err));
     }
     return;
   }
@@ -44,7 +64,7 @@ extern "C" void OnDelivery(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m, void
 
 /// librdkafka's error object to text, and frees it.
 std::string TakeError(rd_kafka_error_t* error) {
-  std::string text = fmt::format("{} ({})", rd_kafka_error_string(error), rd_kafka_error_name(error));
+  std::string text = ErrorText(rd_kafka_error_string(error), rd_kafka_error_code(error));
   rd_kafka_error_destroy(error);
   return text;
 }
@@ -170,7 +190,8 @@ void KafkaSinkOperator::Produce(Producer& p, const Message& m) {
       throw IoError(fmt::format("kafka sink {}#{}: cannot produce to topic '{}'{}: {}",
                                 context_.name, subtask_index_, spec_.topic,
                                 m.partition >= 0 ? fmt::format(" partition {}", m.partition) : "",
-                                rd_kafka_err2str(err)));
+                                err == RD_KAFKA_RESP_ERR__FATAL ? FatalError(p.handle.get())
+                                                                : rd_kafka_err2str(err)));
     }
     // The local queue is full: serve delivery reports until there is room (bounded).
     Poll(p, 10);

@@ -22,6 +22,35 @@ namespace {
 constexpr std::string_view kSplitSection = "kafka-split";
 constexpr uint32_t kSplitVersion = 1;
 constexpr int kLookupTimeoutMs = 10000;
+// The Kafka Java client's `default.api.timeout.ms` (what Flink's KafkaSource gives its
+// AdminClient for partition discovery through `properties`): librdkafka has no such property, so
+// the source takes it out of `properties` and bounds each discovery round with it.
+constexpr std::string_view kApiTimeoutProperty = "default.api.timeout.ms";
+constexpr int64_t kDefaultApiTimeoutMs = 60000;  // the Java client's default
+
+// `default.api.timeout.ms` of `properties` (removed from them), or the default. Throws
+// InvalidArgument for a value that is not a whole number of milliseconds >= 1.
+int64_t TakeApiTimeout(std::map<std::string, std::string>& properties) {
+  auto it = properties.find(std::string(kApiTimeoutProperty));
+  if (it == properties.end()) {
+    return kDefaultApiTimeoutMs;
+  }
+  const std::string text = it->second;
+  properties.erase(it);
+  size_t used = 0;
+  int64_t ms = 0;
+  try {
+    ms = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || ms < 1 || ms > INT32_MAX) {
+    throw InvalidArgument(fmt::format(
+        "Kafka property '{}': expected milliseconds as a whole number from 1 to {}, got \"{}\"",
+        kApiTimeoutProperty, INT32_MAX, text));
+  }
+  return ms;
+}
 constexpr size_t kBatch = 256;  // messages taken from a partition queue at once
 
 int64_t DefaultTimestampLookup(rd_kafka_t* rk, const std::string& topic, int32_t partition,
@@ -141,6 +170,10 @@ class KafkaReader : public SplitReaderBase {
         picked = (next_ + i) % n;
         break;
       }
+      if (p.pos.next_offset >= p.pos.stopping_offset) {  // drained to its end (see Fill)
+        Finish(p, output);
+        return InputStatus::kMoreAvailable;
+      }
     }
     if (picked == n) {
       if (!any_open && bounded() && discovery_done_) {
@@ -158,6 +191,10 @@ class KafkaReader : public SplitReaderBase {
     }
     Part& p = *parts_[picked];
     if (!Fill(p)) {
+      if (p.pos.next_offset >= p.pos.stopping_offset) {  // drained to its end (see Fill)
+        Finish(p, output);
+        return InputStatus::kMoreAvailable;
+      }
       // Deterministic mode: its records are on their way (the partition is not at its end).
       return WaitOrNothing(true);
     }
@@ -272,17 +309,24 @@ class KafkaReader : public SplitReaderBase {
     SourceOutput* output = nullptr;
     int64_t committed = -1;
     bool done = false;
+    /// The end offset of the last end-of-partition event (-1: none yet). Every record before it
+    /// was queued before the event; with read_committed, aborted records and transaction markers
+    /// below it are never delivered, so the position moves up to it once the queue is drained.
+    int64_t end_seen = -1;
   };
 
   bool bounded() const { return !spec_.bounded.empty(); }
 
   void Connect() {
     std::map<std::string, std::string> props = spec_.properties;
+    api_timeout_ms_ = TakeApiTimeout(props);
     props["bootstrap.servers"] = source_.bootstrap_servers();
     props["group.id"] = spec_.group_id.empty() ? "tidemark-kafka-source" : spec_.group_id;
     props["enable.auto.commit"] = "false";
     props["enable.auto.offset.store"] = "false";
-    props.emplace("enable.partition.eof", "false");
+    // End-of-partition events carry the end offset (the last stable offset under read_committed):
+    // a bounded partition whose last offsets are transaction markers or aborted records ends there.
+    props["enable.partition.eof"] = "true";
     props.emplace("log_level", "3");
     KafkaConf conf = MakeKafkaConf(props);
     consumer_ = MakeKafkaHandle(RD_KAFKA_CONSUMER, std::move(conf));
@@ -308,10 +352,27 @@ class KafkaReader : public SplitReaderBase {
     const std::shared_ptr<Shared> shared = shared_;
     const std::regex pattern(spec_.topic_pattern.empty() ? std::string(".*") : spec_.topic_pattern);
     bool first = true;
+    // A round that gets no answer for default.api.timeout.ms fails the job, as Flink's enumerator
+    // fails when its AdminClient's describeTopics times out; each look-up waits at most what is
+    // left of the round.
+    auto round_start = std::chrono::steady_clock::now();
+    auto left_ms = [&] {
+      const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - round_start)
+                             .count();
+      return api_timeout_ms_ - spent;
+    };
     while (true) {
       std::vector<KafkaPartitionPosition> found;
       std::string error;
+      lookup_timeout_ms_ = static_cast<int>(std::clamp<int64_t>(left_ms(), 1, kLookupTimeoutMs));
       const bool ok = DiscoverOnce(known, subtask, parallelism, pattern, first, found, error);
+      if (!ok && error.empty() && left_ms() <= 0) {
+        error = fmt::format(
+            "Failed to list subscribed topic partitions: no answer from the Kafka brokers at {} "
+            "within {} ms ({})",
+            source_.bootstrap_servers(), api_timeout_ms_, kApiTimeoutProperty);
+      }
       bool done = false;
       {
         std::lock_guard<std::mutex> lock(shared->mu);
@@ -342,11 +403,18 @@ class KafkaReader : public SplitReaderBase {
         return;
       }
       first = first && !ok;
-      // Next round: the interval after a success, 1 s after a failed look-up (broker down).
-      const auto wait = std::chrono::milliseconds(ok ? spec_.discovery_interval_ms : 1000);
-      std::unique_lock<std::mutex> lock(shared->mu);
-      if (shared->cv.wait_for(lock, wait, [&] { return shared->stop; })) {
-        return;
+      // Next round: the interval after a success, 1 s after a failed look-up (broker down; never
+      // past the round's timeout).
+      const auto wait = std::chrono::milliseconds(
+          ok ? spec_.discovery_interval_ms : std::clamp<int64_t>(left_ms(), 0, 1000));
+      {
+        std::unique_lock<std::mutex> lock(shared->mu);
+        if (shared->cv.wait_for(lock, wait, [&] { return shared->stop; })) {
+          return;
+        }
+      }
+      if (ok) {
+        round_start = std::chrono::steady_clock::now();
       }
     }
   }
@@ -358,7 +426,7 @@ class KafkaReader : public SplitReaderBase {
                     std::string& error) {
     rd_kafka_t* rk = consumer_.get();
     const rd_kafka_metadata_t* md = nullptr;
-    if (rd_kafka_metadata(rk, 1, nullptr, &md, kLookupTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (rd_kafka_metadata(rk, 1, nullptr, &md, lookup_timeout_ms_) != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return false;
     }
     std::vector<std::pair<std::string, int32_t>> mine;
@@ -409,7 +477,7 @@ class KafkaReader : public SplitReaderBase {
 
   bool Watermarks(const KafkaPartitionPosition& pos, int64_t& lo, int64_t& hi) {
     return rd_kafka_query_watermark_offsets(consumer_.get(), pos.topic.c_str(), pos.partition, &lo,
-                                            &hi, kLookupTimeoutMs) == RD_KAFKA_RESP_ERR_NO_ERROR;
+                                            &hi, lookup_timeout_ms_) == RD_KAFKA_RESP_ERR_NO_ERROR;
   }
 
   bool ResolveOffsets(KafkaPartitionPosition& pos, std::string& error) {
@@ -442,7 +510,7 @@ class KafkaReader : public SplitReaderBase {
     } else {  // committed
       KafkaPartitionList list(rd_kafka_topic_partition_list_new(1));
       rd_kafka_topic_partition_list_add(list.get(), pos.topic.c_str(), pos.partition);
-      if (rd_kafka_committed(consumer_.get(), list.get(), kLookupTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (rd_kafka_committed(consumer_.get(), list.get(), lookup_timeout_ms_) != RD_KAFKA_RESP_ERR_NO_ERROR) {
         return false;  // retried
       }
       const int64_t committed = list->elems[0].offset;
@@ -544,6 +612,11 @@ class KafkaReader : public SplitReaderBase {
     while (true) {
       const ssize_t got = rd_kafka_consume_batch_queue(p.queue.get(), 0, p.batch.data(), kBatch);
       if (got <= 0) {
+        // Drained: everything before the last end event was emitted; what is missing below it
+        // (transaction markers, aborted records under read_committed) will never come.
+        if (p.end_seen > p.pos.next_offset && p.pos.next_offset >= 0) {
+          p.pos.next_offset = p.end_seen;
+        }
         return false;
       }
       // Error events in the partition's queue: end-of-partition and transient ones pass, others
@@ -556,6 +629,9 @@ class KafkaReader : public SplitReaderBase {
           continue;
         }
         const rd_kafka_resp_err_t err = m->err;
+        if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+          p.end_seen = std::max(p.end_seen, m->offset);
+        }
         rd_kafka_message_destroy(m);
         if (err != RD_KAFKA_RESP_ERR__PARTITION_EOF && err != RD_KAFKA_RESP_ERR__TRANSPORT &&
             err != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && err != RD_KAFKA_RESP_ERR__TIMED_OUT) {
@@ -705,6 +781,8 @@ class KafkaReader : public SplitReaderBase {
   uint32_t polls_ = 0;
   int64_t commits_succeeded_ = 0;
   int64_t commits_failed_ = 0;
+  int64_t api_timeout_ms_ = kDefaultApiTimeoutMs;  // set before the discovery thread starts
+  int lookup_timeout_ms_ = kLookupTimeoutMs;       // discovery thread only
 };
 
 }  // namespace
@@ -734,6 +812,7 @@ KafkaSource::KafkaSource(const SourceSpec& spec)
   {
     // Unknown or invalid properties are the job's error, now rather than in a task.
     std::map<std::string, std::string> props = k.properties;
+    (void)TakeApiTimeout(props);
     (void)MakeKafkaConf(props);
   }
   if (k.mock) {

@@ -46,13 +46,20 @@ using KafkaTimestampLookup = std::function<int64_t(rd_kafka_t* consumer, const s
 ///   its subtask: `((hash(topic) * 31 & 0x7fffffff) % parallelism + partition) % parallelism`
 ///   (Java's String hash, over the topic's bytes). Discovery repeats every
 ///   `partition-discovery-interval` (default 5 min; 0: once); a bounded source discovers once.
+///   A round whose look-ups get no answer for `properties.default.api.timeout.ms` (default
+///   60000, the Kafka Java client's; taken out of the properties, librdkafka has no such key)
+///   fails the job naming the brokers, as Flink's KafkaSourceEnumerator fails with "Failed to
+///   list subscribed topic partitions" when its AdminClient times out.
 /// - **Starting offsets** are resolved on the discovery thread: earliest, latest, committed (of
 ///   `group-id`, else `starting-offsets-reset`), timestamp (`KafkaTimestampLookup`), specific.
 ///   **Bounded** (`bounded: latest` — the high watermark when the partition was discovered — or
 ///   `bounded: specific`): a partition ends at its stopping offset; once every partition ended
 ///   the input ends (the task sends MAX). A reader that owns no partition ends at once when
 ///   bounded; unbounded it stays idle (both sides of its output start idle), taking no part in
-///   alignment.
+///   alignment. Under `isolation.level: read_committed` a partition's last offsets may be
+///   transaction markers or aborted records that are never delivered: once its queue is drained
+///   the position moves up to the end the last end-of-partition event reported
+///   (enable.partition.eof is always on), so a bounded partition still ends.
 /// - **No polling on the task thread.** librdkafka fetches on its own threads into one queue per
 ///   partition (`rd_kafka_queue_get_partition`, forwarded nowhere); a queue's event callback
 ///   wakes the task (`SourceReaderContext::AvailabilityNotifier`). `PollNext` takes what is

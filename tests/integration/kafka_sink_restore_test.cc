@@ -30,6 +30,7 @@
 #include "runtime/io/kafka_client.h"
 #include "tools/engine/engine.h"
 #include "tests/testing/daemon_harness.h"
+#include "tests/testing/kafka_broker.h"
 #include "tests/testing/kafka_read_back.h"
 
 namespace tidemark {
@@ -40,82 +41,18 @@ using testing::KafkaRecord;
 
 constexpr int kPartitions = 2;
 
-/// 2 splits x 40,000 records at 20,000 records/s: about 2 s of input; 1 s tumbling counts over 40
-/// keys: 40 x 2 windows... the event times are start + floor(k * 1000 / rate) ms, so the window
-/// contents do not depend on the machine's speed.
 std::string Job(const std::string& bootstrap, const std::string& topic, const fs::path& dir) {
-  return fmt::format(R"(name: kafka-sink-restore
-pipeline:
-  parallelism: 1
-checkpointing:
-  interval: 100ms
-  dir: {dir}/chk
-operators:
-  - id: source
-    type: source
-    source: {{type: datagen, splits: 2, count: 40000, rate: 20000, keys: 40, seed: 7}}
-    watermarks: {{strategy: bounded-out-of-orderness, max-out-of-orderness: 0ms, timestamp-field: ts}}
-  - id: windows
-    type: window
-    input: source
-    key-by: key
-    window: {{assigner: tumbling, size: 100ms, aggregate: [count]}}
-  - id: sink
-    type: sink
-    input: windows
-    sink:
-      type: kafka
-      bootstrap-servers: "{bootstrap}"
-      topic: {topic}
-      key-field: key
-      delivery-guarantee: exactly-once
-      transactional-id-prefix: {topic}
-      commit-log: {dir}/commits.jsonl
-)",
-                     fmt::arg("dir", dir.string()), fmt::arg("bootstrap", bootstrap),
-                     fmt::arg("topic", topic));
+  return testing::ExactlyOnceCountsJob("kafka-sink-restore", bootstrap, topic, dir);
 }
 
 pid_t Spawn(const std::vector<std::string>& args, const fs::path& log) {
-  const std::string bin = (testing::ToolsDir() / "tidemark").string();
-  std::vector<std::string> all = {bin};
-  all.insert(all.end(), args.begin(), args.end());
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (std::string& a : all) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return testing::SpawnTidemark(args, log, log);
 }
 
-int WaitExit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using testing::LatestCheckpoint;
+using testing::WaitExit;
 
 std::vector<nlohmann::json> CommitLog(const fs::path& file) { return testing::CommittedLines(file); }
-
-/// Highest completed checkpoint id under `dir` (chk-<id> with its _metadata), 0 if none.
-int64_t LatestCheckpoint(const fs::path& dir) {
-  int64_t latest = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.starts_with("chk-") && fs::exists(e.path() / "_metadata")) {
-      latest = std::max<int64_t>(latest, std::stoll(name.substr(4)));
-    }
-  }
-  return latest;
-}
 
 /// The committed output: the records at the offsets of every committed transaction. Checks that
 /// each transaction's offsets hold exactly its record count, and that no offset is listed twice.

@@ -27,38 +27,18 @@
 #include "runtime/time/manual_processing_time_service.h"
 #include "sources/kafka/kafka_source.h"
 #include "tools/engine/engine.h"
+#include "tests/testing/kafka_broker.h"
+#include "tests/testing/live_job.h"
 
 namespace tidemark {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Produces `values` (with timestamps) into one partition and waits for the acknowledgements.
-void Produce(const std::string& servers, const std::string& topic, int32_t partition,
-             const std::vector<std::pair<std::string, int64_t>>& values) {
-  KafkaHandle p = MakeKafkaHandle(RD_KAFKA_PRODUCER, MakeKafkaConf({{"bootstrap.servers", servers},
-                                                                    {"log_level", "2"}}));
-  for (const auto& [value, ts] : values) {
-    ASSERT_EQ(rd_kafka_producev(p.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                                RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_END),
-              RD_KAFKA_RESP_ERR_NO_ERROR);
-  }
-  ASSERT_EQ(rd_kafka_flush(p.get(), 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
-}
-
-// `count` records {"n": first + k, "p": partition, "ts": ts0 + k * step} into `partition`.
-// (ts0 > 0: librdkafka takes a timestamp of 0 for "now".)
-void ProduceSeries(const std::string& servers, const std::string& topic, int32_t partition, int first,
-                   int count, int64_t ts0, int64_t step) {
-  std::vector<std::pair<std::string, int64_t>> values;
-  for (int k = 0; k < count; ++k) {
-    const int64_t ts = ts0 + k * step;
-    values.emplace_back(fmt::format(R"({{"n":{},"p":{},"ts":{}}})", first + k, partition, ts), ts);
-  }
-  Produce(servers, topic, partition, values);
-}
+using testing::LiveJob;
+using testing::Ns;
+using testing::Produce;
+using testing::ProduceSeries;
 
 struct JobRun {
   JobState state = JobState::kCreated;
@@ -80,22 +60,9 @@ JobRun RunYaml(const std::string& yaml) {
 // A job printing every record as JSON (bounded ones run on the virtual clock).
 std::string RecordsJob(const std::string& servers, const std::string& source_extra, int parallelism = 1,
                        bool virtual_clock = true) {
-  return fmt::format(R"(name: kafka-records
-pipeline: {{parallelism: {}{}}}
-operators:
-  - id: source
-    type: source
-    source:
-      type: kafka
-      bootstrap-servers: "{}"
-      schema: {{n: int64, p: int64, ts: timestamp}}
-{}
-  - id: out
-    type: sink
-    input: source
-    sink: {{type: print, format: json}}
-)",
-                     parallelism, virtual_clock ? ", clock: virtual" : "", servers, source_extra);
+  return testing::KafkaRecordsJob(
+      servers, source_extra,
+      fmt::format("pipeline: {{parallelism: {}{}}}\n", parallelism, virtual_clock ? ", clock: virtual" : ""));
 }
 
 // Each test's own mock cluster, with helpers to make topics and fill partitions.
@@ -122,17 +89,6 @@ class KafkaSourceJobTest : public ::testing::Test {
 
   KafkaMockCluster mock_;
 };
-
-std::vector<int64_t> Ns(const std::vector<std::string>& printed) {
-  std::vector<int64_t> out;
-  for (const std::string& line : printed) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("n")) {
-      out.push_back(j["n"].get<int64_t>());
-    }
-  }
-  return out;
-}
 
 std::vector<int64_t> Range(int64_t a, int64_t b) {
   std::vector<int64_t> v;
@@ -299,43 +255,6 @@ TEST_F(KafkaSourceJobTest, AlignmentPausesThePartitionFarAheadAndLosesNothing) {
   }
   EXPECT_EQ(sorted, want);
 }
-
-// A running job whose printed lines a test can wait for.
-class LiveJob {
- public:
-  explicit LiveJob(const std::string& yaml) {
-    job_ = LocalJob::Create(LoadJobSpecString(yaml), [this](const std::string& line) {
-      std::lock_guard<std::mutex> lock(mu_);
-      lines_.push_back(line);
-    });
-    job_->execution().Start();
-  }
-  ~LiveJob() {
-    job_->execution().Cancel();
-    (void)job_->execution().Wait();
-  }
-  std::vector<std::string> Lines() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return lines_;
-  }
-  // Waits (at most 30 s) until `pred(lines)` holds.
-  template <typename Pred>
-  bool WaitFor(Pred pred) {
-    for (int i = 0; i < 3000; ++i) {
-      if (pred(Lines())) {
-        return true;
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
-  }
-  LocalJob& job() { return *job_; }
-
- private:
-  std::unique_ptr<LocalJob> job_;
-  std::mutex mu_;
-  std::vector<std::string> lines_;
-};
 
 TEST_F(KafkaSourceJobTest, ASilentPartitionGoesIdleAndWindowsFire) {
   Topic("w", 2, {{0, 0, 100, 10000, 100}});  // w-1 stays silent
