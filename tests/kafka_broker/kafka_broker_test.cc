@@ -74,7 +74,7 @@ class KafkaBrokerExperimentTest : public ::testing::TestWithParam<std::string> {
 
 // The seed's 400 records (jobs/data/two_splits_kafka.jsonl: fast split in partition 0, slow in
 // 1) produced into a two-partition topic with their CreateTimes; `tidemark run` of the experiment
-// job prints exactly what it prints on the mock (jobs/<name>.expected), the seed's lines.
+// job prints exactly what it prints on the mock (tests/golden/<name>.expected), the seed's lines.
 TEST_P(KafkaBrokerExperimentTest, PrintsTheSeedsLines) {
   const std::string bootstrap = testing::SharedKafkaBroker();
   ASSERT_FALSE(bootstrap.empty());
@@ -94,7 +94,7 @@ TEST_P(KafkaBrokerExperimentTest, PrintsTheSeedsLines) {
                                            fs::path(tmp.path()) / "err");
   ASSERT_EQ(testing::WaitExit(pid), 0) << ReadFile(tmp.path() + "/err");
   const std::string out = ReadFile(tmp.path() + "/out");
-  EXPECT_EQ(out, ReadFile("jobs/" + GetParam() + ".expected"));
+  EXPECT_EQ(out, ReadFile("tests/golden/" + GetParam() + ".expected"));
   std::cout << out.substr(out.rfind(">>> mode="));
 }
 
