@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "runtime/daemon/daemon_client.h"
+#include "tools/daemon/daemon_client.h"
 #include "tests/testing/daemon_harness.h"
 #include "tests/testing/kafka_broker.h"
 

@@ -29,7 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/job_loader.h"
-#include "runtime/daemon/daemon_client.h"
+#include "tools/daemon/daemon_client.h"
 #include "runtime/io/kafka_client.h"
 #include "sources/kafka/kafka_mock_load.h"
 #include "tests/testing/daemon_harness.h"
