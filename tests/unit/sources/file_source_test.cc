@@ -410,7 +410,7 @@ TEST_F(FileSnapshotTest, RestoredSplitsContinueExactlyWhereTheSnapshotWas) {
   const std::vector<std::string> expected = Emitted(whole);
   ASSERT_EQ(expected.size(), 7u);  // 5 records, 2 errors
   EXPECT_EQ(expected[2], "err " + (dir_ / "a.jsonl").string() +
-                             ":3 field \"user\": expected string, got \"5\"");
+                             ":3 field \"user\": expected string, got 5");
   for (int polls = 0; polls <= 12; ++polls) {
     EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected) << "restored after " << polls << " polls";
   }
