@@ -335,11 +335,11 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::option
 }  // namespace
 
 std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std::string>* skipped,
-                                                                 bool load_states) const {
+                                                                 bool load_states, int64_t min_id) const {
   std::vector<int64_t> ids;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
-    if (std::optional<int64_t> id = CheckpointIdOf(entry.path())) {
+    if (std::optional<int64_t> id = CheckpointIdOf(entry.path()); id && *id >= min_id) {
       ids.push_back(*id);
     }
   }

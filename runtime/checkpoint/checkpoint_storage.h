@@ -76,9 +76,12 @@ class CheckpointStorage {
   /// 1 MiB chunks; `load_states` false keeps none of their bytes (`states` maps each key to an
   /// empty string), so memory stays bounded whatever the checkpoint's size (the daemon's
   /// recovery only picks the checkpoint; the worker loads it). Files are read as regular files
-  /// only (a FIFO as `_metadata` is a skipped checkpoint, never a hang).
+  /// only (a FIFO as `_metadata` is a skipped checkpoint, never a hang). Checkpoints with an id
+  /// below `min_id` are not looked at: a run's restart passes the first id it assigned, so it
+  /// never picks up what an earlier run left in the same directory (Flink keeps each job's
+  /// checkpoints under its own job id).
   std::optional<CompletedCheckpoint> LoadLatest(std::vector<std::string>* skipped = nullptr,
-                                                bool load_states = true) const;
+                                                bool load_states = true, int64_t min_id = 0) const;
   /// Reads the checkpoint to restore job `job_name` from `dir`: a completed checkpoint or
   /// savepoint directory (one with `_metadata`), or a checkpoint root (its newest complete
   /// checkpoint that verifies). Throws `Error` naming `dir` and why: missing, not completed,

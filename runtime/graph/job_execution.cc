@@ -155,6 +155,7 @@ void JobExecution::Build() {
       next = std::max(next, ids.back() + 1);
     }
     coordinator_->AdvanceCheckpointIdTo(next);
+    first_own_checkpoint_id_ = next;
     EnableTaskCheckpoints();
     return;
   }
@@ -438,8 +439,12 @@ void JobExecution::Restart() {
     coordinator_->Reset("the job restarts");
     // A savepoint in flight (a drain among them) belonged to the failed attempt.
     FailPendingSavepoints("the job failed and restarts before the savepoint completed");
+    // This run's own checkpoints only: what an earlier run left in the directory is not this
+    // run's state (its input, data or output may since have changed). Without one of its own the
+    // restart starts where the run started: the checkpoint it was restored from, or the start.
     std::vector<std::string> skipped;
-    if (std::optional<CompletedCheckpoint> latest = storage_->LoadLatest(&skipped)) {
+    if (std::optional<CompletedCheckpoint> latest =
+            storage_->LoadLatest(&skipped, /*load_states=*/true, first_own_checkpoint_id_)) {
       restored_ = std::make_shared<const CompletedCheckpoint>(*std::move(latest));
     }
   }

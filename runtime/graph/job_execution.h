@@ -207,6 +207,9 @@ class JobExecution {
   std::unique_ptr<CheckpointStorage> storage_;
   std::unique_ptr<CheckpointCoordinator> coordinator_;
   std::shared_ptr<const CompletedCheckpoint> restored_;
+  /// The first checkpoint id this run assigns: a restart restores only checkpoints from here on
+  /// (this run's own), never one an earlier run of the job left in the same directory.
+  int64_t first_own_checkpoint_id_ = 1;
   std::thread master_thread_;
   std::atomic<bool> master_stop_{false};
   WatermarkTrace* trace_ = nullptr;

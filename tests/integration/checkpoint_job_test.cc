@@ -430,6 +430,28 @@ TEST_F(CheckpointJobTest, FailureInProcessingRestartsFromTheLatestCheckpoint) {
   EXPECT_EQ(printed, Sorted(uninterrupted));
 }
 
+// A new run's restart never restores a checkpoint an earlier run left in the same directory: a
+// failure before the run's own first checkpoint restarts it from the start (as docs/checkpoints.md
+// says), not from the earlier run's latest, whose input and output may no longer be the run's.
+TEST_F(CheckpointJobTest, ARestartNeverRestoresAnEarlierRunsCheckpoint) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  const JobRun earlier = RunJob(JobYaml(1, Checkpointing(dir_)));
+  ASSERT_EQ(earlier.state, JobState::kFinished) << earlier.failure;
+  ASSERT_FALSE(earlier.completed.empty());
+  // The window operator throws at its 5th record (read at 40 ms), before the first checkpoint
+  // of this run (100 ms).
+  const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 5}\n")));
+  ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+  EXPECT_EQ(run.stats.restarts, 1);
+  for (const std::string& l : run.lines) {
+    EXPECT_EQ(l.rfind("#restored", 0), std::string::npos) << l;
+  }
+  EXPECT_EQ(Output(run.lines), uninterrupted);
+  // This run's checkpoints continue after the earlier run's ids.
+  ASSERT_FALSE(run.completed.empty());
+  EXPECT_GT(run.completed.front(), earlier.completed.back());
+}
+
 TEST_F(CheckpointJobTest, FailuresInSnapshotRestoreAndCloseRecover) {
   const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
   {
