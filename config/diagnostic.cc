@@ -22,11 +22,38 @@ std::string JoinLines(const std::vector<Diagnostic>& diagnostics) {
 
 }  // namespace
 
+std::string EscapeControlCharacters(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xf]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 std::string FormatDiagnostic(const SourceLocation& location, const std::string& path,
                              const std::string& message) {
   std::string out;
   if (!location.file.empty()) {
-    out += location.file;
+    // A file name is the user's: a newline in it must not start a second diagnostic line (nor
+    // a second entry of a REST `errors` array, which is one line each).
+    out += EscapeControlCharacters(location.file);
     if (location.line > 0) {
       out += fmt::format(":{}", location.line);
       if (location.column > 0) {

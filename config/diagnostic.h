@@ -2,11 +2,18 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/source_location.h"
 
 namespace tidemark {
+
+/// `text` with every control character (below 0x20, and 0x7f) and every backslash escaped as
+/// `\n`, `\r`, `\t`, `\\` or `\xNN`: a name from outside (a job file name, `?file=`) written
+/// into a diagnostic, a log line or a SQL comment stays on that one line and cannot forge
+/// another. Pure; any thread.
+std::string EscapeControlCharacters(std::string_view text);
 
 /// One problem found in a job description, e.g. a bad value in the YAML or an edge to an unknown
 /// operator. Printed compiler-style by `ToString()`:

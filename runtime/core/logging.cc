@@ -48,29 +48,5 @@ void CheckFailed(const char* file, int line, const char* cond, const std::string
 }
 }  // namespace internal
 
-std::string EscapeControlCharacters(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      out += "\\x";
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 0xf]);
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
 
 }  // namespace tidemark

@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "config/diagnostic.h"
+
 namespace tidemark {
 
 /// Named loggers per subsystem (`daemon`, `config`, `graph`, `task`, `source`), never the default
@@ -16,9 +18,6 @@ std::shared_ptr<spdlog::logger> GetLogger(const std::string& name);
 /// Sets the level of every tidemark logger made from now on and of the existing ones.
 void SetLogLevel(spdlog::level::level_enum level);
 
-/// `text` with every control character (below 0x20, and 0x7f) and every backslash escaped as
-/// `\n`, `\r`, `\t`, `\\` or `\xNN`: a name from outside (a job file name, `?file=`) written
-/// into a log line or a SQL comment stays on that one line and cannot forge another. Pure.
-std::string EscapeControlCharacters(std::string_view text);
+// EscapeControlCharacters (names from outside in log lines): config/diagnostic.h.
 
 }  // namespace tidemark

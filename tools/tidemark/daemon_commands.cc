@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/diagnostic.h"
 #include "config/job_loader.h"
 #include "runtime/core/timestamp.h"
 
@@ -427,7 +428,7 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
   }
   std::cout << fmt::format("job {}  {}  {}\n", j.at("jid").get<std::string>(), j.at("name").get<std::string>(),
                            state);
-  std::cout << fmt::format("file {}  started {}  duration {}\n", j.at("file").get<std::string>(),
+  std::cout << fmt::format("file {}  started {}  duration {}\n", EscapeControlCharacters(j.at("file").get<std::string>()),
                            FormatWallTime(j.at("start-time").get<int64_t>()),
                            FormatDuration(j.at("duration").get<int64_t>()));
   if (j.at("report").is_string()) {

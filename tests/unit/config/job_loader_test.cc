@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -301,6 +302,27 @@ TEST(JobLoaderTest, LoadsFromFileAndNamesTheFile) {
   std::filesystem::remove(path);
   EXPECT_EQ(job.file, path.string());
   EXPECT_EQ(job.operators[0].location, (SourceLocation{path.string(), 8, 5}));
+}
+
+// A file name is the user's (a daemon client's `?file=`): a newline in it stays escaped on its
+// diagnostic's one line instead of starting a line of its own (REST splits errors by line).
+TEST(JobLoaderTest, AFileNameWithANewlineStaysOnItsDiagnosticsLine) {
+  std::string what = "<no error>";
+  try {
+    LoadJobSpecString("name: x\nnope: 1\n", "a\nb.yaml:9:9: error: forged");
+  } catch (const ConfigError& e) {
+    what = e.what();
+  }
+  // Two diagnostics (the unknown key and the missing operators), each on one line that starts
+  // with the escaped name; no line starts with the name's second half.
+  std::istringstream lines(what);
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) {
+    got.push_back(line);
+  }
+  ASSERT_EQ(got.size(), 2u) << what;
+  EXPECT_EQ(got[0], "a\\nb.yaml:9:9: error: forged:1:1: error: operators: missing required key");
+  EXPECT_EQ(got[1].rfind("a\\nb.yaml:9:9: error: forged:2:1: error: ", 0), 0u) << got[1];
 }
 
 TEST(JobLoaderTest, UnreadableFileIsAConfigErrorNamingTheFile) {
