@@ -9,9 +9,13 @@
 #include <fmt/format.h>
 
 namespace tidemark {
-namespace {
-
 const char* FileKind(mode_t mode) {
+  if (S_ISREG(mode)) {
+    return "a regular file";
+  }
+  if (S_ISDIR(mode)) {
+    return "a directory";
+  }
   if (S_ISFIFO(mode)) {
     return "a FIFO";
   }
@@ -24,13 +28,8 @@ const char* FileKind(mode_t mode) {
   if (S_ISSOCK(mode)) {
     return "a socket";
   }
-  if (S_ISDIR(mode)) {
-    return "a directory";
-  }
   return "not a regular file";
 }
-
-}  // namespace
 
 int OpenRegularFile(const std::string& path, std::string* error) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);

@@ -1,10 +1,16 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace tidemark {
+
+/// Describes a file type for messages: "a regular file", "a directory", "a FIFO", "a character
+/// device", "a block device", "a socket", else "not a regular file". Pure.
+const char* FileKind(mode_t mode);
 
 /// Opens `path` for reading as a regular file only: the open is O_NONBLOCK (a FIFO without a
 /// writer cannot block it, nor a device's open), then `fstat` decides, and only then is the file

@@ -69,27 +69,6 @@ std::string JsonErrorReason(std::string_view line) {
 
 }  // namespace
 
-const char* FileKind(mode_t mode) {
-  if (S_ISREG(mode)) {
-    return "a regular file";
-  }
-  if (S_ISDIR(mode)) {
-    return "a directory";
-  }
-  if (S_ISFIFO(mode)) {
-    return "a FIFO";
-  }
-  if (S_ISCHR(mode)) {
-    return "a character device";
-  }
-  if (S_ISBLK(mode)) {
-    return "a block device";
-  }
-  if (S_ISSOCK(mode)) {
-    return "a socket";
-  }
-  return "not a regular file";
-}
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "config/job_spec.h"
+#include "config/regular_file.h"
 #include "runtime/core/row.h"
 
 namespace tidemark {
@@ -95,8 +96,7 @@ class LineReader {
 /// first line number). Throws IoError when the file cannot be read.
 int64_t CountNewlines(const std::string& path, int64_t bytes);
 
-/// Describes a file type for messages: "a FIFO", "a character device", "a directory", ...
-const char* FileKind(mode_t mode);
+// FileKind (a file type for messages): config/regular_file.h.
 
 /// Throws IoError unless `path` is a regular file (following symlinks): `cannot open input file
 /// 'x': No such file or directory`, or `input file '/dev/zero' is a character device; a source
