@@ -12,9 +12,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tools/daemon/daemon_client.h"
 #include "tests/testing/daemon_harness.h"
 #include "tests/testing/kafka_broker.h"
+#include "tools/daemon/daemon_client.h"
 
 namespace tidemark {
 namespace {

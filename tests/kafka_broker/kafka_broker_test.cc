@@ -29,12 +29,12 @@
 #include <nlohmann/json.hpp>
 
 #include "config/job_loader.h"
-#include "tools/daemon/daemon_client.h"
 #include "runtime/io/kafka_client.h"
 #include "sources/kafka/kafka_mock_load.h"
 #include "tests/testing/daemon_harness.h"
 #include "tests/testing/kafka_read_back.h"
 #include "tests/testing/live_job.h"
+#include "tools/daemon/daemon_client.h"
 
 namespace tidemark {
 namespace {
