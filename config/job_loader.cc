@@ -1,9 +1,5 @@
 #include "config/job_loader.h"
 
-#include <unistd.h>
-
-#include "config/regular_file.h"
-
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -20,6 +16,7 @@
 #include <sstream>
 #include <string_view>
 #include <system_error>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -27,6 +24,8 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
+
+#include "config/regular_file.h"
 
 namespace tidemark {
 namespace {
@@ -217,29 +216,31 @@ struct OperatorInfo {
   std::vector<SourceLocation> side_output_locations;
 };
 
-constexpr auto kTopKeys =
-    std::to_array<std::string_view>(
-        {"name", "pipeline", "operators", "report", "checkpointing", "restart-strategy", "faults"});
-constexpr auto kFaultKeys = std::to_array<std::string_view>({"operator", "after-records", "action", "times", "in"});
+constexpr auto kTopKeys = std::to_array<std::string_view>(
+    {"name", "pipeline", "operators", "report", "checkpointing", "restart-strategy", "faults"});
+constexpr auto kFaultKeys =
+    std::to_array<std::string_view>({"operator", "after-records", "action", "times", "in"});
 constexpr auto kFaultActions = std::to_array<std::string_view>({"throw"});
-constexpr auto kFaultPhases = std::to_array<std::string_view>({"process", "snapshot", "restore", "close"});
+constexpr auto kFaultPhases =
+    std::to_array<std::string_view>({"process", "snapshot", "restore", "close"});
 constexpr auto kCheckpointingKeys = std::to_array<std::string_view>(
     {"interval", "mode", "timeout", "min-pause", "max-concurrent-checkpoints",
      "tolerable-failed-checkpoints", "num-retained", "dir", "restore-watermarks"});
-constexpr auto kCheckpointingModes = std::to_array<std::string_view>({"exactly-once", "at-least-once"});
+constexpr auto kCheckpointingModes =
+    std::to_array<std::string_view>({"exactly-once", "at-least-once"});
 /// Flink's CheckpointCoordinatorConfiguration#MINIMAL_CHECKPOINT_TIME.
 constexpr int64_t kMinimalCheckpointTimeMs = 10;
 constexpr auto kRestartStrategyKeys = std::to_array<std::string_view>(
     {"type", "attempts", "delay", "initial-backoff", "max-backoff", "backoff-multiplier",
      "reset-backoff-threshold", "jitter-factor", "max-failures-per-interval",
      "failure-rate-interval"});
-constexpr auto kRestartStrategyTypes = std::to_array<std::string_view>(
-    {"none", "fixed-delay", "exponential-delay", "failure-rate"});
+constexpr auto kRestartStrategyTypes =
+    std::to_array<std::string_view>({"none", "fixed-delay", "exponential-delay", "failure-rate"});
 constexpr auto kNoRestartKeys = std::to_array<std::string_view>({"type"});
 constexpr auto kFixedDelayKeys = std::to_array<std::string_view>({"type", "attempts", "delay"});
-constexpr auto kExponentialDelayKeys = std::to_array<std::string_view>(
-    {"type", "initial-backoff", "max-backoff", "backoff-multiplier", "reset-backoff-threshold",
-     "jitter-factor"});
+constexpr auto kExponentialDelayKeys =
+    std::to_array<std::string_view>({"type", "initial-backoff", "max-backoff", "backoff-multiplier",
+                                     "reset-backoff-threshold", "jitter-factor"});
 constexpr auto kFailureRateKeys = std::to_array<std::string_view>(
     {"type", "max-failures-per-interval", "failure-rate-interval", "delay"});
 constexpr auto kPipelineKeys = std::to_array<std::string_view>(
@@ -252,19 +253,15 @@ constexpr auto kCommonOperatorKeys =
 constexpr auto kInputKeys = std::to_array<std::string_view>({"from", "side-output", "partition"});
 constexpr auto kPartitionings =
     std::to_array<std::string_view>({"forward", "rebalance", "hash", "broadcast"});
-constexpr auto kSourceKeys =
-    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "splits",
-                                     "count", "keys", "step", "rate", "watermark-every",
-                                     "latency-every", "path", "format", "schema", "csv-header",
-                                     "csv-delimiter", "max-line-bytes", "split-bytes", "start",
-                                     "disorder", "max-out-of-orderness", "skew", "idle-periods",
-                                     "seed", "until",
-                                     // kafka (kKafkaSourceKeys)
-                                     "bootstrap-servers", "topics", "topic-pattern", "group-id",
-                                     "properties", "starting-offsets", "starting-offsets-reset",
-                                     "starting-timestamp", "starting-specific-offsets", "bounded",
-                                     "bounded-specific-offsets", "partition-discovery-interval",
-                                     "key-field", "mock-cluster"});
+constexpr auto kSourceKeys = std::to_array<std::string_view>(
+    {"type", "interleave", "pacing", "timestamp-field", "splits", "count", "keys", "step", "rate",
+     "watermark-every", "latency-every", "path", "format", "schema", "csv-header", "csv-delimiter",
+     "max-line-bytes", "split-bytes", "start", "disorder", "max-out-of-orderness", "skew",
+     "idle-periods", "seed", "until",
+     // kafka (kKafkaSourceKeys)
+     "bootstrap-servers", "topics", "topic-pattern", "group-id", "properties", "starting-offsets",
+     "starting-offsets-reset", "starting-timestamp", "starting-specific-offsets", "bounded",
+     "bounded-specific-offsets", "partition-discovery-interval", "key-field", "mock-cluster"});
 constexpr auto kSourceTypes = std::to_array<std::string_view>(
     {"sequence", "generator", "file", "datagen", "replay", "kafka"});
 // Keys of the kafka source, and the ones only it uses.
@@ -285,20 +282,20 @@ constexpr auto kKafkaFormats = std::to_array<std::string_view>({"json", "raw"});
 constexpr auto kKafkaMockKeys =
     std::to_array<std::string_view>({"partitions", "load", "partition-field", "timestamp-field"});
 // Keys of the file, datagen and replay sources, and the ones only they use.
-constexpr auto kFileSourceKeys = std::to_array<std::string_view>(
-    {"type", "path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes",
-     "split-bytes", "pacing"});
-constexpr auto kDatagenSourceKeys = std::to_array<std::string_view>(
-    {"type", "splits", "count", "rate", "keys", "start", "disorder", "max-out-of-orderness", "skew",
-     "idle-periods", "seed"});
+constexpr auto kFileSourceKeys =
+    std::to_array<std::string_view>({"type", "path", "format", "schema", "csv-header",
+                                     "csv-delimiter", "max-line-bytes", "split-bytes", "pacing"});
+constexpr auto kDatagenSourceKeys =
+    std::to_array<std::string_view>({"type", "splits", "count", "rate", "keys", "start", "disorder",
+                                     "max-out-of-orderness", "skew", "idle-periods", "seed"});
 constexpr auto kReplaySourceKeys =
     std::to_array<std::string_view>({"type", "path", "schema", "max-line-bytes", "until"});
 // The keys of the generator and sequence sources.
-constexpr auto kGeneratorSourceKeys = std::to_array<std::string_view>(
-    {"type", "interleave", "pacing", "timestamp-field", "count", "keys", "step", "rate",
-     "watermark-every", "latency-every"});
-constexpr auto kSequenceSourceKeys = std::to_array<std::string_view>(
-    {"type", "interleave", "pacing", "timestamp-field", "splits"});
+constexpr auto kGeneratorSourceKeys =
+    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "count",
+                                     "keys", "step", "rate", "watermark-every", "latency-every"});
+constexpr auto kSequenceSourceKeys =
+    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "splits"});
 constexpr auto kInputSourceOnlyKeys = std::to_array<std::string_view>(
     {"path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "split-bytes",
      "start", "disorder", "max-out-of-orderness", "skew", "idle-periods", "seed", "until"});
@@ -331,15 +328,14 @@ constexpr auto kFilterOps = std::to_array<std::string_view>({"gt", "ge", "lt", "
 constexpr auto kInterleaves = std::to_array<std::string_view>({"round-robin"});
 constexpr auto kSplitKeys =
     std::to_array<std::string_view>({"id", "start", "step", "count", "fields"});
-constexpr auto kWatermarkKeys =
-    std::to_array<std::string_view>({"strategy", "max-out-of-orderness", "timestamp-field",
-                                     "timestamp-unit", "watermark-field", "idleness", "alignment",
-                                     "percentile", "window", "min", "max", "initial"});
+constexpr auto kWatermarkKeys = std::to_array<std::string_view>(
+    {"strategy", "max-out-of-orderness", "timestamp-field", "timestamp-unit", "watermark-field",
+     "idleness", "alignment", "percentile", "window", "min", "max", "initial"});
 constexpr auto kAdaptiveKeys =
     std::to_array<std::string_view>({"percentile", "window", "min", "max", "initial"});
-constexpr auto kStrategies = std::to_array<std::string_view>(
-    {"bounded-out-of-orderness", "adaptive-out-of-orderness", "sql-interval", "monotonous",
-     "punctuated", "none"});
+constexpr auto kStrategies =
+    std::to_array<std::string_view>({"bounded-out-of-orderness", "adaptive-out-of-orderness",
+                                     "sql-interval", "monotonous", "punctuated", "none"});
 constexpr auto kTimestampUnits =
     std::to_array<std::string_view>({"ms", "s", "us", "ns", "iso8601"});
 constexpr auto kAlignmentKeys =
@@ -353,13 +349,12 @@ constexpr auto kWindowTimes = std::to_array<std::string_view>({"event", "process
 constexpr auto kAggregateKeys = std::to_array<std::string_view>({"fn", "field", "as"});
 constexpr auto kAggregateFunctions =
     std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
-constexpr auto kSinkKeys =
-    std::to_array<std::string_view>({"type", "path", "create-dirs", "format", "delivery-guarantee",
-                                     "write-mode", "part-prefix", "part-suffix", "rolling-policy",
-                                     // type: kafka
-                                     "bootstrap-servers", "topic", "properties", "key-field",
-                                     "partition-field", "transactional-id-prefix", "commit-log",
-                                     "timeout"});
+constexpr auto kSinkKeys = std::to_array<std::string_view>(
+    {"type", "path", "create-dirs", "format", "delivery-guarantee", "write-mode", "part-prefix",
+     "part-suffix", "rolling-policy",
+     // type: kafka
+     "bootstrap-servers", "topic", "properties", "key-field", "partition-field",
+     "transactional-id-prefix", "commit-log", "timeout"});
 constexpr auto kDeliveryGuarantees = std::to_array<std::string_view>({"none", "exactly-once"});
 // A plain file sink's fresh start over an existing file (Flink's FileSystem.WriteMode names).
 constexpr auto kWriteModes = std::to_array<std::string_view>({"overwrite", "no-overwrite"});
@@ -632,7 +627,8 @@ std::optional<int64_t> Loader::ReadInt(const Field& field, int64_t min, int64_t 
     value = ParseInt64(field.value.Scalar());
   }
   if (!value) {
-    const std::string text = field.value.IsScalar() && !IsQuoted(field.value) ? field.value.Scalar() : "";
+    const std::string text =
+        field.value.IsScalar() && !IsQuoted(field.value) ? field.value.Scalar() : "";
     if (IsDecimalInteger(text)) {  // a whole number beyond int64
       const bool negative = text[0] == '-';
       ValueError(field, fmt::format("must be at {} {}, got {}", negative ? "least" : "most",
@@ -780,7 +776,8 @@ CheckpointingSpec Loader::ParseCheckpointing(const Field& field) {
   if (std::optional<Field> f = Require(*map, "interval")) {
     spec.interval_ms = checkpoint_time(*f).value_or(0);
   }
-  Optional(*map, "mode", spec.mode, [&](const Field& f) { return ReadEnum(f, kCheckpointingModes); });
+  Optional(*map, "mode", spec.mode,
+           [&](const Field& f) { return ReadEnum(f, kCheckpointingModes); });
   Optional(*map, "timeout", spec.timeout_ms, checkpoint_time);
   Optional(*map, "min-pause", spec.min_pause_ms,
            [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
@@ -788,17 +785,22 @@ CheckpointingSpec Loader::ParseCheckpointing(const Field& field) {
            [&](const Field& f) { return ReadInt(f, 1, 1000); });
   Optional(*map, "tolerable-failed-checkpoints", spec.tolerable_failed_checkpoints,
            [&](const Field& f) { return ReadInt(f, 0, std::numeric_limits<int32_t>::max()); });
-  Optional(*map, "num-retained", spec.num_retained, [&](const Field& f) { return ReadInt(f, 1, 1000); });
+  Optional(*map, "num-retained", spec.num_retained,
+           [&](const Field& f) { return ReadInt(f, 1, 1000); });
   Optional(*map, "dir", spec.dir, [&](const Field& f) { return ReadString(f); });
-  Optional(*map, "restore-watermarks", spec.restore_watermarks, [&](const Field& f) { return ReadBool(f); });
+  Optional(*map, "restore-watermarks", spec.restore_watermarks,
+           [&](const Field& f) { return ReadBool(f); });
   return spec;
 }
 
 std::vector<FaultSpec> Loader::ParseFaults(const Field& field, const JobSpec& job) {
   std::vector<FaultSpec> faults;
   if (!field.value.IsSequence()) {
-    ValueError(field, fmt::format("expected a list of faults like [{{operator: windows, after-records: 100}}], got {}",
-                                  Describe(field.value)));
+    ValueError(
+        field,
+        fmt::format(
+            "expected a list of faults like [{{operator: windows, after-records: 100}}], got {}",
+            Describe(field.value)));
     return faults;
   }
   for (size_t i = 0; i < field.value.size(); ++i) {
@@ -819,8 +821,10 @@ std::vector<FaultSpec> Loader::ParseFaults(const Field& field, const JobSpec& jo
         ValueError(*f, fmt::format("no operator \"{}\" in the job", fault.operator_id));
       }
     }
-    Optional(*map, "after-records", fault.after_records, [&](const Field& f) { return ReadInt(f, 0); });
-    Optional(*map, "action", fault.action, [&](const Field& f) { return ReadEnum(f, kFaultActions); });
+    Optional(*map, "after-records", fault.after_records,
+             [&](const Field& f) { return ReadInt(f, 0); });
+    Optional(*map, "action", fault.action,
+             [&](const Field& f) { return ReadEnum(f, kFaultActions); });
     Optional(*map, "times", fault.times,
              [&](const Field& f) { return ReadInt(f, 1, std::numeric_limits<int32_t>::max()); });
     Optional(*map, "in", fault.phase, [&](const Field& f) { return ReadEnum(f, kFaultPhases); });
@@ -857,8 +861,12 @@ RestartStrategySpec Loader::ParseRestartStrategy(const Field& field) {
                         Join(allowed)));
     }
   }
-  auto duration = [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); };
-  auto positive_duration = [&](const Field& f) { return ReadDuration(f, Sign::kPositive); };
+  auto duration = [&](const Field& f) {
+    return ReadDuration(f, Sign::kNonNegative);
+  };
+  auto positive_duration = [&](const Field& f) {
+    return ReadDuration(f, Sign::kPositive);
+  };
   if (spec.type == "fixed-delay") {
     Optional(*map, "attempts", spec.attempts,
              [&](const Field& f) { return ReadInt(f, 0, std::numeric_limits<int32_t>::max()); });
@@ -876,19 +884,19 @@ RestartStrategySpec Loader::ParseRestartStrategy(const Field& field) {
                return v;
              });
     Optional(*map, "reset-backoff-threshold", spec.reset_backoff_threshold_ms, positive_duration);
-    Optional(*map, "jitter-factor", spec.jitter_factor, [&](const Field& f) -> std::optional<double> {
-      std::optional<double> v = ReadNumber(f);
-      if (v && !(*v >= 0.0 && *v <= 1.0)) {
-        ValueError(f, fmt::format("must be between 0 and 1, got {}", *v));
-        return std::nullopt;
-      }
-      return v;
-    });
+    Optional(*map, "jitter-factor", spec.jitter_factor,
+             [&](const Field& f) -> std::optional<double> {
+               std::optional<double> v = ReadNumber(f);
+               if (v && !(*v >= 0.0 && *v <= 1.0)) {
+                 ValueError(f, fmt::format("must be between 0 and 1, got {}", *v));
+                 return std::nullopt;
+               }
+               return v;
+             });
     if (spec.max_backoff_ms < spec.initial_backoff_ms) {
-      Error(spec.key_locations.Of("max-backoff", spec.location),
-            JoinPath(map->path, "max-backoff"),
-            fmt::format("must be at least initial-backoff ({}ms), got {}ms", spec.initial_backoff_ms,
-                        spec.max_backoff_ms));
+      Error(spec.key_locations.Of("max-backoff", spec.location), JoinPath(map->path, "max-backoff"),
+            fmt::format("must be at least initial-backoff ({}ms), got {}ms",
+                        spec.initial_backoff_ms, spec.max_backoff_ms));
     }
   } else if (spec.type == "failure-rate") {
     Optional(*map, "max-failures-per-interval", spec.max_failures_per_interval,
@@ -1033,9 +1041,8 @@ SequenceSplitSpec Loader::ParseSplit(const YAML::Node& node, const std::string& 
     // The generator computes start + k * step; past int64 it would wrap to negative event times.
     int64_t span = 0;
     int64_t last = 0;
-    if (split.count > 0 &&
-        (__builtin_mul_overflow(split.step_ms, split.count - 1, &span) ||
-         __builtin_add_overflow(split.first_timestamp_ms, span, &last))) {
+    if (split.count > 0 && (__builtin_mul_overflow(split.step_ms, split.count - 1, &span) ||
+                            __builtin_add_overflow(split.first_timestamp_ms, span, &last))) {
       ValueError(*f, fmt::format("the last record's event time, start + step × (count − 1), is "
                                  "past the largest timestamp ({} ms)",
                                  std::numeric_limits<int64_t>::max()));
@@ -1268,7 +1275,8 @@ void Loader::ParseInputSource(const MapView& map, SourceSpec& source) {
     Optional(map, "keys", gen.key_count, [&](const Field& f) { return ReadInt(f, 1); });
     Optional(map, "start", gen.first_timestamp_ms,
              [&](const Field& f) { return ReadDuration(f, Sign::kAny); });
-    Optional(map, "disorder", gen.disorder, [&](const Field& f) { return ReadEnum(f, kDisorders); });
+    Optional(map, "disorder", gen.disorder,
+             [&](const Field& f) { return ReadEnum(f, kDisorders); });
     if (std::optional<Field> f = map.Get("max-out-of-orderness")) {
       gen.max_out_of_orderness_ms = ReadDuration(*f, Sign::kNonNegative).value_or(0);
       if (gen.disorder == "none") {
@@ -1381,12 +1389,13 @@ void Loader::ParseKafkaSource(const MapView& map, SourceSpec& source) {
   Optional(map, "group-id", k.group_id, [&](const Field& f) { return ReadString(f); });
   if (std::optional<Field> f = map.Get("properties")) {
     const std::string use = "set it with the source key {} instead";
-    ReadKafkaProperties(*f,
-                        {{"bootstrap.servers", fmt::format(fmt::runtime(use), "bootstrap-servers")},
-                         {"group.id", fmt::format(fmt::runtime(use), "group-id")},
-                         {"enable.auto.commit",
-                          "is managed by the source: offsets are committed when a checkpoint completes"}},
-                        k.properties);
+    ReadKafkaProperties(
+        *f,
+        {{"bootstrap.servers", fmt::format(fmt::runtime(use), "bootstrap-servers")},
+         {"group.id", fmt::format(fmt::runtime(use), "group-id")},
+         {"enable.auto.commit",
+          "is managed by the source: offsets are committed when a checkpoint completes"}},
+        k.properties);
   }
   Optional(map, "starting-offsets", k.starting_offsets,
            [&](const Field& f) { return ReadEnum(f, kKafkaStartingOffsets); });
@@ -1440,14 +1449,16 @@ void Loader::ParseKafkaSource(const MapView& map, SourceSpec& source) {
       Error(Loc(f->key), f->path,
             "does not apply to a bounded source (its partitions are discovered once, at start)");
     } else {
-      k.discovery_interval_ms = ReadDuration(*f, Sign::kNonNegative).value_or(k.discovery_interval_ms);
+      k.discovery_interval_ms =
+          ReadDuration(*f, Sign::kNonNegative).value_or(k.discovery_interval_ms);
     }
   }
   Optional(map, "format", k.format, [&](const Field& f) { return ReadEnum(f, kKafkaFormats); });
   if (std::optional<Field> f = map.Get("schema")) {
     if (k.format != "json") {
-      Error(Loc(f->key), f->path, "applies only to format json (format raw has one string field "
-                                  "`value`)");
+      Error(Loc(f->key), f->path,
+            "applies only to format json (format raw has one string field "
+            "`value`)");
     } else {
       k.schema = ParseSchema(*f);
     }
@@ -1457,10 +1468,11 @@ void Loader::ParseKafkaSource(const MapView& map, SourceSpec& source) {
   }
   if (std::optional<Field> f = map.Get("key-field")) {
     if (std::optional<std::string> name = ReadString(*f)) {
-      const bool clash = k.format == "raw"
-                             ? *name == "value"
-                             : std::any_of(k.schema.begin(), k.schema.end(),
-                                           [&](const SchemaFieldSpec& s) { return s.name == *name; });
+      const bool clash =
+          k.format == "raw"
+              ? *name == "value"
+              : std::any_of(k.schema.begin(), k.schema.end(),
+                            [&](const SchemaFieldSpec& s) { return s.name == *name; });
       if (clash) {
         ValueError(*f, fmt::format("field \"{}\" is already a field of the value", *name));
       } else {
@@ -1517,9 +1529,10 @@ std::map<std::string, int64_t> Loader::ParseSplitOffsets(const Field& field) {
 std::vector<SchemaFieldSpec> Loader::ParseSchema(const Field& field) {
   std::vector<SchemaFieldSpec> schema;
   if (!field.value.IsMap() || field.value.size() == 0) {
-    ValueError(field, fmt::format("expected a mapping of field names to types like {{ts: "
-                                  "timestamp, user: string}}, got {}",
-                                  field.value.IsMap() ? "an empty mapping" : Describe(field.value)));
+    ValueError(field,
+               fmt::format("expected a mapping of field names to types like {{ts: "
+                           "timestamp, user: string}}, got {}",
+                           field.value.IsMap() ? "an empty mapping" : Describe(field.value)));
     return schema;
   }
   std::set<std::string> names;
@@ -1679,22 +1692,24 @@ void Loader::ParseAdaptive(const MapView& map, WatermarkStrategySpec& spec) {
       }
     }
   }
-  Optional(map, "window", a.window_ms, [&](const Field& f) { return ReadDuration(f, Sign::kPositive); });
-  Optional(map, "min", a.min_ms, [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
+  Optional(map, "window", a.window_ms,
+           [&](const Field& f) { return ReadDuration(f, Sign::kPositive); });
+  Optional(map, "min", a.min_ms,
+           [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
   std::optional<Field> max_field = Require(map, "max");
   if (max_field) {
     a.max_ms = ReadDuration(*max_field, Sign::kNonNegative).value_or(a.min_ms);
     if (a.max_ms < a.min_ms) {
-      ValueError(*max_field, fmt::format("must not be less than min ({} ms), got {} ms", a.min_ms,
-                                         a.max_ms));
+      ValueError(*max_field,
+                 fmt::format("must not be less than min ({} ms), got {} ms", a.min_ms, a.max_ms));
     }
   }
   a.initial_ms = a.max_ms;
   if (std::optional<Field> f = map.Get("initial")) {
     if (std::optional<int64_t> ms = ReadDuration(*f, Sign::kNonNegative)) {
       if (*ms < a.min_ms || *ms > a.max_ms) {
-        ValueError(*f, fmt::format("must lie within [min, max] = [{} ms, {} ms], got {} ms", a.min_ms,
-                                   a.max_ms, *ms));
+        ValueError(*f, fmt::format("must lie within [min, max] = [{} ms, {} ms], got {} ms",
+                                   a.min_ms, a.max_ms, *ms));
       } else {
         a.initial_ms = *ms;
       }
@@ -1972,11 +1987,12 @@ void Loader::ParseKafkaSink(const MapView& map, SinkSpec& sink) {
   Optional(map, "timeout", sink.kafka_timeout_ms,
            [&](const Field& f) { return ReadDuration(f, Sign::kPositive); });
   if (std::optional<Field> block = map.Get("properties")) {
-    ReadKafkaProperties(*block,
-                        {{"bootstrap.servers", "\"bootstrap.servers\" is set by the sink (use bootstrap-servers)"},
-                         {"transactional.id",
-                          "\"transactional.id\" is set by the sink (use transactional-id-prefix)"}},
-                        sink.kafka_properties, &sink.kafka_property_locations);
+    ReadKafkaProperties(
+        *block,
+        {{"bootstrap.servers", "\"bootstrap.servers\" is set by the sink (use bootstrap-servers)"},
+         {"transactional.id",
+          "\"transactional.id\" is set by the sink (use transactional-id-prefix)"}},
+        sink.kafka_properties, &sink.kafka_property_locations);
   }
   const bool exactly_once = sink.delivery_guarantee == "exactly-once";
   if (exactly_once) {
@@ -1992,7 +2008,8 @@ void Loader::ParseKafkaSink(const MapView& map, SinkSpec& sink) {
   }
 }
 
-void Loader::ReadKafkaProperties(const Field& block, const std::map<std::string, std::string>& reserved,
+void Loader::ReadKafkaProperties(const Field& block,
+                                 const std::map<std::string, std::string>& reserved,
                                  std::map<std::string, std::string>& out,
                                  std::map<std::string, SourceLocation>* locations) {
   if (!block.value.IsMap()) {
@@ -2186,7 +2203,8 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
       type && type.IsScalar() && Contains(kOperatorTypes, type.Scalar())) {
     allowed = OperatorKeys(type.Scalar());
     context = fmt::format(" for an operator of type {}", type.Scalar());
-  } else if (std::string nearest = type && type.IsScalar() ? NearestKey(type.Scalar(), kOperatorTypes) : "";
+  } else if (std::string nearest =
+                 type && type.IsScalar() ? NearestKey(type.Scalar(), kOperatorTypes) : "";
              !nearest.empty() && node[nearest]) {
     // `type: windw` beside a `window:` block: check the keys as the built-in type's, so the one
     // error is the type (and not "unknown key window, did you mean windw"). Without the block it
@@ -2500,7 +2518,9 @@ class YamlShapeCheck : public YAML::EventHandler {
     // the start of a line gives an endless run of nulls at one mark): stop at the first sign.
     if (mark.pos == last_pos_ && mark.pos >= 0) {
       if (++same_pos_ > kMaxNodesAtOnePosition) {
-        throw Exceeded{mark, "YAML syntax error: the parser reads no further here (a stray ',' outside [...] or {...}?)"};
+        throw Exceeded{mark,
+                       "YAML syntax error: the parser reads no further here (a stray ',' outside "
+                       "[...] or {...}?)"};
       }
     } else {
       last_pos_ = mark.pos;
@@ -2540,8 +2560,9 @@ class YamlShapeCheck : public YAML::EventHandler {
   int last_pos_ = -1;
   int same_pos_ = 0;
   uint64_t total_ = 0;
-  std::vector<std::pair<YAML::anchor_t, uint64_t>> open_;  // open collections: anchor, total at start
-  std::map<YAML::anchor_t, uint64_t> sizes_;                // anchored node -> its expanded size
+  std::vector<std::pair<YAML::anchor_t, uint64_t>>
+      open_;                                  // open collections: anchor, total at start
+  std::map<YAML::anchor_t, uint64_t> sizes_;  // anchored node -> its expanded size
 };
 
 JobSpec Loader::Load(const std::string& yaml) {
@@ -2771,7 +2792,8 @@ std::string ReadJobFile(const std::string& path) {
   std::string error;
   const int fd = OpenRegularFile(path, &error);
   if (fd < 0) {
-    throw ConfigError({Diagnostic{path, 0, 0, "", fmt::format("cannot read the job file: {}", error)}});
+    throw ConfigError(
+        {Diagnostic{path, 0, 0, "", fmt::format("cannot read the job file: {}", error)}});
   }
   // Read in chunks up to one byte past the limit.
   std::string text;
@@ -2791,15 +2813,18 @@ std::string ReadJobFile(const std::string& path) {
     text.append(buffer, static_cast<size_t>(n));
     if (static_cast<int64_t>(text.size()) > kMaxJobFileBytes) {
       ::close(fd);
-      throw ConfigError({Diagnostic{
-          path, 0, 0, "",
-          fmt::format("cannot read the job file: it is larger than {} MiB", kMaxJobFileBytes >> 20)}});
+      throw ConfigError(
+          {Diagnostic{path, 0, 0, "",
+                      fmt::format("cannot read the job file: it is larger than {} MiB",
+                                  kMaxJobFileBytes >> 20)}});
     }
   }
   ::close(fd);
   return text;
 }
 
-JobSpec LoadJobSpecFile(const std::string& path) { return Loader(path).Load(ReadJobFile(path)); }
+JobSpec LoadJobSpecFile(const std::string& path) {
+  return Loader(path).Load(ReadJobFile(path));
+}
 
 }  // namespace tidemark

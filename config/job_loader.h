@@ -38,8 +38,8 @@ inline constexpr int64_t kMaxYamlNodes = 1'000'000;
 /// `kMaxJobFileBytes` (so `/dev/zero` is an error, not an endless read).
 std::string ReadJobFile(const std::string& path);
 
-/// Reads (`ReadJobFile`) and loads the file at `path`; `path` is also the file name in diagnostics and in
-/// `JobSpec::file`. Throws `ConfigError` if the file cannot be read or the job is invalid.
+/// Reads (`ReadJobFile`) and loads the file at `path`; `path` is also the file name in diagnostics
+/// and in `JobSpec::file`. Throws `ConfigError` if the file cannot be read or the job is invalid.
 JobSpec LoadJobSpecFile(const std::string& path);
 
 /// Loads a job from YAML text; `file_name` is used in diagnostics and as `JobSpec::file`.

@@ -130,11 +130,11 @@ struct FileSourceSpec {
   /// A file, a directory (every regular file in it, by name) or a glob in the last path
   /// component (`data/*.csv`). A relative path is resolved against the job file's directory.
   std::string path;
-  std::string format = "jsonl";          ///< "jsonl" | "csv"
-  std::vector<SchemaFieldSpec> schema;   ///< the record fields, in YAML order
-  bool csv_header = false;               ///< csv: the first line names the columns; skip it
-  std::string csv_delimiter = ",";       ///< csv: one character
-  int64_t max_line_bytes = 1048576;      ///< longer lines go to side output `errors`
+  std::string format = "jsonl";         ///< "jsonl" | "csv"
+  std::vector<SchemaFieldSpec> schema;  ///< the record fields, in YAML order
+  bool csv_header = false;              ///< csv: the first line names the columns; skip it
+  std::string csv_delimiter = ",";      ///< csv: one character
+  int64_t max_line_bytes = 1048576;     ///< longer lines go to side output `errors`
   /// A file larger than this many bytes is read as byte-range splits of about this size, cut
   /// at line starts (Flink's FileSource block splits); 0: one split per file.
   int64_t split_bytes = 0;
@@ -150,14 +150,14 @@ struct IdlePeriodSpec {
 
 /// `datagen` source keys (see docs/job-reference.md): seeded, paced, bounded.
 struct DatagenSourceSpec {
-  int64_t split_count = 1;               ///< `splits:`
-  int64_t count = 0;                     ///< records per split
-  int64_t rate = 1000;                   ///< records per second of processing time, per split
-  int64_t key_count = 1;                 ///< `keys:` keys are 0 .. key_count - 1
-  int64_t first_timestamp_ms = 0;        ///< `start:` event time at processing time 0
-  std::string disorder = "none";         ///< `disorder:` none | uniform | exponential
-  int64_t max_out_of_orderness_ms = 0;   ///< upper bound of the event-time delay of a record
-  int64_t skew_ms = 0;                   ///< split i's event times are shifted by i * skew
+  int64_t split_count = 1;              ///< `splits:`
+  int64_t count = 0;                    ///< records per split
+  int64_t rate = 1000;                  ///< records per second of processing time, per split
+  int64_t key_count = 1;                ///< `keys:` keys are 0 .. key_count - 1
+  int64_t first_timestamp_ms = 0;       ///< `start:` event time at processing time 0
+  std::string disorder = "none";        ///< `disorder:` none | uniform | exponential
+  int64_t max_out_of_orderness_ms = 0;  ///< upper bound of the event-time delay of a record
+  int64_t skew_ms = 0;                  ///< split i's event times are shifted by i * skew
   std::vector<IdlePeriodSpec> idle_periods;
   int64_t seed = 0;
 };
@@ -178,10 +178,10 @@ struct ReplaySourceSpec {
 /// exactly one of `bootstrap-servers` / `mock-cluster`; the starting / bounded keys that go with
 /// the chosen mode and no others; `schema` iff `format: json`.
 struct KafkaSourceSpec {
-  std::string bootstrap_servers;        ///< `bootstrap-servers`: Kafka's bootstrap.servers
-  std::vector<std::string> topics;      ///< `topics: [a, b]`
-  std::string topic_pattern;            ///< `topic-pattern`: ECMAScript regex, whole topic name
-  std::string group_id;                 ///< `group-id`: Kafka's group.id (offset commits)
+  std::string bootstrap_servers;    ///< `bootstrap-servers`: Kafka's bootstrap.servers
+  std::vector<std::string> topics;  ///< `topics: [a, b]`
+  std::string topic_pattern;        ///< `topic-pattern`: ECMAScript regex, whole topic name
+  std::string group_id;             ///< `group-id`: Kafka's group.id (offset commits)
   /// `properties`: Kafka client properties passed through to librdkafka as written.
   std::map<std::string, std::string> properties;
   /// `starting-offsets`: "earliest" | "latest" | "committed" | "timestamp" | "specific"
@@ -271,9 +271,9 @@ struct WindowSpec {
   int64_t gap_ms = 0;
   int64_t offset_ms = 0;
   int64_t allowed_lateness_ms = 0;
-  std::string trigger;          ///< empty: the assigner's default
+  std::string trigger;              ///< empty: the assigner's default
   SourceLocation trigger_location;  ///< of the `trigger:` value
-  std::string late_output;      ///< side output tag for late records; empty: drop and count
+  std::string late_output;          ///< side output tag for late records; empty: drop and count
   bool emit_watermark = false;  ///< add a `watermark` column: the watermark that fired the window
   /// `emit-firing: true`: add a `firing` column (0 for a window's first firing, 1, 2, ... for
   /// update firings). Always added when `allowed_lateness_ms > 0`.
@@ -364,7 +364,8 @@ struct SinkSpec {
 /// One node of the job graph, as written under `operators:`.
 struct OperatorSpec {
   std::string id;
-  /// source | assign-timestamps-and-watermarks | window | map | filter | sink (more with later issues)
+  /// source | assign-timestamps-and-watermarks | window | map | filter | sink (more with later
+  /// issues)
   std::string type;
   std::vector<InputSpec> inputs;
   int parallelism = 0;  ///< 0: pipeline.parallelism
@@ -385,7 +386,7 @@ struct OperatorSpec {
   std::string broadcast_watermarks = "exclude";
   SourceLocation location;
   SourceLocation type_location;  ///< of the `type:` value (for "unknown operator type" errors)
-  KeyLocations key_locations;  ///< of the operator mapping (`parallelism`, `key-by`, ...)
+  KeyLocations key_locations;    ///< of the operator mapping (`parallelism`, `key-by`, ...)
 };
 
 /// Largest `parallelism` (pipeline or operator): every subtask is a thread of this one process.
@@ -416,7 +417,7 @@ struct PipelineSpec {
   /// does not set it: the job graph then uses Flink's default (128, or more for parallelism > 85).
   int max_parallelism = 0;
   SourceLocation max_parallelism_location;  ///< of the `max-parallelism` value, when set
-  SourceLocation location;          ///< of the `pipeline:` block; line 0 when the block is absent
+  SourceLocation location;     ///< of the `pipeline:` block; line 0 when the block is absent
   KeyLocations key_locations;  ///< of the `pipeline:` block
 };
 
@@ -433,7 +434,7 @@ struct ReportSpec {
 /// `checkpointing:` block (Flink's `execution.checkpointing.*` options, same leaf names and
 /// defaults). Absent: the job takes no checkpoints and runs exactly as before. Durations in ms.
 struct CheckpointingSpec {
-  int64_t interval_ms = 0;  ///< required, >= 10 ms (Flink's minimal checkpoint time)
+  int64_t interval_ms = 0;            ///< required, >= 10 ms (Flink's minimal checkpoint time)
   std::string mode = "exactly-once";  ///< exactly-once (aligned barriers) | at-least-once
   int64_t timeout_ms = 600000;        ///< a checkpoint not complete after this is aborted (10 min)
   int64_t min_pause_ms = 0;           ///< from the end of one checkpoint to the next trigger

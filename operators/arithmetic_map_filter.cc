@@ -6,7 +6,8 @@
 
 namespace tidemark {
 
-int ArithmeticMapOperator::ResolveSlot(const Schema& input, const std::string& field, bool* is_double) {
+int ArithmeticMapOperator::ResolveSlot(const Schema& input, const std::string& field,
+                                       bool* is_double) {
   const int slot = input.IndexOf(field);
   if (slot < 0) {
     throw InvalidArgument(fmt::format("field: unknown field '{}'", field));
@@ -50,7 +51,8 @@ ComparisonFilterOperator::Op ComparisonFilterOperator::ParseOp(const std::string
   if (op == "ne") {
     return Op::kNe;
   }
-  throw InvalidArgument(fmt::format("op: unknown comparison '{}' (known: gt, ge, lt, le, eq, ne)", op));
+  throw InvalidArgument(
+      fmt::format("op: unknown comparison '{}' (known: gt, ge, lt, le, eq, ne)", op));
 }
 
 void ComparisonFilterOperator::ProcessElement(StreamRecord& record, int /*input*/) {

@@ -22,7 +22,8 @@ class ArithmeticMapOperator : public StreamOperator {
   /// Updates every record in place, then emits the batch with one `CollectBatch`.
   void ProcessBatch(RecordBatch& batch, int input) override;
 
-  /// Compile-time checks and slot resolution; throws InvalidArgument (unknown or non-numeric field).
+  /// Compile-time checks and slot resolution; throws InvalidArgument (unknown or non-numeric
+  /// field).
   static int ResolveSlot(const Schema& input, const std::string& field, bool* is_double);
 
  private:

@@ -1,5 +1,7 @@
 #include "operators/builtins.h"
 
+#include <fmt/format.h>
+
 #include "operators/arithmetic_map_filter.h"
 #include "operators/checksum_sink_operator.h"
 #include "operators/expression_operators.h"
@@ -10,11 +12,9 @@
 #include "operators/timestamps_and_watermarks_operator.h"
 #include "operators/window/trigger.h"
 #include "operators/window/window_operator.h"
-#include "runtime/eventtime/make_watermark_strategy.h"
 #include "runtime/core/errors.h"
+#include "runtime/eventtime/make_watermark_strategy.h"
 #include "runtime/graph/job_resources.h"
-
-#include <fmt/format.h>
 
 namespace tidemark {
 namespace {
@@ -24,8 +24,8 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
     throw CompileError("sink", "a sink operator needs a `sink:` block");
   }
   const SinkSpec& sink = *ctx.spec.sink;
-  if (sink.type != "print" && sink.type != "file" && sink.type != "collect" && sink.type != "checksum" &&
-      sink.type != "kafka") {
+  if (sink.type != "print" && sink.type != "file" && sink.type != "collect" &&
+      sink.type != "checksum" && sink.type != "kafka") {
     throw CompileError("sink.type", "unknown sink type '" + sink.type +
                                         "' (known: print, file, collect, checksum, kafka)");
   }
@@ -56,10 +56,10 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
   if (sink.type == "kafka") {
     // key-field / partition-field name input fields; the partition is an integer.
     if (!sink.key_field.empty() && schema.IndexOf(sink.key_field) < 0) {
-      throw CompileError("sink.key-field",
-                         fmt::format("unknown field '{}' (input fields: {})", sink.key_field,
-                                     FieldNames(schema)),
-                         sink.key_field_location);
+      throw CompileError(
+          "sink.key-field",
+          fmt::format("unknown field '{}' (input fields: {})", sink.key_field, FieldNames(schema)),
+          sink.key_field_location);
     }
     if (!sink.partition_field.empty()) {
       const int slot = schema.IndexOf(sink.partition_field);
@@ -101,8 +101,8 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
     return out;
   }
   const bool checkpointing = ctx.job.checkpointing.has_value();
-  out.factory = [sink, schema, result, resources, checkpointing](int subtask,
-                                                                 int) -> std::unique_ptr<StreamOperator> {
+  out.factory = [sink, schema, result, resources, checkpointing](
+                    int subtask, int) -> std::unique_ptr<StreamOperator> {
     return std::make_unique<SinkOperator>(sink, schema, result, *resources, subtask, checkpointing);
   };
   return out;
@@ -110,7 +110,8 @@ CompiledOperator CompileSink(const CompileContext& ctx) {
 
 CompiledOperator CompileAssignTimestamps(const CompileContext& ctx) {
   if (!ctx.spec.watermarks) {
-    throw CompileError("watermarks", "assign-timestamps-and-watermarks needs a `watermarks:` block");
+    throw CompileError("watermarks",
+                       "assign-timestamps-and-watermarks needs a `watermarks:` block");
   }
   if (ctx.input_schemas.size() != 1) {
     throw CompileError("inputs", "assign-timestamps-and-watermarks takes exactly one input");
@@ -167,7 +168,9 @@ CompiledOperator CompileWindow(const CompileContext& ctx) {
     out.forced_parallelism = 1;  // all records meet in one window set
   }
   auto factory = plan.factory;
-  out.factory = [factory](int, int) { return factory(); };
+  out.factory = [factory](int, int) {
+    return factory();
+  };
   return out;
 }
 
@@ -248,7 +251,8 @@ CompiledOperator CompileComparisonFilter(const CompileContext& ctx) {
   int slot = 0;
   ComparisonFilterOperator::Op op{};
   try {
-    slot = ArithmeticMapOperator::ResolveSlot(out.output_schema, ctx.spec.filter->field, &is_double);
+    slot =
+        ArithmeticMapOperator::ResolveSlot(out.output_schema, ctx.spec.filter->field, &is_double);
     op = ComparisonFilterOperator::ParseOp(ctx.spec.filter->op);
   } catch (const InvalidArgument& e) {
     throw CompileError("filter", e.what());
@@ -270,7 +274,8 @@ CompiledOperator CompileProject(const CompileContext& ctx) {
   const Schema& input = ctx.input_schemas.front();
   OperatorParams params(ctx.spec);
   if (!ctx.spec.params) {
-    params.Fail(ctx.spec.location, "", "a project operator needs a `project:` block listing columns");
+    params.Fail(ctx.spec.location, "",
+                "a project operator needs a `project:` block listing columns");
   }
   std::vector<std::string> names;
   std::vector<Expression> expressions;

@@ -22,7 +22,8 @@ ChecksumSinkOperator::ChecksumSinkOperator(const Schema& schema, std::shared_ptr
                               : t == FieldType::kString ? Kind::kString
                                                         : Kind::kBits,
                               FieldSalt(position)});
-      (fields_.back().kind == Kind::kString ? string_fields_ : fixed_fields_).push_back(fields_.back());
+      (fields_.back().kind == Kind::kString ? string_fields_ : fixed_fields_)
+          .push_back(fields_.back());
     }
   }
   for (size_t f = 0; f < fixed_fields_.size() && f < kMaxUnrolledFields; ++f) {
@@ -83,7 +84,8 @@ uint64_t ChecksumSinkOperator::Hash(const Row& row) const {
       sum += Mix64(bits ^ f.salt);
     }
     for (const Field& f : string_fields_) {
-      sum += Mix64(static_cast<uint64_t>(std::hash<std::string_view>{}(row.GetString(f.slot))) ^ f.salt);
+      sum += Mix64(static_cast<uint64_t>(std::hash<std::string_view>{}(row.GetString(f.slot))) ^
+                   f.salt);
     }
     return RecordHash(sum);
   }

@@ -250,7 +250,8 @@ class Parser {
     }
     const FieldType t = ParseComparison();
     if (count > 0 && t != FieldType::kBool) {
-      throw ExpressionError(innermost, fmt::format("'!' needs a bool operand, got {}", ToString(t)));
+      throw ExpressionError(innermost,
+                            fmt::format("'!' needs a bool operand, got {}", ToString(t)));
     }
     for (size_t i = 0; i < count; ++i) {
       Emit(Op::kNot);
@@ -358,7 +359,8 @@ class Parser {
       return t;
     }
     if (!IsNumeric(t)) {
-      throw ExpressionError(innermost, fmt::format("unary '-' needs a number, got {}", ToString(t)));
+      throw ExpressionError(innermost,
+                            fmt::format("unary '-' needs a number, got {}", ToString(t)));
     }
     for (size_t i = 0; i < count; ++i) {
       Emit(Op::kNeg, t == FieldType::kDouble, t);
@@ -395,8 +397,8 @@ class Parser {
       case Tok::kLParen: {
         // The only recursion whose depth the text controls; bounded well below the stack.
         if (++depth_ > kMaxExpressionDepth) {
-          throw ExpressionError(t.offset, fmt::format("parentheses nest deeper than {} levels",
-                                                      kMaxExpressionDepth));
+          throw ExpressionError(
+              t.offset, fmt::format("parentheses nest deeper than {} levels", kMaxExpressionDepth));
         }
         Next();
         const FieldType inner = ParseOr();

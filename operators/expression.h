@@ -101,8 +101,8 @@ class Expression {
     /// operator; the type of a kLoad's slot and of a kConst.
     FieldType left = FieldType::kBool;
     FieldType right = FieldType::kBool;
-    int slot = -1;     ///< kLoad
-    Value constant;    ///< kConst
+    int slot = -1;   ///< kLoad
+    Value constant;  ///< kConst
   };
 
  private:

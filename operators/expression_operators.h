@@ -54,7 +54,6 @@ class ExpressionProjectOperator : public StreamOperator {
   const RowLayout* output_layout_;
   std::vector<size_t> kept_slots_;  // input cells copied to the same output slot
   Row scratch_;                     // the output row being built; swapped with the record's
-
 };
 
 }  // namespace tidemark

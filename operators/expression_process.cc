@@ -66,7 +66,8 @@ struct ProcessPlan {
 /// Runs a ProcessPlan. One per subtask; `scope_` is a reused buffer.
 class ExpressionProcessLogic {
  public:
-  explicit ExpressionProcessLogic(std::shared_ptr<const ProcessPlan> plan) : plan_(std::move(plan)) {}
+  explicit ExpressionProcessLogic(std::shared_ptr<const ProcessPlan> plan)
+      : plan_(std::move(plan)) {}
 
   void OnRecord(const StreamRecord& record, ProcessContext& ctx) {
     size_t at = BeginScope(plan_->record_scope, record.row);
@@ -141,8 +142,8 @@ class ExpressionProcessLogic {
   }
 
   /// `state_offset`: where the keyed state starts in the scope.
-  void Run(const Handler& h, size_t state_offset, ProcessContext& ctx, std::optional<Timestamp> stamp,
-           bool drop_event_timers = false) {
+  void Run(const Handler& h, size_t state_offset, ProcessContext& ctx,
+           std::optional<Timestamp> stamp, bool drop_event_timers = false) {
     values_.clear();
     for (const auto& [index, expression] : h.set) {
       values_.push_back(expression.Evaluate(scope_));
@@ -189,9 +190,14 @@ class ExpressionProcessLogic {
 
 class ExpressionProcessFunction : public KeyedProcessFunction {
  public:
-  explicit ExpressionProcessFunction(std::shared_ptr<const ProcessPlan> plan) : logic_(std::move(plan)) {}
-  void ProcessElement(const StreamRecord& record, ProcessContext& ctx) override { logic_.OnRecord(record, ctx); }
-  void OnTimer(Timestamp timestamp, ProcessContext& ctx) override { logic_.OnTimer(timestamp, ctx); }
+  explicit ExpressionProcessFunction(std::shared_ptr<const ProcessPlan> plan)
+      : logic_(std::move(plan)) {}
+  void ProcessElement(const StreamRecord& record, ProcessContext& ctx) override {
+    logic_.OnRecord(record, ctx);
+  }
+  void OnTimer(Timestamp timestamp, ProcessContext& ctx) override {
+    logic_.OnTimer(timestamp, ctx);
+  }
 
  private:
   ExpressionProcessLogic logic_;
@@ -202,9 +208,15 @@ class ExpressionBroadcastProcessFunction : public KeyedCoProcessFunction {
  public:
   ExpressionBroadcastProcessFunction(std::shared_ptr<const ProcessPlan> plan, int broadcast_input)
       : logic_(std::move(plan)), broadcast_input_(broadcast_input) {}
-  void ProcessElement1(const StreamRecord& record, ProcessContext& ctx) override { Dispatch(0, record, ctx); }
-  void ProcessElement2(const StreamRecord& record, ProcessContext& ctx) override { Dispatch(1, record, ctx); }
-  void OnTimer(Timestamp timestamp, ProcessContext& ctx) override { logic_.OnTimer(timestamp, ctx); }
+  void ProcessElement1(const StreamRecord& record, ProcessContext& ctx) override {
+    Dispatch(0, record, ctx);
+  }
+  void ProcessElement2(const StreamRecord& record, ProcessContext& ctx) override {
+    Dispatch(1, record, ctx);
+  }
+  void OnTimer(Timestamp timestamp, ProcessContext& ctx) override {
+    logic_.OnTimer(timestamp, ctx);
+  }
 
  private:
   void Dispatch(int input, const StreamRecord& record, ProcessContext& ctx) {
@@ -219,7 +231,9 @@ class ExpressionBroadcastProcessFunction : public KeyedCoProcessFunction {
 };
 
 bool SameStorage(FieldType a, FieldType b) {
-  auto integral = [](FieldType t) { return t == FieldType::kInt64 || t == FieldType::kTimestamp; };
+  auto integral = [](FieldType t) {
+    return t == FieldType::kInt64 || t == FieldType::kTimestamp;
+  };
   return a == b || (integral(a) && integral(b));
 }
 
@@ -235,15 +249,17 @@ class ProcessCompiler {
     ReadState("state", &plan->state, &plan->state_init, &state_schema_);
     ReadState("broadcast-state", &plan->broadcast_state, &plan->broadcast_init, &broadcast_schema_);
     if (broadcast_input_ < 0 && params_.Has("broadcast-state")) {
-      params_.Fail(params_.Get("broadcast-state")->location, "broadcast-state",
-                   "broadcast state needs a broadcast input (an input with `partition: broadcast`)");
+      params_.Fail(
+          params_.Get("broadcast-state")->location, "broadcast-state",
+          "broadcast state needs a broadcast input (an input with `partition: broadcast`)");
     }
     CheckNames();
 
     const Schema& keyed = ctx_.input_schemas[static_cast<size_t>(keyed_input_)];
     Schema key_schema;
     for (int slot : key_slots_) {
-      key_schema.Add(keyed.field(static_cast<size_t>(slot)).name, keyed.field(static_cast<size_t>(slot)).type);
+      key_schema.Add(keyed.field(static_cast<size_t>(slot)).name,
+                     keyed.field(static_cast<size_t>(slot)).type);
     }
     const Schema record_scope = Scope(keyed, true, {kWatermarkVar, kNowVar});
     Schema timer_scope = Scope(key_schema, true, {kTimerVar, kWatermarkVar, kNowVar});
@@ -262,17 +278,20 @@ class ProcessCompiler {
       plan->broadcast_scope = broadcast_scope.layout();
       plan->on_broadcast = ReadHandler("on-broadcast", broadcast_scope, true, &dummy);
       if (!plan->on_broadcast.present) {
-        params_.Fail(ctx_.spec.location, "on-broadcast",
-                     fmt::format("input '{}' is broadcast, so the process block needs `on-broadcast:` saying "
-                                 "what its records set in `broadcast-state:`",
-                                 ctx_.spec.inputs[static_cast<size_t>(broadcast_input_)].from));
+        params_.Fail(
+            ctx_.spec.location, "on-broadcast",
+            fmt::format(
+                "input '{}' is broadcast, so the process block needs `on-broadcast:` saying "
+                "what its records set in `broadcast-state:`",
+                ctx_.spec.inputs[static_cast<size_t>(broadcast_input_)].from));
       }
     } else if (params_.Has("on-broadcast")) {
       params_.Fail(params_.Get("on-broadcast")->location, "on-broadcast",
                    "on-broadcast needs a broadcast input (an input with `partition: broadcast`)");
     }
     if (!plan->on_record.present) {
-      params_.Fail(ctx_.spec.location, "on-record", "a process operator needs an `on-record:` block");
+      params_.Fail(ctx_.spec.location, "on-record",
+                   "a process operator needs an `on-record:` block");
     }
 
     CompiledOperator out;
@@ -306,7 +325,8 @@ class ProcessCompiler {
     std::shared_ptr<const ProcessPlan> shared = plan;
     out.factory = [shared, options, broadcast_input](int, int) -> std::unique_ptr<StreamOperator> {
       if (broadcast_input < 0) {
-        return std::make_unique<KeyedProcessOperator>(std::make_unique<ExpressionProcessFunction>(shared), options);
+        return std::make_unique<KeyedProcessOperator>(
+            std::make_unique<ExpressionProcessFunction>(shared), options);
       }
       return std::make_unique<KeyedProcessOperator>(
           std::make_unique<ExpressionBroadcastProcessFunction>(shared, broadcast_input), options);
@@ -318,20 +338,23 @@ class ProcessCompiler {
   void ResolveInputs() {
     const size_t n = ctx_.input_schemas.size();
     if (n != 1 && n != 2) {
-      throw CompileError("inputs", fmt::format("a process operator takes one input, or two of which one is "
-                                               "broadcast; got {}",
-                                               n));
+      throw CompileError("inputs",
+                         fmt::format("a process operator takes one input, or two of which one is "
+                                     "broadcast; got {}",
+                                     n));
     }
     int broadcast = -1;
     for (size_t i = 0; i < n; ++i) {
       if (ctx_.spec.inputs[i].partitioning == Partitioning::kBroadcast) {
         if (n == 1) {
-          throw CompileError("inputs[0]",
-                             "the only input of a process operator cannot be broadcast (it is keyed by key-by)",
-                             ctx_.spec.inputs[i].location);
+          throw CompileError(
+              "inputs[0]",
+              "the only input of a process operator cannot be broadcast (it is keyed by key-by)",
+              ctx_.spec.inputs[i].location);
         }
         if (broadcast >= 0) {
-          throw CompileError(fmt::format("inputs[{}]", i), "at most one input of a process operator may be broadcast",
+          throw CompileError(fmt::format("inputs[{}]", i),
+                             "at most one input of a process operator may be broadcast",
                              ctx_.spec.inputs[i].location);
         }
         broadcast = static_cast<int>(i);
@@ -339,7 +362,8 @@ class ProcessCompiler {
     }
     if (n == 2 && broadcast < 0) {
       throw CompileError("inputs",
-                         "a process operator with two inputs needs one of them broadcast (`partition: broadcast`); "
+                         "a process operator with two inputs needs one of them broadcast "
+                         "(`partition: broadcast`); "
                          "to process two keyed streams together use a union first");
     }
     broadcast_input_ = broadcast;
@@ -348,13 +372,15 @@ class ProcessCompiler {
   }
 
   /// `name: initial-value expression` pairs (a constant: a number, a string in quotes, a bool).
-  void ReadState(const std::string& key, std::vector<std::string>* names, std::vector<Value>* init, Schema* schema) {
+  void ReadState(const std::string& key, std::vector<std::string>* names, std::vector<Value>* init,
+                 Schema* schema) {
     const ParamNode* node = params_.Get(key);
     if (node == nullptr) {
       return;
     }
     if (node->kind != ParamNode::Kind::kMap || node->keys.empty()) {
-      params_.Fail(node->location, key, "expected a mapping of names to initial values, like {total: 0, last: \"''\"}");
+      params_.Fail(node->location, key,
+                   "expected a mapping of names to initial values, like {total: 0, last: \"''\"}");
     }
     for (size_t i = 0; i < node->keys.size(); ++i) {
       const std::string& name = node->keys[i];
@@ -363,7 +389,8 @@ class ProcessCompiler {
       Value v = e.Evaluate(Row{});
       if (std::holds_alternative<std::monostate>(v)) {
         params_.Fail(node->items[i].location, path,
-                     "the initial value decides the state's type, so it cannot be null; write 0, 0.0, false or "
+                     "the initial value decides the state's type, so it cannot be null; write 0, "
+                     "0.0, false or "
                      "\"''\"");
       }
       names->push_back(name);
@@ -382,14 +409,15 @@ class ProcessCompiler {
         for (size_t i = 0; i < ctx_.input_schemas.size(); ++i) {
           if (ctx_.input_schemas[i].IndexOf(f.name) >= 0) {
             params_.Fail(locations_[f.name], paths_[f.name],
-                         fmt::format("{} '{}' has the name of a field of input '{}'; rename it", what, f.name,
-                                     ctx_.spec.inputs[i].from));
+                         fmt::format("{} '{}' has the name of a field of input '{}'; rename it",
+                                     what, f.name, ctx_.spec.inputs[i].from));
           }
         }
         for (const char* v : vars) {
           if (f.name == v) {
             params_.Fail(locations_[f.name], paths_[f.name],
-                         fmt::format("'{}' is a variable of the process block (watermark, now, timer, time_domain); rename the {}",
+                         fmt::format("'{}' is a variable of the process block (watermark, now, "
+                                     "timer, time_domain); rename the {}",
                                      f.name, what));
           }
         }
@@ -399,15 +427,18 @@ class ProcessCompiler {
     check(broadcast_schema_, "broadcast state");
     for (const Field& f : broadcast_schema_.fields()) {
       if (state_schema_.IndexOf(f.name) >= 0) {
-        params_.Fail(locations_[f.name], paths_[f.name], fmt::format("'{}' is both state and broadcast state", f.name));
+        params_.Fail(locations_[f.name], paths_[f.name],
+                     fmt::format("'{}' is both state and broadcast state", f.name));
       }
     }
     for (size_t i = 0; i < ctx_.input_schemas.size(); ++i) {
       for (const char* v : vars) {
         if (ctx_.input_schemas[i].IndexOf(v) >= 0) {
-          throw CompileError("inputs", fmt::format("input '{}' has a field named '{}', which the process block uses "
-                                                   "as a variable; rename the field with a project first",
-                                                   ctx_.spec.inputs[i].from, v));
+          throw CompileError(
+              "inputs",
+              fmt::format("input '{}' has a field named '{}', which the process block uses "
+                          "as a variable; rename the field with a project first",
+                          ctx_.spec.inputs[i].from, v));
         }
       }
     }
@@ -439,11 +470,12 @@ class ProcessCompiler {
     }
     h.present = true;
     if (node->kind != ParamNode::Kind::kMap) {
-      params_.Fail(node->location, key, "expected a mapping with set, event-timer, processing-timer, emit-if, emit, "
-                                        "clear");
+      params_.Fail(node->location, key,
+                   "expected a mapping with set, event-timer, processing-timer, emit-if, emit, "
+                   "clear");
     }
-    static const std::vector<std::string> kKeyed = {"set", "event-timer", "processing-timer", "emit-if", "emit",
-                                                    "clear"};
+    static const std::vector<std::string> kKeyed = {"set",     "event-timer", "processing-timer",
+                                                    "emit-if", "emit",        "clear"};
     static const std::vector<std::string> kBroadcast = {"set"};
     const auto& allowed = broadcast ? kBroadcast : kKeyed;
     for (size_t i = 0; i < node->keys.size(); ++i) {
@@ -459,26 +491,28 @@ class ProcessCompiler {
     const Schema& targets = broadcast ? broadcast_schema_ : state_schema_;
     if (const ParamNode* set = node->Find("set")) {
       if (set->kind != ParamNode::Kind::kMap || set->keys.empty()) {
-        params_.Fail(set->location, key + ".set", "expected a mapping of state names to expressions");
+        params_.Fail(set->location, key + ".set",
+                     "expected a mapping of state names to expressions");
       }
       for (size_t i = 0; i < set->keys.size(); ++i) {
         const std::string& name = set->keys[i];
         const std::string path = key + ".set." + name;
         const int index = targets.IndexOf(name);
         if (index < 0) {
-          params_.Fail(set->key_locations[i], path,
-                       broadcast_schema_.IndexOf(name) >= 0
-                           ? fmt::format("'{}' is broadcast state, which only on-broadcast may set", name)
-                           : fmt::format("no {} named '{}'; declare it under `{}:` with its initial value",
-                                         broadcast ? "broadcast state" : "state", name,
-                                         broadcast ? "broadcast-state" : "state"));
+          params_.Fail(
+              set->key_locations[i], path,
+              broadcast_schema_.IndexOf(name) >= 0
+                  ? fmt::format("'{}' is broadcast state, which only on-broadcast may set", name)
+                  : fmt::format("no {} named '{}'; declare it under `{}:` with its initial value",
+                                broadcast ? "broadcast state" : "state", name,
+                                broadcast ? "broadcast-state" : "state"));
         }
         Expression e = params_.CompileExpression(set->items[i], path, scope);
         const FieldType want = targets.field(static_cast<size_t>(index)).type;
         if (!SameStorage(e.type(), want)) {
           params_.Fail(set->items[i].location, path,
-                       fmt::format("'{}' holds {} (from its initial value), but \"{}\" is {}", name, ToString(want),
-                                   e.text(), ToString(e.type())));
+                       fmt::format("'{}' holds {} (from its initial value), but \"{}\" is {}", name,
+                                   ToString(want), e.text(), ToString(e.type())));
         }
         h.set.emplace_back(static_cast<size_t>(index), std::move(e));
       }
@@ -487,9 +521,10 @@ class ProcessCompiler {
       if (const ParamNode* t = node->Find(k)) {
         Expression e = params_.CompileExpression(*t, key + "." + k, scope);
         if (e.type() != FieldType::kTimestamp && e.type() != FieldType::kInt64) {
-          params_.Fail(t->location, key + "." + k,
-                       fmt::format("a timer's time must be a timestamp or int64 (ms), but \"{}\" is {}", e.text(),
-                                   ToString(e.type())));
+          params_.Fail(
+              t->location, key + "." + k,
+              fmt::format("a timer's time must be a timestamp or int64 (ms), but \"{}\" is {}",
+                          e.text(), ToString(e.type())));
         }
         *into = std::move(e);
       }
@@ -499,8 +534,9 @@ class ProcessCompiler {
     if (const ParamNode* c = node->Find("emit-if")) {
       Expression e = params_.CompileExpression(*c, key + ".emit-if", scope);
       if (e.type() != FieldType::kBool) {
-        params_.Fail(c->location, key + ".emit-if",
-                     fmt::format("emit-if must be bool, but \"{}\" is {}", e.text(), ToString(e.type())));
+        params_.Fail(
+            c->location, key + ".emit-if",
+            fmt::format("emit-if must be bool, but \"{}\" is {}", e.text(), ToString(e.type())));
       }
       h.emit_if = std::move(e);
     }
@@ -515,14 +551,16 @@ class ProcessCompiler {
       params_.Fail(node->Find("emit-if")->location, key + ".emit-if", "emit-if without emit");
     }
     if (const ParamNode* c = node->Find("clear")) {
-      if (c->kind == ParamNode::Kind::kScalar && !c->quoted && (c->scalar == "true" || c->scalar == "false")) {
+      if (c->kind == ParamNode::Kind::kScalar && !c->quoted &&
+          (c->scalar == "true" || c->scalar == "false")) {
         h.clear = c->scalar == "true";
       } else {
         Expression e = params_.CompileExpression(*c, key + ".clear", scope);
         if (e.type() != FieldType::kBool) {
-          params_.Fail(c->location, key + ".clear",
-                       fmt::format("clear must be true, false or a bool expression, but \"{}\" is {}", e.text(),
-                                   ToString(e.type())));
+          params_.Fail(
+              c->location, key + ".clear",
+              fmt::format("clear must be true, false or a bool expression, but \"{}\" is {}",
+                          e.text(), ToString(e.type())));
         }
         h.clear_if = std::move(e);
       }
@@ -544,10 +582,11 @@ class ProcessCompiler {
         }
         return out;
       };
-      params_.Fail(emit_locations_["on-timer"], "on-timer.emit",
-                   fmt::format("on-record and on-timer emit into one stream, so they need the same columns: "
-                               "on-record emits ({}), on-timer ({})",
-                               describe(record_out), describe(timer_out)));
+      params_.Fail(
+          emit_locations_["on-timer"], "on-timer.emit",
+          fmt::format("on-record and on-timer emit into one stream, so they need the same columns: "
+                      "on-record emits ({}), on-timer ({})",
+                      describe(record_out), describe(timer_out)));
     }
   }
 
@@ -559,14 +598,16 @@ class ProcessCompiler {
   Schema state_schema_;
   Schema broadcast_schema_;
   std::map<std::string, SourceLocation> locations_;
-  std::map<std::string, std::string> paths_;  // state name -> "state.<name>" / "broadcast-state.<name>"
+  std::map<std::string, std::string>
+      paths_;  // state name -> "state.<name>" / "broadcast-state.<name>"
   std::map<std::string, SourceLocation> emit_locations_;
 };
 
 }  // namespace
 
 void RegisterExpressionProcess(OperatorRegistry& registry) {
-  registry.Register("process", [](const CompileContext& ctx) { return ProcessCompiler(ctx).Compile(); });
+  registry.Register("process",
+                    [](const CompileContext& ctx) { return ProcessCompiler(ctx).Compile(); });
 }
 
 }  // namespace tidemark

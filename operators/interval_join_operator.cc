@@ -156,7 +156,8 @@ void ReadBuffer(StateReader& r, std::map<Timestamp, std::vector<Row>>& buffer,
     std::vector<Row>& rows = buffer[r.ReadI64()];
     const uint32_t m = r.ReadU32();
     if (m > 0 && layout == nullptr) {
-      throw StateCorrupt("interval join snapshot: buffered rows, but the operator knows no input schema");
+      throw StateCorrupt(
+          "interval join snapshot: buffered rows, but the operator knows no input schema");
     }
     for (uint32_t j = 0; j < m; ++j) {
       rows.push_back(r.ReadRow(layout));
@@ -164,7 +165,9 @@ void ReadBuffer(StateReader& r, std::map<Timestamp, std::vector<Row>>& buffer,
   }
 }
 
-void WriteSide(StateWriter& w, const int& side) { w.WriteU8(static_cast<uint8_t>(side)); }
+void WriteSide(StateWriter& w, const int& side) {
+  w.WriteU8(static_cast<uint8_t>(side));
+}
 int ReadSide(StateReader& r) {
   const uint8_t side = r.ReadU8();
   if (side > 1) {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <simdjson.h>
 
 #include <nlohmann/json.hpp>
-#include <simdjson.h>
 
 #include "runtime/core/row.h"
 

@@ -82,7 +82,9 @@ void ProcessContext::Collect(Row row) {
   op_.output().Collect(out);
 }
 
-const RowLayout* ProcessContext::output_layout() const { return op_.options_.output_layout; }
+const RowLayout* ProcessContext::output_layout() const {
+  return op_.options_.output_layout;
+}
 
 void KeyedProcessOperator::FitOutput(Row& row) const {
   const RowLayout* want = options_.output_layout;
@@ -106,10 +108,10 @@ void KeyedProcessOperator::FitOutput(Row& row) const {
       // reported below
     }
   }
-  throw Error(fmt::format("operator '{}': the process function emitted a row {} of ({}), which "
-                          "does not fit the operator's output schema ({})",
-                          context().name, fmt::streamed(row), describe(row.layout()),
-                          describe(*want)));
+  throw Error(
+      fmt::format("operator '{}': the process function emitted a row {} of ({}), which "
+                  "does not fit the operator's output schema ({})",
+                  context().name, fmt::streamed(row), describe(row.layout()), describe(*want)));
 }
 
 void ProcessContext::CollectSide(std::string_view tag, Row row, Timestamp timestamp) {
@@ -245,7 +247,9 @@ void KeyedProcessOperator::UpdateCombinedWatermark() {
 
 namespace {
 void WriteVoid(StateWriter&, const VoidNamespace&) {}
-VoidNamespace ReadVoid(StateReader&) { return {}; }
+VoidNamespace ReadVoid(StateReader&) {
+  return {};
+}
 }  // namespace
 
 void KeyedProcessOperator::SnapshotState(StateSnapshotContext& context) {

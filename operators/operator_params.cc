@@ -202,8 +202,9 @@ Expression OperatorParams::CompileExpression(const ParamNode& node, const std::s
   return CompileExpressionSpec(e, prefix_ + "." + path, schema);
 }
 
-void OperatorParams::CompileColumns(const ParamNode& root, const std::string& path, const Schema& schema,
-                                    std::vector<std::string>* names, std::vector<Expression>* columns) const {
+void OperatorParams::CompileColumns(const ParamNode& root, const std::string& path,
+                                    const Schema& schema, std::vector<std::string>* names,
+                                    std::vector<Expression>* columns) const {
   std::vector<std::pair<std::string, const ParamNode*>> items;  // name -> expression node
   if (root.kind == ParamNode::Kind::kMap) {
     for (size_t i = 0; i < root.keys.size(); ++i) {
@@ -225,7 +226,8 @@ void OperatorParams::CompileColumns(const ParamNode& root, const std::string& pa
   }
   for (const auto& [name, node] : items) {
     if (std::find(names->begin(), names->end(), name) != names->end()) {
-      Fail(node->location, path.empty() ? name : path + "." + name, fmt::format("column '{}' is listed twice", name));
+      Fail(node->location, path.empty() ? name : path + "." + name,
+           fmt::format("column '{}' is listed twice", name));
     }
     names->push_back(name);
     columns->push_back(CompileExpression(*node, path.empty() ? name : path + "." + name, schema));

@@ -238,8 +238,9 @@ CompiledOperator CompileTimerProbe(const CompileContext& ctx) {
   }
   SetKeying(out, slots);
   const RowLayout* layout = out.output_schema.layout();
-  SetProcessFactory(out, slots,
-                    [offset, layout] { return std::make_unique<TimerProbeFunction>(offset, layout); });
+  SetProcessFactory(out, slots, [offset, layout] {
+    return std::make_unique<TimerProbeFunction>(offset, layout);
+  });
   return out;
 }
 

@@ -1,12 +1,11 @@
 #include "operators/sink_operator.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -30,7 +29,9 @@ SinkOperator::SinkOperator(SinkSpec spec, Schema schema, std::shared_ptr<SinkRes
   watermark_slot_ = schema_.IndexOf("watermark");
 }
 
-SinkOperator::~SinkOperator() { Close(); }
+SinkOperator::~SinkOperator() {
+  Close();
+}
 
 void SinkOperator::Open(const OperatorContext& context) {
   StreamOperator::Open(context);
@@ -188,9 +189,12 @@ void SinkOperator::CreateDirectories(const std::filesystem::path& dir, const std
 
 std::string SinkOperator::Format(const StreamRecord& record) const {
   if (spec_.format == "fire" && start_slot_ >= 0 && end_slot_ >= 0) {
-    auto at = [&](int slot) { return record.row.Get(static_cast<size_t>(slot)); };
-    std::string line = fmt::format(">>> FIRE window=[{},{})", FormatSeconds(AsInt64(at(start_slot_)).value_or(0)),
-                                   FormatSeconds(AsInt64(at(end_slot_)).value_or(0)));
+    auto at = [&](int slot) {
+      return record.row.Get(static_cast<size_t>(slot));
+    };
+    std::string line =
+        fmt::format(">>> FIRE window=[{},{})", FormatSeconds(AsInt64(at(start_slot_)).value_or(0)),
+                    FormatSeconds(AsInt64(at(end_slot_)).value_or(0)));
     if (count_slot_ >= 0) {
       line += fmt::format(" count={}", AsInt64(at(count_slot_)).value_or(0));
     }
@@ -212,13 +216,16 @@ void SinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
     json_.Append(record.row, line_);
     line_.push_back('\n');
     if (std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size()) {
-      throw IoError(fmt::format("cannot write sink file '{}': {}", spec_.path, std::strerror(errno)));
+      throw IoError(
+          fmt::format("cannot write sink file '{}': {}", spec_.path, std::strerror(errno)));
     }
   }
   result_->Add(record);
 }
 
-void SinkOperator::ProcessWatermark(Watermark watermark, int /*input*/) { watermark_ = watermark.timestamp; }
+void SinkOperator::ProcessWatermark(Watermark watermark, int /*input*/) {
+  watermark_ = watermark.timestamp;
+}
 
 void SinkOperator::Finish() {
   if (file_ != nullptr && std::fflush(file_) != 0) {

@@ -37,8 +37,8 @@ namespace tidemark {
 class SinkOperator : public StreamOperator {
  public:
   /// `checkpointing`: whether the job checkpoints (then a file is opened in InitializeState).
-  SinkOperator(SinkSpec spec, Schema schema, std::shared_ptr<SinkResult> result, JobResources& resources,
-               int subtask_index, bool checkpointing = false);
+  SinkOperator(SinkSpec spec, Schema schema, std::shared_ptr<SinkResult> result,
+               JobResources& resources, int subtask_index, bool checkpointing = false);
   ~SinkOperator() override;
 
   void Open(const OperatorContext& context) override;
@@ -53,7 +53,9 @@ class SinkOperator : public StreamOperator {
 
   Timestamp current_watermark() const { return watermark_; }
   /// currentInputWatermark.
-  void CollectMetrics(MetricsWriter& out) const override { out.Gauge("currentInputWatermark", watermark_); }
+  void CollectMetrics(MetricsWriter& out) const override {
+    out.Gauge("currentInputWatermark", watermark_);
+  }
 
  private:
   std::string Format(const StreamRecord& record) const;

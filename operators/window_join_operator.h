@@ -26,7 +26,7 @@ class WindowJoinOperator : public StreamOperator {
  public:
   struct Options {
     std::vector<int> left_key_slots;
-    std::vector<int> right_key_slots;  ///< same length as left_key_slots
+    std::vector<int> right_key_slots;         ///< same length as left_key_slots
     const RowLayout* left_layout = nullptr;   ///< the left rows' layout (required)
     const RowLayout* right_layout = nullptr;  ///< the right rows' layout (required)
   };

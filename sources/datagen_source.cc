@@ -75,8 +75,8 @@ class DatagenReader : public SplitReaderBase {
     for (auto& s : splits) {
       auto* d = dynamic_cast<DatagenSplit*>(s.get());
       TM_CHECK(d != nullptr, "datagen reader got a foreign split");
-      State st{d->index(), d->SplitId(), SplitMix64(Seed(d->index())), {}, 0, nullptr,
-               kMinTimestamp};
+      State st{d->index(), d->SplitId(), SplitMix64(Seed(d->index())), {}, 0,
+               nullptr,    kMinTimestamp};
       if (d->positioned()) {
         st.rng = SplitMix64(d->rng());
         st.emitted = d->emitted();
@@ -87,12 +87,12 @@ class DatagenReader : public SplitReaderBase {
           st.idle.push_back(p);
         }
       }
-      std::sort(st.idle.begin(), st.idle.end(),
-                [](const IdlePeriodSpec& a, const IdlePeriodSpec& b) { return a.start_ms < b.start_ms; });
+      std::sort(
+          st.idle.begin(), st.idle.end(),
+          [](const IdlePeriodSpec& a, const IdlePeriodSpec& b) { return a.start_ms < b.start_ms; });
       states_.push_back(std::move(st));
     }
   }
-
 
   InputStatus PollNext(ReaderOutput& output) override {
     if (!registered_) {
@@ -121,7 +121,8 @@ class DatagenReader : public SplitReaderBase {
       }
     }
     if (next == nullptr) {
-      return no_more_splits() && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+      return no_more_splits() && !any_paused ? InputStatus::kEndOfInput
+                                             : InputStatus::kNothingAvailable;
     }
     if (context_->processing_time().GetCurrentProcessingTime() < start_time_ + next_due) {
       context_->WakeUpAt(start_time_ + next_due);
@@ -134,9 +135,11 @@ class DatagenReader : public SplitReaderBase {
       delay = st.rng.Below(max + 1);
     } else if (spec_.disorder == "exponential" && max > 0) {
       const double mean = static_cast<double>(max) / 4.0;
-      delay = std::min<int64_t>(max, static_cast<int64_t>(std::floor(-mean * std::log(st.rng.Unit()))));
+      delay =
+          std::min<int64_t>(max, static_cast<int64_t>(std::floor(-mean * std::log(st.rng.Unit()))));
     }
-    const Timestamp ts = spec_.first_timestamp_ms + Due(st, st.emitted) + st.index * spec_.skew_ms - delay;
+    const Timestamp ts =
+        spec_.first_timestamp_ms + Due(st, st.emitted) + st.index * spec_.skew_ms - delay;
     const int64_t key = st.rng.Below(spec_.key_count);
     const int64_t value = st.rng.Below(1000);
     Row row{Value{ts}, Value{st.index}, Value{key}, Value{st.emitted}, Value{value}};
@@ -165,14 +168,17 @@ class DatagenReader : public SplitReaderBase {
     std::vector<std::unique_ptr<SourceSplit>> out;
     for (const State& st : states_) {
       if (st.emitted < spec_.count) {
-        out.push_back(std::make_unique<DatagenSplit>(st.index, st.emitted, st.rng.state(), Origin(st)));
+        out.push_back(
+            std::make_unique<DatagenSplit>(st.index, st.emitted, st.rng.state(), Origin(st)));
       }
     }
     return out;
   }
 
  private:
-  Timestamp Origin(const State& st) const { return st.origin == kMinTimestamp ? start_time_ : st.origin; }
+  Timestamp Origin(const State& st) const {
+    return st.origin == kMinTimestamp ? start_time_ : st.origin;
+  }
 
   uint64_t Seed(int64_t split) const {
     return static_cast<uint64_t>(spec_.seed) * 0x100000001B3ULL + static_cast<uint64_t>(split) + 1;
@@ -200,7 +206,8 @@ class DatagenReader : public SplitReaderBase {
 
 DatagenSource::DatagenSource(const SourceSpec& spec) : spec_(spec.datagen) {
   if (spec_.split_count < 1) {
-    throw KeyedInvalidArgument("splits", fmt::format("must be at least 1, got {}", spec_.split_count));
+    throw KeyedInvalidArgument("splits",
+                               fmt::format("must be at least 1, got {}", spec_.split_count));
   }
   if (spec_.rate < 1) {
     throw KeyedInvalidArgument("rate", fmt::format("must be at least 1, got {}", spec_.rate));
@@ -212,17 +219,19 @@ DatagenSource::DatagenSource(const SourceSpec& spec) : spec_(spec.datagen) {
     throw KeyedInvalidArgument("count", fmt::format("must not be negative, got {}", spec_.count));
   }
   if (spec_.max_out_of_orderness_ms < 0) {
-    throw KeyedInvalidArgument("max-out-of-orderness",
-                               fmt::format("must not be negative, got {}ms", spec_.max_out_of_orderness_ms));
+    throw KeyedInvalidArgument("max-out-of-orderness", fmt::format("must not be negative, got {}ms",
+                                                                   spec_.max_out_of_orderness_ms));
   }
   if (spec_.disorder != "none" && spec_.disorder != "uniform" && spec_.disorder != "exponential") {
-    throw KeyedInvalidArgument("disorder", fmt::format("unknown distribution '{}'", spec_.disorder));
+    throw KeyedInvalidArgument("disorder",
+                               fmt::format("unknown distribution '{}'", spec_.disorder));
   }
   for (size_t i = 0; i < spec_.idle_periods.size(); ++i) {
     const IdlePeriodSpec& p = spec_.idle_periods[i];
     if (p.split < 0 || p.split >= spec_.split_count) {
-      throw KeyedInvalidArgument(fmt::format("idle-periods[{}].split", i),
-                                 fmt::format("no split {} (splits: {})", p.split, spec_.split_count));
+      throw KeyedInvalidArgument(
+          fmt::format("idle-periods[{}].split", i),
+          fmt::format("no split {} (splits: {})", p.split, spec_.split_count));
     }
     if (p.end_ms <= p.start_ms || p.start_ms < 0) {
       throw KeyedInvalidArgument(fmt::format("idle-periods[{}]", i), "needs 0 <= start < end");
@@ -251,8 +260,8 @@ std::unique_ptr<SourceSplit> DatagenSource::RestoreSplit(StateReader& reader) co
   const Timestamp origin = reader.ReadI64();
   reader.EndSection();
   if (index < 0 || index >= spec_.split_count || emitted < 0 || emitted > spec_.count) {
-    throw StateCorrupt(fmt::format("datagen split {} at {}: not a split position of this source",
-                                   index, emitted));
+    throw StateCorrupt(
+        fmt::format("datagen split {} at {}: not a split position of this source", index, emitted));
   }
   return std::make_unique<DatagenSplit>(index, emitted, rng, origin);
 }

@@ -1,9 +1,8 @@
 #include "sources/file_source.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <filesystem>
+#include <fnmatch.h>
 #include <set>
 #include <unordered_map>
 
@@ -69,7 +68,7 @@ class FileReader : public SplitReaderBase {
       : source_(source),
         csv_(source.spec().file.format == "csv"),
         delimiter_(source.spec().file.csv_delimiter.empty() ? ','
-                                                             : source.spec().file.csv_delimiter[0]),
+                                                            : source.spec().file.csv_delimiter[0]),
         ts_slot_(FirstTimestampSlot(source.schema())),
         decoder_(csv_ ? LineDecoder::Format::kCsv : LineDecoder::Format::kJson, source.schema(),
                  delimiter_) {}
@@ -235,17 +234,18 @@ class FileReader : public SplitReaderBase {
       next_ = (next_ + 1) % n;
       return InputStatus::kMoreAvailable;
     }
-    return no_more_splits() && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+    return no_more_splits() && !any_paused ? InputStatus::kEndOfInput
+                                           : InputStatus::kNothingAvailable;
   }
 
  private:
   struct State {
-    std::string id;    ///< the split id: the path, or path@start for a byte range
-    std::string path;  ///< the file (errors name it)
+    std::string id;      ///< the split id: the path, or path@start for a byte range
+    std::string path;    ///< the file (errors name it)
     FilePosition split;  ///< where reading starts (a restored split: where it stopped)
     std::unique_ptr<LineReader> lines;
     int64_t records = 0;
-    int64_t line_base = 0;  ///< lines before where `lines` began; -1 until counted
+    int64_t line_base = 0;    ///< lines before where `lines` began; -1 until counted
     int64_t final_lines = 0;  ///< lines and bytes of the file once `lines` is gone (end of file)
     int64_t final_bytes = 0;
     SourceOutput* output = nullptr;  ///< set while the split is being read
@@ -325,7 +325,9 @@ class FileReader : public SplitReaderBase {
   bool opened_ = false;
 };
 
-bool HasGlob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+bool HasGlob(const std::string& s) {
+  return s.find_first_of("*?[") != std::string::npos;
+}
 
 }  // namespace
 
@@ -336,7 +338,8 @@ std::vector<std::string> FileSource::ListFiles(const std::string& path) {
   if (HasGlob(p.filename().string())) {
     const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
     if (!fs::is_directory(dir, ec)) {
-      throw KeyedInvalidArgument("path", fmt::format("directory '{}' does not exist", dir.string()));
+      throw KeyedInvalidArgument("path",
+                                 fmt::format("directory '{}' does not exist", dir.string()));
     }
     const std::string pattern = p.filename().string();
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -363,10 +366,11 @@ std::vector<std::string> FileSource::ListFiles(const std::string& path) {
   return out;
 }
 
-FileSource::FileSource(const SourceSpec& spec) : spec_(spec), schema_(SchemaFromSpec(spec.file.schema)) {
+FileSource::FileSource(const SourceSpec& spec)
+    : spec_(spec), schema_(SchemaFromSpec(spec.file.schema)) {
   if (spec_.file.csv_delimiter.size() != 1) {
-    throw KeyedInvalidArgument("csv-delimiter",
-                               fmt::format("must be one character, got '{}'", spec_.file.csv_delimiter));
+    throw KeyedInvalidArgument(
+        "csv-delimiter", fmt::format("must be one character, got '{}'", spec_.file.csv_delimiter));
   }
   if (spec_.file.max_line_bytes < 1) {
     throw KeyedInvalidArgument("max-line-bytes", "must be at least 1");
@@ -381,9 +385,8 @@ std::vector<std::unique_ptr<SourceSplit>> FileSource::CreateSplits() const {
   std::vector<std::unique_ptr<SourceSplit>> out;
   for (const std::string& f : files_) {
     std::error_code ec;
-    const int64_t size = spec_.file.split_bytes > 0
-                             ? static_cast<int64_t>(fs::file_size(f, ec))
-                             : 0;
+    const int64_t size =
+        spec_.file.split_bytes > 0 ? static_cast<int64_t>(fs::file_size(f, ec)) : 0;
     if (ec || spec_.file.split_bytes <= 0 || size <= spec_.file.split_bytes) {
       FilePosition p;
       p.path = f;
@@ -393,8 +396,8 @@ std::vector<std::unique_ptr<SourceSplit>> FileSource::CreateSplits() const {
     // Byte ranges of equal size; each is aligned to a line start when its reader opens it.
     // At most kMaxRangesPerFile ranges: every split costs a snapshot entry and metrics gauges,
     // so split-bytes: 1 must not mean a split per byte.
-    const int64_t n = std::min<int64_t>((size + spec_.file.split_bytes - 1) / spec_.file.split_bytes,
-                                        kMaxRangesPerFile);
+    const int64_t n = std::min<int64_t>(
+        (size + spec_.file.split_bytes - 1) / spec_.file.split_bytes, kMaxRangesPerFile);
     for (int64_t k = 0; k < n; ++k) {
       FilePosition p;
       p.path = f;
@@ -421,9 +424,10 @@ std::unique_ptr<SourceSplit> FileSource::RestoreSplit(StateReader& r) const {
   r.EndSection();
   if (p.path.empty() || p.start < 0 || p.end < -1 || (p.end >= 0 && p.end < p.start) ||
       p.offset < 0 || p.line < -1 || p.records < 0) {
-    throw StateCorrupt(fmt::format("file split '{}': impossible position (start {}, end {}, "
-                                   "offset {}, line {}, records {})",
-                                   p.path, p.start, p.end, p.offset, p.line, p.records));
+    throw StateCorrupt(
+        fmt::format("file split '{}': impossible position (start {}, end {}, "
+                    "offset {}, line {}, records {})",
+                    p.path, p.start, p.end, p.offset, p.line, p.records));
   }
   return std::make_unique<FileSplit>(std::move(p));
 }

@@ -198,9 +198,11 @@ class GeneratorReader : public SourceReader {
       start_ns_ = now;
     }
     const auto rate = static_cast<double>(spec_.rate);
-    const int64_t due_total = static_cast<int64_t>(static_cast<double>(now - start_ns_) * rate / 1e9) + 1;
-    const int64_t burst = std::clamp<int64_t>(
-        static_cast<int64_t>(rate * static_cast<double>(kPaceBurstNs) / 1e9), 1, std::max<int64_t>(max_burst, 1));
+    const int64_t due_total =
+        static_cast<int64_t>(static_cast<double>(now - start_ns_) * rate / 1e9) + 1;
+    const int64_t burst =
+        std::clamp<int64_t>(static_cast<int64_t>(rate * static_cast<double>(kPaceBurstNs) / 1e9), 1,
+                            std::max<int64_t>(max_burst, 1));
     if (due_total - emitted_ >= burst) {
       return due_total - emitted_;
     }
@@ -218,7 +220,7 @@ class GeneratorReader : public SourceReader {
       start_ns_ = now;
     }
     const int64_t due = start_ns_ + static_cast<int64_t>(static_cast<double>(emitted_) * 1e9 /
-                                                          static_cast<double>(spec_.rate));
+                                                         static_cast<double>(spec_.rate));
     const int64_t ahead = due - now;
     if (ahead <= 0) {
       return true;
@@ -262,7 +264,8 @@ GeneratorSource::GeneratorSource(const SourceSpec& spec) : spec_(spec) {
   }
   schema_.Add("key", FieldType::kInt64);
   schema_.Add("value", FieldType::kDouble);
-  schema_.Add(spec_.timestamp_field_name.empty() ? "ts" : spec_.timestamp_field_name, FieldType::kTimestamp);
+  schema_.Add(spec_.timestamp_field_name.empty() ? "ts" : spec_.timestamp_field_name,
+              FieldType::kTimestamp);
   if (spec_.watermark_every > 0) {
     schema_.Add("wm", FieldType::kInt64);
   }

@@ -1,9 +1,8 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
-
 #include <libdivide.h>
+#include <memory>
 
 #include "config/job_spec.h"
 #include "runtime/core/checksum.h"
@@ -27,7 +26,9 @@ class RecordGenerator {
  public:
   /// `keys` >= 1 (the source checks it).
   RecordGenerator(int64_t keys, int64_t step_ms)
-      : keys_(static_cast<uint64_t>(keys)), divide_by_keys_(static_cast<uint64_t>(keys)), step_ms_(step_ms) {}
+      : keys_(static_cast<uint64_t>(keys)),
+        divide_by_keys_(static_cast<uint64_t>(keys)),
+        step_ms_(step_ms) {}
 
   GeneratedRecord operator()(int64_t i) const {
     const auto u = static_cast<uint64_t>(i);
@@ -69,9 +70,9 @@ inline GeneratedRecord GenerateRecord(int64_t i, int64_t keys, int64_t step_ms) 
 /// returns `kNothingAvailable` with a wake-up at the due time (`SourceReaderContext::WakeUpAfter`,
 /// sub-millisecond), so the task flushes what was read before it waits. Under the system clock a
 /// batch is released once the records due within 20 µs are (at most a batch), like a network
-/// source receiving bursts; `emit_ns` is the time a record is made. Under the virtual clock gaps below 2 ms are slept on the task thread (no
-/// processing time passes) and longer ones wait for a processing-time wake-up.
-/// Immutable; shared by the subtasks' readers.
+/// source receiving bursts; `emit_ns` is the time a record is made. Under the virtual clock gaps
+/// below 2 ms are slept on the task thread (no processing time passes) and longer ones wait for a
+/// processing-time wake-up. Immutable; shared by the subtasks' readers.
 class GeneratorSource : public Source {
  public:
   /// Throws InvalidArgument for keys < 1 or count < 0.

@@ -79,7 +79,8 @@ class ReplayReader : public SourceReader {
     if (!registered_) {
       registered_ = true;
       for (int i : order_) {
-        outputs_[static_cast<size_t>(i)] = &output.CreateOutputForSplit(source_.split_ids()[static_cast<size_t>(i)]);
+        outputs_[static_cast<size_t>(i)] =
+            &output.CreateOutputForSplit(source_.split_ids()[static_cast<size_t>(i)]);
       }
     }
     const auto& events = source_.events();
@@ -181,7 +182,8 @@ class ReplayReader : public SourceReader {
       if (registered_ && outputs_[s] == nullptr) {
         continue;  // ended
       }
-      const size_t position = backlog_[s].empty() ? std::max(next_, skip_before_[s]) : backlog_[s].front();
+      const size_t position =
+          backlog_[s].empty() ? std::max(next_, skip_before_[s]) : backlog_[s].front();
       out.push_back(std::make_unique<ReplaySplit>(i, source_.split_ids()[s], position,
                                                   restored_ ? origin_ : start_time_));
     }
@@ -229,9 +231,10 @@ ReplaySource::ReplaySource(const SourceSpec& spec)
   std::error_code ec;
   if (const auto bytes = std::filesystem::file_size(path_, ec);
       !ec && bytes > static_cast<uintmax_t>(kMaxReplayFileBytes)) {
-    throw InvalidArgument(fmt::format("{}: a replay file is read whole when the job is compiled and "
-                                      "may be at most {} MiB; this one is {} MiB",
-                                      path_, kMaxReplayFileBytes >> 20, (bytes + (1u << 20) - 1) >> 20));
+    throw InvalidArgument(
+        fmt::format("{}: a replay file is read whole when the job is compiled and "
+                    "may be at most {} MiB; this one is {} MiB",
+                    path_, kMaxReplayFileBytes >> 20, (bytes + (1u << 20) - 1) >> 20));
   }
   std::map<std::string, int> split_index;
   std::string line;
@@ -283,7 +286,8 @@ ReplaySource::ReplaySource(const SourceSpec& spec)
     }
     last_at = e.at_ms;
     auto split = j.find("split");
-    const int kinds = static_cast<int>(j.contains("record")) + static_cast<int>(j.contains("idle")) +
+    const int kinds = static_cast<int>(j.contains("record")) +
+                      static_cast<int>(j.contains("idle")) +
                       static_cast<int>(j.contains("active")) + static_cast<int>(j.contains("end"));
     if (split == j.end()) {
       if (kinds != 0) {
@@ -323,9 +327,10 @@ ReplaySource::ReplaySource(const SourceSpec& spec)
   if (spec.replay.until_ms) {
     // `until`: the input stays open until then (a tick, as a trailing `{"at": ...}` line).
     if (*spec.replay.until_ms < last_at) {
-      throw ReplayUntilError(fmt::format("until ({} ms) is before the recording's last arrival at {} ms in {}; "
-                                        "the input cannot end before it",
-                                        *spec.replay.until_ms, last_at, path_));
+      throw ReplayUntilError(
+          fmt::format("until ({} ms) is before the recording's last arrival at {} ms in {}; "
+                      "the input cannot end before it",
+                      *spec.replay.until_ms, last_at, path_));
     }
     Event e;
     e.line = 0;
@@ -354,8 +359,8 @@ std::unique_ptr<SourceSplit> ReplaySource::RestoreSplit(StateReader& reader) con
     throw StateCorrupt(fmt::format("replay split '{}' is not a split of {}", id, path_));
   }
   if (position < 0 || static_cast<uint64_t>(position) > events_.size() || origin == kMinTimestamp) {
-    throw StateCorrupt(fmt::format("replay split '{}': position {} is not a line of {}", id,
-                                   position, path_));
+    throw StateCorrupt(
+        fmt::format("replay split '{}': position {} is not a line of {}", id, position, path_));
   }
   return std::make_unique<ReplaySplit>(static_cast<int>(it - split_ids_.begin()), std::move(id),
                                        static_cast<size_t>(position), origin);

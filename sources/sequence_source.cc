@@ -84,7 +84,6 @@ class SequenceReader : public SplitReaderBase {
     return out;
   }
 
-
   InputStatus PollNext(ReaderOutput& output) override {
     // Next split with records left, round-robin from where we stopped.
     const size_t n = states_.size();
@@ -102,7 +101,8 @@ class SequenceReader : public SplitReaderBase {
       }
     }
     if (picked == n) {
-      return no_more_splits() && !any_paused ? InputStatus::kEndOfInput : InputStatus::kNothingAvailable;
+      return no_more_splits() && !any_paused ? InputStatus::kEndOfInput
+                                             : InputStatus::kNothingAvailable;
     }
     const int64_t pacing = source_.spec().pacing_ms;
     if (pacing > 0) {
@@ -159,7 +159,8 @@ class SequenceReader : public SplitReaderBase {
 }  // namespace
 
 SequenceSource::SequenceSource(const SourceSpec& spec) : spec_(spec) {
-  schema_.Add(spec_.timestamp_field_name.empty() ? "ts" : spec_.timestamp_field_name, FieldType::kTimestamp);
+  schema_.Add(spec_.timestamp_field_name.empty() ? "ts" : spec_.timestamp_field_name,
+              FieldType::kTimestamp);
   std::set<std::string> ids;
   for (size_t i = 0; i < spec_.splits.size(); ++i) {
     const auto& split = spec_.splits[i];
@@ -184,10 +185,11 @@ SequenceSource::SequenceSource(const SourceSpec& spec) : spec_(spec) {
              TypeOf(split.fields[f].second) == schema_.field(f + 1).type;
     }
     if (!same) {
-      throw InvalidArgument(fmt::format(
-          "splits[{}].fields: every split must have the same fields, in the same order and types, as "
-          "splits[0]",
-          i));
+      throw InvalidArgument(
+          fmt::format("splits[{}].fields: every split must have the same fields, in the same order "
+                      "and types, as "
+                      "splits[0]",
+                      i));
     }
   }
 }
@@ -208,8 +210,8 @@ std::unique_ptr<SourceSplit> SequenceSource::RestoreSplit(StateReader& reader) c
   for (const SequenceSplitSpec& s : spec_.splits) {
     if (s.id == id) {
       if (emitted < 0 || emitted > s.count) {
-        throw StateCorrupt(fmt::format("sequence split '{}': position {} outside [0, {}]", id,
-                                       emitted, s.count));
+        throw StateCorrupt(
+            fmt::format("sequence split '{}': position {} outside [0, {}]", id, emitted, s.count));
       }
       return std::make_unique<SequenceSplit>(s, emitted);
     }

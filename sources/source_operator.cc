@@ -351,7 +351,9 @@ class SourceOperator::ReaderContext : public SourceReaderContext {
     if (wakeup == nullptr) {
       return {};
     }
-    return [wakeup] { wakeup->Signal(); };
+    return [wakeup] {
+      wakeup->Signal();
+    };
   }
   bool virtual_clock() const override { return op_.context().virtual_clock; }
   void WakeUpAfter(std::chrono::nanoseconds delay) override {
@@ -604,8 +606,8 @@ void SourceOperator::PauseOrResumeSplits(const std::vector<std::string>& pause,
                                          const std::vector<std::string>& resume) {
   reader_->PauseOrResumeSplits(pause, resume);
   for (const std::string& id : pause) {
-    Trace("split-paused", {WatermarkTrace::Text("split", id),
-                           WatermarkTrace::Number("max_allowed", max_allowed_)});
+    Trace("split-paused",
+          {WatermarkTrace::Text("split", id), WatermarkTrace::Number("max_allowed", max_allowed_)});
     paused_splits_.insert(id);
     if (auto it = split_outputs_.find(id);
         it != split_outputs_.end() && it->second->clock() != nullptr) {
@@ -613,8 +615,8 @@ void SourceOperator::PauseOrResumeSplits(const std::vector<std::string>& pause,
     }
   }
   for (const std::string& id : resume) {
-    Trace("split-resumed", {WatermarkTrace::Text("split", id),
-                            WatermarkTrace::Number("max_allowed", max_allowed_)});
+    Trace("split-resumed",
+          {WatermarkTrace::Text("split", id), WatermarkTrace::Number("max_allowed", max_allowed_)});
     paused_splits_.erase(id);
     if (auto it = split_outputs_.find(id);
         it != split_outputs_.end() && it->second->clock() != nullptr) {
@@ -694,7 +696,9 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
   generator->OnEvent(seen_, ts, *immediate);
 }
 
-Output& SourceOperator::out() { return *out_; }
+Output& SourceOperator::out() {
+  return *out_;
+}
 
 void SourceOperator::FlushPending() {
   if (pending_count_ == 0) {
@@ -917,7 +921,8 @@ namespace tidemark {
 
 void SourceOperator::CollectMetrics(MetricsWriter& out) const {
   // Not opened (a later operator of the chain failed to open first): no clock yet.
-  const Timestamp now = context_.processing_time != nullptr ? processing_time().GetCurrentProcessingTime() : 0;
+  const Timestamp now =
+      context_.processing_time != nullptr ? processing_time().GetCurrentProcessingTime() : 0;
   // Flink's sourceIdleTime: how long the source has not emitted a record (to this sample's
   // resolution: metrics are collected every ~200 ms).
   int64_t records = 0;
@@ -932,7 +937,8 @@ void SourceOperator::CollectMetrics(MetricsWriter& out) const {
   if (aligned() && max_allowed_ != kMaxTimestamp && latest_watermark_ != kMinTimestamp) {
     // Flink's watermarkAlignmentDrift: how far this source's watermark is ahead of the group's
     // minimum (the announced maximum allowed watermark is that minimum plus the max drift).
-    out.Gauge("watermarkAlignmentDrift", latest_watermark_ - (max_allowed_ - strategy_->alignment()->max_drift_ms));
+    out.Gauge("watermarkAlignmentDrift",
+              latest_watermark_ - (max_allowed_ - strategy_->alignment()->max_drift_ms));
   }
   out.Gauge("currentOutputWatermark", latest_watermark_);
   out.Gauge("idle", IsIdle() ? 1 : 0);

@@ -229,7 +229,7 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   bool waiting_for_alignment_ = false;
   bool finished_ = false;
   bool stopped_ = false;
-  int num_splits_ = 0;  ///< splits ever assigned (Flink's numSplits)
+  int num_splits_ = 0;                    ///< splits ever assigned (Flink's numSplits)
   std::set<std::string> counted_splits_;  ///< the ids counted in num_splits_
   void CountSplit(const std::string& split_id);
   std::map<std::string, Timestamp> split_watermarks_;

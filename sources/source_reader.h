@@ -221,8 +221,8 @@ class Source {
 /// split i goes to reader i mod parallelism, then every reader is told there are no more.
 class SplitEnumerator {
  public:
-  static std::vector<std::unique_ptr<SourceSplit>> SplitsFor(const Source& source, int subtask_index,
-                                                             int parallelism);
+  static std::vector<std::unique_ptr<SourceSplit>> SplitsFor(const Source& source,
+                                                             int subtask_index, int parallelism);
 };
 
 }  // namespace tidemark

@@ -1,17 +1,16 @@
 #include "sources/text_input.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <set>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -68,7 +67,6 @@ std::string JsonErrorReason(std::string_view line) {
 }
 
 }  // namespace
-
 
 namespace {
 
@@ -140,7 +138,8 @@ int64_t CountNewlines(const std::string& path, int64_t bytes) {
   int64_t left = bytes;
   int64_t count = 0;
   while (left > 0) {
-    const size_t want = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buffer.size())));
+    const size_t want =
+        static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buffer.size())));
     const size_t got = std::fread(buffer.data(), 1, want, f);
     if (got == 0) {
       const bool failed = std::ferror(f) != 0;
@@ -152,7 +151,8 @@ int64_t CountNewlines(const std::string& path, int64_t bytes) {
     }
     const char* p = buffer.data();
     const char* const stop = p + got;
-    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)))) != nullptr) {
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)))) !=
+           nullptr) {
       ++count;
       ++p;
     }
@@ -184,9 +184,10 @@ bool LineReader::Fill() {
     // The file ended before the size it had when it was opened: it was truncated (or replaced
     // in place) while being read, and the rest of the input is gone. Going on would give results
     // for part of it without a word, as an unreadable file would.
-    throw IoError(fmt::format("input file '{}' shrank while being read: it had {} bytes when "
-                              "opened, and ended after {}",
-                              path_, size_at_open_, bytes_read_));
+    throw IoError(
+        fmt::format("input file '{}' shrank while being read: it had {} bytes when "
+                    "opened, and ended after {}",
+                    path_, size_at_open_, bytes_read_));
   }
   if (bytes_read_ == 0 && end_ >= 3 && std::memcmp(buffer_.data(), "\xEF\xBB\xBF", 3) == 0) {
     // A UTF-8 byte order mark at the start of the file is no part of its first line (it would
@@ -615,7 +616,8 @@ bool LineDecoder::Decode(std::string_view line, Row& row, std::string* reason) {
   return DecodeLine(line, nullptr, row, reason);
 }
 
-bool LineDecoder::DecodeLent(std::string_view line, const LinesAhead& ahead, Row& row, std::string* reason) {
+bool LineDecoder::DecodeLent(std::string_view line, const LinesAhead& ahead, Row& row,
+                             std::string* reason) {
   return DecodeLine(line, &ahead, row, reason);
 }
 
@@ -623,7 +625,8 @@ int64_t LineDecoder::json_stream_lines() const {
   return impl_->json != nullptr ? impl_->json->stream_lines() : 0;
 }
 
-bool LineDecoder::DecodeLine(std::string_view line, const LinesAhead* lent, Row& row, std::string* reason) {
+bool LineDecoder::DecodeLine(std::string_view line, const LinesAhead* lent, Row& row,
+                             std::string* reason) {
   // Every line starts from an empty row: its strings are written from the start of the row's
   // buffer again (a row refilled without a reset would keep the bytes of every longer string).
   row.Reset(impl_->layout);

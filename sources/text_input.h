@@ -1,13 +1,12 @@
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <sys/types.h>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -84,8 +83,8 @@ class LineReader {
   std::string assembled_;     // a line that spans two reads, followed by kLinePadding spaces
   size_t pos_ = 0;
   size_t end_ = 0;
-  uint64_t fill_ = 0;               // the current fill's process-unique number (LinesAhead::fill)
-  bool lent_from_buffer_ = false;   // the last line returned views buffer_
+  uint64_t fill_ = 0;              // the current fill's process-unique number (LinesAhead::fill)
+  bool lent_from_buffer_ = false;  // the last line returned views buffer_
   int64_t line_number_ = 0;
   int64_t bytes_read_ = 0;
   int64_t end_offset_ = -1;

@@ -8,13 +8,12 @@
 
 #include "sources/text_input_simdjson.h"
 
-#include <string.h>  // memrchr
-
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string.h>  // memrchr
 #include <string>
 #include <string_view>
 #include <utility>
@@ -157,7 +156,6 @@ bool ReadJsonInto(od::value value, FieldType type, Row& row, size_t slot) {
   return false;
 }
 
-
 // Whether one of the `size` bytes at `data` is below 0x20. Reads only those bytes: 32 at a time,
 // then the tail one by one. It runs on the caller's line, before the line is copied into the
 // padded buffer: reading that buffer right after writing it stalled on store forwarding (wide
@@ -183,7 +181,8 @@ class HaswellJsonFastPath final : public JsonFastPath {
       : schema(s), seen(s.size()), plain_name(s.size()), short_name(s.size()) {
     for (size_t i = 0; i < s.size(); ++i) {
       const std::string& name = s.field(i).name;
-      plain_name[i] = name.size() <= simdjson::SIMDJSON_PADDING && name.find_first_of("\"\\") == std::string::npos;
+      plain_name[i] = name.size() <= simdjson::SIMDJSON_PADDING &&
+                      name.find_first_of("\"\\") == std::string::npos;
       if (plain_name[i] != 0 && name.size() < 16) {
         // The name and its closing quote, compared 16 bytes at a time (RawSlotOf).
         alignas(16) char pattern[16] = {};
@@ -229,7 +228,8 @@ class HaswellJsonFastPath final : public JsonFastPath {
     for (size_t k = 0; k < n; ++k) {
       const size_t i = hint + k < n ? hint + k : hint + k - n;
       const ShortName& sn = short_name[i];
-      if (sn.valid ? RawEquals(key.raw(), sn) : plain_name[i] != 0 && key.unsafe_is_equal(schema.field(i).name)) {
+      if (sn.valid ? RawEquals(key.raw(), sn)
+                   : plain_name[i] != 0 && key.unsafe_is_equal(schema.field(i).name)) {
         hint = i + 1 < n ? i + 1 : 0;
         return static_cast<int>(i);
       }
@@ -249,7 +249,8 @@ class HaswellJsonFastPath final : public JsonFastPath {
   // bytes readable there) is `name`: its bytes, then the closing quote. No call to memcmp.
   static bool RawEquals(const char* raw, const ShortName& name) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(raw));
-    const auto equal = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, name.pattern)));
+    const auto equal =
+        static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, name.pattern)));
     return (equal & name.mask) == name.mask;
   }
 
@@ -333,10 +334,10 @@ class HaswellJsonFastPath final : public JsonFastPath {
   struct LineStream {
     const void* reader = nullptr;  // the LineReader and fill of the buffer indexed
     uint64_t fill = 0;
-    const char* begin = nullptr;   // the lines indexed: [begin, end), end at a '\n'
+    const char* begin = nullptr;  // the lines indexed: [begin, end), end at a '\n'
     const char* end = nullptr;
-    bool usable = false;           // false: its lines are decoded one by one
-    uint64_t used = 0;             // last use, for replacing the least recently used
+    bool usable = false;  // false: its lines are decoded one by one
+    uint64_t used = 0;    // last use, for replacing the least recently used
     od::parser parser;
     od::document_stream docs;
     od::document_stream::iterator it;
@@ -393,19 +394,22 @@ class HaswellJsonFastPath final : public JsonFastPath {
     // A batch as large as the lines (so one stage 1, no thread), and at least a read buffer's
     // size, so the parser keeps its allocation from buffer to buffer.
     pick->usable =
-        pick->parser.iterate_many(pick->begin, size, std::max<size_t>(size, kStreamBatchBytes)).get(pick->docs) ==
-        simdjson::SUCCESS;
+        pick->parser.iterate_many(pick->begin, size, std::max<size_t>(size, kStreamBatchBytes))
+            .get(pick->docs) == simdjson::SUCCESS;
     if (pick->usable) {
       pick->it = pick->docs.begin();
     }
     return pick->usable ? pick : nullptr;
   }
 
-  static bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+  static bool IsJsonSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+  }
 
   // `line` from its buffer's document stream; false when the stream cannot vouch for it (the
   // caller then decodes the line on its own, which gives the same answer or the reason).
-  __attribute__((flatten)) bool StreamJson(std::string_view line, const LinesAhead& ahead, Row& row) {
+  __attribute__((flatten)) bool StreamJson(std::string_view line, const LinesAhead& ahead,
+                                           Row& row) {
     if (HasControlCharacter(line.data(), line.size())) {
       return false;
     }
@@ -441,8 +445,8 @@ class HaswellJsonFastPath final : public JsonFastPath {
     // the stream cannot be moved past it; this buffer's remaining lines are parsed one by one.
     od::document_reference doc;
     od::object object;
-    if ((*s->it).get(doc) != simdjson::SUCCESS || doc.get_object().get(object) != simdjson::SUCCESS ||
-        !ReadObject(object, row)) {
+    if ((*s->it).get(doc) != simdjson::SUCCESS ||
+        doc.get_object().get(object) != simdjson::SUCCESS || !ReadObject(object, row)) {
       s->usable = false;
       return false;
     }
@@ -479,9 +483,9 @@ class HaswellJsonFastPath final : public JsonFastPath {
   std::array<std::unique_ptr<LineStream>, 4> streams;  // by buffer (reader, fill)
   uint64_t clock = 0;
   int64_t streamed = 0;
-  std::string padded;         // the line followed by simdjson's padding
-  std::vector<uint8_t> seen;  // per slot: set by this line
-  std::vector<uint8_t> plain_name;  // per slot: RawSlotOf may compare its name raw
+  std::string padded;                 // the line followed by simdjson's padding
+  std::vector<uint8_t> seen;          // per slot: set by this line
+  std::vector<uint8_t> plain_name;    // per slot: RawSlotOf may compare its name raw
   std::vector<ShortName> short_name;  // per slot: the name as a 16-byte pattern, when short
 };
 

@@ -15,11 +15,12 @@ namespace tidemark {
 class JsonFastPath {
  public:
   virtual ~JsonFastPath() = default;
-  /// Fills the schema's fields of `row` (whose layout starts with the schema's) from `line` and returns true only when the
-  /// line is certainly one the nlohmann path (`JsonLineToRow`) accepts, with the same values;
-  /// false means "decode it the slow way" (which gives the row or the documented reason).
-  /// `in_place`: LineReader::kLinePadding readable bytes follow the line, the first of them
-  /// whitespace, so it is parsed in place; otherwise it is copied into a padded buffer first.
+  /// Fills the schema's fields of `row` (whose layout starts with the schema's) from `line` and
+  /// returns true only when the line is certainly one the nlohmann path (`JsonLineToRow`) accepts,
+  /// with the same values; false means "decode it the slow way" (which gives the row or the
+  /// documented reason). `in_place`: LineReader::kLinePadding readable bytes follow the line, the
+  /// first of them whitespace, so it is parsed in place; otherwise it is copied into a padded
+  /// buffer first.
   virtual bool Decode(std::string_view line, bool in_place, Row& row) = 0;
   /// The same for a line lent by a LineReader (in place), with what its buffer holds after it:
   /// the line is read from a document stream over the buffer's complete lines when the stream

@@ -3,11 +3,11 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <optional>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -47,9 +47,10 @@ extern "C" void OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* m, void* op
   if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (d->first_error.empty()) {
       const std::string fatal = FatalError(rk);
-      d->first_error = !fatal.empty() ? fatal
-                                      : fmt::format("{} (partition {}, {})", rd_kafka_err2str(m->err),
-                                                    m->partition, rd_kafka_err2name(m->err));
+      d->first_error = !fatal.empty()
+                           ? fatal
+                           : fmt::format("{} (partition {}, {})", rd_kafka_err2str(m->err),
+                                         m->partition, rd_kafka_err2name(m->err));
     }
     return;
   }
@@ -106,7 +107,9 @@ KafkaSinkOperator::KafkaSinkOperator(SinkSpec spec, Schema schema,
 }
 
 // Destroyed without Close: a crash path; producers go without waiting for anything.
-KafkaSinkOperator::~KafkaSinkOperator() { Close(); }
+KafkaSinkOperator::~KafkaSinkOperator() {
+  Close();
+}
 
 std::string KafkaSinkOperator::TransactionalId(int64_t number) const {
   return fmt::format("{}-{}-{}", spec_.transactional_id_prefix, subtask_index_, number);
@@ -131,10 +134,10 @@ std::unique_ptr<KafkaSinkOperator::Producer> KafkaSinkOperator::MakeProducer(
   if (!transactional_id.empty()) {
     if (rd_kafka_error_t* e =
             rd_kafka_init_transactions(p->handle.get(), static_cast<int>(spec_.kafka_timeout_ms))) {
-      throw IoError(fmt::format("kafka sink {}#{}: cannot initialise transactions for "
-                                "transactional id '{}' on {}: {}",
-                                context_.name, subtask_index_, transactional_id,
-                                spec_.bootstrap_servers, TakeError(e)));
+      throw IoError(fmt::format(
+          "kafka sink {}#{}: cannot initialise transactions for "
+          "transactional id '{}' on {}: {}",
+          context_.name, subtask_index_, transactional_id, spec_.bootstrap_servers, TakeError(e)));
     }
   }
   return p;
@@ -187,11 +190,10 @@ void KafkaSinkOperator::Produce(Producer& p, const Message& m) {
     }
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || waited_ms >= spec_.kafka_timeout_ms) {
       ++num_send_errors_;
-      throw IoError(fmt::format("kafka sink {}#{}: cannot produce to topic '{}'{}: {}",
-                                context_.name, subtask_index_, spec_.topic,
-                                m.partition >= 0 ? fmt::format(" partition {}", m.partition) : "",
-                                err == RD_KAFKA_RESP_ERR__FATAL ? FatalError(p.handle.get())
-                                                                : rd_kafka_err2str(err)));
+      throw IoError(fmt::format(
+          "kafka sink {}#{}: cannot produce to topic '{}'{}: {}", context_.name, subtask_index_,
+          spec_.topic, m.partition >= 0 ? fmt::format(" partition {}", m.partition) : "",
+          err == RD_KAFKA_RESP_ERR__FATAL ? FatalError(p.handle.get()) : rd_kafka_err2str(err)));
     }
     // The local queue is full: serve delivery reports until there is room (bounded).
     Poll(p, 10);
@@ -223,7 +225,8 @@ void KafkaSinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
     m.key = KeyText(record.row, static_cast<size_t>(key_slot_));
   }
   if (partition_slot_ >= 0 && partition_slot_ < static_cast<int>(record.row.size())) {
-    if (std::optional<int64_t> part = AsInt64(record.row.Get(static_cast<size_t>(partition_slot_)))) {
+    if (std::optional<int64_t> part =
+            AsInt64(record.row.Get(static_cast<size_t>(partition_slot_)))) {
       if (*part < 0 || *part > INT32_MAX) {
         throw IoError(fmt::format("kafka sink {}#{}: partition-field '{}' is {}, not a partition",
                                   context_.name, subtask_index_, spec_.partition_field, *part));
@@ -340,19 +343,19 @@ void KafkaSinkOperator::CommitTransaction(Transaction& t, bool resent) {
   AppendCommitLog(t, "committing", resent);
   if (rd_kafka_error_t* e = rd_kafka_commit_transaction(t.producer->handle.get(),
                                                         static_cast<int>(spec_.kafka_timeout_ms))) {
-    throw IoError(fmt::format(
-        "kafka sink {}#{}: cannot commit transaction '{}' of checkpoint {}: {}", context_.name,
-        subtask_index_, t.id, t.checkpoint_id, TakeError(e)));
+    throw IoError(
+        fmt::format("kafka sink {}#{}: cannot commit transaction '{}' of checkpoint {}: {}",
+                    context_.name, subtask_index_, t.id, t.checkpoint_id, TakeError(e)));
   }
   ++num_committed_;
   if (after_kafka_commit_hook_) {
     after_kafka_commit_hook_(t.id);
   }
   AppendCommitLog(t, "committed", resent);
-  GetLogger("task")->debug("kafka sink {}#{}: committed transaction '{}' (checkpoint {}, records "
-                           "[{}, {}))",
-                           context_.name, subtask_index_, t.id, t.checkpoint_id, t.first_record,
-                           t.end_record);
+  GetLogger("task")->debug(
+      "kafka sink {}#{}: committed transaction '{}' (checkpoint {}, records "
+      "[{}, {}))",
+      context_.name, subtask_index_, t.id, t.checkpoint_id, t.first_record, t.end_record);
   DestroyProducer(t.producer, /*abort=*/false);
 }
 
@@ -371,9 +374,10 @@ void KafkaSinkOperator::ResendTransaction(Transaction& t) {
   Flush(*t.producer, "restore");
   t.acknowledged = t.producer->deliveries->partitions;
   ++num_resent_;
-  GetLogger("task")->info("kafka sink {}#{}: re-sent transaction '{}' of checkpoint {} ({} "
-                          "records) after restore",
-                          context_.name, subtask_index_, t.id, t.checkpoint_id, t.messages.size());
+  GetLogger("task")->info(
+      "kafka sink {}#{}: re-sent transaction '{}' of checkpoint {} ({} "
+      "records) after restore",
+      context_.name, subtask_index_, t.id, t.checkpoint_id, t.messages.size());
   CommitTransaction(t, /*resent=*/true);
 }
 
@@ -387,8 +391,8 @@ void KafkaSinkOperator::DestroyProducer(std::unique_ptr<Producer>& p, bool abort
     return;
   }
   if (abort) {
-    if (rd_kafka_error_t* e = rd_kafka_abort_transaction(p->handle.get(),
-                                                         static_cast<int>(spec_.kafka_timeout_ms))) {
+    if (rd_kafka_error_t* e =
+            rd_kafka_abort_transaction(p->handle.get(), static_cast<int>(spec_.kafka_timeout_ms))) {
       // The restore fences it anyway; the task is failing already.
       GetLogger("task")->warn("kafka sink {}#{}: abort failed: {}", context_.name, subtask_index_,
                               TakeError(e));
@@ -520,9 +524,10 @@ void KafkaSinkOperator::InitializeState(StateInitializationContext& context) {
     }
     if (log.committing.contains(t.id) && CommittedInKafka(t)) {
       ++num_recovered_;
-      GetLogger("task")->info("kafka sink {}#{}: transaction '{}' of checkpoint {} was committed "
-                              "before the crash (found in Kafka); not re-sent",
-                              context_.name, subtask_index_, t.id, t.checkpoint_id);
+      GetLogger("task")->info(
+          "kafka sink {}#{}: transaction '{}' of checkpoint {} was committed "
+          "before the crash (found in Kafka); not re-sent",
+          context_.name, subtask_index_, t.id, t.checkpoint_id);
       AppendCommitLog(t, "committed", /*resent=*/false);
       continue;
     }
@@ -543,7 +548,8 @@ void KafkaSinkOperator::OpenCommitLog() {
   if (!parent.empty()) {
     std::filesystem::create_directories(parent, ec);
   }
-  commit_log_fd_ = ::open(spec_.commit_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  commit_log_fd_ =
+      ::open(spec_.commit_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (commit_log_fd_ < 0) {
     throw IoError(fmt::format("kafka sink {}#{}: cannot open commit log '{}': {}", context_.name,
                               subtask_index_, spec_.commit_log,
@@ -609,15 +615,16 @@ bool KafkaSinkOperator::CommittedInKafka(const Transaction& t) {
   const auto& [partition, range] = *t.acknowledged.begin();
   std::map<std::string, std::string> props = spec_.kafka_properties;
   props["bootstrap.servers"] = spec_.bootstrap_servers;
-  props["group.id"] = spec_.transactional_id_prefix + "-commit-check";  // assign only, never commits
+  props["group.id"] =
+      spec_.transactional_id_prefix + "-commit-check";  // assign only, never commits
   props["enable.auto.commit"] = "false";
   props["enable.partition.eof"] = "true";
   props["isolation.level"] = "read_committed";
   props.try_emplace("log_level", "3");
   // Producer-only properties of the job are ignored by a consumer (librdkafka warns at most).
-  for (const char* producer_only : {"transactional.id", "enable.idempotence", "acks",
-                                    "transaction.timeout.ms", "linger.ms", "batch.size",
-                                    "compression.type", "compression.codec"}) {
+  for (const char* producer_only :
+       {"transactional.id", "enable.idempotence", "acks", "transaction.timeout.ms", "linger.ms",
+        "batch.size", "compression.type", "compression.codec"}) {
     props.erase(producer_only);
   }
   KafkaHandle consumer = MakeKafkaHandle(RD_KAFKA_CONSUMER, MakeKafkaConf(props));
@@ -626,10 +633,10 @@ bool KafkaSinkOperator::CommittedInKafka(const Transaction& t) {
     rd_kafka_topic_partition_list_add(assignment.get(), spec_.topic.c_str(), partition)->offset =
         range.first_offset;
     if (const rd_kafka_resp_err_t err = rd_kafka_assign(consumer.get(), assignment.get())) {
-      throw IoError(fmt::format("kafka sink {}#{}: cannot read back topic '{}' partition {} to "
-                                "check transaction '{}': {}",
-                                context_.name, subtask_index_, spec_.topic, partition, t.id,
-                                rd_kafka_err2str(err)));
+      throw IoError(fmt::format(
+          "kafka sink {}#{}: cannot read back topic '{}' partition {} to "
+          "check transaction '{}': {}",
+          context_.name, subtask_index_, spec_.topic, partition, t.id, rd_kafka_err2str(err)));
     }
   }
   std::optional<bool> committed;
@@ -675,11 +682,16 @@ void KafkaSinkOperator::AppendCommitLog(const Transaction& t, const char* state,
                                         {"last-offset", range.last_offset},
                                         {"records", range.records}};
   }
-  nlohmann::json j = {{"transactional-id", t.id},   {"subtask", subtask_index_},
-                      {"transaction", t.number},    {"checkpoint", t.checkpoint_id},
-                      {"first-record", t.first_record}, {"end-record", t.end_record},
-                      {"records", records},         {"resent", resent},
-                      {"partitions", parts},        {"state", state}};
+  nlohmann::json j = {{"transactional-id", t.id},
+                      {"subtask", subtask_index_},
+                      {"transaction", t.number},
+                      {"checkpoint", t.checkpoint_id},
+                      {"first-record", t.first_record},
+                      {"end-record", t.end_record},
+                      {"records", records},
+                      {"resent", resent},
+                      {"partitions", parts},
+                      {"state", state}};
   if (t.checkpoint_id == kUnassigned) {
     j["checkpoint"] = nullptr;  // committed at end of input without checkpointing
   }

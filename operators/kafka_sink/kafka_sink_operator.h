@@ -93,7 +93,8 @@ class KafkaSinkOperator : public StreamOperator {
   int64_t num_transactions_recovered() const { return num_recovered_; }
   /// Tests only: runs right after Kafka confirmed the commit of `transactional_id`, before its
   /// `committed` line is written (a throw there is a crash between the two). Mailbox thread.
-  void SetAfterKafkaCommitHookForTesting(std::function<void(const std::string& transactional_id)> hook) {
+  void SetAfterKafkaCommitHookForTesting(
+      std::function<void(const std::string& transactional_id)> hook) {
     after_kafka_commit_hook_ = std::move(hook);
   }
   size_t num_pending_transactions() const { return pending_.size(); }
@@ -104,7 +105,7 @@ class KafkaSinkOperator : public StreamOperator {
     bool has_key = false;
     std::string key;
     std::string value;
-    int32_t partition = -1;  ///< RD_KAFKA_PARTITION_UA when -1
+    int32_t partition = -1;    ///< RD_KAFKA_PARTITION_UA when -1
     int64_t timestamp_ms = 0;  ///< 0: the producer's clock
   };
   /// What the delivery reports of one producer said, per partition.
@@ -114,9 +115,9 @@ class KafkaSinkOperator : public StreamOperator {
     int64_t records = 0;
   };
   struct Deliveries {
-    int64_t outstanding = 0;   ///< produced, no report yet
+    int64_t outstanding = 0;  ///< produced, no report yet
     int64_t delivered = 0;
-    std::string first_error;   ///< empty: none
+    std::string first_error;  ///< empty: none
     std::map<int32_t, PartitionRange> partitions;
   };
 

@@ -14,7 +14,7 @@ struct SessionStore {
   SessionStore(int max_parallelism, KeyGroupRange range) : keys(max_parallelism, range) {}
   KeyedStateBackend<K, SessionKeyState> keys;
   KeyedTimerHeap<K> timers;
-  K popped{};  // scratch: the key of the timer entry being fired
+  K popped{};                                // scratch: the key of the timer entry being fired
   std::vector<std::pair<Timestamp, K>> due;  // scratch: the entries due at a watermark
 };
 

@@ -17,7 +17,8 @@ struct SlicedStore {
   SlicedStore(int max_parallelism, KeyGroupRange range) : keys(max_parallelism, range) {}
   KeyedStateBackend<K, SlicedKeyState> keys;
   KeyedTimerBuckets<K> timers;
-  absl::flat_hash_map<K, SlicedFirings, typename KeyTraits<K>::MapHash, typename KeyTraits<K>::MapEq>
+  absl::flat_hash_map<K, SlicedFirings, typename KeyTraits<K>::MapHash,
+                      typename KeyTraits<K>::MapEq>
       firings;
   std::vector<K> due;  // scratch: the keys of the time being fired
 };

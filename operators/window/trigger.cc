@@ -340,8 +340,8 @@ int64_t ParseCount(const std::string& raw, const std::string& arg) {
         "trigger '{}': count(N) needs a whole number of elements, got '{}'", Shown(raw), arg));
   }
   if (v < 1) {
-    throw InvalidArgument(fmt::format(
-        "trigger '{}': count(N) needs at least 1 element, got {}", Shown(raw), v));
+    throw InvalidArgument(
+        fmt::format("trigger '{}': count(N) needs at least 1 element, got {}", Shown(raw), v));
   }
   return v;
 }
@@ -354,16 +354,16 @@ int64_t ParseInterval(const std::string& raw, const std::string& arg) {
     int64_t bare = 0;
     const auto [end, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), bare);
     if (ec == std::errc() && end == arg.data() + arg.size()) {
-      throw InvalidArgument(fmt::format(
-          "trigger '{}': the interval needs a unit, e.g. continuous-event-time({}ms)", Shown(raw),
-          arg));
+      throw InvalidArgument(
+          fmt::format("trigger '{}': the interval needs a unit, e.g. continuous-event-time({}ms)",
+                      Shown(raw), arg));
     }
     throw InvalidArgument(fmt::format(
         "trigger '{}': expected an interval like 1s or 250ms, got '{}'", Shown(raw), arg));
   }
   if (*ms <= 0) {
-    throw InvalidArgument(fmt::format(
-        "trigger '{}': the interval must be positive, got {}", Shown(raw), arg));
+    throw InvalidArgument(
+        fmt::format("trigger '{}': the interval must be positive, got {}", Shown(raw), arg));
   }
   return *ms;
 }

@@ -35,7 +35,8 @@ class TimeWindow {
   /// Start of the window of `window_size` ms (shifted by `offset` ms) that contains `timestamp`:
   /// `timestamp - ((timestamp - offset) floor-mod window_size)`. Correct for negative timestamps
   /// (size 7, ts -8 -> -14). Computed exactly; a start below Long.MIN is Long.MIN (the window
-  /// is cut at the bottom of the int64 range, see `ForEachContaining`). Precondition: window_size > 0.
+  /// is cut at the bottom of the int64 range, see `ForEachContaining`). Precondition: window_size >
+  /// 0.
   static Timestamp GetWindowStartWithOffset(Timestamp timestamp, Timestamp offset,
                                             Timestamp window_size);
 
@@ -56,8 +57,9 @@ class TimeWindow {
     const Int128 t = timestamp;
     Timestamp shifted = 0;
     // 64-bit division unless timestamp - offset leaves the int64 range.
-    Int128 remainder = __builtin_sub_overflow(timestamp, offset, &shifted) ? (t - offset) % slide
-                                                                           : Int128{shifted % slide};
+    Int128 remainder = __builtin_sub_overflow(timestamp, offset, &shifted)
+                           ? (t - offset) % slide
+                           : Int128{shifted % slide};
     if (remainder < 0) {
       remainder += slide;  // floored modulo
     }

@@ -93,8 +93,8 @@ class AggregateState : public WindowState {
           case FieldType::kInt64:
           case FieldType::kTimestamp: {
             const int64_t x = row.GetInt64(slot);
-            acc.int_sum = static_cast<int64_t>(static_cast<uint64_t>(acc.int_sum) +
-                                               static_cast<uint64_t>(x));
+            acc.int_sum =
+                static_cast<int64_t>(static_cast<uint64_t>(acc.int_sum) + static_cast<uint64_t>(x));
             acc.double_sum += static_cast<double>(x);
             break;
           }
@@ -511,9 +511,10 @@ SliceAggregates::SliceAggregates(const std::vector<ResolvedAggregate>& aggregate
     cells_.push_back(c);
   }
   words_ = at;
-  only_record_counts_ = !cells_.empty() && std::all_of(cells_.begin(), cells_.end(), [](const Cell& c) {
-    return c.form == Form::kCount && c.slot < 0;
-  });
+  only_record_counts_ =
+      !cells_.empty() && std::all_of(cells_.begin(), cells_.end(), [](const Cell& c) {
+        return c.form == Form::kCount && c.slot < 0;
+      });
 }
 
 void SliceAggregates::AddFields(uint64_t* w, const Row& row, uint64_t seq,

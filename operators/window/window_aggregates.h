@@ -90,7 +90,8 @@ class SliceAggregates {
   size_t words() const { return words_; }
   /// Whether some accumulator holds a string (`Release` must be called before dropping words).
   bool has_strings() const { return has_strings_; }
-  /// Adds the row of an element with arrival number `seq` (as `AggregatingWindowFunction::Accumulate`).
+  /// Adds the row of an element with arrival number `seq` (as
+  /// `AggregatingWindowFunction::Accumulate`).
   void Add(uint64_t* w, const Row& row, uint64_t seq, AccumulatorStrings& strings) const {
     if (only_record_counts_) {
       // count(*) only (the commonest window): one word per count, nothing read from the row.
@@ -104,7 +105,8 @@ class SliceAggregates {
   /// Folds `from` into `into` (as `AggregatingWindowFunction::MergeAccumulators`).
   void Merge(uint64_t* into, const uint64_t* from, AccumulatorStrings& strings) const;
   /// The accumulators `w` stands for, into `out` (`aggregates.size()` of them).
-  void Expand(const uint64_t* w, AggregateAccumulator* out, const AccumulatorStrings& strings) const;
+  void Expand(const uint64_t* w, AggregateAccumulator* out,
+              const AccumulatorStrings& strings) const;
   /// The words of `in` into `w` (whose strings were released). Throws `StateCorrupt` when a
   /// value does not have the aggregate's type.
   void Compress(const AggregateAccumulator* in, uint64_t* w, AccumulatorStrings& strings) const;
@@ -154,7 +156,8 @@ class AggregatingWindowFunction : public WindowFunction {
   const std::vector<ResolvedAggregate>& aggregates() const { return aggregates_; }
   /// Whether result rows end with a field this function leaves NULL (the operator's `firing`).
   bool has_firing_slot(size_t key_fields) const {
-    return output_layout_->size() == key_fields + 2 + aggregates_.size() + (emit_watermark_ ? 1 : 0) + 1;
+    return output_layout_->size() ==
+           key_fields + 2 + aggregates_.size() + (emit_watermark_ ? 1 : 0) + 1;
   }
 
   // ---- Accumulator-level access for the window operator's slices (panes) ----

@@ -152,8 +152,7 @@ const WindowState* WindowOperator::GetWindowState(const Key& key,
   }
   if (flat_sessions_) {
     const SessionKeyState* ks = FindSessionKey(key);
-    for (size_t i = 0; ks != nullptr && !state_window.is_global() && i < ks->sessions.size();
-         ++i) {
+    for (size_t i = 0; ks != nullptr && !state_window.is_global() && i < ks->sessions.size(); ++i) {
       const FlatSession& s = ks->sessions[i];
       if (s.state_start == state_window.start() && s.state_end == state_window.end()) {
         scratch_accs_.resize(session_accs_);
@@ -274,8 +273,8 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     auto touch = [&](size_t j, SlotTouch::Stage stage) {
       if (key_store_) {
         const uint64_t hash = hashes[j % kRing];
-        key_store_->keys.Touch(KeyProbe{&records[j].row, &options_.key_slots, nullptr, hash},
-                               hash, stage);
+        key_store_->keys.Touch(KeyProbe{&records[j].row, &options_.key_slots, nullptr, hash}, hash,
+                               stage);
       }
     };
     for (size_t j = 0; j < kRowAt && j < n; ++j) {
@@ -470,8 +469,9 @@ void WindowOperator::HandleLateElement(StreamRecord& record, const std::vector<W
         late_by = kMaxTimestamp;
       }
       if (late_layout_ == nullptr || late_layout_->size() != record.row.size() + 3) {
-        late_layout_ = RowLayout::Extend(
-            record.row.layout_ptr(), {FieldType::kTimestamp, FieldType::kTimestamp, FieldType::kInt64});
+        late_layout_ =
+            RowLayout::Extend(record.row.layout_ptr(),
+                              {FieldType::kTimestamp, FieldType::kTimestamp, FieldType::kInt64});
       }
       const size_t n = record.row.size();
       record.row.Widen(late_layout_);
@@ -569,8 +569,8 @@ Schema WindowOperator::LateOutputSchema(const Schema& input) {
   Schema out = input;
   for (const char* name : {"late_window_start", "late_window_end", "late_by_ms"}) {
     if (out.IndexOf(name) >= 0) {
-      throw InvalidArgument(fmt::format(
-          "the input already has a field '{}', which the late side output adds", name));
+      throw InvalidArgument(
+          fmt::format("the input already has a field '{}', which the late side output adds", name));
     }
   }
   out.Add("late_window_start", FieldType::kTimestamp);
@@ -675,9 +675,10 @@ WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec
   // of those names would stand twice in the row under one name.
   for (const char* name : {"window_start", "window_end"}) {
     if (out.IndexOf(name) >= 0) {
-      throw InvalidArgument(fmt::format("window output column '{}' is defined twice (a key-by field "
-                                        "has the name of a window column; rename it with a map first)",
-                                        name));
+      throw InvalidArgument(
+          fmt::format("window output column '{}' is defined twice (a key-by field "
+                      "has the name of a window column; rename it with a map first)",
+                      name));
     }
     out.Add(name, FieldType::kTimestamp);
   }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <absl/container/inlined_vector.h>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -7,8 +8,6 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <absl/container/inlined_vector.h>
 
 #include "config/job_spec.h"
 #include "operators/window/merging_window_set.h"
@@ -199,7 +198,8 @@ class WindowOperator : public StreamOperator,
   /// (`key fields..., window_start, window_end, aggregates...[, watermark][, firing]`; `firing`
   /// when `allowed_lateness_ms > 0` or `emit_firing`) and an operator factory. The late side
   /// output (when `late_output` is set) carries the input fields plus the provenance columns
-  /// of `Options::late_provenance` (see `LateOutputSchema`). Throws `InvalidArgument` with a message naming the offending setting.
+  /// of `Options::late_provenance` (see `LateOutputSchema`). Throws `InvalidArgument` with a
+  /// message naming the offending setting.
   static WindowOperatorPlan Compile(const Schema& input, const WindowSpec& spec,
                                     const std::vector<std::string>& key_by);
   /// The late side output's schema for `input`: input fields, then `late_window_start`,
@@ -419,15 +419,15 @@ class WindowOperator : public StreamOperator,
   int64_t size_ = 0;
   int64_t slide_ = 0;
   int64_t offset_ = 0;
-  int64_t slice_ = 0;  // gcd(size_, slide_)
+  int64_t slice_ = 0;               // gcd(size_, slide_)
   bool one_slice_windows_ = false;  // see InitSlicing
   SliceCache slice_cache_;
   size_t num_accs_ = 0;
-  SliceAggregates slice_aggs_;      // the narrow accumulators of a slice
-  size_t slice_words_ = 0;          // slice_aggs_.words()
+  SliceAggregates slice_aggs_;  // the narrow accumulators of a slice
+  size_t slice_words_ = 0;      // slice_aggs_.words()
   // The strings of slice_aggs_ (string min / max / first / last), scratch_words_' included.
   mutable AccumulatorStrings slice_strings_;
-  mutable SliceWords scratch_words_;            // MergeSlices' merged words
+  mutable SliceWords scratch_words_;  // MergeSlices' merged words
   // The sliced path's keyed state, made at its first record: `int_store_` while every key is a
   // single non-NULL int64, `key_store_` otherwise (the int64 store moves into it on the first
   // other key). At most one of them is set.

@@ -33,8 +33,7 @@ void WindowOperator::InitSessions() {
   const WindowFunction& function = *function_;
   if (sliced_ || typeid(assigner) != typeid(SessionWindows) || !assigner.IsEventTime() ||
       typeid(trigger) != typeid(EventTimeTrigger) ||
-      typeid(function) != typeid(AggregatingWindowFunction) ||
-      options_.allowed_lateness_ms != 0) {
+      typeid(function) != typeid(AggregatingWindowFunction) || options_.allowed_lateness_ms != 0) {
     return;
   }
   const auto& sessions = static_cast<const SessionWindows&>(assigner);
@@ -127,9 +126,9 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const Src& src, StreamRe
       HandleLateElement(record, assigner_->AssignWindows(record, *this));
       return;
     }
-    const auto [key, state] =
-        found != nullptr ? std::pair<const K*, SessionKeyState*>{found_key, found}
-                         : store.keys.Emplace(src);
+    const auto [key, state] = found != nullptr
+                                  ? std::pair<const K*, SessionKeyState*>{found_key, found}
+                                  : store.keys.Emplace(src);
     SessionKeyState& ks = *state;
     if (found == nullptr) {
       ReuseAccumulators(ks.accs);
@@ -171,8 +170,7 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const Src& src, StreamRe
                     ks.accs.begin() + static_cast<std::ptrdiff_t>(hi * n));
     }
   }
-  slice_aggs_.Add(ks.accs.data() + lo * n, record.row, aggregating_->NextArrival(),
-                  slice_strings_);
+  slice_aggs_.Add(ks.accs.data() + lo * n, record.row, aggregating_->NextArrival(), slice_strings_);
 }
 
 void WindowOperator::FireSession(const Key& key, const FlatSession& session,
@@ -236,8 +234,8 @@ void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp waterma
       if (i + kPrefetchDistance < due.size()) {
         store.keys.Prefetch(due[i + kPrefetchDistance].second);
       }
-      while (store.timers.PopDueBefore(watermark, due[i].first, due[i].second, &time,
-                                       &store.popped)) {
+      while (
+          store.timers.PopDueBefore(watermark, due[i].first, due[i].second, &time, &store.popped)) {
         fire(time, store.popped);
       }
       fire(due[i].first, due[i].second);
@@ -302,8 +300,7 @@ bool WindowOperator::AdoptRestoredSessions() {
       ++n_sessions;
     }
   }
-  if (panes_.size() != merging_sets_.size() ||
-      timer_service_->NumEventTimeTimers() != n_sessions) {
+  if (panes_.size() != merging_sets_.size() || timer_service_->NumEventTimeTimers() != n_sessions) {
     return false;
   }
   for (const InternalTimer<Window>& t : timer_service_->EventTimeTimers()) {
@@ -328,8 +325,8 @@ bool WindowOperator::AdoptRestoredSessions() {
     }
     Panes& panes = panes_.at(key);
     for (const auto& [w, state_window] : set.mapping()) {
-      ks->sessions.push_back(FlatSession{w.start(), w.end(), state_window.start(),
-                                         state_window.end()});
+      ks->sessions.push_back(
+          FlatSession{w.start(), w.end(), state_window.start(), state_window.end()});
       const AggregateAccumulator* accs = aggregating_->AccumulatorsOf(*panes.at(state_window));
       ks->accs.resize(ks->accs.size() + slice_words_, uint64_t{0});
       slice_aggs_.Compress(accs, ks->accs.data() + (ks->accs.size() - slice_words_),

@@ -69,12 +69,12 @@ void WindowOperator::InitSlicing() {
   // A tumbling window is one slice; for counts and int64 sums merging that slice into empty
   // accumulators gives the slice's own accumulators bit for bit, so a firing reads them directly.
   one_slice_windows_ =
-      slice_ == size_ && std::all_of(aggregating.aggregates().begin(), aggregating.aggregates().end(),
-                                     [](const ResolvedAggregate& a) {
-                                       return a.kind == AggregateKind::kCount ||
-                                              (a.kind == AggregateKind::kSum &&
-                                               a.output_type == FieldType::kInt64);
-                                     });
+      slice_ == size_ &&
+      std::all_of(aggregating.aggregates().begin(), aggregating.aggregates().end(),
+                  [](const ResolvedAggregate& a) {
+                    return a.kind == AggregateKind::kCount ||
+                           (a.kind == AggregateKind::kSum && a.output_type == FieldType::kInt64);
+                  });
 }
 
 Timestamp WindowOperator::LastStart(Timestamp t) const {
@@ -113,7 +113,9 @@ KeyGroupRange WindowOperator::OwnedKeyGroups() const {
 
 size_t WindowOperator::NumSlices() const {
   size_t n = 0;
-  auto add = [&n](int, const auto&, const SlicedKeyState& ks) { n += ks.starts.size(); };
+  auto add = [&n](int, const auto&, const SlicedKeyState& ks) {
+    n += ks.starts.size();
+  };
   if (int_store_) {
     int_store_->keys.ForEach(add);
   }
@@ -185,11 +187,17 @@ void WindowOperator::RecycleAccumulators(AccumulatorVector& accs) {
   Recycle(accs, kInlineAccumulators, spare_accs_);
 }
 
-void WindowOperator::ReuseAccumulators(AccumulatorVector& accs) { Reuse(accs, kInlineAccumulators, spare_accs_); }
+void WindowOperator::ReuseAccumulators(AccumulatorVector& accs) {
+  Reuse(accs, kInlineAccumulators, spare_accs_);
+}
 
-void WindowOperator::RecycleAccumulators(SliceWords& accs) { Recycle(accs, kInlineSliceWords, spare_words_); }
+void WindowOperator::RecycleAccumulators(SliceWords& accs) {
+  Recycle(accs, kInlineSliceWords, spare_words_);
+}
 
-void WindowOperator::ReuseAccumulators(SliceWords& accs) { Reuse(accs, kInlineSliceWords, spare_words_); }
+void WindowOperator::ReuseAccumulators(SliceWords& accs) {
+  Reuse(accs, kInlineSliceWords, spare_words_);
+}
 
 void WindowOperator::RecycleSliceStarts(SliceStarts& starts) {
   Recycle(starts, kInlineSliceStarts, spare_starts_);
@@ -258,8 +266,9 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
     auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), start);
     if (pos != ks.starts.end() && *pos == start) {
       scratch_accs_.resize(num_accs_);
-      slice_aggs_.Expand(ks.accs.data() + static_cast<size_t>(pos - ks.starts.begin()) * slice_words_,
-                         scratch_accs_.data(), slice_strings_);
+      slice_aggs_.Expand(
+          ks.accs.data() + static_cast<size_t>(pos - ks.starts.begin()) * slice_words_,
+          scratch_accs_.data(), slice_strings_);
       merged = true;
     }
   }
@@ -329,7 +338,8 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
         int_store_ =
             std::make_unique<SlicedStore<int64_t>>(context().max_parallelism, OwnedKeyGroups());
       }
-      SlicedAdd(*int_store_, record.row.GetInt64(static_cast<size_t>(options_.key_slots[0])), record);
+      SlicedAdd(*int_store_, record.row.GetInt64(static_cast<size_t>(options_.key_slots[0])),
+                record);
       return;
     }
     MigrateToKeyStore();
@@ -376,8 +386,7 @@ void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
     // int_store_ is re-checked: a record of the batch may move its keys to the interned store
     // or the operator off the sliced path, either of which destroys it.
     if (touch && int_keys[j % kRing] && int_store_) {
-      int_store_->keys.Touch(records[j].row.GetInt64(uslot), hashes[j % kRing],
-                             SlotTouch::kSlot);
+      int_store_->keys.Touch(records[j].row.GetInt64(uslot), hashes[j % kRing], SlotTouch::kSlot);
     }
   };
   for (size_t j = 0; j < kHashAt && j < n; ++j) {
@@ -631,8 +640,7 @@ void WindowOperator::RebuildWindowsFromSlices(SlicedStore<K>& store) {
       RegisterCleanupTimer(w);
       if (options_.emit_firing) {
         auto f = store.firings.find(k);
-        for (const auto& [end, count] :
-             f == store.firings.end() ? SlicedFirings{} : f->second) {
+        for (const auto& [end, count] : f == store.firings.end() ? SlicedFirings{} : f->second) {
           if (end == s + size_) {
             firings_[key][w] = count;
           }

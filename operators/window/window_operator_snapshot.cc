@@ -221,12 +221,12 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
       }
     }
     std::vector<std::tuple<Window, std::string, int64_t>> trigger_values;
-    trigger_state_.ForEach([&](const Key& k, const Window& window, const std::string& name,
-                               int64_t v) {
-      if (k == key) {
-        trigger_values.emplace_back(window, name, v);
-      }
-    });
+    trigger_state_.ForEach(
+        [&](const Key& k, const Window& window, const std::string& name, int64_t v) {
+          if (k == key) {
+            trigger_values.emplace_back(window, name, v);
+          }
+        });
     w.WriteU32(static_cast<uint32_t>(trigger_values.size()));
     for (const auto& [window, name, v] : trigger_values) {
       WriteWindow(w, window);

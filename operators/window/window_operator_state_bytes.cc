@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "operators/window/window_operator.h"
 #include "operators/window/session_store.h"
 #include "operators/window/sliced_store.h"
+#include "operators/window/window_operator.h"
 #include "operators/window/window_state_bytes.h"
 
 namespace tidemark {

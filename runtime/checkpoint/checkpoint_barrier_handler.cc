@@ -5,7 +5,8 @@
 
 namespace tidemark {
 
-CheckpointBarrierHandler::CheckpointBarrierHandler(Mode mode, size_t num_channels, Callbacks callbacks)
+CheckpointBarrierHandler::CheckpointBarrierHandler(Mode mode, size_t num_channels,
+                                                   Callbacks callbacks)
     : mode_(mode),
       callbacks_(std::move(callbacks)),
       blocked_(num_channels, false),
@@ -41,7 +42,8 @@ void CheckpointBarrierHandler::ProcessBarrier(const CheckpointBarrier& barrier, 
     return;
   }
   if (pending_id_ != 0 && barrier.id > pending_id_) {
-    // A newer checkpoint subsumes the one aligning (Flink aborts it with CHECKPOINT_DECLINED_SUBSUMED).
+    // A newer checkpoint subsumes the one aligning (Flink aborts it with
+    // CHECKPOINT_DECLINED_SUBSUMED).
     const int64_t subsumed = pending_id_;
     last_closed_id_ = std::max(last_closed_id_, subsumed);
     pending_id_ = 0;

@@ -9,10 +9,15 @@
 
 namespace tidemark {
 
-CheckpointCoordinator::CheckpointCoordinator(const CheckpointingSpec& spec, std::vector<std::string> tasks,
+CheckpointCoordinator::CheckpointCoordinator(const CheckpointingSpec& spec,
+                                             std::vector<std::string> tasks,
                                              CheckpointStorage* storage, ProcessingTimeService& pts,
                                              Hooks hooks)
-    : spec_(spec), tasks_(std::move(tasks)), storage_(storage), pts_(pts), hooks_(std::move(hooks)) {}
+    : spec_(spec),
+      tasks_(std::move(tasks)),
+      storage_(storage),
+      pts_(pts),
+      hooks_(std::move(hooks)) {}
 
 void CheckpointCoordinator::Start() {
   running_ = true;
@@ -158,7 +163,8 @@ void CheckpointCoordinator::CompleteWhenReadyLocked(int64_t id) {
   }
 }
 
-int64_t CheckpointCoordinator::TaskFinished(const std::string& task, std::vector<FinishedState> states) {
+int64_t CheckpointCoordinator::TaskFinished(const std::string& task,
+                                            std::vector<FinishedState> states) {
   bool all_finished = false;
   bool draining = false;
   int64_t first = 0;
@@ -178,7 +184,8 @@ int64_t CheckpointCoordinator::TaskFinished(const std::string& task, std::vector
           ready.push_back(id);
         }
       } catch (const std::exception& e) {
-        GetLogger("checkpoint")->warn("checkpoint {}: cannot write the final state of {}: {}", id, task, e.what());
+        GetLogger("checkpoint")
+            ->warn("checkpoint {}: cannot write the final state of {}: {}", id, task, e.what());
       }
     }
     for (int64_t id : ready) {
@@ -194,7 +201,9 @@ int64_t CheckpointCoordinator::TaskFinished(const std::string& task, std::vector
   if (all_finished) {
     // The final checkpoint (Flink's checkpoint after all tasks finished): it waits for no task.
     const SnapshotType type = draining ? SnapshotType::kSavepoint : SnapshotType::kCheckpoint;
-    auto trigger = [this, type] { TriggerCheckpoint(type, /*periodic=*/false); };
+    auto trigger = [this, type] {
+      TriggerCheckpoint(type, /*periodic=*/false);
+    };
     if (hooks_.post) {
       hooks_.post(trigger);
     } else {
@@ -296,7 +305,8 @@ void CheckpointCoordinator::CompleteLocked(std::map<int64_t, Pending>::iterator 
   }
 }
 
-void CheckpointCoordinator::Decline(int64_t id, const std::string& task, const std::string& reason) {
+void CheckpointCoordinator::Decline(int64_t id, const std::string& task,
+                                    const std::string& reason) {
   std::string why = fmt::format("checkpoint {} declined by {}: {}", id, task, reason);
   auto abort = [this, id, why = std::move(why)] {
     std::lock_guard<std::mutex> lock(mu_);

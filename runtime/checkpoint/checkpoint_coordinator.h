@@ -157,8 +157,8 @@ class CheckpointCoordinator {
   Hooks hooks_;
 
   mutable std::mutex mu_;
-  std::map<int64_t, Pending> pending_;  // guarded by mu_
-  int64_t next_id_ = 1;                 // guarded by mu_
+  std::map<int64_t, Pending> pending_;   // guarded by mu_
+  int64_t next_id_ = 1;                  // guarded by mu_
   int64_t last_end_ms_ = kMinTimestamp;  // end of the last completed or aborted checkpoint
   int consecutive_failures_ = 0;
   Stats stats_;

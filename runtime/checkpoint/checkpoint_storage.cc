@@ -1,18 +1,17 @@
 #include "runtime/checkpoint/checkpoint_storage.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <xxhash.h>
 
 #include "config/regular_file.h"
 #include "runtime/core/durable_file.h"
@@ -25,7 +24,7 @@ namespace {
 constexpr std::string_view kMagic = "TMSTATE1";
 constexpr size_t kHeaderBytes = 8 + 8 + 8;
 constexpr const char* kMetadata = "_metadata";
-constexpr size_t kChunkBytes = size_t{1} << 20;            // verification reads this much at a time
+constexpr size_t kChunkBytes = size_t{1} << 20;           // verification reads this much at a time
 constexpr int64_t kMaxMetadataBytes = int64_t{64} << 20;  // _metadata is JSON listing the files
 
 void PutU64(std::string& out, uint64_t v) {
@@ -157,8 +156,11 @@ std::optional<int64_t> CheckpointIdOf(const std::filesystem::path& p) {
 
 }  // namespace
 
-CheckpointStorage::CheckpointStorage(std::filesystem::path dir, std::string job_name, int num_retained)
-    : dir_(std::move(dir)), job_name_(std::move(job_name)), num_retained_(std::max(1, num_retained)) {}
+CheckpointStorage::CheckpointStorage(std::filesystem::path dir, std::string job_name,
+                                     int num_retained)
+    : dir_(std::move(dir)),
+      job_name_(std::move(job_name)),
+      num_retained_(std::max(1, num_retained)) {}
 
 std::filesystem::path CheckpointStorage::CheckpointDir(int64_t id) const {
   {
@@ -170,8 +172,8 @@ std::filesystem::path CheckpointStorage::CheckpointDir(int64_t id) const {
   return dir_ / fmt::format("chk-{}", id);
 }
 
-StateFileHandle CheckpointStorage::WriteState(int64_t id, const std::string& operator_id, int subtask,
-                                              std::string_view bytes) const {
+StateFileHandle CheckpointStorage::WriteState(int64_t id, const std::string& operator_id,
+                                              int subtask, std::string_view bytes) const {
   const std::filesystem::path chk = CheckpointDir(id);
   std::error_code ec;
   std::filesystem::create_directories(chk, ec);
@@ -182,7 +184,8 @@ StateFileHandle CheckpointStorage::WriteState(int64_t id, const std::string& ope
   h.operator_id = operator_id;
   h.subtask = subtask;
   // Named by a hash of the id: operator ids may hold any character; the metadata keeps the id.
-  h.file = fmt::format("op-{:016x}-{}.state", XXH3_64bits(operator_id.data(), operator_id.size()), subtask);
+  h.file = fmt::format("op-{:016x}-{}.state", XXH3_64bits(operator_id.data(), operator_id.size()),
+                       subtask);
   h.size = bytes.size();
   h.checksum = XXH3_64bits(bytes.data(), bytes.size());
   std::string data;
@@ -213,8 +216,11 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
   }
   nlohmann::json files = nlohmann::json::array();
   for (const StateFileHandle& h : states) {
-    files.push_back({{"operator", h.operator_id}, {"subtask", h.subtask}, {"file", h.file},
-                     {"size", h.size}, {"xxh3", fmt::format("{:016x}", h.checksum)}});
+    files.push_back({{"operator", h.operator_id},
+                     {"subtask", h.subtask},
+                     {"file", h.file},
+                     {"size", h.size},
+                     {"xxh3", fmt::format("{:016x}", h.checksum)}});
   }
   meta["states"] = std::move(files);
   if (!layouts_.empty()) {
@@ -274,8 +280,8 @@ namespace {
 
 /// Reads and verifies the checkpoint in `chk`; throws std::runtime_error naming the problem.
 /// `expected_id` (when set) must be the id its `_metadata` names.
-CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::optional<int64_t> expected_id,
-                                   bool load_states = true) {
+CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk,
+                                   std::optional<int64_t> expected_id, bool load_states = true) {
   std::optional<std::string> meta_text = ReadMetadata(chk / kMetadata);
   if (!meta_text) {
     throw std::runtime_error("no _metadata (not completed)");
@@ -286,7 +292,8 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::option
     throw std::runtime_error("_metadata is not valid JSON");
   }
   if (meta.at("version").get<int>() != 1) {
-    throw std::runtime_error(fmt::format("_metadata version {} is not supported", meta.at("version").dump()));
+    throw std::runtime_error(
+        fmt::format("_metadata version {} is not supported", meta.at("version").dump()));
   }
   cp.id = meta.at("checkpoint_id").get<int64_t>();
   cp.timestamp_ms = meta.at("timestamp_ms").get<int64_t>();
@@ -308,7 +315,8 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::option
       }
       for (const auto& [aspect, text] : aspects.items()) {
         if (!text.is_string()) {
-          throw std::runtime_error(fmt::format("_metadata operators.{}.{} is not a string", op, aspect));
+          throw std::runtime_error(
+              fmt::format("_metadata operators.{}.{} is not a string", op, aspect));
         }
         cp.layouts[op][aspect] = text.get<std::string>();
       }
@@ -335,7 +343,8 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk, std::option
 }  // namespace
 
 std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std::string>* skipped,
-                                                                 bool load_states, int64_t min_id) const {
+                                                                 bool load_states,
+                                                                 int64_t min_id) const {
   std::vector<int64_t> ids;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
@@ -345,7 +354,8 @@ std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std
   }
   std::sort(ids.rbegin(), ids.rend());
   auto skip = [&](int64_t id, const std::string& why) {
-    const std::string line = fmt::format("skipping checkpoint {}: {}", CheckpointDir(id).string(), why);
+    const std::string line =
+        fmt::format("skipping checkpoint {}: {}", CheckpointDir(id).string(), why);
     GetLogger("checkpoint")->warn("{}", line);
     if (skipped != nullptr) {
       skipped->push_back(line);
@@ -368,7 +378,8 @@ std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std
   return std::nullopt;
 }
 
-CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir, const std::string& job_name) {
+CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir,
+                                            const std::string& job_name) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     throw Error(fmt::format("cannot restore from {}: no such directory", dir.string()));
@@ -380,7 +391,8 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir, co
     if (std::optional<CompletedCheckpoint> cp = root.LoadLatest(&skipped)) {
       return *std::move(cp);
     }
-    std::string why = skipped.empty() ? "it holds no completed checkpoint (no chk-<id>/_metadata)" : "";
+    std::string why =
+        skipped.empty() ? "it holds no completed checkpoint (no chk-<id>/_metadata)" : "";
     for (const std::string& line : skipped) {
       why += (why.empty() ? "" : "; ") + line;
     }
@@ -393,13 +405,15 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir, co
     throw Error(fmt::format("cannot restore from {}: {}", dir.string(), e.what()));
   }
   if (cp.job != job_name) {
-    throw Error(fmt::format("cannot restore from {}: it is a checkpoint of job \"{}\", not of \"{}\"",
-                            dir.string(), cp.job, job_name));
+    throw Error(
+        fmt::format("cannot restore from {}: it is a checkpoint of job \"{}\", not of \"{}\"",
+                    dir.string(), cp.job, job_name));
   }
   return cp;
 }
 
-std::optional<std::string> CheckpointStorage::CheckSavepointTarget(const std::filesystem::path& dir) {
+std::optional<std::string> CheckpointStorage::CheckSavepointTarget(
+    const std::filesystem::path& dir) {
   auto refuse = [&](const std::string& why) {
     return fmt::format("savepoint target directory '{}' cannot be used: {}", dir.string(), why);
   };

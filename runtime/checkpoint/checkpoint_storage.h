@@ -16,9 +16,9 @@ namespace tidemark {
 struct StateFileHandle {
   std::string operator_id;  ///< the operator's `id` in the job
   int subtask = 0;
-  std::string file;         ///< name inside the checkpoint's directory
-  uint64_t size = 0;        ///< body bytes
-  uint64_t checksum = 0;    ///< XXH3-64 of the body
+  std::string file;       ///< name inside the checkpoint's directory
+  uint64_t size = 0;      ///< body bytes
+  uint64_t checksum = 0;  ///< XXH3-64 of the body
 };
 
 /// A completed checkpoint read back for a restore: every operator subtask's state bytes.

@@ -10,7 +10,8 @@ namespace tidemark {
 
 FixedDelayRestartBackoffTimeStrategy::FixedDelayRestartBackoffTimeStrategy(int64_t max_attempts,
                                                                            int64_t backoff_ms)
-    : max_attempts_(std::max<int64_t>(0, max_attempts)), backoff_ms_(std::max<int64_t>(0, backoff_ms)) {}
+    : max_attempts_(std::max<int64_t>(0, max_attempts)),
+      backoff_ms_(std::max<int64_t>(0, backoff_ms)) {}
 
 void FixedDelayRestartBackoffTimeStrategy::NotifyFailure(const std::string& /*cause*/) {
   ++current_attempt_;
@@ -21,8 +22,9 @@ bool FixedDelayRestartBackoffTimeStrategy::CanRestart() const {
 }
 
 std::string FixedDelayRestartBackoffTimeStrategy::ToString() const {
-  return fmt::format("FixedDelayRestartBackoffTimeStrategy(maxNumberRestartAttempts={}, backoffTimeMS={})",
-                     max_attempts_, backoff_ms_);
+  return fmt::format(
+      "FixedDelayRestartBackoffTimeStrategy(maxNumberRestartAttempts={}, backoffTimeMS={})",
+      max_attempts_, backoff_ms_);
 }
 
 ExponentialDelayRestartBackoffTimeStrategy::ExponentialDelayRestartBackoffTimeStrategy(
@@ -55,7 +57,8 @@ void ExponentialDelayRestartBackoffTimeStrategy::NotifyFailure(const std::string
 
 int64_t ExponentialDelayRestartBackoffTimeStrategy::GetBackoffTimeMs() {
   int64_t jitter = 0;
-  const auto offset = static_cast<int64_t>(static_cast<double>(current_backoff_ms_) * jitter_factor_);
+  const auto offset =
+      static_cast<int64_t>(static_cast<double>(current_backoff_ms_) * jitter_factor_);
   if (offset > 0) {
     jitter = std::uniform_int_distribution<int64_t>(-offset, offset)(random_);
   }
@@ -74,7 +77,8 @@ FailureRateRestartBackoffTimeStrategy::FailureRateRestartBackoffTimeStrategy(
     const RelativeClock& clock, int64_t max_failures_per_interval, int64_t failures_interval_ms,
     int64_t backoff_ms)
     : clock_(clock),
-      max_failures_per_interval_(static_cast<size_t>(std::max<int64_t>(1, max_failures_per_interval))),
+      max_failures_per_interval_(
+          static_cast<size_t>(std::max<int64_t>(1, max_failures_per_interval))),
       failures_interval_ms_(std::max<int64_t>(1, failures_interval_ms)),
       backoff_ms_(std::max<int64_t>(0, backoff_ms)) {}
 

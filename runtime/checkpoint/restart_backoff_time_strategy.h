@@ -29,7 +29,8 @@ class RestartBackoffTimeStrategy {
   virtual bool CanRestart() const = 0;
   /// How long to wait before the restart, in ms. Meaningful only when `CanRestart()`.
   virtual int64_t GetBackoffTimeMs() = 0;
-  /// For `status` and logs, e.g. "FixedDelayRestartBackoffTimeStrategy(maxNumberRestartAttempts=3, backoffTimeMS=1000)".
+  /// For `status` and logs, e.g. "FixedDelayRestartBackoffTimeStrategy(maxNumberRestartAttempts=3,
+  /// backoffTimeMS=1000)".
   virtual std::string ToString() const = 0;
 };
 
@@ -97,7 +98,8 @@ class ExponentialDelayRestartBackoffTimeStrategy final : public RestartBackoffTi
 /// the failure that makes it that many within the interval fails the job.
 class FailureRateRestartBackoffTimeStrategy final : public RestartBackoffTimeStrategy {
  public:
-  FailureRateRestartBackoffTimeStrategy(const RelativeClock& clock, int64_t max_failures_per_interval,
+  FailureRateRestartBackoffTimeStrategy(const RelativeClock& clock,
+                                        int64_t max_failures_per_interval,
                                         int64_t failures_interval_ms, int64_t backoff_ms);
   void NotifyFailure(const std::string& cause) override;
   bool CanRestart() const override;

@@ -30,8 +30,12 @@ inline uint64_t FieldSalt(size_t position) {
 }
 
 /// Hash of field number `position` (0-based among the checksummed fields) holding `bits`.
-inline uint64_t FieldHash(size_t position, uint64_t bits) { return Mix64(bits ^ FieldSalt(position)); }
-inline uint64_t FieldHash(size_t position, int64_t v) { return FieldHash(position, static_cast<uint64_t>(v)); }
+inline uint64_t FieldHash(size_t position, uint64_t bits) {
+  return Mix64(bits ^ FieldSalt(position));
+}
+inline uint64_t FieldHash(size_t position, int64_t v) {
+  return FieldHash(position, static_cast<uint64_t>(v));
+}
 inline uint64_t FieldHash(size_t position, double v) {
   return FieldHash(position, std::bit_cast<uint64_t>(v == 0.0 ? 0.0 : v));  // -0.0 == 0.0
 }
@@ -49,15 +53,16 @@ inline uint64_t FieldHash(size_t position, const Value& v) {
     case 3:
       return FieldHash(position, static_cast<int64_t>(std::get<bool>(v) ? 1 : 0));
     case 4:
-      return FieldHash(position, static_cast<uint64_t>(std::hash<std::string>{}(std::get<std::string>(v))));
+      return FieldHash(position,
+                       static_cast<uint64_t>(std::hash<std::string>{}(std::get<std::string>(v))));
     default:
       return FieldHash(position, kNullFieldBits);  // NULL
   }
 }
 
-/// The bits a non-NULL cell of `row` hashes as, by its slot type: `FieldHash(position, row.Get(slot))`
-/// is `FieldHash(position, CellHashBits(row, slot))` (a string through `std::hash`, a double with
-/// -0.0 as 0.0, a bool as 0 / 1).
+/// The bits a non-NULL cell of `row` hashes as, by its slot type: `FieldHash(position,
+/// row.Get(slot))` is `FieldHash(position, CellHashBits(row, slot))` (a string through `std::hash`,
+/// a double with -0.0 as 0.0, a bool as 0 / 1).
 inline uint64_t CellHashBits(const Row& row, size_t slot) {
   switch (row.type(slot)) {
     case FieldType::kDouble: {
@@ -77,6 +82,8 @@ inline uint64_t FieldHash(size_t position, const Row& row, size_t slot) {
 }
 
 /// A record's contribution from the sum of its fields' hashes.
-inline uint64_t RecordHash(uint64_t field_hash_sum) { return Mix64(field_hash_sum); }
+inline uint64_t RecordHash(uint64_t field_hash_sum) {
+  return Mix64(field_hash_sum);
+}
 
 }  // namespace tidemark

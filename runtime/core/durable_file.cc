@@ -1,11 +1,10 @@
 #include "runtime/core/durable_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <string>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -17,7 +16,8 @@ void WriteFileSynced(const std::filesystem::path& path, std::string_view data) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     const int err = errno;
-    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), err);
+    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)),
+                         err);
   }
   size_t done = 0;
   while (done < data.size()) {
@@ -28,18 +28,21 @@ void WriteFileSynced(const std::filesystem::path& path, std::string_view data) {
     if (n <= 0) {
       const int err = errno;
       ::close(fd);
-      throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), err);
+      throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)),
+                           err);
     }
     done += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0) {
     const int err = errno;
     ::close(fd);
-    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), err);
+    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)),
+                         err);
   }
   if (::close(fd) != 0) {
     const int err = errno;
-    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), err);
+    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)),
+                         err);
   }
 }
 
@@ -57,8 +60,9 @@ void WriteFileAtomically(const std::filesystem::path& path, std::string_view dat
   WriteFileSynced(tmp, data);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
-    throw FileWriteError(
-        fmt::format("cannot rename '{}' to '{}': {}", tmp.string(), path.string(), std::strerror(err)), err);
+    throw FileWriteError(fmt::format("cannot rename '{}' to '{}': {}", tmp.string(), path.string(),
+                                     std::strerror(err)),
+                         err);
   }
   SyncDirectory(path.parent_path());
 }

@@ -12,7 +12,8 @@ namespace tidemark {
 /// (ENOSPC and EDQUOT mean the file system is full).
 class FileWriteError : public IoError {
  public:
-  FileWriteError(const std::string& what, int error_number) : IoError(what), error_number_(error_number) {}
+  FileWriteError(const std::string& what, int error_number)
+      : IoError(what), error_number_(error_number) {}
   int error_number() const { return error_number_; }
 
  private:

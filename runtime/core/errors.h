@@ -29,7 +29,9 @@ class InvalidArgument : public Error {
 class KeyedInvalidArgument : public InvalidArgument {
  public:
   KeyedInvalidArgument(std::string key_path, std::string reason)
-      : InvalidArgument(key_path + ": " + reason), key_path_(std::move(key_path)), reason_(std::move(reason)) {}
+      : InvalidArgument(key_path + ": " + reason),
+        key_path_(std::move(key_path)),
+        reason_(std::move(reason)) {}
   const std::string& key_path() const { return key_path_; }
   const std::string& reason() const { return reason_; }
 
@@ -63,11 +65,11 @@ namespace internal {
 }  // namespace tidemark
 
 /// Always-on invariant check for bugs (never for user input): logs and aborts.
-#define TM_CHECK(cond, ...)                                                               \
-  do {                                                                                    \
-    if (!(cond)) [[unlikely]] {                                                           \
+#define TM_CHECK(cond, ...)                                                                   \
+  do {                                                                                        \
+    if (!(cond)) [[unlikely]] {                                                               \
       ::tidemark::internal::CheckFailed(__FILE__, __LINE__, #cond, fmt::format(__VA_ARGS__)); \
-    }                                                                                     \
+    }                                                                                         \
   } while (false)
 
 #ifdef NDEBUG

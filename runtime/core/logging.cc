@@ -48,5 +48,4 @@ void CheckFailed(const char* file, int line, const char* cond, const std::string
 }
 }  // namespace internal
 
-
 }  // namespace tidemark

@@ -1,10 +1,10 @@
 #include "runtime/core/row.h"
 
+#include <absl/container/flat_hash_map.h>
 #include <cmath>
 #include <memory>
 #include <mutex>
 
-#include <absl/container/flat_hash_map.h>
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/errors.h"
@@ -70,7 +70,9 @@ std::string Dump(const Json& j) {
 }
 }  // namespace
 
-std::string ValueToJson(const Value& v) { return Dump(ToJson(v)); }
+std::string ValueToJson(const Value& v) {
+  return Dump(ToJson(v));
+}
 
 std::optional<double> AsDouble(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) {
@@ -149,7 +151,9 @@ bool RowLayout::StoresAs(const RowLayout& other) const {
   if (size() != other.size()) {
     return false;
   }
-  auto storage = [](FieldType t) { return t == FieldType::kTimestamp ? FieldType::kInt64 : t; };
+  auto storage = [](FieldType t) {
+    return t == FieldType::kTimestamp ? FieldType::kInt64 : t;
+  };
   for (size_t i = 0; i < size(); ++i) {
     if (storage(types_[i]) != storage(other.types_[i])) {
       return false;
@@ -314,7 +318,8 @@ void Row::SetString(size_t i, std::string_view v) {
   const char* src = v.data();
   // `v` may point into this buffer, which growing frees: remember where.
   const bool inside = IsInside(v);
-  const size_t src_off = inside ? static_cast<size_t>(src - reinterpret_cast<const char*>(buf_)) : 0;
+  const size_t src_off =
+      inside ? static_cast<size_t>(src - reinterpret_cast<const char*>(buf_)) : 0;
   Reserve((need + 7) / 8, fixed_bytes + off);
   if (inside) {
     src = reinterpret_cast<const char*>(buf_) + src_off;
@@ -473,7 +478,8 @@ bool operator==(const Row& a, const Row& b) {
     if (an) {
       continue;
     }
-    if (a.type(i) == b.type(i) && a.type(i) != FieldType::kDouble && a.type(i) != FieldType::kString) {
+    if (a.type(i) == b.type(i) && a.type(i) != FieldType::kDouble &&
+        a.type(i) != FieldType::kString) {
       if (a.GetBits(i) != b.GetBits(i)) {
         return false;
       }
@@ -484,7 +490,9 @@ bool operator==(const Row& a, const Row& b) {
   return true;
 }
 
-bool operator<(const Row& a, const Row& b) { return a.ToValues() < b.ToValues(); }
+bool operator<(const Row& a, const Row& b) {
+  return a.ToValues() < b.ToValues();
+}
 
 std::ostream& operator<<(std::ostream& os, const Row& row) {
   os << '[';

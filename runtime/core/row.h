@@ -144,8 +144,12 @@ class Row {
 
   Row(const Row& other) { CopyFrom(other); }
   Row(Row&& other) noexcept
-      : layout_(other.layout_), buf_(other.buf_), cap_words_(other.cap_words_),
-        heap_bytes_(other.heap_bytes_), size_(other.size_), fixed_words_(other.fixed_words_) {
+      : layout_(other.layout_),
+        buf_(other.buf_),
+        cap_words_(other.cap_words_),
+        heap_bytes_(other.heap_bytes_),
+        size_(other.size_),
+        fixed_words_(other.fixed_words_) {
     other.layout_ = RowLayout::Empty();
     other.buf_ = nullptr;
     other.cap_words_ = 0;

@@ -41,7 +41,8 @@ inline bool EventTimeMillis(const Row& row, size_t slot, int64_t* ms) {
 }
 
 /// One record on a stream: its row and, once assigned, its event timestamp (ms).
-/// Mirrors Flink's `StreamRecord`. Moved, not copied, along a chain; operators may modify it in place.
+/// Mirrors Flink's `StreamRecord`. Moved, not copied, along a chain; operators may modify it in
+/// place.
 struct StreamRecord {
   Row row;
   Timestamp timestamp = kMinTimestamp;

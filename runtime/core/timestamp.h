@@ -7,8 +7,8 @@
 namespace tidemark {
 
 /// Event time and processing time: signed milliseconds since the Unix epoch.
-/// Mirrors Flink's use of `long` timestamps. `kMinTimestamp` (Long.MIN_VALUE) means "no watermark yet",
-/// `kMaxTimestamp` (Long.MAX_VALUE) means "end of input": every event-time timer fires.
+/// Mirrors Flink's use of `long` timestamps. `kMinTimestamp` (Long.MIN_VALUE) means "no watermark
+/// yet", `kMaxTimestamp` (Long.MAX_VALUE) means "end of input": every event-time timer fires.
 using Timestamp = int64_t;
 
 inline constexpr Timestamp kMinTimestamp = std::numeric_limits<int64_t>::min();

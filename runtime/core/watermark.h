@@ -18,6 +18,8 @@ struct Watermark {
 /// by `StatusWatermarkValve` and `WatermarkOutputMultiplexer`. Mirrors Flink's `WatermarkStatus`.
 enum class WatermarkStatus { kActive, kIdle };
 
-inline const char* ToString(WatermarkStatus s) { return s == WatermarkStatus::kIdle ? "IDLE" : "ACTIVE"; }
+inline const char* ToString(WatermarkStatus s) {
+  return s == WatermarkStatus::kIdle ? "IDLE" : "ACTIVE";
+}
 
 }  // namespace tidemark

@@ -10,8 +10,8 @@ BoundedOutOfOrdernessWatermarks::BoundedOutOfOrdernessWatermarks(
     std::chrono::milliseconds max_out_of_orderness)
     : out_of_orderness_ms_(max_out_of_orderness.count()) {
   if (out_of_orderness_ms_ < 0) {
-    throw InvalidArgument(fmt::format("max out-of-orderness must not be negative, got {} ms",
-                                      out_of_orderness_ms_));
+    throw InvalidArgument(
+        fmt::format("max out-of-orderness must not be negative, got {} ms", out_of_orderness_ms_));
   }
   // MIN + B + 1 never overflows for B >= 0 (B <= MAX), and MIN + B + 1 - B - 1 == MIN exactly.
   max_timestamp_ = kMinTimestamp + out_of_orderness_ms_ + 1;
@@ -30,8 +30,8 @@ void BoundedOutOfOrdernessWatermarks::OnPeriodicEmit(WatermarkOutput& output) {
 SqlIntervalWatermarks::SqlIntervalWatermarks(std::chrono::milliseconds interval)
     : interval_ms_(interval.count()) {
   if (interval_ms_ < 0) {
-    throw InvalidArgument(fmt::format("the watermark interval must not be negative, got {} ms",
-                                      interval_ms_));
+    throw InvalidArgument(
+        fmt::format("the watermark interval must not be negative, got {} ms", interval_ms_));
   }
 }
 

@@ -22,7 +22,8 @@ class BoundedOutOfOrdernessWatermarks : public WatermarkGenerator {
   /// Throws `InvalidArgument` if `max_out_of_orderness` is negative.
   explicit BoundedOutOfOrdernessWatermarks(std::chrono::milliseconds max_out_of_orderness);
 
-  void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) override;
+  void OnEvent(const StreamRecord& record, Timestamp event_timestamp,
+               WatermarkOutput& output) override;
   void OnPeriodicEmit(WatermarkOutput& output) override;
   bool InspectsRecordOnEvent() const override { return false; }
 
@@ -51,7 +52,8 @@ class SqlIntervalWatermarks final : public WatermarkGenerator {
   /// Throws `InvalidArgument` if `interval` is negative.
   explicit SqlIntervalWatermarks(std::chrono::milliseconds interval);
 
-  void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) override;
+  void OnEvent(const StreamRecord& record, Timestamp event_timestamp,
+               WatermarkOutput& output) override;
   void OnPeriodicEmit(WatermarkOutput& output) override;
   bool InspectsRecordOnEvent() const override { return false; }
   void SnapshotState(StateWriter& writer) const override { writer.WriteI64(current_); }

@@ -60,7 +60,8 @@ class CombinedWatermarkStatus {
 
   Timestamp combined_watermark() const { return combined_watermark_; }
   bool IsIdle() const { return idle_; }
-  /// Whether some input is in state active (has reported a watermark or mark-active and is not idle).
+  /// Whether some input is in state active (has reported a watermark or mark-active and is not
+  /// idle).
   bool HasActiveInput() const;
   size_t size() const { return partials_.size(); }
 

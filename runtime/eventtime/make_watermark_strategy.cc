@@ -23,7 +23,9 @@ int64_t DaysFromCivil(int64_t year, int month, int day) {
   return era * 146097 + day_of_era - 719468;
 }
 
-bool IsLeapYear(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+bool IsLeapYear(int64_t y) {
+  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
 
 int DaysInMonth(int64_t year, int month) {
   static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -84,8 +86,8 @@ std::string Where(const SourceLocation& loc) {
 }
 
 // Resolves `name` to a slot and checks that its type fits `unit`.
-int ResolveTimeField(const WatermarkStrategySpec& spec, const Schema& schema, const std::string& name,
-                     const char* what, TimestampUnit unit) {
+int ResolveTimeField(const WatermarkStrategySpec& spec, const Schema& schema,
+                     const std::string& name, const char* what, TimestampUnit unit) {
   const int slot = schema.IndexOf(name);
   if (slot < 0) {
     throw InvalidArgument(fmt::format("{}watermarks.{}: no field '{}' in the input schema",
@@ -109,9 +111,9 @@ int ResolveTimeField(const WatermarkStrategySpec& spec, const Schema& schema, co
       break;
   }
   if (!ok) {
-    throw InvalidArgument(fmt::format(
-        "{}watermarks.{}: field '{}' of type {} cannot hold a timestamp in unit '{}'",
-        Where(spec.location), what, name, ToString(type), spec.timestamp_unit));
+    throw InvalidArgument(
+        fmt::format("{}watermarks.{}: field '{}' of type {} cannot hold a timestamp in unit '{}'",
+                    Where(spec.location), what, name, ToString(type), spec.timestamp_unit));
   }
   return slot;
 }
@@ -313,9 +315,9 @@ std::optional<Timestamp> FieldToEventTimeMillis(const Row& row, int slot, Timest
 WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const Schema& schema) {
   const std::optional<TimestampUnit> unit = ParseTimestampUnit(spec.timestamp_unit);
   if (!unit) {
-    throw InvalidArgument(fmt::format(
-        "{}watermarks.timestamp_unit: expected one of ms, s, us, ns, iso8601, got '{}'",
-        Where(spec.location), spec.timestamp_unit));
+    throw InvalidArgument(
+        fmt::format("{}watermarks.timestamp_unit: expected one of ms, s, us, ns, iso8601, got '{}'",
+                    Where(spec.location), spec.timestamp_unit));
   }
 
   TimestampAssigner assigner;
@@ -325,7 +327,8 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
   } else {
     const int slot = ResolveTimeField(spec, schema, spec.timestamp_field, "timestamp_field", *unit);
     const FieldType type = schema.field(static_cast<size_t>(slot)).type;
-    if (*unit == TimestampUnit::kMillis && (type == FieldType::kInt64 || type == FieldType::kTimestamp)) {
+    if (*unit == TimestampUnit::kMillis &&
+        (type == FieldType::kInt64 || type == FieldType::kTimestamp)) {
       millis_slot = slot;
     }
     assigner = [slot, u = *unit](const StreamRecord& record) -> std::optional<Timestamp> {
@@ -336,9 +339,9 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
   std::optional<WatermarkStrategy> strategy;
   if (spec.strategy == "bounded-out-of-orderness") {
     if (spec.max_out_of_orderness_ms < 0) {
-      throw InvalidArgument(fmt::format(
-          "{}watermarks.max_out_of_orderness: must not be negative, got {} ms", Where(spec.location),
-          spec.max_out_of_orderness_ms));
+      throw InvalidArgument(
+          fmt::format("{}watermarks.max_out_of_orderness: must not be negative, got {} ms",
+                      Where(spec.location), spec.max_out_of_orderness_ms));
     }
     strategy = WatermarkStrategy::ForBoundedOutOfOrderness(
         std::chrono::milliseconds(spec.max_out_of_orderness_ms), std::move(assigner));
@@ -361,24 +364,27 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
     });
   } else if (spec.strategy == "sql-interval") {
     if (spec.max_out_of_orderness_ms < 0) {
-      throw InvalidArgument(fmt::format(
-          "{}watermarks.max_out_of_orderness: must not be negative, got {} ms", Where(spec.location),
-          spec.max_out_of_orderness_ms));
+      throw InvalidArgument(
+          fmt::format("{}watermarks.max_out_of_orderness: must not be negative, got {} ms",
+                      Where(spec.location), spec.max_out_of_orderness_ms));
     }
     const std::chrono::milliseconds interval(spec.max_out_of_orderness_ms);
-    strategy = WatermarkStrategy(std::move(assigner),
-                                 [interval] { return std::make_unique<SqlIntervalWatermarks>(interval); });
+    strategy = WatermarkStrategy(std::move(assigner), [interval] {
+      return std::make_unique<SqlIntervalWatermarks>(interval);
+    });
   } else if (spec.strategy == "monotonous") {
     strategy = WatermarkStrategy::ForMonotonousTimestamps(std::move(assigner));
   } else if (spec.strategy == "none") {
     strategy = WatermarkStrategy::NoWatermarks(std::move(assigner));
   } else if (spec.strategy == "punctuated") {
     if (spec.watermark_field.empty()) {
-      throw InvalidArgument(fmt::format("{}watermarks.watermark_field: the punctuated strategy needs "
-                                        "the field that carries the watermark",
-                                        Where(spec.location)));
+      throw InvalidArgument(
+          fmt::format("{}watermarks.watermark_field: the punctuated strategy needs "
+                      "the field that carries the watermark",
+                      Where(spec.location)));
     }
-    const int wm_slot = ResolveTimeField(spec, schema, spec.watermark_field, "watermark_field", *unit);
+    const int wm_slot =
+        ResolveTimeField(spec, schema, spec.watermark_field, "watermark_field", *unit);
     const TimestampUnit u = *unit;
     strategy = WatermarkStrategy(std::move(assigner), [wm_slot, u] {
       return std::make_unique<PunctuatedWatermarks>(
@@ -399,8 +405,9 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
   }
   if (spec.idleness_ms) {
     if (*spec.idleness_ms <= 0) {
-      throw InvalidArgument(fmt::format("{}watermarks.idleness: must be greater than 0 ms, got {} ms",
-                                        Where(spec.location), *spec.idleness_ms));
+      throw InvalidArgument(
+          fmt::format("{}watermarks.idleness: must be greater than 0 ms, got {} ms",
+                      Where(spec.location), *spec.idleness_ms));
     }
     strategy = strategy->WithIdleness(std::chrono::milliseconds(*spec.idleness_ms));
   }
@@ -409,7 +416,8 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
       strategy = strategy->WithAlignment(WatermarkAlignmentParams{
           spec.alignment->group, spec.alignment->max_drift_ms, spec.alignment->update_interval_ms});
     } catch (const InvalidArgument& e) {
-      throw InvalidArgument(fmt::format("{}watermarks.alignment: {}", Where(spec.location), e.what()));
+      throw InvalidArgument(
+          fmt::format("{}watermarks.alignment: {}", Where(spec.location), e.what()));
     }
   }
   return *std::move(strategy);

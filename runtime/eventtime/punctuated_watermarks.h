@@ -10,9 +10,9 @@ namespace tidemark {
 /// A punctuated generator: the records themselves say when event time has advanced. For every
 /// record, `extractor(record, event_timestamp)` returns the watermark the record carries, or
 /// nullopt; a returned value is emitted at once, from `OnEvent` (so in
-/// `TimestampsAndWatermarksOperator` it directly follows its record). `OnPeriodicEmit` does nothing.
-/// This is the shape of Flink's punctuated `WatermarkGenerator`s (a generator that emits in
-/// `onEvent`); Flink has no single class for it.
+/// `TimestampsAndWatermarksOperator` it directly follows its record). `OnPeriodicEmit` does
+/// nothing. This is the shape of Flink's punctuated `WatermarkGenerator`s (a generator that emits
+/// in `onEvent`); Flink has no single class for it.
 ///
 /// Watermarks that do not advance are still passed on; the output drops them.
 /// Typical extractors: a boolean flag field plus the timestamp (`[flag, ts]` records), or a
@@ -30,7 +30,8 @@ class PunctuatedWatermarks final : public WatermarkGenerator {
   /// watermarks_punctuated's samples); the extractor answers every other value.
   explicit PunctuatedWatermarks(Extractor extractor, int millis_slot = -1);
 
-  void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) override;
+  void OnEvent(const StreamRecord& record, Timestamp event_timestamp,
+               WatermarkOutput& output) override;
   void OnPeriodicEmit(WatermarkOutput& /*output*/) override {}
   bool InspectsRecordOnEvent() const override { return true; }
 

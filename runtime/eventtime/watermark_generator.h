@@ -17,7 +17,8 @@ namespace tidemark {
 class WatermarkGenerator {
  public:
   virtual ~WatermarkGenerator() = default;
-  virtual void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) = 0;
+  virtual void OnEvent(const StreamRecord& record, Timestamp event_timestamp,
+                       WatermarkOutput& output) = 0;
   virtual void OnPeriodicEmit(WatermarkOutput& output) = 0;
 
   /// Whether `OnEvent` reads `record` (punctuated generators do; timestamp-only generators do not).

@@ -1,8 +1,8 @@
 #pragma once
 
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "runtime/eventtime/combined_watermark_status.h"
@@ -22,8 +22,8 @@ namespace tidemark {
 /// watermarks (`ProgressiveTimestampsAndWatermarks`).
 ///
 /// A recomputation emits the combined watermark if it advanced; then it calls `MarkIdle()` on the
-/// underlying output if all outputs are idle (or all were unregistered), else `MarkActive()` only if
-/// some output has reported activity (a watermark or mark-active). So registered outputs that
+/// underlying output if all outputs are idle (or all were unregistered), else `MarkActive()` only
+/// if some output has reported activity (a watermark or mark-active). So registered outputs that
 /// never reported anything cause no calls at all, and with no outputs nothing is ever emitted
 /// (never MAX). The underlying output is expected to de-duplicate statuses and non-advancing
 /// watermarks (`WatermarkToDataOutput` does).

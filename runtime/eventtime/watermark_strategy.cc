@@ -69,13 +69,13 @@ WatermarkStrategy WatermarkStrategy::WithAlignment(WatermarkAlignmentParams para
     throw InvalidArgument("watermark alignment needs a group name");
   }
   if (params.max_drift_ms < 0) {
-    throw InvalidArgument(fmt::format("watermark alignment max drift must not be negative, got {} ms",
-                                      params.max_drift_ms));
+    throw InvalidArgument(fmt::format(
+        "watermark alignment max drift must not be negative, got {} ms", params.max_drift_ms));
   }
   if (params.update_interval_ms <= 0) {
-    throw InvalidArgument(fmt::format(
-        "watermark alignment update interval must be greater than 0 ms, got {} ms",
-        params.update_interval_ms));
+    throw InvalidArgument(
+        fmt::format("watermark alignment update interval must be greater than 0 ms, got {} ms",
+                    params.update_interval_ms));
   }
   WatermarkStrategy copy = *this;
   copy.alignment_ = std::move(params);

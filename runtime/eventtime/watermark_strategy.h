@@ -32,7 +32,8 @@ struct WatermarkAlignmentParams {
   int64_t max_drift_ms = 0;           ///< a split may run at most this far ahead of the group min
   int64_t update_interval_ms = 1000;  ///< how often watermarks are reported and announced
 
-  friend bool operator==(const WatermarkAlignmentParams&, const WatermarkAlignmentParams&) = default;
+  friend bool operator==(const WatermarkAlignmentParams&,
+                         const WatermarkAlignmentParams&) = default;
 };
 
 /// The timestamp assigner (returns the record's own timestamp if it has one, else nullopt). Used
@@ -60,7 +61,8 @@ class WatermarkStrategy {
   static WatermarkStrategy NoWatermarks(TimestampAssigner assigner);
 
   /// Returns a copy that wraps every generator in `WatermarksWithIdleness(timeout)`.
-  /// Throws `InvalidArgument` unless `timeout > 0` (checked here, not only when generators are made).
+  /// Throws `InvalidArgument` unless `timeout > 0` (checked here, not only when generators are
+  /// made).
   WatermarkStrategy WithIdleness(std::chrono::milliseconds timeout) const;
   /// Returns a copy carrying alignment parameters. Throws `InvalidArgument` for an empty group, a
   /// negative drift or a non-positive update interval.
@@ -101,7 +103,8 @@ class WatermarkStrategy {
   /// A new generator. With idleness configured it is wrapped in `WatermarksWithIdleness` driven by
   /// `idleness_clock`, which must then be non-null and outlive the generator (TM_CHECK); without
   /// idleness the clock is unused and may be null.
-  std::unique_ptr<WatermarkGenerator> CreateWatermarkGenerator(const RelativeClock* idleness_clock) const;
+  std::unique_ptr<WatermarkGenerator> CreateWatermarkGenerator(
+      const RelativeClock* idleness_clock) const;
 
   const std::optional<std::chrono::milliseconds>& idle_timeout() const { return idle_timeout_; }
   const std::optional<WatermarkAlignmentParams>& alignment() const { return alignment_; }

@@ -47,7 +47,8 @@ class IdlenessTimer {
 ///
 /// - `OnEvent`: forwards to the wrapped generator, reports activity, clears the idle latch; it
 ///   never emits anything by itself.
-/// - `OnPeriodicEmit`: if the `IdlenessTimer` says idle, calls `MarkIdle()` once per idle phase (the
+/// - `OnPeriodicEmit`: if the `IdlenessTimer` says idle, calls `MarkIdle()` once per idle phase
+/// (the
 ///   latch) and skips the wrapped generator's periodic emit; otherwise calls the wrapped generator.
 /// - It never calls `MarkActive()`: the stream becomes active again through the next watermark the
 ///   output actually forwards (`WatermarkToDataOutput` emits ACTIVE before it).
@@ -58,10 +59,11 @@ class IdlenessTimer {
 class WatermarksWithIdleness final : public WatermarkGenerator {
  public:
   /// Throws `InvalidArgument` unless `timeout > 0`; TM_CHECKs `inner` non-null.
-  WatermarksWithIdleness(std::unique_ptr<WatermarkGenerator> inner, std::chrono::milliseconds timeout,
-                         const RelativeClock& clock);
+  WatermarksWithIdleness(std::unique_ptr<WatermarkGenerator> inner,
+                         std::chrono::milliseconds timeout, const RelativeClock& clock);
 
-  void OnEvent(const StreamRecord& record, Timestamp event_timestamp, WatermarkOutput& output) override;
+  void OnEvent(const StreamRecord& record, Timestamp event_timestamp,
+               WatermarkOutput& output) override;
   void OnPeriodicEmit(WatermarkOutput& output) override;
   bool InspectsRecordOnEvent() const override { return inner_->InspectsRecordOnEvent(); }
   /// The inner generator's state (the idleness timer starts again: idleness is processing time).

@@ -1,13 +1,12 @@
 #include "runtime/graph/job_execution.h"
-#include "runtime/graph/operator_chains.h"
-
-#include <unistd.h>
 
 #include <map>
 #include <random>
 #include <system_error>
+#include <unistd.h>
 
 #include "runtime/core/logging.h"
+#include "runtime/graph/operator_chains.h"
 #include "runtime/graph/state_layout.h"
 #include "runtime/time/system_processing_time_service.h"
 
@@ -60,7 +59,8 @@ void JobExecution::Build() {
   } else {
     timer_thread_ = std::make_unique<TimerThread>();
   }
-  const bool supervised = graph_.checkpointing.has_value() || graph_.restart_strategy.type != "none";
+  const bool supervised =
+      graph_.checkpointing.has_value() || graph_.restart_strategy.type != "none";
   if (supervised) {
     if (virtual_time) {
       auto pts = std::make_unique<VirtualProcessingTimeService>(*virtual_clock_);
@@ -72,7 +72,8 @@ void JobExecution::Build() {
     restart_clock_ = std::make_unique<ProcessingTimeRelativeClock>(*master_pts_);
     // Jitter of exponential-delay: reproducible under the virtual clock.
     const uint64_t seed = virtual_time ? 0 : std::random_device{}();
-    restart_strategy_ = CreateRestartBackoffTimeStrategy(graph_.restart_strategy, *restart_clock_, seed);
+    restart_strategy_ =
+        CreateRestartBackoffTimeStrategy(graph_.restart_strategy, *restart_clock_, seed);
   }
   restored_ = options_.restored;
   for (const FaultSpec& fault : graph_.faults) {
@@ -89,7 +90,8 @@ void JobExecution::Build() {
                         fmt::format("tidemark-checkpoints-{}-{}", ::getpid(), counter.fetch_add(1));
       remove_checkpoint_dir_ = true;
     }
-    storage_ = std::make_unique<CheckpointStorage>(checkpoint_dir_, graph_.name, graph_.checkpointing->num_retained);
+    storage_ = std::make_unique<CheckpointStorage>(checkpoint_dir_, graph_.name,
+                                                   graph_.checkpointing->num_retained);
     storage_->SetOperatorLayouts(StateLayoutsOf(graph_));
     CheckpointCoordinator::Hooks hooks;
     hooks.trigger_sources = [this](const CheckpointBarrier& barrier) {
@@ -137,7 +139,9 @@ void JobExecution::Build() {
         }
       }
     };
-    hooks.fail_job = [this](const std::string& reason) { FailJob(reason); };
+    hooks.fail_job = [this](const std::string& reason) {
+      FailJob(reason);
+    };
     hooks.post = [this](std::function<void()> action) {
       master_mailbox_.Put(Mail{std::move(action), "checkpoint coordinator"});
     };
@@ -146,8 +150,8 @@ void JobExecution::Build() {
     for (const auto& t : tasks_) {
       names.push_back(t->checkpoint_task_name());
     }
-    coordinator_ = std::make_unique<CheckpointCoordinator>(*graph_.checkpointing, std::move(names), storage_.get(),
-                                                           *master_pts_, std::move(hooks));
+    coordinator_ = std::make_unique<CheckpointCoordinator>(
+        *graph_.checkpointing, std::move(names), storage_.get(), *master_pts_, std::move(hooks));
     // Ids continue after the restored checkpoint and after any completed one in the directory,
     // so a resumed job's checkpoints are newer than what it resumed from (LoadLatest picks by id).
     int64_t next = restored_ ? restored_->id + 1 : 1;
@@ -166,8 +170,9 @@ void JobExecution::EnableTaskCheckpoints() {
   if (!coordinator_) {
     return;
   }
-  const auto mode = graph_.checkpointing->mode == "at-least-once" ? CheckpointBarrierHandler::Mode::kAtLeastOnce
-                                                                  : CheckpointBarrierHandler::Mode::kExactlyOnce;
+  const auto mode = graph_.checkpointing->mode == "at-least-once"
+                        ? CheckpointBarrierHandler::Mode::kAtLeastOnce
+                        : CheckpointBarrierHandler::Mode::kExactlyOnce;
   for (auto& t : tasks_) {
     t->EnableCheckpoints(mode, storage_.get(), coordinator_.get(), restored_.get());
     t->SetRestoreWatermarks(graph_.checkpointing->restore_watermarks);
@@ -196,7 +201,8 @@ void JobExecution::BuildTasks() {
         task->SetProcessingTimeService(std::move(pts), raw);
       } else {
         task->SetProcessingTimeService(
-            std::make_unique<SystemProcessingTimeService>(*timer_thread_, task->mailbox()), nullptr);
+            std::make_unique<SystemProcessingTimeService>(*timer_thread_, task->mailbox()),
+            nullptr);
       }
       task->SetAutoWatermarkIntervalMs(graph_.pipeline.auto_watermark_interval_ms);
       task->SetFinishedInputCountsAsMax(graph_.pipeline.finished_input == "max");
@@ -223,7 +229,8 @@ void JobExecution::BuildTasks() {
   // Channels of non-chained edges, grouped per (downstream vertex, subtask, input index).
   std::map<std::tuple<int, int, int>, std::vector<Channel*>> gate_channels;
   std::map<std::tuple<int, int, int>, std::vector<std::string>> gate_upstream;  // parallel to it
-  const size_t capacity = static_cast<size_t>(std::max<int64_t>(4, graph_.pipeline.channel_capacity));
+  const size_t capacity =
+      static_cast<size_t>(std::max<int64_t>(4, graph_.pipeline.channel_capacity));
   for (const JobEdge& e : graph_.edges) {
     const JobVertex& up = graph_.vertices[static_cast<size_t>(e.from)];
     const JobVertex& down = graph_.vertices[static_cast<size_t>(e.to)];
@@ -250,9 +257,8 @@ void JobExecution::BuildTasks() {
               fmt::format("{}#{}", up_task->name(), up_task->subtask_index()));
           channels_.push_back(std::move(ch));
         }
-        target.writer = up_task->AddWriter(
-            std::make_unique<RecordWriter>(e.partitioning, chans, e.key_slots, u, kBatchSize,
-                                           graph_.pipeline.max_parallelism));
+        target.writer = up_task->AddWriter(std::make_unique<RecordWriter>(
+            e.partitioning, chans, e.key_slots, u, kBatchSize, graph_.pipeline.max_parallelism));
       }
       if (e.side_output.empty()) {
         out.AddMainTarget(target);
@@ -279,10 +285,11 @@ void JobExecution::ConnectAlignment(StreamTask& task) {
   }
   // The announcement is handed over as a Mail: the operator only ever runs on its task thread.
   TaskMailbox* mailbox = &task.mailbox();
-  const int id = source_coordinator_->RegisterSubtask(*params, [mailbox, participant](Timestamp max) {
-    mailbox->Put(Mail{[participant, max] { participant->HandleAlignmentEvent(max); },
-                      "watermark alignment"});
-  });
+  const int id =
+      source_coordinator_->RegisterSubtask(*params, [mailbox, participant](Timestamp max) {
+        mailbox->Put(Mail{[participant, max] { participant->HandleAlignmentEvent(max); },
+                          "watermark alignment"});
+      });
   SourceCoordinator* coordinator = source_coordinator_.get();
   participant->SetWatermarkReporter(
       [coordinator, id](Timestamp watermark) { coordinator->ReportWatermark(id, watermark); });
@@ -346,8 +353,9 @@ bool JobExecution::StartTaskThreads() {
         // Out of threads or memory for stacks: the job fails like a failing task (the started
         // ones are cancelled below and end it), instead of the exception leaving a job whose
         // running-task count can never reach zero, or aborting `tidemark run`.
-        failure_ = fmt::format("cannot start the thread of task {}#{} ({} of {} task threads started): {}",
-                               t->name(), t->subtask_index(), started, tasks_.size(), e.what());
+        failure_ =
+            fmt::format("cannot start the thread of task {}#{} ({} of {} task threads started): {}",
+                        t->name(), t->subtask_index(), started, tasks_.size(), e.what());
         tasks_running_ = started;
         if (started == 0) {
           EndJobLocked(JobState::kFailed);
@@ -463,9 +471,9 @@ void JobExecution::Restart() {
     source_coordinator_ = std::make_unique<SourceCoordinator>();
     cause = failure_;
   }
-  GetLogger("job")->warn("job {} restarts ({}) from {}: {}", graph_.name, restarts() + 1,
-                         restored_ ? fmt::format("checkpoint {}", restored_->id) : std::string("the start"),
-                         cause);
+  GetLogger("job")->warn(
+      "job {} restarts ({}) from {}: {}", graph_.name, restarts() + 1,
+      restored_ ? fmt::format("checkpoint {}", restored_->id) : std::string("the start"), cause);
   bool cancel = false;
   {
     // Under mu_: Metrics and Cancel see either no tasks or all of the new attempt's.
@@ -666,8 +674,9 @@ void JobExecution::OnTaskEnded(StreamTask& task) {
                                if (coordinator_) {
                                  coordinator_->Stop();
                                }
-                               master_pts_->RegisterTimer(master_pts_->GetCurrentProcessingTime() + backoff,
-                                                          [this](Timestamp) { Restart(); });
+                               master_pts_->RegisterTimer(
+                                   master_pts_->GetCurrentProcessingTime() + backoff,
+                                   [this](Timestamp) { Restart(); });
                              },
                              "restart"});
   }
@@ -761,7 +770,9 @@ int64_t JobExecution::restarts() const {
   return restarts_;
 }
 
-std::filesystem::path JobExecution::checkpoint_directory() const { return checkpoint_dir_; }
+std::filesystem::path JobExecution::checkpoint_directory() const {
+  return checkpoint_dir_;
+}
 
 void JobExecution::TriggerSavepoint(std::filesystem::path dir, bool stop, bool drain,
                                     std::function<void(const SavepointOutcome&)> done) {
@@ -773,8 +784,11 @@ void JobExecution::TriggerSavepoint(std::filesystem::path dir, bool stop, bool d
   }
   if (!coordinator_ || state() != JobState::kRunning) {
     if (done) {
-      done(SavepointOutcome{false, 0, {}, !coordinator_ ? "the job does not checkpoint (no checkpointing: block)"
-                                                        : "the job is not running"});
+      done(SavepointOutcome{false,
+                            0,
+                            {},
+                            !coordinator_ ? "the job does not checkpoint (no checkpointing: block)"
+                                          : "the job is not running"});
     }
     return;
   }
@@ -784,33 +798,35 @@ void JobExecution::TriggerSavepoint(std::filesystem::path dir, bool stop, bool d
     }
     return;
   }
-  master_mailbox_.Put(Mail{[this, dir = std::move(dir), stop, drain, done = std::move(done)]() mutable {
-                             if (coordinator_->draining()) {
-                               if (done) {
-                                 done(SavepointOutcome{false, 0, {}, "the job is draining for a stop with savepoint"});
-                               }
-                               return;
-                             }
-                             if (drain) {
-                               BeginDrain(dir, std::move(done));
-                               return;
-                             }
-                             const int64_t id = coordinator_->NextCheckpointIdFor("");
-                             const std::filesystem::path path = dir / fmt::format("savepoint-{}", id);
-                             storage_->SetSavepointDirectory(id, path);
-                             savepoints_[id] = PendingSavepoint{path, stop, done};
-                             std::optional<int64_t> got = coordinator_->TriggerCheckpoint(SnapshotType::kSavepoint);
-                             if (!got || *got != id) {
-                               savepoints_.erase(id);
-                               if (done) {
-                                 done(SavepointOutcome{false, 0, {}, "the savepoint could not be triggered"});
-                               }
-                             }
-                           },
-                           "trigger savepoint"});
+  master_mailbox_.Put(Mail{
+      [this, dir = std::move(dir), stop, drain, done = std::move(done)]() mutable {
+        if (coordinator_->draining()) {
+          if (done) {
+            done(SavepointOutcome{false, 0, {}, "the job is draining for a stop with savepoint"});
+          }
+          return;
+        }
+        if (drain) {
+          BeginDrain(dir, std::move(done));
+          return;
+        }
+        const int64_t id = coordinator_->NextCheckpointIdFor("");
+        const std::filesystem::path path = dir / fmt::format("savepoint-{}", id);
+        storage_->SetSavepointDirectory(id, path);
+        savepoints_[id] = PendingSavepoint{path, stop, done};
+        std::optional<int64_t> got = coordinator_->TriggerCheckpoint(SnapshotType::kSavepoint);
+        if (!got || *got != id) {
+          savepoints_.erase(id);
+          if (done) {
+            done(SavepointOutcome{false, 0, {}, "the savepoint could not be triggered"});
+          }
+        }
+      },
+      "trigger savepoint"});
 }
 
-void JobExecution::BeginDrain(const std::filesystem::path& dir, std::function<void(const SavepointOutcome&)> done) {
+void JobExecution::BeginDrain(const std::filesystem::path& dir,
+                              std::function<void(const SavepointOutcome&)> done) {
   // Flink's stop-with-savepoint --drain: the sources stop and end their input (MAX_WATERMARK,
   // then end of input), every window and timer fires on the way down, every task finishes, and
   // the checkpoint after all tasks finished is the savepoint; the job then ends FINISHED.
@@ -849,12 +865,14 @@ std::vector<SubtaskMetrics> JobExecution::Metrics() const {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const StreamTask& t = *tasks_[i];
-    SubtaskMetrics m{t.name(), t.subtask_index(), t.records_in(), kMinTimestamp, task_finished_[i], {}, {}};
+    SubtaskMetrics m{
+        t.name(), t.subtask_index(), t.records_in(), kMinTimestamp, task_finished_[i], {}, {}};
     std::vector<MetricsWriter::Gauges> gauges = t.PublishedGauges();
     for (size_t o = 0; o < t.num_operators(); ++o) {
-      m.operators.push_back(OperatorMetrics{t.operator_name(o), t.operator_output(o).records_out(),
-                                            t.operator_output(o).output_watermark(),
-                                            o < gauges.size() ? std::move(gauges[o]) : MetricsWriter::Gauges{}});
+      m.operators.push_back(
+          OperatorMetrics{t.operator_name(o), t.operator_output(o).records_out(),
+                          t.operator_output(o).output_watermark(),
+                          o < gauges.size() ? std::move(gauges[o]) : MetricsWriter::Gauges{}});
     }
     // After the outputs: the input watermark only grows, and the task publishes it before its
     // operators see it, so no operator shows an output ahead of this input.

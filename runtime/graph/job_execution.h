@@ -3,16 +3,15 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <memory>
+#include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <filesystem>
-#include <functional>
-#include <optional>
 
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
@@ -173,7 +172,8 @@ class JobExecution {
   /// The job master thread under the system clock.
   void RunMaster();
   /// Job master thread: stop-with-savepoint --drain into `dir`.
-  void BeginDrain(const std::filesystem::path& dir, std::function<void(const SavepointOutcome&)> done);
+  void BeginDrain(const std::filesystem::path& dir,
+                  std::function<void(const SavepointOutcome&)> done);
   /// Job master thread: every savepoint still pending fails with `reason`.
   void FailPendingSavepoints(const std::string& reason);
   /// Every task ended after a failure the strategy allows a restart for: rebuilds and restores.
@@ -221,10 +221,10 @@ class JobExecution {
   std::vector<std::unique_ptr<StreamTask>> retired_tasks_;
   std::vector<std::unique_ptr<Channel>> retired_channels_;
   std::vector<std::unique_ptr<SourceCoordinator>> retired_source_coordinators_;
-  bool restart_pending_ = false;  // guarded by mu_
+  bool restart_pending_ = false;      // guarded by mu_
   bool stop_with_savepoint_ = false;  // guarded by mu_: a stop-with-savepoint ends FINISHED
-  int64_t restart_backoff_ms_ = 0;  // guarded by mu_
-  int64_t restarts_ = 0;           // guarded by mu_
+  int64_t restart_backoff_ms_ = 0;    // guarded by mu_
+  int64_t restarts_ = 0;              // guarded by mu_
   // Savepoints in flight: id -> (stop, done).
   struct PendingSavepoint {
     std::filesystem::path path;

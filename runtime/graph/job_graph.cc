@@ -31,8 +31,9 @@ bool IsPlainIdentifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) != 0) {
     return false;
   }
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  });
 }
 
 }  // namespace
@@ -64,7 +65,8 @@ bool JobGraph::IsChained(const JobEdge& edge) const {
          down.compiled.num_inputs == 1 && InputsOf(edge.to).size() == 1;
 }
 
-JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, JobResources& resources) {
+JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry,
+                         JobResources& resources) {
   JobGraph graph;
   graph.name = spec.name;
   graph.pipeline = spec.pipeline;
@@ -83,8 +85,8 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
     for (const auto& in : spec.operators[i].inputs) {
       auto it = index_of.find(in.from);
       if (it == index_of.end()) {
-        throw JobCompileError(Locate(spec, in.location, i, "inputs",
-                                     fmt::format("unknown operator '{}'", in.from)));
+        throw JobCompileError(
+            Locate(spec, in.location, i, "inputs", fmt::format("unknown operator '{}'", in.from)));
       }
       ++indegree[i];
       downstream[it->second].push_back(i);
@@ -108,7 +110,8 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
     }
   }
   if (order.size() != spec.operators.size()) {
-    throw JobCompileError(fmt::format("{}: error: operators: the job graph has a cycle", spec.file));
+    throw JobCompileError(
+        fmt::format("{}: error: operators: the job graph has a cycle", spec.file));
   }
 
   std::map<std::string, int> vertex_of;  // operator id -> vertex index
@@ -121,8 +124,9 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
       for (const auto& t : registry.Types()) {
         known += (known.empty() ? "" : ", ") + t;
       }
-      errors.push_back(Locate(spec, op.type_location.line > 0 ? op.type_location : op.location, spec_index, "type",
-                              fmt::format("unknown operator type '{}' (known: {})", op.type, known)));
+      errors.push_back(
+          Locate(spec, op.type_location.line > 0 ? op.type_location : op.location, spec_index,
+                 "type", fmt::format("unknown operator type '{}' (known: {})", op.type, known)));
       return false;
     }
     std::vector<Schema> input_schemas;
@@ -139,9 +143,9 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
       } else {
         auto sit = up.compiled.side_output_schemas.find(in.side_output);
         if (sit == up.compiled.side_output_schemas.end()) {
-          errors.push_back(Locate(spec, in.location, spec_index, "inputs",
-                                  fmt::format("operator '{}' has no side output '{}'", in.from,
-                                              in.side_output)));
+          errors.push_back(Locate(
+              spec, in.location, spec_index, "inputs",
+              fmt::format("operator '{}' has no side output '{}'", in.from, in.side_output)));
           inputs_ok = false;
           break;
         }
@@ -157,16 +161,16 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
     try {
       v.compiled = (*compiler)(CompileContext{op, spec, std::move(input_schemas), resources});
     } catch (const CompileError& e) {
-      errors.push_back(Locate(spec, e.location().line > 0 ? e.location() : op.location,
-                              spec_index, e.path(), e.what()));
+      errors.push_back(Locate(spec, e.location().line > 0 ? e.location() : op.location, spec_index,
+                              e.path(), e.what()));
       return false;
     } catch (const InvalidArgument& e) {
       errors.push_back(Locate(spec, op.location, spec_index, "", e.what()));
       return false;
     }
     v.parallelism = v.compiled.forced_parallelism > 0 ? v.compiled.forced_parallelism
-                    : op.parallelism > 0            ? op.parallelism
-                                                    : spec.pipeline.parallelism;
+                    : op.parallelism > 0              ? op.parallelism
+                                                      : spec.pipeline.parallelism;
     if (v.parallelism < 1) {
       v.parallelism = 1;
     }
@@ -187,7 +191,8 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
         continue;
       }
       std::string column = op.key_by.size() == 1 ? "key" : fmt::format("key{}", k + 1);
-      const SourceLocation loc = k < op.key_by_locations.size() ? op.key_by_locations[k] : op.location;
+      const SourceLocation loc =
+          k < op.key_by_locations.size() ? op.key_by_locations[k] : op.location;
       computed.emplace_back(column, ExpressionSpec{op.key_by[k], loc});
       op.key_by[k] = column;
     }
@@ -200,7 +205,8 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
         break;
       }
       OperatorSpec key_map;
-      key_map.id = op.inputs.size() == 1 ? op.id + ".key-by" : fmt::format("{}.key-by{}", op.id, k + 1);
+      key_map.id =
+          op.inputs.size() == 1 ? op.id + ".key-by" : fmt::format("{}.key-by{}", op.id, k + 1);
       key_map.type = "map";
       key_map.map = MapSpec{};
       key_map.map->set = computed;
@@ -251,10 +257,11 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
         }
       }
       if (p == Partitioning::kForward && up.parallelism != v.parallelism) {
-        throw JobCompileError(Locate(spec, in.location, static_cast<size_t>(v.id), "inputs",
-                                     fmt::format("partition: forward needs equal parallelism, but '{}' has "
-                                                 "{} and '{}' has {}",
-                                                 up.spec.id, up.parallelism, v.spec.id, v.parallelism)));
+        throw JobCompileError(
+            Locate(spec, in.location, static_cast<size_t>(v.id), "inputs",
+                   fmt::format("partition: forward needs equal parallelism, but '{}' has "
+                               "{} and '{}' has {}",
+                               up.spec.id, up.parallelism, v.spec.id, v.parallelism)));
       }
       if ((p == Partitioning::kForward || p == Partitioning::kRebalance) && v.parallelism > 1) {
         std::vector<int> keyed = v.compiled.input_key_slots;
@@ -322,10 +329,10 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, 
     }
     const JobVertex& up = graph.vertices[static_cast<size_t>(e.from)];
     const JobVertex& down = graph.vertices[static_cast<size_t>(e.to)];
-    const uint64_t channels = e.partitioning == Partitioning::kForward
-                                  ? static_cast<uint64_t>(up.parallelism)
-                                  : static_cast<uint64_t>(up.parallelism) *
-                                        static_cast<uint64_t>(down.parallelism);
+    const uint64_t channels =
+        e.partitioning == Partitioning::kForward
+            ? static_cast<uint64_t>(up.parallelism)
+            : static_cast<uint64_t>(up.parallelism) * static_cast<uint64_t>(down.parallelism);
     slots += channels * 2 * capacity;  // the ring and its free list of recycled batches (Channel)
     if (slots > kMaxChannelSlots) {
       throw JobCompileError(Locate(

@@ -31,7 +31,7 @@ struct JobVertex {
 struct JobEdge {
   int from = 0;
   int to = 0;
-  std::string side_output;  ///< empty: main output
+  std::string side_output;                             ///< empty: main output
   Partitioning partitioning = Partitioning::kForward;  ///< resolved, never kDefault
   int input_index = 0;
   std::vector<int> key_slots;  ///< hash partitioning
@@ -46,7 +46,8 @@ struct JobGraph {
   /// under (`EffectiveRestartStrategy`: its `restart-strategy:` block or Flink's default).
   std::optional<CheckpointingSpec> checkpointing;
   RestartStrategySpec restart_strategy;
-  std::vector<FaultSpec> faults;  ///< `faults:` (fault injection), each naming a non-source operator
+  std::vector<FaultSpec>
+      faults;  ///< `faults:` (fault injection), each naming a non-source operator
   std::vector<JobVertex> vertices;
   std::vector<JobEdge> edges;
 
@@ -65,6 +66,7 @@ inline constexpr uint64_t kMaxChannelSlots = uint64_t{1} << 26;
 /// to slots, schemas along edges, parallelism and partitioning. Throws JobCompileError, also when
 /// the channels would need more than `kMaxChannelSlots` slots.
 /// Called on the submitting thread.
-JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry, JobResources& resources);
+JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry,
+                         JobResources& resources);
 
 }  // namespace tidemark

@@ -18,7 +18,8 @@ std::vector<StreamRecord> SinkResult::Records() const {
   return records_;
 }
 
-void SinkResult::AddChecksumPart(int64_t count, uint64_t checksum, const std::vector<int64_t>& latency_ns) {
+void SinkResult::AddChecksumPart(int64_t count, uint64_t checksum,
+                                 const std::vector<int64_t>& latency_ns) {
   count_.fetch_add(count, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   checksum_ += checksum;

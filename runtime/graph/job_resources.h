@@ -17,7 +17,8 @@ namespace tidemark {
 /// Thread-safe: sink subtasks append from their task threads; readers take a snapshot.
 class SinkResult {
  public:
-  explicit SinkResult(Schema schema, bool retain_rows) : schema_(std::move(schema)), retain_(retain_rows) {}
+  explicit SinkResult(Schema schema, bool retain_rows)
+      : schema_(std::move(schema)), retain_(retain_rows) {}
 
   void Add(const StreamRecord& record);
   const Schema& schema() const { return schema_; }
@@ -39,8 +40,8 @@ class SinkResult {
   std::atomic<int64_t> count_{0};
   mutable std::mutex mu_;
   std::vector<StreamRecord> records_;
-  uint64_t checksum_ = 0;             // guarded by mu_
-  std::vector<int64_t> latency_ns_;   // guarded by mu_
+  uint64_t checksum_ = 0;            // guarded by mu_
+  std::vector<int64_t> latency_ns_;  // guarded by mu_
 };
 
 /// Per-job resources operators share, created before compilation and alive until the job's

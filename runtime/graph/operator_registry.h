@@ -27,7 +27,8 @@ struct CompiledOperator {
   bool is_source = false;
   bool is_sink = false;
   int num_inputs = 1;
-  /// Forces this parallelism (e.g. an all-records window runs with 1, as Flink's windowAll). 0: free.
+  /// Forces this parallelism (e.g. an all-records window runs with 1, as Flink's windowAll). 0:
+  /// free.
   int forced_parallelism = 0;
   /// Key slots in the *input* schema; non-empty makes the input edge hash-partitioned (keyBy).
   std::vector<int> input_key_slots;
@@ -39,7 +40,8 @@ struct CompiledOperator {
   bool hash_input = false;
 };
 
-/// Everything an operator compiler sees: its spec, the job, and its inputs' schemas (by input index).
+/// Everything an operator compiler sees: its spec, the job, and its inputs' schemas (by input
+/// index).
 struct CompileContext {
   const OperatorSpec& spec;
   const JobSpec& job;
@@ -74,7 +76,9 @@ using OperatorCompiler = std::function<CompiledOperator(const CompileContext&)>;
 /// static initialisers. Not thread-safe to mutate; read-only once jobs are compiled.
 class OperatorRegistry {
  public:
-  void Register(const std::string& type, OperatorCompiler compiler) { compilers_[type] = std::move(compiler); }
+  void Register(const std::string& type, OperatorCompiler compiler) {
+    compilers_[type] = std::move(compiler);
+  }
   const OperatorCompiler* Find(const std::string& type) const {
     auto it = compilers_.find(type);
     return it == compilers_.end() ? nullptr : &it->second;

@@ -3,12 +3,11 @@
 #include "runtime/core/errors.h"
 
 #if defined(__SANITIZE_THREAD__)
-#include <pthread.h>
-#include <threads.h>
-
 #include <cerrno>
 #include <cstdint>
 #include <ctime>
+#include <pthread.h>
+#include <threads.h>
 
 // librdkafka threads and locks are C11 `thrd_*` / `mtx_*` / `cnd_*`, which glibc implements without
 // going through the `pthread_*` entry points ThreadSanitizer intercepts: TSan never sees those
@@ -28,16 +27,25 @@ void* RunThrd(void* p) {
 }
 int C11Result(int err) {
   switch (err) {
-    case 0: return thrd_success;
-    case EBUSY: return thrd_busy;
-    case ETIMEDOUT: return thrd_timedout;
+    case 0:
+      return thrd_success;
+    case EBUSY:
+      return thrd_busy;
+    case ETIMEDOUT:
+      return thrd_timedout;
     case ENOMEM:
-    case EAGAIN: return thrd_nomem;
-    default: return thrd_error;
+    case EAGAIN:
+      return thrd_nomem;
+    default:
+      return thrd_error;
   }
 }
-pthread_mutex_t* P(mtx_t* m) { return reinterpret_cast<pthread_mutex_t*>(m); }
-pthread_cond_t* P(cnd_t* c) { return reinterpret_cast<pthread_cond_t*>(c); }
+pthread_mutex_t* P(mtx_t* m) {
+  return reinterpret_cast<pthread_mutex_t*>(m);
+}
+pthread_cond_t* P(cnd_t* c) {
+  return reinterpret_cast<pthread_cond_t*>(c);
+}
 static_assert(sizeof(mtx_t) == sizeof(pthread_mutex_t) && sizeof(cnd_t) == sizeof(pthread_cond_t));
 }  // namespace
 
@@ -58,7 +66,9 @@ int thrd_join(thrd_t thr, int* res) {
   }
   return C11Result(err);
 }
-int thrd_detach(thrd_t thr) { return C11Result(pthread_detach(thr)); }
+int thrd_detach(thrd_t thr) {
+  return C11Result(pthread_detach(thr));
+}
 int mtx_init(mtx_t* m, int type) {
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
@@ -69,21 +79,39 @@ int mtx_init(mtx_t* m, int type) {
   pthread_mutexattr_destroy(&attr);
   return C11Result(err);
 }
-int mtx_lock(mtx_t* m) { return C11Result(pthread_mutex_lock(P(m))); }
-int mtx_trylock(mtx_t* m) { return C11Result(pthread_mutex_trylock(P(m))); }
+int mtx_lock(mtx_t* m) {
+  return C11Result(pthread_mutex_lock(P(m)));
+}
+int mtx_trylock(mtx_t* m) {
+  return C11Result(pthread_mutex_trylock(P(m)));
+}
 int mtx_timedlock(mtx_t* __restrict m, const struct timespec* __restrict t) {
   return C11Result(pthread_mutex_timedlock(P(m), t));
 }
-int mtx_unlock(mtx_t* m) { return C11Result(pthread_mutex_unlock(P(m))); }
-void mtx_destroy(mtx_t* m) { pthread_mutex_destroy(P(m)); }
-int cnd_init(cnd_t* c) { return C11Result(pthread_cond_init(P(c), nullptr)); }
-int cnd_signal(cnd_t* c) { return C11Result(pthread_cond_signal(P(c))); }
-int cnd_broadcast(cnd_t* c) { return C11Result(pthread_cond_broadcast(P(c))); }
-int cnd_wait(cnd_t* c, mtx_t* m) { return C11Result(pthread_cond_wait(P(c), P(m))); }
+int mtx_unlock(mtx_t* m) {
+  return C11Result(pthread_mutex_unlock(P(m)));
+}
+void mtx_destroy(mtx_t* m) {
+  pthread_mutex_destroy(P(m));
+}
+int cnd_init(cnd_t* c) {
+  return C11Result(pthread_cond_init(P(c), nullptr));
+}
+int cnd_signal(cnd_t* c) {
+  return C11Result(pthread_cond_signal(P(c)));
+}
+int cnd_broadcast(cnd_t* c) {
+  return C11Result(pthread_cond_broadcast(P(c)));
+}
+int cnd_wait(cnd_t* c, mtx_t* m) {
+  return C11Result(pthread_cond_wait(P(c), P(m)));
+}
 int cnd_timedwait(cnd_t* __restrict c, mtx_t* __restrict m, const struct timespec* __restrict t) {
   return C11Result(pthread_cond_timedwait(P(c), P(m), t));
 }
-void cnd_destroy(cnd_t* c) { pthread_cond_destroy(P(c)); }
+void cnd_destroy(cnd_t* c) {
+  pthread_cond_destroy(P(c));
+}
 void call_once(once_flag* flag, void (*func)(void)) {
   pthread_once(reinterpret_cast<pthread_once_t*>(flag), func);
 }
@@ -103,7 +131,8 @@ KafkaConf MakeKafkaConf(const std::map<std::string, std::string>& properties) {
   KafkaConf conf(rd_kafka_conf_new());
   char err[512];
   for (const auto& [name, value] : properties) {
-    if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
+    if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), err, sizeof err) !=
+        RD_KAFKA_CONF_OK) {
       throw InvalidArgument(fmt::format("Kafka property '{}': {}", name, err));
     }
   }

@@ -9,12 +9,11 @@
 // is down does not return, and rd_kafka_destroy hangs while a partition list used in assign or
 // commit is still alive — destroy lists first (the KafkaPartitionList deleter makes that natural).
 
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 #include <map>
 #include <memory>
 #include <string>
-
-#include <librdkafka/rdkafka.h>
-#include <librdkafka/rdkafka_mock.h>
 
 namespace tidemark {
 
@@ -40,7 +39,8 @@ struct KafkaMessageDeleter {
 /// the handle is a consumer), then destroys it.
 using KafkaHandle = std::unique_ptr<rd_kafka_t, KafkaHandleDeleter>;
 using KafkaConf = std::unique_ptr<rd_kafka_conf_t, KafkaConfDeleter>;
-using KafkaPartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, KafkaPartitionListDeleter>;
+using KafkaPartitionList =
+    std::unique_ptr<rd_kafka_topic_partition_list_t, KafkaPartitionListDeleter>;
 using KafkaQueue = std::unique_ptr<rd_kafka_queue_t, KafkaQueueDeleter>;
 using KafkaMessage = std::unique_ptr<rd_kafka_message_t, KafkaMessageDeleter>;
 
@@ -74,7 +74,8 @@ class KafkaMockCluster {
   /// Takes broker `broker_id` (1-based) down or up: its connections close and it refuses new ones.
   void SetBrokerUp(int broker_id, bool up);
 
-  /// The underlying cluster, for the mock's other controls (e.g. rd_kafka_mock_push_request_errors).
+  /// The underlying cluster, for the mock's other controls (e.g.
+  /// rd_kafka_mock_push_request_errors).
   rd_kafka_mock_cluster_t* raw() const { return cluster_; }
 
  private:

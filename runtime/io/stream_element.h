@@ -25,8 +25,8 @@ struct StreamElement {
   };
 
   Kind kind = Kind::kRecords;
-  std::vector<StreamRecord> records;  ///< kRecords only
-  Watermark watermark;                ///< kWatermark only
+  std::vector<StreamRecord> records;                  ///< kRecords only
+  Watermark watermark;                                ///< kWatermark only
   WatermarkStatus status = WatermarkStatus::kActive;  ///< kWatermarkStatus only
   CheckpointBarrier barrier;  ///< kCheckpointBarrier, kCancelCheckpointMarker (its id)
 

@@ -82,7 +82,9 @@ uint64_t Xxh3Len9To16(uint64_t first8, uint64_t last8, size_t len) {
 }
 
 // A string whose canonical bytes fit XXH3's 9-to-16-byte case (ShortStringKeyHash64).
-bool IsShortStringKey(size_t n) { return n >= 4 && n <= 11; }
+bool IsShortStringKey(size_t n) {
+  return n >= 4 && n <= 11;
+}
 
 // XXH3_64bits of a string key's canonical bytes {4, n as 4 bytes little-endian, the n bytes} when
 // they are 9 to 16 bytes (n of 4 to 11; user ids, short names), the two words formed from the

@@ -1,14 +1,13 @@
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/hash/hash.h>
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
-#include <absl/hash/hash.h>
 
 #include "runtime/core/checksum.h"
 #include "runtime/core/errors.h"
@@ -178,7 +177,8 @@ class KeyedStateBackend {
       absl::flat_hash_map<K, V, typename KeyTraits<K>::MapHash, typename KeyTraits<K>::MapEq>;
 
   KeyedStateBackend(int max_parallelism, KeyGroupRange range)
-      : max_parallelism_(max_parallelism), range_(range),
+      : max_parallelism_(max_parallelism),
+        range_(range),
         group_mask_(max_parallelism > 1 && (max_parallelism & (max_parallelism - 1)) == 0
                         ? static_cast<uint64_t>(max_parallelism - 1)
                         : 0),
@@ -249,9 +249,8 @@ class KeyedStateBackend {
   /// `key` with its hash known: `hash64` is `KeyTraits<K>::Hash64(key)`, which the caller computed
   /// once for this and `PrefetchHashed` (a loop over a batch a few keys ahead). Keys without an
   /// arena only (int64). Throws `Error` as `TableOf`.
-  std::pair<const K*, V*> EmplaceHashed(const K& key, uint64_t hash64)
-    requires std::is_same_v<typename KeyTraits<K>::Arena, NoKeyArena>
-  {
+  std::pair<const K*, V*> EmplaceHashed(const K& key, uint64_t hash64) requires
+      std::is_same_v<typename KeyTraits<K>::Arena, NoKeyArena> {
     auto it = TableOfHash(key, hash64).try_emplace(key).first;
     return {&it->first, &it->second};
   }
@@ -370,10 +369,11 @@ class KeyedStateBackend {
  private:
   template <typename Src>
   [[noreturn, gnu::cold, gnu::noinline]] void ThrowNotOwned(const Src& key, int kg) {
-    throw Error(fmt::format("keyed state: key {} is in key group {}, which this subtask (key "
-                            "groups {}..{} of {}) does not own",
-                            KeyToString(KeyTraits<K>::ToKey(key, scratch_)), kg, range_.start,
-                            range_.end, max_parallelism_));
+    throw Error(
+        fmt::format("keyed state: key {} is in key group {}, which this subtask (key "
+                    "groups {}..{} of {}) does not own",
+                    KeyToString(KeyTraits<K>::ToKey(key, scratch_)), kg, range_.start, range_.end,
+                    max_parallelism_));
   }
 
   // The arena first: destroyed after the tables whose keys point into it.
@@ -445,7 +445,8 @@ class KeyedTimerBuckets {
   }
   /// Bytes held allocated: the time list and every key list's capacity, spare ones included.
   int64_t MemoryBytes() const {
-    size_t bytes = buckets_.capacity() * sizeof(Bucket) + spare_.capacity() * sizeof(std::vector<K>);
+    size_t bytes =
+        buckets_.capacity() * sizeof(Bucket) + spare_.capacity() * sizeof(std::vector<K>);
     for (const Bucket& b : buckets_) {
       bytes += b.keys.capacity() * sizeof(K);
     }

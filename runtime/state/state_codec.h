@@ -69,9 +69,10 @@ void ReadKeyGroups(StateReader& reader, int max_parallelism, KeyGroupRange range
       for (uint32_t i = 0; i < n_keys; ++i) {
         const Key key = reader.ReadKey();
         if (KeyGroupForHash(KeyHash64(key), max_parallelism) != group) {
-          throw StateCorrupt(fmt::format("snapshot: a key is stored under key group {} of {}, "
-                                         "not its own",
-                                         group, max_parallelism));
+          throw StateCorrupt(
+              fmt::format("snapshot: a key is stored under key group {} of {}, "
+                          "not its own",
+                          group, max_parallelism));
         }
         read_key(key);
       }

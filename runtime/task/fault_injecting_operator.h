@@ -18,7 +18,8 @@ struct FaultBudget {
   /// Takes one injection; false when the budget is spent.
   bool Take() {
     int64_t left = remaining.load(std::memory_order_relaxed);
-    while (left > 0 && !remaining.compare_exchange_weak(left, left - 1, std::memory_order_acq_rel)) {
+    while (left > 0 &&
+           !remaining.compare_exchange_weak(left, left - 1, std::memory_order_acq_rel)) {
     }
     return left > 0;
   }
@@ -52,7 +53,9 @@ class FaultInjectingOperator final : public StreamOperator {
     }
     inner_->ProcessElement(record, input);
   }
-  void ProcessWatermark(Watermark watermark, int input) override { inner_->ProcessWatermark(watermark, input); }
+  void ProcessWatermark(Watermark watermark, int input) override {
+    inner_->ProcessWatermark(watermark, input);
+  }
   void ProcessWatermarkStatus(WatermarkStatus status, int input) override {
     inner_->ProcessWatermarkStatus(status, input);
   }

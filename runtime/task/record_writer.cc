@@ -98,7 +98,8 @@ void RecordWriter::Emit(StreamRecord& record) {
     // A recycled slot: copy into its row's buffer instead of taking the caller's row, so neither
     // side allocates per record (and the caller keeps its buffer, e.g. a generator's row).
     StreamRecord& slot = records[fill];
-    slot.row = record.row;  // into the slot's buffer: a memcpy, no allocation once it is large enough
+    slot.row =
+        record.row;  // into the slot's buffer: a memcpy, no allocation once it is large enough
     slot.timestamp = record.timestamp;
     slot.has_timestamp = record.has_timestamp;
   } else {

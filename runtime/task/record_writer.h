@@ -13,9 +13,9 @@ namespace tidemark {
 /// Writes one task's output for one outgoing edge into the channels of the downstream subtasks,
 /// choosing a channel per record by the edge's partitioning (forward | rebalance | hash(key) |
 /// broadcast; hash sends a key to the subtask owning its key group, runtime/state/key_groups.h,
-/// with `max_parallelism` key groups). Records are batched per channel (`batch_size`); watermarks, statuses and end of
-/// input flush every batch first and then go to every channel, so order per channel is kept.
-/// Mirrors Flink's `RecordWriter` + `StreamPartitioner`.
+/// with `max_parallelism` key groups). Records are batched per channel (`batch_size`); watermarks,
+/// statuses and end of input flush every batch first and then go to every channel, so order per
+/// channel is kept. Mirrors Flink's `RecordWriter` + `StreamPartitioner`.
 ///
 /// Backpressure without blocking inside operator code: when a channel is full the element waits
 /// in a per-channel overflow queue; the StreamTask stops pulling input until `TryDrain` empties
@@ -23,8 +23,9 @@ namespace tidemark {
 /// Threading: the producing task's mailbox thread only.
 class RecordWriter {
  public:
-  RecordWriter(Partitioning partitioning, std::vector<Channel*> channels, std::vector<int> key_slots,
-               int subtask_index, size_t batch_size, int max_parallelism = 128);
+  RecordWriter(Partitioning partitioning, std::vector<Channel*> channels,
+               std::vector<int> key_slots, int subtask_index, size_t batch_size,
+               int max_parallelism = 128);
 
   void Emit(StreamRecord& record);
   /// `Emit` for every record of `batch`, in order. On a single channel, a full batch that is all
@@ -62,7 +63,8 @@ class RecordWriter {
   int max_parallelism_;
   size_t next_channel_;
   std::vector<std::unique_ptr<StreamElement>> batches_;
-  std::vector<size_t> fill_;  ///< records written into batches_[c] (recycled batches hold more slots)
+  std::vector<size_t>
+      fill_;  ///< records written into batches_[c] (recycled batches hold more slots)
   /// Slots cut off partial batches when they were flushed, their rows' buffers kept (at most
   /// `batch_size_`): a later batch that holds fewer slots than records takes them, so a source
   /// that flushes partial batches (a paced one) neither loses its rows' buffers to the channel

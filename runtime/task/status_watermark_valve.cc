@@ -11,7 +11,8 @@ StatusWatermarkValve::StatusWatermarkValve(size_t num_channels, Options options)
   TM_CHECK(num_channels >= 1, "a StatusWatermarkValve needs at least one channel");
 }
 
-void StatusWatermarkValve::InputWatermark(Watermark watermark, size_t channel, ValveOutput& output) {
+void StatusWatermarkValve::InputWatermark(Watermark watermark, size_t channel,
+                                          ValveOutput& output) {
   TM_CHECK(channel < channels_.size(), "channel {} out of range ({} channels)", channel,
            channels_.size());
   Channel& c = channels_[channel];

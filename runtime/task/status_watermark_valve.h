@@ -27,7 +27,8 @@ class ValveOutput {
 ///   becomes aligned once its watermark is >= the last output watermark. Then the minimum over the
 ///   aligned channels is emitted if it is larger than the last output watermark (nothing is emitted
 ///   while no channel is aligned).
-/// - ACTIVE -> IDLE makes the channel unaligned. If it was the last active channel: if its watermark
+/// - ACTIVE -> IDLE makes the channel unaligned. If it was the last active channel: if its
+/// watermark
 ///   equals the last output watermark, the maximum watermark over all channels is emitted (if
 ///   larger), then IDLE. Otherwise, if its watermark equals the last output watermark, the minimum
 ///   over the remaining aligned channels is recomputed.
@@ -45,8 +46,8 @@ class ValveOutput {
 ///   With `Options::end_of_input_on_max_watermark`, a MAX watermark on a channel is handled as
 ///   `MarkChannelFinished` (so a task may forward the upstream's final MAX as is).
 /// - `SetChannelExcludedFromMin(c, true)`: a broadcast input that must not hold event time back.
-///   Its watermarks and statuses are recorded but affect neither the minimum, nor the max-flush, nor
-///   the output status; it still has to finish before the output emits MAX.
+///   Its watermarks and statuses are recorded but affect neither the minimum, nor the max-flush,
+///   nor the output status; it still has to finish before the output emits MAX.
 ///
 /// Threading: the owning task's mailbox thread only. Cost: watermarks are O(N) per emitted change
 /// (a linear scan over channels; N is the upstream parallelism, small).
@@ -58,7 +59,8 @@ class StatusWatermarkValve {
   };
 
   /// `num_channels` >= 1 (TM_CHECK).
-  explicit StatusWatermarkValve(size_t num_channels) : StatusWatermarkValve(num_channels, Options{}) {}
+  explicit StatusWatermarkValve(size_t num_channels)
+      : StatusWatermarkValve(num_channels, Options{}) {}
   StatusWatermarkValve(size_t num_channels, Options options);
 
   /// A watermark arrived on `channel` (0-based; TM_CHECKed). May emit one watermark to `output`.

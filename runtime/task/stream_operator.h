@@ -1,12 +1,12 @@
 #pragma once
 
-#include "runtime/io/wakeup.h"
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "runtime/core/stream_record.h"
 #include "runtime/core/watermark.h"
+#include "runtime/io/wakeup.h"
 #include "runtime/state/state_serializer.h"
 #include "runtime/task/metrics_writer.h"
 #include "runtime/task/watermark_trace.h"
@@ -66,10 +66,10 @@ class Output {
 /// What an operator gets at `Open`: identity, its output and processing time.
 /// Pointers are borrowed and stay valid until after `Close`.
 struct OperatorContext {
-  std::string name;             ///< operator id from the job, e.g. "windows"
-  int subtask_index = 0;        ///< 0-based
+  std::string name;       ///< operator id from the job, e.g. "windows"
+  int subtask_index = 0;  ///< 0-based
   int parallelism = 1;
-  Output* output = nullptr;     ///< never null after Open
+  Output* output = nullptr;                          ///< never null after Open
   ProcessingTimeService* processing_time = nullptr;  ///< never null after Open
   int64_t auto_watermark_interval_ms = 200;          ///< pipeline.auto-watermark-interval; 0 = off
   /// The job's watermark trace and where this operator runs (`tidemark run --trace`); off (null
@@ -103,9 +103,7 @@ class StreamOperator {
  public:
   virtual ~StreamOperator() = default;
 
-  virtual void Open(const OperatorContext& context) {
-    context_ = context;
-  }
+  virtual void Open(const OperatorContext& context) { context_ = context; }
   virtual void ProcessElement(StreamRecord& record, int input) = 0;
   /// Processes every record of `batch` (all from input `input`), in order, exactly as that many
   /// `ProcessElement` calls would: same output, same side outputs, same state. The default makes
@@ -120,12 +118,15 @@ class StreamOperator {
   }
   /// Default: forward. Operators with event-time timers fire every timer <= the watermark first,
   /// then forward it (Flink's AbstractStreamOperator#processWatermark order).
-  virtual void ProcessWatermark(Watermark watermark, int /*input*/) { output().EmitWatermark(watermark); }
+  virtual void ProcessWatermark(Watermark watermark, int /*input*/) {
+    output().EmitWatermark(watermark);
+  }
   /// Default: forward.
   virtual void ProcessWatermarkStatus(WatermarkStatus status, int /*input*/) {
     output().EmitWatermarkStatus(status);
   }
-  /// Input `input` has ended (Flink's BoundedOneInput#endInput). Called after the final MAX watermark.
+  /// Input `input` has ended (Flink's BoundedOneInput#endInput). Called after the final MAX
+  /// watermark.
   virtual void EndInput(int /*input*/) {}
   /// All input ended; flush buffered results.
   virtual void Finish() {}

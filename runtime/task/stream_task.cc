@@ -1,7 +1,6 @@
 #include "runtime/task/stream_task.h"
 
 #include <pthread.h>
-
 #include <thread>
 
 #include "runtime/core/logging.h"
@@ -21,7 +20,6 @@ constexpr std::chrono::microseconds kFlushTimeout{100};
 constexpr int kIdleYieldsBeforeSleep = 1;
 
 }  // namespace
-
 
 // ---------------------------------------------------------------- TaskOperatorOutput
 
@@ -178,7 +176,8 @@ void StreamTask::SetProcessingTimeService(std::unique_ptr<ProcessingTimeService>
 }
 
 int StreamTask::AddOperator(std::unique_ptr<StreamOperator> op, std::string name) {
-  ops_.push_back(ChainedOperator{std::move(op), std::move(name), std::make_unique<TaskOperatorOutput>()});
+  ops_.push_back(
+      ChainedOperator{std::move(op), std::move(name), std::make_unique<TaskOperatorOutput>()});
   ops_.back().output->SetCancelFlag(&cancel_requested_);
   return static_cast<int>(ops_.size() - 1);
 }
@@ -224,7 +223,8 @@ void StreamTask::OpenOperators() {
     ctx.processing_time = pts_.get();
     ctx.auto_watermark_interval_ms = auto_watermark_interval_ms_;
     if (trace_ != nullptr) {
-      ctx.trace = TraceContext{trace_, WatermarkTrace::Where{&name_, subtask_index_, &ops_[i].name}};
+      ctx.trace =
+          TraceContext{trace_, WatermarkTrace::Where{&name_, subtask_index_, &ops_[i].name}};
       ops_[i].output->SetTrace(ctx.trace, pts_.get());
       if (i == 0) {
         for (auto& in : inputs_) {
@@ -370,7 +370,8 @@ MetricsWriter::Gauges StreamTask::TaskGauges() {
     rate_window_start_ms_ = now;
     rate_window_records_ = records;
   } else if (now - rate_window_start_ms_ >= 1000) {
-    records_in_per_second_ = (records - rate_window_records_) * 1000 / (now - rate_window_start_ms_);
+    records_in_per_second_ =
+        (records - rate_window_records_) * 1000 / (now - rate_window_start_ms_);
     rate_window_start_ms_ = now;
     rate_window_records_ = records;
   }
@@ -437,7 +438,9 @@ StreamTask::TurnResult StreamTask::TurnOrThrow() {
     PublishMetrics();
   }
   // Whether anything another task (or this task's next turn) can see changed.
-  auto changed = [&] { return ran_mail || ElementsPushed() != pushed_before; };
+  auto changed = [&] {
+    return ran_mail || ElementsPushed() != pushed_before;
+  };
   if (ending_) {
     // End of input was handed on; hand everything to the channels before the task ends.
     if (DrainWriters()) {
@@ -462,9 +465,11 @@ StreamTask::TurnResult StreamTask::TurnOrThrow() {
     if (drain_requested_) {
       status = InputStatus::kEndOfInput;  // stopped for a drain: end the input now
     } else {
-      CallOperator(ops_.front().name, [&] { status = source_->EmitBatch(kSourceRecordsPerTurn, &emitted); });
+      CallOperator(ops_.front().name,
+                   [&] { status = source_->EmitBatch(kSourceRecordsPerTurn, &emitted); });
     }
-    records_in_.store(records_in_.load(std::memory_order_relaxed) + emitted, std::memory_order_relaxed);
+    records_in_.store(records_in_.load(std::memory_order_relaxed) + emitted,
+                      std::memory_order_relaxed);
     // Flush partial batches on a short timeout, so a slow or paced source keeps latency low.
     // Not under the virtual clock: there, batch boundaries must not depend on wall time.
     if (virtual_pts_ == nullptr && !writers_.empty() && status == InputStatus::kMoreAvailable) {
@@ -550,7 +555,8 @@ InputStatus StreamTask::ProcessInput() {
   return processed > 0 ? InputStatus::kMoreAvailable : InputStatus::kNothingAvailable;
 }
 
-void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<StreamElement> element) {
+void StreamTask::HandleElement(TaskInput& in, size_t channel,
+                               std::unique_ptr<StreamElement> element) {
   StreamOperator& head = *ops_.front().op;
   const std::string& head_name = ops_.front().name;
   const int input = in.input_index;
@@ -561,7 +567,8 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel, std::unique_ptr<St
   }
   switch (element->kind) {
     case StreamElement::Kind::kRecords:
-      records_in_.store(records_in_.load(std::memory_order_relaxed) + static_cast<int64_t>(element->records.size()),
+      records_in_.store(records_in_.load(std::memory_order_relaxed) +
+                            static_cast<int64_t>(element->records.size()),
                         std::memory_order_relaxed);
       {
         // The whole channel batch in one call: the head (and a chain of batch-aware operators
@@ -633,7 +640,8 @@ void StreamTask::TakeWatermarkSnapshot() {
   for (const auto& c : ops_) {
     MetricsWriter w;
     c.op->CollectMetrics(w);
-    s.operators.push_back(TaskWatermarkSnapshot::Operator{c.name, c.output->output_watermark(), w.Take()});
+    s.operators.push_back(
+        TaskWatermarkSnapshot::Operator{c.name, c.output->output_watermark(), w.Take()});
   }
   std::lock_guard<std::mutex> lock(metrics_mu_);
   snapshot_ = std::move(s);
@@ -648,7 +656,8 @@ void StreamTask::EndOfInput() {
   if (dynamic_cast<SourceOperatorBase*>(ops_.front().op.get()) != nullptr) {
     // A finished source advances event time to the end, firing every event-time timer
     // downstream (Flink's advanceToEndOfEventTime).
-    CallOperator(ops_.front().name, [&] { ops_.front().output->EmitWatermark(Watermark{kMaxTimestamp}); });
+    CallOperator(ops_.front().name,
+                 [&] { ops_.front().output->EmitWatermark(Watermark{kMaxTimestamp}); });
   }
   // Chained operators see end of input, then finish, head first.
   for (size_t i = 0; i < ops_.size(); ++i) {

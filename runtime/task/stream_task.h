@@ -2,11 +2,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,13 +38,15 @@ class TaskOperatorOutput : public Output {
     StreamOperator* op = nullptr;  ///< chained operator, or
     int input = 0;
     const std::string* op_name = nullptr;  ///< the chained operator's id, for failure causes
-    RecordWriter* writer = nullptr;  ///< a network output
+    RecordWriter* writer = nullptr;        ///< a network output
   };
 
   /// Set once by the owning task before it runs: the flag `StreamTask::Cancel` raises. Every
   /// 1024th record emitted checks it and throws `Cancelled`, so an operator emitting for a long
   /// time inside one call (a watermark firing many windows) still stops when cancelled.
-  void SetCancelFlag(const std::atomic<bool>* cancel_requested) { cancel_requested_ = cancel_requested; }
+  void SetCancelFlag(const std::atomic<bool>* cancel_requested) {
+    cancel_requested_ = cancel_requested;
+  }
   /// Set once by the owning task before it runs when the job is traced: each change of this
   /// operator's output watermark or status is recorded, at `pts`'s time.
   void SetTrace(TraceContext trace, ProcessingTimeService* pts) {
@@ -116,7 +117,8 @@ struct TaskInput {
     HeadOutput(StreamOperator* head, int input) : head_(head), input_(input) {}
     void EmitWatermark(Watermark w) override {
       if (trace_) {
-        trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(), "input-watermark",
+        trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(),
+                             "input-watermark",
                              {WatermarkTrace::Number("input", input_),
                               WatermarkTrace::Number("watermark", w.timestamp)});
       }
@@ -127,9 +129,9 @@ struct TaskInput {
     }
     void EmitWatermarkStatus(WatermarkStatus s) override {
       if (trace_) {
-        trace_.trace->Record(trace_.where, trace_pts_->GetCurrentProcessingTime(), "input-status",
-                             {WatermarkTrace::Number("input", input_),
-                              WatermarkTrace::Text("status", ToString(s))});
+        trace_.trace->Record(
+            trace_.where, trace_pts_->GetCurrentProcessingTime(), "input-status",
+            {WatermarkTrace::Number("input", input_), WatermarkTrace::Text("status", ToString(s))});
       }
       head_->ProcessWatermarkStatus(s, input_);
     }
@@ -159,9 +161,9 @@ struct TaskInput {
 };
 
 /// A task's event-time state at one moment, for `tidemark run --explain`: taken once, just before
-/// end of input reaches the task (a source task: before it emits its final MAX; another task: before
-/// the first end of input or MAX arrives on any of its channels), i.e. where event time stood for
-/// the rest of the run. Value type.
+/// end of input reaches the task (a source task: before it emits its final MAX; another task:
+/// before the first end of input or MAX arrives on any of its channels), i.e. where event time
+/// stood for the rest of the run. Value type.
 struct TaskWatermarkSnapshot {
   struct Channel {
     std::string upstream;  ///< "task#subtask" of the upstream subtask
@@ -243,7 +245,8 @@ class StreamTask {
   /// state from it (same operator id and subtask).
   void EnableCheckpoints(CheckpointBarrierHandler::Mode mode, CheckpointStorage* storage,
                          CheckpointCoordinator* coordinator, const CompletedCheckpoint* restored);
-  /// Before Run: `checkpointing.restore-watermarks` (StateInitializationContext::restore_watermarks).
+  /// Before Run: `checkpointing.restore-watermarks`
+  /// (StateInitializationContext::restore_watermarks).
   void SetRestoreWatermarks(bool restore) { restore_watermarks_ = restore; }
   /// Thread-safe (a mail): a source task snapshots its chain and emits `barrier` on every output
   /// before any later record (Flink's `triggerCheckpointAsync`).
@@ -260,7 +263,9 @@ class StreamTask {
   /// its final state to complete before it ends. Task thread.
   bool awaiting_final_checkpoint() const { return awaiting_final_checkpoint_; }
   /// "operator#subtask" of the head: how the coordinator names this task.
-  std::string checkpoint_task_name() const { return ops_.front().name + "#" + std::to_string(subtask_index_); }
+  std::string checkpoint_task_name() const {
+    return ops_.front().name + "#" + std::to_string(subtask_index_);
+  }
 
   // ---- running ----
   /// The thread body (system clock): `Begin`, then turns until the task ends, sleeping on its
@@ -375,7 +380,7 @@ class StreamTask {
   int64_t auto_watermark_interval_ms_ = 200;
   bool finished_input_max_ = false;
   bool snapshot_enabled_ = false;
-  void TakeWatermarkSnapshot();  // once; task thread
+  void TakeWatermarkSnapshot();     // once; task thread
   TaskWatermarkSnapshot snapshot_;  // guarded by metrics_mu_
   WatermarkTrace* trace_ = nullptr;
   int max_parallelism_ = 128;
@@ -384,8 +389,8 @@ class StreamTask {
   std::vector<StreamRecord*> batch_pointers_;  // HandleElement's RecordBatch over a channel batch
   size_t next_channel_ = 0;
   SourceOperatorBase* source_ = nullptr;  // the head, when it is a source (set by Begin)
-  int idle_yields_ = 0;     // consecutive idle turns that yielded instead of sleeping
-  bool ending_ = false;     // end of input handed on; draining the writers
+  int idle_yields_ = 0;                   // consecutive idle turns that yielded instead of sleeping
+  bool ending_ = false;                   // end of input handed on; draining the writers
 
   std::atomic<bool> cancel_requested_{false};
   bool failed_ = false;
@@ -395,10 +400,12 @@ class StreamTask {
   void PublishMetrics();
   MetricsWriter::Gauges TaskGauges();  // samples the time accounting; task thread
   int64_t AccountingNow() const { return pts_ ? pts_->GetCurrentProcessingTime() : 0; }
-  static constexpr size_t kBusyTime = 0, kIdleTime = 1, kBackPressuredTime = 2;  // TimeAccounting states
+  static constexpr size_t kBusyTime = 0, kIdleTime = 1,
+                          kBackPressuredTime = 2;  // TimeAccounting states
   std::chrono::steady_clock::time_point next_publish_{};
   mutable std::mutex metrics_mu_;
-  std::vector<MetricsWriter::Gauges> published_gauges_;  // guarded by metrics_mu_  // written by the mailbox thread only
+  std::vector<MetricsWriter::Gauges>
+      published_gauges_;  // guarded by metrics_mu_  // written by the mailbox thread only
   std::chrono::steady_clock::time_point last_flush_{};  // source tasks: last timed batch flush
   // Task time accounting (task thread; published under metrics_mu_).
   TimeAccounting time_accounting_;
@@ -414,16 +421,16 @@ class StreamTask {
   CheckpointCoordinator* coordinator_ = nullptr;
   const CompletedCheckpoint* restored_ = nullptr;
   std::unique_ptr<CheckpointBarrierHandler> barrier_handler_;  // tasks with input channels
-  std::vector<size_t> input_channel_offsets_;                  // per input: its first global channel
-  bool input_finished_ = false;          // end of input handed on: takes no part in barriers
+  std::vector<size_t> input_channel_offsets_;  // per input: its first global channel
+  bool input_finished_ = false;                // end of input handed on: takes no part in barriers
   bool restore_watermarks_ = false;
   // Alignment of the checkpoint being aligned: its id and when its first barrier came.
   int64_t aligning_id_ = 0;
   Timestamp alignment_start_ms_ = 0;
   std::chrono::steady_clock::time_point alignment_start_{};
-  bool drain_requested_ = false;         // Drain(): the source ends its input at the next turn
+  bool drain_requested_ = false;  // Drain(): the source ends its input at the next turn
   bool awaiting_final_checkpoint_ = false;
-  int64_t final_checkpoint_id_ = 0;      // the first checkpoint holding the final state
+  int64_t final_checkpoint_id_ = 0;  // the first checkpoint holding the final state
 };
 
 }  // namespace tidemark

@@ -43,7 +43,8 @@ size_t StreamTask::GlobalChannel(const TaskInput& in, size_t channel) const {
   return input_channel_offsets_[index] + channel;
 }
 
-void StreamTask::HandleCheckpointElement(TaskInput& in, size_t channel, const StreamElement& element) {
+void StreamTask::HandleCheckpointElement(TaskInput& in, size_t channel,
+                                         const StreamElement& element) {
   if (barrier_handler_ == nullptr) {
     // Not checkpointing: a barrier cannot come, but never let one stop the stream.
     return;
@@ -74,7 +75,8 @@ void StreamTask::HandleCheckpointElement(TaskInput& in, size_t channel, const St
 
 void StreamTask::InitializeOperatorState() {
   for (auto& c : ops_) {
-    const std::string* bytes = restored_ != nullptr ? restored_->Find(c.name, subtask_index_) : nullptr;
+    const std::string* bytes =
+        restored_ != nullptr ? restored_->Find(c.name, subtask_index_) : nullptr;
     std::optional<StateReader> reader;
     StateInitializationContext ctx;
     if (restored_ != nullptr) {
@@ -90,7 +92,8 @@ void StreamTask::InitializeOperatorState() {
   }
 }
 
-std::vector<std::pair<std::string, std::string>> StreamTask::SnapshotChain(int64_t id, int64_t timestamp_ms) {
+std::vector<std::pair<std::string, std::string>> StreamTask::SnapshotChain(int64_t id,
+                                                                           int64_t timestamp_ms) {
   std::vector<std::pair<std::string, std::string>> states;
   // Chain order: the head first, as the barrier would pass through the chain.
   for (auto& c : ops_) {
@@ -114,8 +117,8 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
   int64_t alignment_ns = 0;
   if (barrier_handler_ != nullptr && barrier.id == aligning_id_) {
     alignment_ms = pts_->GetCurrentProcessingTime() - alignment_start_ms_;
-    alignment_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                                        alignment_start_)
+    alignment_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::steady_clock::now() - alignment_start_)
                        .count();
   }
   std::vector<StateFileHandle> handles;
@@ -130,8 +133,8 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
   } catch (const std::exception& e) {
     // A failed snapshot declines the checkpoint; the task itself goes on (Flink: the checkpoint
     // fails, the job only when tolerable-failed-checkpoints is exceeded).
-    GetLogger("checkpoint")->warn("task {} declines checkpoint {}: {}", checkpoint_task_name(), barrier.id,
-                                  e.what());
+    GetLogger("checkpoint")
+        ->warn("task {} declines checkpoint {}: {}", checkpoint_task_name(), barrier.id, e.what());
     if (coordinator_ != nullptr) {
       coordinator_->Decline(barrier.id, checkpoint_task_name(), e.what());
     }
@@ -143,7 +146,8 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
     w->Broadcast(*element);
   }
   if (coordinator_ != nullptr) {
-    coordinator_->Acknowledge(barrier.id, checkpoint_task_name(), std::move(handles), alignment_ms, alignment_ns);
+    coordinator_->Acknowledge(barrier.id, checkpoint_task_name(), std::move(handles), alignment_ms,
+                              alignment_ns);
   }
 }
 
@@ -185,7 +189,8 @@ void StreamTask::Drain() {
                         return;
                       }
                       drain_requested_ = true;
-                      CallOperator(ops_.front().name, [&] { source->Stop(SourceStopMode::kDrain); });
+                      CallOperator(ops_.front().name,
+                                   [&] { source->Stop(SourceStopMode::kDrain); });
                     },
                     "drain"});
 }

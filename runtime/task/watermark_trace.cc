@@ -4,8 +4,8 @@
 
 namespace tidemark {
 
-void WatermarkTrace::Record(const Where& where, Timestamp processing_time_ms, std::string_view event,
-                            std::initializer_list<Field> fields) {
+void WatermarkTrace::Record(const Where& where, Timestamp processing_time_ms,
+                            std::string_view event, std::initializer_list<Field> fields) {
   // An ordered object, so the keys come in the order written (time, task, ..., event, fields).
   nlohmann::ordered_json j;
   j["time"] = processing_time_ms;

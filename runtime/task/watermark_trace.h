@@ -14,14 +14,15 @@ namespace tidemark {
 /// in the order the events happened (under the virtual clock a function of the job alone):
 ///
 /// ```
-/// {"time":200,"task":"source -> windows","subtask":0,"operator":"source","event":"split-watermark","split":"fast","watermark":9099}
+/// {"time":200,"task":"source ->
+/// windows","subtask":0,"operator":"source","event":"split-watermark","split":"fast","watermark":9099}
 /// ```
 ///
 /// `time` is the task's processing time in ms (virtual: since the start; system: since the epoch).
 /// Events, with their extra fields:
 /// - `split-watermark` {split, watermark}: a source split's watermark rose (its generator's output
-///   into the WatermarkOutputMultiplexer); `split-idle` / `split-active` {split}: its status changed;
-///   `split-paused` / `split-resumed` {split}: watermark alignment paused or resumed it;
+///   into the WatermarkOutputMultiplexer); `split-idle` / `split-active` {split}: its status
+///   changed; `split-paused` / `split-resumed` {split}: watermark alignment paused or resumed it;
 /// - `alignment-wait` / `alignment-resume`: a source subtask stopped / started reading for
 ///   alignment (`max_allowed`, its `watermark`);
 /// - `output-watermark` {watermark}: an operator's output watermark changed (a source's: what its
@@ -51,8 +52,12 @@ class WatermarkTrace {
     int64_t number = 0;
     bool is_text = false;
   };
-  static Field Text(std::string_view name, std::string_view value) { return Field{name, value, 0, true}; }
-  static Field Number(std::string_view name, int64_t value) { return Field{name, {}, value, false}; }
+  static Field Text(std::string_view name, std::string_view value) {
+    return Field{name, value, 0, true};
+  }
+  static Field Number(std::string_view name, int64_t value) {
+    return Field{name, {}, value, false};
+  }
 
   void Record(const Where& where, Timestamp processing_time_ms, std::string_view event,
               std::initializer_list<Field> fields);

@@ -2,10 +2,10 @@
 
 #include <cstddef>
 #include <optional>
-#include <vector>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "runtime/core/key.h"
 #include "runtime/core/timestamp.h"

@@ -7,7 +7,9 @@ ProcessingTimeService::TimerId ManualProcessingTimeService::RegisterTimer(Timest
   return timers_.Register(time_ms, std::move(callback));
 }
 
-void ManualProcessingTimeService::CancelTimer(TimerId id) { timers_.Cancel(id); }
+void ManualProcessingTimeService::CancelTimer(TimerId id) {
+  timers_.Cancel(id);
+}
 
 void ManualProcessingTimeService::AdvanceTo(Timestamp time_ms) {
   if (time_ms > now_) {
@@ -16,6 +18,8 @@ void ManualProcessingTimeService::AdvanceTo(Timestamp time_ms) {
   FireDueTimers();
 }
 
-void ManualProcessingTimeService::FireDueTimers() { timers_.FireDue(now_); }
+void ManualProcessingTimeService::FireDueTimers() {
+  timers_.FireDue(now_);
+}
 
 }  // namespace tidemark

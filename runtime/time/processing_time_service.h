@@ -10,8 +10,9 @@ namespace tidemark {
 /// Processing time for one task: a clock (ms) and one-shot timers whose callbacks run on the
 /// task's mailbox thread. Mirrors Flink's `ProcessingTimeService`.
 ///
-/// Implementations: `SystemProcessingTimeService` (wall clock, Asio `steady_timer`s that post mails),
-/// `ManualProcessingTimeService` (tests: time moves only by `AdvanceTo`), and the virtual clock
+/// Implementations: `SystemProcessingTimeService` (wall clock, Asio `steady_timer`s that post
+/// mails), `ManualProcessingTimeService` (tests: time moves only by `AdvanceTo`), and the virtual
+/// clock
 /// (`pipeline.clock: virtual`), where a source's pacing advances time.
 ///
 /// Threading: every method is called from the owning task's mailbox thread only; callbacks run

@@ -19,7 +19,8 @@ ProcessingTimeService::TimerId SystemProcessingTimeService::RegisterTimer(Timest
   TaskMailbox* mailbox = &mailbox_;
   // Runs on the timer thread: it only turns the expiry into a mail.
   boost::asio::post(io, [&io, mailbox, this, id, time_ms, delay_ms] {
-    auto timer = std::make_shared<boost::asio::steady_timer>(io, std::chrono::milliseconds(delay_ms));
+    auto timer =
+        std::make_shared<boost::asio::steady_timer>(io, std::chrono::milliseconds(delay_ms));
     timer->async_wait([timer, mailbox, this, id, time_ms](const boost::system::error_code& ec) {
       if (ec) {
         return;
@@ -39,6 +40,8 @@ ProcessingTimeService::TimerId SystemProcessingTimeService::RegisterTimer(Timest
   return id;
 }
 
-void SystemProcessingTimeService::CancelTimer(TimerId id) { pending_.erase(id); }
+void SystemProcessingTimeService::CancelTimer(TimerId id) {
+  pending_.erase(id);
+}
 
 }  // namespace tidemark

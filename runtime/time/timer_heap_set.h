@@ -1,12 +1,11 @@
 #pragma once
 
+#include <absl/container/node_hash_map.h>
+#include <absl/hash/hash.h>
 #include <algorithm>
 #include <cstddef>
 #include <utility>
 #include <vector>
-
-#include <absl/container/node_hash_map.h>
-#include <absl/hash/hash.h>
 
 #include "runtime/core/key.h"
 #include "runtime/core/timestamp.h"
@@ -145,8 +144,8 @@ class TimerHeapSet {
     }
   }
 
-  Index index_;               // timer -> its position in heap_
-  std::vector<Node*> heap_;   // min-heap by (timestamp, key, namespace)
+  Index index_;              // timer -> its position in heap_
+  std::vector<Node*> heap_;  // min-heap by (timestamp, key, namespace)
 };
 
 }  // namespace tidemark

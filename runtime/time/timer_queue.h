@@ -40,7 +40,9 @@ class TimerQueue {
 
   size_t size() const { return timers_.size(); }
   /// Time of the earliest timer, or kMaxTimestamp when none.
-  Timestamp NextTime() const { return timers_.empty() ? kMaxTimestamp : timers_.begin()->first.first; }
+  Timestamp NextTime() const {
+    return timers_.empty() ? kMaxTimestamp : timers_.begin()->first.first;
+  }
 
  private:
   TimerId next_id_ = 1;

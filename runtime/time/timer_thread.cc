@@ -2,9 +2,12 @@
 
 namespace tidemark {
 
-TimerThread::TimerThread() : work_(boost::asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
+TimerThread::TimerThread()
+    : work_(boost::asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
 
-TimerThread::~TimerThread() { Stop(); }
+TimerThread::~TimerThread() {
+  Stop();
+}
 
 void TimerThread::Stop() {
   work_.reset();

@@ -7,7 +7,9 @@ ProcessingTimeService::TimerId VirtualProcessingTimeService::RegisterTimer(Times
   return timers_.Register(time_ms, std::move(callback));
 }
 
-void VirtualProcessingTimeService::CancelTimer(TimerId id) { timers_.Cancel(id); }
+void VirtualProcessingTimeService::CancelTimer(TimerId id) {
+  timers_.Cancel(id);
+}
 
 bool VirtualProcessingTimeService::FireDueTimers() {
   const Timestamp now = clock_.Now();

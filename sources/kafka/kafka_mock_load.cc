@@ -31,14 +31,16 @@ void OnDelivery(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m, void* opaque) {
 int64_t IntField(const nlohmann::json& object, const std::string& field, const std::string& where) {
   auto it = object.find(field);
   if (it == object.end() || !it->is_number_integer()) {
-    throw InvalidArgument(fmt::format("{}: field \"{}\" is missing or not an integer", where, field));
+    throw InvalidArgument(
+        fmt::format("{}: field \"{}\" is missing or not an integer", where, field));
   }
   return it->get<int64_t>();
 }
 
 }  // namespace
 
-int64_t LoadJsonLinesIntoTopic(const std::string& bootstrap_servers, const KafkaLoadOptions& options) {
+int64_t LoadJsonLinesIntoTopic(const std::string& bootstrap_servers,
+                               const KafkaLoadOptions& options) {
   std::ifstream in(options.path);
   if (!in) {
     throw IoError(fmt::format("cannot read '{}'", options.path));
@@ -77,8 +79,8 @@ int64_t LoadJsonLinesIntoTopic(const std::string& bootstrap_servers, const Kafka
     if (!options.timestamp_field.empty()) {
       timestamp = IntField(*object, options.timestamp_field, where);
       if (timestamp < 0) {
-        throw InvalidArgument(fmt::format("{}: a Kafka timestamp cannot be negative ({})", where,
-                                          timestamp));
+        throw InvalidArgument(
+            fmt::format("{}: a Kafka timestamp cannot be negative ({})", where, timestamp));
       }
     }
     std::string key;
@@ -118,8 +120,9 @@ int64_t LoadJsonLinesIntoTopic(const std::string& bootstrap_servers, const Kafka
     rd_kafka_poll(producer.get(), 0);
   }
   if (rd_kafka_flush(producer.get(), 30000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    throw IoError(fmt::format("loading '{}' into '{}': not every record was acknowledged within 30 s",
-                              options.path, options.topic));
+    throw IoError(
+        fmt::format("loading '{}' into '{}': not every record was acknowledged within 30 s",
+                    options.path, options.topic));
   }
   if (counts.failed.load() > 0) {
     throw IoError(fmt::format("loading '{}' into '{}': {} records failed ({})", options.path,

@@ -21,6 +21,7 @@ struct KafkaLoadOptions {
 /// Errors: InvalidArgument naming path:line for a line that is not a JSON object or whose
 /// partition / timestamp field is missing, not an integer or out of range; IoError when the file
 /// cannot be read or a record is not acknowledged within 30 s. Any thread; blocks.
-int64_t LoadJsonLinesIntoTopic(const std::string& bootstrap_servers, const KafkaLoadOptions& options);
+int64_t LoadJsonLinesIntoTopic(const std::string& bootstrap_servers,
+                               const KafkaLoadOptions& options);
 
 }  // namespace tidemark

@@ -68,14 +68,14 @@ int64_t DefaultTimestampLookup(rd_kafka_t* rk, const std::string& topic, int32_t
 // callbacks signal. Lives (shared_ptr) until the last of them is done with it.
 struct Shared {
   std::mutex mu;
-  std::condition_variable cv;           // data arrived / discovery posted / stop
-  uint64_t events = 0;                  // bumped on every signal (guarded by mu)
+  std::condition_variable cv;                      // data arrived / discovery posted / stop
+  uint64_t events = 0;                             // bumped on every signal (guarded by mu)
   std::vector<KafkaPartitionPosition> discovered;  // not yet taken by the task thread
-  bool discovery_done = false;          // no more partitions will be posted (bounded / once)
-  int64_t rounds = 0;                   // discovery rounds that succeeded
-  std::string error;                    // a discovery failure that fails the job
+  bool discovery_done = false;  // no more partitions will be posted (bounded / once)
+  int64_t rounds = 0;           // discovery rounds that succeeded
+  std::string error;            // a discovery failure that fails the job
   bool stop = false;
-  std::function<void()> notify;         // wakes the task (thread-safe), may be empty
+  std::function<void()> notify;  // wakes the task (thread-safe), may be empty
 
   void Signal() {
     {
@@ -90,7 +90,9 @@ struct Shared {
 };
 
 // librdkafka's queue callback: a partition queue became non-empty (librdkafka thread).
-void OnQueueEvent(rd_kafka_t* /*rk*/, void* opaque) { static_cast<Shared*>(opaque)->Signal(); }
+void OnQueueEvent(rd_kafka_t* /*rk*/, void* opaque) {
+  static_cast<Shared*>(opaque)->Signal();
+}
 
 int32_t JavaStringHash(const std::string& s) {
   uint32_t h = 0;
@@ -249,7 +251,8 @@ class KafkaReader : public SplitReaderBase {
     }
     KafkaPartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
     for (const auto& [pos, offset] : offsets) {
-      rd_kafka_topic_partition_list_add(list.get(), pos.topic.c_str(), pos.partition)->offset = offset;
+      rd_kafka_topic_partition_list_add(list.get(), pos.topic.c_str(), pos.partition)->offset =
+          offset;
     }
     const rd_kafka_resp_err_t err =
         rd_kafka_commit_queue(consumer_.get(), list.get(), commit_queue_.get(), nullptr, nullptr);
@@ -286,8 +289,8 @@ class KafkaReader : public SplitReaderBase {
       int64_t hi = 0;
       int64_t pending = 0;
       if (consumer_ && p->pos.next_offset >= 0 &&
-          rd_kafka_get_watermark_offsets(consumer_.get(), p->pos.topic.c_str(), p->pos.partition, &lo,
-                                         &hi) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          rd_kafka_get_watermark_offsets(consumer_.get(), p->pos.topic.c_str(), p->pos.partition,
+                                         &lo, &hi) == RD_KAFKA_RESP_ERR_NO_ERROR &&
           hi >= 0) {
         pending = std::max<int64_t>(0, std::min(hi, p->pos.stopping_offset) - p->pos.next_offset);
       }
@@ -405,8 +408,8 @@ class KafkaReader : public SplitReaderBase {
       first = first && !ok;
       // Next round: the interval after a success, 1 s after a failed look-up (broker down; never
       // past the round's timeout).
-      const auto wait = std::chrono::milliseconds(
-          ok ? spec_.discovery_interval_ms : std::clamp<int64_t>(left_ms(), 0, 1000));
+      const auto wait = std::chrono::milliseconds(ok ? spec_.discovery_interval_ms
+                                                     : std::clamp<int64_t>(left_ms(), 0, 1000));
       {
         std::unique_lock<std::mutex> lock(shared->mu);
         if (shared->cv.wait_for(lock, wait, [&] { return shared->stop; })) {
@@ -422,8 +425,8 @@ class KafkaReader : public SplitReaderBase {
   // One discovery round. False with `error` empty: a look-up failed (retry); with `error`: the
   // job cannot go on (a listed topic does not exist, no offset and reset none).
   bool DiscoverOnce(const std::set<std::string>& known, int subtask, int parallelism,
-                    const std::regex& pattern, bool first, std::vector<KafkaPartitionPosition>& found,
-                    std::string& error) {
+                    const std::regex& pattern, bool first,
+                    std::vector<KafkaPartitionPosition>& found, std::string& error) {
     rd_kafka_t* rk = consumer_.get();
     const rd_kafka_metadata_t* md = nullptr;
     if (rd_kafka_metadata(rk, 1, nullptr, &md, lookup_timeout_ms_) != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -437,10 +440,10 @@ class KafkaReader : public SplitReaderBase {
         continue;
       }
       const std::string name = topic.topic;
-      const bool wanted = spec_.topic_pattern.empty()
-                              ? std::find(spec_.topics.begin(), spec_.topics.end(), name) !=
-                                    spec_.topics.end()
-                              : std::regex_match(name, pattern);
+      const bool wanted =
+          spec_.topic_pattern.empty()
+              ? std::find(spec_.topics.begin(), spec_.topics.end(), name) != spec_.topics.end()
+              : std::regex_match(name, pattern);
       if (!wanted) {
         continue;
       }
@@ -457,7 +460,8 @@ class KafkaReader : public SplitReaderBase {
     if (first && spec_.topic_pattern.empty()) {
       for (const std::string& t : spec_.topics) {
         if (topics_seen.count(t) == 0) {
-          error = fmt::format("Kafka topic '{}' does not exist at {}", t, source_.bootstrap_servers());
+          error =
+              fmt::format("Kafka topic '{}' does not exist at {}", t, source_.bootstrap_servers());
           return false;
         }
       }
@@ -484,11 +488,13 @@ class KafkaReader : public SplitReaderBase {
     const std::string id = pos.SplitId();
     auto reset = [&]() -> bool {
       if (spec_.offset_reset == "none") {
-        error = fmt::format("Kafka partition {} has no {} offset and starting-offsets-reset is none",
-                            id, spec_.starting_offsets == "committed" ? "committed" : "given");
+        error =
+            fmt::format("Kafka partition {} has no {} offset and starting-offsets-reset is none",
+                        id, spec_.starting_offsets == "committed" ? "committed" : "given");
         return false;
       }
-      pos.next_offset = spec_.offset_reset == "latest" ? RD_KAFKA_OFFSET_END : RD_KAFKA_OFFSET_BEGINNING;
+      pos.next_offset =
+          spec_.offset_reset == "latest" ? RD_KAFKA_OFFSET_END : RD_KAFKA_OFFSET_BEGINNING;
       return true;
     };
     const std::string& mode = spec_.starting_offsets;
@@ -510,7 +516,8 @@ class KafkaReader : public SplitReaderBase {
     } else {  // committed
       KafkaPartitionList list(rd_kafka_topic_partition_list_new(1));
       rd_kafka_topic_partition_list_add(list.get(), pos.topic.c_str(), pos.partition);
-      if (rd_kafka_committed(consumer_.get(), list.get(), lookup_timeout_ms_) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (rd_kafka_committed(consumer_.get(), list.get(), lookup_timeout_ms_) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
         return false;  // retried
       }
       const int64_t committed = list->elems[0].offset;
@@ -638,7 +645,8 @@ class KafkaReader : public SplitReaderBase {
           for (ssize_t j = i + 1; j < got; ++j) {
             rd_kafka_message_destroy(p.batch[static_cast<size_t>(j)]);
           }
-          throw IoError(fmt::format("Kafka partition {}: {}", p.pos.SplitId(), rd_kafka_err2str(err)));
+          throw IoError(
+              fmt::format("Kafka partition {}: {}", p.pos.SplitId(), rd_kafka_err2str(err)));
         }
       }
       if (keep > 0) {
@@ -662,11 +670,13 @@ class KafkaReader : public SplitReaderBase {
     } else {
       std::string reason;
       if (m.payload == nullptr) {
-        output.EmitError(SourceError{p.pos.SplitId(), m.offset, "record has no value (a tombstone)", ""});
+        output.EmitError(
+            SourceError{p.pos.SplitId(), m.offset, "record has no value (a tombstone)", ""});
         return;
       }
       if (!decoder_.Decode(value, row_, &reason)) {
-        output.EmitError(SourceError{p.pos.SplitId(), m.offset, reason, std::string(value.substr(0, 200))});
+        output.EmitError(
+            SourceError{p.pos.SplitId(), m.offset, reason, std::string(value.substr(0, 200))});
         return;
       }
     }
@@ -727,7 +737,8 @@ class KafkaReader : public SplitReaderBase {
           ++commits_succeeded_;
           for (int i = 0; list != nullptr && i < list->cnt; ++i) {
             for (auto& p : parts_) {
-              if (p->pos.partition == list->elems[i].partition && p->pos.topic == list->elems[i].topic) {
+              if (p->pos.partition == list->elems[i].partition &&
+                  p->pos.topic == list->elems[i].topic) {
                 p->committed = list->elems[i].offset;
               }
             }
@@ -849,18 +860,19 @@ std::unique_ptr<SourceSplit> KafkaSource::RestoreSplit(StateReader& r) const {
   r.EndSection();
   if (p.topic.empty() || partition < 0 || partition > INT32_MAX || p.records < 0 ||
       p.next_offset < RD_KAFKA_OFFSET_TAIL_BASE || p.stopping_offset < 0) {
-    throw StateCorrupt(fmt::format("kafka split '{}-{}': impossible position (next offset {}, "
-                                   "stopping offset {}, records {})",
-                                   p.topic, partition, p.next_offset, p.stopping_offset, p.records));
+    throw StateCorrupt(
+        fmt::format("kafka split '{}-{}': impossible position (next offset {}, "
+                    "stopping offset {}, records {})",
+                    p.topic, partition, p.next_offset, p.stopping_offset, p.records));
   }
   p.partition = static_cast<int32_t>(partition);
   return std::make_unique<KafkaSplit>(std::move(p));
 }
 
 int KafkaSource::OwnerOf(const std::string& topic, int32_t partition, int parallelism) {
-  const int64_t start = (static_cast<int64_t>(static_cast<uint32_t>(JavaStringHash(topic)) * 31u) &
-                         0x7FFFFFFF) %
-                        parallelism;
+  const int64_t start =
+      (static_cast<int64_t>(static_cast<uint32_t>(JavaStringHash(topic)) * 31u) & 0x7FFFFFFF) %
+      parallelism;
   return static_cast<int>((start + partition) % parallelism);
 }
 

@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                               {"gone", FieldType::kInt64}});
   static const Row row{int64_t{INT64_MIN}, -0.0, std::string("paid"), int64_t{-1}, true, Value{}};
   try {
-    const Expression e = Expression::Compile(std::string_view(reinterpret_cast<const char*>(data), size), schema);
+    const Expression e =
+        Expression::Compile(std::string_view(reinterpret_cast<const char*>(data), size), schema);
     (void)e.Evaluate(row);
   } catch (const ExpressionError&) {
   }

@@ -16,8 +16,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tidemark;
   static JobManager* jobs = new JobManager(
-      [](const std::string& yaml, const std::string& file_name,
-         JobResources::LineWriter, const DaemonRunOptions&) -> std::unique_ptr<DaemonJob> {
+      [](const std::string& yaml, const std::string& file_name, JobResources::LineWriter,
+         const DaemonRunOptions&) -> std::unique_ptr<DaemonJob> {
         (void)LoadJobSpecString(yaml, file_name);
         throw ConfigError({Diagnostic{file_name, 0, 0, "", "fuzzing: jobs are not run"}});
       },

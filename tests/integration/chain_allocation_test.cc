@@ -9,9 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/testing/counting_allocator.h"
-
 #include "config/job_loader.h"
+#include "tests/testing/counting_allocator.h"
 #include "tools/engine/engine.h"
 
 namespace tidemark {
@@ -31,7 +30,9 @@ ChainRun RunChain(int64_t count) {
       "operators:\n"
       "  - id: source\n"
       "    type: source\n"
-      "    source: {type: generator, count: " + std::to_string(count) + ", keys: 1000}\n"
+      "    source: {type: generator, count: " +
+      std::to_string(count) +
+      ", keys: 1000}\n"
       "  - id: op1\n"
       "    type: map\n"
       "    input: source\n"
@@ -70,20 +71,17 @@ TEST(ChainAllocationTest, ChainedMapFilterSinkAllocatesNothingPerRecord) {
   // The generator's values are fixed: 95,167 of 1e5 and 950,642 of 1e6 pass the filter.
   EXPECT_EQ(small.sink_records, 95167);
   EXPECT_EQ(large.sink_records, 950642);
-  std::printf("sink: %lld records (checksum %llx), %lld records (checksum %llx)\n",
-              static_cast<long long>(small.sink_records),
-              static_cast<unsigned long long>(small.checksum),
-              static_cast<long long>(large.sink_records),
-              static_cast<unsigned long long>(large.checksum));
+  std::printf(
+      "sink: %lld records (checksum %llx), %lld records (checksum %llx)\n",
+      static_cast<long long>(small.sink_records), static_cast<unsigned long long>(small.checksum),
+      static_cast<long long>(large.sink_records), static_cast<unsigned long long>(large.checksum));
   // The same job setup and teardown in both runs; 9e5 more records add at most a handful of
   // allocations (thread start-up timing varies by a few dozen between runs: 218..248 seen for
   // 1e6 records), not one per record (9e5 more).
   EXPECT_LE(std::abs(large.allocations - small.allocations), 64)
-      << "1e5 records: " << small.allocations << " allocations, 1e6 records: "
-      << large.allocations;
+      << "1e5 records: " << small.allocations << " allocations, 1e6 records: " << large.allocations;
   std::printf("chain allocations: %lld for 1e5 records, %lld for 1e6 records\n",
-              static_cast<long long>(small.allocations),
-              static_cast<long long>(large.allocations));
+              static_cast<long long>(small.allocations), static_cast<long long>(large.allocations));
 }
 
 }  // namespace

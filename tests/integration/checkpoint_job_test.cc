@@ -4,9 +4,6 @@
 // barrier plus the restored run's equals the uninterrupted run) and refuses checkpoints it cannot
 // restore with a clear error.
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +11,8 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -89,7 +88,9 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
 /// time apart, 10 ms of processing time per record, round robin: the source needs 2 s).
 std::string JobYaml(int parallelism, const std::string& checkpointing) {
   return "name: ckpt\n"
-         "pipeline: {parallelism: " + std::to_string(parallelism) + ", clock: virtual, auto-watermark-interval: 50ms}\n"
+         "pipeline: {parallelism: " +
+         std::to_string(parallelism) +
+         ", clock: virtual, auto-watermark-interval: 50ms}\n"
          "operators:\n"
          "  - id: source\n"
          "    type: source\n"
@@ -104,7 +105,8 @@ std::string JobYaml(int parallelism, const std::string& checkpointing) {
          "    type: window\n"
          "    input: source\n"
          "    key-by: [k]\n"
-         "    window: {assigner: tumbling, size: 1s, aggregate: [count, {fn: max, field: ts, as: last}]}\n"
+         "    window: {assigner: tumbling, size: 1s, aggregate: [count, {fn: max, field: ts, as: "
+         "last}]}\n"
          "  - id: probe\n"
          "    type: probe\n"
          "    input: windows\n"
@@ -118,8 +120,11 @@ std::string JobYaml(int parallelism, const std::string& checkpointing) {
 std::string Checkpointing(const fs::path& dir, int retained = 3) {
   return "checkpointing:\n"
          "  interval: 100ms\n"
-         "  num-retained: " + std::to_string(retained) + "\n"
-         "  dir: " + dir.string() + "\n";
+         "  num-retained: " +
+         std::to_string(retained) +
+         "\n"
+         "  dir: " +
+         dir.string() + "\n";
 }
 
 class CheckpointJobTest : public ::testing::Test {
@@ -133,7 +138,9 @@ class CheckpointJobTest : public ::testing::Test {
     registry_.Register("probe", [this](const CompileContext& ctx) {
       CompiledOperator c;
       c.output_schema = ctx.input_schemas.at(0);
-      c.factory = [this](int, int) { return std::make_unique<BarrierProbe>(lines_); };
+      c.factory = [this](int, int) {
+        return std::make_unique<BarrierProbe>(lines_);
+      };
       return c;
     });
   }
@@ -154,8 +161,9 @@ class CheckpointJobTest : public ::testing::Test {
   JobRun RunJob(const std::string& yaml, JobRunOptions options = {}, int64_t cancel_at = 0) {
     lines_ = std::make_shared<std::vector<std::string>>();
     auto lines = lines_;
-    auto job = LocalJob::Create(LoadJobSpecString(yaml, "ckpt.yaml"), registry_,
-                                [lines](const std::string& l) { lines->push_back(l); }, options);
+    auto job = LocalJob::Create(
+        LoadJobSpecString(yaml, "ckpt.yaml"), registry_,
+        [lines](const std::string& l) { lines->push_back(l); }, options);
     JobRun run;
     auto* completed = &run.completed;
     LocalJob* raw = job.get();
@@ -200,7 +208,8 @@ class CheckpointJobTest : public ::testing::Test {
       result = savepoint.get();
     }
     // A stopped job takes no further savepoint.
-    EXPECT_EQ(raw->TriggerSavepoint(SavepointRequest{target, true, drain}).get().error, "the job is not running");
+    EXPECT_EQ(raw->TriggerSavepoint(SavepointRequest{target, true, drain}).get().error,
+              "the job is not running");
     return {run, result};
   }
 
@@ -216,7 +225,8 @@ TEST_F(CheckpointJobTest, CheckpointsEveryHundredMsAndKeepsTheOutput) {
   const std::vector<std::string> out = Output(plain.lines);
   ASSERT_EQ(out.size(), 20u);
   EXPECT_EQ(out.front(), R"({"k":"a","window_start":0,"window_end":1000,"count":10,"last":900})");
-  EXPECT_EQ(out.back(), R"({"k":"b","window_start":9000,"window_end":10000,"count":10,"last":9950})");
+  EXPECT_EQ(out.back(),
+            R"({"k":"b","window_start":9000,"window_end":10000,"count":10,"last":9950})");
   EXPECT_EQ(plain.stats.completed, 0);
 
   const JobRun with = RunJob(JobYaml(1, Checkpointing(dir_)));
@@ -374,7 +384,8 @@ TEST_F(CheckpointJobTest, RefusesCheckpointsItCannotRestore) {
     RunJob(JobYaml(1, ""), options);
     ADD_FAILURE() << "restored a corrupt checkpoint";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("is truncated or not a state file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is truncated or not a state file"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -407,14 +418,15 @@ std::vector<std::string> CommittedView(const std::vector<std::string>& lines) {
 
 std::string WithFaults(const fs::path& dir, const std::string& faults, int attempts = 1) {
   return Checkpointing(dir) +
-         "restart-strategy: {type: fixed-delay, attempts: " + std::to_string(attempts) + ", delay: 100ms}\n" +
-         "faults:\n" + faults;
+         "restart-strategy: {type: fixed-delay, attempts: " + std::to_string(attempts) +
+         ", delay: 100ms}\n" + "faults:\n" + faults;
 }
 
 TEST_F(CheckpointJobTest, FailureInProcessingRestartsFromTheLatestCheckpoint) {
   const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
   // The window operator throws at its 121st record (event time 6000 of key a, read at 1200 ms).
-  const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 120}\n")));
+  const JobRun run =
+      RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 120}\n")));
   ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
   EXPECT_EQ(run.stats.restarts, 1);
   // Checkpoints 1..12 (100..1200 ms) completed before the 121st record reached the window task
@@ -440,7 +452,8 @@ TEST_F(CheckpointJobTest, ARestartNeverRestoresAnEarlierRunsCheckpoint) {
   ASSERT_FALSE(earlier.completed.empty());
   // The window operator throws at its 5th record (read at 40 ms), before the first checkpoint
   // of this run (100 ms).
-  const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 5}\n")));
+  const JobRun run =
+      RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 5}\n")));
   ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
   EXPECT_EQ(run.stats.restarts, 1);
   for (const std::string& l : run.lines) {
@@ -458,8 +471,8 @@ TEST_F(CheckpointJobTest, FailuresInSnapshotRestoreAndCloseRecover) {
     SCOPED_TRACE("snapshot");
     // The first snapshot after 50 records (checkpoint 5) throws: it is declined, and with
     // tolerable-failed-checkpoints 0 the job fails and restarts from checkpoint 4.
-    const JobRun run =
-        RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, in: snapshot, after-records: 50}\n")));
+    const JobRun run = RunJob(
+        JobYaml(1, WithFaults(dir_, "  - {operator: windows, in: snapshot, after-records: 50}\n")));
     ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
     EXPECT_NE(std::find(run.lines.begin(), run.lines.end(), "#restored 4"), run.lines.end());
     EXPECT_EQ(run.stats.restarts, 1);
@@ -493,11 +506,13 @@ TEST_F(CheckpointJobTest, FailuresInSnapshotRestoreAndCloseRecover) {
   {
     SCOPED_TRACE("no attempts left");
     fs::remove_all(dir_);
-    const JobRun run = RunJob(JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 10, times: 2}\n")));
+    const JobRun run = RunJob(
+        JobYaml(1, WithFaults(dir_, "  - {operator: windows, after-records: 10, times: 2}\n")));
     EXPECT_EQ(run.state, JobState::kFailed);
     EXPECT_EQ(run.stats.restarts, 1);
     EXPECT_EQ(run.failure,
-              "task windows -> probe -> out#0: operator 'windows' failed: injected fault (faults: process) "
+              "task windows -> probe -> out#0: operator 'windows' failed: injected fault (faults: "
+              "process) "
               "while processing its record 11");
   }
 }
@@ -506,7 +521,8 @@ TEST_F(CheckpointJobTest, StopWithSavepointAndResumeContinuesExactly) {
   const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
   const fs::path target = dir_ / "savepoints";
   // After checkpoint 6 (600 ms), stop with a savepoint without drain: no window fires for it.
-  const auto [run, result] = RunAndStop(JobYaml(1, Checkpointing(dir_)), 6, /*drain=*/false, target);
+  const auto [run, result] =
+      RunAndStop(JobYaml(1, Checkpointing(dir_)), 6, /*drain=*/false, target);
   EXPECT_EQ(run.state, JobState::kFinished) << run.failure;
   ASSERT_TRUE(result.ok) << result.error;
   EXPECT_EQ(result.path, (target / "savepoint-7").string());
@@ -532,7 +548,8 @@ TEST_F(CheckpointJobTest, StopWithSavepointAndResumeContinuesExactly) {
   auto plain = LocalJob::Create(LoadJobSpecString(JobYaml(1, ""), "ckpt.yaml"), registry_,
                                 [](const std::string&) {}, {});
   plain->execution().Start();
-  const SavepointResult refused = plain->TriggerSavepoint(SavepointRequest{target, false, false}).get();
+  const SavepointResult refused =
+      plain->TriggerSavepoint(SavepointRequest{target, false, false}).get();
   EXPECT_FALSE(refused.ok);
   EXPECT_EQ(refused.error, "the job does not checkpoint (no checkpointing: block)");
   plain->execution().Wait();
@@ -572,8 +589,9 @@ TEST_F(CheckpointJobTest, StopWithDrainFiresEveryWindowBeforeTheSavepoint) {
   options.checkpoint_dir = dir_ / "after";
   const JobRun resumed = RunJob(JobYaml(1, Checkpointing(dir_)), options);
   ASSERT_EQ(resumed.state, JobState::kFinished) << resumed.failure;
-  std::vector<std::string> rest{R"({"k":"a","window_start":3000,"window_end":4000,"count":9,"last":3900})",
-                                R"({"k":"b","window_start":3000,"window_end":4000,"count":10,"last":3950})"};
+  std::vector<std::string> rest{
+      R"({"k":"a","window_start":3000,"window_end":4000,"count":9,"last":3900})",
+      R"({"k":"b","window_start":3000,"window_end":4000,"count":10,"last":3950})"};
   rest.insert(rest.end(), uninterrupted.begin() + 8, uninterrupted.end());
   EXPECT_EQ(Output(resumed.lines), rest);
 
@@ -581,22 +599,27 @@ TEST_F(CheckpointJobTest, StopWithDrainFiresEveryWindowBeforeTheSavepoint) {
   // so that restore is refused, naming the savepoint and the way out.
   EXPECT_TRUE(CheckpointStorage::Load(result.path, "ckpt").drained);
   try {
-    LocalJob::Create(LoadJobSpecString(JobYaml(1, Checkpointing(dir_) + "  restore-watermarks: true\n"), "ckpt.yaml"),
-                     registry_, [](const std::string&) {}, options);
+    LocalJob::Create(
+        LoadJobSpecString(JobYaml(1, Checkpointing(dir_) + "  restore-watermarks: true\n"),
+                          "ckpt.yaml"),
+        registry_, [](const std::string&) {}, options);
     ADD_FAILURE() << "restore-watermarks from a drained savepoint was accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "cannot restore from " + result.path +
-                  " with checkpointing.restore-watermarks: it is the savepoint of a stop with drain, whose "
-                  "watermarks are at the end of time, so every record read after it would be late; restore "
-                  "it without restore-watermarks (as Flink does), or from a savepoint taken without drain");
+    EXPECT_EQ(std::string(e.what()), "cannot restore from " + result.path +
+                                         " with checkpointing.restore-watermarks: it is the "
+                                         "savepoint of a stop with drain, whose "
+                                         "watermarks are at the end of time, so every record read "
+                                         "after it would be late; restore "
+                                         "it without restore-watermarks (as Flink does), or from a "
+                                         "savepoint taken without drain");
   }
 
   // Drain needs stop.
-  auto again = LocalJob::Create(LoadJobSpecString(JobYaml(1, Checkpointing(dir_)), "ckpt.yaml"), registry_,
-                                [](const std::string&) {}, {});
-  EXPECT_EQ(again->TriggerSavepoint(SavepointRequest{target, /*stop=*/false, /*drain=*/true}).get().error,
-            "drain needs stop (stop-with-savepoint --drain)");
+  auto again = LocalJob::Create(LoadJobSpecString(JobYaml(1, Checkpointing(dir_)), "ckpt.yaml"),
+                                registry_, [](const std::string&) {}, {});
+  EXPECT_EQ(
+      again->TriggerSavepoint(SavepointRequest{target, /*stop=*/false, /*drain=*/true}).get().error,
+      "drain needs stop (stop-with-savepoint --drain)");
 }
 
 // Drain past idle splits: both splits of a replay fall silent after 500 ms and go idle (1 s
@@ -608,26 +631,32 @@ TEST_F(CheckpointJobTest, DrainSendsMaxPastIdleSplits) {
   const fs::path data = dir_ / "idle.jsonl";
   {
     std::ofstream out(data);
-    out << R"({"split": "b", "at": 0, "record": {"ts": 50, "split": "b"}})" << "\n";
+    out << R"({"split": "b", "at": 0, "record": {"ts": 50, "split": "b"}})"
+        << "\n";
     for (int at = 0; at <= 500; at += 100) {
-      out << R"({"split": "a", "at": )" << at << R"(, "record": {"ts": )" << at << R"(, "split": "a"}})" << "\n";
+      out << R"({"split": "a", "at": )" << at << R"(, "record": {"ts": )" << at
+          << R"(, "split": "a"}})"
+          << "\n";
     }
   }
-  const std::string yaml = "name: idle-drain\n"
-                           "pipeline: {parallelism: 1, clock: virtual, auto-watermark-interval: 200ms}\n"
-                           "operators:\n"
-                           "  - id: source\n"
-                           "    type: source\n"
-                           "    source: {type: replay, path: " + data.string() + ", until: 10s, schema: {ts: timestamp, split: string}}\n"
-                           "    watermarks: {max-out-of-orderness: 0ms, timestamp-field: ts, idleness: 1s}\n"
-                           "  - id: windows\n"
-                           "    type: window\n"
-                           "    input: source\n"
-                           "    window: {assigner: tumbling, size: 1s, emit-watermark: true, aggregate: [count]}\n"
-                           "  - id: out\n"
-                           "    type: sink\n"
-                           "    input: windows\n"
-                           "    sink: {type: print}\n";
+  const std::string yaml =
+      "name: idle-drain\n"
+      "pipeline: {parallelism: 1, clock: virtual, auto-watermark-interval: 200ms}\n"
+      "operators:\n"
+      "  - id: source\n"
+      "    type: source\n"
+      "    source: {type: replay, path: " +
+      data.string() +
+      ", until: 10s, schema: {ts: timestamp, split: string}}\n"
+      "    watermarks: {max-out-of-orderness: 0ms, timestamp-field: ts, idleness: 1s}\n"
+      "  - id: windows\n"
+      "    type: window\n"
+      "    input: source\n"
+      "    window: {assigner: tumbling, size: 1s, emit-watermark: true, aggregate: [count]}\n"
+      "  - id: out\n"
+      "    type: sink\n"
+      "    input: windows\n"
+      "    sink: {type: print}\n";
   for (const bool drain : {false, true}) {
     SCOPED_TRACE(drain ? "drain" : "no drain");
     const std::string job_yaml = yaml + Checkpointing(dir_ / (drain ? "chk-drain" : "chk"));
@@ -635,8 +664,10 @@ TEST_F(CheckpointJobTest, DrainSendsMaxPastIdleSplits) {
     ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
     ASSERT_TRUE(result.ok) << result.error;
     if (drain) {
-      EXPECT_EQ(Output(run.lines), std::vector<std::string>{
-                                     R"({"window_start":0,"window_end":1000,"count":7,"watermark":9223372036854775807})"});
+      EXPECT_EQ(
+          Output(run.lines),
+          std::vector<std::string>{
+              R"({"window_start":0,"window_end":1000,"count":7,"watermark":9223372036854775807})"});
     } else {
       EXPECT_EQ(Output(run.lines), std::vector<std::string>{});
     }
@@ -681,8 +712,9 @@ TEST_F(CheckpointJobTest, KeyedTimersSurviveASavepoint) {
   // The restored timers fire at their times, with the restored keyed state (alice's 30 + 50 =
   // 80 at 1000 ms, bob's 5 at 1200 ms): exactly the uninterrupted output.
   EXPECT_EQ(Output(resumed.lines), uninterrupted);
-  EXPECT_EQ(Output(resumed.lines).front(),
-            R"({"user":"alice","report":"processing","total":80,"payments":2,"at":1000,"watermark":1999})");
+  EXPECT_EQ(
+      Output(resumed.lines).front(),
+      R"({"user":"alice","report":"processing","total":80,"payments":2,"at":1000,"watermark":1999})");
 }
 
 // Seed 000 §7 (jobs/failover_watermarks_*.yaml): one failover after checkpoint 1. In Flink's mode
@@ -703,7 +735,8 @@ TEST_F(CheckpointJobTest, RestoredWatermarksGiveTheFailureFreeOutput) {
   failure_free.faults.clear();
   const std::vector<std::string> expected = run(failure_free);
   EXPECT_EQ(expected.back(),
-            ">>> mode=operator, failover restored: windows fired=11, records in windows=203, late records=197 "
+            ">>> mode=operator, failover restored: windows fired=11, records in windows=203, late "
+            "records=197 "
             "(from slow split: 197), total=400");
   EXPECT_EQ(run(restored), expected);
 
@@ -711,7 +744,8 @@ TEST_F(CheckpointJobTest, RestoredWatermarksGiveTheFailureFreeOutput) {
   flink.checkpointing->restore_watermarks = false;
   const std::vector<std::string> flink_out = run(flink);
   EXPECT_EQ(flink_out.back(),
-            ">>> mode=operator, failover restored: windows fired=12, records in windows=206, late records=194 "
+            ">>> mode=operator, failover restored: windows fired=12, records in windows=206, late "
+            "records=194 "
             "(from slow split: 194), total=400");
   EXPECT_EQ(flink_out[1], ">>> FIRE window=[5s,6s) count=3 watermark=9.649s");
 }
@@ -732,10 +766,12 @@ std::vector<std::string> FileLines(const fs::path& p) {
 }
 
 /// JobYaml with its print sink replaced by a plain `file` sink (delivery-guarantee none) at `out`.
-std::string FileSinkJob(const fs::path& out, const std::string& rest, const std::string& extra = "") {
+std::string FileSinkJob(const fs::path& out, const std::string& rest,
+                        const std::string& extra = "") {
   std::string yaml = JobYaml(1, rest);
   const std::string print = "sink: {type: print}";
-  yaml.replace(yaml.find(print), print.size(), "sink: {type: file, path: " + out.string() + extra + "}");
+  yaml.replace(yaml.find(print), print.size(),
+               "sink: {type: file, path: " + out.string() + extra + "}");
   return yaml;
 }
 
@@ -748,8 +784,8 @@ TEST_F(CheckpointJobTest, PlainFileSinkKeepsCheckpointedOutputAcrossARestart) {
   ASSERT_EQ(uninterrupted.size(), 20u);
   fs::create_directories(dir_);
   const fs::path out = dir_ / "out.jsonl";
-  const JobRun run =
-      RunJob(FileSinkJob(out, WithFaults(dir_ / "chk", "  - {operator: windows, after-records: 120}\n")));
+  const JobRun run = RunJob(
+      FileSinkJob(out, WithFaults(dir_ / "chk", "  - {operator: windows, after-records: 120}\n")));
   ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
   EXPECT_EQ(run.stats.restarts, 1);
   EXPECT_EQ(FileLines(out), uninterrupted);
@@ -773,10 +809,11 @@ TEST_F(CheckpointJobTest, PlainFileSinkKeepsCheckpointedOutputAcrossARestore) {
   fs::resize_file(out, 10);
   options.restore_from = dir_ / "chk" / "chk-12";
   options.checkpoint_dir = dir_ / "chk3";
-  const JobRun shorter =
-      RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk") + "restart-strategy: {type: none}\n"), options);
+  const JobRun shorter = RunJob(
+      FileSinkJob(out, Checkpointing(dir_ / "chk") + "restart-strategy: {type: none}\n"), options);
   EXPECT_EQ(shorter.state, JobState::kFailed);
-  EXPECT_NE(shorter.failure.find("cannot restore sink file '" + out.string() + "': it has 10 bytes, fewer than the"),
+  EXPECT_NE(shorter.failure.find("cannot restore sink file '" + out.string() +
+                                 "': it has 10 bytes, fewer than the"),
             std::string::npos)
       << shorter.failure;
 }
@@ -788,13 +825,15 @@ TEST_F(CheckpointJobTest, PlainFileSinkWriteModeDecidesAFreshStart) {
   { std::ofstream(out) << "old\n"; }
   const JobRun refused = RunJob(FileSinkJob(out, "", ", write-mode: no-overwrite"));
   EXPECT_EQ(refused.state, JobState::kFailed);
-  EXPECT_NE(refused.failure.find("cannot open sink file '" + out.string() +
-                                 "': it exists and the sink's write-mode is no-overwrite (remove it, "
-                                 "or set write-mode: overwrite)"),
-            std::string::npos)
+  EXPECT_NE(
+      refused.failure.find("cannot open sink file '" + out.string() +
+                           "': it exists and the sink's write-mode is no-overwrite (remove it, "
+                           "or set write-mode: overwrite)"),
+      std::string::npos)
       << refused.failure;
   EXPECT_EQ(FileLines(out), std::vector<std::string>{"old"});
-  const JobRun overwritten = RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk"), ", write-mode: overwrite"));
+  const JobRun overwritten =
+      RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk"), ", write-mode: overwrite"));
   ASSERT_EQ(overwritten.state, JobState::kFinished) << overwritten.failure;
   EXPECT_EQ(FileLines(out).size(), 20u);
 }
@@ -815,7 +854,8 @@ TEST_F(CheckpointJobTest, ASavepointFailureNeverFailsOrRestartsTheJob) {
   { std::ofstream(dir_ / "plain-file") << "x"; }
   // savepoint-5 (the id after checkpoint 4) is taken by a regular file: the snapshot fails late.
   { std::ofstream(dir_ / "sp" / "savepoint-5") << "x"; }
-  const std::string yaml = JobYaml(1, Checkpointing(dir_ / "chk") + "restart-strategy: {type: none}\n");
+  const std::string yaml =
+      JobYaml(1, Checkpointing(dir_ / "chk") + "restart-strategy: {type: none}\n");
   lines_ = std::make_shared<std::vector<std::string>>();
   auto lines = lines_;
   auto job = LocalJob::Create(LoadJobSpecString(yaml, "ckpt.yaml"), registry_,
@@ -835,7 +875,8 @@ TEST_F(CheckpointJobTest, ASavepointFailureNeverFailsOrRestartsTheJob) {
   const SavepointResult r1 = refused.get();
   EXPECT_FALSE(r1.ok);
   EXPECT_EQ(r1.error, "savepoint target directory '" + (dir_ / "plain-file" / "sp").string() +
-                          "' cannot be used: '" + (dir_ / "plain-file").string() + "' is not a directory");
+                          "' cannot be used: '" + (dir_ / "plain-file").string() +
+                          "' is not a directory");
   const SavepointResult r2 = late.get();
   EXPECT_FALSE(r2.ok);
   EXPECT_NE(r2.error.find((dir_ / "sp" / "savepoint-5").string()), std::string::npos) << r2.error;
@@ -858,21 +899,32 @@ TEST_F(CheckpointJobTest, RestoreRefusesAChangedKeyWindowOrAggregate) {
   ASSERT_EQ(RunJob(JobYaml(1, Checkpointing(dir_, 1))).state, JobState::kFinished);
   JobRunOptions options;
   options.restore_from = dir_ / "chk-20";
-  const std::string head = "cannot restore from " + (dir_ / "chk-20").string() + ": operator \"windows\" changed its ";
+  const std::string head =
+      "cannot restore from " + (dir_ / "chk-20").string() + ": operator \"windows\" changed its ";
   const std::string tail =
-      "; its checkpointed state cannot be read as the new one. Restore it into the job as it was, or give the "
+      "; its checkpointed state cannot be read as the new one. Restore it into the job as it was, "
+      "or give the "
       "changed operator a new id and pass --allow-non-restored-state to start it empty";
   auto changed = [](std::string yaml, const std::string& from, const std::string& to) {
     yaml.replace(yaml.find(from), from.size(), to);
     return yaml;
   };
-  EXPECT_EQ(RefusalOf(changed(JobYaml(1, ""), "key-by: [k]", "key-by: [k, ts]"), options, "a changed key-by"),
-            head + "key-by (key fields and types) from [k string] to [k string, ts timestamp]" + tail);
-  EXPECT_EQ(RefusalOf(changed(JobYaml(1, ""), "size: 1s", "size: 2s"), options, "a changed window size"),
-            head + "window assigner from tumbling event-time size 1000ms to tumbling event-time size 2000ms" + tail);
-  EXPECT_EQ(RefusalOf(changed(JobYaml(1, ""), "aggregate: [count, ", "aggregate: [{fn: sum, field: ts}, "), options,
-                      "a changed aggregate"),
-            head + "aggregate layout from [count() as count, max(ts) as last] to [sum(ts) as sum_ts, max(ts) as last]" +
+  EXPECT_EQ(
+      RefusalOf(changed(JobYaml(1, ""), "key-by: [k]", "key-by: [k, ts]"), options,
+                "a changed key-by"),
+      head + "key-by (key fields and types) from [k string] to [k string, ts timestamp]" + tail);
+  EXPECT_EQ(
+      RefusalOf(changed(JobYaml(1, ""), "size: 1s", "size: 2s"), options, "a changed window size"),
+      head +
+          "window assigner from tumbling event-time size 1000ms to tumbling event-time size "
+          "2000ms" +
+          tail);
+  EXPECT_EQ(RefusalOf(changed(JobYaml(1, ""), "aggregate: [count, ",
+                              "aggregate: [{fn: sum, field: ts}, "),
+                      options, "a changed aggregate"),
+            head +
+                "aggregate layout from [count() as count, max(ts) as last] to [sum(ts) as sum_ts, "
+                "max(ts) as last]" +
                 tail);
   // The unchanged job restores.
   EXPECT_EQ(RunJob(JobYaml(1, ""), options).state, JobState::kFinished);
@@ -892,14 +944,16 @@ TEST_F(CheckpointJobTest, AFifoAsMetadataIsRefusedInsteadOfBlocking) {
   JobRunOptions options;
   options.restore_from = dir_ / "fake";
   EXPECT_EQ(RefusalOf(JobYaml(1, ""), options, "restored from a FIFO"),
-            "cannot restore from " + (dir_ / "fake").string() + ": _metadata: it is a FIFO, not a regular file");
+            "cannot restore from " + (dir_ / "fake").string() +
+                ": _metadata: it is a FIFO, not a regular file");
   // A checkpoint root whose only checkpoint has one is skipped with that reason.
   fs::create_directories(dir_ / "root" / "chk-3");
   ASSERT_EQ(::mkfifo((dir_ / "root" / "chk-3" / "_metadata").c_str(), 0600), 0);
   options.restore_from = dir_ / "root";
   EXPECT_EQ(RefusalOf(JobYaml(1, ""), options, "restored from a root with a FIFO"),
             "cannot restore from " + (dir_ / "root").string() + ": skipping checkpoint " +
-                (dir_ / "root" / "chk-3").string() + ": _metadata: it is a FIFO, not a regular file");
+                (dir_ / "root" / "chk-3").string() +
+                ": _metadata: it is a FIFO, not a regular file");
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ using testing::kLongJob;
 
 struct ClientStats {
   int64_t sent = 0;
-  int64_t answered = 0;   ///< with the expected status
+  int64_t answered = 0;  ///< with the expected status
   int64_t unexpected = 0;
   int64_t unreachable = 0;
   std::vector<int64_t> latencies_us;
@@ -64,7 +64,8 @@ struct ClientStats {
 };
 
 TEST(DaemonLoadSlowTest, EightClientsARequestEveryMillisecondWhileJobsRunCorrectly) {
-  const char* env = std::getenv("TM_DAEMON_LOAD_SECONDS");  // NOLINT(concurrency-mt-unsafe): before threads
+  const char* env =
+      std::getenv("TM_DAEMON_LOAD_SECONDS");  // NOLINT(concurrency-mt-unsafe): before threads
   const int seconds = env != nullptr ? std::max(1, std::atoi(env)) : 60;
   constexpr int kClients = 8;
 
@@ -76,7 +77,8 @@ TEST(DaemonLoadSlowTest, EightClientsARequestEveryMillisecondWhileJobsRunCorrect
   server.Start();
   const DaemonEndpoint endpoint{socket, "", ""};
 
-  const std::string long_id = json::parse(DaemonClient(endpoint).Request("POST", "/jobs", kLongJob).body)["jid"];
+  const std::string long_id =
+      json::parse(DaemonClient(endpoint).Request("POST", "/jobs", kLongJob).body)["jid"];
   std::mutex id_mu;
   std::string current_id = long_id;  // the job the clients ask about; guarded by id_mu
 
@@ -102,12 +104,25 @@ TEST(DaemonLoadSlowTest, EightClientsARequestEveryMillisecondWhileJobsRunCorrect
         std::string target;
         int expected = 200;
         switch ((k + c) % 6) {
-          case 0: target = "/overview"; break;
-          case 1: target = "/jobs"; break;
-          case 2: target = "/jobs/" + id; break;
-          case 3: target = "/metrics"; break;
-          case 4: target = "/jobs/" + id + "/exceptions"; break;
-          default: target = "/no-such-route"; expected = 404; break;
+          case 0:
+            target = "/overview";
+            break;
+          case 1:
+            target = "/jobs";
+            break;
+          case 2:
+            target = "/jobs/" + id;
+            break;
+          case 3:
+            target = "/metrics";
+            break;
+          case 4:
+            target = "/jobs/" + id + "/exceptions";
+            break;
+          default:
+            target = "/no-such-route";
+            expected = 404;
+            break;
         }
         ++s.sent;
         const auto t0 = Clock::now();
@@ -135,14 +150,16 @@ TEST(DaemonLoadSlowTest, EightClientsARequestEveryMillisecondWhileJobsRunCorrect
 
   // Meanwhile: the two experiment jobs, one after another, each with its exact result.
   const std::string split_report = LastLine(ReadFile("tests/golden/two_splits_split.expected"));
-  const std::string operator_report = LastLine(ReadFile("tests/golden/two_splits_operator.expected"));
+  const std::string operator_report =
+      LastLine(ReadFile("tests/golden/two_splits_operator.expected"));
   ASSERT_FALSE(split_report.empty());
   int jobs_run = 0;
   int jobs_correct = 0;
   DaemonClient submitter(endpoint, std::chrono::seconds(10));
   while (Clock::now() < end) {
     const bool split = jobs_run % 2 == 0;
-    const std::string yaml = ReadFile(split ? "jobs/two_splits_split.yaml" : "jobs/two_splits_operator.yaml");
+    const std::string yaml =
+        ReadFile(split ? "jobs/two_splits_split.yaml" : "jobs/two_splits_operator.yaml");
     const auto r = submitter.Request("POST", "/jobs?file=load.yaml", yaml);
     ++jobs_run;
     if (r.status != 202) {
@@ -162,7 +179,8 @@ TEST(DaemonLoadSlowTest, EightClientsARequestEveryMillisecondWhileJobsRunCorrect
     if (j["state"] == "FINISHED" && j["report"] == (split ? split_report : operator_report)) {
       ++jobs_correct;
     } else {
-      ADD_FAILURE() << "job " << id << ": " << j["state"] << " " << j["report"] << " " << j["failure-cause"];
+      ADD_FAILURE() << "job " << id << ": " << j["state"] << " " << j["report"] << " "
+                    << j["failure-cause"];
     }
   }
   for (auto& t : clients) {
@@ -175,7 +193,8 @@ TEST(DaemonLoadSlowTest, EightClientsARequestEveryMillisecondWhileJobsRunCorrect
   EXPECT_EQ(long_job["state"], "RUNNING");
   EXPECT_EQ(DaemonClient(endpoint).Request("DELETE", "/jobs/" + long_id).status, 202);
   ASSERT_TRUE(jobs.WaitForJob(long_id, std::chrono::seconds(5)));
-  EXPECT_EQ(json::parse(DaemonClient(endpoint).Request("GET", "/jobs/" + long_id).body)["state"], "CANCELED");
+  EXPECT_EQ(json::parse(DaemonClient(endpoint).Request("GET", "/jobs/" + long_id).body)["state"],
+            "CANCELED");
 
   ClientStats total;
   for (const ClientStats& s : stats) {
@@ -183,22 +202,27 @@ TEST(DaemonLoadSlowTest, EightClientsARequestEveryMillisecondWhileJobsRunCorrect
     total.answered += s.answered;
     total.unexpected += s.unexpected;
     total.unreachable += s.unreachable;
-    total.latencies_us.insert(total.latencies_us.end(), s.latencies_us.begin(), s.latencies_us.end());
+    total.latencies_us.insert(total.latencies_us.end(), s.latencies_us.begin(),
+                              s.latencies_us.end());
     EXPECT_EQ(s.unexpected + s.unreachable, 0) << s.first_problem;
   }
   std::sort(total.latencies_us.begin(), total.latencies_us.end());
   auto percentile = [&](double p) {
     return total.latencies_us.empty()
                ? 0
-               : total.latencies_us[static_cast<size_t>(p * static_cast<double>(total.latencies_us.size() - 1))];
+               : total.latencies_us[static_cast<size_t>(
+                     p * static_cast<double>(total.latencies_us.size() - 1))];
   };
   std::cout << fmt::format(
-      "{} clients for {:.1f} s: {} requests scheduled ({} per ms), {} sent, {} answered as expected, {} "
-      "unexpected, {} unreachable; {:.0f} requests/s; latency p50 {} us, p99 {} us, max {} us; jobs {} run, {} "
+      "{} clients for {:.1f} s: {} requests scheduled ({} per ms), {} sent, {} answered as "
+      "expected, {} "
+      "unexpected, {} unreachable; {:.0f} requests/s; latency p50 {} us, p99 {} us, max {} us; "
+      "jobs {} run, {} "
       "correct\n",
-      kClients, elapsed, static_cast<int64_t>(kClients) * seconds * 1000, kClients, total.sent, total.answered, total.unexpected, total.unreachable,
-      static_cast<double>(total.answered) / elapsed, percentile(0.5), percentile(0.99), percentile(1.0), jobs_run,
-      jobs_correct);
+      kClients, elapsed, static_cast<int64_t>(kClients) * seconds * 1000, kClients, total.sent,
+      total.answered, total.unexpected, total.unreachable,
+      static_cast<double>(total.answered) / elapsed, percentile(0.5), percentile(0.99),
+      percentile(1.0), jobs_run, jobs_correct);
   // Every request sent was answered as expected. How many of the scheduled ones were sent in time
   // depends on the machine (reported above; the daemon answers one at a time on its I/O thread).
   EXPECT_GT(total.sent, 0);

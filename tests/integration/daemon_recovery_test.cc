@@ -1,14 +1,12 @@
-// tidemarkd --state-dir end to end (issue 12, the daemon half): the built daemon as a child process,
-// killed with SIGKILL and restarted over the same state directory; savepoint / stop / checkpoint
-// figures through REST and the CLI.
-
-#include <sys/file.h>
+// tidemarkd --state-dir end to end (issue 12, the daemon half): the built daemon as a child
+// process, killed with SIGKILL and restarted over the same state directory; savepoint / stop /
+// checkpoint figures through REST and the CLI.
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-
 #include <string>
+#include <sys/file.h>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,9 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/checkpoint/checkpoint_storage.h"
-#include "tools/daemon/daemon_client.h"
 #include "tests/testing/daemon_harness.h"
 #include "tests/testing/daemon_jobs.h"
+#include "tools/daemon/daemon_client.h"
 
 namespace tidemark {
 namespace {
@@ -86,7 +84,8 @@ class DaemonRecoveryTest : public ::testing::Test {
     return json::parse(r.body, nullptr, false);
   }
   bool WaitForState(const std::string& id, const std::string& state) {
-    return Eventually([&] { return Job(id).value("state", "") == state; }, std::chrono::seconds(10));
+    return Eventually([&] { return Job(id).value("state", "") == state; },
+                      std::chrono::seconds(10));
   }
   /// Waits until the job's worker reports records flowing; its worker pid.
   int WaitUntilProducing(const std::string& id) {
@@ -94,7 +93,8 @@ class DaemonRecoveryTest : public ::testing::Test {
     const bool ok = Eventually(
         [&] {
           j = Job(id);
-          return j.value("state", "") == "RUNNING" && j["worker-pid"].is_number_integer() && !j["tasks"].empty() &&
+          return j.value("state", "") == "RUNNING" && j["worker-pid"].is_number_integer() &&
+                 !j["tasks"].empty() &&
                  j["tasks"][0]["subtasks"][0]["records-in"].get<int64_t>() > 0;
         },
         std::chrono::seconds(10));
@@ -152,14 +152,17 @@ TEST_F(DaemonRecoveryTest, AfterKill9TheRestartedDaemonListsEndedJobsAndResumesT
   // Running again, in a new worker, from scratch (the job does not checkpoint).
   const int new_worker = WaitUntilProducing(running);
   EXPECT_NE(new_worker, old_worker);
-  EXPECT_NE(Log().find(fmt::format("[job {}] resuming 'long' after a daemon restart from scratch (no completed "
-                                   "checkpoint in {}/checkpoints)",
-                                   running, JobDir(running))),
+  EXPECT_NE(Log().find(fmt::format(
+                "[job {}] resuming 'long' after a daemon restart from scratch (no completed "
+                "checkpoint in {}/checkpoints)",
+                running, JobDir(running))),
             std::string::npos)
       << Log();
   CliResult status = Cli("status " + running);
   EXPECT_EQ(status.rc, 0);
-  EXPECT_NE(status.out.find("\ncheckpoints: 0 completed, 0 failed, restarts 0\n"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("\ncheckpoints: 0 completed, 0 failed, restarts 0\n"),
+            std::string::npos)
+      << status.out;
 
   // Ids are never handed out again.
   const std::string next = Submit(kLongJob);
@@ -188,7 +191,8 @@ TEST_F(DaemonRecoveryTest, SigtermSuspendsRunningJobsAndTheNextDaemonResumesThem
 
 TEST_F(DaemonRecoveryTest, ASecondDaemonOnTheSameStateDirectoryIsRefused) {
   Start();
-  DaemonProcess second({"--socket", dir_.path() + "/other.sock", "--state-dir", state_, "--no-self-check"});
+  DaemonProcess second(
+      {"--socket", dir_.path() + "/other.sock", "--state-dir", state_, "--no-self-check"});
   EXPECT_FALSE(second.ready()) << second.ready_line();
   const int status = second.Kill(SIGKILL);  // already exited: this only reaps it
   ASSERT_TRUE(WIFEXITED(status));
@@ -208,17 +212,20 @@ TEST_F(DaemonRecoveryTest, ACorruptOrHalfWrittenRegistryRecordIsSkippedWithALogL
   }
   Kill9();
   std::ofstream(JobDir(a) + "/job.json") << "{\"jid\": \"" << a << "\", \"na";  // cut mid-write
-  std::ofstream(JobDir(c) + "/job.json") << json{{"jid", c}, {"state", "RUNNING"}}.dump();  // fields missing
+  std::ofstream(JobDir(c) + "/job.json")
+      << json{{"jid", c}, {"state", "RUNNING"}}.dump();  // fields missing
   Start();
   const json list = json::parse(Client().Request("GET", "/jobs").body);
   ASSERT_EQ(list["jobs"].size(), 1u) << list.dump();
   EXPECT_EQ(list["jobs"][0]["jid"], b);
   const std::string log = Log();
-  EXPECT_NE(log.find(fmt::format("state directory: skipping job {}: {}/job.json is corrupt (not a JSON object)", a,
-                                 JobDir(a))),
+  EXPECT_NE(log.find(fmt::format(
+                "state directory: skipping job {}: {}/job.json is corrupt (not a JSON object)", a,
+                JobDir(a))),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find(fmt::format("state directory: skipping job {}: {}/job.json is corrupt (", c, JobDir(c))),
+  EXPECT_NE(log.find(fmt::format("state directory: skipping job {}: {}/job.json is corrupt (", c,
+                                 JobDir(c))),
             std::string::npos)
       << log;
   // The daemon still serves and runs jobs.
@@ -231,10 +238,12 @@ TEST_F(DaemonRecoveryTest, AResumedJobWaitsUntilNoOtherProcessHoldsItsRunLock) {
   const int old_worker = WaitUntilProducing(id);
   Kill9();
   // Stand in for a worker of the killed daemon that is still alive (and would still write). The old
-  // worker lets go once its last thread exited, which can be after its main thread shows as a zombie.
+  // worker lets go once its last thread exited, which can be after its main thread shows as a
+  // zombie.
   const int lock_fd = ::open((JobDir(id) + "/run.lock").c_str(), O_RDWR | O_CLOEXEC);
   ASSERT_GE(lock_fd, 0);
-  ASSERT_TRUE(Eventually([&] { return ::flock(lock_fd, LOCK_EX | LOCK_NB) == 0; }, std::chrono::seconds(5)));
+  ASSERT_TRUE(Eventually([&] { return ::flock(lock_fd, LOCK_EX | LOCK_NB) == 0; },
+                         std::chrono::seconds(5)));
   EXPECT_TRUE(ProcessGone(old_worker));
   Start();
   json j;
@@ -271,17 +280,22 @@ TEST_F(DaemonRecoveryTest, ResumeTakesTheLatestCompletedCheckpointThatVerifiesAn
       .put('X');
   Start();
   const std::string chk1 = checkpoints + "/chk-1";
-  EXPECT_TRUE(Eventually([&] { return Log().find("resuming 'long'") != std::string::npos; }, std::chrono::seconds(5)));
+  EXPECT_TRUE(Eventually([&] { return Log().find("resuming 'long'") != std::string::npos; },
+                         std::chrono::seconds(5)));
   const std::string log = Log();
-  EXPECT_NE(log.find(fmt::format("[job {}] skipping checkpoint {}/chk-2: state file {} fails its checksum", id,
-                                 checkpoints, h2.file)),
+  EXPECT_NE(log.find(fmt::format(
+                "[job {}] skipping checkpoint {}/chk-2: state file {} fails its checksum", id,
+                checkpoints, h2.file)),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find(fmt::format("[job {}] resuming 'long' after a daemon restart from checkpoint 1 ({})", id, chk1)),
-            std::string::npos)
+  EXPECT_NE(
+      log.find(fmt::format("[job {}] resuming 'long' after a daemon restart from checkpoint 1 ({})",
+                           id, chk1)),
+      std::string::npos)
       << log;
   EXPECT_EQ(Job(id)["restored-from"], chk1);
-  const json checkpoints_view = json::parse(Client().Request("GET", "/jobs/" + id + "/checkpoints").body);
+  const json checkpoints_view =
+      json::parse(Client().Request("GET", "/jobs/" + id + "/checkpoints").body);
   EXPECT_EQ(checkpoints_view["counts"]["restored"], 1);
   EXPECT_EQ(checkpoints_view["latest"]["restored"], json({{"external_path", chk1}}));
 }
@@ -291,23 +305,28 @@ TEST_F(DaemonRecoveryTest, SubmitFromSavepointHandsThePathToTheWorker) {
   const std::string savepoint = dir_.path() + "/sp";
   fs::create_directories(savepoint);
   // Not a directory: refused at once.
-  auto r = Client().Request("POST", "/jobs?file=test.yaml&savepointPath=" + dir_.path() + "/missing", kLongJob);
+  auto r = Client().Request(
+      "POST", "/jobs?file=test.yaml&savepointPath=" + dir_.path() + "/missing", kLongJob);
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body)["errors"][0],
-            fmt::format("--from-savepoint: '{}/missing' is not a directory (a savepoint, a chk-<id> checkpoint or a "
+            fmt::format("--from-savepoint: '{}/missing' is not a directory (a savepoint, a "
+                        "chk-<id> checkpoint or a "
                         "checkpoint directory)",
                         dir_.path()));
   CliResult bad = Cli("submit --allow-non-restored-state jobs/two_splits_split.yaml");
   EXPECT_EQ(bad.rc, 2);
   EXPECT_EQ(bad.err, "tidemark: --allow-non-restored-state needs --from-savepoint DIR\n");
   // An empty directory holds no savepoint: the worker's restore refuses it, naming the path.
-  CliResult sub = Cli(fmt::format("submit --wait --from-savepoint '{}' --allow-non-restored-state jobs/two_splits_split.yaml", savepoint));
+  CliResult sub = Cli(fmt::format(
+      "submit --wait --from-savepoint '{}' --allow-non-restored-state jobs/two_splits_split.yaml",
+      savepoint));
   EXPECT_EQ(sub.rc, 1) << sub.out << sub.err;
   const std::string id = sub.out.substr(0, sub.out.find('\n'));
   const json j = Job(id);
   EXPECT_EQ(j["state"], "FAILED");
   EXPECT_EQ(j["restored-from"], savepoint);
-  EXPECT_NE(j["failure-cause"].get<std::string>().find(savepoint), std::string::npos) << j["failure-cause"];
+  EXPECT_NE(j["failure-cause"].get<std::string>().find(savepoint), std::string::npos)
+      << j["failure-cause"];
   EXPECT_EQ(json::parse(ReadFile(JobDir(id) + "/job.json"))["restore-from"], savepoint);
   EXPECT_EQ(json::parse(ReadFile(JobDir(id) + "/job.json"))["allow-non-restored-state"], true);
 }
@@ -320,26 +339,31 @@ TEST_F(DaemonRecoveryTest, SavepointStopAndCheckpointRoutesAnswerAsFlinksAndTheC
   // Checkpoint figures of a job that has not checkpointed: zeros, nothing latest.
   auto r = Client().Request("GET", "/jobs/" + id + "/checkpoints");
   ASSERT_EQ(r.status, 200);
-  EXPECT_EQ(json::parse(r.body),
-            json::parse(R"({"counts": {"restored": 0, "total": 0, "in_progress": 0, "completed": 0, "failed": 0},
+  EXPECT_EQ(
+      json::parse(r.body),
+      json::parse(
+          R"({"counts": {"restored": 0, "total": 0, "in_progress": 0, "completed": 0, "failed": 0},
                             "latest": {"completed": null, "restored": null}, "restarts": 0})"));
   EXPECT_EQ(Job(id)["checkpoints"], json::parse(R"({"restarts": 0, "completed": 0, "failed": 0,
       "last-completed-id": 0, "last-size-bytes": 0, "last-duration-ms": 0, "last-alignment-ms": 0, "last-path": ""})"));
 
   // A savepoint through REST: 202 with a request id, then its outcome by that id.
-  r = Client().Request("POST", "/jobs/" + id + "/savepoints", json{{"target-directory", target}}.dump());
+  r = Client().Request("POST", "/jobs/" + id + "/savepoints",
+                       json{{"target-directory", target}}.dump());
   ASSERT_EQ(r.status, 202) << r.body;
   const std::string request = json::parse(r.body).at("request-id").get<std::string>();
   json outcome;
   ASSERT_TRUE(Eventually(
       [&] {
-        outcome = json::parse(Client().Request("GET", "/jobs/" + id + "/savepoints/" + request).body);
+        outcome =
+            json::parse(Client().Request("GET", "/jobs/" + id + "/savepoints/" + request).body);
         return outcome["status"]["id"] == "COMPLETED";
       },
       std::chrono::seconds(10)));
   const json& op = outcome["operation"];
   ASSERT_EQ(op.size(), 1u) << outcome.dump();
-  // The CLI asks again and reports the same outcome: the engine's error text unchanged, or the path.
+  // The CLI asks again and reports the same outcome: the engine's error text unchanged, or the
+  // path.
   CliResult cli = Cli(fmt::format("savepoint {} '{}'", id, target));
   if (op.contains("failure-cause")) {
     EXPECT_EQ(op["failure-cause"]["class"], "SavepointException");
@@ -350,14 +374,17 @@ TEST_F(DaemonRecoveryTest, SavepointStopAndCheckpointRoutesAnswerAsFlinksAndTheC
   } else {
     EXPECT_EQ(op["location"].get<std::string>().rfind(target + "/savepoint-", 0), 0u) << op.dump();
     EXPECT_EQ(cli.rc, 0) << cli.err;
-    EXPECT_EQ(cli.out.rfind("Savepoint completed. Path: " + target + "/savepoint-", 0), 0u) << cli.out;
+    EXPECT_EQ(cli.out.rfind("Savepoint completed. Path: " + target + "/savepoint-", 0), 0u)
+        << cli.out;
   }
-  EXPECT_NE(Log().find(fmt::format("[job {}] savepoint {} requested into {}", id, request, target)), std::string::npos);
+  EXPECT_NE(Log().find(fmt::format("[job {}] savepoint {} requested into {}", id, request, target)),
+            std::string::npos);
 
   // Malformed requests, unknown ids.
   r = Client().Request("POST", "/jobs/" + id + "/savepoints", R"({"target-dir": "x"})");
   EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(json::parse(r.body)["errors"][0], "unknown key 'target-dir' (expected 'target-directory' and 'cancel-job')");
+  EXPECT_EQ(json::parse(r.body)["errors"][0],
+            "unknown key 'target-dir' (expected 'target-directory' and 'cancel-job')");
   r = Client().Request("POST", "/jobs/" + id + "/stop", R"({"drain": "yes"})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body)["errors"][0], "'drain' must be true or false");
@@ -376,7 +403,8 @@ TEST_F(DaemonRecoveryTest, SavepointStopAndCheckpointRoutesAnswerAsFlinksAndTheC
   ASSERT_TRUE(WaitForState(id, "CANCELED"));
   r = Client().Request("POST", "/jobs/" + id + "/stop", R"({"drain": true})");
   EXPECT_EQ(r.status, 409);
-  const std::string ended = fmt::format("job {} has already ended (CANCELED); savepoints are taken of running jobs", id);
+  const std::string ended =
+      fmt::format("job {} has already ended (CANCELED); savepoints are taken of running jobs", id);
   EXPECT_EQ(json::parse(r.body)["errors"][0], ended);
   CliResult late = Cli("savepoint " + id);
   EXPECT_EQ(late.rc, 1);
@@ -411,7 +439,8 @@ operators:
                          std::chrono::seconds(10)));
   Kill9();
   Start();
-  EXPECT_NE(Log().find(fmt::format("[job {}] resuming 'ckpt' after a daemon restart from checkpoint ", id)),
+  EXPECT_NE(Log().find(fmt::format(
+                "[job {}] resuming 'ckpt' after a daemon restart from checkpoint ", id)),
             std::string::npos)
       << Log();
   ASSERT_TRUE(WaitForState(id, "FINISHED"));
@@ -472,11 +501,13 @@ operators:
   const std::string target = dir_.path() + "/drained";
   CliResult stop = Cli(fmt::format("stop {} --savepoint '{}' --drain", id, target));
   ASSERT_EQ(stop.rc, 0) << stop.err;
-  EXPECT_NE(stop.out.find(fmt::format("job {} stopped (drained)\n", id)), std::string::npos) << stop.out;
+  EXPECT_NE(stop.out.find(fmt::format("job {} stopped (drained)\n", id)), std::string::npos)
+      << stop.out;
   ASSERT_TRUE(WaitForState(id, "FINISHED"));
   bool found = false;
   for (const auto& e : fs::directory_iterator(target)) {
-    found = found || (e.path().filename().string().rfind("savepoint-", 0) == 0 && fs::exists(e.path() / "_metadata"));
+    found = found || (e.path().filename().string().rfind("savepoint-", 0) == 0 &&
+                      fs::exists(e.path() / "_metadata"));
   }
   EXPECT_TRUE(found);
 }
@@ -501,17 +532,23 @@ TEST_F(DaemonRecoveryTest, NoVerifyingCheckpointFailsTheJobInsteadOfStartingFrom
   CheckpointStorage storage(checkpoints, "long", 5);
   const StateFileHandle h = storage.WriteState(1, "src", 0, "position one");
   storage.Finalize(1, 1000, {h});
-  std::ofstream(checkpoints + "/chk-1/" + h.file, std::ios::binary | std::ios::in | std::ios::out).seekp(30).put('X');
+  std::ofstream(checkpoints + "/chk-1/" + h.file, std::ios::binary | std::ios::in | std::ios::out)
+      .seekp(30)
+      .put('X');
   Start();
   const json j = Job(id);
   EXPECT_EQ(j["state"], "FAILED") << j.dump();
-  EXPECT_EQ(j["failure-cause"],
-            fmt::format("could not resume after the daemon restarted: no retained checkpoint of it verifies "
-                        "(skipping checkpoint {0}/chk-1: state file {1} fails its checksum), and starting it from "
-                        "scratch would write again what its sinks wrote for checkpoint 1; resume it by hand from a "
-                        "checkpoint or savepoint you trust (tidemark submit --from-savepoint DIR job.yaml), or "
-                        "submit it again without one to start from scratch",
-                        checkpoints, h.file));
+  EXPECT_EQ(
+      j["failure-cause"],
+      fmt::format(
+          "could not resume after the daemon restarted: no retained checkpoint of it verifies "
+          "(skipping checkpoint {0}/chk-1: state file {1} fails its checksum), and starting it "
+          "from "
+          "scratch would write again what its sinks wrote for checkpoint 1; resume it by hand from "
+          "a "
+          "checkpoint or savepoint you trust (tidemark submit --from-savepoint DIR job.yaml), or "
+          "submit it again without one to start from scratch",
+          checkpoints, h.file));
   // It stays FAILED across another restart.
   daemon_->Kill(SIGTERM);
   Start();
@@ -548,18 +585,24 @@ operators:
   storage.Finalize(1, 1000, {});
   const StateFileHandle h2 = storage.WriteState(2, "src", 0, "position two");
   storage.Finalize(2, 2000, {h2});
-  std::ofstream(checkpoints + "/chk-2/" + h2.file, std::ios::binary | std::ios::in | std::ios::out).seekp(30).put('X');
+  std::ofstream(checkpoints + "/chk-2/" + h2.file, std::ios::binary | std::ios::in | std::ios::out)
+      .seekp(30)
+      .put('X');
   Start();
   const json j = Job(id);
   EXPECT_EQ(j["state"], "FAILED") << j.dump();
-  EXPECT_EQ(j["failure-cause"],
-            fmt::format("could not resume after the daemon restarted: its newest completed checkpoint does not "
-                        "verify (skipping checkpoint {0}/chk-2: state file {1} fails its checksum), and sink 'out' "
-                        "commits at each checkpoint: restoring the older checkpoint {0}/chk-1 would commit again "
-                        "what checkpoint 2 committed; resume it by hand from a checkpoint or savepoint you trust "
-                        "(tidemark submit --from-savepoint DIR job.yaml), or submit it again without one to start "
-                        "from scratch",
-                        checkpoints, h2.file));
+  EXPECT_EQ(
+      j["failure-cause"],
+      fmt::format(
+          "could not resume after the daemon restarted: its newest completed checkpoint does not "
+          "verify (skipping checkpoint {0}/chk-2: state file {1} fails its checksum), and sink "
+          "'out' "
+          "commits at each checkpoint: restoring the older checkpoint {0}/chk-1 would commit again "
+          "what checkpoint 2 committed; resume it by hand from a checkpoint or savepoint you trust "
+          "(tidemark submit --from-savepoint DIR job.yaml), or submit it again without one to "
+          "start "
+          "from scratch",
+          checkpoints, h2.file));
 }
 
 // Issue 41 item 2, the daemon's half: a savepoint target that cannot be created is refused with
@@ -584,15 +627,17 @@ operators:
   WaitUntilProducing(id);
   const std::string file = dir_.path() + "/plain";
   std::ofstream(file) << "x";
-  auto r = Client().Request("POST", "/jobs/" + id + "/savepoints", json{{"target-directory", file + "/sp"}}.dump());
+  auto r = Client().Request("POST", "/jobs/" + id + "/savepoints",
+                            json{{"target-directory", file + "/sp"}}.dump());
   EXPECT_EQ(r.status, 400) << r.body;
-  const std::string why =
-      fmt::format("savepoint target directory '{0}/sp' cannot be used: '{0}' is not a directory", file);
+  const std::string why = fmt::format(
+      "savepoint target directory '{0}/sp' cannot be used: '{0}' is not a directory", file);
   EXPECT_EQ(json::parse(r.body, nullptr, false)["errors"][0], why) << r.body;
   CliResult cli = Cli(fmt::format("savepoint {} '{}/sp'", id, file));
   EXPECT_EQ(cli.rc, 2);
   EXPECT_EQ(cli.err, why + "\n");
-  r = Client().Request("POST", "/jobs/" + id + "/stop", json{{"targetDirectory", file + "/sp"}}.dump());
+  r = Client().Request("POST", "/jobs/" + id + "/stop",
+                       json{{"targetDirectory", file + "/sp"}}.dump());
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(Job(id)["state"], "RUNNING");
   EXPECT_EQ(Job(id)["checkpoints"]["restarts"], 0);
@@ -611,25 +656,30 @@ namespace {
 // skipped where unprivileged namespaces are not available.
 TEST_F(DaemonRecoveryTest, AJobThatCannotBeKeptOnDiskIsRefusedWith507) {
   fs::create_directories(state_);
-  if (std::system("unshare -Urm sh -c 'mount -t tmpfs -o size=64k tmpfs /mnt' >/dev/null 2>&1") != 0) {
+  if (std::system("unshare -Urm sh -c 'mount -t tmpfs -o size=64k tmpfs /mnt' >/dev/null 2>&1") !=
+      0) {
     GTEST_SKIP() << "no unprivileged mount namespace (unshare -Urm) to make a small file system in";
   }
   daemon_ = std::make_unique<DaemonProcess>(
       std::vector<std::string>{"--socket", socket_, "--state-dir", state_, "--no-self-check"},
-      std::vector<std::string>{"unshare", "-Urm", "sh", "-c",
-                               "mount -t tmpfs -o size=64k,mode=0700 tmpfs \"$1\" && shift && exec \"$@\"", "sh",
-                               state_});
+      std::vector<std::string>{
+          "unshare", "-Urm", "sh", "-c",
+          "mount -t tmpfs -o size=64k,mode=0700 tmpfs \"$1\" && shift && exec \"$@\"", "sh",
+          state_});
   ASSERT_TRUE(daemon_->ready()) << daemon_->ready_line() << "\n" << Log();
   // 200 KB of comment: its job.yaml cannot fit.
   const std::string big = std::string(kLongJob) + "# " + std::string(200000, 'x') + "\n";
   auto r = Client().Request("POST", "/jobs?file=big.yaml", big);
   EXPECT_EQ(r.status, 507) << r.body;
   const std::string error = json::parse(r.body, nullptr, false)["errors"][0].get<std::string>();
-  EXPECT_EQ(error.rfind("the job was not started: the daemon cannot keep it in its state directory (cannot write '", 0),
+  EXPECT_EQ(error.rfind("the job was not started: the daemon cannot keep it in its state directory "
+                        "(cannot write '",
+                        0),
             0u)
       << error;
-  EXPECT_NE(error.find("/job.yaml.tmp': No space left on device); free space there and submit it again"),
-            std::string::npos)
+  EXPECT_NE(
+      error.find("/job.yaml.tmp': No space left on device); free space there and submit it again"),
+      std::string::npos)
       << error;
   EXPECT_EQ(json::parse(Client().Request("GET", "/jobs").body)["jobs"].size(), 0u);
   // Nothing of it is left: a job that fits is accepted, and it is there after a restart.
@@ -645,9 +695,12 @@ TEST_F(DaemonRecoveryTest, ANewlineInTheFileNameCannotForgeALogLine) {
   auto r = Client().Request("POST", "/jobs?file=a.yaml%0A[daemon]%20forged", kLongJob);
   ASSERT_EQ(r.status, 202) << r.body;
   const std::string id = json::parse(r.body).at("jid").get<std::string>();
-  ASSERT_TRUE(Eventually([&] { return Log().find("[job " + id + "] submitted") != std::string::npos; },
-                         std::chrono::seconds(5)));
-  EXPECT_NE(Log().find("[job " + id + "] submitted 'long' (a.yaml\\n[daemon] forged)"), std::string::npos) << Log();
+  ASSERT_TRUE(
+      Eventually([&] { return Log().find("[job " + id + "] submitted") != std::string::npos; },
+                 std::chrono::seconds(5)));
+  EXPECT_NE(Log().find("[job " + id + "] submitted 'long' (a.yaml\\n[daemon] forged)"),
+            std::string::npos)
+      << Log();
   EXPECT_EQ(Log().find("\n[daemon] forged"), std::string::npos) << Log();
 }
 
@@ -692,9 +745,12 @@ TEST_F(DaemonRecoveryTest, RecoveryVerifiesACheckpointInBoundedMemory) {
     storage.Finalize(1, 1000, {storage.WriteState(1, "src", 0, big)});
   }
   Start();
-  ASSERT_TRUE(Eventually([&] { return Log().find("resuming 'long' after a daemon restart from checkpoint 1") !=
-                                      std::string::npos; },
-                         std::chrono::seconds(10)))
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return Log().find("resuming 'long' after a daemon restart from checkpoint 1") !=
+               std::string::npos;
+      },
+      std::chrono::seconds(10)))
       << Log();
   const int64_t peak_kib = PeakRssKib(daemon_->pid());
   std::printf("daemon peak RSS after verifying a %zu MiB checkpoint: %lld KiB\n", mb,

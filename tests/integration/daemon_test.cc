@@ -1,39 +1,38 @@
 // The daemon end to end: an in-process JobManager + RestServer on a temporary Unix socket, driven
 // through the built `tidemark` CLI and raw sockets, and the built `tidemarkd` binary itself.
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/resource.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <iostream>
-#include <mutex>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <mutex>
 #include <random>
 #include <regex>
+#include <signal.h>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/testing/daemon_harness.h"
-#include "tests/testing/daemon_jobs.h"
 #include "operators/user_operators.h"
 #include "runtime/core/timestamp.h"
+#include "tests/testing/daemon_harness.h"
+#include "tests/testing/daemon_jobs.h"
 #include "tools/daemon/daemon_client.h"
 #include "tools/daemon/job_manager.h"
 #include "tools/daemon/prometheus_metrics.h"
@@ -87,7 +86,8 @@ class ThrowAtThird : public KeyedProcessFunction {
  public:
   void ProcessElement(const StreamRecord& record, ProcessContext& ctx) override {
     if (++seen_ == 3) {
-      throw std::runtime_error(fmt::format("poisoned record {} at {}", seen_, FormatSeconds(record.timestamp)));
+      throw std::runtime_error(
+          fmt::format("poisoned record {} at {}", seen_, FormatSeconds(record.timestamp)));
     }
     ctx.Collect(record.row, record.timestamp);
   }
@@ -128,7 +128,9 @@ void RegisterForwarding(OperatorRegistry& registry, const std::string& type) {
     params.CheckKeys({});
     UserFunctionPlan<KeyedProcessFunction> plan;
     plan.output_schema = input;
-    plan.factory = [] { return std::make_unique<Function>(); };
+    plan.factory = [] {
+      return std::make_unique<Function>();
+    };
     return plan;
   });
 }
@@ -143,7 +145,9 @@ std::shared_ptr<const OperatorRegistry> TestRegistry() {
 }
 
 /// What this binary's worker processes run (main() below hands them `--worker`).
-JobFactory TestJobFactory() { return LocalJobFactory(TestRegistry()); }
+JobFactory TestJobFactory() {
+  return LocalJobFactory(TestRegistry());
+}
 
 // Records every 10 ms through `throw-at-third`: fails 20-30 ms after its start.
 constexpr const char* kThrowingJob = R"(name: throws
@@ -198,7 +202,9 @@ class DaemonTest : public ::testing::Test {
     jobs_.reset();
     socket_ = dir_.path() + "/d.sock";
     jobs_ = std::make_unique<JobManager>(
-        WorkerJobFactory(validator_ ? validator_ : LocalJobValidator(TestRegistry()), worker_options), job_options);
+        WorkerJobFactory(validator_ ? validator_ : LocalJobValidator(TestRegistry()),
+                         worker_options),
+        job_options);
     server_options.socket_path = socket_;
     server_ = std::make_unique<RestServer>(*jobs_, server_options);
     server_->Start();
@@ -215,8 +221,9 @@ class DaemonTest : public ::testing::Test {
   CliResult Cli(const std::string& args) {
     const std::string out = dir_.path() + "/cli.out";
     const std::string err = dir_.path() + "/cli.err";
-    const std::string cmd = fmt::format("'{}' --socket '{}' {} >'{}' 2>'{}'", (ToolsDir() / "tidemark").string(),
-                                        socket_, args, out, err);
+    const std::string cmd =
+        fmt::format("'{}' --socket '{}' {} >'{}' 2>'{}'", (ToolsDir() / "tidemark").string(),
+                    socket_, args, out, err);
     const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
   }
@@ -243,7 +250,8 @@ class DaemonTest : public ::testing::Test {
           j["tasks"][0]["subtasks"][0]["records-in"].get<int64_t>() > 0) {
         return;
       }
-      jobs_->WaitForJob(id, std::chrono::milliseconds(5));  // a bounded pause that ends early on exit
+      jobs_->WaitForJob(id,
+                        std::chrono::milliseconds(5));  // a bounded pause that ends early on exit
     }
     FAIL() << "job " << id << " never produced";
   }
@@ -306,7 +314,8 @@ class DaemonTest : public ::testing::Test {
 TEST_F(DaemonTest, SubmitsBothTwoSplitJobsThroughTheCliAndReadsResultsWithStatusJson) {
   for (const std::string mode : {"split", "operator"}) {
     const std::string job = "jobs/two_splits_" + mode + ".yaml";
-    const std::vector<std::string> expected = Lines(ReadFile("tests/golden/two_splits_" + mode + ".expected"));
+    const std::vector<std::string> expected =
+        Lines(ReadFile("tests/golden/two_splits_" + mode + ".expected"));
     ASSERT_FALSE(expected.empty());
 
     CliResult submit = Cli("submit --wait " + job);
@@ -350,18 +359,25 @@ TEST_F(DaemonTest, SubmitsBothTwoSplitJobsThroughTheCliAndReadsResultsWithStatus
     // state (a finished job's splits have released their watermark outputs).
     CliResult table = Cli("status " + id);
     ASSERT_EQ(table.rc, 0) << table.err;
-    const std::string operators_head =
-        mode == "split" ? "source#0                           400  -         source            400  MAX        -    -\n"
-                        : "source -> assign#0                 400  -         source            400  MAX        -    -\n"
-                          "                                                  assign            400  MAX        -    -\n";
+    const std::string operators_head = mode == "split"
+                                           ? "source#0                           400  -         "
+                                             "source            400  MAX        -    -\n"
+                                           : "source -> assign#0                 400  -         "
+                                             "source            400  MAX        -    -\n"
+                                             "                                                  "
+                                             "assign            400  MAX        -    -\n";
     EXPECT_EQ(table.out.substr(table.out.find("TASK#SUBTASK")),
-              "TASK#SUBTASK                RECORDS IN  INPUT WM  OPERATOR  RECORDS OUT  OUTPUT WM  LAG  LATE\n" +
+              "TASK#SUBTASK                RECORDS IN  INPUT WM  OPERATOR  RECORDS OUT  OUTPUT WM  "
+              "LAG  LATE\n" +
                   operators_head +
-                  fmt::format("windows -> fired -> late#0         400  MAX       windows            {}  MAX        -"
+                  fmt::format("windows -> fired -> late#0         400  MAX       windows           "
+                              " {}  MAX        -"
                               "    {} side, 0 dropped\n",
                               mode == "split" ? 15 : 11, mode == "split" ? 0 : 197) +
-                  "                                                  fired               0  -          -    -\n"
-                  "                                                  late                0  -          -    -\n"
+                  "                                                  fired               0  -      "
+                  "    -    -\n"
+                  "                                                  late                0  -      "
+                  "    -    -\n"
                   "\n"
                   "OPERATOR#SUBTASK  SPLIT  RECORDS  WATERMARK  LAG  BEHIND  STATE\n"
                   "source#0          fast       200  -          -    -       finished\n"
@@ -393,7 +409,8 @@ TEST_F(DaemonTest, CancelsALongRunningJobWithinOneSecond) {
   EXPECT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 409);
   CliResult again = Cli("cancel " + id);
   EXPECT_EQ(again.rc, 1);
-  EXPECT_EQ(again.err, "tidemark: job " + id + " has already ended (CANCELED); nothing to cancel\n");
+  EXPECT_EQ(again.err,
+            "tidemark: job " + id + " has already ended (CANCELED); nothing to cancel\n");
 }
 
 TEST_F(DaemonTest, CancelsAJobWhileOneWatermarkFiresMillionsOfWindows) {
@@ -459,11 +476,13 @@ operators:
   // Watermarks as event times; the early split trails the late one by 10 s (give or take the one
   // record the round-robin reader may be between them); neither is idle or paused.
   EXPECT_TRUE(std::regex_search(
-      status.out, std::regex(R"(\nOPERATOR#SUBTASK +SPLIT +RECORDS +WATERMARK +LAG +BEHIND +STATE\n)"
-                             R"(src#0 +early +\d+ +\d+(\.\d+)?s +- +(9\.999|10\.000|10\.001)s +active\n)"
-                             R"(src#0 +late +\d+ +1\d(\.\d+)?s +- +0\.000s +active\n$)")))
+      status.out,
+      std::regex(R"(\nOPERATOR#SUBTASK +SPLIT +RECORDS +WATERMARK +LAG +BEHIND +STATE\n)"
+                 R"(src#0 +early +\d+ +\d+(\.\d+)?s +- +(9\.999|10\.000|10\.001)s +active\n)"
+                 R"(src#0 +late +\d+ +1\d(\.\d+)?s +- +0\.000s +active\n$)")))
       << status.out;
-  EXPECT_TRUE(std::regex_search(status.out, std::regex(R"(\nsrc -> out#0 +\d+ +- +src +\d+ +\d+(\.\d+)?s +- +-\n)")))
+  EXPECT_TRUE(std::regex_search(
+      status.out, std::regex(R"(\nsrc -> out#0 +\d+ +- +src +\d+ +\d+(\.\d+)?s +- +-\n)")))
       << status.out;
   ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
   ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(2)));
@@ -485,20 +504,24 @@ TEST_F(DaemonTest, FlinkRoutesShowThePlanTheVerticesAndTheirFinalWatermarks) {
   EXPECT_EQ(plan["nodes"][1]["inputs"][0]["id"], "source");
   EXPECT_EQ(plan["nodes"][1]["inputs"][0]["ship_strategy"], "HASH") << plan.dump();
 
-  const json wms = json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/windows/watermarks").body);
-  EXPECT_EQ(wms, json::parse(fmt::format(R"([{{"id": "0.currentInputWatermark", "value": "{}"}}])", kMaxTimestamp)));
+  const json wms =
+      json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/windows/watermarks").body);
+  EXPECT_EQ(wms, json::parse(fmt::format(R"([{{"id": "0.currentInputWatermark", "value": "{}"}}])",
+                                         kMaxTimestamp)));
   const json v = json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/windows").body);
   ASSERT_EQ(v["subtasks"].size(), 1u);
   EXPECT_EQ(v["subtasks"][0]["status"], "FINISHED");
   EXPECT_EQ(v["subtasks"][0]["records-in"], 400);
   EXPECT_EQ(v["subtasks"][0]["operators"][0]["metrics"]["numLateRecordsSideOutput"], 197);
-  const json bp = json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/source/backpressure").body);
+  const json bp =
+      json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/source/backpressure").body);
   EXPECT_EQ(bp["status"], "ok");
   EXPECT_EQ(bp["subtasks"].size(), 1u);
   const json overview = json::parse(Client().Request("GET", "/jobs/overview").body);
   ASSERT_EQ(overview["jobs"].size(), 1u);
   EXPECT_EQ(overview["jobs"][0]["state"], "FINISHED");
-  EXPECT_EQ(overview["jobs"][0]["tasks"], json::parse(R"({"total": 2, "running": 0, "finished": 2})"));
+  EXPECT_EQ(overview["jobs"][0]["tasks"],
+            json::parse(R"({"total": 2, "running": 0, "finished": 2})"));
   EXPECT_EQ(Client().Request("GET", "/jobs/" + id + "/vertices/nope").status, 404);
   EXPECT_EQ(Client().Request("GET", "/jobs/" + id + "/vertices/windows/nope").status, 404);
   EXPECT_EQ(Client().Request("GET", "/jobs/ffff/plan").status, 404);
@@ -556,7 +579,8 @@ operators:
   EXPECT_EQ(m["busyTimeMsPerSecond"].get<int64_t>() + m["idleTimeMsPerSecond"].get<int64_t>() +
                 m["backPressuredTimeMsPerSecond"].get<int64_t>(),
             1000);
-  const json bp = json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/src/backpressure").body);
+  const json bp =
+      json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/src/backpressure").body);
   EXPECT_EQ(bp["backpressure-level"], "high") << bp.dump();
   // The throttled task is the bottleneck: busy, not back-pressured.
   EXPECT_LE(TaskMetrics(last, "w").value("backPressuredTimeMsPerSecond", 1000), 100) << last.dump();
@@ -599,7 +623,8 @@ operators:
         last = JobJson(windowed);
         for (const auto& t : last["tasks"]) {
           if (t["name"] == "windows -> out" && !t["subtasks"][0]["input-watermark"].is_null()) {
-            return last["tasks"][0]["subtasks"][0]["operators"][0]["metrics"].contains("watermarkAlignmentDrift");
+            return last["tasks"][0]["subtasks"][0]["operators"][0]["metrics"].contains(
+                "watermarkAlignmentDrift");
           }
         }
         return false;
@@ -617,9 +642,10 @@ operators:
     ASSERT_EQ(Client().Request("DELETE", "/jobs/" + job).status, 202);
     ASSERT_TRUE(jobs_->WaitForJob(job, std::chrono::seconds(5)));
   }
-  const int rc = std::system(fmt::format("/usr/bin/python3 tests/integration/check_prometheus_text.py {}{} > {} 2>&1",
-                                         file, names, dir_.path() + "/parse.out")
-                                 .c_str());
+  const int rc = std::system(
+      fmt::format("/usr/bin/python3 tests/integration/check_prometheus_text.py {}{} > {} 2>&1",
+                  file, names, dir_.path() + "/parse.out")
+          .c_str());
   const std::string parse_out = ReadFile(dir_.path() + "/parse.out");
   if (WEXITSTATUS(rc) == 77) {
     GTEST_SKIP() << parse_out;
@@ -628,14 +654,17 @@ operators:
 }
 
 TEST_F(DaemonTest, InvalidJobGets400WithFileLineColumnDiagnostics) {
-  auto r = Client().Request("POST", "/jobs?file=jobs/broken.yaml",
-                            "name: broken\noperators:\n  - id: src\n    type: source\n    sourse: {}\n");
+  auto r =
+      Client().Request("POST", "/jobs?file=jobs/broken.yaml",
+                       "name: broken\noperators:\n  - id: src\n    type: source\n    sourse: {}\n");
   ASSERT_EQ(r.status, 400) << r.body;
   json j = json::parse(r.body);
   ASSERT_EQ(j["errors"].size(), 2u) << r.body;
-  EXPECT_EQ(j["errors"][0], "jobs/broken.yaml:3:5: error: operators[0].source: missing required key");
-  EXPECT_TRUE(std::regex_search(j["errors"][1].get<std::string>(),
-                                std::regex(R"(^jobs/broken\.yaml:5:5: error: operators\[0\]\.sourse: unknown key)")))
+  EXPECT_EQ(j["errors"][0],
+            "jobs/broken.yaml:3:5: error: operators[0].source: missing required key");
+  EXPECT_TRUE(std::regex_search(
+      j["errors"][1].get<std::string>(),
+      std::regex(R"(^jobs/broken\.yaml:5:5: error: operators\[0\]\.sourse: unknown key)")))
       << j["errors"][1];
 
   // Through the CLI: exit 2 and the same lines as `tidemark run` on stderr.
@@ -643,12 +672,13 @@ TEST_F(DaemonTest, InvalidJobGets400WithFileLineColumnDiagnostics) {
   std::ofstream(path) << "name: x\noperators: [\n";
   CliResult submit = Cli("submit " + path);
   EXPECT_EQ(submit.rc, 2);
-  EXPECT_TRUE(std::regex_search(submit.err, std::regex(std::regex_replace(path, std::regex(R"([.])"), R"(\.)") +
-                                                       R"(:\d+:\d+: error: YAML syntax error)")))
+  EXPECT_TRUE(std::regex_search(submit.err,
+                                std::regex(std::regex_replace(path, std::regex(R"([.])"), R"(\.)") +
+                                           R"(:\d+:\d+: error: YAML syntax error)")))
       << submit.err;
   CliResult run = [&] {
-    const std::string cmd = fmt::format("'{}' run '{}' 2>'{}/run.err'", (ToolsDir() / "tidemark").string(), path,
-                                        dir_.path());
+    const std::string cmd = fmt::format("'{}' run '{}' 2>'{}/run.err'",
+                                        (ToolsDir() / "tidemark").string(), path, dir_.path());
     const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
     return CliResult{WEXITSTATUS(status), "", ReadFile(dir_.path() + "/run.err")};
   }();
@@ -668,18 +698,23 @@ TEST_F(DaemonTest, AnswersOrClosesGarbageAndKeepsServing) {
   EXPECT_TRUE(reply.empty() || reply.rfind("HTTP/1.1 400", 0) == 0) << reply.substr(0, 80);
 
   // A truncated request: headers promise a body that never comes.
-  EXPECT_EQ(RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nname: x"), "");
+  EXPECT_EQ(RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nname: x"),
+            "");
   EXPECT_EQ(RawExchange("GET /jobs HTTP/1.1\r\nHost: x\r\n"), "");
 
   // An oversize body (1 MB against a 64 KB limit): 413 as soon as the header is read.
-  const std::string big = "POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n" + std::string(1 << 20, 'a');
+  const std::string big = "POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n" +
+                          std::string(1 << 20, 'a');
   const std::string too_big = RawExchange(big);
   EXPECT_TRUE(too_big.empty() || too_big.rfind("HTTP/1.1 413", 0) == 0) << too_big.substr(0, 80);
-  EXPECT_EQ(RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 104857600\r\n\r\n").rfind("HTTP/1.1 413", 0),
+  EXPECT_EQ(RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 104857600\r\n\r\n")
+                .rfind("HTTP/1.1 413", 0),
             0u);
 
   // A huge header line, an unknown route, a wrong method.
-  EXPECT_EQ(RawExchange("GET /" + std::string(64 << 10, 'x') + " HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 431", 0), 0u);
+  EXPECT_EQ(RawExchange("GET /" + std::string(64 << 10, 'x') + " HTTP/1.1\r\n\r\n")
+                .rfind("HTTP/1.1 431", 0),
+            0u);
   EXPECT_EQ(Client().Request("GET", "/nope").status, 404);
   EXPECT_EQ(Client().Request("PUT", "/jobs").status, 405);
   EXPECT_EQ(Client().Request("GET", "/jobs/..%2f..%2fetc").status, 404);
@@ -701,8 +736,8 @@ TEST_F(DaemonTest, AnswersOrClosesGarbageAndKeepsServing) {
   const std::string id = SubmitYaml(kSmallJob);
   ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
   EXPECT_EQ(JobJson(id)["state"], "FINISHED");
-  const std::string two =
-      RawExchange("GET /overview HTTP/1.1\r\nHost: x\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string two = RawExchange(
+      "GET /overview HTTP/1.1\r\nHost: x\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(two.rfind("HTTP/1.1 200", 0), 0u);
   EXPECT_NE(two.find("tidemark_jobs_submitted_total 1"), std::string::npos) << two;
 }
@@ -724,10 +759,14 @@ TEST_F(DaemonTest, AChunkExtensionThatNeverEndsIsRefusedNotBuffered) {
   // make the 21 GB a garbage run once reached). Now the line may be as long as the buffer, 16 KiB
   // of header limit + 64 KiB: 64 MiB of it get a 400 and a closed connection.
   [[maybe_unused]] const int64_t before = RssKib();  // read only without a sanitizer
-  const std::string reply = RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;" +
-                                        std::string(64u << 20, 'a'));
-  EXPECT_EQ(reply.substr(0, reply.find("\r\n")), "HTTP/1.1 400 Bad Request") << reply.substr(0, 200);
-  EXPECT_NE(reply.find("\"malformed HTTP request: a line longer than 81920 bytes\""), std::string::npos) << reply;
+  const std::string reply =
+      RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;" +
+                  std::string(64u << 20, 'a'));
+  EXPECT_EQ(reply.substr(0, reply.find("\r\n")), "HTTP/1.1 400 Bad Request")
+      << reply.substr(0, 200);
+  EXPECT_NE(reply.find("\"malformed HTTP request: a line longer than 81920 bytes\""),
+            std::string::npos)
+      << reply;
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   // Not under a sanitizer: its allocator keeps freed blocks (this test's own 64 MiB request
   // string among them) in quarantine, resident, so RSS no longer measures the daemon's buffer.
@@ -737,7 +776,8 @@ TEST_F(DaemonTest, AChunkExtensionThatNeverEndsIsRefusedNotBuffered) {
   const std::string line = RawExchange("GET /" + std::string(1u << 20, 'x'));
   EXPECT_EQ(line.rfind("HTTP/1.1 4", 0), 0u) << line.substr(0, 200);
   StartServer(JobManagerOptions{}, RestServerOptions{.max_body_bytes = 2u << 20});
-  const std::string id = SubmitYaml(std::string(kSmallJob) + "# " + std::string((1u << 20) + 100, 'x') + "\n");
+  const std::string id =
+      SubmitYaml(std::string(kSmallJob) + "# " + std::string((1u << 20) + 100, 'x') + "\n");
   ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
   EXPECT_EQ(JobJson(id)["state"], "FINISHED");
 }
@@ -753,25 +793,31 @@ TEST_F(DaemonTest, FailingJobsEndFailedWithTheCauseWhileAnotherFinishes) {
   }
   json t = JobJson(throws);
   EXPECT_EQ(t["state"], "FAILED");
-  EXPECT_NE(t["failure-cause"].get<std::string>().find("poisoned record 3 at 2s"), std::string::npos)
+  EXPECT_NE(t["failure-cause"].get<std::string>().find("poisoned record 3 at 2s"),
+            std::string::npos)
       << t["failure-cause"];
-  EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + throws + "/exceptions").body)["root-exception"],
+  EXPECT_EQ(json::parse(
+                Client().Request("GET", "/jobs/" + throws + "/exceptions").body)["root-exception"],
             t["failure-cause"]);
   json a = JobJson(unopenable);
   EXPECT_EQ(a["state"], "FAILED");
-  EXPECT_NE(a["failure-cause"].get<std::string>().find("cannot open sink file '/proc/forbidden/x.jsonl'"),
-            std::string::npos)
+  EXPECT_NE(
+      a["failure-cause"].get<std::string>().find("cannot open sink file '/proc/forbidden/x.jsonl'"),
+      std::string::npos)
       << a["failure-cause"];
   json b = JobJson(unwritable);
   EXPECT_EQ(b["state"], "FAILED");
-  EXPECT_NE(b["failure-cause"].get<std::string>().find("cannot write sink file '/dev/full'"), std::string::npos)
+  EXPECT_NE(b["failure-cause"].get<std::string>().find("cannot write sink file '/dev/full'"),
+            std::string::npos)
       << b["failure-cause"];
   json ex = json::parse(Client().Request("GET", "/jobs/" + unopenable + "/exceptions").body);
   EXPECT_EQ(ex["root-exception"], a["failure-cause"]);
   json c = JobJson(good);
   EXPECT_EQ(c["state"], "FINISHED");
   EXPECT_EQ(c["report"], Lines(ReadFile("tests/golden/two_splits_split.expected")).back());
-  EXPECT_TRUE(json::parse(Client().Request("GET", "/jobs/" + good + "/exceptions").body)["root-exception"].is_null());
+  EXPECT_TRUE(
+      json::parse(Client().Request("GET", "/jobs/" + good + "/exceptions").body)["root-exception"]
+          .is_null());
   CliResult status = Cli("status " + unopenable);
   EXPECT_EQ(status.rc, 1);
   EXPECT_NE(status.out.find("FAILED"), std::string::npos);
@@ -825,10 +871,12 @@ TEST_F(DaemonTest, SubmitResolvesAJobsRelativeInputPathAgainstTheJobFileNotTheDa
                                                   "    sink: {type: print}\n";
   std::ofstream(dir_.path() + "/sub/bad.yaml") << "name: bad\nbogus: 1\n";
   auto cli_in_dir = [&](const std::string& args) {
-    const std::string cmd = fmt::format("cd '{}' && '{}' --socket '{}' {} >'{}/out' 2>'{}/err'", dir_.path(),
-                                        (ToolsDir() / "tidemark").string(), socket_, args, dir_.path(), dir_.path());
+    const std::string cmd =
+        fmt::format("cd '{}' && '{}' --socket '{}' {} >'{}/out' 2>'{}/err'", dir_.path(),
+                    (ToolsDir() / "tidemark").string(), socket_, args, dir_.path(), dir_.path());
     const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
-    return CliResult{WEXITSTATUS(status), ReadFile(dir_.path() + "/out"), ReadFile(dir_.path() + "/err")};
+    return CliResult{WEXITSTATUS(status), ReadFile(dir_.path() + "/out"),
+                     ReadFile(dir_.path() + "/err")};
   };
   CliResult ok = cli_in_dir("submit --wait sub/job.yaml");
   EXPECT_EQ(ok.rc, 0) << ok.err;
@@ -840,7 +888,8 @@ TEST_F(DaemonTest, SubmitResolvesAJobsRelativeInputPathAgainstTheJobFileNotTheDa
   EXPECT_EQ(bad.rc, 2);
   EXPECT_EQ(bad.err,
             "sub/bad.yaml:1:1: error: operators: missing required key\n"
-            "sub/bad.yaml:2:1: error: bogus: unknown key \"bogus\"; allowed keys: name, pipeline, operators, report, "
+            "sub/bad.yaml:2:1: error: bogus: unknown key \"bogus\"; allowed keys: name, pipeline, "
+            "operators, report, "
             "checkpointing, restart-strategy, faults\n");
 }
 
@@ -850,7 +899,8 @@ TEST_F(DaemonTest, CliMisuseIsAUsageErrorNamingTheProblem) {
   CliResult unknown = Cli("stauts 1234");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_EQ(unknown.err,
-            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, kafka-mock, submit, list, status, cancel, logs, explain, "
+            "tidemark: unknown command 'stauts' (commands: run, validate, analyze, export, bench, "
+            "kafka-mock, submit, list, status, cancel, logs, explain, "
             "savepoint, stop)\n"
             "Run with --help for more information.\n");
   CliResult ftp = Cli("--url ftp://x list");
@@ -892,7 +942,8 @@ TEST_F(DaemonTest, LimitsRunningJobsAndTrimsHistory) {
 }
 
 TEST_F(DaemonTest, FinishedJobsExpireAfterTheirTtlAndTheDaemonKeepsServing) {
-  StartServer(JobManagerOptions{.max_finished_jobs = 10, .finished_job_ttl = std::chrono::milliseconds(100)});
+  StartServer(JobManagerOptions{.max_finished_jobs = 10,
+                                .finished_job_ttl = std::chrono::milliseconds(100)});
   const std::string expected = Lines(ReadFile("tests/golden/two_splits_split.expected")).back();
   for (int round = 0; round < 2; ++round) {
     CliResult submit = Cli("submit --wait jobs/two_splits_split.yaml");
@@ -910,7 +961,8 @@ TEST_F(DaemonTest, FinishedJobsExpireAfterTheirTtlAndTheDaemonKeepsServing) {
     EXPECT_TRUE(list["jobs"].empty()) << list.dump();
     EXPECT_EQ(Client().Request("GET", "/jobs/" + Lines(submit.out)[0]).status, 404);
     const std::string metrics = Client().Request("GET", "/metrics").body;
-    EXPECT_NE(metrics.find(fmt::format("tidemark_jobs_expired_total {}\n", round + 1)), std::string::npos)
+    EXPECT_NE(metrics.find(fmt::format("tidemark_jobs_expired_total {}\n", round + 1)),
+              std::string::npos)
         << metrics;
     EXPECT_NE(metrics.find("tidemark_jobs_retained 0\n"), std::string::npos) << metrics;
   }
@@ -948,8 +1000,9 @@ TEST_F(DaemonTest, SubmitWaitSaysWhenTheJobLeftTheHistoryBeforeItWasSeen) {
   StartServer(JobManagerOptions{.max_finished_jobs = 0});
   CliResult submit = Cli("submit --wait jobs/two_splits_split.yaml");
   EXPECT_EQ(submit.rc, 1);
-  EXPECT_NE(submit.err.find("ended and already left the daemon's history, so its final state is unknown"),
-            std::string::npos)
+  EXPECT_NE(
+      submit.err.find("ended and already left the daemon's history, so its final state is unknown"),
+      std::string::npos)
       << submit.err;
 }
 
@@ -963,7 +1016,8 @@ TEST_F(DaemonTest, TcpNeedsTheBearerTokenAndLoopback) {
   EXPECT_EQ(DaemonClient(DaemonEndpoint{"", url, "s3cret"}).Request("GET", "/jobs").status, 200);
 
   JobManager jobs(MakeLocalDaemonJob, {});
-  RestServer remote(jobs, RestServerOptions{.tcp_host = "0.0.0.0", .tcp_port = 0, .bearer_token = "t"});
+  RestServer remote(jobs,
+                    RestServerOptions{.tcp_host = "0.0.0.0", .tcp_port = 0, .bearer_token = "t"});
   EXPECT_THROW(remote.Start(), DaemonSetupError);
   RestServer no_token(jobs, RestServerOptions{.tcp_host = "127.0.0.1", .tcp_port = 0});
   EXPECT_THROW(no_token.Start(), DaemonSetupError);
@@ -990,16 +1044,19 @@ TEST_F(DaemonTest, BadListenOptionsAreSetupErrorsAndBindNothing) {
     return std::string("<started>");
   };
   const std::string long_path = dir_.path() + "/" + std::string(120, 'x') + ".sock";
-  EXPECT_EQ(setup_error(RestServerOptions{.socket_path = long_path}),
-            fmt::format("socket path '{}' is too long: {} bytes, a Unix socket path has at most 107", long_path,
-                        long_path.size()));
+  EXPECT_EQ(
+      setup_error(RestServerOptions{.socket_path = long_path}),
+      fmt::format("socket path '{}' is too long: {} bytes, a Unix socket path has at most 107",
+                  long_path, long_path.size()));
   const std::string socket = dir_.path() + "/other.sock";
-  EXPECT_EQ(setup_error(RestServerOptions{.socket_path = socket, .tcp_host = "127.0.0.1", .tcp_port = 99999,
-                                          .bearer_token = "t"}),
-            "bad listen port 99999: a TCP port is 0 to 65535");
-  EXPECT_EQ(setup_error(RestServerOptions{.socket_path = socket, .tcp_host = "0.0.0.0", .tcp_port = 0,
-                                          .bearer_token = "t"}),
-            "refusing to listen on non-loopback address 0.0.0.0 (pass --allow-remote to do so deliberately)");
+  EXPECT_EQ(
+      setup_error(RestServerOptions{
+          .socket_path = socket, .tcp_host = "127.0.0.1", .tcp_port = 99999, .bearer_token = "t"}),
+      "bad listen port 99999: a TCP port is 0 to 65535");
+  EXPECT_EQ(setup_error(RestServerOptions{
+                .socket_path = socket, .tcp_host = "0.0.0.0", .tcp_port = 0, .bearer_token = "t"}),
+            "refusing to listen on non-loopback address 0.0.0.0 (pass --allow-remote to do so "
+            "deliberately)");
   EXPECT_FALSE(fs::exists(socket)) << "a refused option must not leave a socket behind";
 }
 
@@ -1087,15 +1144,16 @@ TEST_F(DaemonTest, HoldsAThousandIdleConnectionsRefusesBeyondTheLimitAndRecovers
   if (lim.rlim_cur < need) {
     GTEST_SKIP() << "needs " << need << " file descriptors; the hard limit is " << lim.rlim_max;
   }
-  StartServer(JobManagerOptions{},
-              RestServerOptions{.max_connections = kLimit, .idle_timeout = std::chrono::seconds(120)});
+  StartServer(JobManagerOptions{}, RestServerOptions{.max_connections = kLimit,
+                                                     .idle_timeout = std::chrono::seconds(120)});
 
   std::vector<int> idle;
   for (size_t i = 0; i < kLimit; ++i) {
     idle.push_back(ConnectRaw());
     ASSERT_GE(idle.back(), 0) << "connection " << i << ": " << std::strerror(errno);
   }
-  ASSERT_TRUE(Eventually([&] { return server_->open_connections() == kLimit; }, std::chrono::seconds(10)))
+  ASSERT_TRUE(
+      Eventually([&] { return server_->open_connections() == kLimit; }, std::chrono::seconds(10)))
       << server_->open_connections();
 
   // At the limit a new connection gets a 503 before it has sent anything, and is closed.
@@ -1104,7 +1162,8 @@ TEST_F(DaemonTest, HoldsAThousandIdleConnectionsRefusesBeyondTheLimitAndRecovers
   const std::string busy = ReadUntilClosed(extra);
   ::close(extra);
   EXPECT_EQ(busy.substr(0, busy.find("\r\n")), "HTTP/1.1 503 Service Unavailable");
-  EXPECT_NE(busy.find("\r\n\r\n{\"errors\": [\"too many open connections\"]}\n"), std::string::npos) << busy;
+  EXPECT_NE(busy.find("\r\n\r\n{\"errors\": [\"too many open connections\"]}\n"), std::string::npos)
+      << busy;
   EXPECT_EQ(server_->open_connections(), kLimit);
 
   // It recovers as soon as connections end: with 1,000 idle connections still open, a job is
@@ -1113,7 +1172,8 @@ TEST_F(DaemonTest, HoldsAThousandIdleConnectionsRefusesBeyondTheLimitAndRecovers
     ::close(idle[i]);
   }
   idle.resize(kIdle);
-  ASSERT_TRUE(Eventually([&] { return server_->open_connections() == kIdle; }, std::chrono::seconds(10)))
+  ASSERT_TRUE(
+      Eventually([&] { return server_->open_connections() == kIdle; }, std::chrono::seconds(10)))
       << server_->open_connections();
   const std::string id = SubmitYaml(ReadFile("jobs/two_splits_split.yaml"));
   ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
@@ -1124,21 +1184,25 @@ TEST_F(DaemonTest, HoldsAThousandIdleConnectionsRefusesBeyondTheLimitAndRecovers
 
   // Every idle connection is still served: each asks for the job (all requests are sent before
   // any answer is read) and gets it.
-  const std::string request = "GET /jobs/" + id + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  const std::string request =
+      "GET /jobs/" + id + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
   for (const int fd : idle) {
-    ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+    ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
   }
   size_t answered = 0;
   for (const int fd : idle) {
     const std::string reply = ReadUntilClosed(fd);
     ::close(fd);
-    if (reply.rfind("HTTP/1.1 200", 0) == 0 && reply.find("\"state\": \"FINISHED\"") != std::string::npos &&
+    if (reply.rfind("HTTP/1.1 200", 0) == 0 &&
+        reply.find("\"state\": \"FINISHED\"") != std::string::npos &&
         reply.find(report) != std::string::npos) {
       ++answered;
     }
   }
   EXPECT_EQ(answered, kIdle);
-  EXPECT_TRUE(Eventually([&] { return server_->open_connections() == 0; }, std::chrono::seconds(10)))
+  EXPECT_TRUE(
+      Eventually([&] { return server_->open_connections() == 0; }, std::chrono::seconds(10)))
       << server_->open_connections();
   EXPECT_EQ(Client().Request("GET", "/overview").status, 200);
 }
@@ -1226,13 +1290,17 @@ class DaemonIsolationTest : public DaemonTest {
     EXPECT_TRUE(std::regex_match(v["failure-cause"].get<std::string>(), std::regex(cause_pattern)))
         << v["failure-cause"];
     EXPECT_TRUE(v["worker-pid"].is_null());
-    EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + victim + "/exceptions").body)["root-exception"],
-              v["failure-cause"]);
+    EXPECT_EQ(
+        json::parse(
+            Client().Request("GET", "/jobs/" + victim + "/exceptions").body)["root-exception"],
+        v["failure-cause"]);
 
     ASSERT_TRUE(jobs_->WaitForJob(two_splits, std::chrono::seconds(10)));
     EXPECT_EQ(JobJson(two_splits)["state"], "FINISHED");
     EXPECT_EQ(JobJson(two_splits)["report"], report);
-    EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + two_splits + "/logs").body)["lines"].back(), report);
+    EXPECT_EQ(
+        json::parse(Client().Request("GET", "/jobs/" + two_splits + "/logs").body)["lines"].back(),
+        report);
 
     // The bystander is untouched: same worker, still RUNNING, records still flowing.
     EXPECT_EQ(WorkerPid(bystander), bystander_pid);
@@ -1264,7 +1332,8 @@ TEST_F(DaemonIsolationTest, AWorkerKilledWithSigkillFailsOnlyItsJob) {
   ASSERT_GT(pid, 0);
   EXPECT_NE(pid, ::getpid());
   ExpectOnlyTheVictimFails(
-      victim, [&] { ASSERT_EQ(::kill(pid, SIGKILL), 0); }, R"(worker killed by signal 9 \(SIGKILL\))");
+      victim, [&] { ASSERT_EQ(::kill(pid, SIGKILL), 0); },
+      R"(worker killed by signal 9 \(SIGKILL\))");
   EXPECT_TRUE(ProcessGone(pid));
 }
 
@@ -1273,12 +1342,14 @@ TEST_F(DaemonIsolationTest, AWorkerThatSegfaultsInAUserOperatorFailsOnlyItsJob) 
   std::string victim;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   // The sanitizers catch SIGSEGV themselves, report it and exit with a status.
-  const std::string cause = R"(worker (killed by signal 11 \(SIGSEGV\)|exited with status \d+ before the job ended))";
+  const std::string cause =
+      R"(worker (killed by signal 11 \(SIGSEGV\)|exited with status \d+ before the job ended))";
 #else
   const std::string cause = R"(worker killed by signal 11 \(SIGSEGV\))";
 #endif
   // `victim` is passed by reference and set by the failure step.
-  ExpectOnlyTheVictimFails(victim, [&] { victim = SubmitYaml(kSegfaultingJob); }, cause);
+  ExpectOnlyTheVictimFails(
+      victim, [&] { victim = SubmitYaml(kSegfaultingJob); }, cause);
 }
 
 TEST_F(DaemonIsolationTest, ASecondRunningJobWritingTheSamePathIsRefusedUntilTheFirstEnds) {
@@ -1286,27 +1357,31 @@ TEST_F(DaemonIsolationTest, ASecondRunningJobWritingTheSamePathIsRefusedUntilThe
   const std::string first = SubmitYaml(LongFileJob(out));
   // The same file spelled differently, and through a symbolic link to its directory.
   fs::create_directory_symlink(dir_.path(), dir_.path() + "/link");
-  for (const std::string& spelling : {dir_.path() + "/./out.jsonl", dir_.path() + "/link/out.jsonl"}) {
+  for (const std::string& spelling :
+       {dir_.path() + "/./out.jsonl", dir_.path() + "/link/out.jsonl"}) {
     auto r = Client().Request("POST", "/jobs?file=second.yaml", LongFileJob(spelling));
     ASSERT_EQ(r.status, 400) << r.body;
     EXPECT_EQ(json::parse(r.body)["errors"],
-              json::array({fmt::format("second.yaml: sink 'out' writes '{}', which running job {} ('long-file') "
-                                       "writes too; cancel that job or wait until it ends, or write another path",
-                                       out, first)}));
+              json::array({fmt::format(
+                  "second.yaml: sink 'out' writes '{}', which running job {} ('long-file') "
+                  "writes too; cancel that job or wait until it ends, or write another path",
+                  out, first)}));
   }
   // A parallel sink owns one file per subtask: out2.1 is taken, out2 itself is not.
   const std::string parallel = SubmitYaml(LongFileJob(dir_.path() + "/out2", 2));
-  auto taken = Client().Request("POST", "/jobs?file=third.yaml", LongFileJob(dir_.path() + "/out2.1"));
+  auto taken =
+      Client().Request("POST", "/jobs?file=third.yaml", LongFileJob(dir_.path() + "/out2.1"));
   ASSERT_EQ(taken.status, 400) << taken.body;
-  EXPECT_NE(taken.body.find(fmt::format("writes '{}/out2.1', which running job {} ('long-file')", dir_.path(),
-                                        parallel)),
+  EXPECT_NE(taken.body.find(fmt::format("writes '{}/out2.1', which running job {} ('long-file')",
+                                        dir_.path(), parallel)),
             std::string::npos)
       << taken.body;
   // Through the CLI: exit 2 with the daemon's line.
   std::ofstream(dir_.path() + "/second.yaml") << LongFileJob(out);
   CliResult cli = Cli("submit " + dir_.path() + "/second.yaml");
   EXPECT_EQ(cli.rc, 2);
-  EXPECT_NE(cli.err.find(fmt::format("sink 'out' writes '{}', which running job {}", out, first)), std::string::npos)
+  EXPECT_NE(cli.err.find(fmt::format("sink 'out' writes '{}', which running job {}", out, first)),
+            std::string::npos)
       << cli.err;
 
   // Once the first job ended, the path is free.
@@ -1332,13 +1407,16 @@ TEST_F(DaemonIsolationTest, AnExactlyOnceSinksDirectoryIsOwnedWithEverythingInIt
   // A file inside it, and the directory itself as a plain file sink's path, are refused.
   auto inside = Client().Request("POST", "/jobs?file=inside.yaml", LongFileJob(dir + "/part-0-0"));
   ASSERT_EQ(inside.status, 400) << inside.body;
-  EXPECT_EQ(json::parse(inside.body)["errors"],
-            json::array({fmt::format("inside.yaml: sink 'out' writes '{}/part-0-0', which overlaps '{}' of running "
-                                     "job {} ('long-file'); cancel that job or wait until it ends, or write another path",
-                                     dir, dir, first)}));
+  EXPECT_EQ(
+      json::parse(inside.body)["errors"],
+      json::array({fmt::format(
+          "inside.yaml: sink 'out' writes '{}/part-0-0', which overlaps '{}' of running "
+          "job {} ('long-file'); cancel that job or wait until it ends, or write another path",
+          dir, dir, first)}));
   auto same = Client().Request("POST", "/jobs?file=same.yaml", LongFileJob(dir));
   ASSERT_EQ(same.status, 400) << same.body;
-  EXPECT_NE(same.body.find(fmt::format("writes '{}', which running job {} ('long-file') writes too", dir, first)),
+  EXPECT_NE(same.body.find(fmt::format("writes '{}', which running job {} ('long-file') writes too",
+                                       dir, first)),
             std::string::npos)
       << same.body;
   // A file beside it is not.
@@ -1353,10 +1431,13 @@ TEST_F(DaemonIsolationTest, AWorkerOverItsMemoryLimitFailsNamingTheLimit) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "workers of sanitizer builds run without an address-space limit";
 #endif
-  StartServer(JobManagerOptions{}, RestServerOptions{}, WorkerOptions{.memory_limit_bytes = uint64_t{1} << 30});
+  StartServer(JobManagerOptions{}, RestServerOptions{},
+              WorkerOptions{.memory_limit_bytes = uint64_t{1} << 30});
   const std::string too_big = kTooBigJob;
   const std::string beside = SubmitYaml(kLongJob);
-  auto submit = [&](const std::string& query) { return Client().Request("POST", "/jobs?file=big.yaml" + query, too_big); };
+  auto submit = [&](const std::string& query) {
+    return Client().Request("POST", "/jobs?file=big.yaml" + query, too_big);
+  };
   // Under the job's own limit of 256 MiB it fails, naming that limit ...
   auto r = submit("&memory-limit=256m");
   ASSERT_EQ(r.status, 202) << r.body;
@@ -1364,7 +1445,8 @@ TEST_F(DaemonIsolationTest, AWorkerOverItsMemoryLimitFailsNamingTheLimit) {
   ASSERT_TRUE(jobs_->WaitForJob(small, std::chrono::seconds(10)));
   EXPECT_EQ(JobJson(small)["state"], "FAILED");
   EXPECT_EQ(JobJson(small)["failure-cause"],
-            "worker exceeded memory limit of 256 MiB (RLIMIT_AS, the job's memory-limit): std::bad_alloc");
+            "worker exceeded memory limit of 256 MiB (RLIMIT_AS, the job's memory-limit): "
+            "std::bad_alloc");
   // ... under the daemon's 1 GiB it fits.
   const std::string fits = SubmitYaml(too_big);
   ASSERT_TRUE(jobs_->WaitForJob(fits, std::chrono::seconds(10)));
@@ -1373,17 +1455,22 @@ TEST_F(DaemonIsolationTest, AWorkerOverItsMemoryLimitFailsNamingTheLimit) {
   r = submit("&memory-limit=2g");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body)["errors"],
-            json::array({"memory-limit 2 GiB is over the daemon's limit of 1 GiB (tidemarkd --worker-memory-limit)"}));
+            json::array({"memory-limit 2 GiB is over the daemon's limit of 1 GiB (tidemarkd "
+                         "--worker-memory-limit)"}));
   r = submit("&memory-limit=12parsecs");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body)["errors"],
-            json::array({"memory-limit: unknown memory unit 'parsecs' in '12parsecs' (b, k, m, g, t; kb/kib, mb/mib, ...)"}));
+            json::array({"memory-limit: unknown memory unit 'parsecs' in '12parsecs' (b, k, m, g, "
+                         "t; kb/kib, mb/mib, ...)"}));
   CliResult cli = Cli("submit --memory-limit 3g jobs/two_splits_split.yaml");
   EXPECT_EQ(cli.rc, 2);
-  EXPECT_EQ(cli.err, "memory-limit 3 GiB is over the daemon's limit of 1 GiB (tidemarkd --worker-memory-limit)\n");
+  EXPECT_EQ(
+      cli.err,
+      "memory-limit 3 GiB is over the daemon's limit of 1 GiB (tidemarkd --worker-memory-limit)\n");
   cli = Cli("submit --wait --memory-limit 64m jobs/two_splits_split.yaml");
   EXPECT_EQ(cli.rc, 0) << cli.err;
-  EXPECT_EQ(Lines(cli.out).back(), Lines(ReadFile("tests/golden/two_splits_split.expected")).back());
+  EXPECT_EQ(Lines(cli.out).back(),
+            Lines(ReadFile("tests/golden/two_splits_split.expected")).back());
 
   EXPECT_EQ(JobJson(beside)["state"], "RUNNING");
   ASSERT_EQ(Client().Request("DELETE", "/jobs/" + beside).status, 202);
@@ -1399,28 +1486,32 @@ TEST(TidemarkRunBinaryTest, AJobWhoseThreadsCannotStartFailsWithTheCauseInsteadO
   // left a daemon job RUNNING forever with a task count that never reached zero).
   TempDir dir;
   const std::string job = dir.path() + "/threads.yaml";
-  std::ofstream(job) << "name: threads\n"
-                        "operators:\n"
-                        "  - id: src\n"
-                        "    type: source\n"
-                        "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}\n"
-                        "  - id: out\n"
-                        "    type: sink\n"
-                        "    parallelism: 600\n"
-                        "    inputs: [{from: src, partition: rebalance}]\n"
-                        "    sink: {type: collect}\n";
+  std::ofstream(job)
+      << "name: threads\n"
+         "operators:\n"
+         "  - id: src\n"
+         "    type: source\n"
+         "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}\n"
+         "  - id: out\n"
+         "    type: sink\n"
+         "    parallelism: 600\n"
+         "    inputs: [{from: src, partition: rebalance}]\n"
+         "    sink: {type: collect}\n";
   const std::string err = dir.path() + "/err";
   // One malloc arena: glibc reserves 64 MiB of address space per arena (up to 8 per core) as
   // threads first allocate, so how many arenas the limit must hold would depend on how the
   // threads happen to overlap; the stacks alone should hit the limit.
-  const std::string cmd = fmt::format("ulimit -v 1048576 && MALLOC_ARENA_MAX=1 '{}' run '{}' >/dev/null 2>'{}'",
-                                      (ToolsDir() / "tidemark").string(), job, err);
+  const std::string cmd =
+      fmt::format("ulimit -v 1048576 && MALLOC_ARENA_MAX=1 '{}' run '{}' >/dev/null 2>'{}'",
+                  (ToolsDir() / "tidemark").string(), job, err);
   const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
   ASSERT_TRUE(WIFEXITED(status)) << ReadFile(err);
   EXPECT_EQ(WEXITSTATUS(status), 1) << ReadFile(err);
   EXPECT_TRUE(std::regex_search(
-      ReadFile(err), std::regex(R"(job 'threads' FAILED: cannot start the thread of task out#\d+ \(\d+ of 601 task )"
-                                R"(threads started\): Resource temporarily unavailable)")))
+      ReadFile(err),
+      std::regex(
+          R"(job 'threads' FAILED: cannot start the thread of task out#\d+ \(\d+ of 601 task )"
+          R"(threads started\): Resource temporarily unavailable)")))
       << ReadFile(err);
 }
 
@@ -1438,13 +1529,16 @@ TEST(TidemarkdBinaryTest, BadOptionValuesAreUsageErrorsNamingTheOption) {
   for (const std::string port : {"80abc", "-5", "", "65536"}) {
     auto [rc, err] = run("--listen 127.0.0.1:" + port);
     EXPECT_EQ(rc, 2) << port;
-    EXPECT_EQ(err, fmt::format("tidemarkd: --listen: bad port '{}' (0 to 65535; 0 picks a free one), expected "
-                               "HOST:PORT, e.g. 127.0.0.1:8081\n",
-                               port));
+    EXPECT_EQ(
+        err,
+        fmt::format("tidemarkd: --listen: bad port '{}' (0 to 65535; 0 picks a free one), expected "
+                    "HOST:PORT, e.g. 127.0.0.1:8081\n",
+                    port));
   }
   auto [rc, err] = run("--max-running-jobs 0");
   EXPECT_EQ(rc, 2);
-  EXPECT_NE(err.find("--max-running-jobs: Value 0 not in range 1 to 1048576"), std::string::npos) << err;
+  EXPECT_NE(err.find("--max-running-jobs: Value 0 not in range 1 to 1048576"), std::string::npos)
+      << err;
   std::tie(rc, err) = run("--finished-job-ttl 5");
   EXPECT_EQ(rc, 2);
   EXPECT_EQ(err, "tidemarkd: --finished-job-ttl: missing unit: ms, s, m, h or d\n");
@@ -1477,7 +1571,8 @@ TEST(TidemarkdBinaryTest, DaemonizePrintsOnlyTheReadyLineAndDetaches) {
   EXPECT_NE(log.find("ready on unix:" + socket), std::string::npos) << log;
   EXPECT_NE(log.find("received SIGTERM"), std::string::npos) << log;
   // Only its owner reads the log, even in a shared directory.
-  EXPECT_EQ(fs::status(socket + ".log").permissions(), fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(fs::status(socket + ".log").permissions(),
+            fs::perms::owner_read | fs::perms::owner_write);
 }
 
 TEST(TidemarkdBinaryTest, SigtermCancelsJobsRemovesTheSocketAndExitsZero) {
@@ -1526,7 +1621,9 @@ TEST(TidemarkdBinaryTest, SigtermCancelsJobsRemovesTheSocketAndExitsZero) {
   EXPECT_NE(log.find(fmt::format("[job {}] 'long' CANCELED", id)), std::string::npos) << log;
   // Before listening it ran the experiment and got the exact report.
   EXPECT_NE(log.find("self-check passed in "), std::string::npos) << log;
-  EXPECT_NE(log.find(Lines(ReadFile("tests/golden/two_splits_split.expected")).back()), std::string::npos) << log;
+  EXPECT_NE(log.find(Lines(ReadFile("tests/golden/two_splits_split.expected")).back()),
+            std::string::npos)
+      << log;
 }
 
 TEST(TidemarkdBinaryTest, KillingTheDaemonLeavesNoWorkerBehind) {
@@ -1541,7 +1638,8 @@ TEST(TidemarkdBinaryTest, KillingTheDaemonLeavesNoWorkerBehind) {
     const int null_fd = ::open("/dev/null", O_WRONLY);
     ::dup2(null_fd, 2);
     const std::string bin = (ToolsDir() / "tidemarkd").string();
-    ::execl(bin.c_str(), bin.c_str(), "--socket", socket.c_str(), "--no-self-check", static_cast<char*>(nullptr));
+    ::execl(bin.c_str(), bin.c_str(), "--socket", socket.c_str(), "--no-self-check",
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(out_pipe[1]);
@@ -1622,7 +1720,8 @@ class ListWatch {
       } catch (const std::exception& e) {
         failure = e.what();
       }
-      const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - start);
       slowest_ = std::max(slowest_, took);
       if (failure.empty() && took >= std::chrono::seconds(2)) {
         failure = fmt::format("GET /jobs took {} ms", took.count());
@@ -1711,8 +1810,9 @@ TEST(DaemonClientTest, ADaemonThatAcceptsButNeverAnswersTimesOut) {
 
 TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnsweringAndExact) {
   // Slow requests are closed after half a second of silence; bodies over 1 MiB get 413.
-  StartServer(JobManagerOptions{}, RestServerOptions{.max_body_bytes = 1u << 20,
-                                                     .idle_timeout = std::chrono::milliseconds(500)});
+  StartServer(JobManagerOptions{},
+              RestServerOptions{.max_body_bytes = 1u << 20,
+                                .idle_timeout = std::chrono::milliseconds(500)});
   ListWatch watch(socket_);
   // A job that runs throughout, writing a file: it must be untouched by everything below.
   const std::string owned = dir_.path() + "/owned.jsonl";
@@ -1728,22 +1828,26 @@ TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnswer
     purging += "purging(";
   }
   purging += "event-time" + std::string(20000, ')');
-  std::string laughs = "name: t\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";  // 10^10 nodes through aliases
+  std::string laughs =
+      "name: t\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";  // 10^10 nodes through aliases
   for (int i = 1; i < 10; ++i) {
-    laughs += fmt::format("a{0}: &a{0} [*a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}]\n", i,
-                          i - 1);
+    laughs += fmt::format(
+        "a{0}: &a{0} [*a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}]\n", i,
+        i - 1);
   }
   std::mt19937 rng(11);
   std::string garbage(64u << 10, '\0');
   for (char& c : garbage) {
     c = static_cast<char>(rng());
   }
-  const std::vector<std::pair<std::string, std::string>> refused = {  // body, the first error (regex)
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      // body, the first error (regex)
       {FilteredFileJob(owned, std::string(10000, '(') + "user > 1" + std::string(10000, ')')),
        R"(hostile\.yaml:10:\d+: error: operators\[1\]\.filter: in expression "\(+\.\.\.": parentheses nest )"
        R"(deeper than 256 levels)"},
-      {TriggerJob(purging), R"(hostile\.yaml:9:\d+: error: operators\[1\]\.window\.trigger: trigger )"
-                            R"('(purging\()+purg\.\.\.': purging\(\.\.\.\) nests deeper than 8 levels)"},
+      {TriggerJob(purging),
+       R"(hostile\.yaml:9:\d+: error: operators\[1\]\.window\.trigger: trigger )"
+       R"('(purging\()+purg\.\.\.': purging\(\.\.\.\) nests deeper than 8 levels)"},
       {"name: t\nmeta: " + std::string(100000, '[') + std::string(100000, ']'),
        R"(hostile\.yaml:2:38: error: YAML nests deeper than 32 levels)"},
       {laughs, R"(hostile\.yaml:\d+:\d+: error: the job has more than 1000000 YAML nodes .*)"},
@@ -1756,14 +1860,16 @@ TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnswer
       {FilteredFileJob(fifo, "user > 1"),
        R"(hostile\.yaml:\d+:\d+: error: operators\[0\]\.source\.path: input file '.*/in\.fifo' is a FIFO; a )"
        R"(source reads regular files only)"},
-      {TriggerJob("count(-1)"), R"(hostile\.yaml:9:\d+: error: operators\[1\]\.window\.trigger: trigger )"
-                                R"('count\(-1\)': count\(N\) needs at least 1 element, got -1)"},
+      {TriggerJob("count(-1)"),
+       R"(hostile\.yaml:9:\d+: error: operators\[1\]\.window\.trigger: trigger )"
+       R"('count\(-1\)': count\(N\) needs at least 1 element, got -1)"},
       {TriggerJob("continuous-event-time(0ms)"),
        R"(hostile\.yaml:9:\d+: error: .*the interval must be positive, got 0ms)"},
       {TriggerJob("continuous-event-time(1000)"),
        R"(hostile\.yaml:9:\d+: error: .*the interval needs a unit, e\.g\. continuous-event-time\(1000ms\))"},
-      {LongFileJob(owned), R"(hostile\.yaml: sink 'out' writes '.*/owned\.jsonl', which running job )" + bystander +
-                               R"( \('long-file'\) writes too; .*)"},
+      {LongFileJob(owned),
+       R"(hostile\.yaml: sink 'out' writes '.*/owned\.jsonl', which running job )" + bystander +
+           R"( \('long-file'\) writes too; .*)"},
   };
   // Submitted from four clients at once, so that several are being validated together.
   std::vector<DaemonClient::Response> answers(refused.size());
@@ -1792,11 +1898,13 @@ TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnswer
   // 2. Hostile requests: garbage, an oversized body, a line that never ends, slow clients.
   const std::string reply = RawExchange(garbage);
   EXPECT_TRUE(reply.empty() || reply.rfind("HTTP/1.1 400", 0) == 0) << reply.substr(0, 80);
-  const std::string too_big = RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n" +
-                                          std::string(2u << 20, 'a'));
+  const std::string too_big =
+      RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n" +
+                  std::string(2u << 20, 'a'));
   EXPECT_TRUE(too_big.empty() || too_big.rfind("HTTP/1.1 413", 0) == 0) << too_big.substr(0, 80);
-  const std::string chunked = RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;" +
-                                          std::string(8u << 20, 'a'));
+  const std::string chunked =
+      RawExchange("POST /jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;" +
+                  std::string(8u << 20, 'a'));
   EXPECT_EQ(chunked.rfind("HTTP/1.1 400", 0), 0u) << chunked.substr(0, 80);
   std::vector<int> slow;
   for (int i = 0; i < 50; ++i) {
@@ -1812,7 +1920,8 @@ TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnswer
   std::ofstream(deep_data) << "{\"ts\": 1, \"user\": 1}\n"
                            << std::string(100000, '[') << std::string(100000, ']') << "\n"
                            << "{\"ts\": 2, \"user\": 2}\n";
-  const std::string deep = SubmitYaml(FilteredFileJob(deep_data, std::string(100000, '!') + "(user > 1)"));
+  const std::string deep =
+      SubmitYaml(FilteredFileJob(deep_data, std::string(100000, '!') + "(user > 1)"));
   const std::string throws = SubmitYaml(kThrowingJob);
   const std::string segfaults = SubmitYaml(kSegfaultingJob);
   const std::string full = SubmitYaml(SinkJob("/dev/full"));
@@ -1828,19 +1937,22 @@ TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnswer
   const std::string hungry = json::parse(big.body)["jid"];
 #endif
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  const std::string segv = R"(worker (killed by signal 11 \(SIGSEGV\)|exited with status \d+ before the job ended))";
+  const std::string segv =
+      R"(worker (killed by signal 11 \(SIGSEGV\)|exited with status \d+ before the job ended))";
 #else
   const std::string segv = R"(worker killed by signal 11 \(SIGSEGV\))";
 #endif
   const std::vector<std::pair<std::string, std::string>> failed = {
-      {throws, R"(.*poisoned record 3 at 2s.*)"},
-      {segfaults, segv},
-      {full, R"(.*cannot write sink file '/dev/full'.*)"},
-      {no_dir, R"(.*cannot open sink file '.*/no/such/out\.jsonl': directory '.*/no/such' does not exist; )"
-               R"(create it or set create-dirs: true.*)"},
-      {killed, R"(worker killed by signal 9 \(SIGKILL\))"},
+    {throws, R"(.*poisoned record 3 at 2s.*)"},
+    {segfaults, segv},
+    {full, R"(.*cannot write sink file '/dev/full'.*)"},
+    {no_dir,
+     R"(.*cannot open sink file '.*/no/such/out\.jsonl': directory '.*/no/such' does not exist; )"
+     R"(create it or set create-dirs: true.*)"},
+    {killed, R"(worker killed by signal 9 \(SIGKILL\))"},
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-      {hungry, R"(worker exceeded memory limit of 256 MiB \(RLIMIT_AS, the job's memory-limit\): std::bad_alloc)"},
+    {hungry,
+     R"(worker exceeded memory limit of 256 MiB \(RLIMIT_AS, the job's memory-limit\): std::bad_alloc)"},
 #endif
   };
   for (const auto& [id, cause] : failed) {
@@ -1848,19 +1960,23 @@ TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnswer
     ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
     const json j = JobJson(id);
     EXPECT_EQ(j["state"], "FAILED");
-    EXPECT_TRUE(std::regex_match(j["failure-cause"].get<std::string>(), std::regex(cause))) << j["failure-cause"];
+    EXPECT_TRUE(std::regex_match(j["failure-cause"].get<std::string>(), std::regex(cause)))
+        << j["failure-cause"];
   }
   EXPECT_TRUE(ProcessGone(killed_pid));
   ASSERT_TRUE(jobs_->WaitForJob(deep, std::chrono::seconds(10)));
   EXPECT_EQ(JobJson(deep)["state"], "FINISHED") << JobJson(deep)["failure-cause"];
-  const json deep_lines = json::parse(Client().Request("GET", "/jobs/" + deep + "/logs").body)["lines"];
+  const json deep_lines =
+      json::parse(Client().Request("GET", "/jobs/" + deep + "/logs").body)["lines"];
   // Two sinks print into one log: their lines may interleave, each is whole. 100,000 `!` are even:
   // `user > 1` passes the second record only.
   ASSERT_EQ(deep_lines.size(), 2u) << deep_lines;
   std::vector<std::string> sorted = deep_lines.get<std::vector<std::string>>();
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted[1], "{\"ts\":2,\"user\":2}");
-  EXPECT_EQ(sorted[0].rfind("{\"split\":\"" + deep_data + "\",\"line\":2,\"reason\":\"JSON nests deeper than 1000 levels\"", 0),
+  EXPECT_EQ(sorted[0].rfind("{\"split\":\"" + deep_data +
+                                "\",\"line\":2,\"reason\":\"JSON nests deeper than 1000 levels\"",
+                            0),
             0u)
       << sorted[0].substr(0, 200);
 
@@ -1874,12 +1990,15 @@ TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnswer
 
   // 4. Afterwards: both two-split jobs exact, and the bystander untouched.
   for (const std::string mode : {"split", "operator"}) {
-    const std::vector<std::string> expected = Lines(ReadFile("tests/golden/two_splits_" + mode + ".expected"));
+    const std::vector<std::string> expected =
+        Lines(ReadFile("tests/golden/two_splits_" + mode + ".expected"));
     const std::string id = SubmitYaml(ReadFile("jobs/two_splits_" + mode + ".yaml"));
     ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
     EXPECT_EQ(JobJson(id)["state"], "FINISHED");
     EXPECT_EQ(JobJson(id)["report"], expected.back());
-    EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + id + "/logs").body)["lines"], json(expected)) << mode;
+    EXPECT_EQ(json::parse(Client().Request("GET", "/jobs/" + id + "/logs").body)["lines"],
+              json(expected))
+        << mode;
   }
   EXPECT_EQ(WorkerPid(bystander), bystander_pid);
   EXPECT_EQ(JobJson(bystander)["state"], "RUNNING");
@@ -1891,8 +2010,8 @@ TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnswer
   EXPECT_GT(watch.answered(), 10);
   RecordProperty("list_answered", static_cast<int>(watch.answered()));
   RecordProperty("list_slowest_ms", static_cast<int>(watch.slowest().count()));
-  std::cout << "GET /jobs answered " << watch.answered() << " times, slowest " << watch.slowest().count()
-            << " ms\n";
+  std::cout << "GET /jobs answered " << watch.answered() << " times, slowest "
+            << watch.slowest().count() << " ms\n";
 }
 
 TEST_F(DaemonTest, ASubmissionBeingValidatedDoesNotHoldUpOtherRequests) {
@@ -1909,12 +2028,14 @@ TEST_F(DaemonTest, ASubmissionBeingValidatedDoesNotHoldUpOtherRequests) {
       std::unique_lock<std::mutex> lock(mu);
       entered = true;
       cv.notify_all();
-      cv.wait_for(lock, std::chrono::seconds(5), [&] { return released; });  // bounded: a regression fails, not hangs
+      cv.wait_for(lock, std::chrono::seconds(5),
+                  [&] { return released; });  // bounded: a regression fails, not hangs
     }
     return real(yaml, file);
   };
   StartServer(JobManagerOptions{});
-  const std::string held_job = "name: held\n" + std::string(kSmallJob).substr(std::string(kSmallJob).find('\n') + 1);
+  const std::string held_job =
+      "name: held\n" + std::string(kSmallJob).substr(std::string(kSmallJob).find('\n') + 1);
   DaemonClient::Response held;
   std::thread submitter([&] { held = Client().Request("POST", "/jobs?file=held.yaml", held_job); });
   {
@@ -1960,8 +2081,9 @@ TEST_F(DaemonTest, ExplainsAnEndedJobsWatermarksAsRunExplainDoes) {
   CliResult explain = Cli("explain " + id);
   ASSERT_EQ(explain.rc, 0) << explain.err;
   for (const char* line :
-       {"windows#0: input watermark 6.449s", "split slow: 6.449s, active, 50 records, the last before 3s <- holds the "
-                                             "minimum",
+       {"windows#0: input watermark 6.449s",
+        "split slow: 6.449s, active, 50 records, the last before 3s <- holds the "
+        "minimum",
         "likely mistake: split slow stopped (no record after 3s",
         "no idleness is set on source 'source' (watermarks.idleness)"}) {
     EXPECT_NE(explain.out.find(line), std::string::npos) << line << "\n" << explain.out;
@@ -1982,17 +2104,20 @@ TEST_F(DaemonTest, ExplainsAnEndedJobsWatermarksAsRunExplainDoes) {
   ASSERT_EQ(op_mode.rc, 0) << op_mode.err;
   CliResult assign = Cli("explain " + Lines(op_mode.out).at(0));
   EXPECT_EQ(assign.rc, 0) << assign.err;
-  EXPECT_NE(assign.out.find("likely mistake: the watermark strategy is set after the source: 'assign' "),
-            std::string::npos)
+  EXPECT_NE(
+      assign.out.find("likely mistake: the watermark strategy is set after the source: 'assign' "),
+      std::string::npos)
       << assign.out;
 
   // A running job has nothing to explain yet; an unknown id is a usage error.
   const std::string running = SubmitYaml(kLongJob);
   CliResult early = Cli("explain " + running);
   EXPECT_EQ(early.rc, 1);
-  EXPECT_EQ(early.err, "tidemark: job " + running +
-                           " is still running; its watermarks are explained once it has ended (as `tidemark run "
-                           "--explain` does at the end)\n");
+  EXPECT_EQ(
+      early.err,
+      "tidemark: job " + running +
+          " is still running; its watermarks are explained once it has ended (as `tidemark run "
+          "--explain` does at the end)\n");
   ASSERT_EQ(Client().Request("DELETE", "/jobs/" + running).status, 202);
   ASSERT_TRUE(jobs_->WaitForJob(running, std::chrono::seconds(2)));
   CliResult unknown = Cli("explain 0123456789abcdef");
@@ -2010,7 +2135,8 @@ int main(int argc, char** argv) {
   // Every tidemarkd a test starts without --state-dir keeps its registry in a directory of this
   // process's own, not in the user's ~/.local/state (tests run in parallel).
   tidemark::testing::TempDir state_home;  // removed at exit
-  ::setenv("XDG_STATE_HOME", state_home.path().c_str(), 1);  // NOLINT(concurrency-mt-unsafe): before threads
+  ::setenv("XDG_STATE_HOME", state_home.path().c_str(),
+           1);  // NOLINT(concurrency-mt-unsafe): before threads
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

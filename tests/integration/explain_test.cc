@@ -1,12 +1,13 @@
 // `tidemark run --explain`: why a window's watermark stood where it did until end of input.
 
+#include "tools/engine/explain.h"
+
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "config/job_loader.h"
 #include "tools/engine/engine.h"
-#include "tools/engine/explain.h"
 
 namespace tidemark {
 namespace {
@@ -19,14 +20,17 @@ std::string ExplainJob(const std::string& path, const std::string& op = "") {
   return ExplainWatermarks(job->spec(), job->execution().WatermarkSnapshots(), op);
 }
 
-bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 TEST(ExplainTest, NamesTheStoppedSplitAndTheMissingIdleness) {
   const std::string text = ExplainJob("jobs/slow_split_stops_no_idleness.yaml");
   // The slow split's last record is its 50th, at 2970 ms: event time 7.450 s - 1 s - 1 ms.
   EXPECT_TRUE(Has(text, "windows#0: input watermark 6.449s")) << text;
-  EXPECT_TRUE(Has(text, "split slow: 6.449s, active, 50 records, the last before 3s <- holds the "
-                        "minimum"))
+  EXPECT_TRUE(Has(text,
+                  "split slow: 6.449s, active, 50 records, the last before 3s <- holds the "
+                  "minimum"))
       << text;
   EXPECT_TRUE(Has(text, "likely mistake: split slow stopped (no record after 3s")) << text;
   EXPECT_TRUE(Has(text, "no idleness is set on source 'source' (watermarks.idleness)")) << text;
@@ -42,8 +46,9 @@ TEST(ExplainTest, NamesTheAssignerAfterTheSource) {
   const std::string text = ExplainJob("jobs/two_splits_operator.yaml");
   EXPECT_TRUE(Has(text, "'assign' (assign-timestamps-and-watermarks) generates this watermark"))
       << text;
-  EXPECT_TRUE(Has(text, "likely mistake: the watermark strategy is set after the source: 'assign' "
-                        "follows source 'source'"))
+  EXPECT_TRUE(Has(text,
+                  "likely mistake: the watermark strategy is set after the source: 'assign' "
+                  "follows source 'source'"))
       << text;
 }
 

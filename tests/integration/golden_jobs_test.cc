@@ -25,7 +25,8 @@ std::string ReadFile(const std::filesystem::path& p) {
 
 std::string RunJobCapturingOutput(const std::string& path) {
   std::string out;
-  auto job = LocalJob::Create(LoadJobSpecFile(path), [&out](const std::string& line) { out += line + "\n"; });
+  auto job = LocalJob::Create(LoadJobSpecFile(path),
+                              [&out](const std::string& line) { out += line + "\n"; });
   job->execution().Start();
   EXPECT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
   if (auto line = job->ReportLine()) {
@@ -80,9 +81,10 @@ TEST(TwoSplitExperimentTest, SplitModeKeepsEveryRecord) {
 TEST(TwoSplitExperimentTest, OperatorModeLosesTheSlowSplit) {
   const std::string out = RunJobCapturingOutput("jobs/two_splits_operator.yaml");
   EXPECT_EQ(out.rfind(">>> FIRE window=[5s,6s) count=3 watermark=9.149s\n", 0), 0u) << out;
-  EXPECT_NE(out.find(">>> mode=operator: windows fired=11, records in windows=203, late records=197 "
-                     "(from slow split: 197), total=400\n"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find(">>> mode=operator: windows fired=11, records in windows=203, late records=197 "
+               "(from slow split: 197), total=400\n"),
+      std::string::npos)
       << out;
 }
 

@@ -4,10 +4,6 @@
 // sink's missing directory fails the job unless `create-dirs: true` (which makes it 0700, its
 // file 0600).
 
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +11,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -59,10 +58,12 @@ class HostileInputTest : public ::testing::Test {
   /// Runs the built `tidemark` CLI with `args` (under `timeout 10`: a hang fails the test).
   CliResult Cli(const std::string& args) {
     const fs::path tools = fs::canonical("/proc/self/exe").parent_path().parent_path() / "tools";
-    const std::string cmd = fmt::format("timeout 10 '{}' {} >'{}' 2>'{}'", (tools / "tidemark").string(),
-                                        args, (dir_ / "out").string(), (dir_ / "err").string());
+    const std::string cmd =
+        fmt::format("timeout 10 '{}' {} >'{}' 2>'{}'", (tools / "tidemark").string(), args,
+                    (dir_ / "out").string(), (dir_ / "err").string());
     const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(dir_ / "out"), ReadFile(dir_ / "err")};
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(dir_ / "out"),
+            ReadFile(dir_ / "err")};
   }
 
   fs::path dir_;
@@ -111,15 +112,19 @@ operators:
   CliResult r = Cli("validate '" + bad + "'");
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, bad + ":9:53: error: operators[1].window.trigger: trigger 'count(-1)': count(N) needs at "
-                         "least 1 element, got -1\n" +
-                       bad + ":13:17: error: operators[2].filter: in expression \"ts > 'x'\": cannot "
-                             "compare timestamp with string using '>'\n");
+  EXPECT_EQ(r.err,
+            bad +
+                ":9:53: error: operators[1].window.trigger: trigger 'count(-1)': count(N) needs at "
+                "least 1 element, got -1\n" +
+                bad +
+                ":13:17: error: operators[2].filter: in expression \"ts > 'x'\": cannot "
+                "compare timestamp with string using '>'\n");
   CliResult ok = Cli("validate jobs/two_splits_split.yaml");
   EXPECT_EQ(ok.rc, 0) << ok.err;
   EXPECT_EQ(ok.out, "jobs/two_splits_split.yaml: valid: job 'two-splits-split', 4 operators\n");
   // Loader problems are all listed too (before compiling).
-  CliResult keys = Cli("validate '" + Write("keys.yaml", "name: x\nwat: 1\noperators: []\nalso: 2\n") + "'");
+  CliResult keys =
+      Cli("validate '" + Write("keys.yaml", "name: x\nwat: 1\noperators: []\nalso: 2\n") + "'");
   EXPECT_EQ(keys.rc, 2);
   EXPECT_EQ(std::count(keys.err.begin(), keys.err.end(), '\n'), 3) << keys.err;
 }
@@ -144,21 +149,25 @@ TEST_F(HostileInputTest, AFifoSourceIsRefusedAtOnceInsteadOfBlockingRun) {
   const std::string job2 = Write("missing.yaml", FileJob(missing, "{type: collect}"));
   CliResult m = Cli("validate '" + job2 + "'");
   EXPECT_EQ(m.rc, 2);
-  EXPECT_EQ(m.err, job2 + ":6:32: error: operators[0].source.path: '" + missing + "' does not exist\n");
+  EXPECT_EQ(m.err,
+            job2 + ":6:32: error: operators[0].source.path: '" + missing + "' does not exist\n");
   CliResult zero = Cli("run '" + Write("zero.yaml", FileJob("/dev/zero", "{type: collect}")) + "'");
   EXPECT_EQ(zero.rc, 2);
-  EXPECT_NE(zero.err.find("input file '/dev/zero' is a character device; a source reads regular files only"),
+  EXPECT_NE(zero.err.find(
+                "input file '/dev/zero' is a character device; a source reads regular files only"),
             std::string::npos)
       << zero.err;
 }
 
 TEST_F(HostileInputTest, DeeplyNestedJsonLineGoesToTheErrorsOutput) {
-  const std::string data = Write("deep.jsonl", "{\"ts\": 1, \"user\": 1}\n" + std::string(100000, '[') +
-                                                   std::string(100000, ']') + "\n{\"ts\": 2, \"user\": 1}\n");
+  const std::string data =
+      Write("deep.jsonl", "{\"ts\": 1, \"user\": 1}\n" + std::string(100000, '[') +
+                              std::string(100000, ']') + "\n{\"ts\": 2, \"user\": 1}\n");
   CliResult r = Cli("run '" + Write("deep.yaml", FileJob(data, "{type: print}")) + "'");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1), "{\"ts\":1,\"user\":1}\n");
-  EXPECT_NE(r.out.find("{\"split\":\"" + data + "\",\"line\":2,\"reason\":\"JSON nests deeper than 1000 levels\""),
+  EXPECT_NE(r.out.find("{\"split\":\"" + data +
+                       "\",\"line\":2,\"reason\":\"JSON nests deeper than 1000 levels\""),
             std::string::npos)
       << r.out.substr(0, 300);
   EXPECT_NE(r.out.find("{\"ts\":2,\"user\":1}\n"), std::string::npos);
@@ -167,19 +176,21 @@ TEST_F(HostileInputTest, DeeplyNestedJsonLineGoesToTheErrorsOutput) {
 TEST_F(HostileInputTest, SinkDirectoryMustExistUnlessCreateDirs) {
   const std::string data = Write("in.jsonl", "{\"ts\": 1, \"user\": 7}\n");
   const std::string missing = (dir_ / "no" / "such" / "out.jsonl").string();
-  JobSpec spec = LoadJobSpecString(FileJob(data, "{type: file, path: '" + missing + "'}"), "j.yaml");
+  JobSpec spec =
+      LoadJobSpecString(FileJob(data, "{type: file, path: '" + missing + "'}"), "j.yaml");
   auto job = LocalJob::Create(spec, [](const std::string&) {});
   job->execution().Start();
   EXPECT_EQ(job->execution().Wait(), JobState::kFailed);
-  EXPECT_NE(job->execution().failure_cause().find(
-                "cannot open sink file '" + missing + "': directory '" + (dir_ / "no" / "such").string() +
-                "' does not exist; create it or set create-dirs: true"),
-            std::string::npos)
+  EXPECT_NE(
+      job->execution().failure_cause().find("cannot open sink file '" + missing + "': directory '" +
+                                            (dir_ / "no" / "such").string() +
+                                            "' does not exist; create it or set create-dirs: true"),
+      std::string::npos)
       << job->execution().failure_cause();
   EXPECT_FALSE(fs::exists(dir_ / "no"));
 
-  JobSpec create =
-      LoadJobSpecString(FileJob(data, "{type: file, path: '" + missing + "', create-dirs: true}"), "j.yaml");
+  JobSpec create = LoadJobSpecString(
+      FileJob(data, "{type: file, path: '" + missing + "', create-dirs: true}"), "j.yaml");
   auto made = LocalJob::Create(create, [](const std::string&) {});
   made->execution().Start();
   ASSERT_EQ(made->execution().Wait(), JobState::kFinished) << made->execution().failure_cause();
@@ -199,7 +210,8 @@ TEST_F(HostileInputTest, CreateDirsIsOnlyForFileSinks) {
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "j.yaml:11:25: error: operators[1].sink.create-dirs: applies only to a sink of type file, not "
+              "j.yaml:11:25: error: operators[1].sink.create-dirs: applies only to a sink of type "
+              "file, not "
               "print");
   }
 }
@@ -213,8 +225,9 @@ TEST_F(HostileInputTest, ASinkFifoWithoutAReaderFailsTheJobInsteadOfBlockingIt) 
   job->execution().Start();
   ASSERT_TRUE(job->execution().WaitFor(std::chrono::seconds(10)));
   EXPECT_EQ(job->execution().Wait(), JobState::kFailed);
-  EXPECT_NE(job->execution().failure_cause().find("cannot open sink file '" + fifo +
-                                                  "': No such device or address (a FIFO without a reader)"),
+  EXPECT_NE(job->execution().failure_cause().find(
+                "cannot open sink file '" + fifo +
+                "': No such device or address (a FIFO without a reader)"),
             std::string::npos)
       << job->execution().failure_cause();
 }

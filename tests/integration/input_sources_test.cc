@@ -3,13 +3,12 @@
 // unreadable file fails the job with its cause; 4 readers give the same windows as 1; a seeded
 // datagen job is repeatable; replay regressions.
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -82,8 +81,10 @@ operators:
     type: source
     source:
       type: file
-      path: )" + path + R"(
-      format: )" + format + R"(
+      path: )" +
+           path + R"(
+      format: )" +
+           format + R"(
       schema: {ts: timestamp, user: string, amount: int64}
     watermarks: {strategy: bounded-out-of-orderness, max-out-of-orderness: 0ms, timestamp-field: ts}
   - id: windows
@@ -106,14 +107,15 @@ report: {label: file, windows-sink: fired}
 };
 
 std::string ErrorText(const StreamRecord& r) {
-  return std::get<std::string>(r.row.Get(0)) + ":" + std::to_string(std::get<int64_t>(r.row.Get(1))) + " " +
+  return std::get<std::string>(r.row.Get(0)) + ":" +
+         std::to_string(std::get<int64_t>(r.row.Get(1))) + " " +
          std::get<std::string>(r.row.Get(2));
 }
 
 TEST_F(InputSourcesTest, BadCsvLinesAndATenMegabyteLineAreReportedAndTheJobKeepsGoing) {
   std::string text = "1000,ann,1\n";
-  text += "1100,bob\n";                                // 2: wrong number of fields
-  text += "later,carl,3\n";                            // 3: non-numeric timestamp
+  text += "1100,bob\n";                                   // 2: wrong number of fields
+  text += "later,carl,3\n";                               // 3: non-numeric timestamp
   text += "1200," + std::string(10 << 20, 'z') + ",4\n";  // 4: a 10 MB line
   text += "1300,dan,5\n";
   const std::string path = Write("in.csv", text);
@@ -135,9 +137,11 @@ TEST_F(InputSourcesTest, ARecordWithoutTimestampGoesToErrorsWithAReason) {
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(ErrorText(r.errors[0]),
-            path + ":0 no timestamp: the timestamp field is missing, unparsable or "
-                     "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
-  EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)), "{\"ts\":null,\"user\":\"no-ts\",\"amount\":null}");
+            path +
+                ":0 no timestamp: the timestamp field is missing, unparsable or "
+                "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
+  EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)),
+            "{\"ts\":null,\"user\":\"no-ts\",\"amount\":null}");
 }
 
 TEST_F(InputSourcesTest, ALongMinValueTimestampGoesToErrorsInsteadOfFailingTheWindow) {
@@ -149,17 +153,17 @@ TEST_F(InputSourcesTest, ALongMinValueTimestampGoesToErrorsInsteadOfFailingTheWi
                                  "1300,dan,5\n");
   std::string with_watermarks = FileJob(path, "csv");
   std::string source_timestamps = with_watermarks;
-  source_timestamps.replace(source_timestamps.find("    watermarks:"),
-                            source_timestamps.find("  - id: windows") -
-                                source_timestamps.find("    watermarks:"),
-                            "");
+  source_timestamps.replace(
+      source_timestamps.find("    watermarks:"),
+      source_timestamps.find("  - id: windows") - source_timestamps.find("    watermarks:"), "");
   for (const std::string& yaml : {with_watermarks, source_timestamps}) {
     RunResult r = RunJob(LoadJobSpecString(yaml, "<string>"));
     ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
     ASSERT_EQ(r.errors.size(), 1u);
     EXPECT_EQ(ErrorText(r.errors[0]),
-              path + ":0 no timestamp: the timestamp field is missing, unparsable or "
-                     "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
+              path +
+                  ":0 no timestamp: the timestamp field is missing, unparsable or "
+                  "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
     EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)),
               "{\"ts\":-9223372036854775808,\"user\":\"min\",\"amount\":2}");
     EXPECT_EQ(r.report, ">>> file: windows fired=1, records in windows=2, late records=0, total=2");
@@ -195,7 +199,8 @@ TEST_F(InputSourcesTest, FinalMetricsKeepTheLinesAndBytesOfAFinishedFile) {
   // They used to drop to 0 when the reader closed the file, so `--metrics` and the daemon's final
   // status showed lines=0 bytes=0 next to records=2.
   const std::string path = Write("in.csv", "1000,ann,1\nbad\n1300,dan,5\n");
-  auto job = LocalJob::Create(LoadJobSpecString(FileJob(path, "csv"), "<string>"), [](const std::string&) {});
+  auto job = LocalJob::Create(LoadJobSpecString(FileJob(path, "csv"), "<string>"),
+                              [](const std::string&) {});
   job->execution().Start();
   ASSERT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
   std::map<std::string, int64_t> gauges;
@@ -241,8 +246,8 @@ TEST_F(InputSourcesTest, AMissingPathIsACompileError) {
 TEST_F(InputSourcesTest, ReplayUntilKeepsTheInputOpenSoProcessingTimeWindowsFire) {
   std::string lines;
   for (int i = 1; i <= 5; ++i) {
-    lines += "{\"split\": \"s\", \"at\": " + std::to_string(i * 100) + ", \"record\": {\"v\": " +
-             std::to_string(i) + "}}\n";
+    lines += "{\"split\": \"s\", \"at\": " + std::to_string(i * 100) +
+             ", \"record\": {\"v\": " + std::to_string(i) + "}}\n";
   }
   const std::string path = Write("r.jsonl", lines);
   auto job = [&](const std::string& until) {
@@ -253,7 +258,9 @@ TEST_F(InputSourcesTest, ReplayUntilKeepsTheInputOpenSoProcessingTimeWindowsFire
            "    type: source\n"
            "    source:\n"
            "      type: replay\n"
-           "      path: " + path + "\n"
+           "      path: " +
+           path +
+           "\n"
            "      schema: {v: int64}\n" +
            until +
            "  - id: windows\n"
@@ -277,8 +284,10 @@ TEST_F(InputSourcesTest, ReplayUntilKeepsTheInputOpenSoProcessingTimeWindowsFire
   } catch (const std::exception& e) {
     const std::string what = e.what();
     EXPECT_EQ(what.substr(0, what.find('\n')),
-              "u.yaml:10:14: error: operators[0].source.until: until (400 ms) is before the recording's last "
-              "arrival at 500 ms in " + path + "; the input cannot end before it");
+              "u.yaml:10:14: error: operators[0].source.until: until (400 ms) is before the "
+              "recording's last "
+              "arrival at 500 ms in " +
+                  path + "; the input cannot end before it");
   }
 }
 
@@ -313,17 +322,20 @@ TEST(InputSourcesJobsTest, ReplayFinishedInputDoesNotReleaseMaxWhileTheOtherIsId
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
   EXPECT_NE(r.printed.find(">>> FIRE window=[3s,4s) count=7 watermark=MAX\n"), std::string::npos)
       << r.printed;
-  EXPECT_EQ(r.report, ">>> replay-finished-and-idle: windows fired=3, records in windows=28, late "
-                      "records=0 (from b split: 0), total=28");
+  EXPECT_EQ(r.report,
+            ">>> replay-finished-and-idle: windows fired=3, records in windows=28, late "
+            "records=0 (from b split: 0), total=28");
 }
 
 TEST(InputSourcesJobsTest, ReplaySplitBackBehindTheWatermarkIsLateAndHoldsItBack) {
   const RunResult r = RunJob(LoadJobSpecFile("jobs/replay_idle_returns_behind.yaml"));
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
-  EXPECT_NE(r.printed.find(">>> FIRE window=[4s,5s) count=10 watermark=5.199s\n"), std::string::npos)
+  EXPECT_NE(r.printed.find(">>> FIRE window=[4s,5s) count=10 watermark=5.199s\n"),
+            std::string::npos)
       << r.printed;
-  EXPECT_EQ(r.report, ">>> replay-idle-returns-behind: windows fired=7, records in windows=64, late "
-                      "records=3 (from b split: 3), total=67");
+  EXPECT_EQ(r.report,
+            ">>> replay-idle-returns-behind: windows fired=7, records in windows=64, late "
+            "records=3 (from b split: 3), total=67");
 }
 
 TEST(InputSourcesJobsTest, ReplayEveryInputIdleThenOneActiveAgain) {
@@ -337,13 +349,16 @@ TEST(InputSourcesJobsTest, ReplayEveryInputIdleThenOneActiveAgain) {
             ">>> FIRE window=[3s,4s) count=6 watermark=MAX\n");
 }
 
-TEST(InputSourcesJobsTest, ReplaySlowSplitGoesIdleAtTheFirstCheckMoreThanTheTimeoutAfterItsLastQuietOne) {
+TEST(InputSourcesJobsTest,
+     ReplaySlowSplitGoesIdleAtTheFirstCheckMoreThanTheTimeoutAfterItsLastQuietOne) {
   const RunResult r = RunJob(LoadJobSpecFile("jobs/slow_split_stops_idleness.yaml"));
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
-  EXPECT_NE(r.printed.find(">>> FIRE window=[6s,7s) count=20 watermark=15.449s\n"), std::string::npos)
+  EXPECT_NE(r.printed.find(">>> FIRE window=[6s,7s) count=20 watermark=15.449s\n"),
+            std::string::npos)
       << r.printed;
   const RunResult without = RunJob(LoadJobSpecFile("jobs/slow_split_stops_no_idleness.yaml"));
-  EXPECT_NE(without.printed.find(">>> FIRE window=[6s,7s) count=20 watermark=MAX\n"), std::string::npos)
+  EXPECT_NE(without.printed.find(">>> FIRE window=[6s,7s) count=20 watermark=MAX\n"),
+            std::string::npos)
       << without.printed;
 }
 

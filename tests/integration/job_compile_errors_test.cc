@@ -50,13 +50,13 @@ const char* const kSink =
 // `type: process` (operators/expression_process.cc): each mistake at its own node.
 TEST(JobCompileErrorsTest, ProcessBlockMistakes) {
   auto process = [](const std::string& block) {
-    return FirstError(Job("  - id: w\n"              // 10
-                          "    type: process\n"      // 11
-                          "    input: source\n"      // 12
-                          "    key-by: [user]\n"     // 13
-                          "    process:\n"           // 14
+    return FirstError(Job("  - id: w\n"                  // 10
+                          "    type: process\n"          // 11
+                          "    input: source\n"          // 12
+                          "    key-by: [user]\n"         // 13
+                          "    process:\n"               // 14
                           "      state: {total: 0}\n" +  // 15
-                          block) +                   // from 16
+                          block) +                       // from 16
                       kSink);
   };
   EXPECT_EQ(process("      on-record:\n"
@@ -65,46 +65,56 @@ TEST(JobCompileErrorsTest, ProcessBlockMistakes) {
             "");
   EXPECT_EQ(process("      on-record:\n"
                     "        sett: {total: \"total + amount\"}\n"),
-            "bad.yaml:17:9: error: operators[1].process.on-record.sett: unknown key 'sett' (allowed: set, "
+            "bad.yaml:17:9: error: operators[1].process.on-record.sett: unknown key 'sett' "
+            "(allowed: set, "
             "event-timer, processing-timer, emit-if, emit, clear)");
   EXPECT_EQ(process("      on-record:\n"
                     "        set: {count: \"1\"}\n"
                     "        emit: [user]\n"),
-            "bad.yaml:17:15: error: operators[1].process.on-record.set.count: no state named 'count'; declare "
+            "bad.yaml:17:15: error: operators[1].process.on-record.set.count: no state named "
+            "'count'; declare "
             "it under `state:` with its initial value");
   EXPECT_EQ(process("      on-record:\n"
                     "        set: {total: \"user\"}\n"
                     "        emit: [user]\n"),
-            "bad.yaml:17:22: error: operators[1].process.on-record.set.total: 'total' holds int64 (from its "
+            "bad.yaml:17:22: error: operators[1].process.on-record.set.total: 'total' holds int64 "
+            "(from its "
             "initial value), but \"user\" is string");
-  EXPECT_EQ(process("      on-record:\n"
-                    "        event-timer: \"user\"\n"
-                    "        emit: [user]\n"),
-            "bad.yaml:17:22: error: operators[1].process.on-record.event-timer: a timer's time must be a "
-            "timestamp or int64 (ms), but \"user\" is string");
-  EXPECT_EQ(process("      on-record:\n"
-                    "        event-timer: \"ts + 1000\"\n"
-                    "        emit: [user, total]\n"
-                    "      on-timer:\n"
-                    "        emit: [user, {total: \"user\"}]\n"),
-            "bad.yaml:20:15: error: operators[1].process.on-timer.emit: on-record and on-timer emit into one "
-            "stream, so they need the same columns: on-record emits (user string, total int64), on-timer "
-            "(user string, total string)");
+  EXPECT_EQ(
+      process("      on-record:\n"
+              "        event-timer: \"user\"\n"
+              "        emit: [user]\n"),
+      "bad.yaml:17:22: error: operators[1].process.on-record.event-timer: a timer's time must be a "
+      "timestamp or int64 (ms), but \"user\" is string");
+  EXPECT_EQ(
+      process("      on-record:\n"
+              "        event-timer: \"ts + 1000\"\n"
+              "        emit: [user, total]\n"
+              "      on-timer:\n"
+              "        emit: [user, {total: \"user\"}]\n"),
+      "bad.yaml:20:15: error: operators[1].process.on-timer.emit: on-record and on-timer emit into "
+      "one "
+      "stream, so they need the same columns: on-record emits (user string, total int64), on-timer "
+      "(user string, total string)");
   EXPECT_EQ(process("      on-record:\n"
                     "        set: {total: \"total + amount\"}\n"),
-            "bad.yaml:10:5: error: operators[1].process: a process operator emits nothing: give on-record or on-timer "
+            "bad.yaml:10:5: error: operators[1].process: a process operator emits nothing: give "
+            "on-record or on-timer "
             "an `emit:` list");
   EXPECT_EQ(process("      on-record:\n"
                     "        emit: [user, {late: \"ts < watermark\"}, {at: now}, {t: timer}]\n"),
-            "bad.yaml:17:63: error: operators[1].process.on-record.emit.t: in expression \"timer\": unknown "
+            "bad.yaml:17:63: error: operators[1].process.on-record.emit.t: in expression "
+            "\"timer\": unknown "
             "field 'timer' (fields: ts, user, amount, total, watermark, now)");
   EXPECT_EQ(process("      broadcast-state: {limit: 0}\n"
                     "      on-record:\n"
                     "        emit: [user]\n"),
-            "bad.yaml:16:24: error: operators[1].process.broadcast-state: broadcast state needs a broadcast "
+            "bad.yaml:16:24: error: operators[1].process.broadcast-state: broadcast state needs a "
+            "broadcast "
             "input (an input with `partition: broadcast`)");
   EXPECT_EQ(process("      on-record: {emit: [user], clear: \"total\"}\n"),
-            "bad.yaml:16:40: error: operators[1].process.on-record.clear: clear must be true, false or a bool "
+            "bad.yaml:16:40: error: operators[1].process.on-record.clear: clear must be true, "
+            "false or a bool "
             "expression, but \"total\" is int64");
 }
 
@@ -274,7 +284,8 @@ TEST(JobCompileErrorsTest, KeyByExpressionTypeErrorPointsAtTheKeyBy) {
                                            "    window: {assigner: tumbling, size: 1s}\n") +
                                        kSink);
   EXPECT_EQ(error.rfind("bad.yaml:13:", 0), 0u) << error;
-  EXPECT_NE(error.find("operator '*' cannot be applied to int64 and string"), std::string::npos) << error;
+  EXPECT_NE(error.find("operator '*' cannot be applied to int64 and string"), std::string::npos)
+      << error;
 }
 
 TEST(JobCompileErrorsTest, KeyByExpressionCompilesToAComputedKeyColumn) {
@@ -296,15 +307,18 @@ namespace {
 // interval-join's late outputs are read like a window's late output; a tag it does not declare is
 // still a located error (now from the job compiler, which knows the operator's side outputs).
 std::string IntervalJoinReading(const std::string& tag) {
-  return Job("  - id: j\n"
-             "    type: interval-join\n"
-             "    inputs: [source, source]\n"
-             "    key-by: [user]\n"
-             "    interval-join: {lower: 0ms, upper: 1s, left-late-output: late-left}\n"
-             "  - id: late\n"
-             "    type: sink\n"
-             "    inputs: [{from: j, side-output: " + tag + "}]\n"
-             "    sink: {type: collect}\n");
+  return Job(
+      "  - id: j\n"
+      "    type: interval-join\n"
+      "    inputs: [source, source]\n"
+      "    key-by: [user]\n"
+      "    interval-join: {lower: 0ms, upper: 1s, left-late-output: late-left}\n"
+      "  - id: late\n"
+      "    type: sink\n"
+      "    inputs: [{from: j, side-output: " +
+      tag +
+      "}]\n"
+      "    sink: {type: collect}\n");
 }
 
 TEST(JobCompileErrorsTest, IntervalJoinLateOutputIsReadable) {
@@ -329,7 +343,8 @@ std::string TriggerJob(const std::string& spec) {
   return Job("  - id: w\n"
              "    type: window\n"
              "    input: source\n"
-             "    window: {assigner: tumbling, size: 1s, trigger: " + spec + "}\n") +
+             "    window: {assigner: tumbling, size: 1s, trigger: " +
+             spec + "}\n") +
          kSink;
 }
 
@@ -359,32 +374,34 @@ TEST(JobCompileErrorsTest, HostileNestingIsRefusedQuicklyWithItsPosition) {
             "'purging(purging(purging(purging(purging(purging(purging(purg...': purging(...) "
             "nests deeper than 8 levels");
   // A filter of 10,000 nested parentheses used to overflow the stack; the 257th '(' is named.
-  EXPECT_EQ(FirstError(Job("  - id: w\n"
-                           "    type: filter\n"
-                           "    input: source\n"
-                           "    filter: \"" + std::string(10000, '(') + "amount > 1" +
-                           std::string(10000, ')') + "\"\n") +
-                       kSink),
-            "bad.yaml:13:270: error: operators[1].filter: in expression "
-            "\"((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((...\": parentheses nest "
-            "deeper than 256 levels");
+  EXPECT_EQ(
+      FirstError(Job("  - id: w\n"
+                     "    type: filter\n"
+                     "    input: source\n"
+                     "    filter: \"" +
+                     std::string(10000, '(') + "amount > 1" + std::string(10000, ')') + "\"\n") +
+                 kSink),
+      "bad.yaml:13:270: error: operators[1].filter: in expression "
+      "\"((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((...\": parentheses nest "
+      "deeper than 256 levels");
   // 100,000 `!` compile (a loop, not recursion).
   EXPECT_EQ(FirstError(Job("  - id: w\n"
                            "    type: filter\n"
                            "    input: source\n"
-                           "    filter: \"" + std::string(100000, '!') + "(amount > 1)\"\n") +
+                           "    filter: \"" +
+                           std::string(100000, '!') + "(amount > 1)\"\n") +
                        kSink),
             "");
 }
 
-
 // A job with checkpointing and restart-strategy blocks compiles and runs (they were refused
 // until running jobs checkpointed); the runs themselves are tested in checkpoint_job_test.cc.
 TEST(JobCompileErrorsTest, CheckpointingAndRestartBlocksCompile) {
-  const std::string body = "  - id: w\n"
-                           "    type: window\n"
-                           "    input: source\n"
-                           "    window: {assigner: tumbling, size: 1s}\n";
+  const std::string body =
+      "  - id: w\n"
+      "    type: window\n"
+      "    input: source\n"
+      "    window: {assigner: tumbling, size: 1s}\n";
   EXPECT_EQ(FirstError(Job(body) + kSink + "checkpointing:\n  interval: 100ms\n"), "");
   EXPECT_EQ(FirstError(Job(body) + kSink + "restart-strategy:\n  type: fixed-delay\n"), "");
   EXPECT_EQ(FirstError(Job(body) + kSink), "");

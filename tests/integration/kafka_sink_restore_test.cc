@@ -10,10 +10,10 @@
 // exactly the records each transaction sent (contiguous, counts equal).
 #include <algorithm>
 #include <chrono>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <fcntl.h>
 #include <map>
 #include <set>
 #include <signal.h>
@@ -28,10 +28,10 @@
 
 #include "config/job_loader.h"
 #include "runtime/io/kafka_client.h"
-#include "tools/engine/engine.h"
 #include "tests/testing/daemon_harness.h"
 #include "tests/testing/kafka_broker.h"
 #include "tests/testing/kafka_read_back.h"
+#include "tools/engine/engine.h"
 
 namespace tidemark {
 namespace {
@@ -52,7 +52,9 @@ pid_t Spawn(const std::vector<std::string>& args, const fs::path& log) {
 using testing::LatestCheckpoint;
 using testing::WaitExit;
 
-std::vector<nlohmann::json> CommitLog(const fs::path& file) { return testing::CommittedLines(file); }
+std::vector<nlohmann::json> CommitLog(const fs::path& file) {
+  return testing::CommittedLines(file);
+}
 
 /// The committed output: the records at the offsets of every committed transaction. Checks that
 /// each transaction's offsets hold exactly its record count, and that no offset is listed twice.
@@ -119,9 +121,9 @@ TEST(KafkaSinkRestoreTest, KillNineAndRestoreCommitsExactlyTheUninterruptedOutpu
   ASSERT_GE(killed_at, 3);
   const size_t commits_before = CommitLog(run_dir / "commits.jsonl").size();
   {
-    const pid_t again = Spawn({"run", (run_dir / "job.yaml").string(), "--from-checkpoint",
-                               (run_dir / "chk").string()},
-                              run_dir / "log2");
+    const pid_t again = Spawn(
+        {"run", (run_dir / "job.yaml").string(), "--from-checkpoint", (run_dir / "chk").string()},
+        run_dir / "log2");
     ASSERT_EQ(WaitExit(again), 0) << std::ifstream(run_dir / "log2").rdbuf();
   }
 
@@ -136,11 +138,12 @@ TEST(KafkaSinkRestoreTest, KillNineAndRestoreCommitsExactlyTheUninterruptedOutpu
       CommittedValues(testing::ReadTopic(cluster.bootstrap_servers(), "ref", kPartitions), ref_log);
   std::vector<std::string> got =
       CommittedValues(testing::ReadTopic(cluster.bootstrap_servers(), "out", kPartitions), run_log);
-  // The whole output: 40 keys x 20 windows of 100 ms, each counting 2 splits x 20,000 / 20 / 40... 
+  // The whole output: 40 keys x 20 windows of 100 ms, each counting 2 splits x 20,000 / 20 / 40...
   EXPECT_EQ(ref.size(), 800u);
   std::sort(ref.begin(), ref.end());
   std::sort(got.begin(), got.end());
-  EXPECT_EQ(std::adjacent_find(ref.begin(), ref.end()), ref.end()) << "a duplicate in the reference";
+  EXPECT_EQ(std::adjacent_find(ref.begin(), ref.end()), ref.end())
+      << "a duplicate in the reference";
   EXPECT_EQ(std::adjacent_find(got.begin(), got.end()), got.end()) << "a committed duplicate";
   EXPECT_EQ(got, ref);
   // Every committed transaction id is distinct (the restore reused none that had committed).
@@ -158,11 +161,13 @@ std::string CompileError(const std::string& sink) {
       "operators:\n"
       "  - id: source\n"
       "    type: source\n"
-      "    source: {type: sequence, splits: [{id: a, start: 0s, step: 1s, count: 3, fields: {user: x, amount: 5}}]}\n"
+      "    source: {type: sequence, splits: [{id: a, start: 0s, step: 1s, count: 3, fields: {user: "
+      "x, amount: 5}}]}\n"
       "  - id: out\n"
       "    type: sink\n"
       "    input: source\n"
-      "    sink: " + sink + "\n";
+      "    sink: " +
+      sink + "\n";
   try {
     auto job = LocalJob::Create(LoadJobSpecString(yaml, "bad.yaml"));
   } catch (const std::exception& e) {
@@ -176,13 +181,17 @@ TEST(KafkaSinkJobTest, KeyAndPartitionFieldsAreCheckedAgainstTheInput) {
   EXPECT_EQ(CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, key-field: usr}"),
             "bad.yaml:9:72: error: operators[1].sink.key-field: unknown field 'usr' (input fields: "
             "ts, user, amount)");
-  EXPECT_EQ(CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, partition-field: user}"),
-            "bad.yaml:9:78: error: operators[1].sink.partition-field: field 'user' is string; a "
-            "partition is an int64 field");
-  EXPECT_EQ(CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, properties: {acks: maybe}}"),
-            "bad.yaml:9:80: error: operators[1].sink.properties.acks: Kafka property 'acks': Invalid "
-            "value for configuration property \"request.required.acks\"");
-  EXPECT_EQ(CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, partition-field: amount}"), "");
+  EXPECT_EQ(
+      CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, partition-field: user}"),
+      "bad.yaml:9:78: error: operators[1].sink.partition-field: field 'user' is string; a "
+      "partition is an int64 field");
+  EXPECT_EQ(
+      CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, properties: {acks: maybe}}"),
+      "bad.yaml:9:80: error: operators[1].sink.properties.acks: Kafka property 'acks': Invalid "
+      "value for configuration property \"request.required.acks\"");
+  EXPECT_EQ(
+      CompileError("{type: kafka, bootstrap-servers: 'h:1', topic: t, partition-field: amount}"),
+      "");
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 // Jobs with `bounded` run on the virtual clock and are exact; the rest wait for their data,
 // never for a fixed time (but the broker-down test, whose 3 s are the point).
 
+#include "sources/kafka/kafka_source.h"
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -25,10 +27,9 @@
 #include "config/job_loader.h"
 #include "runtime/io/kafka_client.h"
 #include "runtime/time/manual_processing_time_service.h"
-#include "sources/kafka/kafka_source.h"
-#include "tools/engine/engine.h"
 #include "tests/testing/kafka_broker.h"
 #include "tests/testing/live_job.h"
+#include "tools/engine/engine.h"
 
 namespace tidemark {
 namespace {
@@ -49,7 +50,8 @@ struct JobRun {
 
 JobRun RunYaml(const std::string& yaml) {
   JobRun r;
-  auto job = LocalJob::Create(LoadJobSpecString(yaml), [&r](const std::string& line) { r.printed.push_back(line); });
+  auto job = LocalJob::Create(LoadJobSpecString(yaml),
+                              [&r](const std::string& line) { r.printed.push_back(line); });
   job->execution().Start();
   r.state = job->execution().Wait();
   r.cause = job->execution().failure_cause();
@@ -58,11 +60,11 @@ JobRun RunYaml(const std::string& yaml) {
 }
 
 // A job printing every record as JSON (bounded ones run on the virtual clock).
-std::string RecordsJob(const std::string& servers, const std::string& source_extra, int parallelism = 1,
-                       bool virtual_clock = true) {
-  return testing::KafkaRecordsJob(
-      servers, source_extra,
-      fmt::format("pipeline: {{parallelism: {}{}}}\n", parallelism, virtual_clock ? ", clock: virtual" : ""));
+std::string RecordsJob(const std::string& servers, const std::string& source_extra,
+                       int parallelism = 1, bool virtual_clock = true) {
+  return testing::KafkaRecordsJob(servers, source_extra,
+                                  fmt::format("pipeline: {{parallelism: {}{}}}\n", parallelism,
+                                              virtual_clock ? ", clock: virtual" : ""));
 }
 
 // Each test's own mock cluster, with helpers to make topics and fill partitions.
@@ -85,7 +87,9 @@ class KafkaSourceJobTest : public ::testing::Test {
     }
   }
   // Topic w: partition 0 fast (event time 100 s on), partition 1 slow (1 s on), 100 records each.
-  void FastAndSlowPartitions() { Topic("w", 2, {{0, 0, 100, 100000, 100}, {1, 1000, 100, 1000, 100}}); }
+  void FastAndSlowPartitions() {
+    Topic("w", 2, {{0, 0, 100, 100000, 100}, {1, 1000, 100, 1000, 100}});
+  }
 
   KafkaMockCluster mock_;
 };
@@ -110,31 +114,34 @@ TEST_F(KafkaSourceJobTest, StartingOffsets) {
   Topic("t", 2, {{0, 0, 10, 1000, 10}, {1, 100, 10, 1000, 10}});
   const std::string s = servers();
   {
-    const JobRun r = RunYaml(RecordsJob(s, "      topics: [t]\n      bounded: latest\n"
-                                           "      starting-offsets: latest"));
+    const JobRun r = RunYaml(RecordsJob(s,
+                                        "      topics: [t]\n      bounded: latest\n"
+                                        "      starting-offsets: latest"));
     ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
     EXPECT_TRUE(Ns(r.printed).empty());
   }
   {
-    const JobRun r = RunYaml(RecordsJob(s, "      topics: [t]\n      bounded: latest\n"
-                                           "      starting-offsets: specific\n"
-                                           "      starting-specific-offsets: {t-0: 7}\n"
-                                           "      starting-offsets-reset: latest"));
+    const JobRun r = RunYaml(RecordsJob(s,
+                                        "      topics: [t]\n      bounded: latest\n"
+                                        "      starting-offsets: specific\n"
+                                        "      starting-specific-offsets: {t-0: 7}\n"
+                                        "      starting-offsets-reset: latest"));
     ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
     EXPECT_EQ(Ns(r.printed), (std::vector<int64_t>{7, 8, 9}));  // t-1 not listed: its end
   }
   {
     // Committed offsets of the group: t-0 at 4, t-1 none (→ reset earliest).
-    KafkaHandle c = MakeKafkaHandle(RD_KAFKA_CONSUMER, MakeKafkaConf({{"bootstrap.servers", s},
-                                                                      {"group.id", "g1"}}));
+    KafkaHandle c = MakeKafkaHandle(RD_KAFKA_CONSUMER,
+                                    MakeKafkaConf({{"bootstrap.servers", s}, {"group.id", "g1"}}));
     {
       KafkaPartitionList list(rd_kafka_topic_partition_list_new(1));
       rd_kafka_topic_partition_list_add(list.get(), "t", 0)->offset = 4;
       ASSERT_EQ(rd_kafka_commit(c.get(), list.get(), 0), RD_KAFKA_RESP_ERR_NO_ERROR);
     }
     c.reset();
-    const JobRun r = RunYaml(RecordsJob(s, "      topics: [t]\n      bounded: latest\n"
-                                           "      group-id: g1\n      starting-offsets: committed"));
+    const JobRun r = RunYaml(RecordsJob(s,
+                                        "      topics: [t]\n      bounded: latest\n"
+                                        "      group-id: g1\n      starting-offsets: committed"));
     ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
     std::vector<int64_t> ns = Ns(r.printed);
     std::sort(ns.begin(), ns.end());
@@ -145,9 +152,11 @@ TEST_F(KafkaSourceJobTest, StartingOffsets) {
     EXPECT_EQ(ns, want);
   }
   {
-    const JobRun r = RunYaml(RecordsJob(s, "      topics: [t]\n      bounded: latest\n"
-                                           "      group-id: nobody\n      starting-offsets: committed\n"
-                                           "      starting-offsets-reset: none"));
+    const JobRun r =
+        RunYaml(RecordsJob(s,
+                           "      topics: [t]\n      bounded: latest\n"
+                           "      group-id: nobody\n      starting-offsets: committed\n"
+                           "      starting-offsets-reset: none"));
     EXPECT_EQ(r.state, JobState::kFailed);
     EXPECT_NE(r.cause.find("has no committed offset and starting-offsets-reset is none"),
               std::string::npos)
@@ -227,16 +236,18 @@ TEST_F(KafkaSourceJobTest, PerPartitionWatermarkNeverMakesTheSlowPartitionLate) 
   const JobRun r = RunYaml(WindowsJob(servers(), ""));
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
   ASSERT_TRUE(r.report.has_value());
-  EXPECT_EQ(*r.report, ">>> kafka: windows fired=20, records in windows=200, late records=0, total=200");
+  EXPECT_EQ(*r.report,
+            ">>> kafka: windows fired=20, records in windows=200, late records=0, total=200");
 }
 
 TEST_F(KafkaSourceJobTest, AlignmentPausesThePartitionFarAheadAndLosesNothing) {
   FastAndSlowPartitions();
-  const JobRun r = RunYaml(WindowsJob(servers(),
-                                      "      alignment: {group: g, max-drift: 1s, update-interval: 100ms}"));
+  const JobRun r = RunYaml(
+      WindowsJob(servers(), "      alignment: {group: g, max-drift: 1s, update-interval: 100ms}"));
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
   ASSERT_TRUE(r.report.has_value());
-  EXPECT_EQ(*r.report, ">>> kafka: windows fired=20, records in windows=200, late records=0, total=200");
+  EXPECT_EQ(*r.report,
+            ">>> kafka: windows fired=20, records in windows=200, late records=0, total=200");
   // Without the pause the reader alternates w-0, w-1 (runs of 1); paused, w-1 runs alone.
   const std::vector<int64_t> ns = Ns(r.printed);
   ASSERT_EQ(ns.size(), 200u);
@@ -293,7 +304,8 @@ operators:
   const std::vector<std::string> lines = job.Lines();
   ASSERT_GE(lines.size(), 9u);
   for (int w = 0; w < 9; ++w) {
-    EXPECT_NE(lines[static_cast<size_t>(w)].find(fmt::format("window=[{}s,{}s) count=10", w + 10, w + 11)),
+    EXPECT_NE(lines[static_cast<size_t>(w)].find(
+                  fmt::format("window=[{}s,{}s) count=10", w + 10, w + 11)),
               std::string::npos)
         << lines[static_cast<size_t>(w)];
   }
@@ -302,7 +314,8 @@ operators:
 TEST_F(KafkaSourceJobTest, ANewPartitionIsDiscovered) {
   Topic("disc-a", 1, {{0, 0, 3, 1000, 10}});
   const std::string yaml = RecordsJob(
-      servers(), "      topic-pattern: \"disc-.*\"\n      partition-discovery-interval: 100ms", 1, false);
+      servers(), "      topic-pattern: \"disc-.*\"\n      partition-discovery-interval: 100ms", 1,
+      false);
   LiveJob job(yaml);
   ASSERT_TRUE(job.WaitFor([](const std::vector<std::string>& l) { return Ns(l).size() == 3; }));
   Topic("disc-b", 1, {{0, 100, 2, 1000, 10}});
@@ -313,11 +326,12 @@ TEST_F(KafkaSourceJobTest, ANewPartitionIsDiscovered) {
 
 TEST_F(KafkaSourceJobTest, ABrokerDownForThreeSecondsLosesAndRepeatsNothing) {
   Topic("b", 1, {{0, 0, 50, 1000, 10}});
-  const std::string yaml = RecordsJob(servers(),
-                                      "      topics: [b]\n      bounded: specific\n"
-                                      "      bounded-specific-offsets: {b-0: 100}\n"
-                                      "      properties: {fetch.wait.max.ms: \"20\", reconnect.backoff.max.ms: \"200\"}",
-                                      1, false);
+  const std::string yaml =
+      RecordsJob(servers(),
+                 "      topics: [b]\n      bounded: specific\n"
+                 "      bounded-specific-offsets: {b-0: 100}\n"
+                 "      properties: {fetch.wait.max.ms: \"20\", reconnect.backoff.max.ms: \"200\"}",
+                 1, false);
   auto job = std::make_unique<LiveJob>(yaml);
   ASSERT_TRUE(job->WaitFor([](const std::vector<std::string>& l) { return Ns(l).size() == 50; }));
   mock_.SetBrokerUp(1, false);
@@ -326,7 +340,8 @@ TEST_F(KafkaSourceJobTest, ABrokerDownForThreeSecondsLosesAndRepeatsNothing) {
   EXPECT_EQ(job->job().execution().state(), JobState::kRunning);
   mock_.SetBrokerUp(1, true);
   ProduceSeries(servers(), "b", 0, 50, 50, 2000, 10);
-  EXPECT_EQ(job->job().execution().Wait(), JobState::kFinished) << job->job().execution().failure_cause();
+  EXPECT_EQ(job->job().execution().Wait(), JobState::kFinished)
+      << job->job().execution().failure_cause();
   EXPECT_EQ(Ns(job->Lines()), Range(0, 100));
 }
 
@@ -461,18 +476,22 @@ TEST_F(KafkaSourceReaderTest, SnapshotRestoreContinuesAfterTheLastRecordAndCommi
 TEST_F(KafkaSourceReaderTest, TimestampStartAndBadValuesToErrors) {
   Topic("r", 1);
   Produce(servers(), "r", 0,
-          {{R"({"n":0,"p":0,"ts":1})", 1000}, {"not json", 2000}, {R"({"n":"two"})", 3000},
+          {{R"({"n":0,"p":0,"ts":1})", 1000},
+           {"not json", 2000},
+           {R"({"n":"two"})", 3000},
            {R"({"n":3,"p":0,"ts":4})", 4000}});
-  KafkaSource source(ReaderSpec(servers(),
-                                "      starting-offsets: timestamp\n      starting-timestamp: 1500\n"
-                                "      bounded: latest\n"));
+  KafkaSource source(
+      ReaderSpec(servers(),
+                 "      starting-offsets: timestamp\n      starting-timestamp: 1500\n"
+                 "      bounded: latest\n"));
   std::vector<int64_t> asked;
-  source.SetTimestampLookup([&asked](rd_kafka_t*, const std::string& topic, int32_t partition, int64_t ts) {
-    EXPECT_EQ(topic, "r");
-    EXPECT_EQ(partition, 0);
-    asked.push_back(ts);
-    return int64_t{1};  // the first record at or after 1500 ms
-  });
+  source.SetTimestampLookup(
+      [&asked](rd_kafka_t*, const std::string& topic, int32_t partition, int64_t ts) {
+        EXPECT_EQ(topic, "r");
+        EXPECT_EQ(partition, 0);
+        asked.push_back(ts);
+        return int64_t{1};  // the first record at or after 1500 ms
+      });
   FakeContext ctx;
   auto reader = source.CreateReader(0);
   reader->Start(ctx);

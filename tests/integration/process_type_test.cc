@@ -36,7 +36,8 @@ std::string RunProcess(const std::string& process_block) {
       "    input: p\n"
       "    sink: {type: print}\n";
   std::string out;
-  auto job = LocalJob::Create(LoadJobSpecString(yaml, "t.yaml"), [&out](const std::string& line) { out += line + "\n"; });
+  auto job = LocalJob::Create(LoadJobSpecString(yaml, "t.yaml"),
+                              [&out](const std::string& line) { out += line + "\n"; });
   job->execution().Start();
   EXPECT_EQ(job->execution().Wait(), JobState::kFinished) << job->execution().failure_cause();
   return out;
@@ -49,12 +50,12 @@ std::string RunProcess(const std::string& process_block) {
 // of firing for ever.
 TEST(ProcessTypeTest, TimersSetInOnTimerStopAtEndOfInput) {
   EXPECT_EQ(RunProcess("      state: {n: 0}\n"
-                "      on-record:\n"
-                "        set: {n: \"n + 1\"}\n"
-                "        event-timer: \"ts + 500\"\n"
-                "      on-timer:\n"
-                "        event-timer: \"timer + 500\"\n"
-                "        emit: [user, n, {at: timer}, watermark]\n"),
+                       "      on-record:\n"
+                       "        set: {n: \"n + 1\"}\n"
+                       "        event-timer: \"ts + 500\"\n"
+                       "      on-timer:\n"
+                       "        event-timer: \"timer + 500\"\n"
+                       "        emit: [user, n, {at: timer}, watermark]\n"),
             "{\"user\":\"alice\",\"n\":2,\"at\":500,\"watermark\":999}\n"
             "{\"user\":\"alice\",\"n\":3,\"at\":1000,\"watermark\":9223372036854775807}\n"
             "{\"user\":\"alice\",\"n\":3,\"at\":1500,\"watermark\":9223372036854775807}\n"
@@ -65,15 +66,16 @@ TEST(ProcessTypeTest, TimersSetInOnTimerStopAtEndOfInput) {
 // none), and `clear` as an expression clears only when true: watermark 999 fires 100 with n = 2
 // and keeps the state (100 <= 1000), so the third record counts 3; 2100 fires at MAX.
 TEST(ProcessTypeTest, NullTimerSetsNoneAndClearFollowsItsCondition) {
-  EXPECT_EQ(RunProcess("      state: {n: 0}\n"
-                "      on-record:\n"
-                "        set: {n: \"n + 1\"}\n"
-                "        event-timer: \"ts + 100 + 0 / (n - 2)\"\n"  // NULL for the 2nd record
-                "      on-timer:\n"
-                "        emit: [user, n, {at: timer}]\n"
-                "        clear: \"timer > 1000\"\n"),
-            "{\"user\":\"alice\",\"n\":2,\"at\":100}\n"
-            "{\"user\":\"alice\",\"n\":3,\"at\":2100}\n");
+  EXPECT_EQ(
+      RunProcess("      state: {n: 0}\n"
+                 "      on-record:\n"
+                 "        set: {n: \"n + 1\"}\n"
+                 "        event-timer: \"ts + 100 + 0 / (n - 2)\"\n"  // NULL for the 2nd record
+                 "      on-timer:\n"
+                 "        emit: [user, n, {at: timer}]\n"
+                 "        clear: \"timer > 1000\"\n"),
+      "{\"user\":\"alice\",\"n\":2,\"at\":100}\n"
+      "{\"user\":\"alice\",\"n\":3,\"at\":2100}\n");
 }
 
 }  // namespace

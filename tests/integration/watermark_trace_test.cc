@@ -4,6 +4,8 @@
 // of processing time (record k at 30k ms, 200 of each), bounded out-of-orderness 1 s, periodic
 // emission every 200 ms (timers at an instant run before the record of that instant).
 
+#include "runtime/task/watermark_trace.h"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "config/job_loader.h"
-#include "runtime/task/watermark_trace.h"
 #include "tools/engine/engine.h"
 
 namespace tidemark {
@@ -97,7 +98,8 @@ TEST(WatermarkTraceTest, OperatorModeShowsTheSingleGeneratorOfTheAssigner) {
   const auto events = TraceOf("jobs/two_splits_operator.yaml");
   // No per-split watermarks: the source has no strategy; its only watermark is the final MAX.
   EXPECT_TRUE(Select(events, "source", "split-watermark").empty());
-  EXPECT_EQ(Select(events, "source", "output-watermark"), (TimedWatermarks{{kEndMs, kMaxTimestamp}}));
+  EXPECT_EQ(Select(events, "source", "output-watermark"),
+            (TimedWatermarks{{kEndMs, kMaxTimestamp}}));
   // One generator over the interleaved records: the largest timestamp is always the fast one's.
   TimedWatermarks assign = ExpectedSplit(10000, 0);
   assign.emplace_back(kEndMs, kMaxTimestamp);

@@ -83,7 +83,8 @@ std::unique_ptr<WatermarkGenerator> MakeCaseGenerator(const std::string& name, c
         MakeCaseGenerator(inner_name, config, idleness_clock), timeout, *idleness_clock);
   }
   if (name == "bounded_out_of_orderness") {
-    return std::make_unique<BoundedOutOfOrdernessWatermarks>(Millis(config, "max_out_of_orderness"));
+    return std::make_unique<BoundedOutOfOrdernessWatermarks>(
+        Millis(config, "max_out_of_orderness"));
   }
   if (name == "ascending_timestamps") {
     return std::make_unique<AscendingTimestampsWatermarks>();
@@ -117,7 +118,8 @@ std::unique_ptr<WatermarkGenerator> MakeCaseGenerator(const std::string& name, c
     return std::make_unique<PunctuatedWatermarks>(
         [](const StreamRecord& record, Timestamp ts) -> std::optional<Timestamp> {
           if (!record.row.empty()) {
-            if (const Value flag = record.row.Get(0); std::get_if<bool>(&flag) != nullptr && std::get<bool>(flag)) {
+            if (const Value flag = record.row.Get(0);
+                std::get_if<bool>(&flag) != nullptr && std::get<bool>(flag)) {
               return ts;
             }
           }
@@ -187,8 +189,9 @@ std::optional<std::string> TestingWatermarkOutput::Check(Checkpoint& checkpoint)
       return fmt::format("idle: expected {}, got {}", expected, idle_);
     }
   }
-  const std::pair<const char*, int64_t> counters[] = {
-      {"watermark_calls", watermark_calls_}, {"idle_calls", idle_calls_}, {"active_calls", active_calls_}};
+  const std::pair<const char*, int64_t> counters[] = {{"watermark_calls", watermark_calls_},
+                                                      {"idle_calls", idle_calls_},
+                                                      {"active_calls", active_calls_}};
   for (const auto& [key, actual] : counters) {
     if (checkpoint.Has(key)) {
       const int64_t expected = ParseInt64(checkpoint.Take(key));

@@ -23,7 +23,9 @@ namespace {
 // elsewhere unless the case says otherwise (`clock_start_nanos`).
 constexpr int64_t kDefaultClockStartNanos = 1'000'000'000;
 
-std::string Op(const Json& step) { return step.at("op").get<std::string>(); }
+std::string Op(const Json& step) {
+  return step.at("op").get<std::string>();
+}
 
 [[noreturn]] void UnsupportedOp(const Json& step) {
   throw CaseFormatError("unsupported op " + step.dump());
@@ -222,7 +224,8 @@ CaseResult RunValveCase(const Json& c) {
                                FormatInt64(ParseInt64(state.at("watermark"))),
                                FormatInt64(valve.channel_watermark(ch)));
           }
-          if (state.contains("aligned") && state.at("aligned").get<bool>() != valve.channel_aligned(ch)) {
+          if (state.contains("aligned") &&
+              state.at("aligned").get<bool>() != valve.channel_aligned(ch)) {
             return fmt::format("channel {} aligned: expected {}, got {}", ch,
                                state.at("aligned").get<bool>(), valve.channel_aligned(ch));
           }
@@ -263,7 +266,8 @@ CaseResult RunTimestampsOperatorCase(const Json& c) {
     idle_timeout = std::chrono::milliseconds(ParseInt64(config.at("idle_timeout")));
   }
   WatermarkStrategy strategy(
-      MakeCaseTimestampAssigner(config.value("timestamp_assigner", std::string("record_timestamp"))),
+      MakeCaseTimestampAssigner(
+          config.value("timestamp_assigner", std::string("record_timestamp"))),
       [generator_name, config] { return MakeCaseGenerator(generator_name, config, nullptr); });
   if (idle_timeout) {
     strategy = strategy.WithIdleness(*idle_timeout);

@@ -406,8 +406,8 @@ ExpectMode ParseExpectMode(const Json& test_case) {
   throw CaseFormatError("unknown expect_mode " + mode);
 }
 
-std::optional<std::string> OutputsChecker::CheckElements(Checkpoint& checkpoint,
-                                                         const std::vector<OutputElement>& elements) {
+std::optional<std::string> OutputsChecker::CheckElements(
+    Checkpoint& checkpoint, const std::vector<OutputElement>& elements) {
   if (!checkpoint.Has("outputs")) {
     return std::nullopt;
   }
@@ -461,7 +461,8 @@ std::optional<std::string> OutputsChecker::Check(Checkpoint& checkpoint,
     acc.insert(acc.end(), expected.begin(), expected.end());
     auto it = output.side_outputs().find(tag);
     const std::vector<OutputElement> none;
-    const std::vector<OutputElement>& actual = it == output.side_outputs().end() ? none : it->second;
+    const std::vector<OutputElement>& actual =
+        it == output.side_outputs().end() ? none : it->second;
     if (auto diff = CompareRecordMultisets(acc, actual)) {
       return "side output '" + tag + "' " + *diff;
     }
@@ -503,8 +504,8 @@ std::vector<std::string> Checkpoint::Untaken() const {
 bool CaseJsonEquals(const Json& expected, const Json& actual) {
   const bool exp_int = expected.is_number_integer() ||
                        (expected.is_string() && (expected == "MIN" || expected == "MAX"));
-  const bool act_int = actual.is_number_integer() ||
-                       (actual.is_string() && (actual == "MIN" || actual == "MAX"));
+  const bool act_int =
+      actual.is_number_integer() || (actual.is_string() && (actual == "MIN" || actual == "MAX"));
   if (exp_int && act_int) {
     return ParseInt64(expected) == ParseInt64(actual);
   }
@@ -565,7 +566,8 @@ std::optional<std::string> CheckWatermarkKeys(Checkpoint& checkpoint,
       expected.push_back(ParseInt64(w));
     }
     if (expected != all_watermarks) {
-      return fmt::format("watermarks: expected {}, got {}", render(expected), render(all_watermarks));
+      return fmt::format("watermarks: expected {}, got {}", render(expected),
+                         render(all_watermarks));
     }
   }
   if (checkpoint.Has("watermark_occurrences")) {
@@ -630,8 +632,8 @@ CaseResult RunSteps(const Json& test_case, const StepFn& step_fn, const CheckFn&
         error_expected = true;
         const std::string kind = cp.Take("error").get<std::string>();
         if (!error) {
-          return CaseResult::Failed(fmt::format("{}: expected error {}, but the step succeeded",
-                                                where, kind));
+          return CaseResult::Failed(
+              fmt::format("{}: expected error {}, but the step succeeded", where, kind));
         }
         if (error->kind != kind) {
           return CaseResult::Failed(fmt::format("{}: expected error {}, got {}: {}", where, kind,
@@ -652,8 +654,8 @@ CaseResult RunSteps(const Json& test_case, const StepFn& step_fn, const CheckFn&
       if (std::find(untaken.begin(), untaken.end(), "returns") != untaken.end()) {
         const Json& expected = cp.Take("returns");
         if (!outcome.returns) {
-          return CaseResult::Failed(
-              fmt::format("{}: expected returns {}, the step returned nothing", where, expected.dump()));
+          return CaseResult::Failed(fmt::format(
+              "{}: expected returns {}, the step returned nothing", where, expected.dump()));
         }
         if (!CaseJsonEquals(expected, *outcome.returns)) {
           return CaseResult::Failed(fmt::format("{}: expected returns {}, got {}", where,
@@ -661,12 +663,13 @@ CaseResult RunSteps(const Json& test_case, const StepFn& step_fn, const CheckFn&
         }
       }
       if (std::vector<std::string> left = cp.Untaken(); !left.empty()) {
-        return CaseResult::Failed(fmt::format("{}: unsupported expectation key '{}'", where, left[0]));
+        return CaseResult::Failed(
+            fmt::format("{}: unsupported expectation key '{}'", where, left[0]));
       }
     }
     if (error && !error_expected) {
-      return CaseResult::Failed(
-          fmt::format("step {} ({}) failed unexpectedly: {}: {}", i, op, error->kind, error->message));
+      return CaseResult::Failed(fmt::format("step {} ({}) failed unexpectedly: {}: {}", i, op,
+                                            error->kind, error->message));
     }
   }
   return CaseResult::Passed();

@@ -8,7 +8,8 @@
 //   looks the case's `area` up in a ScenarioRegistry and calls the registered AreaHandler. A case
 //   whose area has no handler is SKIPPED. Handlers are registered by explicit calls, never by
 //   static initializers:
-//     RegisterEventTimeAreas  (event_time_areas.cc)  bounded_out_of_orderness, watermarks_with_idleness,
+//     RegisterEventTimeAreas  (event_time_areas.cc)  bounded_out_of_orderness,
+//     watermarks_with_idleness,
 //                                                    output_multiplexer, status_watermark_valve,
 //                                                    timestamps_operator
 //     RegisterWindowAreas     (window_areas.cc)      window_assignment, event_time_trigger,
@@ -24,10 +25,12 @@
 //     return RunSteps(c,
 //         [&](const Json& step, size_t) -> StepOutcome {      // apply one step
 //           const std::string op = step.at("op");
-//           if (op == "watermark") { component.ProcessWatermark(...ParseInt64(step.at("ts"))...); return {}; }
-//           throw CaseFormatError("unsupported op " + op);     // fails the case (never a silent pass)
+//           if (op == "watermark") { component.ProcessWatermark(...ParseInt64(step.at("ts"))...);
+//           return {}; } throw CaseFormatError("unsupported op " + op);     // fails the case
+//           (never a silent pass)
 //         },
-//         [&](Checkpoint& cp, const StepOutcome&) -> std::optional<std::string> {  // check one checkpoint
+//         [&](Checkpoint& cp, const StepOutcome&) -> std::optional<std::string> {  // check one
+//         checkpoint
 //           if (cp.Has("outputs")) { if (auto d = outputs.Check(cp, out.elements())) return d; }
 //           return std::nullopt;                                // nullopt = this checkpoint holds
 //         });
@@ -79,8 +82,12 @@ struct CaseResult {
   std::string message;
 
   static CaseResult Passed() { return {CaseStatus::kPassed, ""}; }
-  static CaseResult Failed(std::string message) { return {CaseStatus::kFailed, std::move(message)}; }
-  static CaseResult Skipped(std::string reason) { return {CaseStatus::kSkipped, std::move(reason)}; }
+  static CaseResult Failed(std::string message) {
+    return {CaseStatus::kFailed, std::move(message)};
+  }
+  static CaseResult Skipped(std::string reason) {
+    return {CaseStatus::kSkipped, std::move(reason)};
+  }
 };
 
 /// Runs one case of its area: case JSON in, result out. May throw (reported as FAILED).
@@ -139,10 +146,10 @@ std::string RowToCaseString(const Row& row);
 struct OutputElement {
   enum class Kind { kRecord, kWatermark, kStatus };
   Kind kind = Kind::kRecord;
-  Timestamp watermark = kMinTimestamp;               ///< kWatermark
+  Timestamp watermark = kMinTimestamp;                ///< kWatermark
   WatermarkStatus status = WatermarkStatus::kActive;  ///< kStatus
-  Row value;                                         ///< kRecord
-  std::optional<Timestamp> timestamp;                ///< kRecord; nullopt = no timestamp
+  Row value;                                          ///< kRecord
+  std::optional<Timestamp> timestamp;                 ///< kRecord; nullopt = no timestamp
 
   static OutputElement OfWatermark(Timestamp ts);
   static OutputElement OfStatus(WatermarkStatus status);
@@ -188,7 +195,8 @@ class RecordingOutput : public Output {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Comparing output lists. Each returns nullopt when equal, else a message with the first difference.
+// Comparing output lists. Each returns nullopt when equal, else a message with the first
+// difference.
 
 /// `exact`: element by element; with `prefix`, `actual` may be longer than `expected`.
 std::optional<std::string> CompareExact(const std::vector<OutputElement>& expected,
@@ -263,7 +271,8 @@ struct StepOutcome {
 
 using StepFn = std::function<StepOutcome(const Json& step, size_t index)>;
 /// Checks one checkpoint after its step; returns nullopt if it holds, else the difference.
-using CheckFn = std::function<std::optional<std::string>(Checkpoint& checkpoint, const StepOutcome& outcome)>;
+using CheckFn =
+    std::function<std::optional<std::string>(Checkpoint& checkpoint, const StepOutcome& outcome)>;
 
 /// Applies `steps` in order and checks each checkpoint after its step (see the file comment).
 /// An exception from a step is matched against the checkpoints' `error`; an unexpected one fails

@@ -102,8 +102,7 @@ std::optional<std::string> CheckTimerCounts(const std::string& name, const Json&
     throw CaseFormatError("unknown timer domain " + domain);
   };
   auto per_window = [&](const std::string& domain) -> std::optional<std::string> {
-    const auto& set =
-        domain == "event" ? timers.EventTimeTimers() : timers.ProcessingTimeTimers();
+    const auto& set = domain == "event" ? timers.EventTimeTimers() : timers.ProcessingTimeTimers();
     for (const auto& [window_key, n] : expected.items()) {
       int64_t count = 0;
       for (const auto& t : set) {
@@ -350,8 +349,9 @@ CaseResult RunEventTimeTrigger(const Json& c) {
   auto step_fn = [&](const Json& step, size_t) -> StepOutcome {
     const std::string op = step.at("op");
     if (op == "trigger_element") {
-      const Timestamp ts = step.contains("ts") ? ParseOptionalInt64(step.at("ts")).value_or(kMinTimestamp)
-                                               : kMinTimestamp;
+      const Timestamp ts = step.contains("ts")
+                               ? ParseOptionalInt64(step.at("ts")).value_or(kMinTimestamp)
+                               : kMinTimestamp;
       return {Json(ToString(harness.Element(ParseWindow(step.at("window")), ts)))};
     }
     if (op == "advance_watermark" || op == "advance_processing_time") {
@@ -579,9 +579,9 @@ class KeyedProcessHarness : public StreamOperator,
                             public KeyContext {
  public:
   enum class Function {
-    kQueryTime,       // emit '<v>TIME:<processing time> TS:<ts|null>'
-    kQueryWatermark,  // emit '<v>WM:<current watermark> TS:<ts|null>'
-    kEventTimer,      // emit v; event timer at watermark + 5; on timer emit 1777
+    kQueryTime,        // emit '<v>TIME:<processing time> TS:<ts|null>'
+    kQueryWatermark,   // emit '<v>WM:<current watermark> TS:<ts|null>'
+    kEventTimer,       // emit v; event timer at watermark + 5; on timer emit 1777
     kProcessingTimer,  // emit v; processing timer at now + 5; on timer emit 1777
     kEventTimerWithState,
     kProcessingTimerWithState

@@ -14,7 +14,9 @@
 namespace tidemark::testing {
 inline std::atomic<int64_t> g_allocation_count{0};
 /// Allocations so far in this process.
-inline int64_t AllocationCount() { return g_allocation_count.load(std::memory_order_relaxed); }
+inline int64_t AllocationCount() {
+  return g_allocation_count.load(std::memory_order_relaxed);
+}
 }  // namespace tidemark::testing
 
 // operator delete frees what this operator new took from malloc (GCC cannot see that pairing).
@@ -27,9 +29,19 @@ void* operator new(std::size_t n) {
   }
   throw std::bad_alloc();
 }
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void* operator new[](std::size_t n) {
+  return operator new(n);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
 #pragma GCC diagnostic pop

@@ -1,21 +1,21 @@
 #pragma once
 
 // Helpers for tests that drive the built `tidemarkd` and `tidemark` binaries: scratch directories,
-// polling, a daemon child process with its readiness handshake, the CLI. Test-only, single-threaded.
-
-#include <fcntl.h>
-#include <signal.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
+// polling, a daemon child process with its readiness handshake, the CLI. Test-only,
+// single-threaded.
 
 #include <cerrno>
 #include <chrono>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <signal.h>
 #include <sstream>
+#include <stdlib.h>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <fmt/format.h>
@@ -62,7 +62,8 @@ inline std::filesystem::path ToolsDir() {
 class TempDir {
  public:
   TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "tidemark-daemon-test-XXXXXX").string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "tidemark-daemon-test-XXXXXX").string();
     path_ = ::mkdtemp(tmpl.data());
   }
   ~TempDir() {
@@ -84,7 +85,8 @@ class DaemonProcess {
  public:
   /// `wrapper` (optional): a command that execs the daemon's command line given as its last
   /// arguments (e.g. `unshare ... sh -c '...; exec "$@"' sh`); found on PATH.
-  explicit DaemonProcess(const std::vector<std::string>& args, const std::vector<std::string>& wrapper = {}) {
+  explicit DaemonProcess(const std::vector<std::string>& args,
+                         const std::vector<std::string>& wrapper = {}) {
     int out_pipe[2];
     if (::pipe(out_pipe) != 0) {
       return;
@@ -152,11 +154,12 @@ struct CliResult {
 };
 
 /// Runs the built `tidemark` CLI against the daemon at `socket`; `scratch` holds its output files.
-inline CliResult RunCli(const std::string& socket, const std::string& args, const std::string& scratch) {
+inline CliResult RunCli(const std::string& socket, const std::string& args,
+                        const std::string& scratch) {
   const std::string out = scratch + "/cli.out";
   const std::string err = scratch + "/cli.err";
-  const std::string cmd = fmt::format("'{}' --socket '{}' {} >'{}' 2>'{}'", (ToolsDir() / "tidemark").string(),
-                                      socket, args, out, err);
+  const std::string cmd = fmt::format("'{}' --socket '{}' {} >'{}' 2>'{}'",
+                                      (ToolsDir() / "tidemark").string(), socket, args, out, err);
   const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
 }

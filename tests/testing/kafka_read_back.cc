@@ -14,13 +14,13 @@ namespace tidemark::testing {
 std::vector<KafkaRecord> ReadTopic(const std::string& bootstrap_servers, const std::string& topic,
                                    int partitions, const std::string& isolation_level) {
   std::vector<KafkaRecord> out;
-  KafkaHandle consumer = MakeKafkaHandle(
-      RD_KAFKA_CONSUMER, MakeKafkaConf({{"bootstrap.servers", bootstrap_servers},
-                                        {"group.id", "tidemark-test-read-back"},
-                                        {"enable.auto.commit", "false"},
-                                        {"enable.partition.eof", "true"},
-                                        {"isolation.level", isolation_level},
-                                        {"log_level", "3"}}));
+  KafkaHandle consumer =
+      MakeKafkaHandle(RD_KAFKA_CONSUMER, MakeKafkaConf({{"bootstrap.servers", bootstrap_servers},
+                                                        {"group.id", "tidemark-test-read-back"},
+                                                        {"enable.auto.commit", "false"},
+                                                        {"enable.partition.eof", "true"},
+                                                        {"isolation.level", isolation_level},
+                                                        {"log_level", "3"}}));
   {
     KafkaPartitionList assignment(rd_kafka_topic_partition_list_new(partitions));
     for (int p = 0; p < partitions; ++p) {
@@ -55,7 +55,8 @@ std::vector<KafkaRecord> ReadTopic(const std::string& bootstrap_servers, const s
     r.timestamp_ms = rd_kafka_message_timestamp(m.get(), nullptr);
     out.push_back(std::move(r));
   }
-  EXPECT_EQ(static_cast<int>(at_end.size()), partitions) << "topic " << topic << " not read to its end";
+  EXPECT_EQ(static_cast<int>(at_end.size()), partitions)
+      << "topic " << topic << " not read to its end";
   rd_kafka_assign(consumer.get(), nullptr);
   std::stable_sort(out.begin(), out.end(), [](const KafkaRecord& a, const KafkaRecord& b) {
     return a.partition != b.partition ? a.partition < b.partition : a.offset < b.offset;

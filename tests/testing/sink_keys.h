@@ -13,17 +13,18 @@ namespace tidemark::testing {
 /// Loads the job with `sink` (indented lines, without the `sink:` key) as the sink block; its
 /// first line is line 10 of job file `file`, which error messages name. Throws ConfigError.
 inline JobSpec LoadSinkJob(const std::string& sink, const std::string& file) {
-  return LoadJobSpecString(std::string("name: t\noperators:\n"
-                                       "  - id: src\n"
-                                       "    type: source\n"
-                                       "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, "
-                                       "count: 3}]}\n"
-                                       "  - id: out\n"
-                                       "    type: sink\n"
-                                       "    input: src\n"
-                                       "    sink:\n") +
-                               sink,
-                           file);
+  return LoadJobSpecString(
+      std::string("name: t\noperators:\n"
+                  "  - id: src\n"
+                  "    type: source\n"
+                  "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, "
+                  "count: 3}]}\n"
+                  "  - id: out\n"
+                  "    type: sink\n"
+                  "    input: src\n"
+                  "    sink:\n") +
+          sink,
+      file);
 }
 
 /// The ConfigError LoadSinkJob throws, or "<no error>".
@@ -37,6 +38,8 @@ inline std::string SinkJobError(const std::string& sink, const std::string& file
 }
 
 /// The sink of a LoadSinkJob job.
-inline const SinkSpec& SinkOf(const JobSpec& job) { return *job.operators.at(1).sink; }
+inline const SinkSpec& SinkOf(const JobSpec& job) {
+  return *job.operators.at(1).sink;
+}
 
 }  // namespace tidemark::testing

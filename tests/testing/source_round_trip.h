@@ -78,7 +78,8 @@ inline std::vector<std::string> ReadWithRestore(const Source& source, int cut, b
 /// uninterrupted read.
 inline std::vector<std::string> ExpectSourceRoundTrips(const Source& source, bool with_times,
                                                        int subtask = 0, int parallelism = 1) {
-  const std::vector<std::string> whole = ReadWithRestore(source, -1, with_times, subtask, parallelism);
+  const std::vector<std::string> whole =
+      ReadWithRestore(source, -1, with_times, subtask, parallelism);
   for (int cut = 0; cut <= static_cast<int>(whole.size()); ++cut) {
     SCOPED_TRACE("snapshot after " + std::to_string(cut) + " records");
     EXPECT_EQ(ReadWithRestore(source, cut, with_times, subtask, parallelism), whole);

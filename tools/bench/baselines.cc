@@ -1,16 +1,14 @@
 #include "tools/bench/baselines.h"
-#include "tools/bench/bench_run.h"
 
+#include <absl/container/flat_hash_map.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <thread>
-#include <deque>
-#include <limits>
-
-#include <absl/container/flat_hash_map.h>
 
 #include <boost/lockfree/spsc_queue.hpp>
 #include <fmt/format.h>
@@ -18,6 +16,7 @@
 #include "operators/arithmetic_map_filter.h"
 #include "runtime/core/checksum.h"
 #include "sources/generator_source.h"
+#include "tools/bench/bench_run.h"
 
 namespace tidemark::bench {
 namespace {
@@ -59,7 +58,8 @@ class MapOp : public ChainOp {
 
 class FilterOp : public ChainOp {
  public:
-  FilterOp(int field, ComparisonFilterOperator::Op op, double value) : field_(field), op_(op), value_(value) {}
+  FilterOp(int field, ComparisonFilterOperator::Op op, double value)
+      : field_(field), op_(op), value_(value) {}
   bool Apply(Rec& r) const override {
     const double x = field_ == 1 ? r.value : static_cast<double>(field_ == 0 ? r.key : r.ts);
     return ComparisonFilterOperator::Passes(op_, x, value_);
@@ -90,7 +90,8 @@ Chain MakeChain(const BenchPlan& plan) {
   Chain chain;
   for (const OperatorSpec& op : plan.chain) {
     if (op.map) {
-      chain.push_back(std::make_unique<MapOp>(FieldIndex(plan, op.map->field), op.map->multiply, op.map->add));
+      chain.push_back(
+          std::make_unique<MapOp>(FieldIndex(plan, op.map->field), op.map->multiply, op.map->add));
     } else {
       chain.push_back(std::make_unique<FilterOp>(FieldIndex(plan, op.filter->field),
                                                  ComparisonFilterOperator::ParseOp(op.filter->op),
@@ -201,12 +202,14 @@ BenchPlan MakeBenchPlan(const JobSpec& job) {
       if (plan.window || op->key_by != std::vector<std::string>{"key"} || w.time != "event" ||
           w.offset_ms != 0 || w.emit_watermark || !w.trigger.empty() ||
           (w.assigner != "tumbling" && w.assigner != "sliding" && w.assigner != "session")) {
-        plan.unsupported = fmt::format("window '{}' is not a plain keyed event-time window", op->id);
+        plan.unsupported =
+            fmt::format("window '{}' is not a plain keyed event-time window", op->id);
         return plan;
       }
       for (const AggregateSpec& a : w.aggregates) {
-        if (a.function != "count" && !(a.field == "value" && (a.function == "sum" || a.function == "min" ||
-                                                              a.function == "max"))) {
+        if (a.function != "count" &&
+            !(a.field == "value" &&
+              (a.function == "sum" || a.function == "min" || a.function == "max"))) {
           plan.unsupported = fmt::format("aggregate {} of '{}'", a.function, a.field);
           return plan;
         }

@@ -35,10 +35,10 @@ int64_t FlatTableBytes(const Map& m) {
 /// the map/filter chain in order, and an optional keyed window.
 struct BenchPlan {
   SourceSpec generator;
-  std::vector<OperatorSpec> chain;    ///< map / filter operators, source to sink order
-  std::optional<OperatorSpec> window; ///< keyed window (tumbling | sliding | session), if any
-  int parallelism = 1;                ///< of the source
-  std::string unsupported;            ///< non-empty: why no baseline reproduces this job
+  std::vector<OperatorSpec> chain;     ///< map / filter operators, source to sink order
+  std::optional<OperatorSpec> window;  ///< keyed window (tumbling | sliding | session), if any
+  int parallelism = 1;                 ///< of the source
+  std::string unsupported;             ///< non-empty: why no baseline reproduces this job
 };
 
 /// Extracts the plan; never throws (sets `unsupported` instead).
@@ -52,8 +52,8 @@ BaselineResult RunFusedLoop(const BenchPlan& plan);
 BaselineResult RunRawChannel(const BenchPlan& plan);
 /// (c) Hash-map aggregation of the keyed window over the same records, single-threaded: the
 /// practical limit of a hand-written loop, `absl::flat_hash_map<int64_t, accumulators>` per open
-/// window (sessions: one map of open sessions), accumulators inline; requires `plan.window`. Emits the window operator's output rows (key, window_start,
-/// window_end, aggregates) into the checksum.
+/// window (sessions: one map of open sessions), accumulators inline; requires `plan.window`. Emits
+/// the window operator's output rows (key, window_start, window_end, aggregates) into the checksum.
 BaselineResult RunHashAggregation(const BenchPlan& plan);
 
 }  // namespace tidemark::bench

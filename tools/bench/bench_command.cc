@@ -1,13 +1,12 @@
 #include "tools/bench/bench_command.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -46,7 +45,8 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-double MedianPairedRatio(const std::vector<double>& numerators, const std::vector<double>& denominators) {
+double MedianPairedRatio(const std::vector<double>& numerators,
+                         const std::vector<double>& denominators) {
   std::vector<double> ratios;
   for (size_t i = 0; i < numerators.size() && i < denominators.size(); ++i) {
     if (denominators[i] > 0) {
@@ -76,8 +76,10 @@ std::string SinkId(const JobSpec& spec) {
 void DrawProgress(const std::string& label, double fraction) {
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * kWidth);
-  std::fprintf(stderr, "\r%-28s [%s%s] %3d%%", label.c_str(), std::string(static_cast<size_t>(filled), '#').c_str(),
-               std::string(static_cast<size_t>(kWidth - filled), '.').c_str(), static_cast<int>(fraction * 100));
+  std::fprintf(stderr, "\r%-28s [%s%s] %3d%%", label.c_str(),
+               std::string(static_cast<size_t>(filled), '#').c_str(),
+               std::string(static_cast<size_t>(kWidth - filled), '.').c_str(),
+               static_cast<int>(fraction * 100));
   std::fflush(stderr);
 }
 
@@ -95,11 +97,14 @@ RunFigures RunJobOnce(const JobSpec& spec, const std::string& sink_id, int64_t t
     while (!job->execution().WaitFor(std::chrono::milliseconds(100))) {
       int64_t in = 0;
       for (const auto& m : job->execution().Metrics()) {
-        if (m.task.rfind(spec.operators.front().id, 0) == 0 || m.task.find(" -> ") == std::string::npos) {
+        if (m.task.rfind(spec.operators.front().id, 0) == 0 ||
+            m.task.find(" -> ") == std::string::npos) {
           in = std::max(in, m.records_in);
         }
       }
-      DrawProgress(label, total_records > 0 ? static_cast<double>(in) / static_cast<double>(total_records) : 0);
+      DrawProgress(label, total_records > 0
+                              ? static_cast<double>(in) / static_cast<double>(total_records)
+                              : 0);
     }
   }
   const JobState state = job->execution().Wait();
@@ -130,10 +135,12 @@ RunFigures RunJobOnce(const JobSpec& spec, const std::string& sink_id, int64_t t
   return f;
 }
 
-std::optional<RunFigures> RunBenchJob(const BenchOptions& o, const JobSpec& spec, const std::string& sink_id,
-                                      int64_t total_records, int r, bool progress) {
-  const std::string label = r < o.warmup ? fmt::format("{} warm-up", spec.name)
-                                         : fmt::format("{} run {}/{}", spec.name, r - o.warmup + 1, o.runs);
+std::optional<RunFigures> RunBenchJob(const BenchOptions& o, const JobSpec& spec,
+                                      const std::string& sink_id, int64_t total_records, int r,
+                                      bool progress) {
+  const std::string label = r < o.warmup
+                                ? fmt::format("{} warm-up", spec.name)
+                                : fmt::format("{} run {}/{}", spec.name, r - o.warmup + 1, o.runs);
   RunFigures f = RunJobOnce(spec, sink_id, total_records, label, progress);
   if (!f.failure.empty()) {
     if (progress) {
@@ -192,8 +199,8 @@ namespace {
 
 /// `--checkpoints`: the job without checkpoints, then every 1 s and every 100 ms, interleaved
 /// per measured run so machine noise hits all three alike.
-int RunCheckpointBench(const BenchOptions& o, const JobSpec& base, const std::string& sink_id, int64_t records,
-                       bool progress) {
+int RunCheckpointBench(const BenchOptions& o, const JobSpec& base, const std::string& sink_id,
+                       int64_t records, bool progress) {
   struct Variant {
     std::string name;
     int64_t interval_ms = 0;  // 0: no checkpointing
@@ -202,7 +209,8 @@ int RunCheckpointBench(const BenchOptions& o, const JobSpec& base, const std::st
     std::vector<double> checkpoints;
     RunFigures last;
   };
-  std::vector<Variant> variants{{"none", 0, {}, {}, {}, {}}, {"1s", 1000, {}, {}, {}, {}}, {"100ms", 100, {}, {}, {}, {}}};
+  std::vector<Variant> variants{
+      {"none", 0, {}, {}, {}, {}}, {"1s", 1000, {}, {}, {}, {}}, {"100ms", 100, {}, {}, {}, {}}};
   try {
     for (int r = 0; r < o.warmup + o.runs; ++r) {
       for (Variant& v : variants) {
@@ -221,7 +229,8 @@ int RunCheckpointBench(const BenchOptions& o, const JobSpec& base, const std::st
         }
         if (r >= o.warmup) {
           v.rates.push_back(run->seconds > 0 ? static_cast<double>(records) / run->seconds : 0);
-          v.alignment_ns.insert(v.alignment_ns.end(), run->alignment_ns.begin(), run->alignment_ns.end());
+          v.alignment_ns.insert(v.alignment_ns.end(), run->alignment_ns.begin(),
+                                run->alignment_ns.end());
           v.checkpoints.push_back(static_cast<double>(run->checkpoints_completed));
           v.last = std::move(*run);
         }
@@ -250,19 +259,24 @@ int RunCheckpointBench(const BenchOptions& o, const JobSpec& base, const std::st
     std::sort(v.alignment_ns.begin(), v.alignment_ns.end());
     const double rate = Median(v.rates);
     nlohmann::ordered_json c;
-    c["checkpoint_interval_ms"] = v.interval_ms > 0 ? nlohmann::ordered_json(v.interval_ms) : nlohmann::ordered_json(nullptr);
+    c["checkpoint_interval_ms"] =
+        v.interval_ms > 0 ? nlohmann::ordered_json(v.interval_ms) : nlohmann::ordered_json(nullptr);
     c["records_per_s"] = rate;
     c["records_per_s_min"] = *std::min_element(v.rates.begin(), v.rates.end());
     c["records_per_s_max"] = *std::max_element(v.rates.begin(), v.rates.end());
     c["ratio_to_no_checkpoints"] = none_rate > 0 ? rate / none_rate : 0;
     c["checkpoints_per_run"] = Median(v.checkpoints);
     c["alignment_samples"] = v.alignment_ns.size();
-    c["p50_alignment_us"] = v.alignment_ns.empty() ? nlohmann::ordered_json(nullptr)
-                                                   : nlohmann::ordered_json(Percentile(v.alignment_ns, 0.50) / 1e3);
-    c["p99_alignment_us"] = v.alignment_ns.empty() ? nlohmann::ordered_json(nullptr)
-                                                   : nlohmann::ordered_json(Percentile(v.alignment_ns, 0.99) / 1e3);
-    c["max_alignment_us"] = v.alignment_ns.empty() ? nlohmann::ordered_json(nullptr)
-                                                   : nlohmann::ordered_json(static_cast<double>(v.alignment_ns.back()) / 1e3);
+    c["p50_alignment_us"] = v.alignment_ns.empty()
+                                ? nlohmann::ordered_json(nullptr)
+                                : nlohmann::ordered_json(Percentile(v.alignment_ns, 0.50) / 1e3);
+    c["p99_alignment_us"] = v.alignment_ns.empty()
+                                ? nlohmann::ordered_json(nullptr)
+                                : nlohmann::ordered_json(Percentile(v.alignment_ns, 0.99) / 1e3);
+    c["max_alignment_us"] =
+        v.alignment_ns.empty()
+            ? nlohmann::ordered_json(nullptr)
+            : nlohmann::ordered_json(static_cast<double>(v.alignment_ns.back()) / 1e3);
     c["sink_records"] = v.last.sink_records;
     c["checksum"] = fmt::format("{:016x}", v.last.checksum);
     cases.push_back(std::move(c));
@@ -272,22 +286,27 @@ int RunCheckpointBench(const BenchOptions& o, const JobSpec& base, const std::st
   if (o.json) {
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << fmt::format("bench {} ({}): {} records, checkpoint cost, median of {} runs after {} warm-up\n",
-                             base.name, o.path, records, o.runs, o.warmup);
+    std::cout << fmt::format(
+        "bench {} ({}): {} records, checkpoint cost, median of {} runs after {} warm-up\n",
+        base.name, o.path, records, o.runs, o.warmup);
     for (size_t i = 0; i < variants.size(); ++i) {
       const nlohmann::ordered_json& c = cases[i];
       std::string alignment = "-";
       if (!c["p99_alignment_us"].is_null()) {
-        alignment = fmt::format("p50 {:.1f} us, p99 {:.1f} us, max {:.1f} us", c["p50_alignment_us"].get<double>(),
-                                c["p99_alignment_us"].get<double>(), c["max_alignment_us"].get<double>());
+        alignment = fmt::format(
+            "p50 {:.1f} us, p99 {:.1f} us, max {:.1f} us", c["p50_alignment_us"].get<double>(),
+            c["p99_alignment_us"].get<double>(), c["max_alignment_us"].get<double>());
       }
-      std::cout << fmt::format("  checkpoints {:<6} {:.2f} M records/s  ratio {:.3f}  {} checkpoints/run  alignment {}\n",
-                               variants[i].name, c["records_per_s"].get<double>() / 1e6,
-                               c["ratio_to_no_checkpoints"].get<double>(), c["checkpoints_per_run"].get<double>(),
-                               alignment);
+      std::cout << fmt::format(
+          "  checkpoints {:<6} {:.2f} M records/s  ratio {:.3f}  {} checkpoints/run  alignment "
+          "{}\n",
+          variants[i].name, c["records_per_s"].get<double>() / 1e6,
+          c["ratio_to_no_checkpoints"].get<double>(), c["checkpoints_per_run"].get<double>(),
+          alignment);
     }
-    std::cout << fmt::format("  sink               {} records, checksum {:016x}{}\n", variants[0].last.sink_records,
-                             variants[0].last.checksum, checksum_ok ? " in every case (ok)" : " differs (MISMATCH)");
+    std::cout << fmt::format("  sink               {} records, checksum {:016x}{}\n",
+                             variants[0].last.sink_records, variants[0].last.checksum,
+                             checksum_ok ? " in every case (ok)" : " differs (MISMATCH)");
   }
   if (!checksum_ok) {
     std::cerr << base.name << ": the sink checksum differs between the checkpoint cases\n";
@@ -299,22 +318,27 @@ int RunCheckpointBench(const BenchOptions& o, const JobSpec& base, const std::st
 }  // namespace
 
 CLI::App* AddBenchSubcommand(CLI::App& app, BenchOptions& o) {
-  auto* cmd = app.add_subcommand(
-      "bench", "Benchmark a generator (or generated file) -> ... -> checksum job against hand-written baselines");
+  auto* cmd = app.add_subcommand("bench",
+                                 "Benchmark a generator (or generated file) -> ... -> checksum job "
+                                 "against hand-written baselines");
   cmd->add_option("bench", o.path, "benchmark job YAML (e.g. jobs/bench/chain2.yaml)")->required();
-  cmd->add_option("--runs", o.runs, "measured runs; the figures are their medians")->check(CLI::PositiveNumber);
+  cmd->add_option("--runs", o.runs, "measured runs; the figures are their medians")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", o.warmup, "unmeasured warm-up runs")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", o.json, "print one JSON object instead of the text report");
   cmd->add_option("--count", o.count, "override the generator's record count");
-  cmd->add_option("--rate", o.rate, "override the generator's rate (records/s per subtask; 0 = unpaced)");
+  cmd->add_option("--rate", o.rate,
+                  "override the generator's rate (records/s per subtask; 0 = unpaced)");
   cmd->add_flag("!--no-baselines", o.baselines, "skip the hand-written baselines");
   cmd->add_flag("!--no-progress", o.progress, "no progress bar");
-  cmd->add_flag("--checkpoints", o.checkpoints,
-                "checkpoint cost: the job without checkpoints and with checkpoints every 1 s and 100 ms, "
-                "with their throughput ratios and alignment times (no baselines)");
-  cmd->add_option("--data-dir", o.data_dir,
-                  "file benchmarks: directory of the generated input files (default $TIDEMARK_BENCH_DATA, "
-                  "else <tmp>/tidemark-bench-data)");
+  cmd->add_flag(
+      "--checkpoints", o.checkpoints,
+      "checkpoint cost: the job without checkpoints and with checkpoints every 1 s and 100 ms, "
+      "with their throughput ratios and alignment times (no baselines)");
+  cmd->add_option(
+      "--data-dir", o.data_dir,
+      "file benchmarks: directory of the generated input files (default $TIDEMARK_BENCH_DATA, "
+      "else <tmp>/tidemark-bench-data)");
   return cmd;
 }
 
@@ -340,7 +364,8 @@ int RunBench(const BenchOptions& o) {
   }
   const std::string sink_id = SinkId(spec);
   if (source == nullptr || sink_id.empty()) {
-    std::cerr << o.path << ": error: a benchmark job needs a `generator` source and a `checksum` sink\n";
+    std::cerr << o.path
+              << ": error: a benchmark job needs a `generator` source and a `checksum` sink\n";
     return 2;
   }
   if (o.count >= 0) {
@@ -431,7 +456,8 @@ int RunBench(const BenchOptions& o) {
   for (const Series* s : {&fused, &channel, &hashagg}) {
     if (!s->rates.empty()) {
       for (const auto& m : measured) {
-        checksum_ok = checksum_ok && m.checksum == s->last.checksum && m.sink_records == s->last.sink_records;
+        checksum_ok =
+            checksum_ok && m.checksum == s->last.checksum && m.sink_records == s->last.sink_records;
       }
     }
   }
@@ -474,37 +500,47 @@ int RunBench(const BenchOptions& o) {
                             : per_key(hashagg.last.state_memory_bytes, hashagg.last.state_keys);
   j["sink_records"] = last.sink_records;
   j["checksum"] = fmt::format("{:016x}", last.checksum);
-  j["baseline"] = primary_name.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(primary_name);
-  j["baseline_records_per_s"] = primary != nullptr ? nlohmann::ordered_json(base_rate) : nlohmann::ordered_json(nullptr);
-  j["ratio_to_baseline"] =
-      primary != nullptr && ratio > 0 ? nlohmann::ordered_json(ratio) : nlohmann::ordered_json(nullptr);
+  j["baseline"] =
+      primary_name.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(primary_name);
+  j["baseline_records_per_s"] =
+      primary != nullptr ? nlohmann::ordered_json(base_rate) : nlohmann::ordered_json(nullptr);
+  j["ratio_to_baseline"] = primary != nullptr && ratio > 0 ? nlohmann::ordered_json(ratio)
+                                                           : nlohmann::ordered_json(nullptr);
   // The ratio between the two medians, which a drift of the machine's speed between runs moves.
-  j["ratio_of_medians"] =
-      primary != nullptr && base_rate > 0 ? nlohmann::ordered_json(rate / base_rate) : nlohmann::ordered_json(nullptr);
+  j["ratio_of_medians"] = primary != nullptr && base_rate > 0
+                              ? nlohmann::ordered_json(rate / base_rate)
+                              : nlohmann::ordered_json(nullptr);
   j["baselines"] = {{"fused_loop", SeriesJson(fused)},
                     {"raw_channel", SeriesJson(channel)},
                     {"hash_aggregation", SeriesJson(hashagg)}};
   j["baseline_unsupported"] = plan.unsupported.empty() ? nlohmann::ordered_json(nullptr)
                                                        : nlohmann::ordered_json(plan.unsupported);
-  j["checksum_ok"] = want_baselines ? nlohmann::ordered_json(checksum_ok) : nlohmann::ordered_json(nullptr);
+  j["checksum_ok"] =
+      want_baselines ? nlohmann::ordered_json(checksum_ok) : nlohmann::ordered_json(nullptr);
 
   if (o.json) {
     std::cout << j.dump() << "\n";
   } else {
-    auto mrec = [](double r) { return fmt::format("{:.2f} M records/s", r / 1e6); };
-    std::cout << fmt::format("bench {} ({}): {} records, {}, median of {} runs after {} warm-up\n", spec.name,
-                             o.path, records, chained ? "chained" : "unchained", o.runs, o.warmup);
-    std::cout << fmt::format("  tidemark           {}  (min {:.2f}, max {:.2f})  {:.2f} ns/record  wall {:.3f} s\n",
-                             mrec(rate), j["records_per_s_min"].get<double>() / 1e6,
-                             j["records_per_s_max"].get<double>() / 1e6, j["ns_per_record"].get<double>(),
-                             j["wall_s"].get<double>());
+    auto mrec = [](double r) {
+      return fmt::format("{:.2f} M records/s", r / 1e6);
+    };
+    std::cout << fmt::format("bench {} ({}): {} records, {}, median of {} runs after {} warm-up\n",
+                             spec.name, o.path, records, chained ? "chained" : "unchained", o.runs,
+                             o.warmup);
+    std::cout << fmt::format(
+        "  tidemark           {}  (min {:.2f}, max {:.2f})  {:.2f} ns/record  wall {:.3f} s\n",
+        mrec(rate), j["records_per_s_min"].get<double>() / 1e6,
+        j["records_per_s_max"].get<double>() / 1e6, j["ns_per_record"].get<double>(),
+        j["wall_s"].get<double>());
     if (!latency.empty()) {
-      std::cout << fmt::format("  latency            p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us ({} samples)\n",
-                               j["p50_latency_us"].get<double>(), j["p99_latency_us"].get<double>(),
-                               j["p999_latency_us"].get<double>(), latency.size());
+      std::cout << fmt::format(
+          "  latency            p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us ({} samples)\n",
+          j["p50_latency_us"].get<double>(), j["p99_latency_us"].get<double>(),
+          j["p999_latency_us"].get<double>(), latency.size());
     }
-    std::cout << fmt::format("  memory             peak RSS {:.1f} MiB, state ~{:.1f} MiB (RSS growth during a run)\n",
-                             static_cast<double>(PeakRssBytes()) / (1 << 20), Median(states) / (1 << 20));
+    std::cout << fmt::format(
+        "  memory             peak RSS {:.1f} MiB, state ~{:.1f} MiB (RSS growth during a run)\n",
+        static_cast<double>(PeakRssBytes()) / (1 << 20), Median(states) / (1 << 20));
     if (!j["state_bytes_per_key"].is_null()) {
       const double mine = j["state_bytes_per_key"].get<double>();
       std::string base;
@@ -512,18 +548,19 @@ int RunBench(const BenchOptions& o) {
         const double b = j["baseline_state_bytes_per_key"].get<double>();
         base = fmt::format(", baseline (c) {:.1f} B/key, ratio {:.2f}", b, b > 0 ? mine / b : 0);
       }
-      std::cout << fmt::format("  keyed state        {:.1f} B/key at peak ({} keys, {:.1f} MiB){}\n",
-                               mine, last.state_keys,
-                               static_cast<double>(last.state_memory_bytes) / (1 << 20), base);
+      std::cout << fmt::format(
+          "  keyed state        {:.1f} B/key at peak ({} keys, {:.1f} MiB){}\n", mine,
+          last.state_keys, static_cast<double>(last.state_memory_bytes) / (1 << 20), base);
     }
     auto line = [&](const char* name, const Series& s, const char* key) {
       if (s.rates.empty()) {
         return;
       }
       const double b = Median(s.rates);
-      std::cout << fmt::format("  baseline {:<18} {}  ratio {:.3f} (run by run; of the medians {:.3f}){}\n", name,
-                               mrec(b), MedianPairedRatio(rates, s.rates), b > 0 ? rate / b : 0,
-                               primary_name == key ? "  <- primary" : "");
+      std::cout << fmt::format(
+          "  baseline {:<18} {}  ratio {:.3f} (run by run; of the medians {:.3f}){}\n", name,
+          mrec(b), MedianPairedRatio(rates, s.rates), b > 0 ? rate / b : 0,
+          primary_name == key ? "  <- primary" : "");
     };
     line("(a) fused loop", fused, "fused_loop");
     line("(b) raw channel", channel, "raw_channel");
@@ -531,9 +568,9 @@ int RunBench(const BenchOptions& o) {
     if (!plan.unsupported.empty()) {
       std::cout << "  baselines          none: " << plan.unsupported << "\n";
     }
-    std::cout << fmt::format("  sink               {} records, checksum {:016x}{}\n", last.sink_records,
-                             last.checksum,
-                             want_baselines ? (checksum_ok ? " = baseline (ok)" : " != baseline (MISMATCH)") : "");
+    std::cout << fmt::format(
+        "  sink               {} records, checksum {:016x}{}\n", last.sink_records, last.checksum,
+        want_baselines ? (checksum_ok ? " = baseline (ok)" : " != baseline (MISMATCH)") : "");
   }
   if (want_baselines && !checksum_ok) {
     std::cerr << spec.name << ": sink checksum differs from the baseline's\n";

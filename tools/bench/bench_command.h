@@ -11,9 +11,10 @@ namespace tidemark::bench {
 
 /// Options of `tidemark bench BENCH.yaml`.
 struct BenchOptions {
-  std::string path;       ///< a job YAML whose source is a `generator` (or a generated `file`) and whose sink is `checksum`
-  int runs = 5;           ///< measured runs; figures are their medians
-  int warmup = 1;         ///< unmeasured runs first
+  std::string path;  ///< a job YAML whose source is a `generator` (or a generated `file`) and whose
+                     ///< sink is `checksum`
+  int runs = 5;      ///< measured runs; figures are their medians
+  int warmup = 1;    ///< unmeasured runs first
   bool json = false;      ///< one JSON object on stdout instead of the text report
   int64_t count = -1;     ///< >= 0: overrides the generator's `count`
   int64_t rate = -1;      ///< >= 0: overrides the generator's `rate` (records/s per subtask)

@@ -25,8 +25,8 @@ struct RunFigures {
   /// over the samples); 0 for jobs without them.
   int64_t state_memory_bytes = 0;
   int64_t state_keys = 0;
-  bool chained = true;      ///< every edge of the job graph is chained
-  std::string failure;      ///< non-empty: the job did not FINISH (state and cause)
+  bool chained = true;                ///< every edge of the job graph is chained
+  std::string failure;                ///< non-empty: the job did not FINISH (state and cause)
   int64_t checkpoints_completed = 0;  ///< a job with `checkpointing:`
   std::vector<int64_t> alignment_ns;  ///< per completed checkpoint, its longest alignment
 };
@@ -61,7 +61,8 @@ double Median(std::vector<double> v);
 /// are skipped; 0 for none): a job's run and its baseline's run right after it see the same
 /// moment of a machine whose speed drifts over minutes, so their ratio is paired run by run
 /// instead of taken between the two medians. Both vectors have one entry per measured run.
-double MedianPairedRatio(const std::vector<double>& numerators, const std::vector<double>& denominators);
+double MedianPairedRatio(const std::vector<double>& numerators,
+                         const std::vector<double>& denominators);
 /// This process's peak resident set size, in bytes.
 int64_t PeakRssBytes();
 /// CPU seconds (user + system) of this process so far: on a loaded machine a run's wall time

@@ -346,7 +346,6 @@ FileBaselineResult RunFileBaselineHaswell(const FileBenchPlan& plan, const std::
   return out;
 }
 
-
 struct JsonValueScan::Impl {
   std::vector<SchemaFieldSpec> schema;
   std::vector<Field> fields;
@@ -364,7 +363,9 @@ JsonValueScan::Impl* NewJsonValueScanHaswell(const std::vector<SchemaFieldSpec>&
   return impl;
 }
 
-void DeleteJsonValueScanHaswell(JsonValueScan::Impl* impl) { delete impl; }
+void DeleteJsonValueScanHaswell(JsonValueScan::Impl* impl) {
+  delete impl;
+}
 
 void AddJsonValueHaswell(JsonValueScan::Impl& s, std::string_view value) {
   if (s.buffer.size() < value.size() + simdjson::SIMDJSON_PADDING) {
@@ -373,8 +374,10 @@ void AddJsonValueHaswell(JsonValueScan::Impl& s, std::string_view value) {
   std::memcpy(s.buffer.data(), value.data(), value.size());
   od::document doc;
   od::object object;
-  if (s.parser.iterate(s.buffer.data(), value.size(), s.buffer.size()).get(doc) != simdjson::SUCCESS ||
-      doc.get_object().get(object) != simdjson::SUCCESS || !ReadFields(object, s.schema, s.fields)) {
+  if (s.parser.iterate(s.buffer.data(), value.size(), s.buffer.size()).get(doc) !=
+          simdjson::SUCCESS ||
+      doc.get_object().get(object) != simdjson::SUCCESS ||
+      !ReadFields(object, s.schema, s.fields)) {
     ++s.errors;
     return;
   }
@@ -415,7 +418,8 @@ JsonValueScan::JsonValueScan(const std::vector<SchemaFieldSpec>& schema) {
   }
 #endif
   (void)schema;
-  throw std::runtime_error("the JSON value baseline needs x86-64 with AVX2 (simdjson's haswell kernel)");
+  throw std::runtime_error(
+      "the JSON value baseline needs x86-64 with AVX2 (simdjson's haswell kernel)");
 }
 
 JsonValueScan::~JsonValueScan() {
@@ -433,13 +437,25 @@ void JsonValueScan::Add(std::string_view value) {
 }
 
 #if TM_BASELINE_HASWELL
-int64_t JsonValueScan::records() const { return impl_->records; }
-int64_t JsonValueScan::errors() const { return impl_->errors; }
-uint64_t JsonValueScan::checksum() const { return impl_->checksum; }
+int64_t JsonValueScan::records() const {
+  return impl_->records;
+}
+int64_t JsonValueScan::errors() const {
+  return impl_->errors;
+}
+uint64_t JsonValueScan::checksum() const {
+  return impl_->checksum;
+}
 #else
-int64_t JsonValueScan::records() const { return 0; }  // never constructed without AVX2
-int64_t JsonValueScan::errors() const { return 0; }
-uint64_t JsonValueScan::checksum() const { return 0; }
+int64_t JsonValueScan::records() const {
+  return 0;
+}  // never constructed without AVX2
+int64_t JsonValueScan::errors() const {
+  return 0;
+}
+uint64_t JsonValueScan::checksum() const {
+  return 0;
+}
 #endif
 
 }  // namespace tidemark::bench

@@ -210,7 +210,8 @@ int RunFileBench(const BenchOptions& o, JobSpec spec) {
           rate(mb, base_wall), rate(static_cast<double>(records), base_wall) / 1e6, base_wall,
           base_cpu, rate(mb, base_cpu));
       std::cout << fmt::format("  ratio to baseline      {:.3f} (wall), {:.3f} (CPU), run by run\n",
-                               j["ratio_to_baseline"].get<double>(), j["cpu_ratio_to_baseline"].get<double>());
+                               j["ratio_to_baseline"].get<double>(),
+                               j["cpu_ratio_to_baseline"].get<double>());
     } else {
       std::cout << "  baseline               none: " << j["baseline_unsupported"].get<std::string>()
                 << "\n";

@@ -62,17 +62,19 @@ KafkaBaselineResult RunKafkaBaseline(const std::vector<SchemaFieldSpec>& schema,
   std::vector<KafkaQueue> queues;
   std::vector<bool> done;
   for (size_t p = 0; p < end_offsets.size(); ++p) {
-    queues.emplace_back(rd_kafka_queue_get_partition(consumer.get(), topic.c_str(), static_cast<int32_t>(p)));
+    queues.emplace_back(
+        rd_kafka_queue_get_partition(consumer.get(), topic.c_str(), static_cast<int32_t>(p)));
     rd_kafka_queue_forward(queues.back().get(), nullptr);
     done.push_back(end_offsets[p] <= 0);
   }
   size_t open = 0;
   {
-    KafkaPartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(end_offsets.size())));
+    KafkaPartitionList list(
+        rd_kafka_topic_partition_list_new(static_cast<int>(end_offsets.size())));
     for (size_t p = 0; p < end_offsets.size(); ++p) {
       if (end_offsets[p] > 0) {
-        rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), static_cast<int32_t>(p))->offset =
-            0;  // KafkaEndOffsets checked that every partition starts there
+        rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), static_cast<int32_t>(p))
+            ->offset = 0;  // KafkaEndOffsets checked that every partition starts there
         ++open;
       }
     }
@@ -88,7 +90,8 @@ KafkaBaselineResult RunKafkaBaseline(const std::vector<SchemaFieldSpec>& schema,
       if (done[p]) {
         continue;
       }
-      const ssize_t got = rd_kafka_consume_batch_queue(queues[p].get(), 0, batch.data(), batch.size());
+      const ssize_t got =
+          rd_kafka_consume_batch_queue(queues[p].get(), 0, batch.data(), batch.size());
       std::string failure;
       for (ssize_t i = 0; i < got; ++i) {
         rd_kafka_message_t* m = batch[static_cast<size_t>(i)];
@@ -114,7 +117,8 @@ KafkaBaselineResult RunKafkaBaseline(const std::vector<SchemaFieldSpec>& schema,
     if (total > 0) {
       last_progress = now;
     } else if (now - last_progress > std::chrono::seconds(30)) {
-      throw std::runtime_error(fmt::format("{}: no record for 30 s, {} partitions unfinished", topic, open));
+      throw std::runtime_error(
+          fmt::format("{}: no record for 30 s, {} partitions unfinished", topic, open));
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(200));  // nothing fetched yet
     }

@@ -20,9 +20,10 @@ struct KafkaBaselineResult : BaselineResult {
 /// `end_offsets[p] > 0` from offset 0 (as the source, which resolves its starting offsets before
 /// it assigns), draining one queue per partition (`rd_kafka_queue_get_partition`, forwarded
 /// nowhere, as the source reads) with non-blocking `rd_kafka_consume_batch_queue`, round-robin,
-/// sleeping 200 us when nothing is fetched yet, until each partition reached `end_offsets[p]`, and every value scanned by JsonValueScan (the file
-/// baseline's simdjson parse and checksum). Throws std::runtime_error (librdkafka's reason) when
-/// a partition reports an error, or when no record arrives for 30 s.
+/// sleeping 200 us when nothing is fetched yet, until each partition reached `end_offsets[p]`, and
+/// every value scanned by JsonValueScan (the file baseline's simdjson parse and checksum). Throws
+/// std::runtime_error (librdkafka's reason) when a partition reports an error, or when no record
+/// arrives for 30 s.
 KafkaBaselineResult RunKafkaBaseline(const std::vector<SchemaFieldSpec>& schema,
                                      const std::string& bootstrap_servers, const std::string& topic,
                                      const std::vector<int64_t>& end_offsets);

@@ -1,7 +1,5 @@
 #include "tools/bench/kafka_bench.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -10,6 +8,7 @@
 #include <iostream>
 #include <stdexcept>
 #include <string_view>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -42,7 +41,9 @@ struct Timed {
   }
 };
 
-double Rate(double n, double s) { return s > 0 ? n / s : 0.0; }
+double Rate(double n, double s) {
+  return s > 0 ? n / s : 0.0;
+}
 
 /// The event time of a generated events line (tools/bench/events_data.h writes `"ts":<ms>`).
 int64_t EventsLineTs(std::string_view line) {
@@ -72,11 +73,12 @@ void ProduceEventsFile(const std::string& bootstrap_servers, const std::string& 
                                   {"linger.ms", "20"},
                                   {"queue.buffering.max.messages", "1000000"},
                                   {"log_level", "3"}});
-  rd_kafka_conf_set_dr_msg_cb(conf.get(), [](rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
-    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      static_cast<std::atomic<int64_t>*>(opaque)->fetch_add(1);
-    }
-  });
+  rd_kafka_conf_set_dr_msg_cb(conf.get(),
+                              [](rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+                                if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+                                  static_cast<std::atomic<int64_t>*>(opaque)->fetch_add(1);
+                                }
+                              });
   rd_kafka_conf_set_opaque(conf.get(), &failed);
   KafkaHandle producer = MakeKafkaHandle(RD_KAFKA_PRODUCER, std::move(conf));
   std::string line;
@@ -93,7 +95,8 @@ void ProduceEventsFile(const std::string& bootstrap_servers, const std::string& 
         continue;
       }
       if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        throw std::runtime_error(fmt::format("cannot produce to '{}': {}", topic, rd_kafka_err2str(err)));
+        throw std::runtime_error(
+            fmt::format("cannot produce to '{}': {}", topic, rd_kafka_err2str(err)));
       }
       break;
     }
@@ -101,7 +104,8 @@ void ProduceEventsFile(const std::string& bootstrap_servers, const std::string& 
     rd_kafka_poll(producer.get(), 0);
   }
   if (rd_kafka_flush(producer.get(), 60000) != RD_KAFKA_RESP_ERR_NO_ERROR || failed.load() > 0) {
-    throw std::runtime_error(fmt::format("{} of {} records were not acknowledged", failed.load(), k));
+    throw std::runtime_error(
+        fmt::format("{} of {} records were not acknowledged", failed.load(), k));
   }
 }
 
@@ -118,12 +122,13 @@ int RunKafkaBench(const BenchOptions& o, JobSpec spec) {
   const KafkaSourceSpec* k = source != nullptr ? &source->source->kafka : nullptr;
   std::optional<EventsFileSpec> recipe =
       k != nullptr && k->mock ? ParseEventsFileName(k->mock->load) : std::nullopt;
-  if (k == nullptr || sink_id.empty() || !recipe || k->format != "json" ||
-      k->bounded != "latest" || k->starting_offsets != "earliest") {
-    std::cerr << o.path
-              << ": error: a Kafka benchmark job needs a `kafka` source with `mock-cluster` loading "
-                 "a generated events file (events-n<count>-u<users>-j<jitter ms>-s<seed>.jsonl), "
-                 "format json, starting-offsets earliest and bounded: latest, and a `checksum` sink\n";
+  if (k == nullptr || sink_id.empty() || !recipe || k->format != "json" || k->bounded != "latest" ||
+      k->starting_offsets != "earliest") {
+    std::cerr
+        << o.path
+        << ": error: a Kafka benchmark job needs a `kafka` source with `mock-cluster` loading "
+           "a generated events file (events-n<count>-u<users>-j<jitter ms>-s<seed>.jsonl), "
+           "format json, starting-offsets earliest and bounded: latest, and a `checksum` sink\n";
     return 2;
   }
   if (o.count >= 0) {
@@ -171,10 +176,12 @@ int RunKafkaBench(const BenchOptions& o, JobSpec spec) {
       kept += e;
     }
     if (kept != records) {
-      throw std::runtime_error(fmt::format("{}: the topic holds {} records, not {}", topic, kept, records));
+      throw std::runtime_error(
+          fmt::format("{}: the topic holds {} records, not {}", topic, kept, records));
     }
   } catch (const std::exception& e) {
-    std::cerr << (progress ? "\n" : "") << spec.name << ": loading the mock cluster: " << e.what() << "\n";
+    std::cerr << (progress ? "\n" : "") << spec.name << ": loading the mock cluster: " << e.what()
+              << "\n";
     return 1;
   }
 
@@ -249,10 +256,12 @@ int RunKafkaBench(const BenchOptions& o, JobSpec spec) {
   const double base_cpu = Median(base.cpus);
   const bool file_ok = kafka.same && file.same && file.sink_records == kafka.sink_records &&
                        file.checksum == kafka.checksum;
-  const bool checksum_ok = file_ok && (!want_baseline || (base.same && base.sink_records == kafka.sink_records &&
-                                                        base.checksum == kafka.checksum));
+  const bool checksum_ok =
+      file_ok && (!want_baseline || (base.same && base.sink_records == kafka.sink_records &&
+                                     base.checksum == kafka.checksum));
 
-  nlohmann::ordered_json j = DataBenchJson(spec.name, o, data, bytes, records, parallelism, kafka.walls);
+  nlohmann::ordered_json j =
+      DataBenchJson(spec.name, o, data, bytes, records, parallelism, kafka.walls);
   j["partitions"] = partitions;
   j["load_s"] = load_s;
   j["cpu_s"] = cpu;
@@ -272,8 +281,9 @@ int RunKafkaBench(const BenchOptions& o, JobSpec spec) {
     j["cpu_ratio_to_baseline"] = MedianPairedRatio(base.cpus, kafka.cpus);
   } else {
     j["baseline"] = nullptr;
-    j["baseline_unsupported"] = o.baselines ? "the Kafka baseline reproduces a scan (source -> sink) only"
-                                            : "--no-baselines";
+    j["baseline_unsupported"] = o.baselines
+                                    ? "the Kafka baseline reproduces a scan (source -> sink) only"
+                                    : "--no-baselines";
     j["ratio_to_baseline"] = nullptr;
   }
   j["peak_rss_bytes"] = PeakRssBytes();
@@ -289,33 +299,39 @@ int RunKafkaBench(const BenchOptions& o, JobSpec spec) {
         "(loaded in {:.1f} s, untimed), parallelism {}, median of {} runs after {} warm-up\n",
         spec.name, o.path, records, mb, partitions, load_s, parallelism, o.runs, o.warmup);
     auto line = [&](const char* what, double w, double c) {
-      std::cout << fmt::format("  {:<26} {:7.1f} MB/s  {:6.3f} M records/s  wall {:.3f} s  CPU {:.3f} s\n", what,
-                               Rate(mb, w), Rate(n, w) / 1e6, w, c);
+      std::cout << fmt::format(
+          "  {:<26} {:7.1f} MB/s  {:6.3f} M records/s  wall {:.3f} s  CPU {:.3f} s\n", what,
+          Rate(mb, w), Rate(n, w) / 1e6, w, c);
     };
     line("tidemark, kafka source", wall, cpu);
     if (want_baseline) {
       line("baseline librdkafka loop", base_wall, base_cpu);
     }
     line("tidemark, file source", file_wall, file_cpu);
-    std::cout << fmt::format("  ratio (run by run)         kafka/file {:.3f}", j["ratio_to_file"].get<double>());
+    std::cout << fmt::format("  ratio (run by run)         kafka/file {:.3f}",
+                             j["ratio_to_file"].get<double>());
     if (want_baseline) {
-      std::cout << fmt::format(", kafka/baseline {:.3f} (wall), {:.3f} (CPU)", j["ratio_to_baseline"].get<double>(),
+      std::cout << fmt::format(", kafka/baseline {:.3f} (wall), {:.3f} (CPU)",
+                               j["ratio_to_baseline"].get<double>(),
                                j["cpu_ratio_to_baseline"].get<double>());
     }
     std::cout << "\n";
-    std::cout << fmt::format("  memory                     peak RSS {:.1f} MiB (the mock cluster's log included)\n",
-                             static_cast<double>(PeakRssBytes()) / (1 << 20));
-    std::cout << fmt::format("  sink                       {} records, checksum {:016x}{}\n", kafka.sink_records,
-                             kafka.checksum,
-                             checksum_ok ? (want_baseline ? " = baseline = file job (ok)" : " = file job (ok)")
-                                         : " MISMATCH");
+    std::cout << fmt::format(
+        "  memory                     peak RSS {:.1f} MiB (the mock cluster's log included)\n",
+        static_cast<double>(PeakRssBytes()) / (1 << 20));
+    std::cout << fmt::format(
+        "  sink                       {} records, checksum {:016x}{}\n", kafka.sink_records,
+        kafka.checksum,
+        checksum_ok ? (want_baseline ? " = baseline = file job (ok)" : " = file job (ok)")
+                    : " MISMATCH");
   }
   if (!checksum_ok) {
     std::cerr << fmt::format(
-        "{}: sink checksums differ: kafka {} records {:016x}, file job {} records {:016x}, baseline {} "
+        "{}: sink checksums differ: kafka {} records {:016x}, file job {} records {:016x}, "
+        "baseline {} "
         "records {:016x}\n",
-        spec.name, kafka.sink_records, kafka.checksum, file.sink_records, file.checksum, base.sink_records,
-        base.checksum);
+        spec.name, kafka.sink_records, kafka.checksum, file.sink_records, file.checksum,
+        base.sink_records, base.checksum);
     return 3;
   }
   return 0;

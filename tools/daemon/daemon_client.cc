@@ -29,8 +29,8 @@ void SetTimeouts(int fd, std::chrono::milliseconds timeout) {
 /// bound a synchronous asio read: asio takes their EAGAIN for "not ready yet" and polls without a
 /// timeout, so a daemon that accepted but never answered hung `tidemark list` for ever.)
 template <class Socket, class Start>
-beast::error_code RunUntil(asio::io_context& ioc, Socket& socket, std::chrono::steady_clock::time_point deadline,
-                           Start start) {
+beast::error_code RunUntil(asio::io_context& ioc, Socket& socket,
+                           std::chrono::steady_clock::time_point deadline, Start start) {
   beast::error_code result;
   bool done = false;
   start([&](beast::error_code ec, size_t) {
@@ -50,8 +50,9 @@ beast::error_code RunUntil(asio::io_context& ioc, Socket& socket, std::chrono::s
 }
 
 template <class Socket>
-DaemonClient::Response Exchange(asio::io_context& ioc, Socket& socket, std::chrono::milliseconds timeout,
-                                const std::string& host, const DaemonEndpoint& endpoint, const std::string& method,
+DaemonClient::Response Exchange(asio::io_context& ioc, Socket& socket,
+                                std::chrono::milliseconds timeout, const std::string& host,
+                                const DaemonEndpoint& endpoint, const std::string& method,
                                 const std::string& target, const std::string& body,
                                 const std::string& content_type) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -67,8 +68,8 @@ DaemonClient::Response Exchange(asio::io_context& ioc, Socket& socket, std::chro
   }
   req.keep_alive(false);
   req.prepare_payload();
-  const beast::error_code write_ec =
-      RunUntil(ioc, socket, deadline, [&](auto handler) { http::async_write(socket, req, handler); });
+  const beast::error_code write_ec = RunUntil(
+      ioc, socket, deadline, [&](auto handler) { http::async_write(socket, req, handler); });
   // A failed send may still have an answer waiting: the daemon refuses a body over its limit with
   // 413 and closes before reading the rest, which breaks our pipe. Read it before giving up.
   beast::error_code ec;
@@ -76,13 +77,14 @@ DaemonClient::Response Exchange(asio::io_context& ioc, Socket& socket, std::chro
   http::response_parser<http::string_body> parser;
   parser.body_limit(256u << 20);
   if (socket.is_open()) {
-    ec = RunUntil(ioc, socket, deadline, [&](auto handler) { http::async_read(socket, buffer, parser, handler); });
+    ec = RunUntil(ioc, socket, deadline,
+                  [&](auto handler) { http::async_read(socket, buffer, parser, handler); });
   } else {
     ec = write_ec;
   }
   if (ec && write_ec) {
-    throw DaemonUnreachable(
-        fmt::format("cannot send to the daemon at {}: {}", endpoint.ToString(), write_ec.message()));
+    throw DaemonUnreachable(fmt::format("cannot send to the daemon at {}: {}", endpoint.ToString(),
+                                        write_ec.message()));
   }
   if (ec) {
     throw DaemonUnreachable(
@@ -94,10 +96,13 @@ DaemonClient::Response Exchange(asio::io_context& ioc, Socket& socket, std::chro
 
 }  // namespace
 
-std::string DaemonEndpoint::ToString() const { return url.empty() ? "unix:" + socket_path : url; }
+std::string DaemonEndpoint::ToString() const {
+  return url.empty() ? "unix:" + socket_path : url;
+}
 
 DaemonClient::Response DaemonClient::Request(const std::string& method, const std::string& target,
-                                             const std::string& body, const std::string& content_type) {
+                                             const std::string& body,
+                                             const std::string& content_type) {
   asio::io_context ioc;
   beast::error_code ec;
   if (endpoint_.url.empty()) {
@@ -108,14 +113,16 @@ DaemonClient::Response DaemonClient::Request(const std::string& method, const st
       socket.connect(asio::local::stream_protocol::endpoint(endpoint_.socket_path), ec);
     }
     if (ec) {
-      throw DaemonUnreachable(
-          fmt::format("cannot connect to the daemon at {}: {}", endpoint_.ToString(), ec.message()));
+      throw DaemonUnreachable(fmt::format("cannot connect to the daemon at {}: {}",
+                                          endpoint_.ToString(), ec.message()));
     }
-    return Exchange(ioc, socket, timeout_, "localhost", endpoint_, method, target, body, content_type);
+    return Exchange(ioc, socket, timeout_, "localhost", endpoint_, method, target, body,
+                    content_type);
   }
   std::string rest = endpoint_.url;
   if (rest.rfind("http://", 0) != 0) {
-    throw InvalidArgument(fmt::format("unsupported URL '{}': expected http://HOST:PORT", endpoint_.url));
+    throw InvalidArgument(
+        fmt::format("unsupported URL '{}': expected http://HOST:PORT", endpoint_.url));
   }
   rest = rest.substr(7);
   while (!rest.empty() && rest.back() == '/') {
@@ -149,9 +156,11 @@ DaemonClient::Response DaemonClient::Request(const std::string& method, const st
     }
   }
   if (ec || !socket.is_open()) {
-    throw DaemonUnreachable(fmt::format("cannot connect to the daemon at {}: {}", endpoint_.url, ec.message()));
+    throw DaemonUnreachable(
+        fmt::format("cannot connect to the daemon at {}: {}", endpoint_.url, ec.message()));
   }
-  return Exchange(ioc, socket, timeout_, host + ":" + port, endpoint_, method, target, body, content_type);
+  return Exchange(ioc, socket, timeout_, host + ":" + port, endpoint_, method, target, body,
+                  content_type);
 }
 
 }  // namespace tidemark

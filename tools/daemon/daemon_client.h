@@ -28,7 +28,8 @@ struct DaemonEndpoint {
 /// One connection per request. Not thread-safe per object; use one client per thread.
 class DaemonClient {
  public:
-  explicit DaemonClient(DaemonEndpoint endpoint, std::chrono::milliseconds timeout = std::chrono::seconds(30))
+  explicit DaemonClient(DaemonEndpoint endpoint,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(30))
       : endpoint_(std::move(endpoint)), timeout_(timeout) {}
 
   struct Response {
@@ -39,7 +40,8 @@ class DaemonClient {
   /// Sends `method target` with `body` and returns the answer. Throws DaemonUnreachable when no
   /// whole answer arrives within the timeout (sending and reading together; a daemon that accepts
   /// but never answers included); throws InvalidArgument for a malformed URL.
-  Response Request(const std::string& method, const std::string& target, const std::string& body = "",
+  Response Request(const std::string& method, const std::string& target,
+                   const std::string& body = "",
                    const std::string& content_type = "application/yaml");
 
   const DaemonEndpoint& endpoint() const { return endpoint_; }

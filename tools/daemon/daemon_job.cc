@@ -1,7 +1,8 @@
 #include "tools/daemon/daemon_job.h"
-#include "runtime/graph/operator_chains.h"
 
 #include <fmt/format.h>
+
+#include "runtime/graph/operator_chains.h"
 
 namespace tidemark {
 
@@ -29,11 +30,14 @@ std::vector<DaemonJobVertex> VerticesOf(const JobGraph& graph) {
   const std::vector<int> head_of = ChainHeads(graph);  // the chains as JobExecution builds them
   std::vector<DaemonJobVertex> out;
   for (const JobVertex& v : graph.vertices) {
-    DaemonJobVertex d{v.spec.id, v.spec.type, v.parallelism,
-                      ChainName(graph, head_of, head_of[static_cast<size_t>(v.id)]), {}};
+    DaemonJobVertex d{v.spec.id,
+                      v.spec.type,
+                      v.parallelism,
+                      ChainName(graph, head_of, head_of[static_cast<size_t>(v.id)]),
+                      {}};
     for (const JobEdge* e : graph.InputsOf(v.id)) {
-      d.inputs.push_back({graph.vertices[static_cast<size_t>(e->from)].spec.id, ShipStrategy(e->partitioning),
-                          e->side_output, graph.IsChained(*e)});
+      d.inputs.push_back({graph.vertices[static_cast<size_t>(e->from)].spec.id,
+                          ShipStrategy(e->partitioning), e->side_output, graph.IsChained(*e)});
     }
     out.push_back(std::move(d));
   }
@@ -59,8 +63,8 @@ std::vector<DaemonJobOutput> OutputsOf(const JobGraph& graph) {
 }
 
 nlohmann::json EmptyCheckpointStatsJson() {
-  return nlohmann::json{{"restarts", 0},          {"completed", 0},        {"failed", 0},
-                        {"last-completed-id", 0}, {"last-size-bytes", 0},  {"last-duration-ms", 0},
+  return nlohmann::json{{"restarts", 0},          {"completed", 0},       {"failed", 0},
+                        {"last-completed-id", 0}, {"last-size-bytes", 0}, {"last-duration-ms", 0},
                         {"last-alignment-ms", 0}, {"last-path", ""}};
 }
 

@@ -37,7 +37,7 @@ struct DaemonJobVertex {
 /// One file a job's sink writes, for the daemon's output-path ownership between running jobs.
 struct DaemonJobOutput {
   std::string operator_id;  ///< the sink's id
-  std::string path;         ///< as the sink opens it (relative paths: against the daemon's directory)
+  std::string path;  ///< as the sink opens it (relative paths: against the daemon's directory)
 };
 
 /// How the daemon starts a job beyond its YAML text; the worker's factory turns it into the

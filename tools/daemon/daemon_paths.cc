@@ -1,19 +1,18 @@
 #include "tools/daemon/daemon_paths.h"
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <random>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -27,7 +26,9 @@ std::string DefaultRuntimeDir() {
   return fmt::format("/tmp/tidemark-{}", geteuid());
 }
 
-std::string DefaultSocketPath() { return DefaultRuntimeDir() + "/tidemarkd.sock"; }
+std::string DefaultSocketPath() {
+  return DefaultRuntimeDir() + "/tidemarkd.sock";
+}
 
 std::string DefaultStateDir() {
   const char* xdg = std::getenv("XDG_STATE_HOME");  // NOLINT(concurrency-mt-unsafe): read-only
@@ -55,9 +56,10 @@ int LockStateDirectory(const std::string& dir) {
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) {
       holder.pop_back();
     }
-    throw DaemonSetupError(fmt::format("another tidemarkd{} uses the state directory '{}'; stop it or pass "
-                                       "another --state-dir",
-                                       holder.empty() ? "" : " (pid " + holder + ")", dir));
+    throw DaemonSetupError(
+        fmt::format("another tidemarkd{} uses the state directory '{}'; stop it or pass "
+                    "another --state-dir",
+                    holder.empty() ? "" : " (pid " + holder + ")", dir));
   }
   const std::string pid = fmt::format("{}\n", ::getpid());
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
@@ -66,7 +68,6 @@ int LockStateDirectory(const std::string& dir) {
   return fd;
 }
 
-
 void EnsurePrivateDirectory(const std::string& dir) {
   const std::filesystem::path p(dir);
   if (p.has_parent_path() && !std::filesystem::exists(p.parent_path())) {
@@ -74,29 +75,34 @@ void EnsurePrivateDirectory(const std::string& dir) {
   }
   const bool created = ::mkdir(dir.c_str(), 0700) == 0;
   if (!created && errno != EEXIST) {
-    throw DaemonSetupError(fmt::format("cannot create directory '{}': {}", dir, std::strerror(errno)));
+    throw DaemonSetupError(
+        fmt::format("cannot create directory '{}': {}", dir, std::strerror(errno)));
   }
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {
     throw DaemonSetupError(fmt::format("cannot stat '{}': {}", dir, std::strerror(errno)));
   }
   if (!S_ISDIR(st.st_mode)) {
-    throw DaemonSetupError(fmt::format("'{}' is not a directory (a symlink or a file is not accepted)", dir));
+    throw DaemonSetupError(
+        fmt::format("'{}' is not a directory (a symlink or a file is not accepted)", dir));
   }
   if (st.st_uid != geteuid()) {
-    throw DaemonSetupError(fmt::format("'{}' belongs to uid {}, not to this user (uid {}); choose another "
-                                       "place with --socket",
-                                       dir, st.st_uid, geteuid()));
+    throw DaemonSetupError(
+        fmt::format("'{}' belongs to uid {}, not to this user (uid {}); choose another "
+                    "place with --socket",
+                    dir, st.st_uid, geteuid()));
   }
   if ((st.st_mode & 0777) != 0700 && !created) {
-    throw DaemonSetupError(fmt::format("'{}' has mode {:04o}, not 0700: the daemon keeps its files only in a "
-                                       "directory private to its user and does not change an existing one's "
-                                       "mode (chmod 700 '{}' if it is yours alone, or choose another)",
-                                       dir, st.st_mode & 0777, dir));
+    throw DaemonSetupError(
+        fmt::format("'{}' has mode {:04o}, not 0700: the daemon keeps its files only in a "
+                    "directory private to its user and does not change an existing one's "
+                    "mode (chmod 700 '{}' if it is yours alone, or choose another)",
+                    dir, st.st_mode & 0777, dir));
   }
   // Created now, with the umask's bits maybe cleared: 0700 exactly.
   if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) {
-    throw DaemonSetupError(fmt::format("cannot make '{}' private (chmod 0700): {}", dir, std::strerror(errno)));
+    throw DaemonSetupError(
+        fmt::format("cannot make '{}' private (chmod 0700): {}", dir, std::strerror(errno)));
   }
 }
 
@@ -113,15 +119,15 @@ int OpenDaemonFile(const std::string& path, bool append) {
   const int fd = ::open(path.c_str(), flags, 0600);
   if (fd < 0) {
     const int err = errno;
-    throw DaemonSetupError(fmt::format("cannot open '{}': {}{}", path, std::strerror(err),
-                                       err == ELOOP ? " (a symbolic link: the daemon does not follow one there)"
-                                                    : ""));
+    throw DaemonSetupError(fmt::format(
+        "cannot open '{}': {}{}", path, std::strerror(err),
+        err == ELOOP ? " (a symbolic link: the daemon does not follow one there)" : ""));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
     ::close(fd);
-    throw DaemonSetupError(
-        fmt::format("cannot open '{}': it is not a regular file of this user (uid {})", path, ::geteuid()));
+    throw DaemonSetupError(fmt::format(
+        "cannot open '{}': it is not a regular file of this user (uid {})", path, ::geteuid()));
   }
   const int fl = ::fcntl(fd, F_GETFL);
   if (fl >= 0) {
@@ -153,7 +159,8 @@ std::string ReadTokenFile(const std::string& path, bool create) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno != ENOENT || !create) {
-      throw DaemonSetupError(fmt::format("cannot read token file '{}': {}", path, std::strerror(errno)));
+      throw DaemonSetupError(
+          fmt::format("cannot read token file '{}': {}", path, std::strerror(errno)));
     }
     std::random_device rd;
     std::string token;
@@ -162,7 +169,8 @@ std::string ReadTokenFile(const std::string& path, bool create) {
     }
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
-      throw DaemonSetupError(fmt::format("cannot create token file '{}': {}", path, std::strerror(errno)));
+      throw DaemonSetupError(
+          fmt::format("cannot create token file '{}': {}", path, std::strerror(errno)));
     }
     const std::string text = token + "\n";
     const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
@@ -176,8 +184,9 @@ std::string ReadTokenFile(const std::string& path, bool create) {
     throw DaemonSetupError(fmt::format("token file '{}' is not a regular file", path));
   }
   if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-    throw DaemonSetupError(fmt::format(
-        "token file '{}' must belong to this user and have mode 0600 (chmod 600 '{}')", path, path));
+    throw DaemonSetupError(
+        fmt::format("token file '{}' must belong to this user and have mode 0600 (chmod 600 '{}')",
+                    path, path));
   }
   std::ifstream in(path);
   std::stringstream ss;

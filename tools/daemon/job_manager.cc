@@ -1,12 +1,11 @@
 #include "tools/daemon/job_manager.h"
 
-#include <malloc.h>
-
-#include <chrono>
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <malloc.h>
 #include <random>
 #include <sstream>
 #include <system_error>
@@ -20,9 +19,9 @@
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/durable_file.h"
 #include "runtime/core/logging.h"
+#include "runtime/graph/job_graph.h"
 #include "tools/daemon/daemon_paths.h"
 #include "tools/daemon/prometheus_metrics.h"
-#include "runtime/graph/job_graph.h"
 
 namespace tidemark {
 namespace {
@@ -34,13 +33,15 @@ std::map<std::string, std::string>::const_iterator FindOverlappingOutput(
   if (auto same = owned.find(path); same != owned.end()) {
     return same;
   }
-  for (std::filesystem::path up = std::filesystem::path(path).parent_path(); !up.empty() && up != up.parent_path(); up = up.parent_path()) {
+  for (std::filesystem::path up = std::filesystem::path(path).parent_path();
+       !up.empty() && up != up.parent_path(); up = up.parent_path()) {
     if (auto above = owned.find(up.string()); above != owned.end()) {
       return above;
     }
   }
   const std::string prefix = path + "/";
-  if (auto below = owned.lower_bound(prefix); below != owned.end() && below->first.starts_with(prefix)) {
+  if (auto below = owned.lower_bound(prefix);
+      below != owned.end() && below->first.starts_with(prefix)) {
     return below;
   }
   return owned.end();
@@ -116,7 +117,9 @@ JobManager::JobManager(JobFactory factory, JobManagerOptions options)
   }
 }
 
-JobManager::~JobManager() { Shutdown(); }
+JobManager::~JobManager() {
+  Shutdown();
+}
 
 std::string JobManager::NewJobId() {
   // splitmix64: distinct ids without a shared RNG object; 16 hex digits.
@@ -134,7 +137,8 @@ std::string JobManager::NewJobId() {
 }
 
 JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::string& file_name,
-                                            std::optional<uint64_t> memory_limit_bytes, std::string restore_from,
+                                            std::optional<uint64_t> memory_limit_bytes,
+                                            std::string restore_from,
                                             bool allow_non_restored_state) {
   using Status = SubmitResult::Status;
   auto entry = std::make_shared<Entry>();
@@ -142,11 +146,13 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
     std::error_code ec;
     const fs::path p = fs::absolute(restore_from, ec);
     if (ec || !fs::is_directory(p, ec)) {
-      return {Status::kInvalidJob,
-              "",
-              {fmt::format("--from-savepoint: '{}' is not a directory (a savepoint, a chk-<id> checkpoint or a "
-                           "checkpoint directory)",
-                           restore_from)}};
+      return {
+          Status::kInvalidJob,
+          "",
+          {fmt::format(
+              "--from-savepoint: '{}' is not a directory (a savepoint, a chk-<id> checkpoint or a "
+              "checkpoint directory)",
+              restore_from)}};
     }
     restore_from = p.lexically_normal().string();
   }
@@ -174,8 +180,8 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
   return Launch(entry, yaml, false);
 }
 
-JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry, const std::string& yaml,
-                                            bool resumed) {
+JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
+                                            const std::string& yaml, bool resumed) {
   using Status = SubmitResult::Status;
   auto log = GetLogger("daemon");
   const std::string& file_name = entry->file_name;
@@ -238,7 +244,8 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
     for (const DaemonJobInput& in : v.inputs) {
       inputs.push_back({{"id", in.from},
                         {"ship_strategy", in.partitioning},
-                        {"side-output", in.side_output.empty() ? nlohmann::json(nullptr) : nlohmann::json(in.side_output)},
+                        {"side-output", in.side_output.empty() ? nlohmann::json(nullptr)
+                                                               : nlohmann::json(in.side_output)},
                         {"chained", in.chained}});
     }
     entry->vertices.push_back({{"id", v.id},
@@ -270,15 +277,18 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
         const std::string other_name = other != jobs_.end() ? other->second->name : "?";
         --running_;
         cv_.notify_all();
-        return {Status::kInvalidJob,
-                "",
-                {owner->first == path
-                     ? fmt::format("{}: sink '{}' writes '{}', which running job {} ('{}') writes too; cancel that "
-                                   "job or wait until it ends, or write another path",
-                                   file_name, sink, path, owner->second, other_name)
-                     : fmt::format("{}: sink '{}' writes '{}', which overlaps '{}' of running job {} ('{}'); cancel "
-                                   "that job or wait until it ends, or write another path",
-                                   file_name, sink, path, owner->first, owner->second, other_name)}};
+        return {
+            Status::kInvalidJob,
+            "",
+            {owner->first == path
+                 ? fmt::format("{}: sink '{}' writes '{}', which running job {} ('{}') writes too; "
+                               "cancel that "
+                               "job or wait until it ends, or write another path",
+                               file_name, sink, path, owner->second, other_name)
+                 : fmt::format("{}: sink '{}' writes '{}', which overlaps '{}' of running job {} "
+                               "('{}'); cancel "
+                               "that job or wait until it ends, or write another path",
+                               file_name, sink, path, owner->first, owner->second, other_name)}};
       }
       auto it = FindOverlappingOutput(mine, path);
       if (it == mine.end()) {
@@ -288,9 +298,11 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
         cv_.notify_all();
         return {Status::kInvalidJob,
                 "",
-                {it->first == path ? fmt::format("{}: sinks '{}' and '{}' both write '{}'", file_name, it->second, sink, path)
-                                   : fmt::format("{}: sink '{}' writes '{}', which overlaps '{}' of sink '{}'",
-                                                 file_name, sink, path, it->first, it->second)}};
+                {it->first == path
+                     ? fmt::format("{}: sinks '{}' and '{}' both write '{}'", file_name, it->second,
+                                   sink, path)
+                     : fmt::format("{}: sink '{}' writes '{}', which overlaps '{}' of sink '{}'",
+                                   file_name, sink, path, it->first, it->second)}};
       }
     }
     for (const auto& [path, sink] : mine) {
@@ -311,12 +323,13 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
       try {
         WriteFileAtomically(job_dir + "/job.yaml", yaml);
         WriteFileAtomically(JobDir(entry->id) + "/job.json",
-                            RegistryJson(*entry, "RUNNING").dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                            RegistryJson(*entry, "RUNNING")
+                                    .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
                                 "\n");
       } catch (const std::exception& ex) {
         const auto* write_error = dynamic_cast<const FileWriteError*>(&ex);
-        const bool full = write_error != nullptr &&
-                          (write_error->error_number() == ENOSPC || write_error->error_number() == EDQUOT);
+        const bool full = write_error != nullptr && (write_error->error_number() == ENOSPC ||
+                                                     write_error->error_number() == EDQUOT);
         log->error("[job {}] not started: cannot keep it in the state directory: {}", entry->id,
                    EscapeControlCharacters(ex.what()));
         {
@@ -334,19 +347,22 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
         }
         std::error_code rm;
         fs::remove_all(job_dir, rm);
-        return {full ? Status::kInsufficientStorage : Status::kNotDurable,
-                "",
-                {fmt::format("the job was not started: the daemon cannot keep it in its state directory ({}){}",
-                             ex.what(), full ? "; free space there and submit it again" : "")}};
+        return {
+            full ? Status::kInsufficientStorage : Status::kNotDurable,
+            "",
+            {fmt::format(
+                "the job was not started: the daemon cannot keep it in its state directory ({}){}",
+                ex.what(), full ? "; free space there and submit it again" : "")}};
       }
     } else {
       Persist(entry->id, RegistryJson(*entry, "RUNNING"));
     }
   }
   if (!resumed) {
-    log->info("[job {}] submitted '{}' ({}){}", entry->id, EscapeControlCharacters(entry->name),
-              EscapeControlCharacters(file_name),
-              entry->restore_from.empty() ? "" : " from " + EscapeControlCharacters(entry->restore_from));
+    log->info(
+        "[job {}] submitted '{}' ({}){}", entry->id, EscapeControlCharacters(entry->name),
+        EscapeControlCharacters(file_name),
+        entry->restore_from.empty() ? "" : " from " + EscapeControlCharacters(entry->restore_from));
   }
   auto wait_for_end = [this, e = entry, job = std::move(job)](bool run) mutable {
     OnJobEnded(e, std::move(job), run);
@@ -356,7 +372,8 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
     cv_.notify_all();
   };
   try {
-    std::thread(wait_for_end, true).detach();  // a copy: on failure `wait_for_end` still holds the job
+    std::thread(wait_for_end, true)
+        .detach();  // a copy: on failure `wait_for_end` still holds the job
   } catch (const std::system_error& ex) {
     // No thread to run it on (resources exhausted): end the job here rather than leave it
     // RUNNING for ever with a waiter that Shutdown would wait for.
@@ -366,7 +383,8 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
   return {Status::kAccepted, entry->id, {}};
 }
 
-void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job, bool run) {
+void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job,
+                            bool run) {
   // Run joins every task thread (in tidemarkd: reaps the job's worker process).
   const JobState state = run ? job->Run() : JobState::kFailed;
   std::optional<std::string> report;
@@ -380,7 +398,8 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   if (report) {
     e->log->Append(*report);
   }
-  const std::string cause = run ? job->failure_cause() : "no thread to run the job on (resources exhausted)";
+  const std::string cause =
+      run ? job->failure_cause() : "no thread to run the job on (resources exhausted)";
   auto log = GetLogger("daemon");
   if (state == JobState::kFailed) {
     log->error("[job {}] '{}' FAILED: {}", e->id, e->name, cause);
@@ -389,8 +408,8 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   }
   nlohmann::json final_tasks = TasksJson(job->Metrics());
   nlohmann::json final_checkpoints = run ? job->CheckpointStatsJson() : EmptyCheckpointStatsJson();
-  std::map<std::string, std::string> explanations = run ? job->WatermarkExplanations()
-                                                        : std::map<std::string, std::string>{};
+  std::map<std::string, std::string> explanations =
+      run ? job->WatermarkExplanations() : std::map<std::string, std::string>{};
   const int64_t end_ms = NowMs();
   if (!options_.state_dir.empty()) {
     // On disk before anyone can see it ended. A job cancelled by the daemon's shutdown (not by a
@@ -498,7 +517,8 @@ void JobManager::ExpireHistory() {
       std::lock_guard<std::mutex> drop_lock(mu_);
       const auto now = std::chrono::steady_clock::now();
       int64_t dropped = 0;
-      while (!finished_order_.empty() && jobs_.at(finished_order_.front())->end_steady + ttl <= now) {
+      while (!finished_order_.empty() &&
+             jobs_.at(finished_order_.front())->end_steady + ttl <= now) {
         DropFinished(finished_order_.front());
         ++dropped;
       }
@@ -563,7 +583,8 @@ nlohmann::json JobManager::TasksJson(const std::vector<SubtaskMetrics>& metrics)
   for (const SubtaskMetrics& m : metrics) {
     auto [it, inserted] = task_slot.emplace(m.task, tasks.size());
     if (inserted) {
-      tasks.push_back({{"name", m.task}, {"parallelism", 0}, {"subtasks", nlohmann::json::array()}});
+      tasks.push_back(
+          {{"name", m.task}, {"parallelism", 0}, {"subtasks", nlohmann::json::array()}});
     }
     nlohmann::json& task = tasks[it->second];
     task["parallelism"] = task["parallelism"].get<int>() + 1;
@@ -573,7 +594,8 @@ nlohmann::json JobManager::TasksJson(const std::vector<SubtaskMetrics>& metrics)
       // names containing "atermark" are event times and are rendered like the others.
       nlohmann::json gauges = nlohmann::json::object();
       for (const auto& [name, value] : o.gauges) {
-        gauges[name] = name.find("atermark") != std::string::npos ? WatermarkJson(value) : nlohmann::json(value);
+        gauges[name] = name.find("atermark") != std::string::npos ? WatermarkJson(value)
+                                                                  : nlohmann::json(value);
       }
       ops.push_back({{"name", o.name},
                      {"records-out", o.records_out},
@@ -606,7 +628,8 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
     j = SummaryJson(*e);
     job = e->job;
     if (e->ended) {
-      j["failure-cause"] = e->failure_cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(e->failure_cause);
+      j["failure-cause"] =
+          e->failure_cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(e->failure_cause);
       j["report"] = e->report ? nlohmann::json(*e->report) : nlohmann::json(nullptr);
       j["tasks"] = e->final_tasks;
     }
@@ -622,7 +645,8 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     j["checkpoints"] = job ? job->CheckpointStatsJson() : e->final_checkpoints;
-    j["restored-from"] = e->restore_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(e->restore_from);
+    j["restored-from"] =
+        e->restore_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(e->restore_from);
   }
   // The worker process running it (Flink's TaskManager of its tasks); null in-process and ended.
   const int pid = job ? job->worker_pid() : -1;
@@ -636,15 +660,18 @@ std::optional<nlohmann::json> JobManager::ExceptionsJson(const std::string& id) 
     return std::nullopt;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  const std::string cause = e->ended ? e->failure_cause : e->job->failure_cause();  // job set until ended
+  const std::string cause =
+      e->ended ? e->failure_cause : e->job->failure_cause();  // job set until ended
   if (cause.empty()) {
     return nlohmann::json{{"root-exception", nullptr}, {"timestamp", nullptr}};
   }
-  return nlohmann::json{{"root-exception", cause},
-                        {"timestamp", e->ended ? nlohmann::json(e->end_ms) : nlohmann::json(NowMs())}};
+  return nlohmann::json{
+      {"root-exception", cause},
+      {"timestamp", e->ended ? nlohmann::json(e->end_ms) : nlohmann::json(NowMs())}};
 }
 
-std::optional<nlohmann::json> JobManager::ExplainJson(const std::string& id, const std::string& operator_id) const {
+std::optional<nlohmann::json> JobManager::ExplainJson(const std::string& id,
+                                                      const std::string& operator_id) const {
   auto e = Find(id);
   if (!e) {
     return std::nullopt;
@@ -694,9 +721,14 @@ std::string JobManager::PrometheusText() const {
   std::vector<std::pair<std::shared_ptr<Entry>, std::shared_ptr<DaemonJob>>> entries;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    counts = DaemonMetricCounts{static_cast<int64_t>(running_), static_cast<int64_t>(jobs_.size()),
-                                submitted_total_, rejected_total_, expired_total_, finished_total_,
-                                failed_total_, canceled_total_};
+    counts = DaemonMetricCounts{static_cast<int64_t>(running_),
+                                static_cast<int64_t>(jobs_.size()),
+                                submitted_total_,
+                                rejected_total_,
+                                expired_total_,
+                                finished_total_,
+                                failed_total_,
+                                canceled_total_};
     for (const auto& [id, e] : jobs_) {
       if (!e->ended) {
         entries.emplace_back(e, e->job);
@@ -783,8 +815,9 @@ nlohmann::json JobManager::RegistryJson(const Entry& e, const std::string& state
 
 void JobManager::Persist(const std::string& id, const nlohmann::json& record) const {
   try {
-    WriteFileAtomically(JobDir(id) + "/job.json",
-                        record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    WriteFileAtomically(
+        JobDir(id) + "/job.json",
+        record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   } catch (const std::exception& ex) {
     GetLogger("daemon")->error("[job {}] cannot write its registry record: {}", id, ex.what());
   }
@@ -793,18 +826,21 @@ void JobManager::Persist(const std::string& id, const nlohmann::json& record) co
 namespace {
 
 /// The ids of the checkpoints under `checkpoints` that completed (have a `_metadata`), ascending.
-std::vector<int64_t> CompletedCheckpointIds(const std::string& checkpoints, const std::string& job_name) {
+std::vector<int64_t> CompletedCheckpointIds(const std::string& checkpoints,
+                                            const std::string& job_name) {
   return CheckpointStorage(checkpoints, job_name, 1).CompletedIds();
 }
 
 constexpr std::string_view kResumeByHand =
-    "resume it by hand from a checkpoint or savepoint you trust (tidemark submit --from-savepoint DIR "
+    "resume it by hand from a checkpoint or savepoint you trust (tidemark submit --from-savepoint "
+    "DIR "
     "job.yaml), or submit it again without one to start from scratch";
 
 }  // namespace
 
 std::string JobManager::UnsafeResumeCause(const std::string& yaml, const std::string& checkpoints,
-                                          int64_t restore_id, const std::vector<std::string>& skipped) const {
+                                          int64_t restore_id,
+                                          const std::vector<std::string>& skipped) const {
   std::string name;
   std::vector<std::string> committing;  // sinks that commit at each checkpoint
   try {
@@ -831,7 +867,8 @@ std::string JobManager::UnsafeResumeCause(const std::string& yaml, const std::st
   const std::string why = fmt::format("{}", fmt::join(skipped, "; "));
   if (restore_id == 0) {
     return fmt::format(
-        "could not resume after the daemon restarted: no retained checkpoint of it verifies ({}), and starting "
+        "could not resume after the daemon restarted: no retained checkpoint of it verifies ({}), "
+        "and starting "
         "it from scratch would write again what its sinks wrote for checkpoint {}; {}",
         why, newer.back(), kResumeByHand);
   }
@@ -839,8 +876,10 @@ std::string JobManager::UnsafeResumeCause(const std::string& yaml, const std::st
     return "";  // restoring the older one rewrites, never re-commits (a file sink truncates back)
   }
   return fmt::format(
-      "could not resume after the daemon restarted: its newest completed checkpoint does not verify ({}), and "
-      "sink '{}' commits at each checkpoint: restoring the older checkpoint {}/chk-{} would commit again what "
+      "could not resume after the daemon restarted: its newest completed checkpoint does not "
+      "verify ({}), and "
+      "sink '{}' commits at each checkpoint: restoring the older checkpoint {}/chk-{} would commit "
+      "again what "
       "checkpoint {} committed; {}",
       why, committing.front(), checkpoints, restore_id, newer.back(), kResumeByHand);
 }
@@ -862,7 +901,8 @@ void JobManager::Recover() {
     }
     const std::string id = it->path().filename().string();
     if (id.size() != 16 || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      log->warn("state directory: ignoring {}: not a job's directory (16 hex digits)", it->path().string());
+      log->warn("state directory: ignoring {}: not a job's directory (16 hex digits)",
+                it->path().string());
       continue;
     }
     const fs::path record_path = it->path() / "job.json";
@@ -888,8 +928,8 @@ void JobManager::Recover() {
         (void)r.json.at("end-time").get<int64_t>();
         (void)r.json.at("failure-cause").get<std::string>();
         const std::string state = r.json.at("state").get<std::string>();
-        if (state != "RUNNING" && state != "SUSPENDED" && state != "FINISHED" && state != "FAILED" &&
-            state != "CANCELED") {
+        if (state != "RUNNING" && state != "SUSPENDED" && state != "FINISHED" &&
+            state != "FAILED" && state != "CANCELED") {
           problem = fmt::format("unknown state '{}'", state);
         }
       } catch (const nlohmann::json::exception& ex) {
@@ -897,7 +937,8 @@ void JobManager::Recover() {
       }
     }
     if (!problem.empty()) {
-      log->error("state directory: skipping job {}: {} is corrupt ({})", id, record_path.string(), problem);
+      log->error("state directory: skipping job {}: {} is corrupt ({})", id, record_path.string(),
+                 problem);
       continue;
     }
     std::ifstream yaml_in(it->path() / "job.yaml");
@@ -933,7 +974,8 @@ void JobManager::Recover() {
       std::optional<CompletedCheckpoint> latest;
       try {
         // Verified by streaming, none of its state kept: the worker loads it (bounded memory here).
-        latest = CheckpointStorage(checkpoints, e->name, 1).LoadLatest(&skipped, /*load_states=*/false);
+        latest =
+            CheckpointStorage(checkpoints, e->name, 1).LoadLatest(&skipped, /*load_states=*/false);
       } catch (const std::exception& ex) {
         skipped.push_back(ex.what());
       }
@@ -942,14 +984,17 @@ void JobManager::Recover() {
       }
       // Never write committed output twice: a skipped checkpoint that completed (its _metadata
       // was written) may have had its output committed by the sinks.
-      std::string refusal = UnsafeResumeCause(r.yaml, checkpoints, latest ? latest->id : 0, skipped);
+      std::string refusal =
+          UnsafeResumeCause(r.yaml, checkpoints, latest ? latest->id : 0, skipped);
       e->restore_from = latest ? latest->directory.string() : e->submitted_restore_from;
       log->info("[job {}] resuming '{}' after a daemon restart {}", r.id, e->name,
                 latest ? fmt::format("from checkpoint {} ({})", latest->id, e->restore_from)
-                       : e->restore_from.empty() ? fmt::format("from scratch (no completed checkpoint in {})", checkpoints)
-                                                 : "from " + e->restore_from + " (no completed checkpoint yet)");
-      e->log->Append(fmt::format("resumed after a daemon restart {}",
-                                 e->restore_from.empty() ? "from scratch" : "from " + e->restore_from));
+                : e->restore_from.empty()
+                    ? fmt::format("from scratch (no completed checkpoint in {})", checkpoints)
+                    : "from " + e->restore_from + " (no completed checkpoint yet)");
+      e->log->Append(
+          fmt::format("resumed after a daemon restart {}",
+                      e->restore_from.empty() ? "from scratch" : "from " + e->restore_from));
       {
         std::lock_guard<std::mutex> lock(mu_);
         ++running_;
@@ -1002,7 +1047,8 @@ void JobManager::Recover() {
       }
     }
     e->ended = true;
-    e->end_steady = std::chrono::steady_clock::now() - std::chrono::milliseconds(std::max<int64_t>(0, now - e->end_ms));
+    e->end_steady = std::chrono::steady_clock::now() -
+                    std::chrono::milliseconds(std::max<int64_t>(0, now - e->end_ms));
     std::lock_guard<std::mutex> lock(mu_);
     if (std::find(order_.begin(), order_.end(), r.id) == order_.end()) {
       order_.push_back(r.id);
@@ -1016,13 +1062,15 @@ void JobManager::Recover() {
   std::lock_guard<std::mutex> lock(mu_);
   // finished_order_ is in end order (the expirer's front expires first).
   std::stable_sort(finished_order_.begin(), finished_order_.end(),
-                   [this](const std::string& a, const std::string& b) { return jobs_.at(a)->end_ms < jobs_.at(b)->end_ms; });
+                   [this](const std::string& a, const std::string& b) {
+                     return jobs_.at(a)->end_ms < jobs_.at(b)->end_ms;
+                   });
   TrimHistory();
   expirer_cv_.notify_one();
 }
 
-JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id, std::string dir, bool stop,
-                                                           bool drain) {
+JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id, std::string dir,
+                                                          bool stop, bool drain) {
   auto e = Find(id);
   if (!e) {
     return {SavepointTrigger::Status::kUnknownJob, "", fmt::format("no such job: {}", id)};
@@ -1055,9 +1103,11 @@ JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id,
                           ToString(e->final_state))};
     }
     if (e->user_cancelled) {
-      return {SavepointTrigger::Status::kNotRunning, "", fmt::format("job {} is being cancelled", id)};
+      return {SavepointTrigger::Status::kNotRunning, "",
+              fmt::format("job {} is being cancelled", id)};
     }
-    request_id = fmt::format("{:016x}{:04x}", static_cast<uint64_t>(NowMs()), ++e->next_savepoint & 0xffff);
+    request_id =
+        fmt::format("{:016x}{:04x}", static_cast<uint64_t>(NowMs()), ++e->next_savepoint & 0xffff);
     e->savepoints.emplace(request_id, op);
     while (e->savepoints.size() > 64) {  // ids start with the trigger time: the first is the oldest
       e->savepoints.erase(e->savepoints.begin());
@@ -1067,7 +1117,8 @@ JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id,
                             EscapeControlCharacters(dir),
                             stop ? (drain ? " (stop, drain)" : " (stop)") : "");
   std::weak_ptr<SavepointOp> weak_op = op;
-  job->TriggerSavepoint(DaemonSavepointRequest{dir, stop, drain}, [this, weak_op, id, request_id](DaemonSavepointResult r) {
+  job->TriggerSavepoint(DaemonSavepointRequest{dir, stop, drain}, [this, weak_op, id, request_id](
+                                                                      DaemonSavepointResult r) {
     if (r.ok) {
       GetLogger("daemon")->info("[job {}] savepoint {} completed: {}", id, request_id, r.path);
     } else {
@@ -1098,8 +1149,10 @@ std::optional<nlohmann::json> JobManager::SavepointStatusJson(const std::string&
     return nlohmann::json{{"status", {{"id", "IN_PROGRESS"}}}, {"operation", nullptr}};
   }
   nlohmann::json operation =
-      op.result.ok ? nlohmann::json{{"location", op.result.path}}
-                   : nlohmann::json{{"failure-cause", {{"class", "SavepointException"}, {"stack-trace", op.result.error}}}};
+      op.result.ok
+          ? nlohmann::json{{"location", op.result.path}}
+          : nlohmann::json{{"failure-cause",
+                            {{"class", "SavepointException"}, {"stack-trace", op.result.error}}}};
   return nlohmann::json{{"status", {{"id", "COMPLETED"}}}, {"operation", std::move(operation)}};
 }
 
@@ -1136,7 +1189,8 @@ std::optional<nlohmann::json> JobManager::CheckpointsJson(const std::string& id)
         {"failed", failed}}},
       {"latest",
        {{"completed", std::move(latest_completed)},
-        {"restored", restored.empty() ? nlohmann::json(nullptr) : nlohmann::json{{"external_path", restored}}}}},
+        {"restored", restored.empty() ? nlohmann::json(nullptr)
+                                      : nlohmann::json{{"external_path", restored}}}}},
       {"restarts", stats.value("restarts", int64_t{0})}};
 }
 

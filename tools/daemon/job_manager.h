@@ -41,14 +41,14 @@ class JobLog {
 
 /// Limits of a JobManager.
 struct JobManagerOptions {
-  size_t max_running_jobs = 64;      ///< submissions beyond this are refused (HTTP 429)
-  size_t max_finished_jobs = 200;    ///< finished jobs kept for list/status; oldest trimmed first
+  size_t max_running_jobs = 64;    ///< submissions beyond this are refused (HTTP 429)
+  size_t max_finished_jobs = 200;  ///< finished jobs kept for list/status; oldest trimmed first
   /// A finished job leaves the history this long after it ended (Flink's
   /// `jobstore.expiration-time`, also one hour by default); zero keeps it until `max_finished_jobs`
   /// pushes it out. Whichever bound is reached first trims.
   std::chrono::milliseconds finished_job_ttl{std::chrono::hours(1)};
-  size_t max_log_lines = 10000;      ///< per job
-  size_t max_log_bytes = 4u << 20;   ///< per job
+  size_t max_log_lines = 10000;     ///< per job
+  size_t max_log_bytes = 4u << 20;  ///< per job
   /// The job registry and every job's checkpoints on disk (`tidemarkd --state-dir`); empty: in
   /// memory only. Layout: `DIR/jobs/<id>/job.yaml` (the submitted text), `job.json` (id, name,
   /// file, submit and end time, state, failure cause, report, final metrics, checkpoint figures,
@@ -101,8 +101,8 @@ class JobManager {
       kInsufficientStorage
     };
     Status status = Status::kAccepted;
-    std::string job_id;                ///< kAccepted
-    std::vector<std::string> errors;   ///< diagnostics lines (kInvalidJob) or a reason
+    std::string job_id;               ///< kAccepted
+    std::vector<std::string> errors;  ///< diagnostics lines (kInvalidJob) or a reason
   };
 
   /// Compiles and starts a job. Never throws for a bad job. `memory_limit_bytes`: the job's own
@@ -110,14 +110,14 @@ class JobManager {
   /// `restore_from`: a savepoint or checkpoint to start from (Flink's `-s`), with
   /// `allow_non_restored_state`; the daemon fills in the job's checkpoint directory and run lock.
   SubmitResult Submit(const std::string& yaml, const std::string& file_name,
-                      std::optional<uint64_t> memory_limit_bytes = std::nullopt, std::string restore_from = "",
-                      bool allow_non_restored_state = false);
+                      std::optional<uint64_t> memory_limit_bytes = std::nullopt,
+                      std::string restore_from = "", bool allow_non_restored_state = false);
 
   /// `{"jobs": [{"jid", "name", "state", "start-time", "end-time", "duration"}]}`, in
   /// submission order.
   nlohmann::json ListJson() const;
-  /// The job's details (state, vertices, tasks with per-subtask metrics and watermarks, worker-pid, failure
-  /// cause, report), or nullopt for an unknown id.
+  /// The job's details (state, vertices, tasks with per-subtask metrics and watermarks, worker-pid,
+  /// failure cause, report), or nullopt for an unknown id.
   std::optional<nlohmann::json> JobJson(const std::string& id) const;
   /// `{"root-exception": cause|null, "timestamp": end-time|null}`, or nullopt.
   std::optional<nlohmann::json> ExceptionsJson(const std::string& id) const;
@@ -127,7 +127,8 @@ class JobManager {
   /// worker): `{"jid", "state", "operator", "explain": text | null}` for `operator_id` ("" = every
   /// window and join operator); `explain` is null while the job runs and for an operator id the job
   /// does not have. nullopt for an unknown job id.
-  std::optional<nlohmann::json> ExplainJson(const std::string& id, const std::string& operator_id) const;
+  std::optional<nlohmann::json> ExplainJson(const std::string& id,
+                                            const std::string& operator_id) const;
   /// Job counts by state, limits, uptime.
   nlohmann::json OverviewJson() const;
   /// Prometheus text exposition format (version 0.0.4).
@@ -149,7 +150,8 @@ class JobManager {
   /// `{"status": {"id": "IN_PROGRESS"|"COMPLETED"}, "operation": {"location": path} |
   /// {"failure-cause": {"class": "SavepointException", "stack-trace": message}}}` (Flink's
   /// AsynchronousOperationResult); nullopt for an unknown job or request id.
-  std::optional<nlohmann::json> SavepointStatusJson(const std::string& id, const std::string& request_id) const;
+  std::optional<nlohmann::json> SavepointStatusJson(const std::string& id,
+                                                    const std::string& request_id) const;
   /// Flink's CheckpointingStatistics subset: `{"counts": {"restored","total","in_progress",
   /// "completed","failed"}, "latest": {"completed": {"id","state_size","end_to_end_duration",
   /// "alignment_duration","external_path"} | null, "restored": {"external_path"} | null},
@@ -186,7 +188,7 @@ class JobManager {
     std::string name;
     int64_t start_ms = 0;
     std::shared_ptr<JobLog> log;
-    nlohmann::json vertices;  // fixed at submission
+    nlohmann::json vertices;               // fixed at submission
     std::vector<std::string> owned_files;  // canonical output paths, released when it ended
     // Guarded by JobManager::mu_:
     /// The running job; released when it ended (readers copy the pointer under the lock), so a
@@ -209,10 +211,12 @@ class JobManager {
   std::shared_ptr<Entry> Find(const std::string& id) const;
   nlohmann::json SummaryJson(const Entry& e) const;  // requires mu_
   static nlohmann::json TasksJson(const std::vector<SubtaskMetrics>& metrics);
-  /// The waiter thread: runs the job (unless `run` is false: no thread could be had) and records its end.
+  /// The waiter thread: runs the job (unless `run` is false: no thread could be had) and records
+  /// its end.
   void OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job, bool run);
   void TrimHistory();  // requires mu_
-  void DropFinished(std::string id);  // requires mu_; by value: callers pass finished_order_.front()
+  void DropFinished(
+      std::string id);  // requires mu_; by value: callers pass finished_order_.front()
   /// The expirer thread's loop: sleeps until the oldest finished job is `finished_job_ttl` old.
   void ExpireHistory();
   std::string NewJobId();  // requires mu_
@@ -241,13 +245,13 @@ class JobManager {
   /// checkpoints (`skipped`: LoadLatest's lines) and how to resume by hand. Unsafe: no checkpoint
   /// verifies though one completed (a start from scratch), or a newer completed one does not
   /// verify and a sink commits at checkpoints (exactly-once).
-  std::string UnsafeResumeCause(const std::string& yaml, const std::string& checkpoints, int64_t restore_id,
-                                const std::vector<std::string>& skipped) const;
+  std::string UnsafeResumeCause(const std::string& yaml, const std::string& checkpoints,
+                                int64_t restore_id, const std::vector<std::string>& skipped) const;
   std::map<std::string, std::string> owned_files_;  // canonical output path -> running job id
   size_t running_ = 0;
   size_t waiters_ = 0;
   bool shutting_down_ = false;
-  std::mutex idle_hook_mu_;              // held while the hook runs; never together with mu_
+  std::mutex idle_hook_mu_;  // held while the hook runs; never together with mu_
   std::function<void()> idle_hook_;
   std::condition_variable expirer_cv_;  // a job ended, or shutting down
   std::thread expirer_;                 // runs ExpireHistory when finished_job_ttl > 0

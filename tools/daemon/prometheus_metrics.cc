@@ -1,12 +1,11 @@
 #include "tools/daemon/prometheus_metrics.h"
 
 #include <map>
-#include <set>
-
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <set>
 
 namespace tidemark {
 namespace {
@@ -30,23 +29,30 @@ constexpr FamilySpec kFamilies[] = {
     {"tidemark_job_uptime", false, "Time since the job was submitted, ms (Flink's uptime)."},
     {"tidemark_job_task_numRecordsIn", true, "Records into the subtask (its head operator)."},
     {"tidemark_job_task_numRecordsInPerSecond", false, "Records into the subtask per second."},
-    {"tidemark_job_task_currentInputWatermark", false, "The subtask's input watermark (min over its inputs), ms."},
+    {"tidemark_job_task_currentInputWatermark", false,
+     "The subtask's input watermark (min over its inputs), ms."},
     {"tidemark_job_task_busyTimeMsPerSecond", false, "ms per second the subtask was processing."},
     {"tidemark_job_task_idleTimeMsPerSecond", false, "ms per second the subtask had no input."},
     {"tidemark_job_task_backPressuredTimeMsPerSecond", false,
      "ms per second the subtask was blocked on a full output channel."},
     {"tidemark_job_task_operator_numRecordsOut", true, "Records the operator emitted."},
-    {"tidemark_job_task_operator_currentInputWatermark", false, "The operator's input watermark, ms."},
-    {"tidemark_job_task_operator_currentOutputWatermark", false, "The last watermark the operator emitted, ms."},
+    {"tidemark_job_task_operator_currentInputWatermark", false,
+     "The operator's input watermark, ms."},
+    {"tidemark_job_task_operator_currentOutputWatermark", false,
+     "The last watermark the operator emitted, ms."},
     {"tidemark_job_task_operator_watermarkLag", false,
      "Wall-clock time minus the source's output watermark, ms (sources only)."},
-    {"tidemark_job_task_operator_numLateRecordsDropped", true, "Records dropped as late by a window."},
-    {"tidemark_job_task_operator_sourceIdleTime", false, "ms since the source last emitted a record."},
+    {"tidemark_job_task_operator_numLateRecordsDropped", true,
+     "Records dropped as late by a window."},
+    {"tidemark_job_task_operator_sourceIdleTime", false,
+     "ms since the source last emitted a record."},
     {"tidemark_job_task_operator_watermarkAlignmentDrift", false,
      "ms the source's watermark is ahead of its alignment group's minimum."},
     {"tidemark_job_task_operator_split_currentWatermark", false, "The split's watermark, ms."},
-    {"tidemark_job_task_operator_split_activeTimeMsPerSecond", false, "ms per second the split was active."},
-    {"tidemark_job_task_operator_split_idleTimeMsPerSecond", false, "ms per second the split was idle."},
+    {"tidemark_job_task_operator_split_activeTimeMsPerSecond", false,
+     "ms per second the split was active."},
+    {"tidemark_job_task_operator_split_idleTimeMsPerSecond", false,
+     "ms per second the split was idle."},
     {"tidemark_job_task_operator_split_pausedTimeMsPerSecond", false,
      "ms per second the split was paused by watermark alignment."},
     {"tidemark_job_task_operator_split_numRecordsOut", true, "Records the split emitted."},
@@ -94,8 +100,10 @@ class Exposition {
                                               .Help(std::string(f.help))
                                               .Register(registry_);
       } else {
-        gauges_[std::string(f.name)] =
-            &prometheus::BuildGauge().Name(std::string(f.name)).Help(std::string(f.help)).Register(registry_);
+        gauges_[std::string(f.name)] = &prometheus::BuildGauge()
+                                            .Name(std::string(f.name))
+                                            .Help(std::string(f.help))
+                                            .Register(registry_);
       }
     }
   }
@@ -107,10 +115,11 @@ class Exposition {
     auto it = gauges_.find(family);
     if (it == gauges_.end()) {
       it = gauges_
-               .emplace(family, &prometheus::BuildGauge()
-                                     .Name(family)
-                                     .Help("An operator's own figure (StreamOperator::CollectMetrics).")
-                                     .Register(registry_))
+               .emplace(family,
+                        &prometheus::BuildGauge()
+                             .Name(family)
+                             .Help("An operator's own figure (StreamOperator::CollectMetrics).")
+                             .Register(registry_))
                .first;
     }
     it->second->Add(labels).Set(value);
@@ -141,17 +150,20 @@ const std::vector<std::string_view>& MetricFamilyNames() {
   return names;
 }
 
-std::string PrometheusExposition(const DaemonMetricCounts& c, const std::vector<JobMetricsSample>& jobs,
-                                 int64_t now_ms) {
+std::string PrometheusExposition(const DaemonMetricCounts& c,
+                                 const std::vector<JobMetricsSample>& jobs, int64_t now_ms) {
   Exposition x;
   x.Gauge("tidemark_jobs_running", {}, static_cast<double>(c.running));
   x.Gauge("tidemark_jobs_retained", {}, static_cast<double>(c.retained));
   x.Counter("tidemark_jobs_submitted_total", {}, static_cast<double>(c.submitted_total));
   x.Counter("tidemark_jobs_rejected_total", {}, static_cast<double>(c.rejected_total));
   x.Counter("tidemark_jobs_expired_total", {}, static_cast<double>(c.expired_total));
-  x.Counter("tidemark_jobs_ended_total", {{"state", "FINISHED"}}, static_cast<double>(c.finished_total));
-  x.Counter("tidemark_jobs_ended_total", {{"state", "FAILED"}}, static_cast<double>(c.failed_total));
-  x.Counter("tidemark_jobs_ended_total", {{"state", "CANCELED"}}, static_cast<double>(c.canceled_total));
+  x.Counter("tidemark_jobs_ended_total", {{"state", "FINISHED"}},
+            static_cast<double>(c.finished_total));
+  x.Counter("tidemark_jobs_ended_total", {{"state", "FAILED"}},
+            static_cast<double>(c.failed_total));
+  x.Counter("tidemark_jobs_ended_total", {{"state", "CANCELED"}},
+            static_cast<double>(c.canceled_total));
   for (const JobMetricsSample& job : jobs) {
     const Labels job_labels{{"job_id", job.job_id}, {"job_name", job.job_name}};
     x.Gauge("tidemark_job_uptime", job_labels, static_cast<double>(now_ms - job.start_ms));
@@ -170,7 +182,8 @@ std::string PrometheusExposition(const DaemonMetricCounts& c, const std::vector<
       for (const OperatorMetrics& o : m.operators) {
         Labels op = task;
         op["operator_name"] = o.name;
-        x.Counter("tidemark_job_task_operator_numRecordsOut", op, static_cast<double>(o.records_out));
+        x.Counter("tidemark_job_task_operator_numRecordsOut", op,
+                  static_cast<double>(o.records_out));
         x.Watermark("tidemark_job_task_operator_currentOutputWatermark", op, o.output_watermark);
         bool is_source = false;
         std::map<std::string, std::vector<std::pair<std::string, int64_t>>> splits;
@@ -198,7 +211,8 @@ std::string PrometheusExposition(const DaemonMetricCounts& c, const std::vector<
         if (!is_source) {
           x.Watermark("tidemark_job_task_operator_currentInputWatermark", op, input_wm);
         } else if (o.output_watermark != kMinTimestamp && o.output_watermark != kMaxTimestamp) {
-          x.Gauge("tidemark_job_task_operator_watermarkLag", op, static_cast<double>(now_ms - o.output_watermark));
+          x.Gauge("tidemark_job_task_operator_watermarkLag", op,
+                  static_cast<double>(now_ms - o.output_watermark));
         }
         for (const auto& [split_id, figures] : splits) {
           Labels split = op;
@@ -213,7 +227,8 @@ std::string PrometheusExposition(const DaemonMetricCounts& c, const std::vector<
                 x.Gauge(std::string(f->second), split, static_cast<double>(value));
               }
             } else if (ValidMetricNamePart(figure)) {
-              x.Gauge("tidemark_job_task_operator_split_" + figure, split, static_cast<double>(value));
+              x.Gauge("tidemark_job_task_operator_split_" + figure, split,
+                      static_cast<double>(value));
             }
           }
         }

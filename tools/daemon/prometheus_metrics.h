@@ -46,7 +46,7 @@ const std::vector<std::string_view>& MetricFamilyNames();
 /// The Prometheus text exposition (format 0.0.4) of the daemon and its running jobs, through
 /// prometheus-cpp's registry and TextSerializer. `now_ms`: wall clock, for `uptime` and
 /// `watermarkLag`. Thread-safe (pure).
-std::string PrometheusExposition(const DaemonMetricCounts& counts, const std::vector<JobMetricsSample>& jobs,
-                                 int64_t now_ms);
+std::string PrometheusExposition(const DaemonMetricCounts& counts,
+                                 const std::vector<JobMetricsSample>& jobs, int64_t now_ms);
 
 }  // namespace tidemark

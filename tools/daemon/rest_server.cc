@@ -1,13 +1,12 @@
 #include "tools/daemon/rest_server.h"
 
+#include <cerrno>
+#include <cstring>
+#include <optional>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <optional>
 
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -39,7 +38,8 @@ Response JsonResponse(http::status status, const nlohmann::json& j) {
   // Job names, causes and log lines carry the job's bytes, which need not be UTF-8: replace
   // invalid sequences with U+FFFD rather than throw, which failed every GET /jobs while such a
   // job was in the history.
-  return MakeResponse(status, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+  return MakeResponse(status,
+                      j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
                       "application/json");
 }
 
@@ -83,7 +83,8 @@ std::string QueryParam(std::string_view query, std::string_view key) {
 }
 
 int64_t NowMillis() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -109,14 +110,16 @@ Response ExplainResponse(JobManager& jobs, const std::string& id, const std::str
   }
   if ((*j)["explain"].is_null()) {
     if ((*j)["state"] == "RUNNING") {
-      return ErrorResponse(http::status::conflict,
-                           {fmt::format("job {} is still running; its watermarks are explained once it has ended "
-                                        "(as `tidemark run --explain` does at the end)",
-                                        id)});
+      return ErrorResponse(
+          http::status::conflict,
+          {fmt::format("job {} is still running; its watermarks are explained once it has ended "
+                       "(as `tidemark run --explain` does at the end)",
+                       id)});
     }
-    return ErrorResponse(http::status::not_found,
-                         {operator_id.empty() ? fmt::format("job {} has no explanation: it never ran its tasks", id)
-                                              : fmt::format("job {} has no operator '{}'", id, operator_id)});
+    return ErrorResponse(
+        http::status::not_found,
+        {operator_id.empty() ? fmt::format("job {} has no explanation: it never ran its tasks", id)
+                             : fmt::format("job {} has no operator '{}'", id, operator_id)});
   }
   return JsonResponse(http::status::ok, *j);
 }
@@ -124,8 +127,9 @@ Response ExplainResponse(JobManager& jobs, const std::string& id, const std::str
 /// POST /jobs/{id}/savepoints {"target-directory", "cancel-job"}, POST /jobs/{id}/stop
 /// {"targetDirectory", "drain"} (both 202 {"request-id"}), GET /jobs/{id}/savepoints/{request-id}
 /// and GET /jobs/{id}/checkpoints, named as Flink's.
-Response CheckpointRoute(JobManager& jobs, http::verb verb, const std::string& id, std::string_view what,
-                         const std::string& request_id, const std::string& body) {
+Response CheckpointRoute(JobManager& jobs, http::verb verb, const std::string& id,
+                         std::string_view what, const std::string& request_id,
+                         const std::string& body) {
   if (!ValidJobId(id)) {
     return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
   }
@@ -141,14 +145,16 @@ Response CheckpointRoute(JobManager& jobs, http::verb verb, const std::string& i
     if (!j) {
       return ErrorResponse(http::status::not_found,
                            {what == "checkpoints" ? fmt::format("no such job: {}", id)
-                                                  : fmt::format("no savepoint request {} of job {}", request_id, id)});
+                                                  : fmt::format("no savepoint request {} of job {}",
+                                                                request_id, id)});
     }
     return JsonResponse(http::status::ok, *j);
   }
   if (verb != http::verb::post) {
     return ErrorResponse(http::status::method_not_allowed, {"method not allowed"});
   }
-  nlohmann::json request = body.empty() ? nlohmann::json::object() : nlohmann::json::parse(body, nullptr, false);
+  nlohmann::json request =
+      body.empty() ? nlohmann::json::object() : nlohmann::json::parse(body, nullptr, false);
   if (request.is_discarded() || !request.is_object()) {
     return ErrorResponse(http::status::bad_request, {"the request body must be a JSON object"});
   }
@@ -157,17 +163,22 @@ Response CheckpointRoute(JobManager& jobs, http::verb verb, const std::string& i
   const std::string flag_key = stop ? "drain" : "cancel-job";
   for (const auto& [key, value] : request.items()) {
     if (key != dir_key && key != flag_key) {
-      return ErrorResponse(http::status::bad_request,
-                           {fmt::format("unknown key '{}' (expected '{}' and '{}')", key, dir_key, flag_key)});
+      return ErrorResponse(
+          http::status::bad_request,
+          {fmt::format("unknown key '{}' (expected '{}' and '{}')", key, dir_key, flag_key)});
     }
   }
   if (request.contains(dir_key) && !request[dir_key].is_string() && !request[dir_key].is_null()) {
-    return ErrorResponse(http::status::bad_request, {fmt::format("'{}' must be a string", dir_key)});
+    return ErrorResponse(http::status::bad_request,
+                         {fmt::format("'{}' must be a string", dir_key)});
   }
   if (request.contains(flag_key) && !request[flag_key].is_boolean()) {
-    return ErrorResponse(http::status::bad_request, {fmt::format("'{}' must be true or false", flag_key)});
+    return ErrorResponse(http::status::bad_request,
+                         {fmt::format("'{}' must be true or false", flag_key)});
   }
-  const std::string dir = request.contains(dir_key) && request[dir_key].is_string() ? request[dir_key].get<std::string>() : "";
+  const std::string dir = request.contains(dir_key) && request[dir_key].is_string()
+                              ? request[dir_key].get<std::string>()
+                              : "";
   const bool flag = request.value(flag_key, false);
   // Flink's "cancel-job": end the job once the savepoint is taken (without draining).
   const JobManager::SavepointTrigger t = jobs.TriggerSavepoint(id, dir, stop || flag, stop && flag);
@@ -209,7 +220,9 @@ Response NoSuchJob(const std::string& id) {
   return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
 }
 
-Response ListJobs(RouteCall& c) { return JsonResponse(http::status::ok, c.jobs.ListJson()); }
+Response ListJobs(RouteCall& c) {
+  return JsonResponse(http::status::ok, c.jobs.ListJson());
+}
 
 Response SubmitJob(RouteCall& c) {
   std::string file = QueryParam(c.query, "file");
@@ -265,7 +278,8 @@ Response JobsOverview(RouteCall& c) {
 
 /// GET /jobs/{id}/plan and /jobs/{id}/vertices/{vid}[/watermarks|/backpressure]: views of the
 /// job's details (rest_views.h).
-Response JobView(RouteCall& c, std::optional<nlohmann::json> (*view)(const nlohmann::json&, const std::string&)) {
+Response JobView(RouteCall& c,
+                 std::optional<nlohmann::json> (*view)(const nlohmann::json&, const std::string&)) {
   const std::string& id = c.params[0];
   std::optional<nlohmann::json> job = ValidJobId(id) ? c.jobs.JobJson(id) : std::nullopt;
   if (!job) {
@@ -282,12 +296,18 @@ Response JobView(RouteCall& c, std::optional<nlohmann::json> (*view)(const nlohm
   return JsonResponse(http::status::ok, *result);
 }
 
-Response JobPlan(RouteCall& c) { return JobView(c, nullptr); }
+Response JobPlan(RouteCall& c) {
+  return JobView(c, nullptr);
+}
 Response Vertex(RouteCall& c) {
-  return JobView(c, [](const nlohmann::json& job, const std::string& vid) { return VertexJson(job, vid, NowMillis()); });
+  return JobView(c, [](const nlohmann::json& job, const std::string& vid) {
+    return VertexJson(job, vid, NowMillis());
+  });
 }
 Response VertexWatermarks(RouteCall& c) {
-  return JobView(c, [](const nlohmann::json& job, const std::string& vid) { return VertexWatermarksJson(job, vid); });
+  return JobView(c, [](const nlohmann::json& job, const std::string& vid) {
+    return VertexWatermarksJson(job, vid);
+  });
 }
 Response VertexBackPressure(RouteCall& c) {
   return JobView(c, [](const nlohmann::json& job, const std::string& vid) {
@@ -309,7 +329,9 @@ Response Checkpoints(RouteCall& c) {
 }
 
 /// A GET of one of the job's JSON documents (`JobManager::*Json(id)`), 404 when unknown.
-Response JobDocument(RouteCall& c, std::optional<nlohmann::json> (JobManager::*document)(const std::string&) const) {
+Response JobDocument(RouteCall& c,
+                     std::optional<nlohmann::json> (JobManager::*document)(const std::string&)
+                         const) {
   const std::string& id = c.params[0];
   if (!ValidJobId(id)) {
     return ErrorResponse(http::status::not_found, {"no such job"});
@@ -318,9 +340,15 @@ Response JobDocument(RouteCall& c, std::optional<nlohmann::json> (JobManager::*d
   return j ? JsonResponse(http::status::ok, *j) : NoSuchJob(id);
 }
 
-Response JobDetails(RouteCall& c) { return JobDocument(c, &JobManager::JobJson); }
-Response JobExceptions(RouteCall& c) { return JobDocument(c, &JobManager::ExceptionsJson); }
-Response JobLogs(RouteCall& c) { return JobDocument(c, &JobManager::LogJson); }
+Response JobDetails(RouteCall& c) {
+  return JobDocument(c, &JobManager::JobJson);
+}
+Response JobExceptions(RouteCall& c) {
+  return JobDocument(c, &JobManager::ExceptionsJson);
+}
+Response JobLogs(RouteCall& c) {
+  return JobDocument(c, &JobManager::LogJson);
+}
 
 Response JobExplain(RouteCall& c) {
   if (!ValidJobId(c.params[0])) {
@@ -336,7 +364,8 @@ Response CancelJob(RouteCall& c) {
   }
   switch (c.jobs.Cancel(id)) {
     case JobManager::CancelStatus::kCanceling:
-      return JsonResponse(http::status::accepted, nlohmann::json{{"jid", id}, {"status", "canceling"}});
+      return JsonResponse(http::status::accepted,
+                          nlohmann::json{{"jid", id}, {"status", "canceling"}});
     case JobManager::CancelStatus::kAlreadyEnded:
       return ErrorResponse(http::status::conflict, {fmt::format("job {} has already ended", id)});
     case JobManager::CancelStatus::kUnknown:
@@ -346,10 +375,13 @@ Response CancelJob(RouteCall& c) {
 }
 
 Response Metrics(RouteCall& c) {
-  return MakeResponse(http::status::ok, c.jobs.PrometheusText(), "text/plain; version=0.0.4; charset=utf-8");
+  return MakeResponse(http::status::ok, c.jobs.PrometheusText(),
+                      "text/plain; version=0.0.4; charset=utf-8");
 }
 
-Response Overview(RouteCall& c) { return JsonResponse(http::status::ok, c.jobs.OverviewJson()); }
+Response Overview(RouteCall& c) {
+  return JsonResponse(http::status::ok, c.jobs.OverviewJson());
+}
 
 /// The REST routes (rest_server.h lists them with their answers). A path is matched against the
 /// patterns in this order and the first that fits wins, so a literal segment listed before a
@@ -418,7 +450,8 @@ Response Route(JobManager& jobs, const Request& req) {
   const std::string_view target(req.target().data(), req.target().size());
   const size_t q = target.find('?');
   const std::string_view path = target.substr(0, q);
-  const std::string_view query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+  const std::string_view query =
+      q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
   const std::vector<std::string_view> parts = PathSegments(path);
   try {
     RouteCall call{jobs, req, query, {}};
@@ -472,13 +505,16 @@ std::optional<Response> ParseErrorResponse(beast::error_code ec, const RestServe
                                       opts.max_header_bytes + kReadChunkBytes)});
   }
   if (ec == http::error::header_limit) {
-    return ErrorResponse(http::status::request_header_fields_too_large, {"request header too large"});
+    return ErrorResponse(http::status::request_header_fields_too_large,
+                         {"request header too large"});
   }
-  if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof) {
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+      ec == asio::error::eof) {
     return std::nullopt;
   }
   if (ec.category() == beast::error_code(http::error::end_of_stream).category()) {
-    return ErrorResponse(http::status::bad_request, {fmt::format("malformed HTTP request: {}", ec.message())});
+    return ErrorResponse(http::status::bad_request,
+                         {fmt::format("malformed HTTP request: {}", ec.message())});
   }
   return std::nullopt;
 }
@@ -517,8 +553,8 @@ struct RestServer::Impl {
   /// I/O context goes. Its tasks post their responses back to `ioc`.
   asio::thread_pool submit_pool{kSubmitThreads};
   std::atomic<size_t> submits_pending{0};  // queued or being validated on submit_pool
-  size_t refused_at_cap = 0;  // connections refused since the limit was last reached
-  bool hand_over = false;     // I/O thread only: the running I/O thread ends after this handler
+  size_t refused_at_cap = 0;               // connections refused since the limit was last reached
+  bool hand_over = false;  // I/O thread only: the running I/O thread ends after this handler
 };
 
 namespace {
@@ -530,8 +566,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
  public:
   using Socket = typename Protocol::socket;
 
-  Session(Socket socket, RestServer::Impl& impl, std::atomic<size_t>& connections, const RestServerOptions& opts,
-          JobManager& jobs, bool tcp)
+  Session(Socket socket, RestServer::Impl& impl, std::atomic<size_t>& connections,
+          const RestServerOptions& opts, JobManager& jobs, bool tcp)
       : socket_(std::move(socket)),
         impl_(impl),
         timer_(impl.ioc),
@@ -551,7 +587,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
       if (::getsockopt(socket_.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
           cred.uid != ::geteuid()) {
         GetLogger("daemon")->warn("refused a connection from uid {}", cred.uid);
-        Send(ErrorResponse(http::status::forbidden, {"connection refused: not the daemon's user"}), true);
+        Send(ErrorResponse(http::status::forbidden, {"connection refused: not the daemon's user"}),
+             true);
         return;
       }
     }
@@ -575,8 +612,9 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     parser_.emplace();
     LimitParser(*parser_, opts_);
     ArmTimer();
-    http::async_read(socket_, buffer_, *parser_,
-                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+    http::async_read(
+        socket_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -623,10 +661,12 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     if (it == opts_.static_assets.end()) {
       return nullptr;
     }
-    asset_ = MakeResponse(http::status::ok, std::string(it->second.body), it->second.content_type.c_str());
+    asset_ = MakeResponse(http::status::ok, std::string(it->second.body),
+                          it->second.content_type.c_str());
     asset_.set(http::field::cache_control, "no-cache");
     asset_.set("X-Content-Type-Options", "nosniff");
-    asset_.set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:");
+    asset_.set("Content-Security-Policy",
+               "default-src 'self'; style-src 'self'; img-src 'self' data:");
     return &asset_;
   }
 
@@ -635,23 +675,24 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   void Submit(Request req) {
     if (impl_.submits_pending.fetch_add(1) >= kMaxPendingSubmits) {
       impl_.submits_pending.fetch_sub(1);
-      Send(ErrorResponse(http::status::service_unavailable,
-                         {fmt::format("too many submissions being validated (limit {}); retry shortly",
-                                      kMaxPendingSubmits)}),
+      Send(ErrorResponse(
+               http::status::service_unavailable,
+               {fmt::format("too many submissions being validated (limit {}); retry shortly",
+                            kMaxPendingSubmits)}),
            !req.keep_alive());
       return;
     }
-    asio::post(impl_.submit_pool, [self = this->shared_from_this(), req = std::move(req)]() mutable {
-      Response res = Route(self->jobs_, req);
-      const bool close = !req.keep_alive();
-      RestServer::Impl& impl = self->impl_;
-      impl.submits_pending.fetch_sub(1);
-      // The session moves into the I/O thread's handler: its last reference never drops here,
-      // beside the I/O thread that owns its socket.
-      asio::post(impl.ioc, [self = std::move(self), res = std::move(res), close]() mutable {
-        self->Send(std::move(res), close);
-      });
-    });
+    asio::post(impl_.submit_pool,
+               [self = this->shared_from_this(), req = std::move(req)]() mutable {
+                 Response res = Route(self->jobs_, req);
+                 const bool close = !req.keep_alive();
+                 RestServer::Impl& impl = self->impl_;
+                 impl.submits_pending.fetch_sub(1);
+                 // The session moves into the I/O thread's handler: its last reference never drops
+                 // here, beside the I/O thread that owns its socket.
+                 asio::post(impl.ioc, [self = std::move(self), res = std::move(res),
+                                       close]() mutable { self->Send(std::move(res), close); });
+               });
   }
 
   void Send(Response res, bool close) {
@@ -659,14 +700,15 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     res_->keep_alive(!close);
     res_->prepare_payload();
     ArmTimer();
-    http::async_write(socket_, *res_, [self = this->shared_from_this(), close](beast::error_code ec, size_t) {
-      self->timer_.cancel();
-      if (ec || close) {
-        self->Close();
-        return;
-      }
-      self->Read();
-    });
+    http::async_write(socket_, *res_,
+                      [self = this->shared_from_this(), close](beast::error_code ec, size_t) {
+                        self->timer_.cancel();
+                        if (ec || close) {
+                          self->Close();
+                          return;
+                        }
+                        self->Read();
+                      });
   }
 
   void Close() {
@@ -695,52 +737,61 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
 template <class Protocol>
 void RestServer::Impl::Accept(typename Protocol::acceptor& acceptor, bool tcp) {
-  acceptor.async_accept([this, &acceptor, tcp](beast::error_code ec, typename Protocol::socket socket) {
-    if (ec == asio::error::operation_aborted || !acceptor.is_open()) {
-      return;
-    }
-    if (ec) {
-      // E.g. out of file descriptors: back off briefly instead of spinning, then accept again.
-      GetLogger("daemon")->warn("accept failed: {}", ec.message());
-      auto timer = std::make_shared<asio::steady_timer>(ioc, std::chrono::milliseconds(50));
-      timer->async_wait([this, &acceptor, tcp, timer](beast::error_code) {
-        if (acceptor.is_open()) {
-          Accept<Protocol>(acceptor, tcp);
+  acceptor.async_accept(
+      [this, &acceptor, tcp](beast::error_code ec, typename Protocol::socket socket) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) {
+          return;
         }
+        if (ec) {
+          // E.g. out of file descriptors: back off briefly instead of spinning, then accept again.
+          GetLogger("daemon")->warn("accept failed: {}", ec.message());
+          auto timer = std::make_shared<asio::steady_timer>(ioc, std::chrono::milliseconds(50));
+          timer->async_wait([this, &acceptor, tcp, timer](beast::error_code) {
+            if (acceptor.is_open()) {
+              Accept<Protocol>(acceptor, tcp);
+            }
+          });
+          return;
+        }
+        if (server.connections_.load() >= server.options_.max_connections) {
+          // At the cap: a one-shot 503 on the fresh socket (its send buffer is empty, so a
+          // non-blocking write of these few bytes never waits), then close without reading the
+          // request.
+          static constexpr std::string_view kBusy =
+              "HTTP/1.1 503 Service Unavailable\r\nServer: tidemarkd\r\nContent-Type: "
+              "application/json\r\n"
+              "Connection: close\r\nContent-Length: 42\r\n\r\n{\"errors\": [\"too many open "
+              "connections\"]}\n";
+          beast::error_code ignored;
+          socket.non_blocking(true, ignored);
+          socket.write_some(asio::buffer(kBusy.data(), kBusy.size()), ignored);
+          socket.shutdown(Protocol::socket::shutdown_both, ignored);
+          socket.close(ignored);
+          if (refused_at_cap++ == 0) {  // once per episode: a flood must not flood the log too
+            GetLogger("daemon")->warn(
+                "connection limit reached ({} open); refusing new connections with 503",
+                server.options_.max_connections);
+          }
+        } else {
+          if (refused_at_cap > 0) {
+            GetLogger("daemon")->info("accepting connections again; {} refused at the limit",
+                                      refused_at_cap);
+            refused_at_cap = 0;
+          }
+          std::make_shared<Session<Protocol>>(std::move(socket), *this, server.connections_,
+                                              server.options_, server.jobs_, tcp)
+              ->Run();
+        }
+        Accept<Protocol>(acceptor, tcp);
       });
-      return;
-    }
-    if (server.connections_.load() >= server.options_.max_connections) {
-      // At the cap: a one-shot 503 on the fresh socket (its send buffer is empty, so a non-blocking
-      // write of these few bytes never waits), then close without reading the request.
-      static constexpr std::string_view kBusy =
-          "HTTP/1.1 503 Service Unavailable\r\nServer: tidemarkd\r\nContent-Type: application/json\r\n"
-          "Connection: close\r\nContent-Length: 42\r\n\r\n{\"errors\": [\"too many open connections\"]}\n";
-      beast::error_code ignored;
-      socket.non_blocking(true, ignored);
-      socket.write_some(asio::buffer(kBusy.data(), kBusy.size()), ignored);
-      socket.shutdown(Protocol::socket::shutdown_both, ignored);
-      socket.close(ignored);
-      if (refused_at_cap++ == 0) {  // once per episode: a flood must not flood the log too
-        GetLogger("daemon")->warn("connection limit reached ({} open); refusing new connections with 503",
-                                  server.options_.max_connections);
-      }
-    } else {
-      if (refused_at_cap > 0) {
-        GetLogger("daemon")->info("accepting connections again; {} refused at the limit", refused_at_cap);
-        refused_at_cap = 0;
-      }
-      std::make_shared<Session<Protocol>>(std::move(socket), *this, server.connections_, server.options_,
-                                          server.jobs_, tcp)
-          ->Run();
-    }
-    Accept<Protocol>(acceptor, tcp);
-  });
 }
 
-RestServer::RestServer(JobManager& jobs, RestServerOptions options) : jobs_(jobs), options_(std::move(options)) {}
+RestServer::RestServer(JobManager& jobs, RestServerOptions options)
+    : jobs_(jobs), options_(std::move(options)) {}
 
-RestServer::~RestServer() { Stop(); }
+RestServer::~RestServer() {
+  Stop();
+}
 
 void RestServer::Start() {
   if (started_) {
@@ -752,24 +803,27 @@ void RestServer::Start() {
   // Every option is checked before anything is bound, so a bad one never leaves a socket behind
   // or logs "listening" first.
   if (options_.socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
-    throw DaemonSetupError(fmt::format("socket path '{}' is too long: {} bytes, a Unix socket path has at most {}",
-                                       options_.socket_path, options_.socket_path.size(),
-                                       sizeof(sockaddr_un{}.sun_path) - 1));
+    throw DaemonSetupError(fmt::format(
+        "socket path '{}' is too long: {} bytes, a Unix socket path has at most {}",
+        options_.socket_path, options_.socket_path.size(), sizeof(sockaddr_un{}.sun_path) - 1));
   }
   asio::ip::address addr;
   if (options_.tcp_port >= 0) {
     if (options_.tcp_port > 65535) {
-      throw DaemonSetupError(fmt::format("bad listen port {}: a TCP port is 0 to 65535", options_.tcp_port));
+      throw DaemonSetupError(
+          fmt::format("bad listen port {}: a TCP port is 0 to 65535", options_.tcp_port));
     }
     beast::error_code ec;
     addr = asio::ip::make_address(options_.tcp_host, ec);
     if (ec) {
-      throw DaemonSetupError(fmt::format("bad listen address '{}': {}", options_.tcp_host, ec.message()));
+      throw DaemonSetupError(
+          fmt::format("bad listen address '{}': {}", options_.tcp_host, ec.message()));
     }
     if (!addr.is_loopback() && !options_.allow_non_loopback) {
-      throw DaemonSetupError(fmt::format(
-          "refusing to listen on non-loopback address {} (pass --allow-remote to do so deliberately)",
-          options_.tcp_host));
+      throw DaemonSetupError(
+          fmt::format("refusing to listen on non-loopback address {} (pass --allow-remote to do so "
+                      "deliberately)",
+                      options_.tcp_host));
     }
     if (options_.bearer_token.empty()) {
       throw DaemonSetupError("TCP listening needs a bearer token");
@@ -782,11 +836,12 @@ void RestServer::Start() {
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
       if (!S_ISSOCK(st.st_mode)) {
-        throw DaemonSetupError(fmt::format("'{}' exists and is not a socket; not replacing it", path));
+        throw DaemonSetupError(
+            fmt::format("'{}' exists and is not a socket; not replacing it", path));
       }
       if (IsUnixSocketLive(path)) {
-        throw DaemonSetupError(
-            fmt::format("a daemon is already running on '{}' (stop it first, or use another --socket)", path));
+        throw DaemonSetupError(fmt::format(
+            "a daemon is already running on '{}' (stop it first, or use another --socket)", path));
       }
       log->info("replacing stale socket '{}'", path);
       ::unlink(path.c_str());
@@ -828,8 +883,8 @@ void RestServer::Start() {
       acc.listen(asio::socket_base::max_listen_connections, ec);
     }
     if (ec) {
-      throw DaemonSetupError(fmt::format("cannot listen on {}:{}: {}", options_.tcp_host, options_.tcp_port,
-                                         ec.message()));
+      throw DaemonSetupError(fmt::format("cannot listen on {}:{}: {}", options_.tcp_host,
+                                         options_.tcp_port, ec.message()));
     }
     bound_port_ = acc.local_endpoint().port();
     impl_->Accept<asio::ip::tcp>(acc, true);
@@ -908,7 +963,8 @@ void RestServer::Stop() {
   started_ = false;
 }
 
-std::vector<int> ServeBytes(JobManager& jobs, std::string_view bytes, const RestServerOptions& options) {
+std::vector<int> ServeBytes(JobManager& jobs, std::string_view bytes,
+                            const RestServerOptions& options) {
   std::vector<int> statuses;
   size_t at = 0;
   while (at < bytes.size()) {

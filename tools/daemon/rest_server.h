@@ -36,12 +36,13 @@ struct RestServerOptions {
   /// Required (`Authorization: Bearer <token>`) on every TCP request; must be set when TCP is on.
   std::string bearer_token{};
 
-  size_t max_body_bytes = 1u << 20;   ///< larger requests get 413 and the connection is closed
+  size_t max_body_bytes = 1u << 20;  ///< larger requests get 413 and the connection is closed
   size_t max_header_bytes = 16u << 10;
   /// Further connections get a 503 `{"errors": [...]}` at once and are closed without being read;
   /// the server accepts again as soon as an open connection ends.
   size_t max_connections = 4096;
-  std::chrono::milliseconds idle_timeout{30000};  ///< a connection idle (or slow) this long is closed
+  std::chrono::milliseconds idle_timeout{
+      30000};  ///< a connection idle (or slow) this long is closed
   /// GET paths served from memory ("/" is the dashboard's page), before any REST route and
   /// without the bearer token: they carry no job data, and a browser cannot send a header when
   /// it opens a page. The page asks for the token and sends it with every API request.
@@ -51,25 +52,27 @@ struct RestServerOptions {
 /// The daemon's REST endpoint (Flink's RestServerEndpoint / WebMonitorEndpoint): HTTP/1.1 with
 /// keep-alive over Boost.Beast, on a Unix domain socket and/or loopback TCP. Routes:
 ///
-///     POST   /jobs                 YAML body (?file=NAME for diagnostics, &memory-limit=512m for the
+///     POST   /jobs                 YAML body (?file=NAME for diagnostics, &memory-limit=512m for
+///     the
 ///                                  job's worker) -> 202 {"jid"} | 400 {"errors"}
 ///     GET    /jobs                 -> {"jobs": [...]}
 ///     GET    /jobs/{id}            -> details; 404 when unknown
 ///     GET    /jobs/{id}/exceptions -> {"root-exception", "timestamp"}
 ///     GET    /jobs/{id}/logs       -> {"lines", "dropped"}
-///     GET    /jobs/{id}/explain    ?operator=ID -> {"jid", "state", "operator", "explain"}: why the
+///     GET    /jobs/{id}/explain    ?operator=ID -> {"jid", "state", "operator", "explain"}: why
+///     the
 ///                                  ended job's watermarks stood where they did; 409 while it runs
 ///     DELETE /jobs/{id}, PATCH /jobs/{id}  -> cancel: 202; 409 when already ended
 ///     GET    /metrics              -> Prometheus text
 ///     GET    /overview             -> counts and limits
 ///     GET    /jobs/overview        -> Flink's job overview (state, duration, task counts)
-///     GET    /jobs/{id}/plan       -> the DAG: one node per task (chain), inputs with ship strategy
-///     GET    /jobs/{id}/vertices/{vid}              -> subtasks with records, watermarks, metrics
-///     GET    /jobs/{id}/vertices/{vid}/watermarks   -> [{"id": "0.currentInputWatermark", "value"}]
-///     GET    /jobs/{id}/vertices/{vid}/backpressure -> ok / low / high per subtask and vertex
-///     POST   /jobs/{id}/savepoints  {"target-directory", "cancel-job"} -> 202 {"request-id"}
-///     GET    /jobs/{id}/savepoints/{request-id}     -> the savepoint's status and location
-///     POST   /jobs/{id}/stop        {"targetDirectory", "drain"} -> 202 {"request-id"}
+///     GET    /jobs/{id}/plan       -> the DAG: one node per task (chain), inputs with ship
+///     strategy GET    /jobs/{id}/vertices/{vid}              -> subtasks with records, watermarks,
+///     metrics GET    /jobs/{id}/vertices/{vid}/watermarks   -> [{"id": "0.currentInputWatermark",
+///     "value"}] GET    /jobs/{id}/vertices/{vid}/backpressure -> ok / low / high per subtask and
+///     vertex POST   /jobs/{id}/savepoints  {"target-directory", "cancel-job"} -> 202
+///     {"request-id"} GET    /jobs/{id}/savepoints/{request-id}     -> the savepoint's status and
+///     location POST   /jobs/{id}/stop        {"targetDirectory", "drain"} -> 202 {"request-id"}
 ///     GET    /jobs/{id}/checkpoints -> counts, latest and history, as Flink's
 ///     GET    /, static assets      -> the web dashboard (RestServerOptions::static_assets)
 ///     (views: rest_views.h; the table is `kRoutes` in rest_server.cc)
@@ -127,7 +130,7 @@ class RestServer {
   std::unique_ptr<Impl> impl_;
   std::mutex io_thread_mu_;  // Stop / RenewIoThread
   std::thread io_thread_;
-  void StartIoThread();     // requires io_thread_mu_
+  void StartIoThread();  // requires io_thread_mu_
 };
 
 /// What a connection does with the bytes `bytes`, without a socket: parses them as pipelined
@@ -136,6 +139,7 @@ class RestServer {
 /// asks to close. Returns the status code of each response, a parse error's 400 / 413 / 431
 /// included. For tests and the fuzz target of the request path (tests/fuzz/); thread-safe as
 /// `jobs` is.
-std::vector<int> ServeBytes(JobManager& jobs, std::string_view bytes, const RestServerOptions& options);
+std::vector<int> ServeBytes(JobManager& jobs, std::string_view bytes,
+                            const RestServerOptions& options);
 
 }  // namespace tidemark

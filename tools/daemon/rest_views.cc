@@ -123,7 +123,8 @@ nlohmann::json PlanJson(const nlohmann::json& job) {
                           {"operator", op->value("id", "")},
                           {"ship_strategy", in.value("ship_strategy", "FORWARD")},
                           {"exchange", "pipelined_bounded"},
-                          {"side-output", in.contains("side-output") ? in["side-output"] : nlohmann::json(nullptr)}});
+                          {"side-output", in.contains("side-output") ? in["side-output"]
+                                                                     : nlohmann::json(nullptr)}});
       }
     }
     nodes.push_back({{"id", v.value("id", "")},
@@ -133,11 +134,14 @@ nlohmann::json PlanJson(const nlohmann::json& job) {
                      {"operators", std::move(ops)},
                      {"inputs", std::move(inputs)}});
   }
-  return nlohmann::json{
-      {"plan", {{"jid", job.value("jid", "")}, {"name", job.value("name", "")}, {"nodes", std::move(nodes)}}}};
+  return nlohmann::json{{"plan",
+                         {{"jid", job.value("jid", "")},
+                          {"name", job.value("name", "")},
+                          {"nodes", std::move(nodes)}}}};
 }
 
-std::optional<nlohmann::json> VertexJson(const nlohmann::json& job, std::string_view vid, int64_t now_ms) {
+std::optional<nlohmann::json> VertexJson(const nlohmann::json& job, std::string_view vid,
+                                         int64_t now_ms) {
   const std::string task = TaskOf(job, vid);
   if (task.empty()) {
     return std::nullopt;
@@ -148,15 +152,21 @@ std::optional<nlohmann::json> VertexJson(const nlohmann::json& job, std::string_
     for (const nlohmann::json& s : Array(*t, "subtasks")) {
       const nlohmann::json& operators = Array(s, "operators");
       const bool ended = job.value("state", "") != "RUNNING";
-      subtasks.push_back({{"subtask", s.value("subtask", 0)},
-                          {"status", s.value("finished", false) ? "FINISHED" : ended ? job.value("state", "") : "RUNNING"},
-                          {"records-in", s.value("records-in", int64_t{0})},
-                          {"records-out", operators.empty() ? 0 : operators.back().value("records-out", int64_t{0})},
-                          {"input-watermark", s.contains("input-watermark") ? s["input-watermark"] : nullptr},
-                          {"output-watermark", operators.empty() ? nlohmann::json(nullptr)
-                                                                 : operators.back().value("output-watermark", nlohmann::json(nullptr))},
-                          {"metrics", s.value("metrics", nlohmann::json::object())},
-                          {"operators", operators}});
+      subtasks.push_back(
+          {{"subtask", s.value("subtask", 0)},
+           {"status", s.value("finished", false) ? "FINISHED"
+                      : ended                    ? job.value("state", "")
+                                                 : "RUNNING"},
+           {"records-in", s.value("records-in", int64_t{0})},
+           {"records-out",
+            operators.empty() ? 0 : operators.back().value("records-out", int64_t{0})},
+           {"input-watermark", s.contains("input-watermark") ? s["input-watermark"] : nullptr},
+           {"output-watermark",
+            operators.empty()
+                ? nlohmann::json(nullptr)
+                : operators.back().value("output-watermark", nlohmann::json(nullptr))},
+           {"metrics", s.value("metrics", nlohmann::json::object())},
+           {"operators", operators}});
     }
   }
   return nlohmann::json{{"id", ops.front()->value("id", "")},
@@ -166,7 +176,8 @@ std::optional<nlohmann::json> VertexJson(const nlohmann::json& job, std::string_
                         {"subtasks", std::move(subtasks)}};
 }
 
-std::optional<nlohmann::json> VertexWatermarksJson(const nlohmann::json& job, std::string_view vid) {
+std::optional<nlohmann::json> VertexWatermarksJson(const nlohmann::json& job,
+                                                   std::string_view vid) {
   auto v = VertexJson(job, vid, 0);
   if (!v) {
     return std::nullopt;
@@ -177,16 +188,17 @@ std::optional<nlohmann::json> VertexWatermarksJson(const nlohmann::json& job, st
     for (const char* which : {"input", "output"}) {
       const nlohmann::json& wm = s[std::string(which) + "-watermark"];
       if (wm.is_number()) {
-        out.push_back({{"id", sub + (which[0] == 'i' ? ".currentInputWatermark" : ".currentOutputWatermark")},
-                       {"value", std::to_string(wm.get<int64_t>())}});
+        out.push_back(
+            {{"id", sub + (which[0] == 'i' ? ".currentInputWatermark" : ".currentOutputWatermark")},
+             {"value", std::to_string(wm.get<int64_t>())}});
       }
     }
   }
   return out;
 }
 
-std::optional<nlohmann::json> VertexBackPressureJson(const nlohmann::json& job, std::string_view vid,
-                                                     int64_t now_ms) {
+std::optional<nlohmann::json> VertexBackPressureJson(const nlohmann::json& job,
+                                                     std::string_view vid, int64_t now_ms) {
   auto v = VertexJson(job, vid, now_ms);
   if (!v) {
     return std::nullopt;
@@ -196,11 +208,12 @@ std::optional<nlohmann::json> VertexBackPressureJson(const nlohmann::json& job, 
   for (const nlohmann::json& s : (*v)["subtasks"]) {
     const double ratio = static_cast<double>(Metric(s, "backPressuredTimeMsPerSecond")) / 1000.0;
     worst = std::max(worst, ratio);
-    subtasks.push_back({{"subtask", s.value("subtask", 0)},
-                        {"backpressure-level", BackPressureLevel(ratio)},
-                        {"ratio", ratio},
-                        {"idleRatio", static_cast<double>(Metric(s, "idleTimeMsPerSecond")) / 1000.0},
-                        {"busyRatio", static_cast<double>(Metric(s, "busyTimeMsPerSecond")) / 1000.0}});
+    subtasks.push_back(
+        {{"subtask", s.value("subtask", 0)},
+         {"backpressure-level", BackPressureLevel(ratio)},
+         {"ratio", ratio},
+         {"idleRatio", static_cast<double>(Metric(s, "idleTimeMsPerSecond")) / 1000.0},
+         {"busyRatio", static_cast<double>(Metric(s, "busyTimeMsPerSecond")) / 1000.0}});
   }
   return nlohmann::json{{"status", "ok"},
                         {"backpressure-level", BackPressureLevel(worst)},

@@ -32,17 +32,19 @@ nlohmann::json PlanJson(const nlohmann::json& job);
 /// GET /jobs/{id}/vertices/{vid}: `{"id","name","parallelism","now","subtasks": [{"subtask",
 /// "status","records-in","records-out","input-watermark","output-watermark","metrics",
 /// "operators"}]}`; nullopt for an unknown vertex.
-std::optional<nlohmann::json> VertexJson(const nlohmann::json& job, std::string_view vid, int64_t now_ms);
+std::optional<nlohmann::json> VertexJson(const nlohmann::json& job, std::string_view vid,
+                                         int64_t now_ms);
 
 /// GET /jobs/{id}/vertices/{vid}/watermarks: `[{"id": "<subtask>.currentInputWatermark",
 /// "value": "<ms>"}, ...]` (values as strings, as Flink's metrics API), plus
-/// `<subtask>.currentOutputWatermark` of the chain's last operator; none for a watermark not yet set.
+/// `<subtask>.currentOutputWatermark` of the chain's last operator; none for a watermark not yet
+/// set.
 std::optional<nlohmann::json> VertexWatermarksJson(const nlohmann::json& job, std::string_view vid);
 
 /// GET /jobs/{id}/vertices/{vid}/backpressure: `{"status": "ok", "backpressure-level",
 /// "end-timestamp","subtasks": [{"subtask","backpressure-level","ratio","idleRatio",
 /// "busyRatio"}]}`; the vertex's level is its worst subtask's.
-std::optional<nlohmann::json> VertexBackPressureJson(const nlohmann::json& job, std::string_view vid,
-                                                     int64_t now_ms);
+std::optional<nlohmann::json> VertexBackPressureJson(const nlohmann::json& job,
+                                                     std::string_view vid, int64_t now_ms);
 
 }  // namespace tidemark

@@ -1,32 +1,31 @@
 #include "tools/daemon/worker.h"
 
-#include <fcntl.h>
-#include <malloc.h>
-#include <sys/file.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <malloc.h>
 #include <new>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "runtime/core/logging.h"
-#include "tools/daemon/worker_protocol.h"
 #include "runtime/graph/job_graph.h"
+#include "tools/daemon/worker_protocol.h"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn's envp
 
@@ -35,7 +34,9 @@ namespace {
 
 constexpr int kWorkerFd = 3;  // the socketpair's worker end, in the worker
 
-const char* StateName(JobState s) { return ToString(s); }
+const char* StateName(JobState s) {
+  return ToString(s);
+}
 
 std::optional<JobState> StateFromName(const std::string& s) {
   for (JobState st : {JobState::kFinished, JobState::kFailed, JobState::kCanceled}) {
@@ -95,7 +96,8 @@ class WorkerChannel {
     nlohmann::json frame{{"t", "log"}, {"lines", std::move(lines_)}};
     lines_.clear();
     lines_bytes_ = 0;
-    // Sent while still holding lines_mu_: the lines reach the daemon in the order they were written.
+    // Sent while still holding lines_mu_: the lines reach the daemon in the order they were
+    // written.
     Send(frame);
     (void)lock;
   }
@@ -141,7 +143,8 @@ std::optional<uint64_t> ParseMemorySize(const std::string& text, std::string* er
     shift = 40;
   }
   if (shift < 0) {
-    *error = fmt::format("unknown memory unit '{}' in '{}' (b, k, m, g, t; kb/kib, mb/mib, ...)", unit, text);
+    *error = fmt::format("unknown memory unit '{}' in '{}' (b, k, m, g, t; kb/kib, mb/mib, ...)",
+                         unit, text);
     return std::nullopt;
   }
   if (shift > 0 && value > (UINT64_MAX >> shift)) {
@@ -152,7 +155,8 @@ std::optional<uint64_t> ParseMemorySize(const std::string& text, std::string* er
 }
 
 std::string FormatMemorySize(uint64_t bytes) {
-  static constexpr std::pair<int, const char*> kUnits[] = {{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}};
+  static constexpr std::pair<int, const char*> kUnits[] = {
+      {40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}};
   for (const auto& [shift, name] : kUnits) {
     const uint64_t unit = uint64_t{1} << shift;
     if (bytes >= unit && bytes % unit == 0) {
@@ -164,8 +168,9 @@ std::string FormatMemorySize(uint64_t bytes) {
 
 // ---- daemon side -----------------------------------------------------------------------------
 
-WorkerDaemonJob::WorkerDaemonJob(std::string yaml, std::string file_name, JobDescription description,
-                                 JobResources::LineWriter line_writer, WorkerOptions options, DaemonRunOptions run)
+WorkerDaemonJob::WorkerDaemonJob(std::string yaml, std::string file_name,
+                                 JobDescription description, JobResources::LineWriter line_writer,
+                                 WorkerOptions options, DaemonRunOptions run)
     : yaml_(std::move(yaml)),
       file_name_(std::move(file_name)),
       description_(std::move(description)),
@@ -202,8 +207,9 @@ std::optional<std::string> WorkerDaemonJob::LimitMemory(uint64_t bytes) {
     return std::string("memory-limit must be above 0");
   }
   if (options_.memory_limit_bytes > 0 && bytes > options_.memory_limit_bytes) {
-    return fmt::format("memory-limit {} is over the daemon's limit of {} (tidemarkd --worker-memory-limit)",
-                       FormatMemorySize(bytes), FormatMemorySize(options_.memory_limit_bytes));
+    return fmt::format(
+        "memory-limit {} is over the daemon's limit of {} (tidemarkd --worker-memory-limit)",
+        FormatMemorySize(bytes), FormatMemorySize(options_.memory_limit_bytes));
   }
   std::lock_guard<std::mutex> lock(mu_);
   memory_limit_bytes_ = bytes;
@@ -261,7 +267,8 @@ JobState WorkerDaemonJob::Run() {
   }
   int sv[2] = {-1, -1};
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    SetEnded(JobState::kFailed, fmt::format("cannot start the worker process: socketpair: {}", std::strerror(errno)));
+    SetEnded(JobState::kFailed,
+             fmt::format("cannot start the worker process: socketpair: {}", std::strerror(errno)));
     return JobState::kFailed;
   }
   // The worker gets its end as fd 3 and nothing else of the daemon's (sockets of clients, the log
@@ -287,16 +294,18 @@ JobState WorkerDaemonJob::Run() {
     argv0 = options_.executable;
   }
   std::vector<char*> argv = {argv0.data(), const_cast<char*>("--worker"),
-                             const_cast<char*>(fd_arg.c_str()), const_cast<char*>(ppid_arg.c_str()), nullptr};
+                             const_cast<char*>(fd_arg.c_str()), const_cast<char*>(ppid_arg.c_str()),
+                             nullptr};
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, options_.executable.c_str(), &actions, &attr, argv.data(), environ);
+  const int rc =
+      ::posix_spawn(&pid, options_.executable.c_str(), &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(sv[1]);
   if (rc != 0) {
     ::close(sv[0]);
-    SetEnded(JobState::kFailed, fmt::format("cannot start the worker process '{}': {}", options_.executable,
-                                            std::strerror(rc)));
+    SetEnded(JobState::kFailed, fmt::format("cannot start the worker process '{}': {}",
+                                            options_.executable, std::strerror(rc)));
     return JobState::kFailed;
   }
   {
@@ -324,7 +333,8 @@ bool WorkerDaemonJob::OnFrame(const std::string& payload, std::string* error) {
     }
     if (t == "savepoint") {
       const int64_t id = j.at("request").get<int64_t>();
-      DaemonSavepointResult result{j.at("ok").get<bool>(), j.value("path", ""), j.value("error", "")};
+      DaemonSavepointResult result{j.at("ok").get<bool>(), j.value("path", ""),
+                                   j.value("error", "")};
       std::function<void(DaemonSavepointResult)> done;
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -342,7 +352,8 @@ bool WorkerDaemonJob::OnFrame(const std::string& payload, std::string* error) {
     if (t == "metrics" || t == "ended") {
       std::vector<SubtaskMetrics> metrics = MetricsFromJson(j.at("tasks"));
       const std::string cause = j.at("cause").get<std::string>();
-      nlohmann::json checkpoints = j.contains("checkpoints") ? j["checkpoints"] : EmptyCheckpointStatsJson();
+      nlohmann::json checkpoints =
+          j.contains("checkpoints") ? j["checkpoints"] : EmptyCheckpointStatsJson();
       if (!checkpoints.is_object()) {
         *error = "checkpoint figures that are not an object";
         return false;
@@ -457,8 +468,9 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
   // sanitizer build may sleep at exit first): it gets 200 ms. One that closed the socket without
   // reporting, but lingers, gets the cancellation timeout.
   int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        (ended_reported_ ? std::chrono::milliseconds(200) : options_.cancellation_timeout);
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      (ended_reported_ ? std::chrono::milliseconds(200) : options_.cancellation_timeout);
   for (;;) {
     const pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid || (r < 0 && errno != EINTR)) {
@@ -478,10 +490,11 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
   }
   const bool own_limit = memory_limit_bytes_ != options_.memory_limit_bytes;
   const std::string memory_note =
-      memory_exhausted ? fmt::format("worker exceeded memory limit of {} (RLIMIT_AS, {})",
-                                     FormatMemorySize(memory_limit_bytes_),
-                                     own_limit ? "the job's memory-limit" : "tidemarkd --worker-memory-limit")
-                       : std::string();
+      memory_exhausted
+          ? fmt::format("worker exceeded memory limit of {} (RLIMIT_AS, {})",
+                        FormatMemorySize(memory_limit_bytes_),
+                        own_limit ? "the job's memory-limit" : "tidemarkd --worker-memory-limit")
+          : std::string();
   auto with_memory_note = [&](const std::string& cause) {
     return memory_note.empty() ? cause : memory_note + ": " + cause;
   };
@@ -493,15 +506,17 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
     state = reported_state_;
     cause = state == JobState::kFailed ? with_memory_note(reported_cause_) : reported_cause_;
     if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) {
-      log->warn("worker {} of job '{}' ended abnormally after reporting the job {}", pid, name(), StateName(state));
+      log->warn("worker {} of job '{}' ended abnormally after reporting the job {}", pid, name(),
+                StateName(state));
     }
   } else if (killed_after_cancel) {
     state = JobState::kCanceled;
   } else if (WIFSIGNALED(status)) {
-    cause = with_memory_note(
-        fmt::format("worker killed by signal {} ({})", WTERMSIG(status), SignalName(WTERMSIG(status))));
+    cause = with_memory_note(fmt::format("worker killed by signal {} ({})", WTERMSIG(status),
+                                         SignalName(WTERMSIG(status))));
   } else if (WIFEXITED(status)) {
-    cause = with_memory_note(fmt::format("worker exited with status {} before the job ended", WEXITSTATUS(status)));
+    cause = with_memory_note(
+        fmt::format("worker exited with status {} before the job ended", WEXITSTATUS(status)));
   } else {
     cause = "worker ended without reporting the job's end";
   }
@@ -514,7 +529,9 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
     outbound_.clear();
   }
   for (auto& [id, done] : unanswered) {
-    done(DaemonSavepointResult{false, "", fmt::format("the job ended {} before the savepoint completed", ToString(state))});
+    done(DaemonSavepointResult{
+        false, "",
+        fmt::format("the job ended {} before the savepoint completed", ToString(state))});
   }
   return state;
 }
@@ -522,22 +539,25 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
 JobFactory WorkerJobFactory(JobValidator validate, WorkerOptions options) {
   return [validate = std::move(validate), options = std::move(options)](
              const std::string& yaml, const std::string& file_name,
-             JobResources::LineWriter line_writer, const DaemonRunOptions& run) -> std::unique_ptr<DaemonJob> {
+             JobResources::LineWriter line_writer,
+             const DaemonRunOptions& run) -> std::unique_ptr<DaemonJob> {
     JobDescription description = validate(yaml, file_name);
-    return std::make_unique<WorkerDaemonJob>(yaml, file_name, std::move(description), std::move(line_writer),
-                                             options, run);
+    return std::make_unique<WorkerDaemonJob>(yaml, file_name, std::move(description),
+                                             std::move(line_writer), options, run);
   };
 }
 
 // ---- worker process --------------------------------------------------------------------------
 
-bool IsWorkerInvocation(int argc, char** argv) { return argc == 4 && std::strcmp(argv[1], "--worker") == 0; }
+bool IsWorkerInvocation(int argc, char** argv) {
+  return argc == 4 && std::strcmp(argv[1], "--worker") == 0;
+}
 
 int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   if (!IsWorkerInvocation(argc, argv)) {
     return 2;
   }
-  const int fd = std::atoi(argv[2]);         // NOLINT(cert-err34-c): written by the daemon
+  const int fd = std::atoi(argv[2]);            // NOLINT(cert-err34-c): written by the daemon
   const pid_t daemon_pid = std::atoi(argv[3]);  // NOLINT(cert-err34-c)
   // Die with the daemon. The signal is tied to the daemon thread that spawned us, which lives as
   // long as we do; if the daemon died before this line, our parent is already someone else.
@@ -545,7 +565,8 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   if (::getppid() != daemon_pid) {
     return 1;
   }
-  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {  // NOLINT(concurrency-mt-unsafe): before threads
+  if (std::getenv("MALLOC_ARENA_MAX") ==
+      nullptr) {                // NOLINT(concurrency-mt-unsafe): before threads
     ::mallopt(M_ARENA_MAX, 4);  // each arena reserves 64 MiB of the address-space limit
   }
   std::optional<std::string> first = ReadWorkerFrame(fd);
@@ -563,7 +584,8 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   run_options.restore_from = run.value("restore-from", "");
   run_options.allow_non_restored_state = run.value("allow-non-restored-state", false);
   run_options.run_lock = run.value("run-lock", "");
-  [[maybe_unused]] const uint64_t memory_limit = run.value("memory-limit", uint64_t{0});  // not in sanitizer builds
+  [[maybe_unused]] const uint64_t memory_limit =
+      run.value("memory-limit", uint64_t{0});  // not in sanitizer builds
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   if (memory_limit > 0) {
     const rlimit lim{memory_limit, memory_limit};
@@ -574,23 +596,26 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   std::set_new_handler(OnOutOfMemory);
 
   WorkerChannel channel(fd);
-  auto send_end = [&](JobState state, const std::string& cause, const std::optional<std::string>& report,
+  auto send_end = [&](JobState state, const std::string& cause,
+                      const std::optional<std::string>& report,
                       const std::vector<SubtaskMetrics>& metrics,
                       const std::map<std::string, std::string>& explanations,
                       const nlohmann::json& checkpoints = EmptyCheckpointStatsJson()) {
     channel.FlushLines();
-    channel.Send(nlohmann::json{{"t", "ended"},
-                                {"state", StateName(state)},
-                                {"cause", cause},
-                                {"report", report ? nlohmann::json(*report) : nlohmann::json(nullptr)},
-                                {"tasks", MetricsToJson(metrics)},
-                                {"explain", explanations},
-                                {"memory-exhausted", g_memory_exhausted.load()},
-                                {"checkpoints", checkpoints}});
+    channel.Send(
+        nlohmann::json{{"t", "ended"},
+                       {"state", StateName(state)},
+                       {"cause", cause},
+                       {"report", report ? nlohmann::json(*report) : nlohmann::json(nullptr)},
+                       {"tasks", MetricsToJson(metrics)},
+                       {"explain", explanations},
+                       {"memory-exhausted", g_memory_exhausted.load()},
+                       {"checkpoints", checkpoints}});
   };
   if (!run_options.run_lock.empty()) {
-    // The job's previous worker (of a daemon killed a moment ago) dies from its parent-death signal;
-    // until it has, it holds this lock and may still write: wait, never run the job twice at once.
+    // The job's previous worker (of a daemon killed a moment ago) dies from its parent-death
+    // signal; until it has, it holds this lock and may still write: wait, never run the job twice
+    // at once.
     const int lock_fd = ::open(run_options.run_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     bool locked = false;
@@ -600,10 +625,11 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
     }
     if (!locked) {
       send_end(JobState::kFailed,
-               lock_fd < 0 ? fmt::format("cannot open the job's run lock '{}': {}", run_options.run_lock,
-                                         std::strerror(errno))
-                           : fmt::format("another process still runs this job (it holds '{}' after 30 s)",
-                                         run_options.run_lock),
+               lock_fd < 0
+                   ? fmt::format("cannot open the job's run lock '{}': {}", run_options.run_lock,
+                                 std::strerror(errno))
+                   : fmt::format("another process still runs this job (it holds '{}' after 30 s)",
+                                 run_options.run_lock),
                std::nullopt, {}, {});
       ::_exit(0);
     }
@@ -611,7 +637,8 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   }
   std::unique_ptr<DaemonJob> job;
   try {
-    job = factory(yaml, file, [&channel](const std::string& line) { channel.AddLine(line); }, run_options);
+    job = factory(
+        yaml, file, [&channel](const std::string& line) { channel.AddLine(line); }, run_options);
   } catch (const std::exception& e) {
     // The daemon validated the same text, so this is rare (a file that changed in between).
     send_end(JobState::kFailed, e.what(), std::nullopt, {}, {});
@@ -633,10 +660,14 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
         job->Cancel();
       } else if (t == "savepoint") {
         const int64_t request = j.value("request", int64_t{0});
-        DaemonSavepointRequest sp{j.value("dir", ""), j.value("stop", false), j.value("drain", false)};
+        DaemonSavepointRequest sp{j.value("dir", ""), j.value("stop", false),
+                                  j.value("drain", false)};
         job->TriggerSavepoint(sp, [&channel, request](DaemonSavepointResult r) {
-          channel.Send(nlohmann::json{
-              {"t", "savepoint"}, {"request", request}, {"ok", r.ok}, {"path", r.path}, {"error", r.error}});
+          channel.Send(nlohmann::json{{"t", "savepoint"},
+                                      {"request", request},
+                                      {"ok", r.ok},
+                                      {"path", r.path},
+                                      {"error", r.error}});
         });
       }
     }
@@ -689,7 +720,8 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   } catch (const std::exception& e) {
     channel.AddLine(fmt::format("explain failed: {}", e.what()));
   }
-  send_end(state, job->failure_cause(), report, job->Metrics(), explanations, job->CheckpointStatsJson());
+  send_end(state, job->failure_cause(), report, job->Metrics(), explanations,
+           job->CheckpointStatsJson());
   // Sinks were closed and flushed when the tasks ended; skip the teardown of a large job's state.
   ::_exit(0);
 }

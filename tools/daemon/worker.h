@@ -18,7 +18,8 @@ namespace tidemark {
 struct WorkerOptions {
   /// The worker binary, run as `EXECUTABLE --worker 3 DAEMON_PID` with the socketpair on fd 3: the
   /// daemon's own binary by default, whose main() hands `--worker` to `WorkerMain` before anything
-  /// else (a program embedding the daemon with user operator types does the same with its registry).
+  /// else (a program embedding the daemon with user operator types does the same with its
+  /// registry).
   std::string executable = "/proc/self/exe";
   /// RLIMIT_AS of every worker (address space, not resident memory: each task thread reserves its
   /// 8 MiB stack in it); 0: no limit. Not applied in sanitizer builds (their shadow memory needs
@@ -40,7 +41,8 @@ struct JobDescription {
 /// Validates and compiles a submission in the daemon without deploying it (no tasks, no channels,
 /// no threads). Throws ConfigError / JobCompileError like a JobFactory; called from several
 /// threads at once.
-using JobValidator = std::function<JobDescription(const std::string& yaml, const std::string& file_name)>;
+using JobValidator =
+    std::function<JobDescription(const std::string& yaml, const std::string& file_name)>;
 
 /// A job run in its own worker process, supervised from `Run`'s thread (which must live as long as
 /// the worker: the worker's parent-death signal is tied to it). The worker reports its state,
@@ -51,7 +53,8 @@ using JobValidator = std::function<JobDescription(const std::string& yaml, const
 class WorkerDaemonJob : public DaemonJob {
  public:
   WorkerDaemonJob(std::string yaml, std::string file_name, JobDescription description,
-                  JobResources::LineWriter line_writer, WorkerOptions options, DaemonRunOptions run = {});
+                  JobResources::LineWriter line_writer, WorkerOptions options,
+                  DaemonRunOptions run = {});
 
   const std::string& name() const override { return description_.name; }
   std::vector<DaemonJobVertex> Vertices() const override { return description_.vertices; }

@@ -1,10 +1,9 @@
 #include "tools/daemon/worker_protocol.h"
 
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace tidemark {
 namespace {
@@ -41,14 +40,15 @@ bool ReadAll(int fd, char* data, size_t size) {
 
 uint32_t DecodeLength(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return static_cast<uint32_t>(u[0]) | static_cast<uint32_t>(u[1]) << 8 | static_cast<uint32_t>(u[2]) << 16 |
-         static_cast<uint32_t>(u[3]) << 24;
+  return static_cast<uint32_t>(u[0]) | static_cast<uint32_t>(u[1]) << 8 |
+         static_cast<uint32_t>(u[2]) << 16 | static_cast<uint32_t>(u[3]) << 24;
 }
 
 }  // namespace
 
 bool WriteWorkerFrame(int fd, const nlohmann::json& message) {
-  const std::string payload = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string payload =
+      message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (payload.size() > kMaxWorkerFrameBytes) {
     return false;
   }
@@ -84,7 +84,8 @@ std::optional<std::string> WorkerFrameReader::Next(std::string* error) {
   }
   const uint32_t n = DecodeLength(buffer_.data() + offset_);
   if (n > kMaxWorkerFrameBytes) {
-    *error = "a frame of " + std::to_string(n) + " bytes (the limit is " + std::to_string(kMaxWorkerFrameBytes) + ")";
+    *error = "a frame of " + std::to_string(n) + " bytes (the limit is " +
+             std::to_string(kMaxWorkerFrameBytes) + ")";
     return std::nullopt;
   }
   if (buffer_.size() - offset_ - 4 < n) {
@@ -111,14 +112,15 @@ nlohmann::json MetricsToJson(const std::vector<SubtaskMetrics>& metrics) {
       for (const auto& [name, value] : o.gauges) {
         gauges.push_back(nlohmann::json::array({name, value}));
       }
-      ops.push_back(nlohmann::json::array({o.name, o.records_out, o.output_watermark, std::move(gauges)}));
+      ops.push_back(
+          nlohmann::json::array({o.name, o.records_out, o.output_watermark, std::move(gauges)}));
     }
     nlohmann::json task_gauges = nlohmann::json::array();
     for (const auto& [name, value] : m.task_gauges) {
       task_gauges.push_back(nlohmann::json::array({name, value}));
     }
-    out.push_back(nlohmann::json::array({m.task, m.subtask_index, m.records_in, m.input_watermark, m.finished,
-                                         std::move(ops), std::move(task_gauges)}));
+    out.push_back(nlohmann::json::array({m.task, m.subtask_index, m.records_in, m.input_watermark,
+                                         m.finished, std::move(ops), std::move(task_gauges)}));
   }
   return out;
 }

@@ -18,7 +18,7 @@ namespace tidemark {
 ///
 ///     daemon -> worker   {"t":"run","yaml":..,"file":..,"memory-limit":bytes,   first frame, once
 ///                         "checkpoint-dir":..,"restore-from":..,"allow-non-restored-state":bool,
-///                         "run-lock":..}                                         (DaemonRunOptions)
+///                         "run-lock":..} (DaemonRunOptions)
 ///                        {"t":"cancel"}
 ///                        {"t":"savepoint","request":n,"dir":..,"stop":bool,"drain":bool}
 ///     worker -> daemon   {"t":"metrics","tasks":[..],"cause":..,"memory-exhausted":bool,

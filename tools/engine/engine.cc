@@ -22,7 +22,8 @@ const OperatorRegistry& BuiltinRegistry() {
   return registry;
 }
 
-std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, JobResources::LineWriter line_writer) {
+std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec,
+                                           JobResources::LineWriter line_writer) {
   return Create(spec, BuiltinRegistry(), std::move(line_writer));
 }
 
@@ -32,7 +33,8 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
 }
 
 std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRegistry& registry,
-                                           JobResources::LineWriter line_writer, const JobRunOptions& options) {
+                                           JobResources::LineWriter line_writer,
+                                           const JobRunOptions& options) {
   std::unique_ptr<LocalJob> job(new LocalJob());
   job->spec_ = spec;
   job->options_ = options;
@@ -48,15 +50,19 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
   JobCheckpointOptions checkpoint_options;
   checkpoint_options.checkpoint_dir = options.checkpoint_dir;
   if (!options.restore_from.empty()) {
-    auto restored = std::make_shared<CompletedCheckpoint>(CheckpointStorage::Load(options.restore_from, spec.name));
+    auto restored = std::make_shared<CompletedCheckpoint>(
+        CheckpointStorage::Load(options.restore_from, spec.name));
     if (restored->drained && spec.checkpointing && spec.checkpointing->restore_watermarks) {
       // Its watermarks are the end of time: restored, every record the sources read on is late.
-      throw Error(fmt::format(
-          "cannot restore from {} with checkpointing.restore-watermarks: it is the savepoint of a stop "
-          "with drain, whose watermarks are at the end of time, so every record read after it would be "
-          "late; restore it without restore-watermarks (as Flink does), or from a savepoint taken without "
-          "drain",
-          restored->directory.string()));
+      throw Error(
+          fmt::format("cannot restore from {} with checkpointing.restore-watermarks: it is the "
+                      "savepoint of a stop "
+                      "with drain, whose watermarks are at the end of time, so every record read "
+                      "after it would be "
+                      "late; restore it without restore-watermarks (as Flink does), or from a "
+                      "savepoint taken without "
+                      "drain",
+                      restored->directory.string()));
     }
     // State is matched by operator id (and subtask): state of an operator the job no longer has
     // is an error unless allowed (Flink's --allowNonRestoredState).
@@ -80,13 +86,15 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
         list += (list.empty() ? "" : ", ") + u;
       }
       if (!options.allow_non_restored_state) {
-        throw Error(fmt::format(
-            "cannot restore from {}: it holds state of operator subtasks this job does not have ({}); "
-            "pass --allow-non-restored-state to skip it",
-            restored->directory.string(), list));
+        throw Error(
+            fmt::format("cannot restore from {}: it holds state of operator subtasks this job does "
+                        "not have ({}); "
+                        "pass --allow-non-restored-state to skip it",
+                        restored->directory.string(), list));
       }
-      GetLogger("checkpoint")->warn("restoring from {}: skipping state of {} (not in this job)",
-                                    restored->directory.string(), list);
+      GetLogger("checkpoint")
+          ->warn("restoring from {}: skipping state of {} (not in this job)",
+                 restored->directory.string(), list);
     }
     // What the state means must not have changed for the same operator id (Flink: an
     // incompatible key serializer or state type is a StateMigrationException): a changed key
@@ -101,13 +109,16 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
       if (!has_state) {
         continue;
       }
-      const std::string change = StateLayoutChange(op, checkpointed, now == layouts.end() ? OperatorStateLayout{} : now->second);
+      const std::string change = StateLayoutChange(
+          op, checkpointed, now == layouts.end() ? OperatorStateLayout{} : now->second);
       if (!change.empty()) {
-        throw Error(fmt::format(
-            "cannot restore from {}: {}; its checkpointed state cannot be read as the new one. Restore it into "
-            "the job as it was, or give the changed operator a new id and pass --allow-non-restored-state to "
-            "start it empty",
-            restored->directory.string(), change));
+        throw Error(
+            fmt::format("cannot restore from {}: {}; its checkpointed state cannot be read as the "
+                        "new one. Restore it into "
+                        "the job as it was, or give the changed operator a new id and pass "
+                        "--allow-non-restored-state to "
+                        "start it empty",
+                        restored->directory.string(), change));
       }
     }
     // An operator restored at a higher parallelism than it was checkpointed at: a source's new
@@ -129,7 +140,8 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
       }
       if (checkpointed > 0 && v.parallelism > checkpointed) {
         throw Error(fmt::format(
-            "cannot restore from {}: {} \"{}\" has parallelism {} here and {} in the checkpoint; {}, "
+            "cannot restore from {}: {} \"{}\" has parallelism {} here and {} in the checkpoint; "
+            "{}, "
             "so restore it at parallelism {}",
             restored->directory.string(), source ? "source" : "operator", v.spec.id, v.parallelism,
             checkpointed,
@@ -153,11 +165,13 @@ std::future<SavepointResult> LocalJob::TriggerSavepoint(const SavepointRequest& 
   return future;
 }
 
-void LocalJob::TriggerSavepoint(const SavepointRequest& request, std::function<void(SavepointResult)> done) {
-  execution_->TriggerSavepoint(request.dir, request.stop, request.drain,
-                               [done = std::move(done)](const SavepointOutcome& o) {
-                                 done(SavepointResult{o.ok, o.ok ? o.path.string() : std::string(), o.error});
-                               });
+void LocalJob::TriggerSavepoint(const SavepointRequest& request,
+                                std::function<void(SavepointResult)> done) {
+  execution_->TriggerSavepoint(
+      request.dir, request.stop, request.drain,
+      [done = std::move(done)](const SavepointOutcome& o) {
+        done(SavepointResult{o.ok, o.ok ? o.path.string() : std::string(), o.error});
+      });
 }
 
 CheckpointStats LocalJob::checkpoint_stats() const {
@@ -195,20 +209,22 @@ std::optional<std::string> LocalJob::ReportLine() const {
   int64_t late = 0;
   int64_t late_breakdown = 0;
   if (auto sink = resources_->FindSinkResult(r.late_sink)) {
-    const int field_slot = r.breakdown_field.empty() ? -1 : sink->schema().IndexOf(r.breakdown_field);
+    const int field_slot =
+        r.breakdown_field.empty() ? -1 : sink->schema().IndexOf(r.breakdown_field);
     for (const StreamRecord& rec : sink->Records()) {
       ++late;
       if (field_slot >= 0) {
         const Value v = rec.row.Get(static_cast<size_t>(field_slot));
         const auto* s = std::get_if<std::string>(&v);
-        if ((s != nullptr && *s == r.breakdown_value) || (s == nullptr && ValueToJson(v) == r.breakdown_value)) {
+        if ((s != nullptr && *s == r.breakdown_value) ||
+            (s == nullptr && ValueToJson(v) == r.breakdown_value)) {
           ++late_breakdown;
         }
       }
     }
   }
-  std::string line = fmt::format(">>> {}: windows fired={}, records in windows={}, late records={}", r.label,
-                                 windows, in_windows, late);
+  std::string line = fmt::format(">>> {}: windows fired={}, records in windows={}, late records={}",
+                                 r.label, windows, in_windows, late);
   if (!r.breakdown_field.empty()) {
     line += fmt::format(" (from {} {}: {})", r.breakdown_value, r.breakdown_field, late_breakdown);
   }

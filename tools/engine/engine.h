@@ -47,9 +47,10 @@ struct CheckpointStats {
 
 /// A savepoint request (Flink's `flink savepoint` / `flink stop --savepointPath [--drain]`).
 struct SavepointRequest {
-  std::filesystem::path dir;  ///< target directory; the savepoint is written to `dir/savepoint-<id>`
-  bool stop = false;          ///< end the job after the savepoint completes (FINISHED)
-  bool drain = false;         ///< with `stop`: emit MAX_WATERMARK first, so every window fires
+  std::filesystem::path
+      dir;             ///< target directory; the savepoint is written to `dir/savepoint-<id>`
+  bool stop = false;   ///< end the job after the savepoint completes (FINISHED)
+  bool drain = false;  ///< with `stop`: emit MAX_WATERMARK first, so every window fires
 };
 
 /// The outcome of a savepoint request.
@@ -67,7 +68,8 @@ class LocalJob {
  public:
   /// Compiles `spec` (throws JobCompileError with file:line:column lines). `line_writer`
   /// receives print-sink lines (default stdout).
-  static std::unique_ptr<LocalJob> Create(const JobSpec& spec, JobResources::LineWriter line_writer = {});
+  static std::unique_ptr<LocalJob> Create(const JobSpec& spec,
+                                          JobResources::LineWriter line_writer = {});
   /// As above, compiling against `registry` (e.g. built-ins plus user operator types, or a
   /// C++ JobBuilder's registry); `registry` is only used during the call.
   static std::unique_ptr<LocalJob> Create(const JobSpec& spec, const OperatorRegistry& registry,
@@ -76,7 +78,8 @@ class LocalJob {
   /// `options.restore_from` cannot be restored into this job (missing, corrupt, another job's,
   /// or state of an unknown operator id without `allow_non_restored_state`).
   static std::unique_ptr<LocalJob> Create(const JobSpec& spec, const OperatorRegistry& registry,
-                                          JobResources::LineWriter line_writer, const JobRunOptions& options);
+                                          JobResources::LineWriter line_writer,
+                                          const JobRunOptions& options);
 
   /// Takes a savepoint of the running job. Thread-safe; the future becomes ready when the
   /// savepoint completed or failed.

@@ -17,7 +17,8 @@ std::string Time(Timestamp t) {
 }
 
 std::string Behind(Timestamp ahead, Timestamp behind) {
-  if (behind == kMinTimestamp || ahead == kMaxTimestamp || ahead == kMinTimestamp || ahead == behind) {
+  if (behind == kMinTimestamp || ahead == kMaxTimestamp || ahead == kMinTimestamp ||
+      ahead == behind) {
     return "";
   }
   return fmt::format(", {} behind", FormatSeconds(ahead - behind));
@@ -55,7 +56,8 @@ std::vector<Split> SplitsOf(const MetricsWriter::Gauges& gauges) {
       s.idle = Gauge(gauges, "split." + id + ".idle").value_or(0) != 0;
       s.paused = Gauge(gauges, "split." + id + ".paused").value_or(0) != 0;
       s.records = Gauge(gauges, "split." + id + ".numRecordsOut").value_or(0);
-      s.last_active_check = Gauge(gauges, "split." + id + ".lastActiveCheck").value_or(kMinTimestamp);
+      s.last_active_check =
+          Gauge(gauges, "split." + id + ".lastActiveCheck").value_or(kMinTimestamp);
       by_id[id] = s;
       order.push_back(id);
     }
@@ -95,7 +97,8 @@ class Explainer {
       }
     }
     if (!found) {
-      Line(0, fmt::format("{}: no such operator in the job, or it never reached end of input", op_id));
+      Line(0,
+           fmt::format("{}: no such operator in the job, or it never reached end of input", op_id));
     }
   }
 
@@ -153,8 +156,9 @@ class Explainer {
       return;
     }
     for (const auto& in : s.inputs) {
-      Line(indent, fmt::format("input {}: {} (the minimum over its active, unfinished channels{})",
-                               in.input_index, Time(in.watermark), in.idle ? "; the input is IDLE" : ""));
+      Line(indent,
+           fmt::format("input {}: {} (the minimum over its active, unfinished channels{})",
+                       in.input_index, Time(in.watermark), in.idle ? "; the input is IDLE" : ""));
       Timestamp highest = kMinTimestamp;
       const TaskWatermarkSnapshot::Channel* holder = nullptr;
       for (const auto& c : in.channels) {
@@ -198,7 +202,8 @@ class Explainer {
       }
       if (!source.empty()) {
         mistakes_.push_back(fmt::format(
-            "the watermark strategy is set after the source: '{}' follows source '{}' and drops its "
+            "the watermark strategy is set after the source: '{}' follows source '{}' and drops "
+            "its "
             "watermarks, so the splits' records are interleaved under one generator and a split "
             "behind the others has its records late. Set `watermarks:` on source '{}' for "
             "per-split watermarks (the split mode of the two-split experiment)",
@@ -251,8 +256,8 @@ class Explainer {
                              ? fmt::format("{} records", sp.records)
                              : fmt::format("{} records, the last before {}", sp.records,
                                            FormatSeconds(sp.last_active_check));
-      Line(indent + 1, fmt::format("split {}: {}, {}, {}{}{}", sp.id, Time(sp.watermark), state, last,
-                                   &sp == holder ? " <- holds the minimum" : "",
+      Line(indent + 1, fmt::format("split {}: {}, {}, {}{}{}", sp.id, Time(sp.watermark), state,
+                                   last, &sp == holder ? " <- holds the minimum" : "",
                                    &sp == holder ? Behind(highest, sp.watermark) : ""));
     }
     if (holder == nullptr) {
@@ -261,16 +266,16 @@ class Explainer {
     const std::string idleness_text =
         idleness ? fmt::format("idleness is {} ms", *idleness) : "no idleness is set";
     if (holder->records == 0) {
-      mistakes_.push_back(fmt::format(
-          "split {} never got a record: it holds source '{}' at MIN; {}{}", holder->id, op.name,
-          idleness_text,
-          idleness ? "" : " (watermarks.idleness would leave it out after a timeout)"));
+      mistakes_.push_back(
+          fmt::format("split {} never got a record: it holds source '{}' at MIN; {}{}", holder->id,
+                      op.name, idleness_text,
+                      idleness ? "" : " (watermarks.idleness would leave it out after a timeout)"));
     } else if (holder->paused) {
       Line(indent + 1, fmt::format("split {} is paused by watermark alignment; the group's next "
                                    "announcement resumes it",
                                    holder->id));
-    } else if (holder->last_active_check != kMinTimestamp && s.time - holder->last_active_check > 1000 &&
-               holder->watermark < highest) {
+    } else if (holder->last_active_check != kMinTimestamp &&
+               s.time - holder->last_active_check > 1000 && holder->watermark < highest) {
       if (!idleness) {
         mistakes_.push_back(fmt::format(
             "split {} stopped (no record after {}, {} before this) but is still open, and no "
@@ -279,15 +284,16 @@ class Explainer {
             holder->id, FormatSeconds(holder->last_active_check),
             FormatSeconds(s.time - holder->last_active_check), op.name));
       } else {
-        Line(indent + 1, fmt::format("split {} has had no record since {}; {}: it becomes idle "
-                                     "after that long without records",
-                                     holder->id, FormatSeconds(holder->last_active_check),
-                                     idleness_text));
+        Line(indent + 1,
+             fmt::format("split {} has had no record since {}; {}: it becomes idle "
+                         "after that long without records",
+                         holder->id, FormatSeconds(holder->last_active_check), idleness_text));
       }
     }
-    Line(indent + 1, fmt::format("would move it: a later record on split {}, its end{}, or end of "
-                                 "input",
-                                 holder->id, idleness ? ", its idleness" : ", an idleness timeout"));
+    Line(indent + 1,
+         fmt::format("would move it: a later record on split {}, its end{}, or end of "
+                     "input",
+                     holder->id, idleness ? ", its idleness" : ", an idleness timeout"));
   }
 
   const JobSpec& spec_;
@@ -298,7 +304,8 @@ class Explainer {
 
 }  // namespace
 
-std::string ExplainWatermarks(const JobSpec& spec, const std::vector<TaskWatermarkSnapshot>& snapshots,
+std::string ExplainWatermarks(const JobSpec& spec,
+                              const std::vector<TaskWatermarkSnapshot>& snapshots,
                               const std::string& operator_id) {
   Explainer e(spec, snapshots);
   std::vector<std::string> targets;

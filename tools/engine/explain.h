@@ -18,7 +18,8 @@ namespace tidemark {
 /// `operator_id` empty: every window and join operator of the job (every non-source, non-sink
 /// operator when there is none). Returns the text, one line per '\n'; an unknown operator id gives
 /// one line saying so. Pure function; any thread.
-std::string ExplainWatermarks(const JobSpec& spec, const std::vector<TaskWatermarkSnapshot>& snapshots,
+std::string ExplainWatermarks(const JobSpec& spec,
+                              const std::vector<TaskWatermarkSnapshot>& snapshots,
                               const std::string& operator_id = "");
 
 }  // namespace tidemark

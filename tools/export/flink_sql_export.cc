@@ -56,7 +56,9 @@ std::string SqlString(std::string_view s) {
 // Comments must stay on their line: a newline in a YAML value would end the comment early.
 /// A name from outside (a job's file name, ids, names) in a `--` comment: control characters are
 /// escaped, so it can never end the comment and write a statement.
-std::string OneLine(const std::string& s) { return EscapeControlCharacters(s); }
+std::string OneLine(const std::string& s) {
+  return EscapeControlCharacters(s);
+}
 
 std::string SqlType(FieldType t) {
   switch (t) {
@@ -284,8 +286,12 @@ class ExpressionTranslator {
   // operator with its operand and closer), never by re-wrapping the text so far: a chain of n
   // operators costs O(n), not O(n^2), and `!`/unary `-` chains do not recurse. Only parentheses
   // recurse, bounded by the compiler's kMaxExpressionDepth.
-  SqlExpr Or() { return Chain([this] { return And(); }, "||", "OR"); }
-  SqlExpr And() { return Chain([this] { return Not(); }, "&&", "AND"); }
+  SqlExpr Or() {
+    return Chain([this] { return And(); }, "||", "OR");
+  }
+  SqlExpr And() {
+    return Chain([this] { return Not(); }, "&&", "AND");
+  }
   template <typename Operand>
   SqlExpr Chain(Operand operand, std::string_view symbol, std::string_view sql_op) {
     SqlExpr first = operand();
@@ -612,11 +618,14 @@ class Exporter {
     auto set = [&out](std::string_view key, const std::string& value) {
       out += fmt::format("SET '{}' = '{}';\n", key, value);
     };
-    auto ms = [](int64_t v) { return fmt::format("{}ms", v); };
+    auto ms = [](int64_t v) {
+      return fmt::format("{}ms", v);
+    };
     if (const std::optional<CheckpointingSpec>& c = spec_.checkpointing) {
       const CheckpointingSpec defaults;
       set("execution.checkpointing.interval", ms(c->interval_ms));
-      set("execution.checkpointing.mode", c->mode == "at-least-once" ? "AT_LEAST_ONCE" : "EXACTLY_ONCE");
+      set("execution.checkpointing.mode",
+          c->mode == "at-least-once" ? "AT_LEAST_ONCE" : "EXACTLY_ONCE");
       if (c->timeout_ms != defaults.timeout_ms) {
         set("execution.checkpointing.timeout", ms(c->timeout_ms));
       }
@@ -638,14 +647,16 @@ class Exporter {
         if (c->dir.front() == '/') {
           set("execution.checkpointing.dir", "file://" + c->dir);
         } else {
-          out += fmt::format("-- checkpointing.dir '{}' is relative to where tidemark runs; Flink needs a "
-                             "URI ('execution.checkpointing.dir' = 'file:///...').\n",
-                             OneLine(c->dir));
+          out += fmt::format(
+              "-- checkpointing.dir '{}' is relative to where tidemark runs; Flink needs a "
+              "URI ('execution.checkpointing.dir' = 'file:///...').\n",
+              OneLine(c->dir));
         }
       }
       if (c->restore_watermarks) {
-        out += "-- restore-watermarks: Flink has no such option; after a restore its watermarks "
-               "start again at Long.MIN (jobs/failover_watermarks_flink.yaml).\n";
+        out +=
+            "-- restore-watermarks: Flink has no such option; after a restore its watermarks "
+            "start again at Long.MIN (jobs/failover_watermarks_flink.yaml).\n";
       }
     }
     if (const std::optional<RestartStrategySpec>& r = spec_.restart_strategy) {
@@ -656,9 +667,12 @@ class Exporter {
       } else if (r->type == "exponential-delay") {
         set("restart-strategy.exponential-delay.initial-backoff", ms(r->initial_backoff_ms));
         set("restart-strategy.exponential-delay.max-backoff", ms(r->max_backoff_ms));
-        set("restart-strategy.exponential-delay.backoff-multiplier", fmt::format("{}", r->backoff_multiplier));
-        set("restart-strategy.exponential-delay.reset-backoff-threshold", ms(r->reset_backoff_threshold_ms));
-        set("restart-strategy.exponential-delay.jitter-factor", fmt::format("{}", r->jitter_factor));
+        set("restart-strategy.exponential-delay.backoff-multiplier",
+            fmt::format("{}", r->backoff_multiplier));
+        set("restart-strategy.exponential-delay.reset-backoff-threshold",
+            ms(r->reset_backoff_threshold_ms));
+        set("restart-strategy.exponential-delay.jitter-factor",
+            fmt::format("{}", r->jitter_factor));
       } else if (r->type == "failure-rate") {
         set("restart-strategy.failure-rate.max-failures-per-interval",
             std::to_string(r->max_failures_per_interval));
@@ -784,9 +798,10 @@ FlinkSqlExport Exporter::Run() {
           v, "timer-probe (event-time timers registered from a record)",
           "none: SQL has no timers (a ProcessTableFunction, Flink 2.1 and later, is Java code)");
     } else if (type == "process") {
-      Unsupported(v, "process (keyed state and timers set per record; a KeyedProcessFunction)",
-                  "a KeyedProcessFunction in the DataStream API, or a ProcessTableFunction (Flink 2.1 and "
-                  "later), both Java code; SQL has no timers");
+      Unsupported(
+          v, "process (keyed state and timers set per record; a KeyedProcessFunction)",
+          "a KeyedProcessFunction in the DataStream API, or a ProcessTableFunction (Flink 2.1 and "
+          "later), both Java code; SQL has no timers");
     } else {
       Unsupported(v, fmt::format("operator type {} (user code)", type),
                   "a user-defined function or ProcessTableFunction written in Java");
@@ -895,10 +910,10 @@ std::string Exporter::WatermarkDdl(const WatermarkStrategySpec& wm, const Operat
     delay = Interval(wm.max_out_of_orderness_ms);
   } else if (wm.strategy == "adaptive-out-of-orderness") {
     const int64_t bound = wm.adaptive ? wm.adaptive->max_ms : 0;
-    comments += Drop(
-        wm.key_locations.Of("strategy", wm.location), PathOf(op, wm_path + ".strategy"),
-        "an adaptive out-of-orderness bound (a sliding percentile of lateness)",
-        "a fixed WATERMARK FOR rowtime AS rowtime - INTERVAL; its max is the safe choice");
+    comments +=
+        Drop(wm.key_locations.Of("strategy", wm.location), PathOf(op, wm_path + ".strategy"),
+             "an adaptive out-of-orderness bound (a sliding percentile of lateness)",
+             "a fixed WATERMARK FOR rowtime AS rowtime - INTERVAL; its max is the safe choice");
     comments += fmt::format("-- (written with the adaptive strategy's max, {}, as a fixed bound)\n",
                             Duration(bound));
     delay = Interval(bound + 1);
@@ -1093,7 +1108,8 @@ void Exporter::Source(const JobVertex& v) {
       ddl_columns += fmt::format("  {} TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,\n",
                                  Quote(rel.rowtime));
       comments += "-- The event time is the Kafka record's timestamp (metadata 'timestamp').\n";
-      watermark = WatermarkDdl(*wm, wm_op, wm_path, rel.rowtime, /*push_down=*/true, options, comments);
+      watermark =
+          WatermarkDdl(*wm, wm_op, wm_path, rel.rowtime, /*push_down=*/true, options, comments);
     } else if (ts_field.empty()) {
       comments +=
           Drop(wm->location, PathOf(wm_op, "watermarks"), "watermarks without a timestamp field",
@@ -1152,11 +1168,14 @@ void Exporter::Assigner(const JobVertex& v) {
   body_ += "\n";
 }
 
-std::string Exporter::KafkaSourceOptions(const OperatorSpec& op, std::vector<std::string>& options) {
+std::string Exporter::KafkaSourceOptions(const OperatorSpec& op,
+                                         std::vector<std::string>& options) {
   const SourceSpec& src = *op.source;
   const KafkaSourceSpec& k = src.kafka;
   std::string comments;
-  auto at = [&](const char* key) { return src.key_locations.Of(key, src.location); };
+  auto at = [&](const char* key) {
+    return src.key_locations.Of(key, src.location);
+  };
   options.push_back("'connector' = 'kafka'");
   if (!k.topic_pattern.empty()) {
     options.push_back(fmt::format("'topic-pattern' = {}", SqlString(k.topic_pattern)));
@@ -1168,13 +1187,15 @@ std::string Exporter::KafkaSourceOptions(const OperatorSpec& op, std::vector<std
     options.push_back(fmt::format("'topic' = {}", SqlString(topics)));
   }
   if (k.mock) {
-    comments += Drop(at("mock-cluster"), PathOf(op, "source.mock-cluster"),
-                     "mock-cluster (an in-process librdkafka mock cluster loaded from a file)",
-                     "a Kafka cluster at 'properties.bootstrap.servers' (written as localhost:9092), "
-                     "with the file produced into the topic");
+    comments +=
+        Drop(at("mock-cluster"), PathOf(op, "source.mock-cluster"),
+             "mock-cluster (an in-process librdkafka mock cluster loaded from a file)",
+             "a Kafka cluster at 'properties.bootstrap.servers' (written as localhost:9092), "
+             "with the file produced into the topic");
     options.push_back("'properties.bootstrap.servers' = 'localhost:9092'");
   } else {
-    options.push_back(fmt::format("'properties.bootstrap.servers' = {}", SqlString(k.bootstrap_servers)));
+    options.push_back(
+        fmt::format("'properties.bootstrap.servers' = {}", SqlString(k.bootstrap_servers)));
   }
   if (!k.group_id.empty()) {
     options.push_back(fmt::format("'properties.group.id' = {}", SqlString(k.group_id)));
@@ -1182,14 +1203,16 @@ std::string Exporter::KafkaSourceOptions(const OperatorSpec& op, std::vector<std
   const std::string topic = k.topics.size() == 1 ? k.topics.front() : "";
   // "partition:0,offset:42;partition:1,offset:300" of the one topic, or "" when a split id names
   // another topic (Flink SQL's specific offsets are for a single topic).
-  auto partition_offsets = [&](const std::map<std::string, int64_t>& offsets) -> std::optional<std::string> {
+  auto partition_offsets =
+      [&](const std::map<std::string, int64_t>& offsets) -> std::optional<std::string> {
     std::string out;
     for (const auto& [id, offset] : offsets) {
       const size_t dash = id.rfind('-');
       if (topic.empty() || id.substr(0, dash) != topic) {
         return std::nullopt;
       }
-      out += fmt::format("{}partition:{},offset:{}", out.empty() ? "" : ";", id.substr(dash + 1), offset);
+      out += fmt::format("{}partition:{},offset:{}", out.empty() ? "" : ";", id.substr(dash + 1),
+                         offset);
     }
     return out;
   };
@@ -1201,25 +1224,29 @@ std::string Exporter::KafkaSourceOptions(const OperatorSpec& op, std::vector<std
     options.push_back(fmt::format("'properties.auto.offset.reset' = '{}'", k.offset_reset));
   } else if (start == "timestamp") {
     options.push_back("'scan.startup.mode' = 'timestamp'");
-    options.push_back(fmt::format("'scan.startup.timestamp-millis' = '{}'", k.starting_timestamp_ms));
+    options.push_back(
+        fmt::format("'scan.startup.timestamp-millis' = '{}'", k.starting_timestamp_ms));
   } else if (start == "specific") {
     const std::optional<std::string> offsets = partition_offsets(k.starting_specific);
     if (!offsets) {
-      comments += Drop(at("starting-specific-offsets"), PathOf(op, "source.starting-specific-offsets"),
-                       "specific starting offsets over more than one topic",
-                       "'scan.startup.specific-offsets', which names partitions of the one 'topic'");
+      comments +=
+          Drop(at("starting-specific-offsets"), PathOf(op, "source.starting-specific-offsets"),
+               "specific starting offsets over more than one topic",
+               "'scan.startup.specific-offsets', which names partitions of the one 'topic'");
       options.push_back("'scan.startup.mode' = 'earliest-offset'");
     } else {
       options.push_back("'scan.startup.mode' = 'specific-offsets'");
       options.push_back(fmt::format("'scan.startup.specific-offsets' = {}", SqlString(*offsets)));
       if (k.offset_reset != "earliest") {
-        comments += Drop(at("starting-offsets-reset"), PathOf(op, "source.starting-offsets-reset"),
-                         fmt::format("starting-offsets-reset: {} for the partitions not listed", k.offset_reset),
-                         "Flink SQL starts an unlisted partition at the group's committed offset, "
-                         "else the earliest");
+        comments += Drop(
+            at("starting-offsets-reset"), PathOf(op, "source.starting-offsets-reset"),
+            fmt::format("starting-offsets-reset: {} for the partitions not listed", k.offset_reset),
+            "Flink SQL starts an unlisted partition at the group's committed offset, "
+            "else the earliest");
       } else {
-        comments += "-- Partitions not listed: Flink SQL starts them at the group's committed offset, "
-                    "else the earliest.\n";
+        comments +=
+            "-- Partitions not listed: Flink SQL starts them at the group's committed offset, "
+            "else the earliest.\n";
       }
     }
   }
@@ -1228,9 +1255,10 @@ std::string Exporter::KafkaSourceOptions(const OperatorSpec& op, std::vector<std
   } else if (k.bounded == "specific") {
     const std::optional<std::string> offsets = partition_offsets(k.bounded_specific);
     if (!offsets) {
-      comments += Drop(at("bounded-specific-offsets"), PathOf(op, "source.bounded-specific-offsets"),
-                       "specific stopping offsets over more than one topic",
-                       "'scan.bounded.specific-offsets', which names partitions of the one 'topic'");
+      comments +=
+          Drop(at("bounded-specific-offsets"), PathOf(op, "source.bounded-specific-offsets"),
+               "specific stopping offsets over more than one topic",
+               "'scan.bounded.specific-offsets', which names partitions of the one 'topic'");
     } else {
       options.push_back("'scan.bounded.mode' = 'specific-offsets'");
       options.push_back(fmt::format("'scan.bounded.specific-offsets' = {}", SqlString(*offsets)));
@@ -1244,7 +1272,8 @@ std::string Exporter::KafkaSourceOptions(const OperatorSpec& op, std::vector<std
   } else {
     options.push_back("'format' = 'json'");
     options.push_back("'json.ignore-parse-errors' = 'true'");
-    comments += "-- Bad values are skipped ('ignore-parse-errors'), as tidemark counts and drops them.\n";
+    comments +=
+        "-- Bad values are skipped ('ignore-parse-errors'), as tidemark counts and drops them.\n";
   }
   if (!k.key_field.empty()) {
     options.push_back("'key.format' = 'raw'");
@@ -1255,7 +1284,9 @@ std::string Exporter::KafkaSourceOptions(const OperatorSpec& op, std::vector<std
     options.push_back(fmt::format("{} = {}", SqlString("properties." + name), SqlString(value)));
   }
   if (src.key_locations.values.count("pacing") != 0) {
-    comments += "-- pacing (processing time per record) has no Flink equivalent; the topic is read at full speed.\n";
+    comments +=
+        "-- pacing (processing time per record) has no Flink equivalent; the topic is read at full "
+        "speed.\n";
   }
   return comments;
 }
@@ -1873,8 +1904,8 @@ void Exporter::Sink(const JobVertex& v) {
                           SqlString(s.transactional_id_prefix));
     }
     if (!s.key_field.empty()) {
-      with += fmt::format(",\n  'key.format' = 'raw',\n  'key.fields' = {}",
-                          SqlString(s.key_field));
+      with +=
+          fmt::format(",\n  'key.format' = 'raw',\n  'key.fields' = {}", SqlString(s.key_field));
     }
     for (const auto& [name, value] : s.kafka_properties) {
       with += fmt::format(",\n  {} = {}", SqlString("properties." + name), SqlString(value));

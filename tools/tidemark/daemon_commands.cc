@@ -101,8 +101,8 @@ bool IsTerminal(const std::string& state) {
   return state == "FINISHED" || state == "FAILED" || state == "CANCELED";
 }
 
-/// A plain text table: columns as wide as their widest cell, two spaces apart, numbers right-aligned,
-/// no trailing blanks.
+/// A plain text table: columns as wide as their widest cell, two spaces apart, numbers
+/// right-aligned, no trailing blanks.
 class TextTable {
  public:
   /// `right[i]`: column i is right-aligned.
@@ -155,7 +155,8 @@ std::string FormatLate(const json& metrics) {
     out += fmt::format("{} side", metrics.at("numLateRecordsSideOutput").get<int64_t>());
   }
   if (dropped) {
-    out += fmt::format("{}{} dropped", side ? ", " : "", metrics.at("numLateRecordsDropped").get<int64_t>());
+    out += fmt::format("{}{} dropped", side ? ", " : "",
+                       metrics.at("numLateRecordsDropped").get<int64_t>());
   }
   return out;
 }
@@ -199,12 +200,14 @@ std::map<std::string, SplitView> SplitsOf(const json& metrics) {
 /// Split rows per operator subtask at most; the rest are counted (all of them are in --json).
 constexpr size_t kMaxSplitRows = 16;
 
-int ExitFor(const std::string& state) { return state == "FINISHED" ? kExitOk : kExitJobFailed; }
+int ExitFor(const std::string& state) {
+  return state == "FINISHED" ? kExitOk : kExitJobFailed;
+}
 
 }  // namespace
 
-bool DaemonCommands::Call(const std::string& method, const std::string& target, const std::string& body,
-                          DaemonClient::Response* out) {
+bool DaemonCommands::Call(const std::string& method, const std::string& target,
+                          const std::string& body, DaemonClient::Response* out) {
   try {
     *out = client_.Request(method, target, body);
     return true;
@@ -212,12 +215,15 @@ bool DaemonCommands::Call(const std::string& method, const std::string& target, 
     std::cerr << "tidemark: " << e.what() << "\n";
     if (client_.endpoint().url.empty()) {
       std::cerr << fmt::format(
-          "hint: start the daemon with `tidemarkd{}` (add --daemonize to run it in the background), "
+          "hint: start the daemon with `tidemarkd{}` (add --daemonize to run it in the "
+          "background), "
           "or point to a running one with --socket PATH or --url http://HOST:PORT\n",
-          client_.endpoint().socket_path.empty() ? "" : " --socket " + client_.endpoint().socket_path);
+          client_.endpoint().socket_path.empty() ? ""
+                                                 : " --socket " + client_.endpoint().socket_path);
     } else {
-      std::cerr << "hint: start the daemon with `tidemarkd --listen HOST:PORT`, and pass its token with "
-                   "--token-file\n";
+      std::cerr
+          << "hint: start the daemon with `tidemarkd --listen HOST:PORT`, and pass its token with "
+             "--token-file\n";
     }
     return false;
   } catch (const std::exception& e) {
@@ -245,15 +251,17 @@ int DaemonCommands::ReportError(const DaemonClient::Response& r, const std::stri
     std::cerr << fmt::format("tidemark: the daemon answered HTTP {}: {}\n", r.status, r.body);
   }
   if (r.status == 401) {
-    std::cerr << "hint: pass the daemon's token file with --token-file PATH (the file tidemarkd --listen "
-                 "was given or created)\n";
+    std::cerr
+        << "hint: pass the daemon's token file with --token-file PATH (the file tidemarkd --listen "
+           "was given or created)\n";
     return kExitUnreachable;
   }
   return r.status == 400 || r.status == 404 ? kExitUsage : kExitJobFailed;
 }
 
-int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json, const std::string& memory_limit,
-                           const std::string& from_savepoint, bool allow_non_restored_state) {
+int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json,
+                           const std::string& memory_limit, const std::string& from_savepoint,
+                           bool allow_non_restored_state) {
   std::string yaml;
   try {
     yaml = ReadJobFile(job_path);  // the same limits and messages as `tidemark run`
@@ -270,7 +278,8 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json,
     target += "&memory-limit=" + UrlEncode(memory_limit);
   }
   if (!from_savepoint.empty()) {
-    target += "&savepointPath=" + UrlEncode(std::filesystem::absolute(from_savepoint).lexically_normal().string());
+    target += "&savepointPath=" +
+              UrlEncode(std::filesystem::absolute(from_savepoint).lexically_normal().string());
   } else if (allow_non_restored_state) {
     std::cerr << "tidemark: --allow-non-restored-state needs --from-savepoint DIR\n";
     return kExitUsage;
@@ -296,7 +305,8 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json,
   if (!as_json) {
     std::cout << id << std::endl;
   }
-  // Poll the job until it ended; 20 ms keeps `--wait` snappy for short jobs and cheap for long ones.
+  // Poll the job until it ended; 20 ms keeps `--wait` snappy for short jobs and cheap for long
+  // ones.
   for (;;) {
     if (!Call("GET", "/jobs/" + id, "", &r)) {
       return kExitUnreachable;
@@ -304,7 +314,8 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json,
     if (r.status == 404) {
       // Accepted, then gone: it ended and was dropped from the history before this poll saw it.
       std::cerr << fmt::format(
-          "tidemark: job {} ended and already left the daemon's history, so its final state is unknown; "
+          "tidemark: job {} ended and already left the daemon's history, so its final state is "
+          "unknown; "
           "start tidemarkd with a larger --max-finished-jobs / --finished-job-ttl\n",
           id);
       return kExitJobFailed;
@@ -318,7 +329,8 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json,
       if (as_json) {
         std::cout << j.dump(2) << "\n";
       } else {
-        std::cout << fmt::format("job {} {} in {}\n", id, state, FormatDuration(j.at("duration").get<int64_t>()));
+        std::cout << fmt::format("job {} {} in {}\n", id, state,
+                                 FormatDuration(j.at("duration").get<int64_t>()));
         if (j.at("report").is_string()) {
           std::cout << j.at("report").get<std::string>() << "\n";
         }
@@ -332,11 +344,13 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json,
   }
 }
 
-int DaemonCommands::Savepoint(const std::string& id, const std::string& dir, bool stop, bool drain, bool as_json) {
+int DaemonCommands::Savepoint(const std::string& id, const std::string& dir, bool stop, bool drain,
+                              bool as_json) {
   json body = json::object();
   if (!dir.empty()) {
     // The daemon's working directory is not ours.
-    body[stop ? "targetDirectory" : "target-directory"] = std::filesystem::absolute(dir).lexically_normal().string();
+    body[stop ? "targetDirectory" : "target-directory"] =
+        std::filesystem::absolute(dir).lexically_normal().string();
   }
   if (stop) {
     body["drain"] = drain;
@@ -348,8 +362,9 @@ int DaemonCommands::Savepoint(const std::string& id, const std::string& dir, boo
   if (r.status == 409) {
     const json j = json::parse(r.body, nullptr, false);
     std::cerr << "tidemark: "
-              << (!j.is_discarded() && j.contains("errors") && !j["errors"].empty() ? j["errors"][0].get<std::string>()
-                                                                                  : r.body)
+              << (!j.is_discarded() && j.contains("errors") && !j["errors"].empty()
+                      ? j["errors"][0].get<std::string>()
+                      : r.body)
               << "\n";
     return kExitJobFailed;
   }
@@ -372,7 +387,8 @@ int DaemonCommands::Savepoint(const std::string& id, const std::string& dir, boo
       const json& op = j.at("operation");
       if (op.contains("location")) {
         if (!as_json) {
-          std::cout << "Savepoint completed. Path: " << op.at("location").get<std::string>() << "\n";
+          std::cout << "Savepoint completed. Path: " << op.at("location").get<std::string>()
+                    << "\n";
           if (stop) {
             std::cout << fmt::format("job {} stopped{}\n", id, drain ? " (drained)" : "");
           }
@@ -381,7 +397,8 @@ int DaemonCommands::Savepoint(const std::string& id, const std::string& dir, boo
       }
       if (!as_json) {
         std::cerr << "tidemark: savepoint of job " << id
-                  << " failed: " << op.at("failure-cause").at("stack-trace").get<std::string>() << "\n";
+                  << " failed: " << op.at("failure-cause").at("stack-trace").get<std::string>()
+                  << "\n";
       }
       return kExitJobFailed;
     }
@@ -402,10 +419,12 @@ int DaemonCommands::List(bool as_json) {
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<19}  {}\n", "ID", "NAME", "STATE", "START", "DURATION");
+  std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<19}  {}\n", "ID", "NAME", "STATE", "START",
+                           "DURATION");
   for (const auto& job : j.at("jobs")) {
-    std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<19}  {}\n", job.at("jid").get<std::string>(),
-                             job.at("name").get<std::string>(), job.at("state").get<std::string>(),
+    std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<19}  {}\n",
+                             job.at("jid").get<std::string>(), job.at("name").get<std::string>(),
+                             job.at("state").get<std::string>(),
                              FormatWallTime(job.at("start-time").get<int64_t>()),
                              FormatDuration(job.at("duration").get<int64_t>()));
   }
@@ -426,9 +445,10 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
     std::cout << j.dump(2) << "\n";
     return IsTerminal(state) ? ExitFor(state) : kExitOk;
   }
-  std::cout << fmt::format("job {}  {}  {}\n", j.at("jid").get<std::string>(), j.at("name").get<std::string>(),
-                           state);
-  std::cout << fmt::format("file {}  started {}  duration {}\n", EscapeControlCharacters(j.at("file").get<std::string>()),
+  std::cout << fmt::format("job {}  {}  {}\n", j.at("jid").get<std::string>(),
+                           j.at("name").get<std::string>(), state);
+  std::cout << fmt::format("file {}  started {}  duration {}\n",
+                           EscapeControlCharacters(j.at("file").get<std::string>()),
                            FormatWallTime(j.at("start-time").get<int64_t>()),
                            FormatDuration(j.at("duration").get<int64_t>()));
   if (j.at("report").is_string()) {
@@ -443,11 +463,13 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
   if (j.contains("checkpoints") && j["checkpoints"].is_object()) {
     const json& c = j["checkpoints"];
     const int64_t last = c.value("last-completed-id", int64_t{0});
-    std::cout << fmt::format("checkpoints: {} completed, {} failed, restarts {}", c.value("completed", int64_t{0}),
-                             c.value("failed", int64_t{0}), c.value("restarts", int64_t{0}));
+    std::cout << fmt::format("checkpoints: {} completed, {} failed, restarts {}",
+                             c.value("completed", int64_t{0}), c.value("failed", int64_t{0}),
+                             c.value("restarts", int64_t{0}));
     if (last > 0) {
       std::cout << fmt::format("; last #{}: {} bytes in {} ms, alignment {} ms, {}", last,
-                               c.value("last-size-bytes", int64_t{0}), c.value("last-duration-ms", int64_t{0}),
+                               c.value("last-size-bytes", int64_t{0}),
+                               c.value("last-duration-ms", int64_t{0}),
                                c.value("last-alignment-ms", int64_t{0}), c.value("last-path", ""));
     }
     std::cout << "\n";
@@ -458,11 +480,14 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
                              v.at("type").get<std::string>(), v.at("parallelism").get<int>());
   }
   std::cout << "\n\n";
-  // One row per operator of each subtask; the subtask's records in and input watermark on its first.
-  TextTable ops({"TASK#SUBTASK", "RECORDS IN", "INPUT WM", "OPERATOR", "RECORDS OUT", "OUTPUT WM", "LAG", "LATE"},
+  // One row per operator of each subtask; the subtask's records in and input watermark on its
+  // first.
+  TextTable ops({"TASK#SUBTASK", "RECORDS IN", "INPUT WM", "OPERATOR", "RECORDS OUT", "OUTPUT WM",
+                 "LAG", "LATE"},
                 {false, true, false, false, true, false, false, false});
   // Split rows of source operators, by split id so repeated calls line up; BEHIND is how far a
-  // split's watermark trails the furthest split of its subtask (what idleness and alignment act on).
+  // split's watermark trails the furthest split of its subtask (what idleness and alignment act
+  // on).
   TextTable splits({"OPERATOR#SUBTASK", "SPLIT", "RECORDS", "WATERMARK", "LAG", "BEHIND", "STATE"},
                    {false, false, true, false, false, false, false});
   std::vector<std::string> split_notes;
@@ -493,8 +518,8 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
         size_t shown = 0;
         for (const auto& [split_id, s] : split_views) {
           if (shown++ == kMaxSplitRows) {
-            split_notes.push_back(fmt::format("{}#{}: {} more splits (see --json)", op_name, subtask,
-                                              split_views.size() - kMaxSplitRows));
+            split_notes.push_back(fmt::format("{}#{}: {} more splits (see --json)", op_name,
+                                              subtask, split_views.size() - kMaxSplitRows));
             break;
           }
           std::string behind = "-";
@@ -502,14 +527,15 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
             behind = FormatDuration(*front - s.watermark.get<int64_t>());
           }
           std::string split_state = st.value("finished", false) ? "finished"
-                                    : !s.idle                          ? "-"
-                                    : *s.idle                          ? "idle"
-                                                                       : "active";
+                                    : !s.idle                   ? "-"
+                                    : *s.idle                   ? "idle"
+                                                                : "active";
           if (s.paused) {
             split_state += ", paused";
           }
-          splits.Add({fmt::format("{}#{}", op_name, subtask), split_id, s.records ? fmt::format("{}", *s.records) : "-",
-                      FormatWatermark(s.watermark), FormatLag(s.watermark), behind, split_state});
+          splits.Add({fmt::format("{}#{}", op_name, subtask), split_id,
+                      s.records ? fmt::format("{}", *s.records) : "-", FormatWatermark(s.watermark),
+                      FormatLag(s.watermark), behind, split_state});
         }
       }
     }
@@ -544,7 +570,8 @@ int DaemonCommands::Cancel(const std::string& id) {
         state = " (" + j["state"].get<std::string>() + ")";
       }
     }
-    std::cerr << fmt::format("tidemark: job {} has already ended{}; nothing to cancel\n", id, state);
+    std::cerr << fmt::format("tidemark: job {} has already ended{}; nothing to cancel\n", id,
+                             state);
     return kExitJobFailed;
   }
   return ReportError(r, id);

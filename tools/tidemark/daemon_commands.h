@@ -20,11 +20,12 @@ class DaemonCommands {
 
   /// `memory_limit`: the job's worker memory limit as typed ("" = the daemon's).
   /// `from_savepoint`: a savepoint / checkpoint directory to start from ("" = fresh).
-  int Submit(const std::string& job_path, bool wait, bool json, const std::string& memory_limit = "",
-             const std::string& from_savepoint = "", bool allow_non_restored_state = false);
-  /// `tidemark savepoint ID [DIR]` (`stop` false) and `tidemark stop ID [--savepoint DIR] [--drain]`:
-  /// triggers the savepoint, waits for its outcome and prints its path. Exit 1 when it failed or
-  /// the job had already ended; 2 for an unknown job.
+  int Submit(const std::string& job_path, bool wait, bool json,
+             const std::string& memory_limit = "", const std::string& from_savepoint = "",
+             bool allow_non_restored_state = false);
+  /// `tidemark savepoint ID [DIR]` (`stop` false) and `tidemark stop ID [--savepoint DIR]
+  /// [--drain]`: triggers the savepoint, waits for its outcome and prints its path. Exit 1 when it
+  /// failed or the job had already ended; 2 for an unknown job.
   int Savepoint(const std::string& id, const std::string& dir, bool stop, bool drain, bool json);
   int List(bool json);
   int Status(const std::string& id, bool json);

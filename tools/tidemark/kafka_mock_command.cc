@@ -1,11 +1,10 @@
 #include "tools/tidemark/kafka_mock_command.h"
 
-#include <unistd.h>
-
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -17,7 +16,9 @@ namespace tidemark {
 namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
-void OnStopSignal(int) { g_stop = 1; }
+void OnStopSignal(int) {
+  g_stop = 1;
+}
 
 }  // namespace
 
@@ -26,7 +27,8 @@ CLI::App* AddKafkaMockSubcommand(CLI::App& app, KafkaMockOptions& options) {
       "kafka-mock",
       "Start librdkafka's mock Kafka cluster, create and load topics, print the bootstrap address, "
       "stay up until Ctrl-C");
-  cmd->add_option("--topic", options.topics, "create topic NAME with N partitions (NAME:N; repeatable)")
+  cmd->add_option("--topic", options.topics,
+                  "create topic NAME with N partitions (NAME:N; repeatable)")
       ->required();
   cmd->add_option("--load", options.loads,
                   "produce FILE's JSON lines into TOPIC (TOPIC=FILE; repeatable)");
@@ -52,9 +54,10 @@ int RunKafkaMock(const KafkaMockOptions& options) {
     }
     const std::string name = t.substr(0, colon);
     if (name.empty() || n < 1 || n > 10000) {
-      std::cerr << fmt::format("tidemark kafka-mock: --topic: expected NAME:PARTITIONS like orders:2, "
-                               "got '{}'\n",
-                               t);
+      std::cerr << fmt::format(
+          "tidemark kafka-mock: --topic: expected NAME:PARTITIONS like orders:2, "
+          "got '{}'\n",
+          t);
       return 2;
     }
     partitions[name] = n;
@@ -62,10 +65,12 @@ int RunKafkaMock(const KafkaMockOptions& options) {
   std::vector<std::pair<std::string, std::string>> loads;
   for (const std::string& l : options.loads) {
     const size_t eq = l.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == l.size() || !partitions.count(l.substr(0, eq))) {
-      std::cerr << fmt::format("tidemark kafka-mock: --load: expected TOPIC=FILE with a TOPIC given by "
-                               "--topic, got '{}'\n",
-                               l);
+    if (eq == std::string::npos || eq == 0 || eq + 1 == l.size() ||
+        !partitions.count(l.substr(0, eq))) {
+      std::cerr << fmt::format(
+          "tidemark kafka-mock: --load: expected TOPIC=FILE with a TOPIC given by "
+          "--topic, got '{}'\n",
+          l);
       return 2;
     }
     loads.emplace_back(l.substr(0, eq), l.substr(eq + 1));
@@ -85,8 +90,8 @@ int RunKafkaMock(const KafkaMockOptions& options) {
       load.timestamp_field = options.timestamp_field;
       load.key_field = options.key_field;
       const int64_t n = LoadJsonLinesIntoTopic(cluster.bootstrap_servers(), load);
-      std::cout << fmt::format("loaded {} records from {} into {} ({} partitions)\n", n, path, topic,
-                               load.partitions);
+      std::cout << fmt::format("loaded {} records from {} into {} ({} partitions)\n", n, path,
+                               topic, load.partitions);
     }
     std::cout << "running; Ctrl-C stops the cluster" << std::endl;
     std::signal(SIGINT, OnStopSignal);

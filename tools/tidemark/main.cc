@@ -6,16 +6,15 @@
 // `cancel` found it already ended; 2 usage error, invalid job (file:line:column diagnostics on
 // stderr) or unknown job id; 3 the daemon is unreachable.
 
-#include <unistd.h>
-
+#include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -23,8 +22,8 @@
 #include "config/job_loader.h"
 #include "runtime/core/logging.h"
 #include "runtime/graph/job_graph.h"
-#include "tools/analyze/lateness_analysis.h"
 #include "runtime/task/watermark_trace.h"
+#include "tools/analyze/lateness_analysis.h"
 #include "tools/bench/bench_command.h"
 #include "tools/daemon/daemon_paths.h"
 #include "tools/engine/engine.h"
@@ -49,7 +48,8 @@ struct RunOptions {
   std::string trace_path;  ///< --trace: JSON Lines of the event-time flow; empty: none
   bool explain = false;    ///< --explain: why each window's watermark stood where it did
   std::string explain_operator;
-  tidemark::JobRunOptions job;  ///< --from-checkpoint / --from-savepoint, --allow-non-restored-state
+  tidemark::JobRunOptions
+      job;  ///< --from-checkpoint / --from-savepoint, --allow-non-restored-state
 };
 
 // Loads and compiles the job as `run` would, runs nothing: every problem on stderr and exit 2,
@@ -82,9 +82,8 @@ int RunJob(const std::string& path, const RunOptions& options) {
                                std::strerror(errno));
       return 2;
     }
-    trace = std::make_unique<WatermarkTrace>([&trace_file](const std::string& line) {
-      trace_file << line << '\n';
-    });
+    trace = std::make_unique<WatermarkTrace>(
+        [&trace_file](const std::string& line) { trace_file << line << '\n'; });
   }
   std::unique_ptr<LocalJob> job;
   try {
@@ -114,7 +113,8 @@ int RunJob(const std::string& path, const RunOptions& options) {
   if (isatty(STDERR_FILENO) != 0) {
     const auto t0 = std::chrono::steady_clock::now();
     while (!job->execution().WaitFor(std::chrono::milliseconds(250))) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::cerr << "\r\033[K" << ProgressLine(job->execution().Metrics(), elapsed) << std::flush;
     }
     std::cerr << "\r\033[K" << std::flush;
@@ -123,14 +123,16 @@ int RunJob(const std::string& path, const RunOptions& options) {
   g_running.store(nullptr);
   if (print_metrics) {
     for (const auto& m : job->execution().Metrics()) {
-      std::cerr << fmt::format("metrics: task={}#{} records_in={} input_watermark={} finished={}\n", m.task,
-                               m.subtask_index, m.records_in, FormatSeconds(m.input_watermark), m.finished);
+      std::cerr << fmt::format("metrics: task={}#{} records_in={} input_watermark={} finished={}\n",
+                               m.task, m.subtask_index, m.records_in,
+                               FormatSeconds(m.input_watermark), m.finished);
       for (const auto& op : m.operators) {
-        std::string line = fmt::format("metrics:   operator={} records_out={} output_watermark={}", op.name,
-                                       op.records_out, FormatSeconds(op.output_watermark));
+        std::string line = fmt::format("metrics:   operator={} records_out={} output_watermark={}",
+                                       op.name, op.records_out, FormatSeconds(op.output_watermark));
         for (const auto& [name, value] : op.gauges) {
           const bool is_time = name.find("atermark") != std::string::npos;
-          line += fmt::format(" {}={}", name, is_time ? FormatSeconds(value) : std::to_string(value));
+          line +=
+              fmt::format(" {}={}", name, is_time ? FormatSeconds(value) : std::to_string(value));
         }
         std::cerr << line << "\n";
       }
@@ -163,8 +165,9 @@ int AnalyzeJob(const std::string& path, const std::string& source, const std::st
   using namespace tidemark;
   const std::optional<double> target = analyze::ParseLateTarget(late);
   if (!target) {
-    std::cerr << fmt::format("tidemark analyze: --late: expected a percentage in [0%, 100%) like 0.1%, got '{}'\n",
-                             late);
+    std::cerr << fmt::format(
+        "tidemark analyze: --late: expected a percentage in [0%, 100%) like 0.1%, got '{}'\n",
+        late);
     return 2;
   }
   if (max_records <= 0) {
@@ -225,9 +228,10 @@ int ExportJob(const std::string& path, const std::string& output, bool best_effo
     std::cerr << line << "\n";
   }
   if (!result.problems.empty() && !best_effort) {
-    std::cerr << fmt::format("tidemark export: {} feature(s) of '{}' have no Flink SQL form; nothing written "
-                             "(--best-effort writes the rest)\n",
-                             result.problems.size(), path);
+    std::cerr << fmt::format(
+        "tidemark export: {} feature(s) of '{}' have no Flink SQL form; nothing written "
+        "(--best-effort writes the rest)\n",
+        result.problems.size(), path);
     return 2;
   }
   if (output.empty() || output == "-") {
@@ -277,16 +281,18 @@ int main(int argc, char** argv) {
   std::string trace_path;
   bool explain = false;
   std::string explain_operator;
-  auto* run = app.add_subcommand("run", "Run a job embedded, without a daemon; exit 0 when it FINISHED");
+  auto* run =
+      app.add_subcommand("run", "Run a job embedded, without a daemon; exit 0 when it FINISHED");
   run->add_option("job", job_path, "job YAML file")->required();
   run->add_flag("--metrics", metrics, "print per-subtask metrics to stderr at the end");
   std::string from_checkpoint;
   std::string from_savepoint;
   bool allow_non_restored = false;
-  auto* from_checkpoint_opt = run->add_option(
-      "--from-checkpoint", from_checkpoint,
-      "restore from a checkpoint: a chk-<id> directory, or a checkpoint directory (its latest complete one)");
-  run->add_option("--from-savepoint", from_savepoint, "restore from a savepoint directory (savepoint-<id>)")
+  auto* from_checkpoint_opt = run->add_option("--from-checkpoint", from_checkpoint,
+                                              "restore from a checkpoint: a chk-<id> directory, or "
+                                              "a checkpoint directory (its latest complete one)");
+  run->add_option("--from-savepoint", from_savepoint,
+                  "restore from a savepoint directory (savepoint-<id>)")
       ->excludes(from_checkpoint_opt);
   run->add_flag("--allow-non-restored-state", allow_non_restored,
                 "skip state of operator ids the job no longer has instead of refusing the restore");
@@ -297,98 +303,123 @@ int main(int argc, char** argv) {
   bool analyze_run = false;
   int64_t analyze_max_records = 1'000'000;
   auto* analyze = app.add_subcommand(
-      "analyze", "Measure the job's lateness through its sources (without running operators) and suggest "
-                 "the out-of-orderness bound, the idleness timeout and the window state");
+      "analyze",
+      "Measure the job's lateness through its sources (without running operators) and suggest "
+      "the out-of-orderness bound, the idleness timeout and the window state");
   analyze->add_option("job", job_path, "job YAML file")->required();
-  analyze->add_option("--source", analyze_source, "only this source operator (default: every source)");
-  analyze->add_option("--late", analyze_late, "target fraction of late records, as a percentage (default 0.1%)");
+  analyze->add_option("--source", analyze_source,
+                      "only this source operator (default: every source)");
+  analyze->add_option("--late", analyze_late,
+                      "target fraction of late records, as a percentage (default 0.1%)");
   analyze->add_flag("--json", analyze_json, "print JSON");
   analyze->add_option("--svg", analyze_svg, "also write the lateness histogram as an SVG file");
-  analyze->add_flag("--run", analyze_run,
-                    "also run the job and show the measured late records and window state beside the estimates");
-  analyze->add_option("--max-records", analyze_max_records, "read at most this many records per source subtask (default 1000000)");
+  analyze->add_flag(
+      "--run", analyze_run,
+      "also run the job and show the measured late records and window state beside the estimates");
+  analyze->add_option("--max-records", analyze_max_records,
+                      "read at most this many records per source subtask (default 1000000)");
   run->add_option("--trace", trace_path,
                   "write the event-time flow to FILE as JSON Lines: every split and subtask "
                   "watermark and status, every operator input / output watermark change, idleness "
                   "and alignment pause / resume, with processing time");
-  run->add_flag("--explain", explain,
-                "print to stderr, at the end, why each window's (or --explain-operator's) watermark "
-                "stood where it did until end of input: the channel, subtask and split holding it, "
-                "idle / paused / finished inputs, what would move it, the likely mistake");
+  run->add_flag(
+      "--explain", explain,
+      "print to stderr, at the end, why each window's (or --explain-operator's) watermark "
+      "stood where it did until end of input: the channel, subtask and split holding it, "
+      "idle / paused / finished inputs, what would move it, the likely mistake");
   run->add_option("--explain-operator", explain_operator, "the operator id --explain explains");
   bool flink_sql = false;
   bool best_effort = false;
   std::string export_output;
-  auto* export_cmd = app.add_subcommand("export", "Translate a job to another engine's language (Flink SQL)");
+  auto* export_cmd =
+      app.add_subcommand("export", "Translate a job to another engine's language (Flink SQL)");
   export_cmd->add_option("job", job_path, "job YAML file")->required();
   export_cmd->add_flag("--flink-sql", flink_sql, "write Flink SQL (2.x) DDL and DML")->required();
   export_cmd->add_option("-o,--output", export_output, "write to FILE instead of stdout");
-  export_cmd->add_flag("--best-effort", best_effort,
-                       "write what Flink SQL can express, with a comment at each dropped feature (exit 0)");
+  export_cmd->add_flag(
+      "--best-effort", best_effort,
+      "write what Flink SQL can express, with a comment at each dropped feature (exit 0)");
   auto* validate = app.add_subcommand(
-      "validate", "Load and compile a job without running it; exit 0 if valid, 2 with every problem");
+      "validate",
+      "Load and compile a job without running it; exit 0 if valid, 2 with every problem");
   validate->add_option("job", job_path, "job YAML file")->required();
   tidemark::bench::BenchOptions bench_options;
   auto* bench = tidemark::bench::AddBenchSubcommand(app, bench_options);
   tidemark::KafkaMockOptions kafka_mock_options;
   auto* kafka_mock = tidemark::AddKafkaMockSubcommand(app, kafka_mock_options);
 
-  // Daemon commands. Global options go before the subcommand: `tidemark --socket PATH submit x.yaml`.
+  // Daemon commands. Global options go before the subcommand: `tidemark --socket PATH submit
+  // x.yaml`.
   std::string socket_path;
   std::string url;
   std::string token_file;
-  app.add_option("--socket", socket_path,
-                 fmt::format("the daemon's Unix socket (default {})", tidemark::DefaultSocketPath()));
+  app.add_option(
+      "--socket", socket_path,
+      fmt::format("the daemon's Unix socket (default {})", tidemark::DefaultSocketPath()));
   app.add_option("--url", url, "reach the daemon over TCP instead, e.g. http://127.0.0.1:8081");
-  app.add_option("--token-file", token_file, "bearer token file for --url (default <runtime dir>/token)");
+  app.add_option("--token-file", token_file,
+                 "bearer token file for --url (default <runtime dir>/token)");
   bool wait = false;
   bool json = false;
   std::string job_id;
   auto* submit = app.add_subcommand("submit", "Submit a job to the daemon; prints its id");
   submit->add_option("job", job_path, "job YAML file")->required();
-  submit->add_flag("--wait", wait, "wait until the job ended; exit 0 when it FINISHED, 1 otherwise");
+  submit->add_flag("--wait", wait,
+                   "wait until the job ended; exit 0 when it FINISHED, 1 otherwise");
   submit->add_flag("--json", json, "print JSON");
   std::string memory_limit;
-  submit->add_option("--memory-limit", memory_limit,
-                     "this job's worker memory limit (address space, e.g. 512m), at most the daemon's "
-                     "--worker-memory-limit");
+  submit->add_option(
+      "--memory-limit", memory_limit,
+      "this job's worker memory limit (address space, e.g. 512m), at most the daemon's "
+      "--worker-memory-limit");
   // from_savepoint and allow_non_restored are shared with `run` (one subcommand runs).
   submit->add_option("--from-savepoint", from_savepoint,
-                     "start from this savepoint (or checkpoint) directory; operator state is matched by operator id");
+                     "start from this savepoint (or checkpoint) directory; operator state is "
+                     "matched by operator id");
   submit->add_flag("--allow-non-restored-state", allow_non_restored,
-                   "with --from-savepoint: skip state of operator ids the job no longer has instead of refusing");
+                   "with --from-savepoint: skip state of operator ids the job no longer has "
+                   "instead of refusing");
   std::string savepoint_dir;
-  auto* savepoint = app.add_subcommand(
-      "savepoint", "Take a savepoint of a running job; prints its path (DIR default: the daemon's state-dir/savepoints)");
+  auto* savepoint = app.add_subcommand("savepoint",
+                                       "Take a savepoint of a running job; prints its path (DIR "
+                                       "default: the daemon's state-dir/savepoints)");
   savepoint->add_option("id", job_id, "job id")->required();
-  savepoint->add_option("dir", savepoint_dir, "target directory (the savepoint goes into DIR/savepoint-<id>)");
+  savepoint->add_option("dir", savepoint_dir,
+                        "target directory (the savepoint goes into DIR/savepoint-<id>)");
   savepoint->add_flag("--json", json, "print JSON (as GET /jobs/ID/savepoints/REQUEST)");
   bool drain = false;
-  auto* stop = app.add_subcommand(
-      "stop", "Stop a running job with a savepoint: it ends FINISHED once the savepoint is taken; prints its path");
+  auto* stop = app.add_subcommand("stop",
+                                  "Stop a running job with a savepoint: it ends FINISHED once the "
+                                  "savepoint is taken; prints its path");
   stop->add_option("id", job_id, "job id")->required();
-  stop->add_option("--savepoint", savepoint_dir, "target directory (default: the daemon's state-dir/savepoints)");
+  stop->add_option("--savepoint", savepoint_dir,
+                   "target directory (default: the daemon's state-dir/savepoints)");
   stop->add_flag("--drain", drain,
-                 "emit MAX_WATERMARK first, so every window fires and timers run (for a job that will not resume)");
+                 "emit MAX_WATERMARK first, so every window fires and timers run (for a job that "
+                 "will not resume)");
   stop->add_flag("--json", json, "print JSON (as GET /jobs/ID/savepoints/REQUEST)");
   auto* list = app.add_subcommand("list", "List running and recently finished jobs");
   list->add_flag("--json", json, "print JSON (as GET /jobs)");
   auto* status = app.add_subcommand("status", "Show a job: state, tasks, records, watermarks");
   status->add_option("id", job_id, "job id")->required();
   status->add_flag("--json", json, "print JSON (as GET /jobs/ID)");
-  auto* cancel = app.add_subcommand("cancel", "Cancel a running job; exit 1 if it had already ended");
+  auto* cancel =
+      app.add_subcommand("cancel", "Cancel a running job; exit 1 if it had already ended");
   cancel->add_option("id", job_id, "job id")->required();
   auto* logs = app.add_subcommand("logs", "Print a job's output: print-sink lines and its report");
   logs->add_option("id", job_id, "job id")->required();
   logs->add_flag("--json", json, "print JSON (as GET /jobs/ID/logs)");
   std::string explain_op;
   auto* explain_cmd = app.add_subcommand(
-      "explain", "Why an ended job's watermarks stood where they did (as run --explain), per operator");
+      "explain",
+      "Why an ended job's watermarks stood where they did (as run --explain), per operator");
   explain_cmd->add_option("id", job_id, "job id")->required();
-  explain_cmd->add_option("operator", explain_op, "operator id (default: every window and join operator)");
+  explain_cmd->add_option("operator", explain_op,
+                          "operator id (default: every window and join operator)");
   explain_cmd->add_flag("--json", json, "print JSON (as GET /jobs/ID/explain)");
   app.footer(
-      "Exit codes: 0 ok; 1 the job FAILED or was CANCELED (or had already ended, for cancel); 2 usage\n"
+      "Exit codes: 0 ok; 1 the job FAILED or was CANCELED (or had already ended, for cancel); 2 "
+      "usage\n"
       "error, invalid job or unknown id;\n"
       "3 the daemon is unreachable (start it with `tidemarkd`).");
   try {
@@ -396,9 +427,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
       // CLI11 would say "A subcommand is required" about `tidemark stauts ID`.
-      std::cerr << fmt::format("tidemark: unknown command '{}' (commands: run, validate, analyze, export, bench, kafka-mock, "
-                               "submit, list, status, cancel, logs, explain, savepoint, stop)\nRun with --help for more information.\n",
-                               unknown);
+      std::cerr << fmt::format(
+          "tidemark: unknown command '{}' (commands: run, validate, analyze, export, bench, "
+          "kafka-mock, "
+          "submit, list, status, cancel, logs, explain, savepoint, stop)\nRun with --help for more "
+          "information.\n",
+          unknown);
       return 2;
     }
     return app.exit(e) == 0 ? 0 : 2;
@@ -423,8 +457,8 @@ int main(int argc, char** argv) {
     return tidemark::RunKafkaMock(kafka_mock_options);
   }
   if (*analyze) {
-    return AnalyzeJob(job_path, analyze_source, analyze_late, analyze_json, analyze_svg, analyze_run,
-                      analyze_max_records);
+    return AnalyzeJob(job_path, analyze_source, analyze_late, analyze_json, analyze_svg,
+                      analyze_run, analyze_max_records);
   }
   if (!url.empty()) {
     // A malformed URL is a usage error (2), not an unreachable daemon (3).
@@ -438,7 +472,8 @@ int main(int argc, char** argv) {
   endpoint.socket_path = socket_path.empty() ? tidemark::DefaultSocketPath() : socket_path;
   endpoint.url = url;
   if (!url.empty()) {
-    const std::string path = token_file.empty() ? tidemark::DefaultRuntimeDir() + "/token" : token_file;
+    const std::string path =
+        token_file.empty() ? tidemark::DefaultRuntimeDir() + "/token" : token_file;
     try {
       endpoint.token = tidemark::ReadTokenFile(path, false);
     } catch (const std::exception& e) {

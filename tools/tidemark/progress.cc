@@ -8,7 +8,8 @@ namespace tidemark {
 namespace {
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string HumanBytes(int64_t b) {
@@ -30,9 +31,10 @@ std::string ProgressLine(const std::vector<SubtaskMetrics>& metrics, double elap
   bool has_downstream = false;
   Timestamp source_wm = kMaxTimestamp;
   for (const SubtaskMetrics& m : metrics) {
-    const bool is_source_task = !m.operators.empty() &&
-                                std::any_of(m.operators.front().gauges.begin(), m.operators.front().gauges.end(),
-                                            [](const auto& g) { return g.first == "waitingForAlignment"; });
+    const bool is_source_task =
+        !m.operators.empty() &&
+        std::any_of(m.operators.front().gauges.begin(), m.operators.front().gauges.end(),
+                    [](const auto& g) { return g.first == "waitingForAlignment"; });
     if (!is_source_task) {
       has_downstream = true;
       downstream_wm = std::min(downstream_wm, m.input_watermark);
@@ -60,9 +62,10 @@ std::string ProgressLine(const std::vector<SubtaskMetrics>& metrics, double elap
     }
   }
   const Timestamp wm = has_downstream ? downstream_wm : source_wm;
-  line += fmt::format("{}watermark {} | {:.1f}s", line.empty() ? "" : " | ",
-                      wm == kMaxTimestamp && !has_downstream && metrics.empty() ? "MIN" : FormatSeconds(wm),
-                      elapsed_s);
+  line += fmt::format(
+      "{}watermark {} | {:.1f}s", line.empty() ? "" : " | ",
+      wm == kMaxTimestamp && !has_downstream && metrics.empty() ? "MIN" : FormatSeconds(wm),
+      elapsed_s);
   return line;
 }
 

@@ -37,7 +37,8 @@ inline nlohmann::json CheckpointStatsToJson(const CheckpointStats& s) {
 /// (tests, an embedding program) runs on its own threads.
 class LocalDaemonJob : public ExecutionDaemonJob {
  public:
-  /// Takes the watermark snapshots `WatermarkExplanations` reads (one per task, before end of input).
+  /// Takes the watermark snapshots `WatermarkExplanations` reads (one per task, before end of
+  /// input).
   explicit LocalDaemonJob(std::unique_ptr<LocalJob> job) : job_(std::move(job)) {
     job_->execution().EnableWatermarkSnapshots();
   }
@@ -62,7 +63,9 @@ class LocalDaemonJob : public ExecutionDaemonJob {
                              done(DaemonSavepointResult{r.ok, r.path, r.error});
                            });
   }
-  nlohmann::json CheckpointStatsJson() const override { return CheckpointStatsToJson(job_->checkpoint_stats()); }
+  nlohmann::json CheckpointStatsJson() const override {
+    return CheckpointStatsToJson(job_->checkpoint_stats());
+  }
 
  private:
   std::unique_ptr<LocalJob> job_;
@@ -73,20 +76,24 @@ class LocalDaemonJob : public ExecutionDaemonJob {
 /// (operators/user_operators.h). The factory shares ownership of `registry`, which must not be
 /// modified afterwards (the factory is called from several threads at once).
 inline JobFactory LocalJobFactory(std::shared_ptr<const OperatorRegistry> registry) {
-  return [registry = std::move(registry)](const std::string& yaml, const std::string& file_name,
-                                          JobResources::LineWriter line_writer,
-                                          const DaemonRunOptions& run) -> std::unique_ptr<DaemonJob> {
-    return std::make_unique<LocalDaemonJob>(LocalJob::Create(LoadJobSpecString(yaml, file_name), *registry,
-                                                             std::move(line_writer), ToJobRunOptions(run)));
-  };
+  return
+      [registry = std::move(registry)](const std::string& yaml, const std::string& file_name,
+                                       JobResources::LineWriter line_writer,
+                                       const DaemonRunOptions& run) -> std::unique_ptr<DaemonJob> {
+        return std::make_unique<LocalDaemonJob>(LocalJob::Create(LoadJobSpecString(yaml, file_name),
+                                                                 *registry, std::move(line_writer),
+                                                                 ToJobRunOptions(run)));
+      };
 }
 
 /// Throws ConfigError / JobCompileError for an invalid job, as JobFactory requires.
-inline std::unique_ptr<DaemonJob> MakeLocalDaemonJob(const std::string& yaml, const std::string& file_name,
+inline std::unique_ptr<DaemonJob> MakeLocalDaemonJob(const std::string& yaml,
+                                                     const std::string& file_name,
                                                      JobResources::LineWriter line_writer,
                                                      const DaemonRunOptions& run) {
-  return std::make_unique<LocalDaemonJob>(LocalJob::Create(LoadJobSpecString(yaml, file_name), BuiltinRegistry(),
-                                                           std::move(line_writer), ToJobRunOptions(run)));
+  return std::make_unique<LocalDaemonJob>(
+      LocalJob::Create(LoadJobSpecString(yaml, file_name), BuiltinRegistry(),
+                       std::move(line_writer), ToJobRunOptions(run)));
 }
 
 /// The daemon side of a worker job: loads and compiles the YAML against `registry` (the same
@@ -103,7 +110,8 @@ inline JobValidator LocalJobValidator(std::shared_ptr<const OperatorRegistry> re
 
 /// tidemarkd's factory: validated here, run in a worker process (`options.executable --worker`,
 /// whose main() calls WorkerMain with a factory over the same registry).
-inline JobFactory LocalWorkerJobFactory(std::shared_ptr<const OperatorRegistry> registry, WorkerOptions options) {
+inline JobFactory LocalWorkerJobFactory(std::shared_ptr<const OperatorRegistry> registry,
+                                        WorkerOptions options) {
   return WorkerJobFactory(LocalJobValidator(std::move(registry)), std::move(options));
 }
 

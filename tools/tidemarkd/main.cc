@@ -6,21 +6,20 @@
 // directory for the next start to resume, sinks closed, socket removed);
 // 2 usage or setup error (a live daemon holds the socket, the directory is not private, ...).
 
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <malloc.h>
+#include <mutex>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <charconv>
-#include <cstring>
-#include <mutex>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -88,7 +87,8 @@ void RaiseFileLimit() {
 /// with tools/dev/daemon_load.sh (Release, 2 cores, 1,000 jobs from 16 clients): RSS after the load
 /// +17% over the full-history baseline with 16 arenas, +2% with 4, at the same throughput.
 void CapMallocArenas() {
-  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {  // NOLINT(concurrency-mt-unsafe): before threads
+  if (std::getenv("MALLOC_ARENA_MAX") ==
+      nullptr) {  // NOLINT(concurrency-mt-unsafe): before threads
     ::mallopt(M_ARENA_MAX, 4);
   }
 }
@@ -102,8 +102,10 @@ int main(int argc, char** argv) {
     return WorkerMain(argc, argv, MakeLocalDaemonJob);
   }
   CapMallocArenas();
-  CLI::App app{"tidemarkd: the tidemark daemon. Runs YAML jobs submitted with `tidemark submit` and serves\n"
-               "a REST API (POST/GET /jobs, GET /jobs/{id}, DELETE /jobs/{id}, /metrics, /overview) and a web dashboard at /."};
+  CLI::App app{
+      "tidemarkd: the tidemark daemon. Runs YAML jobs submitted with `tidemark submit` and serves\n"
+      "a REST API (POST/GET /jobs, GET /jobs/{id}, DELETE /jobs/{id}, /metrics, /overview) and a "
+      "web dashboard at /."};
   std::string socket_path;
   std::string listen;
   bool allow_remote = false;
@@ -122,40 +124,51 @@ int main(int argc, char** argv) {
   std::string state_dir;
   app.add_option("--socket", socket_path,
                  fmt::format("Unix socket to listen on (default {})", DefaultSocketPath()));
-  app.add_option("--listen", listen,
-                 "also listen on TCP HOST:PORT, loopback only unless --allow-remote; every request then "
-                 "needs the bearer token of --token-file");
-  app.add_flag("--allow-remote", allow_remote, "allow --listen on a non-loopback address (token still required)");
-  app.add_option("--token-file", token_file,
-                 "bearer token file (mode 0600) for --listen; created with a random token if missing "
-                 "(default <runtime dir>/token)");
+  app.add_option(
+      "--listen", listen,
+      "also listen on TCP HOST:PORT, loopback only unless --allow-remote; every request then "
+      "needs the bearer token of --token-file");
+  app.add_flag("--allow-remote", allow_remote,
+               "allow --listen on a non-loopback address (token still required)");
+  app.add_option(
+      "--token-file", token_file,
+      "bearer token file (mode 0600) for --listen; created with a random token if missing "
+      "(default <runtime dir>/token)");
   app.add_option("--log-file", log_file, "daemon log file (default <runtime dir>/tidemarkd.log)");
   app.add_flag("--daemonize", daemonize, "detach and run in the background once listening");
-  app.add_option("--pid-file", pid_file,
-                 "write the daemon's pid here (with --daemonize the default is <runtime dir>/tidemarkd.pid, "
-                 "or SOCKET.pid beside a --socket)");
-  app.add_option("--max-running-jobs", max_running, "submissions beyond this many running jobs get HTTP 429")
+  app.add_option(
+      "--pid-file", pid_file,
+      "write the daemon's pid here (with --daemonize the default is <runtime dir>/tidemarkd.pid, "
+      "or SOCKET.pid beside a --socket)");
+  app.add_option("--max-running-jobs", max_running,
+                 "submissions beyond this many running jobs get HTTP 429")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
-  app.add_option("--max-finished-jobs", max_finished, "finished jobs kept for list / status (oldest dropped)");
-  app.add_option("--finished-job-ttl", finished_job_ttl,
-                 "a finished job leaves the history this long after it ended, e.g. 10min; 0s keeps it "
-                 "until --max-finished-jobs pushes it out (Flink's jobstore.expiration-time)")
+  app.add_option("--max-finished-jobs", max_finished,
+                 "finished jobs kept for list / status (oldest dropped)");
+  app.add_option(
+         "--finished-job-ttl", finished_job_ttl,
+         "a finished job leaves the history this long after it ended, e.g. 10min; 0s keeps it "
+         "until --max-finished-jobs pushes it out (Flink's jobstore.expiration-time)")
       ->capture_default_str();
   app.add_flag("--no-self-check", skip_self_check,
                "skip the start-up self-check (the split-mode two-split experiment, a few ms)");
-  app.add_option("--worker-memory-limit", worker_memory_limit,
-                 "address-space limit (RLIMIT_AS) of each job's worker process, e.g. 512m, 4g; 0: none. "
-                 "A job over it ends FAILED naming the limit; each task thread reserves 8 MiB of it")
+  app.add_option(
+         "--worker-memory-limit", worker_memory_limit,
+         "address-space limit (RLIMIT_AS) of each job's worker process, e.g. 512m, 4g; 0: none. "
+         "A job over it ends FAILED naming the limit; each task thread reserves 8 MiB of it")
       ->capture_default_str();
-  app.add_option("--state-dir", state_dir,
-                 fmt::format("the job registry and every job's checkpoints, kept across restarts: after a crash "
-                             "(even kill -9) the daemon lists the ended jobs again and resumes the running ones "
-                             "from their latest completed checkpoint; savepoints default to DIR/savepoints "
-                             "(default {})",
-                             DefaultStateDir()));
+  app.add_option(
+      "--state-dir", state_dir,
+      fmt::format(
+          "the job registry and every job's checkpoints, kept across restarts: after a crash "
+          "(even kill -9) the daemon lists the ended jobs again and resumes the running ones "
+          "from their latest completed checkpoint; savepoints default to DIR/savepoints "
+          "(default {})",
+          DefaultStateDir()));
   app.add_option("--max-body-bytes", max_body, "largest accepted request body (job YAML)")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30));
-  app.add_option("--max-connections", max_connections, "open connections beyond this are closed at once")
+  app.add_option("--max-connections", max_connections,
+                 "open connections beyond this are closed at once")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   app.add_option("--idle-timeout", idle_timeout, "close a connection idle this long, e.g. 30s");
   try {
@@ -166,7 +179,8 @@ int main(int argc, char** argv) {
   std::string duration_error;
   const auto idle_ms = ParseDurationMs(idle_timeout, &duration_error);
   if (!idle_ms || *idle_ms <= 0) {
-    std::cerr << fmt::format("tidemarkd: --idle-timeout: {}\n", idle_ms ? "must be > 0" : duration_error);
+    std::cerr << fmt::format("tidemarkd: --idle-timeout: {}\n",
+                             idle_ms ? "must be > 0" : duration_error);
     return 2;
   }
   std::string size_error;
@@ -177,17 +191,19 @@ int main(int argc, char** argv) {
   }
   const auto ttl_ms = ParseDurationMs(finished_job_ttl, &duration_error);
   if (!ttl_ms || *ttl_ms < 0) {
-    std::cerr << fmt::format("tidemarkd: --finished-job-ttl: {}\n", ttl_ms ? "must be >= 0" : duration_error);
+    std::cerr << fmt::format("tidemarkd: --finished-job-ttl: {}\n",
+                             ttl_ms ? "must be >= 0" : duration_error);
     return 2;
   }
 
   const bool default_socket = socket_path.empty();
   const std::string runtime_dir = DefaultRuntimeDir();
   RestServerOptions server_options;
-  server_options.static_assets = {{"/", {"text/html; charset=utf-8", kDashboardHtml}},
-                                  {"/index.html", {"text/html; charset=utf-8", kDashboardHtml}},
-                                  {"/dashboard.js", {"text/javascript; charset=utf-8", kDashboardJs}},
-                                  {"/dashboard.css", {"text/css; charset=utf-8", kDashboardCss}}};
+  server_options.static_assets = {
+      {"/", {"text/html; charset=utf-8", kDashboardHtml}},
+      {"/index.html", {"text/html; charset=utf-8", kDashboardHtml}},
+      {"/dashboard.js", {"text/javascript; charset=utf-8", kDashboardJs}},
+      {"/dashboard.css", {"text/css; charset=utf-8", kDashboardCss}}};
   try {
     if (default_socket) {
       EnsurePrivateDirectory(runtime_dir);
@@ -202,17 +218,19 @@ int main(int argc, char** argv) {
       }
       server_options.tcp_host = listen.substr(0, colon);
       if (server_options.tcp_host.size() > 2 && server_options.tcp_host.front() == '[') {
-        server_options.tcp_host = server_options.tcp_host.substr(1, server_options.tcp_host.size() - 2);
+        server_options.tcp_host =
+            server_options.tcp_host.substr(1, server_options.tcp_host.size() - 2);
       }
       // The whole port, digits only: std::stoi would take "80abc" as 80 and "-5" as "no TCP".
       const std::string port = listen.substr(colon + 1);
       int port_number = -1;
       const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), port_number);
-      if (port.empty() || ec != std::errc() || end != port.data() + port.size() || port_number < 0 ||
-          port_number > 65535) {
-        std::cerr << fmt::format("tidemarkd: --listen: bad port '{}' (0 to 65535; 0 picks a free one), "
-                                 "expected HOST:PORT, e.g. 127.0.0.1:8081\n",
-                                 port);
+      if (port.empty() || ec != std::errc() || end != port.data() + port.size() ||
+          port_number < 0 || port_number > 65535) {
+        std::cerr << fmt::format(
+            "tidemarkd: --listen: bad port '{}' (0 to 65535; 0 picks a free one), "
+            "expected HOST:PORT, e.g. 127.0.0.1:8081\n",
+            port);
         return 2;
       }
       server_options.tcp_port = port_number;
@@ -271,7 +289,8 @@ int main(int argc, char** argv) {
     ::setsid();
     // The lock passed to this child with its descriptor; the pid in it is now this process's.
     const std::string pid_text = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(state_lock_fd, 0) != 0 || ::pwrite(state_lock_fd, pid_text.data(), pid_text.size(), 0) < 0) {
+    if (::ftruncate(state_lock_fd, 0) != 0 ||
+        ::pwrite(state_lock_fd, pid_text.data(), pid_text.size(), 0) < 0) {
       // Only the "another tidemarkd (pid N)" message reads it.
     }
     if (pid_file.empty()) {
@@ -326,13 +345,15 @@ int main(int argc, char** argv) {
   WorkerOptions worker_options;
   worker_options.memory_limit_bytes = *memory_limit;
   JobFactory factory = LocalWorkerJobFactory(
-      std::shared_ptr<const OperatorRegistry>(&BuiltinRegistry(), [](const OperatorRegistry*) {}), worker_options);
+      std::shared_ptr<const OperatorRegistry>(&BuiltinRegistry(), [](const OperatorRegistry*) {}),
+      worker_options);
   // The self-check runs the experiment as every job runs, in a worker: a daemon whose workers
   // cannot start fails here, before its first user's submission.
   if (!skip_self_check) {
     const SelfCheckResult check = RunSelfCheck(factory);
     if (!check.ok) {
-      std::cerr << "tidemarkd: self-check failed (the two-split experiment): " << check.detail << "\n";
+      std::cerr << "tidemarkd: self-check failed (the two-split experiment): " << check.detail
+                << "\n";
       log->error("self-check failed (the two-split experiment): {}", check.detail);
       return 1;
     }
@@ -365,9 +386,11 @@ int main(int argc, char** argv) {
   }
   std::string where = "unix:" + socket_path;
   if (server.tcp_port() >= 0) {
-    where += fmt::format(" and http://{}:{} (token in {})", server_options.tcp_host, server.tcp_port(), token_file);
+    where += fmt::format(" and http://{}:{} (token in {})", server_options.tcp_host,
+                         server.tcp_port(), token_file);
   }
-  log->info("tidemarkd {} ready on {}; log file {}; state directory {}", ::getpid(), where, log_file, state_dir);
+  log->info("tidemarkd {} ready on {}; log file {}; state directory {}", ::getpid(), where,
+            log_file, state_dir);
   std::cout << "tidemarkd: listening on " << where << std::endl;
   if (daemonize) {
     const int null_fd = ::open("/dev/null", O_RDWR);
@@ -382,8 +405,8 @@ int main(int argc, char** argv) {
 
   int sig = 0;
   sigwait(&signals, &sig);
-  log->info("received {}: cancelling {} running job(s) and shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT",
-            jobs.running_jobs());
+  log->info("received {}: cancelling {} running job(s) and shutting down",
+            sig == SIGTERM ? "SIGTERM" : "SIGINT", jobs.running_jobs());
   server.Stop();
   jobs.Shutdown();
   if (!pid_file.empty()) {

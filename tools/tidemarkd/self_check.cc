@@ -22,8 +22,9 @@ SelfCheckResult RunSelfCheck(const JobFactory& factory) {
   SelfCheckResult result;
   const auto start = std::chrono::steady_clock::now();
   try {
-    auto job = factory(kSelfCheckJobYaml, "self-check/two_splits_split.yaml",
-                       [](const std::string&) {}, DaemonRunOptions{});  // the FIRE lines are not needed
+    auto job = factory(
+        kSelfCheckJobYaml, "self-check/two_splits_split.yaml", [](const std::string&) {},
+        DaemonRunOptions{});  // the FIRE lines are not needed
     const JobState state = job->Run();
     if (state != JobState::kFinished) {
       result.detail = std::string("the job ended ") + ToString(state) + ": " + job->failure_cause();
@@ -36,8 +37,9 @@ SelfCheckResult RunSelfCheck(const JobFactory& factory) {
   } catch (const std::exception& e) {
     result.detail = e.what();
   }
-  result.elapsed_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  result.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
   return result;
 }
 

@@ -15,8 +15,8 @@ struct SelfCheckResult {
 
 /// Runs the two-split experiment in split mode (jobs/two_splits_split.yaml, compiled into the
 /// daemon; virtual clock, so it takes a few milliseconds and gives the same result on any machine)
-/// through the same path as a submitted job (with workers: in a worker process), and compares its report line with
-/// tests/golden/two_splits_split.expected.
+/// through the same path as a submitted job (with workers: in a worker process), and compares its
+/// report line with tests/golden/two_splits_split.expected.
 ///
 /// Why the daemon does this before it listens: a build or platform problem that breaks event time
 /// is found before a user's job meets it, and the code and one-time state every job uses (YAML

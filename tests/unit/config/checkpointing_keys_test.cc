@@ -91,7 +91,9 @@ restart-strategy:
   EXPECT_EQ(c.key_locations.Of("dir", {}).line, 10);
   EXPECT_TRUE(c.restore_watermarks);
   EXPECT_FALSE(Load("checkpointing: {interval: 1s}\n").checkpointing->restore_watermarks);
-  EXPECT_EQ(ErrorOf("checkpointing: {interval: 1s, restore-watermarks: yes please}\n").rfind("jobs/ckpt.yaml:2:51: error: checkpointing.restore-watermarks:", 0), 0u)
+  EXPECT_EQ(ErrorOf("checkpointing: {interval: 1s, restore-watermarks: yes please}\n")
+                .rfind("jobs/ckpt.yaml:2:51: error: checkpointing.restore-watermarks:", 0),
+            0u)
       << ErrorOf("checkpointing: {interval: 1s, restore-watermarks: yes please}\n");
   const RestartStrategySpec& r = *job.restart_strategy;
   EXPECT_EQ(r.type, "fixed-delay");
@@ -115,7 +117,8 @@ TEST(CheckpointingKeysTest, RestartStrategyDefaultsPerType) {
   backoff-multiplier: 2
   reset-backoff-threshold: 5m
   jitter-factor: 0.25
-)").restart_strategy;
+)")
+                                 .restart_strategy;
   EXPECT_EQ(exp.initial_backoff_ms, 10);
   EXPECT_EQ(exp.max_backoff_ms, 2000);
   EXPECT_DOUBLE_EQ(exp.backoff_multiplier, 2.0);
@@ -127,10 +130,12 @@ TEST(CheckpointingKeysTest, RestartStrategyDefaultsPerType) {
 }
 
 TEST(CheckpointingKeysTest, ErrorsNameFileLineColumnAndKey) {
-  EXPECT_EQ(ErrorOf("checkpointing:\n  interval: 1s\n  intervall: 2s\n"),
-            "jobs/ckpt.yaml:4:3: error: checkpointing.intervall: unknown key \"intervall\" (did you "
-            "mean \"interval\"?); allowed keys: interval, mode, timeout, min-pause, "
-            "max-concurrent-checkpoints, tolerable-failed-checkpoints, num-retained, dir, restore-watermarks");
+  EXPECT_EQ(
+      ErrorOf("checkpointing:\n  interval: 1s\n  intervall: 2s\n"),
+      "jobs/ckpt.yaml:4:3: error: checkpointing.intervall: unknown key \"intervall\" (did you "
+      "mean \"interval\"?); allowed keys: interval, mode, timeout, min-pause, "
+      "max-concurrent-checkpoints, tolerable-failed-checkpoints, num-retained, dir, "
+      "restore-watermarks");
   EXPECT_EQ(ErrorOf("checkpointing:\n  mode: exactly-once\n"),
             "jobs/ckpt.yaml:3:3: error: checkpointing.interval: missing required key");
   EXPECT_EQ(ErrorOf("checkpointing: {interval: 5ms}\n"),

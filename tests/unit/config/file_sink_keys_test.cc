@@ -14,8 +14,12 @@ namespace {
 constexpr const char* kFile = "jobs/sink.yaml";
 
 // The sink block starts on line 10 of this job (tests/testing/sink_keys.h).
-JobSpec Load(const std::string& sink) { return testing::LoadSinkJob(sink, kFile); }
-std::string ErrorOf(const std::string& sink) { return testing::SinkJobError(sink, kFile); }
+JobSpec Load(const std::string& sink) {
+  return testing::LoadSinkJob(sink, kFile);
+}
+std::string ErrorOf(const std::string& sink) {
+  return testing::SinkJobError(sink, kFile);
+}
 using testing::SinkOf;
 
 TEST(FileSinkKeysTest, WithoutDeliveryGuaranteeTheFileSinkIsUnchanged) {

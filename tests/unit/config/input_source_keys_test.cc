@@ -52,9 +52,9 @@ TEST(InputSourceKeysTest, FileSourceReadsEveryKey) {
 }
 
 TEST(InputSourceKeysTest, FileSourceDefaults) {
-  const JobSpec job = LoadJobSpecString(
-      Job("      type: file\n      path: a.jsonl\n      format: jsonl\n      schema: {ts: timestamp}\n"),
-      "t.yaml");
+  const JobSpec job = LoadJobSpecString(Job("      type: file\n      path: a.jsonl\n      format: "
+                                            "jsonl\n      schema: {ts: timestamp}\n"),
+                                        "t.yaml");
   const SourceSpec& s = *job.operators[0].source;
   EXPECT_FALSE(s.file.csv_header);
   EXPECT_EQ(s.file.csv_delimiter, ",");
@@ -64,10 +64,10 @@ TEST(InputSourceKeysTest, FileSourceDefaults) {
 }
 
 TEST(InputSourceKeysTest, SplitBytesIsAPositiveInteger) {
-  const JobSpec job = LoadJobSpecString(
-      Job("      type: file\n      path: a.jsonl\n      format: jsonl\n      schema: {ts: timestamp}\n"
-          "      split-bytes: 67108864\n"),
-      "t.yaml");
+  const JobSpec job = LoadJobSpecString(Job("      type: file\n      path: a.jsonl\n      format: "
+                                            "jsonl\n      schema: {ts: timestamp}\n"
+                                            "      split-bytes: 67108864\n"),
+                                        "t.yaml");
   EXPECT_EQ(job.operators[0].source->file.split_bytes, 67108864);
   EXPECT_EQ(ErrorsOf(Job("      type: file\n      path: a.jsonl\n      format: jsonl\n"
                          "      schema: {ts: timestamp}\n      split-bytes: 0\n")),
@@ -75,16 +75,19 @@ TEST(InputSourceKeysTest, SplitBytesIsAPositiveInteger) {
 }
 
 TEST(InputSourceKeysTest, FileSourceErrorsNameTheKey) {
-  EXPECT_EQ(ErrorsOf(Job("      type: file\n      format: xml\n      schema: {ts: time}\n      "
-                         "csv-header: true\n      splits: []\n")),
-            "t.yaml:6:7: error: operators[0].source.path: missing required key\n"
-            "t.yaml:7:15: error: operators[0].source.format: unknown value \"xml\"; allowed: jsonl | csv\n"
-            "t.yaml:8:20: error: operators[0].source.schema.ts: unknown value \"time\"; allowed: int64 | "
-            "double | bool | string | timestamp\n"
-            "t.yaml:9:7: error: operators[0].source.csv-header: applies only to format csv\n"
-            "t.yaml:10:7: error: operators[0].source.splits: does not apply to a source of type file; "
-            "allowed keys: type, path, format, schema, csv-header, csv-delimiter, max-line-bytes, split-bytes, "
-            "pacing");
+  EXPECT_EQ(
+      ErrorsOf(Job("      type: file\n      format: xml\n      schema: {ts: time}\n      "
+                   "csv-header: true\n      splits: []\n")),
+      "t.yaml:6:7: error: operators[0].source.path: missing required key\n"
+      "t.yaml:7:15: error: operators[0].source.format: unknown value \"xml\"; allowed: jsonl | "
+      "csv\n"
+      "t.yaml:8:20: error: operators[0].source.schema.ts: unknown value \"time\"; allowed: int64 | "
+      "double | bool | string | timestamp\n"
+      "t.yaml:9:7: error: operators[0].source.csv-header: applies only to format csv\n"
+      "t.yaml:10:7: error: operators[0].source.splits: does not apply to a source of type file; "
+      "allowed keys: type, path, format, schema, csv-header, csv-delimiter, max-line-bytes, "
+      "split-bytes, "
+      "pacing");
 }
 
 TEST(InputSourceKeysTest, DatagenReadsEveryKey) {
@@ -118,14 +121,15 @@ TEST(InputSourceKeysTest, DatagenReadsEveryKey) {
 }
 
 TEST(InputSourceKeysTest, DatagenErrors) {
-  EXPECT_EQ(ErrorsOf(Job("      type: datagen\n      splits: 2\n      count: 1\n      rate: 0\n      "
-                         "disorder: uniform\n      idle-periods: [{split: 2, start: 2s, end: 1s}]\n")),
-            "t.yaml:6:7: error: operators[0].source.max-out-of-orderness: missing required key "
-            "(disorder uniform needs a bound)\n"
-            "t.yaml:9:13: error: operators[0].source.rate: must be at least 1, got 0\n"
-            "t.yaml:11:30: error: operators[0].source.idle-periods[0].split: no split 2 (splits: 2, "
-            "numbered from 0)\n"
-            "t.yaml:11:49: error: operators[0].source.idle-periods[0].end: must be after start");
+  EXPECT_EQ(
+      ErrorsOf(Job("      type: datagen\n      splits: 2\n      count: 1\n      rate: 0\n      "
+                   "disorder: uniform\n      idle-periods: [{split: 2, start: 2s, end: 1s}]\n")),
+      "t.yaml:6:7: error: operators[0].source.max-out-of-orderness: missing required key "
+      "(disorder uniform needs a bound)\n"
+      "t.yaml:9:13: error: operators[0].source.rate: must be at least 1, got 0\n"
+      "t.yaml:11:30: error: operators[0].source.idle-periods[0].split: no split 2 (splits: 2, "
+      "numbered from 0)\n"
+      "t.yaml:11:49: error: operators[0].source.idle-periods[0].end: must be after start");
 }
 
 TEST(InputSourceKeysTest, ReplayReadsItsKeysAndSequenceRejectsThem) {
@@ -139,12 +143,13 @@ TEST(InputSourceKeysTest, ReplayReadsItsKeysAndSequenceRejectsThem) {
             "t.yaml:7:7: error: operators[0].source.path: does not apply to a source of type "
             "sequence (only to file or replay)");
   // Each key names the source types that take it.
-  EXPECT_EQ(ErrorsOf(Job("      type: sequence\n      split-bytes: 10\n      seed: 3\n      splits: "
-                         "[{id: a, start: 0ms, step: 1ms, count: 1}]\n")),
-            "t.yaml:7:7: error: operators[0].source.split-bytes: does not apply to a source of type "
-            "sequence (only to file)\n"
-            "t.yaml:8:7: error: operators[0].source.seed: does not apply to a source of type "
-            "sequence (only to datagen)");
+  EXPECT_EQ(
+      ErrorsOf(Job("      type: sequence\n      split-bytes: 10\n      seed: 3\n      splits: "
+                   "[{id: a, start: 0ms, step: 1ms, count: 1}]\n")),
+      "t.yaml:7:7: error: operators[0].source.split-bytes: does not apply to a source of type "
+      "sequence (only to file)\n"
+      "t.yaml:8:7: error: operators[0].source.seed: does not apply to a source of type "
+      "sequence (only to datagen)");
 }
 
 TEST(InputSourceKeysTest, ASourcesErrorsSideOutputCanBeRead) {

@@ -1,14 +1,13 @@
 #include "config/job_loader.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <filesystem>
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <variant>
 #include <vector>
 
@@ -341,8 +340,9 @@ TEST(JobLoaderTest, UnreadableFileIsAConfigErrorNamingTheFile) {
 TEST(JobLoaderTest, AnEndlessJobFileIsRejectedAtTheSizeLimit) {
   // `tidemark run /dev/zero` used to read until it was killed for lack of memory; a job file is
   // a regular file only (issue 41), so a device is refused before any read.
-  EXPECT_EQ(ErrorOfFile("/dev/zero"),
-            "/dev/zero: error: cannot read the job file: it is a character device, not a regular file");
+  EXPECT_EQ(
+      ErrorOfFile("/dev/zero"),
+      "/dev/zero: error: cannot read the job file: it is a character device, not a regular file");
   EXPECT_EQ(ErrorOfFile("/tmp"), "/tmp: error: cannot read the job file: it is a directory");
 }
 
@@ -378,12 +378,14 @@ TEST(JobLoaderTest, AliasesThatExpandBeyondTheNodeLimitAreAnError) {
 TEST(JobLoaderTest, AStrayCommaWhereYamlCppLoopsIsASyntaxErrorAtOnce) {
   // yaml-cpp 0.7 answers a ',' starting a line before a comment with nulls at one position for
   // ever; found by fuzz_rest_request, where the node limit stopped it only after 10^6 of them.
-  EXPECT_EQ(ErrorOf("# a job\n,# comment\nname: t\n"),
-            "jobs/test.yaml:2:1: error: YAML syntax error: the parser reads no further here (a stray ',' "
-            "outside [...] or {...}?)");
-  EXPECT_EQ(ErrorOf(",#\n"),
-            "jobs/test.yaml:1:1: error: YAML syntax error: the parser reads no further here (a stray ',' "
-            "outside [...] or {...}?)");
+  EXPECT_EQ(
+      ErrorOf("# a job\n,# comment\nname: t\n"),
+      "jobs/test.yaml:2:1: error: YAML syntax error: the parser reads no further here (a stray ',' "
+      "outside [...] or {...}?)");
+  EXPECT_EQ(
+      ErrorOf(",#\n"),
+      "jobs/test.yaml:1:1: error: YAML syntax error: the parser reads no further here (a stray ',' "
+      "outside [...] or {...}?)");
 }
 
 TEST(JobLoaderTest, AJobTextLargerThanTheFileLimitIsRefused) {
@@ -411,22 +413,24 @@ TEST(JobLoaderTest, UnknownKeyIsReportedAtTheKey) {
 // The source block's unknown key used to list the keys of every source type (the type is in
 // the same block): 40 keys for a generator, which takes ten.
 TEST(JobLoaderTest, AnUnknownSourceKeyListsTheKeysOfItsType) {
-  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+  EXPECT_EQ(
+      ErrorOf(Job(R"(  - id: src
     type: source
     source: {type: generator, count: 3, cuont: 4}
 )")),
-            "jobs/test.yaml:5:41: error: operators[0].source.cuont: unknown key \"cuont\" for a source "
-            "of type generator (did you mean \"count\"?); allowed keys: type, interleave, pacing, "
-            "timestamp-field, count, keys, step, rate, watermark-every, latency-every");
-  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+      "jobs/test.yaml:5:41: error: operators[0].source.cuont: unknown key \"cuont\" for a source "
+      "of type generator (did you mean \"count\"?); allowed keys: type, interleave, pacing, "
+      "timestamp-field, count, keys, step, rate, watermark-every, latency-every");
+  EXPECT_EQ(
+      ErrorOf(Job(R"(  - id: src
     type: source
     source: {type: kafka, topics: [t], bootstrap-servers: "b:9092", format: raw, grup-id: g}
 )")),
-            "jobs/test.yaml:5:82: error: operators[0].source.grup-id: unknown key \"grup-id\" for a "
-            "source of type kafka (did you mean \"group-id\"?); allowed keys: type, bootstrap-servers, "
-            "topics, topic-pattern, group-id, properties, starting-offsets, starting-offsets-reset, "
-            "starting-timestamp, starting-specific-offsets, bounded, bounded-specific-offsets, "
-            "partition-discovery-interval, format, schema, key-field, pacing, mock-cluster");
+      "jobs/test.yaml:5:82: error: operators[0].source.grup-id: unknown key \"grup-id\" for a "
+      "source of type kafka (did you mean \"group-id\"?); allowed keys: type, bootstrap-servers, "
+      "topics, topic-pattern, group-id, properties, starting-offsets, starting-offsets-reset, "
+      "starting-timestamp, starting-specific-offsets, bounded, bounded-specific-offsets, "
+      "partition-discovery-interval, format, schema, key-field, pacing, mock-cluster");
   // A key of another source type is no unknown key: it does not apply.
   EXPECT_EQ(ErrorOf(Job(R"(  - id: src
     type: source
@@ -439,12 +443,16 @@ TEST(JobLoaderTest, AnUnknownSourceKeyListsTheKeysOfItsType) {
 TEST(JobLoaderTest, AKeyNothingLikeAnAllowedOneGetsNoSuggestion) {
   // "x" and "<<" used to get (did you mean "id"?).
   EXPECT_EQ(ErrorOf(Job(std::string(kSource) + "    x: 1\n    <<: {}\n    sourse: 2\n")),
-            "jobs/test.yaml:9:5: error: operators[0].x: unknown key \"x\" for an operator of type source; "
+            "jobs/test.yaml:9:5: error: operators[0].x: unknown key \"x\" for an operator of type "
+            "source; "
             "allowed keys: id, type, parallelism, input, inputs, source, watermarks\n"
-            "jobs/test.yaml:10:5: error: operators[0].<<: unknown key \"<<\" for an operator of type source; "
+            "jobs/test.yaml:10:5: error: operators[0].<<: unknown key \"<<\" for an operator of "
+            "type source; "
             "allowed keys: id, type, parallelism, input, inputs, source, watermarks\n"
-            "jobs/test.yaml:11:5: error: operators[0].sourse: unknown key \"sourse\" for an operator of type "
-            "source (did you mean \"source\"?); allowed keys: id, type, parallelism, input, inputs, source, "
+            "jobs/test.yaml:11:5: error: operators[0].sourse: unknown key \"sourse\" for an "
+            "operator of type "
+            "source (did you mean \"source\"?); allowed keys: id, type, parallelism, input, "
+            "inputs, source, "
             "watermarks");
 }
 
@@ -460,10 +468,13 @@ TEST(JobLoaderTest, ATypoInABuiltInTypeIsOneErrorAtTheType) {
     inputs: [{from: w, side-output: late}]
     sink: {type: print}
 )")),
-            "jobs/test.yaml:10:11: error: operators[1].type: unknown operator type \"windw\" (did you mean "
-            "\"window\"?); built-in types: source, assign-timestamps-and-watermarks, window, map, filter, sink");
+            "jobs/test.yaml:10:11: error: operators[1].type: unknown operator type \"windw\" (did "
+            "you mean "
+            "\"window\"?); built-in types: source, assign-timestamps-and-watermarks, window, map, "
+            "filter, sink");
   // Without the block it may be a type registered in C++: the job compiler decides.
-  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + "  - id: m\n    type: maps\n    input: src\n")), "<no error>");
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + "  - id: m\n    type: maps\n    input: src\n")),
+            "<no error>");
 }
 
 TEST(JobLoaderTest, SnakeCaseKeySuggestsTheKebabCaseKey) {
@@ -587,25 +598,34 @@ TEST(JobLoaderTest, SequenceEventTimesMustNotPassTheLargestTimestamp) {
 TEST(JobLoaderTest, DatagenEventTimesMustStayInsideInt64) {
   // These used to wrap: the second record of split 0 had event time -9223372036854775616.
   auto datagen = [](const std::string& keys) {
-    return ErrorOf(Job("  - id: src\n"
-                       "    type: source\n"
-                       "    source:\n"
-                       "      type: datagen\n" +
-                       keys));
+    return ErrorOf(
+        Job("  - id: src\n"
+            "    type: source\n"
+            "    source:\n"
+            "      type: datagen\n" +
+            keys));
   };
   const std::string error =
       "jobs/test.yaml:6:7: error: operators[0].source: event times (start + due + split × skew − "
       "delay) would leave the range of int64 milliseconds; use a smaller start, skew or "
       "max-out-of-orderness";
-  EXPECT_EQ(datagen("      splits: 2\n      count: 2\n      rate: 1\n      start: 9223372036854775000ms\n"),
-            error);
-  EXPECT_EQ(datagen("      splits: 3\n      count: 1\n      rate: 1\n      skew: 9223372036854775000ms\n"),
-            error);
-  EXPECT_EQ(datagen("      splits: 1\n      count: 3\n      rate: 1\n      start: -9223372036854775000ms\n"
-                    "      disorder: uniform\n      max-out-of-orderness: 1s\n"),
-            error);
-  EXPECT_EQ(datagen("      splits: 2\n      count: 2\n      rate: 1\n      start: 9223372036854774807ms\n"),
-            "<no error>");
+  EXPECT_EQ(
+      datagen(
+          "      splits: 2\n      count: 2\n      rate: 1\n      start: 9223372036854775000ms\n"),
+      error);
+  EXPECT_EQ(
+      datagen(
+          "      splits: 3\n      count: 1\n      rate: 1\n      skew: 9223372036854775000ms\n"),
+      error);
+  EXPECT_EQ(
+      datagen(
+          "      splits: 1\n      count: 3\n      rate: 1\n      start: -9223372036854775000ms\n"
+          "      disorder: uniform\n      max-out-of-orderness: 1s\n"),
+      error);
+  EXPECT_EQ(
+      datagen(
+          "      splits: 2\n      count: 2\n      rate: 1\n      start: 9223372036854774807ms\n"),
+      "<no error>");
 }
 
 TEST(JobLoaderTest, EdgeToUnknownOperatorIsReportedAtTheInput) {
@@ -731,9 +751,10 @@ TEST(JobLoaderTest, ASlidingWindowPutsAtMostOneHundredThousandWindowsOnARecord) 
       size: 2d
       slide: 1s
 )";
-  EXPECT_EQ(ErrorOf(Job(window)),
-            "jobs/test.yaml:15:14: error: operators[1].window.slide: a record would belong to size / "
-            "slide = 172800 windows; at most 100000 are allowed (use a larger slide)");
+  EXPECT_EQ(
+      ErrorOf(Job(window)),
+      "jobs/test.yaml:15:14: error: operators[1].window.slide: a record would belong to size / "
+      "slide = 172800 windows; at most 100000 are allowed (use a larger slide)");
   std::string one_day = window;
   one_day.replace(one_day.find("size: 2d"), 8, "size: 1d");
   EXPECT_EQ(ErrorOf(Job(one_day)), "<no error>");
@@ -779,9 +800,10 @@ TEST(JobLoaderTest, EveryProblemIsCollectedBeforeThrowing) {
 
 TEST(JobLoaderTest, ASecondYamlDocumentIsAnErrorNotIgnored) {
   // Everything after "---" used to be dropped without a word.
-  EXPECT_EQ(ErrorOf(Job(kSource) + "---\nname: second\n"),
-            "jobs/test.yaml:10:1: error: a job file holds one YAML document; another one starts here "
-            "(after \"---\")");
+  EXPECT_EQ(
+      ErrorOf(Job(kSource) + "---\nname: second\n"),
+      "jobs/test.yaml:10:1: error: a job file holds one YAML document; another one starts here "
+      "(after \"---\")");
   EXPECT_EQ(ErrorOf("---\n" + Job(kSource) + "...\n"), "<no error>");
 }
 
@@ -893,23 +915,23 @@ TEST(JobLoaderTest, AdaptiveOutOfOrdernessLoadsWithDefaultsAndChecksItsKeys) {
   EXPECT_EQ(ErrorOf(Job(head + "      strategy: adaptive-out-of-orderness\n")),
             "jobs/test.yaml:13:7: error: operators[1].watermarks.max: missing required key");
   EXPECT_EQ(ErrorOf(Job(head + "      strategy: adaptive-out-of-orderness\n      max: 2s\n"
-                                "      percentile: 0\n")),
+                               "      percentile: 0\n")),
             "jobs/test.yaml:15:19: error: operators[1].watermarks.percentile: must be in (0, 100], "
             "got 0");
   EXPECT_EQ(ErrorOf(Job(head + "      strategy: adaptive-out-of-orderness\n      max: 2s\n"
-                                "      min: 1s\n      initial: 3s\n")),
+                               "      min: 1s\n      initial: 3s\n")),
             "jobs/test.yaml:16:16: error: operators[1].watermarks.initial: must lie within [min, "
             "max] = [1000 ms, 2000 ms], got 3000 ms");
   EXPECT_EQ(ErrorOf(Job(head + "      strategy: adaptive-out-of-orderness\n      max: 1s\n"
-                                "      min: 2s\n")),
+                               "      min: 2s\n")),
             "jobs/test.yaml:14:12: error: operators[1].watermarks.max: must not be less than min "
             "(2000 ms), got 1000 ms");
   EXPECT_EQ(ErrorOf(Job(head + "      strategy: adaptive-out-of-orderness\n      max: 1s\n"
-                                "      window: 10\n")),
+                               "      window: 10\n")),
             "jobs/test.yaml:15:15: error: operators[1].watermarks.window: expected a duration like "
             "\"5s\", got 10");
   EXPECT_EQ(ErrorOf(Job(head + "      strategy: bounded-out-of-orderness\n"
-                                "      max-out-of-orderness: 1s\n      percentile: 99\n")),
+                               "      max-out-of-orderness: 1s\n      percentile: 99\n")),
             "jobs/test.yaml:15:7: error: operators[1].watermarks.percentile: applies only to "
             "strategy adaptive-out-of-orderness, not bounded-out-of-orderness");
 }
@@ -923,10 +945,12 @@ namespace {
 // Issue 41 item 9: a FIFO as the job file blocked for ever (no writer: open waits). It is opened
 // without blocking and refused as not a regular file.
 TEST(JobLoaderTest, AFifoAsTheJobFileIsRefusedAtOnce) {
-  const std::string fifo = ::testing::TempDir() + "job-loader-test-fifo-" + std::to_string(::getpid());
+  const std::string fifo =
+      ::testing::TempDir() + "job-loader-test-fifo-" + std::to_string(::getpid());
   ::unlink(fifo.c_str());
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_EQ(ErrorOfFile(fifo), fifo + ": error: cannot read the job file: it is a FIFO, not a regular file");
+  EXPECT_EQ(ErrorOfFile(fifo),
+            fifo + ": error: cannot read the job file: it is a FIFO, not a regular file");
   ::unlink(fifo.c_str());
 }
 

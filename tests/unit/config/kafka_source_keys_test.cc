@@ -47,7 +47,8 @@ TEST(KafkaSourceKeysTest, ReadsEveryKey) {
   EXPECT_EQ(k.properties.at("fetch.wait.max.ms"), "50");
   EXPECT_EQ(k.properties.at("isolation.level"), "read_committed");
   EXPECT_EQ(k.starting_offsets, "specific");
-  EXPECT_EQ(k.starting_specific, (std::map<std::string, int64_t>{{"orders-0", 42}, {"payments-3", 7}}));
+  EXPECT_EQ(k.starting_specific,
+            (std::map<std::string, int64_t>{{"orders-0", 42}, {"payments-3", 7}}));
   EXPECT_EQ(k.offset_reset, "latest");
   EXPECT_EQ(k.bounded, "specific");
   EXPECT_EQ(k.bounded_specific, (std::map<std::string, int64_t>{{"orders-0", 100}}));
@@ -57,9 +58,9 @@ TEST(KafkaSourceKeysTest, ReadsEveryKey) {
 }
 
 TEST(KafkaSourceKeysTest, Defaults) {
-  const JobSpec job = LoadJobSpecString(
-      Job("      bootstrap-servers: k:9092\n      topic-pattern: \"orders-.*\"\n      format: raw\n"),
-      "t.yaml");
+  const JobSpec job = LoadJobSpecString(Job("      bootstrap-servers: k:9092\n      topic-pattern: "
+                                            "\"orders-.*\"\n      format: raw\n"),
+                                        "t.yaml");
   const KafkaSourceSpec& k = job.operators[0].source->kafka;
   EXPECT_EQ(k.topic_pattern, "orders-.*");
   EXPECT_EQ(k.starting_offsets, "earliest");
@@ -71,68 +72,81 @@ TEST(KafkaSourceKeysTest, Defaults) {
 }
 
 TEST(KafkaSourceKeysTest, ErrorsNameFileLineColumnAndKey) {
-  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
-                         "      start-offsets: earliest\n"))
-                .substr(0, 123),
-            "t.yaml:10:7: error: operators[0].source.start-offsets: unknown key \"start-offsets\" for a "
-            "source of type kafka; allowed keys");
+  EXPECT_EQ(
+      ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
+                   "      start-offsets: earliest\n"))
+          .substr(0, 123),
+      "t.yaml:10:7: error: operators[0].source.start-offsets: unknown key \"start-offsets\" for a "
+      "source of type kafka; allowed keys");
   EXPECT_EQ(ErrorsOf(Job("      topics: [t]\n      format: raw\n")),
             "t.yaml:6:7: error: operators[0].source.bootstrap-servers: missing required key (or "
             "mock-cluster, for an in-process mock cluster)");
-  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      topic-pattern: x\n"
-                         "      format: raw\n")),
-            "t.yaml:9:7: error: operators[0].source.topic-pattern: give either topics or "
-            "topic-pattern, not both");
-  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topic-pattern: \"(\"\n      format: raw\n"))
-                .substr(0, 80),
-            "t.yaml:8:22: error: operators[0].source.topic-pattern: not a regular expression:");
+  EXPECT_EQ(
+      ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      topic-pattern: x\n"
+                   "      format: raw\n")),
+      "t.yaml:9:7: error: operators[0].source.topic-pattern: give either topics or "
+      "topic-pattern, not both");
+  EXPECT_EQ(
+      ErrorsOf(
+          Job("      bootstrap-servers: k:9092\n      topic-pattern: \"(\"\n      format: raw\n"))
+          .substr(0, 80),
+      "t.yaml:8:22: error: operators[0].source.topic-pattern: not a regular expression:");
   EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
                          "      starting-timestamp: 5\n")),
             "t.yaml:10:7: error: operators[0].source.starting-timestamp: applies only to "
             "starting-offsets: timestamp");
-  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
-                         "      starting-offsets: specific\n      starting-specific-offsets: {t: 1}\n")),
-            "t.yaml:11:35: error: operators[0].source.starting-specific-offsets.t: expected a split "
-            "id topic-partition like orders-0, got \"t\"");
-  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
-                         "      bounded: latest\n      partition-discovery-interval: 1min\n")),
-            "t.yaml:11:7: error: operators[0].source.partition-discovery-interval: does not apply to "
-            "a bounded source (its partitions are discovered once, at start)");
-  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n"
-                         "      properties: {group.id: x}\n      format: raw\n")),
-            "t.yaml:9:20: error: operators[0].source.properties.group.id: set it with the source key "
-            "group-id instead");
-  // Flink's KafkaSource refuses committed offsets without group.id; so does the loader, at the value.
-  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
-                         "      starting-offsets: committed\n")),
-            "t.yaml:10:25: error: operators[0].source.starting-offsets: committed offsets need group-id "
-            "(the consumer group whose committed offsets the source starts from)");
+  EXPECT_EQ(
+      ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
+                   "      starting-offsets: specific\n      starting-specific-offsets: {t: 1}\n")),
+      "t.yaml:11:35: error: operators[0].source.starting-specific-offsets.t: expected a split "
+      "id topic-partition like orders-0, got \"t\"");
+  EXPECT_EQ(
+      ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
+                   "      bounded: latest\n      partition-discovery-interval: 1min\n")),
+      "t.yaml:11:7: error: operators[0].source.partition-discovery-interval: does not apply to "
+      "a bounded source (its partitions are discovered once, at start)");
+  EXPECT_EQ(
+      ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n"
+                   "      properties: {group.id: x}\n      format: raw\n")),
+      "t.yaml:9:20: error: operators[0].source.properties.group.id: set it with the source key "
+      "group-id instead");
+  // Flink's KafkaSource refuses committed offsets without group.id; so does the loader, at the
+  // value.
+  EXPECT_EQ(
+      ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
+                   "      starting-offsets: committed\n")),
+      "t.yaml:10:25: error: operators[0].source.starting-offsets: committed offsets need group-id "
+      "(the consumer group whose committed offsets the source starts from)");
   EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
                          "      group-id: g\n      starting-offsets: committed\n")),
             "<no error>");
   // The properties block: a mapping; duplicate names are errors at the second one.
-  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
-                         "      properties: [a]\n")),
-            "t.yaml:10:19: error: operators[0].source.properties: expected a mapping of Kafka client "
-            "properties like {fetch.max.bytes: 1048576}, got a list");
-  EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n"
-                         "      properties: {group.id: x}\n      format: raw\n")),
-            "t.yaml:9:20: error: operators[0].source.properties.group.id: set it with the source key "
-            "group-id instead");
+  EXPECT_EQ(
+      ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
+                   "      properties: [a]\n")),
+      "t.yaml:10:19: error: operators[0].source.properties: expected a mapping of Kafka client "
+      "properties like {fetch.max.bytes: 1048576}, got a list");
+  EXPECT_EQ(
+      ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n"
+                   "      properties: {group.id: x}\n      format: raw\n")),
+      "t.yaml:9:20: error: operators[0].source.properties.group.id: set it with the source key "
+      "group-id instead");
   EXPECT_EQ(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n")),
             "t.yaml:6:7: error: operators[0].source.schema: missing required key (format json "
             "needs the value's fields)");
   // A kafka key on another source type, and a file key on kafka.
   EXPECT_EQ(ErrorsOf("name: j\noperators:\n  - id: src\n    type: source\n    source:\n"
-                     "      type: sequence\n      topics: [t]\n      splits: [{id: a, start: 0s, step: 1s, count: 1}]\n"
+                     "      type: sequence\n      topics: [t]\n      splits: [{id: a, start: 0s, "
+                     "step: 1s, count: 1}]\n"
                      "  - id: out\n    type: sink\n    input: src\n    sink: {type: print}\n"),
             "t.yaml:7:7: error: operators[0].source.topics: does not apply to a source of type "
             "sequence (only to kafka)");
-  EXPECT_NE(ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
-                         "      path: x\n"))
-                .find("t.yaml:10:7: error: operators[0].source.path: does not apply to a source of type "
-                      "kafka; allowed keys:"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorsOf(Job("      bootstrap-servers: k:9092\n      topics: [t]\n      format: raw\n"
+                   "      path: x\n"))
+          .find("t.yaml:10:7: error: operators[0].source.path: does not apply to a source of type "
+                "kafka; allowed keys:"),
+      std::string::npos);
 }
 
 }  // namespace

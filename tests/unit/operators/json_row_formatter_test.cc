@@ -80,8 +80,9 @@ TEST(JsonRowFormatterTest, EqualsRowToJsonOnEveryKindOfValue) {
     std::memcpy(&d, &bits, sizeof d);
     edge.emplace_back(d);
   }
-  for (const char* s : {"\xc0\x80", "\xe0\x80\x80", "\xed\xa0\x80", "\xed\x9f\xbf", "\xf4\x8f\xbf\xbf",
-                        "\xf4\x90\x80\x80", "\xf0\x9f\x98\x80", "\xe2\x82", "\x80", "a\xc3\xa9\x01\"\xe2\x82\xac"}) {
+  for (const char* s : {"\xc0\x80", "\xe0\x80\x80", "\xed\xa0\x80", "\xed\x9f\xbf",
+                        "\xf4\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xf0\x9f\x98\x80", "\xe2\x82",
+                        "\x80", "a\xc3\xa9\x01\"\xe2\x82\xac"}) {
     edge.emplace_back(std::string(s));
   }
   for (const Value& a : edge) {

@@ -46,7 +46,8 @@ struct Harness {
   CollectingOutput output;
   std::unique_ptr<KeyedProcessOperator> op;
 
-  explicit Harness(std::unique_ptr<KeyedProcessOperator> o, bool finished_input_counts_as_max = false)
+  explicit Harness(std::unique_ptr<KeyedProcessOperator> o,
+                   bool finished_input_counts_as_max = false)
       : op(std::move(o)) {
     OperatorContext ctx;
     ctx.name = "process";
@@ -143,7 +144,8 @@ class WritesBroadcastState : public KeyedProcessFunction {
 };
 
 TEST(KeyedProcessOperatorTest, KeyedInputCannotWriteBroadcastState) {
-  Harness h(std::make_unique<KeyedProcessOperator>(std::make_unique<WritesBroadcastState>(), KeyedOnSlot0()));
+  Harness h(std::make_unique<KeyedProcessOperator>(std::make_unique<WritesBroadcastState>(),
+                                                   KeyedOnSlot0()));
   EXPECT_THROW(h.Element("a", 5), InvalidArgument);
 }
 
@@ -156,12 +158,12 @@ TEST(KeyedProcessOperatorTest, IdleInputLeavesTheMinimumAndStatusChangesRecomput
   KeyedProcessOperator::Options options;
   options.broadcast_input = 1;  // include: not excluded from the minimum
   Harness h(std::make_unique<KeyedProcessOperator>(std::make_unique<TwoSided>(), options));
-  h.op->ProcessWatermark(Watermark{10}, 0);  // input 1 has nothing yet: held at MIN
+  h.op->ProcessWatermark(Watermark{10}, 0);                 // input 1 has nothing yet: held at MIN
   h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 1);  // left out: 10 goes through
   h.op->ProcessWatermark(Watermark{20}, 0);
-  h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 0);  // all idle: max(20, MIN) = 20, IDLE
+  h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 0);    // all idle: max(20, MIN) = 20, IDLE
   h.op->ProcessWatermarkStatus(WatermarkStatus::kActive, 1);  // ACTIVE at MIN: no regress
-  h.op->ProcessWatermark(Watermark{15}, 1);  // min over active = 15 < 20: nothing
+  h.op->ProcessWatermark(Watermark{15}, 1);                   // min over active = 15 < 20: nothing
   h.op->ProcessWatermark(Watermark{25}, 1);
   ASSERT_EQ(h.output.Describe(),
             (std::vector<std::string>{"watermark(10)", "watermark(20)", "status(IDLE)",
@@ -172,13 +174,12 @@ TEST(KeyedProcessOperatorTest, LastActiveInputGoingIdleReleasesTheMaximum) {
   KeyedProcessOperator::Options options;
   Harness h(std::make_unique<KeyedProcessOperator>(std::make_unique<TwoSided>(), options));
   h.op->ProcessWatermark(Watermark{10}, 0);
-  h.op->ProcessWatermark(Watermark{30}, 1);  // min 10
+  h.op->ProcessWatermark(Watermark{30}, 1);                 // min 10
   h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 0);  // min over active: 30
   h.op->ProcessWatermark(Watermark{40}, 1);
   h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 1);  // all idle: max(10, 40) = 40
-  ASSERT_EQ(h.output.Describe(),
-            (std::vector<std::string>{"watermark(10)", "watermark(30)", "watermark(40)",
-                                      "status(IDLE)"}));
+  ASSERT_EQ(h.output.Describe(), (std::vector<std::string>{"watermark(10)", "watermark(30)",
+                                                           "watermark(40)", "status(IDLE)"}));
 }
 
 // design.md's decided rule: a finished input (MAX) leaves the minimum, the operator goes IDLE when
@@ -216,8 +217,7 @@ TEST(KeyedProcessOperatorTest, ExcludedBroadcastInputStatusChangesNothing) {
   h.op->ProcessWatermark(Watermark{10}, 0);
   h.op->ProcessWatermarkStatus(WatermarkStatus::kIdle, 0);
   h.op->ProcessWatermarkStatus(WatermarkStatus::kActive, 1);
-  ASSERT_EQ(h.output.Describe(),
-            (std::vector<std::string>{"watermark(10)", "status(IDLE)"}));
+  ASSERT_EQ(h.output.Describe(), (std::vector<std::string>{"watermark(10)", "status(IDLE)"}));
 }
 
 }  // namespace

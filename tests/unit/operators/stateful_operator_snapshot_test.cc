@@ -25,22 +25,33 @@ using testing::ProcessingTimeStep;
 using testing::ScriptStep;
 using testing::WatermarkStep;
 
-Row KV(const std::string& k, int64_t v) { return Row{Value(k), Value(v)}; }
+Row KV(const std::string& k, int64_t v) {
+  return Row{Value(k), Value(v)};
+}
 
 // Two inputs of (key, value): matches, out-of-order arrivals, a late record per side, watermarks
 // that clean up buffered rows on one side only, idleness and the end of both inputs.
 std::vector<ScriptStep> TwoInputScript() {
   return {
-      ElementStep(KV("a", 1), 1000, 0), ElementStep(KV("a", 2), 1100, 1),
-      ElementStep(KV("b", 3), 1200, 1), ElementStep(KV("a", 4), 900, 1),
-      WatermarkStep(1000, 0),           ElementStep(KV("b", 5), 1300, 0),
-      WatermarkStep(1150, 1),           ElementStep(KV("a", 7), 1900, 0),
-      WatermarkStep(1800, 0),           ElementStep(KV("a", 6), 1050, 0),  // behind 1150: late
-      ElementStep(KV("b", 8), 1500, 1), ElementStep(KV("a", 9), 1950, 1),
-      WatermarkStep(2500, 1),           ElementStep(KV("a", 11), 1400, 1),  // behind 1800: late
+      ElementStep(KV("a", 1), 1000, 0),
+      ElementStep(KV("a", 2), 1100, 1),
+      ElementStep(KV("b", 3), 1200, 1),
+      ElementStep(KV("a", 4), 900, 1),
+      WatermarkStep(1000, 0),
+      ElementStep(KV("b", 5), 1300, 0),
+      WatermarkStep(1150, 1),
+      ElementStep(KV("a", 7), 1900, 0),
+      WatermarkStep(1800, 0),
+      ElementStep(KV("a", 6), 1050, 0),  // behind 1150: late
+      ElementStep(KV("b", 8), 1500, 1),
+      ElementStep(KV("a", 9), 1950, 1),
+      WatermarkStep(2500, 1),
+      ElementStep(KV("a", 11), 1400, 1),  // behind 1800: late
       ElementStep(KV("b", 10), 2600, 0),
-      WatermarkStep(kMaxTimestamp, 0),  EndInputStep(0),
-      WatermarkStep(kMaxTimestamp, 1),  EndInputStep(1),
+      WatermarkStep(kMaxTimestamp, 0),
+      EndInputStep(0),
+      WatermarkStep(kMaxTimestamp, 1),
+      EndInputStep(1),
   };
 }
 
@@ -56,10 +67,11 @@ TEST(StatefulOperatorSnapshotTest, IntervalJoinBuffersTimersAndLateCountRoundTri
     options.right_layout = options.left_layout;
     return std::make_unique<IntervalJoinOperator>(options, nullptr);
   };
-  const auto run = ExpectSnapshotRoundTrips(factory, TwoInputScript(), [](const StreamOperator& op) {
-    return std::vector<int64_t>{
-        static_cast<const IntervalJoinOperator&>(op).num_late_records_dropped()};
-  });
+  const auto run =
+      ExpectSnapshotRoundTrips(factory, TwoInputScript(), [](const StreamOperator& op) {
+        return std::vector<int64_t>{
+            static_cast<const IntervalJoinOperator&>(op).num_late_records_dropped()};
+      });
   EXPECT_EQ(run.counters, std::vector<int64_t>{2});
   EXPECT_EQ(run.main, (std::vector<std::string>{
                           "record([\"a\",1,\"a\",2]@1100)", "record([\"a\",1,\"a\",4]@1000)",
@@ -80,17 +92,19 @@ TEST(StatefulOperatorSnapshotTest, WindowJoinPanesAndWatermarksRoundTrip) {
     options.right_layout = RowLayout::Of({FieldType::kString, FieldType::kInt64});
     return std::make_unique<WindowJoinOperator>(MakeWindowAssigner(spec), options);
   };
-  const auto run = ExpectSnapshotRoundTrips(factory, TwoInputScript(), [](const StreamOperator& op) {
-    return std::vector<int64_t>{static_cast<const WindowJoinOperator&>(op).num_late_records_dropped()};
-  });
+  const auto run =
+      ExpectSnapshotRoundTrips(factory, TwoInputScript(), [](const StreamOperator& op) {
+        return std::vector<int64_t>{
+            static_cast<const WindowJoinOperator&>(op).num_late_records_dropped()};
+      });
   EXPECT_EQ(run.counters, std::vector<int64_t>{1});
-  EXPECT_EQ(run.main,
-            (std::vector<std::string>{
-                "watermark(1000)", "watermark(1150)", "record([\"a\",1,\"a\",2,1000,1500]@1499)",
-                "record([\"a\",6,\"a\",2,1000,1500]@1499)",
-                "record([\"b\",5,\"b\",3,1000,1500]@1499)", "watermark(1800)",
-                "record([\"a\",7,\"a\",9,1500,2000]@1999)", "watermark(2500)",
-                "watermark(9223372036854775807)"}));
+  EXPECT_EQ(
+      run.main,
+      (std::vector<std::string>{
+          "watermark(1000)", "watermark(1150)", "record([\"a\",1,\"a\",2,1000,1500]@1499)",
+          "record([\"a\",6,\"a\",2,1000,1500]@1499)", "record([\"b\",5,\"b\",3,1000,1500]@1499)",
+          "watermark(1800)", "record([\"a\",7,\"a\",9,1500,2000]@1999)", "watermark(2500)",
+          "watermark(9223372036854775807)"}));
 }
 
 // Counts per key in keyed state and reports the count at an event-time timer 100 ms after each
@@ -163,17 +177,17 @@ TEST(StatefulOperatorSnapshotTest, BroadcastStateRoundTrips) {
     return std::make_unique<KeyedProcessOperator>(std::make_unique<AboveLimit>(), options);
   };
   const std::vector<ScriptStep> script = {
-      ElementStep(KV("a", 1), 100, 0),  ElementStep(KV("limit", 10), 0, 1),
-      ElementStep(KV("b", 2), 200, 0),  WatermarkStep(150, 0),
+      ElementStep(KV("a", 1), 100, 0),    ElementStep(KV("limit", 10), 0, 1),
+      ElementStep(KV("b", 2), 200, 0),    WatermarkStep(150, 0),
       ElementStep(KV("limit", 20), 0, 1), ElementStep(KV("a", 3), 300, 0),
-      WatermarkStep(kMaxTimestamp, 0), EndInputStep(0),
-      WatermarkStep(kMaxTimestamp, 1), EndInputStep(1),
+      WatermarkStep(kMaxTimestamp, 0),    EndInputStep(0),
+      WatermarkStep(kMaxTimestamp, 1),    EndInputStep(1),
   };
   const auto run = ExpectSnapshotRoundTrips(factory, script);
-  EXPECT_EQ(run.main, (std::vector<std::string>{
-                          "record([\"a\",1,null,1]@100)", "record([\"b\",2,10,1]@200)", "watermark(150)",
-                          "record([\"a\",3,20,2]@300)", "watermark(9223372036854775807)"}));
-
+  EXPECT_EQ(run.main,
+            (std::vector<std::string>{"record([\"a\",1,null,1]@100)", "record([\"b\",2,10,1]@200)",
+                                      "watermark(150)", "record([\"a\",3,20,2]@300)",
+                                      "watermark(9223372036854775807)"}));
 }
 
 TEST(StatefulOperatorSnapshotTest, DedupKeepsFirstSeenAndExpiryAcrossRestore) {
@@ -185,13 +199,20 @@ TEST(StatefulOperatorSnapshotTest, DedupKeepsFirstSeenAndExpiryAcrossRestore) {
       return std::make_unique<KeyedProcessOperator>(MakeDedupFunction(300, event_time), options);
     };
     const std::vector<ScriptStep> script = {
-        ElementStep(KV("a", 1), 100),  ElementStep(KV("a", 2), 200),   // duplicate
-        ProcessingTimeStep(150),       ElementStep(KV("b", 3), 250),
-        WatermarkStep(350),            ElementStep(KV("a", 4), 390),   // duplicate (100 + 300)
-        ProcessingTimeStep(500),       ElementStep(KV("a", 5), 400),   // kept: 400 >= 100 + 300
-        ElementStep(KV("b", 6), 540),  WatermarkStep(700),
-        ElementStep(KV("b", 7), 560),  ProcessingTimeStep(1000),
-        ElementStep(KV("a", 8), 1200), WatermarkStep(kMaxTimestamp),
+        ElementStep(KV("a", 1), 100),
+        ElementStep(KV("a", 2), 200),  // duplicate
+        ProcessingTimeStep(150),
+        ElementStep(KV("b", 3), 250),
+        WatermarkStep(350),
+        ElementStep(KV("a", 4), 390),  // duplicate (100 + 300)
+        ProcessingTimeStep(500),
+        ElementStep(KV("a", 5), 400),  // kept: 400 >= 100 + 300
+        ElementStep(KV("b", 6), 540),
+        WatermarkStep(700),
+        ElementStep(KV("b", 7), 560),
+        ProcessingTimeStep(1000),
+        ElementStep(KV("a", 8), 1200),
+        WatermarkStep(kMaxTimestamp),
         EndInputStep(),
     };
     const auto run = ExpectSnapshotRoundTrips(factory, script);

@@ -1,9 +1,9 @@
 #include "operators/timestamps_and_watermarks_operator.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "runtime/core/errors.h"
 #include "runtime/eventtime/punctuated_watermarks.h"
@@ -60,7 +60,8 @@ class TimestampsAndWatermarksOperatorTest : public ::testing::Test {
     ctx.auto_watermark_interval_ms = interval_ms;
     op.Open(ctx);
   }
-  void Push(TimestampsAndWatermarksOperator& op, Value v, std::optional<Timestamp> upstream_ts = {}) {
+  void Push(TimestampsAndWatermarksOperator& op, Value v,
+            std::optional<Timestamp> upstream_ts = {}) {
     StreamRecord r(Row{std::move(v)});
     if (upstream_ts) {
       r.SetTimestamp(*upstream_ts);
@@ -133,8 +134,9 @@ TEST_F(TimestampsAndWatermarksOperatorTest, PunctuatedWatermarkFollowsItsRecord)
 }
 
 TEST_F(TimestampsAndWatermarksOperatorTest, BatchModeEmitsNoWatermarksExceptMax) {
-  TimestampsAndWatermarksOperator op(WatermarkStrategy::ForMonotonousTimestamps(FirstField),
-                                     TimestampsAndWatermarksOptions{.emit_progressive_watermarks = false});
+  TimestampsAndWatermarksOperator op(
+      WatermarkStrategy::ForMonotonousTimestamps(FirstField),
+      TimestampsAndWatermarksOptions{.emit_progressive_watermarks = false});
   Open(op);
   EXPECT_EQ(time_.NumPendingTimers(), 0u);
   Push(op, int64_t{10});
@@ -158,7 +160,8 @@ TEST_F(TimestampsAndWatermarksOperatorTest, RecordWithoutTimestampGoesToErrorsSi
   Push(op, std::monostate{}, 77);
   Push(op, int64_t{10});
   time_.AdvanceTo(50);
-  EXPECT_EQ(out_.Take(), (Calls{"rec:10@10", "wm:9"})) << "never stamped 0, never seen by the generator";
+  EXPECT_EQ(out_.Take(), (Calls{"rec:10@10", "wm:9"}))
+      << "never stamped 0, never seen by the generator";
   EXPECT_EQ(out_.side, (Calls{"errors:null@77"}));
   EXPECT_EQ(op.num_records_without_timestamp(), 1);
 }
@@ -174,8 +177,8 @@ TEST_F(TimestampsAndWatermarksOperatorTest, RecordWithoutTimestampCanFailTheTask
 }
 
 TEST_F(TimestampsAndWatermarksOperatorTest, IdlenessRunsOnProcessingTimeAndActiveComesBack) {
-  TimestampsAndWatermarksOperator op(
-      WatermarkStrategy::ForMonotonousTimestamps(FirstField).WithIdleness(std::chrono::milliseconds(100)));
+  TimestampsAndWatermarksOperator op(WatermarkStrategy::ForMonotonousTimestamps(FirstField)
+                                         .WithIdleness(std::chrono::milliseconds(100)));
   Open(op);
   Push(op, int64_t{10});
   time_.AdvanceTo(50);   // activity seen: wm 9
@@ -190,8 +193,7 @@ TEST_F(TimestampsAndWatermarksOperatorTest, IdlenessRunsOnProcessingTimeAndActiv
 }
 
 TEST_F(TimestampsAndWatermarksOperatorTest, ExtremeTimestampsPassUnchanged) {
-  TimestampsAndWatermarksOperator op(
-      WatermarkStrategy::NoWatermarks(FirstField));
+  TimestampsAndWatermarksOperator op(WatermarkStrategy::NoWatermarks(FirstField));
   Open(op);
   for (Timestamp ts : {kMinTimestamp, Timestamp{-1}, Timestamp{0}, kMaxTimestamp}) {
     Push(op, ts);

@@ -41,8 +41,10 @@ TEST(DatagenSourceTest, PacesEachSplitAtItsRateAndOrdersByDueTime) {
   EXPECT_EQ(events[0], "register split-0");
   EXPECT_EQ(events[1], "register split-1");
   // Due times 0, 0, 100, 100, 200, 200: split 0 first on ties; event time = 1000 + due.
-  EXPECT_EQ(events[2].rfind("rec split-0 @0 ts=1000 {\"ts\":1000,\"split\":0,", 0), 0u) << events[2];
-  EXPECT_EQ(events[3].rfind("rec split-1 @0 ts=1000 {\"ts\":1000,\"split\":1,", 0), 0u) << events[3];
+  EXPECT_EQ(events[2].rfind("rec split-0 @0 ts=1000 {\"ts\":1000,\"split\":0,", 0), 0u)
+      << events[2];
+  EXPECT_EQ(events[3].rfind("rec split-1 @0 ts=1000 {\"ts\":1000,\"split\":1,", 0), 0u)
+      << events[3];
   EXPECT_EQ(events[4].rfind("rec split-0 @100 ts=1100 ", 0), 0u) << events[4];
   EXPECT_EQ(events[5].rfind("rec split-1 @100 ts=1100 ", 0), 0u) << events[5];
   EXPECT_EQ(events[6].rfind("rec split-0 @200 ts=1200 ", 0), 0u) << events[6];

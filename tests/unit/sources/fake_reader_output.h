@@ -20,7 +20,8 @@ namespace tidemark::testing {
 /// <reason>", "idle <split>", "active <split>", "register <split>", "release <split>".
 class FakeReaderOutput : public ReaderOutput {
  public:
-  FakeReaderOutput(const Schema& schema, ProcessingTimeService& time) : schema_(schema), time_(time) {}
+  FakeReaderOutput(const Schema& schema, ProcessingTimeService& time)
+      : schema_(schema), time_(time) {}
 
   class Split : public SourceOutput {
    public:

@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,7 +55,8 @@ class FileSourceTest : public ::testing::Test {
 };
 
 TEST_F(FileSourceTest, ReadsCsvWithDeclaredTypesAndSourceTimestamp) {
-  const std::string path = Write("a.csv", "ts,user,amount\n1000,ann,2.5\n2000,\"b,\"\"c\"\"\",-1\n");
+  const std::string path =
+      Write("a.csv", "ts,user,amount\n1000,ann,2.5\n2000,\"b,\"\"c\"\"\",-1\n");
   SourceSpec spec = Spec(path, "csv");
   spec.file.csv_header = true;
   FileSource source(spec);
@@ -64,22 +64,23 @@ TEST_F(FileSourceTest, ReadsCsvWithDeclaredTypesAndSourceTimestamp) {
   FakeReaderOutput out(source.schema(), clock);
   FakeReaderContext ctx;
   RunReader(source, out, ctx);
-  EXPECT_EQ(out.events,
-            (std::vector<std::string>{
-                "register " + path,
-                "rec " + path + " @0 ts=1000 {\"ts\":1000,\"user\":\"ann\",\"amount\":2.5}",
-                "rec " + path + " @0 ts=2000 {\"ts\":2000,\"user\":\"b,\\\"c\\\"\",\"amount\":-1.0}",
-                "release " + path}));
+  EXPECT_EQ(
+      out.events,
+      (std::vector<std::string>{
+          "register " + path,
+          "rec " + path + " @0 ts=1000 {\"ts\":1000,\"user\":\"ann\",\"amount\":2.5}",
+          "rec " + path + " @0 ts=2000 {\"ts\":2000,\"user\":\"b,\\\"c\\\"\",\"amount\":-1.0}",
+          "release " + path}));
 }
 
 TEST_F(FileSourceTest, BadCsvLinesGoToErrorsWithFileLineAndReasonAndReadingGoesOn) {
   const std::string path = Write("bad.csv",
                                  "1000,ann,1\n"
-                                 "2000,bob\n"                 // line 2: one field short
-                                 "abc,carl,3\n"               // line 3: non-numeric timestamp
-                                 "4000,dan,x\n"               // line 4: non-numeric amount
-                                 "\n"                         // line 5: blank, skipped
-                                 "5000,\"eve,5\n"             // line 6: unterminated quote
+                                 "2000,bob\n"      // line 2: one field short
+                                 "abc,carl,3\n"    // line 3: non-numeric timestamp
+                                 "4000,dan,x\n"    // line 4: non-numeric amount
+                                 "\n"              // line 5: blank, skipped
+                                 "5000,\"eve,5\n"  // line 6: unterminated quote
                                  "6000,fay,6\n");
   FileSource source(Spec(path, "csv"));
   ManualProcessingTimeService clock;
@@ -128,8 +129,7 @@ TEST_F(FileSourceTest, OnlyEmptyCsvLinesAreSkippedWhitespaceIsFields) {
   EXPECT_EQ(csv_out.errors[0].line, 2);
   EXPECT_EQ(csv_out.errors[0].reason, "expected 3 fields, got 1");
 
-  const std::string json =
-      Write("c.jsonl", "{\"ts\":1000}\n \t \n{\"ts\":2000}\n");
+  const std::string json = Write("c.jsonl", "{\"ts\":1000}\n \t \n{\"ts\":2000}\n");
   FileSource json_source(Spec(json, "jsonl"));
   FakeReaderOutput json_out(json_source.schema(), clock);
   RunReader(json_source, json_out, ctx);
@@ -182,7 +182,8 @@ TEST_F(FileSourceTest, JsonTypeMismatchAndInvalidJsonAreErrorsMissingFieldsAreNu
   FakeReaderContext ctx;
   RunReader(source, out, ctx);
   ASSERT_EQ(out.records.size(), 2u);
-  EXPECT_EQ(out.records[1], "rec " + path + " @0 ts=none {\"ts\":null,\"user\":\"e\",\"amount\":null}");
+  EXPECT_EQ(out.records[1],
+            "rec " + path + " @0 ts=none {\"ts\":null,\"user\":\"e\",\"amount\":null}");
   ASSERT_EQ(out.errors.size(), 3u);
   EXPECT_EQ(out.errors[0].reason, "field \"ts\": expected timestamp, got \"soon\"");
   EXPECT_EQ(out.errors[1].reason, "invalid JSON");
@@ -196,7 +197,8 @@ TEST_F(FileSourceTest, DirectoryAndGlobGiveOneSplitPerFileSortedByName) {
   Write("c.txt", "3,x,0\n");
   EXPECT_EQ(FileSource(Spec(dir_.string(), "csv")).files().size(), 3u);
   FileSource glob(Spec((dir_ / "*.csv").string(), "csv"));
-  EXPECT_EQ(glob.files(), (std::vector<std::string>{(dir_ / "a.csv").string(), (dir_ / "b.csv").string()}));
+  EXPECT_EQ(glob.files(),
+            (std::vector<std::string>{(dir_ / "a.csv").string(), (dir_ / "b.csv").string()}));
   // Two readers: split 0 (a.csv) to subtask 0, split 1 (b.csv) to subtask 1.
   ManualProcessingTimeService clock;
   FakeReaderOutput out1(glob.schema(), clock);
@@ -263,8 +265,9 @@ TEST_F(FileSourceTest, FileThatCannotBeOpenedFailsTheReaderWithTheCause) {
 TEST_F(FileSourceTest, DeeplyNestedJsonIsAnErrorLineNotACrash) {
   // A 200 KB line of 100,000 nested '[' used to overflow the stack (dumping it for the message).
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  const std::string path = Write("deep.jsonl", "{\"ts\": 1}\n" + deep + "\n{\"ts\": 2, \"user\": [" +
-                                                   std::string(1001, '{') + "]}\n{\"ts\": 3}\n");
+  const std::string path =
+      Write("deep.jsonl", "{\"ts\": 1}\n" + deep + "\n{\"ts\": 2, \"user\": [" +
+                              std::string(1001, '{') + "]}\n{\"ts\": 3}\n");
   FileSource source(Spec(path, "jsonl"));
   ManualProcessingTimeService clock;
   FakeReaderOutput out(source.schema(), clock);
@@ -399,8 +402,9 @@ std::vector<std::string> ReadWithRestoreAfter(const FileSource& source, int poll
 class FileSnapshotTest : public FileSourceTest {};
 
 TEST_F(FileSnapshotTest, RestoredSplitsContinueExactlyWhereTheSnapshotWas) {
-  Write("a.jsonl", "{\"ts\": 1, \"user\": \"a\", \"amount\": 1}\n\n{\"ts\": 2, \"user\": 5}\n"
-                   "{\"ts\": 3, \"user\": \"\xc3\xa9\", \"amount\": 3}\r\nnot json\n{\"ts\": 4}");
+  Write("a.jsonl",
+        "{\"ts\": 1, \"user\": \"a\", \"amount\": 1}\n\n{\"ts\": 2, \"user\": 5}\n"
+        "{\"ts\": 3, \"user\": \"\xc3\xa9\", \"amount\": 3}\r\nnot json\n{\"ts\": 4}");
   Write("b.jsonl", "{\"ts\": 10, \"user\": \"b\"}\n{\"ts\": 11, \"user\": \"b\"}\n");
   FileSource source(Spec(dir_.string(), "jsonl"));
   ManualProcessingTimeService clock;
@@ -409,10 +413,11 @@ TEST_F(FileSnapshotTest, RestoredSplitsContinueExactlyWhereTheSnapshotWas) {
   RunReader(source, whole, ctx);
   const std::vector<std::string> expected = Emitted(whole);
   ASSERT_EQ(expected.size(), 7u);  // 5 records, 2 errors
-  EXPECT_EQ(expected[2], "err " + (dir_ / "a.jsonl").string() +
-                             ":3 field \"user\": expected string, got 5");
+  EXPECT_EQ(expected[2],
+            "err " + (dir_ / "a.jsonl").string() + ":3 field \"user\": expected string, got 5");
   for (int polls = 0; polls <= 12; ++polls) {
-    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected) << "restored after " << polls << " polls";
+    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected)
+        << "restored after " << polls << " polls";
   }
 }
 
@@ -427,7 +432,8 @@ TEST_F(FileSnapshotTest, CsvHeaderIsNotReadAgainAfterARestore) {
       "err " + f + ":3 field 3 \"amount\": expected double, got \"x\"",
       "rec " + f + " @0 ts=3 {\"ts\":3,\"user\":\"a\",\"amount\":3.0}"};
   for (int polls = 0; polls <= 5; ++polls) {
-    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected) << "restored after " << polls << " polls";
+    EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected)
+        << "restored after " << polls << " polls";
   }
 }
 
@@ -492,8 +498,8 @@ TEST_F(FileBlockSplitTest, EveryLineIsReadOnceWhereverTheFileIsCut) {
   std::string text;
   for (int i = 1; i <= 40; ++i) {
     text += i % 7 == 0 ? fmt::format("bad line {}\n", i)
-                       : fmt::format("{{\"ts\": {}, \"user\": \"u{}\", \"amount\": {}}}{}\n", i, i % 3,
-                                     i, i % 5 == 0 ? "\r" : "");
+                       : fmt::format("{{\"ts\": {}, \"user\": \"u{}\", \"amount\": {}}}{}\n", i,
+                                     i % 3, i, i % 5 == 0 ? "\r" : "");
     if (i % 11 == 0) {
       text += "\n";  // blank lines are skipped in every split
     }
@@ -513,8 +519,9 @@ TEST_F(FileBlockSplitTest, EveryLineIsReadOnceWhereverTheFileIsCut) {
     const size_t splits = source.CreateSplits().size();
     // At most 256 ranges per file.
     EXPECT_EQ(static_cast<int64_t>(splits),
-              std::min<int64_t>(256, std::max<int64_t>(1, (static_cast<int64_t>(text.size()) +
-                                                           split_bytes - 1) / split_bytes)))
+              std::min<int64_t>(
+                  256, std::max<int64_t>(
+                           1, (static_cast<int64_t>(text.size()) + split_bytes - 1) / split_bytes)))
         << split_bytes;
     for (const int parallelism : {1, 2, 3}) {
       EXPECT_EQ(ReadAll(source, parallelism), expected)

@@ -110,8 +110,18 @@ std::vector<std::string> PerRecord(const SourceSpec& spec,
 TEST(GeneratorSourceTest, RecordGeneratorEqualsThePlainModuloForEveryKeyCount) {
   // The divider replaces `%` for speed only: every key count (1, powers of two and their
   // neighbours, the benches' counts, counts past 2^32 and up to INT64_MAX) gives the same keys.
-  std::vector<int64_t> key_counts = {1, 2, 3, 7, 10, 1000, 100000, 1000000, 4294967295LL,
-                                     4294967296LL, 4294967297LL, int64_t{0x7FFFFFFFFFFFFFFF}};
+  std::vector<int64_t> key_counts = {1,
+                                     2,
+                                     3,
+                                     7,
+                                     10,
+                                     1000,
+                                     100000,
+                                     1000000,
+                                     4294967295LL,
+                                     4294967296LL,
+                                     4294967297LL,
+                                     int64_t{0x7FFFFFFFFFFFFFFF}};
   for (int shift = 1; shift < 63; shift += 7) {
     key_counts.push_back((int64_t{1} << shift) - 1);
     key_counts.push_back(int64_t{1} << shift);
@@ -125,7 +135,8 @@ TEST(GeneratorSourceTest, RecordGeneratorEqualsThePlainModuloForEveryKeyCount) {
       for (const int64_t index : {i, int64_t{0x7FFFFFFFFFFFFFFF} / 3 - i * 977}) {
         const GeneratedRecord expected = GenerateRecord(index, keys, 3);
         const GeneratedRecord got = generate(index);
-        differing += got.key != expected.key || got.value != expected.value || got.ts != expected.ts;
+        differing +=
+            got.key != expected.key || got.value != expected.value || got.ts != expected.ts;
       }
     }
   }

@@ -1,13 +1,12 @@
 // LineDecoder (sources/text_input.h) against the reference decoders JsonLineToRow / CsvLineToRow:
 // every line, good or hostile, must give the same row or the same reason.
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <random>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -36,20 +35,24 @@ std::string Decoded(LineDecoder& decoder, const std::string& line, Row& row) {
   return TestSchema().RowToJson(row);
 }
 
-// The same through DecodeLent (nothing ahead), with the line in place as a LineReader lends it: followed by
+// The same through DecodeLent (nothing ahead), with the line in place as a LineReader lends it:
+// followed by
 // '\n' and then `after` (more input: the next line, hostile bytes) and the padding.
-std::string DecodedInPlace(LineDecoder& decoder, const std::string& line, const std::string& after, Row& row) {
+std::string DecodedInPlace(LineDecoder& decoder, const std::string& line, const std::string& after,
+                           Row& row) {
   std::string buffer = line + "\n" + after;
   buffer.append(LineReader::kLinePadding, ' ');
   std::string reason;
-  if (!decoder.DecodeLent(std::string_view(buffer.data(), line.size()), LinesAhead{}, row, &reason)) {
+  if (!decoder.DecodeLent(std::string_view(buffer.data(), line.size()), LinesAhead{}, row,
+                          &reason)) {
     return "error: " + reason;
   }
   return TestSchema().RowToJson(row);
 }
 
 // What may follow a line in the reader's buffer: tokens that would extend the line's last one.
-const std::vector<std::string> kAfterLine = {"", "9999}", "e", "ue}", "\"}", "]", "{\"ts\": 1}", "\\", "\x01\xff"};
+const std::vector<std::string> kAfterLine = {"",  "9999}",       "e",  "ue}",     "\"}",
+                                             "]", "{\"ts\": 1}", "\\", "\x01\xff"};
 
 std::string Reference(bool json, const std::string& line) {
   std::string reason;
@@ -63,8 +66,8 @@ const std::vector<std::string> kJsonLines = {
     R"({"user":"bob"})",
     R"({"ts": null, "user": null, "amount": 3, "n": -0, "ok": false})",
     R"({"ok": true, "n": 1, "amount": 1e3, "user": "z", "ts": 5})",  // keys out of order
-    R"({"user": "a", "user": "b"})",                                   // repeated key: last wins
-    R"({"us\u0065r": "esc\"aped\n\u00e9\ud83d\ude00"})",               // escapes in key and value
+    R"({"user": "a", "user": "b"})",                                 // repeated key: last wins
+    R"({"us\u0065r": "esc\"aped\n\u00e9\ud83d\ude00"})",             // escapes in key and value
     R"({"ts": 1.0})",
     R"({"ts": 1e2})",
     R"({"ts": 9223372036854775807})",
@@ -95,7 +98,9 @@ const std::vector<std::string> kJsonLines = {
     R"({"other": tru})",
     R"({"other": [1, 2, {"x": nul}]})",
     R"({"other": [1, 2, {"x": null}], "ts": 3})",
-    R"({"other": "a)" "\x01" R"(b", "ts": 3})",
+    R"({"other": "a)"
+    "\x01"
+    R"(b", "ts": 3})",
     "{\"ts\":\t1}",
     "{\"user\": \"\xff\xfe\"}",
     "{\"user\": \"\xc3\xa9\"}",
@@ -116,8 +121,10 @@ TEST(LineDecoderTest, FastPathIsTakenOnThisMachineForPlainLines) {
     GTEST_SKIP() << "CPU without AVX2: every line takes the reference path";
   }
   Row row(TestSchema().layout());
-  EXPECT_TRUE(fast->Decode(R"({"ts": 1000, "user": "ann", "amount": 2.5, "n": 7, "ok": true})", false, row));
-  EXPECT_EQ(TestSchema().RowToJson(row), R"({"ts":1000,"user":"ann","amount":2.5,"n":7,"ok":true})");
+  EXPECT_TRUE(fast->Decode(R"({"ts": 1000, "user": "ann", "amount": 2.5, "n": 7, "ok": true})",
+                           false, row));
+  EXPECT_EQ(TestSchema().RowToJson(row),
+            R"({"ts":1000,"user":"ann","amount":2.5,"n":7,"ok":true})");
   // Trailing content, a bad literal in an unused field, a raw control character: not accepted.
   EXPECT_FALSE(fast->Decode(R"({"ts": 1} {"ts": 2})", false, row));
   EXPECT_FALSE(fast->Decode(R"({"other": tru, "ts": 1})", false, row));
@@ -130,13 +137,15 @@ TEST(LineDecoderTest, JsonLinesGiveTheReferenceRowOrReason) {
   for (const std::string& line : kJsonLines) {
     EXPECT_EQ(Decoded(decoder, line, row), Reference(true, line)) << line;
     for (const std::string& after : kAfterLine) {
-      EXPECT_EQ(DecodedInPlace(decoder, line, after, row), Reference(true, line)) << line << " then " << after;
+      EXPECT_EQ(DecodedInPlace(decoder, line, after, row), Reference(true, line))
+          << line << " then " << after;
     }
   }
   EXPECT_EQ(Decoded(decoder, R"({"user": "a", "user": "b"})", row),
             R"({"ts":null,"user":"b","amount":null,"n":null,"ok":null})");
   EXPECT_EQ(Decoded(decoder, R"({"ts": 1} {"ts": 2})", row), "error: invalid JSON");
-  EXPECT_EQ(Decoded(decoder, R"({"ts": 1.0})", row), "error: field \"ts\": expected timestamp, got 1.0");
+  EXPECT_EQ(Decoded(decoder, R"({"ts": 1.0})", row),
+            "error: field \"ts\": expected timestamp, got 1.0");
 }
 
 // nlohmann's lexer reads a NUL byte as the end of its input: a line with a NUL after its object
@@ -178,8 +187,9 @@ TEST(LineDecoderTest, CsvDoublesTooSmallAreZeroAsInJson) {
   Row row;
   EXPECT_EQ(Decoded(csv, "1000,ann,1e-400,7,true", row),
             R"({"ts":1000,"user":"ann","amount":0.0,"n":7,"ok":true})");
-  EXPECT_EQ(Decoded(json, R"({"ts": 1000, "user": "ann", "amount": 1e-400, "n": 7, "ok": true})", row),
-            R"({"ts":1000,"user":"ann","amount":0.0,"n":7,"ok":true})");
+  EXPECT_EQ(
+      Decoded(json, R"({"ts": 1000, "user": "ann", "amount": 1e-400, "n": 7, "ok": true})", row),
+      R"({"ts":1000,"user":"ann","amount":0.0,"n":7,"ok":true})");
   EXPECT_EQ(Decoded(csv, "1000,ann,-1e-400,7,true", row),
             R"({"ts":1000,"user":"ann","amount":-0.0,"n":7,"ok":true})");
   EXPECT_EQ(Decoded(csv, "1000,ann,4.9e-324,7,true", row),
@@ -209,8 +219,10 @@ TEST(LineDecoderTest, DepthLimitIsKeptInFieldsTheRowDoesNotUse) {
   LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
   Row row;
   // The object is level 1, so 999 arrays inside it reach 1000 levels: allowed; 1000 are not.
-  const std::string ok = "{\"x\": " + std::string(999, '[') + std::string(999, ']') + ", \"ts\": 4}";
-  const std::string deep = "{\"x\": " + std::string(1000, '[') + std::string(1000, ']') + ", \"ts\": 4}";
+  const std::string ok =
+      "{\"x\": " + std::string(999, '[') + std::string(999, ']') + ", \"ts\": 4}";
+  const std::string deep =
+      "{\"x\": " + std::string(1000, '[') + std::string(1000, ']') + ", \"ts\": 4}";
   EXPECT_EQ(Decoded(decoder, ok, row), R"({"ts":4,"user":null,"amount":null,"n":null,"ok":null})");
   EXPECT_EQ(Decoded(decoder, deep, row), "error: JSON nests deeper than 1000 levels");
   EXPECT_EQ(Decoded(decoder, deep, row), Reference(true, deep));
@@ -252,7 +264,8 @@ TEST(LineDecoderTest, MutatedLinesGiveTheReferenceRowOrReason) {
   std::mt19937 rng(17);
   const std::string alphabet = "{}[]\":,\\ 01-.eEtrufalsn\x01\xff\xc3\xa9u";
   for (const bool json : {true, false}) {
-    LineDecoder decoder(json ? LineDecoder::Format::kJson : LineDecoder::Format::kCsv, TestSchema());
+    LineDecoder decoder(json ? LineDecoder::Format::kJson : LineDecoder::Format::kCsv,
+                        TestSchema());
     Row row;
     const std::vector<std::string>& seeds = json ? kJsonLines : kCsvLines;
     int compared = 0;
@@ -262,10 +275,18 @@ TEST(LineDecoderTest, MutatedLinesGiveTheReferenceRowOrReason) {
       for (int e = 0; e < edits && !line.empty(); ++e) {
         const size_t at = rng() % line.size();
         switch (rng() % 4) {
-          case 0: line[at] = alphabet[rng() % alphabet.size()]; break;
-          case 1: line.erase(at, 1 + rng() % 3); break;
-          case 2: line.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
-          default: line.insert(at, line.substr(0, at)); break;
+          case 0:
+            line[at] = alphabet[rng() % alphabet.size()];
+            break;
+          case 1:
+            line.erase(at, 1 + rng() % 3);
+            break;
+          case 2:
+            line.insert(at, 1, alphabet[rng() % alphabet.size()]);
+            break;
+          default:
+            line.insert(at, line.substr(0, at));
+            break;
         }
       }
       if (line.find_first_not_of(" \t") == std::string::npos) {
@@ -273,7 +294,8 @@ TEST(LineDecoderTest, MutatedLinesGiveTheReferenceRowOrReason) {
       }
       const std::string reference = Reference(json, line);
       ASSERT_EQ(Decoded(decoder, line, row), reference) << (json ? "json: " : "csv: ") << line;
-      const std::string& after = i % 2 == 0 ? kAfterLine[rng() % kAfterLine.size()] : seeds[rng() % seeds.size()];
+      const std::string& after =
+          i % 2 == 0 ? kAfterLine[rng() % kAfterLine.size()] : seeds[rng() % seeds.size()];
       ASSERT_EQ(DecodedInPlace(decoder, line, after, row), reference)
           << (json ? "json: " : "csv: ") << line << " then " << after;
       ++compared;
@@ -288,7 +310,8 @@ class LinesFile {
   explicit LinesFile(const std::vector<std::string>& lines) {
     static int n = 0;
     path_ = (std::filesystem::temp_directory_path() /
-             ("tidemark-line-decoder-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".jsonl"))
+             ("tidemark-line-decoder-" + std::to_string(::getpid()) + "-" + std::to_string(n++) +
+              ".jsonl"))
                 .string();
     std::ofstream out(path_, std::ios::binary);
     for (const std::string& line : lines) {
@@ -351,9 +374,10 @@ TEST(LineDecoderTest, LentLinesAreParsedAsABufferOfDocuments) {
   }
   std::vector<std::string> lines;
   for (int i = 0; i < 20000; ++i) {
-    lines.push_back("{\"ts\": " + std::to_string(1000 + i) + ", \"user\": \"user_" + std::to_string(i % 97) +
-                    "\", \"amount\": " + std::to_string(i % 13) + ".5, \"n\": " + std::to_string(i) +
-                    ", \"ok\": " + (i % 2 ? "true" : "false") + "}");
+    lines.push_back("{\"ts\": " + std::to_string(1000 + i) + ", \"user\": \"user_" +
+                    std::to_string(i % 97) + "\", \"amount\": " + std::to_string(i % 13) +
+                    ".5, \"n\": " + std::to_string(i) + ", \"ok\": " + (i % 2 ? "true" : "false") +
+                    "}");
   }
   const LinesFile file(lines);
   LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
@@ -380,7 +404,9 @@ std::vector<std::string> HostileLines(uint32_t seed, int count, int plain_run) {
       continue;
     }
     switch (rng() % 8) {
-      case 0: lines.push_back(kJsonLines[rng() % kJsonLines.size()]); break;
+      case 0:
+        lines.push_back(kJsonLines[rng() % kJsonLines.size()]);
+        break;
       case 1: {
         std::string line = kJsonLines[rng() % kJsonLines.size()];
         for (int e = 0; e < 2 && !line.empty(); ++e) {
@@ -390,14 +416,26 @@ std::vector<std::string> HostileLines(uint32_t seed, int count, int plain_run) {
         lines.push_back(line);
         break;
       }
-      case 2: lines.push_back(rng() % 2 ? "" : "   "); break;
-      case 3: lines.push_back("  " + plain(i)); break;
-      case 4: lines.push_back(plain(i) + "\r"); break;
-      case 5: lines.push_back("{\"ts\": " + std::to_string(i) + ","); lines.push_back("\"n\": 1}"); break;
-      case 6: lines.push_back(plain(i) + " " + plain(i + 1)); break;
+      case 2:
+        lines.push_back(rng() % 2 ? "" : "   ");
+        break;
+      case 3:
+        lines.push_back("  " + plain(i));
+        break;
+      case 4:
+        lines.push_back(plain(i) + "\r");
+        break;
+      case 5:
+        lines.push_back("{\"ts\": " + std::to_string(i) + ",");
+        lines.push_back("\"n\": 1}");
+        break;
+      case 6:
+        lines.push_back(plain(i) + " " + plain(i + 1));
+        break;
       default:  // now and then a line longer than a read buffer
-        lines.push_back(rng() % 32 == 0 ? "{\"user\": \"" + std::string(70000 + rng() % 100, 'x') + "\"}"
-                                        : plain(i) + "   ");
+        lines.push_back(rng() % 32 == 0
+                            ? "{\"user\": \"" + std::string(70000 + rng() % 100, 'x') + "\"}"
+                            : plain(i) + "   ");
         break;
     }
   }
@@ -424,7 +462,8 @@ TEST(LineDecoderTest, ReadersTakingTurnsKeepTheirOwnStreams) {
   for (size_t f = 0; f < contents.size(); ++f) {
     for (int i = 0; i < 5000; ++i) {
       // Different line lengths per file, so the buffers' fills fall at different lines.
-      contents[f].push_back("{\"ts\": " + std::to_string(i) + ", \"user\": \"" + std::string(f * 3 + i % 5, 'a' + f) +
+      contents[f].push_back("{\"ts\": " + std::to_string(i) + ", \"user\": \"" +
+                            std::string(f * 3 + i % 5, 'a' + f) +
                             "\", \"n\": " + std::to_string(f) + "}");
     }
   }
@@ -455,7 +494,8 @@ TEST(LineDecoderTest, ReadersMadeInTheSameMemoryDoNotShareStreams) {
     }
     lines.push_back("{\"user\":\"u\",\"ts\":" + std::to_string(i) + ",\"amount\":" + amount + "}");
   }
-  const Schema schema({{"user", FieldType::kString}, {"ts", FieldType::kTimestamp}, {"amount", FieldType::kInt64}});
+  const Schema schema(
+      {{"user", FieldType::kString}, {"ts", FieldType::kTimestamp}, {"amount", FieldType::kInt64}});
   const LinesFile file(lines);
   LineDecoder decoder(LineDecoder::Format::kJson, schema);
   std::optional<LineReader> reader;  // every range's reader in the same storage
@@ -469,8 +509,9 @@ TEST(LineDecoderTest, ReadersMadeInTheSameMemoryDoNotShareStreams) {
     Row row;
     while (reader->Next(line) == LineReader::Result::kLine) {
       std::string reason;
-      const std::string got = decoder.DecodeLent(line, reader->Ahead(), row, &reason) ? schema.RowToJson(row)
-                                                                                      : "error: " + reason;
+      const std::string got = decoder.DecodeLent(line, reader->Ahead(), row, &reason)
+                                  ? schema.RowToJson(row)
+                                  : "error: " + reason;
       std::optional<Row> want_row = JsonLineToRow(std::string(line), schema, &reason);
       const std::string want = want_row ? schema.RowToJson(*want_row) : "error: " + reason;
       ASSERT_EQ(got, want) << "line " << reader->line_number() << ": " << line;
@@ -490,7 +531,8 @@ TEST(LineDecoderTest, ReadersMadeInTheSameMemoryDoNotShareStreams) {
 // simdjson's stage 1 drops an unfinished value at the end of its input, so the stream shows no
 // document after the object; the line is still refused, as the reference refuses it.
 TEST(LineDecoderTest, TheBuffersLastLineIsCheckedWhole) {
-  for (const std::string tail : {" [", "{", " \"abc", "{\"user\":\"x\"", "[1,", "[[", " {\"a\":", " x", ","}) {
+  for (const std::string tail :
+       {" [", "{", " \"abc", "{\"user\":\"x\"", "[1,", "[[", " {\"a\":", " x", ","}) {
     // Plain lines up to just before 64 KiB, the hostile one's '\n' the last in the first read.
     const std::string bad = "{\"ts\": 999999, \"n\": 1}" + tail;
     std::vector<std::string> lines;
@@ -506,7 +548,8 @@ TEST(LineDecoderTest, TheBuffersLastLineIsCheckedWhole) {
     }
     lines.push_back(bad);
     for (int i = 0; i < 50; ++i) {  // the first of them runs past the first read
-      lines.push_back("{\"ts\": " + std::to_string(i) + ", \"n\": 3, \"user\": \"" + std::string(40, 'v') + "\"}");
+      lines.push_back("{\"ts\": " + std::to_string(i) + ", \"n\": 3, \"user\": \"" +
+                      std::string(40, 'v') + "\"}");
     }
     const LinesFile file(lines);
     LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());

@@ -106,7 +106,8 @@ std::string TempPath(const std::string& name) {
 // "\xEF\xBB\xBF1000"` (the mark invisible in the error). Offsets still count its 3 bytes.
 TEST(LineReaderTest, AByteOrderMarkAtTheStartOfTheFileIsSkipped) {
   const std::string path = TempPath("bom.csv");
-  std::ofstream(path, std::ios::binary) << "\xEF\xBB\xBF" "1000,a\n1001,b\n";
+  std::ofstream(path, std::ios::binary) << "\xEF\xBB\xBF"
+                                           "1000,a\n1001,b\n";
   for (const auto& steps : {ReadCopying(path, 1048576, 0, -1), ReadLending(path, 1048576, 0, -1)}) {
     ASSERT_EQ(steps.size(), 3u);
     EXPECT_EQ(steps[0], (Step{LineReader::Result::kLine, "1000,a", 1, 10}));
@@ -139,9 +140,10 @@ TEST(LineReaderTest, AFileTruncatedWhileBeingReadIsAReadError) {
     }
     FAIL() << "expected an IoError after " << reader.bytes_read() << " bytes";
   } catch (const IoError& e) {
-    EXPECT_NE(std::string(e.what()).find("input file '" + path + "' shrank while being read: it had " +
-                                         std::to_string(text.size()) + " bytes when opened"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("input file '" + path + "' shrank while being read: it had " +
+                                   std::to_string(text.size()) + " bytes when opened"),
+        std::string::npos)
         << e.what();
   }
   // A file that grows while it is read is fine (read to where it ends).

@@ -1,10 +1,9 @@
 #include "sources/replay_source.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -42,15 +41,15 @@ class ReplaySourceTest : public ::testing::Test {
 };
 
 TEST_F(ReplaySourceTest, ReplaysArrivalsAtTheirProcessingTimeWithIdleActiveAndEnd) {
-  ReplaySource source(Spec(
-      "{\"split\": \"a\", \"at\": 0, \"record\": {\"ts\": 5000, \"v\": 1}}\n"
-      "{\"split\": \"b\", \"at\": 100, \"record\": {\"ts\": 9000, \"v\": 2}}\n"
-      "\n"
-      "{\"split\": \"a\", \"at\": 100, \"idle\": true}\n"
-      "{\"split\": \"a\", \"at\": 2500, \"active\": true}\n"
-      "{\"split\": \"a\", \"at\": 2500, \"record\": {\"ts\": 4000, \"v\": \"x\"}}\n"
-      "{\"split\": \"b\", \"at\": 3000, \"end\": true}\n"
-      "{\"at\": 7000}\n"));
+  ReplaySource source(
+      Spec("{\"split\": \"a\", \"at\": 0, \"record\": {\"ts\": 5000, \"v\": 1}}\n"
+           "{\"split\": \"b\", \"at\": 100, \"record\": {\"ts\": 9000, \"v\": 2}}\n"
+           "\n"
+           "{\"split\": \"a\", \"at\": 100, \"idle\": true}\n"
+           "{\"split\": \"a\", \"at\": 2500, \"active\": true}\n"
+           "{\"split\": \"a\", \"at\": 2500, \"record\": {\"ts\": 4000, \"v\": \"x\"}}\n"
+           "{\"split\": \"b\", \"at\": 3000, \"end\": true}\n"
+           "{\"at\": 7000}\n"));
   EXPECT_EQ(source.split_ids(), (std::vector<std::string>{"a", "b"}));
   FakeReaderContext ctx;
   FakeReaderOutput out(source.schema(), ctx.time);
@@ -70,14 +69,15 @@ TEST_F(ReplaySourceTest, ReplaysArrivalsAtTheirProcessingTimeWithIdleActiveAndEn
 }
 
 TEST_F(ReplaySourceTest, ReadersTakeTheirOwnSplitsOnly) {
-  ReplaySource source(Spec(
-      "{\"split\": \"a\", \"at\": 0, \"record\": {\"ts\": 1}}\n"
-      "{\"split\": \"b\", \"at\": 10, \"record\": {\"ts\": 2}}\n"
-      "{\"split\": \"a\", \"at\": 20, \"record\": {\"ts\": 3}}\n"));
+  ReplaySource source(
+      Spec("{\"split\": \"a\", \"at\": 0, \"record\": {\"ts\": 1}}\n"
+           "{\"split\": \"b\", \"at\": 10, \"record\": {\"ts\": 2}}\n"
+           "{\"split\": \"a\", \"at\": 20, \"record\": {\"ts\": 3}}\n"));
   FakeReaderContext ctx(1, 2);
   FakeReaderOutput out(source.schema(), ctx.time);
   RunReader(source, out, ctx, 1, 2);
-  EXPECT_EQ(out.events, (std::vector<std::string>{"register b", "rec b @10 ts=2 {\"ts\":2,\"v\":null}"}));
+  EXPECT_EQ(out.events,
+            (std::vector<std::string>{"register b", "rec b @10 ts=2 {\"ts\":2,\"v\":null}"}));
 }
 
 TEST_F(ReplaySourceTest, MalformedEnvelopeNamesFileAndLine) {
@@ -93,12 +93,17 @@ TEST_F(ReplaySourceTest, MalformedEnvelopeNamesFileAndLine) {
                     "\"end\": true}\n"),
             path_ + ":2: replay line: \"at\" goes back in time (4 after 5)");
   EXPECT_EQ(message("{\"split\": \"a\", \"record\": {}}\n"),
-            path_ + ":1: replay line: \"at\" must be a non-negative integer (ms of processing time "
-                    "since the start)");
-  EXPECT_EQ(message("{\"split\": \"a\", \"at\": 1}\n"),
-            path_ + ":1: replay line: a line with a split needs exactly one of record, idle, active, end");
-  EXPECT_EQ(message("{\"at\": 1, \"wat\": 2}\n"),
-            path_ + ":1: replay line: unknown key \"wat\" (allowed: split, at, record, idle, active, end)");
+            path_ +
+                ":1: replay line: \"at\" must be a non-negative integer (ms of processing time "
+                "since the start)");
+  EXPECT_EQ(
+      message("{\"split\": \"a\", \"at\": 1}\n"),
+      path_ +
+          ":1: replay line: a line with a split needs exactly one of record, idle, active, end");
+  EXPECT_EQ(
+      message("{\"at\": 1, \"wat\": 2}\n"),
+      path_ +
+          ":1: replay line: unknown key \"wat\" (allowed: split, at, record, idle, active, end)");
   EXPECT_EQ(message("not json\n"), path_ + ":1: replay line: expected a JSON object");
   EXPECT_EQ(message("{\"at\": 1}\n{\"at\": 2, \"x\": " + std::string(2000, '[') + "}\n"),
             path_ + ":2: replay line: JSON nests deeper than 1000 levels");
@@ -111,8 +116,10 @@ TEST_F(ReplaySourceTest, AFileTooLargeToReadAtCompileTimeIsRefused) {
     ReplaySource source(spec);
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
-    EXPECT_EQ(std::string(e.what()), path_ + ": a replay file is read whole when the job is compiled and may "
-                                             "be at most 64 MiB; this one is 65 MiB");
+    EXPECT_EQ(std::string(e.what()),
+              path_ +
+                  ": a replay file is read whole when the job is compiled and may "
+                  "be at most 64 MiB; this one is 65 MiB");
   }
 }
 

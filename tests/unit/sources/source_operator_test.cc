@@ -183,14 +183,13 @@ class BatchCountingOutput : public testing::CollectingOutput {
 };
 
 /// A source over one split "s" holding `timestamps`, writing into `output`.
-std::unique_ptr<SourceOperator> OpenQueueSource(std::map<std::string, std::deque<Timestamp>>& queues,
-                                                std::deque<Timestamp> timestamps,
-                                                WatermarkStrategy strategy, Output& output,
-                                                ManualProcessingTimeService& time) {
+std::unique_ptr<SourceOperator> OpenQueueSource(
+    std::map<std::string, std::deque<Timestamp>>& queues, std::deque<Timestamp> timestamps,
+    WatermarkStrategy strategy, Output& output, ManualProcessingTimeService& time) {
   SourceOperatorOptions options;
   options.assign_splits_on_open = false;
-  auto op = std::make_unique<SourceOperator>(std::make_shared<QueueSource>(queues), std::move(strategy),
-                                             options);
+  auto op = std::make_unique<SourceOperator>(std::make_shared<QueueSource>(queues),
+                                             std::move(strategy), options);
   OperatorContext context;
   context.name = "source";
   context.output = &output;
@@ -238,17 +237,19 @@ TEST(SourceOperatorTest, EmitBatchSendsFullBatchesAndNothingPendingAtReturn) {
   std::map<std::string, std::deque<Timestamp>> queues;
   ManualProcessingTimeService time{0};
   BatchCountingOutput out;
-  auto op = OpenQueueSource(queues, ts,
-                            WatermarkStrategy(RecordTimestampAssigner(),
-                                              [] {
-                                                return std::make_unique<BoundedOutOfOrdernessWatermarks>(
-                                                    std::chrono::milliseconds(0));
-                                              }),
-                            out, time);
+  auto op =
+      OpenQueueSource(queues, ts,
+                      WatermarkStrategy(RecordTimestampAssigner(),
+                                        [] {
+                                          return std::make_unique<BoundedOutOfOrdernessWatermarks>(
+                                              std::chrono::milliseconds(0));
+                                        }),
+                      out, time);
   int64_t polls = 0;
   EXPECT_EQ(op->EmitBatch(1000, &polls), InputStatus::kNothingAvailable);
   EXPECT_EQ(polls, 300);
-  EXPECT_EQ(out.batch_sizes, (std::vector<size_t>{SourceOperator::kBatchSize, 300 - SourceOperator::kBatchSize}));
+  EXPECT_EQ(out.batch_sizes,
+            (std::vector<size_t>{SourceOperator::kBatchSize, 300 - SourceOperator::kBatchSize}));
   const std::vector<StreamRecord> records = out.Records();
   ASSERT_EQ(records.size(), 300u);
   for (size_t i = 0; i < records.size(); ++i) {

@@ -2,11 +2,10 @@
 // records read before the snapshot, the restored reader continues exactly where the first
 // stopped (tests/testing/source_round_trip.h).
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -102,10 +101,9 @@ TEST(SourceSnapshotTest, DatagenSplitsKeepRandomStreamAndSchedule) {
 }
 
 TEST(SourceSnapshotTest, ReplaySplitsResumeAtTheirNextLine) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() /
-       ("tidemark_replay_snapshot_" + std::to_string(::getpid()) + ".jsonl"))
-          .string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("tidemark_replay_snapshot_" + std::to_string(::getpid()) + ".jsonl"))
+                               .string();
   std::ofstream(path) << R"({"split": "a", "at": 100, "record": {"ts": 5000, "v": 1}}
 {"split": "b", "at": 150, "record": {"ts": 4000, "v": 2}}
 {"split": "a", "at": 200, "idle": true}

@@ -38,7 +38,8 @@ struct Sink {
   Sink(const SinkSpec& spec, bool checkpointing, int subtask = 0)
       : clock(std::make_unique<ManualProcessingTimeService>(0)),
         result(std::make_shared<SinkResult>(TestSchema(), false)),
-        op(std::make_unique<KafkaSinkOperator>(spec, TestSchema(), result, subtask, checkpointing)) {
+        op(std::make_unique<KafkaSinkOperator>(spec, TestSchema(), result, subtask,
+                                               checkpointing)) {
     OperatorContext ctx;
     ctx.name = "out";
     ctx.subtask_index = subtask;
@@ -107,7 +108,9 @@ class KafkaSinkOperatorTest : public ::testing::Test {
     return s;
   }
   /// The committed lines of the commit log.
-  std::vector<nlohmann::json> CommitLog() const { return testing::CommittedLines(root_ / "commits.jsonl"); }
+  std::vector<nlohmann::json> CommitLog() const {
+    return testing::CommittedLines(root_ / "commits.jsonl");
+  }
   /// Every line: `committing` and `committed`.
   std::vector<nlohmann::json> CommitLogLines() const {
     std::vector<nlohmann::json> lines;
@@ -157,7 +160,8 @@ TEST_F(KafkaSinkOperatorTest, NoneDeliversEverythingByEndOfInput) {
   sink.op->Finish();
   sink.op->Close();
   std::vector<KafkaRecord> got = Topic();
-  EXPECT_EQ(Values(got), (std::vector<std::string>{Value(0, 1), Value(1, 1), Value(2, 1), Value(3, 1)}));
+  EXPECT_EQ(Values(got),
+            (std::vector<std::string>{Value(0, 1), Value(1, 1), Value(2, 1), Value(3, 1)}));
   EXPECT_FALSE(got[0].has_key);
 }
 
@@ -175,7 +179,7 @@ TEST_F(KafkaSinkOperatorTest, ExactlyOnceCommitsOneTransactionPerCheckpointOnlyW
   EXPECT_EQ(sink.op->num_pending_transactions(), 2u);
   sink.op->NotifyCheckpointComplete(1);
   ASSERT_EQ(CommitLog().size(), 1u);
-  sink.Snapshot(3);  // no records since checkpoint 2: no transaction
+  sink.Snapshot(3);                      // no records since checkpoint 2: no transaction
   sink.op->NotifyCheckpointComplete(3);  // 2 is committed with 3 (its notification was lost)
   std::vector<nlohmann::json> log = CommitLog();
   ASSERT_EQ(log.size(), 2u);
@@ -193,8 +197,8 @@ TEST_F(KafkaSinkOperatorTest, ExactlyOnceCommitsOneTransactionPerCheckpointOnlyW
   EXPECT_EQ(log[1]["partitions"]["1"]["records"], 2);
   EXPECT_EQ(log[1]["resent"], false);
   EXPECT_EQ(sink.op->num_transactions_committed(), 2);
-  EXPECT_EQ(Values(Topic()), (std::vector<std::string>{Value(0), Value(1), Value(2), Value(3, 1),
-                                                       Value(4, 1)}));
+  EXPECT_EQ(Values(Topic()),
+            (std::vector<std::string>{Value(0), Value(1), Value(2), Value(3, 1), Value(4, 1)}));
   sink.op->Finish();
   sink.op->Close();
 }
@@ -288,9 +292,8 @@ TEST_F(KafkaSinkOperatorTest, ACrashBetweenKafkasCommitAndItsLogLineWritesNothin
     sink.Write(1, 1);
     sink.Write(2);
     snapshot = sink.Snapshot(1);
-    sink.op->SetAfterKafkaCommitHookForTesting([](const std::string& id) {
-      throw IoError("crash after committing " + id);
-    });
+    sink.op->SetAfterKafkaCommitHookForTesting(
+        [](const std::string& id) { throw IoError("crash after committing " + id); });
     EXPECT_THROW(sink.op->NotifyCheckpointComplete(1), IoError);
     sink.Crash();
   }

@@ -3,9 +3,9 @@
 
 #include <bit>
 #include <cmath>
-#include <utility>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -68,8 +68,8 @@ std::vector<Row> Rows() {
   rows.push_back(Row{Value(int64_t{-7}), null, Value(std::string("apple-longer-than-sso-buffer")),
                      Value(false), Value(-0.0)});
   rows.push_back(Row{null, Value(int64_t{-3}), null, null, null});
-  rows.push_back(Row{Value(INT64_MAX), Value(int64_t{7}), Value(std::string("zebra")),
-                     Value(true), Value(1e300)});
+  rows.push_back(Row{Value(INT64_MAX), Value(int64_t{7}), Value(std::string("zebra")), Value(true),
+                     Value(1e300)});
   rows.push_back(Row{Value(int64_t{2}), Value(int64_t{7}), Value(std::string("apple")),
                      Value(false), Value(2.5)});
   return rows;
@@ -77,8 +77,8 @@ std::vector<Row> Rows() {
 
 TEST(SliceAggregatesTest, AddThenExpandEqualsTheGeneralAccumulators) {
   const std::vector<ResolvedAggregate> aggs = AllPreAggregating();
-  AggregatingWindowFunction function(aggs, false,
-                                     AggregatingWindowFunction::OutputLayout({}, aggs, false, false));
+  AggregatingWindowFunction function(
+      aggs, false, AggregatingWindowFunction::OutputLayout({}, aggs, false, false));
   ASSERT_TRUE(function.CanPreAggregate());
   const SliceAggregates narrow(aggs);
   // count 1 + 1, sums 3 + 3, min/max 2 each (8), first/last 3 each (8 + 2).
@@ -117,8 +117,8 @@ TEST(SliceAggregatesTest, AddThenExpandEqualsTheGeneralAccumulators) {
 
 TEST(SliceAggregatesTest, MergeEqualsTheGeneralMergeInBothOrders) {
   const std::vector<ResolvedAggregate> aggs = AllPreAggregating();
-  AggregatingWindowFunction function(aggs, false,
-                                     AggregatingWindowFunction::OutputLayout({}, aggs, false, false));
+  AggregatingWindowFunction function(
+      aggs, false, AggregatingWindowFunction::OutputLayout({}, aggs, false, false));
   const SliceAggregates narrow(aggs);
   const std::vector<Row> rows = Rows();
   // Two groups: rows 0, 2, 4 and rows 1, 3 (arrival order interleaved).
@@ -182,15 +182,20 @@ TEST(SliceAggregatesTest, OrderDependentAggregatesMatchTooForSessions) {
   // additions in the same order, NaN and -0.0 / 0.0 kept as CompareValues keeps them.
   const Schema input = InputSchema();
   std::vector<ResolvedAggregate> aggs;
-  for (const auto& [function, field] : std::vector<std::pair<std::string, std::string>>{
-           {"sum", "x"}, {"avg", "x"}, {"avg", "id"}, {"sum", "flag"}, {"min", "x"}, {"max", "x"}}) {
+  for (const auto& [function, field] :
+       std::vector<std::pair<std::string, std::string>>{{"sum", "x"},
+                                                        {"avg", "x"},
+                                                        {"avg", "id"},
+                                                        {"sum", "flag"},
+                                                        {"min", "x"},
+                                                        {"max", "x"}}) {
     AggregateSpec spec;
     spec.function = function;
     spec.field = field;
     aggs.push_back(ResolveAggregate(spec, input));
   }
-  AggregatingWindowFunction function(aggs, false,
-                                     AggregatingWindowFunction::OutputLayout({}, aggs, false, false));
+  AggregatingWindowFunction function(
+      aggs, false, AggregatingWindowFunction::OutputLayout({}, aggs, false, false));
   EXPECT_FALSE(function.CanPreAggregate());
   const SliceAggregates narrow(aggs);
   EXPECT_EQ(narrow.words(), 4u * 3u + 2u * 2u);

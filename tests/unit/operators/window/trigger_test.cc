@@ -87,7 +87,8 @@ TEST_F(TriggerTest, MakeTriggerParsesSpecsAndRejectsUnknownOnes) {
   EXPECT_EQ(MakeTrigger("continuous_event_time(3000ms)")->ToString(),
             "ContinuousEventTimeTrigger(3000)");
   // A YAML job writes the interval with a unit, like every duration.
-  EXPECT_EQ(MakeTrigger("continuous-event-time(3s)")->ToString(), "ContinuousEventTimeTrigger(3000)");
+  EXPECT_EQ(MakeTrigger("continuous-event-time(3s)")->ToString(),
+            "ContinuousEventTimeTrigger(3000)");
   EXPECT_EQ(MakeTrigger("purging(continuous-event-time(250ms))")->ToString(),
             "PurgingTrigger(ContinuousEventTimeTrigger(250))");
   EXPECT_THROW(MakeTrigger("continuous-event-time(3sec)"), InvalidArgument);
@@ -106,8 +107,10 @@ std::string TriggerError(const std::string& spec) {
 }
 
 TEST_F(TriggerTest, MakeTriggerNamesTheFaultExactly) {
-  EXPECT_EQ(TriggerError("count(-1)"), "trigger 'count(-1)': count(N) needs at least 1 element, got -1");
-  EXPECT_EQ(TriggerError("count(0)"), "trigger 'count(0)': count(N) needs at least 1 element, got 0");
+  EXPECT_EQ(TriggerError("count(-1)"),
+            "trigger 'count(-1)': count(N) needs at least 1 element, got -1");
+  EXPECT_EQ(TriggerError("count(0)"),
+            "trigger 'count(0)': count(N) needs at least 1 element, got 0");
   EXPECT_EQ(TriggerError("count(2.5)"),
             "trigger 'count(2.5)': count(N) needs a whole number of elements, got '2.5'");
   EXPECT_EQ(TriggerError("continuous-event-time(0ms)"),
@@ -117,9 +120,11 @@ TEST_F(TriggerTest, MakeTriggerNamesTheFaultExactly) {
   EXPECT_EQ(TriggerError("continuous-event-time(1000)"),
             "trigger 'continuous-event-time(1000)': the interval needs a unit, e.g. "
             "continuous-event-time(1000ms)");
-  EXPECT_EQ(TriggerError("continuous-event-time(3sec)"),
-            "trigger 'continuous-event-time(3sec)': expected an interval like 1s or 250ms, got '3sec'");
-  EXPECT_EQ(TriggerError("purging(event-time"), "trigger 'purging(event-time': purging( is not closed");
+  EXPECT_EQ(
+      TriggerError("continuous-event-time(3sec)"),
+      "trigger 'continuous-event-time(3sec)': expected an interval like 1s or 250ms, got '3sec'");
+  EXPECT_EQ(TriggerError("purging(event-time"),
+            "trigger 'purging(event-time': purging( is not closed");
   EXPECT_EQ(TriggerError("purging()"), "purging trigger needs a nested trigger");
 }
 
@@ -133,7 +138,8 @@ TEST_F(TriggerTest, NestedPurgingIsBoundedAndParsedInOnePass) {
     s.append(static_cast<size_t>(levels), ')');
     return s;
   };
-  EXPECT_EQ(MakeTrigger(nested(2))->ToString(), "PurgingTrigger(PurgingTrigger(EventTimeTrigger()))");
+  EXPECT_EQ(MakeTrigger(nested(2))->ToString(),
+            "PurgingTrigger(PurgingTrigger(EventTimeTrigger()))");
   EXPECT_NO_THROW(MakeTrigger(nested(kMaxTriggerNesting)));
   // 20,000 levels (160 KB) used to take 30 s and 4 GB; now the ninth level is refused at once.
   EXPECT_EQ(TriggerError(nested(20000)),

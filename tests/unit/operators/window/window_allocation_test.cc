@@ -49,11 +49,11 @@ struct RunResult {
 // "customer-account-<k>", or as that string and the int64 k % 7 (two key fields).
 enum class KeyKind { kInt64, kString, kStringAndInt64 };
 
-// `n` records over 1000 keys ((i * 7919) mod 1000, see `KeyKind`) and event time [0, 40 s), leaving out
-// the records in `silent` stretches [from, to), through `spec` keyed by `key`; a watermark
-// (ts - 1) every 1000 records, MAX at the end. Counts allocations from the first record to the
-// end; `counted` is the sum of the results' last column minus the records sent (0 when each
-// record was counted once).
+// `n` records over 1000 keys ((i * 7919) mod 1000, see `KeyKind`) and event time [0, 40 s), leaving
+// out the records in `silent` stretches [from, to), through `spec` keyed by `key`; a watermark (ts
+// - 1) every 1000 records, MAX at the end. Counts allocations from the first record to the end;
+// `counted` is the sum of the results' last column minus the records sent (0 when each record was
+// counted once).
 RunResult RunWindow(const WindowSpec& spec, int64_t n,
                     const std::vector<std::pair<Timestamp, Timestamp>>& silent = {},
                     KeyKind kind = KeyKind::kInt64) {
@@ -154,7 +154,9 @@ class WindowAllocationTest : public ::testing::TestWithParam<KeyKind> {};
 // Allocations come from keys, windows, timer entries and results (the same in both runs), not
 // from records; and they are bounded by the results: at most a few per emitted window result
 // (one more for a string key: each result row copies it, longer than the inline buffer).
-int64_t AllocationsPerResultBound(KeyKind kind) { return kind == KeyKind::kInt64 ? 4 : 5; }
+int64_t AllocationsPerResultBound(KeyKind kind) {
+  return kind == KeyKind::kInt64 ? 4 : 5;
+}
 
 TEST_P(WindowAllocationTest, TumblingAllocatesNothingPerRecord) {
   // Four tumbling 10 s windows.
@@ -168,8 +170,7 @@ TEST_P(WindowAllocationTest, TumblingAllocatesNothingPerRecord) {
   EXPECT_EQ(small.counted, 0);
   EXPECT_EQ(large.counted, 0);
   EXPECT_LE(std::abs(large.allocations - small.allocations), 16)
-      << "2e5 records: " << small.allocations << " allocations, 1e6 records: "
-      << large.allocations;
+      << "2e5 records: " << small.allocations << " allocations, 1e6 records: " << large.allocations;
   EXPECT_LT(large.allocations, AllocationsPerResultBound(GetParam()) * large.results);
   std::printf("allocations: %lld for 2e5 records, %lld for 1e6 records (%lld results)\n",
               static_cast<long long>(small.allocations), static_cast<long long>(large.allocations),
@@ -196,8 +197,7 @@ TEST_P(WindowAllocationTest, TumblingWithWideAccumulatorsAllocatesNothingPerReco
   EXPECT_EQ(small.counted, 0);
   EXPECT_EQ(large.counted, 0);
   EXPECT_LE(std::abs(large.allocations - small.allocations), 16)
-      << "2e5 records: " << small.allocations << " allocations, 1e6 records: "
-      << large.allocations;
+      << "2e5 records: " << small.allocations << " allocations, 1e6 records: " << large.allocations;
   // One more per result for a string key: the row copies the min as well as the key.
   EXPECT_LT(large.allocations, (AllocationsPerResultBound(GetParam()) + 1) * large.results);
   std::printf("wide allocations: %lld for 2e5 records, %lld for 1e6 records (%lld results)\n",
@@ -219,8 +219,7 @@ TEST_P(WindowAllocationTest, SessionsAllocateNothingPerRecord) {
   EXPECT_EQ(small.counted, 0);
   EXPECT_EQ(large.counted, 0);
   EXPECT_LE(std::abs(large.allocations - small.allocations), 16)
-      << "2e5 records: " << small.allocations << " allocations, 1e6 records: "
-      << large.allocations;
+      << "2e5 records: " << small.allocations << " allocations, 1e6 records: " << large.allocations;
   EXPECT_LT(large.allocations, AllocationsPerResultBound(GetParam()) * large.results);
   std::printf("session allocations: %lld for 2e5 records, %lld for 1e6 records (%lld results)\n",
               static_cast<long long>(small.allocations), static_cast<long long>(large.allocations),

@@ -48,7 +48,8 @@ TEST(TimeWindowTest, WindowsAtTheEndsOfTheRangeAreCutNotWrapped) {
   EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 1, 0, 2000), kMinTimestamp);
   EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 192, 0, 2000), kMinTimestamp);
   EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 807, 0, 1000), kMinTimestamp);
-  EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 809, 0, 1000), kMinTimestamp + 808);
+  EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 809, 0, 1000),
+            kMinTimestamp + 808);
   EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMaxTimestamp, 0, 2000), kMaxTimestamp - 1807);
   // timestamp - offset beyond the range: the exact form.
   EXPECT_EQ(TimeWindow::GetWindowStartWithOffset(kMinTimestamp + 1, 500, 2000), kMinTimestamp);

@@ -50,7 +50,8 @@ struct Fired {
 
 // `keys` int64 keys, one record each at event time 5, through `op`; then one watermark that
 // fires every key's window.
-Fired FireKeys(StreamOperator& op, CountingClock& clock, testing::CollectingOutput& out, int64_t keys) {
+Fired FireKeys(StreamOperator& op, CountingClock& clock, testing::CollectingOutput& out,
+               int64_t keys) {
   for (int64_t k = 0; k < keys; ++k) {
     StreamRecord r(Row{Value(k), Value(Timestamp{5})}, 5);
     op.ProcessElement(r, 0);
@@ -58,7 +59,8 @@ Fired FireKeys(StreamOperator& op, CountingClock& clock, testing::CollectingOutp
   const size_t before_results = out.Records().size();
   const int64_t before_reads = clock.reads;
   op.ProcessWatermark(Watermark{100000}, 0);
-  return Fired{static_cast<int64_t>(out.Records().size() - before_results), clock.reads - before_reads};
+  return Fired{static_cast<int64_t>(out.Records().size() - before_results),
+               clock.reads - before_reads};
 }
 
 std::unique_ptr<StreamOperator> Compiled(const WindowSpec& spec, CountingClock& clock,
@@ -90,8 +92,8 @@ TEST_P(WindowClockReadsTest, FiringManyWindowsReadsTheClockNoMoreThanFiringFew) 
   EXPECT_EQ(few.results, 10);
   EXPECT_EQ(many.results, 10000);
   EXPECT_EQ(many.reads_while_firing, few.reads_while_firing)
-      << "10 windows: " << few.reads_while_firing << " clock reads, 10000 windows: "
-      << many.reads_while_firing;
+      << "10 windows: " << few.reads_while_firing
+      << " clock reads, 10000 windows: " << many.reads_while_firing;
   EXPECT_LE(many.reads_while_firing, 2);
 }
 
@@ -102,11 +104,13 @@ TEST(WindowClockReadsTest, AFunctionThatAsksGetsTheClocksTime) {
   testing::CollectingOutput out;
   WindowOperator::Options options;
   options.key_slots = {0};
-  auto fn = std::make_unique<BufferingWindowFunction>(
-      [](const WindowFunction::Context& ctx, const std::vector<StreamRecord>&, std::vector<Row>& rows) {
-        rows.push_back(Row{ctx.key[0], ctx.window.end(), ctx.current_processing_time()});
-      });
-  WindowOperator op(std::make_unique<TumblingWindows>(true, 10, 0), nullptr, std::move(fn), options);
+  auto fn = std::make_unique<BufferingWindowFunction>([](const WindowFunction::Context& ctx,
+                                                         const std::vector<StreamRecord>&,
+                                                         std::vector<Row>& rows) {
+    rows.push_back(Row{ctx.key[0], ctx.window.end(), ctx.current_processing_time()});
+  });
+  WindowOperator op(std::make_unique<TumblingWindows>(true, 10, 0), nullptr, std::move(fn),
+                    options);
   OperatorContext ctx;
   ctx.name = "windows";
   ctx.output = &out;
@@ -116,7 +120,8 @@ TEST(WindowClockReadsTest, AFunctionThatAsksGetsTheClocksTime) {
   op.ProcessElement(r, 0);
   op.ProcessWatermark(Watermark{100}, 0);
   ASSERT_EQ(out.Records().size(), 1u);
-  EXPECT_EQ(out.Records()[0].row, (Row{Value(int64_t{7}), Value(int64_t{10}), Value(int64_t{123456})}));
+  EXPECT_EQ(out.Records()[0].row,
+            (Row{Value(int64_t{7}), Value(int64_t{10}), Value(int64_t{123456})}));
 }
 
 }  // namespace

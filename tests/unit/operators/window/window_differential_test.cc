@@ -303,7 +303,8 @@ ModelOutput RunOperator(const Params& p, const std::vector<Event>& events) {
     }
   }
   for (const StreamRecord& r : output.SideOutput("late")) {
-    out.late.push_back(std::get<std::string>(r.row.Get(0)) + " " + std::get<std::string>(r.row.Get(1)) +
+    out.late.push_back(std::get<std::string>(r.row.Get(0)) + " " +
+                       std::get<std::string>(r.row.Get(1)) +
                        " id=" + std::to_string(std::get<int64_t>(r.row.Get(2))) + " window=[" +
                        std::to_string(std::get<int64_t>(r.row.Get(3))) + "," +
                        std::to_string(std::get<int64_t>(r.row.Get(4))) +

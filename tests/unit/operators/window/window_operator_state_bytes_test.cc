@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "operators/window/window_aggregates.h"
 #include "operators/window/window_operator.h"
 #include "operators/window/window_state_bytes.h"
-#include "operators/window/window_aggregates.h"
 #include "runtime/state/keyed_state_backend.h"
 #include "runtime/time/manual_processing_time_service.h"
 #include "tests/testing/collecting_output.h"
@@ -103,7 +103,7 @@ TEST(WindowOperatorStateBytesTest, BackendKeyGroupsAreKeyGroupForHashAtAnyMaxPar
   // A power-of-two max parallelism takes the hash's low bits instead of dividing: the same group.
   for (const int max_parallelism : {128, 100, 1, 32768, 7}) {
     KeyedStateBackend<int64_t, int64_t> backend(max_parallelism,
-                                               KeyGroupRange{0, max_parallelism - 1});
+                                                KeyGroupRange{0, max_parallelism - 1});
     for (int64_t k = -5000; k < 5000; k += 3) {
       ASSERT_EQ(backend.KeyGroupOf(k), KeyGroupForHash(Int64KeyHash64(k), max_parallelism))
           << "key " << k << ", max parallelism " << max_parallelism;
@@ -140,7 +140,8 @@ TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirK
   // general accumulators made it 192.
   EXPECT_EQ(slot, 72 + 1);
   EXPECT_GE(held, 1000 * slot + 1000 * static_cast<int64_t>(sizeof(int64_t)));
-  EXPECT_LE(held, 4 * 1000 * slot + 128 * (slot + 16) + 4 * 1000 * static_cast<int64_t>(sizeof(int64_t)));
+  EXPECT_LE(held,
+            4 * 1000 * slot + 128 * (slot + 16) + 4 * 1000 * static_cast<int64_t>(sizeof(int64_t)));
   op->ProcessWatermark(Watermark{kMaxTimestamp}, 0);  // sampled before the windows fire
   EXPECT_EQ(out.Records().size(), 1000u);
   EXPECT_EQ(window_op.NumStateKeys(), 0);
@@ -173,11 +174,11 @@ TEST(WindowOperatorStateBytesTest, SlicesAreDroppedExactlyAtTheirLastWindowsClea
     Timestamp drop_at;  // the last window holding the record's slice: max timestamp + 500
   };
   const Case cases[] = {
-      {"tumbling", 0, 0, 700, 999 + 500},          // [0, 1000)
-      {"tumbling", 0, 300, 700, 1299 + 500},       // [300, 1300)
-      {"sliding", 500, 0, 700, 1499 + 500},        // slice [500, 1000), last window [500, 1500)
-      {"sliding", 400, 0, 700, 1399 + 500},        // slice [600, 800), last window [400, 1400)
-      {"sliding", 400, 100, 700, 1499 + 500},      // slice [700, 900), last window [500, 1500)
+      {"tumbling", 0, 0, 700, 999 + 500},      // [0, 1000)
+      {"tumbling", 0, 300, 700, 1299 + 500},   // [300, 1300)
+      {"sliding", 500, 0, 700, 1499 + 500},    // slice [500, 1000), last window [500, 1500)
+      {"sliding", 400, 0, 700, 1399 + 500},    // slice [600, 800), last window [400, 1400)
+      {"sliding", 400, 100, 700, 1499 + 500},  // slice [700, 900), last window [500, 1500)
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.assigner) + " slide " + std::to_string(c.slide_ms) + " offset " +

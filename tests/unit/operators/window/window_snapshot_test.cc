@@ -72,17 +72,27 @@ std::vector<int64_t> WindowCounters(const StreamOperator& op) {
 // allowed lateness (late firings, side output), a watermark that fires some windows and not
 // others, and the end of input.
 std::vector<ScriptStep> TumblingScript(bool string_keys) {
-  auto k = [&](int64_t i) { return string_keys ? Value("key" + std::to_string(i)) : Value(i); };
+  auto k = [&](int64_t i) {
+    return string_keys ? Value("key" + std::to_string(i)) : Value(i);
+  };
   return {
-      ElementStep(Row{k(1), 10}, 100),   ElementStep(Row{k(2), 20}, 900),
-      ElementStep(Row{k(1), 11}, 1500),  ElementStep(Row{k(3), 30}, 999),
-      WatermarkStep(500),                ElementStep(Row{k(1), 12}, 400),
-      WatermarkStep(1200),               ElementStep(Row{k(2), 21}, 950),   // late, allowed
-      ElementStep(Row{k(3), 31}, 2100),  WatermarkStep(1600),
-      ElementStep(Row{k(1), 13}, 10),    // beyond lateness: side output
-      ElementStep(Row{k(2), 22}, 1999),  ElementStep(Row{k(1), 14}, 2500),
-      WatermarkStep(2400),               ElementStep(Row{k(3), 32}, 1800),
-      WatermarkStep(kMaxTimestamp),      EndInputStep(),
+      ElementStep(Row{k(1), 10}, 100),
+      ElementStep(Row{k(2), 20}, 900),
+      ElementStep(Row{k(1), 11}, 1500),
+      ElementStep(Row{k(3), 30}, 999),
+      WatermarkStep(500),
+      ElementStep(Row{k(1), 12}, 400),
+      WatermarkStep(1200),
+      ElementStep(Row{k(2), 21}, 950),  // late, allowed
+      ElementStep(Row{k(3), 31}, 2100),
+      WatermarkStep(1600),
+      ElementStep(Row{k(1), 13}, 10),  // beyond lateness: side output
+      ElementStep(Row{k(2), 22}, 1999),
+      ElementStep(Row{k(1), 14}, 2500),
+      WatermarkStep(2400),
+      ElementStep(Row{k(3), 32}, 1800),
+      WatermarkStep(kMaxTimestamp),
+      EndInputStep(),
   };
 }
 
@@ -148,9 +158,9 @@ TEST(WindowSnapshotTest, SlicedInt64StoreMigratingToKeysRoundTrips) {
 
 TEST(WindowSnapshotTest, LeavingTheSlicedPathRoundTrips) {
   // A timestamp beyond +-2^61 ms converts the operator to per-window state mid-stream.
-  const std::vector<ScriptStep> script = With(
-      TumblingScript(false), 7,
-      ElementStep(Row{Value(int64_t{2}), Value(int64_t{7})}, Timestamp{1} << 62));
+  const std::vector<ScriptStep> script =
+      With(TumblingScript(false), 7,
+           ElementStep(Row{Value(int64_t{2}), Value(int64_t{7})}, Timestamp{1} << 62));
   const Built b = Build(Tumbling(1000, 500));
   const auto run = ExpectSnapshotRoundTrips(b.factory, script, WindowCounters);
   EXPECT_EQ(run.counters[3], 0);  // ended on the general path
@@ -159,7 +169,7 @@ TEST(WindowSnapshotTest, LeavingTheSlicedPathRoundTrips) {
 TEST(WindowSnapshotTest, GeneralPathWithAvgAndCountTriggerRoundTrips) {
   WindowSpec spec = Tumbling(1000, 300);
   spec.aggregates.push_back(Agg("avg", "v", "avg_v"));  // not pre-aggregatable: per-window state
-  spec.trigger = "count(2)";                           // trigger state per (key, window)
+  spec.trigger = "count(2)";                            // trigger state per (key, window)
   const Built b = Build(spec);
   ASSERT_FALSE(b.sliced);
   ExpectSnapshotRoundTrips(b.factory, TumblingScript(false), WindowCounters);
@@ -209,9 +219,9 @@ testing::OperatorFactory SessionFactory(bool flat, FieldType key_type, bool emit
     options.late_provenance = true;
     options.emit_firing = emit_firing;
     options.input_layout = input.layout();
-    std::unique_ptr<WindowAssigner> assigner =
-        flat ? std::make_unique<SessionWindows>(true, 400)
-             : std::make_unique<PerWindowSessions>(true, 400);
+    std::unique_ptr<WindowAssigner> assigner = flat
+                                                   ? std::make_unique<SessionWindows>(true, 400)
+                                                   : std::make_unique<PerWindowSessions>(true, 400);
     auto op = std::make_unique<WindowOperator>(
         std::move(assigner), nullptr,
         std::make_unique<AggregatingWindowFunction>(
@@ -227,7 +237,9 @@ testing::OperatorFactory SessionFactory(bool flat, FieldType key_type, bool emit
 // via 800 and 1200, so the merged session keeps [100,500)'s state window) and two records of
 // key 2 that touch [900,1300) from both sides.
 std::vector<ScriptStep> SessionScript(bool string_keys) {
-  auto k = [&](int64_t i) { return string_keys ? Value("key" + std::to_string(i)) : Value(i); };
+  auto k = [&](int64_t i) {
+    return string_keys ? Value("key" + std::to_string(i)) : Value(i);
+  };
   std::vector<ScriptStep> script = TumblingScript(string_keys);
   script = With(script, 3, ElementStep(Row{k(1), Value(int64_t{40})}, 800));
   script = With(script, 4, ElementStep(Row{k(2), Value(int64_t{23})}, 1300));
@@ -263,16 +275,16 @@ TEST(WindowSnapshotTest, FlatSessionsInt64KeysMatchThePerWindowPathAndRoundTrip)
   // Real values. Key 1: 10@100 alone in [100,500), fired at watermark 500; 40@800 then 12@400
   // form [400,1200) (first 40, last 12); 41@1200 and 11@1500 form [1200,1900). Key 2: 20@900,
   // 23@1300, 24@500 (touching [900,1300) from below) and 21@950 in one session [500,1700).
-  EXPECT_EQ(run.main, (std::vector<std::string>{
-                          "record([1,100,500,1,10,10,10,10.0]@499)", "watermark(500)",
-                          "record([1,400,1200,2,52,40,12,26.0]@1199)", "watermark(1200)",
-                          "record([3,999,1399,1,30,30,30,30.0]@1398)", "watermark(1600)",
-                          "record([2,500,1700,4,88,20,21,22.0]@1699)",
-                          "record([1,1200,1900,2,52,11,41,26.0]@1899)",
-                          "record([2,1999,2399,1,22,22,22,22.0]@2398)", "watermark(2400)",
-                          "record([3,1800,2500,2,63,31,32,31.5]@2499)",
-                          "record([1,2500,2900,1,14,14,14,14.0]@2899)",
-                          "watermark(9223372036854775807)"}));
+  EXPECT_EQ(
+      run.main,
+      (std::vector<std::string>{
+          "record([1,100,500,1,10,10,10,10.0]@499)", "watermark(500)",
+          "record([1,400,1200,2,52,40,12,26.0]@1199)", "watermark(1200)",
+          "record([3,999,1399,1,30,30,30,30.0]@1398)", "watermark(1600)",
+          "record([2,500,1700,4,88,20,21,22.0]@1699)", "record([1,1200,1900,2,52,11,41,26.0]@1899)",
+          "record([2,1999,2399,1,22,22,22,22.0]@2398)", "watermark(2400)",
+          "record([3,1800,2500,2,63,31,32,31.5]@2499)",
+          "record([1,2500,2900,1,14,14,14,14.0]@2899)", "watermark(9223372036854775807)"}));
   ASSERT_EQ(run.side.size(), 1u) << ::testing::PrintToString(run.side);
   EXPECT_EQ(run.side[0], "late: record([1,13,10,410,1590]@10)");
 }
@@ -290,9 +302,9 @@ TEST(WindowSnapshotTest, FlatSessionsInt64StoreMigratingToKeysMatchesThePerWindo
 
 TEST(WindowSnapshotTest, LeavingTheFlatSessionPathRoundTrips) {
   // A timestamp beyond +-2^61 ms converts the operator to per-window state mid-stream.
-  const std::vector<ScriptStep> script = With(
-      SessionScript(false), 8,
-      ElementStep(Row{Value(int64_t{2}), Value(int64_t{7})}, Timestamp{1} << 62));
+  const std::vector<ScriptStep> script =
+      With(SessionScript(false), 8,
+           ElementStep(Row{Value(int64_t{2}), Value(int64_t{7})}, Timestamp{1} << 62));
   ExpectFlatSessionsMatchPerWindow(script, FieldType::kInt64);
 }
 
@@ -330,11 +342,16 @@ TEST(WindowSnapshotTest, ProcessingTimeWindowsRoundTripWithPendingTimers) {
   spec.aggregates = SlicedAggregates();
   const Built b = Build(spec);
   const std::vector<ScriptStep> script = {
-      ProcessingTimeStep(100),          ElementStep(Row{int64_t{1}, 1}, 5),
-      ElementStep(Row{int64_t{2}, 2}, 6), ProcessingTimeStep(999),
-      ElementStep(Row{int64_t{1}, 3}, 7), ProcessingTimeStep(1000),
-      ElementStep(Row{int64_t{1}, 4}, 8), ProcessingTimeStep(2500),
-      ElementStep(Row{int64_t{2}, 5}, 9), EndInputStep(),
+      ProcessingTimeStep(100),
+      ElementStep(Row{int64_t{1}, 1}, 5),
+      ElementStep(Row{int64_t{2}, 2}, 6),
+      ProcessingTimeStep(999),
+      ElementStep(Row{int64_t{1}, 3}, 7),
+      ProcessingTimeStep(1000),
+      ElementStep(Row{int64_t{1}, 4}, 8),
+      ProcessingTimeStep(2500),
+      ElementStep(Row{int64_t{2}, 5}, 9),
+      EndInputStep(),
       ProcessingTimeStep(3000),
   };
   const auto run = ExpectSnapshotRoundTrips(b.factory, script, WindowCounters);

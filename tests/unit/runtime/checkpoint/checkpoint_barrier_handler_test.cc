@@ -14,12 +14,17 @@ namespace {
 struct Recorder {
   std::vector<std::string> events;
   CheckpointBarrierHandler::Callbacks callbacks() {
-    return {[this](const CheckpointBarrier& b) { events.push_back("aligned " + std::to_string(b.id)); },
-            [this](int64_t id) { events.push_back("aborted " + std::to_string(id)); }};
+    return {
+        [this](const CheckpointBarrier& b) { events.push_back("aligned " + std::to_string(b.id)); },
+        [this](int64_t id) {
+          events.push_back("aborted " + std::to_string(id));
+        }};
   }
 };
 
-CheckpointBarrier Barrier(int64_t id) { return CheckpointBarrier{id, 100 * id, SnapshotType::kCheckpoint}; }
+CheckpointBarrier Barrier(int64_t id) {
+  return CheckpointBarrier{id, 100 * id, SnapshotType::kCheckpoint};
+}
 
 TEST(CheckpointBarrierHandlerTest, ExactlyOnceBlocksEachChannelUntilAllDelivered) {
   Recorder r;

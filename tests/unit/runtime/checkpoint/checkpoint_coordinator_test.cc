@@ -3,10 +3,9 @@
 // min-pause, fails the job past the tolerable failures.
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -40,9 +39,11 @@ class CheckpointCoordinatorTest : public ::testing::Test {
     hooks.notify_aborted = [this](int64_t id, const std::string&) {
       events_.push_back("abort " + std::to_string(id));
     };
-    hooks.fail_job = [this](const std::string& reason) { events_.push_back("fail: " + reason); };
-    return std::make_unique<CheckpointCoordinator>(spec, std::vector<std::string>{"src#0", "sink#0"},
-                                                   storage_.get(), pts_, hooks);
+    hooks.fail_job = [this](const std::string& reason) {
+      events_.push_back("fail: " + reason);
+    };
+    return std::make_unique<CheckpointCoordinator>(
+        spec, std::vector<std::string>{"src#0", "sink#0"}, storage_.get(), pts_, hooks);
   }
 
   std::filesystem::path dir_;
@@ -124,8 +125,12 @@ TEST_F(CheckpointCoordinatorTest, CompletionIsPostedToTheCoordinatorThread) {
   spec.interval_ms = 100;
   std::vector<std::function<void()>> posted;
   CheckpointCoordinator::Hooks hooks;
-  hooks.notify_complete = [this](int64_t id) { events_.push_back("complete " + std::to_string(id)); };
-  hooks.post = [&](std::function<void()> f) { posted.push_back(std::move(f)); };
+  hooks.notify_complete = [this](int64_t id) {
+    events_.push_back("complete " + std::to_string(id));
+  };
+  hooks.post = [&](std::function<void()> f) {
+    posted.push_back(std::move(f));
+  };
   CheckpointCoordinator c(spec, {"t#0"}, storage_.get(), pts_, hooks);
   ASSERT_EQ(c.TriggerCheckpoint(), std::optional<int64_t>(1));
   c.Acknowledge(1, "t#0", {});

@@ -2,10 +2,9 @@
 // corrupt or half-written checkpoint skipped for the previous one.
 #include "runtime/checkpoint/checkpoint_storage.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -73,8 +72,8 @@ TEST_F(CheckpointStorageTest, AHalfWrittenCheckpointIsSkippedForThePreviousOne) 
   EXPECT_EQ(cp->id, 1);
   EXPECT_EQ(*cp->Find("windows", 0), "good-0");
   ASSERT_EQ(skipped.size(), 1u);
-  EXPECT_EQ(skipped[0], "skipping checkpoint " + (dir_ / "chk-2").string() +
-                            ": no _metadata (not completed)");
+  EXPECT_EQ(skipped[0],
+            "skipping checkpoint " + (dir_ / "chk-2").string() + ": no _metadata (not completed)");
 }
 
 TEST_F(CheckpointStorageTest, ACorruptStateFileIsDetectedAndSkipped) {

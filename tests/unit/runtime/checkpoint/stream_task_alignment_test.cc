@@ -1,10 +1,9 @@
 // Barrier alignment inside a StreamTask with two input channels: records behind a barrier wait
 // until the barrier came on every channel, the snapshot sees exactly the records before it, and
 // an aborted checkpoint unblocks the channel.
-#include <unistd.h>
-
 #include <filesystem>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -26,10 +25,15 @@ class LoggingOperator : public StreamOperator {
     ++count_;
   }
   void SnapshotState(StateSnapshotContext& ctx) override {
-    log_->push_back("snapshot " + std::to_string(ctx.checkpoint_id) + " after " + std::to_string(count_));
+    log_->push_back("snapshot " + std::to_string(ctx.checkpoint_id) + " after " +
+                    std::to_string(count_));
   }
-  void NotifyCheckpointAborted(int64_t id) override { log_->push_back("aborted " + std::to_string(id)); }
-  void NotifyCheckpointComplete(int64_t id) override { log_->push_back("complete " + std::to_string(id)); }
+  void NotifyCheckpointAborted(int64_t id) override {
+    log_->push_back("aborted " + std::to_string(id));
+  }
+  void NotifyCheckpointComplete(int64_t id) override {
+    log_->push_back("complete " + std::to_string(id));
+  }
 
  private:
   std::vector<std::string>* log_;
@@ -81,8 +85,8 @@ TEST_F(StreamTaskAlignmentTest, RecordsBehindABarrierWaitForTheOtherChannel) {
   Push(*b_, StreamElement::OfBarrier(CheckpointBarrier{1, 0, SnapshotType::kCheckpoint}));
   Push(*b_, Records({12}));
   Turns(4);
-  EXPECT_EQ(log_, (std::vector<std::string>{"record 1", "record 10", "record 11", "snapshot 1 after 3",
-                                            "record 2", "record 12"}));
+  EXPECT_EQ(log_, (std::vector<std::string>{"record 1", "record 10", "record 11",
+                                            "snapshot 1 after 3", "record 2", "record 12"}));
   task_->NotifyCheckpointComplete(1);
   Turns(1);
   EXPECT_EQ(log_.back(), "complete 1");
@@ -123,15 +127,16 @@ TEST_F(StreamTaskAlignmentTest, AtLeastOnceDoesNotBlock) {
 // Alignment time (Flink's alignmentDurationNanos): from the first barrier of a checkpoint to the
 // last, on the task's clock; the coordinator keeps the longest of any task per checkpoint.
 TEST_F(StreamTaskAlignmentTest, AlignmentTimeIsFirstBarrierToLastOnTheTasksClock) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("tm_alignment_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tm_alignment_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   CheckpointStorage storage(dir, "job", 1);
   ManualProcessingTimeService coordinator_pts;
   CheckpointingSpec spec;
   spec.interval_ms = 1000;
   CheckpointCoordinator coordinator(spec, {"sink#0"}, &storage, coordinator_pts, {});
-  task_->EnableCheckpoints(CheckpointBarrierHandler::Mode::kExactlyOnce, &storage, &coordinator, nullptr);
+  task_->EnableCheckpoints(CheckpointBarrierHandler::Mode::kExactlyOnce, &storage, &coordinator,
+                           nullptr);
   ASSERT_TRUE(task_->Begin());
   ASSERT_EQ(coordinator.TriggerCheckpoint(), 1);
   task_pts_->AdvanceTo(100);

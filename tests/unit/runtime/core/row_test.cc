@@ -10,7 +10,9 @@
 namespace tidemark {
 namespace {
 
-const RowLayout* Layout(std::vector<FieldType> types) { return RowLayout::Of(types); }
+const RowLayout* Layout(std::vector<FieldType> types) {
+  return RowLayout::Of(types);
+}
 
 TEST(RowLayoutTest, InternedPerTypeListAndSizedForSlotsAndNullBits) {
   const RowLayout* a = Layout({FieldType::kInt64, FieldType::kString});

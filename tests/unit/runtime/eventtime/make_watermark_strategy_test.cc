@@ -20,8 +20,10 @@ Schema TestSchema() {
                  {"t", FieldType::kTimestamp}});
 }
 
-StreamRecord Rec(Value ts, Value name = std::string("x"), Value secs = 0.0, Value wm = std::monostate{}) {
-  return StreamRecord(Row{std::move(ts), std::move(name), std::move(secs), std::move(wm), false, int64_t{0}});
+StreamRecord Rec(Value ts, Value name = std::string("x"), Value secs = 0.0,
+                 Value wm = std::monostate{}) {
+  return StreamRecord(
+      Row{std::move(ts), std::move(name), std::move(secs), std::move(wm), false, int64_t{0}});
 }
 
 TEST(MakeWatermarkStrategyTest, BoundedOutOfOrdernessReadsTheTimestampField) {
@@ -31,7 +33,8 @@ TEST(MakeWatermarkStrategyTest, BoundedOutOfOrdernessReadsTheTimestampField) {
   spec.timestamp_field = "ts";
   WatermarkStrategy s = MakeWatermarkStrategy(spec, TestSchema());
   EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{9149})), 9149);
-  EXPECT_EQ(s.ExtractTimestamp(Rec(std::monostate{})), std::nullopt) << "NULL is no timestamp, never 0";
+  EXPECT_EQ(s.ExtractTimestamp(Rec(std::monostate{})), std::nullopt)
+      << "NULL is no timestamp, never 0";
   auto g = s.CreateWatermarkGenerator(nullptr);
   testing::RecordingWatermarkOutput out;
   g->OnPeriodicEmit(out);
@@ -53,17 +56,20 @@ TEST(MakeWatermarkStrategyTest, ConvertsUnits) {
   spec.timestamp_unit = "ns";
   EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{5'000'000})), 5);
   spec.timestamp_unit = "s";
-  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{kMaxTimestamp / 10})),
-            std::nullopt)
+  EXPECT_EQ(
+      MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{kMaxTimestamp / 10})),
+      std::nullopt)
       << "overflow is no timestamp";
   spec.timestamp_unit = "ms";
-  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(kMinTimestamp)), std::nullopt)
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(kMinTimestamp)),
+            std::nullopt)
       << "Long.MIN_VALUE is the no-timestamp marker, never an event time";
   EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(kMinTimestamp + 1)),
             kMinTimestamp + 1);
   spec.timestamp_unit = "s";
   spec.timestamp_field = "secs";
-  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{0}, "x", 1.5)), 1500);
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(Rec(int64_t{0}, "x", 1.5)),
+            1500);
 }
 
 TEST(MakeWatermarkStrategyTest, ParsesIso8601WithZones) {
@@ -113,8 +119,9 @@ TEST(MakeWatermarkStrategyTest, InlineMillisFieldsAgreeWithTheGeneralConversion)
   spec.watermark_field = "wm";
   WatermarkStrategy s = MakeWatermarkStrategy(spec, TestSchema());
   // Long.MIN_VALUE is the "no timestamp" marker: no event time, no watermark.
-  const std::vector<Value> values = {int64_t{9149}, int64_t{-3}, int64_t{kMinTimestamp}, std::monostate{}, 2.5,
-                                     true, std::string("12")};
+  const std::vector<Value> values = {int64_t{9149},    int64_t{-3}, int64_t{kMinTimestamp},
+                                     std::monostate{}, 2.5,         true,
+                                     std::string("12")};
   for (const Value& v : values) {
     StreamRecord r = Rec(v);
     EXPECT_EQ(s.ExtractTimestamp(r), s.timestamp_assigner()(r)) << ValueToJson(v);
@@ -179,11 +186,14 @@ TEST(MakeWatermarkStrategyTest, RejectsBadSpecsWithLocation) {
     return s;
   };
   const Schema schema = TestSchema();
-  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.strategy = "sometimes"; }), schema), InvalidArgument);
-  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.timestamp_unit = "h"; }), schema), InvalidArgument);
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.strategy = "sometimes"; }), schema),
+               InvalidArgument);
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.timestamp_unit = "h"; }), schema),
+               InvalidArgument);
   EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.max_out_of_orderness_ms = -1; }), schema),
                InvalidArgument);
-  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.idleness_ms = 0; }), schema), InvalidArgument);
+  EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.idleness_ms = 0; }), schema),
+               InvalidArgument);
   EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.strategy = "punctuated"; }), schema),
                InvalidArgument);
   EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) { s.timestamp_field = "flag"; }), schema),
@@ -192,9 +202,9 @@ TEST(MakeWatermarkStrategyTest, RejectsBadSpecsWithLocation) {
                InvalidArgument)
       << "a string field needs unit iso8601";
   EXPECT_THROW(MakeWatermarkStrategy(bad([](auto& s) {
-                 s.timestamp_field = "t";
-                 s.timestamp_unit = "s";
-               }),
+                                       s.timestamp_field = "t";
+                                       s.timestamp_unit = "s";
+                                     }),
                                      schema),
                InvalidArgument);
 }

@@ -14,9 +14,10 @@ namespace tidemark::testing {
 class RecordingWatermarkOutput : public WatermarkOutput {
  public:
   void EmitWatermark(Watermark watermark) override {
-    calls.push_back("wm:" + (watermark.timestamp == kMinTimestamp   ? std::string("MIN")
-                             : watermark.timestamp == kMaxTimestamp ? std::string("MAX")
-                                                                    : std::to_string(watermark.timestamp)));
+    calls.push_back("wm:" + (watermark.timestamp == kMinTimestamp ? std::string("MIN")
+                             : watermark.timestamp == kMaxTimestamp
+                                 ? std::string("MAX")
+                                 : std::to_string(watermark.timestamp)));
   }
   void MarkIdle() override { calls.emplace_back("idle"); }
   void MarkActive() override { calls.emplace_back("active"); }

@@ -1,9 +1,9 @@
 #include "runtime/eventtime/watermark_to_data_output.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace tidemark {
 namespace {

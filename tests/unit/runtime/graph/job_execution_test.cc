@@ -32,24 +32,28 @@ OperatorRegistry RegistryWithExplode() {
   r.Register("explode", [](const CompileContext& ctx) {
     CompiledOperator out;
     out.output_schema = ctx.input_schemas.front();
-    out.factory = [](int, int) { return std::make_unique<ExplodingOperator>(1200); };
+    out.factory = [](int, int) {
+      return std::make_unique<ExplodingOperator>(1200);
+    };
     return out;
   });
   return r;
 }
 
-std::string SequenceJob(int source_parallelism, int window_parallelism, const std::string& extra_pipeline = "",
-                        const std::string& middle = "") {
+std::string SequenceJob(int source_parallelism, int window_parallelism,
+                        const std::string& extra_pipeline = "", const std::string& middle = "") {
   return R"(
 name: t
 pipeline:
   clock: virtual
   auto-watermark-interval: 100ms
-)" + extra_pipeline + R"(
+)" + extra_pipeline +
+         R"(
 operators:
   - id: source
     type: source
-    parallelism: )" + std::to_string(source_parallelism) + R"(
+    parallelism: )" +
+         std::to_string(source_parallelism) + R"(
     source:
       type: sequence
       pacing: 10ms
@@ -59,11 +63,14 @@ operators:
         - {id: c, start: 2s, step: 100ms, count: 50, fields: {k: c}}
         - {id: d, start: 3s, step: 100ms, count: 50, fields: {k: d}}
     watermarks: {strategy: bounded-out-of-orderness, max-out-of-orderness: 10s, timestamp-field: ts}
-)" + middle + R"(
+)" + middle +
+         R"(
   - id: windows
     type: window
-    input: )" + (middle.empty() ? "source" : "mid") + R"(
-    parallelism: )" + std::to_string(window_parallelism) + R"(
+    input: )" +
+         (middle.empty() ? "source" : "mid") + R"(
+    parallelism: )" +
+         std::to_string(window_parallelism) + R"(
     key-by: [k]
     window: {assigner: tumbling, size: 1s, aggregate: [count]}
   - id: out
@@ -73,8 +80,8 @@ operators:
 )";
 }
 
-std::vector<std::string> RunAndCollect(const std::string& yaml, const OperatorRegistry& registry, JobState* state,
-                                       std::string* cause = nullptr) {
+std::vector<std::string> RunAndCollect(const std::string& yaml, const OperatorRegistry& registry,
+                                       JobState* state, std::string* cause = nullptr) {
   JobResources resources;
   resources.SetLineWriter([](const std::string&) {});
   JobSpec spec = LoadJobSpecString(yaml, "t.yaml");
@@ -110,7 +117,8 @@ TEST(JobExecutionTest, ResultsDoNotChangeWithParallelism) {
   // 4 splits x 5 s of data, 10 records per 1 s window.
   ASSERT_EQ(p1.size(), 20u);
   EXPECT_EQ(p1, p2);
-  EXPECT_NE(std::find(p1.begin(), p1.end(), R"({"k":"c","window_start":4000,"window_end":5000,"count":10})"),
+  EXPECT_NE(std::find(p1.begin(), p1.end(),
+                      R"({"k":"c","window_start":4000,"window_end":5000,"count":10})"),
             p1.end());
 }
 
@@ -152,7 +160,8 @@ operators:
     sink: {type: collect}
 )";
   JobResources resources;
-  JobExecution exec(CompileJobGraph(LoadJobSpecString(yaml, "long.yaml"), BuiltinRegistry(), resources));
+  JobExecution exec(
+      CompileJobGraph(LoadJobSpecString(yaml, "long.yaml"), BuiltinRegistry(), resources));
   exec.Start();
   EXPECT_FALSE(exec.WaitFor(std::chrono::milliseconds(50)));
   const auto t0 = std::chrono::steady_clock::now();
@@ -163,8 +172,8 @@ operators:
 
 TEST(JobGraphTest, AllRecordsWindowIsNotChainedAndRunsWithParallelismOne) {
   JobResources resources;
-  JobGraph g = CompileJobGraph(
-      LoadJobSpecFile("jobs/two_splits_split.yaml"), BuiltinRegistry(), resources);
+  JobGraph g =
+      CompileJobGraph(LoadJobSpecFile("jobs/two_splits_split.yaml"), BuiltinRegistry(), resources);
   ASSERT_EQ(g.vertices.size(), 4u);
   const JobVertex* windows = nullptr;
   for (const auto& v : g.vertices) {
@@ -183,14 +192,16 @@ TEST(JobGraphTest, AllRecordsWindowIsNotChainedAndRunsWithParallelismOne) {
 TEST(JobGraphTest, UnknownOperatorTypeIsAnErrorAtItsLine) {
   const std::string yaml =
       "name: x\noperators:\n"
-      "  - id: s\n    type: source\n    source: {type: sequence, splits: [{id: a, start: 0s, step: 1ms, count: 1}]}\n"
+      "  - id: s\n    type: source\n    source: {type: sequence, splits: [{id: a, start: 0s, step: "
+      "1ms, count: 1}]}\n"
       "  - id: m\n    type: mapp\n    input: s\n";
   JobResources resources;
   try {
     CompileJobGraph(LoadJobSpecString(yaml, "x.yaml"), BuiltinRegistry(), resources);
     FAIL() << "expected an error";
   } catch (const std::exception& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("x.yaml:7:11: error: operators[1].type: unknown operator type 'mapp'", 0),
+    EXPECT_EQ(std::string(e.what()).rfind(
+                  "x.yaml:7:11: error: operators[1].type: unknown operator type 'mapp'", 0),
               0u)
         << e.what();
   }

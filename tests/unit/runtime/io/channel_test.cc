@@ -215,7 +215,8 @@ TEST(ChannelTest, WriterEmitBatchSwapsRowsIntoRecycledSlotsInOrder) {
   for (int64_t i = 0; i < 3; ++i) {
     EXPECT_EQ(second->records[static_cast<size_t>(i)].row, (Row{Value{10 + i}, Value{-1.0}}));
     EXPECT_EQ(second->records[static_cast<size_t>(i)].timestamp, 200 + i);
-    EXPECT_EQ(records[static_cast<size_t>(i)].row, (Row{Value{i}, Value{i * 0.5}}));  // swapped back
+    EXPECT_EQ(records[static_cast<size_t>(i)].row,
+              (Row{Value{i}, Value{i * 0.5}}));  // swapped back
   }
   EXPECT_EQ(writer.records_out(), 7);
 }

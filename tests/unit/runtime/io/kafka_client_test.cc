@@ -24,11 +24,12 @@ TEST(KafkaClientTest, TheMockClusterRoundTripsARecordWithItsCreateTime) {
 
   KafkaHandle producer = MakeKafkaHandle(
       RD_KAFKA_PRODUCER, MakeKafkaConf({{"bootstrap.servers", cluster.bootstrap_servers()}}));
-  ASSERT_EQ(rd_kafka_producev(producer.get(), RD_KAFKA_V_TOPIC("events"), RD_KAFKA_V_PARTITION(1),
-                              RD_KAFKA_V_KEY("k", 1), RD_KAFKA_V_VALUE(const_cast<char*>("{\"a\":1}"), 7),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(5000),
-                              RD_KAFKA_V_END),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(
+      rd_kafka_producev(producer.get(), RD_KAFKA_V_TOPIC("events"), RD_KAFKA_V_PARTITION(1),
+                        RD_KAFKA_V_KEY("k", 1), RD_KAFKA_V_VALUE(const_cast<char*>("{\"a\":1}"), 7),
+                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(5000),
+                        RD_KAFKA_V_END),
+      RD_KAFKA_RESP_ERR_NO_ERROR);
   ASSERT_EQ(rd_kafka_flush(producer.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
 
   KafkaHandle consumer = MakeKafkaHandle(
@@ -37,7 +38,8 @@ TEST(KafkaClientTest, TheMockClusterRoundTripsARecordWithItsCreateTime) {
                                         {"enable.auto.commit", "false"}}));
   {
     KafkaPartitionList assignment(rd_kafka_topic_partition_list_new(1));
-    rd_kafka_topic_partition_list_add(assignment.get(), "events", 1)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_topic_partition_list_add(assignment.get(), "events", 1)->offset =
+        RD_KAFKA_OFFSET_BEGINNING;
     ASSERT_EQ(rd_kafka_assign(consumer.get(), assignment.get()), RD_KAFKA_RESP_ERR_NO_ERROR);
   }
   KafkaMessage message;

@@ -8,11 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/testing/counting_allocator.h"
-
 #include "runtime/core/row.h"
 #include "runtime/io/channel.h"
 #include "runtime/task/record_writer.h"
+#include "tests/testing/counting_allocator.h"
 
 namespace tidemark {
 namespace {

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include <xxhash.h>
 
 #include <gtest/gtest.h>
-#include <xxhash.h>
 
 #include "config/job_loader.h"
 #include "runtime/graph/job_graph.h"
@@ -62,7 +62,8 @@ TEST(KeyGroupsTest, HashIsXxh3OfTheCanonicalBytes) {
   EXPECT_NE(KeyHash64(Key{Value(int64_t{1})}), KeyHash64(Key{Value(true)}));
   EXPECT_NE(KeyHash64(Key{Value()}), KeyHash64(Key{Value(int64_t{0})}));
   // Pinned: a key's group must not change between versions (state restores by key group).
-  EXPECT_EQ(KeyGroupForHash(Int64KeyHash64(0), 128), KeyGroupForHash(XXH3_64bits("\1\0\0\0\0\0\0\0", 9), 128));
+  EXPECT_EQ(KeyGroupForHash(Int64KeyHash64(0), 128),
+            KeyGroupForHash(XXH3_64bits("\1\0\0\0\0\0\0\0", 9), 128));
 }
 
 TEST(KeyGroupsTest, Int64HashIsTheLibrarysXxh3OverTheWholeRange) {
@@ -147,7 +148,8 @@ operators:
   - id: windows
     type: window
     input: )" + input + R"(
-    parallelism: )" + std::to_string(window_parallelism) + R"(
+    parallelism: )" + std::to_string(window_parallelism) +
+                               R"(
     key-by: [k]
     window: {assigner: tumbling, size: 1s, aggregate: [count]}
   - id: out
@@ -161,7 +163,8 @@ operators:
 TEST(KeyGroupsTest, MaxParallelismIsValidated) {
   JobResources resources;
   resources.SetLineWriter([](const std::string&) {});
-  EXPECT_EQ(CompileJobGraph(Spec("", 2), BuiltinRegistry(), resources).pipeline.max_parallelism, 128);
+  EXPECT_EQ(CompileJobGraph(Spec("", 2), BuiltinRegistry(), resources).pipeline.max_parallelism,
+            128);
   EXPECT_EQ(CompileJobGraph(Spec("  max-parallelism: 2\n", 2), BuiltinRegistry(), resources)
                 .pipeline.max_parallelism,
             2);

@@ -147,10 +147,17 @@ TEST(KeyRefTest, AbbreviatedSortGivesTheKeyOrderExactly) {
   // other, with NUL and high bytes, duplicates, and a second field breaking ties.
   const std::string p = "user_0000";
   std::vector<Key> keys = {
-      {Value(p + "12345678901")}, {Value(p + "12345678902")}, {Value(p + "1")},
-      {Value(p)},                 {Value(p + std::string("\0", 1))},
-      {Value(p + "\xff")},        {Value(p + "\x7f")},        {Value(p + "12345678901")},
-      {Value(p + "2")},           {Value(p + "10")},          {Value(p + "1")},
+      {Value(p + "12345678901")},
+      {Value(p + "12345678902")},
+      {Value(p + "1")},
+      {Value(p)},
+      {Value(p + std::string("\0", 1))},
+      {Value(p + "\xff")},
+      {Value(p + "\x7f")},
+      {Value(p + "12345678901")},
+      {Value(p + "2")},
+      {Value(p + "10")},
+      {Value(p + "1")},
   };
   EXPECT_EQ(SortedThroughRefs(pool, keys), Reference(keys));
 
@@ -179,8 +186,8 @@ TEST(KeyRefTest, RadixSortOfManyKeysGivesTheKeyOrderExactly) {
     const int id = (i * 7919) % 3001;
     keys.push_back({Value("user_" + std::to_string(id))});
     if (i % 5 == 0) {
-      keys.push_back({Value("user_" + std::to_string(id % 97) + "_long_suffix_" +
-                            std::to_string(i % 13))});
+      keys.push_back(
+          {Value("user_" + std::to_string(id % 97) + "_long_suffix_" + std::to_string(i % 13))});
     }
   }
   EXPECT_EQ(SortedThroughRefs(pool, keys), Reference(keys));

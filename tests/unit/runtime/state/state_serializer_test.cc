@@ -30,10 +30,12 @@ TEST(StateSerializer, RoundTripsEveryValueKindInSections) {
   EXPECT_EQ(r.ReadF64(), -0.5);
   EXPECT_TRUE(r.ReadBool());
   EXPECT_EQ(r.ReadString(), with_nuls);
-  const RowLayout* layout = RowLayout::Of(
-      {FieldType::kTimestamp, FieldType::kInt64, FieldType::kDouble, FieldType::kBool, FieldType::kString});
+  const RowLayout* layout =
+      RowLayout::Of({FieldType::kTimestamp, FieldType::kInt64, FieldType::kDouble, FieldType::kBool,
+                     FieldType::kString});
   const Row back = r.ReadRow(layout);
-  EXPECT_EQ(back, (Row{Value{}, Value(int64_t{42}), Value(1.25), Value(false), Value(std::string("s"))}));
+  EXPECT_EQ(back,
+            (Row{Value{}, Value(int64_t{42}), Value(1.25), Value(false), Value(std::string("s"))}));
   EXPECT_EQ(back.layout_ptr(), layout) << "read into the reader's layout, not the writer's";
   EXPECT_EQ(r.BeginSection("timers", 1), 1u);
   EXPECT_EQ(r.ReadI64(), 9999);
@@ -85,11 +87,14 @@ TEST(StateSerializer, WrongSectionNewerVersionAndEveryTruncationAreStateCorrupt)
   const std::string& full = w.bytes();
   for (size_t n = 0; n < full.size(); ++n) {
     StateReader r(std::string_view(full).substr(0, n));
-    EXPECT_THROW({
-      r.BeginSection("window", 2);
-      r.ReadRow(RowLayout::Of({FieldType::kString, FieldType::kInt64}));
-      r.EndSection();
-    }, StateCorrupt) << "prefix of " << n << " bytes";
+    EXPECT_THROW(
+        {
+          r.BeginSection("window", 2);
+          r.ReadRow(RowLayout::Of({FieldType::kString, FieldType::kInt64}));
+          r.EndSection();
+        },
+        StateCorrupt)
+        << "prefix of " << n << " bytes";
   }
 }
 

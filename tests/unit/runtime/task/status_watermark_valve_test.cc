@@ -1,9 +1,9 @@
 #include "runtime/task/status_watermark_valve.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace tidemark {
 namespace {
@@ -13,8 +13,8 @@ using Calls = std::vector<std::string>;
 class StringValveOutput : public ValveOutput {
  public:
   void EmitWatermark(Watermark w) override {
-    calls.push_back("wm:" + (w.timestamp == kMaxTimestamp ? std::string("MAX")
-                                                          : std::to_string(w.timestamp)));
+    calls.push_back(
+        "wm:" + (w.timestamp == kMaxTimestamp ? std::string("MAX") : std::to_string(w.timestamp)));
   }
   void EmitWatermarkStatus(WatermarkStatus s) override { calls.emplace_back(ToString(s)); }
   Calls Take() {
@@ -185,7 +185,8 @@ TEST(StatusWatermarkValveTest, MaxWatermarkCountsAsMinimumByDefaultAndAsEndOfInp
     EXPECT_EQ(out.Take(), (Calls{"wm:MAX"}));
   }
   {
-    StatusWatermarkValve decided(2, StatusWatermarkValve::Options{.end_of_input_on_max_watermark = true});
+    StatusWatermarkValve decided(
+        2, StatusWatermarkValve::Options{.end_of_input_on_max_watermark = true});
     StringValveOutput out;
     decided.InputWatermarkStatus(kIdle, 1, out);
     decided.InputWatermark(Watermark{kMaxTimestamp}, 0, out);

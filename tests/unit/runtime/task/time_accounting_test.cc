@@ -26,8 +26,8 @@ TEST(TimeAccounting, ShortWindowsKeepThePreviousFiguresAndLongOnesScale) {
   EXPECT_EQ(t.Sample(500), (TimeAccounting::PerSecond{0, 0, 0}));  // no full window yet
   EXPECT_EQ(t.Sample(1000), (TimeAccounting::PerSecond{0, 1000, 0}));
   t.Enter(kBackPressured, 1000);
-  EXPECT_EQ(t.Sample(1400), (TimeAccounting::PerSecond{0, 1000, 0}));  // window not over
-  t.Enter(kBusy, 2500);                                                // bp 1500
+  EXPECT_EQ(t.Sample(1400), (TimeAccounting::PerSecond{0, 1000, 0}));   // window not over
+  t.Enter(kBusy, 2500);                                                 // bp 1500
   EXPECT_EQ(t.Sample(4000), (TimeAccounting::PerSecond{500, 0, 500}));  // 3 s: 1.5 s bp, 1.5 s busy
 }
 
@@ -38,7 +38,7 @@ TEST(TimeAccounting, RoundingGoesToTheFirstStateAndABackwardClockCountsNothing) 
   t.Enter(kBusy, 2);
   t.Enter(kBusy, 1);  // backwards: ignored
   const auto s = t.Sample(3000);
-  EXPECT_EQ(s[kIdle], 0);           // 1/3000 of a second rounds to 0
+  EXPECT_EQ(s[kIdle], 0);  // 1/3000 of a second rounds to 0
   EXPECT_EQ(s[kBackPressured], 0);
   EXPECT_EQ(s[kBusy], 1000);
   EXPECT_EQ(t.accumulated()[kBusy], 2998);

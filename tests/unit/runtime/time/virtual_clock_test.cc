@@ -75,4 +75,3 @@ TEST(ManualProcessingTimeServiceTest, TimerRegisteredByACallbackForNowAlsoFires)
 
 }  // namespace
 }  // namespace tidemark
-

@@ -2,13 +2,12 @@
 
 #include "tools/daemon/daemon_paths.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -26,12 +25,15 @@ using testing::TempDir;
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) {  // NOLINT(concurrency-mt-unsafe): single-threaded test
+    if (const char* old =
+            std::getenv(name)) {  // NOLINT(concurrency-mt-unsafe): single-threaded test
       old_ = old;
     }
     value ? ::setenv(name, value, 1) : ::unsetenv(name);  // NOLINT(concurrency-mt-unsafe)
   }
-  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }  // NOLINT(concurrency-mt-unsafe)
+  ~ScopedEnv() {
+    old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_);
+  }  // NOLINT(concurrency-mt-unsafe)
 
  private:
   const char* name_;
@@ -69,9 +71,10 @@ TEST(DaemonPathsTest, OneProcessHoldsAStateDirectoryAndTheSecondIsToldWhich) {
     LockStateDirectory(dir.path());
     FAIL() << "locked twice";
   } catch (const DaemonSetupError& e) {
-    EXPECT_EQ(std::string(e.what()), fmt::format("another tidemarkd (pid {}) uses the state directory '{}'; stop it "
-                                                 "or pass another --state-dir",
-                                                 ::getpid(), dir.path()));
+    EXPECT_EQ(std::string(e.what()),
+              fmt::format("another tidemarkd (pid {}) uses the state directory '{}'; stop it "
+                          "or pass another --state-dir",
+                          ::getpid(), dir.path()));
   }
   ::close(fd);
   const int again = LockStateDirectory(dir.path());
@@ -94,7 +97,8 @@ TEST(DaemonPathsTest, AnAtomicWriteReplacesTheWholeFileAndLeavesNoTemporary) {
     FAIL() << "wrote into a missing directory";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              fmt::format("cannot write '{}/no/such/dir/job.json.tmp': No such file or directory", dir.path()));
+              fmt::format("cannot write '{}/no/such/dir/job.json.tmp': No such file or directory",
+                          dir.path()));
   }
 }
 
@@ -122,9 +126,10 @@ TEST(DaemonPathsTest, AFileBesideTheSocketIsNeverOpenedThroughASymlink) {
         OpenDaemonFile(link, append);
         ADD_FAILURE() << "opened through a symlink";
       } catch (const DaemonSetupError& e) {
-        EXPECT_EQ(std::string(e.what()), "cannot open '" + link +
-                                             "': Too many levels of symbolic links (a symbolic link: the daemon "
-                                             "does not follow one there)");
+        EXPECT_EQ(std::string(e.what()),
+                  "cannot open '" + link +
+                      "': Too many levels of symbolic links (a symbolic link: the daemon "
+                      "does not follow one there)");
       }
     } else {
       // A pid file is made anew: the link itself is removed (never its target), then O_EXCL.
@@ -154,11 +159,14 @@ TEST(DaemonPathsTest, AnExistingDirectoryWithAnotherModeIsAnErrorNotChmodded) {
     EnsurePrivateDirectory(shared);
     ADD_FAILURE() << "accepted a 0755 directory";
   } catch (const DaemonSetupError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              fmt::format("'{0}' has mode 0755, not 0700: the daemon keeps its files only in a directory private to "
-                          "its user and does not change an existing one's mode (chmod 700 '{0}' if it is yours "
-                          "alone, or choose another)",
-                          shared));
+    EXPECT_EQ(
+        std::string(e.what()),
+        fmt::format(
+            "'{0}' has mode 0755, not 0700: the daemon keeps its files only in a directory private "
+            "to "
+            "its user and does not change an existing one's mode (chmod 700 '{0}' if it is yours "
+            "alone, or choose another)",
+            shared));
   }
   struct stat st {};
   ASSERT_EQ(::stat(shared.c_str(), &st), 0);

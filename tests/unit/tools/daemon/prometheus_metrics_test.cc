@@ -86,18 +86,21 @@ std::vector<SubtaskMetrics> TwoTaskJob() {
 }
 
 TEST(PrometheusMetrics, TheGoldenNamesAreExposedWithTheirTypes) {
-  ASSERT_EQ(std::vector<std::string>(MetricFamilyNames().begin(), MetricFamilyNames().end()), kGolden);
+  ASSERT_EQ(std::vector<std::string>(MetricFamilyNames().begin(), MetricFamilyNames().end()),
+            kGolden);
   // Without jobs, the daemon's own families only (prometheus-cpp leaves out empty families).
   const auto daemon_only = Types(PrometheusExposition({}, {}, 0));
   EXPECT_EQ(daemon_only.size(), 6u);
   EXPECT_EQ(daemon_only.count("tidemark_jobs_ended_total"), 1u);
-  auto types = Types(PrometheusExposition({}, {JobMetricsSample{"j1", "two-split", 0, TwoTaskJob()}}, 1));
+  auto types =
+      Types(PrometheusExposition({}, {JobMetricsSample{"j1", "two-split", 0, TwoTaskJob()}}, 1));
   types.erase("tidemark_job_task_operator_numInputErrors");  // an operator's own figures
   types.erase("tidemark_job_task_operator_numWindowsFired");
   for (const std::string& name : kGolden) {
     ASSERT_TRUE(types.count(name)) << name;
-    const bool counter = name.find("_total") != std::string::npos || name.ends_with("numRecordsIn") ||
-                         name.ends_with("numRecordsOut") || name.ends_with("numLateRecordsDropped");
+    const bool counter = name.find("_total") != std::string::npos ||
+                         name.ends_with("numRecordsIn") || name.ends_with("numRecordsOut") ||
+                         name.ends_with("numLateRecordsDropped");
     EXPECT_EQ(types.at(name), counter ? "counter" : "gauge") << name;
   }
   EXPECT_EQ(types.size(), kGolden.size());
@@ -108,8 +111,8 @@ TEST(PrometheusMetrics, SamplesCarryFlinksLabelsAndExactValues) {
   counts.running = 1;
   counts.submitted_total = 4;
   counts.finished_total = 2;
-  const std::string text =
-      PrometheusExposition(counts, {JobMetricsSample{"j1", "two-split", 10'000, TwoTaskJob()}}, 19'500);
+  const std::string text = PrometheusExposition(
+      counts, {JobMetricsSample{"j1", "two-split", 10'000, TwoTaskJob()}}, 19'500);
   auto has = [&](const std::string& line) {
     EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << "\n---\n" << text;
   };
@@ -117,11 +120,14 @@ TEST(PrometheusMetrics, SamplesCarryFlinksLabelsAndExactValues) {
   has("tidemark_jobs_submitted_total 4");
   has("tidemark_jobs_ended_total{state=\"FINISHED\"} 2");
   has("tidemark_job_uptime{job_id=\"j1\",job_name=\"two-split\"} 9500");
-  const std::string src = "job_id=\"j1\",job_name=\"two-split\",operator_name=\"events\",subtask_index=\"0\","
-                          "task_name=\"events -> assign\"";
-  const std::string split_a = "job_id=\"j1\",job_name=\"two-split\",operator_name=\"events\",split_id=\"a.txt\","
-                              "subtask_index=\"0\",task_name=\"events -> assign\"";
-  const std::string task0 = "job_id=\"j1\",job_name=\"two-split\",subtask_index=\"0\",task_name=\"events -> assign\"";
+  const std::string src =
+      "job_id=\"j1\",job_name=\"two-split\",operator_name=\"events\",subtask_index=\"0\","
+      "task_name=\"events -> assign\"";
+  const std::string split_a =
+      "job_id=\"j1\",job_name=\"two-split\",operator_name=\"events\",split_id=\"a.txt\","
+      "subtask_index=\"0\",task_name=\"events -> assign\"";
+  const std::string task0 =
+      "job_id=\"j1\",job_name=\"two-split\",subtask_index=\"0\",task_name=\"events -> assign\"";
   has("tidemark_job_task_numRecordsIn{" + task0 + "} 500");
   has("tidemark_job_task_backPressuredTimeMsPerSecond{" + task0 + "} 600");
   has("tidemark_job_task_numRecordsInPerSecond{" + task0 + "} 250");
@@ -132,14 +138,17 @@ TEST(PrometheusMetrics, SamplesCarryFlinksLabelsAndExactValues) {
   has("tidemark_job_task_operator_split_idleTimeMsPerSecond{" + split_a + "} 1000");
   has("tidemark_job_task_operator_split_numRecordsOut{" + split_a + "} 200");
   // A chained operator's input watermark is its upstream's output.
-  has("tidemark_job_task_operator_currentInputWatermark{job_id=\"j1\",job_name=\"two-split\",operator_name="
+  has("tidemark_job_task_operator_currentInputWatermark{job_id=\"j1\",job_name=\"two-split\","
+      "operator_name="
       "\"assign\",subtask_index=\"0\",task_name=\"events -> assign\"} 9000");
-  const std::string win = "job_id=\"j1\",job_name=\"two-split\",operator_name=\"windows\",subtask_index=\"1\","
-                          "task_name=\"windows\"";
+  const std::string win =
+      "job_id=\"j1\",job_name=\"two-split\",operator_name=\"windows\",subtask_index=\"1\","
+      "task_name=\"windows\"";
   has("tidemark_job_task_operator_numLateRecordsDropped{" + win + "} 197");
   has("tidemark_job_task_operator_currentInputWatermark{" + win + "} 7000");
   has("tidemark_job_task_operator_numWindowsFired{" + win + "} 3");
-  has("tidemark_job_task_currentInputWatermark{job_id=\"j1\",job_name=\"two-split\",subtask_index=\"1\","
+  has("tidemark_job_task_currentInputWatermark{job_id=\"j1\",job_name=\"two-split\",subtask_index="
+      "\"1\","
       "task_name=\"windows\"} 7000");
   // No sample for a watermark not yet set; no lag for a non-source.
   EXPECT_EQ(text.find("split_id=\"b\""), std::string::npos) << text;
@@ -150,7 +159,8 @@ TEST(PrometheusMetrics, SamplesCarryFlinksLabelsAndExactValues) {
 TEST(PrometheusMetrics, LabelValuesAreEscapedAndBadFigureNamesLeftOut) {
   auto job = TwoTaskJob();
   job[1].operators[0].gauges.push_back({"bad name!", 1});
-  const std::string text = PrometheusExposition({}, {JobMetricsSample{"j2", "a \"quoted\"\nname\\", 0, job}}, 0);
+  const std::string text =
+      PrometheusExposition({}, {JobMetricsSample{"j2", "a \"quoted\"\nname\\", 0, job}}, 0);
   EXPECT_NE(text.find("job_name=\"a \\\"quoted\\\"\\nname\\\\\""), std::string::npos) << text;
   EXPECT_EQ(text.find("bad name"), std::string::npos);
 }

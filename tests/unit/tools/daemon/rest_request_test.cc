@@ -1,8 +1,6 @@
 // The daemon's request path without a socket (ServeBytes, the fuzz target's entry point): the
 // statuses a connection would answer for pipelined, malformed and oversized requests.
 
-#include "tools/daemon/rest_server.h"
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "config/diagnostic.h"
+#include "tools/daemon/rest_server.h"
 
 namespace tidemark {
 namespace {
@@ -17,8 +16,8 @@ namespace {
 class RestRequestTest : public ::testing::Test {
  protected:
   // Every submission is refused as invalid; nothing runs.
-  JobManager jobs_{[](const std::string&, const std::string& file,
-                      JobResources::LineWriter, const DaemonRunOptions&) -> std::unique_ptr<DaemonJob> {
+  JobManager jobs_{[](const std::string&, const std::string& file, JobResources::LineWriter,
+                      const DaemonRunOptions&) -> std::unique_ptr<DaemonJob> {
                      throw ConfigError({Diagnostic{file, 1, 1, "", "refused"}});
                    },
                    JobManagerOptions{}};
@@ -54,11 +53,13 @@ TEST_F(RestRequestTest, MalformedIncompleteAndOversizedRequests) {
                        options_),
             std::vector<int>{});
   options_.max_body_bytes = 10;
-  EXPECT_EQ(ServeBytes(jobs_, "POST /jobs HTTP/1.1\r\nContent-Length: 11\r\n\r\n01234567890", options_),
-            std::vector<int>{413});
+  EXPECT_EQ(
+      ServeBytes(jobs_, "POST /jobs HTTP/1.1\r\nContent-Length: 11\r\n\r\n01234567890", options_),
+      std::vector<int>{413});
   options_.max_header_bytes = 64;
-  EXPECT_EQ(ServeBytes(jobs_, "GET /jobs HTTP/1.1\r\nX: " + std::string(100, 'x') + "\r\n\r\n", options_),
-            std::vector<int>{431});
+  EXPECT_EQ(
+      ServeBytes(jobs_, "GET /jobs HTTP/1.1\r\nX: " + std::string(100, 'x') + "\r\n\r\n", options_),
+      std::vector<int>{431});
 }
 
 }  // namespace

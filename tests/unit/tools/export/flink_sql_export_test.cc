@@ -67,33 +67,37 @@ TEST(FlinkSqlExportTest, BoundedOutOfOrdernessIsOneMillisecondMoreInSql) {
 // exactly-once sink would never commit in Flink. Defaults are left to Flink (the same values).
 TEST(FlinkSqlExportTest, CheckpointingAndRestartStrategyBecomeFlinksOptions) {
   const std::string job = WindowJob("{assigner: tumbling, size: 1s}");
-  const FlinkSqlExport e = Export(job +
-                                  "checkpointing: {interval: 2s, mode: at-least-once, timeout: 1min, "
-                                  "min-pause: 500ms, max-concurrent-checkpoints: 2, "
-                                  "tolerable-failed-checkpoints: 3, num-retained: 4, dir: /var/ckpt}\n"
-                                  "restart-strategy: {type: exponential-delay, initial-backoff: 2s, "
-                                  "max-backoff: 1min, backoff-multiplier: 2.5, "
-                                  "reset-backoff-threshold: 1h, jitter-factor: 0.2}\n");
+  const FlinkSqlExport e =
+      Export(job +
+             "checkpointing: {interval: 2s, mode: at-least-once, timeout: 1min, "
+             "min-pause: 500ms, max-concurrent-checkpoints: 2, "
+             "tolerable-failed-checkpoints: 3, num-retained: 4, dir: /var/ckpt}\n"
+             "restart-strategy: {type: exponential-delay, initial-backoff: 2s, "
+             "max-backoff: 1min, backoff-multiplier: 2.5, "
+             "reset-backoff-threshold: 1h, jitter-factor: 0.2}\n");
   EXPECT_TRUE(e.problems.empty());
-  EXPECT_TRUE(Contains(e.sql,
-                       "SET 'execution.checkpointing.interval' = '2000ms';\n"
-                       "SET 'execution.checkpointing.mode' = 'AT_LEAST_ONCE';\n"
-                       "SET 'execution.checkpointing.timeout' = '60000ms';\n"
-                       "SET 'execution.checkpointing.min-pause' = '500ms';\n"
-                       "SET 'execution.checkpointing.max-concurrent-checkpoints' = '2';\n"
-                       "SET 'execution.checkpointing.tolerable-failed-checkpoints' = '3';\n"
-                       "SET 'execution.checkpointing.num-retained' = '4';\n"
-                       "SET 'execution.checkpointing.dir' = 'file:///var/ckpt';\n"
-                       "SET 'restart-strategy.type' = 'exponential-delay';\n"
-                       "SET 'restart-strategy.exponential-delay.initial-backoff' = '2000ms';\n"
-                       "SET 'restart-strategy.exponential-delay.max-backoff' = '60000ms';\n"
-                       "SET 'restart-strategy.exponential-delay.backoff-multiplier' = '2.5';\n"
-                       "SET 'restart-strategy.exponential-delay.reset-backoff-threshold' = '3600000ms';\n"
-                       "SET 'restart-strategy.exponential-delay.jitter-factor' = '0.2';\n"))
+  EXPECT_TRUE(
+      Contains(e.sql,
+               "SET 'execution.checkpointing.interval' = '2000ms';\n"
+               "SET 'execution.checkpointing.mode' = 'AT_LEAST_ONCE';\n"
+               "SET 'execution.checkpointing.timeout' = '60000ms';\n"
+               "SET 'execution.checkpointing.min-pause' = '500ms';\n"
+               "SET 'execution.checkpointing.max-concurrent-checkpoints' = '2';\n"
+               "SET 'execution.checkpointing.tolerable-failed-checkpoints' = '3';\n"
+               "SET 'execution.checkpointing.num-retained' = '4';\n"
+               "SET 'execution.checkpointing.dir' = 'file:///var/ckpt';\n"
+               "SET 'restart-strategy.type' = 'exponential-delay';\n"
+               "SET 'restart-strategy.exponential-delay.initial-backoff' = '2000ms';\n"
+               "SET 'restart-strategy.exponential-delay.max-backoff' = '60000ms';\n"
+               "SET 'restart-strategy.exponential-delay.backoff-multiplier' = '2.5';\n"
+               "SET 'restart-strategy.exponential-delay.reset-backoff-threshold' = '3600000ms';\n"
+               "SET 'restart-strategy.exponential-delay.jitter-factor' = '0.2';\n"))
       << e.sql;
-  const FlinkSqlExport rate = Export(job + "checkpointing: {interval: 1s}\n"
-                                           "restart-strategy: {type: failure-rate, "
-                                           "max-failures-per-interval: 3, failure-rate-interval: 5min, delay: 2s}\n");
+  const FlinkSqlExport rate =
+      Export(job +
+             "checkpointing: {interval: 1s}\n"
+             "restart-strategy: {type: failure-rate, "
+             "max-failures-per-interval: 3, failure-rate-interval: 5min, delay: 2s}\n");
   EXPECT_TRUE(Contains(rate.sql,
                        "SET 'execution.checkpointing.interval' = '1000ms';\n"
                        "SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';\n"
@@ -348,62 +352,71 @@ std::string KafkaJob(const std::string& topics, const std::string& keys,
 }
 
 TEST(FlinkSqlExportTest, AKafkaSourceIsFlinksKafkaConnector) {
-  const FlinkSqlExport e = Export(KafkaJob("[t]",
-                                           "      starting-offsets: timestamp\n"
-                                           "      starting-timestamp: 1767225600000\n"
-                                           "      bounded: specific\n"
-                                           "      bounded-specific-offsets: {t-0: 10, t-3: 7}\n"
-                                           "      format: raw\n",
-                                           "    watermarks: {max-out-of-orderness: 0ms, idleness: 5s,\n"
-                                           "                 alignment: {group: g, max-drift: 2s}}\n"));
+  const FlinkSqlExport e =
+      Export(KafkaJob("[t]",
+                      "      starting-offsets: timestamp\n"
+                      "      starting-timestamp: 1767225600000\n"
+                      "      bounded: specific\n"
+                      "      bounded-specific-offsets: {t-0: 10, t-3: 7}\n"
+                      "      format: raw\n",
+                      "    watermarks: {max-out-of-orderness: 0ms, idleness: 5s,\n"
+                      "                 alignment: {group: g, max-drift: 2s}}\n"));
   EXPECT_TRUE(e.problems.empty()) << e.problems[0].ToString();
-  EXPECT_TRUE(Contains(e.sql,
-                       "  `value` STRING,\n"
-                       "  `rowtime` TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,\n"
-                       "  WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '0.001' SECOND\n"
-                       ") WITH (\n"
-                       "  'connector' = 'kafka',\n"
-                       "  'topic' = 't',\n"
-                       "  'properties.bootstrap.servers' = 'k1:9092',\n"
-                       "  'scan.startup.mode' = 'timestamp',\n"
-                       "  'scan.startup.timestamp-millis' = '1767225600000',\n"
-                       "  'scan.bounded.mode' = 'specific-offsets',\n"
-                       "  'scan.bounded.specific-offsets' = 'partition:0,offset:10;partition:3,offset:7',\n"
-                       "  'format' = 'raw',\n"
-                       "  'scan.watermark.idle-timeout' = '5000ms',\n"
-                       "  'scan.watermark.alignment.group' = 'g',\n"
-                       "  'scan.watermark.alignment.max-drift' = '2000ms',\n"
-                       "  'scan.watermark.alignment.update-interval' = '1000ms'\n"
-                       ");\n"))
+  EXPECT_TRUE(
+      Contains(e.sql,
+               "  `value` STRING,\n"
+               "  `rowtime` TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,\n"
+               "  WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '0.001' SECOND\n"
+               ") WITH (\n"
+               "  'connector' = 'kafka',\n"
+               "  'topic' = 't',\n"
+               "  'properties.bootstrap.servers' = 'k1:9092',\n"
+               "  'scan.startup.mode' = 'timestamp',\n"
+               "  'scan.startup.timestamp-millis' = '1767225600000',\n"
+               "  'scan.bounded.mode' = 'specific-offsets',\n"
+               "  'scan.bounded.specific-offsets' = 'partition:0,offset:10;partition:3,offset:7',\n"
+               "  'format' = 'raw',\n"
+               "  'scan.watermark.idle-timeout' = '5000ms',\n"
+               "  'scan.watermark.alignment.group' = 'g',\n"
+               "  'scan.watermark.alignment.max-drift' = '2000ms',\n"
+               "  'scan.watermark.alignment.update-interval' = '1000ms'\n"
+               ");\n"))
       << e.sql;
 }
 
 TEST(FlinkSqlExportTest, KafkaTopicsPatternsAndStartingOffsets) {
-  const FlinkSqlExport two = Export(KafkaJob("[a, b]", "      format: raw\n      starting-offsets: latest\n"));
+  const FlinkSqlExport two =
+      Export(KafkaJob("[a, b]", "      format: raw\n      starting-offsets: latest\n"));
   EXPECT_TRUE(two.problems.empty());
   EXPECT_TRUE(Contains(two.sql, "  'topic' = 'a;b',\n")) << two.sql;
-  EXPECT_TRUE(Contains(two.sql, "  'scan.startup.mode' = 'latest-offset',\n"
-                                "  'scan.topic-partition-discovery.interval' = '300000ms',\n"))
+  EXPECT_TRUE(Contains(two.sql,
+                       "  'scan.startup.mode' = 'latest-offset',\n"
+                       "  'scan.topic-partition-discovery.interval' = '300000ms',\n"))
       << two.sql;
   const FlinkSqlExport specific =
-      Export(KafkaJob("[t]", "      format: raw\n      starting-offsets: specific\n"
-                             "      starting-specific-offsets: {t-1: 42}\n"));
+      Export(KafkaJob("[t]",
+                      "      format: raw\n      starting-offsets: specific\n"
+                      "      starting-specific-offsets: {t-1: 42}\n"));
   EXPECT_TRUE(specific.problems.empty());
-  EXPECT_TRUE(Contains(specific.sql, "  'scan.startup.mode' = 'specific-offsets',\n"
-                                     "  'scan.startup.specific-offsets' = 'partition:1,offset:42',\n"))
+  EXPECT_TRUE(Contains(specific.sql,
+                       "  'scan.startup.mode' = 'specific-offsets',\n"
+                       "  'scan.startup.specific-offsets' = 'partition:1,offset:42',\n"))
       << specific.sql;
   // Flink SQL's specific offsets name partitions of one topic; two topics cannot be said.
   const FlinkSqlExport across =
-      Export(KafkaJob("[a, b]", "      format: raw\n      starting-offsets: specific\n"
-                                "      starting-specific-offsets: {a-0: 1, b-0: 2}\n"));
+      Export(KafkaJob("[a, b]",
+                      "      format: raw\n      starting-offsets: specific\n"
+                      "      starting-specific-offsets: {a-0: 1, b-0: 2}\n"));
   ASSERT_EQ(across.problems.size(), 1u);
-  EXPECT_EQ(across.problems[0].ToString(),
-            "jobs/export_test.yaml:11:34: error: operators[0].source.starting-specific-offsets: specific "
-            "starting offsets over more than one topic has no Flink SQL form; nearest: "
-            "'scan.startup.specific-offsets', which names partitions of the one 'topic'");
-  const FlinkSqlExport reset =
-      Export(KafkaJob("[t]", "      format: raw\n      starting-offsets: specific\n"
-                             "      starting-specific-offsets: {t-0: 1}\n      starting-offsets-reset: latest\n"));
+  EXPECT_EQ(
+      across.problems[0].ToString(),
+      "jobs/export_test.yaml:11:34: error: operators[0].source.starting-specific-offsets: specific "
+      "starting offsets over more than one topic has no Flink SQL form; nearest: "
+      "'scan.startup.specific-offsets', which names partitions of the one 'topic'");
+  const FlinkSqlExport reset = Export(KafkaJob(
+      "[t]",
+      "      format: raw\n      starting-offsets: specific\n"
+      "      starting-specific-offsets: {t-0: 1}\n      starting-offsets-reset: latest\n"));
   ASSERT_EQ(reset.problems.size(), 1u);
   EXPECT_EQ(reset.problems[0].path, "operators[0].source.starting-offsets-reset");
 }
@@ -415,8 +428,9 @@ namespace tidemark {
 namespace {
 
 std::string FilterJob(const std::string& filter) {
-  return FileJob(kBounded1s, "  - id: f\n    type: filter\n    input: src\n    filter: \"" + filter +
-                                 "\"\n  - id: out\n    type: sink\n    input: f\n    sink: {type: print}\n");
+  return FileJob(kBounded1s,
+                 "  - id: f\n    type: filter\n    input: src\n    filter: \"" + filter +
+                     "\"\n  - id: out\n    type: sink\n    input: f\n    sink: {type: print}\n");
 }
 
 // Issue 41 item 6: a filter of 20,000 nested `!` crashed the export (one recursion per `!`),
@@ -437,10 +451,12 @@ TEST(FlinkSqlExportTest, LongChainsExportWithoutRecursionInLinearTime) {
   }
   const FlinkSqlExport s = Export(FilterJob(sum + " > 0"));
   EXPECT_TRUE(s.problems.empty());
-  EXPECT_TRUE(Contains(s.sql, "WHERE (" + std::string(100000, '(') + "`amount` + 1) + 1) + 1)")) << s.sql.size();
+  EXPECT_TRUE(Contains(s.sql, "WHERE (" + std::string(100000, '(') + "`amount` + 1) + 1) + 1)"))
+      << s.sql.size();
   // Mixed operators keep their nesting: MOD's opener where `%` is.
   const FlinkSqlExport m = Export(FilterJob("amount * 2 % 3 / 4 - -(-amount) > 0"));
-  EXPECT_TRUE(Contains(m.sql, "WHERE (((MOD((`amount` * 2), 3) / 4) - (- (- `amount`))) > 0);")) << m.sql;
+  EXPECT_TRUE(Contains(m.sql, "WHERE (((MOD((`amount` * 2), 3) / 4) - (- (- `amount`))) > 0);"))
+      << m.sql;
 }
 
 // The compiler's parenthesis bound holds in the export too (the compiler rejects deeper ones).
@@ -458,7 +474,9 @@ TEST(FlinkSqlExportTest, ANewlineInTheJobFileNameCannotWriteAStatement) {
   const JobGraph graph = CompileJobGraph(spec, BuiltinRegistry(), resources);
   const FlinkSqlExport e = ExportFlinkSql(spec, graph);
   EXPECT_FALSE(Contains(e.sql, "\nDROP TABLE")) << e.sql;
-  EXPECT_TRUE(Contains(e.sql, "-- Flink SQL (2.x) for the tidemark job 't' (jobs/x.yaml\\nDROP TABLE important;\\n-- "))
+  EXPECT_TRUE(Contains(
+      e.sql,
+      "-- Flink SQL (2.x) for the tidemark job 't' (jobs/x.yaml\\nDROP TABLE important;\\n-- "))
       << e.sql;
 }
 
