@@ -55,7 +55,7 @@ void CheckpointCoordinator::ScheduleTick(Timestamp at) {
 void CheckpointCoordinator::OnTick(Timestamp now) {
   Timestamp next_deadline = kMaxTimestamp;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::vector<int64_t> expired;
     for (const auto& [id, p] : pending_) {
       if (p.deadline_ms <= now) {
@@ -72,7 +72,7 @@ void CheckpointCoordinator::OnTick(Timestamp now) {
       next_trigger_ms_ = now + spec_.interval_ms;
     } else {
       // Not allowed now (too many pending, or min-pause): try again when one could be.
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       Timestamp retry = now + std::max<int64_t>(1, std::min<int64_t>(spec_.interval_ms, 10));
       if (pending_.empty() && last_end_ms_ != kMinTimestamp) {
         retry = std::max(retry, last_end_ms_ + spec_.min_pause_ms);
@@ -81,7 +81,7 @@ void CheckpointCoordinator::OnTick(Timestamp now) {
     }
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [id, p] : pending_) {
       next_deadline = std::min(next_deadline, p.deadline_ms);
     }
@@ -93,7 +93,7 @@ std::optional<int64_t> CheckpointCoordinator::TriggerCheckpoint(SnapshotType typ
   const Timestamp now = pts_.GetCurrentProcessingTime();
   CheckpointBarrier barrier;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (periodic) {
       if (pending_.size() >= static_cast<size_t>(spec_.max_concurrent_checkpoints)) {
         return std::nullopt;
@@ -127,7 +127,7 @@ std::optional<int64_t> CheckpointCoordinator::TriggerCheckpoint(SnapshotType typ
 void CheckpointCoordinator::Acknowledge(int64_t id, const std::string& task,
                                         std::vector<StateFileHandle> states, int64_t alignment_ms,
                                         int64_t alignment_ns) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = pending_.find(id);
   if (it == pending_.end() || it->second.waiting.erase(task) == 0) {
     return;
@@ -169,7 +169,7 @@ int64_t CheckpointCoordinator::TaskFinished(const std::string& task,
   bool draining = false;
   int64_t first = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     finished_[task] = std::move(states);
     std::vector<int64_t> ready;
     for (auto& [id, p] : pending_) {
@@ -214,12 +214,12 @@ int64_t CheckpointCoordinator::TaskFinished(const std::string& task,
 }
 
 void CheckpointCoordinator::AdvanceCheckpointIdTo(int64_t next_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   next_id_ = std::max(next_id_, next_id);
 }
 
 int64_t CheckpointCoordinator::NextCheckpointIdFor(const std::string& task) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [id, p] : pending_) {
     if (p.waiting.count(task) > 0) {
       return id;
@@ -230,17 +230,17 @@ int64_t CheckpointCoordinator::NextCheckpointIdFor(const std::string& task) cons
 
 void CheckpointCoordinator::BeginDrain() {
   Stop();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   draining_ = true;
 }
 
 bool CheckpointCoordinator::draining() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return draining_;
 }
 
 void CheckpointCoordinator::Reset(const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   draining_ = false;
   while (!pending_.empty()) {
     const int64_t id = pending_.begin()->first;
@@ -253,7 +253,7 @@ void CheckpointCoordinator::Reset(const std::string& reason) {
 }
 
 void CheckpointCoordinator::CompleteIfAcknowledged(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = pending_.find(id);
   if (it != pending_.end() && it->second.waiting.empty()) {
     CompleteLocked(it);
@@ -309,7 +309,7 @@ void CheckpointCoordinator::Decline(int64_t id, const std::string& task,
                                     const std::string& reason) {
   std::string why = fmt::format("checkpoint {} declined by {}: {}", id, task, reason);
   auto abort = [this, id, why = std::move(why)] {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     AbortLocked(id, why);  // ignores a checkpoint no longer pending
   };
   // Aborting reads processing time: on the pts thread only.
@@ -347,17 +347,17 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason) {
 }
 
 CheckpointCoordinator::Stats CheckpointCoordinator::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
 std::vector<int64_t> CheckpointCoordinator::alignment_history_ns() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return alignment_history_ns_;
 }
 
 std::vector<int64_t> CheckpointCoordinator::pending_ids() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<int64_t> ids;
   for (const auto& [id, p] : pending_) {
     ids.push_back(id);

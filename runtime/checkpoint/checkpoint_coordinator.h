@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -13,6 +12,7 @@
 #include "config/job_spec.h"
 #include "runtime/checkpoint/checkpoint_barrier.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/core/mutex.h"
 #include "runtime/time/processing_time_service.h"
 
 namespace tidemark {
@@ -140,15 +140,16 @@ class CheckpointCoordinator {
   void OnTick(Timestamp now);
   void ScheduleTick(Timestamp at);
   /// Under `mu_`: aborts `id` and counts the failure.
-  void AbortLocked(int64_t id, const std::string& reason);
-  void CompleteLocked(std::map<int64_t, Pending>::iterator it);
+  void AbortLocked(int64_t id, const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Under `mu_`: writes the metadata of pending checkpoint `it` and completes it.
+  void CompleteLocked(std::map<int64_t, Pending>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// pts thread: completes `id` if every task acknowledged it and it is still pending.
   void CompleteIfAcknowledged(int64_t id);
   /// Under `mu_`: takes the finished tasks' states into pending checkpoint `it`; true when it
   /// then waits for no task.
-  bool AddFinishedLocked(Pending& p, const std::string& task);
+  bool AddFinishedLocked(Pending& p, const std::string& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Under `mu_`: completes `id` on the pts thread (posted) when it waits for no task.
-  void CompleteWhenReadyLocked(int64_t id);
+  void CompleteWhenReadyLocked(int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   CheckpointingSpec spec_;
   std::vector<std::string> tasks_;
@@ -156,15 +157,15 @@ class CheckpointCoordinator {
   ProcessingTimeService& pts_;
   Hooks hooks_;
 
-  mutable std::mutex mu_;
-  std::map<int64_t, Pending> pending_;   // guarded by mu_
-  int64_t next_id_ = 1;                  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<int64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   int64_t last_end_ms_ = kMinTimestamp;  // end of the last completed or aborted checkpoint
   int consecutive_failures_ = 0;
   Stats stats_;
-  std::map<std::string, std::vector<FinishedState>> finished_;  // guarded by mu_
-  bool draining_ = false;                                       // guarded by mu_
-  std::vector<int64_t> alignment_history_ns_;                   // guarded by mu_
+  std::map<std::string, std::vector<FinishedState>> finished_ ABSL_GUARDED_BY(mu_);
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<int64_t> alignment_history_ns_ ABSL_GUARDED_BY(mu_);
   // pts thread only
   bool running_ = false;
   Timestamp next_trigger_ms_ = 0;

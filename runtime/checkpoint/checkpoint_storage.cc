@@ -164,7 +164,7 @@ CheckpointStorage::CheckpointStorage(std::filesystem::path dir, std::string job_
 
 std::filesystem::path CheckpointStorage::CheckpointDir(int64_t id) const {
   {
-    std::lock_guard<std::mutex> lock(savepoints_mu_);
+    MutexLock lock(savepoints_mu_);
     if (auto it = savepoint_dirs_.find(id); it != savepoint_dirs_.end()) {
       return it->second;
     }
@@ -235,7 +235,7 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
   SyncDirectory(chk);
   SyncDirectory(chk.parent_path());
   {
-    std::lock_guard<std::mutex> lock(savepoints_mu_);
+    MutexLock lock(savepoints_mu_);
     if (savepoint_dirs_.erase(id) > 0) {
       return;  // a savepoint belongs to the user: no retention, nothing of the checkpoints removed
     }
@@ -259,7 +259,7 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
 void CheckpointStorage::Discard(int64_t id) const {
   std::error_code ec;
   std::filesystem::remove_all(CheckpointDir(id), ec);
-  std::lock_guard<std::mutex> lock(savepoints_mu_);
+  MutexLock lock(savepoints_mu_);
   savepoint_dirs_.erase(id);
 }
 
@@ -445,7 +445,7 @@ std::optional<std::string> CheckpointStorage::CheckSavepointTarget(
 }
 
 void CheckpointStorage::SetSavepointDirectory(int64_t id, std::filesystem::path dir) {
-  std::lock_guard<std::mutex> lock(savepoints_mu_);
+  MutexLock lock(savepoints_mu_);
   savepoint_dirs_[id] = std::move(dir);
 }
 

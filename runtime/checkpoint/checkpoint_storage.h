@@ -3,12 +3,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "runtime/core/mutex.h"
 
 namespace tidemark {
 
@@ -113,8 +114,8 @@ class CheckpointStorage {
   std::string job_name_;
   int num_retained_;
   std::map<std::string, std::map<std::string, std::string>> layouts_;
-  mutable std::mutex savepoints_mu_;
-  mutable std::map<int64_t, std::filesystem::path> savepoint_dirs_;  // guarded by savepoints_mu_
+  mutable Mutex savepoints_mu_;
+  mutable std::map<int64_t, std::filesystem::path> savepoint_dirs_ ABSL_GUARDED_BY(savepoints_mu_);
 };
 
 }  // namespace tidemark

@@ -1,17 +1,19 @@
 #include "runtime/core/logging.h"
 
 #include <cstdlib>
-#include <mutex>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/mutex.h"
 
 namespace tidemark {
 namespace {
 
-std::mutex& LoggerMutex() {
-  static std::mutex mu;
+/// Orders logger creation and level changes (spdlog's registry is thread-safe; this keeps a get
+/// and the create after it together).
+Mutex& LoggerMutex() {
+  static Mutex mu;
   return mu;
 }
 
@@ -26,7 +28,7 @@ spdlog::level::level_enum& CurrentLevel() {
 }  // namespace
 
 std::shared_ptr<spdlog::logger> GetLogger(const std::string& name) {
-  std::lock_guard<std::mutex> lock(LoggerMutex());
+  MutexLock lock(LoggerMutex());
   if (auto existing = spdlog::get(name)) {
     return existing;
   }
@@ -36,7 +38,7 @@ std::shared_ptr<spdlog::logger> GetLogger(const std::string& name) {
 }
 
 void SetLogLevel(spdlog::level::level_enum level) {
-  std::lock_guard<std::mutex> lock(LoggerMutex());
+  MutexLock lock(LoggerMutex());
   CurrentLevel() = level;
   spdlog::apply_all([level](const std::shared_ptr<spdlog::logger>& l) { l->set_level(level); });
 }

@@ -3,11 +3,11 @@
 #include <absl/container/flat_hash_map.h>
 #include <cmath>
 #include <memory>
-#include <mutex>
 
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/mutex.h"
 
 namespace tidemark {
 
@@ -122,7 +122,7 @@ class LayoutRegistry {
     for (size_t i = 0; i < types.size(); ++i) {
       key[i] = static_cast<char>(types[i]);
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto& slot = layouts_[key];
     if (slot == nullptr) {
       slot.reset(new RowLayout(types));
@@ -131,8 +131,8 @@ class LayoutRegistry {
   }
 
  private:
-  std::mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<RowLayout>> layouts_;
+  Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<RowLayout>> layouts_ ABSL_GUARDED_BY(mu_);
 };
 
 const RowLayout* RowLayout::Of(const std::vector<FieldType>& types) {

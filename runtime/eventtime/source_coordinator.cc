@@ -43,7 +43,7 @@ int SourceCoordinator::RegisterSubtask(const WatermarkAlignmentParams& params,
   if (params.group.empty()) {
     throw InvalidArgument("watermark alignment needs a non-empty group");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const int id = next_id_++;
   participants_.emplace(id,
                         Participant{params.group, params.max_drift_ms, std::move(announce), {}});
@@ -52,7 +52,7 @@ int SourceCoordinator::RegisterSubtask(const WatermarkAlignmentParams& params,
 }
 
 void SourceCoordinator::ReportWatermark(int subtask_id, Timestamp watermark) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = participants_.find(subtask_id);
   if (it == participants_.end()) {
     return;
@@ -63,7 +63,7 @@ void SourceCoordinator::ReportWatermark(int subtask_id, Timestamp watermark) {
 }
 
 void SourceCoordinator::UnregisterSubtask(int subtask_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = participants_.find(subtask_id);
   if (it == participants_.end()) {
     return;
@@ -91,7 +91,7 @@ void SourceCoordinator::AnnounceLocked(Group& group) {
 }
 
 std::optional<Timestamp> SourceCoordinator::GroupMinimum(const std::string& group) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = groups_.find(group);
   if (it == groups_.end()) {
     return std::nullopt;
@@ -100,7 +100,7 @@ std::optional<Timestamp> SourceCoordinator::GroupMinimum(const std::string& grou
 }
 
 std::optional<Timestamp> SourceCoordinator::LastAnnounced(int subtask_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = participants_.find(subtask_id);
   if (it == participants_.end()) {
     return std::nullopt;

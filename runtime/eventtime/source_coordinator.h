@@ -2,11 +2,11 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "runtime/core/mutex.h"
 #include "runtime/core/timestamp.h"
 #include "runtime/eventtime/watermark_strategy.h"
 
@@ -91,12 +91,12 @@ class SourceCoordinator {
     std::vector<int> members;
   };
 
-  void AnnounceLocked(Group& group);
+  void AnnounceLocked(Group& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  int next_id_ = 0;
-  std::map<int, Participant> participants_;
-  std::map<std::string, Group> groups_;
+  mutable Mutex mu_;
+  int next_id_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<int, Participant> participants_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Group> groups_ ABSL_GUARDED_BY(mu_);
 };
 
 /// What a source operator offers the runtime for watermark alignment (the operator side of the

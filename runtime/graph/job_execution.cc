@@ -118,7 +118,7 @@ void JobExecution::Build() {
         }
         if (sp.stop) {
           {
-            std::lock_guard<std::mutex> lock(mu_);
+            MutexLock lock(mu_);
             stop_with_savepoint_ = true;
           }
           for (auto& t : tasks_) {
@@ -145,7 +145,10 @@ void JobExecution::Build() {
     hooks.post = [this](std::function<void()> action) {
       master_mailbox_.Put(Mail{std::move(action), "checkpoint coordinator"});
     };
-    BuildTasks();
+    {
+      MutexLock lock(mu_);
+      BuildTasks();
+    }
     std::vector<std::string> names;
     for (const auto& t : tasks_) {
       names.push_back(t->checkpoint_task_name());
@@ -163,6 +166,7 @@ void JobExecution::Build() {
     EnableTaskCheckpoints();
     return;
   }
+  MutexLock lock(mu_);
   BuildTasks();
 }
 
@@ -297,7 +301,7 @@ void JobExecution::ConnectAlignment(StreamTask& task) {
 
 void JobExecution::Start() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (state_ != JobState::kCreated) {
       return;
     }
@@ -305,7 +309,7 @@ void JobExecution::Start() {
     tasks_running_ = tasks_.size();
     if (tasks_.empty()) {
       state_ = JobState::kFinished;
-      ended_cv_.notify_all();
+      ended_cv_.NotifyAll();
       return;
     }
     if (virtual_clock_) {
@@ -315,7 +319,7 @@ void JobExecution::Start() {
       } catch (const std::system_error& e) {
         failure_ = fmt::format("cannot start the job's thread: {}", e.what());
         state_ = JobState::kFailed;
-        ended_cv_.notify_all();
+        ended_cv_.NotifyAll();
       }
       return;
     }
@@ -325,7 +329,7 @@ void JobExecution::Start() {
       } catch (const std::system_error& e) {
         failure_ = fmt::format("cannot start the job master's thread: {}", e.what());
         state_ = JobState::kFailed;
-        ended_cv_.notify_all();
+        ended_cv_.NotifyAll();
         return;
       }
     }
@@ -336,7 +340,7 @@ void JobExecution::Start() {
 bool JobExecution::StartTaskThreads() {
   size_t started = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (; started < tasks_.size(); ++started) {
       const size_t i = started;
       StreamTask* t = tasks_[i].get();
@@ -344,7 +348,7 @@ bool JobExecution::StartTaskThreads() {
         threads_.emplace_back([this, t, i] {
           t->Run();
           {
-            std::lock_guard<std::mutex> l(mu_);
+            MutexLock l(mu_);
             task_finished_[i] = !t->failed() && !t->cancelled();
           }
           OnTaskEnded(*t);
@@ -403,7 +407,7 @@ bool JobExecution::RunMasterMails() {
 
 void JobExecution::FailJob(const std::string& reason) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (state_ != JobState::kRunning) {
       return;
     }
@@ -421,7 +425,7 @@ void JobExecution::EndJobLocked(JobState state) {
   restart_pending_ = false;
   master_stop_.store(true, std::memory_order_release);
   master_wakeup_.Signal();
-  ended_cv_.notify_all();
+  ended_cv_.NotifyAll();
 }
 
 void JobExecution::Restart() {
@@ -436,7 +440,7 @@ void JobExecution::Restart() {
     threads_.clear();
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (cancel_requested_) {
       EndJobLocked(JobState::kCanceled);
       return;
@@ -458,7 +462,7 @@ void JobExecution::Restart() {
   }
   std::string cause;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto& t : tasks_) {
       retired_tasks_.push_back(std::move(t));
     }
@@ -477,7 +481,7 @@ void JobExecution::Restart() {
   bool cancel = false;
   {
     // Under mu_: Metrics and Cancel see either no tasks or all of the new attempt's.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     BuildTasks();
     EnableTaskCheckpoints();
     for (auto& t : tasks_) {
@@ -508,7 +512,7 @@ void JobExecution::EndTask(size_t i) {
   StreamTask& t = *tasks_[i];
   t.End();
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(mu_);
     task_finished_[i] = !t.failed() && !t.cancelled();
   }
   OnTaskEnded(t);
@@ -574,7 +578,7 @@ void JobExecution::RunVirtualClock() {
         // Nothing can ever happen again: no input in flight, no mail, no timer. Under the system
         // clock this job would wait for ever; here it fails with the reason instead.
         {
-          std::lock_guard<std::mutex> lock(mu_);
+          MutexLock lock(mu_);
           if (failure_.empty()) {
             std::string waiting;
             for (size_t j : live) {
@@ -605,7 +609,7 @@ void JobExecution::RunVirtualClock() {
     }
     int64_t backoff = 0;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (!restart_pending_) {
         break;
       }
@@ -631,7 +635,7 @@ void JobExecution::OnTaskEnded(StreamTask& task) {
   bool cancel_others = false;
   bool restart = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (task.failed() && failure_.empty()) {
       failure_ = fmt::format("task {}#{}: {}", task.name(), task.subtask_index(), task.failure());
       cancel_others = true;
@@ -668,7 +672,7 @@ void JobExecution::OnTaskEnded(StreamTask& task) {
     master_mailbox_.Put(Mail{[this] {
                                int64_t backoff = 0;
                                {
-                                 std::lock_guard<std::mutex> lock(mu_);
+                                 MutexLock lock(mu_);
                                  backoff = restart_backoff_ms_;
                                }
                                if (coordinator_) {
@@ -684,8 +688,10 @@ void JobExecution::OnTaskEnded(StreamTask& task) {
 
 JobState JobExecution::Wait() {
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    ended_cv_.wait(lock, [this] { return state_ != JobState::kRunning; });
+    MutexLock lock(mu_);
+    while (state_ == JobState::kRunning) {
+      ended_cv_.Wait(mu_);
+    }
     if (joined_) {
       return state_;
     }
@@ -706,13 +712,19 @@ JobState JobExecution::Wait() {
 }
 
 bool JobExecution::WaitFor(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return ended_cv_.wait_for(lock, timeout, [this] { return state_ != JobState::kRunning; });
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(mu_);
+  while (state_ == JobState::kRunning) {
+    if (!ended_cv_.WaitUntil(mu_, deadline)) {
+      return state_ != JobState::kRunning;
+    }
+  }
+  return true;
 }
 
 void JobExecution::Cancel() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (state_ != JobState::kRunning) {
       return;
     }
@@ -721,7 +733,7 @@ void JobExecution::Cancel() {
       // Waiting for the restart's backoff: nothing runs; the job master ends the job (unless
       // it is rebuilding right now: then the new attempt sees the flag and is cancelled).
       master_mailbox_.Put(Mail{[this] {
-                                 std::lock_guard<std::mutex> l(mu_);
+                                 MutexLock l(mu_);
                                  if (state_ == JobState::kRunning && restart_pending_) {
                                    EndJobLocked(JobState::kCanceled);
                                  }
@@ -766,7 +778,7 @@ std::vector<int64_t> JobExecution::checkpoint_alignment_history_ns() const {
 }
 
 int64_t JobExecution::restarts() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return restarts_;
 }
 
@@ -851,18 +863,18 @@ void JobExecution::FailPendingSavepoints(const std::string& reason) {
 }
 
 JobState JobExecution::state() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return state_;
 }
 
 std::string JobExecution::failure_cause() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return failure_;
 }
 
 std::vector<SubtaskMetrics> JobExecution::Metrics() const {
   std::vector<SubtaskMetrics> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const StreamTask& t = *tasks_[i];
     SubtaskMetrics m{

@@ -2,12 +2,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -16,6 +14,7 @@
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/checkpoint/restart_backoff_time_strategy.h"
+#include "runtime/core/mutex.h"
 #include "runtime/eventtime/relative_clock.h"
 #include "runtime/eventtime/source_coordinator.h"
 #include "runtime/graph/job_graph.h"
@@ -163,8 +162,9 @@ class JobExecution {
 
  private:
   void Build();
-  /// Builds tasks_ and channels_ from graph_ (again after a restart).
-  void BuildTasks();
+  /// Builds tasks_ and channels_ from graph_ (again after a restart). Under mu_, so Metrics and
+  /// Cancel see either no tasks or all of an attempt's.
+  void BuildTasks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Hooks the tasks into the coordinator (checkpointing jobs).
   void EnableTaskCheckpoints();
   /// Runs the job master's mails (and, under the virtual clock, its due timers). True if any ran.
@@ -180,7 +180,7 @@ class JobExecution {
   /// Job master thread (or the virtual driver). Under the system clock also starts the threads.
   void Restart();
   /// Under mu_: the job reached its final state.
-  void EndJobLocked(JobState state);
+  void EndJobLocked(JobState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool StartTaskThreads();
   void FailJob(const std::string& reason);
   /// Registers `task`'s head with the SourceCoordinator if it is a source with alignment.
@@ -221,10 +221,10 @@ class JobExecution {
   std::vector<std::unique_ptr<StreamTask>> retired_tasks_;
   std::vector<std::unique_ptr<Channel>> retired_channels_;
   std::vector<std::unique_ptr<SourceCoordinator>> retired_source_coordinators_;
-  bool restart_pending_ = false;      // guarded by mu_
-  bool stop_with_savepoint_ = false;  // guarded by mu_: a stop-with-savepoint ends FINISHED
-  int64_t restart_backoff_ms_ = 0;    // guarded by mu_
-  int64_t restarts_ = 0;              // guarded by mu_
+  bool restart_pending_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_with_savepoint_ ABSL_GUARDED_BY(mu_) = false;  // a stop-with-savepoint ends FINISHED
+  int64_t restart_backoff_ms_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t restarts_ ABSL_GUARDED_BY(mu_) = 0;
   // Savepoints in flight: id -> (stop, done).
   struct PendingSavepoint {
     std::filesystem::path path;
@@ -238,14 +238,14 @@ class JobExecution {
   std::vector<std::unique_ptr<StreamTask>> tasks_;
   std::vector<std::thread> threads_;
 
-  mutable std::mutex mu_;
-  std::condition_variable ended_cv_;
-  JobState state_ = JobState::kCreated;
-  std::string failure_;
-  size_t tasks_running_ = 0;
-  bool cancel_requested_ = false;
-  bool joined_ = false;
-  std::vector<bool> task_finished_;
+  mutable Mutex mu_;
+  CondVar ended_cv_;  // state_ left kRunning
+  JobState state_ ABSL_GUARDED_BY(mu_) = JobState::kCreated;
+  std::string failure_ ABSL_GUARDED_BY(mu_);
+  size_t tasks_running_ ABSL_GUARDED_BY(mu_) = 0;
+  bool cancel_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool joined_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<bool> task_finished_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tidemark

@@ -8,31 +8,31 @@ namespace tidemark {
 void SinkResult::Add(const StreamRecord& record) {
   count_.fetch_add(1, std::memory_order_relaxed);
   if (retain_) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     records_.push_back(record);
   }
 }
 
 std::vector<StreamRecord> SinkResult::Records() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return records_;
 }
 
 void SinkResult::AddChecksumPart(int64_t count, uint64_t checksum,
                                  const std::vector<int64_t>& latency_ns) {
   count_.fetch_add(count, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   checksum_ += checksum;
   latency_ns_.insert(latency_ns_.end(), latency_ns.begin(), latency_ns.end());
 }
 
 uint64_t SinkResult::checksum() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return checksum_;
 }
 
 std::vector<int64_t> SinkResult::LatencySamplesNs() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return latency_ns_;
 }
 
@@ -44,13 +44,13 @@ JobResources::JobResources()
       }) {}
 
 void JobResources::WriteLine(const std::string& line) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(write_mu_);
   line_writer_(line);
 }
 
 std::shared_ptr<SinkResult> JobResources::AddSinkResult(const std::string& id, Schema schema,
                                                         bool retain_rows) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto& slot = sinks_[id];
   if (!slot) {
     slot = std::make_shared<SinkResult>(std::move(schema), retain_rows);
@@ -59,7 +59,7 @@ std::shared_ptr<SinkResult> JobResources::AddSinkResult(const std::string& id, S
 }
 
 std::shared_ptr<SinkResult> JobResources::FindSinkResult(const std::string& id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = sinks_.find(id);
   return it == sinks_.end() ? nullptr : it->second;
 }

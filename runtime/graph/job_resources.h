@@ -4,10 +4,10 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "runtime/core/mutex.h"
 #include "runtime/core/row.h"
 #include "runtime/core/stream_record.h"
 
@@ -38,10 +38,10 @@ class SinkResult {
   Schema schema_;
   bool retain_;
   std::atomic<int64_t> count_{0};
-  mutable std::mutex mu_;
-  std::vector<StreamRecord> records_;
-  uint64_t checksum_ = 0;            // guarded by mu_
-  std::vector<int64_t> latency_ns_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<StreamRecord> records_ ABSL_GUARDED_BY(mu_);
+  uint64_t checksum_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<int64_t> latency_ns_ ABSL_GUARDED_BY(mu_);
 };
 
 /// Per-job resources operators share, created before compilation and alive until the job's
@@ -65,11 +65,11 @@ class JobResources {
   bool ShouldRetainRows(const std::string& id) const;
 
  private:
-  LineWriter line_writer_;
-  std::mutex write_mu_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<SinkResult>> sinks_;
-  std::vector<std::string> retained_;
+  LineWriter line_writer_;  // set before the job runs
+  Mutex write_mu_;          // makes each line whole
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<SinkResult>> sinks_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> retained_;  // set before compiling, read-only after
 };
 
 }  // namespace tidemark

@@ -78,6 +78,8 @@ class Wakeup {
   std::atomic<bool> signaled_{false};
   std::atomic<int> parked_{0};  ///< owners inside Wait / WaitFor (0 or 1)
   std::optional<std::chrono::steady_clock::time_point> deadline_;  // owner thread only
+  // Guards no data (the flag is atomic): it only orders the owner's park against Signal's notify,
+  // so a plain std::mutex with std::condition_variable, unannotated, on this hot path.
   std::mutex mu_;
   std::condition_variable cv_;
 };

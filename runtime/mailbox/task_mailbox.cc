@@ -4,7 +4,7 @@ namespace tidemark {
 
 bool TaskMailbox::Put(Mail mail) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (state_ != State::kOpen) {
       return false;
     }
@@ -15,7 +15,7 @@ bool TaskMailbox::Put(Mail mail) {
 }
 
 std::optional<Mail> TaskMailbox::TryTake() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (queue_.empty() || state_ == State::kClosed) {
     return std::nullopt;
   }
@@ -25,25 +25,25 @@ std::optional<Mail> TaskMailbox::TryTake() {
 }
 
 bool TaskMailbox::HasMail() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return !queue_.empty() && state_ != State::kClosed;
 }
 
 void TaskMailbox::Quiesce() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (state_ == State::kOpen) {
     state_ = State::kQuiesced;
   }
 }
 
 void TaskMailbox::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   state_ = State::kClosed;
   queue_.clear();
 }
 
 TaskMailbox::State TaskMailbox::state() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return state_;
 }
 

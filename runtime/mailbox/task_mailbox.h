@@ -2,10 +2,10 @@
 
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "runtime/core/mutex.h"
 #include "runtime/io/wakeup.h"
 
 namespace tidemark {
@@ -40,9 +40,9 @@ class TaskMailbox {
 
  private:
   Wakeup* wakeup_;
-  std::mutex mu_;
-  std::deque<Mail> queue_;
-  State state_ = State::kOpen;
+  Mutex mu_;
+  std::deque<Mail> queue_ ABSL_GUARDED_BY(mu_);
+  State state_ ABSL_GUARDED_BY(mu_) = State::kOpen;
 };
 
 }  // namespace tidemark

@@ -357,7 +357,7 @@ void StreamTask::PublishMetrics() {
     gauges.push_back(w.Take());
   }
   MetricsWriter::Gauges task = TaskGauges();
-  std::lock_guard<std::mutex> lock(metrics_mu_);
+  MutexLock lock(metrics_mu_);
   published_gauges_ = std::move(gauges);
   published_task_gauges_ = std::move(task);
 }
@@ -382,7 +382,7 @@ MetricsWriter::Gauges StreamTask::TaskGauges() {
 }
 
 MetricsWriter::Gauges StreamTask::PublishedTaskGauges() const {
-  std::lock_guard<std::mutex> lock(metrics_mu_);
+  MutexLock lock(metrics_mu_);
   return published_task_gauges_;
 }
 
@@ -396,7 +396,7 @@ Timestamp StreamTask::input_watermark() const {
 }
 
 std::vector<MetricsWriter::Gauges> StreamTask::PublishedGauges() const {
-  std::lock_guard<std::mutex> lock(metrics_mu_);
+  MutexLock lock(metrics_mu_);
   return published_gauges_;
 }
 
@@ -617,8 +617,15 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel,
 }
 
 void StreamTask::TakeWatermarkSnapshot() {
-  if (!snapshot_enabled_ || snapshot_.taken) {
+  if (!snapshot_enabled_) {
     return;
+  }
+  {
+    // Written only on this (the mailbox) thread, but read by Metrics under the lock.
+    MutexLock lock(metrics_mu_);
+    if (snapshot_.taken) {
+      return;
+    }
   }
   TaskWatermarkSnapshot s;
   s.taken = true;
@@ -643,12 +650,12 @@ void StreamTask::TakeWatermarkSnapshot() {
     s.operators.push_back(
         TaskWatermarkSnapshot::Operator{c.name, c.output->output_watermark(), w.Take()});
   }
-  std::lock_guard<std::mutex> lock(metrics_mu_);
+  MutexLock lock(metrics_mu_);
   snapshot_ = std::move(s);
 }
 
 TaskWatermarkSnapshot StreamTask::watermark_snapshot() const {
-  std::lock_guard<std::mutex> lock(metrics_mu_);
+  MutexLock lock(metrics_mu_);
   return snapshot_;
 }
 

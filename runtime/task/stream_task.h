@@ -4,7 +4,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "runtime/checkpoint/checkpoint_barrier_handler.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/errors.h"
+#include "runtime/core/mutex.h"
 #include "runtime/io/channel.h"
 #include "runtime/io/wakeup.h"
 #include "runtime/mailbox/task_mailbox.h"
@@ -380,8 +380,8 @@ class StreamTask {
   int64_t auto_watermark_interval_ms_ = 200;
   bool finished_input_max_ = false;
   bool snapshot_enabled_ = false;
-  void TakeWatermarkSnapshot();     // once; task thread
-  TaskWatermarkSnapshot snapshot_;  // guarded by metrics_mu_
+  void TakeWatermarkSnapshot();  // once; task thread
+  TaskWatermarkSnapshot snapshot_ ABSL_GUARDED_BY(metrics_mu_);
   WatermarkTrace* trace_ = nullptr;
   int max_parallelism_ = 128;
   int parallelism_ = 1;
@@ -403,16 +403,16 @@ class StreamTask {
   static constexpr size_t kBusyTime = 0, kIdleTime = 1,
                           kBackPressuredTime = 2;  // TimeAccounting states
   std::chrono::steady_clock::time_point next_publish_{};
-  mutable std::mutex metrics_mu_;
-  std::vector<MetricsWriter::Gauges>
-      published_gauges_;  // guarded by metrics_mu_  // written by the mailbox thread only
+  mutable Mutex metrics_mu_;
+  std::vector<MetricsWriter::Gauges> published_gauges_
+      ABSL_GUARDED_BY(metrics_mu_);                     // // written by the mailbox thread only
   std::chrono::steady_clock::time_point last_flush_{};  // source tasks: last timed batch flush
   // Task time accounting (task thread; published under metrics_mu_).
   TimeAccounting time_accounting_;
   int64_t rate_window_start_ms_ = kMinTimestamp;
   int64_t rate_window_records_ = 0;
   int64_t records_in_per_second_ = 0;
-  MetricsWriter::Gauges published_task_gauges_;  // guarded by metrics_mu_
+  MetricsWriter::Gauges published_task_gauges_ ABSL_GUARDED_BY(metrics_mu_);
 
   // Checkpoints: set by EnableCheckpoints, then mailbox thread only.
   bool checkpoints_enabled_ = false;

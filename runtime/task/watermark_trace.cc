@@ -21,7 +21,7 @@ void WatermarkTrace::Record(const Where& where, Timestamp processing_time_ms,
     }
   }
   const std::string line = j.dump();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   sink_(line);
 }
 

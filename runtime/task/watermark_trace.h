@@ -2,10 +2,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "runtime/core/mutex.h"
 #include "runtime/core/timestamp.h"
 
 namespace tidemark {
@@ -63,8 +63,8 @@ class WatermarkTrace {
               std::initializer_list<Field> fields);
 
  private:
-  std::mutex mu_;
-  LineSink sink_;
+  Mutex mu_;  // makes each line whole
+  LineSink sink_ ABSL_GUARDED_BY(mu_);
 };
 
 /// What an operator needs to trace: the job's trace (null: tracing is off) and where it runs.
