@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -147,7 +149,32 @@ void KafkaSinkOperator::Open(const OperatorContext& context) {
   StreamOperator::Open(context);
   if (!exactly_once()) {
     plain_ = MakeProducer("");
+    return;
   }
+  // Tests only (see the header): read here once, never per record.
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): nothing in tidemark sets the environment.
+  if (const char* stop = std::getenv(kStopAtTransactionEnvForTesting); stop != nullptr) {
+    const std::string_view text(stop);
+    int64_t number = -1;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (ec != std::errc() || ptr != text.data() + text.size() || number < 0) {
+      throw InvalidArgument(fmt::format("kafka sink {}#{}: {}='{}' is not a transaction number",
+                                        context_.name, subtask_index_,
+                                        kStopAtTransactionEnvForTesting, text));
+    }
+    stop_at_transaction_for_testing_ = number;
+  }
+}
+
+void KafkaSinkOperator::StopForTesting() {
+  stop_at_transaction_for_testing_ = -1;  // once
+  Flush(*current_->producer, "the test stop");
+  GetLogger("task")->warn(
+      "kafka sink {}#{}: stopping the process (SIGSTOP) in open transaction '{}' with {} "
+      "acknowledged record(s), as {} asks (tests only)",
+      context_.name, subtask_index_, current_->id, current_->producer->deliveries->delivered,
+      kStopAtTransactionEnvForTesting);
+  ::raise(SIGSTOP);
 }
 
 void KafkaSinkOperator::ThrowIfFailed(const Producer& p) const {
@@ -241,6 +268,7 @@ void KafkaSinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
     Produce(*plain_, m);
     Poll(*plain_, 0);
   } else {
+    bool stop_for_testing = false;
     if (current_ == nullptr) {
       auto t = std::make_unique<Transaction>();
       t->number = next_transaction_++;
@@ -251,12 +279,16 @@ void KafkaSinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
         throw IoError(fmt::format("kafka sink {}#{}: cannot begin transaction '{}': {}",
                                   context_.name, subtask_index_, t->id, TakeError(e)));
       }
+      stop_for_testing = t->number == stop_at_transaction_for_testing_;
       current_ = std::move(t);
     }
     Produce(*current_->producer, m);
     Poll(*current_->producer, 0);
     current_->messages.push_back(std::move(m));
     current_->end_record = next_record_ + 1;
+    if (stop_for_testing) {
+      StopForTesting();
+    }
   }
   ++next_record_;
   ++num_sent_;

@@ -97,6 +97,18 @@ class KafkaSinkOperator : public StreamOperator {
       std::function<void(const std::string& transactional_id)> hook) {
     after_kafka_commit_hook_ = std::move(hook);
   }
+  /// Tests only: the environment variable TM_TEST_KAFKA_SINK_STOP_AT_TRANSACTION, read once in
+  /// `Open` (nothing per record; unset in production, where it costs one branch per transaction).
+  /// Set to a transaction number k (decimal, >= 0), an exactly-once sink subtask stops its whole
+  /// process with SIGSTOP (`raise`) once the first record of its transaction k is acknowledged by
+  /// the partition leader, before anything else happens to that transaction: a transaction is
+  /// then certainly open at the broker, with a record, and not pre-committed, and no commit is
+  /// under way (commits run on this thread). It logs one line at `warn` first. A parent sees the
+  /// stop with `waitpid(WUNTRACED)` and then kills or continues the process (the kafka_broker
+  /// tests' crash and zombie cases). Once per subtask and process; with parallelism > 1 each
+  /// subtask stops at its own transaction k. Not a number: `Open` fails with InvalidArgument.
+  static constexpr const char* kStopAtTransactionEnvForTesting =
+      "TM_TEST_KAFKA_SINK_STOP_AT_TRANSACTION";
   size_t num_pending_transactions() const { return pending_.size(); }
   int64_t num_records_sent() const { return num_sent_; }
 
@@ -171,6 +183,8 @@ class KafkaSinkOperator : public StreamOperator {
   /// After a crash mid-commit: whether Kafka committed `t` (see the class comment). Fences first.
   bool CommittedInKafka(const Transaction& t);
   void DestroyProducer(std::unique_ptr<Producer>& p, bool abort);
+  /// Flushes the open transaction, logs, raises SIGSTOP (kStopAtTransactionEnvForTesting).
+  void StopForTesting();
 
   SinkSpec spec_;
   Schema schema_;
@@ -195,6 +209,7 @@ class KafkaSinkOperator : public StreamOperator {
   int64_t num_resent_ = 0;
   int64_t num_recovered_ = 0;
   std::function<void(const std::string&)> after_kafka_commit_hook_;
+  int64_t stop_at_transaction_for_testing_ = -1;  ///< -1: never (kStopAtTransactionEnvForTesting)
   bool finished_ = false;
 };
 

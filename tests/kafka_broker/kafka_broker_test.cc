@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/job_loader.h"
+#include "operators/kafka_sink/kafka_sink_operator.h"
 #include "runtime/io/kafka_client.h"
 #include "sources/kafka/kafka_mock_load.h"
 #include "tests/testing/daemon_harness.h"
@@ -183,37 +184,43 @@ class KafkaBrokerExactlyOnceTest : public ::testing::Test {
     EXPECT_TRUE(reached) << "the job did not reach " << checkpoints << " checkpoints";
     return pid;
   }
-  /// Freezes the job `pid` (SIGSTOP) at a moment when it has a transaction open with records at
-  /// the broker and no commit under way: every `committing` line of its commit log has its
-  /// `committed` line (the first is written before the commit request goes out), and a last
-  /// stable offset stays behind its high watermark for 1 s while the job is frozen (so it is not
-  /// an earlier commit whose markers the broker is still writing). Otherwise it lets the job run
-  /// on a little and tries again. False (the job running) when no such moment came in 60 s.
-  bool FreezeWithOpenTransaction(pid_t pid, const fs::path& commit_log) {
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      EXPECT_EQ(::kill(pid, SIGSTOP), 0);
-      const std::string log = ReadFile(commit_log.string());
-      auto count = [&](const std::string& what) {
-        size_t n = 0;
-        for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) {
-          ++n;
-        }
-        return n;
-      };
-      if (count(R"("state":"committing")") == count(R"("state":"committed")") &&
-          !testing::Eventually([&] { return !OpenTransaction(topic_); }, 1s)) {
-        return true;
-      }
-      EXPECT_EQ(::kill(pid, SIGCONT), 0);
-      std::this_thread::sleep_for(30ms);  // let it move on to another moment
+  /// Starts `job` (on topic_, in `dir`) with the sink's test stop
+  /// (KafkaSinkOperator::kStopAtTransactionEnvForTesting) at transaction kStopAt and waits until
+  /// the process stopped itself there: the first record of transaction kStopAt acknowledged by
+  /// the broker, that transaction open, no commit under way. Transactions 0 and 1 were
+  /// pre-committed by two earlier barriers, so by then a checkpoint completed and transaction 0
+  /// committed; both are asserted. The caller kills or continues the stopped process. -1 (with
+  /// gtest failures; no process left) when it ended instead or an assertion failed.
+  pid_t StartStoppedInTransaction(const fs::path& dir, const std::string& job) {
+    std::ofstream(dir / "job.yaml") << job;
+    const pid_t pid = testing::SpawnTidemark(
+        {"run", (dir / "job.yaml").string()}, dir / "out1", dir / "err1",
+        {fmt::format("{}={}", KafkaSinkOperator::kStopAtTransactionEnvForTesting, kStopAt)});
+    if (!testing::WaitStopped(pid)) {
+      ADD_FAILURE() << "it did not stop in transaction " << kStopAt << "; stderr:\n"
+                    << ReadFile((dir / "err1").string());
+      return -1;
     }
-    return false;
+    const int64_t checkpoint = testing::LatestCheckpoint(dir / "chk");
+    const size_t commits = testing::CommittedLines(dir / "commits.jsonl").size();
+    const bool open = OpenTransaction(topic_);
+    EXPECT_GE(checkpoint, 1);
+    EXPECT_GE(commits, 1u) << ReadFile((dir / "commits.jsonl").string());
+    EXPECT_TRUE(open) << "no transaction open at the broker";
+    if (checkpoint < 1 || commits < 1 || !open) {
+      ::kill(pid, SIGKILL);
+      testing::WaitExit(pid);
+      return -1;
+    }
+    return pid;
   }
-  int Restore(const fs::path& dir) {
-    const pid_t again = testing::SpawnTidemark(
-        {"run", (dir / "job.yaml").string(), "--from-checkpoint", (dir / "chk").string()},
-        dir / "out2", dir / "err2");
+  static constexpr int kStopAt = 2;
+  /// `tidemark run JOB --from-checkpoint dir/chk` to its end; JOB: `job` (default dir/job.yaml).
+  int Restore(const fs::path& dir, const fs::path& job = {}) {
+    const pid_t again =
+        testing::SpawnTidemark({"run", (job.empty() ? dir / "job.yaml" : job).string(),
+                                "--from-checkpoint", (dir / "chk").string()},
+                               dir / "out2", dir / "err2");
     const int rc = testing::WaitExit(again);
     EXPECT_EQ(rc, 0) << ReadFile((dir / "err2").string());
     return rc;
@@ -241,14 +248,16 @@ TEST_F(KafkaBrokerExactlyOnceTest, KillNineOfTidemarkRunRestoresTheUninterrupted
 }
 
 // Killed while a transaction with records is open (its records at the broker, its commit not
-// done), then restored: the restore fences the transactional id and Kafka aborts the killed
-// transaction. read_committed reads exactly the uninterrupted output; read_uncommitted reads the
-// aborted records too, each of them also committed once (re-sent or replayed by the restore).
+// done: the sink stopped itself at the first acknowledged record of its transaction 2, after
+// transaction 0 committed and transaction 1 was pre-committed), then restored: the restore fences
+// the transactional ids and Kafka aborts the killed transactions. read_committed reads exactly the
+// uninterrupted output; read_uncommitted reads the aborted records too, each of them also committed
+// once (re-sent or replayed by the restore).
 TEST_F(KafkaBrokerExactlyOnceTest, AnAbortedTransactionIsInvisibleToReadCommittedOnly) {
   const std::vector<std::string> ref = Reference();
   const fs::path dir = Dir("run");
-  const pid_t pid = StartAndWait(dir, 2, EoJob(bootstrap_, topic_, dir, "400ms"));
-  ASSERT_TRUE(FreezeWithOpenTransaction(pid, dir / "commits.jsonl"));
+  const pid_t pid = StartStoppedInTransaction(dir, EoJob(bootstrap_, topic_, dir, "400ms"));
+  ASSERT_GT(pid, 0);
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   ASSERT_EQ(testing::WaitExit(pid), 128 + SIGKILL) << "the job ended before it was killed";
   // Only the killed producer's open transaction is left, with its records.
@@ -272,29 +281,49 @@ TEST_F(KafkaBrokerExactlyOnceTest, AnAbortedTransactionIsInvisibleToReadCommitte
       all.size(), aborted.size());
 }
 
-// A zombie: the first `tidemark run` is frozen (SIGSTOP) with a transaction open, a second run
-// restores from its checkpoint and finishes; when the zombie wakes up its producer has been fenced
+// A zombie: the first `tidemark run` stops itself (SIGSTOP, the sink's test stop) with its
+// transaction 2 open and transaction 1 pre-committed, a second run
+// restores from its checkpoint (into a checkpoint directory of its own: the zombie locks its own)
+// and finishes; when the zombie wakes up its producer has been fenced
 // by the restore (same transactional id, newer epoch): it fails with that cause, and the committed
 // output is still the uninterrupted run's. (Frozen with no transaction of its own open, a zombie
-// that wakes after its successor finished would start a new transactional id nobody fenced:
-// `tidemark run` has no lock against a second run of the same checkpoints; the daemon has.)
+// that wakes after its successor finished would start a new transactional id nobody fenced: the
+// run lock on the checkpoint directory keeps a successor from writing the same checkpoints, the
+// daemon's run lock from running a job twice; a successor in another directory is the user's
+// doing.)
 TEST_F(KafkaBrokerExactlyOnceTest, AZombieIsFencedAfterARestore) {
   const std::vector<std::string> ref = Reference();
   const fs::path dir = Dir("run");
   const std::string no_restart = "restart-strategy: {type: none}\n";
-  const pid_t zombie = StartAndWait(dir, 2, EoJob(bootstrap_, topic_, dir, "400ms", no_restart));
-  ASSERT_TRUE(FreezeWithOpenTransaction(zombie, dir / "commits.jsonl"));
-  ASSERT_EQ(Restore(dir), 0);
+  const pid_t zombie =
+      StartStoppedInTransaction(dir, EoJob(bootstrap_, topic_, dir, "400ms", no_restart));
+  ASSERT_GT(zombie, 0);
+  // The successor restores the zombie's latest checkpoint into a checkpoint directory of its
+  // own: the zombie's stays locked by the zombie (tidemark run's run lock) while it lives.
+  std::string successor = EoJob(bootstrap_, topic_, dir, "400ms", no_restart);
+  const std::string chk = fmt::format("  dir: {}/chk\n", dir.string());
+  ASSERT_NE(successor.find(chk), std::string::npos);
+  successor.replace(successor.find(chk), chk.size(),
+                    fmt::format("  dir: {}/chk-successor\n", dir.string()));
+  std::ofstream(dir / "successor.yaml") << successor;
+  ASSERT_EQ(Restore(dir, dir / "successor.yaml"), 0);
   ASSERT_EQ(::kill(zombie, SIGCONT), 0);
   EXPECT_EQ(testing::WaitExit(zombie), 1);
   const std::string err = ReadFile((dir / "err1").string());
   std::string last = err.substr(0, err.find_last_not_of('\n') + 1);
   last = last.substr(last.rfind('\n') + 1);
-  EXPECT_TRUE(last.starts_with("job 'kafka-broker-eo' FAILED: ")) << err;
-  EXPECT_TRUE(last.ends_with(
-      "Local: This instance has been fenced by a newer instance (_FENCED: a newer producer with "
-      "the "
-      "same transactional id (a restored run of this job) has taken over; this one must stop)"))
+  // Which request of the woken zombie meets the fence first is timing: the commit of its
+  // pre-committed transaction 1 ("cannot commit transaction"), or a Produce or AddPartitions of
+  // its open transaction 2 ("cannot produce to topic", "delivery to topic ... failed"); librdkafka
+  // words each differently. The failing operator, the error code and tidemark's explanation are
+  // the same.
+  EXPECT_TRUE(
+      last.starts_with("job 'kafka-broker-eo' FAILED: task windows -> sink#0: operator "
+                       "'sink' failed: kafka sink sink#0: "))
+      << err;
+  EXPECT_TRUE(
+      last.ends_with(" (_FENCED: a newer producer with the same transactional id (a restored run "
+                     "of this job) has taken over; this one must stop)"))
       << err;
   std::cout << "the zombie's stderr:\n" << err;
   const std::vector<std::string> got =

@@ -228,27 +228,57 @@ checkpointing:
                      fmt::arg("bootstrap", bootstrap), fmt::arg("topic", topic));
 }
 
-pid_t SpawnTidemark(const std::vector<std::string>& args, const fs::path& out,
-                    const fs::path& err) {
+pid_t SpawnTidemark(const std::vector<std::string>& args, const fs::path& out, const fs::path& err,
+                    const std::vector<std::string>& env) {
   const std::string bin = (ToolsDir() / "tidemark").string();
   std::vector<std::string> all = {bin};
   all.insert(all.end(), args.begin(), args.end());
+  // Built before the fork: the child of a threaded process only execs.
+  std::vector<std::string> environment = env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(env.begin(), env.end(),
+                     [&](const std::string& own) { return own.starts_with(name); })) {
+      environment.emplace_back(entry);
+    }
+  }
+  std::vector<char*> argv;
+  for (std::string& a : all) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (std::string& e : environment) {
+    envp.push_back(e.data());
+  }
+  envp.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
-    std::vector<char*> argv;
-    for (std::string& a : all) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
     const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     const int err_fd =
         err == out ? out_fd : ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(out_fd, 1);
     ::dup2(err_fd, 2);
-    ::execv(bin.c_str(), argv.data());
+    ::execve(bin.c_str(), argv.data(), envp.data());
     ::_exit(127);
   }
   return pid;
+}
+
+bool WaitStopped(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, WUNTRACED) != pid) {
+    ADD_FAILURE() << "waitpid " << pid << " failed";
+    return false;
+  }
+  if (WIFSTOPPED(status)) {
+    return true;
+  }
+  ADD_FAILURE() << "tidemark (pid " << pid << ") ended before it stopped: "
+                << (WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
+                                      : fmt::format("signal {}", WTERMSIG(status)));
+  return false;
 }
 
 int WaitExit(pid_t pid) {

@@ -82,12 +82,18 @@ std::string ExactlyOnceCountsJob(const std::string& name, const std::string& boo
                                  const std::string& top_extra = "");
 
 /// `tidemark ARGS...` (the built CLI) as a child process with stdout to `out` and stderr to `err`
-/// (one file for both when they are equal).
+/// (one file for both when they are equal), in this process's environment plus `env`
+/// ("NAME=value" each).
 pid_t SpawnTidemark(const std::vector<std::string>& args, const std::filesystem::path& out,
-                    const std::filesystem::path& err);
+                    const std::filesystem::path& err, const std::vector<std::string>& env = {});
 
 /// Waits for `pid`; its exit code, or 128 + the signal that killed it.
 int WaitExit(pid_t pid);
+
+/// Waits until the child `pid` stops (SIGSTOP; e.g. the Kafka sink's test stop,
+/// KafkaSinkOperator::kStopAtTransactionEnvForTesting): true. False, with a gtest failure naming
+/// how it ended, when it ended instead (it is then reaped: do not WaitExit it).
+bool WaitStopped(pid_t pid);
 
 /// Highest completed checkpoint id under `dir` (a chk-<id> with its _metadata), 0 if none.
 int64_t LatestCheckpoint(const std::filesystem::path& dir);
