@@ -176,7 +176,7 @@ public final class DataStreamJobs {
     if (!"virtual".equals(String.valueOf(pipeline.get("clock")))) {
       throw new Skip("pipeline.clock is not virtual: arrival times and periodic watermarks follow the machine's clock");
     }
-    for (String k : List.of("checkpointing", "faults", "report")) {
+    for (String k : List.of("checkpointing", "faults")) {
       if (job.containsKey(k)) {
         throw new Skip("'" + k + "' is not mapped");
       }
@@ -214,15 +214,25 @@ public final class DataStreamJobs {
       }
     }
     if (sinks.isEmpty()) {
-      throw new Skip("no print sink");
+      throw new Skip("no print or collect sink");
     }
     DataStream<String> all = sinks.get(0);
     for (int i = 1; i < sinks.size(); i++) {
       all = all.union(sinks.get(i));
     }
-    List<String> rows = new ArrayList<>();
+    List<String> tagged = new ArrayList<>();
     try (CloseableIterator<String> it = all.executeAndCollect("tidemark job " + job.get("name"))) {
-      it.forEachRemaining(rows::add);
+      it.forEachRemaining(tagged::add);
+    }
+    List<String> rows = new ArrayList<>();
+    for (String t : tagged) {
+      String line = t.split("\u0001", -1)[1];
+      if (!line.isEmpty()) {
+        rows.add(line);
+      }
+    }
+    if (job.containsKey("report")) {
+      rows.add(report(map(job.get("report"), "report"), tagged));
     }
     return rows;
   }
@@ -817,9 +827,7 @@ public final class DataStreamJobs {
       if (!"event".equals(String.valueOf(w.getOrDefault("time", "event")))) {
         throw new Skip("processing-time windows are not mapped");
       }
-      if (Boolean.TRUE.equals(w.get("emit-watermark"))) {
-        throw new Skip("window.emit-watermark is not mapped (the watermark that fires a window is not a row value in Flink)");
-      }
+      final boolean emitWatermark = Boolean.TRUE.equals(w.get("emit-watermark"));
       String assigner = String.valueOf(w.get("assigner"));
       long size = w.containsKey("size") ? duration(w.get("size")) : 0;
       long slide = w.containsKey("slide") ? duration(w.get("slide")) : 0;
@@ -897,7 +905,7 @@ public final class DataStreamJobs {
         ws = ws.sideOutputLateData(lateTag);
       }
       SingleOutputStreamOperator<Ev> out =
-          ws.aggregate(new Agg(aggs, keyFields), new Emit(aggs, keyFields, firing),
+          ws.aggregate(new Agg(aggs, keyFields), new Emit(aggs, keyFields, emitWatermark, firing),
                   TypeInformation.of(Object[].class), TypeInformation.of(Object[].class), TypeInformation.of(Ev.class))
               .name(id).setParallelism(parallelismOf(op));
       if (lateTag != null) {
@@ -952,16 +960,96 @@ public final class DataStreamJobs {
 
     DataStream<String> sink(Map<String, Object> op) throws Exception {
       Map<String, Object> s = map(op.get("sink"), "sink");
-      if (!"print".equals(String.valueOf(s.get("type")))) {
-        throw new Skip("sink '" + op.get("id") + "' of type " + s.get("type") + " is not compared (only print sinks write rows to stdout)");
+      // print writes its rows to stdout; collect keeps them in memory, for the report line only.
+      String type = String.valueOf(s.get("type"));
+      if (!type.equals("print") && !type.equals("collect")) {
+        throw new Skip("sink '" + op.get("id") + "' of type " + type + " is not compared (only print sinks write rows to stdout)");
       }
-      if (!"json".equals(String.valueOf(s.getOrDefault("format", "json")))) {
-        throw new Skip("print format " + s.get("format") + " is not mapped");
-      }
+      final boolean printed = type.equals("print");
+      final boolean fire = "fire".equals(String.valueOf(s.getOrDefault("format", "json")));
+      final String id = String.valueOf(op.get("id"));
       DataStream<Ev> in = single(op);
-      return in.filter(Ev::isRecord).map(ev -> TidemarkRows.format(ev.row)).returns(Types.STRING)
-          .name(String.valueOf(op.get("id"))).setParallelism(parallelismOf(op));
+      // id, the printed line and the row as JSON (for the report line), \u0001-separated.
+      return in.filter(Ev::isRecord)
+          .map(ev -> id + "\u0001" + (!printed ? "" : fire ? fireLine(ev.row) : TidemarkRows.format(ev.row)) + "\u0001" + TidemarkRows.format(ev.row))
+          .returns(Types.STRING).name(id).setParallelism(parallelismOf(op));
     }
+  }
+
+  /** tidemark's print format fire (operators/sink_operator.cc). */
+  static String fireLine(Map<String, Object> row) {
+    if (!row.containsKey("window_start") || !row.containsKey("window_end")) {
+      return TidemarkRows.format(row);
+    }
+    StringBuilder line = new StringBuilder(">>> FIRE window=[")
+        .append(seconds(row.get("window_start"), 0)).append(',').append(seconds(row.get("window_end"), 0)).append(')');
+    if (row.containsKey("count")) {
+      Object c = row.get("count");
+      line.append(" count=").append(c == null ? 0 : ((Number) c).longValue());
+    }
+    if (row.containsKey("watermark")) {
+      line.append(" watermark=").append(seconds(row.get("watermark"), Long.MIN_VALUE));
+    }
+    return line.toString();
+  }
+
+  /** runtime/core/timestamp.cc FormatSeconds: 1.5s, -1.5s, 3s, MIN, MAX. */
+  static String seconds(Object v, long ifNull) {
+    long ts = v == null ? ifNull : ((Number) v).longValue();
+    if (ts == Long.MIN_VALUE) {
+      return "MIN";
+    }
+    if (ts == Long.MAX_VALUE) {
+      return "MAX";
+    }
+    java.math.BigInteger mag = java.math.BigInteger.valueOf(ts).abs();
+    java.math.BigInteger[] qr = mag.divideAndRemainder(java.math.BigInteger.valueOf(1000));
+    String out = (ts < 0 ? "-" : "") + qr[0];
+    int ms = qr[1].intValue();
+    if (ms != 0) {
+      String frac = String.format("%03d", ms).replaceAll("0+$", "");
+      out += "." + frac;
+    }
+    return out + "s";
+  }
+
+  /** The `report` summary line (tools/engine/engine.cc). */
+  @SuppressWarnings("unchecked")
+  static String report(Map<String, Object> r, List<String> tagged) throws Exception {
+    ObjectMapper json = new ObjectMapper();
+    String windowsSink = String.valueOf(r.get("windows-sink"));
+    String lateSink = r.containsKey("late-sink") ? String.valueOf(r.get("late-sink")) : null;
+    Map<String, Object> breakdown = r.containsKey("breakdown") ? (Map<String, Object>) r.get("breakdown") : null;
+    long windows = 0;
+    long inWindows = 0;
+    long late = 0;
+    long lateBreakdown = 0;
+    for (String t : tagged) {
+      String[] p = t.split("\u0001", -1);
+      JsonNode row = json.readTree(p[2]);
+      if (p[0].equals(windowsSink)) {
+        windows++;
+        if (row.has("count") && row.get("count").isIntegralNumber()) {
+          inWindows += row.get("count").asLong();
+        }
+      }
+      if (p[0].equals(lateSink)) {
+        late++;
+        if (breakdown != null && row.has(String.valueOf(breakdown.get("field")))) {
+          JsonNode v = row.get(String.valueOf(breakdown.get("field")));
+          String want = String.valueOf(breakdown.get("value"));
+          if ((v.isTextual() && v.asText().equals(want)) || (!v.isTextual() && v.toString().equals(want))) {
+            lateBreakdown++;
+          }
+        }
+      }
+    }
+    String label = r.get("label") == null ? "" : String.valueOf(r.get("label"));
+    String line = ">>> " + label + ": windows fired=" + windows + ", records in windows=" + inWindows + ", late records=" + late;
+    if (breakdown != null) {
+      line += " (from " + breakdown.get("value") + " " + breakdown.get("field") + ": " + lateBreakdown + ")";
+    }
+    return line + ", total=" + (inWindows + late);
   }
 
   static String keyOf(Map<String, Object> row, List<String> fields) {
@@ -1122,11 +1210,13 @@ public final class DataStreamJobs {
     private static final long serialVersionUID = 1L;
     final List<Object[]> aggs;
     final List<String> keyFields;
+    final boolean emitWatermark;
     final boolean firing;
 
-    Emit(List<Object[]> aggs, List<String> keyFields, boolean firing) {
+    Emit(List<Object[]> aggs, List<String> keyFields, boolean emitWatermark, boolean firing) {
       this.aggs = aggs;
       this.keyFields = keyFields;
+      this.emitWatermark = emitWatermark;
       this.firing = firing;
     }
 
@@ -1150,6 +1240,9 @@ public final class DataStreamJobs {
           v = ((Object[]) v)[1];
         }
         row.put((String) aggs.get(i)[2], v);
+      }
+      if (emitWatermark) {
+        row.put("watermark", ctx.currentWatermark()); // the watermark that fires the window
       }
       if (firing) {
         ValueState<Long> n = ctx.windowState().getState(new ValueStateDescriptor<>("firing", Types.LONG));

@@ -29,6 +29,7 @@ public final class SqlJobs {
   private SqlJobs() {}
 
   private static final Pattern SET = Pattern.compile("(?is)SET\\s+'([^']*)'\\s*=\\s*'([^']*)'");
+  private static final Pattern CONNECTOR = Pattern.compile("'connector'\\s*=\\s*'([^']*)'");
   private static final Pattern INSERT =
       Pattern.compile("(?is)INSERT\\s+INTO\\s+(`[^`]+`|\\S+)\\s+(SELECT\\b.*)");
 
@@ -87,6 +88,13 @@ public final class SqlJobs {
     if (p.waitFor() != 0) {
       String first = err.strip().split("\n")[0];
       return new Result(2, "SKIP " + job + ": export needs --best-effort: " + first);
+    }
+    // Only files are read here: a connector that needs a service (kafka) would wait for it.
+    Matcher c = CONNECTOR.matcher(script);
+    while (c.find()) {
+      if (!c.group(1).equals("filesystem") && !c.group(1).equals("print")) {
+        return new Result(2, "SKIP " + job + ": connector '" + c.group(1) + "' needs a running service (only files are read here)");
+      }
     }
     // 2. tidemark's own rows.
     StringBuilder why = new StringBuilder();
