@@ -3,7 +3,7 @@
 -- (DataStream emits max - d - 1 ms, SQL's expression emits max - d), so windows fire at the same
 -- watermark. Epoch-millisecond columns stay BIGINT; the event-time attribute is the computed column
 -- TO_TIMESTAMP_LTZ(ms, 3), and window_start / window_end are TIMESTAMP(3) in UTC.
--- Best effort: 2 feature(s) have no Flink SQL form; each is marked `-- DROPPED` below.
+-- Best effort: 3 feature(s) have no Flink SQL form; each is marked `-- DROPPED` below.
 
 SET 'execution.runtime-mode' = 'streaming';
 SET 'pipeline.auto-watermark-interval' = '200ms';
@@ -17,7 +17,7 @@ SET 'parallelism.default' = '4';
 -- Source 'source' (jobs/files_split_mode_p4.yaml:22:5): file source.
 -- The path is the job's, resolved against the job file's folder as given to export; on a cluster use a shared file system (s3://, hdfs://).
 -- Bad lines are skipped ('ignore-parse-errors'), as tidemark counts and drops them.
--- csv-header: Flink's csv format has no header option; the header line does not parse and is skipped.
+-- DROPPED (jobs/files_split_mode_p4.yaml:28:19): csv-header (Flink's csv format has no header option; with 'csv.ignore-parse-errors' the header line becomes a row whose unparsable fields are NULL, and a NULL event time fails the job); nearest: the files without their header line
 -- pacing (processing time per record) has no Flink equivalent; the files are read at full speed.
 -- Flink SQL assigns this WATERMARK after the scan, in each source subtask: operator mode, one
 -- watermark per subtask over all the files it reads, not one per file (split) as in tidemark's

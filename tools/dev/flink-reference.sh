@@ -7,11 +7,16 @@
 #   tools/dev/flink-reference.sh scenarios FILE.jsonl...        scenario cases on Flink's operators
 #   tools/dev/flink-reference.sh differential --seed S --cases N [--out FILE]
 #                                                               random cases: Flink vs tidemark-scenarios
+#   tools/dev/flink-reference.sh job JOB.yaml...                jobs on a Flink MiniCluster (DataStream API),
+#                                                               their sinks' rows vs `tidemark run`
+#   tools/dev/flink-reference.sh sql JOB.yaml...                `tidemark export --flink-sql` on Flink's local
+#                                                               TableEnvironment, its rows vs `tidemark run`
 #
 # Every command but build builds the harness first when it is missing or older than its sources.
 # Maven runs offline (-o) when the local repository already holds Flink 2.3.0, online otherwise.
 # Needs Java 17 and Maven 3.8. Environment: TIDEMARK_SCENARIOS (the tidemark-scenarios binary for
-# differential; default build/release/tests/scenarios/tidemark-scenarios), TIDEMARK_PRESET
+# differential; default build/release/tests/scenarios/tidemark-scenarios), TIDEMARK (the tidemark
+# binary for job and sql; default build/release/tools/tidemark), TIDEMARK_PRESET
 # (default release), FLINK_REFERENCE_JAVA_OPTS (extra JVM options).
 set -euo pipefail
 
@@ -64,7 +69,7 @@ run_java() {
     -cp "$target/classes:$target/lib/*" dev.tidemark.reference.Main "$@"
 }
 
-[[ $# -ge 1 ]] || die "usage: flink-reference.sh build|experiment|scenarios|differential ..."
+[[ $# -ge 1 ]] || die "usage: flink-reference.sh build|experiment|scenarios|differential|job|sql ..."
 command="$1"
 shift
 case "$command" in
@@ -82,5 +87,13 @@ case "$command" in
     export TIDEMARK_BUILD_DIR="${TIDEMARK_BUILD_DIR:-$root/build/flink-reference}"
     run_java differential "$@"
     ;;
-  *) die "unknown command '$command' (build, experiment, scenarios, differential)" ;;
+  job | sql)
+    preset="${TIDEMARK_PRESET:-release}"
+    export TIDEMARK="${TIDEMARK:-$root/build/$preset/tools/tidemark}"
+    [[ -x "$TIDEMARK" ]] || die "tidemark not found at $TIDEMARK (build it, or set TIDEMARK)"
+    # Job paths are taken as given: the exported SQL names the job's files relative to the
+    # working directory, as `tidemark export` was given the job.
+    run_java "$command" "$@"
+    ;;
+  *) die "unknown command '$command' (build, experiment, scenarios, differential, job, sql)" ;;
 esac

@@ -1021,19 +1021,16 @@ void Exporter::Source(const JobVertex& v) {
     comments +=
         "-- Bad lines are skipped ('ignore-parse-errors'), as tidemark counts and drops them.\n";
     if (f.format == "csv" && f.csv_header) {
-      const bool all_strings = std::all_of(rel.columns.begin(), rel.columns.end(),
-                                           [](const Column& c) { return c.type == "STRING"; });
-      if (all_strings) {
-        comments +=
-            Drop(src.key_locations.Of("csv-header", src.location), PathOf(op, "source.csv-header"),
-                 "csv-header with only string columns (the header would be read as a row)",
-                 "'csv.ignore-parse-errors', which skips a header only when it does not parse");
-      } else {
-        comments +=
-            "-- csv-header: Flink's csv format has no header option; the header line does not "
-            "parse and is "
-            "skipped.\n";
-      }
+      // Flink's csv format has no header option, and 'csv.ignore-parse-errors' does not skip a
+      // line that does not parse: it sets the fields that fail to NULL (Flink 2.3, checked by
+      // `flink-reference.sh sql`). The header becomes a row of NULLs and column names, and its
+      // NULL event time fails the job ("RowTime field should not be null").
+      comments +=
+          Drop(src.key_locations.Of("csv-header", src.location), PathOf(op, "source.csv-header"),
+               "csv-header (Flink's csv format has no header option; with "
+               "'csv.ignore-parse-errors' the header line becomes a row whose unparsable "
+               "fields are NULL, and a NULL event time fails the job)",
+               "the files without their header line");
     }
     if (src.key_locations.values.count("pacing") != 0) {
       comments +=

@@ -12,6 +12,8 @@ import java.util.List;
  * experiment [--runs N] [--fire]       the two-split experiment, both modes, N runs each
  * scenarios FILE.jsonl...              scenario cases on Flink's operators and test harnesses
  * differential --seed S --cases N      random cases on Flink, then on tidemark-scenarios
+ * job JOB.yaml...                      tidemark jobs on a MiniCluster (DataStream), rows vs tidemark run
+ * sql JOB.yaml...                      tidemark export --flink-sql on a TableEnvironment, rows vs tidemark run
  * </pre>
  */
 public final class Main {
@@ -45,6 +47,25 @@ public final class Main {
       case "differential":
         status = differential(rest);
         break;
+      case "job":
+      case "sql":
+        {
+          String tidemark = System.getenv("TIDEMARK");
+          int expectPassed = 0;
+          if (rest.size() >= 2 && rest.get(0).equals("--expect-passed")) {
+            expectPassed = Integer.parseInt(rest.get(1));
+            rest = rest.subList(2, rest.size());
+          }
+          if (rest.isEmpty() || tidemark == null) {
+            System.err.println("flink-reference " + command + ": needs JOB.yaml... and TIDEMARK (the tidemark binary)");
+            status = 2;
+          } else if (command.equals("sql")) {
+            status = dev.tidemark.reference.job.SqlJobs.run(rest, tidemark, expectPassed, System.out);
+          } else {
+            status = dev.tidemark.reference.job.DataStreamJobs.run(rest, tidemark, expectPassed, System.out);
+          }
+        }
+        break;
       default:
         System.err.println("flink-reference: unknown command '" + command + "'");
         usage();
@@ -58,7 +79,9 @@ public final class Main {
     System.err.println(
         "usage: flink-reference experiment [--runs N] [--fire]\n"
             + "       flink-reference scenarios [--allow KNOWN_FAILURES] FILE.jsonl...\n"
-            + "       flink-reference differential --seed S --cases N [--out FILE]");
+            + "       flink-reference differential --seed S --cases N [--out FILE]\n"
+            + "       flink-reference job [--expect-passed N] JOB.yaml...\n"
+            + "       flink-reference sql [--expect-passed N] JOB.yaml...");
   }
 
   private static int differential(List<String> args) throws Exception {
