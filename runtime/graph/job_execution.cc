@@ -868,11 +868,13 @@ std::vector<SubtaskMetrics> JobExecution::Metrics() const {
     SubtaskMetrics m{
         t.name(), t.subtask_index(), t.records_in(), kMinTimestamp, task_finished_[i], {}, {}};
     std::vector<MetricsWriter::Gauges> gauges = t.PublishedGauges();
+    std::vector<MetricsWriter::Notes> notes = t.PublishedNotes();
     for (size_t o = 0; o < t.num_operators(); ++o) {
       m.operators.push_back(
           OperatorMetrics{t.operator_name(o), t.operator_output(o).records_out(),
                           t.operator_output(o).output_watermark(),
-                          o < gauges.size() ? std::move(gauges[o]) : MetricsWriter::Gauges{}});
+                          o < gauges.size() ? std::move(gauges[o]) : MetricsWriter::Gauges{},
+                          o < notes.size() ? std::move(notes[o]) : MetricsWriter::Notes{}});
     }
     // After the outputs: the input watermark only grows, and the task publishes it before its
     // operators see it, so no operator shows an output ahead of this input.

@@ -39,6 +39,8 @@ struct OperatorMetrics {
   /// The operator's own figures (`StreamOperator::CollectMetrics`), e.g. numLateRecordsDropped,
   /// split.<id>.watermark; published every ~200 ms while running and at the end.
   MetricsWriter::Gauges gauges;
+  /// The operator's notes (MetricsWriter::Note), e.g. firstInputError; published with `gauges`.
+  MetricsWriter::Notes notes;
 };
 
 /// Per-subtask figures for status and metrics. Snapshot values; reading is thread-safe.

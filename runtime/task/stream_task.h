@@ -315,6 +315,9 @@ class StreamTask {
   /// The figures last published by the task (every ~200 ms of wall time while running, and at
   /// its end): per operator in chain order, its `CollectMetrics` gauges. Thread-safe.
   std::vector<MetricsWriter::Gauges> PublishedGauges() const;
+  /// The operators' notes published with those gauges (MetricsWriter::Note), per operator in
+  /// chain order. Thread-safe.
+  std::vector<MetricsWriter::Notes> PublishedNotes() const;
   /// The task's own figures, published with the operators' (Flink's task-level MetricNames):
   /// `busyTimeMsPerSecond`, `idleTimeMsPerSecond`, `backPressuredTimeMsPerSecond` (a turn is
   /// busy; the wait after it idle or back-pressured; summing to 1000 over a window of at least
@@ -406,6 +409,7 @@ class StreamTask {
   mutable std::mutex metrics_mu_;
   std::vector<MetricsWriter::Gauges>
       published_gauges_;  // guarded by metrics_mu_  // written by the mailbox thread only
+  std::vector<MetricsWriter::Notes> published_notes_;   // guarded by metrics_mu_
   std::chrono::steady_clock::time_point last_flush_{};  // source tasks: last timed batch flush
   // Task time accounting (task thread; published under metrics_mu_).
   TimeAccounting time_accounting_;

@@ -19,6 +19,7 @@
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/durable_file.h"
 #include "runtime/core/logging.h"
+#include "runtime/graph/dropped_records.h"
 #include "runtime/graph/job_graph.h"
 #include "tools/daemon/daemon_paths.h"
 #include "tools/daemon/prometheus_metrics.h"
@@ -406,7 +407,9 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   } else {
     log->info("[job {}] '{}' {}", e->id, e->name, ToString(state));
   }
-  nlohmann::json final_tasks = TasksJson(job->Metrics());
+  const std::vector<SubtaskMetrics> final_metrics = job->Metrics();
+  nlohmann::json final_tasks = TasksJson(final_metrics);
+  std::vector<std::string> dropped_records = DroppedRecordLines(final_metrics);
   nlohmann::json final_checkpoints = run ? job->CheckpointStatsJson() : EmptyCheckpointStatsJson();
   std::map<std::string, std::string> explanations =
       run ? job->WatermarkExplanations() : std::map<std::string, std::string>{};
@@ -424,6 +427,7 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
       ended.failure_cause = cause;
       ended.report = report;
       ended.final_tasks = final_tasks;
+      ended.dropped_records = dropped_records;
       ended.final_checkpoints = final_checkpoints;
       record = RegistryJson(ended, suspended ? "SUSPENDED" : ToString(state));
     }
@@ -442,6 +446,7 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   e->report = std::move(report);
   e->explanations = std::move(explanations);
   e->final_tasks = std::move(final_tasks);
+  e->dropped_records = std::move(dropped_records);
   e->job.reset();  // readers still holding a copy keep it alive until they are done
   --running_;
   switch (state) {
@@ -632,6 +637,7 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
           e->failure_cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(e->failure_cause);
       j["report"] = e->report ? nlohmann::json(*e->report) : nlohmann::json(nullptr);
       j["tasks"] = e->final_tasks;
+      j["dropped-records"] = e->dropped_records;
     }
   }
   j["file"] = e->file_name;
@@ -640,7 +646,9 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
     const std::string cause = job->failure_cause();
     j["failure-cause"] = cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(cause);
     j["report"] = nullptr;
-    j["tasks"] = TasksJson(job->Metrics());
+    const std::vector<SubtaskMetrics> metrics = job->Metrics();
+    j["tasks"] = TasksJson(metrics);
+    j["dropped-records"] = DroppedRecordLines(metrics);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -694,7 +702,19 @@ std::optional<nlohmann::json> JobManager::LogJson(const std::string& id) const {
   if (!e) {
     return std::nullopt;
   }
-  return nlohmann::json{{"lines", e->log->Lines()}, {"dropped", e->log->dropped()}};
+  std::vector<std::string> dropped_records;
+  std::shared_ptr<DaemonJob> job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped_records = e->dropped_records;
+    job = e->job;
+  }
+  if (job) {
+    dropped_records = DroppedRecordLines(job->Metrics());
+  }
+  return nlohmann::json{{"lines", e->log->Lines()},
+                        {"dropped", e->log->dropped()},
+                        {"dropped-records", std::move(dropped_records)}};
 }
 
 nlohmann::json JobManager::OverviewJson() const {
@@ -805,6 +825,7 @@ nlohmann::json JobManager::RegistryJson(const Entry& e, const std::string& state
       {"failure-cause", e.failure_cause},
       {"report", e.report ? nlohmann::json(*e.report) : nlohmann::json(nullptr)},
       {"tasks", e.final_tasks.is_null() ? nlohmann::json::array() : e.final_tasks},
+      {"dropped-records", e.dropped_records},
       {"vertices", e.vertices},
       {"checkpoints", e.final_checkpoints},
       {"memory-limit", e.memory_limit ? nlohmann::json(*e.memory_limit) : nlohmann::json(nullptr)},
@@ -1038,6 +1059,9 @@ void JobManager::Recover() {
       }
       if (j.contains("tasks") && j["tasks"].is_array()) {
         e->final_tasks = j["tasks"];
+      }
+      if (j.contains("dropped-records") && j["dropped-records"].is_array()) {
+        e->dropped_records = j["dropped-records"].get<std::vector<std::string>>();
       }
       if (j.contains("checkpoints") && j["checkpoints"].is_object()) {
         e->final_checkpoints = j["checkpoints"];

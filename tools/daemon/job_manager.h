@@ -117,7 +117,8 @@ class JobManager {
   /// submission order.
   nlohmann::json ListJson() const;
   /// The job's details (state, vertices, tasks with per-subtask metrics and watermarks, worker-pid,
-  /// failure cause, report), or nullopt for an unknown id.
+  /// failure cause, report, `dropped-records`: DroppedRecordLines, live or final), or nullopt for
+  /// an unknown id.
   std::optional<nlohmann::json> JobJson(const std::string& id) const;
   /// `{"root-exception": cause|null, "timestamp": end-time|null}`, or nullopt.
   std::optional<nlohmann::json> ExceptionsJson(const std::string& id) const;
@@ -194,7 +195,8 @@ class JobManager {
     /// The running job; released when it ended (readers copy the pointer under the lock), so a
     /// finished job in the history keeps only its summary, final metrics and log.
     std::shared_ptr<DaemonJob> job;
-    nlohmann::json final_tasks;  // per-subtask metrics at the end
+    nlohmann::json final_tasks;                // per-subtask metrics at the end
+    std::vector<std::string> dropped_records;  // DroppedRecordLines of the final metrics
     bool ended = false;
     int64_t end_ms = -1;
     std::chrono::steady_clock::time_point end_steady;  // for finished_job_ttl

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/core/time_format.h"
 namespace tidemark {
 namespace {
 
@@ -13,7 +14,7 @@ std::string Time(Timestamp t) {
   if (t == kMinTimestamp) {
     return "MIN (none yet)";
   }
-  return FormatSeconds(t);
+  return FormatEventTime(t);
 }
 
 std::string Behind(Timestamp ahead, Timestamp behind) {
@@ -21,7 +22,7 @@ std::string Behind(Timestamp ahead, Timestamp behind) {
       ahead == behind) {
     return "";
   }
-  return fmt::format(", {} behind", FormatSeconds(ahead - behind));
+  return fmt::format(", {} behind", FormatDuration(ahead - behind));
 }
 
 std::optional<int64_t> Gauge(const MetricsWriter::Gauges& gauges, const std::string& name) {
@@ -255,7 +256,7 @@ class Explainer {
                          : sp.last_active_check == kMinTimestamp
                              ? fmt::format("{} records", sp.records)
                              : fmt::format("{} records, the last before {}", sp.records,
-                                           FormatSeconds(sp.last_active_check));
+                                           FormatEventTime(sp.last_active_check));
       Line(indent + 1, fmt::format("split {}: {}, {}, {}{}{}", sp.id, Time(sp.watermark), state,
                                    last, &sp == holder ? " <- holds the minimum" : "",
                                    &sp == holder ? Behind(highest, sp.watermark) : ""));
@@ -281,13 +282,13 @@ class Explainer {
             "split {} stopped (no record after {}, {} before this) but is still open, and no "
             "idleness is set on source '{}' (watermarks.idleness): nothing lets event time go on "
             "without it until end of input",
-            holder->id, FormatSeconds(holder->last_active_check),
-            FormatSeconds(s.time - holder->last_active_check), op.name));
+            holder->id, FormatEventTime(holder->last_active_check),
+            FormatDuration(s.time - holder->last_active_check), op.name));
       } else {
         Line(indent + 1,
              fmt::format("split {} has had no record since {}; {}: it becomes idle "
                          "after that long without records",
-                         holder->id, FormatSeconds(holder->last_active_check), idleness_text));
+                         holder->id, FormatEventTime(holder->last_active_check), idleness_text));
       }
     }
     Line(indent + 1,

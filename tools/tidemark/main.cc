@@ -21,6 +21,8 @@
 
 #include "config/job_loader.h"
 #include "runtime/core/logging.h"
+#include "runtime/core/time_format.h"
+#include "runtime/graph/dropped_records.h"
 #include "runtime/graph/job_graph.h"
 #include "runtime/task/watermark_trace.h"
 #include "tools/analyze/lateness_analysis.h"
@@ -36,11 +38,32 @@
 namespace {
 
 std::atomic<tidemark::JobExecution*> g_running{nullptr};
+std::atomic<int> g_signal{0};  ///< the signal that cancelled the running job; 0: none
 
-void OnSignal(int) {
+void OnSignal(int signal) {
   if (auto* e = g_running.load()) {
+    g_signal.store(signal);
     e->Cancel();  // only sets flags and signals condition variables' atomics
   }
+}
+
+/// Why the job ended as it did, for the last line on stderr: the failure, or who cancelled it
+/// (a CANCELED job has no failure cause of its own).
+std::string EndCause(tidemark::JobState state, const std::string& failure_cause) {
+  if (!failure_cause.empty()) {
+    return failure_cause;
+  }
+  if (state == tidemark::JobState::kCanceled) {
+    switch (g_signal.load()) {
+      case SIGINT:
+        return "cancelled by the user (SIGINT, Ctrl-C)";
+      case SIGTERM:
+        return "cancelled by SIGTERM";
+      default:
+        return "cancelled";
+    }
+  }
+  return "no cause recorded";
 }
 
 struct RunOptions {
@@ -125,14 +148,15 @@ int RunJob(const std::string& path, const RunOptions& options) {
     for (const auto& m : job->execution().Metrics()) {
       std::cerr << fmt::format("metrics: task={}#{} records_in={} input_watermark={} finished={}\n",
                                m.task, m.subtask_index, m.records_in,
-                               FormatSeconds(m.input_watermark), m.finished);
+                               FormatEventTime(m.input_watermark), m.finished);
       for (const auto& op : m.operators) {
-        std::string line = fmt::format("metrics:   operator={} records_out={} output_watermark={}",
-                                       op.name, op.records_out, FormatSeconds(op.output_watermark));
+        std::string line =
+            fmt::format("metrics:   operator={} records_out={} output_watermark={}", op.name,
+                        op.records_out, FormatEventTime(op.output_watermark));
         for (const auto& [name, value] : op.gauges) {
           const bool is_time = name.find("atermark") != std::string::npos;
           line +=
-              fmt::format(" {}={}", name, is_time ? FormatSeconds(value) : std::to_string(value));
+              fmt::format(" {}={}", name, is_time ? FormatEventTime(value) : std::to_string(value));
         }
         std::cerr << line << "\n";
       }
@@ -148,9 +172,14 @@ int RunJob(const std::string& path, const RunOptions& options) {
       std::cerr << fmt::format("--trace: writing {} failed\n", options.trace_path);
     }
   }
+  // What the job did not turn into results (rejected input, records without timestamp, late
+  // records dropped, records not delivered), one line each; nothing when all are zero.
+  for (const std::string& line : DroppedRecordLines(job->execution().Metrics())) {
+    std::cerr << line << "\n";
+  }
   if (state != JobState::kFinished) {
     std::cerr << fmt::format("job '{}' {}: {}\n", job->spec().name, ToString(state),
-                             job->execution().failure_cause());
+                             EndCause(state, job->execution().failure_cause()));
     return 1;
   }
   if (auto line = job->ReportLine()) {
@@ -417,6 +446,14 @@ int main(int argc, char** argv) {
   explain_cmd->add_option("operator", explain_op,
                           "operator id (default: every window and join operator)");
   explain_cmd->add_flag("--json", json, "print JSON (as GET /jobs/ID/explain)");
+  // How times are printed (runtime/core/time_format.h), on every command that prints them.
+  std::string time_format = "readable";
+  for (CLI::App* sub : {run, analyze, list, status, logs, explain_cmd, submit}) {
+    sub->add_option("--time-format", time_format,
+                    "readable (default: ISO-8601 UTC event times like 2001-04-24T10:16:59.999Z, "
+                    "durations like 3m 27s) or epoch-ms (integer milliseconds, for scripts)")
+        ->check(CLI::IsMember({"readable", "epoch-ms"}));
+  }
   app.footer(
       "Exit codes: 0 ok; 1 the job FAILED or was CANCELED (or had already ended, for cancel); 2 "
       "usage\n"
@@ -437,6 +474,9 @@ int main(int argc, char** argv) {
     }
     return app.exit(e) == 0 ? 0 : 2;
   }
+  tidemark::TimeFormat format = tidemark::TimeFormat::kReadable;
+  (void)tidemark::ParseTimeFormat(time_format, &format);  // CLI11 checked it
+  tidemark::SetTimeFormat(format);
   if (*run) {
     tidemark::JobRunOptions restore;
     restore.restore_from = !from_savepoint.empty() ? from_savepoint : from_checkpoint;
