@@ -629,6 +629,21 @@ void StreamTask::TakeWatermarkSnapshot() {
   if (!snapshot_enabled_ || snapshot_.taken) {
     return;
   }
+  TaskWatermarkSnapshot s = BuildWatermarkSnapshot();
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  snapshot_ = std::move(s);
+}
+
+bool StreamTask::RequestLiveWatermarkSnapshot(std::function<void(TaskWatermarkSnapshot)> done) {
+  return mailbox_.Put(Mail{[this, done = std::move(done)] {
+                             TaskWatermarkSnapshot s = BuildWatermarkSnapshot();
+                             s.live = true;
+                             done(std::move(s));
+                           },
+                           "live watermark snapshot"});
+}
+
+TaskWatermarkSnapshot StreamTask::BuildWatermarkSnapshot() {
   TaskWatermarkSnapshot s;
   s.taken = true;
   s.task = name_;

@@ -183,6 +183,8 @@ struct TaskWatermarkSnapshot {
     MetricsWriter::Gauges gauges;  ///< the operator's `CollectMetrics` at that moment
   };
   bool taken = false;
+  /// Taken on request while the task runs (`RequestLiveWatermarkSnapshot`), not at end of input.
+  bool live = false;
   std::string task;
   int subtask = 0;
   Timestamp time = kMinTimestamp;  ///< processing time of the snapshot
@@ -225,6 +227,10 @@ class StreamTask {
   /// The snapshot (`taken` false: not enabled, or the task never reached end of input).
   /// Thread-safe.
   TaskWatermarkSnapshot watermark_snapshot() const;
+  /// Asks the running task for a snapshot of where its event time stands now (`live` set): a
+  /// Mail, so `done` runs later on the task's thread with it. False (and `done` never called) when
+  /// the task's mailbox no longer takes mail (it ended). Thread-safe.
+  bool RequestLiveWatermarkSnapshot(std::function<void(TaskWatermarkSnapshot)> done);
   void SetAutoWatermarkIntervalMs(int64_t ms) { auto_watermark_interval_ms_ = ms; }
   /// `pipeline.finished-input: max` (Flink): a finished input channel keeps the MAX watermark its
   /// upstream sent last, as an ordinary watermark (so it wins over idle channels), instead of
@@ -383,8 +389,9 @@ class StreamTask {
   int64_t auto_watermark_interval_ms_ = 200;
   bool finished_input_max_ = false;
   bool snapshot_enabled_ = false;
-  void TakeWatermarkSnapshot();     // once; task thread
-  TaskWatermarkSnapshot snapshot_;  // guarded by metrics_mu_
+  void TakeWatermarkSnapshot();                    // once; task thread
+  TaskWatermarkSnapshot BuildWatermarkSnapshot();  // where event time stands now; task thread
+  TaskWatermarkSnapshot snapshot_;                 // guarded by metrics_mu_
   WatermarkTrace* trace_ = nullptr;
   int max_parallelism_ = 128;
   int parallelism_ = 1;

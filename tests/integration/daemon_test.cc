@@ -2109,17 +2109,30 @@ TEST_F(DaemonTest, ExplainsAnEndedJobsWatermarksAsRunExplainDoes) {
       std::string::npos)
       << assign.out;
 
-  // A running job has nothing to explain yet; an unknown id is a usage error.
+  // A running job is explained live, from its tasks in the worker (it used to be refused).
   const std::string running = SubmitYaml(kLongJob);
-  CliResult early = Cli("explain " + running);
-  EXPECT_EQ(early.rc, 1);
-  EXPECT_EQ(
-      early.err,
-      "tidemark: job " + running +
-          " is still running; its watermarks are explained once it has ended (as `tidemark run "
-          "--explain` does at the end)\n");
+  WaitUntilProducing(running);
+  CliResult live = Cli("explain " + running + " src");
+  EXPECT_EQ(live.rc, 0) << live.err;
+  EXPECT_EQ(live.out.rfind("src#0: input watermark MIN (none yet) at processing time 20", 0), 0u)
+      << live.out;
+  EXPECT_NE(live.out.find("Z (now, while the job runs)\n"), std::string::npos) << live.out;
+  auto live_json = Client().Request("GET", "/jobs/" + running + "/explain?operator=src");
+  ASSERT_EQ(live_json.status, 200) << live_json.body;
+  EXPECT_EQ(json::parse(live_json.body)["live"], true);
+  CliResult live_nope = Cli("explain " + running + " nope");
+  EXPECT_EQ(live_nope.rc, 2);
+  EXPECT_EQ(live_nope.err, "tidemark: job " + running + " has no operator 'nope'\n");
+  // Cancelled before end of input reached its operators: said so (it used to say "no such
+  // operator" for an operator the job has), exit 1 as `status` of a CANCELED job.
   ASSERT_EQ(Client().Request("DELETE", "/jobs/" + running).status, 202);
   ASSERT_TRUE(jobs_->WaitForJob(running, std::chrono::seconds(2)));
+  CliResult cancelled = Cli("explain " + running + " src");
+  EXPECT_EQ(cancelled.rc, 1) << cancelled.err;
+  EXPECT_EQ(cancelled.out,
+            "src: the job was CANCELED before end of input reached this operator, so there is no "
+            "final state to explain; `tidemark explain` of a running job shows where its "
+            "watermarks stand\n");
   CliResult unknown = Cli("explain 0123456789abcdef");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_EQ(unknown.err, "tidemark: no job with id '0123456789abcdef' (see `tidemark list`)\n");

@@ -684,15 +684,54 @@ std::optional<nlohmann::json> JobManager::ExplainJson(const std::string& id,
   if (!e) {
     return std::nullopt;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  nlohmann::json j{{"jid", id},
-                   {"state", ToString(e->ended ? e->final_state : JobState::kRunning)},
-                   {"operator", operator_id},
-                   {"explain", nullptr}};
-  if (e->ended) {
-    if (auto it = e->explanations.find(operator_id); it != e->explanations.end()) {
-      j["explain"] = it->second;
+  nlohmann::json j;
+  std::shared_ptr<DaemonJob> job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    j = nlohmann::json{{"jid", id},
+                       {"state", ToString(e->ended ? e->final_state : JobState::kRunning)},
+                       {"operator", operator_id},
+                       {"live", !e->ended},
+                       {"operator-found", operator_id.empty()},
+                       {"explain", nullptr}};
+    for (const auto& v : e->vertices) {
+      if (v.value("id", "") == operator_id) {
+        j["operator-found"] = true;
+      }
     }
+    if (j["operator-found"] == false) {
+      return j;
+    }
+    if (e->ended) {
+      if (auto it = e->explanations.find(operator_id); it != e->explanations.end()) {
+        j["explain"] = it->second;
+      }
+      return j;
+    }
+    job = e->job;
+  }
+  if (!job) {
+    return j;
+  }
+  // Live: the running tasks' snapshots (the worker waits up to 2 s for them; 5 s here covers its
+  // poll interval and the way back).
+  struct Answer {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::optional<std::string> text;
+  };
+  auto answer = std::make_shared<Answer>();
+  job->ExplainLive(operator_id, [answer](std::optional<std::string> text) {
+    std::lock_guard<std::mutex> lock(answer->mu);
+    answer->text = std::move(text);
+    answer->done = true;
+    answer->cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(answer->mu);
+  answer->cv.wait_for(lock, std::chrono::seconds(5), [&] { return answer->done; });
+  if (answer->text) {
+    j["explain"] = *answer->text;
   }
   return j;
 }

@@ -122,12 +122,16 @@ class JobManager {
   std::optional<nlohmann::json> JobJson(const std::string& id) const;
   /// `{"root-exception": cause|null, "timestamp": end-time|null}`, or nullopt.
   std::optional<nlohmann::json> ExceptionsJson(const std::string& id) const;
-  /// `{"lines": [...], "dropped": n}`, or nullopt.
+  /// `{"lines": [...], "dropped": n, "dropped-records": [DroppedRecordLines]}`, or nullopt.
   std::optional<nlohmann::json> LogJson(const std::string& id) const;
-  /// Why the ended job's watermarks stood where they did (`tidemark run --explain`'s text, from the
-  /// worker): `{"jid", "state", "operator", "explain": text | null}` for `operator_id` ("" = every
-  /// window and join operator); `explain` is null while the job runs and for an operator id the job
-  /// does not have. nullopt for an unknown job id.
+  /// Why the job's watermarks stand where they do (`tidemark run --explain`'s text, from the
+  /// worker): `{"jid", "state", "operator", "live", "operator-found", "explain": text | null}` for
+  /// `operator_id`
+  /// ("" = every window and join operator). An ended job: where they stood when end of input
+  /// reached each task (computed at its end). A running job (`live` true): where they stand now,
+  /// from the running tasks (DaemonJob::ExplainLive; blocks the caller up to 5 s); null when the
+  /// job did not answer (it ended meanwhile). Null for an operator id the job does not have.
+  /// nullopt for an unknown job id.
   std::optional<nlohmann::json> ExplainJson(const std::string& id,
                                             const std::string& operator_id) const;
   /// Job counts by state, limits, uptime.

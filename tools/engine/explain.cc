@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/time_format.h"
+
 namespace tidemark {
 namespace {
 
@@ -72,8 +73,9 @@ std::vector<Split> SplitsOf(const MetricsWriter::Gauges& gauges) {
 
 class Explainer {
  public:
-  Explainer(const JobSpec& spec, const std::vector<TaskWatermarkSnapshot>& snapshots)
-      : spec_(spec), snapshots_(snapshots) {}
+  Explainer(const JobSpec& spec, const std::vector<TaskWatermarkSnapshot>& snapshots,
+            const ExplainContext& context)
+      : spec_(spec), snapshots_(snapshots), context_(context) {}
 
   void ExplainOperator(const std::string& op_id) {
     bool found = false;
@@ -87,9 +89,10 @@ class Explainer {
         }
         found = true;
         const Timestamp in = InputWatermark(s, i);
-        Line(0, fmt::format("{}#{}: input watermark {} at processing time {} (where it stood until "
-                            "end of input reached it)",
-                            op_id, s.subtask, Time(in), FormatSeconds(s.time)));
+        Line(0, fmt::format("{}#{}: input watermark {} at processing time {} ({})", op_id,
+                            s.subtask, Time(in), FormatEventTime(s.time),
+                            s.live ? "now, while the job runs"
+                                   : "where it stood until end of input reached it"));
         mistakes_.clear();
         ExplainInput(s, i, 1);
         for (const auto& m : mistakes_) {
@@ -98,8 +101,7 @@ class Explainer {
       }
     }
     if (!found) {
-      Line(0,
-           fmt::format("{}: no such operator in the job, or it never reached end of input", op_id));
+      Line(0, NotFound(op_id));
     }
   }
 
@@ -108,6 +110,25 @@ class Explainer {
  private:
   void Line(int indent, const std::string& text) {
     out_ += std::string(static_cast<size_t>(indent) * 2, ' ') + text + "\n";
+  }
+
+  // Why operator `op_id` has no snapshot, in words that fit the job's state.
+  std::string NotFound(const std::string& op_id) const {
+    if (SpecOf(op_id) == nullptr) {
+      return fmt::format("{}: no such operator in the job", op_id);
+    }
+    if (context_.live) {
+      return fmt::format(
+          "{}: its task did not answer in time (busy with a long step, or restarting); ask again",
+          op_id);
+    }
+    if (context_.state == "CANCELED" || context_.state == "FAILED") {
+      return fmt::format(
+          "{}: the job was {} before end of input reached this operator, so there is no final "
+          "state to explain; `tidemark explain` of a running job shows where its watermarks stand",
+          op_id, context_.state);
+    }
+    return fmt::format("{}: end of input never reached this operator", op_id);
   }
 
   const OperatorSpec* SpecOf(const std::string& id) const {
@@ -299,6 +320,7 @@ class Explainer {
 
   const JobSpec& spec_;
   const std::vector<TaskWatermarkSnapshot>& snapshots_;
+  const ExplainContext& context_;
   std::vector<std::string> mistakes_;
   std::string out_;
 };
@@ -307,8 +329,8 @@ class Explainer {
 
 std::string ExplainWatermarks(const JobSpec& spec,
                               const std::vector<TaskWatermarkSnapshot>& snapshots,
-                              const std::string& operator_id) {
-  Explainer e(spec, snapshots);
+                              const std::string& operator_id, const ExplainContext& context) {
+  Explainer e(spec, snapshots, context);
   std::vector<std::string> targets;
   if (!operator_id.empty()) {
     targets.push_back(operator_id);

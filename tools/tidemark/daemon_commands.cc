@@ -607,7 +607,9 @@ int DaemonCommands::Explain(const std::string& id, const std::string& operator_i
   } else {
     std::cout << j.at("explain").get<std::string>();
   }
-  return kExitOk;
+  // As `status`: a job that FAILED or was CANCELED is exit 1, whatever there was to explain.
+  const std::string state = j.value("state", "");
+  return IsTerminal(state) ? ExitFor(state) : kExitOk;
 }
 
 }  // namespace tidemark

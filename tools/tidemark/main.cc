@@ -441,7 +441,8 @@ int main(int argc, char** argv) {
   std::string explain_op;
   auto* explain_cmd = app.add_subcommand(
       "explain",
-      "Why an ended job's watermarks stood where they did (as run --explain), per operator");
+      "Why a job's watermarks stand where they do: live while it runs, at end of input once it "
+      "ended (as run --explain), per operator; exit 1 for a FAILED or CANCELED job");
   explain_cmd->add_option("id", job_id, "job id")->required();
   explain_cmd->add_option("operator", explain_op,
                           "operator id (default: every window and join operator)");
