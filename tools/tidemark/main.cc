@@ -13,7 +13,10 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <pthread.h>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -37,15 +40,47 @@
 
 namespace {
 
-std::atomic<tidemark::JobExecution*> g_running{nullptr};
 std::atomic<int> g_signal{0};  ///< the signal that cancelled the running job; 0: none
 
-void OnSignal(int signal) {
-  if (auto* e = g_running.load()) {
-    g_signal.store(signal);
-    e->Cancel();  // only sets flags and signals condition variables' atomics
+/// Ctrl-C (SIGINT) and SIGTERM cancel the running job. `JobExecution::Cancel` takes locks, which a
+/// signal handler must not (a signal landing in a thread that holds one deadlocks), so the two
+/// signals are blocked in every thread (`Block`, before any thread of the job exists: threads
+/// inherit the mask) and one thread takes them with sigwait and cancels the job from there.
+class SignalCanceller {
+ public:
+  static void Block() {
+    sigset_t set = Signals();
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
   }
-}
+  explicit SignalCanceller(tidemark::JobExecution& execution) {
+    thread_ = std::thread([this, &execution] {
+      const sigset_t set = Signals();
+      int signal = 0;
+      while (sigwait(&set, &signal) == 0 && !done_.load()) {
+        g_signal.store(signal);
+        execution.Cancel();
+      }
+    });
+  }
+  ~SignalCanceller() {
+    done_.store(true);
+    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes the sigwait, which then returns
+    thread_.join();
+  }
+  SignalCanceller(const SignalCanceller&) = delete;
+  SignalCanceller& operator=(const SignalCanceller&) = delete;
+
+ private:
+  static sigset_t Signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    return set;
+  }
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
 
 /// Why the job ended as it did, for the last line on stderr: the failure, or who cancelled it
 /// (a CANCELED job has no failure cause of its own).
@@ -108,6 +143,7 @@ int RunJob(const std::string& path, const RunOptions& options) {
     trace = std::make_unique<WatermarkTrace>(
         [&trace_file](const std::string& line) { trace_file << line << '\n'; });
   }
+  SignalCanceller::Block();  // a Ctrl-C from now on waits (pending) for the canceller below
   std::unique_ptr<LocalJob> job;
   try {
     job = LocalJob::Create(LoadJobSpecFile(path), BuiltinRegistry(), {}, options.job);
@@ -127,10 +163,9 @@ int RunJob(const std::string& path, const RunOptions& options) {
   if (options.explain) {
     job->execution().EnableWatermarkSnapshots();
   }
-  g_running.store(&job->execution());
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
   job->execution().Start();
+  std::optional<SignalCanceller> canceller;
+  canceller.emplace(job->execution());  // after Start: a Cancel before it would be ignored
   // On a terminal, a progress line on stderr (records per split, the current watermark),
   // refreshed every 250 ms and erased at the end; never when stderr is a file or a pipe.
   if (isatty(STDERR_FILENO) != 0) {
@@ -143,7 +178,7 @@ int RunJob(const std::string& path, const RunOptions& options) {
     std::cerr << "\r\033[K" << std::flush;
   }
   const JobState state = job->execution().Wait();
-  g_running.store(nullptr);
+  canceller.reset();
   if (print_metrics) {
     for (const auto& m : job->execution().Metrics()) {
       std::cerr << fmt::format("metrics: task={}#{} records_in={} input_watermark={} finished={}\n",
