@@ -394,6 +394,30 @@ TEST_F(DaemonTest, SubmitsBothTwoSplitJobsThroughTheCliAndReadsResultsWithStatus
   EXPECT_EQ(json::parse(list.out)["jobs"].size(), 2u);
 }
 
+TEST_F(DaemonTest, StatusLogsAndSubmitWaitSayWhatTheJobDropped) {
+  // Issue 42: the daemon's job said FINISHED and nothing else about 4 rejected lines.
+  // The daemon resolves the job's relative paths (against the job file's directory).
+  const std::string dropped = "source: 4 input records rejected; first: " +
+                              (fs::current_path() / "jobs/data/bad_input.csv").string() +
+                              ":3: expected 3 fields, got 2\n";
+  CliResult submit = Cli("submit --wait jobs/file_bad_input.yaml");
+  ASSERT_EQ(submit.rc, 0) << submit.err;
+  EXPECT_EQ(submit.err, dropped);
+  const std::string id = Lines(submit.out).at(0);
+  CliResult status = Cli("status " + id);
+  EXPECT_EQ(status.rc, 0) << status.err;
+  EXPECT_EQ(status.err, dropped);
+  CliResult logs = Cli("logs " + id);
+  EXPECT_EQ(logs.rc, 0) << logs.err;
+  EXPECT_EQ(logs.err, dropped);
+  EXPECT_EQ(JobJson(id)["dropped-records"], json::array({dropped.substr(0, dropped.size() - 1)}));
+  // A job that dropped nothing: nothing on stderr.
+  CliResult clean = Cli("submit --wait jobs/two_splits_split.yaml");
+  ASSERT_EQ(clean.rc, 0) << clean.err;
+  EXPECT_EQ(clean.err, "");
+  EXPECT_EQ(Cli("status " + Lines(clean.out).at(0)).err, "");
+}
+
 TEST_F(DaemonTest, CancelsALongRunningJobWithinOneSecond) {
   const std::string id = SubmitYaml(kLongJob);
   WaitUntilProducing(id);
@@ -2090,13 +2114,12 @@ TEST_F(DaemonTest, ExplainsAnEndedJobsWatermarksAsRunExplainDoes) {
   }
   auto r = Client().Request("GET", "/jobs/" + id + "/explain");
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(json::parse(r.body),
-            json({{"jid", id},
-                  {"state", "FINISHED"},
-                  {"operator", ""},
-                  {"live", false},
-                  {"operator-found", true},
-                  {"explain", explain.out}}));
+  EXPECT_EQ(json::parse(r.body), json({{"jid", id},
+                                       {"state", "FINISHED"},
+                                       {"operator", ""},
+                                       {"live", false},
+                                       {"operator-found", true},
+                                       {"explain", explain.out}}));
   CliResult op = Cli("explain " + id + " windows");
   EXPECT_EQ(op.rc, 0) << op.err;
   EXPECT_EQ(op.out.rfind("windows#0: input watermark 6.449s", 0), 0u) << op.out;
