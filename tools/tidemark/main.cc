@@ -16,6 +16,7 @@
 #include <optional>
 #include <pthread.h>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -45,32 +46,48 @@ std::atomic<int> g_signal{0};  ///< the signal that cancelled the running job; 0
 /// Ctrl-C (SIGINT) and SIGTERM cancel the running job. `JobExecution::Cancel` takes locks, which a
 /// signal handler must not (a signal landing in a thread that holds one deadlocks), so the two
 /// signals are blocked in every thread (`Block`, before any thread of the job exists: threads
-/// inherit the mask) and one thread takes them with sigwait and cancels the job from there.
+/// inherit the mask) and one thread takes them with sigwait and cancels the job from there. Made
+/// before the job starts (its thread must not be the one that finds no room left, see
+/// TidemarkRunBinaryTest); a signal taken before `Start` is acted on by `CancelIfSignalled` after.
+/// When its thread cannot be created, the signals are unblocked again: they end the process.
 class SignalCanceller {
  public:
-  static void Block() {
-    sigset_t set = Signals();
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  static void Block() { Mask(SIG_BLOCK); }
+  explicit SignalCanceller(tidemark::JobExecution& execution) : execution_(execution) {
+    try {
+      thread_ = std::thread([this] {
+        const sigset_t set = Signals();
+        int signal = 0;
+        while (sigwait(&set, &signal) == 0 && !done_.load()) {
+          g_signal.store(signal);
+          execution_.Cancel();
+        }
+      });
+    } catch (const std::system_error&) {
+      Mask(SIG_UNBLOCK);
+    }
   }
-  explicit SignalCanceller(tidemark::JobExecution& execution) {
-    thread_ = std::thread([this, &execution] {
-      const sigset_t set = Signals();
-      int signal = 0;
-      while (sigwait(&set, &signal) == 0 && !done_.load()) {
-        g_signal.store(signal);
-        execution.Cancel();
-      }
-    });
+  /// After `Start`: a signal taken before it (when Cancel had nothing to stop yet).
+  void CancelIfSignalled() {
+    if (g_signal.load() != 0) {
+      execution_.Cancel();
+    }
   }
   ~SignalCanceller() {
-    done_.store(true);
-    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes the sigwait, which then returns
-    thread_.join();
+    if (thread_.joinable()) {
+      done_.store(true);
+      pthread_kill(thread_.native_handle(), SIGTERM);  // wakes the sigwait, which then returns
+      thread_.join();
+    }
   }
   SignalCanceller(const SignalCanceller&) = delete;
   SignalCanceller& operator=(const SignalCanceller&) = delete;
 
  private:
+  static void Mask(int how) {
+    const sigset_t set = Signals();
+    pthread_sigmask(how, &set, nullptr);
+  }
   static sigset_t Signals() {
     sigset_t set;
     sigemptyset(&set);
@@ -78,6 +95,7 @@ class SignalCanceller {
     sigaddset(&set, SIGTERM);
     return set;
   }
+  tidemark::JobExecution& execution_;
   std::atomic<bool> done_{false};
   std::thread thread_;
 };
@@ -163,9 +181,10 @@ int RunJob(const std::string& path, const RunOptions& options) {
   if (options.explain) {
     job->execution().EnableWatermarkSnapshots();
   }
-  job->execution().Start();
   std::optional<SignalCanceller> canceller;
-  canceller.emplace(job->execution());  // after Start: a Cancel before it would be ignored
+  canceller.emplace(job->execution());
+  job->execution().Start();
+  canceller->CancelIfSignalled();
   // On a terminal, a progress line on stderr (records per split, the current watermark),
   // refreshed every 250 ms and erased at the end; never when stderr is a file or a pipe.
   if (isatty(STDERR_FILENO) != 0) {
