@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/time_format.h"
 #include "runtime/state/state_codec.h"
 
 namespace tidemark {
@@ -65,6 +66,9 @@ void IntervalJoinOperator::ProcessElement(StreamRecord& record, int input) {
     const std::string& tag =
         is_left ? options_.left_late_output_tag : options_.right_late_output_tag;
     if (tag.empty()) {
+      if (!first_late_dropped_) {
+        first_late_dropped_ = {ts, timer_service_->CurrentWatermark()};
+      }
       ++num_late_records_dropped_;
     } else {
       output().CollectSide(tag, record);
@@ -237,6 +241,15 @@ std::vector<Timestamp> IntervalJoinOperator::BufferedTimestamps(const Key& key, 
     }
   }
   return out;
+}
+
+void IntervalJoinOperator::CollectMetrics(MetricsWriter& out) const {
+  out.Gauge("numLateRecordsDropped", num_late_records_dropped_);
+  if (first_late_dropped_) {
+    out.Note("firstLateRecordDropped", fmt::format("event time {} behind watermark {}",
+                                                   FormatEventTime(first_late_dropped_->first),
+                                                   FormatEventTime(first_late_dropped_->second)));
+  }
 }
 
 }  // namespace tidemark

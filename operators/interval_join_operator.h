@@ -4,8 +4,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/key.h"
@@ -68,6 +70,9 @@ class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, pub
   void InitializeState(StateInitializationContext& context) override;
 
   void OnEventTime(const InternalTimer<int>& timer) override;
+  /// numLateRecordsDropped (late elements of a side without a late output tag), and the note
+  /// firstLateRecordDropped (its timestamp and the watermark then) once there is one.
+  void CollectMetrics(MetricsWriter& out) const override;
   void OnProcessingTime(const InternalTimer<int>& /*timer*/) override {}
 
   void SetCurrentKey(const Key& key) override { current_key_ = key; }
@@ -98,6 +103,8 @@ class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, pub
   Timestamp combined_watermark_ = kMinTimestamp;
   std::vector<Row> results_;
   int64_t num_late_records_dropped_ = 0;
+  // The first late element dropped: its timestamp and the watermark then (not snapshotted).
+  std::optional<std::pair<Timestamp, Timestamp>> first_late_dropped_;
   // The default join's output layout, for the last pair of input layouts seen.
   const RowLayout* joined_left_ = nullptr;
   const RowLayout* joined_right_ = nullptr;

@@ -142,4 +142,17 @@ void WindowJoinOperator::ProcessWatermarkStatus(WatermarkStatus status, int inpu
   }
 }
 
+void WindowJoinOperator::CollectMetrics(MetricsWriter& out) const {
+  MetricsWriter inner;
+  inner_->CollectMetrics(inner);
+  for (auto& [name, value] : inner.Take()) {
+    if (name == "numLateRecordsDropped") {
+      out.Gauge(std::move(name), value);
+    }
+  }
+  for (auto& [name, text] : inner.TakeNotes()) {
+    out.Note(std::move(name), std::move(text));
+  }
+}
+
 }  // namespace tidemark

@@ -46,6 +46,8 @@ class WindowJoinOperator : public StreamOperator {
   void InitializeState(StateInitializationContext& context) override;
 
   int64_t num_late_records_dropped() const { return inner_->num_late_records_dropped(); }
+  /// The inner window operator's numLateRecordsDropped and its note firstLateRecordDropped.
+  void CollectMetrics(MetricsWriter& out) const override;
 
  private:
   Options options_;

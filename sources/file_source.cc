@@ -1,6 +1,7 @@
 #include "sources/file_source.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fnmatch.h>
 #include <set>
@@ -224,6 +225,9 @@ class FileReader : public SplitReaderBase {
       }
       // row_ is lent downstream and comes back with its buffers when nothing kept it.
       int64_t ts = 0;
+      current_ = static_cast<size_t>(&st - states_.data());  // for CurrentRecordPosition
+      current_line_no_ = line_no;
+      current_line_start_ = line_start;
       if (Int64Cell(row_, ts_slot_, &ts)) {
         st.output->CollectReusing(row_, ts);
       } else {
@@ -297,13 +301,28 @@ class FileReader : public SplitReaderBase {
     st.lines = std::make_unique<LineReader>(p.path, max_line, p.offset, 0, p.end);
   }
 
-  // `line_no` counts from where the split's reader began, `line_start` is the line's byte offset.
-  void Error(ReaderOutput& output, State& st, int64_t line_no, int64_t line_start,
-             std::string reason, const std::string& text) {
+  RecordPosition CurrentRecordPosition() override {
+    if (current_ >= states_.size()) {
+      return {};
+    }
+    return {FileLine(states_[current_], current_line_no_, current_line_start_),
+            current_line_start_};
+  }
+
+  // The 1-based line in the file of the split's `line_no`-th line (counted from where the split's
+  // reader began), which starts at byte `line_start`.
+  static int64_t FileLine(State& st, int64_t line_no, int64_t line_start) {
     if (st.line_base < 0) {
       st.line_base = CountNewlines(st.path, line_start) - (line_no - 1);
     }
-    output.EmitError(SourceError{st.path, st.line_base + line_no, std::move(reason), text});
+    return st.line_base + line_no;
+  }
+
+  // `line_no` counts from where the split's reader began, `line_start` is the line's byte offset.
+  void Error(ReaderOutput& output, State& st, int64_t line_no, int64_t line_start,
+             std::string reason, const std::string& text) {
+    output.EmitError(SourceError{st.path, FileLine(st, line_no, line_start), std::move(reason),
+                                 text, line_start});
     ++emitted_total_;  // an error line costs pacing time like a record
     next_ = (next_ + 1) % queues_.size();
   }
@@ -314,6 +333,11 @@ class FileReader : public SplitReaderBase {
   const int ts_slot_;
   LineDecoder decoder_;
   Row row_;  // the record being built; reused across lines
+  // The record being emitted (CurrentRecordPosition): its split's index in `states_` (none:
+  // past the end), line (counted as `Error`'s `line_no`) and byte offset.
+  size_t current_ = SIZE_MAX;
+  int64_t current_line_no_ = 0;
+  int64_t current_line_start_ = -1;
   SourceReaderContext* context_ = nullptr;
   std::vector<State> states_;      // every split, in the order added
   std::vector<FileQueue> queues_;  // one per file, taking turns

@@ -643,6 +643,9 @@ void SourceOperator::Trace(std::string_view event,
 }
 
 void SourceOperator::EmitError(const SourceError& error) {
+  if (first_input_error_.empty()) {
+    first_input_error_ = error.Place();
+  }
   ++input_errors_;
   StreamRecord side(SourceErrorRow(error));
   out().CollectSide("errors", side);
@@ -661,13 +664,18 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
   }
   if (!found) {
     if (strategy_ || has_source_ts) {
+      // Inside the reader's Collect: the reader knows where this record was read.
+      const RecordPosition at = reader_ ? reader_->CurrentRecordPosition() : RecordPosition{};
+      const SourceError error{split_id, at.line,
+                              "no timestamp: the timestamp field is missing, unparsable or "
+                              "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)",
+                              source_->schema().RowToJson(record.row), at.offset};
+      if (first_without_timestamp_.empty()) {
+        first_without_timestamp_ = error.Place();
+      }
       ++records_without_timestamp_;
       // The side output has one schema for every kind of input error (SourceErrorSchema).
-      StreamRecord side(SourceErrorRow(
-          SourceError{split_id, 0,
-                      "no timestamp: the timestamp field is missing, unparsable or Long.MIN_VALUE "
-                      "(-9223372036854775808, which means no timestamp)",
-                      source_->schema().RowToJson(record.row)}));
+      StreamRecord side(SourceErrorRow(error));
       out().CollectSide("errors", side);
       return;
     }
@@ -945,6 +953,12 @@ void SourceOperator::CollectMetrics(MetricsWriter& out) const {
   out.Gauge("waitingForAlignment", waiting_for_alignment_ ? 1 : 0);
   out.Gauge("numInputErrors", input_errors_);
   out.Gauge("numRecordsWithoutTimestamp", records_without_timestamp_);
+  if (!first_input_error_.empty()) {
+    out.Note("firstInputError", first_input_error_);
+  }
+  if (!first_without_timestamp_.empty()) {
+    out.Note("firstRecordWithoutTimestamp", first_without_timestamp_);
+  }
   if (reader_) {
     reader_->CollectMetrics(out);
   }

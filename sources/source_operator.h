@@ -126,7 +126,8 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   /// Input the reader could not turn into records (`ReaderOutput::EmitError`), sent to `errors`.
   int64_t input_errors() const { return input_errors_; }
   /// currentOutputWatermark, idle, waitingForAlignment, numInputErrors, numRecordsWithoutTimestamp,
-  /// and per split: split.<id>.watermark, split.<id>.idle, split.<id>.paused.
+  /// and per split: split.<id>.watermark, split.<id>.idle, split.<id>.paused; notes
+  /// firstInputError and firstRecordWithoutTimestamp (`file:line: reason`) once there is one.
   void CollectMetrics(MetricsWriter& out) const override;
   /// Counts `error` and sends its row (SourceErrorSchema) to side output `errors`.
   void EmitError(const SourceError& error);
@@ -215,6 +216,10 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   StreamRecord seen_;
   int64_t records_without_timestamp_ = 0;
   int64_t input_errors_ = 0;
+  // Where the first of each began (SourceError::Place), for the notes firstInputError and
+  // firstRecordWithoutTimestamp (the end-of-run summary names them).
+  std::string first_input_error_;
+  std::string first_without_timestamp_;
   bool periodic_enabled_ = false;
   bool outputs_initialized_ = false;                ///< false until the first EmitNext
   std::vector<std::string> pending_split_outputs_;  ///< splits assigned before it

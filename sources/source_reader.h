@@ -44,7 +44,21 @@ struct SourceError {
   std::string split_id;  ///< the split (for file sources: the file path), empty when unknown
   int64_t line = 0;
   std::string reason;
-  std::string text;  ///< the offending input, cut to at most 200 bytes
+  std::string text;     ///< the offending input, cut to at most 200 bytes
+  int64_t offset = -1;  ///< byte offset of the line in its file; -1 when unknown or not a file
+                        ///< (not a column of the side output: its schema stays as it is)
+
+  /// `split:line: reason` (`split: reason` without a line), as the end-of-run summary names the
+  /// first rejected record: `jobs/data/bad_input.csv:3: expected 3 fields, got 2`.
+  std::string Place() const;
+};
+
+/// Where the record a reader is emitting right now was read (see
+/// `SourceReader::CurrentRecordPosition`): 1-based line (Kafka: the record's offset) and the
+/// line's byte offset in its file; 0 / -1 when unknown.
+struct RecordPosition {
+  int64_t line = 0;
+  int64_t offset = -1;
 };
 
 /// The schema of side output `errors` of every source: `split` (string), `line` (int64),
@@ -174,6 +188,10 @@ class SourceReader {
   /// `split.<id>.records` (records emitted) and, for sources that read bytes,
   /// `split.<id>.bytes` and `split.<id>.lines`. Default: nothing.
   virtual void CollectMetrics(MetricsWriter& /*out*/) const {}
+  /// Where the record being emitted was read: called by the source operator inside a
+  /// `SourceOutput::Collect` of this reader (a record without a timestamp is reported with its
+  /// line). Not meaningful elsewhere. Default: unknown.
+  virtual RecordPosition CurrentRecordPosition() { return {}; }
 };
 
 /// Bookkeeping shared by readers of a known set of splits: whether more splits can come, and which

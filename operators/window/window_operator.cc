@@ -11,6 +11,7 @@
 #include "operators/window/window_aggregates.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
+#include "runtime/core/time_format.h"
 
 namespace tidemark {
 
@@ -484,6 +485,9 @@ void WindowOperator::HandleLateElement(StreamRecord& record, const std::vector<W
     output().CollectSide(options_.late_output_tag, record);
     return;
   }
+  if (!first_late_dropped_) {
+    first_late_dropped_ = {record.timestamp, timer_service_->CurrentWatermark()};
+  }
   ++num_late_records_dropped_;
   if (num_late_records_dropped_ == 1 || num_late_records_dropped_ % 10000 == 0) {
     GetLogger("task")->warn("window operator '{}': dropped late records ({} so far)",
@@ -720,6 +724,11 @@ namespace tidemark {
 
 void WindowOperator::CollectMetrics(MetricsWriter& out) const {
   out.Gauge("numLateRecordsDropped", num_late_records_dropped_);
+  if (first_late_dropped_) {
+    out.Note("firstLateRecordDropped", fmt::format("event time {} behind watermark {}",
+                                                   FormatEventTime(first_late_dropped_->first),
+                                                   FormatEventTime(first_late_dropped_->second)));
+  }
   out.Gauge("numLateRecordsSideOutput", num_late_records_side_output_);
   out.Gauge("numWindowsFired", num_windows_fired_);
   if (timer_service_) {

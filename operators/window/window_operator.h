@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -453,6 +454,9 @@ class WindowOperator : public StreamOperator,
   mutable MergingWindowSet introspected_sessions_;
 
   int64_t num_late_records_dropped_ = 0;
+  // The first late record dropped (its timestamp, the watermark then), for the note
+  // firstLateRecordDropped; not in snapshots (a restored job names its first drop since).
+  std::optional<std::pair<Timestamp, Timestamp>> first_late_dropped_;
   int64_t num_late_records_side_output_ = 0;
   int64_t num_windows_fired_ = 0;
 

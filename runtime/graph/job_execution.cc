@@ -762,6 +762,47 @@ std::vector<TaskWatermarkSnapshot> JobExecution::WatermarkSnapshots() const {
   return out;
 }
 
+std::vector<TaskWatermarkSnapshot> JobExecution::LiveWatermarkSnapshots(
+    std::chrono::milliseconds timeout) const {
+  // Shared with the tasks' mails: one that answers after the timeout writes into it harmlessly.
+  struct Answers {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<TaskWatermarkSnapshot> snapshots;
+    size_t pending = 0;
+  };
+  auto answers = std::make_shared<Answers>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    answers->snapshots.resize(tasks_.size());
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (task_finished_[i]) {
+        answers->snapshots[i] = tasks_[i]->watermark_snapshot();
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> l(answers->mu);
+        ++answers->pending;
+      }
+      const bool asked =
+          tasks_[i]->RequestLiveWatermarkSnapshot([answers, i](TaskWatermarkSnapshot s) {
+            std::lock_guard<std::mutex> l(answers->mu);
+            answers->snapshots[i] = std::move(s);
+            --answers->pending;
+            answers->cv.notify_all();
+          });
+      if (!asked) {  // it ended meanwhile: its end-of-input snapshot, if any
+        std::lock_guard<std::mutex> l(answers->mu);
+        --answers->pending;
+        answers->snapshots[i] = tasks_[i]->watermark_snapshot();
+      }
+    }
+  }
+  std::unique_lock<std::mutex> l(answers->mu);
+  answers->cv.wait_for(l, timeout, [&] { return answers->pending == 0; });
+  return answers->snapshots;
+}
+
 void JobExecution::SetTrace(WatermarkTrace* trace) {
   trace_ = trace;
   for (auto& t : tasks_) {
@@ -880,11 +921,13 @@ std::vector<SubtaskMetrics> JobExecution::Metrics() const {
     SubtaskMetrics m{
         t.name(), t.subtask_index(), t.records_in(), kMinTimestamp, task_finished_[i], {}, {}};
     std::vector<MetricsWriter::Gauges> gauges = t.PublishedGauges();
+    std::vector<MetricsWriter::Notes> notes = t.PublishedNotes();
     for (size_t o = 0; o < t.num_operators(); ++o) {
       m.operators.push_back(
           OperatorMetrics{t.operator_name(o), t.operator_output(o).records_out(),
                           t.operator_output(o).output_watermark(),
-                          o < gauges.size() ? std::move(gauges[o]) : MetricsWriter::Gauges{}});
+                          o < gauges.size() ? std::move(gauges[o]) : MetricsWriter::Gauges{},
+                          o < notes.size() ? std::move(notes[o]) : MetricsWriter::Notes{}});
     }
     // After the outputs: the input watermark only grows, and the task publishes it before its
     // operators see it, so no operator shows an output ahead of this input.

@@ -38,6 +38,8 @@ struct OperatorMetrics {
   /// The operator's own figures (`StreamOperator::CollectMetrics`), e.g. numLateRecordsDropped,
   /// split.<id>.watermark; published every ~200 ms while running and at the end.
   MetricsWriter::Gauges gauges;
+  /// The operator's notes (MetricsWriter::Note), e.g. firstInputError; published with `gauges`.
+  MetricsWriter::Notes notes;
 };
 
 /// Per-subtask figures for status and metrics. Snapshot values; reading is thread-safe.
@@ -120,6 +122,13 @@ class JobExecution {
   /// `tidemark run --explain`). Call before `Start`; read `WatermarkSnapshots` after `Wait`.
   void EnableWatermarkSnapshots();
   std::vector<TaskWatermarkSnapshot> WatermarkSnapshots() const;
+  /// While the job runs (`tidemark explain` of a running job): every running task's snapshot of
+  /// where its event time stands now (`live`), taken on the task's thread; a task that already
+  /// ended gives its end-of-input snapshot. Waits at most `timeout` for the tasks' answers; a task
+  /// that did not answer by then (busy with a long firing, restarting) gives one with `taken`
+  /// false. Any thread; blocks the caller up to `timeout`.
+  std::vector<TaskWatermarkSnapshot> LiveWatermarkSnapshots(
+      std::chrono::milliseconds timeout) const;
 
   JobState state() const;
   std::string failure_cause() const;

@@ -350,15 +350,19 @@ int64_t StreamTask::ElementsPushed() const {
 void StreamTask::PublishMetrics() {
   next_publish_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
   std::vector<MetricsWriter::Gauges> gauges;
+  std::vector<MetricsWriter::Notes> notes;
   gauges.reserve(ops_.size());
+  notes.reserve(ops_.size());
   for (const auto& c : ops_) {
     MetricsWriter w;
     c.op->CollectMetrics(w);
     gauges.push_back(w.Take());
+    notes.push_back(w.TakeNotes());
   }
   MetricsWriter::Gauges task = TaskGauges();
   MutexLock lock(metrics_mu_);
   published_gauges_ = std::move(gauges);
+  published_notes_ = std::move(notes);
   published_task_gauges_ = std::move(task);
 }
 
@@ -398,6 +402,11 @@ Timestamp StreamTask::input_watermark() const {
 std::vector<MetricsWriter::Gauges> StreamTask::PublishedGauges() const {
   MutexLock lock(metrics_mu_);
   return published_gauges_;
+}
+
+std::vector<MetricsWriter::Notes> StreamTask::PublishedNotes() const {
+  MutexLock lock(metrics_mu_);
+  return published_notes_;
 }
 
 bool StreamTask::RunMails() {
@@ -627,6 +636,21 @@ void StreamTask::TakeWatermarkSnapshot() {
       return;
     }
   }
+  TaskWatermarkSnapshot s = BuildWatermarkSnapshot();
+  MutexLock lock(metrics_mu_);
+  snapshot_ = std::move(s);
+}
+
+bool StreamTask::RequestLiveWatermarkSnapshot(std::function<void(TaskWatermarkSnapshot)> done) {
+  return mailbox_.Put(Mail{[this, done = std::move(done)] {
+                             TaskWatermarkSnapshot s = BuildWatermarkSnapshot();
+                             s.live = true;
+                             done(std::move(s));
+                           },
+                           "live watermark snapshot"});
+}
+
+TaskWatermarkSnapshot StreamTask::BuildWatermarkSnapshot() {
   TaskWatermarkSnapshot s;
   s.taken = true;
   s.task = name_;
@@ -650,8 +674,7 @@ void StreamTask::TakeWatermarkSnapshot() {
     s.operators.push_back(
         TaskWatermarkSnapshot::Operator{c.name, c.output->output_watermark(), w.Take()});
   }
-  MutexLock lock(metrics_mu_);
-  snapshot_ = std::move(s);
+  return s;
 }
 
 TaskWatermarkSnapshot StreamTask::watermark_snapshot() const {

@@ -183,6 +183,8 @@ struct TaskWatermarkSnapshot {
     MetricsWriter::Gauges gauges;  ///< the operator's `CollectMetrics` at that moment
   };
   bool taken = false;
+  /// Taken on request while the task runs (`RequestLiveWatermarkSnapshot`), not at end of input.
+  bool live = false;
   std::string task;
   int subtask = 0;
   Timestamp time = kMinTimestamp;  ///< processing time of the snapshot
@@ -225,6 +227,10 @@ class StreamTask {
   /// The snapshot (`taken` false: not enabled, or the task never reached end of input).
   /// Thread-safe.
   TaskWatermarkSnapshot watermark_snapshot() const;
+  /// Asks the running task for a snapshot of where its event time stands now (`live` set): a
+  /// Mail, so `done` runs later on the task's thread with it. False (and `done` never called) when
+  /// the task's mailbox no longer takes mail (it ended). Thread-safe.
+  bool RequestLiveWatermarkSnapshot(std::function<void(TaskWatermarkSnapshot)> done);
   void SetAutoWatermarkIntervalMs(int64_t ms) { auto_watermark_interval_ms_ = ms; }
   /// `pipeline.finished-input: max` (Flink): a finished input channel keeps the MAX watermark its
   /// upstream sent last, as an ordinary watermark (so it wins over idle channels), instead of
@@ -315,6 +321,9 @@ class StreamTask {
   /// The figures last published by the task (every ~200 ms of wall time while running, and at
   /// its end): per operator in chain order, its `CollectMetrics` gauges. Thread-safe.
   std::vector<MetricsWriter::Gauges> PublishedGauges() const;
+  /// The operators' notes published with those gauges (MetricsWriter::Note), per operator in
+  /// chain order. Thread-safe.
+  std::vector<MetricsWriter::Notes> PublishedNotes() const;
   /// The task's own figures, published with the operators' (Flink's task-level MetricNames):
   /// `busyTimeMsPerSecond`, `idleTimeMsPerSecond`, `backPressuredTimeMsPerSecond` (a turn is
   /// busy; the wait after it idle or back-pressured; summing to 1000 over a window of at least
@@ -380,7 +389,8 @@ class StreamTask {
   int64_t auto_watermark_interval_ms_ = 200;
   bool finished_input_max_ = false;
   bool snapshot_enabled_ = false;
-  void TakeWatermarkSnapshot();  // once; task thread
+  void TakeWatermarkSnapshot();                    // once; task thread
+  TaskWatermarkSnapshot BuildWatermarkSnapshot();  // where event time stands now; task thread
   TaskWatermarkSnapshot snapshot_ ABSL_GUARDED_BY(metrics_mu_);
   WatermarkTrace* trace_ = nullptr;
   int max_parallelism_ = 128;
@@ -404,8 +414,9 @@ class StreamTask {
                           kBackPressuredTime = 2;  // TimeAccounting states
   std::chrono::steady_clock::time_point next_publish_{};
   mutable Mutex metrics_mu_;
-  std::vector<MetricsWriter::Gauges> published_gauges_
-      ABSL_GUARDED_BY(metrics_mu_);                     // // written by the mailbox thread only
+  // Written by the mailbox thread only.
+  std::vector<MetricsWriter::Gauges> published_gauges_ ABSL_GUARDED_BY(metrics_mu_);
+  std::vector<MetricsWriter::Notes> published_notes_ ABSL_GUARDED_BY(metrics_mu_);
   std::chrono::steady_clock::time_point last_flush_{};  // source tasks: last timed batch flush
   // Task time accounting (task thread; published under metrics_mu_).
   TimeAccounting time_accounting_;

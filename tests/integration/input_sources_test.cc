@@ -136,9 +136,10 @@ TEST_F(InputSourcesTest, ARecordWithoutTimestampGoesToErrorsWithAReason) {
   RunResult r = RunJob(LoadJobSpecString(FileJob(path, "jsonl"), "<string>"));
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
   ASSERT_EQ(r.errors.size(), 1u);
+  // The true line of the record (it used to say 0).
   EXPECT_EQ(ErrorText(r.errors[0]),
             path +
-                ":0 no timestamp: the timestamp field is missing, unparsable or "
+                ":2 no timestamp: the timestamp field is missing, unparsable or "
                 "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
   EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)),
             "{\"ts\":null,\"user\":\"no-ts\",\"amount\":null}");
@@ -162,7 +163,7 @@ TEST_F(InputSourcesTest, ALongMinValueTimestampGoesToErrorsInsteadOfFailingTheWi
     ASSERT_EQ(r.errors.size(), 1u);
     EXPECT_EQ(ErrorText(r.errors[0]),
               path +
-                  ":0 no timestamp: the timestamp field is missing, unparsable or "
+                  ":2 no timestamp: the timestamp field is missing, unparsable or "
                   "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
     EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)),
               "{\"ts\":-9223372036854775808,\"user\":\"min\",\"amount\":2}");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "runtime/core/time_format.h"
 #include "tools/analyze/lateness_analysis.h"
 
 namespace tidemark::analyze {
@@ -59,10 +60,11 @@ void AppendHistogram(std::string& out, const LatenessDistribution& d, const std:
 }
 
 std::string Row(const std::string& name, size_t width, const LatenessDistribution& d) {
-  return fmt::format(
-      "    {:<{}} {:>8}  {:>20}  {:>7} {:>7} {:>7} {:>7} {:>7}\n", name, width, d.count,
-      d.count == 0 ? std::string("-") : FormatSeconds(d.min_ts) + " .. " + FormatSeconds(d.max_ts),
-      Dur(d.p50), Dur(d.p90), Dur(d.p99), Dur(d.p999), Dur(d.max));
+  return fmt::format("    {:<{}} {:>8}  {:>20}  {:>7} {:>7} {:>7} {:>7} {:>7}\n", name, width,
+                     d.count,
+                     d.count == 0 ? std::string("-")
+                                  : FormatEventTime(d.min_ts) + " .. " + FormatEventTime(d.max_ts),
+                     Dur(d.p50), Dur(d.p90), Dur(d.p99), Dur(d.p999), Dur(d.max));
 }
 
 nlohmann::json DistJson(const LatenessDistribution& d) {

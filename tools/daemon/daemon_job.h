@@ -110,6 +110,17 @@ class DaemonJob {
   /// stood where it did when end of input reached it), keyed by operator id; key "" holds the
   /// default selection (every window and join operator). Empty when the job never ran its tasks.
   virtual std::map<std::string, std::string> WatermarkExplanations() const { return {}; }
+  /// While the job runs: `tidemark explain`'s text of where each watermark stands now (live
+  /// snapshots from the running tasks), for `operator_id` ("" = the default selection, as
+  /// WatermarkExplanations). `done` is called exactly once, on any thread (possibly this one,
+  /// before the call returns), with the text, or nullopt when the job cannot answer (not running,
+  /// its worker gone). May block the caller up to a few seconds (the tasks' answers).
+  /// Default: nullopt.
+  virtual void ExplainLive(const std::string& operator_id,
+                           std::function<void(std::optional<std::string>)> done) {
+    (void)operator_id;
+    done(std::nullopt);
+  }
   /// The pid of the process running the job while it runs in a worker; -1 otherwise.
   virtual int worker_pid() const { return -1; }
   /// Sets this job's memory limit (bytes) before `Run`: a job-level override of the daemon's. An

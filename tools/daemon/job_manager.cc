@@ -19,6 +19,7 @@
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/durable_file.h"
 #include "runtime/core/logging.h"
+#include "runtime/graph/dropped_records.h"
 #include "runtime/graph/job_graph.h"
 #include "tools/daemon/daemon_paths.h"
 #include "tools/daemon/prometheus_metrics.h"
@@ -406,7 +407,9 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   } else {
     log->info("[job {}] '{}' {}", e->id, e->name, ToString(state));
   }
-  nlohmann::json final_tasks = TasksJson(job->Metrics());
+  const std::vector<SubtaskMetrics> final_metrics = job->Metrics();
+  nlohmann::json final_tasks = TasksJson(final_metrics);
+  std::vector<std::string> dropped_records = DroppedRecordLines(final_metrics);
   nlohmann::json final_checkpoints = run ? job->CheckpointStatsJson() : EmptyCheckpointStatsJson();
   std::map<std::string, std::string> explanations =
       run ? job->WatermarkExplanations() : std::map<std::string, std::string>{};
@@ -424,6 +427,7 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
       ended.failure_cause = cause;
       ended.report = report;
       ended.final_tasks = final_tasks;
+      ended.dropped_records = dropped_records;
       ended.final_checkpoints = final_checkpoints;
       record = RegistryJson(ended, suspended ? "SUSPENDED" : ToString(state));
     }
@@ -442,6 +446,7 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   e->report = std::move(report);
   e->explanations = std::move(explanations);
   e->final_tasks = std::move(final_tasks);
+  e->dropped_records = std::move(dropped_records);
   e->job.reset();  // readers still holding a copy keep it alive until they are done
   --running_;
   switch (state) {
@@ -632,6 +637,7 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
           e->failure_cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(e->failure_cause);
       j["report"] = e->report ? nlohmann::json(*e->report) : nlohmann::json(nullptr);
       j["tasks"] = e->final_tasks;
+      j["dropped-records"] = e->dropped_records;
     }
   }
   j["file"] = e->file_name;
@@ -640,7 +646,9 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
     const std::string cause = job->failure_cause();
     j["failure-cause"] = cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(cause);
     j["report"] = nullptr;
-    j["tasks"] = TasksJson(job->Metrics());
+    const std::vector<SubtaskMetrics> metrics = job->Metrics();
+    j["tasks"] = TasksJson(metrics);
+    j["dropped-records"] = DroppedRecordLines(metrics);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -676,15 +684,54 @@ std::optional<nlohmann::json> JobManager::ExplainJson(const std::string& id,
   if (!e) {
     return std::nullopt;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  nlohmann::json j{{"jid", id},
-                   {"state", ToString(e->ended ? e->final_state : JobState::kRunning)},
-                   {"operator", operator_id},
-                   {"explain", nullptr}};
-  if (e->ended) {
-    if (auto it = e->explanations.find(operator_id); it != e->explanations.end()) {
-      j["explain"] = it->second;
+  nlohmann::json j;
+  std::shared_ptr<DaemonJob> job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    j = nlohmann::json{{"jid", id},
+                       {"state", ToString(e->ended ? e->final_state : JobState::kRunning)},
+                       {"operator", operator_id},
+                       {"live", !e->ended},
+                       {"operator-found", operator_id.empty()},
+                       {"explain", nullptr}};
+    for (const auto& v : e->vertices) {
+      if (v.value("id", "") == operator_id) {
+        j["operator-found"] = true;
+      }
     }
+    if (j["operator-found"] == false) {
+      return j;
+    }
+    if (e->ended) {
+      if (auto it = e->explanations.find(operator_id); it != e->explanations.end()) {
+        j["explain"] = it->second;
+      }
+      return j;
+    }
+    job = e->job;
+  }
+  if (!job) {
+    return j;
+  }
+  // Live: the running tasks' snapshots (the worker waits up to 2 s for them; 5 s here covers its
+  // poll interval and the way back).
+  struct Answer {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::optional<std::string> text;
+  };
+  auto answer = std::make_shared<Answer>();
+  job->ExplainLive(operator_id, [answer](std::optional<std::string> text) {
+    std::lock_guard<std::mutex> lock(answer->mu);
+    answer->text = std::move(text);
+    answer->done = true;
+    answer->cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(answer->mu);
+  answer->cv.wait_for(lock, std::chrono::seconds(5), [&] { return answer->done; });
+  if (answer->text) {
+    j["explain"] = *answer->text;
   }
   return j;
 }
@@ -694,7 +741,19 @@ std::optional<nlohmann::json> JobManager::LogJson(const std::string& id) const {
   if (!e) {
     return std::nullopt;
   }
-  return nlohmann::json{{"lines", e->log->Lines()}, {"dropped", e->log->dropped()}};
+  std::vector<std::string> dropped_records;
+  std::shared_ptr<DaemonJob> job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped_records = e->dropped_records;
+    job = e->job;
+  }
+  if (job) {
+    dropped_records = DroppedRecordLines(job->Metrics());
+  }
+  return nlohmann::json{{"lines", e->log->Lines()},
+                        {"dropped", e->log->dropped()},
+                        {"dropped-records", std::move(dropped_records)}};
 }
 
 nlohmann::json JobManager::OverviewJson() const {
@@ -805,6 +864,7 @@ nlohmann::json JobManager::RegistryJson(const Entry& e, const std::string& state
       {"failure-cause", e.failure_cause},
       {"report", e.report ? nlohmann::json(*e.report) : nlohmann::json(nullptr)},
       {"tasks", e.final_tasks.is_null() ? nlohmann::json::array() : e.final_tasks},
+      {"dropped-records", e.dropped_records},
       {"vertices", e.vertices},
       {"checkpoints", e.final_checkpoints},
       {"memory-limit", e.memory_limit ? nlohmann::json(*e.memory_limit) : nlohmann::json(nullptr)},
@@ -1038,6 +1098,9 @@ void JobManager::Recover() {
       }
       if (j.contains("tasks") && j["tasks"].is_array()) {
         e->final_tasks = j["tasks"];
+      }
+      if (j.contains("dropped-records") && j["dropped-records"].is_array()) {
+        e->dropped_records = j["dropped-records"].get<std::vector<std::string>>();
       }
       if (j.contains("checkpoints") && j["checkpoints"].is_object()) {
         e->final_checkpoints = j["checkpoints"];

@@ -117,16 +117,21 @@ class JobManager {
   /// submission order.
   nlohmann::json ListJson() const;
   /// The job's details (state, vertices, tasks with per-subtask metrics and watermarks, worker-pid,
-  /// failure cause, report), or nullopt for an unknown id.
+  /// failure cause, report, `dropped-records`: DroppedRecordLines, live or final), or nullopt for
+  /// an unknown id.
   std::optional<nlohmann::json> JobJson(const std::string& id) const;
   /// `{"root-exception": cause|null, "timestamp": end-time|null}`, or nullopt.
   std::optional<nlohmann::json> ExceptionsJson(const std::string& id) const;
-  /// `{"lines": [...], "dropped": n}`, or nullopt.
+  /// `{"lines": [...], "dropped": n, "dropped-records": [DroppedRecordLines]}`, or nullopt.
   std::optional<nlohmann::json> LogJson(const std::string& id) const;
-  /// Why the ended job's watermarks stood where they did (`tidemark run --explain`'s text, from the
-  /// worker): `{"jid", "state", "operator", "explain": text | null}` for `operator_id` ("" = every
-  /// window and join operator); `explain` is null while the job runs and for an operator id the job
-  /// does not have. nullopt for an unknown job id.
+  /// Why the job's watermarks stand where they do (`tidemark run --explain`'s text, from the
+  /// worker): `{"jid", "state", "operator", "live", "operator-found", "explain": text | null}` for
+  /// `operator_id`
+  /// ("" = every window and join operator). An ended job: where they stood when end of input
+  /// reached each task (computed at its end). A running job (`live` true): where they stand now,
+  /// from the running tasks (DaemonJob::ExplainLive; blocks the caller up to 5 s); null when the
+  /// job did not answer (it ended meanwhile). Null for an operator id the job does not have.
+  /// nullopt for an unknown job id.
   std::optional<nlohmann::json> ExplainJson(const std::string& id,
                                             const std::string& operator_id) const;
   /// Job counts by state, limits, uptime.
@@ -194,7 +199,8 @@ class JobManager {
     /// The running job; released when it ended (readers copy the pointer under the lock), so a
     /// finished job in the history keeps only its summary, final metrics and log.
     std::shared_ptr<DaemonJob> job;
-    nlohmann::json final_tasks;  // per-subtask metrics at the end
+    nlohmann::json final_tasks;                // per-subtask metrics at the end
+    std::vector<std::string> dropped_records;  // DroppedRecordLines of the final metrics
     bool ended = false;
     int64_t end_ms = -1;
     std::chrono::steady_clock::time_point end_steady;  // for finished_job_ttl

@@ -100,21 +100,20 @@ bool ValidJobId(std::string_view id) {
   return true;
 }
 
-/// GET /jobs/{id}/explain[?operator=ID]: 200 {"jid", "state", "operator", "explain"}; 409 while the
-/// job runs (the explanation is the state when end of input reached each task); 404 for an
-/// unknown job, or an operator the ended job does not have.
+/// GET /jobs/{id}/explain[?operator=ID]: 200 {"jid", "state", "operator", "live",
+/// "operator-found", "explain"} (a
+/// running job: live, from its tasks); 409 when a running job did not answer (it was ending); 404
+/// for an unknown job, or an operator the job does not have.
 Response ExplainResponse(JobManager& jobs, const std::string& id, const std::string& operator_id) {
   std::optional<nlohmann::json> j = jobs.ExplainJson(id, operator_id);
   if (!j) {
     return ErrorResponse(http::status::not_found, {fmt::format("no such job: {}", id)});
   }
   if ((*j)["explain"].is_null()) {
-    if ((*j)["state"] == "RUNNING") {
+    if ((*j)["operator-found"] == true && (*j)["state"] == "RUNNING") {
       return ErrorResponse(
           http::status::conflict,
-          {fmt::format("job {} is still running; its watermarks are explained once it has ended "
-                       "(as `tidemark run --explain` does at the end)",
-                       id)});
+          {fmt::format("job {} did not answer (it is ending or restarting); ask again", id)});
     }
     return ErrorResponse(
         http::status::not_found,

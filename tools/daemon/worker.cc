@@ -197,6 +197,21 @@ void WorkerDaemonJob::TriggerSavepoint(const DaemonSavepointRequest& request,
   done(DaemonSavepointResult{false, "", "the job is not running"});
 }
 
+void WorkerDaemonJob::ExplainLive(const std::string& operator_id,
+                                  std::function<void(std::optional<std::string>)> done) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == JobState::kRunning && !cancel_requested_) {
+      const int64_t id = ++next_explain_;
+      outbound_.push_back(
+          nlohmann::json{{"t", "explain"}, {"request", id}, {"operator", operator_id}});
+      pending_explains_.emplace(id, std::move(done));
+      return;
+    }
+  }
+  done(std::nullopt);
+}
+
 nlohmann::json WorkerDaemonJob::CheckpointStatsJson() const {
   std::lock_guard<std::mutex> lock(mu_);
   return checkpoints_;
@@ -347,6 +362,23 @@ bool WorkerDaemonJob::OnFrame(const std::string& payload, std::string* error) {
         pending_savepoints_.erase(it);
       }
       done(std::move(result));
+      return true;
+    }
+    if (t == "explain") {
+      const int64_t id = j.at("request").get<int64_t>();
+      std::string text = j.at("text").get<std::string>();
+      std::function<void(std::optional<std::string>)> done;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = pending_explains_.find(id);
+        if (it == pending_explains_.end()) {
+          *error = fmt::format("an answer to explain request {}, which was not asked", id);
+          return false;
+        }
+        done = std::move(it->second);
+        pending_explains_.erase(it);
+      }
+      done(std::move(text));
       return true;
     }
     if (t == "metrics" || t == "ended") {
@@ -523,10 +555,15 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
   SetEnded(state, cause);
   // Savepoints asked for but not answered: the worker is gone.
   std::map<int64_t, std::function<void(DaemonSavepointResult)>> unanswered;
+  std::map<int64_t, std::function<void(std::optional<std::string>)>> unexplained;
   {
     std::lock_guard<std::mutex> lock(mu_);
     unanswered.swap(pending_savepoints_);
+    unexplained.swap(pending_explains_);
     outbound_.clear();
+  }
+  for (auto& [id, done] : unexplained) {
+    done(std::nullopt);
   }
   for (auto& [id, done] : unanswered) {
     done(DaemonSavepointResult{
@@ -658,6 +695,14 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
       const std::string t = j.value("t", "");
       if (t == "cancel") {
         job->Cancel();
+      } else if (t == "explain") {
+        // Blocks this command thread up to the tasks' answer time (LocalDaemonJob::ExplainLive).
+        const int64_t request = j.value("request", int64_t{0});
+        job->ExplainLive(
+            j.value("operator", ""), [&channel, request](std::optional<std::string> text) {
+              channel.Send(nlohmann::json{
+                  {"t", "explain"}, {"request", request}, {"text", text.value_or("")}});
+            });
       } else if (t == "savepoint") {
         const int64_t request = j.value("request", int64_t{0});
         DaemonSavepointRequest sp{j.value("dir", ""), j.value("stop", false),

@@ -79,6 +79,11 @@ class WorkerDaemonJob : public DaemonJob {
                         std::function<void(DaemonSavepointResult)> done) override;
   /// As the worker last reported them (its metrics frames).
   nlohmann::json CheckpointStatsJson() const override;
+  /// Sent to the worker (an `explain` frame) like a savepoint request; `done` runs on the
+  /// supervisor thread with the worker's text, or with nullopt when the job is not running or ends
+  /// before the answer.
+  void ExplainLive(const std::string& operator_id,
+                   std::function<void(std::optional<std::string>)> done) override;
 
  private:
   JobState Supervise(int fd, int pid);
@@ -98,6 +103,8 @@ class WorkerDaemonJob : public DaemonJob {
   int64_t next_savepoint_ = 0;
   std::vector<nlohmann::json> outbound_;  // savepoint frames the supervisor sends next
   std::map<int64_t, std::function<void(DaemonSavepointResult)>> pending_savepoints_;
+  int64_t next_explain_ = 0;
+  std::map<int64_t, std::function<void(std::optional<std::string>)>> pending_explains_;
   JobState state_ = JobState::kCreated;
   std::string cause_;
   std::vector<SubtaskMetrics> metrics_;

@@ -112,8 +112,12 @@ nlohmann::json MetricsToJson(const std::vector<SubtaskMetrics>& metrics) {
       for (const auto& [name, value] : o.gauges) {
         gauges.push_back(nlohmann::json::array({name, value}));
       }
-      ops.push_back(
-          nlohmann::json::array({o.name, o.records_out, o.output_watermark, std::move(gauges)}));
+      nlohmann::json notes = nlohmann::json::array();
+      for (const auto& [name, text] : o.notes) {
+        notes.push_back(nlohmann::json::array({name, text}));
+      }
+      ops.push_back(nlohmann::json::array(
+          {o.name, o.records_out, o.output_watermark, std::move(gauges), std::move(notes)}));
     }
     nlohmann::json task_gauges = nlohmann::json::array();
     for (const auto& [name, value] : m.task_gauges) {
@@ -141,6 +145,11 @@ std::vector<SubtaskMetrics> MetricsFromJson(const nlohmann::json& j) {
       op.output_watermark = o.at(2).get<int64_t>();
       for (const nlohmann::json& g : o.at(3)) {
         op.gauges.emplace_back(g.at(0).get<std::string>(), g.at(1).get<int64_t>());
+      }
+      if (o.size() > 4) {
+        for (const nlohmann::json& n : o.at(4)) {
+          op.notes.emplace_back(n.at(0).get<std::string>(), n.at(1).get<std::string>());
+        }
       }
       m.operators.push_back(std::move(op));
     }

@@ -21,10 +21,12 @@ namespace tidemark {
 ///                         "run-lock":..} (DaemonRunOptions)
 ///                        {"t":"cancel"}
 ///                        {"t":"savepoint","request":n,"dir":..,"stop":bool,"drain":bool}
+///                        {"t":"explain","request":n,"operator":..}     live explain (running)
 ///     worker -> daemon   {"t":"metrics","tasks":[..],"cause":..,"memory-exhausted":bool,
 ///                         "checkpoints":{..}}                                    ~10/s
 ///                        {"t":"log","lines":[..]}                               print-sink lines
 ///                        {"t":"savepoint","request":n,"ok":bool,"path":..,"error":..}  its outcome
+///                        {"t":"explain","request":n,"text":..}          the live explanation
 ///                        {"t":"ended","state":..,"cause":..,"report":..|null,"tasks":[..],
 ///                         "explain":{op-id:text},"memory-exhausted":bool,"checkpoints":{..}}  last
 ///

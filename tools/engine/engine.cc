@@ -223,8 +223,9 @@ std::optional<std::string> LocalJob::ReportLine() const {
       }
     }
   }
-  std::string line = fmt::format(">>> {}: windows fired={}, records in windows={}, late records={}",
-                                 r.label, windows, in_windows, late);
+  // A report without a label prints none (not ">>> : ...").
+  std::string line = fmt::format(">>> {}{}windows fired={}, records in windows={}, late records={}",
+                                 r.label, r.label.empty() ? "" : ": ", windows, in_windows, late);
   if (!r.breakdown_field.empty()) {
     line += fmt::format(" (from {} {}: {})", r.breakdown_value, r.breakdown_field, late_breakdown);
   }

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/core/time_format.h"
+
 namespace tidemark {
 namespace {
 
@@ -13,7 +15,7 @@ std::string Time(Timestamp t) {
   if (t == kMinTimestamp) {
     return "MIN (none yet)";
   }
-  return FormatSeconds(t);
+  return FormatEventTime(t);
 }
 
 std::string Behind(Timestamp ahead, Timestamp behind) {
@@ -21,7 +23,7 @@ std::string Behind(Timestamp ahead, Timestamp behind) {
       ahead == behind) {
     return "";
   }
-  return fmt::format(", {} behind", FormatSeconds(ahead - behind));
+  return fmt::format(", {} behind", FormatDuration(ahead - behind));
 }
 
 std::optional<int64_t> Gauge(const MetricsWriter::Gauges& gauges, const std::string& name) {
@@ -71,8 +73,9 @@ std::vector<Split> SplitsOf(const MetricsWriter::Gauges& gauges) {
 
 class Explainer {
  public:
-  Explainer(const JobSpec& spec, const std::vector<TaskWatermarkSnapshot>& snapshots)
-      : spec_(spec), snapshots_(snapshots) {}
+  Explainer(const JobSpec& spec, const std::vector<TaskWatermarkSnapshot>& snapshots,
+            const ExplainContext& context)
+      : spec_(spec), snapshots_(snapshots), context_(context) {}
 
   void ExplainOperator(const std::string& op_id) {
     bool found = false;
@@ -86,9 +89,10 @@ class Explainer {
         }
         found = true;
         const Timestamp in = InputWatermark(s, i);
-        Line(0, fmt::format("{}#{}: input watermark {} at processing time {} (where it stood until "
-                            "end of input reached it)",
-                            op_id, s.subtask, Time(in), FormatSeconds(s.time)));
+        Line(0, fmt::format("{}#{}: input watermark {} at processing time {} ({})", op_id,
+                            s.subtask, Time(in), FormatEventTime(s.time),
+                            s.live ? "now, while the job runs"
+                                   : "where it stood until end of input reached it"));
         mistakes_.clear();
         ExplainInput(s, i, 1);
         for (const auto& m : mistakes_) {
@@ -97,8 +101,7 @@ class Explainer {
       }
     }
     if (!found) {
-      Line(0,
-           fmt::format("{}: no such operator in the job, or it never reached end of input", op_id));
+      Line(0, NotFound(op_id));
     }
   }
 
@@ -107,6 +110,25 @@ class Explainer {
  private:
   void Line(int indent, const std::string& text) {
     out_ += std::string(static_cast<size_t>(indent) * 2, ' ') + text + "\n";
+  }
+
+  // Why operator `op_id` has no snapshot, in words that fit the job's state.
+  std::string NotFound(const std::string& op_id) const {
+    if (SpecOf(op_id) == nullptr) {
+      return fmt::format("{}: no such operator in the job", op_id);
+    }
+    if (context_.live) {
+      return fmt::format(
+          "{}: its task did not answer in time (busy with a long step, or restarting); ask again",
+          op_id);
+    }
+    if (context_.state == "CANCELED" || context_.state == "FAILED") {
+      return fmt::format(
+          "{}: the job was {} before end of input reached this operator, so there is no final "
+          "state to explain; `tidemark explain` of a running job shows where its watermarks stand",
+          op_id, context_.state);
+    }
+    return fmt::format("{}: end of input never reached this operator", op_id);
   }
 
   const OperatorSpec* SpecOf(const std::string& id) const {
@@ -255,7 +277,7 @@ class Explainer {
                          : sp.last_active_check == kMinTimestamp
                              ? fmt::format("{} records", sp.records)
                              : fmt::format("{} records, the last before {}", sp.records,
-                                           FormatSeconds(sp.last_active_check));
+                                           FormatEventTime(sp.last_active_check));
       Line(indent + 1, fmt::format("split {}: {}, {}, {}{}{}", sp.id, Time(sp.watermark), state,
                                    last, &sp == holder ? " <- holds the minimum" : "",
                                    &sp == holder ? Behind(highest, sp.watermark) : ""));
@@ -281,13 +303,13 @@ class Explainer {
             "split {} stopped (no record after {}, {} before this) but is still open, and no "
             "idleness is set on source '{}' (watermarks.idleness): nothing lets event time go on "
             "without it until end of input",
-            holder->id, FormatSeconds(holder->last_active_check),
-            FormatSeconds(s.time - holder->last_active_check), op.name));
+            holder->id, FormatEventTime(holder->last_active_check),
+            FormatDuration(s.time - holder->last_active_check), op.name));
       } else {
         Line(indent + 1,
              fmt::format("split {} has had no record since {}; {}: it becomes idle "
                          "after that long without records",
-                         holder->id, FormatSeconds(holder->last_active_check), idleness_text));
+                         holder->id, FormatEventTime(holder->last_active_check), idleness_text));
       }
     }
     Line(indent + 1,
@@ -298,6 +320,7 @@ class Explainer {
 
   const JobSpec& spec_;
   const std::vector<TaskWatermarkSnapshot>& snapshots_;
+  const ExplainContext& context_;
   std::vector<std::string> mistakes_;
   std::string out_;
 };
@@ -306,8 +329,8 @@ class Explainer {
 
 std::string ExplainWatermarks(const JobSpec& spec,
                               const std::vector<TaskWatermarkSnapshot>& snapshots,
-                              const std::string& operator_id) {
-  Explainer e(spec, snapshots);
+                              const std::string& operator_id, const ExplainContext& context) {
+  Explainer e(spec, snapshots, context);
   std::vector<std::string> targets;
   if (!operator_id.empty()) {
     targets.push_back(operator_id);

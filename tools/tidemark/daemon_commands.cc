@@ -17,6 +17,7 @@
 
 #include "config/diagnostic.h"
 #include "config/job_loader.h"
+#include "runtime/core/time_format.h"
 #include "runtime/core/timestamp.h"
 
 namespace tidemark {
@@ -42,46 +43,20 @@ std::string UrlEncode(const std::string& s) {
   return out;
 }
 
+/// A wall-clock time (a job's start) as the event times are printed: ISO-8601 UTC, `-` for none.
 std::string FormatWallTime(int64_t ms) {
   if (ms <= 0) {
     return "-";
   }
-  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
+  return FormatEventTime(ms);
 }
 
-std::string FormatDuration(int64_t ms) {
-  if (ms < 0) {
-    return "-";
-  }
-  if (ms < 60'000) {
-    return fmt::format("{:.3f}s", static_cast<double>(ms) / 1000.0);
-  }
-  return fmt::format("{}m{:02}s", ms / 60'000, (ms / 1000) % 60);
-}
-
-/// Event time: "MAX", seconds near the epoch as the experiment prints them, or a UTC date.
+/// Event time, or "-" for none (null).
 std::string FormatWatermark(const json& wm) {
   if (wm.is_null()) {
     return "-";
   }
-  const int64_t ts = wm.get<int64_t>();
-  if (ts == kMaxTimestamp) {
-    return "MAX";
-  }
-  if (ts < 100'000'000'000LL) {  // before 1973: a synthetic event time, e.g. 9.149s
-    return FormatSeconds(ts);
-  }
-  const std::time_t secs = static_cast<std::time_t>(ts / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03}Z", buf, ts % 1000);
+  return FormatEventTime(wm.get<int64_t>());
 }
 
 /// How far the watermark trails the wall clock; "-" when that is meaningless (none, MAX, or a
@@ -95,6 +70,16 @@ std::string FormatLag(const json& wm) {
     return "-";
   }
   return FormatDuration(NowMs() - ts);
+}
+
+/// The daemon's `dropped-records` lines (DroppedRecordLines) on stderr, one each; none when the
+/// job dropped nothing (or the daemon is older and sends none).
+void PrintDroppedRecords(const json& j) {
+  if (j.contains("dropped-records") && j["dropped-records"].is_array()) {
+    for (const auto& line : j["dropped-records"]) {
+      std::cerr << line.get<std::string>() << "\n";
+    }
+  }
 }
 
 bool IsTerminal(const std::string& state) {
@@ -334,6 +319,7 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json,
         if (j.at("report").is_string()) {
           std::cout << j.at("report").get<std::string>() << "\n";
         }
+        PrintDroppedRecords(j);
         if (j.at("failure-cause").is_string()) {
           std::cerr << "cause: " << j.at("failure-cause").get<std::string>() << "\n";
         }
@@ -419,10 +405,10 @@ int DaemonCommands::List(bool as_json) {
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<19}  {}\n", "ID", "NAME", "STATE", "START",
+  std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<24}  {}\n", "ID", "NAME", "STATE", "START",
                            "DURATION");
   for (const auto& job : j.at("jobs")) {
-    std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<19}  {}\n",
+    std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<24}  {}\n",
                              job.at("jid").get<std::string>(), job.at("name").get<std::string>(),
                              job.at("state").get<std::string>(),
                              FormatWallTime(job.at("start-time").get<int64_t>()),
@@ -454,6 +440,7 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
   if (j.at("report").is_string()) {
     std::cout << "report: " << j.at("report").get<std::string>() << "\n";
   }
+  PrintDroppedRecords(j);
   if (j.at("failure-cause").is_string()) {
     std::cout << "cause:  " << j.at("failure-cause").get<std::string>() << "\n";
   }
@@ -596,6 +583,7 @@ int DaemonCommands::Logs(const std::string& id, bool as_json) {
   for (const auto& line : j.at("lines")) {
     std::cout << line.get<std::string>() << "\n";
   }
+  PrintDroppedRecords(j);
   return kExitOk;
 }
 
@@ -619,7 +607,9 @@ int DaemonCommands::Explain(const std::string& id, const std::string& operator_i
   } else {
     std::cout << j.at("explain").get<std::string>();
   }
-  return kExitOk;
+  // As `status`: a job that FAILED or was CANCELED is exit 1, whatever there was to explain.
+  const std::string state = j.value("state", "");
+  return IsTerminal(state) ? ExitFor(state) : kExitOk;
 }
 
 }  // namespace tidemark

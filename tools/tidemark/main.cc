@@ -15,8 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <pthread.h>
 #include <string>
 #include <sys/file.h>
+#include <system_error>
+#include <thread>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -24,6 +28,8 @@
 
 #include "config/job_loader.h"
 #include "runtime/core/logging.h"
+#include "runtime/core/time_format.h"
+#include "runtime/graph/dropped_records.h"
 #include "runtime/graph/job_graph.h"
 #include "runtime/task/watermark_trace.h"
 #include "tools/analyze/lateness_analysis.h"
@@ -38,12 +44,82 @@
 
 namespace {
 
-std::atomic<tidemark::JobExecution*> g_running{nullptr};
+std::atomic<int> g_signal{0};  ///< the signal that cancelled the running job; 0: none
 
-void OnSignal(int) {
-  if (auto* e = g_running.load()) {
-    e->Cancel();  // only sets flags and signals condition variables' atomics
+/// Ctrl-C (SIGINT) and SIGTERM cancel the running job. `JobExecution::Cancel` takes locks, which a
+/// signal handler must not (a signal landing in a thread that holds one deadlocks), so the two
+/// signals are blocked in every thread (`Block`, before any thread of the job exists: threads
+/// inherit the mask) and one thread takes them with sigwait and cancels the job from there. Made
+/// before the job starts (its thread must not be the one that finds no room left, see
+/// TidemarkRunBinaryTest); a signal taken before `Start` is acted on by `CancelIfSignalled` after.
+/// When its thread cannot be created, the signals are unblocked again: they end the process.
+class SignalCanceller {
+ public:
+  static void Block() { Mask(SIG_BLOCK); }
+  explicit SignalCanceller(tidemark::JobExecution& execution) : execution_(execution) {
+    try {
+      thread_ = std::thread([this] {
+        const sigset_t set = Signals();
+        int signal = 0;
+        while (sigwait(&set, &signal) == 0 && !done_.load()) {
+          g_signal.store(signal);
+          execution_.Cancel();
+        }
+      });
+    } catch (const std::system_error&) {
+      Mask(SIG_UNBLOCK);
+    }
   }
+  /// After `Start`: a signal taken before it (when Cancel had nothing to stop yet).
+  void CancelIfSignalled() {
+    if (g_signal.load() != 0) {
+      execution_.Cancel();
+    }
+  }
+  ~SignalCanceller() {
+    if (thread_.joinable()) {
+      done_.store(true);
+      pthread_kill(thread_.native_handle(), SIGTERM);  // wakes the sigwait, which then returns
+      thread_.join();
+    }
+  }
+  SignalCanceller(const SignalCanceller&) = delete;
+  SignalCanceller& operator=(const SignalCanceller&) = delete;
+
+ private:
+  static void Mask(int how) {
+    const sigset_t set = Signals();
+    pthread_sigmask(how, &set, nullptr);
+  }
+  static sigset_t Signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    return set;
+  }
+  tidemark::JobExecution& execution_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+/// Why the job ended as it did, for the last line on stderr: the failure, or who cancelled it
+/// (a CANCELED job has no failure cause of its own).
+std::string EndCause(tidemark::JobState state, const std::string& failure_cause) {
+  if (!failure_cause.empty()) {
+    return failure_cause;
+  }
+  if (state == tidemark::JobState::kCanceled) {
+    switch (g_signal.load()) {
+      case SIGINT:
+        return "cancelled by the user (SIGINT, Ctrl-C)";
+      case SIGTERM:
+        return "cancelled by SIGTERM";
+      default:
+        return "cancelled";
+    }
+  }
+  return "no cause recorded";
 }
 
 struct RunOptions {
@@ -124,6 +200,7 @@ int RunJob(const std::string& path, const RunOptions& options) {
     trace = std::make_unique<WatermarkTrace>(
         [&trace_file](const std::string& line) { trace_file << line << '\n'; });
   }
+  SignalCanceller::Block();  // a Ctrl-C from now on waits (pending) for the canceller below
   std::unique_ptr<LocalJob> job;
   try {
     JobSpec spec = LoadJobSpecFile(path);
@@ -151,10 +228,10 @@ int RunJob(const std::string& path, const RunOptions& options) {
   if (options.explain) {
     job->execution().EnableWatermarkSnapshots();
   }
-  g_running.store(&job->execution());
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  std::optional<SignalCanceller> canceller;
+  canceller.emplace(job->execution());
   job->execution().Start();
+  canceller->CancelIfSignalled();
   // On a terminal, a progress line on stderr (records per split, the current watermark),
   // refreshed every 250 ms and erased at the end; never when stderr is a file or a pipe.
   if (isatty(STDERR_FILENO) != 0) {
@@ -167,19 +244,20 @@ int RunJob(const std::string& path, const RunOptions& options) {
     std::cerr << "\r\033[K" << std::flush;
   }
   const JobState state = job->execution().Wait();
-  g_running.store(nullptr);
+  canceller.reset();
   if (print_metrics) {
     for (const auto& m : job->execution().Metrics()) {
       std::cerr << fmt::format("metrics: task={}#{} records_in={} input_watermark={} finished={}\n",
                                m.task, m.subtask_index, m.records_in,
-                               FormatSeconds(m.input_watermark), m.finished);
+                               FormatEventTime(m.input_watermark), m.finished);
       for (const auto& op : m.operators) {
-        std::string line = fmt::format("metrics:   operator={} records_out={} output_watermark={}",
-                                       op.name, op.records_out, FormatSeconds(op.output_watermark));
+        std::string line =
+            fmt::format("metrics:   operator={} records_out={} output_watermark={}", op.name,
+                        op.records_out, FormatEventTime(op.output_watermark));
         for (const auto& [name, value] : op.gauges) {
           const bool is_time = name.find("atermark") != std::string::npos;
           line +=
-              fmt::format(" {}={}", name, is_time ? FormatSeconds(value) : std::to_string(value));
+              fmt::format(" {}={}", name, is_time ? FormatEventTime(value) : std::to_string(value));
         }
         std::cerr << line << "\n";
       }
@@ -195,9 +273,14 @@ int RunJob(const std::string& path, const RunOptions& options) {
       std::cerr << fmt::format("--trace: writing {} failed\n", options.trace_path);
     }
   }
+  // What the job did not turn into results (rejected input, records without timestamp, late
+  // records dropped, records not delivered), one line each; nothing when all are zero.
+  for (const std::string& line : DroppedRecordLines(job->execution().Metrics())) {
+    std::cerr << line << "\n";
+  }
   if (state != JobState::kFinished) {
     std::cerr << fmt::format("job '{}' {}: {}\n", job->spec().name, ToString(state),
-                             job->execution().failure_cause());
+                             EndCause(state, job->execution().failure_cause()));
     return 1;
   }
   if (auto line = job->ReportLine()) {
@@ -459,11 +542,20 @@ int main(int argc, char** argv) {
   std::string explain_op;
   auto* explain_cmd = app.add_subcommand(
       "explain",
-      "Why an ended job's watermarks stood where they did (as run --explain), per operator");
+      "Why a job's watermarks stand where they do: live while it runs, at end of input once it "
+      "ended (as run --explain), per operator; exit 1 for a FAILED or CANCELED job");
   explain_cmd->add_option("id", job_id, "job id")->required();
   explain_cmd->add_option("operator", explain_op,
                           "operator id (default: every window and join operator)");
   explain_cmd->add_flag("--json", json, "print JSON (as GET /jobs/ID/explain)");
+  // How times are printed (runtime/core/time_format.h), on every command that prints them.
+  std::string time_format = "readable";
+  for (CLI::App* sub : {run, analyze, list, status, logs, explain_cmd, submit}) {
+    sub->add_option("--time-format", time_format,
+                    "readable (default: ISO-8601 UTC event times like 2001-04-24T10:16:59.999Z, "
+                    "durations like 3m 27s) or epoch-ms (integer milliseconds, for scripts)")
+        ->check(CLI::IsMember({"readable", "epoch-ms"}));
+  }
   app.footer(
       "Exit codes: 0 ok; 1 the job FAILED or was CANCELED (or had already ended, for cancel); 2 "
       "usage\n"
@@ -484,6 +576,9 @@ int main(int argc, char** argv) {
     }
     return app.exit(e) == 0 ? 0 : 2;
   }
+  tidemark::TimeFormat format = tidemark::TimeFormat::kReadable;
+  (void)tidemark::ParseTimeFormat(time_format, &format);  // CLI11 checked it
+  tidemark::SetTimeFormat(format);
   if (*run) {
     tidemark::JobRunOptions restore;
     restore.restore_from = !from_savepoint.empty() ? from_savepoint : from_checkpoint;

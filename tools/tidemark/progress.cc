@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/core/time_format.h"
+
 namespace tidemark {
 namespace {
 
@@ -64,7 +66,7 @@ std::string ProgressLine(const std::vector<SubtaskMetrics>& metrics, double elap
   const Timestamp wm = has_downstream ? downstream_wm : source_wm;
   line += fmt::format(
       "{}watermark {} | {:.1f}s", line.empty() ? "" : " | ",
-      wm == kMaxTimestamp && !has_downstream && metrics.empty() ? "MIN" : FormatSeconds(wm),
+      wm == kMaxTimestamp && !has_downstream && metrics.empty() ? "MIN" : FormatEventTime(wm),
       elapsed_s);
   return line;
 }

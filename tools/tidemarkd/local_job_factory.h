@@ -48,11 +48,21 @@ class LocalDaemonJob : public ExecutionDaemonJob {
   std::optional<std::string> ReportLine() const override { return job_->ReportLine(); }
   std::map<std::string, std::string> WatermarkExplanations() const override {
     const std::vector<TaskWatermarkSnapshot> snapshots = job_->execution().WatermarkSnapshots();
-    std::map<std::string, std::string> out{{"", ExplainWatermarks(job_->spec(), snapshots)}};
+    const ExplainContext context{false, ToString(job_->execution().state())};
+    std::map<std::string, std::string> out{
+        {"", ExplainWatermarks(job_->spec(), snapshots, "", context)}};
     for (const auto& op : job_->spec().operators) {
-      out.emplace(op.id, ExplainWatermarks(job_->spec(), snapshots, op.id));
+      out.emplace(op.id, ExplainWatermarks(job_->spec(), snapshots, op.id, context));
     }
     return out;
+  }
+  /// Live snapshots of the running tasks (waiting up to 2 s for their answers), explained on the
+  /// calling thread before `done` returns.
+  void ExplainLive(const std::string& operator_id,
+                   std::function<void(std::optional<std::string>)> done) override {
+    const std::vector<TaskWatermarkSnapshot> snapshots =
+        job_->execution().LiveWatermarkSnapshots(std::chrono::seconds(2));
+    done(ExplainWatermarks(job_->spec(), snapshots, operator_id, ExplainContext{true, ""}));
   }
   /// LocalJob::TriggerSavepoint; `done` runs on the job's master thread (or at once when refused)
   /// and, for a stop, before the job ends: a worker reports the answer before the job's end.

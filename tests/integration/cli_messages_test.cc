@@ -1,0 +1,237 @@
+// What a user of the `tidemark` CLI reads at the end of `run` (issue 42, "nothing silent"): the
+// records a job did not turn into results, one line each with its count and first place; the
+// cause of a Ctrl-C; times in ISO-8601 UTC or, with --time-format epoch-ms, as integers. Runs the
+// built binary (<build>/tools/tidemark) and compares its exact stderr.
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/testing/daemon_harness.h"
+
+namespace tidemark {
+namespace {
+
+using testing::CliResult;
+using testing::TempDir;
+
+void Write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// `tidemark ARGS` (no daemon involved); the socket option is ignored by `run`.
+CliResult Tidemark(const TempDir& dir, const std::string& args) {
+  return testing::RunCli(dir.path() + "/no.sock", args, dir.path());
+}
+
+// A CSV whose line 4 has no timestamp, line 5 is late (event time 1.2s after the punctuated
+// watermark 2.5s closed its window [1s, 2s)) and line 6 has one field instead of 3.
+std::string DroppingJob(const TempDir& dir) {
+  Write(dir.path() + "/in.csv",
+        "ts,user,wm\n"
+        "1000,ann,\n"
+        "2500,bob,2500\n"
+        ",carl,\n"
+        "1200,dan,\n"
+        "oops\n"
+        "3000,eve,\n");
+  const std::string job = dir.path() + "/dropping.yaml";
+  Write(job, fmt::format(R"(name: dropping
+pipeline: {{parallelism: 1, clock: virtual}}
+operators:
+  - id: source
+    type: source
+    source:
+      type: file
+      path: {}/in.csv
+      format: csv
+      csv-header: true
+      schema: {{ts: timestamp, user: string, wm: int64}}
+    watermarks: {{strategy: punctuated, timestamp-field: ts, watermark-field: wm}}
+  - id: windows
+    type: window
+    input: source
+    window: {{assigner: tumbling, size: 1s, aggregate: [count]}}
+  - id: fired
+    type: sink
+    input: windows
+    sink: {{type: print}}
+)",
+                         dir.path()));
+  return job;
+}
+
+// stderr without spdlog's lines (`[date] [task] [warning] ...`, a timestamp of their own).
+std::string WithoutLogLines(const std::string& err) {
+  std::string out;
+  size_t start = 0;
+  while (start < err.size()) {
+    size_t end = err.find('\n', start);
+    end = end == std::string::npos ? err.size() : end + 1;
+    if (err[start] != '[') {
+      out += err.substr(start, end - start);
+    }
+    start = end;
+  }
+  return out;
+}
+
+TEST(CliMessagesTest, RunStatesEveryDroppedRecordKindWithItsCountAndFirstPlace) {
+  TempDir dir;
+  const std::string job = DroppingJob(dir);
+  const CliResult r = Tidemark(dir, "run " + job);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "{\"window_start\":1000,\"window_end\":2000,\"count\":1}\n"
+            "{\"window_start\":2000,\"window_end\":3000,\"count\":1}\n"
+            "{\"window_start\":3000,\"window_end\":4000,\"count\":1}\n");
+  const std::string csv = dir.path() + "/in.csv";
+  EXPECT_EQ(WithoutLogLines(r.err),
+            "source: 1 input record rejected; first: " + csv +
+                ":6: expected 3 fields, got 1\n"
+                "source: 1 record without timestamp; first: " +
+                csv +
+                ":4: no timestamp: the timestamp field is missing, unparsable or Long.MIN_VALUE "
+                "(-9223372036854775808, which means no timestamp)\n"
+                "windows: 1 late record dropped; first: event time 1.2s behind watermark 2.5s\n");
+}
+
+TEST(CliMessagesTest, RunThatDroppedNothingPrintsNothingOnStderrAndAnUnlabelledReport) {
+  TempDir dir;
+  Write(dir.path() + "/in.csv", "1000,ann\n1500,bob\n");
+  const std::string job = dir.path() + "/clean.yaml";
+  Write(job, fmt::format(R"(name: clean
+pipeline: {{parallelism: 1, clock: virtual}}
+operators:
+  - id: source
+    type: source
+    source: {{type: file, path: {}/in.csv, format: csv, schema: {{ts: timestamp, user: string}}}}
+    watermarks: {{strategy: bounded-out-of-orderness, max-out-of-orderness: 0ms, timestamp-field: ts}}
+  - id: windows
+    type: window
+    input: source
+    window: {{assigner: tumbling, size: 1s, aggregate: [count]}}
+  - id: fired
+    type: sink
+    input: windows
+    sink: {{type: print}}
+report: {{windows-sink: fired}}
+)",
+                         dir.path()));
+  const CliResult r = Tidemark(dir, "run " + job);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  // A report without a label prints none (it used to print ">>> : windows fired=...").
+  EXPECT_EQ(r.out,
+            "{\"window_start\":1000,\"window_end\":2000,\"count\":2}\n"
+            ">>> windows fired=1, records in windows=2, late records=0, total=2\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(CliMessagesTest, MetricsPrintEpochLikeEventTimesAsIso8601OrEpochMsOnRequest) {
+  TempDir dir;
+  // 2001-04-24T06:56:59.999Z (also the punctuated watermark) and one second later.
+  Write(dir.path() + "/in.csv", "988095419999,ann,988095419999\n988095420999,bob,\n");
+  const std::string job = dir.path() + "/dates.yaml";
+  Write(job, fmt::format(R"(name: dates
+pipeline: {{parallelism: 1, clock: virtual}}
+operators:
+  - id: source
+    type: source
+    source:
+      type: file
+      path: {}/in.csv
+      format: csv
+      schema: {{ts: timestamp, user: string, wm: int64}}
+    watermarks: {{strategy: punctuated, timestamp-field: ts, watermark-field: wm}}
+  - id: out
+    type: sink
+    input: source
+    sink: {{type: collect}}
+)",
+                         dir.path()));
+  const CliResult readable = Tidemark(dir, "run --metrics " + job);
+  EXPECT_EQ(readable.rc, 0) << readable.err;
+  // The source's watermark before end of input (MAX then), and none on the task's input (MIN).
+  EXPECT_NE(readable.err.find(" output_watermark=MAX sourceIdleTime=0 "
+                              "currentOutputWatermark=2001-04-24T06:56:59.999Z "),
+            std::string::npos)
+      << readable.err;
+  EXPECT_NE(readable.err.find("metrics: task=source -> out#0 records_in=2 input_watermark=MIN "
+                              "finished=true\n"),
+            std::string::npos)
+      << readable.err;
+  const CliResult epoch = Tidemark(dir, "run --metrics --time-format epoch-ms " + job);
+  EXPECT_EQ(epoch.rc, 0) << epoch.err;
+  EXPECT_NE(epoch.err.find(" output_watermark=9223372036854775807 sourceIdleTime=0 "
+                           "currentOutputWatermark=988095419999 "),
+            std::string::npos)
+      << epoch.err;
+  EXPECT_NE(epoch.err.find("input_watermark=-9223372036854775808 finished=true\n"),
+            std::string::npos)
+      << epoch.err;
+  const CliResult bad = Tidemark(dir, "run --time-format iso " + job);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--time-format: iso not in {readable,epoch-ms}"), std::string::npos)
+      << bad.err;
+}
+
+TEST(CliMessagesTest, CtrlCSaysTheUserCancelledTheJob) {
+  TempDir dir;
+  const std::string job = dir.path() + "/forever.yaml";
+  Write(job, R"(name: forever
+pipeline: {parallelism: 1}
+operators:
+  - id: source
+    type: source
+    source:
+      type: sequence
+      pacing: 5ms
+      splits: [{id: s, start: 0ms, step: 1ms, count: 1000000000}]
+  - id: out
+    type: sink
+    input: source
+    sink: {type: print}
+)");
+  int out_pipe[2];
+  ASSERT_EQ(::pipe(out_pipe), 0);
+  const std::string bin = (testing::ToolsDir() / "tidemark").string();
+  const std::string err_path = dir.path() + "/err";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::close(out_pipe[0]);
+    const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(err_fd, 2);
+    ::execl(bin.c_str(), bin.c_str(), "run", job.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  // The first printed record: the job runs and the CLI's SIGINT handler is installed.
+  std::string first;
+  char c = 0;
+  while (::read(out_pipe[0], &c, 1) == 1 && c != '\n') {
+    first += c;
+  }
+  EXPECT_EQ(first, "{\"ts\":0}");
+  ::kill(pid, SIGINT);
+  // Drain stdout so the CLI never blocks on a full pipe while it cancels.
+  char buf[4096];
+  while (::read(out_pipe[0], buf, sizeof(buf)) > 0) {
+  }
+  ::close(out_pipe[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(testing::ReadFile(err_path),
+            "job 'forever' CANCELED: cancelled by the user (SIGINT, Ctrl-C)\n");
+}
+
+}  // namespace
+}  // namespace tidemark
