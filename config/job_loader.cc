@@ -26,6 +26,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/block_reader.h"
+#include "config/block_registry.h"
 #include "config/regular_file.h"
 
 namespace tidemark {
@@ -108,81 +109,10 @@ constexpr auto kCommonOperatorKeys =
 constexpr auto kInputKeys = std::to_array<std::string_view>({"from", "side-output", "partition"});
 constexpr auto kPartitionings =
     std::to_array<std::string_view>({"forward", "rebalance", "hash", "broadcast"});
-constexpr auto kSourceKeys = std::to_array<std::string_view>(
-    {"type", "interleave", "pacing", "timestamp-field", "splits", "count", "keys", "step", "rate",
-     "watermark-every", "latency-every", "path", "format", "schema", "csv-header", "csv-delimiter",
-     "max-line-bytes", "split-bytes", "start", "disorder", "max-out-of-orderness", "skew",
-     "idle-periods", "seed", "until",
-     // kafka (kKafkaSourceKeys)
-     "bootstrap-servers", "topics", "topic-pattern", "group-id", "properties", "starting-offsets",
-     "starting-offsets-reset", "starting-timestamp", "starting-specific-offsets", "bounded",
-     "bounded-specific-offsets", "partition-discovery-interval", "key-field", "mock-cluster"});
-constexpr auto kSourceTypes = std::to_array<std::string_view>(
-    {"sequence", "generator", "file", "datagen", "replay", "kafka"});
-// Keys of the kafka source, and the ones only it uses.
-constexpr auto kKafkaSourceKeys = std::to_array<std::string_view>(
-    {"type", "bootstrap-servers", "topics", "topic-pattern", "group-id", "properties",
-     "starting-offsets", "starting-offsets-reset", "starting-timestamp",
-     "starting-specific-offsets", "bounded", "bounded-specific-offsets",
-     "partition-discovery-interval", "format", "schema", "key-field", "pacing", "mock-cluster"});
-constexpr auto kKafkaOnlyKeys = std::to_array<std::string_view>(
-    {"bootstrap-servers", "topics", "topic-pattern", "group-id", "properties", "starting-offsets",
-     "starting-offsets-reset", "starting-timestamp", "starting-specific-offsets", "bounded",
-     "bounded-specific-offsets", "partition-discovery-interval", "key-field", "mock-cluster"});
-constexpr auto kKafkaStartingOffsets =
-    std::to_array<std::string_view>({"earliest", "latest", "committed", "timestamp", "specific"});
-constexpr auto kKafkaOffsetResets = std::to_array<std::string_view>({"earliest", "latest", "none"});
-constexpr auto kKafkaBounded = std::to_array<std::string_view>({"latest", "specific"});
-constexpr auto kKafkaFormats = std::to_array<std::string_view>({"json", "raw"});
-constexpr auto kKafkaMockKeys =
-    std::to_array<std::string_view>({"partitions", "load", "partition-field", "timestamp-field"});
-// Keys of the file, datagen and replay sources, and the ones only they use.
-constexpr auto kFileSourceKeys =
-    std::to_array<std::string_view>({"type", "path", "format", "schema", "csv-header",
-                                     "csv-delimiter", "max-line-bytes", "split-bytes", "pacing"});
-constexpr auto kDatagenSourceKeys =
-    std::to_array<std::string_view>({"type", "splits", "count", "rate", "keys", "start", "disorder",
-                                     "max-out-of-orderness", "skew", "idle-periods", "seed"});
-constexpr auto kReplaySourceKeys =
-    std::to_array<std::string_view>({"type", "path", "schema", "max-line-bytes", "until"});
-// The keys of the generator and sequence sources.
-constexpr auto kGeneratorSourceKeys =
-    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "count",
-                                     "keys", "step", "rate", "watermark-every", "latency-every"});
-constexpr auto kSequenceSourceKeys =
-    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "splits"});
-constexpr auto kInputSourceOnlyKeys = std::to_array<std::string_view>(
-    {"path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "split-bytes",
-     "start", "disorder", "max-out-of-orderness", "skew", "idle-periods", "seed", "until"});
-// The input source types whose keys include `key`, for an error's hint: "file", "file or replay".
-std::string InputSourceTypesTaking(std::string_view key) {
-  const std::pair<std::string_view, std::span<const std::string_view>> types[] = {
-      {"file", kFileSourceKeys}, {"datagen", kDatagenSourceKeys}, {"replay", kReplaySourceKeys}};
-  std::vector<std::string_view> names;
-  for (const auto& [type, keys] : types) {
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-      names.push_back(type);
-    }
-  }
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
-  }
-  return out;
-}
-constexpr auto kFileFormats = std::to_array<std::string_view>({"jsonl", "csv"});
-constexpr auto kFieldTypes =
-    std::to_array<std::string_view>({"int64", "double", "bool", "string", "timestamp"});
-constexpr auto kDisorders = std::to_array<std::string_view>({"none", "uniform", "exponential"});
-constexpr auto kIdlePeriodKeys = std::to_array<std::string_view>({"split", "start", "end"});
-constexpr auto kGeneratorOnlyKeys = std::to_array<std::string_view>(
-    {"count", "keys", "step", "rate", "watermark-every", "latency-every"});
 constexpr auto kMapKeys = std::to_array<std::string_view>({"field", "multiply", "add", "set"});
 constexpr auto kFilterKeys = std::to_array<std::string_view>({"field", "op", "value"});
 constexpr auto kFilterOps = std::to_array<std::string_view>({"gt", "ge", "lt", "le", "eq", "ne"});
 constexpr auto kInterleaves = std::to_array<std::string_view>({"round-robin"});
-constexpr auto kSplitKeys =
-    std::to_array<std::string_view>({"id", "start", "step", "count", "fields"});
 constexpr auto kWatermarkKeys = std::to_array<std::string_view>(
     {"strategy", "max-out-of-orderness", "timestamp-field", "timestamp-unit", "watermark-field",
      "idleness", "alignment", "percentile", "window", "min", "max", "initial"});
@@ -267,7 +197,7 @@ bool IsValidId(const std::string& id) {
 
 class Loader : public BlockReader {
  public:
-  explicit Loader(std::string file) : file_(std::move(file)) {}
+  Loader(std::string file, const BlockRegistry& blocks) : file_(std::move(file)), blocks_(blocks) {}
 
   JobSpec Load(const std::string& yaml);
 
@@ -290,14 +220,6 @@ class Loader : public BlockReader {
   std::optional<InputSpec> ParseInput(const ParamNode& node, const SourceLocation& location,
                                       const std::string& path, OperatorInfo& info);
   SourceSpec ParseSource(const BlockField& field);
-  /// file / datagen / replay: reports keys of other source types, then reads the type's keys.
-  void ParseInputSource(const BlockMap& map, SourceSpec& source);
-  /// kafka: reports keys of other source types, then reads the kafka keys.
-  void ParseKafkaSource(const BlockMap& map, SourceSpec& source);
-  /// `{topic-partition: offset, ...}` of starting- / bounded-specific-offsets.
-  std::map<std::string, int64_t> ParseSplitOffsets(const BlockField& field);
-  std::vector<IdlePeriodSpec> ParseIdlePeriods(const BlockField& field, int64_t split_count);
-  SequenceSplitSpec ParseSplit(const ParamNode& node, const std::string& path);
   WatermarkStrategySpec ParseWatermarks(const BlockField& field, bool on_source);
   void ParseAdaptive(const BlockMap& map, WatermarkStrategySpec& spec);
   WindowSpec ParseWindow(const BlockField& field);
@@ -315,6 +237,7 @@ class Loader : public BlockReader {
   void ValidateReport(const JobSpec& job, const BlockMap& report);
 
   std::string file_;
+  const BlockRegistry& blocks_;
   std::vector<SourceLocation> key_by_locations_;  // of the last ParseKeyBy, parallel to its result
 };
 
@@ -612,97 +535,26 @@ void Loader::ParseInputs(const BlockMap& map, OperatorSpec& op, OperatorInfo& in
   }
 }
 
-SequenceSplitSpec Loader::ParseSplit(const ParamNode& node, const std::string& path) {
-  SequenceSplitSpec split;
-  split.location = node.location;
-  std::optional<BlockMap> map = OpenMap(node, node.location, path, kSplitKeys);
-  if (!map) {
-    return split;
-  }
-  if (std::optional<BlockField> f = Require(*map, "id")) {
-    split.id = ReadString(*f).value_or("");
-  }
-  if (std::optional<BlockField> f = Require(*map, "start")) {
-    split.first_timestamp_ms = ReadDuration(*f, Sign::kAny).value_or(0);
-  }
-  if (std::optional<BlockField> f = Require(*map, "step")) {
-    split.step_ms = ReadDuration(*f, Sign::kNonNegative).value_or(0);
-  }
-  if (std::optional<BlockField> f = Require(*map, "count")) {
-    split.count = ReadInt(*f, 0).value_or(0);
-    // The generator computes start + k * step; past int64 it would wrap to negative event times.
-    int64_t span = 0;
-    int64_t last = 0;
-    if (split.count > 0 && (__builtin_mul_overflow(split.step_ms, split.count - 1, &span) ||
-                            __builtin_add_overflow(split.first_timestamp_ms, span, &last))) {
-      ValueError(*f, fmt::format("the last record's event time, start + step × (count − 1), is "
-                                 "past the largest timestamp ({} ms)",
-                                 std::numeric_limits<int64_t>::max()));
-    }
-  }
-  if (std::optional<BlockField> f = map->Get("fields")) {
-    // Any field name is allowed, so check names against nothing but duplicates.
-    if (!f->value->IsMap()) {
-      ValueError(*f, fmt::format("expected a mapping of field names to values, got {}",
-                                 Describe(*f->value)));
-    } else {
-      std::set<std::string> names;
-      const ParamNode& fields = *f->value;
-      for (size_t k = 0; k < fields.keys.size(); ++k) {
-        const std::string& name = fields.keys[k];
-        const SourceLocation& key_location = fields.key_locations[k];
-        const BlockField entry{name, key_location, &fields.items[k], JoinPath(f->path, name)};
-        if (!fields.KeyIsPlain(k) || name.empty()) {
-          Error(key_location, f->path, "expected a field name");
-          continue;
-        }
-        if (!names.insert(name).second) {
-          Error(key_location, entry.path, fmt::format("duplicate field \"{}\"", name));
-          continue;
-        }
-        if (std::optional<ConfigValue> value = ReadConstant(entry)) {
-          split.fields.emplace_back(name, std::move(*value));
-        }
-      }
-    }
-  }
-  return split;
-}
-
-namespace {
-// The keys a source of `type` takes (every source's keys for a type that is none).
-KeyList SourceKeysOf(std::string_view type) {
-  const std::pair<std::string_view, KeyList> types[] = {
-      {"generator", kGeneratorSourceKeys}, {"sequence", kSequenceSourceKeys},
-      {"file", kFileSourceKeys},           {"datagen", kDatagenSourceKeys},
-      {"replay", kReplaySourceKeys},       {"kafka", kKafkaSourceKeys}};
-  for (const auto& [name, keys] : types) {
-    if (name == type) {
-      return keys;
-    }
-  }
-  return kSourceKeys;
-}
-}  // namespace
-
 SourceSpec Loader::ParseSource(const BlockField& field) {
   SourceSpec source;
   source.location = ValueLoc(field);
   // Keys are checked here rather than by OpenMap: an unknown key's error lists the keys of the
   // source's own type, read ahead of the rest, not those of every type.
+  const KeyList all_keys = blocks_.SourceKeys();
   std::optional<BlockMap> map =
-      OpenMap(*field.value, ValueLoc(field), field.path, kSourceKeys, "", /*any_key=*/true);
+      OpenMap(*field.value, ValueLoc(field), field.path, all_keys, "", /*any_key=*/true);
   if (!map) {
     return source;
   }
   {
     const ParamNode* type = field.value->Find("type");
-    const std::string type_name =
-        type && type->IsScalar() && Contains(kSourceTypes, type->scalar) ? type->scalar : "";
-    const KeyList listed = SourceKeysOf(type_name);
+    const SourceBlockType* known =
+        type && type->IsScalar() ? blocks_.FindSource(type->scalar) : nullptr;
+    const std::string type_name = known ? known->type : "";
+    const KeyList listed = known ? KeyList(known->keys) : all_keys;
     std::erase_if(map->fields, [&](const BlockField& f) {
       const std::string& name = f.name;
-      if (Contains(kSourceKeys, name)) {
+      if (Contains(all_keys, name)) {
         return false;
       }
       Error(f.key_location, f.path,
@@ -714,7 +566,8 @@ SourceSpec Loader::ParseSource(const BlockField& field) {
   }
   RecordKeys(*map, source.key_locations);
   if (std::optional<BlockField> f = Require(*map, "type")) {
-    source.type = ReadEnum(*f, kSourceTypes).value_or("");
+    const std::vector<std::string_view> types = blocks_.SourceTypes();
+    source.type = ReadEnum(*f, types).value_or("");
   }
   Optional(*map, "interleave", source.interleave,
            [&](const BlockField& f) { return ReadEnum(f, kInterleaves); });
@@ -722,465 +575,16 @@ SourceSpec Loader::ParseSource(const BlockField& field) {
            [&](const BlockField& f) { return ReadDuration(f, Sign::kNonNegative); });
   Optional(*map, "timestamp-field", source.timestamp_field_name,
            [&](const BlockField& f) { return ReadString(f); });
-  if (source.type == "file" || source.type == "datagen" || source.type == "replay") {
-    ParseInputSource(*map, source);
-    return source;
+  // The type's factory reads the rest; a missing or unknown type is read as the first
+  // registered type's block, so its other errors are still found.
+  const SourceBlockType* reader = blocks_.FindSource(source.type);
+  if (reader == nullptr) {
+    reader = blocks_.FallbackSource();
   }
-  if (source.type == "kafka") {
-    ParseKafkaSource(*map, source);
-    return source;
-  }
-  for (std::string_view key : kKafkaOnlyKeys) {
-    Forbid(*map, std::string(key),
-           fmt::format("does not apply to a source of type {} (only to kafka)", source.type));
-  }
-  for (std::string_view key : kInputSourceOnlyKeys) {
-    Forbid(*map, std::string(key),
-           fmt::format("does not apply to a source of type {} (only to {})", source.type,
-                       InputSourceTypesTaking(key)));
-  }
-  if (source.type == "generator") {
-    Forbid(*map, "splits", "applies only to a source of type sequence, not generator");
-    if (std::optional<BlockField> f = Require(*map, "count")) {
-      source.count = ReadInt(*f, 0).value_or(0);
-    }
-    Optional(*map, "keys", source.keys, [&](const BlockField& f) { return ReadInt(f, 1); });
-    Optional(*map, "step", source.step_ms,
-             [&](const BlockField& f) { return ReadDuration(f, Sign::kNonNegative); });
-    Optional(*map, "rate", source.rate, [&](const BlockField& f) { return ReadInt(f, 0); });
-    Optional(*map, "watermark-every", source.watermark_every,
-             [&](const BlockField& f) { return ReadInt(f, 0); });
-    Optional(*map, "latency-every", source.latency_every,
-             [&](const BlockField& f) { return ReadInt(f, 0); });
-    return source;
-  }
-  if (source.type == "sequence") {
-    for (std::string_view key : kGeneratorOnlyKeys) {
-      Forbid(*map, std::string(key), "does not apply to a source of type sequence");
-    }
-  }
-  std::optional<BlockField> splits = Require(*map, "splits");
-  if (!splits) {
-    return source;
-  }
-  if (!splits->value->IsSequence()) {
-    ValueError(*splits, fmt::format("expected a list of splits, got {}", Describe(*splits->value)));
-    return source;
-  }
-  if (splits->value->size() == 0) {
-    ValueError(*splits, "must list at least one split");
-    return source;
-  }
-  std::map<std::string, size_t> ids;
-  for (size_t i = 0; i < splits->value->size(); ++i) {
-    const std::string path = IndexPath(splits->path, i);
-    SequenceSplitSpec split = ParseSplit(splits->value->items[i], path);
-    if (!split.id.empty()) {
-      auto [it, inserted] = ids.emplace(split.id, i);
-      if (!inserted) {
-        Error(split.location, path + ".id",
-              fmt::format("duplicate split id \"{}\" (also {}[{}])", split.id, splits->path,
-                          it->second));
-      }
-    }
-    for (const auto& [name, value] : split.fields) {
-      if (name == source.timestamp_field_name) {
-        Error(split.location, fmt::format("{}.fields.{}", path, name),
-              fmt::format("clashes with the generated event-time field \"{}\" (source "
-                          "timestamp-field)",
-                          name));
-      }
-    }
-    source.splits.push_back(std::move(split));
+  if (reader != nullptr) {
+    reader->parse(blocks_, *this, *map, source);
   }
   return source;
-}
-
-void Loader::ParseInputSource(const BlockMap& map, SourceSpec& source) {
-  const KeyList allowed = source.type == "file"      ? KeyList(kFileSourceKeys)
-                          : source.type == "datagen" ? KeyList(kDatagenSourceKeys)
-                                                     : KeyList(kReplaySourceKeys);
-  for (const BlockField& f : map.fields) {
-    if (!Contains(allowed, f.name)) {
-      Error(f.key_location, f.path,
-            fmt::format("does not apply to a source of type {}; allowed keys: {}", source.type,
-                        Join(allowed)));
-    }
-  }
-  auto max_line = [&](int64_t& out) {
-    Optional(map, "max-line-bytes", out, [&](const BlockField& f) { return ReadInt(f, 1); });
-  };
-  if (source.type == "file") {
-    FileSourceSpec& file = source.file;
-    if (std::optional<BlockField> f = Require(map, "path")) {
-      file.path = ReadString(*f).value_or("");
-    }
-    if (std::optional<BlockField> f = Require(map, "format")) {
-      file.format = ReadEnum(*f, kFileFormats).value_or(file.format);
-    }
-    if (std::optional<BlockField> f = Require(map, "schema")) {
-      file.schema = ReadSchema(*f);
-    }
-    if (std::optional<BlockField> f = map.Get("csv-header")) {
-      if (file.format != "csv") {
-        Error(f->key_location, f->path, "applies only to format csv");
-      } else {
-        file.csv_header = ReadBool(*f).value_or(false);
-      }
-    }
-    if (std::optional<BlockField> f = map.Get("csv-delimiter")) {
-      if (file.format != "csv") {
-        Error(f->key_location, f->path, "applies only to format csv");
-      } else if (std::optional<std::string> d = ReadString(*f)) {
-        if (d->size() != 1 || *d == "\"" || *d == "\n") {
-          ValueError(*f, fmt::format("expected one character other than a quote or a newline, "
-                                     "got \"{}\"",
-                                     *d));
-        } else {
-          file.csv_delimiter = *d;
-        }
-      }
-    }
-    max_line(file.max_line_bytes);
-    Optional(map, "split-bytes", file.split_bytes,
-             [&](const BlockField& f) { return ReadInt(f, 1); });
-  } else if (source.type == "replay") {
-    if (std::optional<BlockField> f = Require(map, "path")) {
-      source.replay.path = ReadString(*f).value_or("");
-    }
-    if (std::optional<BlockField> f = Require(map, "schema")) {
-      source.replay.schema = ReadSchema(*f);
-    }
-    max_line(source.replay.max_line_bytes);
-    if (std::optional<BlockField> f = map.Get("until")) {
-      source.replay.until_ms = ReadDuration(*f, Sign::kNonNegative);
-      source.replay.until_location = ValueLoc(*f);
-    }
-  } else {
-    DatagenSourceSpec& gen = source.datagen;
-    if (std::optional<BlockField> f = Require(map, "splits")) {
-      gen.split_count = ReadInt(*f, 1).value_or(1);
-    }
-    if (std::optional<BlockField> f = Require(map, "count")) {
-      gen.count = ReadInt(*f, 0).value_or(0);
-    }
-    if (std::optional<BlockField> f = Require(map, "rate")) {
-      gen.rate = ReadInt(*f, 1).value_or(gen.rate);
-    }
-    Optional(map, "keys", gen.key_count, [&](const BlockField& f) { return ReadInt(f, 1); });
-    Optional(map, "start", gen.first_timestamp_ms,
-             [&](const BlockField& f) { return ReadDuration(f, Sign::kAny); });
-    Optional(map, "disorder", gen.disorder,
-             [&](const BlockField& f) { return ReadEnum(f, kDisorders); });
-    if (std::optional<BlockField> f = map.Get("max-out-of-orderness")) {
-      gen.max_out_of_orderness_ms = ReadDuration(*f, Sign::kNonNegative).value_or(0);
-      if (gen.disorder == "none") {
-        Error(f->key_location, f->path, "needs disorder: uniform or exponential");
-      }
-    } else if (gen.disorder != "none") {
-      Error(map.node->location, JoinPath(map.path, "max-out-of-orderness"),
-            fmt::format("missing required key (disorder {} needs a bound)", gen.disorder));
-    }
-    Optional(map, "skew", gen.skew_ms,
-             [&](const BlockField& f) { return ReadDuration(f, Sign::kAny); });
-    if (std::optional<BlockField> f = map.Get("idle-periods")) {
-      gen.idle_periods = ParseIdlePeriods(*f, gen.split_count);
-    }
-    Optional(map, "seed", gen.seed, [&](const BlockField& f) { return ReadInt(f, 0); });
-    // Event time = start + due + split × skew − delay (sources/datagen_source.cc) must stay an
-    // int64 that is not Long.MIN_VALUE; past it, records wrapped to event times of the other sign.
-    if (gen.count > 0) {
-      bool overflow = false;
-      auto add = [&overflow](int64_t x, int64_t y) {
-        int64_t r = 0;
-        overflow = __builtin_add_overflow(x, y, &r) || overflow;
-        return r;
-      };
-      auto sub = [&overflow](int64_t x, int64_t y) {
-        int64_t r = 0;
-        overflow = __builtin_sub_overflow(x, y, &r) || overflow;
-        return r;
-      };
-      auto mul = [&overflow](int64_t x, int64_t y) {
-        int64_t r = 0;
-        overflow = __builtin_mul_overflow(x, y, &r) || overflow;
-        return r;
-      };
-      int64_t due = mul(gen.count - 1, 1000) / std::max<int64_t>(gen.rate, 1);
-      for (const IdlePeriodSpec& p : gen.idle_periods) {
-        due = add(due, sub(p.end_ms, p.start_ms));
-      }
-      const int64_t skew = mul(gen.split_count - 1, gen.skew_ms);
-      const int64_t latest = add(add(gen.first_timestamp_ms, due), std::max<int64_t>(skew, 0));
-      const int64_t earliest =
-          sub(add(gen.first_timestamp_ms, std::min<int64_t>(skew, 0)), gen.max_out_of_orderness_ms);
-      if (overflow || latest == std::numeric_limits<int64_t>::min() ||
-          earliest == std::numeric_limits<int64_t>::min()) {
-        Error(map.node->location, map.path,
-              "event times (start + due + split × skew − delay) would leave the range of int64 "
-              "milliseconds; use a smaller start, skew or max-out-of-orderness");
-      }
-    }
-  }
-}
-
-void Loader::ParseKafkaSource(const BlockMap& map, SourceSpec& source) {
-  for (const BlockField& f : map.fields) {
-    if (!Contains(KeyList(kKafkaSourceKeys), f.name)) {
-      Error(f.key_location, f.path,
-            fmt::format("does not apply to a source of type kafka; allowed keys: {}",
-                        Join(KeyList(kKafkaSourceKeys))));
-    }
-  }
-  KafkaSourceSpec& k = source.kafka;
-  const std::optional<BlockField> servers = map.Get("bootstrap-servers");
-  const std::optional<BlockField> mock = map.Get("mock-cluster");
-  if (servers && mock) {
-    Error(mock->key_location, mock->path,
-          "give either bootstrap-servers or mock-cluster, not both");
-  } else if (!servers && !mock) {
-    Error(map.node->location, JoinPath(map.path, "bootstrap-servers"),
-          "missing required key (or mock-cluster, for an in-process mock cluster)");
-  }
-  if (servers) {
-    k.bootstrap_servers = ReadString(*servers).value_or("");
-  }
-  const std::optional<BlockField> topics = map.Get("topics");
-  const std::optional<BlockField> pattern = map.Get("topic-pattern");
-  if (topics && pattern) {
-    Error(pattern->key_location, pattern->path, "give either topics or topic-pattern, not both");
-  } else if (!topics && !pattern) {
-    Error(map.node->location, JoinPath(map.path, "topics"),
-          "missing required key (or topic-pattern)");
-  }
-  if (topics) {
-    if (topics->value->IsScalar()) {
-      if (std::optional<std::string> t = ReadString(*topics)) {
-        k.topics.push_back(*t);
-      }
-    } else if (!topics->value->IsSequence() || topics->value->size() == 0) {
-      ValueError(*topics,
-                 fmt::format("expected a list of topic names like [orders], got {}",
-                             topics->value->IsSequence() ? "[]" : Describe(*topics->value)));
-    } else {
-      for (size_t i = 0; i < topics->value->size(); ++i) {
-        const BlockField item = Item(topics->value->items[i], IndexPath(topics->path, i));
-        if (std::optional<std::string> t = ReadString(item)) {
-          if (std::find(k.topics.begin(), k.topics.end(), *t) != k.topics.end()) {
-            ValueError(item, fmt::format("duplicate topic \"{}\"", *t));
-          } else {
-            k.topics.push_back(*t);
-          }
-        }
-      }
-    }
-  }
-  if (pattern) {
-    if (std::optional<std::string> p = ReadString(*pattern)) {
-      try {
-        (void)std::regex(*p, std::regex::ECMAScript);
-        k.topic_pattern = *p;
-      } catch (const std::regex_error& e) {
-        ValueError(*pattern, fmt::format("not a regular expression: {}", e.what()));
-      }
-    }
-  }
-  Optional(map, "group-id", k.group_id, [&](const BlockField& f) { return ReadString(f); });
-  if (std::optional<BlockField> f = map.Get("properties")) {
-    const std::string use = "set it with the source key {} instead";
-    ReadKafkaProperties(
-        *f,
-        {{"bootstrap.servers", fmt::format(fmt::runtime(use), "bootstrap-servers")},
-         {"group.id", fmt::format(fmt::runtime(use), "group-id")},
-         {"enable.auto.commit",
-          "is managed by the source: offsets are committed when a checkpoint completes"}},
-        k.properties);
-  }
-  Optional(map, "starting-offsets", k.starting_offsets,
-           [&](const BlockField& f) { return ReadEnum(f, kKafkaStartingOffsets); });
-  if (k.starting_offsets == "committed" && k.group_id.empty()) {
-    // Flink's KafkaSourceBuilder refuses committed offsets without group.id.
-    ValueError(*map.Get("starting-offsets"),
-               "committed offsets need group-id (the consumer group whose committed offsets the "
-               "source starts from)");
-  }
-  const bool resettable = k.starting_offsets == "committed" || k.starting_offsets == "specific";
-  if (std::optional<BlockField> f = map.Get("starting-offsets-reset")) {
-    if (!resettable) {
-      Error(f->key_location, f->path, "applies only to starting-offsets: committed or specific");
-    } else {
-      k.offset_reset = ReadEnum(*f, kKafkaOffsetResets).value_or(k.offset_reset);
-    }
-  }
-  if (std::optional<BlockField> f = map.Get("starting-timestamp")) {
-    if (k.starting_offsets != "timestamp") {
-      Error(f->key_location, f->path, "applies only to starting-offsets: timestamp");
-    } else {
-      k.starting_timestamp_ms = ReadInt(*f, 0).value_or(0);
-    }
-  } else if (k.starting_offsets == "timestamp") {
-    Error(map.node->location, JoinPath(map.path, "starting-timestamp"),
-          "missing required key (starting-offsets: timestamp needs it, in ms since the epoch)");
-  }
-  if (std::optional<BlockField> f = map.Get("starting-specific-offsets")) {
-    if (k.starting_offsets != "specific") {
-      Error(f->key_location, f->path, "applies only to starting-offsets: specific");
-    } else {
-      k.starting_specific = ParseSplitOffsets(*f);
-    }
-  } else if (k.starting_offsets == "specific") {
-    Error(map.node->location, JoinPath(map.path, "starting-specific-offsets"),
-          "missing required key (starting-offsets: specific needs it)");
-  }
-  Optional(map, "bounded", k.bounded,
-           [&](const BlockField& f) { return ReadEnum(f, kKafkaBounded); });
-  if (std::optional<BlockField> f = map.Get("bounded-specific-offsets")) {
-    if (k.bounded != "specific") {
-      Error(f->key_location, f->path, "applies only to bounded: specific");
-    } else {
-      k.bounded_specific = ParseSplitOffsets(*f);
-    }
-  } else if (k.bounded == "specific") {
-    Error(map.node->location, JoinPath(map.path, "bounded-specific-offsets"),
-          "missing required key (bounded: specific needs it)");
-  }
-  if (std::optional<BlockField> f = map.Get("partition-discovery-interval")) {
-    if (!k.bounded.empty()) {
-      Error(f->key_location, f->path,
-            "does not apply to a bounded source (its partitions are discovered once, at start)");
-    } else {
-      k.discovery_interval_ms =
-          ReadDuration(*f, Sign::kNonNegative).value_or(k.discovery_interval_ms);
-    }
-  }
-  Optional(map, "format", k.format,
-           [&](const BlockField& f) { return ReadEnum(f, kKafkaFormats); });
-  if (std::optional<BlockField> f = map.Get("schema")) {
-    if (k.format != "json") {
-      Error(f->key_location, f->path,
-            "applies only to format json (format raw has one string field "
-            "`value`)");
-    } else {
-      k.schema = ReadSchema(*f);
-    }
-  } else if (k.format == "json") {
-    Error(map.node->location, JoinPath(map.path, "schema"),
-          "missing required key (format json needs the value's fields)");
-  }
-  if (std::optional<BlockField> f = map.Get("key-field")) {
-    if (std::optional<std::string> name = ReadString(*f)) {
-      const bool clash =
-          k.format == "raw"
-              ? *name == "value"
-              : std::any_of(k.schema.begin(), k.schema.end(),
-                            [&](const SchemaFieldSpec& s) { return s.name == *name; });
-      if (clash) {
-        ValueError(*f, fmt::format("field \"{}\" is already a field of the value", *name));
-      } else {
-        k.key_field = *name;
-      }
-    }
-  }
-  if (mock) {
-    if (std::optional<BlockMap> m = OpenMap(*mock, kKafkaMockKeys)) {
-      KafkaSourceSpec::Mock spec;
-      spec.location = ValueLoc(*mock);
-      Optional(*m, "partitions", spec.partitions,
-               [&](const BlockField& f) { return ReadInt(f, 1, 10000); });
-      if (std::optional<BlockField> f = Require(*m, "load")) {
-        spec.load = ReadString(*f).value_or("");
-      }
-      Optional(*m, "partition-field", spec.partition_field,
-               [&](const BlockField& f) { return ReadString(f); });
-      Optional(*m, "timestamp-field", spec.timestamp_field,
-               [&](const BlockField& f) { return ReadString(f); });
-      if (k.topics.size() != 1) {
-        Error(mock->key_location, mock->path,
-              "needs exactly one topic in topics (the one it creates)");
-      }
-      k.mock = std::move(spec);
-    }
-  }
-}
-
-std::map<std::string, int64_t> Loader::ParseSplitOffsets(const BlockField& field) {
-  std::map<std::string, int64_t> out;
-  if (!field.value->IsMap() || field.value->size() == 0) {
-    ValueError(field, fmt::format("expected a mapping of topic-partition to offset like "
-                                  "{{orders-0: 42}}, got {}",
-                                  Describe(*field.value)));
-    return out;
-  }
-  const ParamNode& offsets = *field.value;
-  for (size_t k = 0; k < offsets.keys.size(); ++k) {
-    const std::string& id = offsets.keys[k];
-    const BlockField entry{id, offsets.key_locations[k], &offsets.items[k],
-                           JoinPath(field.path, id)};
-    const size_t dash = id.rfind('-');
-    if (dash == std::string::npos || dash == 0 || dash + 1 == id.size() ||
-        id.find_first_not_of("0123456789", dash + 1) != std::string::npos) {
-      Error(entry.key_location, entry.path,
-            fmt::format("expected a split id topic-partition like orders-0, got \"{}\"", id));
-      continue;
-    }
-    if (std::optional<int64_t> offset = ReadInt(entry, 0)) {
-      out[id] = *offset;
-    }
-  }
-  return out;
-}
-
-std::vector<IdlePeriodSpec> Loader::ParseIdlePeriods(const BlockField& field, int64_t split_count) {
-  std::vector<IdlePeriodSpec> periods;
-  if (!field.value->IsSequence()) {
-    ValueError(field, fmt::format("expected a list of {{split, start, end}}, got {}",
-                                  Describe(*field.value)));
-    return periods;
-  }
-  for (size_t i = 0; i < field.value->size(); ++i) {
-    const ParamNode& node = field.value->items[i];
-    const std::string path = IndexPath(field.path, i);
-    std::optional<BlockMap> map = OpenMap(node, node.location, path, kIdlePeriodKeys);
-    if (!map) {
-      continue;
-    }
-    IdlePeriodSpec p;
-    p.location = node.location;
-    bool ok = true;
-    if (std::optional<BlockField> f = Require(*map, "split")) {
-      std::optional<int64_t> v = ReadInt(*f, 0);
-      if (v && *v >= split_count) {
-        ValueError(*f, fmt::format("no split {} (splits: {}, numbered from 0)", *v, split_count));
-        v.reset();
-      }
-      ok = ok && v.has_value();
-      p.split = v.value_or(0);
-    } else {
-      ok = false;
-    }
-    std::optional<BlockField> start = Require(*map, "start");
-    std::optional<BlockField> end = Require(*map, "end");
-    // Plain ifs, not `cond ? ReadDuration(..) : std::nullopt`: g++ 12 -O2 warns
-    // maybe-uninitialized on the ternary's optional.
-    std::optional<int64_t> a;
-    std::optional<int64_t> b;
-    if (start) {
-      a = ReadDuration(*start, Sign::kNonNegative);
-    }
-    if (end) {
-      b = ReadDuration(*end, Sign::kNonNegative);
-    }
-    if (a && b && *b <= *a) {
-      ValueError(*end, "must be after start");
-      b.reset();
-    }
-    if (ok && a && b) {
-      p.start_ms = *a;
-      p.end_ms = *b;
-      periods.push_back(p);
-    }
-  }
-  return periods;
 }
 
 WatermarkStrategySpec Loader::ParseWatermarks(const BlockField& field, bool on_source) {
@@ -2221,8 +1625,9 @@ RestartStrategySpec EffectiveRestartStrategy(const JobSpec& job) {
   return spec;
 }
 
-JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name) {
-  return Loader(file_name).Load(yaml);
+JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name,
+                          const BlockRegistry& blocks) {
+  return Loader(file_name, blocks).Load(yaml);
 }
 
 std::string ReadJobFile(const std::string& path) {
@@ -2261,8 +1666,8 @@ std::string ReadJobFile(const std::string& path) {
   return text;
 }
 
-JobSpec LoadJobSpecFile(const std::string& path) {
-  return Loader(path).Load(ReadJobFile(path));
+JobSpec LoadJobSpecFile(const std::string& path, const BlockRegistry& blocks) {
+  return Loader(path, blocks).Load(ReadJobFile(path));
 }
 
 }  // namespace tidemark

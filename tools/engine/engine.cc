@@ -9,6 +9,7 @@
 #include "runtime/core/logging.h"
 #include "runtime/graph/state_layout.h"
 #include "sources/builtins.h"
+#include "sources/source_blocks.h"
 
 namespace tidemark {
 
@@ -20,6 +21,23 @@ const OperatorRegistry& BuiltinRegistry() {
     return r;
   }();
   return registry;
+}
+
+const BlockRegistry& BuiltinBlockRegistry() {
+  static const BlockRegistry registry = [] {
+    BlockRegistry r;
+    RegisterSourceBlocks(r);
+    return r;
+  }();
+  return registry;
+}
+
+JobSpec LoadJobSpecFile(const std::string& path) {
+  return LoadJobSpecFile(path, BuiltinBlockRegistry());
+}
+
+JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name) {
+  return LoadJobSpecString(yaml, file_name, BuiltinBlockRegistry());
 }
 
 std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec,
