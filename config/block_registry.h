@@ -19,6 +19,16 @@ class BlockRegistry;
 using SourceBlockParser = std::function<void(const BlockRegistry& registry, BlockReader& reader,
                                              const BlockMap& block, SourceSpec& spec)>;
 
+/// Reads a `watermarks:` block (`on_source`: of a `type: source` operator, where `alignment` is
+/// allowed) into a spec, reporting problems through `reader`.
+using WatermarksBlockParser = std::function<WatermarkStrategySpec(
+    BlockReader& reader, const BlockField& block, bool on_source)>;
+/// Reads a window operator's `window:` block into a spec, reporting problems through `reader`.
+using WindowBlockParser = std::function<WindowSpec(BlockReader& reader, const BlockField& block)>;
+
+/// Reads a sink operator's `sink:` block into a spec, reporting problems through `reader`.
+using SinkBlockParser = std::function<SinkSpec(BlockReader& reader, const BlockField& block)>;
+
 /// One source `type:`: the keys its block takes (`type` first, in the order an unknown-key error
 /// lists them) and its parser.
 struct SourceBlockType {
@@ -54,11 +64,25 @@ class BlockRegistry {
   /// Every key some source type takes, each once, in registration order.
   const std::vector<std::string_view>& SourceKeys() const { return source_keys_; }
 
+  /// The reader of `watermarks:` blocks (runtime/eventtime/watermark_strategy_block.h); empty
+  /// until set.
+  void SetWatermarksBlock(WatermarksBlockParser parse) { watermarks_ = std::move(parse); }
+  const WatermarksBlockParser& watermarks() const { return watermarks_; }
+  /// The reader of `window:` blocks (operators/window/window_block.h); empty until set.
+  void SetWindowBlock(WindowBlockParser parse) { window_ = std::move(parse); }
+  const WindowBlockParser& window() const { return window_; }
+  /// The reader of `sink:` blocks (operators/sink_block.h); empty until set.
+  void SetSinkBlock(SinkBlockParser parse) { sink_ = std::move(parse); }
+  const SinkBlockParser& sink() const { return sink_; }
+
  private:
   void Reindex();
 
   std::vector<SourceBlockType> sources_;
   std::vector<std::string_view> source_keys_;  // views of the factories' constants
+  WatermarksBlockParser watermarks_;
+  WindowBlockParser window_;
+  SinkBlockParser sink_;
 };
 
 }  // namespace tidemark

@@ -4,9 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "config/block_registry.h"
 #include "operators/builtins.h"
+#include "operators/sink_block.h"
+#include "operators/window/window_block.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
+#include "runtime/eventtime/watermark_strategy_block.h"
 #include "runtime/graph/state_layout.h"
 #include "sources/builtins.h"
 #include "sources/source_blocks.h"
@@ -27,6 +31,9 @@ const BlockRegistry& BuiltinBlockRegistry() {
   static const BlockRegistry registry = [] {
     BlockRegistry r;
     RegisterSourceBlocks(r);
+    RegisterWatermarkStrategyBlock(r);
+    RegisterWindowBlock(r);
+    RegisterSinkBlock(r);
     return r;
   }();
   return registry;

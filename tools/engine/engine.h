@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 
-#include "config/block_registry.h"
 #include "config/job_loader.h"
 #include "config/job_spec.h"
 #include "runtime/graph/job_execution.h"
@@ -20,9 +19,9 @@ namespace tidemark {
 /// Built once on first use; thread-safe to read.
 const OperatorRegistry& BuiltinRegistry();
 
-/// The block registry with every built-in `type:`-keyed block (sources; config/block_registry.h),
-/// which the job loader reads blocks through. Built once on first use by explicit registration;
-/// thread-safe to read.
+/// The block registry with every built-in `type:`-keyed block (config/block_registry.h: the source
+/// types, the watermarks, window and sink blocks), which the job loader reads blocks through. Built
+/// once on first use by explicit registration; thread-safe to read.
 const BlockRegistry& BuiltinBlockRegistry();
 
 /// `LoadJobSpecFile` / `LoadJobSpecString` (config/job_loader.h) with `BuiltinBlockRegistry()`.
