@@ -25,13 +25,12 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include "config/block_reader.h"
+#include "config/block_registry.h"
 #include "config/regular_file.h"
 
 namespace tidemark {
 namespace {
-
-/// A list of allowed words (keys or enum values); views of constants or of a live vector.
-using KeyList = std::span<const std::string_view>;
 
 template <typename Range>
 std::string Join(const Range& items, std::string_view sep = ", ") {
@@ -45,123 +44,6 @@ std::string Join(const Range& items, std::string_view sep = ", ") {
   return out;
 }
 
-std::string JoinPath(const std::string& parent, const std::string& key) {
-  return parent.empty() ? key : parent + "." + key;
-}
-
-std::string IndexPath(const std::string& parent, size_t index) {
-  return fmt::format("{}[{}]", parent, index);
-}
-
-bool Contains(KeyList list, std::string_view item) {
-  return std::find(list.begin(), list.end(), item) != list.end();
-}
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) {
-    row[j] = j;
-  }
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-/// The allowed key `got` is a near miss of (typo, snake_case for kebab-case), else "".
-std::string NearestKey(const std::string& got, KeyList allowed) {
-  std::string normalized = got;
-  std::replace(normalized.begin(), normalized.end(), '_', '-');
-  std::string best;
-  size_t best_distance = 3;
-  for (std::string_view candidate : allowed) {
-    const size_t distance = EditDistance(normalized, candidate);
-    // A near miss keeps part of the word: "x" or "<<" (every character changed) is not a typo of
-    // "id", while "scr" is one of "src".
-    if (distance < best_distance && distance < std::max(normalized.size(), candidate.size())) {
-      best_distance = distance;
-      best = std::string(candidate);
-    }
-  }
-  return best;
-}
-
-/// " (did you mean "x"?)" for a near miss (typo, snake_case for kebab-case), else "".
-std::string Suggestion(const std::string& got, KeyList allowed) {
-  const std::string best = NearestKey(got, allowed);
-  return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
-}
-
-std::optional<int64_t> ParseInt64(std::string_view text) {
-  int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || text.empty()) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::optional<double> ParseDouble(std::string_view text) {
-  // from_chars also accepts "inf"/"nan"; a number in a job file has digits.
-  if (text.find_first_of("0123456789") == std::string_view::npos) {
-    return std::nullopt;
-  }
-  double value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-/// 5000 -> "5s": the largest unit that divides the amount exactly.
-std::string FormatDurationMs(int64_t ms) {
-  struct Unit {
-    int64_t ms;
-    const char* name;
-  };
-  for (const Unit unit :
-       {Unit{86400000, "d"}, Unit{3600000, "h"}, Unit{60000, "m"}, Unit{1000, "s"}}) {
-    if (ms != 0 && ms % unit.ms == 0) {
-      return fmt::format("{}{}", ms / unit.ms, unit.name);
-    }
-  }
-  return fmt::format("{}ms", ms);
-}
-
-bool IsQuoted(const YAML::Node& node) {
-  // yaml-cpp tags plain scalars "?" and quoted (non-plain) scalars "!".
-  return node.Tag() == "!";
-}
-
-/// How a value is shown after "got": numbers and booleans as written, text quoted.
-std::string Describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Scalar:
-      break;
-  }
-  const std::string& text = node.Scalar();
-  if (!IsQuoted(node) && (ParseDouble(text) || text == "true" || text == "false")) {
-    return text;
-  }
-  return fmt::format("\"{}\"", text);
-}
-
 /// Appends a hint to yaml-cpp's terse syntax messages where the usual cause is known.
 std::string SyntaxMessage(const std::string& yaml_message) {
   std::string message = "YAML syntax error: " + yaml_message;
@@ -173,32 +55,6 @@ std::string SyntaxMessage(const std::string& yaml_message) {
   }
   return message;
 }
-
-enum class Sign { kAny, kNonNegative, kPositive };
-
-/// A key/value pair inside a mapping, with the YAML path of the value.
-// yaml-cpp's Node has no move assignment, so the implicit one may throw.
-struct Field {  // NOLINT(bugprone-exception-escape)
-  YAML::Node key;
-  YAML::Node value;
-  std::string path;
-};
-
-/// A mapping whose keys were checked against an allowed list.
-struct MapView {  // NOLINT(bugprone-exception-escape)
-  YAML::Node node;
-  std::string path;
-  std::vector<Field> fields;
-
-  std::optional<Field> Get(const std::string& key) const {
-    for (const Field& field : fields) {
-      if (field.key.Scalar() == key) {
-        return field;
-      }
-    }
-    return std::nullopt;
-  }
-};
 
 /// What graph validation needs to know about where an operator's parts were written.
 struct OperatorInfo {
@@ -253,125 +109,10 @@ constexpr auto kCommonOperatorKeys =
 constexpr auto kInputKeys = std::to_array<std::string_view>({"from", "side-output", "partition"});
 constexpr auto kPartitionings =
     std::to_array<std::string_view>({"forward", "rebalance", "hash", "broadcast"});
-constexpr auto kSourceKeys = std::to_array<std::string_view>(
-    {"type", "interleave", "pacing", "timestamp-field", "splits", "count", "keys", "step", "rate",
-     "watermark-every", "latency-every", "path", "format", "schema", "csv-header", "csv-delimiter",
-     "max-line-bytes", "split-bytes", "start", "disorder", "max-out-of-orderness", "skew",
-     "idle-periods", "seed", "until",
-     // kafka (kKafkaSourceKeys)
-     "bootstrap-servers", "topics", "topic-pattern", "group-id", "properties", "starting-offsets",
-     "starting-offsets-reset", "starting-timestamp", "starting-specific-offsets", "bounded",
-     "bounded-specific-offsets", "partition-discovery-interval", "key-field", "mock-cluster"});
-constexpr auto kSourceTypes = std::to_array<std::string_view>(
-    {"sequence", "generator", "file", "datagen", "replay", "kafka"});
-// Keys of the kafka source, and the ones only it uses.
-constexpr auto kKafkaSourceKeys = std::to_array<std::string_view>(
-    {"type", "bootstrap-servers", "topics", "topic-pattern", "group-id", "properties",
-     "starting-offsets", "starting-offsets-reset", "starting-timestamp",
-     "starting-specific-offsets", "bounded", "bounded-specific-offsets",
-     "partition-discovery-interval", "format", "schema", "key-field", "pacing", "mock-cluster"});
-constexpr auto kKafkaOnlyKeys = std::to_array<std::string_view>(
-    {"bootstrap-servers", "topics", "topic-pattern", "group-id", "properties", "starting-offsets",
-     "starting-offsets-reset", "starting-timestamp", "starting-specific-offsets", "bounded",
-     "bounded-specific-offsets", "partition-discovery-interval", "key-field", "mock-cluster"});
-constexpr auto kKafkaStartingOffsets =
-    std::to_array<std::string_view>({"earliest", "latest", "committed", "timestamp", "specific"});
-constexpr auto kKafkaOffsetResets = std::to_array<std::string_view>({"earliest", "latest", "none"});
-constexpr auto kKafkaBounded = std::to_array<std::string_view>({"latest", "specific"});
-constexpr auto kKafkaFormats = std::to_array<std::string_view>({"json", "raw"});
-constexpr auto kKafkaMockKeys =
-    std::to_array<std::string_view>({"partitions", "load", "partition-field", "timestamp-field"});
-// Keys of the file, datagen and replay sources, and the ones only they use.
-constexpr auto kFileSourceKeys =
-    std::to_array<std::string_view>({"type", "path", "format", "schema", "csv-header",
-                                     "csv-delimiter", "max-line-bytes", "split-bytes", "pacing"});
-constexpr auto kDatagenSourceKeys =
-    std::to_array<std::string_view>({"type", "splits", "count", "rate", "keys", "start", "disorder",
-                                     "max-out-of-orderness", "skew", "idle-periods", "seed"});
-constexpr auto kReplaySourceKeys =
-    std::to_array<std::string_view>({"type", "path", "schema", "max-line-bytes", "until"});
-// The keys of the generator and sequence sources.
-constexpr auto kGeneratorSourceKeys =
-    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "count",
-                                     "keys", "step", "rate", "watermark-every", "latency-every"});
-constexpr auto kSequenceSourceKeys =
-    std::to_array<std::string_view>({"type", "interleave", "pacing", "timestamp-field", "splits"});
-constexpr auto kInputSourceOnlyKeys = std::to_array<std::string_view>(
-    {"path", "format", "schema", "csv-header", "csv-delimiter", "max-line-bytes", "split-bytes",
-     "start", "disorder", "max-out-of-orderness", "skew", "idle-periods", "seed", "until"});
-// The input source types whose keys include `key`, for an error's hint: "file", "file or replay".
-std::string InputSourceTypesTaking(std::string_view key) {
-  const std::pair<std::string_view, std::span<const std::string_view>> types[] = {
-      {"file", kFileSourceKeys}, {"datagen", kDatagenSourceKeys}, {"replay", kReplaySourceKeys}};
-  std::vector<std::string_view> names;
-  for (const auto& [type, keys] : types) {
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-      names.push_back(type);
-    }
-  }
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
-  }
-  return out;
-}
-constexpr auto kFileFormats = std::to_array<std::string_view>({"jsonl", "csv"});
-constexpr auto kFieldTypes =
-    std::to_array<std::string_view>({"int64", "double", "bool", "string", "timestamp"});
-constexpr auto kDisorders = std::to_array<std::string_view>({"none", "uniform", "exponential"});
-constexpr auto kIdlePeriodKeys = std::to_array<std::string_view>({"split", "start", "end"});
-constexpr auto kGeneratorOnlyKeys = std::to_array<std::string_view>(
-    {"count", "keys", "step", "rate", "watermark-every", "latency-every"});
 constexpr auto kMapKeys = std::to_array<std::string_view>({"field", "multiply", "add", "set"});
 constexpr auto kFilterKeys = std::to_array<std::string_view>({"field", "op", "value"});
 constexpr auto kFilterOps = std::to_array<std::string_view>({"gt", "ge", "lt", "le", "eq", "ne"});
 constexpr auto kInterleaves = std::to_array<std::string_view>({"round-robin"});
-constexpr auto kSplitKeys =
-    std::to_array<std::string_view>({"id", "start", "step", "count", "fields"});
-constexpr auto kWatermarkKeys = std::to_array<std::string_view>(
-    {"strategy", "max-out-of-orderness", "timestamp-field", "timestamp-unit", "watermark-field",
-     "idleness", "alignment", "percentile", "window", "min", "max", "initial"});
-constexpr auto kAdaptiveKeys =
-    std::to_array<std::string_view>({"percentile", "window", "min", "max", "initial"});
-constexpr auto kStrategies =
-    std::to_array<std::string_view>({"bounded-out-of-orderness", "adaptive-out-of-orderness",
-                                     "sql-interval", "monotonous", "punctuated", "none"});
-constexpr auto kTimestampUnits =
-    std::to_array<std::string_view>({"ms", "s", "us", "ns", "iso8601"});
-constexpr auto kAlignmentKeys =
-    std::to_array<std::string_view>({"group", "max-drift", "update-interval"});
-constexpr auto kWindowKeys = std::to_array<std::string_view>(
-    {"assigner", "time", "size", "slide", "gap", "offset", "allowed-lateness", "trigger",
-     "late-output", "emit-watermark", "emit-firing", "aggregate"});
-constexpr auto kAssigners =
-    std::to_array<std::string_view>({"tumbling", "sliding", "session", "global"});
-constexpr auto kWindowTimes = std::to_array<std::string_view>({"event", "processing"});
-constexpr auto kAggregateKeys = std::to_array<std::string_view>({"fn", "field", "as"});
-constexpr auto kAggregateFunctions =
-    std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
-constexpr auto kSinkKeys = std::to_array<std::string_view>(
-    {"type", "path", "create-dirs", "format", "delivery-guarantee", "write-mode", "part-prefix",
-     "part-suffix", "rolling-policy",
-     // type: kafka
-     "bootstrap-servers", "topic", "properties", "key-field", "partition-field",
-     "transactional-id-prefix", "commit-log", "timeout"});
-constexpr auto kDeliveryGuarantees = std::to_array<std::string_view>({"none", "exactly-once"});
-// A plain file sink's fresh start over an existing file (Flink's FileSystem.WriteMode names).
-constexpr auto kWriteModes = std::to_array<std::string_view>({"overwrite", "no-overwrite"});
-// type: kafka (Flink's DeliveryGuarantee names).
-constexpr auto kKafkaDeliveryGuarantees =
-    std::to_array<std::string_view>({"none", "at-least-once", "exactly-once"});
-constexpr auto kKafkaSinkKeys = std::to_array<std::string_view>(
-    {"bootstrap-servers", "topic", "properties", "key-field", "partition-field",
-     "transactional-id-prefix", "commit-log", "timeout"});
-constexpr auto kRollingPolicyKeys =
-    std::to_array<std::string_view>({"part-size", "rollover-interval", "inactivity-interval",
-                                     "check-interval", "roll-on-checkpoint"});
-constexpr auto kExactlyOnceSinkKeys =
-    std::to_array<std::string_view>({"part-prefix", "part-suffix", "rolling-policy"});
-constexpr auto kSinkTypes =
-    std::to_array<std::string_view>({"print", "file", "collect", "checksum", "kafka"});
-constexpr auto kSinkFormats = std::to_array<std::string_view>({"json", "fire"});
 constexpr auto kBroadcastWatermarks = std::to_array<std::string_view>({"exclude", "include"});
 constexpr auto kClocks = std::to_array<std::string_view>({"system", "virtual"});
 constexpr auto kFinishedInputs = std::to_array<std::string_view>({"exclude", "max"});
@@ -410,9 +151,9 @@ bool IsValidId(const std::string& id) {
   });
 }
 
-class Loader {
+class Loader : public BlockReader {
  public:
-  explicit Loader(std::string file) : file_(std::move(file)) {}
+  Loader(std::string file, const BlockRegistry& blocks) : file_(std::move(file)), blocks_(blocks) {}
 
   JobSpec Load(const std::string& yaml);
 
@@ -424,348 +165,69 @@ class Loader {
     }
     return SourceLocation{file_, mark.line + 1, mark.column + 1};
   }
-  /// The value's position; an empty value (`key:`) has no useful mark, so its key's.
-  SourceLocation ValueLoc(const Field& field) const {
-    return field.value.IsNull() ? Loc(field.key) : Loc(field.value);
-  }
-  /// Keeps where each key of `map` was written (KeyLocations).
-  void RecordKeys(const MapView& map, KeyLocations& out) const {
-    for (const Field& field : map.fields) {
-      out.values[field.key.Scalar()] = ValueLoc(field);
-    }
-  }
-  void Error(const SourceLocation& location, std::string path, std::string message) {
-    diags_.Add(location, std::move(path), std::move(message));
-  }
-  void ValueError(const Field& field, std::string message) {
-    Error(ValueLoc(field), field.path, std::move(message));
-  }
 
-  /// `any_key`: accept every plain key (a mapping of user-chosen names, like map `set:`).
-  std::optional<MapView> OpenMap(const YAML::Node& node, const SourceLocation& location,
-                                 const std::string& path, KeyList allowed,
-                                 const std::string& context = "", bool any_key = false);
-  std::optional<MapView> OpenMap(const Field& field, KeyList allowed,
-                                 const std::string& context = "") {
-    return OpenMap(field.value, ValueLoc(field), field.path, allowed, context);
-  }
-  std::optional<Field> Require(const MapView& map, const std::string& key) {
-    std::optional<Field> field = map.Get(key);
-    if (!field) {
-      Error(Loc(map.node), JoinPath(map.path, key), "missing required key");
-    }
-    return field;
-  }
-  /// Reports `key` as not applicable when it is present.
-  void Forbid(const MapView& map, const std::string& key, const std::string& why) {
-    if (std::optional<Field> field = map.Get(key)) {
-      Error(Loc(field->key), field->path, why);
-    }
-  }
-
-  std::optional<std::string> ReadString(const Field& field, bool allow_empty = false);
-  std::optional<std::string> ReadEnum(const Field& field, KeyList allowed);
-  std::optional<int64_t> ReadInt(const Field& field, int64_t min,
-                                 int64_t max = std::numeric_limits<int64_t>::max());
-  std::optional<bool> ReadBool(const Field& field);
-  std::optional<int64_t> ReadDuration(const Field& field, Sign sign);
-  /// Flink's `MemorySize` syntax with a unit always ("128mb", "64 kb", "1gb", "512b"; 1024-based).
-  std::optional<int64_t> ReadMemorySize(const Field& field);
-  std::optional<ConfigValue> ReadConstant(const Field& field);
-  std::optional<double> ReadNumber(const Field& field);
-
-  // Helpers that store into `out` only on success.
-  template <typename T, typename Reader>
-  void Optional(const MapView& map, const std::string& key, T& out, Reader read) {
-    if (std::optional<Field> field = map.Get(key)) {
-      if (auto value = read(*field)) {
-        out = *value;
-      }
-    }
-  }
-
-  PipelineSpec ParsePipeline(const Field& field);
-  CheckpointingSpec ParseCheckpointing(const Field& field);
-  RestartStrategySpec ParseRestartStrategy(const Field& field);
-  std::vector<FaultSpec> ParseFaults(const Field& field, const JobSpec& job);
-  void ParseOperator(const YAML::Node& node, const std::string& path, OperatorSpec& op,
+  PipelineSpec ParsePipeline(const BlockField& field);
+  CheckpointingSpec ParseCheckpointing(const BlockField& field);
+  RestartStrategySpec ParseRestartStrategy(const BlockField& field);
+  std::vector<FaultSpec> ParseFaults(const BlockField& field, const JobSpec& job);
+  void ParseOperator(const ParamNode& node, const std::string& path, OperatorSpec& op,
                      OperatorInfo& info);
-  void ParseInputs(const MapView& map, OperatorSpec& op, OperatorInfo& info);
-  std::optional<InputSpec> ParseInput(const YAML::Node& node, const SourceLocation& location,
+  void ParseInputs(const BlockMap& map, OperatorSpec& op, OperatorInfo& info);
+  std::optional<InputSpec> ParseInput(const ParamNode& node, const SourceLocation& location,
                                       const std::string& path, OperatorInfo& info);
-  SourceSpec ParseSource(const Field& field);
-  /// file / datagen / replay: reports keys of other source types, then reads the type's keys.
-  void ParseInputSource(const MapView& map, SourceSpec& source);
-  /// kafka: reports keys of other source types, then reads the kafka keys.
-  void ParseKafkaSource(const MapView& map, SourceSpec& source);
-  /// `{topic-partition: offset, ...}` of starting- / bounded-specific-offsets.
-  std::map<std::string, int64_t> ParseSplitOffsets(const Field& field);
-  std::vector<SchemaFieldSpec> ParseSchema(const Field& field);
-  std::vector<IdlePeriodSpec> ParseIdlePeriods(const Field& field, int64_t split_count);
-  SequenceSplitSpec ParseSplit(const YAML::Node& node, const std::string& path);
-  WatermarkStrategySpec ParseWatermarks(const Field& field, bool on_source);
-  void ParseAdaptive(const MapView& map, WatermarkStrategySpec& spec);
-  WindowSpec ParseWindow(const Field& field);
-  std::vector<AggregateSpec> ParseAggregates(const Field& field);
-  std::vector<std::string> ParseKeyBy(const Field& field);
-  SinkSpec ParseSink(const Field& field);
-  void ParseExactlyOnceFileSink(const MapView& map, SinkSpec& sink);
-  void ParseKafkaSink(const MapView& map, SinkSpec& sink);
-  /// `properties:` of a Kafka source or sink: Kafka client property names to values (read as
-  /// strings, passed through to librdkafka). A name in `reserved` (the connector sets it) is an
-  /// error at its key with the mapped message. Fills `locations` (of each value) when non-null.
-  void ReadKafkaProperties(const Field& block, const std::map<std::string, std::string>& reserved,
-                           std::map<std::string, std::string>& out,
-                           std::map<std::string, SourceLocation>* locations = nullptr);
-  MapSpec ParseMap(const Field& field);
-  FilterSpec ParseFilter(const Field& field);
-  ReportSpec ParseReport(const Field& field, std::optional<MapView>& map);
+  SourceSpec ParseSource(const BlockField& field);
+  WatermarkStrategySpec ParseWatermarks(const BlockField& field, bool on_source);
+  WindowSpec ParseWindow(const BlockField& field);
+  std::vector<std::string> ParseKeyBy(const BlockField& field);
+  SinkSpec ParseSink(const BlockField& field);
+  MapSpec ParseMap(const BlockField& field);
+  FilterSpec ParseFilter(const BlockField& field);
+  ReportSpec ParseReport(const BlockField& field, std::optional<BlockMap>& map);
   ParamNode ToParamNode(const YAML::Node& node) const;
-  /// An expression written as a YAML scalar; its location is its first character.
-  std::optional<ExpressionSpec> ReadExpression(const Field& field);
 
   void ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& infos);
-  void ValidateReport(const JobSpec& job, const MapView& report);
+  void ValidateReport(const JobSpec& job, const BlockMap& report);
 
   std::string file_;
-  DiagnosticCollector diags_;
+  const BlockRegistry& blocks_;
   std::vector<SourceLocation> key_by_locations_;  // of the last ParseKeyBy, parallel to its result
 };
 
-std::optional<ExpressionSpec> Loader::ReadExpression(const Field& field) {
-  if (!field.value.IsScalar()) {
-    ValueError(field, fmt::format("expected an expression like \"amount * 2\", got {}",
-                                  Describe(field.value)));
-    return std::nullopt;
-  }
-  if (field.value.Scalar().empty()) {
-    ValueError(field, "expected an expression, got \"\"");
-    return std::nullopt;
-  }
-  ExpressionSpec spec;
-  spec.text = field.value.Scalar();
-  spec.location = ValueLoc(field);
-  if (IsQuoted(field.value)) {
-    spec.location.column += 1;  // past the opening quote
-  }
-  return spec;
-}
-
-std::optional<MapView> Loader::OpenMap(const YAML::Node& node, const SourceLocation& location,
-                                       const std::string& path, KeyList allowed,
-                                       const std::string& context, bool any_key) {
-  if (!node.IsMap()) {
-    Error(location, path, fmt::format("expected a mapping, got {}", Describe(node)));
-    return std::nullopt;
-  }
-  MapView view{node, path, {}};
-  std::map<std::string, YAML::Node> seen;
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node key = it->first;  // a copy: `it->first` lives in a temporary proxy
-    if (!key.IsScalar()) {
-      Error(Loc(key), path, fmt::format("expected a plain key, got {}", Describe(key)));
-      continue;
-    }
-    const std::string& name = key.Scalar();
-    const std::string key_path = JoinPath(path, name);
-    if (!any_key && !Contains(allowed, name)) {
-      Error(Loc(key), key_path,
-            fmt::format("unknown key \"{}\"{}{}; allowed keys: {}", name, context,
-                        Suggestion(name, allowed), Join(allowed)));
-      continue;
-    }
-    if (auto previous = seen.find(name); previous != seen.end()) {
-      const SourceLocation first = Loc(previous->second);
-      Error(Loc(key), key_path,
-            fmt::format("duplicate key \"{}\" (first given at line {})", name, first.line));
-      continue;
-    }
-    seen.emplace(name, key);
-    view.fields.push_back(Field{key, it->second, key_path});
-  }
-  return view;
-}
-
-std::optional<std::string> Loader::ReadString(const Field& field, bool allow_empty) {
-  if (!field.value.IsScalar()) {
-    ValueError(field, fmt::format("expected a string, got {}", Describe(field.value)));
-    return std::nullopt;
-  }
-  if (!allow_empty && field.value.Scalar().empty()) {
-    ValueError(field, "must not be empty");
-    return std::nullopt;
-  }
-  return field.value.Scalar();
-}
-
-std::optional<std::string> Loader::ReadEnum(const Field& field, KeyList allowed) {
-  if (!field.value.IsScalar()) {
-    ValueError(field, fmt::format("expected one of {}, got {}", Join(allowed, " | "),
-                                  Describe(field.value)));
-    return std::nullopt;
-  }
-  const std::string& text = field.value.Scalar();
-  if (!Contains(allowed, text)) {
-    ValueError(field, fmt::format("unknown value \"{}\"{}; allowed: {}", text,
-                                  Suggestion(text, allowed), Join(allowed, " | ")));
-    return std::nullopt;
-  }
-  return text;
-}
-
-namespace {
-// An optional '-' and one or more decimal digits.
-bool IsDecimalInteger(std::string_view text) {
-  const std::string_view digits = !text.empty() && text[0] == '-' ? text.substr(1) : text;
-  return !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos;
-}
-}  // namespace
-
-std::optional<int64_t> Loader::ReadInt(const Field& field, int64_t min, int64_t max) {
-  std::optional<int64_t> value;
-  if (field.value.IsScalar() && !IsQuoted(field.value)) {
-    value = ParseInt64(field.value.Scalar());
-  }
-  if (!value) {
-    const std::string text =
-        field.value.IsScalar() && !IsQuoted(field.value) ? field.value.Scalar() : "";
-    if (IsDecimalInteger(text)) {  // a whole number beyond int64
-      const bool negative = text[0] == '-';
-      ValueError(field, fmt::format("must be at {} {}, got {}", negative ? "least" : "most",
-                                    negative ? min : max, text));
-    } else {
-      ValueError(field, fmt::format("expected an integer, got {}", Describe(field.value)));
-    }
-    return std::nullopt;
-  }
-  if (*value < min) {
-    ValueError(field, fmt::format("must be at least {}, got {}", min, *value));
-    return std::nullopt;
-  }
-  if (*value > max) {
-    ValueError(field, fmt::format("must be at most {}, got {}", max, *value));
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::optional<bool> Loader::ReadBool(const Field& field) {
-  if (field.value.IsScalar() && !IsQuoted(field.value)) {
-    if (field.value.Scalar() == "true") {
-      return true;
-    }
-    if (field.value.Scalar() == "false") {
-      return false;
-    }
-  }
-  ValueError(field, fmt::format("expected true or false, got {}", Describe(field.value)));
-  return std::nullopt;
-}
-
-std::optional<int64_t> Loader::ReadDuration(const Field& field, Sign sign) {
-  constexpr std::string_view kExpected = "expected a duration like \"5s\"";
-  if (!field.value.IsScalar()) {
-    ValueError(field, fmt::format("{}, got {}", kExpected, Describe(field.value)));
-    return std::nullopt;
-  }
-  const std::string& text = field.value.Scalar();
-  if (!IsQuoted(field.value) && ParseDouble(text)) {
-    // A bare number: the unit is never implicit.
-    ValueError(field, fmt::format("{}, got {}", kExpected, text));
-    return std::nullopt;
-  }
-  std::string reason;
-  std::optional<int64_t> ms = ParseDurationMs(text, &reason);
-  if (!ms) {
-    ValueError(field, fmt::format("{}, got \"{}\" ({})", kExpected, text, reason));
-    return std::nullopt;
-  }
-  if (sign != Sign::kAny && *ms < 0) {
-    ValueError(field, fmt::format("must not be negative, got \"{}\"", text));
-    return std::nullopt;
-  }
-  if (sign == Sign::kPositive && *ms == 0) {
-    ValueError(field, fmt::format("must be greater than 0, got \"{}\"", text));
-    return std::nullopt;
-  }
-  return ms;
-}
-
-std::optional<int64_t> Loader::ReadMemorySize(const Field& field) {
-  constexpr std::string_view kExpected = "expected a memory size like \"128mb\"";
-  if (!field.value.IsScalar()) {
-    ValueError(field, fmt::format("{}, got {}", kExpected, Describe(field.value)));
-    return std::nullopt;
-  }
-  const std::string& text = field.value.Scalar();
-  std::optional<int64_t> bytes = ParseMemorySize(text);
-  if (!bytes) {
-    ValueError(field, fmt::format("{} (units b, kb, mb, gb, tb), got \"{}\"", kExpected, text));
-    return std::nullopt;
-  }
-  if (*bytes <= 0) {
-    ValueError(field, fmt::format("must be greater than 0, got \"{}\"", text));
-    return std::nullopt;
-  }
-  return bytes;
-}
-
-std::optional<ConfigValue> Loader::ReadConstant(const Field& field) {
-  if (!field.value.IsScalar()) {
-    ValueError(field, fmt::format("expected a number, true, false or a string, got {}",
-                                  Describe(field.value)));
-    return std::nullopt;
-  }
-  const std::string& text = field.value.Scalar();
-  if (IsQuoted(field.value)) {
-    return ConfigValue{text};  // "123" is the string 123
-  }
-  if (std::optional<int64_t> i = ParseInt64(text)) {
-    return ConfigValue{*i};
-  }
-  if (std::optional<double> d = ParseDouble(text)) {
-    return ConfigValue{*d};
-  }
-  if (text == "true" || text == "false") {
-    return ConfigValue{text == "true"};
-  }
-  return ConfigValue{text};
-}
-
-PipelineSpec Loader::ParsePipeline(const Field& field) {
+PipelineSpec Loader::ParsePipeline(const BlockField& field) {
   PipelineSpec pipeline;
   pipeline.location = ValueLoc(field);
-  std::optional<MapView> map = OpenMap(field, kPipelineKeys);
+  std::optional<BlockMap> map = OpenMap(field, kPipelineKeys);
   if (!map) {
     return pipeline;
   }
   RecordKeys(*map, pipeline.key_locations);
   Optional(*map, "parallelism", pipeline.parallelism,
-           [&](const Field& f) { return ReadInt(f, 1, kMaxParallelism); });
-  Optional(*map, "clock", pipeline.clock, [&](const Field& f) { return ReadEnum(f, kClocks); });
+           [&](const BlockField& f) { return ReadInt(f, 1, kMaxParallelism); });
+  Optional(*map, "clock", pipeline.clock,
+           [&](const BlockField& f) { return ReadEnum(f, kClocks); });
   Optional(*map, "auto-watermark-interval", pipeline.auto_watermark_interval_ms,
-           [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
+           [&](const BlockField& f) { return ReadDuration(f, Sign::kNonNegative); });
   Optional(*map, "channel-capacity", pipeline.channel_capacity,
-           [&](const Field& f) { return ReadInt(f, 1, kMaxChannelCapacity); });
+           [&](const BlockField& f) { return ReadInt(f, 1, kMaxChannelCapacity); });
   Optional(*map, "finished-input", pipeline.finished_input,
-           [&](const Field& f) { return ReadEnum(f, kFinishedInputs); });
-  Optional(*map, "max-parallelism", pipeline.max_parallelism, [&](const Field& f) {
+           [&](const BlockField& f) { return ReadEnum(f, kFinishedInputs); });
+  Optional(*map, "max-parallelism", pipeline.max_parallelism, [&](const BlockField& f) {
     pipeline.max_parallelism_location = ValueLoc(f);
     return ReadInt(f, 1, kUpperBoundMaxParallelism);
   });
   return pipeline;
 }
 
-CheckpointingSpec Loader::ParseCheckpointing(const Field& field) {
+CheckpointingSpec Loader::ParseCheckpointing(const BlockField& field) {
   CheckpointingSpec spec;
   spec.location = ValueLoc(field);
-  std::optional<MapView> map = OpenMap(field, kCheckpointingKeys);
+  std::optional<BlockMap> map = OpenMap(field, kCheckpointingKeys);
   if (!map) {
     return spec;
   }
   RecordKeys(*map, spec.key_locations);
   // Flink rejects intervals and timeouts below its minimal checkpoint time.
-  auto checkpoint_time = [&](const Field& f) -> std::optional<int64_t> {
+  auto checkpoint_time = [&](const BlockField& f) -> std::optional<int64_t> {
     std::optional<int64_t> ms = ReadDuration(f, Sign::kPositive);
     if (ms && *ms < kMinimalCheckpointTimeMs) {
       ValueError(f, fmt::format("must be at least {}ms, got {}ms", kMinimalCheckpointTimeMs, *ms));
@@ -773,45 +235,46 @@ CheckpointingSpec Loader::ParseCheckpointing(const Field& field) {
     }
     return ms;
   };
-  if (std::optional<Field> f = Require(*map, "interval")) {
+  if (std::optional<BlockField> f = Require(*map, "interval")) {
     spec.interval_ms = checkpoint_time(*f).value_or(0);
   }
   Optional(*map, "mode", spec.mode,
-           [&](const Field& f) { return ReadEnum(f, kCheckpointingModes); });
+           [&](const BlockField& f) { return ReadEnum(f, kCheckpointingModes); });
   Optional(*map, "timeout", spec.timeout_ms, checkpoint_time);
   Optional(*map, "min-pause", spec.min_pause_ms,
-           [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
+           [&](const BlockField& f) { return ReadDuration(f, Sign::kNonNegative); });
   Optional(*map, "max-concurrent-checkpoints", spec.max_concurrent_checkpoints,
-           [&](const Field& f) { return ReadInt(f, 1, 1000); });
+           [&](const BlockField& f) { return ReadInt(f, 1, 1000); });
   Optional(*map, "tolerable-failed-checkpoints", spec.tolerable_failed_checkpoints,
-           [&](const Field& f) { return ReadInt(f, 0, std::numeric_limits<int32_t>::max()); });
+           [&](const BlockField& f) { return ReadInt(f, 0, std::numeric_limits<int32_t>::max()); });
   Optional(*map, "num-retained", spec.num_retained,
-           [&](const Field& f) { return ReadInt(f, 1, 1000); });
-  Optional(*map, "dir", spec.dir, [&](const Field& f) { return ReadString(f); });
+           [&](const BlockField& f) { return ReadInt(f, 1, 1000); });
+  Optional(*map, "dir", spec.dir, [&](const BlockField& f) { return ReadString(f); });
   Optional(*map, "restore-watermarks", spec.restore_watermarks,
-           [&](const Field& f) { return ReadBool(f); });
+           [&](const BlockField& f) { return ReadBool(f); });
   return spec;
 }
 
-std::vector<FaultSpec> Loader::ParseFaults(const Field& field, const JobSpec& job) {
+std::vector<FaultSpec> Loader::ParseFaults(const BlockField& field, const JobSpec& job) {
   std::vector<FaultSpec> faults;
-  if (!field.value.IsSequence()) {
+  if (!field.value->IsSequence()) {
     ValueError(
         field,
         fmt::format(
             "expected a list of faults like [{{operator: windows, after-records: 100}}], got {}",
-            Describe(field.value)));
+            Describe(*field.value)));
     return faults;
   }
-  for (size_t i = 0; i < field.value.size(); ++i) {
-    const YAML::Node node = field.value[i];
-    std::optional<MapView> map = OpenMap(node, Loc(node), IndexPath(field.path, i), kFaultKeys);
+  for (size_t i = 0; i < field.value->size(); ++i) {
+    const ParamNode& node = field.value->items[i];
+    std::optional<BlockMap> map =
+        OpenMap(node, node.location, IndexPath(field.path, i), kFaultKeys);
     if (!map) {
       continue;
     }
     FaultSpec fault;
-    fault.location = Loc(node);
-    if (std::optional<Field> f = Require(*map, "operator")) {
+    fault.location = node.location;
+    if (std::optional<BlockField> f = Require(*map, "operator")) {
       fault.operator_id = ReadString(*f).value_or("");
       bool known = false;
       for (const OperatorSpec& op : job.operators) {
@@ -822,26 +285,28 @@ std::vector<FaultSpec> Loader::ParseFaults(const Field& field, const JobSpec& jo
       }
     }
     Optional(*map, "after-records", fault.after_records,
-             [&](const Field& f) { return ReadInt(f, 0); });
+             [&](const BlockField& f) { return ReadInt(f, 0); });
     Optional(*map, "action", fault.action,
-             [&](const Field& f) { return ReadEnum(f, kFaultActions); });
-    Optional(*map, "times", fault.times,
-             [&](const Field& f) { return ReadInt(f, 1, std::numeric_limits<int32_t>::max()); });
-    Optional(*map, "in", fault.phase, [&](const Field& f) { return ReadEnum(f, kFaultPhases); });
+             [&](const BlockField& f) { return ReadEnum(f, kFaultActions); });
+    Optional(*map, "times", fault.times, [&](const BlockField& f) {
+      return ReadInt(f, 1, std::numeric_limits<int32_t>::max());
+    });
+    Optional(*map, "in", fault.phase,
+             [&](const BlockField& f) { return ReadEnum(f, kFaultPhases); });
     faults.push_back(std::move(fault));
   }
   return faults;
 }
 
-RestartStrategySpec Loader::ParseRestartStrategy(const Field& field) {
+RestartStrategySpec Loader::ParseRestartStrategy(const BlockField& field) {
   RestartStrategySpec spec;
   spec.location = ValueLoc(field);
-  std::optional<MapView> map = OpenMap(field, kRestartStrategyKeys);
+  std::optional<BlockMap> map = OpenMap(field, kRestartStrategyKeys);
   if (!map) {
     return spec;
   }
   RecordKeys(*map, spec.key_locations);
-  if (std::optional<Field> f = Require(*map, "type")) {
+  if (std::optional<BlockField> f = Require(*map, "type")) {
     std::optional<std::string> type = ReadEnum(*f, kRestartStrategyTypes);
     if (!type) {
       return spec;
@@ -854,28 +319,29 @@ RestartStrategySpec Loader::ParseRestartStrategy(const Field& field) {
                           : spec.type == "exponential-delay" ? KeyList(kExponentialDelayKeys)
                           : spec.type == "failure-rate"      ? KeyList(kFailureRateKeys)
                                                              : KeyList(kNoRestartKeys);
-  for (const Field& f : map->fields) {
-    if (!Contains(allowed, f.key.Scalar())) {
-      Error(Loc(f.key), f.path,
+  for (const BlockField& f : map->fields) {
+    if (!Contains(allowed, f.name)) {
+      Error(f.key_location, f.path,
             fmt::format("does not apply to restart strategy {}; allowed keys: {}", spec.type,
                         Join(allowed)));
     }
   }
-  auto duration = [&](const Field& f) {
+  auto duration = [&](const BlockField& f) {
     return ReadDuration(f, Sign::kNonNegative);
   };
-  auto positive_duration = [&](const Field& f) {
+  auto positive_duration = [&](const BlockField& f) {
     return ReadDuration(f, Sign::kPositive);
   };
   if (spec.type == "fixed-delay") {
-    Optional(*map, "attempts", spec.attempts,
-             [&](const Field& f) { return ReadInt(f, 0, std::numeric_limits<int32_t>::max()); });
+    Optional(*map, "attempts", spec.attempts, [&](const BlockField& f) {
+      return ReadInt(f, 0, std::numeric_limits<int32_t>::max());
+    });
     Optional(*map, "delay", spec.delay_ms, duration);
   } else if (spec.type == "exponential-delay") {
     Optional(*map, "initial-backoff", spec.initial_backoff_ms, positive_duration);
     Optional(*map, "max-backoff", spec.max_backoff_ms, positive_duration);
     Optional(*map, "backoff-multiplier", spec.backoff_multiplier,
-             [&](const Field& f) -> std::optional<double> {
+             [&](const BlockField& f) -> std::optional<double> {
                std::optional<double> v = ReadNumber(f);
                if (v && !(*v >= 1.0 && *v <= 1e6)) {
                  ValueError(f, fmt::format("must be at least 1 (and at most 1e6), got {}", *v));
@@ -885,7 +351,7 @@ RestartStrategySpec Loader::ParseRestartStrategy(const Field& field) {
              });
     Optional(*map, "reset-backoff-threshold", spec.reset_backoff_threshold_ms, positive_duration);
     Optional(*map, "jitter-factor", spec.jitter_factor,
-             [&](const Field& f) -> std::optional<double> {
+             [&](const BlockField& f) -> std::optional<double> {
                std::optional<double> v = ReadNumber(f);
                if (v && !(*v >= 0.0 && *v <= 1.0)) {
                  ValueError(f, fmt::format("must be between 0 and 1, got {}", *v));
@@ -899,24 +365,25 @@ RestartStrategySpec Loader::ParseRestartStrategy(const Field& field) {
                         spec.initial_backoff_ms, spec.max_backoff_ms));
     }
   } else if (spec.type == "failure-rate") {
-    Optional(*map, "max-failures-per-interval", spec.max_failures_per_interval,
-             [&](const Field& f) { return ReadInt(f, 1, std::numeric_limits<int32_t>::max()); });
+    Optional(
+        *map, "max-failures-per-interval", spec.max_failures_per_interval,
+        [&](const BlockField& f) { return ReadInt(f, 1, std::numeric_limits<int32_t>::max()); });
     Optional(*map, "failure-rate-interval", spec.failure_rate_interval_ms, positive_duration);
     Optional(*map, "delay", spec.delay_ms, duration);
   }
   return spec;
 }
 
-std::optional<InputSpec> Loader::ParseInput(const YAML::Node& node, const SourceLocation& location,
+std::optional<InputSpec> Loader::ParseInput(const ParamNode& node, const SourceLocation& location,
                                             const std::string& path, OperatorInfo& info) {
   InputSpec input;
   input.location = location;
   if (node.IsScalar()) {
-    if (node.Scalar().empty()) {
+    if (node.scalar.empty()) {
       Error(location, path, "expected an operator id, got \"\"");
       return std::nullopt;
     }
-    input.from = node.Scalar();
+    input.from = node.scalar;
     info.from_paths.push_back(path);
     info.from_locations.push_back(location);
     info.side_output_paths.emplace_back();
@@ -929,17 +396,17 @@ std::optional<InputSpec> Loader::ParseInput(const YAML::Node& node, const Source
         fmt::format("expected an operator id or a mapping with \"from\", got {}", Describe(node)));
     return std::nullopt;
   }
-  std::optional<MapView> map = OpenMap(node, location, path, kInputKeys);
+  std::optional<BlockMap> map = OpenMap(node, location, path, kInputKeys);
   if (!map) {
     return std::nullopt;
   }
   bool ok = true;
-  std::optional<Field> from = Require(*map, "from");
+  std::optional<BlockField> from = Require(*map, "from");
   std::optional<std::string> from_id = from ? ReadString(*from) : std::nullopt;
   ok = ok && from_id.has_value();
   std::string side_output_path;
   SourceLocation side_output_location;
-  if (std::optional<Field> side = map->Get("side-output")) {
+  if (std::optional<BlockField> side = map->Get("side-output")) {
     if (std::optional<std::string> tag = ReadString(*side)) {
       input.side_output = *tag;
       side_output_path = side->path;
@@ -948,7 +415,7 @@ std::optional<InputSpec> Loader::ParseInput(const YAML::Node& node, const Source
       ok = false;
     }
   }
-  if (std::optional<Field> partition = map->Get("partition")) {
+  if (std::optional<BlockField> partition = map->Get("partition")) {
     std::optional<std::string> name = ReadEnum(*partition, kPartitionings);
     if (!name) {
       ok = false;
@@ -973,20 +440,20 @@ std::optional<InputSpec> Loader::ParseInput(const YAML::Node& node, const Source
   return input;
 }
 
-void Loader::ParseInputs(const MapView& map, OperatorSpec& op, OperatorInfo& info) {
-  std::optional<Field> single = map.Get("input");
-  std::optional<Field> list = map.Get("inputs");
+void Loader::ParseInputs(const BlockMap& map, OperatorSpec& op, OperatorInfo& info) {
+  std::optional<BlockField> single = map.Get("input");
+  std::optional<BlockField> list = map.Get("inputs");
   if (single && list) {
-    Error(Loc(list->key), list->path, "give either \"input\" or \"inputs\", not both");
+    Error(list->key_location, list->path, "give either \"input\" or \"inputs\", not both");
     info.inputs_ok = false;
     return;
   }
   if (single) {
     info.has_input_key = true;
     info.input_key_path = single->path;
-    info.input_key_location = Loc(single->key);
+    info.input_key_location = single->key_location;
     if (std::optional<InputSpec> input =
-            ParseInput(single->value, ValueLoc(*single), single->path, info)) {
+            ParseInput(*single->value, ValueLoc(*single), single->path, info)) {
       op.inputs.push_back(std::move(*input));
     } else {
       info.inputs_ok = false;
@@ -998,21 +465,21 @@ void Loader::ParseInputs(const MapView& map, OperatorSpec& op, OperatorInfo& inf
   }
   info.has_input_key = true;
   info.input_key_path = list->path;
-  info.input_key_location = Loc(list->key);
-  if (!list->value.IsSequence()) {
-    ValueError(*list, fmt::format("expected a list of inputs, got {}", Describe(list->value)));
+  info.input_key_location = list->key_location;
+  if (!list->value->IsSequence()) {
+    ValueError(*list, fmt::format("expected a list of inputs, got {}", Describe(*list->value)));
     info.inputs_ok = false;
     return;
   }
-  if (list->value.size() == 0) {
+  if (list->value->size() == 0) {
     ValueError(*list, "must list at least one input");
     info.inputs_ok = false;
     return;
   }
-  for (size_t i = 0; i < list->value.size(); ++i) {
-    const YAML::Node item = list->value[i];
+  for (size_t i = 0; i < list->value->size(); ++i) {
+    const ParamNode& item = list->value->items[i];
     if (std::optional<InputSpec> input =
-            ParseInput(item, Loc(item), IndexPath(list->path, i), info)) {
+            ParseInput(item, item.location, IndexPath(list->path, i), info)) {
       op.inputs.push_back(std::move(*input));
     } else {
       info.inputs_ok = false;
@@ -1020,98 +487,29 @@ void Loader::ParseInputs(const MapView& map, OperatorSpec& op, OperatorInfo& inf
   }
 }
 
-SequenceSplitSpec Loader::ParseSplit(const YAML::Node& node, const std::string& path) {
-  SequenceSplitSpec split;
-  split.location = Loc(node);
-  std::optional<MapView> map = OpenMap(node, Loc(node), path, kSplitKeys);
-  if (!map) {
-    return split;
-  }
-  if (std::optional<Field> f = Require(*map, "id")) {
-    split.id = ReadString(*f).value_or("");
-  }
-  if (std::optional<Field> f = Require(*map, "start")) {
-    split.first_timestamp_ms = ReadDuration(*f, Sign::kAny).value_or(0);
-  }
-  if (std::optional<Field> f = Require(*map, "step")) {
-    split.step_ms = ReadDuration(*f, Sign::kNonNegative).value_or(0);
-  }
-  if (std::optional<Field> f = Require(*map, "count")) {
-    split.count = ReadInt(*f, 0).value_or(0);
-    // The generator computes start + k * step; past int64 it would wrap to negative event times.
-    int64_t span = 0;
-    int64_t last = 0;
-    if (split.count > 0 && (__builtin_mul_overflow(split.step_ms, split.count - 1, &span) ||
-                            __builtin_add_overflow(split.first_timestamp_ms, span, &last))) {
-      ValueError(*f, fmt::format("the last record's event time, start + step × (count − 1), is "
-                                 "past the largest timestamp ({} ms)",
-                                 std::numeric_limits<int64_t>::max()));
-    }
-  }
-  if (std::optional<Field> f = map->Get("fields")) {
-    // Any field name is allowed, so check names against nothing but duplicates.
-    if (!f->value.IsMap()) {
-      ValueError(*f, fmt::format("expected a mapping of field names to values, got {}",
-                                 Describe(f->value)));
-    } else {
-      std::set<std::string> names;
-      for (auto it = f->value.begin(); it != f->value.end(); ++it) {
-        const Field entry{it->first, it->second, JoinPath(f->path, it->first.Scalar())};
-        if (!it->first.IsScalar() || it->first.Scalar().empty()) {
-          Error(Loc(it->first), f->path, "expected a field name");
-          continue;
-        }
-        if (!names.insert(it->first.Scalar()).second) {
-          Error(Loc(it->first), entry.path,
-                fmt::format("duplicate field \"{}\"", it->first.Scalar()));
-          continue;
-        }
-        if (std::optional<ConfigValue> value = ReadConstant(entry)) {
-          split.fields.emplace_back(it->first.Scalar(), std::move(*value));
-        }
-      }
-    }
-  }
-  return split;
-}
-
-namespace {
-// The keys a source of `type` takes (every source's keys for a type that is none).
-KeyList SourceKeysOf(std::string_view type) {
-  const std::pair<std::string_view, KeyList> types[] = {
-      {"generator", kGeneratorSourceKeys}, {"sequence", kSequenceSourceKeys},
-      {"file", kFileSourceKeys},           {"datagen", kDatagenSourceKeys},
-      {"replay", kReplaySourceKeys},       {"kafka", kKafkaSourceKeys}};
-  for (const auto& [name, keys] : types) {
-    if (name == type) {
-      return keys;
-    }
-  }
-  return kSourceKeys;
-}
-}  // namespace
-
-SourceSpec Loader::ParseSource(const Field& field) {
+SourceSpec Loader::ParseSource(const BlockField& field) {
   SourceSpec source;
   source.location = ValueLoc(field);
   // Keys are checked here rather than by OpenMap: an unknown key's error lists the keys of the
   // source's own type, read ahead of the rest, not those of every type.
-  std::optional<MapView> map =
-      OpenMap(field.value, ValueLoc(field), field.path, kSourceKeys, "", /*any_key=*/true);
+  const KeyList all_keys = blocks_.SourceKeys();
+  std::optional<BlockMap> map =
+      OpenMap(*field.value, ValueLoc(field), field.path, all_keys, "", /*any_key=*/true);
   if (!map) {
     return source;
   }
   {
-    const YAML::Node type = field.value["type"];
-    const std::string type_name =
-        type && type.IsScalar() && Contains(kSourceTypes, type.Scalar()) ? type.Scalar() : "";
-    const KeyList listed = SourceKeysOf(type_name);
-    std::erase_if(map->fields, [&](const Field& f) {
-      const std::string& name = f.key.Scalar();
-      if (Contains(kSourceKeys, name)) {
+    const ParamNode* type = field.value->Find("type");
+    const SourceBlockType* known =
+        type && type->IsScalar() ? blocks_.FindSource(type->scalar) : nullptr;
+    const std::string type_name = known ? known->type : "";
+    const KeyList listed = known ? KeyList(known->keys) : all_keys;
+    std::erase_if(map->fields, [&](const BlockField& f) {
+      const std::string& name = f.name;
+      if (Contains(all_keys, name)) {
         return false;
       }
-      Error(Loc(f.key), f.path,
+      Error(f.key_location, f.path,
             fmt::format("unknown key \"{}\"{}{}; allowed keys: {}", name,
                         type_name.empty() ? "" : " for a source of type " + type_name,
                         Suggestion(name, listed), Join(listed)));
@@ -1119,779 +517,61 @@ SourceSpec Loader::ParseSource(const Field& field) {
     });
   }
   RecordKeys(*map, source.key_locations);
-  if (std::optional<Field> f = Require(*map, "type")) {
-    source.type = ReadEnum(*f, kSourceTypes).value_or("");
+  if (std::optional<BlockField> f = Require(*map, "type")) {
+    const std::vector<std::string_view> types = blocks_.SourceTypes();
+    source.type = ReadEnum(*f, types).value_or("");
   }
   Optional(*map, "interleave", source.interleave,
-           [&](const Field& f) { return ReadEnum(f, kInterleaves); });
+           [&](const BlockField& f) { return ReadEnum(f, kInterleaves); });
   Optional(*map, "pacing", source.pacing_ms,
-           [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
+           [&](const BlockField& f) { return ReadDuration(f, Sign::kNonNegative); });
   Optional(*map, "timestamp-field", source.timestamp_field_name,
-           [&](const Field& f) { return ReadString(f); });
-  if (source.type == "file" || source.type == "datagen" || source.type == "replay") {
-    ParseInputSource(*map, source);
-    return source;
+           [&](const BlockField& f) { return ReadString(f); });
+  // The type's factory reads the rest; a missing or unknown type is read as the first
+  // registered type's block, so its other errors are still found.
+  const SourceBlockType* reader = blocks_.FindSource(source.type);
+  if (reader == nullptr) {
+    reader = blocks_.FallbackSource();
   }
-  if (source.type == "kafka") {
-    ParseKafkaSource(*map, source);
-    return source;
-  }
-  for (std::string_view key : kKafkaOnlyKeys) {
-    Forbid(*map, std::string(key),
-           fmt::format("does not apply to a source of type {} (only to kafka)", source.type));
-  }
-  for (std::string_view key : kInputSourceOnlyKeys) {
-    Forbid(*map, std::string(key),
-           fmt::format("does not apply to a source of type {} (only to {})", source.type,
-                       InputSourceTypesTaking(key)));
-  }
-  if (source.type == "generator") {
-    Forbid(*map, "splits", "applies only to a source of type sequence, not generator");
-    if (std::optional<Field> f = Require(*map, "count")) {
-      source.count = ReadInt(*f, 0).value_or(0);
-    }
-    Optional(*map, "keys", source.keys, [&](const Field& f) { return ReadInt(f, 1); });
-    Optional(*map, "step", source.step_ms,
-             [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
-    Optional(*map, "rate", source.rate, [&](const Field& f) { return ReadInt(f, 0); });
-    Optional(*map, "watermark-every", source.watermark_every,
-             [&](const Field& f) { return ReadInt(f, 0); });
-    Optional(*map, "latency-every", source.latency_every,
-             [&](const Field& f) { return ReadInt(f, 0); });
-    return source;
-  }
-  if (source.type == "sequence") {
-    for (std::string_view key : kGeneratorOnlyKeys) {
-      Forbid(*map, std::string(key), "does not apply to a source of type sequence");
-    }
-  }
-  std::optional<Field> splits = Require(*map, "splits");
-  if (!splits) {
-    return source;
-  }
-  if (!splits->value.IsSequence()) {
-    ValueError(*splits, fmt::format("expected a list of splits, got {}", Describe(splits->value)));
-    return source;
-  }
-  if (splits->value.size() == 0) {
-    ValueError(*splits, "must list at least one split");
-    return source;
-  }
-  std::map<std::string, size_t> ids;
-  for (size_t i = 0; i < splits->value.size(); ++i) {
-    const std::string path = IndexPath(splits->path, i);
-    SequenceSplitSpec split = ParseSplit(splits->value[i], path);
-    if (!split.id.empty()) {
-      auto [it, inserted] = ids.emplace(split.id, i);
-      if (!inserted) {
-        Error(split.location, path + ".id",
-              fmt::format("duplicate split id \"{}\" (also {}[{}])", split.id, splits->path,
-                          it->second));
-      }
-    }
-    for (const auto& [name, value] : split.fields) {
-      if (name == source.timestamp_field_name) {
-        Error(split.location, fmt::format("{}.fields.{}", path, name),
-              fmt::format("clashes with the generated event-time field \"{}\" (source "
-                          "timestamp-field)",
-                          name));
-      }
-    }
-    source.splits.push_back(std::move(split));
+  if (reader != nullptr) {
+    reader->parse(blocks_, *this, *map, source);
   }
   return source;
 }
 
-void Loader::ParseInputSource(const MapView& map, SourceSpec& source) {
-  const KeyList allowed = source.type == "file"      ? KeyList(kFileSourceKeys)
-                          : source.type == "datagen" ? KeyList(kDatagenSourceKeys)
-                                                     : KeyList(kReplaySourceKeys);
-  for (const Field& f : map.fields) {
-    if (!Contains(allowed, f.key.Scalar())) {
-      Error(Loc(f.key), f.path,
-            fmt::format("does not apply to a source of type {}; allowed keys: {}", source.type,
-                        Join(allowed)));
-    }
+WatermarkStrategySpec Loader::ParseWatermarks(const BlockField& field, bool on_source) {
+  if (!blocks_.watermarks()) {
+    Error(ValueLoc(field), field.path, "no reader for watermarks blocks is registered");
+    return WatermarkStrategySpec{};
   }
-  auto max_line = [&](int64_t& out) {
-    Optional(map, "max-line-bytes", out, [&](const Field& f) { return ReadInt(f, 1); });
-  };
-  if (source.type == "file") {
-    FileSourceSpec& file = source.file;
-    if (std::optional<Field> f = Require(map, "path")) {
-      file.path = ReadString(*f).value_or("");
-    }
-    if (std::optional<Field> f = Require(map, "format")) {
-      file.format = ReadEnum(*f, kFileFormats).value_or(file.format);
-    }
-    if (std::optional<Field> f = Require(map, "schema")) {
-      file.schema = ParseSchema(*f);
-    }
-    if (std::optional<Field> f = map.Get("csv-header")) {
-      if (file.format != "csv") {
-        Error(Loc(f->key), f->path, "applies only to format csv");
-      } else {
-        file.csv_header = ReadBool(*f).value_or(false);
-      }
-    }
-    if (std::optional<Field> f = map.Get("csv-delimiter")) {
-      if (file.format != "csv") {
-        Error(Loc(f->key), f->path, "applies only to format csv");
-      } else if (std::optional<std::string> d = ReadString(*f)) {
-        if (d->size() != 1 || *d == "\"" || *d == "\n") {
-          ValueError(*f, fmt::format("expected one character other than a quote or a newline, "
-                                     "got \"{}\"",
-                                     *d));
-        } else {
-          file.csv_delimiter = *d;
-        }
-      }
-    }
-    max_line(file.max_line_bytes);
-    Optional(map, "split-bytes", file.split_bytes, [&](const Field& f) { return ReadInt(f, 1); });
-  } else if (source.type == "replay") {
-    if (std::optional<Field> f = Require(map, "path")) {
-      source.replay.path = ReadString(*f).value_or("");
-    }
-    if (std::optional<Field> f = Require(map, "schema")) {
-      source.replay.schema = ParseSchema(*f);
-    }
-    max_line(source.replay.max_line_bytes);
-    if (std::optional<Field> f = map.Get("until")) {
-      source.replay.until_ms = ReadDuration(*f, Sign::kNonNegative);
-      source.replay.until_location = ValueLoc(*f);
-    }
-  } else {
-    DatagenSourceSpec& gen = source.datagen;
-    if (std::optional<Field> f = Require(map, "splits")) {
-      gen.split_count = ReadInt(*f, 1).value_or(1);
-    }
-    if (std::optional<Field> f = Require(map, "count")) {
-      gen.count = ReadInt(*f, 0).value_or(0);
-    }
-    if (std::optional<Field> f = Require(map, "rate")) {
-      gen.rate = ReadInt(*f, 1).value_or(gen.rate);
-    }
-    Optional(map, "keys", gen.key_count, [&](const Field& f) { return ReadInt(f, 1); });
-    Optional(map, "start", gen.first_timestamp_ms,
-             [&](const Field& f) { return ReadDuration(f, Sign::kAny); });
-    Optional(map, "disorder", gen.disorder,
-             [&](const Field& f) { return ReadEnum(f, kDisorders); });
-    if (std::optional<Field> f = map.Get("max-out-of-orderness")) {
-      gen.max_out_of_orderness_ms = ReadDuration(*f, Sign::kNonNegative).value_or(0);
-      if (gen.disorder == "none") {
-        Error(Loc(f->key), f->path, "needs disorder: uniform or exponential");
-      }
-    } else if (gen.disorder != "none") {
-      Error(Loc(map.node), JoinPath(map.path, "max-out-of-orderness"),
-            fmt::format("missing required key (disorder {} needs a bound)", gen.disorder));
-    }
-    Optional(map, "skew", gen.skew_ms, [&](const Field& f) { return ReadDuration(f, Sign::kAny); });
-    if (std::optional<Field> f = map.Get("idle-periods")) {
-      gen.idle_periods = ParseIdlePeriods(*f, gen.split_count);
-    }
-    Optional(map, "seed", gen.seed, [&](const Field& f) { return ReadInt(f, 0); });
-    // Event time = start + due + split × skew − delay (sources/datagen_source.cc) must stay an
-    // int64 that is not Long.MIN_VALUE; past it, records wrapped to event times of the other sign.
-    if (gen.count > 0) {
-      bool overflow = false;
-      auto add = [&overflow](int64_t x, int64_t y) {
-        int64_t r = 0;
-        overflow = __builtin_add_overflow(x, y, &r) || overflow;
-        return r;
-      };
-      auto sub = [&overflow](int64_t x, int64_t y) {
-        int64_t r = 0;
-        overflow = __builtin_sub_overflow(x, y, &r) || overflow;
-        return r;
-      };
-      auto mul = [&overflow](int64_t x, int64_t y) {
-        int64_t r = 0;
-        overflow = __builtin_mul_overflow(x, y, &r) || overflow;
-        return r;
-      };
-      int64_t due = mul(gen.count - 1, 1000) / std::max<int64_t>(gen.rate, 1);
-      for (const IdlePeriodSpec& p : gen.idle_periods) {
-        due = add(due, sub(p.end_ms, p.start_ms));
-      }
-      const int64_t skew = mul(gen.split_count - 1, gen.skew_ms);
-      const int64_t latest = add(add(gen.first_timestamp_ms, due), std::max<int64_t>(skew, 0));
-      const int64_t earliest =
-          sub(add(gen.first_timestamp_ms, std::min<int64_t>(skew, 0)), gen.max_out_of_orderness_ms);
-      if (overflow || latest == std::numeric_limits<int64_t>::min() ||
-          earliest == std::numeric_limits<int64_t>::min()) {
-        Error(Loc(map.node), map.path,
-              "event times (start + due + split × skew − delay) would leave the range of int64 "
-              "milliseconds; use a smaller start, skew or max-out-of-orderness");
-      }
-    }
-  }
+  return blocks_.watermarks()(*this, field, on_source);
 }
 
-void Loader::ParseKafkaSource(const MapView& map, SourceSpec& source) {
-  for (const Field& f : map.fields) {
-    if (!Contains(KeyList(kKafkaSourceKeys), f.key.Scalar())) {
-      Error(Loc(f.key), f.path,
-            fmt::format("does not apply to a source of type kafka; allowed keys: {}",
-                        Join(KeyList(kKafkaSourceKeys))));
-    }
+WindowSpec Loader::ParseWindow(const BlockField& field) {
+  if (!blocks_.window()) {
+    Error(ValueLoc(field), field.path, "no reader for window blocks is registered");
+    return WindowSpec{};
   }
-  KafkaSourceSpec& k = source.kafka;
-  const std::optional<Field> servers = map.Get("bootstrap-servers");
-  const std::optional<Field> mock = map.Get("mock-cluster");
-  if (servers && mock) {
-    Error(Loc(mock->key), mock->path, "give either bootstrap-servers or mock-cluster, not both");
-  } else if (!servers && !mock) {
-    Error(Loc(map.node), JoinPath(map.path, "bootstrap-servers"),
-          "missing required key (or mock-cluster, for an in-process mock cluster)");
-  }
-  if (servers) {
-    k.bootstrap_servers = ReadString(*servers).value_or("");
-  }
-  const std::optional<Field> topics = map.Get("topics");
-  const std::optional<Field> pattern = map.Get("topic-pattern");
-  if (topics && pattern) {
-    Error(Loc(pattern->key), pattern->path, "give either topics or topic-pattern, not both");
-  } else if (!topics && !pattern) {
-    Error(Loc(map.node), JoinPath(map.path, "topics"), "missing required key (or topic-pattern)");
-  }
-  if (topics) {
-    if (topics->value.IsScalar()) {
-      if (std::optional<std::string> t = ReadString(*topics)) {
-        k.topics.push_back(*t);
-      }
-    } else if (!topics->value.IsSequence() || topics->value.size() == 0) {
-      ValueError(*topics, fmt::format("expected a list of topic names like [orders], got {}",
-                                      topics->value.IsSequence() ? "[]" : Describe(topics->value)));
-    } else {
-      for (size_t i = 0; i < topics->value.size(); ++i) {
-        const Field item{topics->value[i], topics->value[i], IndexPath(topics->path, i)};
-        if (std::optional<std::string> t = ReadString(item)) {
-          if (std::find(k.topics.begin(), k.topics.end(), *t) != k.topics.end()) {
-            ValueError(item, fmt::format("duplicate topic \"{}\"", *t));
-          } else {
-            k.topics.push_back(*t);
-          }
-        }
-      }
-    }
-  }
-  if (pattern) {
-    if (std::optional<std::string> p = ReadString(*pattern)) {
-      try {
-        (void)std::regex(*p, std::regex::ECMAScript);
-        k.topic_pattern = *p;
-      } catch (const std::regex_error& e) {
-        ValueError(*pattern, fmt::format("not a regular expression: {}", e.what()));
-      }
-    }
-  }
-  Optional(map, "group-id", k.group_id, [&](const Field& f) { return ReadString(f); });
-  if (std::optional<Field> f = map.Get("properties")) {
-    const std::string use = "set it with the source key {} instead";
-    ReadKafkaProperties(
-        *f,
-        {{"bootstrap.servers", fmt::format(fmt::runtime(use), "bootstrap-servers")},
-         {"group.id", fmt::format(fmt::runtime(use), "group-id")},
-         {"enable.auto.commit",
-          "is managed by the source: offsets are committed when a checkpoint completes"}},
-        k.properties);
-  }
-  Optional(map, "starting-offsets", k.starting_offsets,
-           [&](const Field& f) { return ReadEnum(f, kKafkaStartingOffsets); });
-  if (k.starting_offsets == "committed" && k.group_id.empty()) {
-    // Flink's KafkaSourceBuilder refuses committed offsets without group.id.
-    ValueError(*map.Get("starting-offsets"),
-               "committed offsets need group-id (the consumer group whose committed offsets the "
-               "source starts from)");
-  }
-  const bool resettable = k.starting_offsets == "committed" || k.starting_offsets == "specific";
-  if (std::optional<Field> f = map.Get("starting-offsets-reset")) {
-    if (!resettable) {
-      Error(Loc(f->key), f->path, "applies only to starting-offsets: committed or specific");
-    } else {
-      k.offset_reset = ReadEnum(*f, kKafkaOffsetResets).value_or(k.offset_reset);
-    }
-  }
-  if (std::optional<Field> f = map.Get("starting-timestamp")) {
-    if (k.starting_offsets != "timestamp") {
-      Error(Loc(f->key), f->path, "applies only to starting-offsets: timestamp");
-    } else {
-      k.starting_timestamp_ms = ReadInt(*f, 0).value_or(0);
-    }
-  } else if (k.starting_offsets == "timestamp") {
-    Error(Loc(map.node), JoinPath(map.path, "starting-timestamp"),
-          "missing required key (starting-offsets: timestamp needs it, in ms since the epoch)");
-  }
-  if (std::optional<Field> f = map.Get("starting-specific-offsets")) {
-    if (k.starting_offsets != "specific") {
-      Error(Loc(f->key), f->path, "applies only to starting-offsets: specific");
-    } else {
-      k.starting_specific = ParseSplitOffsets(*f);
-    }
-  } else if (k.starting_offsets == "specific") {
-    Error(Loc(map.node), JoinPath(map.path, "starting-specific-offsets"),
-          "missing required key (starting-offsets: specific needs it)");
-  }
-  Optional(map, "bounded", k.bounded, [&](const Field& f) { return ReadEnum(f, kKafkaBounded); });
-  if (std::optional<Field> f = map.Get("bounded-specific-offsets")) {
-    if (k.bounded != "specific") {
-      Error(Loc(f->key), f->path, "applies only to bounded: specific");
-    } else {
-      k.bounded_specific = ParseSplitOffsets(*f);
-    }
-  } else if (k.bounded == "specific") {
-    Error(Loc(map.node), JoinPath(map.path, "bounded-specific-offsets"),
-          "missing required key (bounded: specific needs it)");
-  }
-  if (std::optional<Field> f = map.Get("partition-discovery-interval")) {
-    if (!k.bounded.empty()) {
-      Error(Loc(f->key), f->path,
-            "does not apply to a bounded source (its partitions are discovered once, at start)");
-    } else {
-      k.discovery_interval_ms =
-          ReadDuration(*f, Sign::kNonNegative).value_or(k.discovery_interval_ms);
-    }
-  }
-  Optional(map, "format", k.format, [&](const Field& f) { return ReadEnum(f, kKafkaFormats); });
-  if (std::optional<Field> f = map.Get("schema")) {
-    if (k.format != "json") {
-      Error(Loc(f->key), f->path,
-            "applies only to format json (format raw has one string field "
-            "`value`)");
-    } else {
-      k.schema = ParseSchema(*f);
-    }
-  } else if (k.format == "json") {
-    Error(Loc(map.node), JoinPath(map.path, "schema"),
-          "missing required key (format json needs the value's fields)");
-  }
-  if (std::optional<Field> f = map.Get("key-field")) {
-    if (std::optional<std::string> name = ReadString(*f)) {
-      const bool clash =
-          k.format == "raw"
-              ? *name == "value"
-              : std::any_of(k.schema.begin(), k.schema.end(),
-                            [&](const SchemaFieldSpec& s) { return s.name == *name; });
-      if (clash) {
-        ValueError(*f, fmt::format("field \"{}\" is already a field of the value", *name));
-      } else {
-        k.key_field = *name;
-      }
-    }
-  }
-  if (mock) {
-    if (std::optional<MapView> m = OpenMap(*mock, kKafkaMockKeys)) {
-      KafkaSourceSpec::Mock spec;
-      spec.location = ValueLoc(*mock);
-      Optional(*m, "partitions", spec.partitions,
-               [&](const Field& f) { return ReadInt(f, 1, 10000); });
-      if (std::optional<Field> f = Require(*m, "load")) {
-        spec.load = ReadString(*f).value_or("");
-      }
-      Optional(*m, "partition-field", spec.partition_field,
-               [&](const Field& f) { return ReadString(f); });
-      Optional(*m, "timestamp-field", spec.timestamp_field,
-               [&](const Field& f) { return ReadString(f); });
-      if (k.topics.size() != 1) {
-        Error(Loc(mock->key), mock->path, "needs exactly one topic in topics (the one it creates)");
-      }
-      k.mock = std::move(spec);
-    }
-  }
+  return blocks_.window()(*this, field);
 }
 
-std::map<std::string, int64_t> Loader::ParseSplitOffsets(const Field& field) {
-  std::map<std::string, int64_t> out;
-  if (!field.value.IsMap() || field.value.size() == 0) {
-    ValueError(field, fmt::format("expected a mapping of topic-partition to offset like "
-                                  "{{orders-0: 42}}, got {}",
-                                  Describe(field.value)));
-    return out;
-  }
-  for (auto it = field.value.begin(); it != field.value.end(); ++it) {
-    const Field entry{it->first, it->second, JoinPath(field.path, it->first.Scalar())};
-    const std::string id = it->first.IsScalar() ? it->first.Scalar() : "";
-    const size_t dash = id.rfind('-');
-    if (dash == std::string::npos || dash == 0 || dash + 1 == id.size() ||
-        id.find_first_not_of("0123456789", dash + 1) != std::string::npos) {
-      Error(Loc(it->first), entry.path,
-            fmt::format("expected a split id topic-partition like orders-0, got \"{}\"", id));
-      continue;
-    }
-    if (std::optional<int64_t> offset = ReadInt(entry, 0)) {
-      out[id] = *offset;
-    }
-  }
-  return out;
-}
-
-std::vector<SchemaFieldSpec> Loader::ParseSchema(const Field& field) {
-  std::vector<SchemaFieldSpec> schema;
-  if (!field.value.IsMap() || field.value.size() == 0) {
-    ValueError(field,
-               fmt::format("expected a mapping of field names to types like {{ts: "
-                           "timestamp, user: string}}, got {}",
-                           field.value.IsMap() ? "an empty mapping" : Describe(field.value)));
-    return schema;
-  }
-  std::set<std::string> names;
-  for (auto it = field.value.begin(); it != field.value.end(); ++it) {
-    const YAML::Node key = it->first;
-    if (!key.IsScalar() || key.Scalar().empty()) {
-      Error(Loc(key), field.path, "expected a field name");
-      continue;
-    }
-    const Field entry{key, it->second, JoinPath(field.path, key.Scalar())};
-    if (!names.insert(key.Scalar()).second) {
-      Error(Loc(key), entry.path, fmt::format("duplicate field \"{}\"", key.Scalar()));
-      continue;
-    }
-    if (std::optional<std::string> type = ReadEnum(entry, kFieldTypes)) {
-      schema.push_back(SchemaFieldSpec{key.Scalar(), *type, Loc(key)});
-    }
-  }
-  return schema;
-}
-
-std::vector<IdlePeriodSpec> Loader::ParseIdlePeriods(const Field& field, int64_t split_count) {
-  std::vector<IdlePeriodSpec> periods;
-  if (!field.value.IsSequence()) {
-    ValueError(field, fmt::format("expected a list of {{split, start, end}}, got {}",
-                                  Describe(field.value)));
-    return periods;
-  }
-  for (size_t i = 0; i < field.value.size(); ++i) {
-    const YAML::Node node = field.value[i];
-    const std::string path = IndexPath(field.path, i);
-    std::optional<MapView> map = OpenMap(node, Loc(node), path, kIdlePeriodKeys);
-    if (!map) {
-      continue;
-    }
-    IdlePeriodSpec p;
-    p.location = Loc(node);
-    bool ok = true;
-    if (std::optional<Field> f = Require(*map, "split")) {
-      std::optional<int64_t> v = ReadInt(*f, 0);
-      if (v && *v >= split_count) {
-        ValueError(*f, fmt::format("no split {} (splits: {}, numbered from 0)", *v, split_count));
-        v.reset();
-      }
-      ok = ok && v.has_value();
-      p.split = v.value_or(0);
-    } else {
-      ok = false;
-    }
-    std::optional<Field> start = Require(*map, "start");
-    std::optional<Field> end = Require(*map, "end");
-    // Plain ifs, not `cond ? ReadDuration(..) : std::nullopt`: g++ 12 -O2 warns
-    // maybe-uninitialized on the ternary's optional.
-    std::optional<int64_t> a;
-    std::optional<int64_t> b;
-    if (start) {
-      a = ReadDuration(*start, Sign::kNonNegative);
-    }
-    if (end) {
-      b = ReadDuration(*end, Sign::kNonNegative);
-    }
-    if (a && b && *b <= *a) {
-      ValueError(*end, "must be after start");
-      b.reset();
-    }
-    if (ok && a && b) {
-      p.start_ms = *a;
-      p.end_ms = *b;
-      periods.push_back(p);
-    }
-  }
-  return periods;
-}
-
-WatermarkStrategySpec Loader::ParseWatermarks(const Field& field, bool on_source) {
-  WatermarkStrategySpec spec;
-  spec.location = ValueLoc(field);
-  std::optional<MapView> map = OpenMap(field, kWatermarkKeys);
-  if (!map) {
-    return spec;
-  }
-  RecordKeys(*map, spec.key_locations);
-  bool strategy_ok = true;
-  if (std::optional<Field> f = map->Get("strategy")) {
-    std::optional<std::string> strategy = ReadEnum(*f, kStrategies);
-    strategy_ok = strategy.has_value();
-    spec.strategy = strategy.value_or(spec.strategy);
-  }
-  if (strategy_ok) {
-    if (spec.strategy == "bounded-out-of-orderness" || spec.strategy == "sql-interval") {
-      if (std::optional<Field> f = Require(*map, "max-out-of-orderness")) {
-        spec.max_out_of_orderness_ms = ReadDuration(*f, Sign::kNonNegative).value_or(0);
-      }
-    } else {
-      Forbid(*map, "max-out-of-orderness",
-             "applies only to strategies bounded-out-of-orderness and sql-interval, not " +
-                 spec.strategy);
-    }
-    if (spec.strategy == "adaptive-out-of-orderness") {
-      ParseAdaptive(*map, spec);
-    } else {
-      for (std::string_view key : kAdaptiveKeys) {
-        Forbid(*map, std::string(key),
-               "applies only to strategy adaptive-out-of-orderness, not " + spec.strategy);
-      }
-    }
-    if (spec.strategy == "punctuated") {
-      if (std::optional<Field> f = Require(*map, "watermark-field")) {
-        spec.watermark_field = ReadString(*f).value_or("");
-      }
-    } else {
-      Forbid(*map, "watermark-field", "applies only to strategy punctuated, not " + spec.strategy);
-    }
-  }
-  Optional(*map, "timestamp-field", spec.timestamp_field,
-           [&](const Field& f) { return ReadString(f); });
-  if (std::optional<Field> f = map->Get("timestamp-unit")) {
-    if (!map->Get("timestamp-field")) {
-      Error(Loc(f->key), f->path, "needs timestamp-field (the field whose unit it describes)");
-    } else {
-      spec.timestamp_unit = ReadEnum(*f, kTimestampUnits).value_or(spec.timestamp_unit);
-    }
-  }
-  if (std::optional<Field> f = map->Get("idleness")) {
-    if (std::optional<int64_t> ms = ReadDuration(*f, Sign::kPositive)) {
-      spec.idleness_ms = *ms;
-    }
-  }
-  if (std::optional<Field> f = map->Get("alignment")) {
-    if (!on_source) {
-      Error(Loc(f->key), f->path,
-            "watermark alignment applies only to a source's watermarks (type: source)");
-    } else if (std::optional<MapView> align = OpenMap(*f, kAlignmentKeys)) {
-      WatermarkStrategySpec::Alignment alignment;
-      if (std::optional<Field> g = Require(*align, "group")) {
-        alignment.group = ReadString(*g).value_or("");
-      }
-      if (std::optional<Field> d = Require(*align, "max-drift")) {
-        alignment.max_drift_ms = ReadDuration(*d, Sign::kNonNegative).value_or(0);
-      }
-      Optional(*align, "update-interval", alignment.update_interval_ms,
-               [&](const Field& u) { return ReadDuration(u, Sign::kPositive); });
-      spec.alignment = alignment;
-    }
-  }
-  return spec;
-}
-
-void Loader::ParseAdaptive(const MapView& map, WatermarkStrategySpec& spec) {
-  WatermarkStrategySpec::Adaptive a;
-  if (std::optional<Field> f = map.Get("percentile")) {
-    if (std::optional<double> p = ReadNumber(*f)) {
-      if (!(*p > 0.0 && *p <= 100.0)) {
-        ValueError(*f, fmt::format("must be in (0, 100], got {}", f->value.Scalar()));
-      } else {
-        a.percentile = *p;
-      }
-    }
-  }
-  Optional(map, "window", a.window_ms,
-           [&](const Field& f) { return ReadDuration(f, Sign::kPositive); });
-  Optional(map, "min", a.min_ms,
-           [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
-  std::optional<Field> max_field = Require(map, "max");
-  if (max_field) {
-    a.max_ms = ReadDuration(*max_field, Sign::kNonNegative).value_or(a.min_ms);
-    if (a.max_ms < a.min_ms) {
-      ValueError(*max_field,
-                 fmt::format("must not be less than min ({} ms), got {} ms", a.min_ms, a.max_ms));
-    }
-  }
-  a.initial_ms = a.max_ms;
-  if (std::optional<Field> f = map.Get("initial")) {
-    if (std::optional<int64_t> ms = ReadDuration(*f, Sign::kNonNegative)) {
-      if (*ms < a.min_ms || *ms > a.max_ms) {
-        ValueError(*f, fmt::format("must lie within [min, max] = [{} ms, {} ms], got {} ms",
-                                   a.min_ms, a.max_ms, *ms));
-      } else {
-        a.initial_ms = *ms;
-      }
-    }
-  }
-  spec.adaptive = a;
-}
-
-std::vector<AggregateSpec> Loader::ParseAggregates(const Field& field) {
-  std::vector<AggregateSpec> aggregates;
-  if (!field.value.IsSequence()) {
-    ValueError(field, fmt::format("expected a list of aggregates like [count, {{fn: sum, field: "
-                                  "amount}}], got {}",
-                                  Describe(field.value)));
-    return aggregates;
-  }
-  if (field.value.size() == 0) {
-    ValueError(field, "must list at least one aggregate");
-    return aggregates;
-  }
-  std::map<std::string, std::string> outputs;  // column -> path of the aggregate producing it
-  for (size_t i = 0; i < field.value.size(); ++i) {
-    const YAML::Node item = field.value[i];
-    const std::string path = IndexPath(field.path, i);
-    AggregateSpec aggregate;
-    aggregate.location = Loc(item);
-    std::optional<Field> fn_field;
-    if (item.IsScalar()) {
-      fn_field = Field{item, item, path};
-    } else if (std::optional<MapView> map = OpenMap(item, Loc(item), path, kAggregateKeys)) {
-      fn_field = Require(*map, "fn");
-      if (std::optional<Field> f = map->Get("field")) {
-        aggregate.field = ReadString(*f).value_or("");
-      }
-      if (std::optional<Field> f = map->Get("as")) {
-        aggregate.as = ReadString(*f).value_or("");
-      }
-    } else {
-      continue;
-    }
-    if (!fn_field) {
-      continue;
-    }
-    std::optional<std::string> fn = ReadEnum(*fn_field, kAggregateFunctions);
-    if (!fn) {
-      continue;
-    }
-    aggregate.function = *fn;
-    if (aggregate.function != "count" && aggregate.field.empty()) {
-      if (item.IsMap() && !item["field"]) {
-        Error(Loc(item), path + ".field",
-              fmt::format("missing required key ({} needs a field)", aggregate.function));
-      } else if (item.IsScalar()) {
-        Error(Loc(item), path,
-              fmt::format("{} needs a field: write {{fn: {}, field: <name>}}", aggregate.function,
-                          aggregate.function));
-      }
-      continue;
-    }
-    if (aggregate.as.empty()) {
-      aggregate.as =
-          aggregate.field.empty() ? aggregate.function : aggregate.function + "_" + aggregate.field;
-    }
-    if (auto [it, inserted] = outputs.emplace(aggregate.as, path); !inserted) {
-      Error(Loc(item), path,
-            fmt::format("output column \"{}\" is also produced by {}; rename one with \"as\"",
-                        aggregate.as, it->second));
-      continue;
-    }
-    aggregates.push_back(std::move(aggregate));
-  }
-  return aggregates;
-}
-
-WindowSpec Loader::ParseWindow(const Field& field) {
-  WindowSpec window;
-  window.location = ValueLoc(field);
-  std::optional<MapView> map = OpenMap(field, kWindowKeys);
-  if (!map) {
-    return window;
-  }
-  RecordKeys(*map, window.key_locations);
-  if (std::optional<Field> f = Require(*map, "assigner")) {
-    window.assigner = ReadEnum(*f, kAssigners).value_or("");
-  }
-  Optional(*map, "time", window.time, [&](const Field& f) { return ReadEnum(f, kWindowTimes); });
-
-  // Which of size / slide / gap / offset an assigner takes (Flink's window assigner factories).
-  const std::string& assigner = window.assigner;
-  const std::string not_for = "does not apply to a " + assigner + " window";
-  std::optional<int64_t> size;
-  std::optional<int64_t> slide;
-  if (assigner == "tumbling" || assigner == "sliding") {
-    if (std::optional<Field> f = Require(*map, "size")) {
-      size = ReadDuration(*f, Sign::kPositive);
-      window.size_ms = size.value_or(0);
-    }
-  } else if (!assigner.empty()) {
-    Forbid(*map, "size", not_for);
-  }
-  if (assigner == "sliding") {
-    if (std::optional<Field> f = Require(*map, "slide")) {
-      slide = ReadDuration(*f, Sign::kPositive);
-      window.slide_ms = slide.value_or(0);
-      if (slide && size && *slide > *size) {
-        ValueError(*f, fmt::format("the slide ({}) must not be larger than the window size ({})",
-                                   FormatDurationMs(*slide), FormatDurationMs(*size)));
-      } else if (slide && size && *size / *slide > kMaxWindowsPerRecord) {
-        // Each record is in size / slide windows, each a timer that fires in one uninterruptible
-        // watermark step: 365000d / 1ms ran for ever and could not be cancelled.
-        ValueError(*f, fmt::format("a record would belong to size / slide = {} windows; at most {} "
-                                   "are allowed (use a larger slide)",
-                                   *size / *slide, kMaxWindowsPerRecord));
-      }
-    }
-  } else if (!assigner.empty()) {
-    Forbid(*map, "slide", not_for);
-  }
-  if (assigner == "session") {
-    if (std::optional<Field> f = Require(*map, "gap")) {
-      window.gap_ms = ReadDuration(*f, Sign::kPositive).value_or(0);
-    }
-  } else if (!assigner.empty()) {
-    Forbid(*map, "gap", not_for);
-  }
-  if (std::optional<Field> f = map->Get("offset")) {
-    if (assigner == "tumbling" || assigner == "sliding") {
-      if (std::optional<int64_t> offset = ReadDuration(*f, Sign::kAny)) {
-        window.offset_ms = *offset;
-        // Flink: |offset| < size (tumbling), |offset| < slide (sliding).
-        const std::optional<int64_t> bound = assigner == "tumbling" ? size : slide;
-        const int64_t magnitude = *offset < 0 ? -*offset : *offset;
-        if (bound && magnitude >= *bound) {
-          ValueError(*f, fmt::format("must be smaller in magnitude than the window {} ({}), got "
-                                     "\"{}\"",
-                                     assigner == "tumbling" ? "size" : "slide",
-                                     FormatDurationMs(*bound), f->value.Scalar()));
-        }
-      }
-    } else if (!assigner.empty()) {
-      Error(Loc(f->key), f->path, not_for);
-    }
-  }
-  Optional(*map, "allowed-lateness", window.allowed_lateness_ms,
-           [&](const Field& f) { return ReadDuration(f, Sign::kNonNegative); });
-  Optional(*map, "trigger", window.trigger, [&](const Field& f) {
-    window.trigger_location = ValueLoc(f);
-    return ReadString(f);
-  });
-  Optional(*map, "late-output", window.late_output, [&](const Field& f) { return ReadString(f); });
-  Optional(*map, "emit-watermark", window.emit_watermark,
-           [&](const Field& f) { return ReadBool(f); });
-  Optional(*map, "emit-firing", window.emit_firing, [&](const Field& f) { return ReadBool(f); });
-  if (std::optional<Field> f = map->Get("aggregate")) {
-    window.aggregates = ParseAggregates(*f);
-  } else {
-    AggregateSpec count;
-    count.function = "count";
-    count.as = "count";
-    count.location = window.location;
-    window.aggregates.push_back(count);
-  }
-  return window;
-}
-
-std::vector<std::string> Loader::ParseKeyBy(const Field& field) {
+std::vector<std::string> Loader::ParseKeyBy(const BlockField& field) {
   std::vector<std::string> keys;
   key_by_locations_.clear();
-  if (field.value.IsScalar()) {
+  if (field.value->IsScalar()) {
     if (std::optional<std::string> key = ReadString(field)) {
       keys.push_back(*key);
       key_by_locations_.push_back(ValueLoc(field));
     }
     return keys;
   }
-  if (!field.value.IsSequence() || field.value.size() == 0) {
+  if (!field.value->IsSequence() || field.value->size() == 0) {
     ValueError(field, fmt::format("expected a list of field names like [user], got {}",
-                                  field.value.IsSequence() ? "[]" : Describe(field.value)));
+                                  field.value->IsSequence() ? "[]" : Describe(*field.value)));
     return keys;
   }
-  for (size_t i = 0; i < field.value.size(); ++i) {
-    const Field item{field.value[i], field.value[i], IndexPath(field.path, i)};
+  for (size_t i = 0; i < field.value->size(); ++i) {
+    const BlockField item = Item(field.value->items[i], IndexPath(field.path, i));
     if (std::optional<std::string> key = ReadString(item)) {
       if (std::find(keys.begin(), keys.end(), *key) != keys.end()) {
         ValueError(item, fmt::format("duplicate key field \"{}\"", *key));
@@ -1904,223 +584,30 @@ std::vector<std::string> Loader::ParseKeyBy(const Field& field) {
   return keys;
 }
 
-SinkSpec Loader::ParseSink(const Field& field) {
-  SinkSpec sink;
-  sink.location = ValueLoc(field);
-  std::optional<MapView> map = OpenMap(field, kSinkKeys);
-  if (!map) {
-    return sink;
+SinkSpec Loader::ParseSink(const BlockField& field) {
+  if (!blocks_.sink()) {
+    Error(ValueLoc(field), field.path, "no reader for sink blocks is registered");
+    return SinkSpec{};
   }
-  if (std::optional<Field> f = Require(*map, "type")) {
-    sink.type = ReadEnum(*f, kSinkTypes).value_or("");
-  }
-  if (sink.type == "file") {
-    if (std::optional<Field> f = Require(*map, "path")) {
-      sink.path = ReadString(*f).value_or("");
-    }
-    Optional(*map, "create-dirs", sink.create_dirs, [&](const Field& f) { return ReadBool(f); });
-    Optional(*map, "delivery-guarantee", sink.delivery_guarantee,
-             [&](const Field& f) { return ReadEnum(f, kDeliveryGuarantees); });
-    if (sink.delivery_guarantee == "exactly-once") {
-      Forbid(*map, "write-mode",
-             "applies only to a file sink with delivery-guarantee: none (an exactly-once sink "
-             "never overwrites: it writes new part files)");
-      ParseExactlyOnceFileSink(*map, sink);
-    } else {
-      Optional(*map, "write-mode", sink.write_mode,
-               [&](const Field& f) { return ReadEnum(f, kWriteModes); });
-      for (std::string_view key : kExactlyOnceSinkKeys) {
-        Forbid(*map, std::string(key),
-               "applies only to a file sink with delivery-guarantee: exactly-once");
-      }
-    }
-  } else if (sink.type == "kafka") {
-    ParseKafkaSink(*map, sink);
-  } else if (!sink.type.empty()) {
-    Forbid(*map, "path", "applies only to a sink of type file, not " + sink.type);
-    Forbid(*map, "create-dirs", "applies only to a sink of type file, not " + sink.type);
-    Forbid(*map, "write-mode", "applies only to a sink of type file, not " + sink.type);
-    Forbid(*map, "delivery-guarantee",
-           "applies only to a sink of type file or kafka, not " + sink.type);
-    for (std::string_view key : kExactlyOnceSinkKeys) {
-      Forbid(*map, std::string(key), "applies only to a sink of type file, not " + sink.type);
-    }
-  }
-  if (sink.type != "kafka") {
-    for (std::string_view key : kKafkaSinkKeys) {
-      Forbid(*map, std::string(key), "applies only to a sink of type kafka");
-    }
-  }
-  Optional(*map, "format", sink.format, [&](const Field& f) { return ReadEnum(f, kSinkFormats); });
-  if (sink.type == "kafka" && sink.format != "json") {
-    if (std::optional<Field> f = map->Get("format")) {
-      ValueError(*f, "a kafka sink writes each record's value as JSON; format must be json");
-    }
-  }
-  return sink;
+  return blocks_.sink()(*this, field);
 }
 
-// type: kafka — Flink's KafkaSink options under their YAML names.
-void Loader::ParseKafkaSink(const MapView& map, SinkSpec& sink) {
-  for (const char* key : {"path", "create-dirs"}) {
-    Forbid(map, key, "applies only to a sink of type file, not kafka");
-  }
-  for (std::string_view key : kExactlyOnceSinkKeys) {
-    Forbid(map, std::string(key), "applies only to a sink of type file, not kafka");
-  }
-  if (std::optional<Field> f = Require(map, "bootstrap-servers")) {
-    sink.bootstrap_servers = ReadString(*f).value_or("");
-  }
-  if (std::optional<Field> f = Require(map, "topic")) {
-    sink.topic = ReadString(*f).value_or("");
-  }
-  Optional(map, "delivery-guarantee", sink.delivery_guarantee,
-           [&](const Field& f) { return ReadEnum(f, kKafkaDeliveryGuarantees); });
-  if (std::optional<Field> f = map.Get("key-field")) {
-    sink.key_field = ReadString(*f).value_or("");
-    sink.key_field_location = ValueLoc(*f);
-  }
-  if (std::optional<Field> f = map.Get("partition-field")) {
-    sink.partition_field = ReadString(*f).value_or("");
-    sink.partition_field_location = ValueLoc(*f);
-  }
-  Optional(map, "timeout", sink.kafka_timeout_ms,
-           [&](const Field& f) { return ReadDuration(f, Sign::kPositive); });
-  if (std::optional<Field> block = map.Get("properties")) {
-    ReadKafkaProperties(
-        *block,
-        {{"bootstrap.servers", "\"bootstrap.servers\" is set by the sink (use bootstrap-servers)"},
-         {"transactional.id",
-          "\"transactional.id\" is set by the sink (use transactional-id-prefix)"}},
-        sink.kafka_properties, &sink.kafka_property_locations);
-  }
-  const bool exactly_once = sink.delivery_guarantee == "exactly-once";
-  if (exactly_once) {
-    if (std::optional<Field> f = Require(map, "transactional-id-prefix")) {
-      sink.transactional_id_prefix = ReadString(*f).value_or("");
-    }
-    if (std::optional<Field> f = Require(map, "commit-log")) {
-      sink.commit_log = ReadString(*f).value_or("");
-    }
-  } else {
-    Forbid(map, "transactional-id-prefix", "applies only with delivery-guarantee: exactly-once");
-    Forbid(map, "commit-log", "applies only with delivery-guarantee: exactly-once");
-  }
-}
-
-void Loader::ReadKafkaProperties(const Field& block,
-                                 const std::map<std::string, std::string>& reserved,
-                                 std::map<std::string, std::string>& out,
-                                 std::map<std::string, SourceLocation>* locations) {
-  if (!block.value.IsMap()) {
-    ValueError(block, fmt::format("expected a mapping of Kafka client properties like "
-                                  "{{fetch.max.bytes: 1048576}}, got {}",
-                                  Describe(block.value)));
-    return;
-  }
-  std::optional<MapView> props =
-      OpenMap(block.value, ValueLoc(block), block.path, /*allowed=*/{}, /*context=*/"", true);
-  if (!props) {
-    return;
-  }
-  for (const Field& p : props->fields) {
-    const std::string& name = p.key.Scalar();
-    if (name.empty()) {
-      Error(Loc(p.key), block.path, "expected a Kafka property name");
-      continue;
-    }
-    if (auto it = reserved.find(name); it != reserved.end()) {
-      Error(Loc(p.key), p.path, it->second);
-      continue;
-    }
-    if (std::optional<std::string> v = ReadString(p, true)) {
-      out[name] = *v;
-      if (locations != nullptr) {
-        (*locations)[name] = ValueLoc(p);
-      }
-    }
-  }
-}
-
-void Loader::ParseExactlyOnceFileSink(const MapView& map, SinkSpec& sink) {
-  // A part-file name part: no '/', no NUL, no leading '.' (a hidden name is an in-progress file).
-  auto name_part = [&](const Field& f, bool allow_empty) -> std::optional<std::string> {
-    std::optional<std::string> text = ReadString(f, allow_empty);
-    if (!text) {
-      return std::nullopt;
-    }
-    if (text->find('/') != std::string::npos || text->find('\0') != std::string::npos) {
-      ValueError(f, fmt::format("must not contain '/', got \"{}\"", *text));
-      return std::nullopt;
-    }
-    if (!text->empty() && text->front() == '.' && f.path.ends_with("part-prefix")) {
-      ValueError(
-          f, fmt::format("must not start with '.' (hidden names are in-progress files), got \"{}\"",
-                         *text));
-      return std::nullopt;
-    }
-    if (text->find(".inprogress.") != std::string::npos) {
-      ValueError(f, fmt::format("must not contain \".inprogress.\", got \"{}\"", *text));
-      return std::nullopt;
-    }
-    return text;
-  };
-  Optional(map, "part-prefix", sink.part_prefix,
-           [&](const Field& f) { return name_part(f, false); });
-  Optional(map, "part-suffix", sink.part_suffix,
-           [&](const Field& f) { return name_part(f, true); });
-  std::optional<Field> block = map.Get("rolling-policy");
-  if (!block) {
-    return;
-  }
-  std::optional<MapView> policy = OpenMap(*block, kRollingPolicyKeys);
-  if (!policy) {
-    return;
-  }
-  SinkSpec::RollingPolicySpec& p = sink.rolling_policy;
-  auto positive_duration = [&](const Field& f) {
-    return ReadDuration(f, Sign::kPositive);
-  };
-  Optional(*policy, "part-size", p.part_size_bytes,
-           [&](const Field& f) { return ReadMemorySize(f); });
-  Optional(*policy, "rollover-interval", p.rollover_interval_ms, positive_duration);
-  Optional(*policy, "inactivity-interval", p.inactivity_interval_ms, positive_duration);
-  Optional(*policy, "check-interval", p.check_interval_ms, positive_duration);
-  Optional(*policy, "roll-on-checkpoint", p.roll_on_checkpoint,
-           [&](const Field& f) { return ReadBool(f); });
-}
-
-std::optional<double> Loader::ReadNumber(const Field& field) {
-  std::optional<ConfigValue> value = ReadConstant(field);
-  if (!value) {
-    return std::nullopt;
-  }
-  if (const auto* i = std::get_if<int64_t>(&*value)) {
-    return static_cast<double>(*i);
-  }
-  if (const auto* d = std::get_if<double>(&*value)) {
-    return *d;
-  }
-  ValueError(field, fmt::format("expected a number, got {}", Describe(field.value)));
-  return std::nullopt;
-}
-
-MapSpec Loader::ParseMap(const Field& field) {
+MapSpec Loader::ParseMap(const BlockField& field) {
   MapSpec spec;
   spec.location = ValueLoc(field);
-  std::optional<MapView> map = OpenMap(field, kMapKeys);
+  std::optional<BlockMap> map = OpenMap(field, kMapKeys);
   if (!map) {
     return spec;
   }
-  if (std::optional<Field> set = map->Get("set")) {
+  if (std::optional<BlockField> set = map->Get("set")) {
     for (const char* other : {"field", "multiply", "add"}) {
       Forbid(*map, other, "give either \"set\" (expressions) or \"field\" with multiply/add");
     }
-    if (std::optional<MapView> columns = OpenMap(set->value, ValueLoc(*set), set->path,
-                                                 /*allowed=*/{}, /*context=*/"", true)) {
-      for (const Field& column : columns->fields) {
+    if (std::optional<BlockMap> columns = OpenMap(*set->value, ValueLoc(*set), set->path,
+                                                  /*allowed=*/{}, /*context=*/"", true)) {
+      for (const BlockField& column : columns->fields) {
         if (std::optional<ExpressionSpec> e = ReadExpression(column)) {
-          spec.set.emplace_back(column.key.Scalar(), std::move(*e));
+          spec.set.emplace_back(column.name, std::move(*e));
         }
       }
       if (columns->fields.empty()) {
@@ -2129,56 +616,56 @@ MapSpec Loader::ParseMap(const Field& field) {
     }
     return spec;
   }
-  if (std::optional<Field> f = Require(*map, "field")) {
+  if (std::optional<BlockField> f = Require(*map, "field")) {
     spec.field = ReadString(*f).value_or("");
   }
-  Optional(*map, "multiply", spec.multiply, [&](const Field& f) { return ReadNumber(f); });
-  Optional(*map, "add", spec.add, [&](const Field& f) { return ReadNumber(f); });
+  Optional(*map, "multiply", spec.multiply, [&](const BlockField& f) { return ReadNumber(f); });
+  Optional(*map, "add", spec.add, [&](const BlockField& f) { return ReadNumber(f); });
   return spec;
 }
 
-FilterSpec Loader::ParseFilter(const Field& field) {
+FilterSpec Loader::ParseFilter(const BlockField& field) {
   FilterSpec spec;
   spec.location = ValueLoc(field);
-  if (field.value.IsScalar()) {
+  if (field.value->IsScalar()) {
     spec.condition = ReadExpression(field);
     return spec;
   }
-  std::optional<MapView> map = OpenMap(field, kFilterKeys);
+  std::optional<BlockMap> map = OpenMap(field, kFilterKeys);
   if (!map) {
     return spec;
   }
-  if (std::optional<Field> f = Require(*map, "field")) {
+  if (std::optional<BlockField> f = Require(*map, "field")) {
     spec.field = ReadString(*f).value_or("");
   }
-  Optional(*map, "op", spec.op, [&](const Field& f) { return ReadEnum(f, kFilterOps); });
-  if (std::optional<Field> f = Require(*map, "value")) {
+  Optional(*map, "op", spec.op, [&](const BlockField& f) { return ReadEnum(f, kFilterOps); });
+  if (std::optional<BlockField> f = Require(*map, "value")) {
     spec.value = ReadNumber(*f).value_or(0.0);
   }
   return spec;
 }
 
-ReportSpec Loader::ParseReport(const Field& field, std::optional<MapView>& map) {
+ReportSpec Loader::ParseReport(const BlockField& field, std::optional<BlockMap>& map) {
   ReportSpec report;
   report.location = ValueLoc(field);
   map = OpenMap(field, kReportKeys);
   if (!map) {
     return report;
   }
-  Optional(*map, "label", report.label, [&](const Field& f) { return ReadString(f, true); });
-  if (std::optional<Field> f = Require(*map, "windows-sink")) {
+  Optional(*map, "label", report.label, [&](const BlockField& f) { return ReadString(f, true); });
+  if (std::optional<BlockField> f = Require(*map, "windows-sink")) {
     report.windows_sink = ReadString(*f).value_or("");
   }
-  Optional(*map, "late-sink", report.late_sink, [&](const Field& f) { return ReadString(f); });
-  if (std::optional<Field> f = map->Get("breakdown")) {
+  Optional(*map, "late-sink", report.late_sink, [&](const BlockField& f) { return ReadString(f); });
+  if (std::optional<BlockField> f = map->Get("breakdown")) {
     if (!map->Get("late-sink")) {
-      Error(Loc(f->key), f->path, "needs late-sink (breakdown counts late records)");
+      Error(f->key_location, f->path, "needs late-sink (breakdown counts late records)");
     }
-    if (std::optional<MapView> breakdown = OpenMap(*f, kBreakdownKeys)) {
-      if (std::optional<Field> bf = Require(*breakdown, "field")) {
+    if (std::optional<BlockMap> breakdown = OpenMap(*f, kBreakdownKeys)) {
+      if (std::optional<BlockField> bf = Require(*breakdown, "field")) {
         report.breakdown_field = ReadString(*bf).value_or("");
       }
-      if (std::optional<Field> bv = Require(*breakdown, "value")) {
+      if (std::optional<BlockField> bv = Require(*breakdown, "value")) {
         report.breakdown_value = ReadString(*bv, true).value_or("");
       }
     }
@@ -2186,11 +673,11 @@ ReportSpec Loader::ParseReport(const Field& field, std::optional<MapView>& map) 
   return report;
 }
 
-void Loader::ParseOperator(const YAML::Node& node, const std::string& path, OperatorSpec& op,
+void Loader::ParseOperator(const ParamNode& node, const std::string& path, OperatorSpec& op,
                            OperatorInfo& info) {
-  op.location = Loc(node);
+  op.location = node.location;
   if (!node.IsMap()) {
-    Error(Loc(node), path,
+    Error(node.location, path,
           fmt::format("expected an operator mapping (id, type, ...), got {}", Describe(node)));
     return;
   }
@@ -2199,30 +686,30 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
   std::vector<std::string_view> allowed = OperatorKeys("");
   std::string extra_type_key;  // an unknown type's parameter block, named like the type
   std::string type_typo;       // a near miss of a built-in type: reported once, at the type
-  if (const YAML::Node type = node["type"];
-      type && type.IsScalar() && Contains(kOperatorTypes, type.Scalar())) {
-    allowed = OperatorKeys(type.Scalar());
-    context = fmt::format(" for an operator of type {}", type.Scalar());
+  if (const ParamNode* type = node.Find("type");
+      type && type->IsScalar() && Contains(kOperatorTypes, type->scalar)) {
+    allowed = OperatorKeys(type->scalar);
+    context = fmt::format(" for an operator of type {}", type->scalar);
   } else if (std::string nearest =
-                 type && type.IsScalar() ? NearestKey(type.Scalar(), kOperatorTypes) : "";
-             !nearest.empty() && node[nearest]) {
+                 type && type->IsScalar() ? NearestKey(type->scalar, kOperatorTypes) : "";
+             !nearest.empty() && node.Find(nearest) != nullptr) {
     // `type: windw` beside a `window:` block: check the keys as the built-in type's, so the one
     // error is the type (and not "unknown key window, did you mean windw"). Without the block it
     // may be a type registered in C++ (operators/user_operators.h), which the compiler checks.
-    type_typo = type.Scalar();
+    type_typo = type->scalar;
     allowed = OperatorKeys(nearest);
-  } else if (type && type.IsScalar() && IsValidId(type.Scalar())) {
-    allowed = OperatorKeys(type.Scalar());
-    extra_type_key = type.Scalar();
+  } else if (type && type->IsScalar() && IsValidId(type->scalar)) {
+    allowed = OperatorKeys(type->scalar);
+    extra_type_key = type->scalar;
     allowed.push_back(extra_type_key);
-    context = fmt::format(" for an operator of type {}", type.Scalar());
+    context = fmt::format(" for an operator of type {}", type->scalar);
   }
-  std::optional<MapView> map = OpenMap(node, Loc(node), path, allowed, context);
+  std::optional<BlockMap> map = OpenMap(node, node.location, path, allowed, context);
   if (!map) {
     return;
   }
   RecordKeys(*map, op.key_locations);
-  if (std::optional<Field> f = Require(*map, "id")) {
+  if (std::optional<BlockField> f = Require(*map, "id")) {
     if (std::optional<std::string> id = ReadString(*f)) {
       if (!IsValidId(*id)) {
         ValueError(
@@ -2235,7 +722,7 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
       }
     }
   }
-  if (std::optional<Field> f = Require(*map, "type")) {
+  if (std::optional<BlockField> f = Require(*map, "type")) {
     if (std::optional<std::string> type = ReadString(*f)) {
       if (!type_typo.empty()) {
         ValueError(*f, fmt::format("unknown operator type \"{}\"{}; built-in types: {}", *type,
@@ -2253,55 +740,56 @@ void Loader::ParseOperator(const YAML::Node& node, const std::string& path, Oper
     }
   }
   Optional(*map, "parallelism", op.parallelism,
-           [&](const Field& f) { return ReadInt(f, 1, kMaxParallelism); });
+           [&](const BlockField& f) { return ReadInt(f, 1, kMaxParallelism); });
   ParseInputs(*map, op, info);
 
   if (op.type == "source") {
-    if (std::optional<Field> f = Require(*map, "source")) {
+    if (std::optional<BlockField> f = Require(*map, "source")) {
       op.source = ParseSource(*f);
     }
-    if (std::optional<Field> f = map->Get("watermarks")) {
+    if (std::optional<BlockField> f = map->Get("watermarks")) {
       op.watermarks = ParseWatermarks(*f, /*on_source=*/true);
     }
   } else if (op.type == "assign-timestamps-and-watermarks") {
-    if (std::optional<Field> f = Require(*map, "watermarks")) {
+    if (std::optional<BlockField> f = Require(*map, "watermarks")) {
       op.watermarks = ParseWatermarks(*f, /*on_source=*/false);
     }
   } else if (op.type == "window") {
-    if (std::optional<Field> f = map->Get("key-by")) {
+    if (std::optional<BlockField> f = map->Get("key-by")) {
       op.key_by = ParseKeyBy(*f);
       op.key_by_locations = key_by_locations_;
     }
-    if (std::optional<Field> f = Require(*map, "window")) {
+    if (std::optional<BlockField> f = Require(*map, "window")) {
       op.window = ParseWindow(*f);
     }
   } else if (op.type == "sink") {
-    if (std::optional<Field> f = Require(*map, "sink")) {
+    if (std::optional<BlockField> f = Require(*map, "sink")) {
       op.sink = ParseSink(*f);
     }
   } else if (op.type == "map") {
-    if (std::optional<Field> f = Require(*map, "map")) {
+    if (std::optional<BlockField> f = Require(*map, "map")) {
       op.map = ParseMap(*f);
     }
   } else if (op.type == "filter") {
-    if (std::optional<Field> f = Require(*map, "filter")) {
+    if (std::optional<BlockField> f = Require(*map, "filter")) {
       op.filter = ParseFilter(*f);
     }
   } else if (!op.type.empty()) {
-    if (std::optional<Field> f = map->Get("key-by")) {
+    if (std::optional<BlockField> f = map->Get("key-by")) {
       op.key_by = ParseKeyBy(*f);
       op.key_by_locations = key_by_locations_;
     }
     Optional(*map, "broadcast-watermarks", op.broadcast_watermarks,
-             [&](const Field& f) { return ReadEnum(f, kBroadcastWatermarks); });
-    std::optional<Field> params = map->Get("params");
-    std::optional<Field> block = extra_type_key.empty() ? std::nullopt : map->Get(extra_type_key);
+             [&](const BlockField& f) { return ReadEnum(f, kBroadcastWatermarks); });
+    std::optional<BlockField> params = map->Get("params");
+    std::optional<BlockField> block =
+        extra_type_key.empty() ? std::nullopt : map->Get(extra_type_key);
     if (params && block) {
-      Error(Loc(block->key), block->path,
+      Error(block->key_location, block->path,
             fmt::format("give the parameters either under \"params\" or under \"{}\", not both",
                         extra_type_key));
     } else if (params || block) {
-      op.params = ToParamNode((params ? *params : *block).value);
+      op.params = *(params ? *params : *block).value;
     }
   }
 }
@@ -2312,7 +800,7 @@ ParamNode Loader::ToParamNode(const YAML::Node& node) const {
   if (node.IsScalar()) {
     out.kind = ParamNode::Kind::kScalar;
     out.scalar = node.Scalar();
-    out.quoted = IsQuoted(node);
+    out.quoted = node.Tag() == "!";  // yaml-cpp tags plain scalars "?", quoted ones "!"
   } else if (node.IsSequence()) {
     out.kind = ParamNode::Kind::kSequence;
     for (size_t i = 0; i < node.size(); ++i) {
@@ -2325,6 +813,10 @@ ParamNode Loader::ToParamNode(const YAML::Node& node) const {
       const YAML::Node value = it->second;
       out.keys.push_back(key.IsScalar() ? key.Scalar() : std::string());
       out.key_locations.push_back(Loc(key));
+      out.key_kinds.push_back(key.IsScalar()     ? ParamNode::Kind::kScalar
+                              : key.IsSequence() ? ParamNode::Kind::kSequence
+                              : key.IsMap()      ? ParamNode::Kind::kMap
+                                                 : ParamNode::Kind::kNull);
       out.items.push_back(ToParamNode(value));
     }
   }
@@ -2450,7 +942,7 @@ void Loader::ValidateGraph(const JobSpec& job, const std::vector<OperatorInfo>& 
   }
 }
 
-void Loader::ValidateReport(const JobSpec& job, const MapView& report) {
+void Loader::ValidateReport(const JobSpec& job, const BlockMap& report) {
   std::vector<std::string_view> sinks;
   for (const OperatorSpec& op : job.operators) {
     if (op.type == "sink" && !op.id.empty()) {
@@ -2458,11 +950,11 @@ void Loader::ValidateReport(const JobSpec& job, const MapView& report) {
     }
   }
   for (const char* key : {"windows-sink", "late-sink"}) {
-    std::optional<Field> f = report.Get(key);
-    if (!f || !f->value.IsScalar() || f->value.Scalar().empty()) {
+    std::optional<BlockField> f = report.Get(key);
+    if (!f || !f->value->IsScalar() || f->value->scalar.empty()) {
       continue;
     }
-    const std::string& id = f->value.Scalar();
+    const std::string& id = f->value->scalar;
     if (Contains(sinks, id)) {
       continue;
     }
@@ -2621,47 +1113,49 @@ JobSpec Loader::Load(const std::string& yaml) {
           "the job is empty; it needs at least \"name\" and \"operators\"");
     diags_.ThrowIfAny();
   }
-  if (!root.IsMap()) {
-    Error(Loc(root), "",
+  // From here on the job is read as a yaml-free tree (config/block_reader.h).
+  const ParamNode tree = ToParamNode(root);
+  if (!tree.IsMap()) {
+    Error(tree.location, "",
           fmt::format("a job is a mapping with \"name\", \"operators\" and optionally "
                       "\"pipeline\" and \"report\"; got {}",
-                      Describe(root)));
+                      Describe(tree)));
     diags_.ThrowIfAny();
   }
-  std::optional<MapView> top = OpenMap(root, Loc(root), "", kTopKeys);
+  std::optional<BlockMap> top = OpenMap(tree, tree.location, "", kTopKeys);
 
-  if (std::optional<Field> f = Require(*top, "name")) {
+  if (std::optional<BlockField> f = Require(*top, "name")) {
     job.name = ReadString(*f).value_or("");
   }
-  if (std::optional<Field> f = top->Get("pipeline")) {
+  if (std::optional<BlockField> f = top->Get("pipeline")) {
     job.pipeline = ParsePipeline(*f);
   }
-  if (std::optional<Field> f = top->Get("checkpointing")) {
+  if (std::optional<BlockField> f = top->Get("checkpointing")) {
     job.checkpointing = ParseCheckpointing(*f);
   }
-  if (std::optional<Field> f = top->Get("restart-strategy")) {
+  if (std::optional<BlockField> f = top->Get("restart-strategy")) {
     job.restart_strategy = ParseRestartStrategy(*f);
   }
   std::vector<OperatorInfo> infos;
-  if (std::optional<Field> f = Require(*top, "operators")) {
-    if (!f->value.IsSequence()) {
-      ValueError(*f, fmt::format("expected a list of operators, got {}", Describe(f->value)));
-    } else if (f->value.size() == 0) {
+  if (std::optional<BlockField> f = Require(*top, "operators")) {
+    if (!f->value->IsSequence()) {
+      ValueError(*f, fmt::format("expected a list of operators, got {}", Describe(*f->value)));
+    } else if (f->value->size() == 0) {
       ValueError(*f, "must list at least one operator");
     } else {
-      job.operators.resize(f->value.size());
-      infos.resize(f->value.size());
-      for (size_t i = 0; i < f->value.size(); ++i) {
-        ParseOperator(f->value[i], IndexPath("operators", i), job.operators[i], infos[i]);
+      job.operators.resize(f->value->size());
+      infos.resize(f->value->size());
+      for (size_t i = 0; i < f->value->size(); ++i) {
+        ParseOperator(f->value->items[i], IndexPath("operators", i), job.operators[i], infos[i]);
       }
       ValidateGraph(job, infos);
-      if (std::optional<Field> faults = top->Get("faults")) {
+      if (std::optional<BlockField> faults = top->Get("faults")) {
         job.faults = ParseFaults(*faults, job);
       }
     }
   }
-  if (std::optional<Field> f = top->Get("report")) {
-    std::optional<MapView> report_map;
+  if (std::optional<BlockField> f = top->Get("report")) {
+    std::optional<BlockMap> report_map;
     job.report = ParseReport(*f, report_map);
     if (report_map) {
       ValidateReport(job, *report_map);
@@ -2682,109 +1176,9 @@ RestartStrategySpec EffectiveRestartStrategy(const JobSpec& job) {
   return spec;
 }
 
-std::optional<int64_t> ParseMemorySize(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-    ++i;
-  }
-  if (i == 0) {
-    return std::nullopt;
-  }
-  int64_t number = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, number);
-  if (ec != std::errc() || ptr != text.data() + i) {
-    return std::nullopt;
-  }
-  while (i < text.size() && text[i] == ' ') {
-    ++i;
-  }
-  std::string unit;
-  for (; i < text.size(); ++i) {
-    unit.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(text[i]))));
-  }
-  static const std::map<std::string, int, std::less<>> kShift = {
-      {"b", 0},    {"bytes", 0}, {"k", 10},  {"kb", 10},  {"kib", 10}, {"m", 20},  {"mb", 20},
-      {"mib", 20}, {"g", 30},    {"gb", 30}, {"gib", 30}, {"t", 40},   {"tb", 40}, {"tib", 40}};
-  const auto it = kShift.find(unit);
-  if (it == kShift.end()) {
-    return std::nullopt;
-  }
-  if (number > (std::numeric_limits<int64_t>::max() >> it->second)) {
-    return std::nullopt;
-  }
-  return number << it->second;
-}
-
-std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* error) {
-  auto fail = [&](std::string reason) -> std::optional<int64_t> {
-    if (error != nullptr) {
-      *error = std::move(reason);
-    }
-    return std::nullopt;
-  };
-  size_t pos = 0;
-  const size_t n = text.size();
-  bool negative = false;
-  if (pos < n && text[pos] == '-') {
-    negative = true;
-    ++pos;
-  }
-  const size_t digits_begin = pos;
-  while (pos < n && text[pos] >= '0' && text[pos] <= '9') {
-    ++pos;
-  }
-  if (pos == digits_begin) {
-    return fail("a duration is a whole number followed by a unit: ms, s, m, h or d");
-  }
-  if (pos < n && text[pos] == '.') {
-    return fail("fractions are not supported; use a smaller unit, e.g. 1500ms");
-  }
-  std::optional<int64_t> amount =
-      ParseInt64(std::string_view(text).substr(digits_begin, pos - digits_begin));
-  while (pos < n && text[pos] == ' ') {
-    ++pos;
-  }
-  const std::string unit = text.substr(pos);
-  if (unit.empty()) {
-    return fail("missing unit: ms, s, m, h or d");
-  }
-  int64_t multiplier = 0;  // ms per unit; negative = units per ms
-  if (unit == "ms") {
-    multiplier = 1;
-  } else if (unit == "s") {
-    multiplier = 1000;
-  } else if (unit == "m" || unit == "min") {
-    multiplier = int64_t{60} * 1000;
-  } else if (unit == "h") {
-    multiplier = int64_t{60} * 60 * 1000;
-  } else if (unit == "d") {
-    multiplier = int64_t{24} * 60 * 60 * 1000;
-  } else if (unit == "us") {
-    multiplier = -1000;
-  } else if (unit == "ns") {
-    multiplier = int64_t{-1000} * 1000;
-  } else {
-    return fail(fmt::format("unknown unit \"{}\"; use ms, s, m, h or d", unit));
-  }
-  if (!amount) {
-    return fail("out of range");
-  }
-  int64_t ms = 0;
-  if (multiplier > 0) {
-    if (__builtin_mul_overflow(*amount, multiplier, &ms)) {
-      return fail("out of range");
-    }
-  } else {
-    if (*amount % -multiplier != 0) {
-      return fail("finer than a millisecond; durations have millisecond precision");
-    }
-    ms = *amount / -multiplier;
-  }
-  return negative ? -ms : ms;
-}
-
-JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name) {
-  return Loader(file_name).Load(yaml);
+JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name,
+                          const BlockRegistry& blocks) {
+  return Loader(file_name, blocks).Load(yaml);
 }
 
 std::string ReadJobFile(const std::string& path) {
@@ -2823,8 +1217,8 @@ std::string ReadJobFile(const std::string& path) {
   return text;
 }
 
-JobSpec LoadJobSpecFile(const std::string& path) {
-  return Loader(path).Load(ReadJobFile(path));
+JobSpec LoadJobSpecFile(const std::string& path, const BlockRegistry& blocks) {
+  return Loader(path, blocks).Load(ReadJobFile(path));
 }
 
 }  // namespace tidemark

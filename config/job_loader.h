@@ -9,6 +9,8 @@
 
 namespace tidemark {
 
+class BlockRegistry;
+
 /// Loading a job description: YAML → validated `JobSpec` (config/job_spec.h). The schema is
 /// documented key by key in docs/job-reference.md. These are the only entry points that parse YAML;
 /// no yaml-cpp type appears in their signatures.
@@ -40,12 +42,16 @@ std::string ReadJobFile(const std::string& path);
 
 /// Reads (`ReadJobFile`) and loads the file at `path`; `path` is also the file name in diagnostics
 /// and in `JobSpec::file`. Throws `ConfigError` if the file cannot be read or the job is invalid.
-JobSpec LoadJobSpecFile(const std::string& path);
+/// `blocks` reads each `type:`-keyed block (config/block_registry.h); the engine's
+/// `BuiltinBlockRegistry()` has every built-in type, and tools/engine/engine.h has overloads of
+/// these two functions that use it.
+JobSpec LoadJobSpecFile(const std::string& path, const BlockRegistry& blocks);
 
 /// Loads a job from YAML text; `file_name` is used in diagnostics and as `JobSpec::file`.
 /// Throws `ConfigError` if the job is invalid, larger than kMaxJobFileBytes, nests deeper than
 /// kMaxYamlDepth or has more than kMaxYamlNodes nodes. Time and memory linear in the text.
-JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name = "<string>");
+JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name,
+                          const BlockRegistry& blocks);
 
 /// Parses a duration with a unit into milliseconds: an integer, optionally preceded by '-', then
 /// one of `ms`, `s`, `m` or `min`, `h`, `d`, `us`, `ns` (spaces allowed between number and unit).

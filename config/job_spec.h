@@ -60,7 +60,18 @@ struct ParamNode {
   std::vector<ParamNode> items;
   std::vector<std::string> keys;              ///< kMap: the keys, in YAML order
   std::vector<SourceLocation> key_locations;  ///< kMap: where each key was written
-  SourceLocation location;                    ///< of the value (for a quoted scalar: its quote)
+  /// kMap: the kind of each key, parallel to `keys` (a key written as a list or a mapping, or
+  /// `~`, has kind other than kScalar and text ""); may be empty when every key is plain.
+  std::vector<Kind> key_kinds;
+  SourceLocation location;  ///< of the value (for a quoted scalar: its quote)
+  bool IsNull() const { return kind == Kind::kNull; }
+  bool IsScalar() const { return kind == Kind::kScalar; }
+  bool IsSequence() const { return kind == Kind::kSequence; }
+  bool IsMap() const { return kind == Kind::kMap; }
+  /// kSequence / kMap: the number of items (entries).
+  size_t size() const { return items.size(); }
+  /// kMap: whether key `i` was written as a plain scalar.
+  bool KeyIsPlain(size_t i) const { return i >= key_kinds.size() || key_kinds[i] == Kind::kScalar; }
   /// kMap: the value of `key`, or nullptr.
   const ParamNode* Find(const std::string& key) const {
     for (size_t i = 0; i < keys.size(); ++i) {

@@ -6,8 +6,10 @@
 #include "sources/file_source.h"
 #include "sources/generator_source.h"
 #include "sources/kafka/kafka_source.h"
+#include "sources/kafka/kafka_source_block.h"
 #include "sources/replay_source.h"
 #include "sources/sequence_source.h"
+#include "sources/source_blocks.h"
 #include "sources/source_operator.h"
 #include "sources/text_input.h"
 
@@ -87,6 +89,12 @@ std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec
                                           "kafka)");
   }
   return source;
+}
+
+void RegisterSourceBlocks(BlockRegistry& registry) {
+  RegisterSequenceSourceBlocks(registry);
+  RegisterInputSourceBlocks(registry);
+  RegisterKafkaSourceBlock(registry);
 }
 
 void RegisterSourceBuiltins(OperatorRegistry& registry) {

@@ -12,6 +12,7 @@
 #include "config/job_loader.h"
 #include "tools/daemon/job_manager.h"
 #include "tools/daemon/rest_server.h"
+#include "tools/engine/engine.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tidemark;

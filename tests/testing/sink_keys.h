@@ -7,6 +7,7 @@
 
 #include "config/diagnostic.h"
 #include "config/job_loader.h"
+#include "tools/engine/engine.h"
 
 namespace tidemark::testing {
 

@@ -23,6 +23,7 @@
 #include "runtime/graph/job_graph.h"
 #include "tools/daemon/daemon_paths.h"
 #include "tools/daemon/prometheus_metrics.h"
+#include "tools/engine/engine.h"
 
 namespace tidemark {
 namespace {

@@ -4,11 +4,16 @@
 
 #include <fmt/format.h>
 
+#include "config/block_registry.h"
 #include "operators/builtins.h"
+#include "operators/sink_block.h"
+#include "operators/window/window_block.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
+#include "runtime/eventtime/watermark_strategy_block.h"
 #include "runtime/graph/state_layout.h"
 #include "sources/builtins.h"
+#include "sources/source_blocks.h"
 
 namespace tidemark {
 
@@ -20,6 +25,26 @@ const OperatorRegistry& BuiltinRegistry() {
     return r;
   }();
   return registry;
+}
+
+const BlockRegistry& BuiltinBlockRegistry() {
+  static const BlockRegistry registry = [] {
+    BlockRegistry r;
+    RegisterSourceBlocks(r);
+    RegisterWatermarkStrategyBlock(r);
+    RegisterWindowBlock(r);
+    RegisterSinkBlock(r);
+    return r;
+  }();
+  return registry;
+}
+
+JobSpec LoadJobSpecFile(const std::string& path) {
+  return LoadJobSpecFile(path, BuiltinBlockRegistry());
+}
+
+JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name) {
+  return LoadJobSpecString(yaml, file_name, BuiltinBlockRegistry());
 }
 
 std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec,

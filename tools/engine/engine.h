@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "config/job_loader.h"
 #include "config/job_spec.h"
 #include "runtime/graph/job_execution.h"
 #include "runtime/graph/job_resources.h"
@@ -17,6 +18,15 @@ namespace tidemark {
 /// The registry with every built-in operator and source type (explicit registration).
 /// Built once on first use; thread-safe to read.
 const OperatorRegistry& BuiltinRegistry();
+
+/// The block registry with every built-in `type:`-keyed block (config/block_registry.h: the source
+/// types, the watermarks, window and sink blocks), which the job loader reads blocks through. Built
+/// once on first use by explicit registration; thread-safe to read.
+const BlockRegistry& BuiltinBlockRegistry();
+
+/// `LoadJobSpecFile` / `LoadJobSpecString` (config/job_loader.h) with `BuiltinBlockRegistry()`.
+JobSpec LoadJobSpecFile(const std::string& path);
+JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name = "<string>");
 
 /// How a job starts beyond its YAML: where its checkpoints go and what it resumes from
 /// (Flink's `-s SAVEPOINT_PATH` / `--allowNonRestoredState` and the HA store's latest checkpoint).

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "config/job_loader.h"
+#include "tools/engine/engine.h"
 
 namespace tidemark {
 namespace {

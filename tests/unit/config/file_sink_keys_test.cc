@@ -7,6 +7,7 @@
 
 #include "config/job_loader.h"
 #include "tests/testing/sink_keys.h"
+#include "tools/engine/engine.h"
 
 namespace tidemark {
 namespace {

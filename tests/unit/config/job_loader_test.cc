@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "tools/engine/engine.h"
+
 namespace tidemark {
 namespace {
 

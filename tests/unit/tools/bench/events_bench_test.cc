@@ -21,6 +21,7 @@
 #include "tools/bench/events_data.h"
 #include "tools/bench/file_baseline.h"
 #include "tools/bench/file_bench.h"
+#include "tools/engine/engine.h"
 
 namespace tidemark::bench {
 namespace {
