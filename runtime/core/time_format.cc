@@ -79,7 +79,8 @@ std::string FormatDuration(int64_t ms, TimeFormat format) {
   }
   if (ms < 0) {
     // -(MIN) overflows: a span that large is no duration anyone reads; clamp it.
-    return "-" + FormatDuration(ms == INT64_MIN ? INT64_MAX : -ms, format);
+    // (fmt rather than "-" + string: g++ 12 warns -Wrestrict on that concatenation.)
+    return fmt::format("-{}", FormatDuration(ms == INT64_MIN ? INT64_MAX : -ms, format));
   }
   if (ms < 1000) {
     return fmt::format("{}ms", ms);

@@ -773,7 +773,7 @@ std::vector<TaskWatermarkSnapshot> JobExecution::LiveWatermarkSnapshots(
   };
   auto answers = std::make_shared<Answers>();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     answers->snapshots.resize(tasks_.size());
     for (size_t i = 0; i < tasks_.size(); ++i) {
       if (task_finished_[i]) {
