@@ -135,8 +135,10 @@ class KafkaSinkOperator : public StreamOperator {
 
  private:
   struct Producer {
-    KafkaHandle handle;
+    // Declared first, destroyed last: the handle (its threads, any delivery report it still
+    // serves) goes before the callback's opaque.
     std::unique_ptr<Deliveries> deliveries;  // the dr callback's opaque: stable address
+    KafkaHandle handle;
   };
   struct Transaction {
     int64_t number = 0;
