@@ -305,12 +305,12 @@ void CheckpointCoordinator::CompleteLocked(std::map<int64_t, Pending>::iterator 
   }
 }
 
-void CheckpointCoordinator::Decline(int64_t id, const std::string& task,
-                                    const std::string& reason) {
+void CheckpointCoordinator::Decline(int64_t id, const std::string& task, const std::string& reason,
+                                    bool task_failed) {
   std::string why = fmt::format("checkpoint {} declined by {}: {}", id, task, reason);
-  auto abort = [this, id, why = std::move(why)] {
+  auto abort = [this, id, why = std::move(why), task_failed] {
     MutexLock lock(mu_);
-    AbortLocked(id, why);  // ignores a checkpoint no longer pending
+    AbortLocked(id, why, /*tolerable=*/!task_failed);  // ignores one no longer pending
   };
   // Aborting reads processing time: on the pts thread only.
   if (hooks_.post) {
@@ -320,7 +320,7 @@ void CheckpointCoordinator::Decline(int64_t id, const std::string& task,
   }
 }
 
-void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason) {
+void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, bool tolerable) {
   auto it = pending_.find(id);
   if (it == pending_.end()) {
     return;
@@ -333,14 +333,15 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason) {
   storage_->Discard(id);
   last_end_ms_ = pts_.GetCurrentProcessingTime();
   ++stats_.failed;
-  if (!savepoint) {
+  if (!savepoint && tolerable) {
     ++consecutive_failures_;
   }
   GetLogger("checkpoint")->warn("{}", reason);
   if (hooks_.notify_aborted) {
     hooks_.notify_aborted(id, reason);
   }
-  if (!savepoint && consecutive_failures_ > spec_.tolerable_failed_checkpoints && hooks_.fail_job) {
+  if (!savepoint && tolerable && consecutive_failures_ > spec_.tolerable_failed_checkpoints &&
+      hooks_.fail_job) {
     hooks_.fail_job(fmt::format("exceeded checkpoint tolerable failure threshold ({}): {}",
                                 spec_.tolerable_failed_checkpoints, reason));
   }

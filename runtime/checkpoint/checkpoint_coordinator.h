@@ -89,8 +89,12 @@ class CheckpointCoordinator {
   void Acknowledge(int64_t id, const std::string& task, std::vector<StateFileHandle> states,
                    int64_t alignment_ms = 0, int64_t alignment_ns = 0);
   /// `task` could not snapshot checkpoint `id`: it is aborted (posted to the pts thread). Any
-  /// thread.
-  void Decline(int64_t id, const std::string& task, const std::string& reason);
+  /// thread. `task_failed`: the task fails with this cause (an operator's synchronous snapshot
+  /// threw, Flink's "Could not perform checkpoint"); the abort is counted in the statistics but
+  /// never toward `tolerable-failed-checkpoints`, as Flink's CheckpointFailureManager ignores
+  /// TASK_FAILURE: the job fails or restarts for the task's own cause.
+  void Decline(int64_t id, const std::string& task, const std::string& reason,
+               bool task_failed = false);
 
   /// One operator subtask's state as a task that finished left it (kept in memory and written
   /// into every later checkpoint, Flink's FinishedOperatorSubtaskState).
@@ -140,7 +144,9 @@ class CheckpointCoordinator {
   void OnTick(Timestamp now);
   void ScheduleTick(Timestamp at);
   /// Under `mu_`: aborts `id` and counts the failure.
-  void AbortLocked(int64_t id, const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// `tolerable`: whether the failure counts toward `tolerable-failed-checkpoints`.
+  void AbortLocked(int64_t id, const std::string& reason, bool tolerable = true)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Under `mu_`: writes the metadata of pending checkpoint `it` and completes it.
   void CompleteLocked(std::map<int64_t, Pending>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// pts thread: completes `id` if every task acknowledged it and it is still pending.

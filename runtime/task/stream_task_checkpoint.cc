@@ -121,9 +121,28 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
                        std::chrono::steady_clock::now() - alignment_start_)
                        .count();
   }
+  // The synchronous part: every operator of the chain snapshots its state. One that throws fails
+  // the task with its own cause, as in Flink (StreamTask's "Could not perform checkpoint"): the
+  // checkpoint is aborted without counting toward tolerable-failed-checkpoints, and the job
+  // restarts or fails for the operator's reason, never for a checkpoint-count threshold that races
+  // with it.
+  std::vector<std::pair<std::string, std::string>> states;
+  try {
+    states = SnapshotChain(barrier.id, barrier.timestamp_ms);
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (coordinator_ != nullptr) {
+      coordinator_->Decline(barrier.id, checkpoint_task_name(), e.what(), /*task_failed=*/true);
+    }
+    throw;
+  }
+  // Writing the state to the checkpoint storage (Flink's asynchronous part): a failure declines
+  // the checkpoint and the task goes on; the job fails only when tolerable-failed-checkpoints is
+  // exceeded.
   std::vector<StateFileHandle> handles;
   try {
-    for (auto& [op, bytes] : SnapshotChain(barrier.id, barrier.timestamp_ms)) {
+    for (auto& [op, bytes] : states) {
       if (checkpoint_storage_ != nullptr) {
         handles.push_back(checkpoint_storage_->WriteState(barrier.id, op, subtask_index_, bytes));
       }
@@ -131,8 +150,6 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
   } catch (const Cancelled&) {
     throw;
   } catch (const std::exception& e) {
-    // A failed snapshot declines the checkpoint; the task itself goes on (Flink: the checkpoint
-    // fails, the job only when tolerable-failed-checkpoints is exceeded).
     GetLogger("checkpoint")
         ->warn("task {} declines checkpoint {}: {}", checkpoint_task_name(), barrier.id, e.what());
     if (coordinator_ != nullptr) {

@@ -469,8 +469,9 @@ TEST_F(CheckpointJobTest, FailuresInSnapshotRestoreAndCloseRecover) {
   const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
   {
     SCOPED_TRACE("snapshot");
-    // The first snapshot after 50 records (checkpoint 5) throws: it is declined, and with
-    // tolerable-failed-checkpoints 0 the job fails and restarts from checkpoint 4.
+    // The first snapshot after 50 records (checkpoint 5) throws: as in Flink, the task fails
+    // ("could not perform checkpoint"), checkpoint 5 is aborted (one failed checkpoint) and the
+    // job restarts from checkpoint 4.
     const JobRun run = RunJob(
         JobYaml(1, WithFaults(dir_, "  - {operator: windows, in: snapshot, after-records: 50}\n")));
     ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
@@ -478,6 +479,36 @@ TEST_F(CheckpointJobTest, FailuresInSnapshotRestoreAndCloseRecover) {
     EXPECT_EQ(run.stats.restarts, 1);
     EXPECT_EQ(run.stats.failed, 1);
     EXPECT_EQ(CommittedView(run.lines), uninterrupted);
+  }
+  {
+    SCOPED_TRACE("snapshot, failures tolerated");
+    fs::remove_all(dir_);
+    // tolerable-failed-checkpoints does not keep a task whose operator failed to snapshot
+    // running: the task failed, and the job restarts all the same.
+    std::string yaml =
+        JobYaml(1, WithFaults(dir_, "  - {operator: windows, in: snapshot, after-records: 50}\n"));
+    const std::string dir_line = "  dir: " + dir_.string() + "\n";
+    ASSERT_NE(yaml.find(dir_line), std::string::npos);
+    yaml.insert(yaml.find(dir_line), "  tolerable-failed-checkpoints: 5\n");
+    const JobRun run = RunJob(yaml);
+    ASSERT_EQ(run.state, JobState::kFinished) << run.failure;
+    EXPECT_EQ(run.stats.restarts, 1);
+    EXPECT_EQ(run.stats.failed, 1);
+    EXPECT_EQ(CommittedView(run.lines), uninterrupted);
+  }
+  {
+    SCOPED_TRACE("snapshot, no restart");
+    fs::remove_all(dir_);
+    // Without restarts the job fails for the operator's own cause, never for the checkpoint
+    // count (which the abort does not raise).
+    std::string yaml =
+        JobYaml(1, Checkpointing(dir_) + "restart-strategy: {type: none}\nfaults:\n" +
+                       "  - {operator: windows, in: snapshot, after-records: 50}\n");
+    const JobRun run = RunJob(yaml);
+    EXPECT_EQ(run.state, JobState::kFailed);
+    EXPECT_EQ(run.failure,
+              "task windows -> probe -> out#0: operator 'windows' failed: injected fault (faults: "
+              "snapshot) while snapshotting checkpoint 5");
   }
   {
     SCOPED_TRACE("restore");
