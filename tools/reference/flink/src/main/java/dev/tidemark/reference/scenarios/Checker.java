@@ -15,6 +15,15 @@ import java.util.Map;
 public final class Checker {
   private Checker() {}
 
+  /** Every checkpoint key this checker reads; any other key fails the case instead of passing it. */
+  private static final java.util.Set<String> KNOWN =
+      java.util.Set.of(
+          "after_step", "internal", "error", "message_contains", "outputs", "match", "side_outputs",
+          "no_late_records", "watermarks", "watermark_occurrences", "order", "returns", "last_watermark",
+          "idle", "watermark_calls", "idle_calls", "active_calls", "windows", "merges", "merge_calls",
+          "fired", "available", "emitted_records", "last_reported_watermark", "no_reported_watermark",
+          "paused_splits", "wait_released", "latest_alignment_event", "state");
+
   /** The first difference, or null when every checkpoint holds. */
   public static String check(JsonNode c, List<Obs> obs) {
     String mode = Js.str(c, "expect_mode", "exact");
@@ -52,6 +61,12 @@ public final class Checker {
         expectedSinceReset.clear();
         expectedSideSinceReset.clear();
         lastReset = reset;
+      }
+      for (Iterator<String> keys = cp.fieldNames(); keys.hasNext(); ) {
+        String key = keys.next();
+        if (!KNOWN.contains(key)) {
+          return "after step " + at + ": unsupported: expectation key " + key + " is not checked by this harness";
+        }
       }
       boolean internal = caseInternal || cp.path("internal").asBoolean(false);
       Obs here = obs.get(at);
@@ -176,6 +191,26 @@ public final class Checker {
         String diff = compareValue(cp.get(key), actual, anyOrder.equals("any") || key.equals("merges"));
         if (diff != null) {
           return where + key + ": " + diff;
+        }
+      }
+      if (cp.has("latest_alignment_event")) {
+        // Only the listed subtasks are checked.
+        JsonNode actual = here.values.get("latest_alignment_event");
+        if (actual == null) {
+          return where + "unsupported: latest_alignment_event is not observed for this area";
+        }
+        Iterator<Map.Entry<String, JsonNode>> it = cp.get("latest_alignment_event").fields();
+        while (it.hasNext()) {
+          Map.Entry<String, JsonNode> e = it.next();
+          JsonNode a = actual.get(e.getKey());
+          if (a == null) {
+            return where + "latest_alignment_event: subtask " + e.getKey() + " received no event (expected "
+                + e.getValue() + ")";
+          }
+          String diff = compareValue(e.getValue(), a, false);
+          if (diff != null) {
+            return where + "latest_alignment_event: subtask " + e.getKey() + ": " + diff;
+          }
         }
       }
       if (cp.has("state")) {

@@ -33,42 +33,48 @@ import org.apache.flink.streaming.util.SourceOperatorTestHarness;
  * SourceOperatorTestHarness, processing time from its TestProcessingTimeService): a scripted
  * reader performs one case step per poll (collect through a split's output or the main output,
  * create or release split outputs, end of input); add_splits goes to the operator as an
- * AddSplitEvent. The {@code watermark_to_data_output} component is Flink's WatermarkToDataOutput.
+ * AddSplitEvent. {@code restored_splits}: a reader restored from a checkpoint (see setUpRestored).
+ * The {@code watermark_to_data_output} component is Flink's WatermarkToDataOutput.
  */
 public final class SourceArea extends Area {
   private SourceOperatorTestHarness<String> harness;
   private ScriptedSource source;
   private WatermarkToDataOutputArea adapter;
+  private org.apache.flink.streaming.api.operators.SourceOperatorTestContext restored;
   private long processingTime;
   private final java.util.List<JsonNode> emitted = new ArrayList<>();
 
   /** Where the operator writes (records, watermarks, statuses), as the task's output would. */
-  private final org.apache.flink.streaming.runtime.io.PushingAsyncDataInput.DataOutput<String> output =
-      new org.apache.flink.streaming.runtime.io.PushingAsyncDataInput.DataOutput<String>() {
-        @Override
-        public void emitRecord(org.apache.flink.streaming.runtime.streamrecord.StreamRecord<String> r) {
-          emitted.add(Outputs.element(r));
-        }
+  private final org.apache.flink.streaming.runtime.io.PushingAsyncDataInput.DataOutput<String> output = recording();
 
-        @Override
-        public void emitWatermark(org.apache.flink.streaming.api.watermark.Watermark w) {
-          emitted.add(Js.watermark(w.getTimestamp()));
-        }
+  /** An output that records what the operator emits into {@link #emitted}. */
+  private <T> org.apache.flink.streaming.runtime.io.PushingAsyncDataInput.DataOutput<T> recording() {
+    return new org.apache.flink.streaming.runtime.io.PushingAsyncDataInput.DataOutput<T>() {
+      @Override
+      public void emitRecord(org.apache.flink.streaming.runtime.streamrecord.StreamRecord<T> r) {
+        emitted.add(Outputs.element(r));
+      }
 
-        @Override
-        public void emitWatermarkStatus(org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus st) {
-          emitted.add(Js.status(st.isIdle()));
-        }
+      @Override
+      public void emitWatermark(org.apache.flink.streaming.api.watermark.Watermark w) {
+        emitted.add(Js.watermark(w.getTimestamp()));
+      }
 
-        @Override
-        public void emitLatencyMarker(org.apache.flink.streaming.runtime.streamrecord.LatencyMarker m) {}
+      @Override
+      public void emitWatermarkStatus(org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus st) {
+        emitted.add(Js.status(st.isIdle()));
+      }
 
-        @Override
-        public void emitRecordAttributes(org.apache.flink.streaming.runtime.streamrecord.RecordAttributes a) {}
+      @Override
+      public void emitLatencyMarker(org.apache.flink.streaming.runtime.streamrecord.LatencyMarker m) {}
 
-        @Override
-        public void emitWatermark(org.apache.flink.runtime.event.WatermarkEvent e) {}
-      };
+      @Override
+      public void emitRecordAttributes(org.apache.flink.streaming.runtime.streamrecord.RecordAttributes a) {}
+
+      @Override
+      public void emitWatermark(org.apache.flink.runtime.event.WatermarkEvent e) {}
+    };
+  }
 
   @SuppressWarnings("unchecked")
   private org.apache.flink.streaming.runtime.io.DataInputStatus poll() throws Exception {
@@ -247,7 +253,8 @@ public final class SourceArea extends Area {
       return;
     }
     if (config.has("restored_splits")) {
-      throw unsupported("source_event_time restored_splits");
+      setUpRestored(config);
+      return;
     }
     String generator = Js.str(config, "generator", "");
     String assigner = Js.str(config, "timestamp_assigner", "record_timestamp");
@@ -264,10 +271,76 @@ public final class SourceArea extends Area {
     harness.open();
   }
 
+  /**
+   * A reader restored from a checkpoint, as Flink's SourceOperatorWatermarksTest restores one:
+   * SourceOperatorTestContext with per-split outputs (MockSourceReader, Integer records), the
+   * operator's initializeState given a state snapshot holding the case's splits with their records,
+   * then open. Only polls and processing time are mapped.
+   */
+  private void setUpRestored(JsonNode config) throws Exception {
+    if (!Js.str(config, "timestamp_assigner", "record_timestamp").equals("record_value")) {
+      throw unsupported("restored_splits with timestamp_assigner " + Js.str(config, "timestamp_assigner", ""));
+    }
+    if (!config.path("emit_progressive_watermarks").asBoolean(true)) {
+      throw unsupported("restored_splits without emit_progressive_watermarks");
+    }
+    String generator = Js.str(config, "generator", "");
+    List<org.apache.flink.api.connector.source.mocks.MockSourceSplit> splits = new ArrayList<>();
+    for (JsonNode spec : config.get("restored_splits")) {
+      org.apache.flink.api.connector.source.mocks.MockSourceSplit split =
+          new org.apache.flink.api.connector.source.mocks.MockSourceSplit(Integer.parseInt(Js.str(spec, "split", "")));
+      for (JsonNode r : spec.path("records")) {
+        split.addRecord(r.asInt());
+      }
+      splits.add(split);
+    }
+    restored =
+        org.apache.flink.streaming.api.operators.SourceOperatorTestContext.builder()
+            .setUsePerSplitOutputs(true)
+            .setWatermarkStrategy(
+                WatermarkStrategy.<Integer>forGenerator(
+                        ctx ->
+                            AlignmentArea.intGenerator(
+                                Generators.of(generator, config, ctx.getInputActivityClock())))
+                    .withTimestampAssigner((v, previous) -> v))
+            .setOutput(new org.apache.flink.streaming.util.MockOutput<>(new ArrayList<>()))
+            .build();
+    restored.getOperator().initializeState(restored.createStateContext(splits));
+    restored.getOperator().open();
+  }
+
+  /** The restored operator's (Integer) output. */
+  private final org.apache.flink.streaming.runtime.io.PushingAsyncDataInput.DataOutput<Integer> intOutput =
+      recording();
+
+  private void stepRestored(JsonNode s, Obs o) throws Exception {
+    String op = Js.str(s, "op", "");
+    switch (op) {
+      case "poll":
+        o.values.put("returns", Js.F.textNode(restored.getOperator().emitNext(intOutput).name()));
+        break;
+      case "advance_processing_time":
+        if (s.has("to")) {
+          restored.getTimeService().setCurrentTime(Js.ts(s.get("to")));
+        } else {
+          restored.getTimeService().advance(Js.ts(s.get("by")));
+        }
+        break;
+      default:
+        throw unsupported("source_event_time op " + op + " with restored_splits");
+    }
+    o.outputs.addAll(emitted);
+    emitted.clear();
+  }
+
   @Override
   protected void step(JsonNode s, Obs o) throws Exception {
     if (adapter != null) {
       adapter.step(s, o);
+      return;
+    }
+    if (restored != null) {
+      stepRestored(s, o);
       return;
     }
     String op = Js.str(s, "op", "");
@@ -316,6 +389,9 @@ public final class SourceArea extends Area {
   protected void tearDown() throws Exception {
     if (harness != null) {
       harness.close();
+    }
+    if (restored != null) {
+      restored.close();
     }
   }
 }
