@@ -4,7 +4,6 @@
 #include <bit>
 #include <cmath>
 #include <numbers>
-
 #include <xxhash.h>
 
 #include "runtime/core/errors.h"
@@ -143,7 +142,8 @@ void TDigest::Compress() {
     const Centroid& next = buffer_[i];
     if (before + static_cast<double>(cur.weight + next.weight) <= limit) {
       const int64_t w = cur.weight + next.weight;
-      cur.mean += (next.mean - cur.mean) * static_cast<double>(next.weight) / static_cast<double>(w);
+      cur.mean +=
+          (next.mean - cur.mean) * static_cast<double>(next.weight) / static_cast<double>(w);
       cur.weight = w;
     } else {
       centroids_.push_back(cur);

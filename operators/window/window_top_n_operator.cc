@@ -8,9 +8,9 @@
 
 #include "operators/operator_params.h"
 #include "runtime/core/errors.h"
-#include "runtime/task/metrics_writer.h"
 #include "runtime/state/key_groups.h"
 #include "runtime/state/state_codec.h"
+#include "runtime/task/metrics_writer.h"
 
 namespace tidemark {
 
@@ -171,7 +171,8 @@ void WindowTopNOperator::InitializeState(StateInitializationContext& context) {
   num_late_records_dropped_ = r.ReadI64();
   windows_.clear();
   ReadKeyGroups(r, StreamOperator::context().max_parallelism,
-                KeyGroupRangeForOperator(StreamOperator::context().max_parallelism, StreamOperator::context().parallelism,
+                KeyGroupRangeForOperator(StreamOperator::context().max_parallelism,
+                                         StreamOperator::context().parallelism,
                                          StreamOperator::context().subtask_index),
                 [&](const Key& key) {
                   const uint32_t n_windows = r.ReadU32();
@@ -200,15 +201,15 @@ namespace {
 
 // "total DESC, trips" -> order keys; an unknown field or direction fails at the node.
 std::vector<WindowTopNOperator::OrderKey> ParseOrderBy(const OperatorParams& params,
-                                                       const ParamNode& node,
-                                                       const Schema& input) {
+                                                       const ParamNode& node, const Schema& input) {
   std::vector<std::string> items;
   if (node.IsScalar()) {
     std::string_view text = node.scalar;
     size_t from = 0;
     while (from <= text.size()) {
       const size_t comma = text.find(',', from);
-      items.emplace_back(text.substr(from, comma == std::string_view::npos ? text.npos : comma - from));
+      items.emplace_back(
+          text.substr(from, comma == std::string_view::npos ? text.npos : comma - from));
       if (comma == std::string_view::npos) {
         break;
       }
@@ -222,8 +223,7 @@ std::vector<WindowTopNOperator::OrderKey> ParseOrderBy(const OperatorParams& par
       items.push_back(item.scalar);
     }
   } else {
-    params.Fail(node.location, "order-by",
-                "expected a sort like \"total DESC\" or a list of them");
+    params.Fail(node.location, "order-by", "expected a sort like \"total DESC\" or a list of them");
   }
   std::vector<WindowTopNOperator::OrderKey> keys;
   for (const std::string& item : items) {
@@ -249,8 +249,9 @@ std::vector<WindowTopNOperator::OrderKey> ParseOrderBy(const OperatorParams& par
     WindowTopNOperator::OrderKey key;
     key.slot = input.IndexOf(words[0]);
     if (key.slot < 0) {
-      params.Fail(node.location, "order-by",
-                  fmt::format("unknown field '{}' (input fields: {})", words[0], FieldNames(input)));
+      params.Fail(
+          node.location, "order-by",
+          fmt::format("unknown field '{}' (input fields: {})", words[0], FieldNames(input)));
     }
     if (words.size() == 2) {
       std::string dir = words[1];

@@ -40,7 +40,7 @@ TEST(HyperLogLogTest, SmallSetsAreNearExactAndLargeOnesWithinTheStandardError) {
     hll.AddHash(HashOf(i));  // duplicates do not count
   }
   EXPECT_NEAR(hll.Estimate(), 100, 1);  // linear counting: within a value or so
-  EXPECT_EQ(hll.bytes(), 4096u);   // fixed, whatever is added
+  EXPECT_EQ(hll.bytes(), 4096u);        // fixed, whatever is added
   for (int64_t n : {1000, 10000, 100000, 1000000}) {
     HyperLogLog h;
     for (int64_t i = 0; i < n; ++i) {

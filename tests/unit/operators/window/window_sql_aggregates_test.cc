@@ -85,12 +85,13 @@ WindowSpec Spec(const std::string& assigner) {
 }
 
 TEST(WindowSqlAggregatesTest, OutputSchemaNamesAndTypes) {
-  const WindowOperatorPlan plan =
-      WindowOperator::Compile(RideSchema(), [] {
-        WindowSpec s = Spec("tumbling");
-        s.size_ms = 1000;
-        return s;
-      }(), {"k"});
+  const WindowOperatorPlan plan = WindowOperator::Compile(RideSchema(),
+                                                          [] {
+                                                            WindowSpec s = Spec("tumbling");
+                                                            s.size_ms = 1000;
+                                                            return s;
+                                                          }(),
+                                                          {"k"});
   std::string columns;
   for (const Field& f : plan.output_schema.fields()) {
     columns += f.name + ":" + std::string(ToString(f.type)) + " ";
@@ -120,16 +121,15 @@ TEST(WindowSqlAggregatesTest, TumblingExactContentsRestoredAtEveryCut) {
       EndInputStep(),
   };
   const auto run = ExpectSnapshotRoundTrips(b.factory, script, Counters);
-  EXPECT_EQ(run.main,
-            (std::vector<std::string>{
-                "watermark(500)",
-                // distinct {a, b, c}; fares 10, 30, 20 (c's is NULL): median 20; earliest event
-                // time 50 ("a"), latest 900 ("b"); arrival order a b a c.
-                "record([1,0,1000,3,3,20.0,20.0,\"a\",\"b\",\"a|b|a|c\"]@999)",
-                "watermark(999)",
-                "record([1,1000,2000,1,1,40.0,40.0,\"d\",\"d\",\"d\"]@1999)",
-                "watermark(9223372036854775807)",
-            }));
+  EXPECT_EQ(run.main, (std::vector<std::string>{
+                          "watermark(500)",
+                          // distinct {a, b, c}; fares 10, 30, 20 (c's is NULL): median 20; earliest
+                          // event time 50 ("a"), latest 900 ("b"); arrival order a b a c.
+                          "record([1,0,1000,3,3,20.0,20.0,\"a\",\"b\",\"a|b|a|c\"]@999)",
+                          "watermark(999)",
+                          "record([1,1000,2000,1,1,40.0,40.0,\"d\",\"d\",\"d\"]@1999)",
+                          "watermark(9223372036854775807)",
+                      }));
   EXPECT_EQ(run.counters, (std::vector<int64_t>{1, 2}));
 }
 
@@ -169,10 +169,10 @@ TEST(WindowSqlAggregatesTest, SessionMergeExactContentsRestoredAtEveryCut) {
   const Built b = Build(spec);
   EXPECT_FALSE(b.flat_sessions);
   const std::vector<ScriptStep> script = {
-      ElementStep(Row{int64_t{1}, "a", 3.0}, 100),   // [100, 400)
-      ElementStep(Row{int64_t{1}, "b", 1.0}, 350),   // [100, 650)
+      ElementStep(Row{int64_t{1}, "a", 3.0}, 100),  // [100, 400)
+      ElementStep(Row{int64_t{1}, "b", 1.0}, 350),  // [100, 650)
       ElementStep(Row{int64_t{1}, "c", 7.0}, 900),  // [900, 1200)
-      ElementStep(Row{int64_t{2}, "x", 2.0}, 500),   // key 2: [500, 800)
+      ElementStep(Row{int64_t{2}, "x", 2.0}, 500),  // key 2: [500, 800)
       WatermarkStep(600),
       ElementStep(Row{int64_t{1}, "b", 5.0}, 620),  // [620, 920) joins both: [100, 1200)
       WatermarkStep(kMaxTimestamp),
@@ -228,7 +228,8 @@ TEST(WindowSqlAggregatesTest, PercentileInterpolatesAsFlink) {
   WindowSpec spec;
   spec.assigner = "tumbling";
   spec.size_ms = 1000;
-  for (const auto& [p, name] : {std::pair{0.0, "p0"}, std::pair{0.3, "p30"}, std::pair{1.0, "p100"}}) {
+  for (const auto& [p, name] :
+       {std::pair{0.0, "p0"}, std::pair{0.3, "p30"}, std::pair{1.0, "p100"}}) {
     AggregateSpec a = Agg("percentile", "x", name);
     a.percentage = p;
     spec.aggregates.push_back(a);
@@ -236,10 +237,9 @@ TEST(WindowSqlAggregatesTest, PercentileInterpolatesAsFlink) {
   const WindowOperatorPlan plan = WindowOperator::Compile(s, spec, {"k"});
   // Flink's own example: PERCENTILE(col, 0.3) over 0, 10, 10 is 6.0.
   const auto run = ExpectSnapshotRoundTrips(
-      plan.factory, {ElementStep(Row{int64_t{1}, int64_t{10}}, 1),
-                     ElementStep(Row{int64_t{1}, int64_t{0}}, 2),
-                     ElementStep(Row{int64_t{1}, int64_t{10}}, 3), WatermarkStep(kMaxTimestamp),
-                     EndInputStep()});
+      plan.factory,
+      {ElementStep(Row{int64_t{1}, int64_t{10}}, 1), ElementStep(Row{int64_t{1}, int64_t{0}}, 2),
+       ElementStep(Row{int64_t{1}, int64_t{10}}, 3), WatermarkStep(kMaxTimestamp), EndInputStep()});
   EXPECT_EQ(run.main, (std::vector<std::string>{"record([1,0,1000,0.0,6.0,10.0]@999)",
                                                 "watermark(9223372036854775807)"}));
 }

@@ -2,12 +2,13 @@
 // partition, emitted when the watermark passes the window's max timestamp, with rownum; equal
 // sort keys in arrival order; late rows dropped; restored from a snapshot at every cut.
 
+#include "operators/window/window_top_n_operator.h"
+
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "operators/window/window_top_n_operator.h"
 #include "tests/testing/snapshot_round_trip.h"
 
 namespace tidemark {
@@ -45,7 +46,9 @@ testing::OperatorFactory Factory(int64_t n, std::vector<int> partition, bool des
   options.n = n;
   options.input_layout = input.layout();
   options.output_layout = output.layout();
-  return [options] { return std::make_unique<WindowTopNOperator>(options); };
+  return [options] {
+    return std::make_unique<WindowTopNOperator>(options);
+  };
 }
 
 std::vector<int64_t> Counters(const StreamOperator& op) {
