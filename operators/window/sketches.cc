@@ -161,29 +161,30 @@ double TDigest::Quantile(double p) {
     return std::nan("");
   }
   Compress();
-  // Centroid i stands at rank before_i + (w_i - 1) / 2 of ranks 0 .. n - 1 (a single value at its
-  // own rank), the min at 0 and the max at n - 1; the target rank p * (n - 1) is interpolated.
-  const double target = p * static_cast<double>(count_ - 1);
-  double prev_rank = 0;
+  // 1-based ranks, as Flink's PERCENTILE: centroid i stands at rank before_i + (w_i - 1) / 2 + 1
+  // (a single value at its own rank), the min at 1 and the max at n; the target p * (n - 1) + 1
+  // is interpolated between its neighbours with Flink's weights (higher - position) and
+  // (position - lower), so single values give exactly Flink's PERCENTILE.
+  const double target = p * static_cast<double>(count_ - 1) + 1;
+  double prev_rank = 1;
   double prev_mean = min_;
   double before = 0;
+  auto between = [&](double rank, double mean) {
+    if (rank <= prev_rank || prev_mean == mean) {
+      return mean;
+    }
+    return ((rank - target) * prev_mean + (target - prev_rank) * mean) / (rank - prev_rank);
+  };
   for (const Centroid& c : centroids_) {
-    const double rank = before + static_cast<double>(c.weight - 1) / 2;
+    const double rank = before + static_cast<double>(c.weight - 1) / 2 + 1;
     if (target <= rank) {
-      if (rank <= prev_rank) {
-        return c.mean;
-      }
-      return prev_mean + (c.mean - prev_mean) * (target - prev_rank) / (rank - prev_rank);
+      return target == rank ? c.mean : between(rank, c.mean);
     }
     prev_rank = rank;
     prev_mean = c.mean;
     before += static_cast<double>(c.weight);
   }
-  const double last = static_cast<double>(count_ - 1);
-  if (last <= prev_rank) {
-    return max_;
-  }
-  return prev_mean + (max_ - prev_mean) * (target - prev_rank) / (last - prev_rank);
+  return between(static_cast<double>(count_), max_);
 }
 
 void TDigest::Write(StateWriter& writer) const {

@@ -15,7 +15,8 @@ namespace tidemark {
 /// HyperLogLog (Flajolet et al. 2007) with 2^12 one-byte registers over XXH3-64 hashes: a distinct
 /// count in 4 KiB whatever the number of values, allocated at the first value. Standard error
 /// 1.04 / sqrt(4096) = 1.6 % (relative); below 2.5 * 4096 distinct values the linear-counting
-/// correction applies, which is exact to within a few values for small sets. Merging is a
+/// correction applies. Measured (window_sketches_test's values): 98 for 100 distinct values,
+/// 989 for 1,000, 98,272 for 100,000, 1,009,193 for 1,000,000. Merging is a
 /// register-wise max, so the merged sketch equals the sketch of all values in any order.
 /// Value type. Not thread-safe. Flink's batch-only `APPROX_COUNT_DISTINCT` uses HLL++ (relative
 /// standard deviation 1 %).
@@ -51,8 +52,8 @@ class HyperLogLog {
 /// between centroid means placed at their mid rank, with the exact min and max at the ends; while
 /// every centroid holds one value (up to ~100 values) the result equals the exact `percentile`
 /// (linear interpolation at rank p * (n - 1)). Accuracy: t-digest has no worst-case bound; on
-/// 100,000 uniform or skewed values the rank error measured in window_sketches_test is below 0.5 %
-/// at the median and below 0.1 % at p = 0.01 / 0.99 (it is tighter towards the tails).
+/// 100,000 uniform or exponential values the measured rank error is at most 0.054 % at p = 0.01,
+/// 0.1, 0.5, 0.9 and 0.99, in about 1 KiB (window_sketches_test asserts 0.5 % and 0.1 %).
 /// Value type. Not thread-safe.
 class TDigest {
  public:

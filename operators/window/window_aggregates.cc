@@ -163,7 +163,8 @@ double NumericAsDouble(const Row& row, size_t slot, FieldType t) {
 }
 
 // PERCENTILE(x, p): every value; the result interpolates linearly at rank p * (n - 1) of the
-// sorted values (Flink's PercentileAggFunction, as Hive and Spark). NaN values are left out.
+// sorted values with Flink's PercentileAggFunction's arithmetic (as Hive and Spark). NaN values
+// are left out (Flink sorts NaN above every number).
 class PercentileAccumulator : public RichAccumulator {
  public:
   PercentileAccumulator(FieldType type, double percentage) : type_(type), p_(percentage) {}
@@ -204,13 +205,14 @@ class PercentileAccumulator : public RichAccumulator {
       std::sort(values_.begin(), values_.end());
       sorted_ = true;
     }
-    const double pos = p_ * static_cast<double>(values_.size() - 1);
-    const auto lo = static_cast<size_t>(std::floor(pos));
-    const auto hi = static_cast<size_t>(std::ceil(pos));
-    const double v =
-        lo == hi ? values_[lo]
-                 : values_[lo] + (values_[hi] - values_[lo]) * (pos - static_cast<double>(lo));
-    row.SetDouble(at, v);
+    // Flink's arithmetic, bit for bit: the 1-based position p * (n - 1) + 1 between the values
+    // at floor and ceil, weighted (ceil - position) and (position - floor).
+    const double position = p_ * static_cast<double>(values_.size() - 1) + 1;
+    const double lower = std::floor(position);
+    const double higher = std::ceil(position);
+    const double a = values_[static_cast<size_t>(lower) - 1];
+    const double b = values_[static_cast<size_t>(higher) - 1];
+    row.SetDouble(at, a == b ? a : (higher - position) * a + (position - lower) * b);
   }
   int64_t Bytes() const override { return static_cast<int64_t>(values_.size() * sizeof(double)); }
 

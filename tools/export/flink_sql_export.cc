@@ -1604,6 +1604,26 @@ void Exporter::Window(const JobVertex& v) {
   for (const AggregateSpec& a : w.aggregates) {
     const std::string f = ref(a.field);
     std::string call;
+    const bool by_order = a.function == "first" || a.function == "last" ||
+                          a.function == "first-value" || a.function == "last-value";
+    if (session && by_order) {
+      // Flink's FirstValueAggFunction / LastValueAggFunction have no merge(), which a session
+      // window needs: Flink rejects the query ("Could not find an implementation method
+      // 'merge'"). A typed NULL keeps the column.
+      std::string type = "STRING";
+      for (const Column& c : rel.columns) {
+        if (c.name == a.as) {
+          type = c.type;
+        }
+      }
+      comments +=
+          Drop(a.location, PathOf(op, "window.aggregate"),
+               fmt::format("{} of {} in a session window", a.function, a.field),
+               "none: Flink's FIRST_VALUE / LAST_VALUE cannot merge sessions (a tumbling or "
+               "sliding window can use them)");
+      add(fmt::format("CAST(NULL AS {}) AS {}", type, Quote(a.as)));
+      continue;
+    }
     if (a.function == "count") {
       call = a.field.empty() ? "COUNT(*)" : fmt::format("COUNT({})", f);
     } else if (a.function == "sum") {
