@@ -10,7 +10,7 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 SET 'table.local-time-zone' = 'UTC';
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 
--- Source 'source' (jobs/rides_fare_percentiles.yaml:16:5): file source.
+-- Source 'source' (jobs/rides_fare_percentiles.yaml:17:5): file source.
 -- The path is the job's, resolved against the job file's folder as given to export; on a cluster use a shared file system (s3://, hdfs://).
 -- Bad lines are skipped ('ignore-parse-errors'), as tidemark counts and drops them.
 -- Flink SQL assigns this WATERMARK after the scan, in each source subtask: operator mode, one
