@@ -265,10 +265,17 @@ struct InputSpec {
 
 /// `aggregate:` item of a window.
 struct AggregateSpec {
-  std::string function;  ///< count | sum | min | max | avg | first | last
-  std::string field;     ///< empty for count
+  /// count | sum | min | max | avg | first | last | count-distinct | approx-count-distinct |
+  /// percentile | approx-percentile | first-value | last-value | listagg
+  std::string function;
+  std::string field;  ///< empty for count
+  /// percentile / approx-percentile: the `percentage` in [0, 1] (Flink's PERCENTILE(x, p)).
+  double percentage = 0;
+  /// listagg: the separator (Flink's LISTAGG(x, sep); default ",").
+  std::string separator = ",";
   /// Output column, always filled in: `as:` if given, else `count` for a count without field,
-  /// else `<function>_<field>` (`sum_amount`). Unique within a window.
+  /// else `<function>_<field>` with `-` as `_` (`sum_amount`, `count_distinct_user`). Unique
+  /// within a window.
   std::string as;
   SourceLocation location;
 };

@@ -12,6 +12,7 @@
 #include "operators/timestamps_and_watermarks_operator.h"
 #include "operators/window/trigger.h"
 #include "operators/window/window_operator.h"
+#include "operators/window/window_top_n_operator.h"
 #include "runtime/core/errors.h"
 #include "runtime/eventtime/make_watermark_strategy.h"
 #include "runtime/graph/job_resources.h"
@@ -306,6 +307,7 @@ void RegisterOperatorBuiltins(OperatorRegistry& registry) {
   registry.Register("sink", CompileSink);
   registry.Register("assign-timestamps-and-watermarks", CompileAssignTimestamps);
   registry.Register("window", CompileWindow);
+  RegisterWindowTopN(registry);
 }
 
 }  // namespace tidemark

@@ -1,10 +1,13 @@
 #include "operators/window/window_aggregates.h"
 
+#include <absl/container/flat_hash_set.h>
 #include <algorithm>
 #include <bit>
+#include <cmath>
 
 #include <fmt/format.h>
 
+#include "operators/window/sketches.h"
 #include "runtime/core/errors.h"
 
 namespace tidemark {
@@ -33,6 +36,295 @@ int CompareValues(const Value& a, const Value& b) {
 
 using Accumulator = AggregateAccumulator;
 
+// ---- Rich accumulators: the state of the kinds `IsRichAggregate` names, one per (window,
+// aggregate), beside its AggregateAccumulator (whose `count` still counts the non-NULL values).
+
+// The 8 bytes a distinct fixed-width value is compared and hashed by: doubles by their bits with
+// every NaN as one (Java's Double.equals), so 0.0 and -0.0 are two values as in Flink's
+// distinct keys; bools 0 / 1.
+uint64_t DistinctBits(const Row& row, size_t slot, FieldType t) {
+  if (t == FieldType::kBool) {
+    return row.GetBool(slot) ? 1 : 0;
+  }
+  if (t == FieldType::kDouble && std::isnan(row.GetDouble(slot))) {
+    return 0x7ff8000000000000ULL;
+  }
+  return row.GetBits(slot);
+}
+
+class RichAccumulator {
+ public:
+  virtual ~RichAccumulator() = default;
+  // A non-NULL value at `slot` of `row`, the `seq`-th element to arrive.
+  virtual void Add(const Row& row, size_t slot, uint64_t seq) = 0;
+  // `other` is of the same aggregate.
+  virtual void MergeFrom(const RichAccumulator& other) = 0;
+  virtual void Write(StateWriter& writer) const = 0;
+  virtual void Read(StateReader& reader) = 0;
+  // The result into `row` at `at`; left NULL when nothing was added (count-distinct: 0).
+  virtual void Result(Row& row, size_t at) const = 0;
+  virtual int64_t Bytes() const = 0;
+};
+
+// COUNT(DISTINCT x): the distinct values themselves (exact).
+class CountDistinctAccumulator : public RichAccumulator {
+ public:
+  explicit CountDistinctAccumulator(FieldType type) : type_(type) {}
+  void Add(const Row& row, size_t slot, uint64_t /*seq*/) override {
+    if (type_ == FieldType::kString) {
+      strings_.emplace(row.GetString(slot));
+    } else {
+      bits_.insert(DistinctBits(row, slot, type_));
+    }
+  }
+  void MergeFrom(const RichAccumulator& other) override {
+    const auto& o = static_cast<const CountDistinctAccumulator&>(other);
+    bits_.insert(o.bits_.begin(), o.bits_.end());
+    strings_.insert(o.strings_.begin(), o.strings_.end());
+  }
+  // Sorted, so a snapshot's bytes do not depend on the hash table's order.
+  void Write(StateWriter& writer) const override {
+    if (type_ == FieldType::kString) {
+      std::vector<std::string_view> sorted(strings_.begin(), strings_.end());
+      std::sort(sorted.begin(), sorted.end());
+      writer.WriteU32(static_cast<uint32_t>(sorted.size()));
+      for (std::string_view v : sorted) {
+        writer.WriteString(v);
+      }
+    } else {
+      std::vector<uint64_t> sorted(bits_.begin(), bits_.end());
+      std::sort(sorted.begin(), sorted.end());
+      writer.WriteU32(static_cast<uint32_t>(sorted.size()));
+      for (uint64_t v : sorted) {
+        writer.WriteI64(static_cast<int64_t>(v));
+      }
+    }
+  }
+  void Read(StateReader& reader) override {
+    const uint32_t n = reader.ReadU32();
+    if (n > reader.remaining() / 4) {
+      throw StateCorrupt("window snapshot: a distinct set with a bad number of values");
+    }
+    bits_.clear();
+    strings_.clear();
+    for (uint32_t i = 0; i < n; ++i) {
+      if (type_ == FieldType::kString) {
+        strings_.insert(reader.ReadString());
+      } else {
+        bits_.insert(static_cast<uint64_t>(reader.ReadI64()));
+      }
+    }
+  }
+  void Result(Row& row, size_t at) const override {
+    row.SetInt64(at, static_cast<int64_t>(bits_.size() + strings_.size()));
+  }
+  int64_t Bytes() const override {
+    int64_t bytes = static_cast<int64_t>(bits_.size() * sizeof(uint64_t));
+    for (const std::string& v : strings_) {
+      bytes += static_cast<int64_t>(sizeof(std::string) + v.size());
+    }
+    return bytes;
+  }
+
+ private:
+  FieldType type_;
+  absl::flat_hash_set<uint64_t> bits_;
+  absl::flat_hash_set<std::string> strings_;
+};
+
+// APPROX_COUNT_DISTINCT(x): a HyperLogLog of the values' canonical bytes.
+class ApproxCountDistinctAccumulator : public RichAccumulator {
+ public:
+  explicit ApproxCountDistinctAccumulator(FieldType type) : type_(type) {}
+  void Add(const Row& row, size_t slot, uint64_t /*seq*/) override {
+    if (type_ == FieldType::kString) {
+      hll_.AddHash(HyperLogLog::HashBytes(row.GetString(slot)));
+    } else {
+      const uint64_t bits = DistinctBits(row, slot, type_);
+      hll_.AddHash(HyperLogLog::HashBytes(
+          std::string_view(reinterpret_cast<const char*>(&bits), sizeof bits)));
+    }
+  }
+  void MergeFrom(const RichAccumulator& other) override {
+    hll_.Merge(static_cast<const ApproxCountDistinctAccumulator&>(other).hll_);
+  }
+  void Write(StateWriter& writer) const override { hll_.Write(writer); }
+  void Read(StateReader& reader) override { hll_.Read(reader); }
+  void Result(Row& row, size_t at) const override { row.SetInt64(at, hll_.Estimate()); }
+  int64_t Bytes() const override { return static_cast<int64_t>(hll_.bytes()); }
+
+ private:
+  FieldType type_;
+  HyperLogLog hll_;
+};
+
+double NumericAsDouble(const Row& row, size_t slot, FieldType t) {
+  return t == FieldType::kDouble ? row.GetDouble(slot) : static_cast<double>(row.GetInt64(slot));
+}
+
+// PERCENTILE(x, p): every value; the result interpolates linearly at rank p * (n - 1) of the
+// sorted values with Flink's PercentileAggFunction's arithmetic (as Hive and Spark). NaN values
+// are left out (Flink sorts NaN above every number).
+class PercentileAccumulator : public RichAccumulator {
+ public:
+  PercentileAccumulator(FieldType type, double percentage) : type_(type), p_(percentage) {}
+  void Add(const Row& row, size_t slot, uint64_t /*seq*/) override {
+    const double x = NumericAsDouble(row, slot, type_);
+    if (!std::isnan(x)) {
+      values_.push_back(x);
+      sorted_ = false;
+    }
+  }
+  void MergeFrom(const RichAccumulator& other) override {
+    const auto& o = static_cast<const PercentileAccumulator&>(other);
+    values_.insert(values_.end(), o.values_.begin(), o.values_.end());
+    sorted_ = false;
+  }
+  void Write(StateWriter& writer) const override {
+    writer.WriteU32(static_cast<uint32_t>(values_.size()));
+    for (double v : values_) {
+      writer.WriteF64(v);
+    }
+  }
+  void Read(StateReader& reader) override {
+    const uint32_t n = reader.ReadU32();
+    if (n > reader.remaining() / 8) {
+      throw StateCorrupt("window snapshot: a percentile with a bad number of values");
+    }
+    values_.clear();
+    for (uint32_t i = 0; i < n; ++i) {
+      values_.push_back(reader.ReadF64());
+    }
+    sorted_ = false;
+  }
+  void Result(Row& row, size_t at) const override {
+    if (values_.empty()) {
+      return;
+    }
+    if (!sorted_) {
+      std::sort(values_.begin(), values_.end());
+      sorted_ = true;
+    }
+    // Flink's arithmetic, bit for bit: the 1-based position p * (n - 1) + 1 between the values
+    // at floor and ceil, weighted (ceil - position) and (position - floor).
+    const double position = p_ * static_cast<double>(values_.size() - 1) + 1;
+    const double lower = std::floor(position);
+    const double higher = std::ceil(position);
+    const double a = values_[static_cast<size_t>(lower) - 1];
+    const double b = values_[static_cast<size_t>(higher) - 1];
+    row.SetDouble(at, a == b ? a : (higher - position) * a + (position - lower) * b);
+  }
+  int64_t Bytes() const override { return static_cast<int64_t>(values_.size() * sizeof(double)); }
+
+ private:
+  FieldType type_;
+  double p_;
+  mutable std::vector<double> values_;  // sorted at a firing (the order does not matter)
+  mutable bool sorted_ = true;
+};
+
+// APPROX_PERCENTILE(x, p): a t-digest.
+class ApproxPercentileAccumulator : public RichAccumulator {
+ public:
+  ApproxPercentileAccumulator(FieldType type, double percentage) : type_(type), p_(percentage) {}
+  void Add(const Row& row, size_t slot, uint64_t /*seq*/) override {
+    digest_.Add(NumericAsDouble(row, slot, type_));
+  }
+  void MergeFrom(const RichAccumulator& other) override {
+    digest_.Merge(static_cast<const ApproxPercentileAccumulator&>(other).digest_);
+  }
+  void Write(StateWriter& writer) const override { digest_.Write(writer); }
+  void Read(StateReader& reader) override { digest_.Read(reader); }
+  void Result(Row& row, size_t at) const override {
+    if (digest_.count() > 0) {
+      row.SetDouble(at, digest_.Quantile(p_));
+    }
+  }
+  int64_t Bytes() const override { return static_cast<int64_t>(digest_.bytes()); }
+
+ private:
+  FieldType type_;
+  double p_;
+  mutable TDigest digest_;  // compressed at a firing (the same values, the same quantiles)
+};
+
+// LISTAGG(x, sep): the strings with their arrival numbers, joined in arrival order (merged
+// sessions too).
+class ListAggAccumulator : public RichAccumulator {
+ public:
+  explicit ListAggAccumulator(std::string separator) : separator_(std::move(separator)) {}
+  void Add(const Row& row, size_t slot, uint64_t seq) override {
+    items_.emplace_back(seq, std::string(row.GetString(slot)));
+  }
+  void MergeFrom(const RichAccumulator& other) override {
+    const auto& o = static_cast<const ListAggAccumulator&>(other);
+    items_.insert(items_.end(), o.items_.begin(), o.items_.end());
+  }
+  void Write(StateWriter& writer) const override {
+    writer.WriteU32(static_cast<uint32_t>(items_.size()));
+    for (const auto& [seq, v] : items_) {
+      writer.WriteI64(static_cast<int64_t>(seq));
+      writer.WriteString(v);
+    }
+  }
+  void Read(StateReader& reader) override {
+    const uint32_t n = reader.ReadU32();
+    if (n > reader.remaining() / 12) {
+      throw StateCorrupt("window snapshot: a listagg with a bad number of values");
+    }
+    items_.clear();
+    for (uint32_t i = 0; i < n; ++i) {
+      const auto seq = static_cast<uint64_t>(reader.ReadI64());
+      items_.emplace_back(seq, reader.ReadString());
+    }
+  }
+  void Result(Row& row, size_t at) const override {
+    if (items_.empty()) {
+      return;
+    }
+    std::stable_sort(items_.begin(), items_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string joined;
+    for (size_t i = 0; i < items_.size(); ++i) {
+      if (i > 0) {
+        joined += separator_;
+      }
+      joined += items_[i].second;
+    }
+    row.SetString(at, joined);
+  }
+  int64_t Bytes() const override {
+    int64_t bytes = 0;
+    for (const auto& item : items_) {
+      bytes += static_cast<int64_t>(sizeof(item) + item.second.size());
+    }
+    return bytes;
+  }
+
+ private:
+  std::string separator_;
+  mutable std::vector<std::pair<uint64_t, std::string>> items_;  // sorted at a firing
+};
+
+std::unique_ptr<RichAccumulator> MakeRichAccumulator(const ResolvedAggregate& agg) {
+  switch (agg.kind) {
+    case AggregateKind::kCountDistinct:
+      return std::make_unique<CountDistinctAccumulator>(agg.input_type);
+    case AggregateKind::kApproxCountDistinct:
+      return std::make_unique<ApproxCountDistinctAccumulator>(agg.input_type);
+    case AggregateKind::kPercentile:
+      return std::make_unique<PercentileAccumulator>(agg.input_type, agg.percentage);
+    case AggregateKind::kApproxPercentile:
+      return std::make_unique<ApproxPercentileAccumulator>(agg.input_type, agg.percentage);
+    case AggregateKind::kListAgg:
+      return std::make_unique<ListAggAccumulator>(agg.separator);
+    default:
+      return nullptr;
+  }
+}
+
+using RichAccumulators = std::vector<std::unique_ptr<RichAccumulator>>;
+
 class AggregateState : public WindowState {
  public:
   // `arrivals` is the owning function's element counter: arrival order across all panes, so
@@ -40,21 +332,50 @@ class AggregateState : public WindowState {
   AggregateState(const std::vector<ResolvedAggregate>& aggregates, uint64_t& arrivals)
       : aggregates_(aggregates), arrivals_(arrivals) {
     accumulators_.resize(aggregates.size());
+    for (size_t i = 0; i < aggregates.size(); ++i) {
+      if (IsRichAggregate(aggregates[i].kind)) {
+        if (rich_.empty()) {
+          rich_.resize(aggregates.size());
+        }
+        rich_[i] = MakeRichAccumulator(aggregates[i]);
+      }
+    }
   }
 
   void Add(const StreamRecord& record) override {
-    AddTo(aggregates_, accumulators_.data(), record, ++arrivals_);
+    const uint64_t seq = ++arrivals_;
+    AddTo(aggregates_, accumulators_.data(), record, seq);
+    for (size_t i = 0; i < rich_.size(); ++i) {
+      if (rich_[i] != nullptr) {
+        const auto slot = static_cast<size_t>(aggregates_[i].slot);
+        if (!record.row.IsNull(slot)) {
+          rich_[i]->Add(record.row, slot, seq);
+        }
+      }
+    }
   }
 
   void MergeFrom(const WindowState& other_state) override {
     const auto& other = static_cast<const AggregateState&>(other_state);
     MergeInto(aggregates_, accumulators_.data(), other.accumulators_.data());
+    for (size_t i = 0; i < rich_.size(); ++i) {
+      if (rich_[i] != nullptr) {
+        rich_[i]->MergeFrom(*other.rich_[i]);
+      }
+    }
   }
 
+  // The rich accumulators follow the plain ones, so a window without them writes the bytes it
+  // always did.
   void WriteTo(StateWriter& writer) const override {
     writer.WriteU32(static_cast<uint32_t>(accumulators_.size()));
     for (const Accumulator& a : accumulators_) {
       WriteAccumulator(writer, a);
+    }
+    for (const auto& r : rich_) {
+      if (r != nullptr) {
+        r->Write(writer);
+      }
     }
   }
   void ReadFrom(StateReader& reader, const RowLayout* /*element_layout*/) override {
@@ -64,6 +385,21 @@ class AggregateState : public WindowState {
     for (Accumulator& a : accumulators_) {
       a = ReadAccumulator(reader);
     }
+    for (const auto& r : rich_) {
+      if (r != nullptr) {
+        r->Read(reader);
+      }
+    }
+  }
+
+  // Null, or one per aggregate (null for the plain kinds).
+  const RichAccumulator* rich(size_t i) const { return rich_.empty() ? nullptr : rich_[i].get(); }
+  int64_t RichBytes() const {
+    int64_t bytes = 0;
+    for (const auto& r : rich_) {
+      bytes += r != nullptr ? r->Bytes() : 0;
+    }
+    return bytes;
   }
 
   const std::vector<Accumulator>& accumulators() const { return accumulators_; }
@@ -83,8 +419,11 @@ class AggregateState : public WindowState {
       if (row.IsNull(slot)) {
         continue;
       }
-      if (agg.kind == AggregateKind::kCount) {
+      if (agg.kind == AggregateKind::kCount || IsRichAggregate(agg.kind)) {
         ++acc.count;
+      } else if (agg.kind == AggregateKind::kFirstValue || agg.kind == AggregateKind::kLastValue) {
+        FoldByTime(agg.kind, acc, row.Get(slot),
+                   record.has_timestamp ? record.timestamp : kMinTimestamp, seq, 1);
       } else if (agg.kind == AggregateKind::kSum || agg.kind == AggregateKind::kAvg) {
         // Typed: int64 / timestamp add to both sums (the int one wraps, as Java's long), a
         // double or a bool (0 / 1) to the double one.
@@ -119,8 +458,12 @@ class AggregateState : public WindowState {
       const Accumulator& o = from[i];
       Accumulator& acc = into[i];
       const AggregateKind kind = aggregates[i].kind;
-      if (kind == AggregateKind::kCount) {
+      if (kind == AggregateKind::kCount || IsRichAggregate(kind)) {
         acc.count += o.count;
+      } else if (kind == AggregateKind::kFirstValue || kind == AggregateKind::kLastValue) {
+        if (o.count > 0) {
+          FoldByTime(kind, acc, o.value, o.int_sum, o.seq, o.count);
+        }
       } else if (kind == AggregateKind::kSum || kind == AggregateKind::kAvg) {
         acc.count += o.count;
         acc.int_sum = static_cast<int64_t>(static_cast<uint64_t>(acc.int_sum) +
@@ -133,6 +476,23 @@ class AggregateState : public WindowState {
   }
 
  private:
+  // first-value / last-value: the value of the earliest / latest event time `ts` (kept in
+  // `int_sum`); equal times go by arrival (`seq`), the earlier first / the later last.
+  static void FoldByTime(AggregateKind kind, Accumulator& acc, const Value& v, int64_t ts,
+                         uint64_t seq, int64_t n) {
+    const bool first_value = acc.count == 0;
+    acc.count += n;
+    const bool take =
+        first_value || (kind == AggregateKind::kFirstValue
+                            ? (ts < acc.int_sum || (ts == acc.int_sum && seq < acc.seq))
+                            : (ts > acc.int_sum || (ts == acc.int_sum && seq >= acc.seq)));
+    if (take) {
+      acc.value = v;
+      acc.int_sum = ts;
+      acc.seq = seq;
+    }
+  }
+
   static void Fold(AggregateKind kind, Accumulator& acc, const Value& v, uint64_t seq, int64_t n) {
     const bool first_value = acc.count == 0;
     acc.count += n;
@@ -169,12 +529,15 @@ class AggregateState : public WindowState {
           acc.seq = seq;
         }
         break;
+      default:  // by event time (FoldByTime) or rich: not folded here
+        break;
     }
   }
 
   const std::vector<ResolvedAggregate>& aggregates_;
   uint64_t& arrivals_;
   std::vector<Accumulator> accumulators_;
+  RichAccumulators rich_;
 };
 
 const char* KindName(AggregateKind k) {
@@ -193,6 +556,20 @@ const char* KindName(AggregateKind k) {
       return "first";
     case AggregateKind::kLast:
       return "last";
+    case AggregateKind::kFirstValue:
+      return "first-value";
+    case AggregateKind::kLastValue:
+      return "last-value";
+    case AggregateKind::kCountDistinct:
+      return "count-distinct";
+    case AggregateKind::kApproxCountDistinct:
+      return "approx-count-distinct";
+    case AggregateKind::kPercentile:
+      return "percentile";
+    case AggregateKind::kApproxPercentile:
+      return "approx-percentile";
+    case AggregateKind::kListAgg:
+      return "listagg";
   }
   return "?";
 }
@@ -202,10 +579,20 @@ const char* KindName(AggregateKind k) {
 ResolvedAggregate ResolveAggregate(const AggregateSpec& spec, const Schema& input) {
   ResolvedAggregate out;
   static const std::pair<const char*, AggregateKind> kKinds[] = {
-      {"count", AggregateKind::kCount}, {"sum", AggregateKind::kSum},
-      {"min", AggregateKind::kMin},     {"max", AggregateKind::kMax},
-      {"avg", AggregateKind::kAvg},     {"first", AggregateKind::kFirst},
-      {"last", AggregateKind::kLast}};
+      {"count", AggregateKind::kCount},
+      {"sum", AggregateKind::kSum},
+      {"min", AggregateKind::kMin},
+      {"max", AggregateKind::kMax},
+      {"avg", AggregateKind::kAvg},
+      {"first", AggregateKind::kFirst},
+      {"last", AggregateKind::kLast},
+      {"first-value", AggregateKind::kFirstValue},
+      {"last-value", AggregateKind::kLastValue},
+      {"count-distinct", AggregateKind::kCountDistinct},
+      {"approx-count-distinct", AggregateKind::kApproxCountDistinct},
+      {"percentile", AggregateKind::kPercentile},
+      {"approx-percentile", AggregateKind::kApproxPercentile},
+      {"listagg", AggregateKind::kListAgg}};
   bool known = false;
   for (const auto& [name, kind] : kKinds) {
     if (spec.function == name) {
@@ -215,7 +602,9 @@ ResolvedAggregate ResolveAggregate(const AggregateSpec& spec, const Schema& inpu
   }
   if (!known) {
     throw InvalidArgument(fmt::format(
-        "unknown aggregate function '{}' (expected count, sum, min, max, avg, first or last)",
+        "unknown aggregate function '{}' (expected count, sum, min, max, avg, first, last, "
+        "first-value, last-value, count-distinct, approx-count-distinct, percentile, "
+        "approx-percentile or listagg)",
         spec.function));
   }
   if (spec.field.empty()) {
@@ -247,6 +636,37 @@ ResolvedAggregate ResolveAggregate(const AggregateSpec& spec, const Schema& inpu
                             ? FieldType::kInt64
                             : FieldType::kDouble;
       break;
+    case AggregateKind::kCountDistinct:
+    case AggregateKind::kApproxCountDistinct:
+      out.output_type = FieldType::kInt64;
+      break;
+    case AggregateKind::kPercentile:
+    case AggregateKind::kApproxPercentile:
+      // Flink's PERCENTILE takes a NUMERIC expression and returns DOUBLE.
+      if (in_type != FieldType::kInt64 && in_type != FieldType::kDouble) {
+        throw InvalidArgument(
+            fmt::format("aggregate '{}': field '{}' is {}; {} takes an int64 or "
+                        "double field",
+                        spec.function, spec.field, ToString(in_type), spec.function));
+      }
+      if (!(spec.percentage >= 0 && spec.percentage <= 1)) {
+        throw InvalidArgument(
+            fmt::format("aggregate '{}': percentage must be between 0 and 1", spec.function));
+      }
+      out.percentage = spec.percentage;
+      out.output_type = FieldType::kDouble;
+      break;
+    case AggregateKind::kListAgg:
+      // Flink's LISTAGG takes a string expression.
+      if (in_type != FieldType::kString) {
+        throw InvalidArgument(fmt::format(
+            "aggregate 'listagg': field '{}' is {}; listagg joins strings (convert it with a map "
+            "first, e.g. set: {{{}_text: \"CAST({} AS STRING)\"}})",
+            spec.field, ToString(in_type), spec.field, spec.field));
+      }
+      out.separator = spec.separator;
+      out.output_type = FieldType::kString;
+      break;
     default:
       out.output_type = in_type;
       break;
@@ -256,7 +676,9 @@ ResolvedAggregate ResolveAggregate(const AggregateSpec& spec, const Schema& inpu
   } else if (out.slot < 0) {
     out.name = "count";
   } else {
-    out.name = fmt::format("{}_{}", KindName(out.kind), spec.field);
+    std::string function = KindName(out.kind);
+    std::replace(function.begin(), function.end(), '-', '_');
+    out.name = fmt::format("{}_{}", function, spec.field);
   }
   return out;
 }
@@ -310,9 +732,22 @@ bool AggregatingWindowFunction::CanPreAggregate() const {
         break;
       case AggregateKind::kAvg:
         return false;
+      default:  // first-value / last-value and the rich kinds: no narrow form
+        return false;
     }
   }
   return true;
+}
+
+bool AggregatingWindowFunction::HasNarrowForm() const {
+  return std::none_of(aggregates_.begin(), aggregates_.end(), [](const ResolvedAggregate& a) {
+    return IsRichAggregate(a.kind) || a.kind == AggregateKind::kFirstValue ||
+           a.kind == AggregateKind::kLastValue;
+  });
+}
+
+int64_t AggregatingWindowFunction::RichStateBytes(const WindowState& state) const {
+  return static_cast<const AggregateState&>(state).RichBytes();
 }
 
 void AggregatingWindowFunction::Accumulate(AggregateAccumulator* accs,
@@ -365,7 +800,15 @@ const AggregateAccumulator* AggregatingWindowFunction::AccumulatorsOf(
 
 void AggregatingWindowFunction::Process(const Context& ctx, const WindowState& state,
                                         std::vector<Row>& out) const {
-  ProcessAccumulators(ctx, static_cast<const AggregateState&>(state).accumulators().data(), out);
+  const auto& s = static_cast<const AggregateState&>(state);
+  Row row;
+  FillResultRow(ctx, s.accumulators().data(), row);
+  for (size_t i = 0; i < aggregates_.size(); ++i) {
+    if (const RichAccumulator* r = s.rich(i); r != nullptr && s.accumulators()[i].count > 0) {
+      r->Result(row, ctx.key.size() + 2 + i);
+    }
+  }
+  out.push_back(std::move(row));
 }
 
 void AggregatingWindowFunction::ProcessAccumulators(const Context& ctx,
@@ -394,6 +837,9 @@ void AggregatingWindowFunction::FillResultRow(const Context& ctx, const Aggregat
     const Accumulator& acc = accs[i];
     if (agg.kind == AggregateKind::kCount) {
       row.SetInt64(at, acc.count);
+    } else if (agg.kind == AggregateKind::kCountDistinct ||
+               agg.kind == AggregateKind::kApproxCountDistinct) {
+      row.SetInt64(at, 0);  // no non-NULL value; `Process` sets the count otherwise
     } else if (acc.count == 0) {
       // NULL: Reset left it so.
     } else if (agg.kind == AggregateKind::kSum) {
@@ -404,6 +850,8 @@ void AggregatingWindowFunction::FillResultRow(const Context& ctx, const Aggregat
       }
     } else if (agg.kind == AggregateKind::kAvg) {
       row.SetDouble(at, acc.double_sum / static_cast<double>(acc.count));
+    } else if (IsRichAggregate(agg.kind)) {
+      // Set by `Process` from the window's rich accumulator.
     } else {
       row.Set(at, acc.value);
     }
@@ -504,6 +952,9 @@ SliceAggregates::SliceAggregates(const std::vector<ResolvedAggregate>& aggregate
         c.form = agg.kind == AggregateKind::kFirst ? Form::kFirst : Form::kLast;
         at += 3;
         break;
+      default:
+        // No narrow form (`HasNarrowForm`): the operator keeps per-window states for these.
+        throw InvalidArgument(fmt::format("aggregate '{}' has no slice form", agg.name));
     }
     if (c.form != Form::kCount && c.form != Form::kSum && c.type == FieldType::kString) {
       has_strings_ = true;

@@ -10,8 +10,32 @@
 
 namespace tidemark {
 
-/// The built-in incremental aggregates of a `type: window` operator.
-enum class AggregateKind { kCount, kSum, kMin, kMax, kAvg, kFirst, kLast };
+/// The built-in incremental aggregates of a `type: window` operator. `first` / `last` take the
+/// first / last value in arrival order (Flink's FIRST_VALUE / LAST_VALUE); `first-value` /
+/// `last-value` the value of the earliest / latest event time (ties: arrival order).
+/// The kinds from kCountDistinct on keep more than a fixed accumulator (`IsRichAggregate`):
+/// the exact distinct set, a HyperLogLog, the values, a t-digest, the strings.
+enum class AggregateKind {
+  kCount,
+  kSum,
+  kMin,
+  kMax,
+  kAvg,
+  kFirst,
+  kLast,
+  kFirstValue,           ///< by event time
+  kLastValue,            ///< by event time
+  kCountDistinct,        ///< COUNT(DISTINCT x), exact
+  kApproxCountDistinct,  ///< HyperLogLog (sketches.h)
+  kPercentile,           ///< PERCENTILE(x, p), exact
+  kApproxPercentile,     ///< t-digest (sketches.h)
+  kListAgg,              ///< LISTAGG(x, sep)
+};
+
+/// Whether `kind` keeps a variable-size (or sketch) accumulator beside its `AggregateAccumulator`.
+inline bool IsRichAggregate(AggregateKind kind) {
+  return kind >= AggregateKind::kCountDistinct;
+}
 
 /// An `AggregateSpec` resolved against the input schema at job-compile time.
 struct ResolvedAggregate {
@@ -19,18 +43,23 @@ struct ResolvedAggregate {
   int slot = -1;  ///< input field; -1 for `count` without a field (counts records)
   FieldType input_type = FieldType::kInt64;  ///< the input field's type (kInt64 without a field)
   FieldType output_type = FieldType::kInt64;
-  std::string name;  ///< output column
+  std::string name;       ///< output column
+  double percentage = 0;  ///< percentile / approx-percentile, in [0, 1]
+  std::string separator;  ///< listagg
 };
 
 /// Resolves one aggregate: known function, existing field (required except for `count`),
-/// numeric field for sum/avg. Default names: `count`, `<function>_<field>`.
+/// numeric field for sum / avg / percentile / approx-percentile, a string field for listagg.
+/// Default names: `count`, `<function>_<field>` (`-` as `_`).
 /// Throws `InvalidArgument` with a message naming the function and field.
 ResolvedAggregate ResolveAggregate(const AggregateSpec& spec, const Schema& input);
 
 /// The running value of one aggregate over a set of elements (a window, or a slice of one).
 /// Value type. `count` is the number of non-NULL values seen (records, for a field-less
 /// `count`); `value` holds min / max / first / last, and `seq` the arrival number of a first /
-/// last value so that merged accumulators keep arrival order.
+/// last value so that merged accumulators keep arrival order; first-value / last-value keep the
+/// value's event time in `int_sum`. The rich kinds (`IsRichAggregate`) keep their state beside it,
+/// in the window's `WindowState`.
 struct AggregateAccumulator {
   int64_t count = 0;
   int64_t int_sum = 0;
@@ -131,8 +160,12 @@ class SliceAggregates {
 };
 
 /// The window function of `type: window` operators: incremental accumulators (Flink's
-/// AggregateFunction) for count / sum / min / max / avg / first / last, NULLs ignored
-/// (`count` without a field counts records). Result row per firing, of `output_layout`:
+/// AggregateFunction) for count / sum / min / max / avg / first / last / first-value / last-value
+/// and, kept per window beside them, count-distinct (an exact set), approx-count-distinct (a
+/// HyperLogLog), percentile (the values), approx-percentile (a t-digest) and listagg (the
+/// strings with their arrival numbers), NULLs ignored (`count` without a field counts records).
+/// Every one merges exactly (session windows), except that a merged t-digest is a t-digest of
+/// the same values compressed in another order. Result row per firing, of `output_layout`:
 /// `key fields..., window_start, window_end, aggregates...[, watermark]` and, when the layout has
 /// one more field (the operator's `firing` column), that field left NULL for the operator to
 /// set; a window whose aggregates saw no non-NULL value yields NULL for them (count yields 0).
@@ -168,7 +201,13 @@ class AggregatingWindowFunction : public WindowFunction {
   /// arrival order: count, an int64 `sum`, min / max of a non-double field and first / last.
   /// False for `avg` and a double `sum` (floating-point addition is not associative) and for
   /// min / max of doubles (NaN and -0.0 / 0.0 make the kept value depend on the order).
+  /// False with first-value / last-value and the rich kinds (their accumulators have no narrow
+  /// `SliceAggregates` form yet: those windows keep per-window states).
   bool CanPreAggregate() const;
+  /// Whether every accumulator has a narrow `SliceAggregates` form (the flat session path).
+  bool HasNarrowForm() const;
+  /// Bytes held by the rich accumulators of `state`, a state of this function (0 without them).
+  int64_t RichStateBytes(const WindowState& state) const;
   size_t num_aggregates() const { return aggregates_.size(); }
   /// The arrival number of the next element (what `Accumulate` numbers it with).
   uint64_t NextArrival() const { return ++arrivals_; }

@@ -1,5 +1,6 @@
 #include "operators/window/window_block.h"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -18,9 +19,12 @@ constexpr auto kWindowKeys = std::to_array<std::string_view>(
 constexpr auto kAssigners =
     std::to_array<std::string_view>({"tumbling", "sliding", "session", "global"});
 constexpr auto kWindowTimes = std::to_array<std::string_view>({"event", "processing"});
-constexpr auto kAggregateKeys = std::to_array<std::string_view>({"fn", "field", "as"});
+constexpr auto kAggregateKeys =
+    std::to_array<std::string_view>({"fn", "field", "as", "percentage", "separator"});
 constexpr auto kAggregateFunctions =
-    std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last"});
+    std::to_array<std::string_view>({"count", "sum", "min", "max", "avg", "first", "last",
+                                     "count-distinct", "approx-count-distinct", "percentile",
+                                     "approx-percentile", "first-value", "last-value", "listagg"});
 
 std::vector<AggregateSpec> ParseAggregates(BlockReader& r, const BlockField& field) {
   std::vector<AggregateSpec> aggregates;
@@ -41,6 +45,8 @@ std::vector<AggregateSpec> ParseAggregates(BlockReader& r, const BlockField& fie
     AggregateSpec aggregate;
     aggregate.location = item.location;
     std::optional<BlockField> fn_field;
+    std::optional<BlockField> percentage;
+    std::optional<BlockField> separator;
     if (item.IsScalar()) {
       fn_field = r.Item(item, path);
     } else if (std::optional<BlockMap> map = r.OpenMap(item, item.location, path, kAggregateKeys)) {
@@ -51,6 +57,8 @@ std::vector<AggregateSpec> ParseAggregates(BlockReader& r, const BlockField& fie
       if (std::optional<BlockField> f = map->Get("as")) {
         aggregate.as = r.ReadString(*f).value_or("");
       }
+      percentage = map->Get("percentage");
+      separator = map->Get("separator");
     } else {
       continue;
     }
@@ -62,6 +70,45 @@ std::vector<AggregateSpec> ParseAggregates(BlockReader& r, const BlockField& fie
       continue;
     }
     aggregate.function = *fn;
+    // percentile's fraction (Flink's PERCENTILE(x, p)) and listagg's separator (LISTAGG(x, sep)).
+    const bool takes_percentage = *fn == "percentile" || *fn == "approx-percentile";
+    if (percentage && !takes_percentage) {
+      r.Error(percentage->key_location, percentage->path,
+              fmt::format("does not apply to {} (only to percentile and approx-percentile)", *fn));
+      continue;
+    }
+    if (takes_percentage) {
+      if (!percentage) {
+        r.Error(item.location, path + ".percentage",
+                fmt::format("missing required key ({} needs a percentage between 0 and 1, "
+                            "like {{fn: {}, field: fare, percentage: 0.9}})",
+                            *fn, *fn));
+        continue;
+      }
+      std::optional<double> p = r.ReadNumber(*percentage);
+      if (!p) {
+        continue;
+      }
+      if (!(*p >= 0 && *p <= 1)) {
+        r.ValueError(*percentage,
+                     fmt::format("must be between 0 and 1 (0.9 is the 90th percentile), got {}",
+                                 percentage->value->scalar));
+        continue;
+      }
+      aggregate.percentage = *p;
+    }
+    if (separator) {
+      if (*fn != "listagg") {
+        r.Error(separator->key_location, separator->path,
+                fmt::format("does not apply to {} (only to listagg)", *fn));
+        continue;
+      }
+      std::optional<std::string> sep = r.ReadString(*separator, /*allow_empty=*/true);
+      if (!sep) {
+        continue;
+      }
+      aggregate.separator = *sep;
+    }
     if (aggregate.function != "count" && aggregate.field.empty()) {
       if (item.IsMap() && item.Find("field") == nullptr) {
         r.Error(item.location, path + ".field",
@@ -74,8 +121,9 @@ std::vector<AggregateSpec> ParseAggregates(BlockReader& r, const BlockField& fie
       continue;
     }
     if (aggregate.as.empty()) {
-      aggregate.as =
-          aggregate.field.empty() ? aggregate.function : aggregate.function + "_" + aggregate.field;
+      std::string function = aggregate.function;
+      std::replace(function.begin(), function.end(), '-', '_');  // a column name SQL can read
+      aggregate.as = aggregate.field.empty() ? function : function + "_" + aggregate.field;
     }
     if (auto [it, inserted] = outputs.emplace(aggregate.as, path); !inserted) {
       r.Error(item.location, path,

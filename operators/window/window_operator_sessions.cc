@@ -33,7 +33,8 @@ void WindowOperator::InitSessions() {
   const WindowFunction& function = *function_;
   if (sliced_ || typeid(assigner) != typeid(SessionWindows) || !assigner.IsEventTime() ||
       typeid(trigger) != typeid(EventTimeTrigger) ||
-      typeid(function) != typeid(AggregatingWindowFunction) || options_.allowed_lateness_ms != 0) {
+      typeid(function) != typeid(AggregatingWindowFunction) || options_.allowed_lateness_ms != 0 ||
+      !static_cast<const AggregatingWindowFunction&>(function).HasNarrowForm()) {
     return;
   }
   const auto& sessions = static_cast<const SessionWindows&>(assigner);

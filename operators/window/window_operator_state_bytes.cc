@@ -49,7 +49,8 @@ int64_t WindowOperator::StateBytes() const {
           bytes += ElementStateBytes(e);
         }
       } else {
-        bytes += PaneStateBytes(key_bytes, aggregating ? aggregating->num_aggregates() : 1);
+        bytes += PaneStateBytes(key_bytes, aggregating ? aggregating->num_aggregates() : 1) +
+                 (aggregating ? aggregating->RichStateBytes(*state) : 0);
       }
     }
   }

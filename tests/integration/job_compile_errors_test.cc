@@ -407,5 +407,46 @@ TEST(JobCompileErrorsTest, CheckpointingAndRestartBlocksCompile) {
   EXPECT_EQ(FirstError(Job(body) + kSink), "");
 }
 
+// `type: window-top-n` (operators/window/window_top_n_operator.cc): each mistake at its node.
+TEST(JobCompileErrorsTest, WindowTopNMistakes) {
+  auto top_n = [](const std::string& block) {
+    return FirstError(Job("  - id: per-user\n"    // 10
+                          "    type: window\n"    // 11
+                          "    input: source\n"   // 12
+                          "    key-by: [user]\n"  // 13
+                          "    window: {assigner: tumbling, size: 1s, aggregate: "
+                          "[count, {fn: sum, field: amount, as: total}]}\n"  // 14
+                          "  - id: w\n"                                      // 15
+                          "    type: window-top-n\n"                         // 16
+                          "    input: per-user\n" +                          // 17
+                          block) +                                           // from 18
+                      kSink);
+  };
+  EXPECT_EQ(top_n("    window-top-n: {n: 0, order-by: total DESC}\n"),
+            "bad.yaml:18:23: error: operators[2].window-top-n.n: expected a whole number from 1 "
+            "to 100000, got \"0\"");
+  EXPECT_EQ(top_n("    window-top-n: {n: 3, order-by: totl DESC}\n"),
+            "bad.yaml:18:36: error: operators[2].window-top-n.order-by: unknown field 'totl' "
+            "(input fields: user, window_start, window_end, count, total)");
+  EXPECT_EQ(top_n("    window-top-n: {n: 3, order-by: total DOWN}\n"),
+            "bad.yaml:18:36: error: operators[2].window-top-n.order-by: expected ASC or DESC "
+            "after 'total', got \"DOWN\"");
+  EXPECT_EQ(top_n("    window-top-n: {n: 3}\n"),
+            "bad.yaml:18:19: error: operators[2].window-top-n.order-by: missing required key (the "
+            "ranking, e.g. order-by: total DESC)");
+  EXPECT_EQ(top_n("    window-top-n: {n: 3, order-by: total, partition-by: [region]}\n"),
+            "bad.yaml:18:58: error: operators[2].window-top-n.partition-by: the input has no field "
+            "'region' (fields: user, window_start, window_end, count, total)");
+  // Not after a window aggregate: no window_start / window_end to rank within.
+  EXPECT_EQ(FirstError(Job("  - id: w\n"
+                           "    type: window-top-n\n"
+                           "    input: source\n"
+                           "    window-top-n: {n: 3, order-by: amount DESC}\n") +
+                       kSink),
+            "bad.yaml:10:5: error: operators[1].window-top-n.inputs: window-top-n ranks the rows "
+            "of a window aggregate: its input needs a timestamp column 'window_start' (input "
+            "fields: ts, user, amount)");
+}
+
 }  // namespace
 }  // namespace tidemark

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -562,6 +563,7 @@ class Exporter {
   void Window(const JobVertex& v);
   void IntervalJoin(const JobVertex& v);
   void WindowJoin(const JobVertex& v);
+  void WindowTopN(const JobVertex& v);
   void Sink(const JobVertex& v);
   void Unsupported(const JobVertex& v, const std::string& feature, const std::string& nearest);
   /// The WITH options of Flink SQL's kafka connector for a `kafka` source; returns the comments
@@ -783,6 +785,8 @@ FlinkSqlExport Exporter::Run() {
       IntervalJoin(v);
     } else if (type == "window-join") {
       WindowJoin(v);
+    } else if (type == "window-top-n") {
+      WindowTopN(v);
     } else if (type == "sink") {
       Sink(v);
     } else if (type == "dedup") {
@@ -1600,6 +1604,26 @@ void Exporter::Window(const JobVertex& v) {
   for (const AggregateSpec& a : w.aggregates) {
     const std::string f = ref(a.field);
     std::string call;
+    const bool by_order = a.function == "first" || a.function == "last" ||
+                          a.function == "first-value" || a.function == "last-value";
+    if (session && by_order) {
+      // Flink's FirstValueAggFunction / LastValueAggFunction have no merge(), which a session
+      // window needs: Flink rejects the query ("Could not find an implementation method
+      // 'merge'"). A typed NULL keeps the column.
+      std::string type = "STRING";
+      for (const Column& c : rel.columns) {
+        if (c.name == a.as) {
+          type = c.type;
+        }
+      }
+      comments +=
+          Drop(a.location, PathOf(op, "window.aggregate"),
+               fmt::format("{} of {} in a session window", a.function, a.field),
+               "none: Flink's FIRST_VALUE / LAST_VALUE cannot merge sessions (a tumbling or "
+               "sliding window can use them)");
+      add(fmt::format("CAST(NULL AS {}) AS {}", type, Quote(a.as)));
+      continue;
+    }
     if (a.function == "count") {
       call = a.field.empty() ? "COUNT(*)" : fmt::format("COUNT({})", f);
     } else if (a.function == "sum") {
@@ -1612,8 +1636,37 @@ void Exporter::Window(const JobVertex& v) {
       call = fmt::format("AVG(CAST({} AS DOUBLE))", f);
     } else if (a.function == "first") {
       call = fmt::format("FIRST_VALUE({})", f);
-    } else {
+    } else if (a.function == "last") {
       call = fmt::format("LAST_VALUE({})", f);
+    } else if (a.function == "first-value" || a.function == "last-value") {
+      const bool first = a.function == "first-value";
+      call = fmt::format("{}({})", first ? "FIRST_VALUE" : "LAST_VALUE", f);
+      comments += fmt::format(
+          "-- {} takes the value of the {} event time; {} the {} row to arrive: the same for "
+          "rows in event-time order.\n",
+          Quote(a.as), first ? "earliest" : "latest", first ? "FIRST_VALUE" : "LAST_VALUE",
+          first ? "first" : "last");
+    } else if (a.function == "count-distinct") {
+      call = fmt::format("COUNT(DISTINCT {})", f);
+    } else if (a.function == "percentile") {
+      call = fmt::format("PERCENTILE({}, {})", f, a.percentage);
+    } else if (a.function == "listagg") {
+      call = fmt::format("LISTAGG({}, {})", f, SqlString(a.separator));
+    } else if (a.function == "approx-count-distinct") {
+      // The exact count stands in: Flink's APPROX_COUNT_DISTINCT is for batch jobs (streaming
+      // window TVFs were proposed in FLINK-39051).
+      call = fmt::format("COUNT(DISTINCT {})", f);
+      comments += Drop(a.location, PathOf(op, "window.aggregate"),
+                       fmt::format("approx-count-distinct of {} (a HyperLogLog estimate)", a.field),
+                       "COUNT(DISTINCT x), exact, written instead (APPROX_COUNT_DISTINCT runs only "
+                       "in batch mode)");
+    } else {
+      // approx-percentile: Flink has only the exact PERCENTILE.
+      call = fmt::format("PERCENTILE({}, {})", f, a.percentage);
+      comments += Drop(a.location, PathOf(op, "window.aggregate"),
+                       fmt::format("approx-percentile of {} (a t-digest estimate)", a.field),
+                       "PERCENTILE(x, p), exact, written instead (Flink SQL has no approximate "
+                       "percentile)");
     }
     add(fmt::format("{} AS {}", call, Quote(a.as)));
   }
@@ -1831,6 +1884,71 @@ void Exporter::WindowJoin(const JobVertex& v) {
                          "JOIN (SELECT * FROM {}) AS r\n  ON {};\n\n",
                          Quote(rel.name), select, WindowTvf(assigner, size, slide, offset, *left),
                          WindowTvf(assigner, size, slide, offset, *right), on);
+  relations_[v.id] = rel;
+}
+
+// Flink's window Top-N: ROW_NUMBER() over the window (and partition-by columns) of a window
+// aggregate, filtered to rownum <= n. NULLs sort lowest in tidemark: written out explicitly.
+void Exporter::WindowTopN(const JobVertex& v) {
+  const OperatorSpec& op = v.spec;
+  std::optional<Relation> in = InputRelation(v, 0);
+  if (!in || !op.params) {
+    LeftOut("Window Top-N", v);
+    return;
+  }
+  const ParamNode& params = *op.params;
+  auto list = [](const ParamNode* node) {
+    std::vector<std::string> out;
+    if (node == nullptr) {
+      return out;
+    }
+    if (node->kind == ParamNode::Kind::kScalar) {
+      out.push_back(node->scalar);
+    }
+    for (const ParamNode& item : node->items) {
+      out.push_back(item.scalar);
+    }
+    return out;
+  };
+  std::string partition = "`window_start`, `window_end`";
+  for (const std::string& c : list(params.Find("partition-by"))) {
+    partition += ", " + Quote(c);
+  }
+  std::string order;
+  for (const std::string& item : list(params.Find("order-by"))) {
+    for (size_t from = 0; from <= item.size();) {
+      const size_t comma = std::min(item.find(',', from), item.size());
+      std::istringstream words(item.substr(from, comma - from));
+      std::string field;
+      std::string direction = "ASC";
+      words >> field >> direction;
+      std::transform(direction.begin(), direction.end(), direction.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+      order += fmt::format("{}{} {} NULLS {}", order.empty() ? "" : ", ", Quote(field), direction,
+                           direction == "DESC" ? "LAST" : "FIRST");
+      from = comma + 1;
+    }
+  }
+  const ParamNode* n = params.Find("n");
+  Relation rel;
+  rel.name = op.id;
+  rel.columns = ColumnsOf(v.compiled.output_schema, in->columns);
+  rel.rowtime = in->rowtime;
+  const std::string inner = SelectList(*in);
+  std::string outer;
+  for (const Column& c : rel.columns) {
+    outer += (outer.empty() ? "" : ", ") + Quote(c.name);
+  }
+  if (!rel.rowtime.empty()) {
+    outer += ", " + Quote(rel.rowtime);
+  }
+  body_ += fmt::format(
+      "-- window Top-N: the {} first rows by {} per window{}.\n"
+      "CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM (\n  SELECT {},\n         ROW_NUMBER() "
+      "OVER (PARTITION BY {} ORDER BY {}) AS `rownum`\n  FROM {})\nWHERE `rownum` <= {};\n\n",
+      n != nullptr ? n->scalar : "?", order, params.Find("partition-by") ? " and partition" : "",
+      Quote(rel.name), outer, inner, partition, order, Quote(in->name),
+      n != nullptr ? n->scalar : "1");
   relations_[v.id] = rel;
 }
 

@@ -742,6 +742,35 @@ TEST(JobLoaderTest, WindowParametersFollowTheAssigner) {
             "write {fn: sum, field: <name>}");
 }
 
+TEST(JobLoaderTest, PercentageAndSeparatorBelongToTheirAggregates) {
+  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + R"(  - id: w
+    type: window
+    input: src
+    window:
+      assigner: tumbling
+      size: 1s
+      aggregate:
+        - {fn: percentile, field: v}
+        - {fn: approx-percentile, field: v, percentage: 1.5}
+        - {fn: count, separator: ";"}
+        - {fn: listagg, field: s, percentage: 0.5}
+        - {fn: median, field: v}
+)")),
+            "jobs/test.yaml:16:11: error: operators[1].window.aggregate[0].percentage: missing "
+            "required key (percentile needs a percentage between 0 and 1, like {fn: percentile, "
+            "field: fare, percentage: 0.9})\n"
+            "jobs/test.yaml:17:57: error: operators[1].window.aggregate[1].percentage: must be "
+            "between 0 and 1 (0.9 is the 90th percentile), got 1.5\n"
+            "jobs/test.yaml:18:23: error: operators[1].window.aggregate[2].separator: does not "
+            "apply to count (only to listagg)\n"
+            "jobs/test.yaml:19:35: error: operators[1].window.aggregate[3].percentage: does not "
+            "apply to listagg (only to percentile and approx-percentile)\n"
+            "jobs/test.yaml:20:16: error: operators[1].window.aggregate[4].fn: unknown value "
+            "\"median\"; allowed: count | sum | min | max | avg | first | last | count-distinct | "
+            "approx-count-distinct | percentile | approx-percentile | first-value | last-value | "
+            "listagg");
+}
+
 TEST(JobLoaderTest, ASlidingWindowPutsAtMostOneHundredThousandWindowsOnARecord) {
   // size 365000d with slide 1ms put every record into 31536000000000 windows: the job ran for
   // ever, and neither `tidemark cancel` nor SIGTERM could stop the watermark step firing them.
