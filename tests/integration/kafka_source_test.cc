@@ -509,9 +509,15 @@ TEST_F(KafkaSourceReaderTest, TimestampStartAndBadValuesToErrors) {
   EXPECT_EQ(std::get<int64_t>(out.rows[0].first.Get(0)), 3);
   ASSERT_EQ(out.errors.size(), 2u);
   EXPECT_EQ(out.errors[0].split_id, "r-0");
-  EXPECT_EQ(out.errors[0].line, 1);  // the offset
+  // A Kafka record has no line: its partition and offset say where it was read.
+  EXPECT_EQ(out.errors[0].line, 0);
+  EXPECT_EQ(out.errors[0].offset, 1);
+  EXPECT_EQ(out.errors[0].unit, OffsetUnit::kRecord);
   EXPECT_EQ(out.errors[0].text, "not json");
-  EXPECT_EQ(out.errors[1].line, 2);
+  EXPECT_EQ(out.errors[1].offset, 2);
+  EXPECT_EQ(out.errors[1].Place(),
+            "partition r-0 offset 2: field \"n\": expected int64, got a string");
+  EXPECT_EQ(SourceErrorSchema().RowToJson(SourceErrorRow(out.errors[1])), "?");
   EXPECT_EQ(out.released, (std::set<std::string>{"r-0"}));
   reader->Close();
 }
