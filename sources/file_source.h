@@ -21,10 +21,12 @@ namespace tidemark {
 /// Records follow the declared schema (`schema:` name → type). The first field of type
 /// `timestamp`, when present and not NULL, is also the record's source timestamp.
 ///
-/// Bad input never stops the job and is never dropped silently: a CSV line with the wrong number
+/// Bad input never stops the job (unless the source's `errors: fail`, SourceOperatorOptions) and
+/// is never dropped silently: a CSV line with the wrong number
 /// of fields, a value that does not fit its type, invalid JSON, and a line longer than
 /// `max_line_bytes` (skipped without being buffered) each become one row of side output `errors`
-/// (SourceErrorSchema: file, 1-based line, reason, text) and are counted by the SourceOperator.
+/// (SourceErrorSchema: file, 1-based line, byte offset, reason, text) and are counted by the
+/// SourceOperator.
 /// Empty lines are skipped. A file that cannot be opened or read fails the job (IoError naming the
 /// file and the OS reason): a missing file means the input is not what the job was written for.
 ///
