@@ -121,10 +121,11 @@ TEST_F(KafkaSourceJobTest, ErrorsFailNamesThePartitionAndOffsetOfTheBadRecord) {
                                       "    watermarks: {max-out-of-orderness: 0ms, "
                                       "timestamp-field: ts}"));
   EXPECT_EQ(r.state, JobState::kFailed);
-  EXPECT_EQ(r.cause,
-            "task source#0: operator 'source' failed: bad input (errors: fail): partition e-0 "
-            "offset 1: no timestamp: the timestamp field is missing, unparsable or Long.MIN_VALUE "
-            "(-9223372036854775808, which means no timestamp)");
+  EXPECT_EQ(
+      r.cause,
+      "task source -> out#0: operator 'source' failed: bad input (errors: fail): partition e-0 "
+      "offset 1: no timestamp: the timestamp field is missing, unparsable or Long.MIN_VALUE "
+      "(-9223372036854775808, which means no timestamp)");
 }
 
 TEST_F(KafkaSourceJobTest, StartingOffsets) {
