@@ -64,6 +64,12 @@ class BlockRegistry {
   /// Every key some source type takes, each once, in registration order.
   const std::vector<std::string_view>& SourceKeys() const { return source_keys_; }
 
+  /// The operator types the engine registered (its OperatorRegistry's built-ins: joins,
+  /// `process`, `dedup`, ...), so the loader's "built-in types" lists and type-typo hints name
+  /// every one, not only the types config/ reads itself. Empty until set (then only those).
+  void SetOperatorTypes(std::vector<std::string> types) { operator_types_ = std::move(types); }
+  const std::vector<std::string>& operator_types() const { return operator_types_; }
+
   /// The reader of `watermarks:` blocks (runtime/eventtime/watermark_strategy_block.h); empty
   /// until set.
   void SetWatermarksBlock(WatermarksBlockParser parse) { watermarks_ = std::move(parse); }
@@ -80,6 +86,7 @@ class BlockRegistry {
 
   std::vector<SourceBlockType> sources_;
   std::vector<std::string_view> source_keys_;  // views of the factories' constants
+  std::vector<std::string> operator_types_;
   WatermarksBlockParser watermarks_;
   WindowBlockParser window_;
   SinkBlockParser sink_;

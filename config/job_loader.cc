@@ -113,6 +113,7 @@ constexpr auto kMapKeys = std::to_array<std::string_view>({"field", "multiply", 
 constexpr auto kFilterKeys = std::to_array<std::string_view>({"field", "op", "value"});
 constexpr auto kFilterOps = std::to_array<std::string_view>({"gt", "ge", "lt", "le", "eq", "ne"});
 constexpr auto kInterleaves = std::to_array<std::string_view>({"round-robin"});
+constexpr auto kSourceErrorPolicies = std::to_array<std::string_view>({"side-output", "fail"});
 constexpr auto kBroadcastWatermarks = std::to_array<std::string_view>({"exclude", "include"});
 constexpr auto kClocks = std::to_array<std::string_view>({"system", "virtual"});
 constexpr auto kFinishedInputs = std::to_array<std::string_view>({"exclude", "max"});
@@ -164,6 +165,18 @@ class Loader : public BlockReader {
       return SourceLocation{file_, 0, 0};
     }
     return SourceLocation{file_, mark.line + 1, mark.column + 1};
+  }
+
+  // Every built-in operator type: those config/ reads itself, then the others the engine
+  // registered (BlockRegistry::operator_types).
+  std::vector<std::string_view> BuiltinTypes() const {
+    std::vector<std::string_view> all(kOperatorTypes.begin(), kOperatorTypes.end());
+    for (const std::string& t : blocks_.operator_types()) {
+      if (!Contains(all, t)) {
+        all.push_back(t);
+      }
+    }
+    return all;
   }
 
   PipelineSpec ParsePipeline(const BlockField& field);
@@ -527,6 +540,8 @@ SourceSpec Loader::ParseSource(const BlockField& field) {
            [&](const BlockField& f) { return ReadDuration(f, Sign::kNonNegative); });
   Optional(*map, "timestamp-field", source.timestamp_field_name,
            [&](const BlockField& f) { return ReadString(f); });
+  Optional(*map, "errors", source.errors,
+           [&](const BlockField& f) { return ReadEnum(f, kSourceErrorPolicies); });
   // The type's factory reads the rest; a missing or unknown type is read as the first
   // registered type's block, so its other errors are still found.
   const SourceBlockType* reader = blocks_.FindSource(source.type);
@@ -686,18 +701,26 @@ void Loader::ParseOperator(const ParamNode& node, const std::string& path, Opera
   std::vector<std::string_view> allowed = OperatorKeys("");
   std::string extra_type_key;  // an unknown type's parameter block, named like the type
   std::string type_typo;       // a near miss of a built-in type: reported once, at the type
+  std::string typo_block;      // the block named like the built-in type the typo is near
+  const std::vector<std::string_view> builtin = BuiltinTypes();
   if (const ParamNode* type = node.Find("type");
       type && type->IsScalar() && Contains(kOperatorTypes, type->scalar)) {
     allowed = OperatorKeys(type->scalar);
     context = fmt::format(" for an operator of type {}", type->scalar);
-  } else if (std::string nearest =
-                 type && type->IsScalar() ? NearestKey(type->scalar, kOperatorTypes) : "";
+  } else if (std::string nearest = type && type->IsScalar() && !Contains(builtin, type->scalar)
+                                       ? NearestKey(type->scalar, builtin)
+                                       : "";
              !nearest.empty() && node.Find(nearest) != nullptr) {
-    // `type: windw` beside a `window:` block: check the keys as the built-in type's, so the one
-    // error is the type (and not "unknown key window, did you mean windw"). Without the block it
-    // may be a type registered in C++ (operators/user_operators.h), which the compiler checks.
+    // `type: windw` beside a `window:` block, `type: interval_join` beside `interval-join:`:
+    // check the keys as the built-in type's, so the one error is the type (and not "unknown key
+    // window, did you mean windw"). Without the block it may be a type registered in C++
+    // (operators/user_operators.h), which the compiler checks.
     type_typo = type->scalar;
     allowed = OperatorKeys(nearest);
+    if (!Contains(kOperatorTypes, nearest)) {
+      typo_block = nearest;  // a registered type's parameters: a block named like it
+      allowed.push_back(typo_block);
+    }
   } else if (type && type->IsScalar() && IsValidId(type->scalar)) {
     allowed = OperatorKeys(type->scalar);
     extra_type_key = type->scalar;
@@ -726,7 +749,7 @@ void Loader::ParseOperator(const ParamNode& node, const std::string& path, Opera
     if (std::optional<std::string> type = ReadString(*f)) {
       if (!type_typo.empty()) {
         ValueError(*f, fmt::format("unknown operator type \"{}\"{}; built-in types: {}", *type,
-                                   Suggestion(*type, kOperatorTypes), Join(kOperatorTypes)));
+                                   Suggestion(*type, builtin), Join(builtin)));
       } else if (Contains(kOperatorTypes, *type) || IsValidId(*type)) {
         // Unknown types load; the job compiler reports a type nobody registered.
         op.type = *type;
@@ -735,7 +758,7 @@ void Loader::ParseOperator(const ParamNode& node, const std::string& path, Opera
       } else {
         ValueError(*f, fmt::format("an operator type uses letters, digits, '-', '_' and '.', got "
                                    "\"{}\" (built-in types: {})",
-                                   *type, Join(kOperatorTypes)));
+                                   *type, Join(builtin)));
       }
     }
   }

@@ -143,9 +143,16 @@ struct FileSourceSpec {
   std::string path;
   std::string format = "jsonl";         ///< "jsonl" | "csv"
   std::vector<SchemaFieldSpec> schema;  ///< the record fields, in YAML order
-  bool csv_header = false;              ///< csv: the first line names the columns; skip it
-  std::string csv_delimiter = ",";      ///< csv: one character
-  int64_t max_line_bytes = 1048576;     ///< longer lines go to side output `errors`
+  /// csv: the first line of each file names the columns. It is checked against the schema when
+  /// the job is compiled (by-position: the same names in the same order; by-name: every schema
+  /// field among them) and skipped when reading.
+  bool csv_header = false;
+  /// `columns` (csv): "by-position" (default): the i-th field is the i-th schema field;
+  /// "by-name" (needs csv_header): each schema field is read from the column its header names,
+  /// in any order; other columns are ignored.
+  std::string columns = "by-position";
+  std::string csv_delimiter = ",";   ///< csv: one character
+  int64_t max_line_bytes = 1048576;  ///< longer lines go to side output `errors`
   /// A file larger than this many bytes is read as byte-range splits of about this size, cut
   /// at line starts (Flink's FileSource block splits); 0: one split per file.
   int64_t split_bytes = 0;
@@ -233,7 +240,12 @@ struct SourceSpec {
   // sequence
   std::vector<SequenceSplitSpec> splits;
   std::string interleave = "round-robin";
-  int64_t pacing_ms = 0;                    ///< processing time per record; 0 = as fast as possible
+  int64_t pacing_ms = 0;  ///< processing time per record; 0 = as fast as possible
+  /// `errors` (file, replay, kafka): what bad input does. "side-output" (default): each bad record
+  /// is counted and becomes a row of side output `errors`, and the job goes on (Flink's
+  /// `ignore-parse-errors: true`, but not silent); "fail": the first one fails the job, its cause
+  /// naming where it was read and why (Flink's default, `ignore-parse-errors: false`).
+  std::string errors = "side-output";
   std::string timestamp_field_name = "ts";  ///< name of the generated event-time field
   // generator (in-memory benchmark records {key int64, value double, ts timestamp}; see
   // sources/generator_source.h)
@@ -277,7 +289,8 @@ struct AggregateSpec {
   /// else `<function>_<field>` with `-` as `_` (`sum_amount`, `count_distinct_user`). Unique
   /// within a window.
   std::string as;
-  SourceLocation location;
+  SourceLocation location;        ///< the aggregate's list item
+  SourceLocation field_location;  ///< the `field:` value; line 0 when none was written
 };
 
 /// `window:` block of a `type: window` operator.

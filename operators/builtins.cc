@@ -11,6 +11,7 @@
 #include "operators/sink_operator.h"
 #include "operators/timestamps_and_watermarks_operator.h"
 #include "operators/window/trigger.h"
+#include "operators/window/window_aggregates.h"
 #include "operators/window/window_operator.h"
 #include "operators/window/window_top_n_operator.h"
 #include "runtime/core/errors.h"
@@ -124,7 +125,7 @@ CompiledOperator CompileAssignTimestamps(const CompileContext& ctx) {
     try {
       return MakeWatermarkStrategy(*ctx.spec.watermarks, out.output_schema);
     } catch (const InvalidArgument& e) {
-      throw CompileError("watermarks", e.what());
+      throw WatermarksCompileError(*ctx.spec.watermarks, e);
     }
   }();
   out.factory = [strategy](int, int) -> std::unique_ptr<StreamOperator> {
@@ -147,6 +148,18 @@ CompiledOperator CompileWindow(const CompileContext& ctx) {
       (void)MakeTrigger(w.trigger);  // reported at the trigger's own position
     } catch (const InvalidArgument& e) {
       throw CompileError("window.trigger", e.what(), w.trigger_location);
+    }
+  }
+  // Each aggregate on its own first, so a bad one is reported at its own position (its
+  // `field:` value, or its list item), not at the operator.
+  for (size_t i = 0; i < ctx.spec.window->aggregates.size(); ++i) {
+    const AggregateSpec& a = ctx.spec.window->aggregates[i];
+    try {
+      (void)ResolveAggregate(a, input);
+    } catch (const InvalidArgument& e) {
+      const bool at_field = !a.field.empty() && a.field_location.line > 0;
+      throw CompileError(fmt::format("window.aggregate[{}]{}", i, at_field ? ".field" : ""),
+                         e.what(), at_field ? a.field_location : a.location);
     }
   }
   WindowOperatorPlan plan = [&] {

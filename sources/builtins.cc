@@ -106,7 +106,7 @@ void RegisterSourceBuiltins(OperatorRegistry& registry) {
       try {
         strategy = MakeWatermarkStrategy(*spec.watermarks, source->schema());
       } catch (const InvalidArgument& e) {
-        throw CompileError("watermarks", e.what());
+        throw WatermarksCompileError(*spec.watermarks, e);
       }
     }
     CompiledOperator out;
@@ -114,8 +114,10 @@ void RegisterSourceBuiltins(OperatorRegistry& registry) {
     out.num_inputs = 0;
     out.output_schema = source->schema();
     out.side_output_schemas["errors"] = SourceErrorSchema();
-    out.factory = [source, strategy](int, int) -> std::unique_ptr<StreamOperator> {
-      return std::make_unique<SourceOperator>(source, strategy);
+    SourceOperatorOptions options;
+    options.fail_on_input_error = spec.source->errors == "fail";
+    out.factory = [source, strategy, options](int, int) -> std::unique_ptr<StreamOperator> {
+      return std::make_unique<SourceOperator>(source, strategy, options);
     };
     return out;
   });

@@ -90,6 +90,7 @@ class FileReader : public SplitReaderBase {
       st.path = split->position().path;
       st.split = split->position();
       st.records = st.split.records;
+      st.columns = &source_.csv_columns(source_.FileIndex(st.path));
       // The splits of one file form one queue (the byte ranges of a file; a whole file is a queue
       // of one), in the order the files came.
       auto [q, added] = queue_of_path_.try_emplace(st.path, queues_.size());
@@ -219,6 +220,9 @@ class FileReader : public SplitReaderBase {
         continue;
       }
       std::string reason;
+      if (csv_) {
+        decoder_.UseCsvColumns(st.columns);
+      }
       if (!decoder_.DecodeLent(line, st.lines->Ahead(), row_, &reason)) {
         Error(output, st, line_no, line_start, reason, std::string(line));
         return InputStatus::kMoreAvailable;
@@ -252,8 +256,9 @@ class FileReader : public SplitReaderBase {
     int64_t line_base = 0;    ///< lines before where `lines` began; -1 until counted
     int64_t final_lines = 0;  ///< lines and bytes of the file once `lines` is gone (end of file)
     int64_t final_bytes = 0;
-    SourceOutput* output = nullptr;  ///< set while the split is being read
-    size_t queue = 0;                ///< its file's entry in `queues_`
+    SourceOutput* output = nullptr;       ///< set while the split is being read
+    size_t queue = 0;                     ///< its file's entry in `queues_`
+    const CsvColumns* columns = nullptr;  ///< csv: where its fields go (FileSource::csv_columns)
   };
 
   // The splits of one file, read one after another (Flink's FileSource reader holds one split
@@ -403,6 +408,40 @@ FileSource::FileSource(const SourceSpec& spec)
   if (files_.empty()) {
     throw KeyedInvalidArgument("path", fmt::format("no file matches '{}'", spec_.file.path));
   }
+  const FileSourceSpec& f = spec_.file;
+  if (f.format == "csv" && f.csv_header) {
+    // Each header once, here: a mismatch fails the job before it runs, at the job's key, and
+    // the readers resolve no names per record.
+    const bool by_name = f.columns == "by-name";
+    for (const std::string& file : files_) {
+      LineReader lines(file, f.max_line_bytes);
+      std::string header;
+      const LineReader::Result r = lines.Next(header);
+      if (r == LineReader::Result::kTooLong) {
+        throw KeyedInvalidArgument(
+            "csv-header", fmt::format("the header of '{}' is longer than max-line-bytes ({} bytes)",
+                                      file, f.max_line_bytes));
+      }
+      CsvColumns columns;
+      if (r == LineReader::Result::kLine) {
+        columns = CsvColumnsOfHeader(header, f.csv_delimiter[0], schema_, by_name, file);
+      }
+      if (by_name) {
+        csv_columns_.push_back(std::move(columns));
+      }
+    }
+  }
+}
+
+const CsvColumns& FileSource::csv_columns(size_t file_index) const {
+  static const CsvColumns kByPosition;
+  return file_index < csv_columns_.size() ? csv_columns_[file_index] : kByPosition;
+}
+
+size_t FileSource::FileIndex(const std::string& file) const {
+  auto it = std::lower_bound(files_.begin(), files_.end(), file);
+  return it != files_.end() && *it == file ? static_cast<size_t>(it - files_.begin())
+                                           : files_.size();
 }
 
 std::vector<std::unique_ptr<SourceSplit>> FileSource::CreateSplits() const {

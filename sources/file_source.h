@@ -6,6 +6,7 @@
 
 #include "config/job_spec.h"
 #include "sources/source_reader.h"
+#include "sources/text_input.h"
 
 namespace tidemark {
 
@@ -20,10 +21,12 @@ namespace tidemark {
 /// Records follow the declared schema (`schema:` name → type). The first field of type
 /// `timestamp`, when present and not NULL, is also the record's source timestamp.
 ///
-/// Bad input never stops the job and is never dropped silently: a CSV line with the wrong number
+/// Bad input never stops the job (unless the source's `errors: fail`, SourceOperatorOptions) and
+/// is never dropped silently: a CSV line with the wrong number
 /// of fields, a value that does not fit its type, invalid JSON, and a line longer than
 /// `max_line_bytes` (skipped without being buffered) each become one row of side output `errors`
-/// (SourceErrorSchema: file, 1-based line, reason, text) and are counted by the SourceOperator.
+/// (SourceErrorSchema: file, 1-based line, byte offset, reason, text) and are counted by the
+/// SourceOperator.
 /// Empty lines are skipped. A file that cannot be opened or read fails the job (IoError naming the
 /// file and the OS reason): a missing file means the input is not what the job was written for.
 ///
@@ -49,8 +52,10 @@ namespace tidemark {
 class FileSource : public Source {
  public:
   /// `spec.file.path` must already be resolved (see ResolveAgainstJobFile). Throws
-  /// InvalidArgument for a bad schema, a delimiter that is not one character, or a path that
-  /// names no file.
+  /// InvalidArgument for a bad schema, a delimiter that is not one character, a path that
+  /// names no file, or (csv with `csv-header: true`) a file whose header does not name the
+  /// schema's fields (CsvColumnsOfHeader; read once per file, here, so the error comes before
+  /// the job runs and names the job's key). IoError when a file cannot be read.
   explicit FileSource(const SourceSpec& spec);
 
   const Schema& schema() const override { return schema_; }
@@ -63,6 +68,11 @@ class FileSource : public Source {
   std::unique_ptr<SourceSplit> RestoreSplit(StateReader& reader) const override;
 
   const std::vector<std::string>& files() const { return files_; }
+  /// csv with `columns: by-name`: where each field of the lines of `file` goes (CsvColumns,
+  /// resolved from its header once, at construction); empty for by-position.
+  const CsvColumns& csv_columns(size_t file_index) const;
+  /// The index of `file` in files().
+  size_t FileIndex(const std::string& file) const;
   const SourceSpec& spec() const { return spec_; }
 
   /// The files `path` names (see class comment); empty when none. Throws InvalidArgument when
@@ -74,6 +84,7 @@ class FileSource : public Source {
   SourceSpec spec_;
   Schema schema_;
   std::vector<std::string> files_;
+  std::vector<CsvColumns> csv_columns_;  // per file; empty vector when none is by name
 };
 
 }  // namespace tidemark

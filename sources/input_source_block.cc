@@ -12,15 +12,16 @@
 namespace tidemark {
 namespace {
 
-constexpr auto kFileSourceKeys =
-    std::to_array<std::string_view>({"type", "path", "format", "schema", "csv-header",
-                                     "csv-delimiter", "max-line-bytes", "split-bytes", "pacing"});
+constexpr auto kFileSourceKeys = std::to_array<std::string_view>(
+    {"type", "path", "format", "schema", "csv-header", "csv-delimiter", "columns", "max-line-bytes",
+     "split-bytes", "pacing", "errors"});
 constexpr auto kDatagenSourceKeys =
     std::to_array<std::string_view>({"type", "splits", "count", "rate", "keys", "start", "disorder",
                                      "max-out-of-orderness", "skew", "idle-periods", "seed"});
-constexpr auto kReplaySourceKeys =
-    std::to_array<std::string_view>({"type", "path", "schema", "max-line-bytes", "until"});
+constexpr auto kReplaySourceKeys = std::to_array<std::string_view>(
+    {"type", "path", "schema", "max-line-bytes", "until", "errors"});
 constexpr auto kFileFormats = std::to_array<std::string_view>({"jsonl", "csv"});
+constexpr auto kCsvColumns = std::to_array<std::string_view>({"by-position", "by-name"});
 constexpr auto kDisorders = std::to_array<std::string_view>({"none", "uniform", "exponential"});
 constexpr auto kIdlePeriodKeys = std::to_array<std::string_view>({"split", "start", "end"});
 
@@ -121,6 +122,16 @@ void ParseInputSource(const BlockRegistry&, BlockReader& r, const BlockMap& map,
                                        *d));
         } else {
           file.csv_delimiter = *d;
+        }
+      }
+    }
+    if (std::optional<BlockField> f = map.Get("columns")) {
+      if (file.format != "csv") {
+        r.Error(f->key_location, f->path, "applies only to format csv");
+      } else if (std::optional<std::string> c = r.ReadEnum(*f, kCsvColumns)) {
+        file.columns = *c;
+        if (*c == "by-name" && !file.csv_header) {
+          r.ValueError(*f, "by-name needs csv-header: true (the header names the columns)");
         }
       }
     }

@@ -643,12 +643,19 @@ void SourceOperator::Trace(std::string_view event,
 }
 
 void SourceOperator::EmitError(const SourceError& error) {
+  if (options_.fail_on_input_error) {
+    FailOnBadInput(error);
+  }
   if (first_input_error_.empty()) {
     first_input_error_ = error.Place();
   }
   ++input_errors_;
   StreamRecord side(SourceErrorRow(error));
   out().CollectSide("errors", side);
+}
+
+void SourceOperator::FailOnBadInput(const SourceError& error) {
+  throw BadInputError(fmt::format("bad input (errors: fail): {}", error.PlaceWithOffset()));
 }
 
 void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
@@ -666,10 +673,16 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
     if (strategy_ || has_source_ts) {
       // Inside the reader's Collect: the reader knows where this record was read.
       const RecordPosition at = reader_ ? reader_->CurrentRecordPosition() : RecordPosition{};
-      const SourceError error{split_id, at.line,
+      const SourceError error{split_id,
+                              at.line,
                               "no timestamp: the timestamp field is missing, unparsable or "
                               "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)",
-                              source_->schema().RowToJson(record.row), at.offset};
+                              source_->schema().RowToJson(record.row),
+                              at.offset,
+                              at.unit};
+      if (options_.fail_on_input_error) {
+        FailOnBadInput(error);
+      }
       if (first_without_timestamp_.empty()) {
         first_without_timestamp_ = error.Place();
       }

@@ -28,6 +28,11 @@ struct SourceOperatorOptions {
   /// Assign the enumerator's splits (`SplitEnumerator::SplitsFor`) at `Open` and then tell the
   /// reader there are no more. False: splits come only through `AddSplits` (tests).
   bool assign_splits_on_open = true;
+  /// The source's `errors: fail`: the first bad input (`ReaderOutput::EmitError`, or a record
+  /// without a usable timestamp) throws `BadInputError` naming where it was read and why,
+  /// failing the task and the job (Flink's `ignore-parse-errors: false`). False: counted and
+  /// sent to side output `errors`.
+  bool fail_on_input_error = false;
 };
 
 /// The head operator of a source task (Flink's `SourceOperator` with
@@ -131,6 +136,8 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   void CollectMetrics(MetricsWriter& out) const override;
   /// Counts `error` and sends its row (SourceErrorSchema) to side output `errors`.
   void EmitError(const SourceError& error);
+  /// Under `errors: fail`: throws BadInputError "bad input (errors: fail): <PlaceWithOffset>".
+  [[noreturn]] static void FailOnBadInput(const SourceError& error);
   /// The last watermark that left the source (MIN before any).
   Timestamp current_watermark() const { return latest_watermark_; }
 

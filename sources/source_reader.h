@@ -36,33 +36,47 @@ class SourceSplit {
   }
 };
 
+/// What `SourceError::offset` and `RecordPosition::offset` count.
+enum class OffsetUnit : uint8_t {
+  kByte,    ///< byte offset of the line in its file (file and replay sources)
+  kRecord,  ///< the record's offset in its Kafka partition (Flink's `ConsumerRecord#offset`)
+};
+
 /// One piece of input a source could not turn into a record: a CSV line with the wrong number of
 /// fields, a value that does not fit its declared type, an over-long line, a record without a
 /// usable timestamp. Sent, counted, to the source's side output `errors` (schema:
-/// `SourceErrorSchema()`), never dropped silently. `line` is 1-based, 0 when unknown.
+/// `SourceErrorSchema()`), never dropped silently; with `errors: fail` the first one fails the
+/// job instead (SourceOperator). `line` is 1-based, 0 when unknown or not a line (Kafka).
 struct SourceError {
-  std::string split_id;  ///< the split (for file sources: the file path), empty when unknown
+  std::string split_id;  ///< the split (file sources: the path; Kafka: `topic-partition`)
   int64_t line = 0;
   std::string reason;
   std::string text;     ///< the offending input, cut to at most 200 bytes
-  int64_t offset = -1;  ///< byte offset of the line in its file; -1 when unknown or not a file
-                        ///< (not a column of the side output: its schema stays as it is)
+  int64_t offset = -1;  ///< where it was read, in `unit`; -1 when unknown
+  OffsetUnit unit = OffsetUnit::kByte;
 
-  /// `split:line: reason` (`split: reason` without a line), as the end-of-run summary names the
-  /// first rejected record: `jobs/data/bad_input.csv:3: expected 3 fields, got 2`.
+  /// `split:line: reason` (a Kafka record: `partition orders-0 offset 17: reason`; `split:
+  /// reason` without a line), as the end-of-run summary names the first rejected record:
+  /// `jobs/data/bad_input.csv:3: expected 3 fields, got 2`.
   std::string Place() const;
+  /// Place() with the byte offset too, for a failure cause:
+  /// `jobs/data/bad_input.csv:3 (byte 57): expected 3 fields, got 2`.
+  std::string PlaceWithOffset() const;
 };
 
 /// Where the record a reader is emitting right now was read (see
-/// `SourceReader::CurrentRecordPosition`): 1-based line (Kafka: the record's offset) and the
-/// line's byte offset in its file; 0 / -1 when unknown.
+/// `SourceReader::CurrentRecordPosition`): 1-based line and the line's byte offset in its file
+/// (a Kafka record: line 0 and its offset in the partition, `unit` kRecord); 0 / -1 when unknown.
 struct RecordPosition {
   int64_t line = 0;
   int64_t offset = -1;
+  OffsetUnit unit = OffsetUnit::kByte;
 };
 
-/// The schema of side output `errors` of every source: `split` (string), `line` (int64),
-/// `reason` (string), `text` (string).
+/// The schema of side output `errors` of every source: `split` (string), `line` (int64, 1-based;
+/// NULL when the input has no lines, a Kafka record), `offset` (int64: the line's byte offset in
+/// its file, or the Kafka record's offset in its partition; NULL when unknown), `reason` (string),
+/// `text` (string).
 const Schema& SourceErrorSchema();
 /// The row of `error` in `SourceErrorSchema()` (cuts `text` to 200 bytes).
 Row SourceErrorRow(const SourceError& error);

@@ -32,6 +32,18 @@ std::string Quoted(std::string_view text) {
   return fmt::format("\"{}\"", text);
 }
 
+// "a, b, c" (a CSV header's or a schema's names, in messages); an empty name shows as "".
+std::string JoinNames(const std::vector<std::string>& names, std::string_view sep = ", ") {
+  std::string out;
+  for (const std::string& n : names) {
+    if (!out.empty()) {
+      out += sep;
+    }
+    out += n.empty() ? std::string("\"\"") : n;
+  }
+  return out;
+}
+
 // Why nlohmann refused `line` (whose depth is checked), on the error path only: a number beyond
 // the double range is valid JSON that no field type holds, and is named as CSV names it ("1e400"
 // is a bad value on both paths); anything else is invalid JSON. A SAX pass hands over the
@@ -393,24 +405,89 @@ bool SplitCsvLine(std::string_view line, char delimiter, std::vector<std::string
 }
 
 std::optional<Row> CsvLineToRow(std::string_view line, char delimiter, const Schema& schema,
-                                std::string* reason) {
+                                std::string* reason, const CsvColumns* columns) {
   std::vector<std::string> fields;
   if (!SplitCsvLine(line, delimiter, fields, reason)) {
     return std::nullopt;
   }
-  if (fields.size() != schema.size()) {
-    *reason = fmt::format("expected {} fields, got {}", schema.size(), fields.size());
+  const bool by_name = columns != nullptr && !columns->empty();
+  const size_t expected = by_name ? columns->size() : schema.size();
+  if (fields.size() != expected) {
+    *reason = fmt::format("expected {} fields, got {}", expected, fields.size());
     return std::nullopt;
   }
   Row row(schema.layout());
   for (size_t f = 0; f < fields.size(); ++f) {
-    if (!ParseTextInto(fields[f], schema.field(f).type, row, f)) {
-      *reason = fmt::format("field {} \"{}\": expected {}, got {}", f + 1, schema.field(f).name,
-                            ToString(schema.field(f).type), Quoted(fields[f]));
+    const int slot = by_name ? (*columns)[f] : static_cast<int>(f);
+    if (slot < 0) {
+      continue;
+    }
+    const Field& field = schema.field(static_cast<size_t>(slot));
+    if (!ParseTextInto(fields[f], field.type, row, static_cast<size_t>(slot))) {
+      *reason = fmt::format("field {} \"{}\": expected {}, got {}", f + 1, field.name,
+                            ToString(field.type), Quoted(fields[f]));
       return std::nullopt;
     }
   }
   return row;
+}
+
+CsvColumns CsvColumnsOfHeader(std::string_view header, char delimiter, const Schema& schema,
+                              bool by_name, const std::string& file) {
+  std::vector<std::string> names;
+  std::string why;
+  if (!SplitCsvLine(header, delimiter, names, &why)) {
+    throw KeyedInvalidArgument("csv-header",
+                               fmt::format("the header of '{}' is not a CSV line: {}", file, why));
+  }
+  for (std::string& n : names) {
+    const size_t b = n.find_first_not_of(" \t");
+    const size_t e = n.find_last_not_of(" \t");
+    n = b == std::string::npos ? "" : n.substr(b, e - b + 1);
+  }
+  std::vector<std::string> declared;
+  for (size_t i = 0; i < schema.size(); ++i) {
+    declared.push_back(schema.field(i).name);
+  }
+  const std::string header_names = JoinNames(names);
+  const std::string schema_names = JoinNames(declared);
+  if (!by_name) {
+    if (names != declared) {
+      throw KeyedInvalidArgument(
+          "csv-header",
+          fmt::format("the header of '{}' names {}; the schema declares {} (fields are read by "
+                      "position: declare them in the header's order, or read them by name with "
+                      "columns: by-name)",
+                      file, header_names, schema_names));
+    }
+    return {};
+  }
+  CsvColumns slots(names.size(), -1);
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    size_t found = 0;
+    for (size_t k = 0; k < names.size(); ++k) {
+      if (names[k] == declared[i]) {
+        slots[k] = static_cast<int>(i);
+        ++found;
+      }
+    }
+    if (found > 1) {
+      throw KeyedInvalidArgument(
+          "columns", fmt::format("the header of '{}' names {} more than once ({}); the schema "
+                                 "declares {}",
+                                 file, declared[i], header_names, schema_names));
+    }
+    if (found == 0) {
+      missing.push_back(declared[i]);
+    }
+  }
+  if (!missing.empty()) {
+    throw KeyedInvalidArgument(
+        "columns", fmt::format("the header of '{}' has no column {} (header: {}; schema: {})", file,
+                               JoinNames(missing, " or "), header_names, schema_names));
+  }
+  return slots;
 }
 
 namespace {
@@ -535,9 +612,10 @@ struct LineDecoder::Impl {
   const Schema& schema;
   const RowLayout* layout;  // the rows filled: the schema's fields first
   char delimiter;
-  std::unique_ptr<JsonFastPath> json;  // null for CSV and on CPUs without AVX2
-  std::vector<std::string_view> csv;   // the CSV fields of this line
-  std::string unquoted;                // CSV quoted fields with "" turned into "
+  std::unique_ptr<JsonFastPath> json;   // null for CSV and on CPUs without AVX2
+  std::vector<std::string_view> csv;    // the CSV fields of this line
+  std::string unquoted;                 // CSV quoted fields with "" turned into "
+  const CsvColumns* columns = nullptr;  // by name (UseCsvColumns); null or empty: by position
 
   Impl(Format f, const Schema& s, char d, const RowLayout* l)
       : format(f), schema(s), layout(l), delimiter(d) {
@@ -552,9 +630,10 @@ struct LineDecoder::Impl {
     unquoted.clear();
     unquoted.reserve(line.size());  // views into it stay valid: it never grows past the line
     const size_t n = line.size();
+    const size_t expected = ByName() ? columns->size() : schema.size();
     size_t i = 0;
     while (true) {
-      if (csv.size() == schema.size()) {
+      if (csv.size() == expected) {
         return false;  // more fields than declared
       }
       if (i < n && line[i] == '"') {
@@ -593,8 +672,18 @@ struct LineDecoder::Impl {
       }
       ++i;  // the delimiter
     }
-    if (csv.size() != schema.size()) {
+    if (csv.size() != expected) {
       return false;
+    }
+    if (ByName()) {
+      for (size_t f = 0; f < csv.size(); ++f) {
+        const int slot = (*columns)[f];
+        if (slot >= 0 && !ParseTextInto(csv[f], schema.field(static_cast<size_t>(slot)).type, row,
+                                        static_cast<size_t>(slot))) {
+          return false;
+        }
+      }
+      return true;
     }
     for (size_t f = 0; f < csv.size(); ++f) {
       if (!ParseTextInto(csv[f], schema.field(f).type, row, f)) {
@@ -603,6 +692,8 @@ struct LineDecoder::Impl {
     }
     return true;
   }
+
+  bool ByName() const { return columns != nullptr && !columns->empty(); }
 };
 
 LineDecoder::LineDecoder(Format format, const Schema& schema, char csv_delimiter,
@@ -621,6 +712,10 @@ bool LineDecoder::DecodeLent(std::string_view line, const LinesAhead& ahead, Row
   return DecodeLine(line, &ahead, row, reason);
 }
 
+void LineDecoder::UseCsvColumns(const CsvColumns* columns) {
+  impl_->columns = columns;
+}
+
 int64_t LineDecoder::json_stream_lines() const {
   return impl_->json != nullptr ? impl_->json->stream_lines() : 0;
 }
@@ -637,8 +732,9 @@ bool LineDecoder::DecodeLine(std::string_view line, const LinesAhead* lent, Row&
            : impl_->FastCsv(line, row)) {
     return true;
   }
-  std::optional<Row> slow = json ? JsonLineToRow(line, impl_->schema, reason)
-                                 : CsvLineToRow(line, impl_->delimiter, impl_->schema, reason);
+  std::optional<Row> slow =
+      json ? JsonLineToRow(line, impl_->schema, reason)
+           : CsvLineToRow(line, impl_->delimiter, impl_->schema, reason, impl_->columns);
   if (!slow) {
     return false;
   }

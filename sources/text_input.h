@@ -113,9 +113,26 @@ std::optional<Value> ParseTextValue(std::string_view text, FieldType type, std::
 bool SplitCsvLine(std::string_view line, char delimiter, std::vector<std::string>& fields,
                   std::string* reason);
 
-/// The row of a CSV line for `schema`: exactly one field per schema field, converted by type.
+/// Where each field of a CSV line goes (`columns: by-name`): `slot[k]` is the schema field the
+/// line's k-th field fills, or -1 for a column the schema does not read; a line has exactly
+/// `slot.size()` fields. Empty: by position (field k is schema field k, `schema.size()` fields).
+using CsvColumns = std::vector<int>;
+
+/// The row of a CSV line for `schema`: exactly one field per schema field (or per entry of
+/// `columns` when non-null and not empty), converted by type. Reasons name the field by its
+/// 1-based place in the line and its schema name: `field 3 "amount": expected int64, got "x"`.
 std::optional<Row> CsvLineToRow(std::string_view line, char delimiter, const Schema& schema,
-                                std::string* reason);
+                                std::string* reason, const CsvColumns* columns = nullptr);
+
+/// The columns of a CSV header line `header` for `schema` (the header of `file`, for messages).
+/// by_name false: the header must name the schema's fields in order; returns empty columns.
+/// by_name true: every schema field must be named exactly once; returns where each field of
+/// a line goes. Names are compared after trimming spaces and tabs. Throws
+/// KeyedInvalidArgument (key `csv-header`, or `columns` for by-name) naming the header's and the
+/// schema's names: `the header of 'in.csv' names ts, amount, user; the schema declares ts,
+/// user, amount (...)`.
+CsvColumns CsvColumnsOfHeader(std::string_view header, char delimiter, const Schema& schema,
+                              bool by_name, const std::string& file);
 
 /// Deepest nesting of arrays and objects a JSON data line may have (as Jackson's default
 /// StreamReadConstraints in Flink's JSON format): deeper lines are errors, not stack overflows.
@@ -174,6 +191,10 @@ class LineDecoder {
   /// lines are parsed many at a time (one simdjson stage 1 over the buffered lines). Same
   /// results as Decode.
   bool DecodeLent(std::string_view line, const LinesAhead& ahead, Row& row, std::string* reason);
+  /// CSV: the columns of the lines decoded from now on (`CsvColumns`; null or empty: by
+  /// position). Borrowed, must outlive its use; O(1), so a reader taking turns between files
+  /// with different headers sets it per line.
+  void UseCsvColumns(const CsvColumns* columns);
   /// JSON lines DecodeLent read from a document stream so far (0 without the fast path).
   int64_t json_stream_lines() const;
 

@@ -53,6 +53,7 @@ std::vector<AggregateSpec> ParseAggregates(BlockReader& r, const BlockField& fie
       fn_field = r.Require(*map, "fn");
       if (std::optional<BlockField> f = map->Get("field")) {
         aggregate.field = r.ReadString(*f).value_or("");
+        aggregate.field_location = r.ValueLoc(*f);
       }
       if (std::optional<BlockField> f = map->Get("as")) {
         aggregate.as = r.ReadString(*f).value_or("");

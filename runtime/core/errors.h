@@ -52,6 +52,13 @@ class IoError : public Error {
   using Error::Error;
 };
 
+/// Input a source could not turn into a record, under the source's `errors: fail` (Flink's
+/// `ignore-parse-errors: false`): `what()` names where it was read and why.
+class BadInputError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// The job was cancelled; thrown inside a task to unwind its loop. Not a failure.
 class Cancelled : public Error {
  public:

@@ -85,13 +85,30 @@ std::string Where(const SourceLocation& loc) {
   return fmt::format("{}:{}:{}: ", loc.file, loc.line, loc.column);
 }
 
-// Resolves `name` to a slot and checks that its type fits `unit`.
+// What units a field of `type` takes, for the message of one that does not fit.
+std::string UnitHint(FieldType type) {
+  switch (type) {
+    case FieldType::kTimestamp:
+      return " (a timestamp field holds ms since the epoch: omit timestamp-unit, or declare the "
+             "field int64)";
+    case FieldType::kInt64:
+    case FieldType::kDouble:
+      return " (a number takes ms, s, us or ns)";
+    case FieldType::kString:
+      return " (a string takes iso8601)";
+    case FieldType::kBool:
+      return "";
+  }
+  return "";
+}
+
+// Resolves `name` to a slot and checks that its type fits `unit`. Errors are keyed (`what`, or
+// timestamp-unit) so the compiler reports them at that key of the `watermarks:` block.
 int ResolveTimeField(const WatermarkStrategySpec& spec, const Schema& schema,
                      const std::string& name, const char* what, TimestampUnit unit) {
   const int slot = schema.IndexOf(name);
   if (slot < 0) {
-    throw InvalidArgument(fmt::format("{}watermarks.{}: no field '{}' in the input schema",
-                                      Where(spec.location), what, name));
+    throw KeyedInvalidArgument(what, fmt::format("no field '{}' in the input schema", name));
   }
   const FieldType type = schema.field(static_cast<size_t>(slot)).type;
   bool ok = false;
@@ -111,9 +128,12 @@ int ResolveTimeField(const WatermarkStrategySpec& spec, const Schema& schema,
       break;
   }
   if (!ok) {
-    throw InvalidArgument(
-        fmt::format("{}watermarks.{}: field '{}' of type {} cannot hold a timestamp in unit '{}'",
-                    Where(spec.location), what, name, ToString(type), spec.timestamp_unit));
+    // The unit, when the job wrote one, is what the user chose for this field: reported there.
+    const bool unit_written = spec.key_locations.values.count("timestamp-unit") != 0;
+    throw KeyedInvalidArgument(
+        unit_written ? "timestamp-unit" : what,
+        fmt::format("field '{}' of type {} cannot hold a timestamp in unit '{}'{}", name,
+                    ToString(type), spec.timestamp_unit, UnitHint(type)));
   }
   return slot;
 }
@@ -312,12 +332,20 @@ std::optional<Timestamp> FieldToEventTimeMillis(const Row& row, int slot, Timest
 
 }  // namespace
 
+CompileError WatermarksCompileError(const WatermarkStrategySpec& spec, const InvalidArgument& e) {
+  if (const auto* keyed = dynamic_cast<const KeyedInvalidArgument*>(&e); keyed != nullptr) {
+    return CompileError("watermarks." + keyed->key_path(), keyed->reason(),
+                        spec.key_locations.Of(keyed->key_path(), spec.location));
+  }
+  return CompileError("watermarks", e.what());
+}
+
 WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const Schema& schema) {
   const std::optional<TimestampUnit> unit = ParseTimestampUnit(spec.timestamp_unit);
   if (!unit) {
-    throw InvalidArgument(
-        fmt::format("{}watermarks.timestamp_unit: expected one of ms, s, us, ns, iso8601, got '{}'",
-                    Where(spec.location), spec.timestamp_unit));
+    throw KeyedInvalidArgument(
+        "timestamp-unit",
+        fmt::format("expected one of ms, s, us, ns, iso8601, got '{}'", spec.timestamp_unit));
   }
 
   TimestampAssigner assigner;
@@ -325,7 +353,7 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
   if (spec.timestamp_field.empty()) {
     assigner = RecordTimestampAssigner();
   } else {
-    const int slot = ResolveTimeField(spec, schema, spec.timestamp_field, "timestamp_field", *unit);
+    const int slot = ResolveTimeField(spec, schema, spec.timestamp_field, "timestamp-field", *unit);
     const FieldType type = schema.field(static_cast<size_t>(slot)).type;
     if (*unit == TimestampUnit::kMillis &&
         (type == FieldType::kInt64 || type == FieldType::kTimestamp)) {
@@ -384,7 +412,7 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
                       Where(spec.location)));
     }
     const int wm_slot =
-        ResolveTimeField(spec, schema, spec.watermark_field, "watermark_field", *unit);
+        ResolveTimeField(spec, schema, spec.watermark_field, "watermark-field", *unit);
     const TimestampUnit u = *unit;
     strategy = WatermarkStrategy(std::move(assigner), [wm_slot, u] {
       return std::make_unique<PunctuatedWatermarks>(

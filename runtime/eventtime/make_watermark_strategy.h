@@ -4,8 +4,10 @@
 #include <string_view>
 
 #include "config/job_spec.h"
+#include "runtime/core/errors.h"
 #include "runtime/core/row.h"
 #include "runtime/eventtime/watermark_strategy.h"
+#include "runtime/graph/operator_registry.h"
 
 namespace tidemark {
 
@@ -46,8 +48,16 @@ std::optional<Timestamp> ParseIso8601Millis(std::string_view text);
 ///
 /// A record whose timestamp field is NULL or unconvertible gets no timestamp from the assigner
 /// (nullopt); the operator reports it, it is never stamped 0.
-/// Throws `InvalidArgument` with a message prefixed by the spec's `file:line:column` (when known)
-/// for an unknown strategy or unit, a missing field, a type/unit mismatch or a bad number.
+/// Throws `KeyedInvalidArgument` naming the key at fault, as the job writes it (`timestamp-unit`,
+/// `timestamp-field`, `watermark-field`), for an unknown unit, a missing field or a type/unit
+/// mismatch: the compiler reports it at that key (`WatermarksCompileError`). Other problems (an
+/// unknown strategy, a bad number) throw `InvalidArgument` with a message prefixed by the spec's
+/// `file:line:column` (when known).
+WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const Schema& schema);
+
+/// The CompileError of a `MakeWatermarkStrategy` failure: a keyed one at its key's value in the
+/// `watermarks:` block (`watermarks.timestamp-unit`, one location), others at the block.
+CompileError WatermarksCompileError(const WatermarkStrategySpec& spec, const InvalidArgument& e);
 WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const Schema& schema);
 
 }  // namespace tidemark

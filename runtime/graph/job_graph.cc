@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "config/block_reader.h"
 #include "runtime/graph/job_resources.h"
 #include "runtime/io/channel.h"
 #include "runtime/state/key_groups.h"
@@ -121,12 +122,15 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry,
     const OperatorCompiler* compiler = registry.Find(op.type);
     if (compiler == nullptr) {
       std::string known;
-      for (const auto& t : registry.Types()) {
+      const std::vector<std::string> types = registry.Types();
+      for (const auto& t : types) {
         known += (known.empty() ? "" : ", ") + t;
       }
-      errors.push_back(
-          Locate(spec, op.type_location.line > 0 ? op.type_location : op.location, spec_index,
-                 "type", fmt::format("unknown operator type '{}' (known: {})", op.type, known)));
+      const std::vector<std::string_view> names(types.begin(), types.end());
+      errors.push_back(Locate(spec, op.type_location.line > 0 ? op.type_location : op.location,
+                              spec_index, "type",
+                              fmt::format("unknown operator type '{}'{} (known: {})", op.type,
+                                          Suggestion(op.type, names), known)));
       return false;
     }
     std::vector<Schema> input_schemas;

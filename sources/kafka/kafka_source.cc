@@ -302,6 +302,12 @@ class KafkaReader : public SplitReaderBase {
     out.Gauge("pendingRecords", pending_total);
   }
 
+  // A record without a usable timestamp is reported by the SourceOperator inside Collect: it
+  // names the partition (the split) and this offset, not a line.
+  RecordPosition CurrentRecordPosition() override {
+    return {0, current_offset_, OffsetUnit::kRecord};
+  }
+
  private:
   struct Part {
     KafkaPartitionPosition pos;
@@ -670,13 +676,13 @@ class KafkaReader : public SplitReaderBase {
     } else {
       std::string reason;
       if (m.payload == nullptr) {
-        output.EmitError(
-            SourceError{p.pos.SplitId(), m.offset, "record has no value (a tombstone)", ""});
+        output.EmitError(SourceError{p.pos.SplitId(), 0, "record has no value (a tombstone)", "",
+                                     m.offset, OffsetUnit::kRecord});
         return;
       }
       if (!decoder_.Decode(value, row_, &reason)) {
-        output.EmitError(
-            SourceError{p.pos.SplitId(), m.offset, reason, std::string(value.substr(0, 200))});
+        output.EmitError(SourceError{p.pos.SplitId(), 0, reason, std::string(value.substr(0, 200)),
+                                     m.offset, OffsetUnit::kRecord});
         return;
       }
     }
@@ -689,6 +695,7 @@ class KafkaReader : public SplitReaderBase {
       }
     }
     ++p.pos.records;
+    current_offset_ = m.offset;  // for CurrentRecordPosition, inside Collect
     if (ts >= 0) {
       p.output->CollectReusing(row_, ts);
     } else {
@@ -773,6 +780,7 @@ class KafkaReader : public SplitReaderBase {
   const RowLayout* layout_;  // the source schema's: the value's fields, then the key field
   LineDecoder decoder_;
   Row row_;
+  int64_t current_offset_ = -1;  // of the record being emitted (CurrentRecordPosition)
   SourceReaderContext* context_ = nullptr;
   std::shared_ptr<Shared> shared_;
   KafkaHandle consumer_;

@@ -17,7 +17,8 @@ constexpr auto kKafkaSourceKeys = std::to_array<std::string_view>(
     {"type", "bootstrap-servers", "topics", "topic-pattern", "group-id", "properties",
      "starting-offsets", "starting-offsets-reset", "starting-timestamp",
      "starting-specific-offsets", "bounded", "bounded-specific-offsets",
-     "partition-discovery-interval", "format", "schema", "key-field", "pacing", "mock-cluster"});
+     "partition-discovery-interval", "format", "schema", "key-field", "pacing", "mock-cluster",
+     "errors"});
 constexpr auto kKafkaStartingOffsets =
     std::to_array<std::string_view>({"earliest", "latest", "committed", "timestamp", "specific"});
 constexpr auto kKafkaOffsetResets = std::to_array<std::string_view>({"earliest", "latest", "none"});

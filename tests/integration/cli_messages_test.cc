@@ -132,6 +132,125 @@ report: {{windows-sink: fired}}
   EXPECT_EQ(r.err, "");
 }
 
+// A CSV source read with `extra` keys, its records counted in 1 s windows and printed.
+std::string CsvJob(const TempDir& dir, const std::string& csv, const std::string& extra,
+                   const std::string& schema = "{ts: timestamp, user: string, amount: int64}") {
+  Write(dir.path() + "/in.csv", csv);
+  const std::string job = dir.path() + "/csv.yaml";
+  Write(job, fmt::format(R"(name: csv
+pipeline: {{parallelism: 1, clock: virtual}}
+operators:
+  - id: source
+    type: source
+    source:
+      type: file
+      path: {}/in.csv
+      format: csv
+      schema: {}
+{}    watermarks: {{strategy: bounded-out-of-orderness, max-out-of-orderness: 0ms, timestamp-field: ts}}
+  - id: windows
+    type: window
+    input: source
+    window: {{assigner: tumbling, size: 1s, aggregate: [count, {{fn: sum, field: amount}}]}}
+  - id: fired
+    type: sink
+    input: windows
+    sink: {{type: print}}
+)",
+                         dir.path(), schema, extra));
+  return job;
+}
+
+TEST(CliMessagesTest, ErrorsFailStopsTheJobAtTheFirstBadLineNamingFileLineAndByte) {
+  TempDir dir;
+  // Line 3 starts at byte 26 (15 + 11); line 4 is bad too but is never read.
+  const std::string job = CsvJob(dir, "ts,user,amount\n1000,ann,5\n1200,bob\n1300,carl,x\n",
+                                 "      csv-header: true\n      errors: fail\n");
+  const CliResult r = Tidemark(dir, "run " + job);
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(
+      WithoutLogLines(r.err),
+      "job 'csv' FAILED: task source#0: operator 'source' failed: bad input (errors: fail): " +
+          dir.path() + "/in.csv:3 (byte 26): expected 3 fields, got 2\n");
+}
+
+TEST(CliMessagesTest, ErrorsFailAlsoFailsOnARecordWithoutTimestamp) {
+  TempDir dir;
+  const std::string job = CsvJob(dir, "1000,ann,5\n,bob,6\n", "      errors: fail\n");
+  const CliResult r = Tidemark(dir, "run " + job);
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_EQ(
+      WithoutLogLines(r.err),
+      "job 'csv' FAILED: task source#0: operator 'source' failed: bad input (errors: fail): " +
+          dir.path() +
+          "/in.csv:2 (byte 11): no timestamp: the timestamp field is missing, unparsable or "
+          "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)\n");
+}
+
+TEST(CliMessagesTest, ErrorsSideOutputIsTheDefaultAndCountsTheLine) {
+  TempDir dir;
+  const std::string job = CsvJob(dir, "1000,ann,5\n1200,bob\n", "      errors: side-output\n");
+  const CliResult r = Tidemark(dir, "run " + job);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "{\"window_start\":1000,\"window_end\":2000,\"count\":1,\"sum_amount\":5}\n");
+  EXPECT_EQ(WithoutLogLines(r.err), "source: 1 input record rejected; first: " + dir.path() +
+                                        "/in.csv:2: expected 3 fields, got 2\n");
+}
+
+// Issue 42: columns listed in another order than the header's gave wrong sums and exit 0.
+TEST(CliMessagesTest, ACsvHeaderThatDoesNotNameTheSchemaInOrderIsAnErrorAtTheKey) {
+  TempDir dir;
+  const std::string job = CsvJob(dir, "ts,amount,user\n1000,5,ann\n", "      csv-header: true\n");
+  const CliResult r = Tidemark(dir, "run " + job);
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, job + ":11:19: error: operators[0].source.csv-header: the header of '" +
+                       dir.path() +
+                       "/in.csv' names ts, amount, user; the schema declares ts, user, amount "
+                       "(fields are read by position: declare them in the header's order, or "
+                       "read them by name with columns: by-name)\n");
+}
+
+TEST(CliMessagesTest, ColumnsByNameReadsTheHeadersColumnsInAnyOrder) {
+  TempDir dir;
+  // `note` is not in the schema: ignored. Line 3 has a bad amount: its error row names the
+  // field by its place in the line (3) and its schema name, with the line's byte offset (34).
+  const std::string job = CsvJob(dir,
+                                 "amount,note,ts,user\n"
+                                 "5,hi,1000,ann\n"
+                                 "x,,1100,bob\n"
+                                 "7,\"a,b\",1500,carl\n",
+                                 "      csv-header: true\n      columns: by-name\n");
+  // One print sink (the error rows), so the output does not depend on two sinks' threads.
+  std::string yaml = testing::ReadFile(job);
+  yaml.replace(yaml.find("sink: {type: print}"), 19, "sink: {type: collect}");
+  yaml +=
+      "  - id: bad\n    type: sink\n    inputs: [{from: source, side-output: errors}]\n"
+      "    sink: {type: print}\n";
+  Write(job, yaml);
+  const CliResult r = Tidemark(dir, "run " + job);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const std::string csv = dir.path() + "/in.csv";
+  EXPECT_EQ(r.out, "{\"split\":\"" + csv +
+                       "\",\"line\":3,\"offset\":34,\"reason\":\"field 1 \\\"amount\\\": expected "
+                       "int64, got \\\"x\\\"\",\"text\":\"x,,1100,bob\"}\n");
+  EXPECT_EQ(WithoutLogLines(r.err), "source: 1 input record rejected; first: " + csv +
+                                        ":3: field 1 \"amount\": expected int64, got \"x\"\n");
+}
+
+TEST(CliMessagesTest, ColumnsByNameWithAColumnMissingFromTheHeaderIsAnErrorNamingBoth) {
+  TempDir dir;
+  const std::string job =
+      CsvJob(dir, "user,ts\nann,1000\n", "      csv-header: true\n      columns: by-name\n");
+  const CliResult r = Tidemark(dir, "run " + job);
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_EQ(r.err, job + ":12:16: error: operators[0].source.columns: the header of '" +
+                       dir.path() +
+                       "/in.csv' has no column amount (header: user, ts; schema: ts, user, "
+                       "amount)\n");
+}
+
 TEST(CliMessagesTest, MetricsPrintEpochLikeEventTimesAsIso8601OrEpochMsOnRequest) {
   TempDir dir;
   // 2001-04-24T06:56:59.999Z (also the punctuated watermark) and one second later.

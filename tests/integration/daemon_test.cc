@@ -1998,9 +1998,10 @@ TEST_F(DaemonIsolationTest, EveryHostileInputClassAgainstOneDaemonLeavesItAnswer
   std::vector<std::string> sorted = deep_lines.get<std::vector<std::string>>();
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted[1], "{\"ts\":2,\"user\":2}");
-  EXPECT_EQ(sorted[0].rfind("{\"split\":\"" + deep_data +
-                                "\",\"line\":2,\"reason\":\"JSON nests deeper than 1000 levels\"",
-                            0),
+  EXPECT_EQ(sorted[0].rfind(
+                "{\"split\":\"" + deep_data +
+                    "\",\"line\":2,\"offset\":21,\"reason\":\"JSON nests deeper than 1000 levels\"",
+                0),
             0u)
       << sorted[0].substr(0, 200);
 

@@ -166,9 +166,10 @@ TEST_F(HostileInputTest, DeeplyNestedJsonLineGoesToTheErrorsOutput) {
   CliResult r = Cli("run '" + Write("deep.yaml", FileJob(data, "{type: print}")) + "'");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1), "{\"ts\":1,\"user\":1}\n");
-  EXPECT_NE(r.out.find("{\"split\":\"" + data +
-                       "\",\"line\":2,\"reason\":\"JSON nests deeper than 1000 levels\""),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("{\"split\":\"" + data +
+                 "\",\"line\":2,\"offset\":21,\"reason\":\"JSON nests deeper than 1000 levels\""),
+      std::string::npos)
       << r.out.substr(0, 300);
   EXPECT_NE(r.out.find("{\"ts\":2,\"user\":1}\n"), std::string::npos);
 }

@@ -106,10 +106,11 @@ report: {label: file, windows-sink: fired}
   fs::path dir_;
 };
 
+// An `errors` row (SourceErrorSchema: split, line, offset, reason, text) as "split:line reason".
 std::string ErrorText(const StreamRecord& r) {
   return std::get<std::string>(r.row.Get(0)) + ":" +
          std::to_string(std::get<int64_t>(r.row.Get(1))) + " " +
-         std::get<std::string>(r.row.Get(2));
+         std::get<std::string>(r.row.Get(3));
 }
 
 TEST_F(InputSourcesTest, BadCsvLinesAndATenMegabyteLineAreReportedAndTheJobKeepsGoing) {
@@ -125,7 +126,11 @@ TEST_F(InputSourcesTest, BadCsvLinesAndATenMegabyteLineAreReportedAndTheJobKeeps
   EXPECT_EQ(ErrorText(r.errors[0]), path + ":2 expected 3 fields, got 2");
   EXPECT_EQ(ErrorText(r.errors[1]), path + ":3 field 1 \"ts\": expected timestamp, got \"later\"");
   EXPECT_EQ(ErrorText(r.errors[2]), path + ":4 line longer than max-line-bytes (1048576 bytes)");
-  EXPECT_EQ(std::get<std::string>(r.errors[2].row.Get(3)).size(), 200u);
+  EXPECT_EQ(std::get<std::string>(r.errors[2].row.Get(4)).size(), 200u);
+  // Each row carries its line's byte offset: 11, 20 and 33.
+  EXPECT_EQ(std::get<int64_t>(r.errors[0].row.Get(2)), 11);
+  EXPECT_EQ(std::get<int64_t>(r.errors[1].row.Get(2)), 20);
+  EXPECT_EQ(std::get<int64_t>(r.errors[2].row.Get(2)), 33);
   EXPECT_EQ(r.report, ">>> file: windows fired=1, records in windows=2, late records=0, total=2");
 }
 
@@ -141,8 +146,9 @@ TEST_F(InputSourcesTest, ARecordWithoutTimestampGoesToErrorsWithAReason) {
             path +
                 ":2 no timestamp: the timestamp field is missing, unparsable or "
                 "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
-  EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)),
+  EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(4)),
             "{\"ts\":null,\"user\":\"no-ts\",\"amount\":null}");
+  EXPECT_EQ(std::get<int64_t>(r.errors[0].row.Get(2)), 26);  // the line's byte offset
 }
 
 TEST_F(InputSourcesTest, ALongMinValueTimestampGoesToErrorsInsteadOfFailingTheWindow) {
@@ -165,7 +171,7 @@ TEST_F(InputSourcesTest, ALongMinValueTimestampGoesToErrorsInsteadOfFailingTheWi
               path +
                   ":2 no timestamp: the timestamp field is missing, unparsable or "
                   "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
-    EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(3)),
+    EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(4)),
               "{\"ts\":-9223372036854775808,\"user\":\"min\",\"amount\":2}");
     EXPECT_EQ(r.report, ">>> file: windows fired=1, records in windows=2, late records=0, total=2");
   }

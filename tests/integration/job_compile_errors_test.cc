@@ -205,6 +205,91 @@ TEST(JobCompileErrorsTest, KeyFieldThatDoesNotExist) {
             "(fields: ts, user, amount)");
 }
 
+// Issue 42: `type: interval_join` beside its `interval-join:` block said "unknown key
+// \"interval-join\" (did you mean \"interval_join\"?)": renaming the right key to the typo.
+TEST(JobCompileErrorsTest, AJoinTypeTypoSuggestsTheBuiltInJoinType) {
+  EXPECT_EQ(FirstError(Job("  - id: w\n"                                   // 10
+                           "    type: interval_join\n"                     // 11
+                           "    inputs: [source, source]\n"                // 12
+                           "    key-by: [user]\n"                          // 13
+                           "    interval-join: {lower: 0ms, upper: 1s}\n"  // 14
+                           ) +
+                       kSink),
+            "bad.yaml:11:11: error: operators[1].type: unknown operator type \"interval_join\" "
+            "(did you mean \"interval-join\"?); built-in types: source, "
+            "assign-timestamps-and-watermarks, window, map, filter, sink, dedup, inactivity, "
+            "interval-join, process, project, timer-probe, union, window-join");
+  // Without its block the compiler decides (a type registered in C++ may have that name), and
+  // it suggests the built-in type too.
+  EXPECT_EQ(FirstError(Job("  - id: w\n"
+                           "    type: window_join\n"
+                           "    inputs: [source, source]\n"
+                           "    params: {size: 1s}\n") +
+                       kSink),
+            "bad.yaml:11:11: error: operators[1].type: unknown operator type 'window_join' (did "
+            "you mean \"window-join\"?) (known: assign-timestamps-and-watermarks, dedup, filter, "
+            "inactivity, interval-join, map, process, project, sink, source, timer-probe, union, "
+            "window, window-join)");
+}
+
+// Issue 42: `timestamp-unit: s` on a timestamp field gave two nested locations and the internal
+// name `watermarks.timestamp_field`.
+TEST(JobCompileErrorsTest, ATimestampUnitThatDoesNotFitItsFieldIsOneErrorAtTheUnit) {
+  const std::string job =
+      "name: bad\n"                                               // 1
+      "operators:\n"                                              // 2
+      "  - id: source\n"                                          // 3
+      "    type: source\n"                                        // 4
+      "    source:\n"                                             // 5
+      "      type: sequence\n"                                    // 6
+      "      splits: [{id: a, start: 0s, step: 1s, count: 3}]\n"  // 7
+      "    watermarks:\n"                                         // 8
+      "      max-out-of-orderness: 0ms\n"                         // 9
+      "      timestamp-field: ts\n"                               // 10
+      "      timestamp-unit: s\n"                                 // 11
+      "  - id: out\n"
+      "    type: sink\n"
+      "    input: source\n"
+      "    sink: {type: collect}\n";
+  EXPECT_EQ(FirstError(job),
+            "bad.yaml:11:23: error: operators[0].watermarks.timestamp-unit: field 'ts' of type "
+            "timestamp cannot hold a timestamp in unit 's' (a timestamp field holds ms since the "
+            "epoch: omit timestamp-unit, or declare the field int64)");
+  std::string missing = job;
+  missing.replace(missing.find("timestamp-field: ts"), 19, "timestamp-field: tz");
+  EXPECT_EQ(FirstError(missing),
+            "bad.yaml:10:24: error: operators[0].watermarks.timestamp-field: no field 'tz' in the "
+            "input schema");
+}
+
+// Issue 42: a bad aggregate field was reported at the operator, not at the aggregate.
+TEST(JobCompileErrorsTest, ABadAggregateFieldIsReportedAtTheField) {
+  EXPECT_EQ(FirstError(Job("  - id: w\n"                            // 10
+                           "    type: window\n"                     // 11
+                           "    input: source\n"                    // 12
+                           "    window:\n"                          // 13
+                           "      assigner: tumbling\n"             // 14
+                           "      size: 1s\n"                       // 15
+                           "      aggregate:\n"                     // 16
+                           "        - count\n"                      // 17
+                           "        - {fn: sum, field: amout}\n"    // 18
+                           "        - {fn: avg, field: user}\n") +  // 19
+                       kSink),
+            "bad.yaml:18:28: error: operators[1].window.aggregate[1].field: aggregate 'sum': the "
+            "input has no field 'amout'");
+  EXPECT_EQ(FirstError(Job("  - id: w\n"
+                           "    type: window\n"
+                           "    input: source\n"
+                           "    window:\n"
+                           "      assigner: tumbling\n"
+                           "      size: 1s\n"
+                           "      aggregate:\n"
+                           "        - {fn: avg, field: user}\n") +
+                       kSink),
+            "bad.yaml:17:28: error: operators[1].window.aggregate[0].field: aggregate 'avg': field "
+            "'user' is string, not numeric");
+}
+
 TEST(JobCompileErrorsTest, UnknownOperatorTypeLoadsButDoesNotCompile) {
   const std::string error = FirstError(Job("  - id: w\n"
                                            "    type: my-enricher\n"

@@ -110,6 +110,24 @@ TEST_F(KafkaSourceJobTest, BoundedLatestReadsEveryRecordRoundRobinExactly) {
   EXPECT_EQ(Ns(r.printed), (std::vector<int64_t>{0, 100, 1, 101, 2}));
 }
 
+// Issue 42: a Kafka record without a timestamp was reported at "line 0"; it is its partition and
+// offset. With `errors: fail` the first one fails the job, naming them.
+TEST_F(KafkaSourceJobTest, ErrorsFailNamesThePartitionAndOffsetOfTheBadRecord) {
+  Topic("e", 1);
+  Produce(servers(), "e", 0, {{R"({"n":0,"p":0,"ts":1000})", 1000}, {R"({"n":1,"p":0})", 2000}});
+  const JobRun r = RunYaml(RecordsJob(servers(),
+                                      "      topics: [e]\n      bounded: latest\n"
+                                      "      errors: fail\n"
+                                      "    watermarks: {max-out-of-orderness: 0ms, "
+                                      "timestamp-field: ts}"));
+  EXPECT_EQ(r.state, JobState::kFailed);
+  EXPECT_EQ(
+      r.cause,
+      "task source -> out#0: operator 'source' failed: bad input (errors: fail): partition e-0 "
+      "offset 1: no timestamp: the timestamp field is missing, unparsable or Long.MIN_VALUE "
+      "(-9223372036854775808, which means no timestamp)");
+}
+
 TEST_F(KafkaSourceJobTest, StartingOffsets) {
   Topic("t", 2, {{0, 0, 10, 1000, 10}, {1, 100, 10, 1000, 10}});
   const std::string s = servers();
@@ -509,9 +527,18 @@ TEST_F(KafkaSourceReaderTest, TimestampStartAndBadValuesToErrors) {
   EXPECT_EQ(std::get<int64_t>(out.rows[0].first.Get(0)), 3);
   ASSERT_EQ(out.errors.size(), 2u);
   EXPECT_EQ(out.errors[0].split_id, "r-0");
-  EXPECT_EQ(out.errors[0].line, 1);  // the offset
+  // A Kafka record has no line: its partition and offset say where it was read.
+  EXPECT_EQ(out.errors[0].line, 0);
+  EXPECT_EQ(out.errors[0].offset, 1);
+  EXPECT_EQ(out.errors[0].unit, OffsetUnit::kRecord);
   EXPECT_EQ(out.errors[0].text, "not json");
-  EXPECT_EQ(out.errors[1].line, 2);
+  EXPECT_EQ(out.errors[1].offset, 2);
+  EXPECT_EQ(out.errors[1].Place(),
+            "partition r-0 offset 2: field \"n\": expected int64, got \"two\"");
+  // Its row: no line (NULL), the record's offset.
+  EXPECT_EQ(SourceErrorSchema().RowToJson(SourceErrorRow(out.errors[1])),
+            "{\"split\":\"r-0\",\"line\":null,\"offset\":2,\"reason\":\"field \\\"n\\\": expected "
+            "int64, got \\\"two\\\"\",\"text\":\"{\\\"n\\\":\\\"two\\\"}\"}");
   EXPECT_EQ(out.released, (std::set<std::string>{"r-0"}));
   reader->Close();
 }

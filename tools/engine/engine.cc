@@ -34,6 +34,7 @@ const BlockRegistry& BuiltinBlockRegistry() {
     RegisterWatermarkStrategyBlock(r);
     RegisterWindowBlock(r);
     RegisterSinkBlock(r);
+    r.SetOperatorTypes(BuiltinRegistry().Types());
     return r;
   }();
   return registry;

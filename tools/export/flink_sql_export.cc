@@ -1019,11 +1019,15 @@ void Exporter::Source(const JobVertex& v) {
     if (f.format == "csv" && f.csv_delimiter != ",") {
       options.push_back(fmt::format("'csv.field-delimiter' = {}", SqlString(f.csv_delimiter)));
     }
-    // tidemark never stops on a bad line (it is counted, or sent to side output `errors`); Flink
-    // fails the job unless the format skips it.
-    options.push_back(fmt::format("'{}.ignore-parse-errors' = 'true'", fmt_name));
-    comments +=
-        "-- Bad lines are skipped ('ignore-parse-errors'), as tidemark counts and drops them.\n";
+    // By default tidemark never stops on a bad line (it is counted, or sent to side output
+    // `errors`); Flink fails the job unless the format skips it. `errors: fail` is Flink's default.
+    if (src.errors == "fail") {
+      options.push_back(fmt::format("'{}.ignore-parse-errors' = 'false'", fmt_name));
+    } else {
+      options.push_back(fmt::format("'{}.ignore-parse-errors' = 'true'", fmt_name));
+      comments +=
+          "-- Bad lines are skipped ('ignore-parse-errors'), as tidemark counts and drops them.\n";
+    }
     if (f.format == "csv" && f.csv_header) {
       // Flink's csv format has no header option, and 'csv.ignore-parse-errors' does not skip a
       // line that does not parse: it sets the fields that fail to NULL (Flink 2.3, checked by
@@ -1035,6 +1039,11 @@ void Exporter::Source(const JobVertex& v) {
                "'csv.ignore-parse-errors' the header line becomes a row whose unparsable "
                "fields are NULL, and a NULL event time fails the job)",
                "the files without their header line");
+    }
+    if (f.format == "csv" && f.columns == "by-name") {
+      comments += Drop(src.key_locations.Of("columns", src.location), PathOf(op, "source.columns"),
+                       "columns: by-name (Flink's csv format reads the columns by position)",
+                       "the schema declared in each file's column order");
     }
     if (src.key_locations.values.count("pacing") != 0) {
       comments +=
@@ -1272,9 +1281,13 @@ std::string Exporter::KafkaSourceOptions(const OperatorSpec& op,
     options.push_back("'format' = 'raw'");
   } else {
     options.push_back("'format' = 'json'");
-    options.push_back("'json.ignore-parse-errors' = 'true'");
-    comments +=
-        "-- Bad values are skipped ('ignore-parse-errors'), as tidemark counts and drops them.\n";
+    if (src.errors == "fail") {
+      options.push_back("'json.ignore-parse-errors' = 'false'");
+    } else {
+      options.push_back("'json.ignore-parse-errors' = 'true'");
+      comments +=
+          "-- Bad values are skipped ('ignore-parse-errors'), as tidemark counts and drops them.\n";
+    }
   }
   if (!k.key_field.empty()) {
     options.push_back("'key.format' = 'raw'");

@@ -86,9 +86,33 @@ TEST(InputSourceKeysTest, FileSourceErrorsNameTheKey) {
       "double | bool | string | timestamp\n"
       "t.yaml:9:7: error: operators[0].source.csv-header: applies only to format csv\n"
       "t.yaml:10:7: error: operators[0].source.splits: does not apply to a source of type file; "
-      "allowed keys: type, path, format, schema, csv-header, csv-delimiter, max-line-bytes, "
-      "split-bytes, "
-      "pacing");
+      "allowed keys: type, path, format, schema, csv-header, csv-delimiter, columns, "
+      "max-line-bytes, split-bytes, pacing, errors");
+}
+
+TEST(InputSourceKeysTest, ErrorsIsSideOutputOrFailOnFileReplayAndKafkaSources) {
+  const std::string file =
+      "      type: file\n      path: a.csv\n      format: csv\n"
+      "      schema: {ts: timestamp}\n";
+  EXPECT_EQ(LoadJobSpecString(Job(file), "t.yaml").operators[0].source->errors, "side-output");
+  EXPECT_EQ(
+      LoadJobSpecString(Job(file + "      errors: fail\n"), "t.yaml").operators[0].source->errors,
+      "fail");
+  EXPECT_EQ(LoadJobSpecString(Job("      type: replay\n      path: r.jsonl\n      schema: {ts: "
+                                  "timestamp}\n      errors: fail\n"),
+                              "t.yaml")
+                .operators[0]
+                .source->errors,
+            "fail");
+  EXPECT_EQ(ErrorsOf(Job(file + "      errors: skip\n")),
+            "t.yaml:10:15: error: operators[0].source.errors: unknown value \"skip\"; allowed: "
+            "side-output | fail");
+  // Generated input has no bad records.
+  EXPECT_EQ(ErrorsOf(Job("      type: datagen\n      splits: 1\n      count: 1\n      rate: 1\n"
+                         "      errors: fail\n")),
+            "t.yaml:10:7: error: operators[0].source.errors: does not apply to a source of type "
+            "datagen; allowed keys: type, splits, count, rate, keys, start, disorder, "
+            "max-out-of-orderness, skew, idle-periods, seed");
 }
 
 TEST(InputSourceKeysTest, DatagenReadsEveryKey) {

@@ -432,7 +432,7 @@ TEST(JobLoaderTest, AnUnknownSourceKeyListsTheKeysOfItsType) {
       "source of type kafka (did you mean \"group-id\"?); allowed keys: type, bootstrap-servers, "
       "topics, topic-pattern, group-id, properties, starting-offsets, starting-offsets-reset, "
       "starting-timestamp, starting-specific-offsets, bounded, bounded-specific-offsets, "
-      "partition-discovery-interval, format, schema, key-field, pacing, mock-cluster");
+      "partition-discovery-interval, format, schema, key-field, pacing, mock-cluster, errors");
   // A key of another source type is no unknown key: it does not apply.
   EXPECT_EQ(ErrorOf(Job(R"(  - id: src
     type: source
@@ -473,7 +473,8 @@ TEST(JobLoaderTest, ATypoInABuiltInTypeIsOneErrorAtTheType) {
             "jobs/test.yaml:10:11: error: operators[1].type: unknown operator type \"windw\" (did "
             "you mean "
             "\"window\"?); built-in types: source, assign-timestamps-and-watermarks, window, map, "
-            "filter, sink");
+            "filter, sink, dedup, inactivity, interval-join, process, project, timer-probe, "
+            "union, window-join");
   // Without the block it may be a type registered in C++: the job compiler decides.
   EXPECT_EQ(ErrorOf(Job(std::string(kSource) + "  - id: m\n    type: maps\n    input: src\n")),
             "<no error>");

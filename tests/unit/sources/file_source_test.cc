@@ -101,6 +101,80 @@ TEST_F(FileSourceTest, BadCsvLinesGoToErrorsWithFileLineAndReasonAndReadingGoesO
   EXPECT_EQ(out.errors[3].reason, "unterminated quote in field 2");
 }
 
+TEST_F(FileSourceTest, ErrorsCarryTheLinesByteOffset) {
+  const std::string path = Write("bad.csv", "1000,ann,1\n2000,bob\n\n3000,c,x\n");
+  FileSource source(Spec(path, "csv"));
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  ASSERT_EQ(out.errors.size(), 2u);
+  EXPECT_EQ(out.errors[0].line, 2);
+  EXPECT_EQ(out.errors[0].offset, 11);
+  EXPECT_EQ(out.errors[1].line, 4);
+  EXPECT_EQ(out.errors[1].offset, 21);
+  EXPECT_EQ(out.errors[1].PlaceWithOffset(),
+            path + ":4 (byte 21): field 3 \"amount\": expected double, got \"x\"");
+  EXPECT_EQ(SourceErrorSchema().RowToJson(SourceErrorRow(out.errors[1])),
+            "{\"split\":\"" + path +
+                "\",\"line\":4,\"offset\":21,\"reason\":\"field 3 \\\"amount\\\": expected double, "
+                "got \\\"x\\\"\",\"text\":\"3000,c,x\"}");
+}
+
+// `columns: by-name`: each file's header is resolved once; two files with their columns in
+// different orders (and one extra column) give the same rows.
+TEST_F(FileSourceTest, ColumnsByNameReadsEachFileByItsOwnHeader) {
+  const std::string a = Write("a.csv", "amount,ts,user\n2.5,1000,ann\n");
+  const std::string b = Write("b.csv", "user,extra,amount,ts\nbob,zz,-1,2000\ncarl,,x,3000\n");
+  SourceSpec spec = Spec(dir_.string(), "csv");
+  spec.file.csv_header = true;
+  spec.file.columns = "by-name";
+  FileSource source(spec);
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  FakeReaderContext ctx;
+  RunReader(source, out, ctx);
+  EXPECT_EQ(
+      out.events,
+      (std::vector<std::string>{
+          "register " + a, "register " + b,
+          "rec " + a + " @0 ts=1000 {\"ts\":1000,\"user\":\"ann\",\"amount\":2.5}",
+          "rec " + b + " @0 ts=2000 {\"ts\":2000,\"user\":\"bob\",\"amount\":-1.0}", "release " + a,
+          "err " + b + ":3 field 3 \"amount\": expected double, got \"x\"", "release " + b}));
+}
+
+TEST_F(FileSourceTest, ACsvHeaderIsCheckedAgainstTheSchemaAtConstruction) {
+  const std::string path = Write("a.csv", "ts, amount ,user\n1000,1,ann\n");
+  SourceSpec spec = Spec(path, "csv");
+  spec.file.csv_header = true;
+  try {
+    FileSource source(spec);
+    FAIL() << "expected an error";
+  } catch (const KeyedInvalidArgument& e) {
+    EXPECT_EQ(e.key_path(), "csv-header");
+    EXPECT_EQ(e.reason(), "the header of '" + path +
+                              "' names ts, amount, user; the schema declares ts, user, amount "
+                              "(fields are read by position: declare them in the header's order, "
+                              "or read them by name with columns: by-name)");
+  }
+  spec.file.columns = "by-name";  // the same header, by name: spaces around names are trimmed
+  EXPECT_NO_THROW(FileSource{spec});
+  Write("a.csv", "ts,user,ts\n");
+  try {
+    FileSource source(spec);
+    FAIL() << "expected an error";
+  } catch (const KeyedInvalidArgument& e) {
+    EXPECT_EQ(e.key_path(), "columns");
+    EXPECT_EQ(e.reason(), "the header of '" + path +
+                              "' names ts more than once (ts, user, ts); the schema declares ts, "
+                              "user, amount");
+  }
+  // An empty file has no header to check.
+  Write("a.csv", "");
+  spec.file.columns = "by-position";
+  EXPECT_NO_THROW(FileSource{spec});
+}
+
 // Only an empty line is skipped in CSV: a line of tabs or spaces is fields, so a tab-delimited
 // row of empty fields (NULLs) is a record and a line of spaces in a comma-delimited file an error.
 // JSON lines of only whitespace hold no value and are skipped.

@@ -172,12 +172,20 @@ TEST(MakeWatermarkStrategyTest, RejectsBadSpecsWithLocation) {
   WatermarkStrategySpec spec;
   spec.timestamp_field = "nope";
   spec.location = SourceLocation{"job.yaml", 7, 5};
+  // A missing field is keyed: the compiler reports it at the key (WatermarksCompileError), at
+  // the block when the key's position is not known.
   try {
     MakeWatermarkStrategy(spec, TestSchema());
-    FAIL() << "expected InvalidArgument";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("job.yaml:7:5: "), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos) << e.what();
+    FAIL() << "expected KeyedInvalidArgument";
+  } catch (const KeyedInvalidArgument& e) {
+    EXPECT_EQ(e.key_path(), "timestamp-field");
+    EXPECT_EQ(e.reason(), "no field 'nope' in the input schema");
+    const CompileError c = WatermarksCompileError(spec, e);
+    EXPECT_EQ(c.path(), "watermarks.timestamp-field");
+    EXPECT_EQ(c.location().line, 7);
+    EXPECT_EQ(c.location().column, 5);
+    spec.key_locations.values["timestamp-field"] = SourceLocation{"job.yaml", 9, 24};
+    EXPECT_EQ(WatermarksCompileError(spec, e).location().line, 9);
   }
   auto bad = [](auto mutate) {
     WatermarkStrategySpec s;

@@ -65,6 +65,20 @@ TEST(FlinkSqlExportTest, CsvHeaderHasNoFlinkSqlForm) {
   EXPECT_EQ(e.problems[0].nearest, "the files without their header line");
 }
 
+// `errors: fail` is Flink's default, 'ignore-parse-errors' = 'false'; the default
+// `errors: side-output` skips bad lines in Flink as tidemark counts them.
+TEST(FlinkSqlExportTest, ErrorsFailIsIgnoreParseErrorsFalse) {
+  const std::string rest = "  - id: out\n    type: sink\n    input: src\n    sink: {type: print}\n";
+  const FlinkSqlExport skip = Export(FileJob(kBounded1s, rest));
+  EXPECT_TRUE(Contains(skip.sql, "'csv.ignore-parse-errors' = 'true'")) << skip.sql;
+  std::string yaml = FileJob(kBounded1s, rest);
+  yaml.replace(yaml.find("format: csv,"), 12, "format: csv, errors: fail,");
+  const FlinkSqlExport fail = Export(yaml);
+  EXPECT_TRUE(Contains(fail.sql, "'csv.ignore-parse-errors' = 'false'")) << fail.sql;
+  EXPECT_FALSE(Contains(fail.sql, "Bad lines are skipped")) << fail.sql;
+  EXPECT_TRUE(fail.problems.empty());
+}
+
 TEST(FlinkSqlExportTest, BoundedOutOfOrdernessIsOneMillisecondMoreInSql) {
   const FlinkSqlExport e = Export(WindowJob("{assigner: tumbling, size: 1s}"));
   EXPECT_TRUE(e.problems.empty());
