@@ -1397,27 +1397,15 @@ class Parser {
     return pattern;
   }
 
-  /// Java's Matcher.replaceAll replacement (`$1` a group, `\$` a dollar) as an RE2 rewrite
-  /// (`\1`, `\\` a backslash).
+  /// Flink's REGEXP_REPLACE takes the replacement literally (no `$1` groups; checked on Flink
+  /// 2.3): as an RE2 rewrite, only backslashes need escaping.
   static std::string JavaReplacementToRe2(std::string_view r) {
     std::string out;
-    for (size_t i = 0; i < r.size(); ++i) {
-      if (r[i] == '\\' && i + 1 < r.size()) {
-        ++i;
-        if (r[i] == '\\') {
-          out += "\\\\";
-        } else {
-          out += r[i];
-        }
-      } else if (r[i] == '$' && i + 1 < r.size() &&
-                 std::isdigit(static_cast<unsigned char>(r[i + 1])) != 0) {
+    for (char c : r) {
+      if (c == '\\') {
         out += '\\';
-        out += r[++i];
-      } else if (r[i] == '\\') {
-        out += "\\\\";
-      } else {
-        out += r[i];
       }
+      out += c;
     }
     return out;
   }
@@ -1812,7 +1800,7 @@ void Call(const Expression::Instr& in, Cell* a, StringPool& pool) {
     case Fn::kLower:
     case Fn::kUpper: {
       std::string& out = pool.Next();
-      fn == Fn::kLower ? AppendAsciiLower(a[0].s(), out) : AppendAsciiUpper(a[0].s(), out);
+      fn == Fn::kLower ? AppendLower(a[0].s(), out) : AppendUpper(a[0].s(), out);
       r.set_s(out);
       return;
     }
@@ -1843,13 +1831,17 @@ void Call(const Expression::Instr& in, Cell* a, StringPool& pool) {
       return;
     }
     case Fn::kSubstring: {
-      // Flink's substringSQL: a position below 1 counts from the end; a negative length is
-      // empty; the result is clamped to the string.
+      // Flink's SUBSTRING: a position below 1 counts from the end (0 is 1); the result is
+      // clamped to the string; a negative length is NULL.
       const std::string_view s = a[0].s();
       const int64_t len = Utf8Length(s);
       const int64_t pos = a[1].i;
       int64_t start = pos > 0 ? pos - 1 : pos < 0 ? len + pos : 0;
       const int64_t count = in.argc == 3 ? a[2].i : INT64_MAX;
+      if (count < 0) {  // Flink: NULL (checked on Flink 2.3)
+        r.null = true;
+        return;
+      }
       int64_t end = count == INT64_MAX || count > INT64_MAX - std::max<int64_t>(start, 0)
                         ? len
                         : start + count;
@@ -1876,7 +1868,7 @@ void Call(const Expression::Instr& in, Cell* a, StringPool& pool) {
     case Fn::kRegexpExtract: {
       // Java's Matcher.find() then group(index): NULL when nothing matches, the index is past
       // the groups, or the group did not take part.
-      const int64_t index = in.argc == 3 ? a[2].i : 1;
+      const int64_t index = in.argc == 3 ? a[2].i : 0;  // Flink: the whole match by default
       const RE2& re = *d->regex;
       if (index < 0 || index > re.NumberOfCapturingGroups()) {
         r.null = true;
@@ -1977,14 +1969,14 @@ void Call(const Expression::Instr& in, Cell* a, StringPool& pool) {
       return;
     }
     case Fn::kToTimestamp: {
-      const auto t = d->pattern->Parse(a[0].s());
+      const auto t = in.argc == 1 ? ParseSqlTimestamp(a[0].s()) : d->pattern->Parse(a[0].s());
       r.null = !t;
       r.i = t.value_or(0);
       return;
     }
     case Fn::kUnixTimestamp: {
       // Flink returns Long.MIN_VALUE for text that does not parse.
-      const auto t = d->pattern->Parse(a[0].s());
+      const auto t = d->pattern->Parse(a[0].s(), /*lenient=*/true);
       r.i = t ? *t / 1000 : INT64_MIN;  // Java's long division
       return;
     }

@@ -44,9 +44,11 @@ inline constexpr int kMaxExpressionDepth = 256;
 ///
 /// Grammar, lowest precedence first:
 ///   `a || b`, `a && b`, `!a`, comparisons `== != < <= > >=` (non-associative),
-///   `+ -`, `* / %`, unary `-`, then literals (`42`, `1.5`, `"paid"` or `'paid'`, `true`,
-///   `false`, `null`), field names (letters, digits, `_`; backquotes for other names:
-///   `` `my-field` ``) and parentheses.
+///   `+ -`, `* / %`, unary `-`, then literals (`42`, `1.5`, `"paid"` or `'paid'` with `''` for
+///   a quote, `true`, `false`, `null`), field names (letters, digits, `_`; backquotes for other
+///   names: `` `my-field` ``), function calls and parentheses. The word forms `and`, `or`, `not`
+///   are case-insensitive. After an operand at comparison level: `IS [NOT] NULL`,
+///   `[NOT] IN (...)`, `[NOT] BETWEEN a AND b`, `[NOT] LIKE 'p' [ESCAPE 'c']`.
 /// Types: int64 and timestamp are integers (`ts / 1000` is integer division, as in Java);
 /// an integer and a double give a double; `+` also concatenates strings; comparisons need two
 /// numbers, two strings or two bools; `&& || !` need bools. A NULL field makes arithmetic and

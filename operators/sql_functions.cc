@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <locale.h>
+#include <wctype.h>
 
 #include <fmt/format.h>
 
@@ -256,7 +258,7 @@ void DateTimePattern::Format(int64_t epoch_ms, std::string& out) const {
   }
 }
 
-std::optional<int64_t> DateTimePattern::Parse(std::string_view text) const {
+std::optional<int64_t> DateTimePattern::Parse(std::string_view text, bool lenient) const {
   int64_t year = 1970;
   int64_t month = 1;
   int64_t day = 1;
@@ -413,6 +415,14 @@ std::optional<int64_t> DateTimePattern::Parse(std::string_view text) const {
     hour = (hour12 % 12) + (pm == 1 ? 12 : 0);
   } else if (pm >= 0 && hour < 12) {
     hour += pm == 1 ? 12 : 0;
+  }
+  if (lenient && day_of_year < 0) {
+    // SimpleDateFormat's lenient calendar: every field rolls over into the next.
+    const int64_t months = year * 12 + month - 1;
+    const int64_t y = FloorDiv(months, 12);
+    const int64_t days = DaysFromCivil(y, static_cast<unsigned>(months - y * 12 + 1), 1) + day - 1;
+    return days * kMsPerDay + hour * kMsPerHour + minute * kMsPerMinute + second * kMsPerSecond +
+           nanos / 1000000;
   }
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59 ||
       year > 999999999) {
@@ -572,18 +582,19 @@ std::optional<int64_t> ParseSqlInteger(std::string_view s) {
     }
     v = v * 10 + digit;
   }
-  if (i == digits_start) {
-    return std::nullopt;
-  }
+  size_t digits = i - digits_start;
   if (i < s.size()) {
     if (s[i] != '.') {
       return std::nullopt;
     }
-    for (++i; i < s.size(); ++i) {
+    for (++i; i < s.size(); ++i, ++digits) {
       if (std::isdigit(static_cast<unsigned char>(s[i])) == 0) {
         return std::nullopt;
       }
     }
+  }
+  if (digits == 0) {  // Flink takes "7." and ".5", not "." or ""
+    return std::nullopt;
   }
   if (!negative && v == kLimit) {
     return std::nullopt;
@@ -634,7 +645,8 @@ std::optional<bool> ParseSqlBoolean(std::string_view s) {
 }
 
 std::optional<int64_t> ParseSqlTimestamp(std::string_view s) {
-  s = Trim(s);
+  // As Flink 2.3 (checked): no trimming, 1- or 2-digit month, day and hour, seconds required
+  // when a time is given, a day past the month's end (up to 31) becomes its last day.
   size_t pos = 0;
   int64_t year = 0;
   int64_t month = 0;
@@ -655,37 +667,31 @@ std::optional<int64_t> ParseSqlTimestamp(std::string_view s) {
     return std::nullopt;
   }
   if (pos < s.size()) {
-    if (!literal(' ') && !literal('T')) {
+    if (!literal(' ') || !ReadDigits(s, pos, 2, true, hour) || !literal(':') ||
+        !ReadDigits(s, pos, 2, false, minute) || !literal(':') ||
+        !ReadDigits(s, pos, 2, false, second)) {
       return std::nullopt;
     }
-    if (!ReadDigits(s, pos, 2, true, hour) || !literal(':') ||
-        !ReadDigits(s, pos, 2, true, minute)) {
-      return std::nullopt;
-    }
-    if (literal(':')) {
-      if (!ReadDigits(s, pos, 2, true, second)) {
+    if (literal('.')) {
+      int64_t frac = 0;
+      const size_t start = pos;
+      if (!ReadDigits(s, pos, 9, true, frac)) {
         return std::nullopt;
       }
-      if (literal('.')) {
-        int64_t frac = 0;
-        const size_t start = pos;
-        if (!ReadDigits(s, pos, 9, true, frac)) {
-          return std::nullopt;
-        }
-        for (size_t k = pos - start; k < 9; ++k) {
-          frac *= 10;
-        }
-        ms = frac / 1000000;
+      for (size_t k = pos - start; k < 9; ++k) {
+        frac *= 10;
       }
+      ms = frac / 1000000;
     }
   }
-  if (pos != s.size() || month < 1 || month > 12 || day < 1 ||
-      day > LastDay(year, static_cast<unsigned>(month)) || hour > 23 || minute > 59 ||
-      second > 59) {
+  if (pos != s.size() || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 ||
+      minute > 59 || second > 59) {
     return std::nullopt;
   }
-  return DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * kMsPerDay +
-         hour * kMsPerHour + minute * kMsPerMinute + second * kMsPerSecond + ms;
+  const unsigned d =
+      std::min(static_cast<unsigned>(day), LastDay(year, static_cast<unsigned>(month)));
+  return DaysFromCivil(year, static_cast<unsigned>(month), d) * kMsPerDay + hour * kMsPerHour +
+         minute * kMsPerMinute + second * kMsPerSecond + ms;
 }
 
 void AppendSqlTimestamp(int64_t epoch_ms, std::string& out) {
@@ -830,15 +836,16 @@ int64_t TimestampDiff(TimeUnit unit, int64_t from_ms, int64_t to_ms) {
   if (const int64_t ms = FixedUnitMs(unit); ms > 0) {
     return (to_ms - from_ms) / ms;  // truncated toward zero
   }
+  if (to_ms < from_ms) {
+    return -TimestampDiff(unit, to_ms, from_ms);
+  }
+  // Calcite's (Flink's) rule: the most months m with from + m months <= to, where adding months
+  // clamps the day to the month's end (Jan 31 + 1 month = Feb 28, so that is one month).
   const Civil a = ToCivil(from_ms);
   const Civil b = ToCivil(to_ms);
   int64_t months = (b.year * 12 + b.month) - (a.year * 12 + a.month);
-  const int64_t a_rest = a.day * kMsPerDay + a.ms_of_day;
-  const int64_t b_rest = b.day * kMsPerDay + b.ms_of_day;
-  if (months > 0 && b_rest < a_rest) {
+  if (months > 0 && TimestampAdd(TimeUnit::kMonth, months, from_ms) > to_ms) {
     --months;
-  } else if (months < 0 && b_rest > a_rest) {
-    ++months;
   }
   return months / MonthsOf(unit);
 }
@@ -855,6 +862,73 @@ int64_t FloorTimestamp(TimeUnit unit, int64_t epoch_ms, bool ceil) {
                                                       : c.month;
   floor = DaysFromCivil(c.year, month, 1) * kMsPerDay;
   return ceil && floor != epoch_ms ? TimestampAdd(unit, 1, floor) : floor;
+}
+
+namespace {
+/// glibc's C.UTF-8 locale (built in since 2.35): its towlower/towupper map every Unicode letter.
+/// Null if unavailable; then only ASCII letters are mapped.
+locale_t Utf8Locale() {
+  static const locale_t locale =
+      newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  return locale;
+}
+
+void AppendUtf8(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+void AppendMapped(std::string_view s, std::string& out, bool lower) {
+  const locale_t locale = Utf8Locale();
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out += static_cast<char>(lower ? (c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c)
+                                     : (c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c));
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: decoded, mapped and encoded again; a malformed byte is kept as is.
+    const size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    uint32_t cp = len == 4 ? c & 0x07 : len == 3 ? c & 0x0F : c & 0x1F;
+    bool ok = len > 1 && i + len <= s.size() && locale != static_cast<locale_t>(nullptr);
+    for (size_t k = 1; ok && k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      ok = (b & 0xC0) == 0x80;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    if (!ok) {
+      out += s[i];
+      ++i;
+      continue;
+    }
+    const auto mapped = static_cast<uint32_t>(lower ? towlower_l(static_cast<wint_t>(cp), locale)
+                                                    : towupper_l(static_cast<wint_t>(cp), locale));
+    AppendUtf8(mapped, out);
+    i += len;
+  }
+}
+}  // namespace
+
+void AppendLower(std::string_view s, std::string& out) {
+  AppendMapped(s, out, true);
+}
+
+void AppendUpper(std::string_view s, std::string& out) {
+  AppendMapped(s, out, false);
 }
 
 void AppendAsciiLower(std::string_view s, std::string& out) {

@@ -33,8 +33,10 @@ class DateTimePattern {
   /// Parses the whole of `text` (UTC) to epoch milliseconds, as Flink's
   /// DateTimeUtils.parseTimestampData: fields not in the pattern default to 1970-01-01 00:00:00;
   /// a day past the month's end (up to 31) becomes its last day (Java's SMART resolver).
-  /// nullopt when the text does not match or a field is out of range.
-  std::optional<int64_t> Parse(std::string_view text) const;
+  /// nullopt when the text does not match or a field is out of range. `lenient`: fields roll
+  /// over instead (Feb 30 is Mar 2, hour 25 the next day), as Java's lenient SimpleDateFormat
+  /// that Flink's UNIX_TIMESTAMP uses.
+  std::optional<int64_t> Parse(std::string_view text, bool lenient = false) const;
 
  private:
   struct Item {
@@ -57,15 +59,17 @@ double RoundHalfUp(double x, int64_t digits);
 int64_t RoundHalfUp(int64_t x, int64_t digits);
 
 /// Flink's CAST(STRING AS BIGINT): trimmed, optional sign, digits, optionally a '.' and digits
-/// (truncated). nullopt when malformed or out of the int64 range.
+/// (truncated; "7." and ".5" are numbers). nullopt when malformed or out of the int64 range.
 std::optional<int64_t> ParseSqlInteger(std::string_view s);
 /// Flink's CAST(STRING AS DOUBLE) (Java's Double.parseDouble of the trimmed text, `NaN`,
 /// `Infinity` included). nullopt when malformed.
 std::optional<double> ParseSqlDouble(std::string_view s);
 /// Flink's CAST(STRING AS BOOLEAN): trimmed, any case; `true t yes y 1` / `false f no n 0`.
 std::optional<bool> ParseSqlBoolean(std::string_view s);
-/// Flink's CAST(STRING AS TIMESTAMP(3)): `yyyy-MM-dd`, optionally followed by ' ' or 'T' and
-/// `HH:mm[:ss[.fraction]]`, UTC, to epoch milliseconds (fraction truncated to ms).
+/// Flink's CAST(STRING AS TIMESTAMP(3)) and one-argument TO_TIMESTAMP: `yyyy-M[M]-d[d]`,
+/// optionally followed by ' ' and `H[H]:mm:ss[.fraction]`, not trimmed, UTC, to epoch
+/// milliseconds (fraction truncated to ms); a day past the month's end (up to 31) becomes its
+/// last day.
 std::optional<int64_t> ParseSqlTimestamp(std::string_view s);
 /// CAST(TIMESTAMP(3) AS STRING): `yyyy-MM-dd HH:mm:ss.SSS` (UTC), appended to `out`.
 void AppendSqlTimestamp(int64_t epoch_ms, std::string& out);
@@ -94,15 +98,19 @@ int64_t ExtractField(TimeUnit unit, int64_t epoch_ms);
 /// plusMonths); MILLISECOND..WEEK add fixed lengths. Wraps on overflow.
 int64_t TimestampAdd(TimeUnit unit, int64_t n, int64_t epoch_ms);
 /// TIMESTAMPDIFF(unit, from, to): whole units from `from` to `to`, truncated toward zero;
-/// MONTH/QUARTER/YEAR count calendar months (a month is whole once the day and time of `to`
-/// reach those of `from`).
+/// MONTH/QUARTER/YEAR count calendar months as Calcite does: the most months m with
+/// TIMESTAMPADD(MONTH, m, from) <= to (so Jan 31 to Feb 28 is one month); negative when to < from.
 int64_t TimestampDiff(TimeUnit unit, int64_t from_ms, int64_t to_ms);
 /// FLOOR(ts TO unit) / CEIL(ts TO unit) (`ceil`), UTC, for MILLISECOND..DAY, MONTH, QUARTER,
 /// YEAR (the caller rejects WEEK, DOW and DOY).
 int64_t FloorTimestamp(TimeUnit unit, int64_t epoch_ms, bool ceil);
 
-/// Java's `String.toLowerCase` / `toUpperCase` for ASCII letters; other bytes are kept (non-ASCII
-/// letters are not mapped). Appended to `out`.
+/// LOWER / UPPER (Java's toLowerCase / toUpperCase per code point): every Unicode letter through
+/// glibc's C.UTF-8 tables (one code point to one; Java's few one-to-many mappings such as
+/// U+0130 are not made). Malformed UTF-8 bytes are kept. Appended to `out`.
+void AppendLower(std::string_view s, std::string& out);
+void AppendUpper(std::string_view s, std::string& out);
+/// ASCII letters only (SQL keywords, type names); other bytes kept. Appended to `out`.
 void AppendAsciiLower(std::string_view s, std::string& out);
 void AppendAsciiUpper(std::string_view s, std::string& out);
 /// Number of UTF-8 code points (CHAR_LENGTH).

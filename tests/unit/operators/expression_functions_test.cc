@@ -116,7 +116,14 @@ TEST(ExpressionFunctionsTest, Cast) {
   EXPECT_EQ(Eval("TRY_CAST('abc' AS INT)"), kNull);
   EXPECT_EQ(Eval("TRY_CAST('3000000000' AS INT)"), kNull);
   EXPECT_EQ(Eval("TRY_CAST('3000000000' AS BIGINT)"), I(3000000000));
-  EXPECT_EQ(Eval("TRY_CAST('2026-02-30' AS TIMESTAMP)"), kNull);
+  // As Flink 2.3: a day past the month's end is its last day; no trimming; seconds required.
+  EXPECT_EQ(Eval("TRY_CAST('2026-02-30' AS TIMESTAMP)"), I(1772236800000));
+  EXPECT_EQ(Eval("TRY_CAST('2026-3-2' AS TIMESTAMP)"), I(1772409600000));
+  EXPECT_EQ(Eval("TRY_CAST(' 2026-03-02' AS TIMESTAMP)"), kNull);
+  EXPECT_EQ(Eval("TRY_CAST('2026-03-02 10:00' AS TIMESTAMP)"), kNull);
+  EXPECT_EQ(Eval("TRY_CAST('2026-02-32' AS TIMESTAMP)"), kNull);
+  EXPECT_EQ(Eval("TRY_CAST('.5' AS BIGINT)"), I(0));
+  EXPECT_EQ(Eval("TRY_CAST('.' AS BIGINT)"), kNull);
   try {
     (void)Eval("CAST(s AS INT) + 1");
     FAIL() << "no error";
@@ -170,6 +177,8 @@ TEST(ExpressionFunctionsTest, Strings) {
   EXPECT_EQ(Eval("'a\\d\\\\'"), S("a\\d\\"));  // an unknown escape is kept
   EXPECT_EQ(Eval("LOWER(s)"), S("  hello world  "));
   EXPECT_EQ(Eval("UPPER(s)"), S("  HELLO WORLD  "));
+  EXPECT_EQ(Eval("LOWER('ÄÖÜ Straße')"), S("äöü straße"));
+  EXPECT_EQ(Eval("UPPER('zürich ωμέγα')"), S("ZÜRICH ΩΜΈΓΑ"));
   EXPECT_EQ(Eval("TRIM(s)"), S("Hello World"));
   EXPECT_EQ(Eval("TRIM(LEADING FROM s)"), S("Hello World  "));
   EXPECT_EQ(Eval("TRIM(TRAILING FROM s)"), S("  Hello World"));
@@ -185,7 +194,7 @@ TEST(ExpressionFunctionsTest, Strings) {
   EXPECT_EQ(Eval("SUBSTRING('abcdef', -2)"), S("ef"));
   EXPECT_EQ(Eval("SUBSTRING('abcdef', 5, 10)"), S("ef"));
   EXPECT_EQ(Eval("SUBSTR('abcdef', 9)"), S(""));
-  EXPECT_EQ(Eval("SUBSTRING('abcdef', 2, -1)"), S(""));
+  EXPECT_EQ(Eval("SUBSTRING('abcdef', 2, -1)"), kNull);
   EXPECT_EQ(Eval("SUBSTRING('Zürich', 2, 2)"), S("ür"));
   EXPECT_EQ(Eval("SUBSTRING(ns, 1)"), kNull);
   EXPECT_EQ(Eval("CHAR_LENGTH(s)"), I(15));
@@ -194,13 +203,16 @@ TEST(ExpressionFunctionsTest, Strings) {
   EXPECT_EQ(Eval("REPLACE('a-b-c', '-', '+')"), S("a+b+c"));
   EXPECT_EQ(Eval("REPLACE('ab', '', '.')"), S(".a.b."));
   EXPECT_EQ(Eval("REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)', 2)"), S("bar"));
-  EXPECT_EQ(Eval("REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)')"), S("the"));
+  EXPECT_EQ(Eval("REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)')"), S("foothebar"));
+  EXPECT_EQ(Eval("REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)', 1)"), S("the"));
   EXPECT_EQ(Eval("REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)', 0)"), S("foothebar"));
   EXPECT_EQ(Eval("REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)', 3)"), kNull);
   EXPECT_EQ(Eval("REGEXP_EXTRACT('xyz', 'a(b)')"), kNull);
-  EXPECT_EQ(Eval("REGEXP_EXTRACT('flight LH123', '[A-Z]{2}(\\d+)')"), S("123"));
+  EXPECT_EQ(Eval("REGEXP_EXTRACT('flight LH123', '[A-Z]{2}(\\d+)', 1)"), S("123"));
+  // Flink takes the replacement literally (no $1 groups).
   EXPECT_EQ(Eval("REGEXP_REPLACE('2026-03-02', '(\\d+)-(\\d+)-(\\d+)', '$3.$2.$1')"),
-            S("02.03.2026"));
+            S("$3.$2.$1"));
+  EXPECT_EQ(Eval("REGEXP_REPLACE('a.b', '[.]', '\\\\')"), S("a\\b"));
   EXPECT_EQ(Eval("REGEXP_REPLACE('a1b22', '[0-9]+', '#')"), S("a#b#"));
   EXPECT_EQ(Eval("REGEXP_REPLACE(ns, 'a', 'b')"), kNull);
   EXPECT_EQ(Eval("SPLIT_INDEX('a,b,,d', ',', 0)"), S("a"));
@@ -258,13 +270,17 @@ TEST(ExpressionFunctionsTest, Time) {
   EXPECT_EQ(Eval("TO_TIMESTAMP('2026-03-02 14:05:09')"), I(kTs - 250));
   EXPECT_EQ(Eval("TO_TIMESTAMP('02/03/2026 14:05:09.250', 'dd/MM/yyyy HH:mm:ss.SSS')"), I(kTs));
   EXPECT_EQ(Eval("TO_TIMESTAMP('20260302', 'yyyyMMdd')"), I(1772409600000));
-  EXPECT_EQ(Eval("TO_TIMESTAMP('2026-03-02')"), kNull);  // does not match the default pattern
+  EXPECT_EQ(Eval("TO_TIMESTAMP('2026-03-02')"), I(1772409600000));  // CAST's syntax, as Flink
+  EXPECT_EQ(Eval("TO_TIMESTAMP('2026-03-02 10:00')"), kNull);
   EXPECT_EQ(Eval("TO_TIMESTAMP('2026-13-02', 'yyyy-MM-dd')"), kNull);
   EXPECT_EQ(Eval("TO_TIMESTAMP(ns)"), kNull);
   EXPECT_EQ(TypeOf("TO_TIMESTAMP('2026-03-02 14:05:09')"), FieldType::kTimestamp);
   EXPECT_EQ(Eval("UNIX_TIMESTAMP('2026-03-02 14:05:09')"), I(1772460309));
   EXPECT_EQ(Eval("UNIX_TIMESTAMP('1970-01-01', 'yyyy-MM-dd')"), I(0));
   EXPECT_EQ(Eval("UNIX_TIMESTAMP('nope')"), I(std::numeric_limits<int64_t>::min()));
+  EXPECT_EQ(Eval("UNIX_TIMESTAMP('2026-03-02')"), I(std::numeric_limits<int64_t>::min()));
+  // Flink's lenient SimpleDateFormat: Feb 30 rolls over to Mar 2.
+  EXPECT_EQ(Eval("UNIX_TIMESTAMP('2026-02-30 10:00:00')"), I(1772445600));
   EXPECT_EQ(Eval("UNIX_TIMESTAMP(ns)"), kNull);
   EXPECT_EQ(Eval("UNIX_TIMESTAMP() > 1700000000"), Value(true));
   EXPECT_EQ(Eval("TO_TIMESTAMP_LTZ(1772460309, 0)"), I(kTs - 250));
@@ -289,7 +305,13 @@ TEST(ExpressionFunctionsTest, Time) {
   EXPECT_EQ(Eval("TIMESTAMPDIFF(MINUTE, TIMESTAMPADD(SECOND, 150, ts), ts)"), I(-2));
   EXPECT_EQ(Eval("TIMESTAMPDIFF(MONTH, TO_TIMESTAMP('2026-01-31', 'yyyy-MM-dd'), "
                  "TO_TIMESTAMP('2026-02-28', 'yyyy-MM-dd'))"),
+            I(1));  // Feb 28 is Jan 31 + 1 month (clamped), as in Flink
+  EXPECT_EQ(Eval("TIMESTAMPDIFF(MONTH, TO_TIMESTAMP('2026-01-30', 'yyyy-MM-dd'), "
+                 "TO_TIMESTAMP('2026-02-27', 'yyyy-MM-dd'))"),
             I(0));
+  EXPECT_EQ(Eval("TIMESTAMPDIFF(YEAR, TO_TIMESTAMP('2026-03-02', 'yyyy-MM-dd'), "
+                 "TO_TIMESTAMP('2024-03-03', 'yyyy-MM-dd'))"),
+            I(-1));
   EXPECT_EQ(Eval("TIMESTAMPDIFF(MONTH, TO_TIMESTAMP('2026-01-15', 'yyyy-MM-dd'), "
                  "TO_TIMESTAMP('2026-03-15', 'yyyy-MM-dd'))"),
             I(2));
