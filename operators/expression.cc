@@ -689,7 +689,7 @@ class Parser {
     return a;
   }
   /// `(a, b, ...)` after a function name; `at` is the name's offset.
-  std::vector<Arg> ParseArgs(size_t at) {
+  std::vector<Arg> ParseArgs() {
     Open(tok_.offset);
     Expect(Tok::kLParen, "(");
     std::vector<Arg> args;
@@ -706,7 +706,6 @@ class Parser {
     }
     Next();
     --depth_;
-    (void)at;
     return args;
   }
 
@@ -845,14 +844,12 @@ class Parser {
   FieldType ParseCase(size_t at) {
     Open(at);
     std::optional<FieldType> subject;
-    size_t subject_slot = 0;
     std::vector<Expression::Instr> subject_code;
     if (!IsWord("WHEN")) {
       // Simple CASE: the subject is compared with each WHEN value. It is evaluated once per
       // comparison (expressions have no side effects).
       const size_t from = program_->size();
       subject = ParseOr();
-      subject_slot = from;
       subject_code.assign(program_->begin() + static_cast<ptrdiff_t>(from), program_->end());
       program_->resize(from);
       for (const Expression::Instr& in : subject_code) {
@@ -899,7 +896,6 @@ class Parser {
       ends.push_back(EmitJump(Op::kJump));
       PatchHere(skip);
     }
-    (void)subject_slot;
     if (IsWord("ELSE")) {
       Next();
       const size_t value_at = tok_.offset;
@@ -930,7 +926,7 @@ class Parser {
   }
 
   // IF(c, a, b): CASE WHEN c THEN a ELSE b END.
-  FieldType ParseIf(size_t at) {
+  FieldType ParseIf() {
     Open(tok_.offset);
     Expect(Tok::kLParen, "(");
     const size_t cond_at = tok_.offset;
@@ -958,12 +954,11 @@ class Parser {
     const FieldType t = Unify(results, "IF");
     PatchConverts(converts, t);
     --depth_;
-    (void)at;
     return t;
   }
 
   // COALESCE(a, b, ...): the first that is not NULL; later ones are not evaluated.
-  FieldType ParseCoalesce(size_t at) {
+  FieldType ParseCoalesce() {
     Open(tok_.offset);
     Expect(Tok::kLParen, "(");
     std::vector<std::pair<FieldType, size_t>> results;
@@ -984,7 +979,6 @@ class Parser {
     for (size_t e : ends) {
       PatchHere(e);
     }
-    (void)at;
     const FieldType t = Unify(results, "COALESCE");
     PatchConverts(converts, t);
     --depth_;
@@ -1057,7 +1051,7 @@ class Parser {
   }
 
   /// EXTRACT(unit FROM ts)
-  FieldType ParseExtract(size_t at) {
+  FieldType ParseExtract() {
     Open(tok_.offset);
     Expect(Tok::kLParen, "(");
     auto data = std::make_shared<ExpressionCallData>();
@@ -1067,7 +1061,6 @@ class Parser {
     Need("EXTRACT", args, 0, Want::kTimestamp);
     Expect(Tok::kRParen, ")");
     --depth_;
-    (void)at;
     EmitCall(Fn::kExtract, args, std::move(data));
     return FieldType::kInt64;
   }
@@ -1091,7 +1084,7 @@ class Parser {
   }
 
   /// FLOOR/CEIL(x) on numbers and FLOOR/CEIL(ts TO unit).
-  FieldType ParseFloorCeil(const std::string& name, size_t at) {
+  FieldType ParseFloorCeil(const std::string& name) {
     Open(tok_.offset);
     Expect(Tok::kLParen, "(");
     std::vector<Arg> args{ParseArg()};
@@ -1111,7 +1104,6 @@ class Parser {
       result = args[0].type == FieldType::kDouble ? FieldType::kDouble : FieldType::kInt64;
     }
     --depth_;
-    (void)at;
     return result;
   }
 
@@ -1138,7 +1130,7 @@ class Parser {
   }
 
   /// TRIM(s), TRIM([BOTH|LEADING|TRAILING] [chars] FROM s): emitted as (chars, s).
-  FieldType ParseTrim(size_t at) {
+  FieldType ParseTrim() {
     Open(tok_.offset);
     Expect(Tok::kLParen, "(");
     auto data = std::make_shared<ExpressionCallData>();
@@ -1173,7 +1165,6 @@ class Parser {
     }
     Expect(Tok::kRParen, ")");
     --depth_;
-    (void)at;
     Need("TRIM", args, 0, Want::kString);
     Need("TRIM", args, 1, Want::kString);
     EmitCall(Fn::kTrim, args, std::move(data));
@@ -1218,22 +1209,22 @@ class Parser {
       return ParseCast(name, at);
     }
     if (name == "IF") {
-      return ParseIf(at);
+      return ParseIf();
     }
     if (name == "COALESCE") {
-      return ParseCoalesce(at);
+      return ParseCoalesce();
     }
     if (name == "EXTRACT") {
-      return ParseExtract(at);
+      return ParseExtract();
     }
     if (name == "FLOOR" || name == "CEIL" || name == "CEILING") {
-      return ParseFloorCeil(name == "CEILING" ? "CEIL" : name, at);
+      return ParseFloorCeil(name == "CEILING" ? "CEIL" : name);
     }
     if (name == "TIMESTAMPADD" || name == "TIMESTAMPDIFF") {
       return ParseTimestampArith(name, at);
     }
     if (name == "TRIM") {
-      return ParseTrim(at);
+      return ParseTrim();
     }
     if (name == "SUBSTRING" || name == "SUBSTR") {
       return ParseSubstring(name, at);
@@ -1260,7 +1251,7 @@ class Parser {
                                                      "docs/job-reference.md, \"Functions\")")
                                        : fmt::format(" (did you mean {}?)", best)));
     }
-    std::vector<Arg> args = ParseArgs(at);
+    std::vector<Arg> args = ParseArgs();
     Arity(name, args, at, info->min_args, info->max_args);
     return TypeCall(*info, args, at);
   }

@@ -445,23 +445,32 @@ std::optional<int64_t> DateTimePattern::Parse(std::string_view text, bool lenien
 }
 
 namespace {
-/// The shortest round-trip decimal digits of finite non-zero |d| and the exponent of the first
-/// digit: |d| = 0.d1d2... * 10^(exp10 + 1), i.e. d1.d2... * 10^exp10.
-void ShortestDigits(double d, std::string& digits, int& exp10) {
+/// The shortest round-trip decimal digits of finite non-zero |d| (no trailing zeros) and the
+/// exponent of the first digit: |d| = d1.d2... * 10^exp10. Fixed storage: no allocation.
+struct Digits {
+  char digits[32];
+  size_t size = 0;
+  int exp10 = 0;
+  std::string_view view() const { return {digits, size}; }
+};
+
+Digits ShortestDigits(double d) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, std::fabs(d), std::chars_format::scientific);
   const std::string_view s(buf, static_cast<size_t>(r.ptr - buf));
   const size_t e = s.find('e');
-  digits.clear();
+  Digits out;
   for (char c : s.substr(0, e)) {
     if (c != '.') {
-      digits += c;
+      out.digits[out.size++] = c;
     }
   }
-  exp10 = std::atoi(std::string(s.substr(e + 1)).c_str());
-  while (digits.size() > 1 && digits.back() == '0') {
-    digits.pop_back();
+  const std::string_view exp = s.substr(e + 1);
+  std::from_chars(exp.data() + (exp[0] == '+' ? 1 : 0), exp.data() + exp.size(), out.exp10);
+  while (out.size > 1 && out.digits[out.size - 1] == '0') {
+    --out.size;
   }
+  return out;
 }
 }  // namespace
 
@@ -481,17 +490,21 @@ void AppendJavaDouble(double d, std::string& out) {
     out += "0.0";
     return;
   }
-  std::string digits;
-  int exp10 = 0;
-  ShortestDigits(d, digits, exp10);
+  const Digits sd = ShortestDigits(d);
+  const std::string_view digits = sd.view();
+  const int exp10 = sd.exp10;
   const double a = std::fabs(d);
   if (a >= 1e-3 && a < 1e7) {
     if (exp10 >= 0) {
       const auto int_len = static_cast<size_t>(exp10) + 1;
-      std::string ip = digits.substr(0, std::min(int_len, digits.size()));
-      ip.append(int_len > digits.size() ? int_len - digits.size() : 0, '0');
-      const std::string fp = int_len < digits.size() ? digits.substr(int_len) : "0";
-      out += ip + "." + fp;
+      out += digits.substr(0, std::min(int_len, digits.size()));
+      out.append(int_len > digits.size() ? int_len - digits.size() : 0, '0');
+      out += '.';
+      if (int_len < digits.size()) {
+        out += digits.substr(int_len);
+      } else {
+        out += '0';
+      }
     } else {
       out += "0.";
       out.append(static_cast<size_t>(-exp10 - 1), '0');
@@ -501,47 +514,71 @@ void AppendJavaDouble(double d, std::string& out) {
   }
   out += digits[0];
   out += '.';
-  out += digits.size() > 1 ? digits.substr(1) : "0";
+  if (digits.size() > 1) {
+    out += digits.substr(1);
+  } else {
+    out += '0';
+  }
   out += 'E';
-  out += std::to_string(exp10);
+  char e[16];
+  out.append(e, std::to_chars(e, e + sizeof e, exp10).ptr);
 }
 
 double RoundHalfUp(double x, int64_t digits) {
   if (!std::isfinite(x) || x == 0) {
     return x;
   }
-  std::string d;
-  int exp10 = 0;
-  ShortestDigits(x, d, exp10);
+  // Fast path: |x| * 10^d well inside 2^52 and not near a half, where rounding the binary value
+  // decides as rounding its decimal text does; n / 10^d of exact integers is then the double
+  // nearest the rounded decimal, as strtod below gives.
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  if (digits >= 0 && digits < 16) {
+    const double p = kPow10[digits];
+    const double y = std::fabs(x) * p;
+    if (y < 1e15) {
+      const double whole = std::floor(y);
+      const double frac = y - whole;
+      if (std::fabs(frac - 0.5) > 1e-6) {
+        const double n = frac > 0.5 ? whole + 1 : whole;
+        return std::copysign(n / p, x) == 0 ? 0.0 : std::copysign(n / p, x);
+      }
+    }
+  }
+  Digits d = ShortestDigits(x);
   // Digits kept: those before 10^-digits.
-  const int64_t keep = static_cast<int64_t>(exp10) + 1 + std::clamp<int64_t>(digits, -400, 400);
-  if (keep >= static_cast<int64_t>(d.size())) {
+  const int64_t keep = static_cast<int64_t>(d.exp10) + 1 + std::clamp<int64_t>(digits, -400, 400);
+  if (keep >= static_cast<int64_t>(d.size)) {
     return x;
   }
   if (keep < 0) {
     return 0.0;
   }
-  std::string kept = d.substr(0, static_cast<size_t>(keep));
-  const bool up = d[static_cast<size_t>(keep)] >= '5';
-  int64_t scale = static_cast<int64_t>(d.size()) - keep;  // kept * 10^(exp10+1-keep)
-  if (up) {
-    int i = static_cast<int>(kept.size()) - 1;
-    for (; i >= 0 && kept[static_cast<size_t>(i)] == '9'; --i) {
-      kept[static_cast<size_t>(i)] = '0';
-    }
-    if (i < 0) {
-      kept.insert(kept.begin(), '1');
-    } else {
-      ++kept[static_cast<size_t>(i)];
-    }
+  // kept digits, rounded half up, times 10^(exp10 + 1 - keep); text for strtod, no allocation.
+  char text[64];
+  size_t n = 0;
+  if (x < 0) {
+    text[n++] = '-';
   }
-  if (kept.empty()) {
-    return 0.0;
+  text[n++] = '0';  // room for a carry out of the first digit
+  const size_t first = n;
+  for (int64_t i = 0; i < keep; ++i) {
+    text[n++] = d.digits[i];
   }
-  (void)scale;
-  const std::string text =
-      fmt::format("{}{}e{}", x < 0 ? "-" : "", kept, static_cast<int64_t>(exp10) + 1 - keep);
-  return std::strtod(text.c_str(), nullptr);
+  if (d.digits[keep] >= '5') {
+    size_t i = n;
+    while (i > first - 1 && text[i - 1] == '9') {
+      text[--i] = '0';
+    }
+    ++text[i - 1];
+  }
+  text[n++] = 'e';
+  n = static_cast<size_t>(
+      std::to_chars(text + n, text + sizeof text - 1, static_cast<int64_t>(d.exp10) + 1 - keep)
+          .ptr -
+      text);
+  text[n] = '\0';
+  return std::strtod(text, nullptr);
 }
 
 int64_t RoundHalfUp(int64_t x, int64_t digits) {
