@@ -51,8 +51,8 @@ TEST(ExpressionAllocationTest, FunctionsAllocateNothingPerRecordOnceWarm) {
                      std::string("FRA"), int64_t{95}});
   std::vector<Row> outs;
   for (const Expression& e : expressions) {
-    outs.push_back(Row{e.type() == FieldType::kString ? Value(std::string(40, 'x'))
-                       : e.type() == FieldType::kBool ? Value(true)
+    outs.push_back(Row{e.type() == FieldType::kString   ? Value(std::string(40, 'x'))
+                       : e.type() == FieldType::kBool   ? Value(true)
                        : e.type() == FieldType::kDouble ? Value(0.0)
                                                         : Value(int64_t{0})});
   }

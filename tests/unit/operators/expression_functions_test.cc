@@ -239,6 +239,13 @@ TEST(ExpressionFunctionsTest, Numbers) {
   EXPECT_EQ(Eval("ROUND(1234.5678, -2)"), Value(1200.0));
   EXPECT_EQ(Eval("ROUND(0.0049, 2)"), Value(0.0));
   EXPECT_EQ(Eval("ROUND(9.995, 2)"), Value(10.0));
+  // Near a half the decimal text decides (slow path); elsewhere the binary value (fast path).
+  EXPECT_EQ(Eval("ROUND(1.005, 2)"), Value(1.01));
+  EXPECT_EQ(Eval("ROUND(1.0049999, 2)"), Value(1.0));
+  EXPECT_EQ(Eval("ROUND(123.456, 1)"), Value(123.5));
+  EXPECT_EQ(Eval("ROUND(-0.001, 2)"), Value(0.0));
+  EXPECT_EQ(Eval("ROUND(0.1 + 0.2, 15)"), Value(0.3));
+  EXPECT_EQ(Eval("ROUND(1e300, 2)"), Value(1e300));
   EXPECT_EQ(Eval("ROUND(125, -1)"), I(130));
   EXPECT_EQ(Eval("ROUND(-125, -1)"), I(-130));
   EXPECT_EQ(Eval("ROUND(n, 2)"), I(150));
