@@ -45,10 +45,14 @@ struct Civil {
   int64_t days = 0;  // since 1970-01-01
 };
 
+/// std::chrono::year holds -32767..32767: instants are clamped to about +-30000 years (a
+/// timestamp beyond that gives defined nonsense, never undefined behaviour).
+constexpr int64_t kMaxCivilDays = 10'950'000;
+
 Civil ToCivil(int64_t epoch_ms) {
   using namespace std::chrono;
   Civil c;
-  c.days = FloorDiv(epoch_ms, kMsPerDay);
+  c.days = std::clamp(FloorDiv(epoch_ms, kMsPerDay), -kMaxCivilDays, kMaxCivilDays);
   c.ms_of_day = epoch_ms - c.days * kMsPerDay;
   const year_month_day ymd{sys_days{days{c.days}}};
   c.year = static_cast<int>(ymd.year());
@@ -415,6 +419,9 @@ std::optional<int64_t> DateTimePattern::Parse(std::string_view text, bool lenien
     hour = (hour12 % 12) + (pm == 1 ? 12 : 0);
   } else if (pm >= 0 && hour < 12) {
     hour += pm == 1 ? 12 : 0;
+  }
+  if (year > 29'000) {  // beyond std::chrono::year (and any real data)
+    return std::nullopt;
   }
   if (lenient && day_of_year < 0) {
     // SimpleDateFormat's lenient calendar: every field rolls over into the next.
@@ -862,7 +869,10 @@ int64_t TimestampAdd(TimeUnit unit, int64_t n, int64_t epoch_ms) {
                                 static_cast<uint64_t>(n) * static_cast<uint64_t>(ms));
   }
   const Civil c = ToCivil(epoch_ms);
-  const int64_t total = c.year * 12 + (c.month - 1) + n * MonthsOf(unit);
+  // Clamped to the civil range (see kMaxCivilDays): no overflow for any n.
+  const int64_t months = std::clamp<int64_t>(n, -1'000'000, 1'000'000) * MonthsOf(unit);
+  const int64_t total =
+      std::clamp<int64_t>(c.year * 12 + (c.month - 1) + months, -29'000 * 12, 29'000 * 12);
   const int64_t year = FloorDiv(total, 12);
   const auto month = static_cast<unsigned>(total - year * 12 + 1);
   const unsigned day = std::min(c.day, LastDay(year, month));
@@ -871,7 +881,12 @@ int64_t TimestampAdd(TimeUnit unit, int64_t n, int64_t epoch_ms) {
 
 int64_t TimestampDiff(TimeUnit unit, int64_t from_ms, int64_t to_ms) {
   if (const int64_t ms = FixedUnitMs(unit); ms > 0) {
-    return (to_ms - from_ms) / ms;  // truncated toward zero
+    // Truncated toward zero, in unsigned arithmetic: to - from can exceed int64.
+    const bool forward = to_ms >= from_ms;
+    const uint64_t d = forward ? static_cast<uint64_t>(to_ms) - static_cast<uint64_t>(from_ms)
+                               : static_cast<uint64_t>(from_ms) - static_cast<uint64_t>(to_ms);
+    const uint64_t q = d / static_cast<uint64_t>(ms);
+    return static_cast<int64_t>(forward ? q : 0 - q);
   }
   if (to_ms < from_ms) {
     return -TimestampDiff(unit, to_ms, from_ms);
@@ -890,8 +905,12 @@ int64_t TimestampDiff(TimeUnit unit, int64_t from_ms, int64_t to_ms) {
 int64_t FloorTimestamp(TimeUnit unit, int64_t epoch_ms, bool ceil) {
   int64_t floor = 0;
   if (const int64_t ms = FixedUnitMs(unit); ms > 0 && unit != TimeUnit::kWeek) {
-    floor = FloorDiv(epoch_ms, ms) * ms;
-    return ceil && floor != epoch_ms ? floor + ms : floor;
+    // Wrapping (unsigned) at the ends of the int64 range instead of undefined behaviour.
+    floor = static_cast<int64_t>(static_cast<uint64_t>(FloorDiv(epoch_ms, ms)) *
+                                 static_cast<uint64_t>(ms));
+    return ceil && floor != epoch_ms
+               ? static_cast<int64_t>(static_cast<uint64_t>(floor) + static_cast<uint64_t>(ms))
+               : floor;
   }
   const Civil c = ToCivil(epoch_ms);
   const unsigned month = unit == TimeUnit::kYear      ? 1

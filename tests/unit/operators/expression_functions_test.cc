@@ -330,6 +330,13 @@ TEST(ExpressionFunctionsTest, Time) {
   EXPECT_EQ(Eval("FLOOR(ts TO YEAR)"), I(1767225600000));
   EXPECT_EQ(Eval("CEIL(FLOOR(ts TO HOUR) TO HOUR)"), I(1772460000000));
   EXPECT_EQ(Eval("FLOOR(nts TO HOUR)"), kNull);
+  // Extreme values are defined (clamped), never undefined behaviour.
+  EXPECT_EQ(Eval("TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(-9223372036854775807 - 1, 3), "
+                 "TO_TIMESTAMP_LTZ(9223372036854775807, 3))"),
+            I(18446744073709551));
+  EXPECT_EQ(Eval("EXTRACT(YEAR FROM TIMESTAMPADD(YEAR, 9223372036854775807, ts))"), I(29000));
+  EXPECT_EQ(Eval("EXTRACT(YEAR FROM TO_TIMESTAMP_LTZ(9223372036854775807, 3))"), I(31950));
+  EXPECT_EQ(Eval("TO_TIMESTAMP('99999-01-01', 'yyyy-MM-dd')"), kNull);
   EXPECT_EQ(TypeOf("FLOOR(ts TO HOUR)"), FieldType::kTimestamp);
   EXPECT_EQ(Error("DATE_FORMAT(n, 'yyyy')"),
             "12: DATE_FORMAT: argument 1 must be a timestamp, got int64; TO_TIMESTAMP_LTZ(x, 3) "
