@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,16 @@ class ExpressionError : public InvalidArgument {
   size_t offset_;
 };
 
+/// What a function call compiled once (defined in operators/expression.cc).
+struct ExpressionCallData;
+
+/// A run-time failure of an expression (Flink fails the job likewise): `CAST('x' AS INT)`.
+/// The message names the expression's text.
+class ExpressionEvaluationError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 /// Deepest nesting of parentheses an expression may have. Parsing recurses once per level (and
 /// never for chains of `!` or unary `-`), so this bounds the stack a hostile expression can use.
 inline constexpr int kMaxExpressionDepth = 256;
@@ -33,9 +44,11 @@ inline constexpr int kMaxExpressionDepth = 256;
 ///
 /// Grammar, lowest precedence first:
 ///   `a || b`, `a && b`, `!a`, comparisons `== != < <= > >=` (non-associative),
-///   `+ -`, `* / %`, unary `-`, then literals (`42`, `1.5`, `"paid"` or `'paid'`, `true`,
-///   `false`, `null`), field names (letters, digits, `_`; backquotes for other names:
-///   `` `my-field` ``) and parentheses.
+///   `+ -`, `* / %`, unary `-`, then literals (`42`, `1.5`, `"paid"` or `'paid'` with `''` for
+///   a quote, `true`, `false`, `null`), field names (letters, digits, `_`; backquotes for other
+///   names: `` `my-field` ``), function calls and parentheses. The word forms `and`, `or`, `not`
+///   are case-insensitive. After an operand at comparison level: `IS [NOT] NULL`,
+///   `[NOT] IN (...)`, `[NOT] BETWEEN a AND b`, `[NOT] LIKE 'p' [ESCAPE 'c']`.
 /// Types: int64 and timestamp are integers (`ts / 1000` is integer division, as in Java);
 /// an integer and a double give a double; `+` also concatenates strings; comparisons need two
 /// numbers, two strings or two bools; `&& || !` need bools. A NULL field makes arithmetic and
@@ -43,10 +56,23 @@ inline constexpr int kMaxExpressionDepth = 256;
 /// division or modulo by zero gives NULL.
 /// The result type of `timestamp ± integer` is timestamp; other integer arithmetic is int64.
 ///
+/// Flink SQL scalar functions and forms, with Flink's names and semantics (the list, with each
+/// function's types, NULL handling and differences from Flink, is in docs/job-reference.md,
+/// "Functions"): `CASE`, `IF`, `COALESCE`, `NULLIF`, `CAST`/`TRY_CAST`, `IS [NOT] NULL`,
+/// `[NOT] IN (...)`, `[NOT] BETWEEN a AND b`, `[NOT] LIKE`, string, numeric and time functions
+/// (`DATE_FORMAT`, `TO_TIMESTAMP`, `EXTRACT(HOUR FROM ts)`, `FLOOR(ts TO HOUR)`, ...). Function
+/// names and SQL keywords are case-insensitive; an unknown function name is an error with a
+/// did-you-mean. `CASE`, `IF` and `COALESCE` evaluate only the branch they need, so a guarded
+/// `CAST` cannot fail. `null` is the NULL literal (it takes its type from the other branches).
+/// Run-time failures (a malformed string in `CAST`) throw `ExpressionEvaluationError`, which
+/// fails the job as Flink's CAST does; `TRY_CAST` gives NULL instead.
+///
 /// Threading: immutable after `Compile`; `Evaluate` is const and may be called from any thread
-/// (each call uses its own small stack). Cost: O(program length) per record over typed cells
-/// (the types are resolved at compile time; nothing dispatches on a cell's type); no allocation
-/// unless the program concatenates strings or nests deeper than 32 operands.
+/// (each call uses its own small stack and a per-thread string pool). Cost: O(program length) per
+/// record over typed cells (the types are resolved at compile time; nothing dispatches on a
+/// cell's type; regular expressions, LIKE and date patterns are compiled once). No allocation
+/// unless the program nests deeper than 32 operands, or a string result outgrows the per-thread
+/// buffer it reuses (steady state: none).
 class Expression {
  public:
   /// Parses and type-checks `text` against `input` in time and stack linear in its length (stack
@@ -93,7 +119,12 @@ class Expression {
       kGt,
       kGe,
       kAnd,
-      kOr
+      kOr,
+      kCall,           ///< a function: pops `argc` cells, pushes its result
+      kConvert,        ///< the top cell from type `left` to `right` (int to double; else none)
+      kJump,           ///< to `target` (ends a CASE branch)
+      kJumpIfNotTrue,  ///< pops a condition; to `target` unless it is true
+      kJumpIfNotNull,  ///< to `target` if the top cell is not NULL (keeping it), else pops it
     };
     Op op = Op::kConst;
     bool dbl = false;  ///< arithmetic / comparison on doubles (else integers, strings or bools)
@@ -101,8 +132,14 @@ class Expression {
     /// operator; the type of a kLoad's slot and of a kConst.
     FieldType left = FieldType::kBool;
     FieldType right = FieldType::kBool;
-    int slot = -1;   ///< kLoad
-    Value constant;  ///< kConst
+    int slot = -1;                ///< kLoad
+    Value constant;               ///< kConst (monostate: NULL)
+    uint16_t fn = 0;              ///< kCall: which function (operators/expression.cc)
+    uint16_t argc = 0;            ///< kCall: operands popped
+    uint32_t target = 0;          ///< jumps: the instruction to continue at
+    std::vector<FieldType> args;  ///< kCall: the operand types
+    /// kCall: what was compiled once for the call (regex, date pattern, time unit, ...).
+    std::shared_ptr<const ExpressionCallData> data;
   };
 
  private:
@@ -111,8 +148,8 @@ class Expression {
   void WithResult(const Row& row, F&& f) const;
 
   std::vector<Instr> program_;
-  size_t max_depth_ = 0;  ///< deepest evaluation stack
-  size_t concats_ = 0;    ///< string concatenations in the program
+  size_t max_depth_ = 0;   ///< deepest evaluation stack
+  size_t string_ops_ = 0;  ///< instructions that build a string (at most this many per call)
   FieldType type_ = FieldType::kBool;
   int field_slot_ = -1;
   std::string text_;

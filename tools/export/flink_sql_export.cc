@@ -147,7 +147,8 @@ std::string Loc(const SourceLocation& l) {
 
 // ---- expressions: tidemark's YAML expression language -> Flink SQL ----
 
-enum class Kind { kInt, kDouble, kBool, kString, kNull, kOther };
+/// kMillis: a BIGINT holding a tidemark timestamp (epoch ms); kTimestamp: a SQL TIMESTAMP(3).
+enum class Kind { kInt, kDouble, kBool, kString, kNull, kMillis, kTimestamp, kOther };
 
 Kind KindOfSqlType(const std::string& t) {
   if (t == "BIGINT") {
@@ -167,7 +168,8 @@ Kind KindOfSqlType(const std::string& t) {
 
 struct Column {
   std::string name;
-  std::string type;  ///< Flink SQL type
+  std::string type;     ///< Flink SQL type
+  bool millis = false;  ///< a tidemark timestamp kept as BIGINT epoch milliseconds
 };
 
 struct SqlExpr {
@@ -243,10 +245,24 @@ class ExpressionTranslator {
     if (c == '"' || c == '\'') {
       std::string s;
       size_t i = pos_ + 1;
-      for (; i < text_.size() && text_[i] != c; ++i) {
+      for (; i < text_.size(); ++i) {
+        if (text_[i] == c) {
+          if (i + 1 < text_.size() && text_[i + 1] == c) {  // SQL's ''
+            s.push_back(c);
+            ++i;
+            continue;
+          }
+          break;
+        }
         if (text_[i] == '\\' && i + 1 < text_.size()) {
-          ++i;
-          s.push_back(text_[i] == 'n' ? '\n' : text_[i] == 't' ? '\t' : text_[i]);
+          // As the compiler (operators/expression.cc): other escapes are kept as written.
+          const char e = text_[++i];
+          if (e == 'n' || e == 't' || e == '\\' || e == '"' || e == '\'') {
+            s.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e);
+          } else {
+            s.push_back('\\');
+            s.push_back(e);
+          }
         } else {
           s.push_back(text_[i]);
         }
@@ -278,11 +294,63 @@ class ExpressionTranslator {
     if (tok_.kind == T::kSymbol) {
       return tok_.text == symbol;
     }
-    return tok_.kind == T::kIdent &&
-           ((symbol == "||" && tok_.text == "or") || (symbol == "&&" && tok_.text == "and") ||
-            (symbol == "!" && tok_.text == "not"));
+    return (symbol == "||" && IsWord("OR")) || (symbol == "&&" && IsWord("AND")) ||
+           (symbol == "!" && IsWord("NOT"));
+  }
+  /// An unquoted identifier equal to `word` (upper case) in any case: a SQL keyword.
+  bool IsWord(std::string_view word) const {
+    return tok_.kind == T::kIdent && Upper(tok_.text) == word;
+  }
+  static std::string Upper(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) {
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    return out;
+  }
+  void ExpectWord(std::string_view word) {
+    if (!IsWord(word)) {
+      throw std::invalid_argument(fmt::format("expected {}", word));
+    }
+    Next();
+  }
+  void ExpectSymbol(std::string_view symbol) {
+    if (!(tok_.kind == T::kSymbol && tok_.text == symbol) &&
+        !(symbol == "(" && tok_.kind == T::kLParen) &&
+        !(symbol == ")" && tok_.kind == T::kRParen)) {
+      throw std::invalid_argument(fmt::format("expected '{}'", symbol));
+    }
+    Next();
+  }
+  bool IsComma() const { return tok_.kind == T::kSymbol && tok_.text == ","; }
+
+  /// A tidemark timestamp as a SQL TIMESTAMP(3) (UTC, the script's session time zone).
+  static std::string Ts(const SqlExpr& e) {
+    return e.kind == Kind::kMillis
+               ? fmt::format("CAST(TO_TIMESTAMP_LTZ({}, 3) AS TIMESTAMP(3))", e.sql)
+               : e.sql;
+  }
+  /// A SQL TIMESTAMP(3) as tidemark keeps it: BIGINT epoch milliseconds.
+  static SqlExpr Ms(SqlExpr e) {
+    if (e.kind != Kind::kTimestamp) {
+      return e;
+    }
+    return {fmt::format("(UNIX_TIMESTAMP(DATE_FORMAT({0}, 'yyyy-MM-dd HH:mm:ss')) * 1000 + "
+                        "CAST(DATE_FORMAT({0}, 'SSS') AS BIGINT))",
+                        e.sql),
+            Kind::kMillis};
   }
 
+ public:
+  /// The result as a column value: a SQL TIMESTAMP becomes epoch milliseconds, as tidemark's
+  /// timestamp columns are BIGINT in the script.
+  /// A bare column keeps its type (ColumnsOf keeps TIMESTAMP(3) for a column passed through).
+  SqlExpr TranslateValue() {
+    SqlExpr e = Translate();
+    return e.kind == Kind::kTimestamp && e.sql.front() != '`' ? Ms(e) : e;
+  }
+
+ private:
   // Every chain is read in a loop and written in one pass (openers, first operand, then each
   // operator with its operand and closer), never by re-wrapping the text so far: a chain of n
   // operators costs O(n), not O(n^2), and `!`/unary `-` chains do not recurse. Only parentheses
@@ -332,16 +400,72 @@ class ExpressionTranslator {
   }
   SqlExpr Comparison() {
     SqlExpr left = Additive();
+    if (std::optional<SqlExpr> p = Predicate(left)) {
+      return *p;
+    }
     static const std::map<std::string, std::string> kOps = {
         {"==", "="}, {"!=", "<>"}, {"<", "<"}, {"<=", "<="}, {">", ">"}, {">=", ">="}};
     if (tok_.kind == T::kSymbol) {
       if (auto it = kOps.find(tok_.text); it != kOps.end()) {
         Next();
         SqlExpr right = Additive();
+        if (left.kind != right.kind) {  // a TIMESTAMP beside epoch milliseconds: both as ms
+          left = Ms(left);
+          right = Ms(right);
+        }
         return {fmt::format("({} {} {})", left.sql, it->second, right.sql), Kind::kBool};
       }
     }
     return left;
+  }
+  /// IS [NOT] NULL, [NOT] IN, [NOT] BETWEEN, [NOT] LIKE after `left`.
+  std::optional<SqlExpr> Predicate(const SqlExpr& left) {
+    if (IsWord("IS")) {
+      Next();
+      const bool negate = IsWord("NOT");
+      if (negate) {
+        Next();
+      }
+      ExpectWord("NULL");
+      return SqlExpr{fmt::format("({} IS {}NULL)", left.sql, negate ? "NOT " : ""), Kind::kBool};
+    }
+    std::string negate;
+    if (IsWord("NOT")) {
+      Next();
+      negate = "NOT ";
+    }
+    if (IsWord("IN")) {
+      Next();
+      ExpectSymbol("(");
+      std::string list = Or().sql;
+      while (IsComma()) {
+        Next();
+        list += ", " + Or().sql;
+      }
+      ExpectSymbol(")");
+      return SqlExpr{fmt::format("({} {}IN ({}))", left.sql, negate, list), Kind::kBool};
+    }
+    if (IsWord("BETWEEN")) {
+      Next();
+      const std::string lo = Additive().sql;
+      ExpectWord("AND");
+      const std::string hi = Additive().sql;
+      return SqlExpr{fmt::format("({} {}BETWEEN {} AND {})", left.sql, negate, lo, hi),
+                     Kind::kBool};
+    }
+    if (IsWord("LIKE")) {
+      Next();
+      std::string sql = fmt::format("({} {}LIKE {}", left.sql, negate, Additive().sql);
+      if (IsWord("ESCAPE")) {
+        Next();
+        sql += " ESCAPE " + Primary().sql;
+      }
+      return SqlExpr{sql + ")", Kind::kBool};
+    }
+    if (!negate.empty()) {
+      throw std::invalid_argument("expected IN, BETWEEN or LIKE after NOT");
+    }
+    return std::nullopt;
   }
   static Kind Arithmetic(Kind a, Kind b) {
     if (a == Kind::kDouble || b == Kind::kDouble) {
@@ -356,7 +480,8 @@ class ExpressionTranslator {
     while (Is("+") || Is("-")) {
       const bool plus = Is("+");
       Next();
-      SqlExpr right = Multiplicative();
+      SqlExpr right = Ms(Multiplicative());
+      left = Ms(left);
       if (plus && (left.kind == Kind::kString || right.kind == Kind::kString)) {
         tail += fmt::format(" || {})", right.sql);  // string join
         left.kind = Kind::kString;
@@ -441,16 +566,35 @@ class ExpressionTranslator {
           Next();
           return {t.text == "true" ? "TRUE" : "FALSE", Kind::kBool};
         }
-        if (t.text == "null") {
+        if (Upper(t.text) == "NULL") {
           Next();
           return {"NULL", Kind::kNull};
         }
-        [[fallthrough]];
+        if (Upper(t.text) == "CASE") {
+          Next();
+          return Case();
+        }
+        Next();
+        if (tok_.kind == T::kLParen) {
+          return Call(Upper(t.text));
+        }
+        for (const Column& c : columns_) {
+          if (c.name == t.text) {
+            const Kind k = c.millis                            ? Kind::kMillis
+                           : c.type.rfind("TIMESTAMP", 0) == 0 ? Kind::kTimestamp
+                                                               : KindOfSqlType(c.type);
+            return {Quote(c.name), k};
+          }
+        }
+        throw std::invalid_argument(fmt::format("unknown field '{}'", t.text));
       case T::kQuotedIdent: {
         Next();
         for (const Column& c : columns_) {
           if (c.name == t.text) {
-            return {Quote(c.name), KindOfSqlType(c.type)};
+            const Kind k = c.millis                            ? Kind::kMillis
+                           : c.type.rfind("TIMESTAMP", 0) == 0 ? Kind::kTimestamp
+                                                               : KindOfSqlType(c.type);
+            return {Quote(c.name), k};
           }
         }
         throw std::invalid_argument(fmt::format("unknown field '{}'", t.text));
@@ -458,6 +602,270 @@ class ExpressionTranslator {
       default:
         throw std::invalid_argument(fmt::format("unexpected '{}'", t.text));
     }
+  }
+
+  /// The kind all branches share (NULLs aside); a mix of kinds is written as the first.
+  static Kind Common(const std::vector<SqlExpr>& branches) {
+    for (const SqlExpr& b : branches) {
+      if (b.kind != Kind::kNull) {
+        return b.kind;
+      }
+    }
+    return Kind::kNull;
+  }
+  /// Branch values: a TIMESTAMP beside epoch milliseconds is written as milliseconds.
+  static void Align(std::vector<SqlExpr>& branches) {
+    bool millis = false;
+    bool ts = false;
+    for (const SqlExpr& b : branches) {
+      millis = millis || b.kind == Kind::kMillis || b.kind == Kind::kInt;
+      ts = ts || b.kind == Kind::kTimestamp;
+    }
+    if (millis && ts) {
+      for (SqlExpr& b : branches) {
+        b = Ms(b);
+      }
+    }
+  }
+  SqlExpr Case() {
+    ++depth_;
+    std::string sql = "CASE";
+    if (!IsWord("WHEN")) {
+      sql += " " + Or().sql;
+    }
+    std::vector<SqlExpr> values;
+    std::vector<std::string> conditions;
+    while (IsWord("WHEN")) {
+      Next();
+      conditions.push_back(Or().sql);
+      ExpectWord("THEN");
+      values.push_back(Or());
+    }
+    bool has_else = false;
+    if (IsWord("ELSE")) {
+      Next();
+      values.push_back(Or());
+      has_else = true;
+    }
+    ExpectWord("END");
+    --depth_;
+    Align(values);
+    for (size_t i = 0; i < conditions.size(); ++i) {
+      sql += fmt::format(" WHEN {} THEN {}", conditions[i], values[i].sql);
+    }
+    if (has_else) {
+      sql += " ELSE " + values.back().sql;
+    }
+    return {sql + " END", Common(values)};
+  }
+  std::vector<SqlExpr> Args() {
+    ExpectSymbol("(");
+    std::vector<SqlExpr> args;
+    if (tok_.kind != T::kRParen) {
+      args.push_back(Or());
+      while (IsComma()) {
+        Next();
+        args.push_back(Or());
+      }
+    }
+    ExpectSymbol(")");
+    return args;
+  }
+  static std::string Join(const std::vector<SqlExpr>& args, size_t from = 0) {
+    std::string out;
+    for (size_t i = from; i < args.size(); ++i) {
+      out += (i == from ? "" : ", ") + args[i].sql;
+    }
+    return out;
+  }
+  std::string UnitWord() {
+    if (tok_.kind != T::kIdent) {
+      throw std::invalid_argument("expected a time unit");
+    }
+    std::string unit = Upper(tok_.text);
+    Next();
+    return unit;
+  }
+  /// A call `NAME(...)` (the name upper case, the '(' next): Flink SQL's function of that name.
+  SqlExpr Call(const std::string& name) {
+    if (++depth_ > kMaxExpressionDepth) {
+      throw std::invalid_argument(
+          fmt::format("parentheses nest deeper than {} levels", kMaxExpressionDepth));
+    }
+    SqlExpr out = CallBody(name);
+    --depth_;
+    return out;
+  }
+  SqlExpr CallBody(const std::string& name) {
+    if (name == "CAST" || name == "TRY_CAST") {
+      ExpectSymbol("(");
+      SqlExpr x = Or();
+      ExpectWord("AS");
+      std::string type = UnitWord();
+      if (tok_.kind == T::kLParen) {  // VARCHAR(n), TIMESTAMP(3)
+        Next();
+        Next();
+        ExpectSymbol(")");
+      }
+      ExpectSymbol(")");
+      static const std::map<std::string, std::pair<std::string, Kind>> kTypes = {
+          {"INT", {"INT", Kind::kInt}},
+          {"INTEGER", {"INT", Kind::kInt}},
+          {"BIGINT", {"BIGINT", Kind::kInt}},
+          {"DOUBLE", {"DOUBLE", Kind::kDouble}},
+          {"FLOAT", {"DOUBLE", Kind::kDouble}},
+          {"STRING", {"STRING", Kind::kString}},
+          {"VARCHAR", {"STRING", Kind::kString}},
+          {"BOOLEAN", {"BOOLEAN", Kind::kBool}},
+          {"TIMESTAMP", {"TIMESTAMP(3)", Kind::kTimestamp}}};
+      const auto it = kTypes.find(type);
+      if (it == kTypes.end()) {
+        throw std::invalid_argument(fmt::format("unknown type {}", type));
+      }
+      return {fmt::format("{}({} AS {})", name, Ts(x), it->second.first), it->second.second};
+    }
+    if (name == "EXTRACT") {
+      ExpectSymbol("(");
+      const std::string unit = UnitWord();
+      ExpectWord("FROM");
+      SqlExpr x = Or();
+      ExpectSymbol(")");
+      // Flink's functions documented as "equivalent to EXTRACT(unit FROM x)" (the SQL grammars
+      // of tools around Flink know them; several lack EXTRACT).
+      static const std::map<std::string, std::string> kParts = {
+          {"YEAR", "YEAR"},      {"QUARTER", "QUARTER"}, {"MONTH", "MONTH"},   {"WEEK", "WEEK"},
+          {"DAY", "DAYOFMONTH"}, {"DOY", "DAYOFYEAR"},   {"DOW", "DAYOFWEEK"}, {"HOUR", "HOUR"},
+          {"MINUTE", "MINUTE"},  {"SECOND", "SECOND"}};
+      if (const auto it = kParts.find(unit); it != kParts.end()) {
+        return {fmt::format("{}({})", it->second, Ts(x)), Kind::kInt};
+      }
+      return {fmt::format("EXTRACT({} FROM {})", unit, Ts(x)), Kind::kInt};
+    }
+    if (name == "FLOOR" || name == "CEIL" || name == "CEILING") {
+      ExpectSymbol("(");
+      SqlExpr x = Or();
+      if (IsWord("TO")) {
+        Next();
+        const std::string unit = UnitWord();
+        ExpectSymbol(")");
+        return {fmt::format("{}({} TO {})", name, Ts(x), unit), Kind::kTimestamp};
+      }
+      ExpectSymbol(")");
+      return {fmt::format("{}({})", name, x.sql), x.kind};
+    }
+    if (name == "TIMESTAMPADD" || name == "TIMESTAMPDIFF") {
+      ExpectSymbol("(");
+      const std::string unit = UnitWord();
+      ExpectSymbol(",");
+      SqlExpr a = Or();
+      ExpectSymbol(",");
+      SqlExpr b = Or();
+      ExpectSymbol(")");
+      if (name == "TIMESTAMPADD") {
+        return {fmt::format("TIMESTAMPADD({}, {}, {})", unit, a.sql, Ts(b)), Kind::kTimestamp};
+      }
+      return {fmt::format("TIMESTAMPDIFF({}, {}, {})", unit, Ts(a), Ts(b)), Kind::kInt};
+    }
+    if (name == "TRIM") {
+      ExpectSymbol("(");
+      std::string mode = "BOTH";
+      if (IsWord("BOTH") || IsWord("LEADING") || IsWord("TRAILING")) {
+        mode = Upper(tok_.text);
+        Next();
+      }
+      std::string chars = "' '";
+      std::string subject;
+      if (IsWord("FROM")) {
+        Next();
+        subject = Or().sql;
+      } else {
+        subject = Or().sql;
+        if (IsWord("FROM")) {
+          Next();
+          chars = subject;
+          subject = Or().sql;
+        }
+      }
+      ExpectSymbol(")");
+      if (chars == "' '") {  // spaces: the plain forms
+        return {fmt::format("{}({})",
+                            mode == "BOTH"      ? "TRIM"
+                            : mode == "LEADING" ? "LTRIM"
+                                                : "RTRIM",
+                            subject),
+                Kind::kString};
+      }
+      return {fmt::format("TRIM({} {} FROM {})", mode, chars, subject), Kind::kString};
+    }
+    if (name == "SUBSTRING" || name == "SUBSTR") {
+      ExpectSymbol("(");
+      const std::string subject = Or().sql;
+      std::string from;
+      std::string count;
+      if (IsWord("FROM")) {
+        Next();
+        from = Or().sql;
+        if (IsWord("FOR")) {
+          Next();
+          count = Or().sql;
+        }
+      } else {
+        ExpectSymbol(",");
+        from = Or().sql;
+        if (IsComma()) {
+          Next();
+          count = Or().sql;
+        }
+      }
+      ExpectSymbol(")");
+      // SUBSTR is Flink's SUBSTRING with commas (the same function).
+      return {count.empty() ? fmt::format("SUBSTR({}, {})", subject, from)
+                            : fmt::format("SUBSTR({}, {}, {})", subject, from, count),
+              Kind::kString};
+    }
+    std::vector<SqlExpr> args = Args();
+    static const std::map<std::string, Kind> kResult = {{"LOWER", Kind::kString},
+                                                        {"UPPER", Kind::kString},
+                                                        {"CONCAT", Kind::kString},
+                                                        {"CONCAT_WS", Kind::kString},
+                                                        {"REPLACE", Kind::kString},
+                                                        {"REGEXP_EXTRACT", Kind::kString},
+                                                        {"REGEXP_REPLACE", Kind::kString},
+                                                        {"SPLIT_INDEX", Kind::kString},
+                                                        {"CHAR_LENGTH", Kind::kInt},
+                                                        {"CHARACTER_LENGTH", Kind::kInt},
+                                                        {"MOD", Kind::kInt},
+                                                        {"UNIX_TIMESTAMP", Kind::kInt},
+                                                        {"POWER", Kind::kDouble},
+                                                        {"LN", Kind::kDouble},
+                                                        {"LOG10", Kind::kDouble},
+                                                        {"SQRT", Kind::kDouble},
+                                                        {"EXP", Kind::kDouble},
+                                                        {"TO_TIMESTAMP", Kind::kTimestamp}};
+    if (name == "DATE_FORMAT" && !args.empty()) {
+      args[0].sql = Ts(args[0]);
+      return {fmt::format("DATE_FORMAT({})", Join(args)), Kind::kString};
+    }
+    if (name == "TO_TIMESTAMP_LTZ") {
+      return {fmt::format("CAST(TO_TIMESTAMP_LTZ({}) AS TIMESTAMP(3))", Join(args)),
+              Kind::kTimestamp};
+    }
+    if (name == "IF" || name == "COALESCE" || name == "NULLIF") {
+      const size_t from = name == "IF" ? 1 : 0;
+      std::vector<SqlExpr> values(args.begin() + static_cast<ptrdiff_t>(from), args.end());
+      if (name != "NULLIF") {
+        Align(values);
+      }
+      for (size_t i = 0; i < values.size(); ++i) {
+        args[from + i] = values[i];
+      }
+      return {fmt::format("{}({})", name, Join(args)), Common(values)};
+    }
+    if (const auto it = kResult.find(name); it != kResult.end()) {
+      return {fmt::format("{}({})", name, Join(args)), it->second};
+    }
+    // ABS, ROUND: the operand's kind.
+    return {fmt::format("{}({})", name, Join(args)), args.empty() ? Kind::kOther : args[0].kind};
   }
 
   std::string_view text_;
@@ -717,7 +1125,7 @@ std::vector<Column> Exporter::ColumnsOf(const Schema& schema,
         type = c.type;
       }
     }
-    out.push_back(Column{f.name, type});
+    out.push_back(Column{f.name, type, f.type == FieldType::kTimestamp && type == "BIGINT"});
   }
   return out;
 }
@@ -738,7 +1146,7 @@ std::string Exporter::TranslateExpression(const ExpressionSpec& e,
                                           const OperatorSpec& op, const std::string& path,
                                           std::string& comments) {
   try {
-    return ExpressionTranslator(e.text, columns).Translate().sql;
+    return ExpressionTranslator(e.text, columns).TranslateValue().sql;
   } catch (const std::invalid_argument& error) {
     comments += Drop(e.location, PathOf(op, path),
                      fmt::format("expression \"{}\" ({})", e.text, error.what()),

@@ -241,6 +241,72 @@ TEST(FlinkSqlExportTest, ExpressionsBecomeSqlOperators) {
       << e.sql;
 }
 
+// Issue 43: each function is Flink SQL's of the same name; tidemark timestamps (BIGINT epoch ms
+// in the script) become TIMESTAMP(3) where a time function takes one, and a TIMESTAMP result
+// becomes epoch ms again as a column.
+std::string ProjectSql(const std::string& expression) {
+  const FlinkSqlExport e = Export(FileJob(
+      kBounded1s, "  - id: p\n    type: project\n    input: src\n    project:\n      - v: \"" +
+                      expression +
+                      "\"\n  - id: out\n    type: sink\n    input: p\n    sink: {type: print}\n"));
+  EXPECT_TRUE(e.problems.empty()) << e.sql;
+  const size_t select = e.sql.find("SELECT ", e.sql.find("CREATE TEMPORARY VIEW `p`"));
+  const size_t as = e.sql.find(" AS `v`", select);
+  return e.sql.substr(select + 7, as - select - 7);
+}
+
+TEST(FlinkSqlExportTest, FunctionsMapOneToOne) {
+  const std::string kTs = "CAST(TO_TIMESTAMP_LTZ(`ts`, 3) AS TIMESTAMP(3))";
+  EXPECT_EQ(ProjectSql("CONCAT(LOWER(user), '-', UPPER(user))"),
+            "CONCAT(LOWER(`user`), '-', UPPER(`user`))");
+  EXPECT_EQ(ProjectSql("case when amount is null then 'none' when amount between 1 and 9 then "
+                       "'small' else 'big' end"),
+            "CASE WHEN (`amount` IS NULL) THEN 'none' WHEN (`amount` BETWEEN 1 AND 9) THEN "
+            "'small' ELSE 'big' END");
+  EXPECT_EQ(ProjectSql("CASE amount WHEN 1 THEN 'one' END"), "CASE `amount` WHEN 1 THEN 'one' END");
+  EXPECT_EQ(ProjectSql("COALESCE(CAST(amount AS STRING), 'n/a')"),
+            "COALESCE(CAST(`amount` AS STRING), 'n/a')");
+  EXPECT_EQ(ProjectSql("IF(amount > 1, NULLIF(user, 'x'), 'y')"),
+            "IF((`amount` > 1), NULLIF(`user`, 'x'), 'y')");
+  EXPECT_EQ(ProjectSql("TRY_CAST(user AS INT)"), "TRY_CAST(`user` AS INT)");
+  EXPECT_EQ(ProjectSql("user NOT IN ('a', 'b') AND user LIKE 'u%' AND user NOT LIKE '%x'"),
+            "(((`user` NOT IN ('a', 'b')) AND (`user` LIKE 'u%')) AND (`user` NOT LIKE '%x'))");
+  EXPECT_EQ(ProjectSql("TRIM(user)"), "TRIM(`user`)");
+  EXPECT_EQ(ProjectSql("TRIM(TRAILING FROM user)"), "RTRIM(`user`)");
+  EXPECT_EQ(ProjectSql("TRIM(LEADING 'u' FROM user)"), "TRIM(LEADING 'u' FROM `user`)");
+  EXPECT_EQ(ProjectSql("SUBSTRING(user, 2, 3)"), "SUBSTR(`user`, 2, 3)");
+  EXPECT_EQ(ProjectSql("SUBSTRING(user FROM 2)"), "SUBSTR(`user`, 2)");
+  EXPECT_EQ(ProjectSql("CHAR_LENGTH(REPLACE(user, 'u', ''))"),
+            "CHAR_LENGTH(REPLACE(`user`, 'u', ''))");
+  EXPECT_EQ(ProjectSql("REGEXP_EXTRACT(user, 'u(\\\\d+)', 1)"),
+            "REGEXP_EXTRACT(`user`, 'u(\\d+)', 1)");
+  EXPECT_EQ(ProjectSql("REGEXP_REPLACE(user, '[0-9]', '#') + SPLIT_INDEX(user, ',', 0)"),
+            "(REGEXP_REPLACE(`user`, '[0-9]', '#') || SPLIT_INDEX(`user`, ',', 0))");
+  EXPECT_EQ(ProjectSql("CONCAT_WS('/', user, 'it''s')"), "CONCAT_WS('/', `user`, 'it''s')");
+  EXPECT_EQ(ProjectSql("ABS(amount) + ROUND(1.25, 1) + FLOOR(2.5) + CEIL(amount) + POWER(2, 3) "
+                       "+ LN(1) + LOG10(10) + SQRT(4) + MOD(amount, 3)"),
+            "((((((((ABS(`amount`) + ROUND(1.25, 1)) + FLOOR(2.5)) + CEIL(`amount`)) + "
+            "POWER(2, 3)) + LN(1)) + LOG10(10)) + SQRT(4)) + MOD(`amount`, 3))");
+  EXPECT_EQ(ProjectSql("DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm:ss')"),
+            "DATE_FORMAT(" + kTs + ", 'yyyy-MM-dd HH:mm:ss')");
+  EXPECT_EQ(ProjectSql("EXTRACT(HOUR FROM ts)"), "HOUR(" + kTs + ")");
+  EXPECT_EQ(ProjectSql("EXTRACT(DOW FROM ts)"), "DAYOFWEEK(" + kTs + ")");
+  EXPECT_EQ(ProjectSql("EXTRACT(MILLISECOND FROM ts)"), "EXTRACT(MILLISECOND FROM " + kTs + ")");
+  EXPECT_EQ(ProjectSql("TIMESTAMPDIFF(MINUTE, ts, TIMESTAMPADD(HOUR, 1, ts))"),
+            "TIMESTAMPDIFF(MINUTE, " + kTs + ", TIMESTAMPADD(HOUR, 1, " + kTs + "))");
+  EXPECT_EQ(ProjectSql("UNIX_TIMESTAMP(user, 'yyyy')"), "UNIX_TIMESTAMP(`user`, 'yyyy')");
+  // A TIMESTAMP result as a column: epoch milliseconds, as tidemark keeps timestamps.
+  const std::string floor = "FLOOR(" + kTs + " TO HOUR)";
+  EXPECT_EQ(ProjectSql("FLOOR(ts TO HOUR)"), "(UNIX_TIMESTAMP(DATE_FORMAT(" + floor +
+                                                 ", 'yyyy-MM-dd HH:mm:ss')) * 1000 + "
+                                                 "CAST(DATE_FORMAT(" +
+                                                 floor + ", 'SSS') AS BIGINT))");
+  EXPECT_EQ(ProjectSql("TO_TIMESTAMP(user, 'yyyy-MM-dd') > ts"),
+            "((UNIX_TIMESTAMP(DATE_FORMAT(TO_TIMESTAMP(`user`, 'yyyy-MM-dd'), 'yyyy-MM-dd "
+            "HH:mm:ss')) * 1000 + CAST(DATE_FORMAT(TO_TIMESTAMP(`user`, 'yyyy-MM-dd'), 'SSS') AS "
+            "BIGINT)) > `ts`)");
+}
+
 TEST(FlinkSqlExportTest, IntervalJoinKeepsInclusivenessAndNegativeBounds) {
   const FlinkSqlExport e = Export(FileJob(
       kBounded1s,
