@@ -174,7 +174,7 @@ class Parser {
   };
   static std::string Describe(const Token& t) {
     constexpr size_t kShown = 40;  // a 100 KB literal must not become a 100 KB message
-    const std::string text = t.text.size() > kShown ? t.text.substr(0, kShown) + "..." : t.text;
+    std::string text = t.text.size() > kShown ? t.text.substr(0, kShown) + "..." : t.text;
     switch (t.kind) {
       case Tok::kEnd:
         return "end of expression";
@@ -304,14 +304,25 @@ class Parser {
         return;
       }
     }
+    // Flink SQL's spellings of the comparisons: `=` is `==` and `<>` is `!=` (nothing is
+    // assigned inside an expression).
+    if (text_.substr(pos_, 2) == "<>") {
+      tok_.kind = Tok::kSymbol;
+      tok_.text = "!=";
+      pos_ += 2;
+      return;
+    }
+    if (c == '=') {
+      tok_.kind = Tok::kSymbol;
+      tok_.text = "==";
+      ++pos_;
+      return;
+    }
     if (std::string_view("+-*/%<>!,").find(c) != std::string_view::npos) {
       tok_.kind = Tok::kSymbol;
       tok_.text = std::string(1, c);
       ++pos_;
       return;
-    }
-    if (c == '=') {
-      throw ExpressionError(pos_, "'=' is not an operator; compare with '=='");
     }
     throw ExpressionError(pos_, fmt::format("unexpected character '{}'", c));
   }

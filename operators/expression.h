@@ -43,7 +43,8 @@ inline constexpr int kMaxExpressionDepth = 256;
 /// (No Flink class mirrored: Flink has SQL expressions; this is tidemark's small YAML language.)
 ///
 /// Grammar, lowest precedence first:
-///   `a || b`, `a && b`, `!a`, comparisons `== != < <= > >=` (non-associative),
+///   `a || b`, `a && b`, `!a`, comparisons `== != < <= > >=` (also `=` and `<>`, Flink SQL's;
+///   non-associative),
 ///   `+ -`, `* / %`, unary `-`, then literals (`42`, `1.5`, `"paid"` or `'paid'` with `''` for
 ///   a quote, `true`, `false`, `null`), field names (letters, digits, `_`; backquotes for other
 ///   names: `` `my-field` ``), function calls and parentheses. The word forms `and`, `or`, `not`

@@ -286,6 +286,17 @@ class ExpressionTranslator {
         return;
       }
     }
+    // As the expression compiler reads them: `<>` is `!=`, a single `=` is `==`.
+    if (text_.substr(pos_, 2) == "<>") {
+      tok_ = Token{T::kSymbol, "!="};
+      pos_ += 2;
+      return;
+    }
+    if (c == '=') {
+      tok_ = Token{T::kSymbol, "=="};
+      ++pos_;
+      return;
+    }
     tok_ = Token{T::kSymbol, std::string(1, c)};
     ++pos_;
   }

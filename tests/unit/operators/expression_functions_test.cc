@@ -140,6 +140,19 @@ TEST(ExpressionFunctionsTest, Cast) {
             "TIMESTAMP)");
 }
 
+// Flink SQL's `=` and `<>` are `==` and `!=`, with SQL's NULL rule (a NULL side: NULL).
+TEST(ExpressionFunctionsTest, SqlEqualsAndNotEquals) {
+  EXPECT_EQ(Eval("n = 150"), Value(true));
+  EXPECT_EQ(Eval("n = 151"), Value(false));
+  EXPECT_EQ(Eval("n <> 151"), Value(true));
+  EXPECT_EQ(Eval("s <> '  Hello World  '"), Value(false));
+  EXPECT_EQ(Eval("nn = 0"), kNull);
+  EXPECT_EQ(Eval("CASE WHEN n = 150 AND n<>1 THEN 'yes' ELSE 'no' END"), S("yes"));
+  EXPECT_EQ(Eval("n == 150 && n != 1"), Value(true));  // the C spellings still work
+  EXPECT_EQ(Eval("n <= 150"), Value(true));            // `<=` is not `<` then `=`
+  EXPECT_EQ(Error("n = 'a'"), Error("n == 'a'"));
+}
+
 TEST(ExpressionFunctionsTest, Predicates) {
   EXPECT_EQ(Eval("nn IS NULL"), Value(true));
   EXPECT_EQ(Eval("n is not null"), Value(true));

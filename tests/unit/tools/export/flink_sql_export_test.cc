@@ -255,6 +255,12 @@ std::string ProjectSql(const std::string& expression) {
   return e.sql.substr(select + 7, as - select - 7);
 }
 
+TEST(FlinkSqlExportTest, SqlEqualsAndNotEqualsExportAsWritten) {
+  EXPECT_EQ(ProjectSql("CASE WHEN amount = 3 THEN 1 WHEN amount <> 4 THEN 2 ELSE 0 END"),
+            ProjectSql("CASE WHEN amount == 3 THEN 1 WHEN amount != 4 THEN 2 ELSE 0 END"));
+  EXPECT_TRUE(Contains(ProjectSql("amount <> 4"), "<> 4")) << ProjectSql("amount <> 4");
+}
+
 TEST(FlinkSqlExportTest, FunctionsMapOneToOne) {
   const std::string kTs = "CAST(TO_TIMESTAMP_LTZ(`ts`, 3) AS TIMESTAMP(3))";
   EXPECT_EQ(ProjectSql("CONCAT(LOWER(user), '-', UPPER(user))"),
