@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <system_error>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -34,12 +35,12 @@ const char* FileKind(mode_t mode) {
 int OpenRegularFile(const std::string& path, std::string* error) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
-    *error = std::strerror(errno);
+    *error = std::generic_category().message(errno);
     return -1;
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    *error = std::strerror(errno);
+    *error = std::generic_category().message(errno);
     ::close(fd);
     return -1;
   }
@@ -72,7 +73,7 @@ std::optional<std::string> ReadRegularFile(const std::string& path, int64_t max_
       continue;
     }
     if (n < 0) {
-      *error = std::strerror(errno);
+      *error = std::generic_category().message(errno);
       ::close(fd);
       return std::nullopt;
     }

@@ -384,7 +384,7 @@ class ProcessCompiler {
     }
     for (size_t i = 0; i < node->keys.size(); ++i) {
       const std::string& name = node->keys[i];
-      const std::string path = key + "." + name;
+      const std::string path = fmt::format("{}.{}", key, name);
       const Expression e = params_.CompileExpression(node->items[i], path, Schema{});
       Value v = e.Evaluate(Row{});
       if (std::holds_alternative<std::monostate>(v)) {
@@ -496,7 +496,7 @@ class ProcessCompiler {
       }
       for (size_t i = 0; i < set->keys.size(); ++i) {
         const std::string& name = set->keys[i];
-        const std::string path = key + ".set." + name;
+        const std::string path = fmt::format("{}.set.{}", key, name);
         const int index = targets.IndexOf(name);
         if (index < 0) {
           params_.Fail(

@@ -77,6 +77,7 @@ DataStream DataStream::Map(const std::string& id,
 DataStream DataStream::Project(
     const std::string& id, const std::vector<std::pair<std::string, std::string>>& columns) const {
   std::vector<std::pair<std::string, ParamNode>> entries;
+  entries.reserve(columns.size());
   for (const auto& [name, expression] : columns) {
     entries.emplace_back(name, ScalarParam(expression));
   }
@@ -158,7 +159,8 @@ DataStream KeyedStream::Process(const std::string& id,
                                 Schema output) const {
   const std::string type = "cpp:" + id;
   RegisterKeyedProcessType(stream_.builder_->mutable_registry(), type,
-                           [factory, output](const Schema&, const OperatorParams& params) {
+                           [factory = std::move(factory), output = std::move(output)](
+                               const Schema&, const OperatorParams& params) {
                              params.CheckKeys({});
                              UserFunctionPlan<KeyedProcessFunction> plan;
                              plan.output_schema = output;

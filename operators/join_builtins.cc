@@ -66,7 +66,7 @@ Schema JoinedSchema(const Schema& left, const Schema& right) {
   for (const Field& f : right.fields()) {
     std::string name = f.name;
     while (out.IndexOf(name) >= 0) {
-      name = "right_" + name;
+      name.insert(0, "right_");
     }
     out.Add(name, f.type);
   }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <sys/stat.h>
+#include <system_error>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -82,7 +83,8 @@ void SinkOperator::OpenFile(int64_t restored_length) {
           "(remove it, or set write-mode: overwrite)",
           path));
     }
-    throw IoError(fmt::format("cannot open sink file '{}': {}{}", path, std::strerror(err),
+    throw IoError(fmt::format("cannot open sink file '{}': {}{}", path,
+                              std::generic_category().message(err),
                               err == ENXIO ? " (a FIFO without a reader)" : ""));
   }
   const int fl = ::fcntl(fd, F_GETFL);
@@ -104,7 +106,7 @@ void SinkOperator::OpenFile(int64_t restored_length) {
       const int err = errno;
       ::close(fd);
       throw IoError(fmt::format("cannot restore sink file '{}': truncating to {} bytes: {}", path,
-                                restored_length, std::strerror(err)));
+                                restored_length, std::generic_category().message(err)));
     }
   } else if (!fresh) {
     (void)::lseek(fd, 0, SEEK_END);
@@ -113,7 +115,8 @@ void SinkOperator::OpenFile(int64_t restored_length) {
   if (file_ == nullptr) {
     const int err = errno;
     ::close(fd);
-    throw IoError(fmt::format("cannot open sink file '{}': {}", path, std::strerror(err)));
+    throw IoError(
+        fmt::format("cannot open sink file '{}': {}", path, std::generic_category().message(err)));
   }
 }
 
@@ -129,7 +132,8 @@ void SinkOperator::SnapshotState(StateSnapshotContext& context) {
   // The recorded length must be on disk before the checkpoint can complete.
   if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) {
     if (errno != EINVAL && errno != EROFS) {  // a FIFO or a character device cannot fsync
-      throw IoError(fmt::format("cannot write sink file '{}': {}", path_, std::strerror(errno)));
+      throw IoError(fmt::format("cannot write sink file '{}': {}", path_,
+                                std::generic_category().message(errno)));
     }
   }
   const off_t length = ::lseek(::fileno(file_), 0, SEEK_CUR);
@@ -182,7 +186,7 @@ void SinkOperator::CreateDirectories(const std::filesystem::path& dir, const std
     at /= part;
     if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) {
       throw IoError(fmt::format("cannot open sink file '{}': cannot create directory '{}': {}",
-                                file, at.string(), std::strerror(errno)));
+                                file, at.string(), std::generic_category().message(errno)));
     }
   }
 }
@@ -216,8 +220,8 @@ void SinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
     json_.Append(record.row, line_);
     line_.push_back('\n');
     if (std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size()) {
-      throw IoError(
-          fmt::format("cannot write sink file '{}': {}", spec_.path, std::strerror(errno)));
+      throw IoError(fmt::format("cannot write sink file '{}': {}", spec_.path,
+                                std::generic_category().message(errno)));
     }
   }
   result_->Add(record);
@@ -229,7 +233,8 @@ void SinkOperator::ProcessWatermark(Watermark watermark, int /*input*/) {
 
 void SinkOperator::Finish() {
   if (file_ != nullptr && std::fflush(file_) != 0) {
-    throw IoError(fmt::format("cannot write sink file '{}': {}", spec_.path, std::strerror(errno)));
+    throw IoError(fmt::format("cannot write sink file '{}': {}", spec_.path,
+                              std::generic_category().message(errno)));
   }
 }
 

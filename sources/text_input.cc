@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <set>
 #include <sys/stat.h>
+#include <system_error>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -92,7 +93,8 @@ std::string NotRegularMessage(const std::string& path, mode_t mode) {
 void CheckRegularFile(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    throw IoError(fmt::format("cannot open input file '{}': {}", path, std::strerror(errno)));
+    throw IoError(fmt::format("cannot open input file '{}': {}", path,
+                              std::generic_category().message(errno)));
   }
   if (!S_ISREG(st.st_mode)) {
     throw IoError(NotRegularMessage(path, st.st_mode));
@@ -113,13 +115,15 @@ LineReader::LineReader(std::string path, int64_t max_line_bytes, int64_t offset,
   // O_NONBLOCK.
   const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    throw IoError(fmt::format("cannot open input file '{}': {}", path_, std::strerror(errno)));
+    throw IoError(fmt::format("cannot open input file '{}': {}", path_,
+                              std::generic_category().message(errno)));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    throw IoError(fmt::format("cannot open input file '{}': {}", path_, std::strerror(err)));
+    throw IoError(fmt::format("cannot open input file '{}': {}", path_,
+                              std::generic_category().message(err)));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -130,21 +134,23 @@ LineReader::LineReader(std::string path, int64_t max_line_bytes, int64_t offset,
   if (file_ == nullptr) {
     const int err = errno;
     ::close(fd);
-    throw IoError(fmt::format("cannot open input file '{}': {}", path_, std::strerror(err)));
+    throw IoError(fmt::format("cannot open input file '{}': {}", path_,
+                              std::generic_category().message(err)));
   }
   if (offset > 0 && ::fseeko(file_, static_cast<off_t>(offset), SEEK_SET) != 0) {
     const int err = errno;
     std::fclose(file_);
     file_ = nullptr;
     throw IoError(fmt::format("cannot seek input file '{}' to byte {}: {}", path_, offset,
-                              std::strerror(err)));
+                              std::generic_category().message(err)));
   }
 }
 
 int64_t CountNewlines(const std::string& path, int64_t bytes) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    throw IoError(fmt::format("cannot open input file '{}': {}", path, std::strerror(errno)));
+    throw IoError(fmt::format("cannot open input file '{}': {}", path,
+                              std::generic_category().message(errno)));
   }
   std::vector<char> buffer(kBufferBytes);
   int64_t left = bytes;
@@ -157,7 +163,8 @@ int64_t CountNewlines(const std::string& path, int64_t bytes) {
       const bool failed = std::ferror(f) != 0;
       std::fclose(f);
       if (failed) {
-        throw IoError(fmt::format("cannot read input file '{}': {}", path, std::strerror(errno)));
+        throw IoError(fmt::format("cannot read input file '{}': {}", path,
+                                  std::generic_category().message(errno)));
       }
       return count;  // shorter than `bytes`
     }
@@ -190,7 +197,7 @@ bool LineReader::Fill() {
   pos_ = 0;
   if (end_ == 0 && std::ferror(file_) != 0) {
     throw IoError(fmt::format("cannot read input file '{}' after {} bytes: {}", path_, bytes_read_,
-                              std::strerror(errno)));
+                              std::generic_category().message(errno)));
   }
   if (end_ == 0 && bytes_read_ < size_at_open_) {
     // The file ended before the size it had when it was opened: it was truncated (or replaced

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <system_error>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -48,18 +49,18 @@ FileCommitter::Outcome FileCommitter::Commit(const FileSinkCommittable& c) const
   }
   if (src_st.st_size > c.size_bytes && ::truncate(src.c_str(), c.size_bytes) != 0) {
     throw IoError(fmt::format("cannot truncate in-progress file '{}': {}", src.string(),
-                              std::strerror(errno)));
+                              std::generic_category().message(errno)));
   }
   if (::renameat2(AT_FDCWD, src.c_str(), AT_FDCWD, dst.c_str(), RENAME_NOREPLACE) != 0) {
     const int err = errno;
     if (err != EINVAL && err != ENOSYS) {
-      throw IoError(
-          fmt::format("cannot commit part file '{}': {}", dst.string(), std::strerror(err)));
+      throw IoError(fmt::format("cannot commit part file '{}': {}", dst.string(),
+                                std::generic_category().message(err)));
     }
     // A file system without RENAME_NOREPLACE: the existence check above has to do.
     if (::rename(src.c_str(), dst.c_str()) != 0) {
-      throw IoError(
-          fmt::format("cannot commit part file '{}': {}", dst.string(), std::strerror(errno)));
+      throw IoError(fmt::format("cannot commit part file '{}': {}", dst.string(),
+                                std::generic_category().message(errno)));
     }
   }
   return Outcome::kCommitted;
@@ -69,14 +70,14 @@ void FileCommitter::SyncDirectory() const {
   const int fd = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     throw IoError(fmt::format("cannot open sink directory '{}': {}", directory_.string(),
-                              std::strerror(errno)));
+                              std::generic_category().message(errno)));
   }
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
   if (rc != 0) {
     throw IoError(fmt::format("cannot sync sink directory '{}': {}", directory_.string(),
-                              std::strerror(err)));
+                              std::generic_category().message(err)));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 #include <sys/stat.h>
+#include <system_error>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -97,7 +98,8 @@ void FileSinkOperator::CreateDirectory() {
     }
     if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) {
       throw IoError(fmt::format("cannot open sink directory '{}': cannot create directory '{}': {}",
-                                directory_.string(), at.string(), std::strerror(errno)));
+                                directory_.string(), at.string(),
+                                std::generic_category().message(errno)));
     }
   }
   if (!std::filesystem::is_directory(directory_, ec)) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <system_error>
 #include <unistd.h>
 
 #include <boost/uuid/random_generator.hpp>
@@ -15,7 +16,7 @@
 namespace tidemark {
 namespace {
 
-constexpr size_t kBufferBytes = 64 * 1024;
+constexpr size_t kBufferBytes = size_t{64} * 1024;
 
 }  // namespace
 
@@ -45,8 +46,8 @@ void FileWriter::OpenNewPartFile(Timestamp now_ms) {
   // O_EXCL: a fresh random name; 0600 as every sink file.
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
-    throw IoError(
-        fmt::format("cannot create part file '{}': {}", path.string(), std::strerror(errno)));
+    throw IoError(fmt::format("cannot create part file '{}': {}", path.string(),
+                              std::generic_category().message(errno)));
   }
   fd_ = fd;
   ++part_counter_;
@@ -100,7 +101,7 @@ void FileWriter::ResumeInProgressFile(const InProgressFileRecoverable& file, Tim
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
     throw IoError(fmt::format("cannot resume in-progress part file '{}': {}", path.string(),
-                              std::strerror(errno)));
+                              std::generic_category().message(errno)));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_size < file.valid_length) {
@@ -117,7 +118,7 @@ void FileWriter::ResumeInProgressFile(const InProgressFileRecoverable& file, Tim
     const int err = errno;
     ::close(fd);
     throw IoError(fmt::format("cannot truncate in-progress part file '{}': {}", path.string(),
-                              std::strerror(err)));
+                              std::generic_category().message(err)));
   }
   fd_ = fd;
   in_progress_ = file;
@@ -145,7 +146,7 @@ void FileWriter::FlushBuffer() {
       }
       throw IoError(fmt::format("cannot write part file '{}': {}",
                                 (directory_ / in_progress_.in_progress_name).string(),
-                                std::strerror(errno)));
+                                std::generic_category().message(errno)));
     }
     done += static_cast<size_t>(n);
   }
@@ -156,7 +157,7 @@ void FileWriter::Sync() {
   if (::fdatasync(fd_) != 0) {
     throw IoError(fmt::format("cannot sync part file '{}': {}",
                               (directory_ / in_progress_.in_progress_name).string(),
-                              std::strerror(errno)));
+                              std::generic_category().message(errno)));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <system_error>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -586,7 +587,7 @@ void KafkaSinkOperator::OpenCommitLog() {
     throw IoError(fmt::format("kafka sink {}#{}: cannot open commit log '{}': {}", context_.name,
                               subtask_index_, spec_.commit_log,
                               ec ? fmt::format("cannot create its directory: {}", ec.message())
-                                 : std::string(std::strerror(errno))));
+                                 : std::string(std::generic_category().message(errno))));
   }
 }
 
@@ -733,7 +734,7 @@ void KafkaSinkOperator::AppendCommitLog(const Transaction& t, const char* state,
       ::fsync(commit_log_fd_) != 0) {
     throw IoError(fmt::format("kafka sink {}#{}: cannot append to commit log '{}': {}",
                               context_.name, subtask_index_, spec_.commit_log,
-                              std::strerror(errno)));
+                              std::generic_category().message(errno)));
   }
 }
 

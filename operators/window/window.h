@@ -71,6 +71,7 @@ class TimeWindow {
   /// "[start,end)".
   std::string ToString() const;
 
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>.
   friend constexpr auto operator<=>(const TimeWindow&, const TimeWindow&) = default;
 
  private:
@@ -113,6 +114,7 @@ class Window {
   /// "[start,end)" or "GlobalWindow".
   std::string ToString() const;
 
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>.
   friend constexpr auto operator<=>(const Window&, const Window&) = default;
   template <typename H>
   friend H AbslHashValue(H h, const Window& w) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
+#include <system_error>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -46,7 +47,7 @@ uint64_t GetU64(std::string_view in) {
 std::optional<std::string> ReadMetadata(const std::filesystem::path& path) {
   std::string error;
   std::optional<std::string> text = ReadRegularFile(path.string(), kMaxMetadataBytes, &error);
-  if (!text && error == std::strerror(ENOENT)) {
+  if (!text && error == std::generic_category().message(ENOENT)) {
     return std::nullopt;
   }
   if (!text) {
@@ -63,7 +64,7 @@ void VerifyStateFile(const std::filesystem::path& path, const std::string& file,
   std::string error;
   const int fd = OpenRegularFile(path.string(), &error);
   if (fd < 0) {
-    if (error == std::strerror(ENOENT)) {
+    if (error == std::generic_category().message(ENOENT)) {
       throw std::runtime_error(fmt::format("state file {} is missing", file));
     }
     throw std::runtime_error(fmt::format("state file {}: {}", file, error));
@@ -84,7 +85,8 @@ void VerifyStateFile(const std::filesystem::path& path, const std::string& file,
         continue;
       }
       if (got < 0) {
-        throw std::runtime_error(fmt::format("state file {}: {}", file, std::strerror(errno)));
+        throw std::runtime_error(
+            fmt::format("state file {}: {}", file, std::generic_category().message(errno)));
       }
       return static_cast<size_t>(got);
     }
@@ -430,12 +432,13 @@ std::optional<std::string> CheckpointStorage::CheckSavepointTarget(
         return refuse(fmt::format("'{}' is not a directory", at.string()));
       }
       if (::access(at.c_str(), W_OK | X_OK) != 0) {
-        return refuse(fmt::format("'{}' is not writable: {}", at.string(), std::strerror(errno)));
+        return refuse(fmt::format("'{}' is not writable: {}", at.string(),
+                                  std::generic_category().message(errno)));
       }
       return std::nullopt;
     }
     if (errno != ENOENT && errno != ENOTDIR) {  // ENOTDIR: a parent is a file, found on the way up
-      return refuse(fmt::format("'{}': {}", at.string(), std::strerror(errno)));
+      return refuse(fmt::format("'{}': {}", at.string(), std::generic_category().message(errno)));
     }
     if (!at.has_parent_path() || at.parent_path() == at) {
       return refuse(fmt::format("'{}' does not exist", at.string()));

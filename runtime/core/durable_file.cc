@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <string>
+#include <system_error>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -16,8 +17,9 @@ void WriteFileSynced(const std::filesystem::path& path, std::string_view data) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     const int err = errno;
-    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)),
-                         err);
+    throw FileWriteError(
+        fmt::format("cannot write '{}': {}", path.string(), std::generic_category().message(err)),
+        err);
   }
   size_t done = 0;
   while (done < data.size()) {
@@ -28,21 +30,24 @@ void WriteFileSynced(const std::filesystem::path& path, std::string_view data) {
     if (n <= 0) {
       const int err = errno;
       ::close(fd);
-      throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)),
-                           err);
+      throw FileWriteError(
+          fmt::format("cannot write '{}': {}", path.string(), std::generic_category().message(err)),
+          err);
     }
     done += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0) {
     const int err = errno;
     ::close(fd);
-    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)),
-                         err);
+    throw FileWriteError(
+        fmt::format("cannot write '{}': {}", path.string(), std::generic_category().message(err)),
+        err);
   }
   if (::close(fd) != 0) {
     const int err = errno;
-    throw FileWriteError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)),
-                         err);
+    throw FileWriteError(
+        fmt::format("cannot write '{}': {}", path.string(), std::generic_category().message(err)),
+        err);
   }
 }
 
@@ -61,7 +66,7 @@ void WriteFileAtomically(const std::filesystem::path& path, std::string_view dat
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     throw FileWriteError(fmt::format("cannot rename '{}' to '{}': {}", tmp.string(), path.string(),
-                                     std::strerror(err)),
+                                     std::generic_category().message(err)),
                          err);
   }
   SyncDirectory(path.parent_path());

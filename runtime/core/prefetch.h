@@ -12,6 +12,7 @@ namespace tidemark {
 [[gnu::always_inline]] inline void PrefetchLines(const void* p, size_t bytes) {
   const auto begin = reinterpret_cast<uintptr_t>(p);
   for (uintptr_t line = begin & ~uintptr_t{63}; line < begin + bytes; line += 64) {
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): an address to prefetch, never dereferenced.
     __builtin_prefetch(reinterpret_cast<const void*>(line));
   }
 }

@@ -54,6 +54,9 @@ class KeyRef {
   }
   KeyRef(KeyRef&& o) noexcept : e_(std::exchange(o.e_, nullptr)), hash_(o.hash_) {}
   KeyRef& operator=(const KeyRef& o) noexcept {
+    if (this == &o) {
+      return *this;
+    }
     if (o.e_ != nullptr) {
       ++o.e_->refs;
     }
@@ -360,8 +363,10 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys,
     // Pass 2: the abbreviations, from the strings noted in pass 1.
     for (size_t j = 0; j < n; ++j) {
       if (j + 8 < n) {
+        // NOLINTNEXTLINE(performance-no-int-to-ptr): pass 1 stored the string's address.
         __builtin_prefetch(reinterpret_cast<const void*>(scratch[j + 8].first));
       }
+      // NOLINTNEXTLINE(performance-no-int-to-ptr): pass 1 stored the string's address.
       const std::string& s = *reinterpret_cast<const std::string*>(scratch[j].first);
       uint64_t abbrev = 0;
       for (size_t i = 0; i < 8; ++i) {

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -1174,7 +1175,8 @@ TEST_F(DaemonTest, HoldsAThousandIdleConnectionsRefusesBeyondTheLimitAndRecovers
   std::vector<int> idle;
   for (size_t i = 0; i < kLimit; ++i) {
     idle.push_back(ConnectRaw());
-    ASSERT_GE(idle.back(), 0) << "connection " << i << ": " << std::strerror(errno);
+    ASSERT_GE(idle.back(), 0) << "connection " << i << ": "
+                              << std::generic_category().message(errno);
   }
   ASSERT_TRUE(
       Eventually([&] { return server_->open_connections() == kLimit; }, std::chrono::seconds(10)))

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <regex>
 #include <stdexcept>
+#include <system_error>
 #include <unistd.h>
 #include <vector>
 
@@ -43,7 +44,8 @@ void WriteEventsFile(const std::string& path, const EventsFileSpec& spec) {
   const std::string tmp = fmt::format("{}.{}.tmp", path, getpid());
   std::FILE* out = std::fopen(tmp.c_str(), "wb");
   if (out == nullptr) {
-    throw std::runtime_error(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("{}: cannot create: {}", tmp, std::generic_category().message(errno)));
   }
   fmt::memory_buffer buf;
   bool ok = true;
@@ -67,7 +69,7 @@ void WriteEventsFile(const std::string& path, const EventsFileSpec& spec) {
   ok = ok && std::fwrite(buf.data(), 1, buf.size(), out) == buf.size();
   ok = std::fclose(out) == 0 && ok;
   if (!ok) {
-    const std::string reason = std::strerror(errno);
+    const std::string reason = std::generic_category().message(errno);
     std::remove(tmp.c_str());
     throw std::runtime_error(fmt::format("{}: write failed: {}", tmp, reason));
   }

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <system_error>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -46,7 +47,8 @@ int LockStateDirectory(const std::string& dir) {
   const std::string path = dir + "/lock";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
-    throw DaemonSetupError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+    throw DaemonSetupError(
+        fmt::format("cannot open '{}': {}", path, std::generic_category().message(errno)));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     char buf[32] = {};
@@ -75,12 +77,13 @@ void EnsurePrivateDirectory(const std::string& dir) {
   }
   const bool created = ::mkdir(dir.c_str(), 0700) == 0;
   if (!created && errno != EEXIST) {
-    throw DaemonSetupError(
-        fmt::format("cannot create directory '{}': {}", dir, std::strerror(errno)));
+    throw DaemonSetupError(fmt::format("cannot create directory '{}': {}", dir,
+                                       std::generic_category().message(errno)));
   }
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {
-    throw DaemonSetupError(fmt::format("cannot stat '{}': {}", dir, std::strerror(errno)));
+    throw DaemonSetupError(
+        fmt::format("cannot stat '{}': {}", dir, std::generic_category().message(errno)));
   }
   if (!S_ISDIR(st.st_mode)) {
     throw DaemonSetupError(
@@ -101,8 +104,8 @@ void EnsurePrivateDirectory(const std::string& dir) {
   }
   // Created now, with the umask's bits maybe cleared: 0700 exactly.
   if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) {
-    throw DaemonSetupError(
-        fmt::format("cannot make '{}' private (chmod 0700): {}", dir, std::strerror(errno)));
+    throw DaemonSetupError(fmt::format("cannot make '{}' private (chmod 0700): {}", dir,
+                                       std::generic_category().message(errno)));
   }
 }
 
@@ -112,7 +115,8 @@ int OpenDaemonFile(const std::string& path, bool append) {
     flags |= O_APPEND;
   } else {
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      throw DaemonSetupError(fmt::format("cannot replace '{}': {}", path, std::strerror(errno)));
+      throw DaemonSetupError(
+          fmt::format("cannot replace '{}': {}", path, std::generic_category().message(errno)));
     }
     flags |= O_EXCL;
   }
@@ -120,7 +124,7 @@ int OpenDaemonFile(const std::string& path, bool append) {
   if (fd < 0) {
     const int err = errno;
     throw DaemonSetupError(fmt::format(
-        "cannot open '{}': {}{}", path, std::strerror(err),
+        "cannot open '{}': {}{}", path, std::generic_category().message(err),
         err == ELOOP ? " (a symbolic link: the daemon does not follow one there)" : ""));
   }
   struct stat st {};
@@ -159,8 +163,8 @@ std::string ReadTokenFile(const std::string& path, bool create) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno != ENOENT || !create) {
-      throw DaemonSetupError(
-          fmt::format("cannot read token file '{}': {}", path, std::strerror(errno)));
+      throw DaemonSetupError(fmt::format("cannot read token file '{}': {}", path,
+                                         std::generic_category().message(errno)));
     }
     std::random_device rd;
     std::string token;
@@ -169,8 +173,8 @@ std::string ReadTokenFile(const std::string& path, bool create) {
     }
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
-      throw DaemonSetupError(
-          fmt::format("cannot create token file '{}': {}", path, std::strerror(errno)));
+      throw DaemonSetupError(fmt::format("cannot create token file '{}': {}", path,
+                                         std::generic_category().message(errno)));
     }
     const std::string text = token + "\n";
     const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());

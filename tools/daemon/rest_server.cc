@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <system_error>
 #include <unistd.h>
 
 #include <boost/beast/core.hpp>
@@ -857,7 +858,8 @@ void RestServer::Start() {
     socket_created_ = true;
     // The directory is already private; 0600 on the socket is the second fence.
     if (::chmod(path.c_str(), 0600) != 0) {
-      throw DaemonSetupError(fmt::format("cannot chmod 0600 '{}': {}", path, std::strerror(errno)));
+      throw DaemonSetupError(
+          fmt::format("cannot chmod 0600 '{}': {}", path, std::generic_category().message(errno)));
     }
     if (::lstat(path.c_str(), &st) == 0) {
       socket_inode_ = st.st_ino;

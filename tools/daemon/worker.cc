@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -282,8 +283,8 @@ JobState WorkerDaemonJob::Run() {
   }
   int sv[2] = {-1, -1};
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    SetEnded(JobState::kFailed,
-             fmt::format("cannot start the worker process: socketpair: {}", std::strerror(errno)));
+    SetEnded(JobState::kFailed, fmt::format("cannot start the worker process: socketpair: {}",
+                                            std::generic_category().message(errno)));
     return JobState::kFailed;
   }
   // The worker gets its end as fd 3 and nothing else of the daemon's (sockets of clients, the log
@@ -319,8 +320,9 @@ JobState WorkerDaemonJob::Run() {
   ::close(sv[1]);
   if (rc != 0) {
     ::close(sv[0]);
-    SetEnded(JobState::kFailed, fmt::format("cannot start the worker process '{}': {}",
-                                            options_.executable, std::strerror(rc)));
+    SetEnded(JobState::kFailed,
+             fmt::format("cannot start the worker process '{}': {}", options_.executable,
+                         std::generic_category().message(rc)));
     return JobState::kFailed;
   }
   {
@@ -467,7 +469,7 @@ JobState WorkerDaemonJob::Supervise(int fd, int pid) {
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, 50);
     if (ready < 0 && errno != EINTR) {
-      protocol_error = fmt::format("poll: {}", std::strerror(errno));
+      protocol_error = fmt::format("poll: {}", std::generic_category().message(errno));
       break;
     }
     if (ready <= 0) {
@@ -664,7 +666,7 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
       send_end(JobState::kFailed,
                lock_fd < 0
                    ? fmt::format("cannot open the job's run lock '{}': {}", run_options.run_lock,
-                                 std::strerror(errno))
+                                 std::generic_category().message(errno))
                    : fmt::format("another process still runs this job (it holds '{}' after 30 s)",
                                  run_options.run_lock),
                std::nullopt, {}, {});

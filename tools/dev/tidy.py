@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""clang-tidy over the project's translation units, with a result cache (CI: tools/dev/tidy.sh).
+"""clang-tidy over the project's translation units, with a result cache (CI: .ci/run, --production).
 
-Usage: tools/dev/tidy.py [-p BUILD_DIR] [-j N] [--cache DIR] [FILE...]
+Usage: tools/dev/tidy.py [-p BUILD_DIR] [-j N] [--cache DIR] [--production] [FILE...]
 
 Runs clang-tidy (the checks of .clang-tidy) on every project .cc file of BUILD_DIR's
 compile_commands.json (default build/release), or on the FILEs given, N at a time (default 2).
+--production: only the units of tidemark itself (runtime/, operators/, sources/, config/, tools/),
+not the tests and fuzz targets under tests/ (what CI checks).
 A translation unit that passed is remembered under a key made of everything that decides the
 result: clang-tidy's version, .clang-tidy, the compile flags and the preprocessed text of the
 unit (every header it includes, with the checkout's path taken out so clones share the cache).
@@ -23,6 +25,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The folders of tidemark itself (--production).
+PRODUCTION = ("runtime", "operators", "sources", "config", "tools")
 
 
 def preprocess_key(entry, tidy_version, config):
@@ -64,6 +68,7 @@ def main():
     ap.add_argument("--cache", default=os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "tidemark", "clang-tidy"))
     ap.add_argument("--clang-tidy", default="clang-tidy")
+    ap.add_argument("--production", action="store_true")
     ap.add_argument("files", nargs="*")
     opts = ap.parse_args()
 
@@ -82,6 +87,8 @@ def main():
         if rel.startswith("..") or rel.startswith("build" + os.sep) or not rel.endswith(".cc"):
             continue
         if wanted and path not in wanted:
+            continue
+        if opts.production and rel.split(os.sep)[0] not in PRODUCTION:
             continue
         e = dict(e, file=path)
         entries.append(e)

@@ -162,7 +162,8 @@ std::string LockCheckpointDirectory(const std::filesystem::path& dir) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     return fmt::format("tidemark run: cannot lock checkpoint directory '{}': {}: {}", dir.string(),
-                       path.string(), ec ? ec.message() : std::string(std::strerror(errno)));
+                       path.string(),
+                       ec ? ec.message() : std::string(std::generic_category().message(errno)));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     char buf[32] = {};
@@ -195,7 +196,7 @@ int RunJob(const std::string& path, const RunOptions& options) {
     trace_file.open(options.trace_path, std::ios::out | std::ios::trunc);
     if (!trace_file) {
       std::cerr << fmt::format("--trace: cannot write {}: {}\n", options.trace_path,
-                               std::strerror(errno));
+                               std::generic_category().message(errno));
       return 2;
     }
     trace = std::make_unique<WatermarkTrace>(

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <system_error>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -375,7 +376,8 @@ int main(int argc, char** argv) {
       const int fd = OpenDaemonFile(pid_file, /*append=*/false);
       const std::string pid_text = fmt::format("{}\n", ::getpid());
       if (::write(fd, pid_text.data(), pid_text.size()) != static_cast<ssize_t>(pid_text.size())) {
-        log->error("cannot write pid file '{}': {}", pid_file, std::strerror(errno));
+        log->error("cannot write pid file '{}': {}", pid_file,
+                   std::generic_category().message(errno));
       }
       ::close(fd);
     } catch (const DaemonSetupError& e) {
