@@ -218,7 +218,7 @@ TEST(JobCompileErrorsTest, AJoinTypeTypoSuggestsTheBuiltInJoinType) {
             "bad.yaml:11:11: error: operators[1].type: unknown operator type \"interval_join\" "
             "(did you mean \"interval-join\"?); built-in types: source, "
             "assign-timestamps-and-watermarks, window, map, filter, sink, dedup, inactivity, "
-            "interval-join, process, project, timer-probe, union, window-join");
+            "interval-join, process, project, timer-probe, union, window-join, window-top-n");
   // Without its block the compiler decides (a type registered in C++ may have that name), and
   // it suggests the built-in type too.
   EXPECT_EQ(FirstError(Job("  - id: w\n"
@@ -229,7 +229,7 @@ TEST(JobCompileErrorsTest, AJoinTypeTypoSuggestsTheBuiltInJoinType) {
             "bad.yaml:11:11: error: operators[1].type: unknown operator type 'window_join' (did "
             "you mean \"window-join\"?) (known: assign-timestamps-and-watermarks, dedup, filter, "
             "inactivity, interval-join, map, process, project, sink, source, timer-probe, union, "
-            "window, window-join)");
+            "window, window-join, window-top-n)");
 }
 
 // Issue 42: `timestamp-unit: s` on a timestamp field gave two nested locations and the internal

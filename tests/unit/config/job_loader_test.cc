@@ -474,7 +474,7 @@ TEST(JobLoaderTest, ATypoInABuiltInTypeIsOneErrorAtTheType) {
             "you mean "
             "\"window\"?); built-in types: source, assign-timestamps-and-watermarks, window, map, "
             "filter, sink, dedup, inactivity, interval-join, process, project, timer-probe, "
-            "union, window-join");
+            "union, window-join, window-top-n");
   // Without the block it may be a type registered in C++: the job compiler decides.
   EXPECT_EQ(ErrorOf(Job(std::string(kSource) + "  - id: m\n    type: maps\n    input: src\n")),
             "<no error>");

@@ -97,7 +97,7 @@ TEST(ExpressionTest, ErrorsPointAtTheOffendingToken) {
   EXPECT_EQ(ErrorOffset("amount > 1 && 5"), 14u);  // the int64 operand of &&
   EXPECT_EQ(ErrorOffset("status == 3"), 7u);
   EXPECT_EQ(ErrorOffset("(amount"), 7u);
-  EXPECT_EQ(ErrorOffset("amount = 3"), 7u);
+  EXPECT_EQ(ErrorOffset("status = 3"), 7u);  // `=` is `==`: the type error at the operator
   EXPECT_EQ(ErrorOffset("amount 3"), 7u);
   EXPECT_EQ(ErrorOffset("1 < 2 < 3"), 6u);
   try {
