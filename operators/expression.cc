@@ -2111,8 +2111,7 @@ void Run(const std::vector<Expression::Instr>& program, const Row& row, Cell* st
       }
       case Op::kNot: {
         Cell& v = stack[top - 1];
-        v.b = !(!v.null && v.b);
-        v.null = false;
+        v.b = !v.b;  // NOT NULL is NULL (SQL); a NULL cell's b is not read
         continue;
       }
       case Op::kConvert: {
@@ -2156,13 +2155,25 @@ void Run(const std::vector<Expression::Instr>& program, const Row& row, Cell* st
     const Cell& b = stack[--top];
     Cell& a = stack[top - 1];
     switch (in.op) {
+      // SQL's three-valued logic: FALSE AND x is FALSE, TRUE OR x is TRUE, whatever x is (NULL
+      // included); otherwise a NULL side makes the result NULL.
       case Op::kAnd:
-        a.b = (!a.null && a.b) && (!b.null && b.b);
-        a.null = false;
+        if ((!a.null && !a.b) || (!b.null && !b.b)) {
+          a.null = false;
+          a.b = false;
+        } else {
+          a.null = a.null || b.null;
+          a.b = true;
+        }
         continue;
       case Op::kOr:
-        a.b = (!a.null && a.b) || (!b.null && b.b);
-        a.null = false;
+        if ((!a.null && a.b) || (!b.null && b.b)) {
+          a.null = false;
+          a.b = true;
+        } else {
+          a.null = a.null || b.null;
+          a.b = false;
+        }
         continue;
       default:
         break;

@@ -53,8 +53,9 @@ inline constexpr int kMaxExpressionDepth = 256;
 /// Types: int64 and timestamp are integers (`ts / 1000` is integer division, as in Java);
 /// an integer and a double give a double; `+` also concatenates strings; comparisons need two
 /// numbers, two strings or two bools; `&& || !` need bools. A NULL field makes arithmetic and
-/// comparisons NULL; a filter treats NULL as false; `&&`/`||` treat NULL as false. Integer
-/// division or modulo by zero gives NULL.
+/// comparisons NULL; `&& || !` follow SQL's three-valued logic (`false && NULL` is false,
+/// `true || NULL` is true, `!NULL` and `true && NULL` are NULL); a filter keeps a record only when
+/// its condition is true (NULL drops it). Integer division or modulo by zero gives NULL.
 /// The result type of `timestamp ± integer` is timestamp; other integer arithmetic is int64.
 ///
 /// Flink SQL scalar functions and forms, with Flink's names and semantics (the list, with each

@@ -153,6 +153,31 @@ TEST(ExpressionFunctionsTest, SqlEqualsAndNotEquals) {
   EXPECT_EQ(Error("n = 'a'"), Error("n == 'a'"));
 }
 
+// SQL's three-valued logic, as Flink evaluates NOT / AND / OR: a NULL operand gives NULL unless
+// the other side decides (FALSE AND x, TRUE OR x); a filter then drops the NULL.
+TEST(ExpressionFunctionsTest, NotAndOrAreThreeValued) {
+  EXPECT_EQ(Eval("NOT (ns = 'paris')"), kNull);
+  EXPECT_EQ(Eval("!(nn > 1)"), kNull);
+  EXPECT_EQ(Eval("NOT NOT (nn > 1)"), kNull);
+  EXPECT_EQ(Eval("NOT (n > 1)"), Value(false));
+  EXPECT_EQ(Eval("ns = 'x' AND true"), kNull);
+  EXPECT_EQ(Eval("ns = 'x' AND false"), Value(false));
+  EXPECT_EQ(Eval("false AND ns = 'x'"), Value(false));
+  EXPECT_EQ(Eval("ns = 'x' AND ns = 'y'"), kNull);
+  EXPECT_EQ(Eval("ns = 'x' OR false"), kNull);
+  EXPECT_EQ(Eval("ns = 'x' OR true"), Value(true));
+  EXPECT_EQ(Eval("true || nn > 1"), Value(true));
+  EXPECT_EQ(Eval("b && n > 1"), Value(true));
+  EXPECT_EQ(Eval("!b || n < 1"), Value(false));
+  // NOT (x IN (...)) and x NOT IN (...) agree.
+  EXPECT_EQ(Eval("NOT (ns IN ('x'))"), Eval("ns NOT IN ('x')"));
+  // A filter keeps a record only when its condition is true.
+  Row row = TestRow();
+  row.SetNull(6);
+  EXPECT_FALSE(Expression::Compile("NOT (ns = 'paris')", TestSchema()).Test(row));
+  EXPECT_TRUE(Expression::Compile("ns = 'x' OR n = 150", TestSchema()).Test(row));
+}
+
 TEST(ExpressionFunctionsTest, Predicates) {
   EXPECT_EQ(Eval("nn IS NULL"), Value(true));
   EXPECT_EQ(Eval("n is not null"), Value(true));
