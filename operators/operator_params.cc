@@ -147,7 +147,7 @@ bool OperatorParams::Bool(const std::string& key, bool fallback) const {
 std::string OperatorParams::Enum(const std::string& key,
                                  std::initializer_list<std::string_view> allowed,
                                  std::optional<std::string> fallback) const {
-  const std::string value = String(key, std::move(fallback));
+  std::string value = String(key, std::move(fallback));
   std::string names;
   for (std::string_view a : allowed) {
     if (a == value) {
@@ -226,11 +226,12 @@ void OperatorParams::CompileColumns(const ParamNode& root, const std::string& pa
   }
   for (const auto& [name, node] : items) {
     if (std::find(names->begin(), names->end(), name) != names->end()) {
-      Fail(node->location, path.empty() ? name : path + "." + name,
+      Fail(node->location, path.empty() ? name : fmt::format("{}.{}", path, name),
            fmt::format("column '{}' is listed twice", name));
     }
     names->push_back(name);
-    columns->push_back(CompileExpression(*node, path.empty() ? name : path + "." + name, schema));
+    columns->push_back(
+        CompileExpression(*node, path.empty() ? name : fmt::format("{}.{}", path, name), schema));
   }
 }
 

@@ -168,7 +168,7 @@ void SetKeying(CompiledOperator& out, const std::vector<int>& slots) {
 }
 
 template <typename Fn>
-void SetProcessFactory(CompiledOperator& out, std::vector<int> slots, Fn make_function) {
+void SetProcessFactory(CompiledOperator& out, const std::vector<int>& slots, Fn make_function) {
   const RowLayout* output = out.output_schema.layout();
   out.factory = [slots, make_function, output](int, int) -> std::unique_ptr<StreamOperator> {
     KeyedProcessOperator::Options options;

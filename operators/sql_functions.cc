@@ -50,7 +50,9 @@ struct Civil {
 constexpr int64_t kMaxCivilDays = 10'950'000;
 
 Civil ToCivil(int64_t epoch_ms) {
-  using namespace std::chrono;
+  using std::chrono::days;
+  using std::chrono::sys_days;
+  using std::chrono::year_month_day;
   Civil c;
   c.days = std::clamp(FloorDiv(epoch_ms, kMsPerDay), -kMaxCivilDays, kMaxCivilDays);
   c.ms_of_day = epoch_ms - c.days * kMsPerDay;
@@ -62,16 +64,14 @@ Civil ToCivil(int64_t epoch_ms) {
 }
 
 int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day) {
-  using namespace std::chrono;
-  const sys_days d{std::chrono::year{static_cast<int>(year)} / std::chrono::month{month} /
-                   std::chrono::day{day}};
+  const std::chrono::sys_days d{std::chrono::year{static_cast<int>(year)} /
+                                std::chrono::month{month} / std::chrono::day{day}};
   return d.time_since_epoch().count();
 }
 
 unsigned LastDay(int64_t year, unsigned month) {
-  using namespace std::chrono;
-  const year_month_day_last last{std::chrono::year{static_cast<int>(year)} /
-                                 std::chrono::month{month} / std::chrono::last};
+  const std::chrono::year_month_day_last last{std::chrono::year{static_cast<int>(year)} /
+                                              std::chrono::month{month} / std::chrono::last};
   return static_cast<unsigned>(last.day());
 }
 
@@ -871,8 +871,8 @@ int64_t TimestampAdd(TimeUnit unit, int64_t n, int64_t epoch_ms) {
   const Civil c = ToCivil(epoch_ms);
   // Clamped to the civil range (see kMaxCivilDays): no overflow for any n.
   const int64_t months = std::clamp<int64_t>(n, -1'000'000, 1'000'000) * MonthsOf(unit);
-  const int64_t total =
-      std::clamp<int64_t>(c.year * 12 + (c.month - 1) + months, -29'000 * 12, 29'000 * 12);
+  const int64_t total = std::clamp<int64_t>(int64_t{c.year} * 12 + (c.month - 1) + months,
+                                            int64_t{-29'000} * 12, int64_t{29'000} * 12);
   const int64_t year = FloorDiv(total, 12);
   const auto month = static_cast<unsigned>(total - year * 12 + 1);
   const unsigned day = std::min(c.day, LastDay(year, month));
@@ -924,9 +924,9 @@ namespace {
 /// glibc's C.UTF-8 locale (built in since 2.35): its towlower/towupper map every Unicode letter.
 /// Null if unavailable; then only ASCII letters are mapped.
 locale_t Utf8Locale() {
-  static const locale_t locale =
+  static const locale_t kLocale =
       newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
-  return locale;
+  return kLocale;
 }
 
 void AppendUtf8(uint32_t cp, std::string& out) {

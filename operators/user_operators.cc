@@ -6,7 +6,7 @@ namespace tidemark {
 
 void RegisterKeyedProcessType(OperatorRegistry& registry, const std::string& type,
                               KeyedProcessCompiler compile) {
-  registry.Register(type, [compile](const CompileContext& ctx) {
+  registry.Register(type, [compile = std::move(compile)](const CompileContext& ctx) {
     if (ctx.input_schemas.size() != 1) {
       throw CompileError("inputs",
                          fmt::format("a {} operator takes exactly one input", ctx.spec.type));
@@ -37,7 +37,7 @@ void RegisterKeyedProcessType(OperatorRegistry& registry, const std::string& typ
 
 void RegisterKeyedCoProcessType(OperatorRegistry& registry, const std::string& type,
                                 KeyedCoProcessCompiler compile) {
-  registry.Register(type, [compile](const CompileContext& ctx) {
+  registry.Register(type, [compile = std::move(compile)](const CompileContext& ctx) {
     if (ctx.input_schemas.size() != 2) {
       throw CompileError("inputs", fmt::format("a {} operator takes exactly two inputs, got {}",
                                                ctx.spec.type, ctx.input_schemas.size()));

@@ -5,12 +5,12 @@
 namespace tidemark {
 
 const Schema& SourceErrorSchema() {
-  static const Schema schema({{"split", FieldType::kString},
-                              {"line", FieldType::kInt64},
-                              {"offset", FieldType::kInt64},
-                              {"reason", FieldType::kString},
-                              {"text", FieldType::kString}});
-  return schema;
+  static const Schema kSchema({{"split", FieldType::kString},
+                               {"line", FieldType::kInt64},
+                               {"offset", FieldType::kInt64},
+                               {"reason", FieldType::kString},
+                               {"text", FieldType::kString}});
+  return kSchema;
 }
 
 Row SourceErrorRow(const SourceError& error) {

@@ -22,7 +22,7 @@
 namespace tidemark {
 namespace {
 
-constexpr size_t kBufferBytes = 64 * 1024;
+constexpr size_t kBufferBytes = size_t{64} * 1024;
 constexpr size_t kKeptPrefix = 200;
 
 std::string Quoted(std::string_view text) {

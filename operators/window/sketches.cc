@@ -44,7 +44,7 @@ int64_t HyperLogLog::Estimate() const {
   if (registers_.empty()) {
     return 0;
   }
-  constexpr double m = static_cast<double>(kRegisters);
+  const double m = static_cast<double>(kRegisters);
   const double alpha = 0.7213 / (1 + 1.079 / m);
   double sum = 0;
   size_t zeros = 0;

@@ -730,9 +730,7 @@ bool AggregatingWindowFunction::CanPreAggregate() const {
           return false;
         }
         break;
-      case AggregateKind::kAvg:
-        return false;
-      default:  // first-value / last-value and the rich kinds: no narrow form
+      default:  // avg, first-value / last-value and the rich kinds: no narrow form
         return false;
     }
   }
@@ -840,8 +838,9 @@ void AggregatingWindowFunction::FillResultRow(const Context& ctx, const Aggregat
     } else if (agg.kind == AggregateKind::kCountDistinct ||
                agg.kind == AggregateKind::kApproxCountDistinct) {
       row.SetInt64(at, 0);  // no non-NULL value; `Process` sets the count otherwise
-    } else if (acc.count == 0) {
-      // NULL: Reset left it so.
+    } else if (acc.count == 0 || IsRichAggregate(agg.kind)) {
+      // No value: NULL, as Reset left it; a rich kind: set by `Process` from the window's rich
+      // accumulator.
     } else if (agg.kind == AggregateKind::kSum) {
       if (agg.output_type == FieldType::kInt64) {
         row.SetInt64(at, acc.int_sum);
@@ -850,8 +849,6 @@ void AggregatingWindowFunction::FillResultRow(const Context& ctx, const Aggregat
       }
     } else if (agg.kind == AggregateKind::kAvg) {
       row.SetDouble(at, acc.double_sum / static_cast<double>(acc.count));
-    } else if (IsRichAggregate(agg.kind)) {
-      // Set by `Process` from the window's rich accumulator.
     } else {
       row.Set(at, acc.value);
     }

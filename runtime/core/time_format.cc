@@ -48,7 +48,12 @@ std::string FormatIso8601(Timestamp ts) {
   if (ts == kMaxTimestamp) {
     return "MAX";
   }
-  using namespace std::chrono;
+  using std::chrono::days;
+  using std::chrono::hh_mm_ss;
+  using std::chrono::milliseconds;
+  using std::chrono::sys_days;
+  using std::chrono::sys_time;
+  using std::chrono::year_month_day;
   const sys_time<milliseconds> tp{milliseconds{ts}};
   const sys_days day = floor<days>(tp);
   const year_month_day ymd{day};

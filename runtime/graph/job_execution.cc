@@ -652,9 +652,7 @@ void JobExecution::OnTaskEnded(StreamTask& task) {
       if (!restart) {
         if (!failure_.empty()) {
           EndJobLocked(JobState::kFailed);
-        } else if (stop_with_savepoint_) {
-          EndJobLocked(JobState::kFinished);
-        } else if (cancel_requested_) {
+        } else if (cancel_requested_ && !stop_with_savepoint_) {
           EndJobLocked(JobState::kCanceled);
         } else {
           EndJobLocked(JobState::kFinished);

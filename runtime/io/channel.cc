@@ -14,7 +14,7 @@ Channel::~Channel() {
 
 void Channel::Recycle(std::unique_ptr<StreamElement> element) {
   if (recycled_.push(element.get())) {
-    element.release();
+    (void)element.release();  // the free list owns it now
   }
 }
 
@@ -30,7 +30,7 @@ bool Channel::TryPush(std::unique_ptr<StreamElement>& element) {
   if (!queue_.push(element.get())) {
     return false;
   }
-  element.release();
+  (void)element.release();  // the queue owns it now
   consumer_wakeup_->Signal();
   return true;
 }

@@ -96,8 +96,9 @@ void StateWriter::WriteRow(const Row& row) {
 
 void StateWriter::WriteKey(const Key& key) {
   WriteU32(static_cast<uint32_t>(key.size()));
-  for (const Value& v : key)
+  for (const Value& v : key) {
     WriteValue(v);
+  }
 }
 
 void StateWriter::BeginSection(std::string_view name, uint32_t version) {
@@ -148,8 +149,9 @@ double StateReader::ReadF64() {
 
 bool StateReader::ReadBool() {
   const uint8_t b = ReadU8();
-  if (b > 1)
+  if (b > 1) {
     throw StateCorrupt(fmt::format("state: bool byte {} at offset {}", b, pos_ - 1));
+  }
   return b == 1;
 }
 
@@ -221,19 +223,22 @@ Row StateReader::ReadRow(const RowLayout* layout) {
 Key StateReader::ReadKey() {
   const uint32_t n = ReadU32();
   // Each value takes at least one byte: a larger arity is corrupt, not an allocation to try.
-  if (n > remaining())
+  if (n > remaining()) {
     throw StateCorrupt(fmt::format("state: key arity {} exceeds {} bytes left", n, remaining()));
+  }
   Key key;
   key.reserve(n);
-  for (uint32_t i = 0; i < n; ++i)
+  for (uint32_t i = 0; i < n; ++i) {
     key.push_back(ReadValue());
+  }
   return key;
 }
 
 uint32_t StateReader::BeginSection(std::string_view name, uint32_t max_version) {
   const std::string got = ReadString();
-  if (got != name)
+  if (got != name) {
     throw StateCorrupt(fmt::format("state: section '{}' where '{}' was expected", got, name));
+  }
   const uint32_t version = ReadU32();
   if (version > max_version) {
     throw StateCorrupt(fmt::format("state: section '{}' has version {}, this build reads up to {}",

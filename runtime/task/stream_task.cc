@@ -243,7 +243,7 @@ void StreamTask::OpenOperators() {
   }
 }
 
-void StreamTask::RecordFailure(std::function<void()> step) {
+void StreamTask::RecordFailure(const std::function<void()>& step) {
   try {
     step();
   } catch (const Cancelled&) {

@@ -353,7 +353,7 @@ class StreamTask {
   /// One turn; throws what operators throw (`Turn` records it).
   TurnResult TurnOrThrow();
   /// Records a failure or cancellation thrown by a turn or by opening.
-  void RecordFailure(std::function<void()> step);
+  void RecordFailure(const std::function<void()>& step);
   bool RunMails();  // true when any mail or due virtual timer ran
   int64_t ElementsPushed() const;
   [[nodiscard]] InputStatus ProcessInput();

@@ -26,10 +26,10 @@ std::string Percent(double f) {
 }
 
 std::string Bytes(int64_t b) {
-  if (b >= 10 * 1024 * 1024) {
+  if (b >= int64_t{10} * 1024 * 1024) {
     return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1024.0 * 1024.0));
   }
-  if (b >= 10 * 1024) {
+  if (b >= int64_t{10} * 1024) {
     return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024.0);
   }
   return fmt::format("{} B", b);

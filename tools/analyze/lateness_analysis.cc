@@ -775,6 +775,7 @@ std::vector<SourceAnalysis> Analyze(const JobSpec& job, const AnalyzeOptions& op
     }
 
     std::vector<Trace> traces;
+    traces.reserve(static_cast<size_t>(a.parallelism));
     for (int s = 0; s < a.parallelism; ++s) {
       traces.push_back(
           ReadSubtask(*source, stamping, s, a.parallelism, options.max_records, probes));
