@@ -115,6 +115,10 @@ void ParseSequenceOrGenerator(const BlockRegistry& registry, BlockReader& r, con
     r.Forbid(map, std::string(key),
              fmt::format("does not apply to a source of type {} (only to kafka)", source.type));
   }
+  // Generated records are never rejected: the errors policy belongs to the sources that read.
+  r.Forbid(map, "errors",
+           fmt::format("does not apply to a source of type {} (only to file, replay or kafka)",
+                       source.type));
   for (std::string_view key : kInputSourceOnlyKeys) {
     r.Forbid(map, std::string(key),
              fmt::format("does not apply to a source of type {} (only to {})", source.type,

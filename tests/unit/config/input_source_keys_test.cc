@@ -113,6 +113,15 @@ TEST(InputSourceKeysTest, ErrorsIsSideOutputOrFailOnFileReplayAndKafkaSources) {
             "t.yaml:10:7: error: operators[0].source.errors: does not apply to a source of type "
             "datagen; allowed keys: type, splits, count, rate, keys, start, disorder, "
             "max-out-of-orderness, skew, idle-periods, seed");
+  // Nor has a sequence or generator source (only file, replay and kafka read input).
+  EXPECT_EQ(ErrorsOf(Job(
+                "      type: sequence\n      splits: [{id: a, start: 0ms, step: 1ms, count: 1}]\n"
+                "      errors: fail\n")),
+            "t.yaml:8:7: error: operators[0].source.errors: does not apply to a source of type "
+            "sequence (only to file, replay or kafka)");
+  EXPECT_EQ(ErrorsOf(Job("      type: generator\n      count: 1\n      errors: fail\n")),
+            "t.yaml:8:7: error: operators[0].source.errors: does not apply to a source of type "
+            "generator (only to file, replay or kafka)");
 }
 
 TEST(InputSourceKeysTest, DatagenReadsEveryKey) {
