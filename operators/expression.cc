@@ -40,7 +40,8 @@ enum class Tok { kEnd, kInt, kDouble, kString, kIdent, kSymbol, kLParen, kRParen
 
 struct Token {
   Tok kind = Tok::kEnd;
-  std::string text;  // symbol, identifier or string contents
+  std::string text;     // symbol, identifier or string contents
+  std::string spelled;  // a symbol as written when `text` normalizes it (`=` for `==`), else empty
   int64_t int_value = 0;
   double double_value = 0;
   size_t offset = 0;
@@ -174,6 +175,9 @@ class Parser {
   };
   static std::string Describe(const Token& t) {
     constexpr size_t kShown = 40;  // a 100 KB literal must not become a 100 KB message
+    if (!t.spelled.empty()) {
+      return t.spelled;  // as the user wrote it (`=`), not as it is read (`==`)
+    }
     std::string text = t.text.size() > kShown ? t.text.substr(0, kShown) + "..." : t.text;
     switch (t.kind) {
       case Tok::kEnd:
@@ -309,12 +313,14 @@ class Parser {
     if (text_.substr(pos_, 2) == "<>") {
       tok_.kind = Tok::kSymbol;
       tok_.text = "!=";
+      tok_.spelled = "<>";
       pos_ += 2;
       return;
     }
     if (c == '=') {
       tok_.kind = Tok::kSymbol;
       tok_.text = "==";
+      tok_.spelled = "=";
       ++pos_;
       return;
     }
@@ -421,9 +427,10 @@ class Parser {
     for (const auto& [sym, op] : kOps) {
       if (tok_.kind == Tok::kSymbol && tok_.text == sym) {
         const size_t at = tok_.offset;
+        const std::string shown = tok_.spelled.empty() ? std::string(sym) : tok_.spelled;
         Next();
         const FieldType right = ParseAdditive();
-        CheckComparable(left, right, at, sym);
+        CheckComparable(left, right, at, shown);
         if (left == FieldType::kBool && right == FieldType::kBool && op != Op::kEq &&
             op != Op::kNe) {
           throw ExpressionError(at, fmt::format("'{}' cannot order bools; use == or !=", sym));

@@ -150,7 +150,11 @@ TEST(ExpressionFunctionsTest, SqlEqualsAndNotEquals) {
   EXPECT_EQ(Eval("CASE WHEN n = 150 AND n<>1 THEN 'yes' ELSE 'no' END"), S("yes"));
   EXPECT_EQ(Eval("n == 150 && n != 1"), Value(true));  // the C spellings still work
   EXPECT_EQ(Eval("n <= 150"), Value(true));            // `<=` is not `<` then `=`
-  EXPECT_EQ(Error("n = 'a'"), Error("n == 'a'"));
+  // Messages quote the comparison as written.
+  EXPECT_EQ(Error("n = 'a'"), "2: cannot compare int64 with string using '='");
+  EXPECT_EQ(Error("n <> 'a'"), "2: cannot compare int64 with string using '<>'");
+  EXPECT_EQ(Error("n == 'a'"), "2: cannot compare int64 with string using '=='");
+  EXPECT_EQ(Error("n = = 7"), "4: expected a value but found '='");
 }
 
 // SQL's three-valued logic, as Flink evaluates NOT / AND / OR: a NULL operand gives NULL unless
