@@ -668,8 +668,14 @@ std::optional<double> ParseSqlDouble(std::string_view s) {
   }
   double v = 0;
   const auto r = std::from_chars(body.data(), body.data() + body.size(), v);
-  if (r.ec != std::errc() || r.ptr != body.data() + body.size() || body.empty() || body[0] == '-' ||
-      body[0] == '+') {
+  if (r.ptr != body.data() + body.size() || body.empty() || body[0] == '-' || body[0] == '+') {
+    return std::nullopt;
+  }
+  if (r.ec == std::errc::result_out_of_range) {
+    // A well-formed number past double's range: Java's Double.parseDouble gives Infinity above
+    // it and 0 (or the nearest subnormal) below, as strtod does; from_chars leaves `v` unset.
+    v = std::strtod(std::string(body).c_str(), nullptr);
+  } else if (r.ec != std::errc()) {
     return std::nullopt;
   }
   return negative ? -v : v;

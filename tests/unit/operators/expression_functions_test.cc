@@ -97,6 +97,11 @@ TEST(ExpressionFunctionsTest, Cast) {
   EXPECT_EQ(Eval("CAST(4294967297 AS INT)"), I(1));  // Java (int) keeps the low 32 bits
   EXPECT_EQ(Eval("CAST(n AS DOUBLE)"), Value(150.0));
   EXPECT_EQ(Eval("CAST('1e3' AS DOUBLE)"), Value(1000.0));
+  // Past double's range, as Java's Double.parseDouble: Infinity above, 0 below.
+  EXPECT_EQ(Eval("CAST('1e400' AS DOUBLE)"), Value(std::numeric_limits<double>::infinity()));
+  EXPECT_EQ(Eval("CAST('-1e400' AS DOUBLE)"), Value(-std::numeric_limits<double>::infinity()));
+  EXPECT_EQ(Eval("CAST('1e-400' AS DOUBLE)"), Value(0.0));
+  EXPECT_EQ(Eval("TRY_CAST('1e400x' AS DOUBLE)"), kNull);
   EXPECT_EQ(Eval("CAST(n AS STRING)"), S("150"));
   EXPECT_EQ(Eval("CAST(x AS STRING)"), S("2.675"));
   EXPECT_EQ(Eval("CAST(1.0 AS STRING)"), S("1.0"));
