@@ -2118,7 +2118,9 @@ void Run(const std::vector<Expression::Instr>& program, const Row& row, Cell* st
       }
       case Op::kNot: {
         Cell& v = stack[top - 1];
-        v.b = !v.b;  // NOT NULL is NULL (SQL); a NULL cell's b is not read
+        if (!v.null) {  // NOT NULL is NULL (SQL); a NULL cell's b is unset, never read
+          v.b = !v.b;
+        }
         continue;
       }
       case Op::kConvert: {
