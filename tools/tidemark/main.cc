@@ -278,21 +278,21 @@ int RunJob(const std::string& path, const RunOptions& options) {
   // What the job did not turn into results (rejected input, records without timestamp, late
   // records dropped, records not delivered), one line each; nothing when all are zero.
   const std::vector<std::string> dropped = DroppedRecordLines(job->execution().Metrics());
+  std::string end;
   if (state != JobState::kFinished) {
-    const std::string end = fmt::format("job '{}' {}: {}\n", job->spec().name, ToString(state),
-                                        EndCause(state, job->execution().failure_cause()));
+    end = fmt::format("job '{}' {}: {}\n", job->spec().name, ToString(state),
+                      EndCause(state, job->execution().failure_cause()));
     // The job goes first, its operators with it: a Kafka client's threads log a fatal error
     // (librdkafka's own "%3|..." lines) until the client is destroyed, and the run's last line
     // is the one that states its outcome.
     job.reset();
-    for (const std::string& line : dropped) {
-      std::cerr << line << "\n";
-    }
-    std::cerr << end;
-    return 1;
   }
   for (const std::string& line : dropped) {
     std::cerr << line << "\n";
+  }
+  if (!end.empty()) {
+    std::cerr << end;
+    return 1;
   }
   if (auto line = job->ReportLine()) {
     job->resources().WriteLine(*line);
