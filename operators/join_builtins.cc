@@ -1,10 +1,14 @@
 // `interval-join` and `window-join`: two-input operator types (inputs[0] = left,
-// inputs[1] = right). Their YAML parameters are documented in docs/job-reference.md.
+// inputs[1] = right); `lookup-join`: one input joined with a table read from a file. Their YAML
+// parameters are documented in docs/job-reference.md.
+
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "operators/builtins.h"
 #include "operators/interval_join_operator.h"
+#include "operators/lookup_join_operator.h"
 #include "operators/operator_params.h"
 #include "operators/window/window_operator.h"
 #include "operators/window_join_operator.h"
@@ -188,7 +192,165 @@ CompiledOperator CompileWindowJoin(const CompileContext& ctx) {
   return out;
 }
 
+/// The `schema:` mapping of a lookup table (`{name: type, ...}`), as a file source's.
+Schema LookupTableSchema(const OperatorParams& params) {
+  const ParamNode* node = params.Get("schema");
+  if (node == nullptr) {
+    params.Fail(SourceLocation{}, "schema",
+                "missing required key (the table's fields: {name: type, ...})");
+  }
+  if (!node->IsMap() || node->size() == 0) {
+    params.Fail(node->location, "schema",
+                "expected a mapping of field names to types, like {code: string, name: string}");
+  }
+  Schema schema;
+  for (size_t i = 0; i < node->size(); ++i) {
+    const ParamNode& type = node->items[i];
+    const std::optional<FieldType> t =
+        type.IsScalar() ? ParseFieldType(type.scalar) : std::optional<FieldType>();
+    if (!t) {
+      params.Fail(
+          type.location, "schema." + node->keys[i],
+          fmt::format("unknown type '{}' (int64, double, bool, string, timestamp)", type.scalar));
+    }
+    if (schema.IndexOf(node->keys[i]) >= 0) {
+      params.Fail(node->key_locations[i], "schema." + node->keys[i], "field declared twice");
+    }
+    schema.Add(node->keys[i], *t);
+  }
+  return schema;
+}
+
+/// The slot of key column `name` in the lookup table; a column the table's schema lacks is an
+/// error at `at` naming the key, the table and its fields.
+int TableKeySlot(const OperatorParams& params, const LookupJoinOperator::Options& options,
+                 const std::string& name, const SourceLocation& at, const std::string& key) {
+  const int slot = options.table_schema.IndexOf(name);
+  if (slot < 0) {
+    throw CompileError(key,
+                       fmt::format("the lookup table '{}' has no key column '{}' (its schema "
+                                   "declares: {})",
+                                   options.file.path, name, FieldNames(options.table_schema)),
+                       at.line > 0 ? at : SourceLocation{});
+  }
+  (void)params;
+  return slot;
+}
+
+CompiledOperator CompileLookupJoin(const CompileContext& ctx, const LookupTableReader& reader) {
+  if (ctx.input_schemas.size() != 1) {
+    throw CompileError("input", fmt::format("a lookup-join takes one input (the table is its "
+                                            "`path`), got {}",
+                                            ctx.input_schemas.size()));
+  }
+  OperatorParams params(ctx.spec);
+  params.CheckKeys({"path", "format", "schema", "csv-header", "csv-delimiter", "join-type",
+                    "left-key", "right-key", "lookup.cache",
+                    "lookup.full-cache.periodic-reload.interval"});
+  const Schema& left = ctx.input_schemas[0];
+  LookupJoinOperator::Options options;
+  options.table_schema = LookupTableSchema(params);
+  options.file.path = params.String("path", std::nullopt);
+  const std::filesystem::path path(options.file.path);
+  if (!path.is_absolute() && !ctx.job.file.empty() && ctx.job.file != "<string>") {
+    options.file.path =
+        (std::filesystem::path(ctx.job.file).parent_path() / path).lexically_normal().string();
+  }
+  options.file.format = params.Enum("format", {"csv", "jsonl"}, std::nullopt);
+  for (const char* csv_key : {"csv-header", "csv-delimiter"}) {
+    if (options.file.format != "csv" && params.Has(csv_key)) {
+      params.Fail(params.Get(csv_key)->location, csv_key, "applies only to format csv");
+    }
+  }
+  options.file.csv_header = params.Bool("csv-header", false);
+  options.file.csv_delimiter = params.String("csv-delimiter", ",");
+  if (options.file.csv_delimiter.size() != 1 || options.file.csv_delimiter == "\"" ||
+      options.file.csv_delimiter == "\n") {
+    params.Fail(params.Get("csv-delimiter")->location, "csv-delimiter",
+                "expected one character other than a quote or a newline");
+  }
+  options.inner = params.Enum("join-type", {"inner", "left"}, "inner") == "inner";
+  // Flink's lookup options: the whole table is held (FULL), re-read when the file changes.
+  (void)params.Enum("lookup.cache", {"FULL"}, "FULL");
+  options.reload_interval_ms =
+      params.DurationMs("lookup.full-cache.periodic-reload.interval", int64_t{0});
+  if (params.Has("lookup.full-cache.periodic-reload.interval") && options.reload_interval_ms <= 0) {
+    params.Fail(params.Get("lookup.full-cache.periodic-reload.interval")->location,
+                "lookup.full-cache.periodic-reload.interval", "must be greater than 0");
+  }
+  // Keys: key-by (the same names in the record and the table) or left-key / right-key.
+  if (params.Has("left-key") || params.Has("right-key")) {
+    if (!ctx.spec.key_by.empty()) {
+      params.Fail(params.Get(params.Has("left-key") ? "left-key" : "right-key")->location,
+                  "left-key", "give either key-by or left-key / right-key, not both");
+    }
+    options.left_key_slots = params.FieldList("left-key", left);
+    const ParamNode* node = params.Get("right-key");
+    if (node == nullptr) {
+      params.Fail(ctx.spec.params->location, "right-key", "missing required key");
+    }
+    std::vector<const ParamNode*> names;
+    if (node->IsScalar()) {
+      names.push_back(node);
+    } else if (node->IsSequence()) {
+      for (const ParamNode& n : node->items) {
+        names.push_back(&n);
+      }
+    }
+    for (const ParamNode* n : names) {
+      if (!n->IsScalar()) {
+        params.Fail(n->location, "right-key", "expected a field name or a list of field names");
+      }
+      options.table_key_slots.push_back(
+          TableKeySlot(params, options, n->scalar, n->location, params.prefix() + ".right-key"));
+    }
+  } else if (!ctx.spec.key_by.empty()) {
+    options.left_key_slots = ResolveKeyBy(ctx.spec, left);
+    for (size_t i = 0; i < ctx.spec.key_by.size(); ++i) {
+      const SourceLocation at =
+          i < ctx.spec.key_by_locations.size() ? ctx.spec.key_by_locations[i] : ctx.spec.location;
+      options.table_key_slots.push_back(
+          TableKeySlot(params, options, ctx.spec.key_by[i], at, fmt::format("key-by[{}]", i)));
+    }
+  } else {
+    params.Fail(ctx.spec.params ? ctx.spec.params->location : SourceLocation{}, "left-key",
+                "a lookup join needs its key: key-by, or left-key and right-key");
+  }
+  if (options.left_key_slots.size() != options.table_key_slots.size()) {
+    params.Fail(params.Get("right-key")->location, "right-key",
+                fmt::format("left-key has {} fields but right-key has {}",
+                            options.left_key_slots.size(), options.table_key_slots.size()));
+  }
+  for (size_t i = 0; i < options.left_key_slots.size(); ++i) {
+    const Field& lf = left.field(static_cast<size_t>(options.left_key_slots[i]));
+    const Field& tf = options.table_schema.field(static_cast<size_t>(options.table_key_slots[i]));
+    const auto is_int = [](FieldType t) {
+      return t == FieldType::kInt64 || t == FieldType::kTimestamp;
+    };
+    if (lf.type != tf.type && !(is_int(lf.type) && is_int(tf.type))) {
+      const ParamNode* at = params.Get("right-key");
+      params.Fail(at != nullptr ? at->location : ctx.spec.location, "right-key",
+                  fmt::format("key field {} is {} in the record ({}) but {} in the table ({})", i,
+                              ToString(lf.type), lf.name, ToString(tf.type), tf.name));
+    }
+  }
+  CompiledOperator out;
+  out.output_schema = JoinedSchema(left, options.table_schema);
+  options.output_layout = out.output_schema.layout();
+  options.reader = reader;
+  out.factory = [options](int, int) -> std::unique_ptr<StreamOperator> {
+    return std::make_unique<LookupJoinOperator>(options);
+  };
+  return out;
+}
+
 }  // namespace
+
+void RegisterLookupJoin(OperatorRegistry& registry, LookupTableReader reader) {
+  registry.Register("lookup-join", [reader = std::move(reader)](const CompileContext& ctx) {
+    return CompileLookupJoin(ctx, reader);
+  });
+}
 
 void RegisterJoinBuiltins(OperatorRegistry& registry) {
   registry.Register("interval-join", CompileIntervalJoin);

@@ -218,18 +218,67 @@ TEST(JobCompileErrorsTest, AJoinTypeTypoSuggestsTheBuiltInJoinType) {
             "bad.yaml:11:11: error: operators[1].type: unknown operator type \"interval_join\" "
             "(did you mean \"interval-join\"?); built-in types: source, "
             "assign-timestamps-and-watermarks, window, map, filter, sink, dedup, inactivity, "
-            "interval-join, process, project, timer-probe, union, window-join, window-top-n");
+            "interval-join, lookup-join, process, project, timer-probe, union, window-join, "
+            "window-top-n");
   // Without its block the compiler decides (a type registered in C++ may have that name), and
   // it suggests the built-in type too.
-  EXPECT_EQ(FirstError(Job("  - id: w\n"
-                           "    type: window_join\n"
-                           "    inputs: [source, source]\n"
-                           "    params: {size: 1s}\n") +
-                       kSink),
-            "bad.yaml:11:11: error: operators[1].type: unknown operator type 'window_join' (did "
-            "you mean \"window-join\"?) (known: assign-timestamps-and-watermarks, dedup, filter, "
-            "inactivity, interval-join, map, process, project, sink, source, timer-probe, union, "
-            "window, window-join, window-top-n)");
+  EXPECT_EQ(
+      FirstError(Job("  - id: w\n"
+                     "    type: window_join\n"
+                     "    inputs: [source, source]\n"
+                     "    params: {size: 1s}\n") +
+                 kSink),
+      "bad.yaml:11:11: error: operators[1].type: unknown operator type 'window_join' (did "
+      "you mean \"window-join\"?) (known: assign-timestamps-and-watermarks, dedup, filter, "
+      "inactivity, interval-join, lookup-join, map, process, project, sink, source, timer-probe, "
+      "union, window, window-join, window-top-n)");
+}
+
+// `type: lookup-join` (issue 43): the table's key column is checked against the table's schema
+// when the job is compiled (the file is not read then), and named with the key's position.
+TEST(JobCompileErrorsTest, LookupJoinKeyMistakes) {
+  auto lookup = [](const std::string& keys) {
+    return FirstError(Job("  - id: w\n"                                    // 10
+                          "    type: lookup-join\n"                        // 11
+                          "    input: source\n"                            // 12
+                          "    lookup-join:\n"                             // 13
+                          "      path: /tmp/users.csv\n"                   // 14
+                          "      format: csv\n"                            // 15
+                          "      schema: {uid: string, name: string}\n" +  // 16
+                          keys) +                                          // 17...
+                      kSink);
+  };
+  EXPECT_EQ(lookup("      left-key: user\n"
+                   "      right-key: [user]\n"),
+            "bad.yaml:18:19: error: operators[1].lookup-join.right-key: the lookup table "
+            "'/tmp/users.csv' has no key column 'user' (its schema declares: uid, name)");
+  EXPECT_EQ(lookup("      left-key: uid\n"
+                   "      right-key: uid\n"),
+            "bad.yaml:17:17: error: operators[1].lookup-join.left-key: the input has no field "
+            "'uid' (fields: ts, user, amount)");
+  EXPECT_EQ(lookup("      left-key: user\n"
+                   "      right-key: [uid, name]\n"),
+            "bad.yaml:18:18: error: operators[1].lookup-join.right-key: left-key has 1 fields but "
+            "right-key has 2");
+  EXPECT_EQ(lookup("      left-key: amount\n"
+                   "      right-key: uid\n"),
+            "bad.yaml:18:18: error: operators[1].lookup-join.right-key: key field 0 is int64 in "
+            "the record (amount) but string in the table (uid)");
+  EXPECT_EQ(lookup("      join-type: outer\n"),
+            "bad.yaml:17:18: error: operators[1].lookup-join.join-type: unknown value \"outer\"; "
+            "allowed: inner | left");
+  EXPECT_EQ(lookup("      join-type: left\n"),
+            "bad.yaml:14:7: error: operators[1].lookup-join.left-key: a lookup join needs its "
+            "key: key-by, or left-key and right-key");
+  EXPECT_EQ(lookup("      left-key: user\n"
+                   "      right-key: uid\n"
+                   "      lookup.full-cache.periodic-reload.interval: 0s\n"),
+            "bad.yaml:19:51: error: "
+            "operators[1].lookup-join.lookup.full-cache.periodic-reload.interval: must be greater "
+            "than 0");
+  EXPECT_EQ(lookup("      left-key: user\n"
+                   "      right-key: uid\n"),
+            "");
 }
 
 // Issue 42: `timestamp-unit: s` on a timestamp field gave two nested locations and the internal

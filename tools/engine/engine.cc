@@ -6,6 +6,7 @@
 
 #include "config/block_registry.h"
 #include "operators/builtins.h"
+#include "operators/lookup_join_operator.h"
 #include "operators/sink_block.h"
 #include "operators/window/window_block.h"
 #include "runtime/core/errors.h"
@@ -13,6 +14,7 @@
 #include "runtime/eventtime/watermark_strategy_block.h"
 #include "runtime/graph/state_layout.h"
 #include "sources/builtins.h"
+#include "sources/lookup_table_file.h"
 #include "sources/source_blocks.h"
 
 namespace tidemark {
@@ -22,6 +24,7 @@ const OperatorRegistry& BuiltinRegistry() {
     OperatorRegistry r;
     RegisterSourceBuiltins(r);
     RegisterOperatorBuiltins(r);
+    RegisterLookupJoin(r, ReadLookupTableFile);
     return r;
   }();
   return registry;

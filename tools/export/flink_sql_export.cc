@@ -982,6 +982,7 @@ class Exporter {
   void Window(const JobVertex& v);
   void IntervalJoin(const JobVertex& v);
   void WindowJoin(const JobVertex& v);
+  void LookupJoin(const JobVertex& v);
   void WindowTopN(const JobVertex& v);
   void Sink(const JobVertex& v);
   void Unsupported(const JobVertex& v, const std::string& feature, const std::string& nearest);
@@ -1204,6 +1205,8 @@ FlinkSqlExport Exporter::Run() {
       IntervalJoin(v);
     } else if (type == "window-join") {
       WindowJoin(v);
+    } else if (type == "lookup-join") {
+      LookupJoin(v);
     } else if (type == "window-top-n") {
       WindowTopN(v);
     } else if (type == "sink") {
@@ -2231,6 +2234,107 @@ void Exporter::IntervalJoin(const JobVertex& v) {
            fmt::format(
                "CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {} AS l\nJOIN {} AS r\n  ON {};\n\n",
                Quote(rel.name), select, Quote(left->name), Quote(right->name), on);
+  relations_[v.id] = rel;
+}
+
+// A lookup join against a file (docs/flink-sql-export.md): Flink 2.3's filesystem connector is
+// no LookupTableSource, so `FOR SYSTEM_TIME AS OF` a processing-time attribute is rejected for
+// it. The table becomes a bounded filesystem table and the join a regular join on the keys.
+// INNER gives the same rows (every pair matches whatever arrives first, insert-only); LEFT
+// gives them only after retractions (a record read before its table row is first emitted with
+// NULLs, then retracted), and a reload has no equivalent: both are problems.
+void Exporter::LookupJoin(const JobVertex& v) {
+  const OperatorSpec& op = v.spec;
+  std::optional<Relation> left = InputRelation(v, 0);
+  if (!left) {
+    LeftOut("Lookup join", v);
+    return;
+  }
+  const ParamNode* params = op.params ? &*op.params : nullptr;
+  auto param = [&](const char* key) {
+    return params != nullptr ? params->Find(key) : nullptr;
+  };
+  auto text = [&](const char* key, const char* fallback) {
+    const ParamNode* n = param(key);
+    return n != nullptr ? n->scalar : std::string(fallback);
+  };
+  std::string comments = fmt::format(
+      "-- Lookup join '{}' ({}): Flink's filesystem connector has no lookup support, so the "
+      "table is a bounded\n-- filesystem table and the join a regular join on the keys (the same "
+      "rows for an inner join).\n",
+      OneLine(op.id), Loc(op.location));
+  const bool inner = text("join-type", "inner") == "inner";
+  if (!inner) {
+    comments += Drop(param("join-type")->location, PathOf(op, op.type + ".join-type"),
+                     "a left lookup join (a regular LEFT JOIN in streaming mode first emits a "
+                     "record read before its table row with NULLs, then retracts it)",
+                     "LEFT JOIN ... FOR SYSTEM_TIME AS OF on a lookup table (JDBC, HBase, Hive), "
+                     "or the regular LEFT JOIN written here, whose final rows are the same");
+  }
+  if (const ParamNode* n = param("lookup.full-cache.periodic-reload.interval")) {
+    comments +=
+        Drop(n->location, PathOf(op, op.type + ".lookup.full-cache.periodic-reload.interval"),
+             "reloading the lookup table when its file changes",
+             "'lookup.cache' = 'FULL' with 'lookup.full-cache.periodic-reload.interval' on "
+             "a lookup-capable connector (JDBC, HBase); a filesystem table is read once");
+  }
+  if (const ParamNode* n = param("csv-header"); n != nullptr && n->scalar == "true") {
+    comments += Drop(n->location, PathOf(op, op.type + ".csv-header"),
+                     "csv-header on a lookup table (Flink's csv format has no header option)",
+                     "the table's file without its header line");
+  }
+  // The table's columns: those of the joined schema after the input's.
+  const Schema& out_schema = v.compiled.output_schema;
+  const size_t left_width = left->columns.size();
+  std::vector<std::string> table_names;
+  const ParamNode* schema = param("schema");
+  if (schema != nullptr) {
+    table_names = schema->keys;
+  }
+  const std::string table = op.id + "_table";
+  std::string ddl;
+  for (size_t i = 0; i < table_names.size() && left_width + i < out_schema.size(); ++i) {
+    ddl += fmt::format("{}  {} {}", ddl.empty() ? "" : ",\n", Quote(table_names[i]),
+                       SqlType(out_schema.field(left_width + i).type));
+  }
+  std::filesystem::path path(text("path", ""));
+  if (path.is_relative()) {
+    path = std::filesystem::path(spec_.file).parent_path() / path;
+  }
+  const std::string format = text("format", "jsonl") == "csv" ? "csv" : "json";
+  std::string with = fmt::format("  'connector' = 'filesystem',\n  'path' = {},\n  'format' = '{}'",
+                                 SqlString(path.lexically_normal().string()), format);
+  if (format == "csv" && text("csv-delimiter", ",") != ",") {
+    with += fmt::format(",\n  'csv.field-delimiter' = {}", SqlString(text("csv-delimiter", ",")));
+  }
+  comments += "-- The table is all or nothing, as tidemark's (a bad line fails the job).\n";
+  body_ += comments +
+           fmt::format("CREATE TABLE {} (\n{}\n) WITH (\n{}\n);\n\n", Quote(table), ddl, with);
+  const auto [left_keys, right_keys] = JoinKeys(op);
+  std::string on;
+  for (size_t i = 0; i < left_keys.size() && i < right_keys.size(); ++i) {
+    on += fmt::format("{}l.{} = t.{}", on.empty() ? "" : " AND ", Quote(left_keys[i]),
+                      Quote(right_keys[i]));
+  }
+  Relation rel;
+  rel.name = op.id;
+  rel.columns = ColumnsOf(out_schema, {});
+  std::string select;
+  for (size_t i = 0; i < rel.columns.size(); ++i) {
+    const bool from_left = i < left_width;
+    if (from_left) {
+      rel.columns[i].type = left->columns[i].type;
+    }
+    const std::string& source = from_left ? left->columns[i].name : table_names[i - left_width];
+    select += fmt::format("{}{}.{} AS {}", select.empty() ? "" : ", ", from_left ? "l" : "t",
+                          Quote(source), Quote(rel.columns[i].name));
+  }
+  if (!left->rowtime.empty()) {
+    body_ += "-- A regular join does not keep the input's event-time attribute.\n";
+  }
+  body_ += fmt::format(
+      "CREATE TEMPORARY VIEW {} AS\nSELECT {}\nFROM {} AS l\n{} {} AS t\n  ON {};\n\n",
+      Quote(rel.name), select, Quote(left->name), inner ? "JOIN" : "LEFT JOIN", Quote(table), on);
   relations_[v.id] = rel;
 }
 

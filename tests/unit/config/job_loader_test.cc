@@ -473,8 +473,8 @@ TEST(JobLoaderTest, ATypoInABuiltInTypeIsOneErrorAtTheType) {
             "jobs/test.yaml:10:11: error: operators[1].type: unknown operator type \"windw\" (did "
             "you mean "
             "\"window\"?); built-in types: source, assign-timestamps-and-watermarks, window, map, "
-            "filter, sink, dedup, inactivity, interval-join, process, project, timer-probe, "
-            "union, window-join, window-top-n");
+            "filter, sink, dedup, inactivity, interval-join, lookup-join, process, project, "
+            "timer-probe, union, window-join, window-top-n");
   // Without the block it may be a type registered in C++: the job compiler decides.
   EXPECT_EQ(ErrorOf(Job(std::string(kSource) + "  - id: m\n    type: maps\n    input: src\n")),
             "<no error>");
