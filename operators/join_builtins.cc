@@ -3,6 +3,7 @@
 // parameters are documented in docs/job-reference.md.
 
 #include <filesystem>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -255,6 +256,16 @@ CompiledOperator CompileLookupJoin(const CompileContext& ctx, const LookupTableR
   if (!path.is_absolute() && !ctx.job.file.empty() && ctx.job.file != "<string>") {
     options.file.path =
         (std::filesystem::path(ctx.job.file).parent_path() / path).lexically_normal().string();
+  }
+  // As a file source's path, checked when the job is compiled (read when it opens).
+  std::error_code error;
+  const auto status = std::filesystem::status(options.file.path, error);
+  if (status.type() != std::filesystem::file_type::regular) {
+    params.Fail(params.Get("path")->location, "path",
+                status.type() == std::filesystem::file_type::not_found
+                    ? fmt::format("the lookup table '{}' does not exist", options.file.path)
+                    : fmt::format("the lookup table '{}' is not a regular file{}",
+                                  options.file.path, error ? " (" + error.message() + ")" : ""));
   }
   options.file.format = params.Enum("format", {"csv", "jsonl"}, std::nullopt);
   for (const char* csv_key : {"csv-header", "csv-delimiter"}) {

@@ -242,7 +242,7 @@ TEST(JobCompileErrorsTest, LookupJoinKeyMistakes) {
                           "    type: lookup-join\n"                        // 11
                           "    input: source\n"                            // 12
                           "    lookup-join:\n"                             // 13
-                          "      path: /tmp/users.csv\n"                   // 14
+                          "      path: jobs/data/airports.csv\n"           // 14
                           "      format: csv\n"                            // 15
                           "      schema: {uid: string, name: string}\n" +  // 16
                           keys) +                                          // 17...
@@ -251,7 +251,7 @@ TEST(JobCompileErrorsTest, LookupJoinKeyMistakes) {
   EXPECT_EQ(lookup("      left-key: user\n"
                    "      right-key: [user]\n"),
             "bad.yaml:18:19: error: operators[1].lookup-join.right-key: the lookup table "
-            "'/tmp/users.csv' has no key column 'user' (its schema declares: uid, name)");
+            "'jobs/data/airports.csv' has no key column 'user' (its schema declares: uid, name)");
   EXPECT_EQ(lookup("      left-key: uid\n"
                    "      right-key: uid\n"),
             "bad.yaml:17:17: error: operators[1].lookup-join.left-key: the input has no field "
@@ -279,6 +279,15 @@ TEST(JobCompileErrorsTest, LookupJoinKeyMistakes) {
   EXPECT_EQ(lookup("      left-key: user\n"
                    "      right-key: uid\n"),
             "");
+  // The table's file is checked as a file source's path is, when the job is compiled.
+  EXPECT_EQ(FirstError(Job("  - id: w\n"
+                           "    type: lookup-join\n"
+                           "    input: source\n"
+                           "    lookup-join: {path: jobs/data/no_such.csv, format: csv, schema: "
+                           "{uid: string}, left-key: user, right-key: uid}\n") +
+                       kSink),
+            "bad.yaml:13:25: error: operators[1].lookup-join.path: the lookup table "
+            "'jobs/data/no_such.csv' does not exist");
 }
 
 // Issue 42: `timestamp-unit: s` on a timestamp field gave two nested locations and the internal

@@ -48,6 +48,55 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// A lookup join is a regular join against a filesystem table (docs/flink-sql-export.md): exact for
+// an inner join; a left join (which retracts in streaming mode), a reload and a table header are
+// problems at their keys. Two key columns give two equalities.
+TEST(FlinkSqlExportTest, LookupJoinIsARegularJoinAgainstAFilesystemTable) {
+  auto job = [](const std::string& extra) {
+    return FileJob(kBounded1s,
+                   "  - id: j\n"
+                   "    type: lookup-join\n"
+                   "    input: src\n"
+                   "    lookup-join: {path: data/airports.csv, format: csv, csv-delimiter: '|',\n"
+                   "                  schema: {uid: string, amount: int64, name: string},\n"
+                   "                  left-key: [user, amount], right-key: [uid, amount]" +
+                       extra +
+                       "}\n"
+                       "  - id: out\n    type: sink\n    input: j\n    sink: {type: print}\n");
+  };
+  const FlinkSqlExport inner = Export(job(""));
+  EXPECT_TRUE(inner.problems.empty()) << inner.sql;
+  EXPECT_TRUE(Contains(inner.sql,
+                       "CREATE TABLE `j_table` (\n"
+                       "  `uid` STRING,\n"
+                       "  `amount` BIGINT,\n"
+                       "  `name` STRING\n"
+                       ") WITH (\n"
+                       "  'connector' = 'filesystem',\n"
+                       "  'path' = 'jobs/data/airports.csv',\n"
+                       "  'format' = 'csv',\n"
+                       "  'csv.field-delimiter' = '|'\n"
+                       ");\n"))
+      << inner.sql;
+  EXPECT_TRUE(Contains(inner.sql,
+                       "SELECT l.`ts` AS `ts`, l.`user` AS `user`, l.`amount` AS `amount`, "
+                       "t.`uid` AS `uid`, t.`amount` AS `right_amount`, t.`name` AS `name`\n"
+                       "FROM `src` AS l\n"
+                       "JOIN `j_table` AS t\n"
+                       "  ON l.`user` = t.`uid` AND l.`amount` = t.`amount`;\n"))
+      << inner.sql;
+
+  const FlinkSqlExport left =
+      Export(job(", join-type: left, csv-header: true,\n"
+                 "                  lookup.full-cache.periodic-reload.interval: 1min"));
+  ASSERT_EQ(left.problems.size(), 3u) << left.sql;
+  EXPECT_EQ(left.problems[0].path, "operators[1].lookup-join.join-type");
+  EXPECT_EQ(left.problems[1].path, "operators[1].lookup-join.csv-header");
+  EXPECT_EQ(left.problems[2].path,
+            "operators[1].lookup-join.lookup.full-cache.periodic-reload.interval");
+  EXPECT_TRUE(Contains(left.sql, "LEFT JOIN `j_table` AS t\n")) << left.sql;
+}
+
 // Flink 2.3's csv format has no header option and 'csv.ignore-parse-errors' turns the header into
 // a row of NULLs (a NULL event time fails the job): found by `flink-reference.sh sql`.
 TEST(FlinkSqlExportTest, CsvHeaderHasNoFlinkSqlForm) {
