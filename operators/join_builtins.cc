@@ -224,8 +224,8 @@ Schema LookupTableSchema(const OperatorParams& params) {
 
 /// The slot of key column `name` in the lookup table; a column the table's schema lacks is an
 /// error at `at` naming the key, the table and its fields.
-int TableKeySlot(const OperatorParams& params, const LookupJoinOperator::Options& options,
-                 const std::string& name, const SourceLocation& at, const std::string& key) {
+int TableKeySlot(const LookupJoinOperator::Options& options, const std::string& name,
+                 const SourceLocation& at, const std::string& key) {
   const int slot = options.table_schema.IndexOf(name);
   if (slot < 0) {
     throw CompileError(key,
@@ -234,7 +234,6 @@ int TableKeySlot(const OperatorParams& params, const LookupJoinOperator::Options
                                    options.file.path, name, FieldNames(options.table_schema)),
                        at.line > 0 ? at : SourceLocation{});
   }
-  (void)params;
   return slot;
 }
 
@@ -313,7 +312,7 @@ CompiledOperator CompileLookupJoin(const CompileContext& ctx, const LookupTableR
         params.Fail(n->location, "right-key", "expected a field name or a list of field names");
       }
       options.table_key_slots.push_back(
-          TableKeySlot(params, options, n->scalar, n->location, params.prefix() + ".right-key"));
+          TableKeySlot(options, n->scalar, n->location, params.prefix() + ".right-key"));
     }
   } else if (!ctx.spec.key_by.empty()) {
     options.left_key_slots = ResolveKeyBy(ctx.spec, left);
@@ -321,7 +320,7 @@ CompiledOperator CompileLookupJoin(const CompileContext& ctx, const LookupTableR
       const SourceLocation at =
           i < ctx.spec.key_by_locations.size() ? ctx.spec.key_by_locations[i] : ctx.spec.location;
       options.table_key_slots.push_back(
-          TableKeySlot(params, options, ctx.spec.key_by[i], at, fmt::format("key-by[{}]", i)));
+          TableKeySlot(options, ctx.spec.key_by[i], at, fmt::format("key-by[{}]", i)));
     }
   } else {
     params.Fail(ctx.spec.params ? ctx.spec.params->location : SourceLocation{}, "left-key",
