@@ -2,7 +2,7 @@
 """Runs the benchmark suite in jobs/bench/ with `tidemark bench --json` and writes BENCHMARKS.md.
 
   tools/bench/run_suite.py [--tidemark build/tools/tidemark] [--runs 5] [--out BENCHMARKS.md]
-                           [--data-dir build/bench-data] [--events-count N]
+                           [--data-dir build/bench-data] [--events-count N] [--flink]
   tools/bench/run_suite.py --smoke --tidemark PATH   # tiny sizes, 1 run: checks only that every
                                                       # job runs and its sink checksum equals the
                                                       # baseline's (ctest `bench_smoke`)
