@@ -2,7 +2,7 @@
 """Runs the benchmark suite in jobs/bench/ with `tidemark bench --json` and writes BENCHMARKS.md.
 
   tools/bench/run_suite.py [--tidemark build/tools/tidemark] [--runs 5] [--out BENCHMARKS.md]
-                           [--data-dir build/bench-data] [--events-count N]
+                           [--data-dir build/bench-data] [--events-count N] [--flink]
   tools/bench/run_suite.py --smoke --tidemark PATH   # tiny sizes, 1 run: checks only that every
                                                       # job runs and its sink checksum equals the
                                                       # baseline's (ctest `bench_smoke`)
@@ -14,6 +14,12 @@ and so does DuckDB on one thread (tools/bench/duckdb/events_duckdb.mjs; @duckdb/
 with `npm ci` from that folder's lock file into <data-dir>/duckdb-peer on first use), the batch
 engine issue 17 measures the file source against. Without node or npm the DuckDB rows say why and
 the issue's figures from its own machine are used instead.
+
+With --flink (needs Java 17 and Maven), the jobs in FLINK run once more side by side with Apache
+Flink 2.3 through `tools/dev/flink-reference.sh bench` (the same job on `tidemark bench` and on a
+local MiniCluster in one process, heap state, object reuse, no checkpoints; Flink timed from its
+first record, after a warm-up run in the same JVM) and BENCHMARKS.md gets a Flink column; without
+Java or Maven the column says why.
 
 Every figure is measured in this run; targets are checked as ratios against the baselines measured
 in the same run. Nothing is tuned: a missed target is reported as missed.
@@ -59,6 +65,15 @@ EVENTS_SMOKE_COUNT = 3000
 # consumer loop (the limit) and the same job on a file source (tools/bench/kafka_bench.h).
 # kafka_windowed: the windowed events query on the same topic, beside the file job (no baseline).
 KAFKA = ["kafka_scan", "kafka_windowed"]
+# Flink 2.3 side by side (--flink, issue 44): the jobs run on `tools/dev/flink-reference.sh bench`,
+# with the record count given here (None: the job's own). The sliding job's 10,000 records are
+# read in milliseconds, too short a run to time a JVM by, so both sides get 2,000,000 there.
+FLINK = {"chain2_chained_p1": None, "tumbling_keys_1e6": None, "session_keys_1e5": None,
+         "sliding_10": 2000000, "events_scan": None, "events_windowed": None}
+FLINK_TARGET = ("chain2_chained_p1", "tumbling_keys_1e6", "events_windowed")  # tidemark >= 5x Flink
+FLINK_TARGET_RATIO = 5.0
+
+
 # Host probe. On this 2-vCPU VM two threads that communicate through shared memory run, for
 # stretches, 2-3x slower per record (the vCPUs then behave like distant cores: two independent
 # single-threaded processes side by side keep their full speed, only handing cache lines over
@@ -243,6 +258,119 @@ def bench_kafka(tidemark, name, runs, data_dir, count=None):
     return out
 
 
+def flink_side_by_side(tidemark, runs, data_dir, events_count):
+    """`tools/dev/flink-reference.sh bench` for each job in FLINK (one JVM per job, started after
+    the rest of the suite): name -> its JSON line, or {"error": why} for every job when Java or
+    Maven is missing, for one job when it failed."""
+    import shutil
+    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
+    if missing:
+        why = f"{' and '.join(missing)} not found (the Flink reference harness needs Java 17 and Maven)"
+        return {name: {"error": why} for name in FLINK}
+    script = os.path.join(ROOT, "tools", "dev", "flink-reference.sh")
+    env = dict(os.environ, TIDEMARK=os.path.abspath(tidemark))
+    out = {}
+    for name, count in FLINK.items():
+        cmd = [script, "bench", "--data-dir", data_dir]
+        if name in SINGLE_RUN:
+            cmd += ["--runs", "1"]
+        else:
+            cmd += ["--runs", str(runs)]
+        if name.startswith("events_") and events_count is not None:
+            count = events_count
+        if count is not None:
+            cmd += ["--count", str(count)]
+        cmd.append(os.path.join("jobs", "bench", name + ".yaml"))
+        t0 = time.time()
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
+        lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
+        if not lines or p.returncode == 2:
+            out[name] = {"error": f"flink-reference.sh bench exited {p.returncode}: {p.stderr.strip()[-300:]}"}
+            print(f"  flink {name:20s} failed: {out[name]['error']}", file=sys.stderr, flush=True)
+            continue
+        o = json.loads(lines[-1])
+        o["elapsed_s"] = time.time() - t0
+        out[name] = o
+        print(f"  flink {name:20s} tidemark {o['tidemark_records_per_s'] / 1e6:7.2f} M/s, Flink "
+              f"{o['flink_records_per_s'] / 1e6:7.2f} M/s, ratio {o['ratio']:.1f}, "
+              f"{'same work' if o['counts_equal'] and o['checksum_equal'] else 'DIFFERENT WORK'} "
+              f"({o['elapsed_s']:.0f} s)", file=sys.stderr, flush=True)
+    return out
+
+
+def flink_cell(o):
+    """The Flink column: Flink's M rec/s and tidemark's ratio to it (both from the side-by-side
+    run), — for a job not run on Flink, the reason for one that could not be."""
+    if o is None:
+        return "—"
+    if "error" in o:
+        return "did not run"
+    check = "" if o["counts_equal"] and o["checksum_equal"] else " (MISMATCH)"
+    return f"{o['flink_records_per_s'] / 1e6:.2f} ({o['ratio']:.1f} ×){check}"
+
+
+def flink_section(flink):
+    """BENCHMARKS.md's "Flink 2.3 side by side" section from flink_side_by_side's results ({} when
+    the suite ran without --flink), as lines."""
+    out = []
+    out.append("## Flink 2.3 side by side\n")
+    if not flink:
+        out.append("Not measured in this run (`run_suite.py --flink`, which needs Java 17 and Maven, runs "
+                   "it); the Flink column above is empty.\n")
+    else:
+        out.append("`tools/dev/flink-reference.sh bench JOB.yaml`, one process per job after the rest of the "
+                   "suite: `tidemark bench JOB --json --no-baselines` (the job's wall time, start to the end "
+                   "of the last task; median of its runs after a warm-up), then the same job built with Flink "
+                   "2.3.0's DataStream API on a local MiniCluster in one JVM (the job's parallelism, STREAMING "
+                   "mode, the hashmap heap state backend, object reuse, no checkpoints; "
+                   "`DataGeneratorSource` making tidemark's generator records as POJOs, or `FileSource` with "
+                   "Jackson for the events file; keyBy / window / aggregate; a Sink V2 that counts and sums "
+                   "tidemark's checksum). Flink is timed from the first record its source makes to the last "
+                   "sink subtask's end of input, so the JVM's and the MiniCluster's start-up and the job's "
+                   "deployment are excluded (its net runtime, which includes deployment, is the next "
+                   "column), the median of as many runs after one unmeasured warm-up run in the same JVM "
+                   "(at most 10,000,000 records). Both sides must make the same records, the same results "
+                   "and the same checksum (column `check`). "
+                   + ("Record counts given by the suite: " + ", ".join(f"{n} {c:,}" for n, c in FLINK.items() if c)
+                      + ". " if any(FLINK.values()) else "") + "\n")
+        out.append("| job | records | tidemark M rec/s | Flink M rec/s | Flink M rec/s (net runtime) | "
+                   "tidemark × Flink | results | check |")
+        out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for name, o in flink.items():
+            if "error" in o:
+                out.append(f"| {name} | — | — | — | — | — | — | did not run: {o['error']} |")
+                continue
+            same = o["counts_equal"] and o["checksum_equal"]
+            out.append(f"| {name} | {o['records']:,} | {o['tidemark_records_per_s'] / 1e6:.2f} | "
+                       f"{o['flink_records_per_s'] / 1e6:.2f} | {o['flink_records_per_s_net_runtime'] / 1e6:.2f} | "
+                       f"{o['ratio']:.1f} | {o['tidemark_sink_records']:,} | "
+                       f"{'ok' if same else 'MISMATCH: ' + str(o['flink_sink_records']) + ' results, checksum ' + o['flink_checksum']} |")
+        out.append("")
+        java = next((o["flink"]["java"] for o in flink.values() if "flink" in o), None)
+        if java:
+            out.append(f"Flink's JVM: Java {java}.\n")
+    return out
+
+
+def flink_targets(flink, target):
+    """The Targets rows "tidemark >= 5 x Flink 2.3" for FLINK_TARGET (none without --flink);
+    `target` formats a row as main's does."""
+    out = []
+    for name in FLINK_TARGET if flink else ():
+        o = flink[name]
+        if "error" in o:
+            out.append(f"| tidemark ≥ {FLINK_TARGET_RATIO:.0f} × Flink 2.3 on {name} | did not run: {o['error']} | "
+                       "**missed** | |")
+            continue
+        same = o["counts_equal"] and o["checksum_equal"]
+        out.append(target(f"tidemark ≥ {FLINK_TARGET_RATIO:.0f} × Flink 2.3 on {name}, the same work",
+                          f"{o['ratio']:.1f} × ({o['tidemark_records_per_s'] / 1e6:.2f} vs "
+                          f"{o['flink_records_per_s'] / 1e6:.2f} M/s, Flink from its first record)",
+                          o["ratio"] >= FLINK_TARGET_RATIO and same,
+                          "" if same else "the two sides' results differ"))
+    return out
+
+
 def python_events(mode, data_file, runs):
     """Median seconds of tools/bench/events_python.py over `runs` runs, and its last answer."""
     script = os.path.join(ROOT, "tools", "bench", "events_python.py")
@@ -412,13 +540,13 @@ def fmt_rate(r):
     return "—" if r is None else f"{r / 1e6:.1f}"
 
 
-def row(o, probe="—"):
+def row(o, probe="—", flink="—"):
     b = o["baseline_records_per_s"]
     ratio = "—" if o["ratio_to_baseline"] is None else f"{o['ratio_to_baseline']:.3f}"
     return (f"| {o['name']} | {fmt_rate(o['records_per_s'])} | {fmt_rate(o['records_per_s_min'])}–"
             f"{fmt_rate(o['records_per_s_max'])} | {o['ns_per_record']:.0f} | {o['baseline'] or '—'} | "
             f"{fmt_rate(b)} | {ratio} | "
-            f"{'ok' if o['checksum_ok'] else ('—' if o['checksum_ok'] is None else 'MISMATCH')} | {probe} |")
+            f"{'ok' if o['checksum_ok'] else ('—' if o['checksum_ok'] is None else 'MISMATCH')} | {probe} | {flink} |")
 
 
 def probe_pair(a):
@@ -474,6 +602,9 @@ def main():
                     help="where the events jobs' generated input lives (written on first use)")
     ap.add_argument("--events-count", type=int, default=None,
                     help="lines of the generated events file (default: the jobs' 2,000,000)")
+    ap.add_argument("--flink", action="store_true",
+                    help="also run the FLINK jobs side by side with Apache Flink 2.3 "
+                         "(tools/dev/flink-reference.sh bench; needs Java 17 and Maven)")
     a = ap.parse_args()
     if a.smoke:
         return smoke(a.tidemark)
@@ -563,6 +694,10 @@ def main():
     walls = {}
     for job in ("jobs/two_splits_split.yaml", "jobs/two_splits_operator.yaml"):
         walls[job] = wall_time(a.tidemark, job, a.runs)
+    flink = {}
+    if a.flink:
+        print("flink 2.3 side by side:", file=sys.stderr)
+        flink = flink_side_by_side(a.tidemark, a.runs, a.data_dir, a.events_count)
     elapsed = time.time() - started
 
     cpu = cpu_description()
@@ -779,6 +914,7 @@ def main():
                             f"against parallelism 1 free to use both cores {r_free:.2f} × "
                             f"({one['wall_s']:.2f} s, {one['cpu_s'] / one['wall_s']:.2f} cores busy)", r >= 1.6,
                             why[reason] if r < 1.6 else ""))
+    lines += flink_targets(flink, target)
     lines.append("")
     lines.append("## Real files\n")
     lines.append(f"The events jobs read `{os.path.basename(data_file)}` ({es['bytes'] / 1e6:.1f} MB, "
@@ -795,29 +931,30 @@ def main():
                  "figure in the table is a median over the rounds, and every ratio in the targets between "
                  "two of them (tidemark against DuckDB, parallelism 2 against one CPU) is the median of the "
                  "rounds' own ratios.\n")
-    lines.append("| job | MB/s | M rec/s | wall s | CPU s | baseline MB/s | ratio (wall) | ratio (CPU) | sink records | check |")
-    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    lines.append("| job | MB/s | M rec/s | wall s | CPU s | baseline MB/s | ratio (wall) | ratio (CPU) | sink records | check "
+                 "| Flink 2.3 M rec/s (tidemark ×) |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in EVENTS + ["events_scan_1cpu", "events_windowed_1cpu"]:
         o = files[name]
         label = name.replace("_1cpu", " (confined to one CPU)")
         lines.append(f"| {label} | {o['mb_per_s']:.1f} | {o['records_per_s'] / 1e6:.2f} | {o['wall_s']:.2f} | "
                      f"{o['cpu_s']:.2f} | {o['baseline_mb_per_s']:.1f} | {o['ratio_to_baseline']:.3f} | "
                      f"{o['cpu_ratio_to_baseline']:.3f} | {o['sink_records']:,} | "
-                     f"{'ok' if o['checksum_ok'] else 'MISMATCH'} |")
+                     f"{'ok' if o['checksum_ok'] else 'MISMATCH'} | {flink_cell(flink.get(name))} |")
     lines.append(f"| python scan | {es['bytes'] / 1e6 / py_scan['seconds']:.1f} | "
-                 f"{py_scan['records'] / py_scan['seconds'] / 1e6:.2f} | {py_scan['seconds']:.2f} | — | — | — | — | — | — |")
+                 f"{py_scan['records'] / py_scan['seconds'] / 1e6:.2f} | {py_scan['seconds']:.2f} | — | — | — | — | — | — | — |")
     lines.append(f"| python windowed | {es['bytes'] / 1e6 / py_windowed['seconds']:.1f} | "
                  f"{py_windowed['records'] / py_windowed['seconds'] / 1e6:.2f} | {py_windowed['seconds']:.2f} | — | — | — | — | "
-                 f"{py_windowed['windows']:,} | {'ok' if py_windowed['windows'] == ew['sink_records'] else 'MISMATCH'} |")
+                 f"{py_windowed['windows']:,} | {'ok' if py_windowed['windows'] == ew['sink_records'] else 'MISMATCH'} | — |")
     for label, d, o in (("duckdb scan (1 thread)", duck_scan, es), ("duckdb windowed (1 thread)", duck_windowed, ew)):
         if "error" in d:
-            lines.append(f"| {label} | — | — | — | — | — | — | — | — | did not run: {d['error']} |")
+            lines.append(f"| {label} | — | — | — | — | — | — | — | — | did not run: {d['error']} | — |")
             continue
         check = "ok" if d["count_sum"] == o["records"] and (d["windows"] is None or d["windows"] == o["sink_records"]) \
             else "MISMATCH"
         windows = "—" if d["windows"] is None else f"{d['windows']:,}"
         lines.append(f"| {label} | {es['bytes'] / 1e6 / d['seconds']:.1f} | {d['records'] / d['seconds'] / 1e6:.2f} | "
-                     f"{d['seconds']:.2f} | — | — | — | — | {windows} | {check} |")
+                     f"{d['seconds']:.2f} | — | — | — | — | {windows} | {check} | — |")
     lines.append("")
     ks = kafka["kafka_scan"]
     lines.append("## Reading from Kafka\n")
@@ -853,10 +990,10 @@ def main():
     lines.append("Throughput in M records/s (records generated by the source per second of job wall time, "
                  "start to end of the last task).\n")
     lines.append("| job | M rec/s | min–max | ns/rec | baseline | baseline M rec/s | ratio | check | "
-                 "host probe before / after M/s |")
-    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+                 "host probe before / after M/s | Flink 2.3 M rec/s (tidemark ×) |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in CHAINS + WINDOWS + WATERMARKS:
-        lines.append(row(res[name], probe_cell(res[name])))
+        lines.append(row(res[name], probe_cell(res[name]), flink_cell(flink.get(name))))
     lines.append(row(full, probe_cell(full)).replace("| latency_3tasks |", "| latency_3tasks (unpaced) |"))
     lines.append(row(half, probe_cell(half)).replace("| latency_3tasks |",
                                                      f"| latency_3tasks (at {half_rate / 1e6:.2f} M/s) |"))
@@ -869,6 +1006,7 @@ def main():
         lines.append(f"{n}. {label}: {text}")
     if notes:
         lines.append("")
+    lines += flink_section(flink)
     lines.append("## Checkpoint cost\n")
     lines.append(f"`tidemark bench jobs/bench/checkpoint_cost.yaml --checkpoints` ({ckpt['records']:,} records, "
                  "keyed tumbling count over 1e4 keys at parallelism 2): the same job without checkpoints and "

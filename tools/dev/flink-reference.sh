@@ -11,13 +11,19 @@
 #                                                               their sinks' rows vs `tidemark run`
 #   tools/dev/flink-reference.sh sql JOB.yaml...                `tidemark export --flink-sql` on Flink's local
 #                                                               TableEnvironment, its rows vs `tidemark run`
+#   tools/dev/flink-reference.sh bench [--runs N] [--warmup N] [--count N] [--data-dir D] JOB.yaml...
+#                                                               each bench job (jobs/bench) on `tidemark bench` and
+#                                                               on a MiniCluster in the same run: a JSON line per job
+#                                                               with tidemark_records_per_s, flink_records_per_s,
+#                                                               ratio and both sides' counts and checksums
 #
 # Every command but build builds the harness first when it is missing or older than its sources.
 # Maven runs offline (-o) when the local repository already holds Flink 2.3.0, online otherwise.
 # Needs Java 17 and Maven 3.8. Environment: TIDEMARK_SCENARIOS (the tidemark-scenarios binary for
 # differential; default build/release/tests/scenarios/tidemark-scenarios), TIDEMARK (the tidemark
 # binary for job and sql; default build/release/tools/tidemark), TIDEMARK_PRESET
-# (default release), FLINK_REFERENCE_JAVA_OPTS (extra JVM options).
+# (default release), FLINK_REFERENCE_JAVA_OPTS (extra JVM options), FLINK_BENCH_HEAP (bench's
+# -Xmx, default 3g; bench runs the JVM's default collector, G1, as Flink's TaskManagers do).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -40,10 +46,11 @@ build() {
         -d "$repo/org/mockito/mockito-core/5.19.0" ]]; then
     offline=(-o)
   fi
-  if ! (cd "$project" && mvn -q -B -Dstyle.color=never "${offline[@]}" clean package); then
+  # Maven's output goes to stderr: stdout is the commands' (bench prints JSON there).
+  if ! (cd "$project" && mvn -q -B -Dstyle.color=never "${offline[@]}" clean package >&2); then
     if [[ ${#offline[@]} -gt 0 ]]; then
       echo "flink-reference: offline build failed, retrying online" >&2
-      (cd "$project" && mvn -q -B -Dstyle.color=never clean package)
+      (cd "$project" && mvn -q -B -Dstyle.color=never clean package >&2)
     else
       exit 1
     fi
@@ -56,6 +63,9 @@ up_to_date() {
   [[ -z "$(find "$project/pom.xml" "$project/src" -newer "$target/.built" -print -quit)" ]]
 }
 
+# The JVM's heap and collector: small and serial for the reference checks; bench sets its own.
+jvm_memory=(-XX:+UseSerialGC -Xmx768m)
+
 run_java() {
   up_to_date || build
   # Flink's serializers reflect into java.base on Java 17.
@@ -65,11 +75,11 @@ run_java() {
     opens+=("--add-opens=java.base/$p=ALL-UNNAMED")
   done
   # shellcheck disable=SC2086
-  exec java -XX:+UseSerialGC -Xmx768m "${opens[@]}" ${FLINK_REFERENCE_JAVA_OPTS:-} \
+  exec java "${jvm_memory[@]}" "${opens[@]}" ${FLINK_REFERENCE_JAVA_OPTS:-} \
     -cp "$target/classes:$target/lib/*" dev.tidemark.reference.Main "$@"
 }
 
-[[ $# -ge 1 ]] || die "usage: flink-reference.sh build|experiment|scenarios|differential|job|sql ..."
+[[ $# -ge 1 ]] || die "usage: flink-reference.sh build|experiment|scenarios|differential|job|sql|bench ..."
 command="$1"
 shift
 case "$command" in
@@ -87,6 +97,13 @@ case "$command" in
     export TIDEMARK_BUILD_DIR="${TIDEMARK_BUILD_DIR:-$root/build/flink-reference}"
     run_java differential "$@"
     ;;
+  bench)
+    preset="${TIDEMARK_PRESET:-release}"
+    export TIDEMARK="${TIDEMARK:-$root/build/$preset/tools/tidemark}"
+    [[ -x "$TIDEMARK" ]] || die "tidemark not found at $TIDEMARK (build it, or set TIDEMARK)"
+    jvm_memory=("-Xmx${FLINK_BENCH_HEAP:-3g}")
+    run_java bench "$@"
+    ;;
   job | sql)
     preset="${TIDEMARK_PRESET:-release}"
     export TIDEMARK="${TIDEMARK:-$root/build/$preset/tools/tidemark}"
@@ -95,5 +112,5 @@ case "$command" in
     # working directory, as `tidemark export` was given the job.
     run_java "$command" "$@"
     ;;
-  *) die "unknown command '$command' (build, experiment, scenarios, differential, job, sql)" ;;
+  *) die "unknown command '$command' (build, experiment, scenarios, differential, job, sql, bench)" ;;
 esac

@@ -14,6 +14,8 @@ import java.util.List;
  * differential --seed S --cases N      random cases on Flink, then on tidemark-scenarios
  * job JOB.yaml...                      tidemark jobs on a MiniCluster (DataStream), rows vs tidemark run
  * sql JOB.yaml...                      tidemark export --flink-sql on a TableEnvironment, rows vs tidemark run
+ * bench [--runs N] [--warmup N] [--count N] [--data-dir D] JOB.yaml
+ *                                      a bench job on tidemark and on a MiniCluster: both rates, JSON
  * </pre>
  */
 public final class Main {
@@ -46,6 +48,17 @@ public final class Main {
         break;
       case "differential":
         status = differential(rest);
+        break;
+      case "bench":
+        {
+          String tidemark = System.getenv("TIDEMARK");
+          if (tidemark == null) {
+            System.err.println("flink-reference bench: needs TIDEMARK (the tidemark binary)");
+            status = 2;
+          } else {
+            status = dev.tidemark.reference.bench.BenchCommand.run(rest, tidemark, System.out);
+          }
+        }
         break;
       case "job":
       case "sql":
@@ -81,7 +94,8 @@ public final class Main {
             + "       flink-reference scenarios [--allow KNOWN_FAILURES] FILE.jsonl...\n"
             + "       flink-reference differential --seed S --cases N [--out FILE]\n"
             + "       flink-reference job [--expect-passed N] JOB.yaml...\n"
-            + "       flink-reference sql [--expect-passed N] JOB.yaml...");
+            + "       flink-reference sql [--expect-passed N] JOB.yaml...\n"
+            + "       flink-reference bench [--runs N] [--warmup N] [--count N] [--data-dir D] JOB.yaml");
   }
 
   private static int differential(List<String> args) throws Exception {

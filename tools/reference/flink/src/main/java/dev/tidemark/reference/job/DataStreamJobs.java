@@ -143,7 +143,8 @@ public final class DataStreamJobs {
     return (Map<String, Object>) o;
   }
 
-  static long duration(Object o) {
+  /** A tidemark duration (`250ms`, `2s`, `1.5min`, ...) in milliseconds. */
+  public static long duration(Object o) {
     String s = String.valueOf(o).trim();
     int i = 0;
     if (s.startsWith("-")) {
