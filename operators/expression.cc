@@ -22,6 +22,8 @@ struct ExpressionCallData {
   bool int32 = false;                      ///< CAST(... AS INT): Java int range
   FieldType target = FieldType::kInt64;    ///< CAST's result type
   std::string sql_type;                    ///< CAST's type as written (upper case)
+  int64_t max_chars = -1;                  ///< CAST to VARCHAR(n) / CHAR(n): n code points
+  bool pad_chars = false;                  ///< CHAR(n): padded with spaces to n
   TimeUnit unit = TimeUnit::kSecond;       ///< EXTRACT, TIMESTAMPADD/DIFF, FLOOR/CEIL TO
   int trim = 0;                            ///< TRIM: 0 both, 1 leading, 2 trailing
   bool trim_reversed = false;              ///< TRIM(s): operands are (s, chars)
@@ -1026,8 +1028,13 @@ class Parser {
       data->target = FieldType::kInt64;
     } else if (type_name == "DOUBLE" || type_name == "FLOAT") {
       data->target = FieldType::kDouble;
-    } else if (type_name == "STRING" || type_name == "VARCHAR") {
+    } else if (type_name == "STRING") {
       data->target = FieldType::kString;
+    } else if (type_name == "VARCHAR" || type_name == "CHAR") {
+      // Flink (since 1.15) truncates to n characters, CHAR(n) pads to n; n defaults to 1.
+      data->target = FieldType::kString;
+      data->max_chars = 1;
+      data->pad_chars = type_name == "CHAR";
     } else if (type_name == "BOOLEAN") {
       data->target = FieldType::kBool;
     } else if (type_name == "TIMESTAMP") {
@@ -1035,7 +1042,7 @@ class Parser {
     } else {
       throw ExpressionError(type_tok.offset,
                             fmt::format("{}: unknown type '{}' (types: INT, BIGINT, DOUBLE, "
-                                        "STRING, BOOLEAN, TIMESTAMP)",
+                                        "STRING, VARCHAR(n), CHAR(n), BOOLEAN, TIMESTAMP)",
                                         name, Describe(type_tok)));
     }
     data->sql_type = type_name;
@@ -1046,6 +1053,19 @@ class Parser {
       }
       if (type_name == "TIMESTAMP" && tok_.int_value != 3) {
         throw ExpressionError(tok_.offset, "timestamps have millisecond precision: TIMESTAMP(3)");
+      }
+      if (data->max_chars > 0) {
+        if (tok_.int_value < 1 || tok_.int_value > 2147483647) {
+          throw ExpressionError(tok_.offset,
+                                fmt::format("{} length must be from 1 to 2147483647", type_name));
+        }
+        if (data->pad_chars && tok_.int_value > (int64_t{1} << 20)) {
+          // Every result would be padded to n: a hostile length must not exhaust memory.
+          throw ExpressionError(tok_.offset, "CHAR length must be at most 1048576 in tidemark");
+        }
+        data->max_chars = tok_.int_value;
+      } else if (type_name != "TIMESTAMP") {
+        throw ExpressionError(tok_.offset, fmt::format("{} takes no length", type_name));
       }
       Next();
       Expect(Tok::kRParen, ")");
@@ -1576,16 +1596,36 @@ struct StringPool {
                   d.sql_type, d.sql_type));
 }
 
+/// CAST to VARCHAR(n) / CHAR(n): `s` cut to n code points; CHAR pads with spaces to n.
+void FitChars(const ExpressionCallData& d, std::string& s) {
+  if (d.max_chars < 0) {
+    return;
+  }
+  s.resize(Utf8Offset(s, d.max_chars));
+  if (d.pad_chars) {
+    const int64_t have = Utf8Length(s);
+    if (have < d.max_chars) {
+      s.append(static_cast<size_t>(d.max_chars - have), ' ');
+    }
+  }
+}
+
 /// CAST / TRY_CAST of the non-NULL cell `v` of type `from` into `r` (which may be `v`).
 void Cast(const Cell& v, FieldType from, const ExpressionCallData& d, StringPool& pool, Cell& r) {
   const FieldType to = d.target;
   r.null = false;
   if (to == FieldType::kString) {
-    if (from == FieldType::kString) {
+    if (from == FieldType::kString && d.max_chars < 0) {
       r.set_s(v.s());
       return;
     }
     std::string& out = pool.Next();
+    if (from == FieldType::kString) {
+      out.assign(v.s());
+      FitChars(d, out);
+      r.set_s(out);
+      return;
+    }
     switch (from) {
       case FieldType::kDouble:
         AppendJavaDouble(v.d, out);
@@ -1600,6 +1640,7 @@ void Cast(const Cell& v, FieldType from, const ExpressionCallData& d, StringPool
         out = std::to_string(v.i);
         break;
     }
+    FitChars(d, out);
     r.set_s(out);
     return;
   }

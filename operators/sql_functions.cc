@@ -131,6 +131,7 @@ bool IsNumericLetter(char c) {
 std::optional<DateTimePattern> DateTimePattern::Compile(std::string_view pattern,
                                                         std::string* error) {
   DateTimePattern p;
+  std::vector<size_t> open;  // the '[' items not yet closed
   for (size_t i = 0; i < pattern.size();) {
     const char c = pattern[i];
     if (c == '\'') {
@@ -162,6 +163,31 @@ std::optional<DateTimePattern> DateTimePattern::Compile(std::string_view pattern
       i = j + 1;
       continue;
     }
+    if (c == '{' || c == '}' || c == '#') {
+      *error = fmt::format("the pattern includes the reserved character '{}'", c);
+      return std::nullopt;
+    }
+    if (c == '[') {             // optional section: `count` becomes the index of its ']'
+      if (open.size() >= 32) {  // parsing recurses once per level
+        *error = "optional sections nest deeper than 32 levels";
+        return std::nullopt;
+      }
+      open.push_back(p.items_.size());
+      p.items_.push_back(Item{'[', 0, {}});
+      ++i;
+      continue;
+    }
+    if (c == ']') {
+      if (open.empty()) {
+        *error = "the pattern has a ']' without a '[' before it";
+        return std::nullopt;
+      }
+      p.items_[open.back()].count = static_cast<int>(p.items_.size());
+      open.pop_back();
+      p.items_.push_back(Item{']', 0, {}});
+      ++i;
+      continue;
+    }
     if (!IsPatternLetter(c)) {
       p.items_.push_back(Item{0, 0, std::string(1, c)});
       ++i;
@@ -183,13 +209,18 @@ std::optional<DateTimePattern> DateTimePattern::Compile(std::string_view pattern
         (std::string_view("dHhms").find(c) != std::string_view::npos && count > 2) ||
         (c == 'D' && count > 3) || (c == 'M' && count > 5) || (c == 'E' && count > 5) ||
         (c == 'a' && count > 1) || (c == 'S' && count > 9) || (c == 'X' && count > 5) ||
-        (c == 'Z' && count > 5);
+        (c == 'Z' && count > 5) || (c == 'y' && count > 19);
     if (too_many) {
       *error = fmt::format("too many pattern letters: {}", c);
       return std::nullopt;
     }
     p.items_.push_back(Item{c, count, {}});
     i = j;
+  }
+  // An unclosed '[' ends with the pattern, as in Java.
+  for (const size_t at : open) {
+    p.items_[at].count = static_cast<int>(p.items_.size());
+    p.items_.push_back(Item{']', 0, {}});
   }
   return p;
 }
@@ -199,6 +230,9 @@ void DateTimePattern::Format(int64_t epoch_ms, std::string& out) const {
   const int64_t hour = c.ms_of_day / kMsPerHour;
   for (const Item& it : items_) {
     switch (it.letter) {
+      case '[':
+      case ']':
+        break;  // every field of a timestamp is there: optional sections print
       case 0:
         out += it.literal;
         break;
@@ -262,50 +296,133 @@ void DateTimePattern::Format(int64_t epoch_ms, std::string& out) const {
   }
 }
 
-std::optional<int64_t> DateTimePattern::Parse(std::string_view text, bool lenient) const {
+namespace {
+
+/// Java's offset parser (DateTimeFormatterBuilder.appendOffset) for `X`..`XXXXX`, `Z`..`ZZZZZ`:
+/// a sign, two hour digits, then minutes (after ':' when `colon`; optional unless
+/// `minutes_required`) and optional seconds (`seconds`). `zero_text` ("Z", "+0000" or "GMT")
+/// stands for a zero offset. Sets `offset_s` (seconds east of UTC).
+bool ReadOffset(std::string_view text, size_t& pos, std::string_view zero_text, bool colon,
+                bool minutes_required, bool seconds, bool gmt_prefix, int64_t& offset_s) {
+  if (gmt_prefix) {
+    if (text.substr(pos, 3) != "GMT") {
+      return false;
+    }
+    pos += 3;
+    if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-')) {
+      offset_s = 0;
+      return true;
+    }
+  } else if (!zero_text.empty() && text.substr(pos, zero_text.size()) == zero_text) {
+    pos += zero_text.size();
+    offset_s = 0;
+    return true;
+  }
+  if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-')) {
+    return false;
+  }
+  const int64_t sign = text[pos] == '-' ? -1 : 1;
+  size_t p = pos + 1;
+  int64_t h = 0;
+  int64_t m = 0;
+  int64_t sec = 0;
+  // GMT+1:00 (the localized form) takes one or two hour digits; the others exactly two.
+  if (!ReadDigits(text, p, 2, gmt_prefix, h) || h > 18) {
+    return false;
+  }
+  auto read_part = [&](int64_t& v, bool required) {
+    size_t q = p;
+    if (colon) {
+      if (q >= text.size() || text[q] != ':') {
+        return !required;
+      }
+      ++q;
+    }
+    int64_t got = 0;
+    if (!ReadDigits(text, q, 2, false, got) || got > 59) {
+      return !required;
+    }
+    v = got;
+    p = q;
+    return true;
+  };
+  if (!read_part(m, minutes_required)) {
+    return false;
+  }
+  if (seconds && !read_part(sec, false)) {
+    return false;
+  }
+  pos = p;
+  offset_s = sign * (h * 3600 + m * 60 + sec);
+  return true;
+}
+
+}  // namespace
+
+struct DateTimePattern::ParseState {
   int64_t year = 1970;
   int64_t month = 1;
   int64_t day = 1;
   int64_t day_of_year = -1;
+  int64_t day_of_week = -1;  ///< 0 = Monday; -1: not in the text
   int64_t hour = 0;
   int64_t hour12 = -1;
   int64_t pm = -1;
   int64_t minute = 0;
   int64_t second = 0;
   int64_t nanos = 0;
+  int64_t offset_s = 0;
   size_t pos = 0;
-  for (size_t i = 0; i < items_.size(); ++i) {
+};
+
+bool DateTimePattern::ParseItems(size_t begin, size_t end, std::string_view text,
+                                 ParseState& st) const {
+  size_t& pos = st.pos;
+  for (size_t i = begin; i < end; ++i) {
     const Item& it = items_[i];
     const bool next_numeric =
-        i + 1 < items_.size() && items_[i + 1].letter != 0 && IsNumericLetter(items_[i + 1].letter);
+        i + 1 < end && items_[i + 1].letter != 0 && IsNumericLetter(items_[i + 1].letter);
     int64_t v = 0;
     switch (it.letter) {
+      case '[': {
+        // An optional section (Java's optionalStart): parsed if it can be, else nothing of it.
+        const auto close = static_cast<size_t>(it.count);
+        ParseState trial = st;
+        if (ParseItems(i + 1, close, text, trial)) {
+          st = trial;
+        }
+        i = close;  // the loop's ++i steps past the ']'
+        break;
+      }
+      case ']':
+        break;
       case 0:
         if (text.substr(pos, it.literal.size()) != it.literal) {
-          return std::nullopt;
+          return false;
         }
         pos += it.literal.size();
         break;
       case 'y':
         if (it.count == 2) {
           if (!ReadDigits(text, pos, 2, false, v)) {
-            return std::nullopt;
+            return false;
           }
-          year = 2000 + v;
+          st.year = 2000 + v;
         } else {
           // Java: at least `count` digits (4 for yyyy), more only when no number follows.
           const int width = std::max(it.count, 1);
           if (next_numeric) {
             if (!ReadDigits(text, pos, width, false, v)) {
-              return std::nullopt;
+              return false;
             }
           } else {
             const size_t start = pos;
-            if (!ReadDigits(text, pos, 9, true, v) || pos - start < static_cast<size_t>(width)) {
-              return std::nullopt;
+            if (!ReadDigits(text, pos, std::max(width, 9), true, v) ||
+                pos - start < static_cast<size_t>(width)) {
+              return false;
             }
           }
-          year = v;
+          st.year = v;
         }
         break;
       case 'M':
@@ -315,13 +432,13 @@ std::optional<int64_t> DateTimePattern::Parse(std::string_view text, bool lenien
             const std::string_view name = kMonths[m];
             const std::string_view want = it.count == 3 ? name.substr(0, 3) : name;
             if (text.substr(pos, want.size()) == want) {
-              month = static_cast<int64_t>(m) + 1;
+              st.month = static_cast<int64_t>(m) + 1;
               pos += want.size();
               found = true;
             }
           }
           if (!found) {
-            return std::nullopt;
+            return false;
           }
           break;
         }
@@ -334,81 +451,107 @@ std::optional<int64_t> DateTimePattern::Parse(std::string_view text, bool lenien
       case 's': {
         const bool greedy = it.count == 1 && !next_numeric;
         if (!ReadDigits(text, pos, greedy ? (it.letter == 'D' ? 3 : 2) : it.count, greedy, v)) {
-          return std::nullopt;
+          return false;
         }
         switch (it.letter) {
           case 'M':
-            month = v;
+            st.month = v;
             break;
           case 'd':
-            day = v;
+            st.day = v;
             break;
           case 'D':
-            day_of_year = v;
+            st.day_of_year = v;
             break;
           case 'H':
-            hour = v;
+            st.hour = v;
             break;
           case 'h':
-            hour12 = v;
+            st.hour12 = v;
             break;
           case 'm':
-            minute = v;
+            st.minute = v;
             break;
           default:
-            second = v;
+            st.second = v;
             break;
         }
         break;
       }
       case 'S': {
         if (!ReadDigits(text, pos, it.count, false, v)) {
-          return std::nullopt;
+          return false;
         }
         for (int k = it.count; k < 9; ++k) {
           v *= 10;
         }
-        nanos = v;
+        st.nanos = v;
         break;
       }
       case 'E': {
         bool found = false;
-        for (const std::string_view name : kDays) {
+        for (size_t k = 0; k < kDays.size() && !found; ++k) {
+          const std::string_view name = kDays[k];
           const std::string_view want = it.count == 4 ? name : name.substr(0, 3);
-          if (!found && text.substr(pos, want.size()) == want) {
+          if (text.substr(pos, want.size()) == want) {
             pos += want.size();
+            st.day_of_week = static_cast<int64_t>(k);
             found = true;
           }
         }
         if (!found) {
-          return std::nullopt;
+          return false;
         }
         break;
       }
       case 'a':
         if (text.substr(pos, 2) == "AM" || text.substr(pos, 2) == "PM") {
-          pm = text[pos] == 'P' ? 1 : 0;
+          st.pm = text[pos] == 'P' ? 1 : 0;
           pos += 2;
         } else {
-          return std::nullopt;
+          return false;
         }
         break;
       case 'X':
-        if (text.substr(pos, 1) != "Z") {
-          return std::nullopt;
+        // X +HHmm, XX +HHMM, XXX +HH:MM, XXXX +HHMMss, XXXXX +HH:MM:ss; Z for zero.
+        if (!ReadOffset(text, pos, "Z", it.count == 3 || it.count == 5, it.count >= 2,
+                        it.count >= 4, false, st.offset_s)) {
+          return false;
         }
-        ++pos;
         break;
       case 'Z':
-        if (text.substr(pos, 5) != "+0000") {
-          return std::nullopt;
+        // Z..ZZZ +HHMM (+0000 for zero), ZZZZ GMT+HH:MM, ZZZZZ +HH:MM:ss (Z for zero).
+        if (!ReadOffset(text, pos,
+                        it.count <= 3   ? "+0000"
+                        : it.count == 5 ? "Z"
+                                        : "",
+                        it.count >= 4, true, it.count == 5, it.count == 4, st.offset_s)) {
+          return false;
         }
-        pos += 5;
         break;
       default:
-        return std::nullopt;
+        return false;
     }
   }
+  return true;
+}
+
+std::optional<int64_t> DateTimePattern::Parse(std::string_view text, bool lenient) const {
+  ParseState st;
+  if (!ParseItems(0, items_.size(), text, st)) {
+    return std::nullopt;
+  }
+  const size_t pos = st.pos;
+  int64_t& year = st.year;
+  int64_t& month = st.month;
+  int64_t& day = st.day;
+  int64_t& day_of_year = st.day_of_year;
+  int64_t& hour = st.hour;
+  const int64_t hour12 = st.hour12;
+  const int64_t pm = st.pm;
+  int64_t& minute = st.minute;
+  int64_t& second = st.second;
+  int64_t& nanos = st.nanos;
   if (pos != text.size()) {
     return std::nullopt;  // Java: "unparsed text found"
   }
@@ -428,8 +571,9 @@ std::optional<int64_t> DateTimePattern::Parse(std::string_view text, bool lenien
     const int64_t months = year * 12 + month - 1;
     const int64_t y = FloorDiv(months, 12);
     const int64_t days = DaysFromCivil(y, static_cast<unsigned>(months - y * 12 + 1), 1) + day - 1;
+    // SimpleDateFormat applies a parsed zone offset (Z, X): the instant, in UTC.
     return days * kMsPerDay + hour * kMsPerHour + minute * kMsPerMinute + second * kMsPerSecond +
-           nanos / 1000000;
+           nanos / 1000000 - st.offset_s * kMsPerSecond;
   }
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59 ||
       year > 999999999) {
@@ -447,6 +591,11 @@ std::optional<int64_t> DateTimePattern::Parse(std::string_view text, bool lenien
     days = DaysFromCivil(year, static_cast<unsigned>(month),
                          std::min(static_cast<unsigned>(day), last));
   }
+  if (st.day_of_week >= 0 && DayOfWeekIndex(days) != st.day_of_week) {
+    return std::nullopt;  // Java: "Conflict found: Field DayOfWeek ... differs"
+  }
+  // A parsed offset is not applied: Flink's TO_TIMESTAMP takes the text's local fields
+  // (DateTimeUtils.parseTimestampData builds a LocalDateTime from them).
   return days * kMsPerDay + hour * kMsPerHour + minute * kMsPerMinute + second * kMsPerSecond +
          nanos / 1000000;
 }

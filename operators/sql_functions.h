@@ -20,8 +20,13 @@ namespace tidemark {
 /// Letters: `y` (year; `yy` two digits, 2000-based when parsing), `M` (`M`/`MM` number, `MMM`
 /// `Jan`, `MMMM` `January`), `d`, `D` (day of year), `H` (0-23), `h` (1-12, with `a` AM/PM),
 /// `m`, `s`, `S`... (fraction of a second, as many digits as letters), `E` (`EEE` `Mon`, `EEEE`
-/// `Monday`; ignored when parsing), `a`, `X` (`Z` for UTC), `Z` (`+0000`), `'text'` (quoted
-/// literal, `''` is a quote); other non-letters are literals. Any other letter is an error.
+/// `Monday`; when parsing, it must be the date's day), `a`, `X` (`Z` for UTC), `Z` (`+0000`),
+/// `'text'` (quoted literal, `''` is a quote), `[...]` (an optional section: printed when
+/// formatting, skipped when parsing if the text does not match it); `{ } #` are reserved (an
+/// error, as in Java); other non-letters are literals. Any other letter is an error. When
+/// parsing, `X`..`XXXXX` and `Z`..`ZZZZZ` read Java's offset forms (`+01`, `+0100`, `+01:00`,
+/// `GMT+01:00`, `Z`): TO_TIMESTAMP ignores the offset (Flink keeps the local fields), the
+/// lenient UNIX_TIMESTAMP applies it (SimpleDateFormat).
 /// Immutable after `Compile`; `Format`/`Parse` are const and thread-safe.
 class DateTimePattern {
  public:
@@ -40,10 +45,14 @@ class DateTimePattern {
 
  private:
   struct Item {
-    char letter = 0;  ///< 0: `literal`
-    int count = 0;
+    char letter = 0;  ///< 0: `literal`; '[' / ']': an optional section's ends
+    int count = 0;    ///< letters in a row; for '[', the index of its ']' item
     std::string literal;
   };
+  struct ParseState;
+  /// Parses items [begin, end) at `st.pos`; false if the text does not match.
+  bool ParseItems(size_t begin, size_t end, std::string_view text, ParseState& st) const;
+
   std::vector<Item> items_;
 };
 

@@ -713,22 +713,23 @@ class ExpressionTranslator {
       SqlExpr x = Or();
       ExpectWord("AS");
       std::string type = UnitWord();
-      if (tok_.kind == T::kLParen) {  // VARCHAR(n), TIMESTAMP(3)
+      std::string length;
+      if (tok_.kind == T::kLParen) {  // VARCHAR(n), CHAR(n), TIMESTAMP(3)
         Next();
+        length = tok_.text;
         Next();
         ExpectSymbol(")");
       }
       ExpectSymbol(")");
+      if (type == "VARCHAR" || type == "CHAR") {  // Flink's default length is 1, as tidemark's
+        return {fmt::format("{}({} AS {}({}))", name, Ts(x), type, length.empty() ? "1" : length),
+                Kind::kString};
+      }
       static const std::map<std::string, std::pair<std::string, Kind>> kTypes = {
-          {"INT", {"INT", Kind::kInt}},
-          {"INTEGER", {"INT", Kind::kInt}},
-          {"BIGINT", {"BIGINT", Kind::kInt}},
-          {"DOUBLE", {"DOUBLE", Kind::kDouble}},
-          {"FLOAT", {"DOUBLE", Kind::kDouble}},
-          {"STRING", {"STRING", Kind::kString}},
-          {"VARCHAR", {"STRING", Kind::kString}},
-          {"BOOLEAN", {"BOOLEAN", Kind::kBool}},
-          {"TIMESTAMP", {"TIMESTAMP(3)", Kind::kTimestamp}}};
+          {"INT", {"INT", Kind::kInt}},          {"INTEGER", {"INT", Kind::kInt}},
+          {"BIGINT", {"BIGINT", Kind::kInt}},    {"DOUBLE", {"DOUBLE", Kind::kDouble}},
+          {"FLOAT", {"DOUBLE", Kind::kDouble}},  {"STRING", {"STRING", Kind::kString}},
+          {"BOOLEAN", {"BOOLEAN", Kind::kBool}}, {"TIMESTAMP", {"TIMESTAMP(3)", Kind::kTimestamp}}};
       const auto it = kTypes.find(type);
       if (it == kTypes.end()) {
         throw std::invalid_argument(fmt::format("unknown type {}", type));

@@ -141,8 +141,18 @@ TEST(ExpressionFunctionsTest, Cast) {
             "0: CAST from int64 to TIMESTAMP is not supported (as in Flink); TO_TIMESTAMP_LTZ(ms, "
             "3) makes a timestamp from epoch milliseconds");
   EXPECT_EQ(Error("CAST(n AS DECIMAL)"),
-            "10: CAST: unknown type 'DECIMAL' (types: INT, BIGINT, DOUBLE, STRING, BOOLEAN, "
-            "TIMESTAMP)");
+            "10: CAST: unknown type 'DECIMAL' (types: INT, BIGINT, DOUBLE, STRING, VARCHAR(n), "
+            "CHAR(n), BOOLEAN, TIMESTAMP)");
+  // VARCHAR(n) cuts to n code points, CHAR(n) pads to n (Flink 2.3: sql_functions.yaml v01-v09).
+  EXPECT_EQ(Eval("CAST(s AS VARCHAR(4))"), S("  He"));
+  EXPECT_EQ(Eval("CAST('Zürich' AS CHAR(3))"), S("Zür"));
+  EXPECT_EQ(Eval("CAST('ab' AS CHAR(4))"), S("ab  "));
+  EXPECT_EQ(Eval("CAST(n AS VARCHAR)"), S("1"));  // n is 150: VARCHAR is VARCHAR(1)
+  EXPECT_EQ(Eval("CAST(CAST(NULL AS STRING) AS CHAR(3))"), kNull);
+  EXPECT_EQ(Error("CAST(s AS VARCHAR(0))"), "18: VARCHAR length must be from 1 to 2147483647");
+  EXPECT_EQ(Error("CAST(s AS CHAR(2000000))"),
+            "15: CHAR length must be at most 1048576 in tidemark");
+  EXPECT_EQ(Error("CAST(s AS BIGINT(5))"), "17: BIGINT takes no length");
 }
 
 // Flink SQL's `=` and `<>` are `==` and `!=`, with SQL's NULL rule (a NULL side: NULL).
@@ -391,6 +401,40 @@ TEST(ExpressionFunctionsTest, Time) {
   EXPECT_EQ(Error("DATE_FORMAT(ts, 'yyyy-QQ')"),
             "16: DATE_FORMAT: bad format 'yyyy-QQ': pattern letter 'Q' is not supported "
             "(supported: y M d D H h m s S E a X Z and 'quoted text')");
+  // Java's reserved characters, unbalanced optional sections and more than 19 'y' are errors.
+  EXPECT_EQ(Error("DATE_FORMAT(ts, 'yyyy{MM}')"),
+            "16: DATE_FORMAT: bad format 'yyyy{MM}': the pattern includes the reserved character "
+            "'{'");
+  EXPECT_EQ(Error("DATE_FORMAT(ts, 'yyyy#')"),
+            "16: DATE_FORMAT: bad format 'yyyy#': the pattern includes the reserved character '#'");
+  EXPECT_EQ(Error("DATE_FORMAT(ts, 'yyyy]')"),
+            "16: DATE_FORMAT: bad format 'yyyy]': the pattern has a ']' without a '[' before it");
+  EXPECT_EQ(Error("DATE_FORMAT(ts, 'yyyyyyyyyyyyyyyyyyyy')"),
+            "16: DATE_FORMAT: bad format 'yyyyyyyyyyyyyyyyyyyy': too many pattern letters: y");
+  EXPECT_EQ(Error("DATE_FORMAT(ts, '" + std::string(33, '[') + "')"),
+            "16: DATE_FORMAT: bad format '" + std::string(33, '[') +
+                "': optional sections nest deeper than 32 levels");
+  // Optional sections (checked on Flink 2.3 in tests/flink_reference/sql_functions.yaml):
+  // printed when formatting, skipped when parsing if absent; an unclosed '[' ends the pattern.
+  EXPECT_EQ(Eval("DATE_FORMAT(ts, 'yyyy[-MM[-dd]]')"), S("2026-03-02"));
+  EXPECT_EQ(Eval("DATE_FORMAT(ts, 'yyyy[-MM')"), S("2026-03"));
+  EXPECT_EQ(Eval("TO_TIMESTAMP('2026', 'yyyy[-MM[-dd]]')"), I(1767225600000));
+  EXPECT_EQ(Eval("TO_TIMESTAMP('2026-03', 'yyyy[-MM[-dd]]')"), I(1772323200000));
+  EXPECT_EQ(Eval("TO_TIMESTAMP('2026-03-', 'yyyy[-MM[-dd]]')"), kNull);  // '-' left unparsed
+  // Offsets are read in every Java form; TO_TIMESTAMP keeps the local fields, UNIX_TIMESTAMP
+  // (SimpleDateFormat) applies the offset; a malformed offset does not parse.
+  EXPECT_EQ(Eval("TO_TIMESTAMP('2026-03-02 10:00 GMT+1:30', 'yyyy-MM-dd HH:mm ZZZZ')"),
+            I(1772445600000));
+  EXPECT_EQ(Eval("UNIX_TIMESTAMP('2026-03-02 10:00:00+01:30', 'yyyy-MM-dd HH:mm:ssXXX')"),
+            I(1772440200));
+  EXPECT_EQ(Eval("UNIX_TIMESTAMP('2026-03-02 10:00:00-0130', 'yyyy-MM-dd HH:mm:ssZ')"),
+            I(1772451000));
+  EXPECT_EQ(Eval("TO_TIMESTAMP('2026-03-02 10:00:00+1', 'yyyy-MM-dd HH:mm:ssX')"), kNull);
+  EXPECT_EQ(Eval("TO_TIMESTAMP('2026-03-02 10:00:00+01:3', 'yyyy-MM-dd HH:mm:ssXXX')"), kNull);
+  EXPECT_EQ(Eval("TO_TIMESTAMP('2026-03-02 10:00:00Z', 'yyyy-MM-dd HH:mm:ssZ')"), kNull);
+  // A day of the week must be the date's (2026-03-02 is a Monday).
+  EXPECT_EQ(Eval("TO_TIMESTAMP('Monday 2026-03-02', 'EEEE yyyy-MM-dd')"), I(1772409600000));
+  EXPECT_EQ(Eval("TO_TIMESTAMP('Sunday 2026-03-02', 'EEEE yyyy-MM-dd')"), kNull);
   EXPECT_EQ(Error("EXTRACT(HOURS FROM ts)"),
             "8: EXTRACT: unknown time unit 'HOURS' (units: MILLISECOND SECOND MINUTE HOUR DAY "
             "WEEK MONTH QUARTER YEAR DOW DOY)");
