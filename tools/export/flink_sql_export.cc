@@ -1477,6 +1477,11 @@ void Exporter::Source(const JobVertex& v) {
     }
   } else if (src.type == "kafka") {
     comments += KafkaSourceOptions(op, options);
+  } else if (src.type == "stdin") {
+    comments += Drop(src.key_locations.Of("type", src.location), PathOf(op, "source.type"),
+                     "source type stdin (Flink has no standard-input connector)",
+                     "'connector' = 'filesystem' over the file piped in (datagen rows here)");
+    options.push_back("'connector' = 'datagen'");
   } else {
     comments +=
         Drop(src.key_locations.Of("type", src.location), PathOf(op, "source.type"),
