@@ -105,6 +105,10 @@ struct WatermarkStrategySpec {
   std::string timestamp_field;
   /// Unit of a numeric timestamp field: "ms" | "s" | "us" | "ns"; or "iso8601" for strings.
   std::string timestamp_unit = "ms";
+  /// `timestamp-format`: a Java DateTimeFormatter pattern (`yyyy-MM-dd HH:mm:ss`, as Flink's
+  /// TO_TIMESTAMP) for a string timestamp field, UTC unless the pattern has a zone; "" : none.
+  /// Checked by the loader (a known pattern, with timestamp-field, without timestamp-unit).
+  std::string timestamp_format;
   /// Punctuated: the field whose (int64) value is emitted as a watermark when present / non-null.
   std::string watermark_field;
   std::optional<int64_t> idleness_ms;  ///< `idleness: 2s`

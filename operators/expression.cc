@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "config/block_reader.h"
-#include "operators/sql_functions.h"
+#include "runtime/core/sql_functions.h"
 
 namespace tidemark {
 

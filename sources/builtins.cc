@@ -11,6 +11,7 @@
 #include "sources/sequence_source.h"
 #include "sources/source_blocks.h"
 #include "sources/source_operator.h"
+#include "sources/stdin_source.h"
 #include "sources/text_input.h"
 
 namespace tidemark {
@@ -70,6 +71,19 @@ std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec
       throw CompileError("source.path", e.what(),
                          resolved.key_locations.Of("path", resolved.location));
     }
+  } else if (spec.source->type == "stdin") {
+    if (job.checkpointing) {
+      // Its input cannot be read again from an offset: a restore could not continue it.
+      throw CompileError("source.type",
+                         "a stdin source cannot be restored from a checkpoint (its input cannot be "
+                         "read again from an offset): remove `checkpointing:`, or read a file",
+                         spec.source->key_locations.Of("type", spec.source->location));
+    }
+    try {
+      source = std::make_shared<StdinSource>(*spec.source);
+    } catch (const InvalidArgument& e) {
+      throw KeyedSourceError(*spec.source, e);
+    }
   } else if (spec.source->type == "kafka") {
     SourceSpec resolved = *spec.source;
     if (resolved.kafka.mock) {
@@ -85,8 +99,8 @@ std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec
     }
   } else {
     throw CompileError("source.type", "unknown source type '" + spec.source->type +
-                                          "' (known: sequence, generator, file, datagen, replay, "
-                                          "kafka)");
+                                          "' (known: sequence, generator, file, stdin, datagen, "
+                                          "replay, kafka)");
   }
   return source;
 }

@@ -6,7 +6,7 @@
 #include "config/block_registry.h"
 #include "sources/source_blocks.h"
 
-// The `source:` blocks of types file, datagen and replay (sources/file_source.h,
+// The `source:` blocks of types file, stdin, datagen and replay (sources/file_source.h,
 // sources/datagen_source.h, sources/replay_source.h): their keys and how they are read.
 
 namespace tidemark {
@@ -15,6 +15,9 @@ namespace {
 constexpr auto kFileSourceKeys = std::to_array<std::string_view>(
     {"type", "path", "format", "schema", "csv-header", "csv-delimiter", "columns", "max-line-bytes",
      "split-bytes", "pacing", "errors"});
+constexpr auto kStdinSourceKeys =
+    std::to_array<std::string_view>({"type", "format", "schema", "csv-header", "csv-delimiter",
+                                     "columns", "max-line-bytes", "errors"});
 constexpr auto kDatagenSourceKeys =
     std::to_array<std::string_view>({"type", "splits", "count", "rate", "keys", "start", "disorder",
                                      "max-out-of-orderness", "skew", "idle-periods", "seed"});
@@ -82,6 +85,7 @@ std::vector<IdlePeriodSpec> ParseIdlePeriods(BlockReader& r, const BlockField& f
 void ParseInputSource(const BlockRegistry&, BlockReader& r, const BlockMap& map,
                       SourceSpec& source) {
   const KeyList allowed = source.type == "file"      ? KeyList(kFileSourceKeys)
+                          : source.type == "stdin"   ? KeyList(kStdinSourceKeys)
                           : source.type == "datagen" ? KeyList(kDatagenSourceKeys)
                                                      : KeyList(kReplaySourceKeys);
   for (const BlockField& f : map.fields) {
@@ -94,10 +98,12 @@ void ParseInputSource(const BlockRegistry&, BlockReader& r, const BlockMap& map,
   auto max_line = [&](int64_t& out) {
     r.Optional(map, "max-line-bytes", out, [&](const BlockField& f) { return r.ReadInt(f, 1); });
   };
-  if (source.type == "file") {
+  if (source.type == "file" || source.type == "stdin") {
     FileSourceSpec& file = source.file;
-    if (std::optional<BlockField> f = r.Require(map, "path")) {
-      file.path = r.ReadString(*f).value_or("");
+    if (source.type == "file") {
+      if (std::optional<BlockField> f = r.Require(map, "path")) {
+        file.path = r.ReadString(*f).value_or("");
+      }
     }
     if (std::optional<BlockField> f = r.Require(map, "format")) {
       file.format = r.ReadEnum(*f, kFileFormats).value_or(file.format);
@@ -222,6 +228,8 @@ void ParseInputSource(const BlockRegistry&, BlockReader& r, const BlockMap& map,
 
 void RegisterInputSourceBlocks(BlockRegistry& registry) {
   registry.RegisterSource("file", {kFileSourceKeys.begin(), kFileSourceKeys.end()},
+                          ParseInputSource);
+  registry.RegisterSource("stdin", {kStdinSourceKeys.begin(), kStdinSourceKeys.end()},
                           ParseInputSource);
   registry.RegisterSource("datagen", {kDatagenSourceKeys.begin(), kDatagenSourceKeys.end()},
                           ParseInputSource);

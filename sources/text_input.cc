@@ -146,6 +146,23 @@ LineReader::LineReader(std::string path, int64_t max_line_bytes, int64_t offset,
   }
 }
 
+LineReader::LineReader(int fd, std::string name, int64_t max_line_bytes)
+    : path_(std::move(name)),
+      max_line_bytes_(max_line_bytes),
+      buffer_(kBufferBytes + kLinePadding, ' '),
+      stream_(true) {
+  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) {
+    throw IoError(fmt::format("cannot read {}: {}", path_, std::generic_category().message(errno)));
+  }
+  file_ = ::fdopen(own, "rb");
+  if (file_ == nullptr) {
+    const int err = errno;
+    ::close(own);
+    throw IoError(fmt::format("cannot read {}: {}", path_, std::generic_category().message(err)));
+  }
+}
+
 int64_t CountNewlines(const std::string& path, int64_t bytes) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
@@ -188,7 +205,20 @@ LineReader::~LineReader() {
 }
 
 bool LineReader::Fill() {
-  end_ = std::fread(buffer_.data(), 1, kBufferBytes, file_);
+  if (stream_) {
+    // fread would wait for a whole buffer: a pipe's lines must pass as they arrive.
+    ssize_t got = -1;
+    do {
+      got = ::read(::fileno(file_), buffer_.data(), kBufferBytes);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) {
+      throw IoError(fmt::format("cannot read {} after {} bytes: {}", path_, bytes_read_,
+                                std::generic_category().message(errno)));
+    }
+    end_ = static_cast<size_t>(got);
+  } else {
+    end_ = std::fread(buffer_.data(), 1, kBufferBytes, file_);
+  }
   // A number no fill of any reader had before: a reader made where a destroyed one lived (the
   // next byte range of a file) gets the same addresses, and must not pass for it.
   static std::atomic<uint64_t> next_fill{1};

@@ -48,6 +48,11 @@ class LineReader {
   /// line that starts before it is read whole, past `end`): a byte-range split.
   LineReader(std::string path, int64_t max_line_bytes, int64_t offset = 0, int64_t line_number = 0,
              int64_t end = -1);
+  /// Reads a stream (the process's stdin, a pipe) from a duplicate of `fd`, named `name` in
+  /// messages: no regular-file or truncation check, and each fill takes what one read(2) gives,
+  /// so a line is returned as soon as it has arrived (a fill blocks until some input or its end).
+  /// Throws IoError when `fd` cannot be duplicated.
+  LineReader(int fd, std::string name, int64_t max_line_bytes);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -89,6 +94,7 @@ class LineReader {
   int64_t bytes_read_ = 0;
   int64_t end_offset_ = -1;
   int64_t size_at_open_ = 0;  // the file's size when opened: ending before it means truncation
+  bool stream_ = false;       // a pipe or terminal: read(2) what is there, no size to check
 };
 
 /// Number of `\n` in the first `bytes` bytes of the regular file `path` (a byte-range split's

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/sql_functions.h"
 #include "runtime/eventtime/adaptive_out_of_orderness_watermarks.h"
 #include "runtime/eventtime/bounded_out_of_orderness_watermarks.h"
 #include "runtime/eventtime/punctuated_watermarks.h"
@@ -332,6 +333,47 @@ std::optional<Timestamp> FieldToEventTimeMillis(const Row& row, int slot, Timest
 
 }  // namespace
 
+namespace {
+
+// `timestamp-format`: the string field parsed with the Java DateTimeFormatter pattern (the one
+// parser of DATE_FORMAT / TO_TIMESTAMP). A value that does not match gives no timestamp: the
+// operator counts it as bad input (or fails the job with `errors: fail`).
+TimestampAssigner PatternTimestampAssigner(const WatermarkStrategySpec& spec,
+                                           const Schema& schema) {
+  std::string error;
+  std::optional<DateTimePattern> pattern = DateTimePattern::Compile(spec.timestamp_format, &error);
+  if (!pattern) {
+    throw KeyedInvalidArgument("timestamp-format",
+                               fmt::format("in pattern \"{}\": {}", spec.timestamp_format, error));
+  }
+  const int slot = schema.IndexOf(spec.timestamp_field);
+  if (slot < 0) {
+    throw KeyedInvalidArgument(
+        "timestamp-field", fmt::format("no field '{}' in the input schema", spec.timestamp_field));
+  }
+  const FieldType type = schema.field(static_cast<size_t>(slot)).type;
+  if (type != FieldType::kString) {
+    throw KeyedInvalidArgument(
+        "timestamp-format",
+        fmt::format("field '{}' is of type {}: a pattern parses a string field (declare it "
+                    "string, or drop timestamp-format for a number of ms)",
+                    spec.timestamp_field, ToString(type)));
+  }
+  return [slot, p = std::move(*pattern)](const StreamRecord& record) -> std::optional<Timestamp> {
+    const auto s = static_cast<size_t>(slot);
+    if (s >= record.row.size() || record.row.IsNull(s)) {
+      return std::nullopt;
+    }
+    std::optional<int64_t> ms = p.Parse(record.row.GetString(s));
+    if (ms == kMinTimestamp) {
+      return std::nullopt;
+    }
+    return ms;
+  };
+}
+
+}  // namespace
+
 CompileError WatermarksCompileError(const WatermarkStrategySpec& spec, const InvalidArgument& e) {
   if (const auto* keyed = dynamic_cast<const KeyedInvalidArgument*>(&e); keyed != nullptr) {
     return CompileError("watermarks." + keyed->key_path(), keyed->reason(),
@@ -352,6 +394,8 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
   int millis_slot = -1;  // a timestamp field in ms: ExtractTimestamp reads its int64s inline
   if (spec.timestamp_field.empty()) {
     assigner = RecordTimestampAssigner();
+  } else if (!spec.timestamp_format.empty()) {
+    assigner = PatternTimestampAssigner(spec, schema);
   } else {
     const int slot = ResolveTimeField(spec, schema, spec.timestamp_field, "timestamp-field", *unit);
     const FieldType type = schema.field(static_cast<size_t>(slot)).type;

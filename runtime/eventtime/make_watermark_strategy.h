@@ -39,7 +39,9 @@ std::optional<Timestamp> ParseIso8601Millis(std::string_view text);
 ///
 /// - `timestamp_field` is resolved to a slot here, once; empty keeps the record's own timestamp.
 ///   The field's type must fit `timestamp_unit`: int64/double with ms|s|us|ns, `timestamp` with ms
-///   (it already is ms), string with iso8601.
+///   (it already is ms), string with iso8601. With `timestamp_format` (a Java DateTimeFormatter
+///   pattern, runtime/core/sql_functions.h's DateTimePattern, UTC) the field must be a string and
+///   each value is parsed with the pattern; one that does not match gives no timestamp.
 /// - `strategy`: `bounded-out-of-orderness` (`max_out_of_orderness_ms` >= 0),
 ///   `adaptive-out-of-orderness` (`adaptive`, validated again here), `monotonous`,
 ///   `punctuated` (needs `watermark_field`: a record whose field is non-NULL emits that value,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/block_registry.h"
+#include "runtime/core/sql_functions.h"
 
 // The `watermarks:` block (Flink's WatermarkStrategy; runtime/eventtime/make_watermark_strategy.h
 // builds it): its keys and how they are read. Keyed by `strategy:`.
@@ -11,8 +12,8 @@ namespace tidemark {
 namespace {
 
 constexpr auto kWatermarkKeys = std::to_array<std::string_view>(
-    {"strategy", "max-out-of-orderness", "timestamp-field", "timestamp-unit", "watermark-field",
-     "idleness", "alignment", "percentile", "window", "min", "max", "initial"});
+    {"strategy", "max-out-of-orderness", "timestamp-field", "timestamp-unit", "timestamp-format",
+     "watermark-field", "idleness", "alignment", "percentile", "window", "min", "max", "initial"});
 constexpr auto kAdaptiveKeys =
     std::to_array<std::string_view>({"percentile", "window", "min", "max", "initial"});
 constexpr auto kStrategies =
@@ -110,6 +111,23 @@ WatermarkStrategySpec ParseWatermarksBlock(BlockReader& r, const BlockField& fie
               "needs timestamp-field (the field whose unit it describes)");
     } else {
       spec.timestamp_unit = r.ReadEnum(*f, kTimestampUnits).value_or(spec.timestamp_unit);
+    }
+  }
+  if (std::optional<BlockField> f = map->Get("timestamp-format")) {
+    if (!map->Get("timestamp-field")) {
+      r.Error(f->key_location, f->path,
+              "needs timestamp-field (the string field the pattern parses)");
+    } else if (map->Get("timestamp-unit")) {
+      r.Error(f->key_location, f->path,
+              "replaces timestamp-unit for a string field: give one of the two");
+    } else if (std::optional<std::string> pattern = r.ReadString(*f)) {
+      // Compiled here too, so that a bad pattern is reported at its own line and column.
+      std::string error;
+      if (!DateTimePattern::Compile(*pattern, &error)) {
+        r.ValueError(*f, fmt::format("in pattern \"{}\": {}", *pattern, error));
+      } else {
+        spec.timestamp_format = *pattern;
+      }
     }
   }
   if (std::optional<BlockField> f = map->Get("idleness")) {

@@ -1481,6 +1481,11 @@ void Exporter::Source(const JobVertex& v) {
     }
   } else if (src.type == "kafka") {
     comments += KafkaSourceOptions(op, options);
+  } else if (src.type == "stdin") {
+    comments += Drop(src.key_locations.Of("type", src.location), PathOf(op, "source.type"),
+                     "source type stdin (Flink has no standard-input connector)",
+                     "'connector' = 'filesystem' over the file piped in (datagen rows here)");
+    options.push_back("'connector' = 'datagen'");
   } else {
     comments +=
         Drop(src.key_locations.Of("type", src.location), PathOf(op, "source.type"),
@@ -1548,6 +1553,19 @@ void Exporter::Source(const JobVertex& v) {
           Drop(wm->location, PathOf(wm_op, "watermarks"), "watermarks without a timestamp field",
                "WATERMARK FOR a TIMESTAMP_LTZ(3) column");
       rel.rowtime.clear();
+    } else if (!wm->timestamp_format.empty()) {
+      // The string column stays; the rowtime is Flink SQL's TO_TIMESTAMP(str, pattern) (the same
+      // Java DateTimeFormatter pattern, UTC), as TIMESTAMP_LTZ in the session's UTC.
+      ddl_columns +=
+          fmt::format("  {} AS CAST(TO_TIMESTAMP({}, {}) AS TIMESTAMP_LTZ(3)),\n",
+                      Quote(rel.rowtime), Quote(ts_field), SqlString(wm->timestamp_format));
+      comments += fmt::format(
+          "-- timestamp-format \"{}\": the rowtime is TO_TIMESTAMP({}, pattern). A value that does "
+          "not match\n-- is NULL there, and Flink fails the job on a NULL rowtime; tidemark "
+          "counts it as bad input.\n",
+          OneLine(wm->timestamp_format), OneLine(ts_field));
+      watermark = WatermarkDdl(*wm, wm_op, wm_path, rel.rowtime, /*push_down=*/src.type == "kafka",
+                               options, comments);
     } else if (wm->timestamp_unit == "iso8601") {
       comments += Drop(wm->key_locations.Of("timestamp-unit", wm->location),
                        PathOf(wm_op, "watermarks.timestamp-unit"), "ISO-8601 string timestamps",

@@ -924,6 +924,31 @@ TEST(DiagnosticCollectorTest, ThrowsAllInSourceOrder) {
 namespace tidemark {
 namespace {
 
+TEST(JobLoaderTest, TimestampFormatLoadsAndItsPatternIsCheckedAtItsColumn) {
+  const std::string head = std::string(kSource) + R"(  - id: a
+    type: assign-timestamps-and-watermarks
+    input: src
+    watermarks:
+      strategy: monotonous
+)";
+  const JobSpec job = LoadJobSpecString(
+      Job(head + "      timestamp-field: ts\n      timestamp-format: \"dd/MM/yyyy HH:mm\"\n"),
+      kFile);
+  EXPECT_EQ(job.operators[1].watermarks->timestamp_format, "dd/MM/yyyy HH:mm");
+  EXPECT_EQ(
+      ErrorOf(Job(head + "      timestamp-field: ts\n      timestamp-format: \"yyyy-QQ\"\n")),
+      "jobs/test.yaml:15:25: error: operators[1].watermarks.timestamp-format: in pattern "
+      "\"yyyy-QQ\": pattern letter 'Q' is not supported (supported: y M d D H h m s S E a X Z "
+      "and 'quoted text')");
+  EXPECT_EQ(ErrorOf(Job(head + "      timestamp-format: \"yyyy\"\n")),
+            "jobs/test.yaml:14:7: error: operators[1].watermarks.timestamp-format: needs "
+            "timestamp-field (the string field the pattern parses)");
+  EXPECT_EQ(ErrorOf(Job(head + "      timestamp-field: ts\n      timestamp-unit: iso8601\n"
+                               "      timestamp-format: \"yyyy\"\n")),
+            "jobs/test.yaml:16:7: error: operators[1].watermarks.timestamp-format: replaces "
+            "timestamp-unit for a string field: give one of the two");
+}
+
 TEST(JobLoaderTest, AdaptiveOutOfOrdernessLoadsWithDefaultsAndChecksItsKeys) {
   const JobSpec job = LoadJobSpecString(Job(std::string(kSource) + R"(  - id: a
     type: assign-timestamps-and-watermarks

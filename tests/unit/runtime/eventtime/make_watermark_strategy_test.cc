@@ -94,6 +94,35 @@ TEST(MakeWatermarkStrategyTest, ParsesIso8601WithZones) {
   EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{0}, std::string("garbage"))), std::nullopt);
 }
 
+TEST(MakeWatermarkStrategyTest, TimestampFormatParsesTheStringFieldWithThePattern) {
+  WatermarkStrategySpec spec;
+  spec.strategy = "none";
+  spec.timestamp_field = "name";
+  spec.timestamp_format = "dd/MM/yyyy HH:mm:ss";
+  WatermarkStrategy s = MakeWatermarkStrategy(spec, TestSchema());
+  // 2026-03-02 06:05:07 UTC
+  EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{0}, std::string("02/03/2026 06:05:07"))), 1772431507000);
+  EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{0}, std::string("2026-03-02 06:05:07"))), std::nullopt);
+  EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{0}, std::monostate{})), std::nullopt);
+
+  spec.timestamp_format = "yyyy-MM-dd'T'HH:mm:ssX";
+  EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema())
+                .ExtractTimestamp(Rec(int64_t{0}, std::string("1970-01-01T00:00:02Z"))),
+            2000);
+
+  // A pattern parses strings only: keyed at timestamp-format.
+  spec.timestamp_field = "ts";
+  try {
+    (void)MakeWatermarkStrategy(spec, TestSchema());
+    FAIL() << "expected KeyedInvalidArgument";
+  } catch (const KeyedInvalidArgument& e) {
+    EXPECT_EQ(e.key_path(), "timestamp-format");
+    EXPECT_EQ(e.reason(),
+              "field 'ts' is of type int64: a pattern parses a string field (declare it string, "
+              "or drop timestamp-format for a number of ms)");
+  }
+}
+
 TEST(MakeWatermarkStrategyTest, PunctuatedEmitsTheWatermarkFieldWhenPresent) {
   WatermarkStrategySpec spec;
   spec.strategy = "punctuated";

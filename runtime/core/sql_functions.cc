@@ -1,4 +1,4 @@
-#include "operators/sql_functions.h"
+#include "runtime/core/sql_functions.h"
 
 #include <algorithm>
 #include <array>
