@@ -74,7 +74,7 @@ std::vector<SubtaskMetrics> TwoTaskJob() {
                    {"split.a.txt.idleTimeMsPerSecond", 1000},
                    {"split.a.txt.numRecordsOut", 200},
                    {"split.b.watermark", kMinTimestamp}};
-  source.operators = {events, OperatorMetrics{"assign", 500, 8'000, {}, {}}};
+  source.operators = {events, OperatorMetrics{"assign", 500, 8'000, {}, {}, {}}};
   SubtaskMetrics window;
   window.task = "windows";
   window.subtask_index = 1;
