@@ -63,7 +63,7 @@ std::vector<SubtaskMetrics> TwoTaskJob() {
                         {"idleTimeMsPerSecond", 100},
                         {"backPressuredTimeMsPerSecond", 600},
                         {"numRecordsInPerSecond", 250}};
-  OperatorMetrics events{"events", 500, 9'000, {}, {}};
+  OperatorMetrics events{"events", 500, 9'000, {}, {}, {}};
   events.gauges = {{"sourceIdleTime", 0},
                    {"watermarkAlignmentDrift", 40},
                    {"split.a.txt.activeTimeMsPerSecond", 0},
@@ -80,8 +80,8 @@ std::vector<SubtaskMetrics> TwoTaskJob() {
   window.subtask_index = 1;
   window.records_in = 480;
   window.input_watermark = 7'000;
-  OperatorMetrics w{
-      "windows", 3, 6'000, {{"numLateRecordsDropped", 197}, {"numWindowsFired", 3}}, {}};
+  OperatorMetrics w{"windows", 3, 6'000, {{"numLateRecordsDropped", 197}, {"numWindowsFired", 3}},
+                    {},        {}};
   window.operators = {w};
   return {source, window};
 }
