@@ -291,6 +291,9 @@ void CheckpointCoordinator::CompleteLocked(std::map<int64_t, Pending>::iterator 
   for (const StateFileHandle& h : p.states) {
     stats_.latest_size_bytes += h.size;
   }
+  AddHistoryLocked(HistoryEntry{p.barrier.id, true, p.barrier.type == SnapshotType::kSavepoint,
+                                p.barrier.timestamp_ms, stats_.latest_duration_ms,
+                                stats_.latest_size_bytes, p.max_alignment_ms, ""});
   // Flink subsumes older pending checkpoints once a newer one completed.
   while (!pending_.empty() && pending_.begin()->first < p.barrier.id) {
     const int64_t old = pending_.begin()->first;
@@ -329,10 +332,13 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, b
   // whoever asked and never counts toward tolerable-failed-checkpoints (Flink's
   // CheckpointFailureManager ignores savepoints), so the job runs on untouched.
   const bool savepoint = it->second.barrier.type == SnapshotType::kSavepoint;
+  const Timestamp trigger_ms = it->second.barrier.timestamp_ms;
   pending_.erase(it);
   storage_->Discard(id);
   last_end_ms_ = pts_.GetCurrentProcessingTime();
   ++stats_.failed;
+  AddHistoryLocked(
+      HistoryEntry{id, false, savepoint, trigger_ms, last_end_ms_ - trigger_ms, 0, 0, reason});
   if (!savepoint && tolerable) {
     ++consecutive_failures_;
   }
@@ -345,6 +351,13 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, b
     hooks_.fail_job(fmt::format("exceeded checkpoint tolerable failure threshold ({}): {}",
                                 spec_.tolerable_failed_checkpoints, reason));
   }
+}
+
+void CheckpointCoordinator::AddHistoryLocked(HistoryEntry entry) {
+  if (stats_.history.size() >= kHistory) {
+    stats_.history.erase(stats_.history.begin());
+  }
+  stats_.history.push_back(std::move(entry));
 }
 
 CheckpointCoordinator::Stats CheckpointCoordinator::stats() const {

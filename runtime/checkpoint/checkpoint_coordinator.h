@@ -48,6 +48,20 @@ class CheckpointCoordinator {
     std::function<void(std::function<void()> action)> post;
   };
 
+  /// One ended checkpoint or savepoint (Flink's AbstractCheckpointStats in the history).
+  struct HistoryEntry {
+    int64_t id = 0;
+    bool completed = false;  ///< false: failed or aborted (`failure` says why)
+    bool savepoint = false;
+    Timestamp trigger_ms = 0;  ///< processing time of the trigger
+    int64_t duration_ms = 0;   ///< trigger to completion or abort
+    uint64_t size_bytes = 0;   ///< state bytes (completed only)
+    int64_t alignment_ms = 0;  ///< longest alignment of any task (completed only)
+    std::string failure;       ///< why it failed (failed only)
+  };
+  /// Entries `Stats::history` keeps, newest last (Flink's `web.checkpoints.history`: 10).
+  static constexpr size_t kHistory = 10;
+
   /// Figures for `status` and the bench. Value type.
   struct Stats {
     int64_t triggered = 0;
@@ -60,6 +74,8 @@ class CheckpointCoordinator {
     uint64_t latest_size_bytes = 0;  ///< state bytes of the latest completed
     /// The longest alignment of any task in the latest completed (processing-time clock, ms).
     int64_t latest_alignment_ms = 0;
+    /// The last `kHistory` ended checkpoints and savepoints, oldest first.
+    std::vector<HistoryEntry> history;
   };
   /// The longest alignment of any task per completed checkpoint (steady clock, ns), oldest
   /// first, the last `kAlignmentHistory` checkpoints (Flink's checkpoint stats history). Any
@@ -147,6 +163,8 @@ class CheckpointCoordinator {
   /// `tolerable`: whether the failure counts toward `tolerable-failed-checkpoints`.
   void AbortLocked(int64_t id, const std::string& reason, bool tolerable = true)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Under `mu_`: appends to `stats_.history`, dropping the oldest beyond `kHistory`.
+  void AddHistoryLocked(HistoryEntry entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Under `mu_`: writes the metadata of pending checkpoint `it` and completes it.
   void CompleteLocked(std::map<int64_t, Pending>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// pts thread: completes `id` if every task acknowledged it and it is still pending.

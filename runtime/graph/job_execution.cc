@@ -644,6 +644,10 @@ void JobExecution::OnTaskEnded(StreamTask& task) {
       if (!failure_.empty() && !cancel_requested_ && !stop_with_savepoint_ && restart_strategy_) {
         restart_strategy_->NotifyFailure(failure_);
         if (restart_strategy_->CanRestart()) {
+          if (restart_causes_.size() >= 10) {
+            restart_causes_.erase(restart_causes_.begin());
+          }
+          restart_causes_.push_back(failure_);
           restart_pending_ = true;
           restart_backoff_ms_ = restart_strategy_->GetBackoffTimeMs();
           restart = true;
@@ -821,6 +825,11 @@ int64_t JobExecution::restarts() const {
   return restarts_;
 }
 
+std::vector<std::string> JobExecution::restart_causes() const {
+  MutexLock lock(mu_);
+  return restart_causes_;
+}
+
 std::filesystem::path JobExecution::checkpoint_directory() const {
   return checkpoint_dir_;
 }
@@ -925,7 +934,8 @@ std::vector<SubtaskMetrics> JobExecution::Metrics() const {
           OperatorMetrics{t.operator_name(o), t.operator_output(o).records_out(),
                           t.operator_output(o).output_watermark(),
                           o < gauges.size() ? std::move(gauges[o]) : MetricsWriter::Gauges{},
-                          o < notes.size() ? std::move(notes[o]) : MetricsWriter::Notes{}});
+                          o < notes.size() ? std::move(notes[o]) : MetricsWriter::Notes{},
+                          t.operator_output(o).side_records_out()});
     }
     // After the outputs: the input watermark only grows, and the task publishes it before its
     // operators see it, so no operator shows an output ahead of this input.

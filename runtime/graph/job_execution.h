@@ -40,6 +40,9 @@ struct OperatorMetrics {
   MetricsWriter::Gauges gauges;
   /// The operator's notes (MetricsWriter::Note), e.g. firstInputError; published with `gauges`.
   MetricsWriter::Notes notes;
+  /// Records emitted on each consumed side output, (tag, count) (e.g. ("late", 197)): with
+  /// `records_out` what the chained operators after this one received.
+  std::vector<std::pair<std::string, int64_t>> side_records_out;
 };
 
 /// Per-subtask figures for status and metrics. Snapshot values; reading is thread-safe.
@@ -149,6 +152,9 @@ class JobExecution {
   std::vector<int64_t> checkpoint_alignment_history_ns() const;
   /// Restarts under the restart strategy so far. Thread-safe.
   int64_t restarts() const;
+  /// The failure cause of each attempt that was restarted, oldest first, the last 10 (Flink's
+  /// exception history). Thread-safe.
+  std::vector<std::string> restart_causes() const;
   /// Where completed checkpoints are (empty without checkpointing).
   std::filesystem::path checkpoint_directory() const;
   /// Takes a savepoint into `dir/savepoint-<id>` (Flink's `triggerSavepoint`). With `stop`, the
@@ -234,6 +240,7 @@ class JobExecution {
   bool stop_with_savepoint_ ABSL_GUARDED_BY(mu_) = false;  // a stop-with-savepoint ends FINISHED
   int64_t restart_backoff_ms_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t restarts_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> restart_causes_ ABSL_GUARDED_BY(mu_);
   // Savepoints in flight: id -> (stop, done).
   struct PendingSavepoint {
     std::filesystem::path path;

@@ -31,6 +31,16 @@ void TaskOperatorOutput::AddSideTarget(const std::string& tag, Target t) {
     }
   }
   side_.emplace_back(tag, std::vector<Target>{t});
+  side_records_out_.emplace_back(0);
+}
+
+std::vector<std::pair<std::string, int64_t>> TaskOperatorOutput::side_records_out() const {
+  std::vector<std::pair<std::string, int64_t>> out;
+  out.reserve(side_.size());
+  for (size_t i = 0; i < side_.size(); ++i) {
+    out.emplace_back(side_[i].first, side_records_out_[i].load(std::memory_order_relaxed));
+  }
+  return out;
 }
 
 void TaskOperatorOutput::Deliver(std::vector<Target>& targets, StreamRecord& record) {
@@ -106,9 +116,11 @@ void TaskOperatorOutput::CollectBatch(RecordBatch& batch) {
 
 void TaskOperatorOutput::CollectSide(std::string_view tag, StreamRecord& record) {
   CheckCancelled();
-  for (auto& [name, targets] : side_) {
-    if (name == tag) {
-      Deliver(targets, record);
+  for (size_t i = 0; i < side_.size(); ++i) {
+    if (side_[i].first == tag) {
+      std::atomic<int64_t>& count = side_records_out_[i];
+      count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      Deliver(side_[i].second, record);
       return;
     }
   }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -67,6 +68,10 @@ class TaskOperatorOutput : public Output {
 
   /// Records emitted on the main output. Relaxed, any thread.
   int64_t records_out() const { return records_out_.load(std::memory_order_relaxed); }
+  /// Records emitted on each side output that has a consumer, as (tag, count) in the order the
+  /// side outputs were wired (records to a tag nobody reads are not counted). Any thread once the
+  /// task runs (the tags are fixed before).
+  std::vector<std::pair<std::string, int64_t>> side_records_out() const;
   /// The last watermark this operator emitted (kMinTimestamp: none yet). Any thread.
   Timestamp output_watermark() const { return output_watermark_.load(std::memory_order_acquire); }
 
@@ -77,6 +82,8 @@ class TaskOperatorOutput : public Output {
 
   std::vector<Target> main_;
   std::vector<std::pair<std::string, std::vector<Target>>> side_;
+  // Records emitted per entry of `side_` (same index); a deque keeps the atomics in place.
+  std::deque<std::atomic<int64_t>> side_records_out_;
   std::atomic<int64_t> records_out_{0};  // written by the mailbox thread only; read for metrics
   std::atomic<Timestamp> output_watermark_{kMinTimestamp};
   const std::atomic<bool>* cancel_requested_ = nullptr;

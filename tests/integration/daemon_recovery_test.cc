@@ -343,9 +343,11 @@ TEST_F(DaemonRecoveryTest, SavepointStopAndCheckpointRoutesAnswerAsFlinksAndTheC
       json::parse(r.body),
       json::parse(
           R"({"counts": {"restored": 0, "total": 0, "in_progress": 0, "completed": 0, "failed": 0},
-                            "latest": {"completed": null, "restored": null}, "restarts": 0})"));
+                            "latest": {"completed": null, "restored": null}, "history": [],
+                            "restarts": 0})"));
   EXPECT_EQ(Job(id)["checkpoints"], json::parse(R"({"restarts": 0, "completed": 0, "failed": 0,
-      "last-completed-id": 0, "last-size-bytes": 0, "last-duration-ms": 0, "last-alignment-ms": 0, "last-path": ""})"));
+      "last-completed-id": 0, "last-size-bytes": 0, "last-duration-ms": 0, "last-alignment-ms": 0, "last-path": "",
+      "history": [], "restart-causes": []})"));
 
   // A savepoint through REST: 202 with a request id, then its outcome by that id.
   r = Client().Request("POST", "/jobs/" + id + "/savepoints",

@@ -538,6 +538,10 @@ TEST_F(DaemonTest, FlinkRoutesShowThePlanTheVerticesAndTheirFinalWatermarks) {
   EXPECT_EQ(v["subtasks"][0]["status"], "FINISHED");
   EXPECT_EQ(v["subtasks"][0]["records-in"], 400);
   EXPECT_EQ(v["subtasks"][0]["operators"][0]["metrics"]["numLateRecordsSideOutput"], 197);
+  // What the chained operators after `windows` received: 11 results, 197 late records.
+  EXPECT_EQ(v["subtasks"][0]["operators"][0]["records-out"], 11);
+  EXPECT_EQ(v["subtasks"][0]["operators"][0]["side-records-out"], json({{"late", 197}}));
+  EXPECT_EQ(v["subtasks"][0]["operators"][1]["side-records-out"], json::object());
   const json bp =
       json::parse(Client().Request("GET", "/jobs/" + id + "/vertices/source/backpressure").body);
   EXPECT_EQ(bp["status"], "ok");
@@ -2100,6 +2104,43 @@ TEST_F(DaemonTest, ASubmissionBeingValidatedDoesNotHoldUpOtherRequests) {
 
 // ---------------------------------------------------------------------------------------------
 // `tidemark explain` and GET /jobs/{id}/explain: `run --explain`'s text, computed in the worker.
+
+TEST_F(DaemonTest, CheckpointHistoryAndRestartCausesForTheDashboard) {
+  // The job with its checkpoints in this test's directory (not the repository's).
+  std::string yaml = ReadFile("jobs/checkpoint_restart.yaml");
+  const std::string dir_key = "dir: checkpoints/checkpoint-restart";
+  ASSERT_NE(yaml.find(dir_key), std::string::npos);
+  yaml.replace(yaml.find(dir_key), dir_key.size(), "dir: " + dir_.path() + "/checkpoints");
+  const std::string id = SubmitYaml(yaml);
+  ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(30)));
+  ASSERT_EQ(JobJson(id)["state"], "FINISHED");
+  const json c = json::parse(Client().Request("GET", "/jobs/" + id + "/checkpoints").body);
+  EXPECT_EQ(c["counts"]["completed"], 20) << c.dump();
+  EXPECT_EQ(c["restarts"], 1);
+  ASSERT_EQ(c["history"].size(), 10u) << c.dump();
+  // The last 10 on the virtual clock: every 100 ms from 1.2 s, the last at the end of input. The
+  // ids continue those already in the job's checkpoint directory (`dir:`, kept across runs).
+  const int64_t last = c["latest"]["completed"]["id"].get<int64_t>();
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(c["history"][i]["id"], last - 9 + static_cast<int64_t>(i));
+    EXPECT_EQ(c["history"][i]["status"], "COMPLETED");
+  }
+  EXPECT_EQ(c["history"][0], json({{"id", last - 9},
+                                   {"status", "COMPLETED"},
+                                   {"is_savepoint", false},
+                                   {"trigger_timestamp", 1200},
+                                   {"end_to_end_duration", 0},
+                                   {"state_size", 474},
+                                   {"alignment_duration", 0},
+                                   {"failure_message", nullptr}}));
+  EXPECT_EQ(c["history"][9]["trigger_timestamp"], 2075);
+  const json ex = json::parse(Client().Request("GET", "/jobs/" + id + "/exceptions").body);
+  EXPECT_EQ(ex, json({{"root-exception", nullptr},
+                      {"timestamp", nullptr},
+                      {"restart-causes",
+                       {"task windows -> out#0: operator 'windows' failed: injected fault "
+                        "(faults: process) while processing its record 41"}}}));
+}
 
 TEST_F(DaemonTest, ExplainsAnEndedJobsWatermarksAsRunExplainDoes) {
   CliResult submit = Cli("submit --wait jobs/slow_split_stops_no_idleness.yaml");

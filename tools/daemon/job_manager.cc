@@ -603,10 +603,20 @@ nlohmann::json JobManager::TasksJson(const std::vector<SubtaskMetrics>& metrics)
         gauges[name] = name.find("atermark") != std::string::npos ? WatermarkJson(value)
                                                                   : nlohmann::json(value);
       }
+      nlohmann::json side = nlohmann::json::object();
+      for (const auto& [tag, count] : o.side_records_out) {
+        side[tag] = count;
+      }
+      nlohmann::json notes = nlohmann::json::object();
+      for (const auto& [name, text] : o.notes) {
+        notes[name] = text;
+      }
       ops.push_back({{"name", o.name},
                      {"records-out", o.records_out},
+                     {"side-records-out", std::move(side)},
                      {"output-watermark", WatermarkJson(o.output_watermark)},
-                     {"metrics", std::move(gauges)}});
+                     {"metrics", std::move(gauges)},
+                     {"notes", std::move(notes)}});
     }
     nlohmann::json task_metrics = nlohmann::json::object();
     for (const auto& [name, value] : m.task_gauges) {
@@ -671,12 +681,18 @@ std::optional<nlohmann::json> JobManager::ExceptionsJson(const std::string& id) 
   std::lock_guard<std::mutex> lock(mu_);
   const std::string cause =
       e->ended ? e->failure_cause : e->job->failure_cause();  // job set until ended
+  // The causes of the attempts the restart strategy restarted, oldest first.
+  const nlohmann::json stats = e->job ? e->job->CheckpointStatsJson() : e->final_checkpoints;
+  nlohmann::json history = stats.value("restart-causes", nlohmann::json::array());
   if (cause.empty()) {
-    return nlohmann::json{{"root-exception", nullptr}, {"timestamp", nullptr}};
+    return nlohmann::json{{"root-exception", nullptr},
+                          {"timestamp", nullptr},
+                          {"restart-causes", std::move(history)}};
   }
   return nlohmann::json{
       {"root-exception", cause},
-      {"timestamp", e->ended ? nlohmann::json(e->end_ms) : nlohmann::json(NowMs())}};
+      {"timestamp", e->ended ? nlohmann::json(e->end_ms) : nlohmann::json(NowMs())},
+      {"restart-causes", std::move(history)}};
 }
 
 std::optional<nlohmann::json> JobManager::ExplainJson(const std::string& id,
@@ -1255,6 +1271,7 @@ std::optional<nlohmann::json> JobManager::CheckpointsJson(const std::string& id)
        {{"completed", std::move(latest_completed)},
         {"restored", restored.empty() ? nlohmann::json(nullptr)
                                       : nlohmann::json{{"external_path", restored}}}}},
+      {"history", stats.value("history", nlohmann::json::array())},
       {"restarts", stats.value("restarts", int64_t{0})}};
 }
 

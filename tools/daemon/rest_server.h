@@ -57,7 +57,7 @@ struct RestServerOptions {
 ///                                  job's worker) -> 202 {"jid"} | 400 {"errors"}
 ///     GET    /jobs                 -> {"jobs": [...]}
 ///     GET    /jobs/{id}            -> details; 404 when unknown
-///     GET    /jobs/{id}/exceptions -> {"root-exception", "timestamp"}
+///     GET    /jobs/{id}/exceptions -> {"root-exception", "timestamp", "restart-causes"}
 ///     GET    /jobs/{id}/logs       -> {"lines", "dropped"}
 ///     GET    /jobs/{id}/explain    ?operator=ID -> {"jid", "state", "operator", "explain"}: why
 ///     the
@@ -73,7 +73,7 @@ struct RestServerOptions {
 ///     vertex POST   /jobs/{id}/savepoints  {"target-directory", "cancel-job"} -> 202
 ///     {"request-id"} GET    /jobs/{id}/savepoints/{request-id}     -> the savepoint's status and
 ///     location POST   /jobs/{id}/stop        {"targetDirectory", "drain"} -> 202 {"request-id"}
-///     GET    /jobs/{id}/checkpoints -> counts, latest and history, as Flink's
+///     GET    /jobs/{id}/checkpoints -> counts, latest and history (last 10), as Flink's
 ///     GET    /, static assets      -> the web dashboard (RestServerOptions::static_assets)
 ///     (views: rest_views.h; the table is `kRoutes` in rest_server.cc)
 ///

@@ -116,8 +116,12 @@ nlohmann::json MetricsToJson(const std::vector<SubtaskMetrics>& metrics) {
       for (const auto& [name, text] : o.notes) {
         notes.push_back(nlohmann::json::array({name, text}));
       }
-      ops.push_back(nlohmann::json::array(
-          {o.name, o.records_out, o.output_watermark, std::move(gauges), std::move(notes)}));
+      nlohmann::json side = nlohmann::json::array();
+      for (const auto& [tag, count] : o.side_records_out) {
+        side.push_back(nlohmann::json::array({tag, count}));
+      }
+      ops.push_back(nlohmann::json::array({o.name, o.records_out, o.output_watermark,
+                                           std::move(gauges), std::move(notes), std::move(side)}));
     }
     nlohmann::json task_gauges = nlohmann::json::array();
     for (const auto& [name, value] : m.task_gauges) {
@@ -149,6 +153,11 @@ std::vector<SubtaskMetrics> MetricsFromJson(const nlohmann::json& j) {
       if (o.size() > 4) {
         for (const nlohmann::json& n : o.at(4)) {
           op.notes.emplace_back(n.at(0).get<std::string>(), n.at(1).get<std::string>());
+        }
+      }
+      if (o.size() > 5) {
+        for (const nlohmann::json& n : o.at(5)) {
+          op.side_records_out.emplace_back(n.at(0).get<std::string>(), n.at(1).get<int64_t>());
         }
       }
       m.operators.push_back(std::move(op));

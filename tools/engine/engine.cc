@@ -216,6 +216,8 @@ CheckpointStats LocalJob::checkpoint_stats() const {
   if (s.latest_completed_id > 0) {
     out.last_path = s.latest_path.string();
   }
+  out.history = s.history;
+  out.restart_causes = execution_->restart_causes();
   return out;
 }
 

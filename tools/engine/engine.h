@@ -53,6 +53,10 @@ struct CheckpointStats {
   int64_t last_duration_ms = 0;   ///< trigger to complete
   int64_t last_alignment_ms = 0;  ///< longest barrier alignment of any task in it
   std::string last_path;          ///< its directory
+  /// The last 10 ended checkpoints and savepoints, oldest first (Flink's checkpoint history).
+  std::vector<CheckpointCoordinator::HistoryEntry> history;
+  /// The failure cause of each restarted attempt, oldest first (JobExecution::restart_causes).
+  std::vector<std::string> restart_causes;
 };
 
 /// A savepoint request (Flink's `flink savepoint` / `flink stop --savepointPath [--drain]`).

@@ -21,6 +21,18 @@ inline JobRunOptions ToJobRunOptions(const DaemonRunOptions& run) {
 
 /// CheckpointStats in the daemon's JSON shape (EmptyCheckpointStatsJson).
 inline nlohmann::json CheckpointStatsToJson(const CheckpointStats& s) {
+  nlohmann::json history = nlohmann::json::array();
+  for (const CheckpointCoordinator::HistoryEntry& h : s.history) {
+    history.push_back(
+        {{"id", h.id},
+         {"status", h.completed ? "COMPLETED" : "FAILED"},
+         {"is_savepoint", h.savepoint},
+         {"trigger_timestamp", h.trigger_ms},
+         {"end_to_end_duration", h.duration_ms},
+         {"state_size", h.size_bytes},
+         {"alignment_duration", h.alignment_ms},
+         {"failure_message", h.completed ? nlohmann::json(nullptr) : nlohmann::json(h.failure)}});
+  }
   return nlohmann::json{{"restarts", s.restarts},
                         {"completed", s.completed},
                         {"failed", s.failed},
@@ -28,7 +40,9 @@ inline nlohmann::json CheckpointStatsToJson(const CheckpointStats& s) {
                         {"last-size-bytes", s.last_size_bytes},
                         {"last-duration-ms", s.last_duration_ms},
                         {"last-alignment-ms", s.last_alignment_ms},
-                        {"last-path", s.last_path}};
+                        {"last-path", s.last_path},
+                        {"history", std::move(history)},
+                        {"restart-causes", s.restart_causes}};
 }
 
 /// A job of the built-in (or a given registry's) operators in this process: YAML text ->

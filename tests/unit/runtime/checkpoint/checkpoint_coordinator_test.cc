@@ -101,6 +101,46 @@ TEST_F(CheckpointCoordinatorTest, ATimedOutCheckpointIsAbortedAndTheJobFailsPast
   EXPECT_EQ(c->stats().failed, 2);
 }
 
+TEST_F(CheckpointCoordinatorTest, TheHistoryKeepsTheLastTenEndedCheckpointsWithTheirFigures) {
+  CheckpointingSpec spec;
+  spec.interval_ms = 100;
+  spec.timeout_ms = 50;
+  spec.tolerable_failed_checkpoints = 100;
+  auto c = Make(spec);
+  c->Start();
+  // 1 expires; 2 .. 12 complete 10 ms after their trigger with 5 bytes of state.
+  pts_.AdvanceTo(150);
+  for (int64_t id = 2; id <= 12; ++id) {
+    pts_.AdvanceTo(id * 100);
+    pts_.AdvanceTo(id * 100 + 10);
+    c->Acknowledge(id, "src#0", {storage_->WriteState(id, "src", 0, "pos=5")});
+    c->Acknowledge(id, "sink#0", {});
+  }
+  const auto history = c->stats().history;
+  ASSERT_EQ(history.size(), CheckpointCoordinator::kHistory);
+  EXPECT_EQ(history.front().id, 3);  // 1 (failed) and 2 fell out
+  const CheckpointCoordinator::HistoryEntry last = history.back();
+  EXPECT_EQ(last.id, 12);
+  EXPECT_TRUE(last.completed);
+  EXPECT_FALSE(last.savepoint);
+  EXPECT_EQ(last.trigger_ms, 1200);
+  EXPECT_EQ(last.duration_ms, 10);
+  EXPECT_EQ(last.size_bytes, 5u);
+  EXPECT_EQ(last.failure, "");
+
+  // A failed one: its reason and the time from trigger to abort.
+  CheckpointCoordinator::Stats before = c->stats();
+  pts_.AdvanceTo(1300);
+  pts_.AdvanceTo(1350);
+  const CheckpointCoordinator::HistoryEntry failed = c->stats().history.back();
+  EXPECT_EQ(failed.id, 13);
+  EXPECT_FALSE(failed.completed);
+  EXPECT_EQ(failed.trigger_ms, 1300);
+  EXPECT_EQ(failed.duration_ms, 50);
+  EXPECT_EQ(failed.failure, "checkpoint 13 expired before completing (timeout 50ms)");
+  EXPECT_EQ(c->stats().history.front().id, before.history[1].id);
+}
+
 TEST_F(CheckpointCoordinatorTest, DeclineAbortsAndMaxConcurrentAndMinPauseDelayTriggers) {
   CheckpointingSpec spec;
   spec.interval_ms = 100;

@@ -63,7 +63,7 @@ std::vector<SubtaskMetrics> TwoTaskJob() {
                         {"idleTimeMsPerSecond", 100},
                         {"backPressuredTimeMsPerSecond", 600},
                         {"numRecordsInPerSecond", 250}};
-  OperatorMetrics events{"events", 500, 9'000, {}, {}};
+  OperatorMetrics events{"events", 500, 9'000, {}, {}, {}};
   events.gauges = {{"sourceIdleTime", 0},
                    {"watermarkAlignmentDrift", 40},
                    {"split.a.txt.activeTimeMsPerSecond", 0},
@@ -74,14 +74,14 @@ std::vector<SubtaskMetrics> TwoTaskJob() {
                    {"split.a.txt.idleTimeMsPerSecond", 1000},
                    {"split.a.txt.numRecordsOut", 200},
                    {"split.b.watermark", kMinTimestamp}};
-  source.operators = {events, OperatorMetrics{"assign", 500, 8'000, {}, {}}};
+  source.operators = {events, OperatorMetrics{"assign", 500, 8'000, {}, {}, {}}};
   SubtaskMetrics window;
   window.task = "windows";
   window.subtask_index = 1;
   window.records_in = 480;
   window.input_watermark = 7'000;
-  OperatorMetrics w{
-      "windows", 3, 6'000, {{"numLateRecordsDropped", 197}, {"numWindowsFired", 3}}, {}};
+  OperatorMetrics w{"windows", 3, 6'000, {{"numLateRecordsDropped", 197}, {"numWindowsFired", 3}},
+                    {},        {}};
   window.operators = {w};
   return {source, window};
 }
