@@ -28,8 +28,8 @@ void WindowOperator::OpenRocksDb() {
   options.write_buffer_ratio = spec.write_buffer_ratio;
   rocks_ = std::make_unique<RocksDbKeyedStore>(options);
   rocks_cf_ = rocks_->ColumnFamily("window-slices");
-  rocks_cache_keys_ = static_cast<size_t>(
-      std::max<int64_t>(spec.memory_fixed_per_slot / 2 / kCachedKeyBytes, 1));
+  rocks_cache_keys_ =
+      static_cast<size_t>(std::max<int64_t>(spec.memory_fixed_per_slot / 2 / kCachedKeyBytes, 1));
 }
 
 template <typename K>

@@ -1,5 +1,7 @@
 #include "runtime/state/rocksdb_keyed_store.h"
 
+#include <atomic>
+#include <filesystem>
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
@@ -7,11 +9,8 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <filesystem>
 #include <system_error>
+#include <unistd.h>
 
 #include "runtime/core/errors.h"
 
@@ -33,11 +32,10 @@ void Check(const rocksdb::Status& s, const std::string& dir, const char* what) {
 std::string RocksDbKeyedStore::InstanceDir(const RocksDbSpec& spec,
                                            const std::string& operator_name, int subtask_index) {
   static std::atomic<int64_t> counter{0};
-  const std::filesystem::path root = spec.localdir.empty()
-                                         ? std::filesystem::temp_directory_path()
-                                         : std::filesystem::path(spec.localdir);
-  return (root / fmt::format("tidemark-rocksdb-{}-{}-{}-{}", getpid(), operator_name,
-                             subtask_index, counter.fetch_add(1)))
+  const std::filesystem::path root = spec.localdir.empty() ? std::filesystem::temp_directory_path()
+                                                           : std::filesystem::path(spec.localdir);
+  return (root / fmt::format("tidemark-rocksdb-{}-{}-{}-{}", getpid(), operator_name, subtask_index,
+                             counter.fetch_add(1)))
       .string();
 }
 
@@ -47,8 +45,8 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
   std::filesystem::remove_all(options_.dir, ec);
   std::filesystem::create_directories(options_.dir, ec);
   if (ec) {
-    throw Error(fmt::format("rocksdb state backend: cannot create {}: {}", options_.dir,
-                            ec.message()));
+    throw Error(
+        fmt::format("rocksdb state backend: cannot create {}: {}", options_.dir, ec.message()));
   }
   const auto budget = static_cast<size_t>(options_.memory_bytes);
   // Flink's bounded-memory set-up: one cache for blocks, index and filter blocks and (through
@@ -120,8 +118,9 @@ std::string RocksDbKeyedStore::PrefixedKey(int key_group, std::string_view key) 
 void RocksDbKeyedStore::StagePut(int cf, int key_group, std::string_view key,
                                  std::string_view value) {
   const std::string k = PrefixedKey(key_group, key);
-  Check(batch_->Put(handles_[static_cast<size_t>(cf)], k, rocksdb::Slice(value.data(), value.size())),
-        options_.dir, "put");
+  Check(
+      batch_->Put(handles_[static_cast<size_t>(cf)], k, rocksdb::Slice(value.data(), value.size())),
+      options_.dir, "put");
   ++puts_[static_cast<size_t>(cf)];
 }
 

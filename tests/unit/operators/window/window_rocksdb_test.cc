@@ -146,7 +146,6 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
   return v;
 }
 
-
 struct Case {
   bool sliding;
   bool string_keys;
