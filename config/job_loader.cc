@@ -101,7 +101,10 @@ constexpr auto kFailureRateKeys = std::to_array<std::string_view>(
     {"type", "max-failures-per-interval", "failure-rate-interval", "delay"});
 constexpr auto kPipelineKeys = std::to_array<std::string_view>(
     {"parallelism", "max-parallelism", "clock", "auto-watermark-interval", "channel-capacity",
-     "finished-input"});
+     "finished-input", "state-backend", "rocksdb"});
+constexpr auto kStateBackends = std::to_array<std::string_view>({"heap", "rocksdb"});
+constexpr auto kRocksDbKeys = std::to_array<std::string_view>(
+    {"localdir", "memory.fixed-per-slot", "memory.write-buffer-ratio"});
 constexpr auto kOperatorTypes = std::to_array<std::string_view>(
     {"source", "assign-timestamps-and-watermarks", "window", "map", "filter", "sink"});
 constexpr auto kCommonOperatorKeys =
@@ -228,6 +231,36 @@ PipelineSpec Loader::ParsePipeline(const BlockField& field) {
     pipeline.max_parallelism_location = ValueLoc(f);
     return ReadInt(f, 1, kUpperBoundMaxParallelism);
   });
+  Optional(*map, "state-backend", pipeline.state_backend,
+           [&](const BlockField& f) { return ReadEnum(f, kStateBackends); });
+  if (std::optional<BlockField> f = map->Get("rocksdb")) {
+    if (pipeline.state_backend != "rocksdb") {
+      Error(f->key_location, f->path, "only with state-backend: rocksdb");
+    } else if (std::optional<BlockMap> rocks = OpenMap(*f, kRocksDbKeys)) {
+      RocksDbSpec& spec = pipeline.rocksdb;
+      Optional(*rocks, "localdir", spec.localdir,
+               [&](const BlockField& g) { return ReadString(g); });
+      // Below 1 MiB RocksDB cannot hold one write buffer and its cache blocks.
+      Optional(*rocks, "memory.fixed-per-slot", spec.memory_fixed_per_slot,
+               [&](const BlockField& g) -> std::optional<int64_t> {
+                 std::optional<int64_t> bytes = ReadMemorySize(g);
+                 if (bytes && *bytes < (int64_t{1} << 20)) {
+                   Error(ValueLoc(g), g.path, "must be at least 1mb");
+                   return std::nullopt;
+                 }
+                 return bytes;
+               });
+      Optional(*rocks, "memory.write-buffer-ratio", spec.write_buffer_ratio,
+               [&](const BlockField& g) -> std::optional<double> {
+                 std::optional<double> ratio = ReadNumber(g);
+                 if (ratio && !(*ratio > 0 && *ratio < 1)) {
+                   Error(ValueLoc(g), g.path, "must be between 0 and 1 (exclusive)");
+                   return std::nullopt;
+                 }
+                 return ratio;
+               });
+    }
+  }
   return pipeline;
 }
 

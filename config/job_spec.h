@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "config/rocksdb_spec.h"
 #include "config/source_location.h"
 
 namespace tidemark {
@@ -452,6 +453,9 @@ struct PipelineSpec {
   /// does not set it: the job graph then uses Flink's default (128, or more for parallelism > 85).
   int max_parallelism = 0;
   SourceLocation max_parallelism_location;  ///< of the `max-parallelism` value, when set
+  /// `state-backend` (Flink's `state.backend.type`): "heap" (Flink's `hashmap`) or "rocksdb".
+  std::string state_backend = "heap";
+  RocksDbSpec rocksdb;         ///< `rocksdb:`; only with `state-backend: rocksdb`
   SourceLocation location;     ///< of the `pipeline:` block; line 0 when the block is absent
   KeyLocations key_locations;  ///< of the `pipeline:` block
 };

@@ -40,4 +40,15 @@ std::pair<const K*, V*> EmplaceKey(KeyedStateBackend<K, V>& backend, const Src& 
   }
 }
 
+/// `store`'s entry for a key it held before (a timer's key): an int64 key as itself, a `KeyRef`
+/// looked up by its values.
+template <typename K>
+std::pair<const K*, SlicedKeyState*> EmplaceFromKey(SlicedStore<K>& store, const K& key) {
+  if constexpr (std::is_same_v<K, KeyRef>) {
+    return store.keys.Emplace(KeyProbe::Of(key.key()));
+  } else {
+    return store.keys.Emplace(key);
+  }
+}
+
 }  // namespace tidemark

@@ -49,12 +49,16 @@ void WindowOperator::Open(const OperatorContext& context) {
   StreamOperator::Open(context);
   timer_service_ = std::make_unique<InternalTimerService<Window>>(processing_time(), *this, *this);
   trigger_context_ = std::make_unique<TriggerContext>(*timer_service_, *this, trigger_state_);
+  if (sliced_) {
+    OpenRocksDb();
+  }
 }
 
 void WindowOperator::Close() {
   // The timer service cancels its processing-time wake-up; nothing may call back afterwards.
   trigger_context_.reset();
   timer_service_.reset();
+  rocks_.reset();  // closes the instance and removes its directory
 }
 
 void WindowOperator::ExtractKeyInto(const Row& row, Key& key) const {
@@ -240,6 +244,7 @@ void WindowOperator::EmitWindowContents(const Window& w, const WindowState& stat
 }
 
 void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
+  MaybeSpill();
   // How far ahead a record's table slot is requested: enough to cover a memory access with the
   // work of the records between, few enough that the lines are still cached when used.
   constexpr size_t kPrefetchDistance = 8;
@@ -505,6 +510,7 @@ void WindowOperator::ProcessWatermark(Watermark watermark, int /*input*/) {
   if (flat_sessions_) {
     FireSessionTimers(watermark.timestamp);
   }
+  MaybeSpill();
   output().EmitWatermark(watermark);
 }
 

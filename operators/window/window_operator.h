@@ -1,6 +1,7 @@
 #pragma once
 
 #include <absl/container/inlined_vector.h>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -20,6 +21,7 @@
 #include "runtime/core/key.h"
 #include "runtime/core/row.h"
 #include "runtime/state/keyed_state_backend.h"
+#include "runtime/state/rocksdb_keyed_store.h"
 #include "runtime/task/stream_operator.h"
 #include "runtime/time/internal_timer_service.h"
 
@@ -273,6 +275,12 @@ class WindowOperator : public StreamOperator,
   bool uses_slices() const { return sliced_; }
   /// True while the operator runs on the flat session path (see the class comment).
   bool uses_flat_sessions() const { return flat_sessions_; }
+  /// True when the sliced path's keyed state is on RocksDB (`pipeline.state-backend: rocksdb`,
+  /// set up at the first record on the sliced path).
+  bool uses_rocksdb() const { return rocks_ != nullptr; }
+  /// RocksDB backend: times the in-memory key cache was written out, keys read back.
+  int64_t rocksdb_spills() const { return rocks_spills_; }
+  int64_t rocksdb_keys_read() const { return rocks_keys_read_; }
   /// Sliced path: the number of (key, slice) accumulators held; 0 on the general path.
   size_t NumSlices() const;
   /// The in-flight sessions of `key`; nullptr when none (or the assigner does not merge). On the
@@ -307,6 +315,9 @@ class WindowOperator : public StreamOperator,
   void FireSlicedTimers(Timestamp watermark);
   template <typename K>
   void FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark);
+  // Fires the keys of `store.due` whose timer is at `time` (`ahead`: look-up scratch).
+  template <typename K>
+  void FireDueKeys(SlicedStore<K>& store, Timestamp time, std::array<SlicedKeyState*, 4>& ahead);
   template <typename K>
   void OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKeyState& ks, Timestamp time);
   template <typename K>
@@ -340,6 +351,25 @@ class WindowOperator : public StreamOperator,
   // Emits `result_row_` stamped `timestamp` and takes the row back for the next firing.
   void EmitRecycled(Timestamp timestamp);
   void LeaveSlicedPath();
+  // RocksDB state backend on the sliced path (window_operator_rocksdb.cc). The sliced store is
+  // a cache of hot keys over `rocks_`: a key's state is in exactly one of them. When the store
+  // holds more than `rocks_cache_keys_` keys (checked before each batch and after each
+  // watermark's firings) every key it holds is written to RocksDB and the store is emptied; a
+  // key missing from the store is read back (and deleted from RocksDB) at its next record or
+  // firing. Timers and firing counts stay on the heap.
+  void OpenRocksDb();
+  void MaybeSpill();
+  template <typename K>
+  void SpillStore(SlicedStore<K>& store);
+  // Reads `key`'s state back into `store` when RocksDB holds it; true when it did.
+  template <typename K>
+  bool FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState& ks);
+  // Every spilled key back into the store (snapshots, leaving the sliced path, moving keys to
+  // the interned store).
+  void UnspillAll();
+  template <typename K>
+  void AppendRocksKey(const K& key);
+  bool rocks_has_keys() const { return rocks_ && rocks_->num_puts(rocks_cf_) > 0; }
   // Flat session path (window_operator_sessions.cc).
   void InitSessions();
   void SessionProcessElement(StreamRecord& record);
@@ -452,6 +482,14 @@ class WindowOperator : public StreamOperator,
   std::unique_ptr<SessionStore<int64_t>> int_sessions_;
   std::unique_ptr<SessionStore<KeyRef>> key_sessions_;
   mutable MergingWindowSet introspected_sessions_;
+
+  std::unique_ptr<RocksDbKeyedStore> rocks_;  // see OpenRocksDb; null on the heap backend
+  int rocks_cf_ = -1;
+  size_t rocks_cache_keys_ = 0;
+  int64_t rocks_spills_ = 0;     // spills of the store to RocksDB
+  int64_t rocks_keys_read_ = 0;  // keys read back from RocksDB
+  std::string rocks_key_;        // scratch: a key's canonical bytes
+  std::string rocks_value_;      // scratch: a key's encoded state
 
   int64_t num_late_records_dropped_ = 0;
   // The first late record dropped (its timestamp, the watermark then), for the note

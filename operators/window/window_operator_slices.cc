@@ -137,6 +137,7 @@ void WindowOperator::MigrateToKeyStore() {
   // A key that is not a single non-NULL int64 arrived: every key becomes a `Key`. Its timer
   // entries are re-added (their order among equal times is the `Key` order, which for int64
   // values is the int64 order).
+  UnspillAll();
   if (!key_store_) {
     key_store_ = std::make_unique<SlicedStore<KeyRef>>(context().max_parallelism, OwnedKeyGroups());
   }
@@ -444,6 +445,9 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
     ReuseAccumulators(ks.accs);  // a new key (every held key has a slice)
     ReuseSliceStarts(ks.starts);
   }
+  if (ks.starts.empty() && rocks_has_keys()) {
+    FaultIn(store, key, ks);  // a key spilled to RocksDB (else a new key)
+  }
   const Timestamp slice_start = slice.lo;
   // In-order records go to the key's last slice; then the earliest slice, and with it the
   // key's timer, stays as it was unless the next window to fire moves.
@@ -506,7 +510,41 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
   // i + kLookAhead fires.
   constexpr size_t kLookAhead = 4;
   std::array<SlicedKeyState*, kLookAhead> ahead{};
+  std::vector<K> all_due;
   while (store.timers.PopDue(watermark, &time, store.due)) {
+    if (!rocks_has_keys()) {
+      FireDueKeys(store, time, ahead);
+      continue;
+    }
+    // RocksDB backend: the keys of this time are read back a cache's worth at a time, fired,
+    // and the cache spilled again when full, so a window end of many keys stays in budget.
+    all_due.swap(store.due);
+    const size_t chunk = std::max<size_t>(rocks_cache_keys_ / 2, 1);
+    for (size_t from = 0; from < all_due.size(); from += chunk) {
+      store.due.assign(
+          all_due.begin() + static_cast<std::ptrdiff_t>(from),
+          all_due.begin() + static_cast<std::ptrdiff_t>(std::min(all_due.size(), from + chunk)));
+      for (const K& k : store.due) {
+        if (rocks_has_keys() && store.keys.Find(k) == nullptr) {
+          auto [key_in_table, ks] = EmplaceFromKey(store, k);
+          if (!FaultIn(store, *key_in_table, *ks)) {
+            store.keys.Erase(*key_in_table);  // a timer of a key fired and erased before
+          }
+        }
+      }
+      FireDueKeys(store, time, ahead);
+      MaybeSpill();
+    }
+    store.due.clear();
+    all_due.clear();
+  }
+}
+
+template <typename K>
+void WindowOperator::FireDueKeys(SlicedStore<K>& store, Timestamp time,
+                                 std::array<SlicedKeyState*, 4>& ahead) {
+  constexpr size_t kLookAhead = 4;
+  {
     // 10^5 keys per window end: their slots (and, for KeyRef keys, their values, which the
     // result rows copy) are loaded ahead, not one cache miss after another.
     const size_t n = store.due.size();
@@ -600,6 +638,8 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
 }
 
 void WindowOperator::LeaveSlicedPath() {
+  UnspillAll();
+  rocks_.reset();
   sliced_ = false;
   if (int_store_) {
     RebuildWindowsFromSlices(*int_store_);

@@ -144,6 +144,8 @@ void WindowOperator::WriteSessionKey(StateWriter& w, const SessionKeyState& ks) 
 }
 
 void WindowOperator::SnapshotState(StateSnapshotContext& context) {
+  // The canonical format, whatever the backend: spilled keys are read back first.
+  UnspillAll();
   StateWriter& w = context.writer;
   w.BeginSection("window-operator", kVersion);
   w.WriteBool(sliced_);

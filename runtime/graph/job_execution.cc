@@ -210,6 +210,7 @@ void JobExecution::BuildTasks() {
       }
       task->SetAutoWatermarkIntervalMs(graph_.pipeline.auto_watermark_interval_ms);
       task->SetFinishedInputCountsAsMax(graph_.pipeline.finished_input == "max");
+      task->SetStateBackend(graph_.pipeline.state_backend, graph_.pipeline.rocksdb);
       task->SetMaxParallelism(graph_.pipeline.max_parallelism);
       task->SetParallelism(head.parallelism);  // a chain's operators share its parallelism
       for (const JobVertex& v : graph_.vertices) {

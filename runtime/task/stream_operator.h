@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/rocksdb_spec.h"
 #include "runtime/core/stream_record.h"
 #include "runtime/core/watermark.h"
 #include "runtime/io/wakeup.h"
@@ -90,6 +91,10 @@ struct OperatorContext {
   /// watermark MAX. False (the default, design.md): a finished input leaves the minimum. Operators
   /// that combine several inputs themselves (two-input operators) apply the same rule.
   bool finished_input_counts_as_max = false;
+  /// `pipeline.state-backend`: "heap" or "rocksdb" (keyed state of the operators that support
+  /// it on local disk, runtime/state/rocksdb_keyed_store.h); `rocksdb` its options.
+  std::string state_backend = "heap";
+  RocksDbSpec rocksdb;
 };
 
 /// A stream operator. Mirrors Flink's `StreamOperator` / `OneInputStreamOperator` /

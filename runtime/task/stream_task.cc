@@ -248,6 +248,8 @@ void StreamTask::OpenOperators() {
     ctx.wakeup = &wakeup_;
     ctx.virtual_clock = virtual_pts_ != nullptr;
     ctx.finished_input_counts_as_max = finished_input_max_;
+    ctx.state_backend = state_backend_;
+    ctx.rocksdb = rocksdb_;
     CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
   }
   if (checkpoints_enabled_) {

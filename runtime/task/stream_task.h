@@ -243,6 +243,11 @@ class StreamTask {
   /// upstream sent last, as an ordinary watermark (so it wins over idle channels), instead of
   /// leaving the minimum (design.md's default). Call before `AddInput`.
   void SetFinishedInputCountsAsMax(bool max) { finished_input_max_ = max; }
+  /// `pipeline.state-backend` and its RocksDB options, handed to every operator's context.
+  void SetStateBackend(std::string backend, RocksDbSpec rocksdb) {
+    state_backend_ = std::move(backend);
+    rocksdb_ = std::move(rocksdb);
+  }
   /// Records this task's event-time flow into `trace` (borrowed; outlives the task). Before Run.
   void SetTrace(WatermarkTrace* trace) { trace_ = trace; }
   /// pipeline.max-parallelism (key groups), passed to every operator's `OperatorContext`.
@@ -395,6 +400,8 @@ class StreamTask {
   std::vector<TaskInput> inputs_;
   int64_t auto_watermark_interval_ms_ = 200;
   bool finished_input_max_ = false;
+  std::string state_backend_ = "heap";
+  RocksDbSpec rocksdb_;
   bool snapshot_enabled_ = false;
   void TakeWatermarkSnapshot();                    // once; task thread
   TaskWatermarkSnapshot BuildWatermarkSnapshot();  // where event time stands now; task thread

@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(g++ cmake ninja-build pkg-config libboost-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
       libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
       libabsl-dev libxxhash-dev prometheus-cpp-dev libsimdjson-dev librdkafka-dev libdivide-dev libre2-dev
+      librocksdb-dev  # pipeline.state-backend: rocksdb
       chromium python3-prometheus-client  # the dashboard's browser test; /metrics parsed in daemon_test
       clang libclang-rt-14-dev  # clang + libFuzzer/sanitizer runtimes: the fuzz preset
       maven openjdk-17-jre-headless)  # the kafka_broker tests' Apache Kafka broker (tools/dev/kafka-broker.sh)

@@ -1266,6 +1266,11 @@ FlinkSqlExport Exporter::Run() {
   if (p.parallelism > 1) {
     out += fmt::format("SET 'parallelism.default' = '{}';\n", p.parallelism);
   }
+  if (p.state_backend == "rocksdb") {
+    out += "SET 'state.backend.type' = 'rocksdb';\n";
+    out += fmt::format("SET 'state.backend.rocksdb.memory.fixed-per-slot' = '{}b';\n",
+                       p.rocksdb.memory_fixed_per_slot);
+  }
   if (!idle_timeout_.empty()) {
     out += idle_timeout_;
   }

@@ -1,5 +1,6 @@
-// The `checkpointing:` and `restart-strategy:` blocks: Flink's leaf names and defaults, and
-// file:line:column errors for every key that is unknown, misplaced or out of range.
+// The `checkpointing:` and `restart-strategy:` blocks and `pipeline.state-backend` /
+// `pipeline.rocksdb` (issue 45): Flink's leaf names and defaults, and file:line:column errors for
+// every key that is unknown, misplaced or out of range.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -170,6 +171,48 @@ TEST(CheckpointingKeysTest, ErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(ErrorOf("restart-strategy: {type: fixed-delay, delay: 3}\n"),
             "jobs/ckpt.yaml:2:46: error: restart-strategy.delay: expected a duration like \"5s\", "
             "got 3");
+}
+
+TEST(CheckpointingKeysTest, StateBackendIsHeapByDefaultAndRocksDbTakesFlinksDefaults) {
+  EXPECT_EQ(Load("").pipeline.state_backend, "heap");
+  JobSpec rocks = Load("pipeline: {state-backend: rocksdb}\n");
+  EXPECT_EQ(rocks.pipeline.state_backend, "rocksdb");
+  EXPECT_EQ(rocks.pipeline.rocksdb.localdir, "");
+  EXPECT_EQ(rocks.pipeline.rocksdb.memory_fixed_per_slot, int64_t{64} << 20);
+  EXPECT_EQ(rocks.pipeline.rocksdb.write_buffer_ratio, 0.5);
+  JobSpec job = Load(
+      "pipeline:\n"
+      "  state-backend: rocksdb\n"
+      "  rocksdb:\n"
+      "    localdir: /var/tmp/tm\n"
+      "    memory.fixed-per-slot: 256mb\n"
+      "    memory.write-buffer-ratio: 0.25\n");
+  EXPECT_EQ(job.pipeline.rocksdb.localdir, "/var/tmp/tm");
+  EXPECT_EQ(job.pipeline.rocksdb.memory_fixed_per_slot, int64_t{256} << 20);
+  EXPECT_EQ(job.pipeline.rocksdb.write_buffer_ratio, 0.25);
+}
+
+TEST(CheckpointingKeysTest, StateBackendErrorsNameFileLineColumnAndKey) {
+  EXPECT_EQ(ErrorOf("pipeline: {state-backend: hashmap}\n"),
+            "jobs/ckpt.yaml:2:27: error: pipeline.state-backend: unknown value \"hashmap\"; "
+            "allowed: heap | rocksdb");
+  EXPECT_EQ(ErrorOf("pipeline: {rocksdb: {localdir: /tmp}}\n"),
+            "jobs/ckpt.yaml:2:12: error: pipeline.rocksdb: only with state-backend: rocksdb");
+  EXPECT_EQ(
+      ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.fixed-per-slot: 512kb}\n"),
+      "jobs/ckpt.yaml:4:36: error: pipeline.rocksdb.memory.fixed-per-slot: must be at least 1mb");
+  EXPECT_EQ(
+      ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.fixed-per-slot: 64}\n"),
+      "jobs/ckpt.yaml:4:36: error: pipeline.rocksdb.memory.fixed-per-slot: expected a memory size "
+      "like \"128mb\" (units b, kb, mb, gb, tb), got \"64\"");
+  EXPECT_EQ(
+      ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.write-buffer-ratio: 1.5}\n"),
+      "jobs/ckpt.yaml:4:40: error: pipeline.rocksdb.memory.write-buffer-ratio: must be between 0 "
+      "and 1 (exclusive)");
+  EXPECT_EQ(ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.managed: true}\n"),
+            "jobs/ckpt.yaml:4:13: error: pipeline.rocksdb.memory.managed: unknown key "
+            "\"memory.managed\"; allowed keys: localdir, memory.fixed-per-slot, "
+            "memory.write-buffer-ratio");
 }
 
 }  // namespace

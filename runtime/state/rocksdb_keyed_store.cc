@@ -1,0 +1,182 @@
+#include "runtime/state/rocksdb_keyed_store.h"
+
+#include <atomic>
+#include <filesystem>
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+#include <rocksdb/write_buffer_manager.h>
+#include <system_error>
+#include <unistd.h>
+
+#include "runtime/core/errors.h"
+
+namespace tidemark {
+
+struct RocksDbKeyedStore::Shared {
+  std::shared_ptr<rocksdb::Cache> cache;
+  std::shared_ptr<rocksdb::WriteBufferManager> write_buffers;
+};
+
+namespace {
+void Check(const rocksdb::Status& s, const std::string& dir, const char* what) {
+  if (!s.ok()) {
+    throw Error(fmt::format("rocksdb state backend: {} in {}: {}", what, dir, s.ToString()));
+  }
+}
+}  // namespace
+
+std::string RocksDbKeyedStore::InstanceDir(const RocksDbSpec& spec,
+                                           const std::string& operator_name, int subtask_index) {
+  static std::atomic<int64_t> counter{0};
+  const std::filesystem::path root = spec.localdir.empty() ? std::filesystem::temp_directory_path()
+                                                           : std::filesystem::path(spec.localdir);
+  return (root / fmt::format("tidemark-rocksdb-{}-{}-{}-{}", getpid(), operator_name, subtask_index,
+                             counter.fetch_add(1)))
+      .string();
+}
+
+RocksDbKeyedStore::RocksDbKeyedStore(Options options)
+    : options_(std::move(options)), shared_(std::make_unique<Shared>()) {
+  std::error_code ec;
+  std::filesystem::remove_all(options_.dir, ec);
+  std::filesystem::create_directories(options_.dir, ec);
+  if (ec) {
+    throw Error(
+        fmt::format("rocksdb state backend: cannot create {}: {}", options_.dir, ec.message()));
+  }
+  const auto budget = static_cast<size_t>(options_.memory_bytes);
+  // Flink's bounded-memory set-up: one cache for blocks, index and filter blocks and (through
+  // the write buffer manager, which charges its memtables to the cache) the write buffers.
+  shared_->cache = rocksdb::NewLRUCache(budget, -1, false, 0.1);
+  shared_->write_buffers = std::make_shared<rocksdb::WriteBufferManager>(
+      static_cast<size_t>(static_cast<double>(budget) * options_.write_buffer_ratio),
+      shared_->cache);
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  db_options.write_buffer_manager = shared_->write_buffers;
+  db_options.max_open_files = -1;
+  db_options.info_log_level = rocksdb::InfoLogLevel::HEADER_LEVEL;
+  db_options.keep_log_file_num = 1;
+  rocksdb::DB* db = nullptr;
+  Check(rocksdb::DB::Open(db_options, options_.dir, &db), options_.dir, "open");
+  db_.reset(db);
+  batch_ = std::make_unique<rocksdb::WriteBatch>();
+}
+
+RocksDbKeyedStore::~RocksDbKeyedStore() {
+  for (rocksdb::ColumnFamilyHandle* h : handles_) {
+    (void)db_->DestroyColumnFamilyHandle(h);
+  }
+  handles_.clear();
+  if (db_) {
+    (void)db_->Close();
+    db_.reset();
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(options_.dir, ec);  // best effort: a leftover dir is only disk
+}
+
+int RocksDbKeyedStore::ColumnFamily(const std::string& name) {
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) {
+      return static_cast<int>(i);
+    }
+  }
+  rocksdb::ColumnFamilyOptions cf_options;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = shared_->cache;
+  table.cache_index_and_filter_blocks = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  // Point lookups of keys that are not there (a key's first record of a window) stop at the
+  // filter.
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  cf_options.write_buffer_size =
+      std::max<size_t>(static_cast<size_t>(static_cast<double>(options_.memory_bytes) *
+                                           options_.write_buffer_ratio / 2),
+                       size_t{1} << 20);
+  rocksdb::ColumnFamilyHandle* handle = nullptr;
+  Check(db_->CreateColumnFamily(cf_options, name, &handle), options_.dir, "create column family");
+  handles_.push_back(handle);
+  names_.push_back(name);
+  puts_.push_back(0);
+  return static_cast<int>(handles_.size() - 1);
+}
+
+std::string RocksDbKeyedStore::PrefixedKey(int key_group, std::string_view key) {
+  key_scratch_.clear();
+  key_scratch_.push_back(static_cast<char>((key_group >> 8) & 0xff));
+  key_scratch_.push_back(static_cast<char>(key_group & 0xff));
+  key_scratch_.append(key);
+  return key_scratch_;
+}
+
+void RocksDbKeyedStore::StagePut(int cf, int key_group, std::string_view key,
+                                 std::string_view value) {
+  const std::string k = PrefixedKey(key_group, key);
+  Check(
+      batch_->Put(handles_[static_cast<size_t>(cf)], k, rocksdb::Slice(value.data(), value.size())),
+      options_.dir, "put");
+  ++puts_[static_cast<size_t>(cf)];
+}
+
+void RocksDbKeyedStore::Commit() {
+  if (batch_->Count() == 0) {
+    return;
+  }
+  rocksdb::WriteOptions w;
+  w.disableWAL = true;
+  Check(db_->Write(w, batch_.get()), options_.dir, "write");
+  batch_->Clear();
+}
+
+bool RocksDbKeyedStore::Get(int cf, int key_group, std::string_view key, std::string* value) {
+  const std::string k = PrefixedKey(key_group, key);
+  const rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), handles_[static_cast<size_t>(cf)], k, value);
+  if (s.IsNotFound()) {
+    return false;
+  }
+  Check(s, options_.dir, "get");
+  return true;
+}
+
+void RocksDbKeyedStore::Delete(int cf, int key_group, std::string_view key) {
+  const std::string k = PrefixedKey(key_group, key);
+  rocksdb::WriteOptions w;
+  w.disableWAL = true;
+  Check(db_->Delete(w, handles_[static_cast<size_t>(cf)], k), options_.dir, "delete");
+}
+
+void RocksDbKeyedStore::ForEach(
+    int cf, const std::function<void(int, std::string_view, std::string_view)>& fn) const {
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), handles_[static_cast<size_t>(cf)]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    const rocksdb::Slice v = it->value();
+    if (k.size() < 2) {
+      continue;
+    }
+    const int group = (static_cast<unsigned char>(k[0]) << 8) | static_cast<unsigned char>(k[1]);
+    fn(group, std::string_view(k.data() + 2, k.size() - 2), std::string_view(v.data(), v.size()));
+  }
+  Check(it->status(), options_.dir, "iterate");
+}
+
+void RocksDbKeyedStore::Clear(int cf) {
+  // Every key starts with a 2-byte key group below 2^15: [00 00, 80 00) covers them all.
+  const std::string begin(2, '\0');
+  const std::string end = std::string(1, static_cast<char>(0x80)) + std::string(1, '\0');
+  rocksdb::WriteOptions w;
+  w.disableWAL = true;
+  Check(db_->DeleteRange(w, handles_[static_cast<size_t>(cf)], begin, end), options_.dir,
+        "delete range");
+  puts_[static_cast<size_t>(cf)] = 0;
+}
+
+}  // namespace tidemark

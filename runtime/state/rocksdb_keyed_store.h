@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/rocksdb_spec.h"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+class WriteBatch;
+}  // namespace rocksdb
+
+namespace tidemark {
+
+/// One operator subtask's keyed state on local disk: a RocksDB instance in its own directory,
+/// one column family per named state, every key prefixed by its 2-byte big-endian key group so
+/// that a key-group range is a key range. The storage half of Flink's
+/// `RocksDBKeyedStateBackend` (`pipeline.state-backend: rocksdb`).
+///
+/// Memory: one LRU block cache of `memory_bytes` per instance, which also carries the
+/// memtables through a `WriteBufferManager` (at most `write_buffer_ratio` of it), as Flink's
+/// `state.backend.rocksdb.memory.fixed-per-slot` bounds a slot's instances. No WAL: the state is
+/// rebuilt from checkpoints after a failure, as in Flink.
+///
+/// Lifetime: the constructor creates a fresh database in `dir` (whatever was there is removed);
+/// the destructor closes it and removes `dir`. Ownership: owns the database and its handles.
+/// Threading: the owning operator's mailbox thread only. Errors: a RocksDB failure (disk full, a
+/// directory that cannot be created) throws `tidemark::Error` naming the directory.
+class RocksDbKeyedStore {
+ public:
+  struct Options {
+    std::string dir;  ///< the instance's directory; created, and removed on close
+    int64_t memory_bytes = int64_t{64} << 20;
+    double write_buffer_ratio = 0.5;
+  };
+
+  explicit RocksDbKeyedStore(Options options);
+  ~RocksDbKeyedStore();
+  RocksDbKeyedStore(const RocksDbKeyedStore&) = delete;
+  RocksDbKeyedStore& operator=(const RocksDbKeyedStore&) = delete;
+
+  /// The column family of state `name`, created at its first use. The returned index is valid
+  /// for the store's lifetime.
+  int ColumnFamily(const std::string& name);
+
+  /// Stages a put of (`key_group`, `key`) -> `value` in the pending write batch; `Commit`
+  /// writes it. Reads do not see staged writes.
+  void StagePut(int cf, int key_group, std::string_view key, std::string_view value);
+  /// Writes the staged batch (no-op when empty).
+  void Commit();
+  /// The value of (`key_group`, `key`) into `*value`; false when absent.
+  bool Get(int cf, int key_group, std::string_view key, std::string* value);
+  void Delete(int cf, int key_group, std::string_view key);
+  /// Calls `fn(key_group, key, value)` for every entry of `cf`, in key-group order.
+  void ForEach(int cf,
+               const std::function<void(int, std::string_view, std::string_view)>& fn) const;
+  /// Removes every entry of `cf` (a range delete over all key groups).
+  void Clear(int cf);
+  /// Entries written and not deleted since the last `Clear` (puts of a key already present
+  /// count again: an upper bound). 0 means the column family is empty.
+  int64_t num_puts(int cf) const { return puts_[static_cast<size_t>(cf)]; }
+
+  const std::string& dir() const { return options_.dir; }
+
+  /// The directory for one subtask's instance: `<localdir or temp>/tidemark-rocksdb-<pid>-
+  /// <operator>-<subtask>-<n>` (n: a process-wide counter, so restarts and tests never share).
+  static std::string InstanceDir(const RocksDbSpec& spec, const std::string& operator_name,
+                                 int subtask_index);
+
+ private:
+  std::string PrefixedKey(int key_group, std::string_view key);
+
+  Options options_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned: destroyed before db_
+  std::vector<std::string> names_;
+  std::vector<int64_t> puts_;
+  std::unique_ptr<rocksdb::WriteBatch> batch_;
+  std::string key_scratch_;
+  struct Shared;  // the block cache and write buffer manager
+  std::unique_ptr<Shared> shared_;
+};
+
+}  // namespace tidemark
