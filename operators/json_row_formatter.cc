@@ -96,7 +96,8 @@ void AppendCell(const Row& row, size_t slot, std::string& out) {
     case FieldType::kDouble: {
       const double d = row.GetDouble(slot);
       if (!std::isfinite(d)) {
-        out.append("null");  // NaN and the infinities: JSON has no literal for them
+        // JSON has no literal for them: strings, as Flink's JSON format (Jackson) writes them.
+        out.append(std::isnan(d) ? "\"NaN\"" : d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
         return;
       }
       // The digits and the layout (`1.0`, `1e+20`, `-0.0`) nlohmann's dump writes for a number,

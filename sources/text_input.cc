@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sys/stat.h>
 #include <system_error>
@@ -333,6 +335,21 @@ LineReader::Result LineReader::Next(std::string& line) {
 
 namespace {
 
+// Java's Double.parseDouble spellings of the values that are no decimal numbers: NaN,
+// [+-]Infinity (case-sensitive, as Java). Flink's CSV and JSON formats read and write them.
+std::optional<double> JavaNonFinite(std::string_view text) {
+  if (text == "NaN") {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  if (text == "Infinity" || text == "+Infinity") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (text == "-Infinity") {
+    return -std::numeric_limits<double>::infinity();
+  }
+  return std::nullopt;
+}
+
 // ParseTextValue into cell `slot` of `row` (of type `type`): false when `text` does not fit.
 bool ParseTextInto(std::string_view text, FieldType type, Row& row, size_t slot) {
   if (text.empty()) {
@@ -374,10 +391,14 @@ bool ParseTextInto(std::string_view text, FieldType type, Row& row, size_t slot)
         v = std::strtod(copy.c_str(), nullptr);
         ec = std::isfinite(v) ? std::errc() : ec;
       }
-      // from_chars also reads "nan", "inf" and "infinity", which are no decimal numbers (the
-      // JSON path refuses NaN and 1e400 too): a sink would write them as null.
+      // from_chars also reads "nan", "inf" and "infinity" in any case; only Java's spellings
+      // (NaN, Infinity) are taken, as Flink's CSV format does; 1e400 stays a bad value.
       if (ec == std::errc() && ptr == text.data() + text.size() && std::isfinite(v)) {
         row.SetDouble(slot, v);
+        return true;
+      }
+      if (const auto d = JavaNonFinite(text)) {
+        row.SetDouble(slot, *d);
         return true;
       }
       return false;
@@ -553,6 +574,11 @@ std::optional<Value> JsonToValue(const nlohmann::json& j, FieldType type, std::s
     case FieldType::kDouble:
       if (j.is_number()) {
         return Value{j.get<double>()};
+      }
+      if (j.is_string()) {  // "NaN", "Infinity": what Flink's JSON format (and tidemark) write
+        if (const auto d = JavaNonFinite(j.get_ref<const std::string&>())) {
+          return Value{*d};
+        }
       }
       break;
   }

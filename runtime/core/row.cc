@@ -54,7 +54,10 @@ nlohmann::json ToJson(const Value& v) {
         if constexpr (std::is_same_v<T, std::monostate>) {
           return nullptr;
         } else if constexpr (std::is_same_v<T, double>) {
-          return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+          // NaN and the infinities as strings, as Flink's JSON format (Jackson) writes them.
+          return std::isfinite(x) ? nlohmann::json(x)
+                 : std::isnan(x)  ? nlohmann::json("NaN")
+                                  : nlohmann::json(x > 0 ? "Infinity" : "-Infinity");
         } else {
           return x;
         }

@@ -165,10 +165,26 @@ TEST(LineDecoderTest, AJsonLineWithANulByteIsInvalid) {
 
 // std::from_chars reads "nan", "inf" and "infinity": a CSV double field took them, and the
 // sinks wrote them as null. They are no decimal numbers (JSON refuses NaN and 1e400 too).
-TEST(LineDecoderTest, CsvDoublesMustBeFinite) {
+// Java's spellings of NaN and the infinities are doubles (Flink's CSV and JSON formats read and
+// write them; tidemark's sinks write them as JSON strings); other spellings are bad values.
+TEST(LineDecoderTest, CsvDoublesTakeOnlyJavasNonFiniteSpellings) {
   LineDecoder decoder(LineDecoder::Format::kCsv, TestSchema());
+  LineDecoder json(LineDecoder::Format::kJson, TestSchema());
   Row row;
-  for (const std::string word : {"nan", "NaN", "inf", "-inf", "infinity", "INF"}) {
+  EXPECT_EQ(Decoded(decoder, "1000,ann,NaN,7,true", row),
+            R"({"ts":1000,"user":"ann","amount":"NaN","n":7,"ok":true})");
+  EXPECT_EQ(Decoded(decoder, "1000,ann,-Infinity,7,true", row),
+            R"({"ts":1000,"user":"ann","amount":"-Infinity","n":7,"ok":true})");
+  EXPECT_EQ(Decoded(decoder, "1000,ann,+Infinity,7,true", row),
+            R"({"ts":1000,"user":"ann","amount":"Infinity","n":7,"ok":true})");
+  EXPECT_EQ(
+      Decoded(json, R"({"ts": 1000, "user": "ann", "amount": "Infinity", "n": 7, "ok": true})",
+              row),
+      R"({"ts":1000,"user":"ann","amount":"Infinity","n":7,"ok":true})");
+  EXPECT_EQ(
+      Decoded(json, R"({"ts": 1000, "user": "ann", "amount": "nan", "n": 7, "ok": true})", row),
+      "error: field \"amount\": expected double, got \"nan\"");
+  for (const std::string word : {"nan", "inf", "-inf", "infinity", "INF", "1e400"}) {
     const std::string line = "1000,ann," + word + ",7,true";
     EXPECT_EQ(Decoded(decoder, line, row),
               "error: field 3 \"amount\": expected double, got \"" + word + "\"")

@@ -61,7 +61,8 @@ public final class TidemarkRows {
   /** nlohmann::json's number layout (grisu2 digits; fixed for exponents -4..15, else d.ddde+XX). */
   static void appendDouble(double d, StringBuilder out) {
     if (Double.isNaN(d) || Double.isInfinite(d)) {
-      out.append("null");
+      // As tidemark and Flink's JSON format (Jackson's quoted non-numeric numbers) write them.
+      out.append(Double.isNaN(d) ? "\"NaN\"" : d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
       return;
     }
     if (d == 0) {
