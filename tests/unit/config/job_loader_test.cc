@@ -486,7 +486,7 @@ TEST(JobLoaderTest, SnakeCaseKeySuggestsTheKebabCaseKey) {
       "jobs/test.yaml:2:12: error: pipeline.channel_capacity: unknown key "
       "\"channel_capacity\" (did you mean \"channel-capacity\"?); allowed keys: "
       "parallelism, max-parallelism, clock, auto-watermark-interval, channel-capacity, "
-      "finished-input");
+      "finished-input, state-backend, rocksdb");
 }
 
 TEST(JobLoaderTest, MissingRequiredFieldNamesItsPath) {
