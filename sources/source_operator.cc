@@ -874,10 +874,14 @@ void SourceOperator::SnapshotState(StateSnapshotContext& context) {
   std::vector<std::unique_ptr<SourceSplit>> splits = reader_->SnapshotState(context.checkpoint_id);
   StateWriter& w = context.writer;
   w.BeginSection("source-splits", 1);
-  w.WriteU32(static_cast<uint32_t>(splits.size()));
+  // Operator list state: on a restore at another parallelism the splits of all old readers are
+  // handed round-robin to the new ones (Flink's SourceOperator keeps them in a ListState).
+  w.BeginList(static_cast<uint32_t>(splits.size()));
   for (const auto& split : splits) {
+    w.NextListElement();
     split->WriteTo(w);
   }
+  w.EndList();
   w.EndSection();
 }
 

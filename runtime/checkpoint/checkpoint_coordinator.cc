@@ -149,7 +149,8 @@ bool CheckpointCoordinator::AddFinishedLocked(Pending& p, const std::string& tas
   }
   for (const FinishedState& f : finished_.at(task)) {
     if (!f.bytes.empty()) {
-      p.states.push_back(storage_->WriteState(p.barrier.id, f.operator_id, f.subtask, f.bytes));
+      p.states.push_back(
+          storage_->WriteState(p.barrier.id, f.operator_id, f.subtask, f.bytes, f.blocks));
     }
   }
   return p.waiting.empty();

@@ -118,6 +118,7 @@ class CheckpointCoordinator {
     std::string operator_id;
     int subtask = 0;
     std::string bytes;
+    std::vector<StateBlock> blocks;
   };
   /// `task` reached end of input and finished its operators; `states` is their final state
   /// (Flink's checkpoints after tasks finish, FLIP-147). From now on the task is not waited for:

@@ -156,6 +156,90 @@ std::optional<int64_t> CheckpointIdOf(const std::filesystem::path& p) {
   return id;
 }
 
+nlohmann::json BlocksToJson(const std::vector<StateBlock>& blocks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const StateBlock& b : blocks) {
+    nlohmann::json j = {{"kind", b.kind == StateBlock::Kind::kKeyGroups ? "key-groups" : "list"},
+                        {"begin", b.begin},
+                        {"end", b.end},
+                        {"enclosing", b.enclosing}};
+    if (b.kind == StateBlock::Kind::kList) {
+      j["elements"] = b.elements;
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+/// The blocks of a state file of `size` body bytes, checked to lie inside it in order (a
+/// restore cuts the body at these offsets). Throws std::runtime_error naming `file`.
+std::vector<StateBlock> BlocksFromJson(const nlohmann::json& j, uint64_t size,
+                                       const std::string& file) {
+  auto bad = [&](const std::string& why) {
+    return std::runtime_error(fmt::format("_metadata blocks of {}: {}", file, why));
+  };
+  if (!j.is_array()) {
+    throw bad("not an array");
+  }
+  auto offsets = [&](const nlohmann::json& o, const char* name) {
+    std::vector<uint64_t> v;
+    const auto it = o.find(name);
+    if (it == o.end()) {
+      return v;
+    }
+    if (!it->is_array()) {
+      throw bad(fmt::format("{} is not an array", name));
+    }
+    for (const auto& x : *it) {
+      if (!x.is_number_unsigned()) {
+        throw bad(fmt::format("{} holds a value that is not an offset", name));
+      }
+      v.push_back(x.get<uint64_t>());
+    }
+    return v;
+  };
+  std::vector<StateBlock> blocks;
+  uint64_t last_end = 0;
+  for (const auto& o : j) {
+    if (!o.is_object() || !o.contains("kind") || !o["kind"].is_string() || !o.contains("begin") ||
+        !o["begin"].is_number_unsigned() || !o.contains("end") || !o["end"].is_number_unsigned()) {
+      throw bad("a block needs kind, begin and end");
+    }
+    StateBlock b;
+    const std::string kind = o["kind"].get<std::string>();
+    if (kind == "key-groups") {
+      b.kind = StateBlock::Kind::kKeyGroups;
+    } else if (kind == "list") {
+      b.kind = StateBlock::Kind::kList;
+    } else {
+      throw bad(fmt::format("unknown kind \"{}\"", kind));
+    }
+    b.begin = o["begin"].get<uint64_t>();
+    b.end = o["end"].get<uint64_t>();
+    b.elements = offsets(o, "elements");
+    b.enclosing = offsets(o, "enclosing");
+    if (b.begin < last_end || b.end > size || b.end < b.begin + 4) {
+      throw bad(
+          fmt::format("block [{}, {}) out of order or outside the {} bytes", b.begin, b.end, size));
+    }
+    uint64_t prev = b.begin + 4;
+    for (uint64_t e : b.elements) {
+      if (e < prev || e > b.end) {
+        throw bad("list elements out of order");
+      }
+      prev = e;
+    }
+    for (uint64_t e : b.enclosing) {
+      if (e + 8 > b.begin) {
+        throw bad("an enclosing section after its block");
+      }
+    }
+    last_end = b.end;
+    blocks.push_back(std::move(b));
+  }
+  return blocks;
+}
+
 }  // namespace
 
 CheckpointStorage::CheckpointStorage(std::filesystem::path dir, std::string job_name,
@@ -175,7 +259,8 @@ std::filesystem::path CheckpointStorage::CheckpointDir(int64_t id) const {
 }
 
 StateFileHandle CheckpointStorage::WriteState(int64_t id, const std::string& operator_id,
-                                              int subtask, std::string_view bytes) const {
+                                              int subtask, std::string_view bytes,
+                                              std::vector<StateBlock> blocks) const {
   const std::filesystem::path chk = CheckpointDir(id);
   std::error_code ec;
   std::filesystem::create_directories(chk, ec);
@@ -190,6 +275,7 @@ StateFileHandle CheckpointStorage::WriteState(int64_t id, const std::string& ope
                        subtask);
   h.size = bytes.size();
   h.checksum = XXH3_64bits(bytes.data(), bytes.size());
+  h.blocks = std::move(blocks);
   std::string data;
   data.reserve(kHeaderBytes + bytes.size());
   data.append(kMagic);
@@ -218,13 +304,24 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
   }
   nlohmann::json files = nlohmann::json::array();
   for (const StateFileHandle& h : states) {
-    files.push_back({{"operator", h.operator_id},
-                     {"subtask", h.subtask},
-                     {"file", h.file},
-                     {"size", h.size},
-                     {"xxh3", fmt::format("{:016x}", h.checksum)}});
+    nlohmann::json file = {{"operator", h.operator_id},
+                           {"subtask", h.subtask},
+                           {"file", h.file},
+                           {"size", h.size},
+                           {"xxh3", fmt::format("{:016x}", h.checksum)}};
+    if (!h.blocks.empty()) {
+      file["blocks"] = BlocksToJson(h.blocks);
+    }
+    files.push_back(std::move(file));
   }
   meta["states"] = std::move(files);
+  if (!parallelism_.empty()) {
+    nlohmann::json ops = nlohmann::json::object();
+    for (const auto& [op, p] : parallelism_) {
+      ops[op] = {{"parallelism", p.parallelism}, {"max-parallelism", p.max_parallelism}};
+    }
+    meta["parallelism"] = std::move(ops);
+  }
   if (!layouts_.empty()) {
     meta["operators"] = layouts_;
   }
@@ -324,6 +421,22 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk,
       }
     }
   }
+  if (auto ops = meta.find("parallelism"); ops != meta.end()) {
+    if (!ops->is_object()) {
+      throw std::runtime_error("_metadata parallelism is not an object");
+    }
+    for (const auto& [op, p] : ops->items()) {
+      const auto par = p.is_object() ? p.find("parallelism") : p.end();
+      const auto max = p.is_object() ? p.find("max-parallelism") : p.end();
+      if (par == p.end() || max == p.end() || !par->is_number_integer() ||
+          !max->is_number_integer() || par->get<int>() < 1 || max->get<int>() < 1) {
+        throw std::runtime_error(fmt::format(
+            "_metadata parallelism.{} needs positive integers parallelism and max-parallelism",
+            op));
+      }
+      cp.parallelism[op] = OperatorParallelism{par->get<int>(), max->get<int>()};
+    }
+  }
   if (expected_id && cp.id != *expected_id) {
     throw std::runtime_error(fmt::format("_metadata names checkpoint {}", cp.id));
   }
@@ -337,7 +450,12 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk,
     std::string body;
     VerifyStateFile(chk / file, file, size, want, load_states ? &body : nullptr);
     // Verification alone keeps the key with no bytes (bounded memory, whatever the size).
-    cp.states[{s.at("operator").get<std::string>(), s.at("subtask").get<int>()}] = std::move(body);
+    const std::pair<std::string, int> key{s.at("operator").get<std::string>(),
+                                          s.at("subtask").get<int>()};
+    if (auto b = s.find("blocks"); b != s.end()) {
+      cp.blocks[key] = BlocksFromJson(*b, size, file);
+    }
+    cp.states[key] = std::move(body);
   }
   return cp;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/core/mutex.h"
+#include "runtime/state/state_serializer.h"
 
 namespace tidemark {
 
@@ -17,9 +18,18 @@ namespace tidemark {
 struct StateFileHandle {
   std::string operator_id;  ///< the operator's `id` in the job
   int subtask = 0;
-  std::string file;       ///< name inside the checkpoint's directory
-  uint64_t size = 0;      ///< body bytes
-  uint64_t checksum = 0;  ///< XXH3-64 of the body
+  std::string file;                ///< name inside the checkpoint's directory
+  uint64_t size = 0;               ///< body bytes
+  uint64_t checksum = 0;           ///< XXH3-64 of the body
+  std::vector<StateBlock> blocks;  ///< redistributable parts of the body (rescaling)
+};
+
+/// How an operator ran when a checkpoint was taken (`_metadata`'s "parallelism"): a restore at
+/// another parallelism redistributes its state, and a changed max-parallelism is refused.
+struct OperatorParallelism {
+  int parallelism = 0;
+  int max_parallelism = 0;
+  friend bool operator==(const OperatorParallelism&, const OperatorParallelism&) = default;
 };
 
 /// A completed checkpoint read back for a restore: every operator subtask's state bytes.
@@ -29,6 +39,12 @@ struct CompletedCheckpoint {
   std::string job;
   std::filesystem::path directory;
   std::map<std::pair<std::string, int>, std::string> states;  ///< (operator id, subtask) -> bytes
+  /// (operator id, subtask) -> the redistributable blocks of its state (`StateBlock`); absent in
+  /// checkpoints written before rescaling existed, and for state without such blocks.
+  std::map<std::pair<std::string, int>, std::vector<StateBlock>> blocks;
+  /// Per operator id, its parallelism and max-parallelism at the checkpoint. Empty in
+  /// checkpoints written before rescaling existed.
+  std::map<std::string, OperatorParallelism> parallelism;
   /// The savepoint of a stop with drain (Flink's `stop --drain`): taken after the sources
   /// ended their input early, so every operator's watermark in it is the end of time while the
   /// splits keep their read positions (a resumed job reads on).
@@ -48,8 +64,9 @@ struct CompletedCheckpoint {
 ///
 /// File format: a state file is the 8-byte magic `TMSTATE1`, the XXH3-64 of the body and the body
 /// length (both u64 little-endian), then the body. `_metadata` is JSON (job, id, timestamp,
-/// `drained` when set, and per state file its operator id, subtask, name, size and
-/// checksum); it is written to
+/// `drained` when set, and per state file its operator id, subtask, name, size,
+/// checksum and its `StateBlock`s as "blocks", and per operator its "parallelism" and
+/// "max-parallelism"); it is written to
 /// `_metadata.inprogress`, fsync'ed and renamed, so a checkpoint either has a whole `_metadata`
 /// or none. A checkpoint is *complete* iff its `_metadata` exists; `LoadLatest` verifies every
 /// file against it and skips, with a log line, a checkpoint that is half-written or corrupt for
@@ -63,8 +80,9 @@ class CheckpointStorage {
   CheckpointStorage(std::filesystem::path dir, std::string job_name, int num_retained);
 
   /// Writes one operator subtask's state of checkpoint `id` (fsync'ed) and returns its handle.
+  /// `blocks` (`StateWriter::blocks`) go to `_metadata` with the file.
   StateFileHandle WriteState(int64_t id, const std::string& operator_id, int subtask,
-                             std::string_view bytes) const;
+                             std::string_view bytes, std::vector<StateBlock> blocks = {}) const;
   /// Writes `_metadata` of checkpoint `id` last, by rename, then deletes completed checkpoints
   /// beyond `num_retained` (oldest first) and leftovers of older unfinished ones.
   /// `drained`: see `CompletedCheckpoint::drained`.
@@ -103,6 +121,11 @@ class CheckpointStorage {
   void SetOperatorLayouts(std::map<std::string, std::map<std::string, std::string>> layouts) {
     layouts_ = std::move(layouts);
   }
+  /// Every operator's parallelism and max-parallelism, recorded in each `_metadata`
+  /// (CompletedCheckpoint::parallelism). Call before the first checkpoint.
+  void SetOperatorParallelism(std::map<std::string, OperatorParallelism> parallelism) {
+    parallelism_ = std::move(parallelism);
+  }
   /// Ids of checkpoints with a `_metadata`, ascending.
   std::vector<int64_t> CompletedIds() const;
 
@@ -114,6 +137,7 @@ class CheckpointStorage {
   std::string job_name_;
   int num_retained_;
   std::map<std::string, std::map<std::string, std::string>> layouts_;
+  std::map<std::string, OperatorParallelism> parallelism_;
   mutable Mutex savepoints_mu_;
   mutable std::map<int64_t, std::filesystem::path> savepoint_dirs_ ABSL_GUARDED_BY(savepoints_mu_);
 };

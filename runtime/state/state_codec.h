@@ -30,7 +30,8 @@ StreamRecord ReadRecord(StateReader& reader, const RowLayout* layout);
 /// groups, then per group, ascending, a section "key-group" (version 1) holding `U32` group,
 /// `U32` number of keys and per key (ascending) the key (`WriteKey`) followed by whatever
 /// `write_key(key)` writes. Groups are `KeyGroupForHash(KeyHash64(key), max_parallelism)`.
-/// `keys` may hold duplicates (they are written once).
+/// `keys` may hold duplicates (they are written once). The whole is marked as a key-group block
+/// (`StateWriter::BeginKeyGroups`), so a restore at another parallelism can split it.
 template <typename WriteKey>
 void WriteKeyGroups(StateWriter& writer, int max_parallelism, std::vector<Key> keys,
                     WriteKey&& write_key) {
@@ -40,6 +41,7 @@ void WriteKeyGroups(StateWriter& writer, int max_parallelism, std::vector<Key> k
   for (const Key& k : keys) {
     groups[KeyGroupForHash(KeyHash64(k), max_parallelism)].push_back(&k);
   }
+  writer.BeginKeyGroups();
   writer.WriteU32(static_cast<uint32_t>(groups.size()));
   for (const auto& [group, group_keys] : groups) {
     writer.BeginSection("key-group", 1);
@@ -51,6 +53,7 @@ void WriteKeyGroups(StateWriter& writer, int max_parallelism, std::vector<Key> k
     }
     writer.EndSection();
   }
+  writer.EndKeyGroups();
 }
 
 /// Reads what `WriteKeyGroups` wrote, calling `read_key(key)` for every key of a group in `range`

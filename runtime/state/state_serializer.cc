@@ -116,6 +116,49 @@ void StateWriter::EndSection() {
   std::memcpy(buf_.data() + at, &len, sizeof(len));
 }
 
+void StateWriter::BeginBlock(StateBlock::Kind kind) {
+  TM_CHECK(open_block_ < 0, "StateWriter: state blocks do not nest");
+  StateBlock b;
+  b.kind = kind;
+  b.begin = buf_.size();
+  b.enclosing.assign(open_sections_.begin(), open_sections_.end());
+  open_block_ = static_cast<int>(blocks_.size());
+  blocks_.push_back(std::move(b));
+}
+
+void StateWriter::EndBlock(StateBlock::Kind kind) {
+  TM_CHECK(open_block_ >= 0 && blocks_[static_cast<size_t>(open_block_)].kind == kind,
+           "StateWriter: a state block ends that was not begun");
+  StateBlock& b = blocks_[static_cast<size_t>(open_block_)];
+  TM_CHECK(b.enclosing.size() == open_sections_.size(),
+           "StateWriter: a state block ends in another section than it began");
+  b.end = buf_.size();
+  open_block_ = -1;
+}
+
+void StateWriter::BeginKeyGroups() {
+  BeginBlock(StateBlock::Kind::kKeyGroups);
+}
+void StateWriter::EndKeyGroups() {
+  EndBlock(StateBlock::Kind::kKeyGroups);
+}
+
+void StateWriter::BeginList(uint32_t count) {
+  BeginBlock(StateBlock::Kind::kList);
+  WriteU32(count);
+}
+
+void StateWriter::NextListElement() {
+  TM_CHECK(
+      open_block_ >= 0 && blocks_[static_cast<size_t>(open_block_)].kind == StateBlock::Kind::kList,
+      "StateWriter::NextListElement outside a list");
+  blocks_[static_cast<size_t>(open_block_)].elements.push_back(buf_.size());
+}
+
+void StateWriter::EndList() {
+  EndBlock(StateBlock::Kind::kList);
+}
+
 std::string_view StateReader::Take(size_t n) {
   const size_t limit = section_ends_.empty() ? data_.size() : section_ends_.back();
   if (n > limit - pos_) {

@@ -19,6 +19,31 @@ class StateCorrupt : public Error {
   using Error::Error;
 };
 
+/// Where redistributable state sits in one operator subtask's snapshot bytes, so a restore at
+/// another parallelism can cut the snapshots of the old subtasks apart and put the pieces of a new
+/// subtask together without the operator (Flink's `KeyGroupRangeOffsets` of a
+/// `KeyGroupsStateHandle`, and the offsets of an `OperatorStateHandle`'s list state). Kept in the
+/// checkpoint's `_metadata` beside the state file. Offsets are bytes into the snapshot body.
+struct StateBlock {
+  enum class Kind : uint8_t {
+    /// What `WriteKeyGroups` wrote: `U32` number of groups, then one "key-group" section per
+    /// group (its body starts with the `U32` group). Split by key-group range.
+    kKeyGroups,
+    /// Operator list state (`StateWriter::BeginList`): `U32` count, then the elements, each
+    /// starting at `elements[i]`. Split round-robin over the new subtasks (Flink's
+    /// `RoundRobinOperatorStateRepartitioner`).
+    kList,
+  };
+  Kind kind = Kind::kKeyGroups;
+  uint64_t begin = 0;              ///< offset of the `U32` count
+  uint64_t end = 0;                ///< one past the block's last byte
+  std::vector<uint64_t> elements;  ///< kList: start offset of each element, ascending
+  /// Offsets of the length fields of the sections enclosing the block, outermost first: a
+  /// restore that changes the block's length corrects them.
+  std::vector<uint64_t> enclosing;
+  friend bool operator==(const StateBlock&, const StateBlock&) = default;
+};
+
 /// Writes operator and split state in tidemark's snapshot format. Mirrors Flink's
 /// `DataOutputView` as used by `TypeSerializer#serialize`: the bytes follow the values (and the
 /// schema of a row), never the in-memory layout, so a snapshot taken today restores after the
@@ -49,12 +74,30 @@ class StateWriter {
   void BeginSection(std::string_view name, uint32_t version);
   void EndSection();
 
+  /// Marks what follows, up to `EndKeyGroups`, as a key-group block (`WriteKeyGroups` does).
+  void BeginKeyGroups();
+  void EndKeyGroups();
+  /// Operator list state (Flink's `ListState` of operator state): writes the `U32` `count`;
+  /// call `NextListElement` before each of the `count` elements, then `EndList`. A restore at
+  /// another parallelism hands the elements of all old subtasks round-robin to the new ones.
+  void BeginList(uint32_t count);
+  void NextListElement();
+  void EndList();
+
   const std::string& bytes() const { return buf_; }
   std::string Release() { return std::move(buf_); }
+  /// The blocks marked so far, in the order they begin.
+  const std::vector<StateBlock>& blocks() const { return blocks_; }
+  std::vector<StateBlock> ReleaseBlocks() { return std::move(blocks_); }
 
  private:
+  void BeginBlock(StateBlock::Kind kind);
+  void EndBlock(StateBlock::Kind kind);
+
   std::string buf_;
   std::vector<size_t> open_sections_;  // offsets of the length fields of open sections
+  std::vector<StateBlock> blocks_;
+  int open_block_ = -1;  // index in blocks_ of the block being written, -1 when none
 };
 
 /// Reads what a `StateWriter` wrote. Every read checks bounds: reading past the end, an unknown

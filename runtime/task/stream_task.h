@@ -375,8 +375,14 @@ class StreamTask {
   /// Snapshots every chained operator in chain order, forwards the barrier, acknowledges.
   void PerformCheckpoint(const CheckpointBarrier& barrier);
   void InitializeOperatorState();
-  /// Every chained operator's state, in chain order: (operator id, bytes) of those that wrote any.
-  std::vector<std::pair<std::string, std::string>> SnapshotChain(int64_t id, int64_t timestamp_ms);
+  /// One operator's snapshot: its id, its bytes and their redistributable blocks.
+  struct OperatorSnapshot {
+    std::string operator_id;
+    std::string bytes;
+    std::vector<StateBlock> blocks;
+  };
+  /// Every chained operator's state, in chain order, of those that wrote any.
+  std::vector<OperatorSnapshot> SnapshotChain(int64_t id, int64_t timestamp_ms);
   /// After end of input was handed on: gives the coordinator the chain's final state; the task
   /// then ends only once a checkpoint including it completed (Flink's FLIP-147).
   void ReportFinished();

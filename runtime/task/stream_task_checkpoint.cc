@@ -92,16 +92,16 @@ void StreamTask::InitializeOperatorState() {
   }
 }
 
-std::vector<std::pair<std::string, std::string>> StreamTask::SnapshotChain(int64_t id,
-                                                                           int64_t timestamp_ms) {
-  std::vector<std::pair<std::string, std::string>> states;
+std::vector<StreamTask::OperatorSnapshot> StreamTask::SnapshotChain(int64_t id,
+                                                                    int64_t timestamp_ms) {
+  std::vector<OperatorSnapshot> states;
   // Chain order: the head first, as the barrier would pass through the chain.
   for (auto& c : ops_) {
     StateWriter writer;
     StateSnapshotContext ctx{id, timestamp_ms, writer};
     CallOperator(c.name, [&] { c.op->SnapshotState(ctx); });
     if (!writer.bytes().empty()) {
-      states.emplace_back(c.name, writer.Release());
+      states.push_back(OperatorSnapshot{c.name, writer.Release(), writer.ReleaseBlocks()});
     }
   }
   return states;
@@ -126,7 +126,7 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
   // checkpoint is aborted without counting toward tolerable-failed-checkpoints, and the job
   // restarts or fails for the operator's reason, never for a checkpoint-count threshold that races
   // with it.
-  std::vector<std::pair<std::string, std::string>> states;
+  std::vector<OperatorSnapshot> states;
   try {
     states = SnapshotChain(barrier.id, barrier.timestamp_ms);
   } catch (const Cancelled&) {
@@ -142,9 +142,10 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
   // exceeded.
   std::vector<StateFileHandle> handles;
   try {
-    for (auto& [op, bytes] : states) {
+    for (OperatorSnapshot& s : states) {
       if (checkpoint_storage_ != nullptr) {
-        handles.push_back(checkpoint_storage_->WriteState(barrier.id, op, subtask_index_, bytes));
+        handles.push_back(checkpoint_storage_->WriteState(barrier.id, s.operator_id, subtask_index_,
+                                                          s.bytes, std::move(s.blocks)));
       }
     }
   } catch (const Cancelled&) {
@@ -174,9 +175,11 @@ void StreamTask::ReportFinished() {
     return;
   }
   std::vector<CheckpointCoordinator::FinishedState> states;
-  for (auto& [op, bytes] : SnapshotChain(coordinator_->NextCheckpointIdFor(checkpoint_task_name()),
-                                         pts_->GetCurrentProcessingTime())) {
-    states.push_back(CheckpointCoordinator::FinishedState{op, subtask_index_, std::move(bytes)});
+  for (OperatorSnapshot& s :
+       SnapshotChain(coordinator_->NextCheckpointIdFor(checkpoint_task_name()),
+                     pts_->GetCurrentProcessingTime())) {
+    states.push_back(CheckpointCoordinator::FinishedState{s.operator_id, subtask_index_,
+                                                          std::move(s.bytes), std::move(s.blocks)});
   }
   final_checkpoint_id_ = coordinator_->TaskFinished(checkpoint_task_name(), std::move(states));
   awaiting_final_checkpoint_ = true;

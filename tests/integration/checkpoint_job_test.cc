@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "config/job_loader.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
@@ -77,6 +79,11 @@ std::vector<std::string> OutputBefore(const std::vector<std::string>& lines, int
   }
   ADD_FAILURE() << "no barrier " << id << " in the output";
   return {};
+}
+
+std::string ReadFileText(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 std::vector<std::string> Sorted(std::vector<std::string> v) {
@@ -354,22 +361,31 @@ TEST_F(CheckpointJobTest, RefusesCheckpointsItCannotRestore) {
             "cannot restore from " + (dir_ / "chk-20").string() +
                 ": it holds state of operator subtasks this job does not have "
                 "(windows#0); pass --allow-non-restored-state to skip it");
-  // The source at a higher parallelism than checkpointed: its new subtask would read its splits
-  // again from the start, so the restore is refused (not records twice).
-  EXPECT_EQ(RefusalOf(JobYaml(2, ""), options, "restored a source at a higher parallelism"),
-            "cannot restore from " + (dir_ / "chk-20").string() +
-                ": source \"source\" has parallelism 2 here and 1 in the checkpoint; a source's "
-                "splits and read positions are not redistributed to new subtasks (they would read "
-                "their splits again from the start), so restore it at parallelism 1");
-  // A keyed operator at a higher parallelism: the keys that move to its new subtask would leave
-  // their windows behind, so this is refused too.
+  // A checkpoint written before rescaling existed (no blocks, no parallelism in _metadata): the
+  // source at a higher parallelism is refused, its state cannot be split.
+  fs::copy(dir_ / "chk-20", dir_ / "old-chk-20");
+  {
+    nlohmann::json meta = nlohmann::json::parse(ReadFileText(dir_ / "old-chk-20" / "_metadata"));
+    meta.erase("parallelism");
+    for (auto& state : meta["states"]) {
+      state.erase("blocks");
+    }
+    std::ofstream(dir_ / "old-chk-20" / "_metadata") << meta.dump();
+  }
+  JobRunOptions old_options;
+  old_options.restore_from = dir_ / "old-chk-20";
+  EXPECT_EQ(RefusalOf(JobYaml(2, ""), old_options, "restored an old checkpoint at parallelism 2"),
+            "cannot restore from " + (dir_ / "old-chk-20").string() +
+                ": operator \"source\" has parallelism 2 here and 1 in the checkpoint, and the "
+                "checkpoint does not say where its state can be split (it was written before "
+                "tidemark rescaled state); restore it at parallelism 1");
+  // The same at its own parallelism restores.
+  EXPECT_EQ(RunJob(JobYaml(1, ""), old_options).state, JobState::kFinished);
+  // A keyed operator at a higher parallelism than checkpointed (a current checkpoint): its key
+  // groups are redistributed (rescale_test.cc checks the output).
   std::string wider = JobYaml(1, "");
   wider.replace(wider.find("  - id: windows\n"), 16, "  - id: windows\n    parallelism: 2\n");
-  EXPECT_EQ(RefusalOf(wider, options, "restored a keyed operator at a higher parallelism"),
-            "cannot restore from " + (dir_ / "chk-20").string() +
-                ": operator \"windows\" has parallelism 2 here and 1 in the checkpoint; keyed "
-                "state is not redistributed to new subtasks (keys that move to them would leave "
-                "their state behind), so restore it at parallelism 1");
+  EXPECT_EQ(RunJob(wider, options).state, JobState::kFinished);
   options.allow_non_restored_state = true;
   EXPECT_EQ(RunJob(renamed, options).state, JobState::kFinished);
   // A corrupt state file: the checkpoint is refused with the file named.

@@ -9,6 +9,7 @@
 #include "operators/lookup_join_operator.h"
 #include "operators/sink_block.h"
 #include "operators/window/window_block.h"
+#include "runtime/checkpoint/state_assignment.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
 #include "runtime/eventtime/watermark_strategy_block.h"
@@ -93,6 +94,22 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
                       "drain",
                       restored->directory.string()));
     }
+    // An operator restored at another parallelism than it was checkpointed at (Flink's
+    // StateAssignmentOperation): keyed state goes to the subtasks that own its key groups now, a
+    // source's splits are handed round-robin to the new readers, each resuming from its position.
+    {
+      std::map<std::string, RestoreTarget> targets;
+      for (const JobVertex& v : graph.vertices) {
+        targets[v.spec.id] = RestoreTarget{v.parallelism, graph.pipeline.max_parallelism,
+                                           v.spec.type == "source" || !v.spec.key_by.empty()};
+      }
+      const bool restore_watermarks = spec.checkpointing && spec.checkpointing->restore_watermarks;
+      for (const std::string& op : AssignStatesForRestore(*restored, targets, restore_watermarks)) {
+        GetLogger("checkpoint")
+            ->info("restoring from {}: operator \"{}\" redistributed to parallelism {}",
+                   restored->directory.string(), op, targets[op].parallelism);
+      }
+    }
     // State is matched by operator id (and subtask): state of an operator the job no longer has
     // is an error unless allowed (Flink's --allowNonRestoredState).
     std::vector<std::string> unknown;
@@ -148,37 +165,6 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
                         "--allow-non-restored-state to "
                         "start it empty",
                         restored->directory.string(), change));
-      }
-    }
-    // An operator restored at a higher parallelism than it was checkpointed at: a source's new
-    // subtasks have no restored splits and would be assigned theirs afresh, reading them again
-    // from the start (records twice); a keyed operator's keys that move to a new subtask would
-    // leave their state behind (windows lost). Sources and keyed operators write state from every
-    // subtask, so the checkpoint's subtask count is their parallelism then. Flink redistributes
-    // splits and key groups on a rescale; tidemark does not, so the restore is refused.
-    for (const JobVertex& v : graph.vertices) {
-      const bool source = v.spec.type == "source";
-      if (!source && v.spec.key_by.empty()) {
-        continue;
-      }
-      int checkpointed = 0;
-      for (const auto& [key, bytes] : restored->states) {
-        if (key.first == v.spec.id) {
-          checkpointed = std::max(checkpointed, key.second + 1);
-        }
-      }
-      if (checkpointed > 0 && v.parallelism > checkpointed) {
-        throw Error(fmt::format(
-            "cannot restore from {}: {} \"{}\" has parallelism {} here and {} in the checkpoint; "
-            "{}, "
-            "so restore it at parallelism {}",
-            restored->directory.string(), source ? "source" : "operator", v.spec.id, v.parallelism,
-            checkpointed,
-            source ? "a source's splits and read positions are not redistributed to new subtasks "
-                     "(they would read their splits again from the start)"
-                   : "keyed state is not redistributed to new subtasks (keys that move to them "
-                     "would leave their state behind)",
-            checkpointed));
       }
     }
     checkpoint_options.restored = std::move(restored);
