@@ -113,6 +113,10 @@ struct WatermarkStrategySpec {
   /// Punctuated: the field whose (int64) value is emitted as a watermark when present / non-null.
   std::string watermark_field;
   std::optional<int64_t> idleness_ms;  ///< `idleness: 2s`
+  /// `idle-advance: 30s` (a source's, beyond Flink): once no split has had a record for this
+  /// long, event time moves on with processing time (SourceOperator). Loader-checked: > 0, on a
+  /// source, with a strategy that has a bound (not punctuated / none).
+  std::optional<int64_t> idle_advance_ms;
   struct Alignment {
     std::string group;
     int64_t max_drift_ms = 0;

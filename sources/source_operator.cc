@@ -111,6 +111,31 @@ class SourceOperator::IdlenessManager {
   Side main_side_;
 };
 
+/// `idle-advance`: wraps a generator and tells the operator each record's timestamp (the largest
+/// timestamp and the processing time of the newest record are what the advance moves from).
+class SourceOperator::IdleAdvanceObserver final : public WatermarkGenerator {
+ public:
+  IdleAdvanceObserver(SourceOperator& op, std::unique_ptr<WatermarkGenerator> inner)
+      : op_(op), inner_(std::move(inner)) {}
+  void OnEvent(const StreamRecord& record, Timestamp event_timestamp,
+               WatermarkOutput& output) override {
+    op_.advance_max_ts_ = std::max(op_.advance_max_ts_, event_timestamp);
+    op_.advance_last_at_ = op_.processing_time().GetCurrentProcessingTime();
+    inner_->OnEvent(record, event_timestamp, output);
+  }
+  void OnPeriodicEmit(WatermarkOutput& output) override { inner_->OnPeriodicEmit(output); }
+  bool InspectsRecordOnEvent() const override { return inner_->InspectsRecordOnEvent(); }
+  std::optional<int64_t> CurrentOutOfOrdernessMs() const override {
+    return inner_->CurrentOutOfOrdernessMs();
+  }
+  void SnapshotState(StateWriter& writer) const override { inner_->SnapshotState(writer); }
+  void RestoreState(StateReader& reader) override { inner_->RestoreState(reader); }
+
+ private:
+  SourceOperator& op_;
+  std::unique_ptr<WatermarkGenerator> inner_;
+};
+
 /// One split's output: its own generator and pausable idleness clock, and multiplexer handles
 /// that also tell the operator when the split's watermark advances (for split alignment).
 class SourceOperator::SplitOutput : public SourceOutput {
@@ -125,7 +150,7 @@ class SourceOperator::SplitOutput : public SourceOutput {
       // would select the copy constructor), so the alignment wait pauses every split clock.
       const RelativeClock& main_clock = *op_.main_clock_;
       clock_ = std::make_unique<PausableRelativeClock>(main_clock);
-      generator_ = op_.strategy_->CreateWatermarkGenerator(clock_.get());
+      generator_ = op_.MakeGenerator(clock_.get());
     }
   }
   ~SplitOutput() override {
@@ -275,7 +300,7 @@ class SourceOperator::MainReaderOutput : public ReaderOutput {
  public:
   explicit MainReaderOutput(SourceOperator& op) : op_(op) {
     if (op_.idleness_) {
-      generator_ = op_.strategy_->CreateWatermarkGenerator(op_.main_clock_.get());
+      generator_ = op_.MakeGenerator(op_.main_clock_.get());
     }
   }
   void Collect(Row row) override {
@@ -505,6 +530,52 @@ void SourceOperator::EmitPeriodicWatermark() {
   }
   multiplexer_->OnPeriodicEmit();
   main_output_->OnPeriodicEmit();
+  if (strategy_->idle_advance()) {
+    IdleAdvance(now);
+  }
+}
+
+std::unique_ptr<WatermarkGenerator> SourceOperator::MakeGenerator(const RelativeClock* clock) {
+  std::unique_ptr<WatermarkGenerator> generator = strategy_->CreateWatermarkGenerator(clock);
+  if (strategy_->idle_advance()) {
+    generator = std::make_unique<IdleAdvanceObserver>(*this, std::move(generator));
+  }
+  return generator;
+}
+
+void SourceOperator::IdleAdvance(Timestamp now) {
+  const IdleAdvanceParams& params = *strategy_->idle_advance();
+  if (advance_max_ts_ == kMinTimestamp) {
+    return;  // no record yet: nothing to advance from
+  }
+  const int64_t quiet = now - advance_last_at_;
+  if (advancing_ && quiet < params.after_ms) {
+    // A record came: the splits' own watermarks lead again (they cannot go back: the output
+    // forwards only increases). The main side returns to the status it had before.
+    advancing_ = false;
+    Trace("idle-advance-end", {WatermarkTrace::Number("watermark", latest_watermark_)});
+    if (main_side_was_idle_) {
+      idleness_->main_side().MarkIdle();
+    }
+  }
+  if (quiet < params.after_ms || waiting_for_alignment_ ||
+      advance_max_ts_ > kMaxTimestamp - 1 - quiet) {
+    return;
+  }
+  const Timestamp candidate = advance_max_ts_ + quiet - params.lag_ms;
+  if (candidate <= latest_watermark_) {
+    return;
+  }
+  if (!advancing_) {
+    advancing_ = true;
+    main_side_was_idle_ = idleness_->main_side().idle();
+  }
+  Trace("idle-advance", {WatermarkTrace::Number("watermark", candidate),
+                         WatermarkTrace::Number("max_timestamp", advance_max_ts_),
+                         WatermarkTrace::Number("quiet_ms", quiet)});
+  // Through the main side: while it advances, the subtask is active even when idleness has
+  // marked every split idle (its watermark moves, so it must not be left out downstream).
+  idleness_->main_side().EmitWatermark(Watermark{candidate});
 }
 
 void SourceOperator::ScheduleReport(Timestamp at_ms) {

@@ -68,6 +68,13 @@ struct SourceOperatorOptions {
 ///   (`SourceReader::PauseOrResumeSplits`, and its idleness clock stops) as soon as its watermark
 ///   passes it, and resumed on the first announcement that allows it again. A released split leaves
 ///   the bookkeeping.
+/// - **Idle-advance** (strategy with `idle_advance`, beyond Flink): after the periodic tick's
+///   merge, once the newest record of the subtask (of every split) is `after_ms` of processing
+///   time old, the watermark max_ts + (now - t_last) - lag is emitted through the main side when
+///   it is above the latest one (traced `idle-advance`); so event time moves with processing
+///   time from the last record. Not while waiting for alignment. While advancing the subtask is
+///   ACTIVE even if idleness marked every split idle; the next record ends it
+///   (`idle-advance-end`, at the next tick) and the main side returns to its previous status.
 /// - Under the virtual clock a source that can only wait for an announcement waits for its next
 ///   report, a pending timer the clock stops at (the report's announcement is what releases it).
 ///
@@ -147,6 +154,13 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   class MainReaderOutput;
   class ReaderContext;
   class FlushingOutput;
+  class IdleAdvanceObserver;
+
+  /// The strategy's generator for a split (or the main output), observed for `idle-advance`.
+  std::unique_ptr<WatermarkGenerator> MakeGenerator(const RelativeClock* clock);
+  /// `idle-advance` at a periodic tick, after the splits' watermarks are merged: once the newest
+  /// record is `after_ms` old, emits max_ts + quiet - lag when that is above the watermark.
+  void IdleAdvance(Timestamp now);
 
   bool generates_watermarks() const {
     return strategy_.has_value() && options_.emit_progressive_watermarks;
@@ -209,6 +223,12 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   std::unique_ptr<ProcessingTimeRelativeClock> base_clock_;
   std::unique_ptr<PausableRelativeClock> main_clock_;
   std::unique_ptr<MainReaderOutput> main_output_;
+  // idle-advance: the largest timestamp seen, the processing time of the newest record, whether
+  // the watermark is being advanced, and the main side's idleness before it was.
+  Timestamp advance_max_ts_ = kMinTimestamp;
+  Timestamp advance_last_at_ = kMinTimestamp;
+  bool advancing_ = false;
+  bool main_side_was_idle_ = false;
   std::map<std::string, std::unique_ptr<SplitOutput>> split_outputs_;
   std::unique_ptr<FlushingOutput> out_;
   // EmitBatch's batch: `pool_` holds the records (rows reused round after round), `pool_used_`

@@ -483,6 +483,26 @@ WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const
     }
     strategy = strategy->WithIdleness(std::chrono::milliseconds(*spec.idleness_ms));
   }
+  if (spec.idle_advance_ms) {
+    if (spec.strategy == "punctuated" || spec.strategy == "none") {
+      throw InvalidArgument(
+          fmt::format("{}watermarks.idle-advance: needs a strategy with a bound, not {}",
+                      Where(spec.location), spec.strategy));
+    }
+    int64_t lag = 1;  // monotonous: max timestamp - 1 ms
+    if (spec.strategy == "bounded-out-of-orderness") {
+      lag = spec.max_out_of_orderness_ms + 1;
+    } else if (spec.strategy == "sql-interval") {
+      lag = spec.max_out_of_orderness_ms;
+    } else if (spec.strategy == "adaptive-out-of-orderness" && spec.adaptive) {
+      lag = spec.adaptive->max_ms + 1;
+    }
+    try {
+      strategy = strategy->WithIdleAdvance(IdleAdvanceParams{*spec.idle_advance_ms, lag});
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(fmt::format("{}watermarks: {}", Where(spec.location), e.what()));
+    }
+  }
   if (spec.alignment) {
     try {
       strategy = strategy->WithAlignment(WatermarkAlignmentParams{

@@ -64,6 +64,17 @@ WatermarkStrategy WatermarkStrategy::WithIdleness(std::chrono::milliseconds time
   return copy;
 }
 
+WatermarkStrategy WatermarkStrategy::WithIdleAdvance(IdleAdvanceParams params) const {
+  if (params.after_ms <= 0 || params.lag_ms < 0) {
+    throw InvalidArgument(fmt::format(
+        "idle-advance must be greater than 0 ms with a non-negative lag, got {} ms and {} ms",
+        params.after_ms, params.lag_ms));
+  }
+  WatermarkStrategy copy = *this;
+  copy.idle_advance_ = params;
+  return copy;
+}
+
 WatermarkStrategy WatermarkStrategy::WithAlignment(WatermarkAlignmentParams params) const {
   if (params.group.empty()) {
     throw InvalidArgument("watermark alignment needs a group name");

@@ -40,6 +40,17 @@ struct WatermarkAlignmentParams {
 /// when a job names no timestamp field.
 TimestampAssigner RecordTimestampAssigner();
 
+/// `idle-advance` on a source (beyond Flink, which has no equivalent): once the source's newest
+/// record is `after_ms` of processing time old, its watermark becomes max(watermark, max_ts +
+/// (now - t_last) - lag_ms), where max_ts is the largest timestamp seen and t_last the processing
+/// time (ms) of the newest record: event time goes on with processing time from the last record.
+/// `lag_ms` is what the strategy subtracts from the max timestamp (bound + 1 ms; sql-interval:
+/// the interval; adaptive: max + 1 ms). Applied by `SourceOperator`.
+struct IdleAdvanceParams {
+  int64_t after_ms = 0;
+  int64_t lag_ms = 0;
+};
+
 /// Everything needed to put event time on a stream: a `TimestampAssigner`, a
 /// `WatermarkGenerator` factory, optional idleness and optional alignment. Mirrors Flink's
 /// `WatermarkStrategy`. A value type (copyable; the std::functions are shared by copies), built
@@ -64,6 +75,9 @@ class WatermarkStrategy {
   /// Throws `InvalidArgument` unless `timeout > 0` (checked here, not only when generators are
   /// made).
   WatermarkStrategy WithIdleness(std::chrono::milliseconds timeout) const;
+  /// Returns a copy carrying `idle-advance` (beyond Flink; see IdleAdvanceParams). Throws
+  /// `InvalidArgument` unless `params.after_ms > 0` and `params.lag_ms >= 0`.
+  WatermarkStrategy WithIdleAdvance(IdleAdvanceParams params) const;
   /// Returns a copy carrying alignment parameters. Throws `InvalidArgument` for an empty group, a
   /// negative drift or a non-positive update interval.
   WatermarkStrategy WithAlignment(WatermarkAlignmentParams params) const;
@@ -108,6 +122,7 @@ class WatermarkStrategy {
 
   const std::optional<std::chrono::milliseconds>& idle_timeout() const { return idle_timeout_; }
   const std::optional<WatermarkAlignmentParams>& alignment() const { return alignment_; }
+  const std::optional<IdleAdvanceParams>& idle_advance() const { return idle_advance_; }
 
  private:
   [[gnu::noinline]] bool AssignTimestamp(const StreamRecord& record, Timestamp* ts) const;
@@ -117,6 +132,7 @@ class WatermarkStrategy {
   WatermarkGeneratorFactory generator_factory_;
   std::optional<std::chrono::milliseconds> idle_timeout_;
   std::optional<WatermarkAlignmentParams> alignment_;
+  std::optional<IdleAdvanceParams> idle_advance_;
 };
 
 }  // namespace tidemark

@@ -13,7 +13,8 @@ namespace {
 
 constexpr auto kWatermarkKeys = std::to_array<std::string_view>(
     {"strategy", "max-out-of-orderness", "timestamp-field", "timestamp-unit", "timestamp-format",
-     "watermark-field", "idleness", "alignment", "percentile", "window", "min", "max", "initial"});
+     "watermark-field", "idleness", "idle-advance", "alignment", "percentile", "window", "min",
+     "max", "initial"});
 constexpr auto kAdaptiveKeys =
     std::to_array<std::string_view>({"percentile", "window", "min", "max", "initial"});
 constexpr auto kStrategies =
@@ -133,6 +134,20 @@ WatermarkStrategySpec ParseWatermarksBlock(BlockReader& r, const BlockField& fie
   if (std::optional<BlockField> f = map->Get("idleness")) {
     if (std::optional<int64_t> ms = r.ReadDuration(*f, Sign::kPositive)) {
       spec.idleness_ms = *ms;
+    }
+  }
+  if (std::optional<BlockField> f = map->Get("idle-advance")) {
+    if (!on_source) {
+      r.Error(f->key_location, f->path,
+              "idle-advance applies only to a source's watermarks (type: source)");
+    } else if (spec.strategy == "punctuated" || spec.strategy == "none") {
+      r.Error(
+          f->key_location, f->path,
+          fmt::format("needs a strategy with a bound to advance from (bounded-out-of-orderness, "
+                      "adaptive-out-of-orderness, sql-interval, monotonous), got {}",
+                      spec.strategy));
+    } else if (std::optional<int64_t> ms = r.ReadDuration(*f, Sign::kPositive)) {
+      spec.idle_advance_ms = *ms;
     }
   }
   if (std::optional<BlockField> f = map->Get("alignment")) {

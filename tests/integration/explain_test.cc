@@ -59,6 +59,19 @@ TEST(ExplainTest, FollowsTheHoldingChannelToItsUpstreamSubtask) {
   EXPECT_TRUE(Has(text, "source 'views'#1: MIN (none yet); it has no split")) << text;
 }
 
+TEST(ExplainTest, SaysTheWatermarkCameFromIdleAdvance) {
+  // jobs/idle_advance.yaml: the tick at 8000 ms advanced to 5200 + 3850 - 501 = 8.549 s, above
+  // both splits' own watermarks, just before a's last record and end of input.
+  const std::string text = ExplainJob("jobs/idle_advance.yaml");
+  EXPECT_TRUE(Has(text,
+                  "8.549s came from idle-advance (2000 ms): no split has had a record for "
+                  "that long"))
+      << text;
+  EXPECT_FALSE(Has(text, "likely mistake")) << text;  // idle-advance lets event time go on
+  const std::string plain = ExplainJob("jobs/slow_split_stops_idleness.yaml");
+  EXPECT_FALSE(Has(plain, "idle-advance")) << plain;
+}
+
 TEST(ExplainTest, UnknownOperator) {
   EXPECT_EQ(ExplainJob("jobs/two_splits_split.yaml", "nope"),
             "nope: no such operator in the job\n");

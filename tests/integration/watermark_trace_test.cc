@@ -131,6 +131,63 @@ TEST(WatermarkTraceTest, IdlenessAndAlignmentAreTraced) {
   EXPECT_EQ(paused, resumed);
 }
 
+TEST(WatermarkTraceTest, IdleAdvanceIsTraced) {
+  // jobs/idle_advance.yaml: quiet from 1050 ms (max timestamp 2050, lag 501 ms); advancing from
+  // the 3200 ms tick (t + 499) until a's record at 4150; again from the 6200 ms tick
+  // (5200 + quiet - 501) until a's record at 8000.
+  const auto events = TraceOf("jobs/idle_advance.yaml");
+  std::vector<std::pair<int64_t, int64_t>> advanced;
+  std::vector<int64_t> ends;
+  for (const auto& e : events) {
+    if (e["event"] == "idle-advance") {
+      advanced.emplace_back(e["time"].get<int64_t>(), e["watermark"].get<int64_t>());
+    } else if (e["event"] == "idle-advance-end") {
+      ends.push_back(e["time"].get<int64_t>());
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> expected;
+  for (int64_t t = 3200; t <= 4000; t += 200) {
+    expected.emplace_back(t, t + 499);
+  }
+  for (int64_t t = 6200; t <= 8000; t += 200) {
+    expected.emplace_back(t, 5200 + (t - 4150) - 501);
+  }
+  EXPECT_EQ(advanced, expected);
+  EXPECT_EQ(ends, (std::vector<int64_t>{4200}));  // the second advance ends with the input
+}
+
+TEST(WatermarkTraceTest, IdleAdvanceMakesAnIdleSourceActive) {
+  // jobs/idle_advance_with_idleness.yaml: idleness marks every split idle first; idle-advance
+  // then moves the watermark on and the source is active while it does.
+  const auto events = TraceOf("jobs/idle_advance_with_idleness.yaml");
+  std::vector<std::pair<int64_t, std::string>> status;
+  TimedWatermarks output;
+  for (const auto& e : events) {
+    if (e["operator"] != "source") {
+      continue;
+    }
+    if (e["event"] == "output-status") {
+      status.emplace_back(e["time"].get<int64_t>(), e["status"].get<std::string>());
+    } else if (e["event"] == "output-watermark" && e["time"].get<int64_t>() <= 6200) {
+      output.emplace_back(e["time"].get<int64_t>(), e["watermark"].get<int64_t>());
+    }
+  }
+  EXPECT_EQ(status, (std::vector<std::pair<int64_t, std::string>>{
+                        {2600, "IDLE"}, {3200, "ACTIVE"}, {5600, "IDLE"}, {6200, "ACTIVE"}}));
+  EXPECT_EQ(output, (TimedWatermarks{{200, 549},
+                                     {400, 649},
+                                     {800, 1049},
+                                     {1000, 1149},
+                                     {2200, 1549},
+                                     {3200, 3699},
+                                     {3400, 3899},
+                                     {3600, 4099},
+                                     {3800, 4299},
+                                     {4000, 4499},
+                                     {5600, 4699},
+                                     {6200, 6749}}));
+}
+
 TEST(WatermarkTraceTest, TheSameTraceOnEveryRun) {
   const auto first = TraceOf("jobs/two_sources_p2.yaml");
   for (int run = 0; run < 5; ++run) {

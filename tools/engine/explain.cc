@@ -271,6 +271,18 @@ class Explainer {
         holder = &sp;
       }
     }
+    if (const std::optional<int64_t> advance = spec->watermarks->idle_advance_ms) {
+      // Otherwise the output is a minimum over the splits: above all of them only idle-advance.
+      Line(indent + 1,
+           op.output_watermark > highest
+               ? fmt::format("{} came from idle-advance ({} ms): no split has had a record for "
+                             "that long, so event time goes on with processing time; records "
+                             "arriving now behind it are late",
+                             Time(op.output_watermark), *advance)
+               : fmt::format("idle-advance is {} ms: once no split has had a record for that "
+                             "long, the watermark goes on with processing time",
+                             *advance));
+    }
     for (const Split& sp : splits) {
       std::string state = sp.idle ? "idle" : sp.paused ? "paused for alignment" : "active";
       std::string last = sp.records == 0 ? "no record"
@@ -298,14 +310,14 @@ class Explainer {
                                    holder->id));
     } else if (holder->last_active_check != kMinTimestamp &&
                s.time - holder->last_active_check > 1000 && holder->watermark < highest) {
-      if (!idleness) {
+      if (!idleness && !spec->watermarks->idle_advance_ms) {
         mistakes_.push_back(fmt::format(
             "split {} stopped (no record after {}, {} before this) but is still open, and no "
             "idleness is set on source '{}' (watermarks.idleness): nothing lets event time go on "
             "without it until end of input",
             holder->id, FormatEventTime(holder->last_active_check),
             FormatDuration(s.time - holder->last_active_check), op.name));
-      } else {
+      } else if (idleness) {
         Line(indent + 1,
              fmt::format("split {} has had no record since {}; {}: it becomes idle "
                          "after that long without records",
@@ -313,9 +325,10 @@ class Explainer {
       }
     }
     Line(indent + 1,
-         fmt::format("would move it: a later record on split {}, its end{}, or end of "
+         fmt::format("would move it: a later record on split {}, its end{}{}, or end of "
                      "input",
-                     holder->id, idleness ? ", its idleness" : ", an idleness timeout"));
+                     holder->id, idleness ? ", its idleness" : ", an idleness timeout",
+                     spec->watermarks->idle_advance_ms ? ", idle-advance" : ""));
   }
 
   const JobSpec& spec_;

@@ -1386,6 +1386,15 @@ std::string Exporter::WatermarkDdl(const WatermarkStrategySpec& wm, const Operat
           Duration(*wm.idleness_ms), Duration(*wm.idleness_ms));
     }
   }
+  if (wm.idle_advance_ms) {
+    // Like pipeline.clock: a processing-time behaviour with no Flink form; the SQL stays valid
+    // and gives the same rows whenever input never pauses that long.
+    comments += fmt::format(
+        "-- idle-advance {}: no Flink equivalent (beyond Flink): tidemark moves this source's "
+        "watermark on with processing time once it has had no record for {}; Flink's watermark "
+        "waits for the next record, so windows close later (or only at end of input).\n",
+        Duration(*wm.idle_advance_ms), Duration(*wm.idle_advance_ms));
+  }
   if (wm.alignment && push_down) {
     options.push_back(
         fmt::format("'scan.watermark.alignment.group' = {}", SqlString(wm.alignment->group)));

@@ -949,6 +949,30 @@ TEST(JobLoaderTest, TimestampFormatLoadsAndItsPatternIsCheckedAtItsColumn) {
             "timestamp-unit for a string field: give one of the two");
 }
 
+TEST(JobLoaderTest, IdleAdvanceLoadsOnASourceAndIsCheckedAtItsColumn) {
+  const std::string source = std::string(kSource) + "    watermarks:\n";
+  const JobSpec job = LoadJobSpecString(
+      Job(source + "      strategy: monotonous\n      idle-advance: 30s\n"), kFile);
+  EXPECT_EQ(job.operators[0].watermarks->idle_advance_ms, 30000);
+  EXPECT_EQ(ErrorOf(Job(source + "      strategy: monotonous\n      idle-advance: 0ms\n")),
+            "jobs/test.yaml:11:21: error: operators[0].watermarks.idle-advance: must be greater "
+            "than 0, got \"0ms\"");
+  EXPECT_EQ(ErrorOf(Job(source + "      strategy: none\n      idle-advance: 5s\n")),
+            "jobs/test.yaml:11:7: error: operators[0].watermarks.idle-advance: needs a strategy "
+            "with a bound to advance from (bounded-out-of-orderness, adaptive-out-of-orderness, "
+            "sql-interval, monotonous), got none");
+  const std::string assign = std::string(kSource) + R"(  - id: a
+    type: assign-timestamps-and-watermarks
+    input: src
+    watermarks:
+      strategy: monotonous
+      idle-advance: 5s
+)";
+  EXPECT_EQ(ErrorOf(Job(assign)),
+            "jobs/test.yaml:14:7: error: operators[1].watermarks.idle-advance: idle-advance "
+            "applies only to a source's watermarks (type: source)");
+}
+
 TEST(JobLoaderTest, AdaptiveOutOfOrdernessLoadsWithDefaultsAndChecksItsKeys) {
   const JobSpec job = LoadJobSpecString(Job(std::string(kSource) + R"(  - id: a
     type: assign-timestamps-and-watermarks

@@ -197,6 +197,31 @@ TEST(MakeWatermarkStrategyTest, IdlenessAndAlignmentAreCarried) {
   EXPECT_NE(dynamic_cast<WatermarksWithIdleness*>(g.get()), nullptr);
 }
 
+TEST(MakeWatermarkStrategyTest, IdleAdvanceCarriesWhatEachStrategySubtracts) {
+  const auto lag = [](const std::string& strategy, int64_t bound) {
+    WatermarkStrategySpec spec;
+    spec.strategy = strategy;
+    spec.timestamp_field = "ts";
+    spec.max_out_of_orderness_ms = bound;
+    if (strategy == "adaptive-out-of-orderness") {
+      spec.max_out_of_orderness_ms = 0;
+      spec.adaptive = WatermarkStrategySpec::Adaptive{99.0, 60000, 0, bound, bound};
+    }
+    spec.idle_advance_ms = 30000;
+    const WatermarkStrategy s = MakeWatermarkStrategy(spec, TestSchema());
+    EXPECT_EQ(s.idle_advance()->after_ms, 30000);
+    return s.idle_advance()->lag_ms;
+  };
+  EXPECT_EQ(lag("bounded-out-of-orderness", 500), 501);   // max - B - 1
+  EXPECT_EQ(lag("adaptive-out-of-orderness", 700), 701);  // the largest bound, - 1
+  EXPECT_EQ(lag("sql-interval", 500), 500);               // ts - INTERVAL
+  EXPECT_EQ(lag("monotonous", 0), 1);
+  WatermarkStrategySpec none;
+  none.strategy = "none";
+  none.idle_advance_ms = 1000;
+  EXPECT_THROW(MakeWatermarkStrategy(none, TestSchema()), InvalidArgument);
+}
+
 TEST(MakeWatermarkStrategyTest, RejectsBadSpecsWithLocation) {
   WatermarkStrategySpec spec;
   spec.timestamp_field = "nope";
