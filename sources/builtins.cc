@@ -1,5 +1,9 @@
 #include "sources/builtins.h"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "runtime/core/errors.h"
 #include "runtime/eventtime/make_watermark_strategy.h"
 #include "sources/datagen_source.h"
@@ -72,6 +76,17 @@ std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec
                          resolved.key_locations.Of("path", resolved.location));
     }
   } else if (spec.source->type == "stdin") {
+    // Standard input is one stream: two sources would each take a part of it, lines torn apart.
+    const auto first = std::find_if(job.operators.begin(), job.operators.end(), [](const auto& op) {
+      return op.source && op.source->type == "stdin";
+    });
+    if (first != job.operators.end() && first->id != spec.id) {
+      throw CompileError("source.type",
+                         fmt::format("a job has one stdin source; '{}' already reads the "
+                                     "standard input (join or union its stream instead)",
+                                     first->id),
+                         spec.source->key_locations.Of("type", spec.source->location));
+    }
     if (job.checkpointing) {
       // Its input cannot be read again from an offset: a restore could not continue it.
       throw CompileError("source.type",

@@ -359,6 +359,11 @@ bool ReadOffset(std::string_view text, size_t& pos, std::string_view zero_text, 
 
 }  // namespace
 
+bool DateTimePattern::ReadsOffset() const {
+  return std::any_of(items_.begin(), items_.end(),
+                     [](const Item& it) { return it.letter == 'X' || it.letter == 'Z'; });
+}
+
 struct DateTimePattern::ParseState {
   int64_t year = 1970;
   int64_t month = 1;

@@ -42,6 +42,8 @@ class DateTimePattern {
   /// over instead (Feb 30 is Mar 2, hour 25 the next day), as Java's lenient SimpleDateFormat
   /// that Flink's UNIX_TIMESTAMP uses.
   std::optional<int64_t> Parse(std::string_view text, bool lenient = false) const;
+  /// Whether the pattern reads a zone offset (`X` or `Z`), which `Parse` (strict) ignores.
+  bool ReadsOffset() const;
 
  private:
   struct Item {

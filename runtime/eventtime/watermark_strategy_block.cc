@@ -124,8 +124,17 @@ WatermarkStrategySpec ParseWatermarksBlock(BlockReader& r, const BlockField& fie
     } else if (std::optional<std::string> pattern = r.ReadString(*f)) {
       // Compiled here too, so that a bad pattern is reported at its own line and column.
       std::string error;
-      if (!DateTimePattern::Compile(*pattern, &error)) {
+      const std::optional<DateTimePattern> compiled = DateTimePattern::Compile(*pattern, &error);
+      if (!compiled) {
         r.ValueError(*f, fmt::format("in pattern \"{}\": {}", *pattern, error));
+      } else if (compiled->ReadsOffset()) {
+        // Flink's TO_TIMESTAMP (what the pattern exports to) keeps the text's local fields and
+        // drops the offset: event times would be off by it, in tidemark and in Flink alike.
+        r.ValueError(*f, fmt::format("in pattern \"{}\": a zone offset (X, Z) would be ignored, "
+                                     "as Flink's TO_TIMESTAMP ignores it, and event times would "
+                                     "be off by the offset; for times with an offset use "
+                                     "timestamp-unit: iso8601 (it applies the offset)",
+                                     *pattern));
       } else {
         spec.timestamp_format = *pattern;
       }

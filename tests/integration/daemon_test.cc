@@ -682,6 +682,22 @@ operators:
   EXPECT_EQ(rc, 0) << parse_out << "\n---\n" << text;
 }
 
+// A daemon's job has no standard input: a stdin source would finish at once with nothing.
+TEST_F(DaemonTest, AStdinSourceIsRefusedAtSubmission) {
+  auto r = Client().Request("POST", "/jobs?file=jobs/pipe.yaml",
+                            "name: pipe\noperators:\n  - id: in\n    type: source\n"
+                            "    source: {type: stdin, format: csv, schema: {ts: int64}}\n"
+                            "  - id: out\n    type: sink\n    input: in\n"
+                            "    sink: {type: print}\n");
+  ASSERT_EQ(r.status, 400) << r.body;
+  json j = json::parse(r.body);
+  ASSERT_EQ(j["errors"].size(), 1u) << r.body;
+  EXPECT_EQ(j["errors"][0],
+            "jobs/pipe.yaml:5:21: error: operators[0].source.type: a stdin source reads the "
+            "standard input of `tidemark run`; jobs submitted to the daemon have none: run it "
+            "with `tidemark run`, or read a file");
+}
+
 TEST_F(DaemonTest, InvalidJobGets400WithFileLineColumnDiagnostics) {
   auto r =
       Client().Request("POST", "/jobs?file=jobs/broken.yaml",

@@ -128,5 +128,35 @@ TEST(StdinSourceTest, CheckpointingIsRefusedWhenTheJobIsCompiled) {
       << r.err;
 }
 
+// Standard input is one stream: a second stdin source would take lines from the first.
+TEST(StdinSourceTest, ASecondStdinSourceIsRefusedAtItsType) {
+  TempDir dir;
+  const std::string job = R"(name: two-stdin
+pipeline: {parallelism: 1, clock: virtual}
+operators:
+  - id: a
+    type: source
+    source: {type: stdin, format: csv, schema: {ts: int64, k: string}}
+  - id: b
+    type: source
+    source: {type: stdin, format: csv, schema: {ts: int64, k: string}}
+  - id: both
+    type: union
+    inputs: [a, b]
+  - id: out
+    type: sink
+    input: both
+    sink: {type: print}
+)";
+  const CliResult r = PipeInto(dir, "1,x\n", job);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("job.yaml:9:22: error: operators[1].source.type: a job has one stdin "
+                       "source; 'a' already reads the standard input (join or union its stream "
+                       "instead)"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace tidemark

@@ -182,6 +182,32 @@ JobManager::SubmitResult JobManager::Submit(const std::string& yaml, const std::
   return Launch(entry, yaml, false);
 }
 
+namespace {
+
+// A `stdin` source reads the standard input of `tidemark run`; a daemon's job has none, so it
+// would finish at once with no records. Refused at submission, at the source's `type`.
+std::optional<std::string> StdinRefusal(const std::string& yaml, const std::string& file_name) {
+  JobSpec spec;
+  try {
+    spec = LoadJobSpecString(yaml, file_name);
+  } catch (const std::exception&) {
+    return std::nullopt;  // the launch reports what is wrong with it
+  }
+  for (size_t i = 0; i < spec.operators.size(); ++i) {
+    const OperatorSpec& op = spec.operators[i];
+    if (op.source && op.source->type == "stdin") {
+      return FormatDiagnostic(op.source->key_locations.Of("type", op.source->location),
+                              fmt::format("operators[{}].source.type", i),
+                              "a stdin source reads the standard input of `tidemark run`; jobs "
+                              "submitted to the daemon have none: run it with `tidemark run`, or "
+                              "read a file");
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
                                             const std::string& yaml, bool resumed) {
   using Status = SubmitResult::Status;
@@ -215,6 +241,10 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
     fs::create_directories(job_dir, ec);
     run_options.checkpoint_dir = job_dir + "/checkpoints";
     run_options.run_lock = job_dir + "/run.lock";
+  }
+  if (std::optional<std::string> refusal = StdinRefusal(yaml, file_name)) {
+    release_slot();
+    return {Status::kInvalidJob, "", {*refusal}};
   }
   try {
     entry->job = factory_(yaml, file_name, std::move(writer), run_options);

@@ -940,6 +940,13 @@ TEST(JobLoaderTest, TimestampFormatLoadsAndItsPatternIsCheckedAtItsColumn) {
       "jobs/test.yaml:15:25: error: operators[1].watermarks.timestamp-format: in pattern "
       "\"yyyy-QQ\": pattern letter 'Q' is not supported (supported: y M d D H h m s S E a X Z "
       "and 'quoted text')");
+  // An offset would be dropped (as Flink's TO_TIMESTAMP drops it): refused, not silently wrong.
+  EXPECT_EQ(
+      ErrorOf(Job(head + "      timestamp-field: ts\n      timestamp-format: \"HH:mmXXX\"\n")),
+      "jobs/test.yaml:15:25: error: operators[1].watermarks.timestamp-format: in pattern "
+      "\"HH:mmXXX\": a zone offset (X, Z) would be ignored, as Flink's TO_TIMESTAMP ignores it, "
+      "and event times would be off by the offset; for times with an offset use timestamp-unit: "
+      "iso8601 (it applies the offset)");
   EXPECT_EQ(ErrorOf(Job(head + "      timestamp-format: \"yyyy\"\n")),
             "jobs/test.yaml:14:7: error: operators[1].watermarks.timestamp-format: needs "
             "timestamp-field (the string field the pattern parses)");

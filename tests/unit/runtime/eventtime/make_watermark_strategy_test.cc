@@ -105,7 +105,7 @@ TEST(MakeWatermarkStrategyTest, TimestampFormatParsesTheStringFieldWithThePatter
   EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{0}, std::string("2026-03-02 06:05:07"))), std::nullopt);
   EXPECT_EQ(s.ExtractTimestamp(Rec(int64_t{0}, std::monostate{})), std::nullopt);
 
-  spec.timestamp_format = "yyyy-MM-dd'T'HH:mm:ssX";
+  spec.timestamp_format = "yyyy-MM-dd'T'HH:mm:ss'Z'";
   EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema())
                 .ExtractTimestamp(Rec(int64_t{0}, std::string("1970-01-01T00:00:02Z"))),
             2000);
