@@ -693,7 +693,7 @@ TEST_F(DaemonTest, AStdinSourceIsRefusedAtSubmission) {
   json j = json::parse(r.body);
   ASSERT_EQ(j["errors"].size(), 1u) << r.body;
   EXPECT_EQ(j["errors"][0],
-            "jobs/pipe.yaml:5:21: error: operators[0].source.type: a stdin source reads the "
+            "jobs/pipe.yaml:5:20: error: operators[0].source.type: a stdin source reads the "
             "standard input of `tidemark run`; jobs submitted to the daemon have none: run it "
             "with `tidemark run`, or read a file");
 }

@@ -151,7 +151,7 @@ operators:
   const CliResult r = PipeInto(dir, "1,x\n", job);
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("job.yaml:9:22: error: operators[1].source.type: a job has one stdin "
+  EXPECT_NE(r.err.find("job.yaml:9:20: error: operators[1].source.type: a job has one stdin "
                        "source; 'a' already reads the standard input (join or union its stream "
                        "instead)"),
             std::string::npos)
