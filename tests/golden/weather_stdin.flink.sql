@@ -11,15 +11,15 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 SET 'table.local-time-zone' = 'UTC';
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 
--- Source 'source' (jobs/weather_stdin.yaml:18:5): stdin source.
--- DROPPED (jobs/weather_stdin.yaml:21:13): source type stdin (Flink has no standard-input connector); nearest: 'connector' = 'filesystem' over the file piped in (datagen rows here)
+-- Source 'source' (jobs/weather_stdin.yaml:20:5): stdin source.
+-- DROPPED (jobs/weather_stdin.yaml:23:13): source type stdin (Flink has no standard-input connector); nearest: 'connector' = 'filesystem' over the file piped in (datagen rows here)
 -- timestamp-format "dd.MM.yyyy HH:mm:ss": the rowtime is TO_TIMESTAMP(observed, pattern). A value that does not match
 -- is NULL there, and Flink fails the job on a NULL rowtime; tidemark counts it as bad input.
 -- bounded out-of-orderness 10min: tidemark's watermark is max(ts) - 10min - 1ms.
 CREATE TABLE `source` (
-  `observed` STRING,
   `station` STRING,
   `temp_c` DOUBLE,
+  `observed` STRING,
   `rowtime` AS CAST(TO_TIMESTAMP(`observed`, 'dd.MM.yyyy HH:mm:ss') AS TIMESTAMP_LTZ(3)),
   WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '0:10:00.001' HOUR TO SECOND
 ) WITH (
