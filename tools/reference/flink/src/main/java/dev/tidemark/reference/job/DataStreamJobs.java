@@ -414,6 +414,13 @@ public final class DataStreamJobs {
           throw new Skip("watermarks." + k + " is not mapped");
         }
       }
+      if (wm.containsKey("idle-advance")) {
+        throw new Skip("watermarks.idle-advance has no Flink equivalent (beyond Flink)");
+      }
+      if (wm.containsKey("timestamp-format")) {
+        // The sql mode compares it: Flink SQL's TO_TIMESTAMP(field, pattern) is its Flink form.
+        throw new Skip("watermarks.timestamp-format is not mapped here (compared through sql)");
+      }
       if (wm.containsKey("timestamp-unit") && !"ms".equals(wm.get("timestamp-unit"))) {
         throw new Skip("timestamp-unit " + wm.get("timestamp-unit") + " is not mapped");
       }
