@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <simdjson.h>
 #include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
@@ -43,6 +44,28 @@ std::string JoinNames(const std::vector<std::string>& names, std::string_view se
       out += sep;
     }
     out += n.empty() ? std::string("\"\"") : n;
+  }
+  return out;
+}
+
+// A header's names as a message shows them: bytes that are no printable text (control bytes,
+// and every byte >= 0x80 when the header is not valid UTF-8) as \xNN, at most 200 bytes, so a
+// binary file read as CSV does not write raw bytes to the terminal.
+std::string ShownHeader(const std::vector<std::string>& names) {
+  const std::string joined = JoinNames(names);
+  const bool utf8 = simdjson::validate_utf8(joined.data(), joined.size());
+  std::string out;
+  for (const char ch : joined) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (out.size() >= 200) {
+      out += "...";
+      break;
+    }
+    if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += ch;
+    }
   }
   return out;
 }
@@ -507,7 +530,7 @@ CsvColumns CsvColumnsOfHeader(std::string_view header, char delimiter, const Sch
   for (size_t i = 0; i < schema.size(); ++i) {
     declared.push_back(schema.field(i).name);
   }
-  const std::string header_names = JoinNames(names);
+  const std::string header_names = ShownHeader(names);
   const std::string schema_names = JoinNames(declared);
   if (!by_name) {
     if (names != declared) {

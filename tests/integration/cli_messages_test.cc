@@ -251,6 +251,19 @@ TEST(CliMessagesTest, ColumnsByNameWithAColumnMissingFromTheHeaderIsAnErrorNamin
                        "amount)\n");
 }
 
+// A binary file read as CSV: its header's bytes are shown escaped, not written to the terminal.
+TEST(CliMessagesTest, AHeaderOfBinaryBytesIsShownEscaped) {
+  TempDir dir;
+  const std::string job = CsvJob(dir, std::string("u\xff\x01\x1b[2J,ts\nann,1000\n"),
+                                 "      csv-header: true\n      columns: by-name\n");
+  const CliResult r = Tidemark(dir, "run " + job);
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_EQ(r.err, job + ":12:16: error: operators[0].source.columns: the header of '" +
+                       dir.path() +
+                       "/in.csv' has no column user or amount (header: u\\xff\\x01\\x1b[2J, ts; "
+                       "schema: ts, user, amount)\n");
+}
+
 TEST(CliMessagesTest, MetricsPrintEpochLikeEventTimesAsIso8601OrEpochMsOnRequest) {
   TempDir dir;
   // 2001-04-24T06:56:59.999Z (also the punctuated watermark) and one second later.
