@@ -397,13 +397,7 @@ std::vector<std::string> FileSource::ListFiles(const std::string& path) {
 
 FileSource::FileSource(const SourceSpec& spec)
     : spec_(spec), schema_(SchemaFromSpec(spec.file.schema)) {
-  if (spec_.file.csv_delimiter.size() != 1) {
-    throw KeyedInvalidArgument(
-        "csv-delimiter", fmt::format("must be one character, got '{}'", spec_.file.csv_delimiter));
-  }
-  if (spec_.file.max_line_bytes < 1) {
-    throw KeyedInvalidArgument("max-line-bytes", "must be at least 1");
-  }
+  CheckLineFormatKeys(spec_.file);
   files_ = ListFiles(spec_.file.path);
   if (files_.empty()) {
     throw KeyedInvalidArgument("path", fmt::format("no file matches '{}'", spec_.file.path));

@@ -125,13 +125,7 @@ class StdinReader : public SplitReaderBase {
 
 StdinSource::StdinSource(const SourceSpec& spec)
     : spec_(spec), schema_(SchemaFromSpec(spec.file.schema)) {
-  if (spec_.file.csv_delimiter.size() != 1) {
-    throw KeyedInvalidArgument(
-        "csv-delimiter", fmt::format("must be one character, got '{}'", spec_.file.csv_delimiter));
-  }
-  if (spec_.file.max_line_bytes < 1) {
-    throw KeyedInvalidArgument("max-line-bytes", "must be at least 1");
-  }
+  CheckLineFormatKeys(spec_.file);
 }
 
 std::vector<std::unique_ptr<SourceSplit>> StdinSource::CreateSplits() const {

@@ -872,4 +872,14 @@ std::string ResolveAgainstJobFile(const std::string& path, const std::string& jo
   return (fs::path(job_file).parent_path() / p).lexically_normal().string();
 }
 
+void CheckLineFormatKeys(const FileSourceSpec& file) {
+  if (file.csv_delimiter.size() != 1) {
+    throw KeyedInvalidArgument("csv-delimiter",
+                               fmt::format("must be one character, got '{}'", file.csv_delimiter));
+  }
+  if (file.max_line_bytes < 1) {
+    throw KeyedInvalidArgument("max-line-bytes", "must be at least 1");
+  }
+}
+
 }  // namespace tidemark

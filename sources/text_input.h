@@ -223,4 +223,9 @@ int FirstTimestampSlot(const Schema& schema);
 /// "<string>" or empty: then the path is used as written).
 std::string ResolveAgainstJobFile(const std::string& path, const std::string& job_file);
 
+/// The line-format keys the file and stdin sources share, checked once when the source is built:
+/// `csv-delimiter` is one character and `max-line-bytes` at least 1. Throws
+/// `KeyedInvalidArgument` naming the key.
+void CheckLineFormatKeys(const FileSourceSpec& file);
+
 }  // namespace tidemark
