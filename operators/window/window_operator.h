@@ -261,6 +261,18 @@ class WindowOperator : public StreamOperator,
   int64_t StateMemoryBytes() const;
   /// Keys held in the sliced / flat session stores.
   int64_t NumStateKeys() const;
+  /// What the state-size gauges read, from one pass over the keys (`StateBytes` and
+  /// `StateMemoryBytes` are its fields): `bytes` (StateBytes), `memory_bytes` (StateMemoryBytes),
+  /// `slices` (NumSlices), `panes` (slices plus flat sessions) and `keys` (NumStateKeys).
+  /// O(keys + panes of the per-window path).
+  struct StateFigures {
+    int64_t bytes = 0;
+    int64_t memory_bytes = 0;
+    int64_t slices = 0;
+    int64_t panes = 0;
+    int64_t keys = 0;
+  };
+  StateFigures MeasureState() const;
   int64_t state_bytes_peak() const { return state_bytes_peak_; }
   int64_t num_late_records_side_output() const { return num_late_records_side_output_; }
   /// Firings that emitted (non-empty contents).

@@ -2,6 +2,7 @@
 // logic: they only read its state, in the byte model of window_state_bytes.h.
 
 #include <algorithm>
+#include <type_traits>
 
 #include "operators/window/session_store.h"
 #include "operators/window/sliced_store.h"
@@ -9,53 +10,6 @@
 #include "operators/window/window_state_bytes.h"
 
 namespace tidemark {
-
-int64_t WindowOperator::StateBytes() const {
-  int64_t bytes = 0;
-  // The sliced path's keys live in a KeyedStateBackend (sliced_store.h); an int64 key costs what
-  // a one-field row of it would, so the figure does not depend on which store holds it.
-  if (int_store_) {
-    const int64_t key_bytes = ValueStateBytes(Value(int64_t{0}));
-    int_store_->keys.ForEach([&](int, const int64_t&, const SlicedKeyState& ks) {
-      bytes += static_cast<int64_t>(ks.starts.size()) * PaneStateBytes(key_bytes, num_accs_);
-    });
-  }
-  if (key_store_) {
-    key_store_->keys.ForEach([&](int, const KeyRef& key, const SlicedKeyState& ks) {
-      bytes += static_cast<int64_t>(ks.starts.size()) *
-               PaneStateBytes(RowStateBytes(key.key()), num_accs_);
-    });
-  }
-  // Flat sessions cost what their panes would on the per-window path.
-  if (int_sessions_) {
-    const int64_t key_bytes = ValueStateBytes(Value(int64_t{0}));
-    int_sessions_->keys.ForEach([&](int, const int64_t&, const SessionKeyState& ks) {
-      bytes += static_cast<int64_t>(ks.sessions.size()) * PaneStateBytes(key_bytes, session_accs_);
-    });
-  }
-  if (key_sessions_) {
-    key_sessions_->keys.ForEach([&](int, const KeyRef& key, const SessionKeyState& ks) {
-      bytes += static_cast<int64_t>(ks.sessions.size()) *
-               PaneStateBytes(RowStateBytes(key.key()), session_accs_);
-    });
-  }
-  const auto* aggregating = dynamic_cast<const AggregatingWindowFunction*>(function_.get());
-  for (const auto& [key, panes] : panes_) {
-    const int64_t key_bytes = RowStateBytes(key);
-    for (const auto& [window, state] : panes) {
-      if (const auto* list = dynamic_cast<const ListWindowState*>(state.get())) {
-        bytes += key_bytes;
-        for (const StreamRecord& e : list->elements()) {
-          bytes += ElementStateBytes(e);
-        }
-      } else {
-        bytes += PaneStateBytes(key_bytes, aggregating ? aggregating->num_aggregates() : 1) +
-                 (aggregating ? aggregating->RichStateBytes(*state) : 0);
-      }
-    }
-  }
-  return bytes;
-}
 
 namespace {
 
@@ -73,31 +27,82 @@ int64_t KeyHeapBytes(const SessionKeyState& ks) {
   return HeapBytes(ks.sessions, 1) + HeapBytes(ks.accs, kInlineSliceWords);
 }
 
-// A sliced or session store: its tables, its timers and its keys' heap buffers.
-template <typename Store>
-int64_t StoreMemoryBytes(const Store& store) {
-  int64_t bytes = store.keys.TableBytes() + store.timers.MemoryBytes();
-  store.keys.ForEach([&](int, const auto&, const auto& ks) { bytes += KeyHeapBytes(ks); });
-  return bytes;
+// One key's panes: its slices or its sessions.
+size_t KeyPanes(const SlicedKeyState& ks) {
+  return ks.starts.size();
+}
+size_t KeyPanes(const SessionKeyState& ks) {
+  return ks.sessions.size();
+}
+
+// A sliced or session store in one pass over its keys (a pass is the sampler's whole cost at a
+// million keys: its slots are read from memory): the payload bytes (an int64 key costs what a
+// one-field row of it would, so the figure does not depend on which store holds it; flat
+// sessions cost what their panes would on the per-window path), the allocated memory (its
+// tables, its timers and its keys' heap buffers) and the panes.
+template <typename K, template <typename> class Store>
+void MeasureStore(const Store<K>& store, size_t num_accs, WindowOperator::StateFigures& out) {
+  int64_t bytes = 0;
+  int64_t heap = 0;
+  int64_t panes = 0;
+  store.keys.ForEach([&](int, const K& key, const auto& ks) {
+    const auto n = static_cast<int64_t>(KeyPanes(ks));
+    panes += n;
+    heap += KeyHeapBytes(ks);
+    if constexpr (std::is_same_v<K, KeyRef>) {
+      bytes += n * PaneStateBytes(RowStateBytes(key.key()), num_accs);
+    }
+  });
+  if constexpr (!std::is_same_v<K, KeyRef>) {
+    bytes = panes * PaneStateBytes(ValueStateBytes(Value(int64_t{0})), num_accs);
+  }
+  out.bytes += bytes;
+  out.memory_bytes += store.keys.TableBytes() + store.timers.MemoryBytes() + heap;
+  out.panes += panes;
+  out.keys += static_cast<int64_t>(store.keys.size());
 }
 
 }  // namespace
 
-int64_t WindowOperator::StateMemoryBytes() const {
-  int64_t bytes = 0;
+WindowOperator::StateFigures WindowOperator::MeasureState() const {
+  StateFigures f;
   if (int_store_) {
-    bytes += StoreMemoryBytes(*int_store_);
+    MeasureStore(*int_store_, num_accs_, f);
   }
   if (key_store_) {
-    bytes += StoreMemoryBytes(*key_store_);
+    MeasureStore(*key_store_, num_accs_, f);
   }
+  f.slices = f.panes;
   if (int_sessions_) {
-    bytes += StoreMemoryBytes(*int_sessions_);
+    MeasureStore(*int_sessions_, session_accs_, f);
   }
   if (key_sessions_) {
-    bytes += StoreMemoryBytes(*key_sessions_);
+    MeasureStore(*key_sessions_, session_accs_, f);
   }
-  return bytes;
+  const auto* aggregating = dynamic_cast<const AggregatingWindowFunction*>(function_.get());
+  for (const auto& [key, panes] : panes_) {
+    const int64_t key_bytes = RowStateBytes(key);
+    for (const auto& [window, state] : panes) {
+      if (const auto* list = dynamic_cast<const ListWindowState*>(state.get())) {
+        f.bytes += key_bytes;
+        for (const StreamRecord& e : list->elements()) {
+          f.bytes += ElementStateBytes(e);
+        }
+      } else {
+        f.bytes += PaneStateBytes(key_bytes, aggregating ? aggregating->num_aggregates() : 1) +
+                   (aggregating ? aggregating->RichStateBytes(*state) : 0);
+      }
+    }
+  }
+  return f;
+}
+
+int64_t WindowOperator::StateBytes() const {
+  return MeasureState().bytes;
+}
+
+int64_t WindowOperator::StateMemoryBytes() const {
+  return MeasureState().memory_bytes;
 }
 
 int64_t WindowOperator::NumStateKeys() const {
@@ -117,12 +122,13 @@ void WindowOperator::SampleStateBytes() {
     return;
   }
   records_since_state_sample_ = 0;
-  const int64_t bytes = StateBytes();
-  state_bytes_sampled_ = bytes;
-  state_bytes_peak_ = std::max(state_bytes_peak_, bytes);
-  state_memory_bytes_peak_ = std::max(state_memory_bytes_peak_, StateMemoryBytes());
-  state_keys_peak_ = std::max(state_keys_peak_, NumStateKeys());
-  state_panes_at_sample_ = static_cast<int64_t>(NumSlices()) + static_cast<int64_t>(panes_.size()) +
+  const StateFigures f = MeasureState();
+  state_bytes_sampled_ = f.bytes;
+  state_bytes_peak_ = std::max(state_bytes_peak_, f.bytes);
+  state_memory_bytes_peak_ = std::max(state_memory_bytes_peak_, f.memory_bytes);
+  state_keys_peak_ = std::max(state_keys_peak_, f.keys);
+  // Slices, panes of the per-window path, and keys (not sessions) of the flat session stores.
+  state_panes_at_sample_ = f.slices + static_cast<int64_t>(panes_.size()) +
                            static_cast<int64_t>(int_sessions_ ? int_sessions_->keys.size() : 0) +
                            static_cast<int64_t>(key_sessions_ ? key_sessions_->keys.size() : 0);
 }

@@ -51,7 +51,7 @@ int64_t TakeApiTimeout(std::map<std::string, std::string>& properties) {
   }
   return ms;
 }
-constexpr size_t kBatch = 256;  // messages taken from a partition queue at once
+constexpr size_t kBatch = 1024;  // messages taken from a partition queue at once
 
 int64_t DefaultTimestampLookup(rd_kafka_t* rk, const std::string& topic, int32_t partition,
                                int64_t timestamp_ms) {
@@ -213,7 +213,12 @@ class KafkaReader : public SplitReaderBase {
     p.pos.next_offset = m->offset + 1;
     Emit(p, *m, output);
     ++emitted_total_;
-    next_ = (picked + 1) % n;
+    // Deterministic: one record per partition, round-robin. Otherwise the rest of the
+    // partition's fetched batch is emitted as a run (the order across partitions is the fetch
+    // timing's anyway, and each partition keeps its own watermark): its messages are read one
+    // after another where librdkafka put them, instead of hopping between as many fetch buffers,
+    // watermark generators and split outputs as there are partitions at every record.
+    next_ = !deterministic_ && p.batch_pos < p.batch_len ? picked : (picked + 1) % n;
     if (p.pos.next_offset >= p.pos.stopping_offset) {
       Finish(p, output);
     }

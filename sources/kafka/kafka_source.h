@@ -63,7 +63,11 @@ using KafkaTimestampLookup = std::function<int64_t(rd_kafka_t* consumer, const s
 /// - **No polling on the task thread.** librdkafka fetches on its own threads into one queue per
 ///   partition (`rd_kafka_queue_get_partition`, forwarded nowhere); a queue's event callback
 ///   wakes the task (`SourceReaderContext::AvailabilityNotifier`). `PollNext` takes what is
-///   already queued (never waits on the network) and emits one record, partitions round-robin.
+///   already queued (never waits on the network, up to 1024 messages of a partition at once)
+///   and emits one record; partitions take turns by fetched batch: the rest of a partition's
+///   batch is emitted as a run before the next partition's turn (one record a turn in the
+///   deterministic mode below). Each partition keeps its own watermark, so the interleaving
+///   makes no record late.
 ///   A partition paused for watermark alignment is simply not drained: what librdkafka fetched
 ///   stays queued (rd_kafka_pause_partitions would purge it).
 /// - **Virtual clock, bounded.** The order is fixed: round-robin over the unfinished, unpaused

@@ -491,6 +491,54 @@ TEST_F(KafkaSourceReaderTest, SnapshotRestoreContinuesAfterTheLastRecordAndCommi
   reader->Close();
 }
 
+// Under the system clock a partition's fetched messages are emitted as a run, partitions
+// interleaved as they were fetched: each partition's records still come in offset order, and a
+// snapshot taken between two polls holds for every partition the offset after its last record
+// emitted (what a restore and the commit rely on), whatever the interleaving was.
+TEST_F(KafkaSourceReaderTest, SnapshotHoldsEachPartitionsOffsetAfterItsLastRecordEmitted) {
+  Topic("r", 3, {{0, 0, 40, 1000, 10}, {1, 100, 40, 1000, 10}, {2, 200, 40, 1000, 10}});
+  KafkaSource source(ReaderSpec(servers(), ""));
+  FakeContext ctx;
+  auto reader = source.CreateReader(0);
+  reader->Start(ctx);
+  FakeOutput out;
+  // Per partition (n / 100), the records emitted so far: its next n must be the next one.
+  auto check_order = [&out](std::vector<int64_t>& emitted) {
+    emitted.assign(3, 0);
+    for (const auto& [row, ts] : out.rows) {
+      const int64_t n = std::get<int64_t>(row.Get(0));
+      const auto p = static_cast<size_t>(n / 100);
+      ASSERT_LT(p, 3u);
+      EXPECT_EQ(n, static_cast<int64_t>(p) * 100 + emitted[p]) << "partition " << p;
+      ++emitted[p];
+    }
+  };
+  PollUntil(*reader, out, 70);
+  ASSERT_EQ(out.rows.size(), 70u);
+  std::vector<int64_t> emitted;
+  check_order(emitted);
+  std::vector<std::unique_ptr<SourceSplit>> splits = reader->SnapshotState(1);
+  ASSERT_EQ(splits.size(), 3u);
+  // (A partition none of whose records was emitted yet is still at the logical `earliest`.)
+  std::map<std::string, std::pair<int64_t, int64_t>> positions;  // next offset, records
+  std::map<std::string, std::pair<int64_t, int64_t>> want;
+  for (size_t p = 0; p < 3; ++p) {
+    want[fmt::format("r-{}", p)] = {emitted[p] > 0 ? emitted[p] : RD_KAFKA_OFFSET_BEGINNING,
+                                    emitted[p]};
+  }
+  for (const auto& split : splits) {
+    const auto* kafka = dynamic_cast<const KafkaSplit*>(split.get());
+    ASSERT_NE(kafka, nullptr);
+    positions[kafka->SplitId()] = {kafka->position().next_offset, kafka->position().records};
+  }
+  EXPECT_EQ(positions, want);
+  PollUntil(*reader, out, 120);
+  ASSERT_EQ(out.rows.size(), 120u);
+  check_order(emitted);
+  EXPECT_EQ(emitted, (std::vector<int64_t>{40, 40, 40}));
+  reader->Close();
+}
+
 TEST_F(KafkaSourceReaderTest, TimestampStartAndBadValuesToErrors) {
   Topic("r", 1);
   Produce(servers(), "r", 0,

@@ -16,15 +16,15 @@
 namespace tidemark {
 namespace {
 
-// A compiled count window operator over {key int64, ts timestamp} records, keyed by `key`,
-// opened on a manual clock.
+// A compiled count window operator over {key, ts timestamp} records (an int64 key unless
+// `key_type` says otherwise), keyed by `key`, opened on a manual clock.
 struct OpenCountWindows {
-  explicit OpenCountWindows(WindowSpec spec) {
+  explicit OpenCountWindows(WindowSpec spec, FieldType key_type = FieldType::kInt64) {
     AggregateSpec count;
     count.function = "count";
     spec.aggregates = {count};
-    op = WindowOperator::Compile(
-             Schema({{"key", FieldType::kInt64}, {"ts", FieldType::kTimestamp}}), spec, {"key"})
+    op = WindowOperator::Compile(Schema({{"key", key_type}, {"ts", FieldType::kTimestamp}}), spec,
+                                 {"key"})
              .factory();
     OperatorContext ctx;
     ctx.name = "windows";
@@ -82,6 +82,43 @@ TEST(WindowOperatorStateBytesTest, CountsBufferedElementsAndKeysAndKeepsThePeak)
   }
   EXPECT_TRUE(found);
   op.Close();
+}
+
+// The sampler's one pass (MeasureState) gives what the separate figures count, on a store of
+// string keys whose slices outgrow their inline room: sliding windows of 1000 ms every 200 ms
+// give each key five slices of 200 ms.
+TEST(WindowOperatorStateBytesTest, OnePassMeasuresSlicesKeysAndBytesOfStringKeys) {
+  WindowSpec spec;
+  spec.assigner = "sliding";
+  spec.size_ms = 1000;
+  spec.slide_ms = 200;
+  OpenCountWindows windows(spec, FieldType::kString);
+  StreamOperator* op = windows.op.get();
+  WindowOperator& window_op = windows.window_op();
+  const std::vector<std::string> keys = {"a", "bb", "ccc"};
+  for (const std::string& key : keys) {
+    for (Timestamp ts = 100; ts < 1000; ts += 200) {
+      StreamRecord r(Row{Value(key), Value(int64_t{ts})}, ts);
+      op->ProcessElement(r, 0);
+    }
+  }
+  ASSERT_TRUE(window_op.uses_slices());
+  const WindowOperator::StateFigures f = window_op.MeasureState();
+  EXPECT_EQ(f.slices, 15);
+  EXPECT_EQ(f.panes, 15);
+  EXPECT_EQ(f.keys, 3);
+  EXPECT_EQ(window_op.NumSlices(), 15u);
+  EXPECT_EQ(window_op.NumStateKeys(), 3);
+  // Five panes a key, each the key's value (a Value plus its characters) and one accumulator.
+  const auto value = static_cast<int64_t>(sizeof(Value));
+  const auto acc = static_cast<int64_t>(sizeof(AggregateAccumulator));
+  EXPECT_EQ(f.bytes, 5 * ((value + 1 + acc) + (value + 2 + acc) + (value + 3 + acc)));
+  EXPECT_EQ(window_op.StateBytes(), f.bytes);
+  // Each key's five slice starts and five count words are on the heap (two inline), so the
+  // memory holds at least 3 x 2 x 5 x 8 bytes beyond the tables.
+  EXPECT_EQ(window_op.StateMemoryBytes(), f.memory_bytes);
+  EXPECT_GE(f.memory_bytes, 3 * 2 * 5 * 8 + 3 * 73);
+  op->Close();
 }
 
 }  // namespace
