@@ -2,8 +2,9 @@
 // state goes to the subtasks owning its key groups now, the source's splits are handed
 // round-robin to the new readers and resume from their positions; the output of the stopped run
 // and of the restored run together are exactly the uninterrupted run's rows (tumbling and session
-// windows, a keyed process function with event-time timers, dedup), on the heap and on the
-// RocksDB state backend, and from one backend to the other (checkpoints are canonical).
+// windows, a keyed process function with event-time timers, dedup, an interval join), on the
+// heap and on the RocksDB state backend, and from one backend to the other (checkpoints are
+// canonical).
 
 #include <algorithm>
 #include <filesystem>
@@ -106,6 +107,25 @@ const char* const kDedup =
     "    input: keyed\n"
     "    key-by: [user]\n"
     "    dedup: {within: 650ms}\n";
+
+// An interval join of the even splits' records with the odd splits' of the same user within
+// +-150 ms. Deterministic whatever the parallelism: a record is never behind the watermark (each
+// split is in order and the watermark is the minimum over them), so no buffered record is cleaned
+// up before every partner within the bounds came.
+const char* const kIntervalJoin =
+    "  - id: evens\n"
+    "    type: filter\n"
+    "    input: keyed\n"
+    "    filter: n == 0 || n == 2 || n == 4\n"
+    "  - id: odds\n"
+    "    type: filter\n"
+    "    input: keyed\n"
+    "    filter: n == 1 || n == 3 || n == 5\n"
+    "  - id: stateful\n"
+    "    type: interval-join\n"
+    "    inputs: [evens, odds]\n"
+    "    key-by: [user]\n"
+    "    interval-join: {lower: -150ms, upper: 150ms}\n";
 
 std::string Checkpointing(const fs::path& dir) {
   return "checkpointing: {interval: 100ms, num-retained: 2, dir: " + dir.string() + "}\n";
@@ -255,6 +275,15 @@ TEST_F(RescaleTest, KeyedProcessStateRestoresAcrossBackends) {
 TEST_F(RescaleTest, DedupStateRestoresAcrossBackends) {
   EXPECT_EQ(CheckRescales(kDedup, kDedupUser, "heap", "rocksdb"), 657u);
   EXPECT_EQ(CheckRescales(kDedup, kDedupUser, "rocksdb", "heap"), 657u);
+}
+
+// 186 pairs: every even-split record with every odd-split record of its user within 150 ms
+// (counted by brute force over the six splits).
+TEST_F(RescaleTest, IntervalJoinBuffersRestoreAtOneAndThreeOnBothBackends) {
+  EXPECT_EQ(CheckRescales(kIntervalJoin), 186u);
+  EXPECT_EQ(CheckRescales(kIntervalJoin, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "rocksdb"), 186u);
+  EXPECT_EQ(CheckRescales(kIntervalJoin, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "heap"), 186u);
+  EXPECT_EQ(CheckRescales(kIntervalJoin, "MOD(ts / 100 * 7 + n, 13)", "heap", "rocksdb"), 186u);
 }
 
 TEST_F(RescaleTest, AChangedMaxParallelismIsRefused) {
