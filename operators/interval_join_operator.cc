@@ -6,6 +6,7 @@
 
 #include "runtime/core/errors.h"
 #include "runtime/core/time_format.h"
+#include "runtime/state/key_groups.h"
 #include "runtime/state/state_codec.h"
 
 namespace tidemark {
@@ -48,10 +49,12 @@ IntervalJoinOperator::~IntervalJoinOperator() = default;
 void IntervalJoinOperator::Open(const OperatorContext& context) {
   StreamOperator::Open(context);
   timer_service_ = std::make_unique<InternalTimerService<int>>(processing_time(), *this, *this);
+  OpenRocksDb();
 }
 
 void IntervalJoinOperator::Close() {
   timer_service_.reset();
+  rocks_.reset();
 }
 
 void IntervalJoinOperator::ProcessElement(StreamRecord& record, int input) {
@@ -82,6 +85,7 @@ void IntervalJoinOperator::ProcessElement(StreamRecord& record, int input) {
     key.push_back(record.row.Get(static_cast<size_t>(s)));
   }
   SetCurrentKey(key);
+  FaultInCurrentKey();
   KeyState& ks = state_[key];
   Buffer& ours = is_left ? ks.left : ks.right;
   const Buffer& other = is_left ? ks.right : ks.left;
@@ -112,6 +116,7 @@ void IntervalJoinOperator::ProcessElement(StreamRecord& record, int input) {
   }
   const Timestamp cleanup = rel_upper > 0 ? SaturatingAdd(ts, rel_upper) : ts;
   timer_service_->RegisterEventTimeTimer(input, cleanup);
+  MaybeSpill();
 }
 
 void IntervalJoinOperator::ProcessWatermark(Watermark watermark, int input) {
@@ -126,6 +131,7 @@ void IntervalJoinOperator::ProcessWatermark(Watermark watermark, int input) {
 }
 
 void IntervalJoinOperator::OnEventTime(const InternalTimer<int>& timer) {
+  FaultInCurrentKey();  // the timer service made the timer's key current
   auto it = state_.find(timer.key);
   if (it == state_.end()) {
     return;
@@ -138,6 +144,7 @@ void IntervalJoinOperator::OnEventTime(const InternalTimer<int>& timer) {
   if (it->second.left.empty() && it->second.right.empty()) {
     state_.erase(it);
   }
+  MaybeSpill();
 }
 
 namespace {
@@ -189,9 +196,13 @@ void IntervalJoinOperator::SnapshotState(StateSnapshotContext& context) {
   w.WriteI64(input_watermarks_[1]);
   w.WriteI64(combined_watermark_);
   w.WriteI64(num_late_records_dropped_);
+  // The RocksDB backend's spilled keys come back first, so both backends write the same bytes.
+  UnspillAll();
   std::vector<Key> keys;
   for (const auto& [k, ks] : state_) {
-    keys.push_back(k);
+    if (!ks.left.empty() || !ks.right.empty()) {  // an empty entry: the cache's "resident" mark
+      keys.push_back(k);
+    }
   }
   const TimersByKey<int> timers(timer_service_->EventTimeTimers());
   timers.AppendKeys(keys);
@@ -204,6 +215,7 @@ void IntervalJoinOperator::SnapshotState(StateSnapshotContext& context) {
     timers.Write(w, key, WriteSide);
   });
   w.EndSection();
+  MaybeSpill();
 }
 
 void IntervalJoinOperator::InitializeState(StateInitializationContext& context) {
@@ -230,6 +242,7 @@ void IntervalJoinOperator::InitializeState(StateInitializationContext& context) 
                   ReadKeyTimers(r, key, *timer_service_, false, ReadSide);
                 });
   r.EndSection();
+  MaybeSpill();
 }
 
 std::vector<Timestamp> IntervalJoinOperator::BufferedTimestamps(const Key& key, int input) const {
@@ -250,6 +263,87 @@ void IntervalJoinOperator::CollectMetrics(MetricsWriter& out) const {
                                                    FormatEventTime(first_late_dropped_->first),
                                                    FormatEventTime(first_late_dropped_->second)));
   }
+}
+
+// ---- RocksDB state backend (`pipeline.state-backend: rocksdb`) ----
+//
+// A key's buffers are one RocksDB entry: the key (`StateWriter::WriteKey`) under its key group,
+// and as value both sides' buffers as the snapshot writes them.
+
+namespace {
+// A key's in-memory footprint for sizing the cache: the hash-table node, the key and two small
+// maps of buffered rows.
+constexpr int64_t kJoinCachedKeyBytes = 512;
+}  // namespace
+
+void IntervalJoinOperator::OpenRocksDb() {
+  // Without the inputs' layouts spilled rows could not be read back: such an operator (built by
+  // hand) keeps its buffers on the heap.
+  if (rocks_ || context().state_backend != "rocksdb" || options_.left_layout == nullptr ||
+      options_.right_layout == nullptr) {
+    return;
+  }
+  const RocksDbSpec& spec = context().rocksdb;
+  rocks_ = std::make_unique<RocksDbKeyedStore>(
+      RocksDbKeyedStore::OperatorOptions(spec, context().name, context().subtask_index));
+  rocks_cf_ = rocks_->ColumnFamily("interval-join-buffers");
+  rocks_cache_keys_ = RocksDbKeyedStore::CachedKeys(spec, kJoinCachedKeyBytes);
+}
+
+void IntervalJoinOperator::FaultInCurrentKey() {
+  if (!rocks_has_keys() || state_.contains(current_key_)) {
+    return;
+  }
+  StateWriter kw;
+  kw.WriteKey(current_key_);
+  const int group = KeyGroupForHash(KeyHash64(current_key_), context_.max_parallelism);
+  KeyState& ks = state_[current_key_];
+  if (!rocks_->Get(rocks_cf_, group, kw.bytes(), &rocks_value_)) {
+    return;  // the empty entry marks the key resident: no second read at its next element
+  }
+  rocks_->Delete(rocks_cf_, group, kw.bytes());
+  ++rocks_keys_read_;
+  StateReader r(rocks_value_);
+  ReadBuffer(r, ks.left, options_.left_layout);
+  ReadBuffer(r, ks.right, options_.right_layout);
+}
+
+void IntervalJoinOperator::MaybeSpill() {
+  if (!rocks_ || state_.size() <= rocks_cache_keys_) {
+    return;
+  }
+  for (const auto& [key, ks] : state_) {
+    if (ks.left.empty() && ks.right.empty()) {
+      continue;
+    }
+    StateWriter kw;
+    kw.WriteKey(key);
+    StateWriter vw;
+    WriteBuffer(vw, ks.left);
+    WriteBuffer(vw, ks.right);
+    rocks_->StagePut(rocks_cf_, KeyGroupForHash(KeyHash64(key), context_.max_parallelism),
+                     kw.bytes(), vw.bytes());
+  }
+  rocks_->Commit();
+  state_.clear();
+  ++rocks_spills_;
+}
+
+void IntervalJoinOperator::UnspillAll() {
+  if (!rocks_has_keys()) {
+    return;
+  }
+  rocks_->ForEach(rocks_cf_, [&](int /*group*/, std::string_view key, std::string_view value) {
+    StateReader kr(key);
+    KeyState& ks = state_[kr.ReadKey()];
+    TM_CHECK(ks.left.empty() && ks.right.empty(),
+             "rocksdb interval join state: a key both cached and spilled");
+    StateReader r(value);
+    ReadBuffer(r, ks.left, options_.left_layout);
+    ReadBuffer(r, ks.right, options_.right_layout);
+    ++rocks_keys_read_;
+  });
+  rocks_->Clear(rocks_cf_);
 }
 
 }  // namespace tidemark

@@ -12,6 +12,7 @@
 
 #include "runtime/core/key.h"
 #include "runtime/core/row.h"
+#include "runtime/state/rocksdb_keyed_store.h"
 #include "runtime/task/stream_operator.h"
 #include "runtime/time/internal_timer_service.h"
 
@@ -31,7 +32,16 @@ namespace tidemark {
 ///   that bound is > 0, else at `ts` (left: upper; right: -lower).
 /// - A record without timestamp throws `NoTimestamp`.
 ///
-/// Threading: mailbox thread only. Ownership: owns its buffers and timer service (from `Open`).
+/// State backend: with `pipeline.state-backend: rocksdb` (and both input layouts known) the
+/// buffered rows live in a `RocksDbKeyedStore` of this subtask (column family
+/// "interval-join-buffers", one entry a key with both sides' rows, keys prefixed by key group)
+/// under a bounded in-memory cache of hot keys (half of `rocksdb.memory.fixed-per-slot`, ~512
+/// bytes a key), as Flink's `RocksDBKeyedStateBackend` holds the join's `MapState`s; timers stay
+/// on the heap. Snapshots are the same bytes on both backends.
+///
+/// Threading: mailbox thread only. Ownership: owns its buffers, timer service and RocksDB
+/// instance (from `Open`, removed at `Close`). Errors: a RocksDB failure throws `Error` naming
+/// its directory.
 class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, public KeyContext {
  public:
   /// Produces the result rows for one matching pair (`left_ts`, `right_ts` in ms).
@@ -81,9 +91,15 @@ class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, pub
   /// Inclusive bounds in effect.
   int64_t lower_bound() const { return lower_; }
   int64_t upper_bound() const { return upper_; }
-  /// Timestamps still buffered for `key` on input `input` (0 left, 1 right), ascending.
+  /// Timestamps still buffered for `key` on input `input` (0 left, 1 right), ascending. On the
+  /// RocksDB backend only a key in the in-memory cache shows its timestamps.
   std::vector<Timestamp> BufferedTimestamps(const Key& key, int input) const;
   int64_t num_late_records_dropped() const { return num_late_records_dropped_; }
+  /// True when the buffers are on RocksDB (between Open and Close); times the in-memory key
+  /// cache was written out, keys read back.
+  bool uses_rocksdb() const { return rocks_ != nullptr; }
+  int64_t rocksdb_spills() const { return rocks_spills_; }
+  int64_t rocksdb_keys_read() const { return rocks_keys_read_; }
 
  private:
   using Buffer = std::map<Timestamp, std::vector<Row>>;
@@ -111,6 +127,22 @@ class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, pub
   const RowLayout* joined_ = nullptr;
 
   void ConcatRows(const Row& left, const Row& right, std::vector<Row>& out);
+
+  // RocksDB state backend (the end of interval_join_operator.cc): `state_` is a cache of hot
+  // keys over `rocks_`; a key's buffers are in exactly one of them. Read back (and deleted from
+  // RocksDB) before an element or timer of the key; the whole cache is written out in one batch
+  // once it holds more than `rocks_cache_keys_` keys; a snapshot reads every key back first.
+  void OpenRocksDb();
+  void FaultInCurrentKey();
+  void MaybeSpill();
+  void UnspillAll();
+  bool rocks_has_keys() const { return rocks_ && rocks_->num_puts(rocks_cf_) > 0; }
+  std::unique_ptr<RocksDbKeyedStore> rocks_;  // null on the heap backend
+  int rocks_cf_ = -1;
+  size_t rocks_cache_keys_ = 0;
+  int64_t rocks_spills_ = 0;
+  int64_t rocks_keys_read_ = 0;
+  std::string rocks_value_;  // scratch: a key's encoded buffers
 };
 
 }  // namespace tidemark

@@ -6,6 +6,7 @@
 #include <fmt/ostream.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/state/key_groups.h"
 #include "runtime/state/state_codec.h"
 
 namespace tidemark {
@@ -137,6 +138,7 @@ void KeyedProcessOperator::Open(const OperatorContext& context) {
   StreamOperator::Open(context);
   timer_service_ =
       std::make_unique<InternalTimerService<VoidNamespace>>(processing_time(), *this, *this);
+  OpenRocksDb();
   if (function_) {
     function_->Open(context);
   } else {
@@ -146,6 +148,7 @@ void KeyedProcessOperator::Open(const OperatorContext& context) {
 
 void KeyedProcessOperator::Close() {
   timer_service_.reset();
+  rocks_.reset();
 }
 
 void KeyedProcessOperator::ProcessElement(StreamRecord& record, int input) {
@@ -158,6 +161,7 @@ void KeyedProcessOperator::ProcessElement(StreamRecord& record, int input) {
   current_key_ = std::move(key);
   ctx_.timestamp_ = record.has_timestamp ? record.timestamp : kMinTimestamp;
   ctx_.input_ = in;
+  FaultInCurrentKey();
   if (function_) {
     function_->ProcessElement(record, ctx_);
   } else if (in == 0) {
@@ -165,6 +169,7 @@ void KeyedProcessOperator::ProcessElement(StreamRecord& record, int input) {
   } else {
     co_function_->ProcessElement2(record, ctx_);
   }
+  MaybeSpill();
 }
 
 void KeyedProcessOperator::ProcessWatermark(Watermark watermark, int input) {
@@ -262,9 +267,13 @@ void KeyedProcessOperator::SnapshotState(StateSnapshotContext& context) {
   w.WriteBool(input_idle_[0]);
   w.WriteBool(input_idle_[1]);
   w.WriteBool(status_ == WatermarkStatus::kIdle);
+  // The RocksDB backend's spilled keys come back first, so both backends write the same bytes.
+  UnspillAll();
   std::vector<Key> keys;
   for (const auto& [k, values] : state_) {
-    keys.push_back(k);
+    if (!values.empty()) {  // an empty entry is only the RocksDB cache's "resident" mark
+      keys.push_back(k);
+    }
   }
   const TimersByKey<VoidNamespace> event_timers(timer_service_->EventTimeTimers());
   const TimersByKey<VoidNamespace> processing_timers(timer_service_->ProcessingTimeTimers());
@@ -283,6 +292,7 @@ void KeyedProcessOperator::SnapshotState(StateSnapshotContext& context) {
     processing_timers.Write(w, key, WriteVoid);
   });
   w.EndSection();
+  MaybeSpill();
   if (options_.broadcast_input >= 0) {
     w.BeginSection("broadcast-state", 1);
     w.WriteU32(static_cast<uint32_t>(broadcast_state_.size()));
@@ -340,17 +350,20 @@ void KeyedProcessOperator::InitializeState(StateInitializationContext& context) 
     }
     r.EndSection();
   }
+  MaybeSpill();
 }
 
 void KeyedProcessOperator::FireTimer(const InternalTimer<VoidNamespace>& timer, TimeDomain domain) {
   ctx_.timestamp_ = timer.timestamp;
   ctx_.domain_ = domain;
   ctx_.input_ = -1;
+  FaultInCurrentKey();
   if (function_) {
     function_->OnTimer(timer.timestamp, ctx_);
   } else {
     co_function_->OnTimer(timer.timestamp, ctx_);
   }
+  MaybeSpill();
 }
 
 void KeyedProcessOperator::OnEventTime(const InternalTimer<VoidNamespace>& timer) {
@@ -359,6 +372,96 @@ void KeyedProcessOperator::OnEventTime(const InternalTimer<VoidNamespace>& timer
 
 void KeyedProcessOperator::OnProcessingTime(const InternalTimer<VoidNamespace>& timer) {
   FireTimer(timer, TimeDomain::kProcessingTime);
+}
+
+// ---- RocksDB state backend (`pipeline.state-backend: rocksdb`) ----
+//
+// A key's named values are one RocksDB entry: the key (`StateWriter::WriteKey`, so a spilled key
+// reads back without a second decoder) under its key group, and as value the `U32` number of
+// values and each name and value, as the snapshot writes them. One column family holds them all:
+// a function may name its values at run time (timer-probe's `registered@<t>`), so a column family
+// per name would grow without bound.
+
+namespace {
+// A key's in-memory footprint for sizing the cache from the memory budget: the hash-table node,
+// the key's vector and a small map of one or two named values.
+constexpr int64_t kCachedKeyBytes = 256;
+}  // namespace
+
+void KeyedProcessOperator::OpenRocksDb() {
+  if (rocks_ || context().state_backend != "rocksdb") {
+    return;
+  }
+  const RocksDbSpec& spec = context().rocksdb;
+  rocks_ = std::make_unique<RocksDbKeyedStore>(
+      RocksDbKeyedStore::OperatorOptions(spec, context().name, context().subtask_index));
+  rocks_cf_ = rocks_->ColumnFamily("process-state");
+  rocks_cache_keys_ = RocksDbKeyedStore::CachedKeys(spec, kCachedKeyBytes);
+}
+
+void KeyedProcessOperator::FaultInCurrentKey() {
+  if (!rocks_has_keys() || state_.contains(current_key_)) {
+    return;
+  }
+  StateWriter kw;
+  kw.WriteKey(current_key_);
+  rocks_key_ = kw.Release();
+  const int group = KeyGroupForHash(KeyHash64(current_key_), context_.max_parallelism);
+  auto& values = state_[current_key_];
+  if (!rocks_->Get(rocks_cf_, group, rocks_key_, &rocks_value_)) {
+    return;  // the empty entry marks the key resident: no second read at its next record
+  }
+  rocks_->Delete(rocks_cf_, group, rocks_key_);
+  ++rocks_keys_read_;
+  StateReader r(rocks_value_);
+  const uint32_t n = r.ReadU32();
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string name = r.ReadString();
+    values.insert_or_assign(std::move(name), r.ReadValue());
+  }
+}
+
+void KeyedProcessOperator::MaybeSpill() {
+  if (!rocks_ || state_.size() <= rocks_cache_keys_) {
+    return;
+  }
+  for (const auto& [key, values] : state_) {
+    if (values.empty()) {
+      continue;
+    }
+    StateWriter kw;
+    kw.WriteKey(key);
+    StateWriter vw;
+    vw.WriteU32(static_cast<uint32_t>(values.size()));
+    for (const auto& [name, value] : values) {
+      vw.WriteString(name);
+      vw.WriteValue(value);
+    }
+    rocks_->StagePut(rocks_cf_, KeyGroupForHash(KeyHash64(key), context_.max_parallelism),
+                     kw.bytes(), vw.bytes());
+  }
+  rocks_->Commit();
+  state_.clear();
+  ++rocks_spills_;
+}
+
+void KeyedProcessOperator::UnspillAll() {
+  if (!rocks_has_keys()) {
+    return;
+  }
+  rocks_->ForEach(rocks_cf_, [&](int /*group*/, std::string_view key, std::string_view value) {
+    StateReader kr(key);
+    auto& values = state_[kr.ReadKey()];
+    TM_CHECK(values.empty(), "rocksdb process state: a key both cached and spilled");
+    StateReader r(value);
+    const uint32_t n = r.ReadU32();
+    for (uint32_t i = 0; i < n; ++i) {
+      std::string name = r.ReadString();
+      values.insert_or_assign(std::move(name), r.ReadValue());
+    }
+    ++rocks_keys_read_;
+  });
+  rocks_->Clear(rocks_cf_);
 }
 
 }  // namespace tidemark

@@ -10,6 +10,7 @@
 
 #include "runtime/core/key.h"
 #include "runtime/core/row.h"
+#include "runtime/state/rocksdb_keyed_store.h"
 #include "runtime/task/stream_operator.h"
 #include "runtime/time/internal_timer_service.h"
 
@@ -124,7 +125,15 @@ class KeyedCoProcessFunction {
 ///   when every input has finished.
 /// Timers <= the new watermark fire first, then the watermark is forwarded.
 /// A record without timestamp is processed with timestamp kMinTimestamp.
-/// Ownership: owns the function. Threading: mailbox thread only.
+///
+/// State backend: with `pipeline.state-backend: rocksdb` the keyed values live in a
+/// `RocksDbKeyedStore` of this subtask (column family "process-state", one entry a key, keys
+/// prefixed by key group) under a bounded in-memory cache of hot keys (half of
+/// `rocksdb.memory.fixed-per-slot`, ~256 bytes a key); timers and broadcast state stay on the
+/// heap (Flink's `RocksDBKeyedStateBackend` with `timer-service.factory: HEAP`). Snapshots are
+/// the same bytes on both backends. A RocksDB failure throws `Error` naming its directory.
+/// Ownership: owns the function and its RocksDB instance (removed at Close). Threading: mailbox
+/// thread only.
 class KeyedProcessOperator : public StreamOperator,
                              public Triggerable<VoidNamespace>,
                              public KeyContext {
@@ -172,6 +181,12 @@ class KeyedProcessOperator : public StreamOperator,
   /// Valid between Open and Close.
   const InternalTimerService<VoidNamespace>& timer_service() const { return *timer_service_; }
 
+  /// True when the keyed state is on RocksDB (`pipeline.state-backend: rocksdb`, between Open
+  /// and Close). RocksDB backend: times the in-memory key cache was written out, keys read back.
+  bool uses_rocksdb() const { return rocks_ != nullptr; }
+  int64_t rocksdb_spills() const { return rocks_spills_; }
+  int64_t rocksdb_keys_read() const { return rocks_keys_read_; }
+
  private:
   friend class ProcessContext;
   void FireTimer(const InternalTimer<VoidNamespace>& timer, TimeDomain domain);
@@ -180,6 +195,21 @@ class KeyedProcessOperator : public StreamOperator,
   // Two inputs: recomputes the combined watermark and status from the inputs' (class comment),
   // fires timers and forwards the watermark if it advanced, then the status if it changed.
   void UpdateCombinedWatermark();
+
+  // RocksDB state backend (the end of keyed_process_operator.cc). `state_` is a cache of hot
+  // keys over `rocks_`, column family "process-state": a key's named values are in exactly one
+  // of them. Before the function sees a key (a record or a timer) its values are read back (and
+  // deleted from RocksDB); after it, a cache holding more than `rocks_cache_keys_` keys is
+  // written to RocksDB in one batch and emptied. A snapshot reads every key back first, so it
+  // writes the heap backend's bytes. Timers stay on the heap (Flink's
+  // `state.backend.rocksdb.timer-service.factory: HEAP`).
+  void OpenRocksDb();
+  // Reads the current key's values back from RocksDB when the cache does not hold the key; a
+  // key RocksDB does not hold either gets an empty entry (resident, no values yet).
+  void FaultInCurrentKey();
+  void MaybeSpill();
+  void UnspillAll();
+  bool rocks_has_keys() const { return rocks_ && rocks_->num_puts(rocks_cf_) > 0; }
 
   std::unique_ptr<KeyedProcessFunction> function_;
   std::unique_ptr<KeyedCoProcessFunction> co_function_;
@@ -193,6 +223,13 @@ class KeyedProcessOperator : public StreamOperator,
   Timestamp combined_watermark_ = kMinTimestamp;
   bool input_idle_[2] = {false, false};
   WatermarkStatus status_ = WatermarkStatus::kActive;
+  std::unique_ptr<RocksDbKeyedStore> rocks_;  // see OpenRocksDb; null on the heap backend
+  int rocks_cf_ = -1;
+  size_t rocks_cache_keys_ = 0;
+  int64_t rocks_spills_ = 0;
+  int64_t rocks_keys_read_ = 0;
+  std::string rocks_key_;    // scratch: a key's encoded form (StateWriter::WriteKey)
+  std::string rocks_value_;  // scratch: a key's encoded values
 };
 
 }  // namespace tidemark

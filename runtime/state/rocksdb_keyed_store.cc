@@ -179,4 +179,23 @@ void RocksDbKeyedStore::Clear(int cf) {
   puts_[static_cast<size_t>(cf)] = 0;
 }
 
+// ---- Sizing for an operator's instance and its cache of hot keys (keyed process operator) ----
+
+RocksDbKeyedStore::Options RocksDbKeyedStore::OperatorOptions(const RocksDbSpec& spec,
+                                                              const std::string& operator_name,
+                                                              int subtask_index) {
+  Options options;
+  options.dir = InstanceDir(spec, operator_name, subtask_index);
+  // Half the budget for RocksDB's cache and write buffers, half for the keys cached in memory.
+  const int64_t half = spec.memory_fixed_per_slot / 2;
+  options.memory_bytes = half > (int64_t{1} << 19) ? half : int64_t{1} << 19;
+  options.write_buffer_ratio = spec.write_buffer_ratio;
+  return options;
+}
+
+size_t RocksDbKeyedStore::CachedKeys(const RocksDbSpec& spec, int64_t bytes_per_key) {
+  const int64_t keys = spec.memory_fixed_per_slot / 2 / (bytes_per_key > 0 ? bytes_per_key : 1);
+  return keys > 1 ? static_cast<size_t>(keys) : 1;
+}
+
 }  // namespace tidemark

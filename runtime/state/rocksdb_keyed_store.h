@@ -72,6 +72,18 @@ class RocksDbKeyedStore {
   static std::string InstanceDir(const RocksDbSpec& spec, const std::string& operator_name,
                                  int subtask_index);
 
+  // ---- Sizing for an operator's instance and its cache of hot keys (keyed process operator;
+  // added beside the functions above, which they do not change) ----
+
+  /// Options of one operator subtask's instance: its directory (`InstanceDir`) and half of
+  /// `spec.memory_fixed_per_slot` (at least 512 KiB) for RocksDB's block cache and write buffers.
+  static Options OperatorOptions(const RocksDbSpec& spec, const std::string& operator_name,
+                                 int subtask_index);
+  /// How many keys an operator's in-memory cache of hot keys may hold: the other half of
+  /// `spec.memory_fixed_per_slot` over `bytes_per_key` (a key's estimated in-memory bytes), at
+  /// least 1.
+  static size_t CachedKeys(const RocksDbSpec& spec, int64_t bytes_per_key);
+
  private:
   std::string PrefixedKey(int key_group, std::string_view key);
 

@@ -2,7 +2,9 @@
 // state goes to the subtasks owning its key groups now, the source's splits are handed
 // round-robin to the new readers and resume from their positions; the output of the stopped run
 // and of the restored run together are exactly the uninterrupted run's rows (tumbling and session
-// windows, a keyed process function with event-time timers, dedup).
+// windows, a keyed process function with event-time timers, dedup, an interval join), on the
+// heap and on the RocksDB state backend, and from one backend to the other (checkpoints are
+// canonical).
 
 #include <algorithm>
 #include <filesystem>
@@ -28,11 +30,14 @@ namespace fs = std::filesystem;
 /// record, so every key lives in several splits and every subtask holds keys.
 std::string JobYaml(int parallelism, const std::string& keyed_operator,
                     const std::string& checkpointing,
-                    const std::string& user = "MOD(ts / 100 * 7 + n, 13)") {
+                    const std::string& user = "MOD(ts / 100 * 7 + n, 13)",
+                    const std::string& backend = "heap") {
   return "name: rescale\n"
          "pipeline: {parallelism: " +
-         std::to_string(parallelism) +
-         ", clock: virtual, auto-watermark-interval: 50ms}\n"
+         std::to_string(parallelism) + ", clock: virtual, auto-watermark-interval: 50ms" +
+         (backend == "rocksdb" ? ", state-backend: rocksdb, rocksdb: {memory.fixed-per-slot: 1mb}"
+                               : "") +
+         "}\n"
          "operators:\n"
          "  - id: source\n"
          "    type: source\n"
@@ -103,6 +108,25 @@ const char* const kDedup =
     "    key-by: [user]\n"
     "    dedup: {within: 650ms}\n";
 
+// An interval join of the even splits' records with the odd splits' of the same user within
+// +-150 ms. Deterministic whatever the parallelism: a record is never behind the watermark (each
+// split is in order and the watermark is the minimum over them), so no buffered record is cleaned
+// up before every partner within the bounds came.
+const char* const kIntervalJoin =
+    "  - id: evens\n"
+    "    type: filter\n"
+    "    input: keyed\n"
+    "    filter: n == 0 || n == 2 || n == 4\n"
+    "  - id: odds\n"
+    "    type: filter\n"
+    "    input: keyed\n"
+    "    filter: n == 1 || n == 3 || n == 5\n"
+    "  - id: stateful\n"
+    "    type: interval-join\n"
+    "    inputs: [evens, odds]\n"
+    "    key-by: [user]\n"
+    "    interval-join: {lower: -150ms, upper: 150ms}\n";
+
 std::string Checkpointing(const fs::path& dir) {
   return "checkpointing: {interval: 100ms, num-retained: 2, dir: " + dir.string() + "}\n";
 }
@@ -156,19 +180,22 @@ class RescaleTest : public ::testing::Test {
     return run;
   }
 
-  /// Takes a savepoint of `op` at parallelism 2 after checkpoint 8 and restores it at 1 and at
-  /// 3: each time the stopped run's rows and the restored run's are the uninterrupted run's.
-  /// Returns the uninterrupted run's number of rows.
-  size_t CheckRescales(const char* op, const std::string& user = "MOD(ts / 100 * 7 + n, 13)") {
-    const Run plain = RunJob(JobYaml(2, op, "", user), {});
+  /// Takes a savepoint of `op` at parallelism 2 after checkpoint 8 on the state backend `before`
+  /// and restores it at 1 and at 3 on `after`: each time the stopped run's rows and the restored
+  /// run's are the uninterrupted run's. Returns the uninterrupted run's number of rows.
+  size_t CheckRescales(const char* op, const std::string& user = "MOD(ts / 100 * 7 + n, 13)",
+                       const std::string& before = "heap", const std::string& after = "heap") {
+    const Run plain = RunJob(JobYaml(2, op, "", user, before), {});
     EXPECT_EQ(plain.state, JobState::kFinished) << plain.failure;
     const std::vector<std::string> uninterrupted = Sorted(plain.lines);
     // The same rows at parallelism 1 and 3: the comparison below is meaningful.
-    EXPECT_EQ(Sorted(RunJob(JobYaml(1, op, "", user), {}).lines), uninterrupted);
-    EXPECT_EQ(Sorted(RunJob(JobYaml(3, op, "", user), {}).lines), uninterrupted);
+    EXPECT_EQ(Sorted(RunJob(JobYaml(1, op, "", user, after), {}).lines), uninterrupted);
+    EXPECT_EQ(Sorted(RunJob(JobYaml(3, op, "", user, after), {}).lines), uninterrupted);
 
-    const fs::path target = dir_ / "savepoints";
-    const Run stopped = RunJob(JobYaml(2, op, Checkpointing(dir_ / "first"), user), {}, 8, target);
+    const fs::path base = dir_ / (before + "-to-" + after);  // fresh directories per call
+    const fs::path target = base / "savepoints";
+    const Run stopped =
+        RunJob(JobYaml(2, op, Checkpointing(base / "first"), user, before), {}, 8, target);
     EXPECT_EQ(stopped.state, JobState::kFinished) << stopped.failure;
     EXPECT_TRUE(stopped.savepoint.ok) << stopped.savepoint.error;
     if (!stopped.savepoint.ok) {
@@ -187,9 +214,10 @@ class RescaleTest : public ::testing::Test {
       SCOPED_TRACE("restored at parallelism " + std::to_string(p));
       JobRunOptions options;
       options.restore_from = stopped.savepoint.path;
-      options.checkpoint_dir = dir_ / ("after-" + std::to_string(p));
-      const Run resumed = RunJob(
-          JobYaml(p, op, Checkpointing(dir_ / ("after-" + std::to_string(p))), user), options);
+      options.checkpoint_dir = base / ("after-" + std::to_string(p));
+      const Run resumed =
+          RunJob(JobYaml(p, op, Checkpointing(base / ("after-" + std::to_string(p))), user, after),
+                 options);
       EXPECT_EQ(resumed.state, JobState::kFinished) << resumed.failure;
       std::vector<std::string> joined = stopped.lines;
       joined.insert(joined.end(), resumed.lines.begin(), resumed.lines.end());
@@ -216,6 +244,46 @@ TEST_F(RescaleTest, KeyedProcessStateAndTimersRestoreAtOneAndThree) {
 
 TEST_F(RescaleTest, DedupStateRestoresAtOneAndThree) {
   EXPECT_EQ(CheckRescales(kDedup, kDedupUser), 657u);
+}
+
+// The same on the RocksDB state backend: the keyed state of tumbling windows, of a keyed process
+// function and of dedup lives in RocksDB; the savepoint is canonical, so it is cut by key group
+// exactly as the heap backend's is.
+TEST_F(RescaleTest, TumblingWindowsOnRocksDbRestoreAtOneAndThree) {
+  EXPECT_EQ(CheckRescales(kTumbling, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "rocksdb"), 156u);
+}
+
+TEST_F(RescaleTest, KeyedProcessStateOnRocksDbRestoresAtOneAndThree) {
+  EXPECT_EQ(CheckRescales(kProcess, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "rocksdb"), 840u);
+}
+
+TEST_F(RescaleTest, DedupStateOnRocksDbRestoresAtOneAndThree) {
+  EXPECT_EQ(CheckRescales(kDedup, kDedupUser, "rocksdb", "rocksdb"), 657u);
+}
+
+// From one backend to the other while rescaling: heap -> rocksdb and rocksdb -> heap.
+TEST_F(RescaleTest, TumblingWindowsRestoreAcrossBackends) {
+  EXPECT_EQ(CheckRescales(kTumbling, "MOD(ts / 100 * 7 + n, 13)", "heap", "rocksdb"), 156u);
+  EXPECT_EQ(CheckRescales(kTumbling, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "heap"), 156u);
+}
+
+TEST_F(RescaleTest, KeyedProcessStateRestoresAcrossBackends) {
+  EXPECT_EQ(CheckRescales(kProcess, "MOD(ts / 100 * 7 + n, 13)", "heap", "rocksdb"), 840u);
+  EXPECT_EQ(CheckRescales(kProcess, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "heap"), 840u);
+}
+
+TEST_F(RescaleTest, DedupStateRestoresAcrossBackends) {
+  EXPECT_EQ(CheckRescales(kDedup, kDedupUser, "heap", "rocksdb"), 657u);
+  EXPECT_EQ(CheckRescales(kDedup, kDedupUser, "rocksdb", "heap"), 657u);
+}
+
+// 186 pairs: every even-split record with every odd-split record of its user within 150 ms
+// (counted by brute force over the six splits).
+TEST_F(RescaleTest, IntervalJoinBuffersRestoreAtOneAndThreeOnBothBackends) {
+  EXPECT_EQ(CheckRescales(kIntervalJoin), 186u);
+  EXPECT_EQ(CheckRescales(kIntervalJoin, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "rocksdb"), 186u);
+  EXPECT_EQ(CheckRescales(kIntervalJoin, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "heap"), 186u);
+  EXPECT_EQ(CheckRescales(kIntervalJoin, "MOD(ts / 100 * 7 + n, 13)", "heap", "rocksdb"), 186u);
 }
 
 TEST_F(RescaleTest, AChangedMaxParallelismIsRefused) {

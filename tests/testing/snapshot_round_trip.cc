@@ -66,6 +66,16 @@ std::string Snapshot(StreamOperator& op) {
 
 }  // namespace
 
+std::string SnapshotOf(StreamOperator& op) {
+  return Snapshot(op);
+}
+
+void RestoreFrom(StreamOperator& op, const std::string& bytes) {
+  StateReader reader(bytes);
+  StateInitializationContext restore{&reader, 1, /*restore_watermarks=*/true};
+  op.InitializeState(restore);
+}
+
 ScriptRun RunScript(const OperatorFactory& factory, const std::vector<ScriptStep>& script, int cut,
                     const OperatorCounters& counters) {
   CollectingOutput out;

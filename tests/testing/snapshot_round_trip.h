@@ -59,4 +59,10 @@ ScriptRun ExpectSnapshotRoundTrips(const OperatorFactory& factory,
                                    const std::vector<ScriptStep>& script,
                                    const OperatorCounters& counters = nullptr);
 
+/// What `op.SnapshotState` writes as checkpoint 1 of subtask 0.
+std::string SnapshotOf(StreamOperator& op);
+/// Restores `op` (opened, not yet initialized) from `bytes` as checkpoint 1, its watermarks
+/// too (restore-watermarks: an exact continuation).
+void RestoreFrom(StreamOperator& op, const std::string& bytes);
+
 }  // namespace tidemark::testing
