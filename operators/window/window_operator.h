@@ -363,12 +363,17 @@ class WindowOperator : public StreamOperator,
   // Emits `result_row_` stamped `timestamp` and takes the row back for the next firing.
   void EmitRecycled(Timestamp timestamp);
   void LeaveSlicedPath();
-  // RocksDB state backend on the sliced path (window_operator_rocksdb.cc). The sliced store is
-  // a cache of hot keys over `rocks_`: a key's state is in exactly one of them. When the store
-  // holds more than `rocks_cache_keys_` keys (checked before each batch and after each
-  // watermark's firings) every key it holds is written to RocksDB and the store is emptied; a
-  // key missing from the store is read back (and deleted from RocksDB) at its next record or
-  // firing. Timers and firing counts stay on the heap.
+  // RocksDB state backend on the sliced path (window_operator_rocksdb.cc). RocksDB is the
+  // source of truth for keys not in the sliced store, which is a write-back cache of hot keys
+  // over `rocks_`: a cached key may also have an older copy in RocksDB, which the cache's
+  // overrides. When the store holds more than `rocks_cache_keys_` keys (checked before each
+  // batch and after each watermark's firings) whole key groups, from a rotating cursor, are
+  // written out in one write batch and dropped until it holds three quarters of that. A batch
+  // of int64 keys reads the keys it misses with one MultiGet first; a window end reads its
+  // keys a chunk at a time the same way. Nothing is ever deleted: a key read back keeps its
+  // copy (overwritten at its next eviction), and a key whose last slice is dropped leaves a
+  // dead copy, which reads skip by its drop time (IsDeadCopy). Timers and firing counts stay
+  // on the heap.
   void OpenRocksDb();
   void MaybeSpill();
   template <typename K>
@@ -376,6 +381,17 @@ class WindowOperator : public StreamOperator,
   // Reads `key`'s state back into `store` when RocksDB holds it; true when it did.
   template <typename K>
   bool FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState& ks);
+  // Reads the keys of `keys` that the store misses from RocksDB with one MultiGet, into the
+  // store.
+  template <typename K>
+  void FaultInMissing(SlicedStore<K>& store, std::vector<K>& keys);
+  // The int64 keys of `records` the store misses, read back before the batch runs (then
+  // `rocks_batch_resolved_` tells SlicedAdd that a key still missing is a new key).
+  void FaultInBatch(RecordBatch& records);
+  // True when `bytes` (a key's value in RocksDB) is the copy of a key erased since.
+  bool IsDeadCopy(std::string_view bytes) const;
+  void EncodeSlicedKey(SlicedKeyState& ks);
+  void DecodeSlicedKey(std::string_view bytes, SlicedKeyState& ks);
   // Every spilled key back into the store (snapshots, leaving the sliced path, moving keys to
   // the interned store).
   void UnspillAll();
@@ -498,10 +514,16 @@ class WindowOperator : public StreamOperator,
   std::unique_ptr<RocksDbKeyedStore> rocks_;  // see OpenRocksDb; null on the heap backend
   int rocks_cf_ = -1;
   size_t rocks_cache_keys_ = 0;
-  int64_t rocks_spills_ = 0;     // spills of the store to RocksDB
-  int64_t rocks_keys_read_ = 0;  // keys read back from RocksDB
-  std::string rocks_key_;        // scratch: a key's canonical bytes
-  std::string rocks_value_;      // scratch: a key's encoded state
+  int64_t rocks_spills_ = 0;           // spills of the store to RocksDB
+  int64_t rocks_keys_read_ = 0;        // keys read back from RocksDB
+  std::string rocks_key_;              // scratch: a key's canonical bytes
+  std::string rocks_value_;            // scratch: a key's encoded state
+  int rocks_evict_group_ = 0;          // the key group the next eviction starts at
+  bool rocks_batch_resolved_ = false;  // see FaultInBatch
+  // Every timer up to this time has fired: a copy whose slices all drop by then is dead.
+  Timestamp rocks_dead_through_ = kMinTimestamp;
+  std::vector<int64_t> rocks_batch_keys_;     // scratch: FaultInBatch's missing keys
+  std::vector<std::string> rocks_read_keys_;  // scratch: prefixed keys of one MultiGet
 
   int64_t num_late_records_dropped_ = 0;
   // The first late record dropped (its timestamp, the watermark then), for the note

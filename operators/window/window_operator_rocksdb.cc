@@ -1,7 +1,7 @@
 // The window operator's sliced path on the RocksDB state backend (see the comment at
 // `WindowOperator::OpenRocksDb` in window_operator.h): the in-memory sliced store is a bounded
-// cache over one RocksDB instance per subtask, column family "window-slices", keys prefixed by
-// their key group.
+// write-back cache over one RocksDB instance per subtask, column family "window-slices", keys
+// prefixed by their key group.
 
 #include <algorithm>
 
@@ -55,50 +55,49 @@ void WindowOperator::MaybeSpill() {
   }
 }
 
-template <typename K>
-void WindowOperator::SpillStore(SlicedStore<K>& store) {
+void WindowOperator::EncodeSlicedKey(SlicedKeyState& ks) {
   // The value: the key's starts, next firing, timer time and each slice's accumulators in
   // their general form (the snapshot's bytes for a sliced key, without the firing counts,
   // which stay in memory).
   scratch_accs_.resize(num_accs_);
-  store.keys.ForEach([&](int group, const K& key, SlicedKeyState& ks) {
-    AppendRocksKey(key);
-    StateWriter w;
-    w.WriteU32(static_cast<uint32_t>(ks.starts.size()));
-    for (Timestamp s : ks.starts) {
-      w.WriteI64(s);
+  StateWriter w;
+  // First the time the key's last slice is dropped: a copy whose time has passed is dead (see
+  // DecodeSlicedKey).
+  w.WriteI64(SliceDropTime(ks.starts.back()));
+  w.WriteU32(static_cast<uint32_t>(ks.starts.size()));
+  for (Timestamp s : ks.starts) {
+    w.WriteI64(s);
+  }
+  w.WriteI64(ks.next_fire);
+  w.WriteI64(ks.timer);
+  for (size_t i = 0; i < ks.starts.size(); ++i) {
+    uint64_t* words = ks.accs.data() + i * slice_words_;
+    slice_aggs_.Expand(words, scratch_accs_.data(), slice_strings_);
+    for (const AggregateAccumulator& a : scratch_accs_) {
+      WriteAccumulator(w, a);
     }
-    w.WriteI64(ks.next_fire);
-    w.WriteI64(ks.timer);
-    for (size_t i = 0; i < ks.starts.size(); ++i) {
-      uint64_t* words = ks.accs.data() + i * slice_words_;
-      slice_aggs_.Expand(words, scratch_accs_.data(), slice_strings_);
-      for (const AggregateAccumulator& a : scratch_accs_) {
-        WriteAccumulator(w, a);
-      }
-      slice_aggs_.Release(words, slice_strings_);
-    }
-    rocks_->StagePut(rocks_cf_, group, rocks_key_, w.bytes());
-  });
-  rocks_->Commit();
-  store.keys.Clear();
-  ++rocks_spills_;
+  }
+  rocks_value_ = w.Release();
 }
 
-template <typename K>
-bool WindowOperator::FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState& ks) {
-  AppendRocksKey(key);
-  const int group = store.keys.KeyGroupOf(key);
-  if (!rocks_->Get(rocks_cf_, group, rocks_key_, &rocks_value_)) {
-    return false;
-  }
-  rocks_->Delete(rocks_cf_, group, rocks_key_);
-  ++rocks_keys_read_;
-  StateReader r(rocks_value_);
+bool WindowOperator::IsDeadCopy(std::string_view bytes) const {
+  // A key whose last slice was dropped is erased from the store without a delete in RocksDB:
+  // its copy there (written before) has only slices dropped by timers that have all fired,
+  // which `rocks_dead_through_` says. A live key's copy is never dead: its timer, at or
+  // before its first slice's drop time, has not fired yet.
+  StateReader r(bytes);
+  return r.ReadI64() <= rocks_dead_through_;
+}
+
+void WindowOperator::DecodeSlicedKey(std::string_view bytes, SlicedKeyState& ks) {
+  StateReader r(bytes);
+  (void)r.ReadI64();
   const uint32_t n = r.ReadU32();
   if (n == 0 || n > r.remaining() / 8) {
     throw StateCorrupt("rocksdb window state: a key with a bad number of slices");
   }
+  ReuseAccumulators(ks.accs);
+  ReuseSliceStarts(ks.starts);
   ks.starts.clear();
   for (uint32_t i = 0; i < n; ++i) {
     ks.starts.push_back(r.ReadI64());
@@ -113,17 +112,117 @@ bool WindowOperator::FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState
     }
     slice_aggs_.Compress(scratch_accs_.data(), ks.accs.data() + i * slice_words_, slice_strings_);
   }
+  ++rocks_keys_read_;
+}
+
+template <typename K>
+void WindowOperator::SpillStore(SlicedStore<K>& store) {
+  // Whole key groups from a rotating cursor until the store is at three quarters of its budget:
+  // a batch of evictions per spill, not the whole cache, so the keys left stay hot. Every key
+  // written is one the store changed since it was read (a key is read back for a record or a
+  // firing, both of which change it), so no clean/dirty bit is kept.
+  const KeyGroupRange range = store.keys.key_group_range();
+  const int groups = range.size();
+  const size_t target = rocks_cache_keys_ - rocks_cache_keys_ / 4;
+  size_t size = store.keys.size();
+  for (int step = 0; step < groups && size > target; ++step) {
+    const int kg = range.start + (rocks_evict_group_ - range.start + groups) % groups;
+    auto& table = store.keys.KeyGroupTable(kg);
+    for (auto it = table.begin(); it != table.end() && size > target;) {
+      SlicedKeyState& ks = it->second;
+      if (!ks.starts.empty()) {  // (a key without slices holds nothing)
+        AppendRocksKey(it->first);
+        EncodeSlicedKey(ks);
+        rocks_->StagePut(rocks_cf_, kg, rocks_key_, rocks_value_);
+      }
+      if (slice_aggs_.has_strings()) {
+        for (size_t i = 0; i < ks.starts.size(); ++i) {
+          slice_aggs_.Release(ks.accs.data() + i * slice_words_, slice_strings_);
+        }
+      }
+      RecycleAccumulators(ks.accs);
+      RecycleSliceStarts(ks.starts);
+      table.erase(it++);
+      --size;
+    }
+    if (size > target) {
+      rocks_evict_group_ = kg + 1 > range.end ? range.start : kg + 1;
+    }
+  }
+  rocks_->Commit();
+  ++rocks_spills_;
+}
+
+template <typename K>
+bool WindowOperator::FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState& ks) {
+  rocks_->Commit();
+  AppendRocksKey(key);
+  const int group = store.keys.KeyGroupOf(key);
+  if (!rocks_->Get(rocks_cf_, group, rocks_key_, &rocks_value_) || IsDeadCopy(rocks_value_)) {
+    return false;
+  }
+  // Not deleted: the copy stays until the key is written out again (overwritten) or its last
+  // slice is dropped (DropFromRocks); the store's copy overrides it meanwhile.
+  DecodeSlicedKey(rocks_value_, ks);
   return true;
+}
+
+template <typename K>
+void WindowOperator::FaultInMissing(SlicedStore<K>& store, std::vector<K>& keys) {
+  rocks_->Commit();
+  rocks_read_keys_.clear();
+  size_t n = 0;
+  for (const K& k : keys) {
+    if (store.keys.Find(k) != nullptr) {
+      continue;
+    }
+    keys[n++] = k;  // the misses, in place
+    std::string prefixed;
+    RocksDbKeyedStore::AppendKeyGroup(store.keys.KeyGroupOf(k), &prefixed);
+    AppendRocksKey(k);
+    prefixed += rocks_key_;
+    rocks_read_keys_.push_back(std::move(prefixed));
+  }
+  keys.resize(n);
+  rocks_->MultiGet(rocks_cf_, rocks_read_keys_, [&](size_t i, std::string_view value) {
+    if (IsDeadCopy(value)) {
+      return;
+    }
+    auto [key_in_table, ks] = EmplaceFromKey(store, keys[i]);
+    (void)key_in_table;
+    DecodeSlicedKey(value, *ks);
+  });
+}
+
+void WindowOperator::FaultInBatch(RecordBatch& records) {
+  rocks_batch_resolved_ = false;
+  if (!rocks_has_keys() || !int_store_ || !sliced_ || key_store_) {
+    return;
+  }
+  const int slot = options_.key_slots[0];
+  const auto uslot = static_cast<size_t>(slot);
+  rocks_batch_keys_.clear();
+  for (size_t i = 0; i < records.size; ++i) {
+    const Row& row = records[i].row;
+    if (IsInt64Slot(row, slot) && !row.IsNull(uslot)) {
+      const int64_t k = row.GetInt64(uslot);
+      if (int_store_->keys.Find(k) == nullptr) {
+        rocks_batch_keys_.push_back(k);
+      }
+    }
+  }
+  std::sort(rocks_batch_keys_.begin(), rocks_batch_keys_.end());
+  rocks_batch_keys_.erase(std::unique(rocks_batch_keys_.begin(), rocks_batch_keys_.end()),
+                          rocks_batch_keys_.end());
+  FaultInMissing(*int_store_, rocks_batch_keys_);
+  rocks_batch_resolved_ = true;
 }
 
 void WindowOperator::UnspillAll() {
   if (!rocks_has_keys()) {
     return;
   }
-  std::vector<std::pair<int, std::string>> keys;
-  rocks_->ForEach(rocks_cf_, [&](int group, std::string_view key, std::string_view) {
-    keys.emplace_back(group, std::string(key));
-  });
+  rocks_->Commit();
   // The canonical bytes back to a key: a row of values read with the snapshot reader's rules.
   auto decode = [](std::string_view bytes) {
     Key key;
@@ -166,20 +265,25 @@ void WindowOperator::UnspillAll() {
     }
     return key;
   };
-  for (const auto& [group, bytes] : keys) {
+  // A key the store holds is newer than its copy in RocksDB (read back, changed since).
+  rocks_->ForEach(rocks_cf_, [&](int, std::string_view bytes, std::string_view value) {
+    if (IsDeadCopy(value)) {
+      return;
+    }
     const Key key = decode(bytes);
-    bool found = false;
     if (int_store_) {
       const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
       TM_CHECK(v != nullptr, "rocksdb window state: a non-int64 key beside the int64 store");
-      auto [k, ks] = int_store_->keys.Emplace(*v);
-      found = FaultIn(*int_store_, *k, *ks);
+      if (int_store_->keys.Find(*v) == nullptr) {
+        DecodeSlicedKey(value, *int_store_->keys.Emplace(*v).second);
+      }
     } else if (key_store_) {
-      auto [k, ks] = key_store_->keys.Emplace(KeyProbe::Of(key));
-      found = FaultIn(*key_store_, *k, *ks);
+      const KeyProbe probe = KeyProbe::Of(key);
+      if (key_store_->keys.Find(probe) == nullptr) {
+        DecodeSlicedKey(value, *key_store_->keys.Emplace(probe).second);
+      }
     }
-    TM_CHECK(found, "rocksdb window state: a key listed but not found");
-  }
+  });
   rocks_->Clear(rocks_cf_);
 }
 
@@ -187,5 +291,7 @@ template void WindowOperator::SpillStore(SlicedStore<int64_t>&);
 template void WindowOperator::SpillStore(SlicedStore<KeyRef>&);
 template bool WindowOperator::FaultIn(SlicedStore<int64_t>&, const int64_t&, SlicedKeyState&);
 template bool WindowOperator::FaultIn(SlicedStore<KeyRef>&, const KeyRef&, SlicedKeyState&);
+template void WindowOperator::FaultInMissing(SlicedStore<int64_t>&, std::vector<int64_t>&);
+template void WindowOperator::FaultInMissing(SlicedStore<KeyRef>&, std::vector<KeyRef>&);
 
 }  // namespace tidemark

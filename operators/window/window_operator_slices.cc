@@ -390,6 +390,13 @@ void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
       int_store_->keys.Touch(records[j].row.GetInt64(uslot), hashes[j % kRing], SlotTouch::kSlot);
     }
   };
+  // RocksDB backend: the batch's keys missing from the store are read back with one MultiGet
+  // first, so a key still missing below is a new one.
+  FaultInBatch(records);
+  struct ResolvedReset {
+    bool& flag;
+    ~ResolvedReset() { flag = false; }
+  } resolved_reset{rocks_batch_resolved_};
   for (size_t j = 0; j < kHashAt && j < n; ++j) {
     hash_ahead(j);
     if (j < kSlotAt) {
@@ -445,7 +452,7 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
     ReuseAccumulators(ks.accs);  // a new key (every held key has a slice)
     ReuseSliceStarts(ks.starts);
   }
-  if (ks.starts.empty() && rocks_has_keys()) {
+  if (ks.starts.empty() && rocks_has_keys() && !rocks_batch_resolved_) {
     FaultIn(store, key, ks);  // a key spilled to RocksDB (else a new key)
   }
   const Timestamp slice_start = slice.lo;
@@ -516,28 +523,28 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
       FireDueKeys(store, time, ahead);
       continue;
     }
-    // RocksDB backend: the keys of this time are read back a cache's worth at a time, fired,
-    // and the cache spilled again when full, so a window end of many keys stays in budget.
+    // RocksDB backend: the keys of this time are read back a chunk at a time (one MultiGet for
+    // a chunk's misses; a timer of a key fired and erased before finds nothing), fired, their
+    // deletes written, and the cache trimmed, so a window end of many keys stays in budget.
     all_due.swap(store.due);
-    const size_t chunk = std::max<size_t>(rocks_cache_keys_ / 2, 1);
+    const size_t chunk = std::max<size_t>(std::min<size_t>(rocks_cache_keys_ / 2, 65536), 1);
+    std::vector<K> missing;
     for (size_t from = 0; from < all_due.size(); from += chunk) {
       store.due.assign(
           all_due.begin() + static_cast<std::ptrdiff_t>(from),
           all_due.begin() + static_cast<std::ptrdiff_t>(std::min(all_due.size(), from + chunk)));
-      for (const K& k : store.due) {
-        if (rocks_has_keys() && store.keys.Find(k) == nullptr) {
-          auto [key_in_table, ks] = EmplaceFromKey(store, k);
-          if (!FaultIn(store, *key_in_table, *ks)) {
-            store.keys.Erase(*key_in_table);  // a timer of a key fired and erased before
-          }
-        }
+      if (rocks_has_keys()) {
+        missing.assign(store.due.begin(), store.due.end());
+        FaultInMissing(store, missing);
       }
       FireDueKeys(store, time, ahead);
       MaybeSpill();
     }
     store.due.clear();
     all_due.clear();
+    rocks_dead_through_ = time;
   }
+  rocks_dead_through_ = std::max(rocks_dead_through_, watermark);
 }
 
 template <typename K>

@@ -56,6 +56,20 @@ class RocksDbKeyedStore {
   /// The value of (`key_group`, `key`) into `*value`; false when absent.
   bool Get(int cf, int key_group, std::string_view key, std::string* value);
   void Delete(int cf, int key_group, std::string_view key);
+  /// Stages a delete of (`key_group`, `key`) in the pending write batch (see `StagePut`): a
+  /// tombstone whether or not the key is there.
+  void StageDelete(int cf, int key_group, std::string_view key);
+  /// Batched point reads (RocksDB's `MultiGet`, one pass over the files for the whole batch):
+  /// calls `found(i, value)` for each `prefixed_keys[i]` present in `cf`, in index order. Each
+  /// key is already prefixed by its key group (`AppendKeyGroup`). `value` is valid during the
+  /// call only. Reads do not see staged writes. Cost: about one block-cache probe per key.
+  void MultiGet(int cf, const std::vector<std::string>& prefixed_keys,
+                const std::function<void(size_t, std::string_view)>& found);
+  /// Appends the 2-byte big-endian key-group prefix every stored key starts with.
+  static void AppendKeyGroup(int key_group, std::string* out) {
+    out->push_back(static_cast<char>((key_group >> 8) & 0xff));
+    out->push_back(static_cast<char>(key_group & 0xff));
+  }
   /// Calls `fn(key_group, key, value)` for every entry of `cf`, in key-group order.
   void ForEach(int cf,
                const std::function<void(int, std::string_view, std::string_view)>& fn) const;

@@ -246,5 +246,37 @@ TEST(RocksDbKeyedStoreTest, KeysArePrefixedByKeyGroupAndClearEmptiesAColumnFamil
   EXPECT_FALSE(std::filesystem::exists(dir));  // removed on close
 }
 
+TEST(RocksDbKeyedStoreTest, MultiGetFindsWrittenKeysAndStagedDeletesApplyAtCommit) {
+  RocksDbKeyedStore::Options options;
+  options.dir = RocksDbKeyedStore::InstanceDir(RocksDbSpec{}, "store-test", 1);
+  RocksDbKeyedStore store(options);
+  const int cf = store.ColumnFamily("a");
+  store.StagePut(cf, 7, "a", "va");
+  store.StagePut(cf, 7, "b", "vb");
+  store.StagePut(cf, 258, "a", "va258");
+  store.Commit();
+  store.StageDelete(cf, 7, "b");
+  auto prefixed = [](int group, std::string_view key) {
+    std::string out;
+    RocksDbKeyedStore::AppendKeyGroup(group, &out);
+    out += key;
+    return out;
+  };
+  EXPECT_EQ(prefixed(258, "x"), std::string("\x01\x02x", 3));
+  const std::vector<std::string> keys{prefixed(258, "a"), prefixed(7, "b"), prefixed(7, "c"),
+                                      prefixed(7, "a")};
+  auto read = [&] {
+    std::vector<std::string> found;
+    store.MultiGet(cf, keys, [&](size_t i, std::string_view v) {
+      found.push_back(std::to_string(i) + "=" + std::string(v));
+    });
+    return found;
+  };
+  // The delete is staged: reads still see the key until the batch is written.
+  EXPECT_EQ(read(), (std::vector<std::string>{"0=va258", "1=vb", "3=va"}));
+  store.Commit();
+  EXPECT_EQ(read(), (std::vector<std::string>{"0=va258", "3=va"}));
+}
+
 }  // namespace
 }  // namespace tidemark
