@@ -613,7 +613,10 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
   while (dropped < ks.starts.size() && SliceDropTime(ks.starts[dropped]) <= time) {
     ++dropped;
   }
-  if (dropped > 0) {
+  // Every slice dropped (the common end of a key: its one window fired) goes with the key below,
+  // its buffers recycled whole, without moving the (no) remaining slices down first.
+  const bool key_done = dropped == ks.starts.size();
+  if (dropped > 0 && !key_done) {
     DropSlices(ks, dropped);
   }
   const int64_t lateness = options_.allowed_lateness_ms;
@@ -622,13 +625,18 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
       std::erase_if(f->second, [&](const std::pair<Timestamp, int64_t>& e) {
         return e.first - 1 + lateness <= time;
       });
-      if (f->second.empty() || ks.starts.empty()) {
+      if (f->second.empty() || key_done) {
         store.firings.erase(f);
       }
     }
   }
-  if (ks.starts.empty()) {
+  if (key_done) {
     TM_CHECK(ks.next_fire == kMinTimestamp, "sliced window state: a firing without slices");
+    if (slice_aggs_.has_strings()) {
+      for (size_t i = 0; i < dropped; ++i) {
+        slice_aggs_.Release(ks.accs.data() + i * slice_words_, slice_strings_);
+      }
+    }
     RecycleAccumulators(ks.accs);
     RecycleSliceStarts(ks.starts);
     store.keys.Erase(key);

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -347,7 +348,8 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
     if (first == nullptr) {
       first = s;
       common = s->size();
-    } else {
+    } else if (s->size() < common || std::memcmp(first->data(), s->data(), common) != 0) {
+      // (Most keys share the prefix so far: one compare of it, then the byte loop only here.)
       size_t i = 0;
       const size_t m = std::min(common, s->size());
       while (i < m && (*first)[i] == (*s)[i]) {
@@ -370,11 +372,12 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
       }
       // NOLINTNEXTLINE(performance-no-int-to-ptr): pass 1 stored the string's address.
       const std::string& s = *reinterpret_cast<const std::string*>(items[j].first);
+      // The (up to) 8 bytes past the prefix, big-endian, zero-padded: unsigned byte order.
+      std::array<unsigned char, 8> bytes{};
+      std::copy_n(s.data() + common, std::min<size_t>(8, s.size() - common), bytes.begin());
       uint64_t abbrev = 0;
-      for (size_t i = 0; i < 8; ++i) {
-        const size_t at = common + i;
-        abbrev = (abbrev << 8) |
-                 (at < s.size() ? static_cast<uint64_t>(static_cast<unsigned char>(s[at])) : 0);
+      for (unsigned char b : bytes) {
+        abbrev = (abbrev << 8) | b;
       }
       items[j].first = abbrev;
     }
@@ -400,15 +403,22 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
         i = j;
       }
     }
+    // Into place, duplicates dropped: equal keys have equal abbreviations and are adjacent, so
+    // only a run of equal abbreviations compares keys.
     std::vector<KeyRef>& sorted = scratch.sorted;
     sorted.clear();
     sorted.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      sorted.push_back(std::move(keys[items[i].second]));
+      KeyRef& k = keys[items[i].second];
+      if (i > 0 && items[i].first == items[i - 1].first && k == sorted.back()) {
+        continue;
+      }
+      sorted.push_back(std::move(k));
     }
     keys.swap(sorted);
-    sorted.clear();  // the moved-from refs
+    sorted.clear();  // the moved-from refs (and the duplicates)
     items.clear();
+    return;
   }
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
 }
