@@ -213,7 +213,10 @@ class FileReader : public SplitReaderBase {
       }
       // An empty line is no record. A JSON line of only spaces and tabs holds no value either;
       // a CSV one is fields (tab- or space-delimited: empty ones, NULLs), decoded or reported.
-      if (csv_ ? line.empty() : line.find_first_not_of(" \t") == std::string::npos) {
+      // (A JSON line almost always starts with its token: no search through it for that.)
+      if (csv_ ? line.empty()
+               : line.empty() || ((line[0] == ' ' || line[0] == '\t') &&
+                                  line.find_first_not_of(" \t") == std::string::npos)) {
         continue;
       }
       if (csv_ && st.line_base == 0 && line_no == 1 && source_.spec().file.csv_header) {

@@ -817,19 +817,30 @@ void AggregatingWindowFunction::ProcessAccumulators(const Context& ctx,
   out.push_back(std::move(row));
 }
 
-void AggregatingWindowFunction::FillResultRow(const Context& ctx, const AggregateAccumulator* accs,
-                                              Row& row) const {
+size_t AggregatingWindowFunction::FillResultKeyAndWindow(const Context& ctx, Row& row) const {
   row.Reset(output_layout_);
   size_t at = 0;
   for (const Value& k : ctx.key) {
     if (const int64_t* i = std::get_if<int64_t>(&k)) {
       row.SetBits(at++, static_cast<uint64_t>(*i));  // the common int64 key without a conversion
+    } else if (const std::string* s = std::get_if<std::string>(&k);
+               s != nullptr && row.type(at) == FieldType::kString) {
+      row.SetString(at++, *s);  // a string key into its string slot: no conversion either
     } else {
       row.Set(at++, k);
     }
   }
   row.SetInt64(at++, ctx.window.start());
   row.SetInt64(at++, ctx.window.end());
+  if (emit_watermark_) {
+    row.SetInt64(at + aggregates_.size(), ctx.current_watermark);
+  }
+  return at;
+}
+
+void AggregatingWindowFunction::FillResultRow(const Context& ctx, const AggregateAccumulator* accs,
+                                              Row& row) const {
+  size_t at = FillResultKeyAndWindow(ctx, row);
   for (size_t i = 0; i < aggregates_.size(); ++i, ++at) {
     const ResolvedAggregate& agg = aggregates_[i];
     const Accumulator& acc = accs[i];
@@ -852,9 +863,6 @@ void AggregatingWindowFunction::FillResultRow(const Context& ctx, const Aggregat
     } else {
       row.Set(at, acc.value);
     }
-  }
-  if (emit_watermark_) {
-    row.SetInt64(at, ctx.current_watermark);
   }
 }
 

@@ -141,6 +141,20 @@ class SliceAggregates {
   void Compress(const AggregateAccumulator* in, uint64_t* w, AccumulatorStrings& strings) const;
   /// Gives back the strings of `w`.
   void Release(const uint64_t* w, AccumulatorStrings& strings) const;
+  /// The result cells of `w` into `row` from slot `at` on, for aggregates that are all counts
+  /// and sums with int64 output (the caller knows): what `Expand` then
+  /// `AggregatingWindowFunction::FillResultRow` write (a count as int64; a sum as its int64
+  /// total, or NULL, left as `row` has it, when it saw no value), without the accumulators.
+  void WriteCountsAndInt64Sums(const uint64_t* w, Row& row, size_t at) const {
+    for (size_t i = 0; i < cells_.size(); ++i) {
+      const uint64_t* a = w + cells_[i].at;
+      if (cells_[i].form == Form::kCount) {
+        row.SetInt64(at + i, static_cast<int64_t>(a[0]));
+      } else if (a[0] != 0) {
+        row.SetInt64(at + i, static_cast<int64_t>(a[1]));
+      }
+    }
+  }
 
  private:
   enum class Form : uint8_t { kCount, kSum, kMin, kMax, kFirst, kLast };
@@ -221,6 +235,10 @@ class AggregatingWindowFunction : public WindowFunction {
   /// The one result row of `ProcessAccumulators`, written into `row` (its previous contents
   /// dropped, its capacity reused: a caller recycling one row allocates no row per firing).
   void FillResultRow(const Context& ctx, const AggregateAccumulator* accs, Row& row) const;
+  /// `FillResultRow`'s key fields, window bounds and watermark column, the aggregates' cells
+  /// left NULL: for a caller that writes those itself (the window operator's sliced path,
+  /// `SliceAggregates::WriteCountsAndInt64Sums`). Returns the first aggregate's slot.
+  size_t FillResultKeyAndWindow(const Context& ctx, Row& row) const;
   /// The accumulators of `state`, a state of this function (valid while it lives).
   const AggregateAccumulator* AccumulatorsOf(const WindowState& state) const;
   /// A state of this function holding a copy of `accs`.

@@ -267,20 +267,24 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     constexpr size_t kEntryAt = 6;
     constexpr size_t kValuesAt = 3;
     std::array<uint64_t, kRing> hashes{};
+    // Whether the record's key may be in the table (a stage found a candidate slot): a new key
+    // (most records when keys come and go with their windows) skips the later stages.
+    std::array<bool, kRing> maybe_held{};
     // The store is re-read at every use: a record of the batch may move the operator off the
     // sliced path, which destroys it.
     auto hash_ahead = [&](size_t j) {
       const KeyProbe probe = KeyProbe::Of(records[j].row, options_.key_slots);
       hashes[j % kRing] = probe.hash64;
+      maybe_held[j % kRing] = true;
       if (key_store_) {
         key_store_->keys.Prefetch(probe);
       }
     };
     auto touch = [&](size_t j, SlotTouch::Stage stage) {
-      if (key_store_) {
+      if (key_store_ && maybe_held[j % kRing]) {
         const uint64_t hash = hashes[j % kRing];
-        key_store_->keys.Touch(KeyProbe{&records[j].row, &options_.key_slots, nullptr, hash}, hash,
-                               stage);
+        maybe_held[j % kRing] = key_store_->keys.Touch(
+            KeyProbe{&records[j].row, &options_.key_slots, nullptr, hash}, hash, stage);
       }
     };
     for (size_t j = 0; j < kRowAt && j < n; ++j) {

@@ -262,25 +262,25 @@ SlicedFirings* WindowOperator::FiringsOf(SlicedStore<K>& store, const K& key) {
 void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
                                       SlicedFirings* firings) {
   const Timestamp end = start + size_;
-  bool merged = false;
-  if (one_slice_windows_) {
-    auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), start);
-    if (pos != ks.starts.end() && *pos == start) {
-      scratch_accs_.resize(num_accs_);
-      slice_aggs_.Expand(
-          ks.accs.data() + static_cast<size_t>(pos - ks.starts.begin()) * slice_words_,
-          scratch_accs_.data(), slice_strings_);
-      merged = true;
-    }
-  }
-  if (!merged) {
-    MergeSlices(ks, start, end);
-  }
-  const AggregateAccumulator* accs = scratch_accs_.data();
   const Window w(TimeWindow(start, end));
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
                                     timer_service_->processing_time_service()};
-  aggregating_->FillResultRow(ctx, accs, result_row_);
+  const uint64_t* slice_words = nullptr;  // the window's one slice, when it is one
+  if (one_slice_windows_) {
+    auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), start);
+    if (pos != ks.starts.end() && *pos == start) {
+      slice_words = ks.accs.data() + static_cast<size_t>(pos - ks.starts.begin()) * slice_words_;
+    }
+  }
+  if (slice_words != nullptr) {
+    // Counts and int64 sums (one_slice_windows_) go from the slice's words into the row: the
+    // cells Expand + FillResultRow would write, without the accumulators in between.
+    const size_t at = aggregating_->FillResultKeyAndWindow(ctx, result_row_);
+    slice_aggs_.WriteCountsAndInt64Sums(slice_words, result_row_, at);
+  } else {
+    MergeSlices(ks, start, end);
+    aggregating_->FillResultRow(ctx, scratch_accs_.data(), result_row_);
+  }
   ++num_windows_fired_;
   if (options_.emit_firing) {
     // Without lateness a window fires exactly once (at its max timestamp, which is also its
@@ -620,7 +620,10 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
   while (dropped < ks.starts.size() && SliceDropTime(ks.starts[dropped]) <= time) {
     ++dropped;
   }
-  if (dropped > 0) {
+  // Every slice dropped (the common end of a key: its one window fired) goes with the key below,
+  // its buffers recycled whole, without moving the (no) remaining slices down first.
+  const bool key_done = dropped == ks.starts.size();
+  if (dropped > 0 && !key_done) {
     DropSlices(ks, dropped);
   }
   const int64_t lateness = options_.allowed_lateness_ms;
@@ -629,13 +632,18 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
       std::erase_if(f->second, [&](const std::pair<Timestamp, int64_t>& e) {
         return e.first - 1 + lateness <= time;
       });
-      if (f->second.empty() || ks.starts.empty()) {
+      if (f->second.empty() || key_done) {
         store.firings.erase(f);
       }
     }
   }
-  if (ks.starts.empty()) {
+  if (key_done) {
     TM_CHECK(ks.next_fire == kMinTimestamp, "sliced window state: a firing without slices");
+    if (slice_aggs_.has_strings()) {
+      for (size_t i = 0; i < dropped; ++i) {
+        slice_aggs_.Release(ks.accs.data() + i * slice_words_, slice_strings_);
+      }
+    }
     RecycleAccumulators(ks.accs);
     RecycleSliceStarts(ks.starts);
     store.keys.Erase(key);

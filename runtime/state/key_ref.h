@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -263,11 +264,21 @@ inline void KeyRef::Release() {
   e_ = nullptr;
 }
 
+/// Scratch buffers of `SortUniqueKeys`, kept by its caller and reused between calls (no
+/// allocation in steady state).
+struct KeySortScratch {
+  /// (abbreviation, index into the keys being sorted); twice the keys during a radix sort.
+  std::vector<std::pair<uint64_t, uint32_t>> items;
+  /// The keys in sorted order, before they are swapped into place.
+  std::vector<KeyRef> sorted;
+};
+
 namespace key_ref_internal {
 /// Sorts `items` by `first` ascending, stably (LSD radix sort, one pass per byte in which the
-/// items differ). `items` is the only buffer: it grows to twice its size for the passes and
-/// is back to its size on return (its capacity reused by the next call).
-inline void RadixSortByAbbreviation(std::vector<std::pair<uint64_t, KeyRef>>& items) {
+/// items differ). The items are plain words (an abbreviation and an index), so a pass moves 16
+/// bytes an item and touches no key. `items` is the only buffer: it grows to twice its size for
+/// the passes and is back to its size on return (its capacity reused by the next call).
+inline void RadixSortByAbbreviation(std::vector<std::pair<uint64_t, uint32_t>>& items) {
   const size_t n = items.size();
   std::array<std::array<uint32_t, 256>, 8> counts{};  // per byte, the items with each value
   for (const auto& item : items) {
@@ -290,18 +301,13 @@ inline void RadixSortByAbbreviation(std::vector<std::pair<uint64_t, KeyRef>>& it
     }
     const size_t to = n - from;
     for (size_t i = 0; i < n; ++i) {
-      auto& item = items[from + i];
-      auto& dest = items[to + c[(item.first >> (8 * b)) & 0xff]++];
-      dest.first = item.first;
-      dest.second = std::move(item.second);
+      const auto item = items[from + i];
+      items[to + c[(item.first >> (8 * b)) & 0xff]++] = item;
     }
     from = to;
   }
   if (from != 0) {
-    for (size_t i = 0; i < n; ++i) {
-      items[i].first = items[n + i].first;
-      items[i].second = std::move(items[n + i].second);
-    }
+    std::copy(items.begin() + static_cast<std::ptrdiff_t>(n), items.end(), items.begin());
   }
   items.resize(n);
 }
@@ -311,19 +317,19 @@ inline void RadixSortByAbbreviation(std::vector<std::pair<uint64_t, KeyRef>>& it
 /// every key's first field is a string (the common case: a user or session id), the keys are
 /// sorted by an 8-byte abbreviation of that string after the prefix all of them share (ties
 /// fall back to comparing the keys), so sorting 10^5 keys of one window end costs no pointer
-/// chasing per comparison; from 512 keys on, by a radix sort of the abbreviations (a pass per
-/// byte in which they differ) instead of comparisons. `scratch` is reused between calls (no
-/// allocation in steady state).
-inline void SortUniqueKeys(std::vector<KeyRef>& keys,
-                           std::vector<std::pair<uint64_t, KeyRef>>& scratch) {
+/// chasing per comparison; from 512 keys on, by a radix sort of (abbreviation, index) words (a
+/// pass per byte in which they differ) instead of comparisons, each key then moved once into
+/// its place. `scratch` is reused between calls (no allocation in steady state).
+inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
   if (keys.size() < 2) {
     return;
   }
-  // Pass 1: the prefix the first fields share, every key's first string noted beside it in
-  // `scratch` (its entry and values requested a few keys ahead: 10^5 keys are 10^5 entries).
+  // Pass 1: the prefix the first fields share, every key's first string noted with its index
+  // (its entry and values requested a few keys ahead: 10^5 keys are 10^5 entries).
   const size_t n = keys.size();
-  scratch.clear();
-  scratch.reserve(n);
+  std::vector<std::pair<uint64_t, uint32_t>>& items = scratch.items;
+  items.clear();
+  items.reserve(2 * n);
   const std::string* first = nullptr;
   size_t common = 0;
   for (size_t j = 0; j < n; ++j) {
@@ -342,7 +348,8 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys,
     if (first == nullptr) {
       first = s;
       common = s->size();
-    } else {
+    } else if (s->size() < common || std::memcmp(first->data(), s->data(), common) != 0) {
+      // (Most keys share the prefix so far: one compare of it, then the byte loop only here.)
       size_t i = 0;
       const size_t m = std::min(common, s->size());
       while (i < m && (*first)[i] == (*s)[i]) {
@@ -350,65 +357,75 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys,
       }
       common = i;
     }
-    // The string lives in the entry the moved ref keeps alive.
-    scratch.emplace_back(reinterpret_cast<uintptr_t>(s), std::move(keys[j]));
+    items.emplace_back(reinterpret_cast<uintptr_t>(s), static_cast<uint32_t>(j));
   }
   if (first == nullptr) {
-    for (size_t i = 0; i < scratch.size(); ++i) {
-      keys[i] = std::move(scratch[i].second);
-    }
-    scratch.clear();
+    items.clear();
     std::sort(keys.begin(), keys.end());
   } else {
-    // Pass 2: the abbreviations, from the strings noted in pass 1.
+    // Pass 2: the abbreviations, from the strings noted in pass 1 (each lives in the entry its
+    // key keeps alive).
     for (size_t j = 0; j < n; ++j) {
       if (j + 8 < n) {
         // NOLINTNEXTLINE(performance-no-int-to-ptr): pass 1 stored the string's address.
-        __builtin_prefetch(reinterpret_cast<const void*>(scratch[j + 8].first));
+        __builtin_prefetch(reinterpret_cast<const void*>(items[j + 8].first));
       }
       // NOLINTNEXTLINE(performance-no-int-to-ptr): pass 1 stored the string's address.
-      const std::string& s = *reinterpret_cast<const std::string*>(scratch[j].first);
+      const std::string& s = *reinterpret_cast<const std::string*>(items[j].first);
+      // The (up to) 8 bytes past the prefix, big-endian, zero-padded: unsigned byte order.
+      std::array<unsigned char, 8> bytes{};
+      std::copy_n(s.data() + common, std::min<size_t>(8, s.size() - common), bytes.begin());
       uint64_t abbrev = 0;
-      for (size_t i = 0; i < 8; ++i) {
-        const size_t at = common + i;
-        abbrev = (abbrev << 8) |
-                 (at < s.size() ? static_cast<uint64_t>(static_cast<unsigned char>(s[at])) : 0);
+      for (unsigned char b : bytes) {
+        abbrev = (abbrev << 8) | b;
       }
-      scratch[j].first = abbrev;
+      items[j].first = abbrev;
     }
     // Strings with the same first `common` bytes order as their following bytes do
     // (unsigned, as std::char_traits<char>::compare); equal abbreviations compare in full.
-    auto by_key = [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : a.second < b.second;
+    auto by_key = [&keys](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : keys[a.second] < keys[b.second];
     };
     if (n < 512) {
-      std::sort(scratch.begin(), scratch.end(), by_key);
+      std::sort(items.begin(), items.end(), by_key);
     } else {
-      key_ref_internal::RadixSortByAbbreviation(scratch);
+      key_ref_internal::RadixSortByAbbreviation(items);
       // The radix sort is stable: runs of equal abbreviations are in input order.
       for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && scratch[j].first == scratch[i].first) {
+        while (j < n && items[j].first == items[i].first) {
           ++j;
         }
         if (j - i > 1) {
-          std::sort(scratch.begin() + static_cast<std::ptrdiff_t>(i),
-                    scratch.begin() + static_cast<std::ptrdiff_t>(j), by_key);
+          std::sort(items.begin() + static_cast<std::ptrdiff_t>(i),
+                    items.begin() + static_cast<std::ptrdiff_t>(j), by_key);
         }
         i = j;
       }
     }
+    // Into place, duplicates dropped: equal keys have equal abbreviations and are adjacent, so
+    // only a run of equal abbreviations compares keys.
+    std::vector<KeyRef>& sorted = scratch.sorted;
+    sorted.clear();
+    sorted.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      keys[i] = std::move(scratch[i].second);
+      KeyRef& k = keys[items[i].second];
+      if (i > 0 && items[i].first == items[i - 1].first && k == sorted.back()) {
+        continue;
+      }
+      sorted.push_back(std::move(k));
     }
-    scratch.clear();
+    keys.swap(sorted);
+    sorted.clear();  // the moved-from refs (and the duplicates)
+    items.clear();
+    return;
   }
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
 }
 
 /// `std::sort` and `std::unique` for every other key type.
 template <typename K>
-void SortUniqueKeys(std::vector<K>& keys, std::vector<std::pair<uint64_t, K>>& /*scratch*/) {
+void SortUniqueKeys(std::vector<K>& keys, KeySortScratch& /*scratch*/) {
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
 }

@@ -57,6 +57,9 @@ struct SlotTouch {
   /// Set by the `kEntry` stage: the key in the slot whose hash matched (the first member of the
   /// slot's (key, value) pair), for `KeyedStateBackend::Touch` to reach the value.
   mutable const void* matched = nullptr;
+  /// Set by the `kSlot` stage (`KeyRef` keys): a slot's control byte matched the key's, so the
+  /// key may be held (false: it is not, and the later stages would find nothing).
+  mutable bool candidate = false;
 
   [[gnu::always_inline]] void RequestSlot(const void* slot) const {
     PrefetchLines(slot, slot_bytes);
@@ -132,6 +135,7 @@ struct KeyTraits<KeyRef> {
       switch (t.stage) {
         case SlotTouch::kSlot:
           t.RequestSlot(&a);
+          t.candidate = true;
           break;
         case SlotTouch::kEntry:
           if (a.hash64() == t.hash64) {
@@ -267,8 +271,11 @@ class KeyedStateBackend {
   /// calls the stages for a key in order, a few keys apart, so each reads what the one before
   /// requested). `key`: a `K`, or a `KeyProbe` for `KeyRef` keys; `hash64` its `Hash64`. Finds
   /// nothing and changes nothing; a key of a group this subtask does not own is ignored.
+  /// Returns false when the key is certainly not held (`KeyRef` keys: no slot's control byte
+  /// matched at `kSlot`, no slot's hash at `kEntry`), so a loop can skip its later stages;
+  /// true otherwise (always for other key types).
   template <typename Src = K>
-  [[gnu::always_inline]] void Touch(const Src& key, uint64_t hash64, SlotTouch::Stage stage) {
+  [[gnu::always_inline]] bool Touch(const Src& key, uint64_t hash64, SlotTouch::Stage stage) {
     const int kg = GroupOfHash(hash64);
     if (range_.Contains(kg)) {
       const SlotTouch t{typename KeyTraits<K>::MapHash()(key), hash64,
@@ -279,7 +286,11 @@ class KeyedStateBackend {
         static_assert(std::is_standard_layout_v<typename Map::value_type>);
         PrefetchOutOfLine(reinterpret_cast<const typename Map::value_type*>(t.matched)->second);
       }
+      if constexpr (std::is_same_v<K, KeyRef>) {
+        return stage == SlotTouch::kSlot ? t.candidate : t.matched != nullptr;
+      }
     }
+    return true;
   }
   /// The entry of `src` (as `Emplace`), or {nullptr, nullptr}.
   template <typename Src>
@@ -480,7 +491,7 @@ class KeyedTimerBuckets {
 
   std::vector<Bucket> buckets_;  // ascending time
   std::vector<std::vector<K>> spare_;
-  std::vector<std::pair<uint64_t, K>> sort_scratch_;
+  KeySortScratch sort_scratch_;
   size_t last_ = 0;  // the bucket Add used last (records of one window share one time)
 };
 

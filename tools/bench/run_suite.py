@@ -431,6 +431,36 @@ def duckdb_events(mode, data_file, runs, data_dir):
     return out
 
 
+def whole_process_run(tidemark, name, data_file):
+    """`tidemark run` of jobs/bench/<name>.yaml as a user runs it, start to exit (file opened,
+    threads started and joined, the sink included): a copy of the job beside `data_file` reading
+    it (a file source's path is relative to the job file). Returns {"wall_s", "cpu_s", "records_out"}:
+    the process's wall and CPU seconds, and the records out of its last operator before the sink
+    (the source for the scan, the windows for the windowed job; from --metrics)."""
+    import resource
+    import re
+    with open(os.path.join(ROOT, "jobs", "bench", name + ".yaml")) as f:
+        text = f.read()
+    text = re.sub(r"path: \S+", f"path: {os.path.basename(data_file)}", text, count=1)
+    job = os.path.join(os.path.dirname(data_file), f"whole-process-{name}.yaml")
+    with open(job, "w") as f:
+        f.write(text)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.time()
+    p = subprocess.run([tidemark, "run", job, "--metrics"], cwd=ROOT, capture_output=True, text=True)
+    wall = time.time() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise RuntimeError(f"tidemark run {job} exited {p.returncode}: {p.stderr.strip()[-300:]}")
+    op = "windows" if "windowed" in name else "source"
+    m = re.search(rf"operator={op} records_out=(\d+)", p.stderr)
+    out = {"wall_s": wall, "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+           "records_out": int(m.group(1)) if m else None}
+    print(f"  tidemark run {name:19s} {wall:9.2f} s whole process (CPU {out['cpu_s']:.2f} s)",
+          file=sys.stderr, flush=True)
+    return out
+
+
 def events_rounds(tidemark, runs, data_dir, count):
     """Issue 17's comparisons in rounds: every round runs each events job once (one measured run,
     with its simdjson baseline right after it), the parallelism-1 jobs again confined to one CPU
@@ -452,6 +482,10 @@ def events_rounds(tidemark, runs, data_dir, count):
         data_file = got["events_scan"]["data_file"]
         got["duckdb_scan"] = duckdb_events("scan", data_file, 1, data_dir)
         got["duckdb_windowed"] = duckdb_events("windowed", data_file, 1, data_dir)
+        # Issue 44: the whole `tidemark run` process against DuckDB's plain query, same round.
+        for name in ("events_scan", "events_windowed"):
+            got["run_" + name] = whole_process_run(tidemark, name, data_file)
+        got["duckdb_scan_plain"] = duckdb_events("scan-plain", data_file, 1, data_dir)
         if r > 0:
             rounds.append(got)
     return rounds
@@ -667,7 +701,8 @@ def main():
               f"ratio {c['ratio_to_no_checkpoints']:.3f}", file=sys.stderr, flush=True)
     print("real files:", file=sys.stderr)
     rounds = events_rounds(a.tidemark, a.runs, a.data_dir, a.events_count)
-    files = {key: merged([r[key] for r in rounds]) for key in rounds[0] if not key.startswith("duckdb_")}
+    files = {key: merged([r[key] for r in rounds]) for key in rounds[0]
+             if not key.startswith("duckdb_") and not key.startswith("run_")}
     duck_scan, duck_windowed = (merged_duckdb([r[key] for r in rounds]) for key in ("duckdb_scan", "duckdb_windowed"))
     data_file = files["events_scan"]["data_file"]
     py_scan = python_events("scan", data_file, 1)
@@ -933,6 +968,26 @@ def main():
                             f"against parallelism 1 free to use both cores {r_free:.2f} × "
                             f"({one['wall_s']:.2f} s, {one['cpu_s'] / one['wall_s']:.2f} cores busy)", r >= 1.6,
                             why[reason] if r < 1.6 else ""))
+    if have_duck and "error" not in rounds[-1]["duckdb_scan_plain"]:
+        # Issue 44: as a user measures, `tidemark run` start to exit against DuckDB's query.
+        for job, duck, what in (("events_scan", "duckdb_scan_plain", "plain scan query (`count(*)`, "
+                                 "`sum(amount)` over the same typed `read_json`)"),
+                                ("events_windowed", "duckdb_windowed", "windowed query")):
+            r = paired(rounds, lambda x: x["run_" + job]["wall_s"] / x[duck]["seconds"])
+            wall = statistics.median([x["run_" + job]["wall_s"] for x in rounds])
+            cpu = statistics.median([x["run_" + job]["cpu_s"] for x in rounds])
+            duck_s = statistics.median([x[duck]["seconds"] for x in rounds])
+            got_out = rounds[-1]["run_" + job]["records_out"]
+            want = rounds[-1][duck]["windows"] if job == "events_windowed" else rounds[-1][duck]["records"]
+            same = got_out == want
+            lines.append(target(f"`tidemark run jobs/bench/{job}.yaml`, the whole process start to exit, "
+                                f"≤ 1.0 × DuckDB's single-thread {what} in the same round, the same results",
+                                f"{r:.2f} × (medians {wall:.2f} s, CPU {cpu:.2f} s, vs DuckDB {duck_s:.2f} s; "
+                                f"{got_out:,} vs {want:,} {'windows' if job == 'events_windowed' else 'records'})",
+                                r <= 1.0 and same,
+                                ("" if same else "the counts differ; ") +
+                                (why["files_windowed" if job == "events_windowed" else "files_scan_duckdb"]
+                                 if r > 1.0 else "")))
     lines += flink_targets(flink, target)
     lines.append("")
     lines.append("## Real files\n")

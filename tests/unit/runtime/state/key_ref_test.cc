@@ -132,7 +132,7 @@ std::vector<Key> SortedThroughRefs(KeyPool& pool, const std::vector<Key>& keys) 
   for (const Key& k : keys) {
     refs.push_back(pool.Make(k));
   }
-  std::vector<std::pair<uint64_t, KeyRef>> scratch;
+  KeySortScratch scratch;
   SortUniqueKeys(refs, scratch);
   std::vector<Key> out;
   for (const KeyRef& r : refs) {
