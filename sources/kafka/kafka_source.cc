@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -487,12 +488,78 @@ class KafkaReader : public SplitReaderBase {
       }
       found.push_back(std::move(pos));
     }
+    return !bounded() || ResolveBounds(found);
+  }
+
+  // The earliest (`which` RD_KAFKA_OFFSET_BEGINNING) or latest (RD_KAFKA_OFFSET_END: the high
+  // watermark, the last stable offset under read_committed, as rd_kafka_query_watermark_offsets
+  // gives) offset of every partition of `positions`, in `out` (same order): one ListOffsets
+  // request per leader for all of them, where a look-up per partition paid a round trip each.
+  // Thread-safe (a temporary queue per call). False if any look-up failed (the round is retried).
+  bool ListOffsets(const std::vector<KafkaPartitionPosition>& positions, int64_t which,
+                   std::vector<int64_t>& out) const {
+    KafkaPartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(positions.size())));
+    for (const KafkaPartitionPosition& pos : positions) {
+      // ListOffsets reads a timestamp of -2 as "earliest" and -1 as "latest".
+      rd_kafka_topic_partition_list_add(list.get(), pos.topic.c_str(), pos.partition)->offset =
+          which;
+    }
+    if (rd_kafka_offsets_for_times(consumer_.get(), list.get(), lookup_timeout_ms_) !=
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return false;
+    }
+    out.clear();
+    for (const KafkaPartitionPosition& pos : positions) {
+      const rd_kafka_topic_partition_t* e =
+          rd_kafka_topic_partition_list_find(list.get(), pos.topic.c_str(), pos.partition);
+      if (e == nullptr || e->err != RD_KAFKA_RESP_ERR_NO_ERROR || e->offset < 0) {
+        return false;
+      }
+      out.push_back(e->offset);
+    }
     return true;
   }
 
-  bool Watermarks(const KafkaPartitionPosition& pos, int64_t& lo, int64_t& hi) {
-    return rd_kafka_query_watermark_offsets(consumer_.get(), pos.topic.c_str(), pos.partition, &lo,
-                                            &hi, lookup_timeout_ms_) == RD_KAFKA_RESP_ERR_NO_ERROR;
+  // Bounded: every position numeric, so "at the end" is known before any fetch. The earliest
+  // offsets (needed only for positions at RD_KAFKA_OFFSET_BEGINNING) are looked up on a second
+  // thread while this one looks up the latest: the round waits for one round trip, not two.
+  bool ResolveBounds(std::vector<KafkaPartitionPosition>& positions) {
+    if (positions.empty()) {
+      return true;
+    }
+    const bool want_earliest =
+        std::any_of(positions.begin(), positions.end(), [](const KafkaPartitionPosition& pos) {
+          return pos.next_offset == RD_KAFKA_OFFSET_BEGINNING;
+        });
+    std::vector<int64_t> lo;
+    std::future<bool> earliest;
+    if (want_earliest) {
+      earliest = std::async(std::launch::async,
+                            [&] { return ListOffsets(positions, RD_KAFKA_OFFSET_BEGINNING, lo); });
+    }
+    std::vector<int64_t> hi;
+    const bool latest_ok = ListOffsets(positions, RD_KAFKA_OFFSET_END, hi);
+    if (want_earliest && !earliest.get()) {
+      return false;
+    }
+    if (!latest_ok) {
+      return false;
+    }
+    for (size_t i = 0; i < positions.size(); ++i) {
+      KafkaPartitionPosition& pos = positions[i];
+      if (pos.next_offset == RD_KAFKA_OFFSET_BEGINNING) {
+        pos.next_offset = lo[i];
+      } else if (pos.next_offset == RD_KAFKA_OFFSET_END) {
+        pos.next_offset = hi[i];
+      }
+      if (spec_.bounded == "latest") {
+        pos.stopping_offset = hi[i];
+      } else {
+        auto it = spec_.bounded_specific.find(pos.SplitId());
+        pos.stopping_offset = it != spec_.bounded_specific.end() ? it->second : pos.next_offset;
+      }
+    }
+    return true;
   }
 
   bool ResolveOffsets(KafkaPartitionPosition& pos, std::string& error) {
@@ -539,27 +606,7 @@ class KafkaReader : public SplitReaderBase {
         return false;
       }
     }
-    if (!bounded()) {
-      return true;
-    }
-    // Bounded: every position numeric, so "at the end" is known before any fetch.
-    int64_t lo = 0;
-    int64_t hi = 0;
-    if (!Watermarks(pos, lo, hi)) {
-      return false;
-    }
-    if (pos.next_offset == RD_KAFKA_OFFSET_BEGINNING) {
-      pos.next_offset = lo;
-    } else if (pos.next_offset == RD_KAFKA_OFFSET_END) {
-      pos.next_offset = hi;
-    }
-    if (spec_.bounded == "latest") {
-      pos.stopping_offset = hi;
-    } else {
-      auto it = spec_.bounded_specific.find(id);
-      pos.stopping_offset = it != spec_.bounded_specific.end() ? it->second : pos.next_offset;
-    }
-    return true;
+    return true;  // a bounded source's positions are made numeric by ResolveBounds
   }
 
   // ---- task thread ----
