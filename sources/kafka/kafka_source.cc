@@ -267,6 +267,8 @@ class KafkaReader : public SplitReaderBase {
         rd_kafka_commit_queue(consumer_.get(), list.get(), commit_queue_.get(), nullptr, nullptr);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       ++commits_failed_;
+    } else {
+      ++commits_in_flight_;
     }
   }
 
@@ -283,8 +285,19 @@ class KafkaReader : public SplitReaderBase {
       ReleaseQueue(*p);
     }
     parts_.clear();
+    if (consumer_) {
+      ServeCallbacks();  // commit results that arrived
+    }
+    if (consumer_ && commits_in_flight_ == 0) {
+      // Closed and destroyed on another thread (no partition list or queue of it is alive). The
+      // source commits nothing on close (offsets live in checkpoints; commits follow completed
+      // checkpoints), so nothing the job's finish promises waits for it.
+      source_.CloseInBackground(std::move(consumer_), std::move(commit_queue_));
+    }
+    // A commit in flight: closed here, as rd_kafka_consumer_close waits for it to land before the
+    // reader is closed.
     commit_queue_.reset();
-    consumer_.reset();  // closes and destroys the consumer (no partition list is alive)
+    consumer_.reset();
   }
 
   void CollectMetrics(MetricsWriter& out) const override {
@@ -805,6 +818,7 @@ class KafkaReader : public SplitReaderBase {
     rd_kafka_poll(consumer_.get(), 0);
     while (rd_kafka_event_t* ev = rd_kafka_queue_poll(commit_queue_.get(), 0)) {
       if (rd_kafka_event_type(ev) == RD_KAFKA_EVENT_OFFSET_COMMIT) {
+        commits_in_flight_ = std::max<int64_t>(0, commits_in_flight_ - 1);
         const rd_kafka_topic_partition_list_t* list = rd_kafka_event_topic_partition_list(ev);
         bool failed = rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR;
         for (int i = 0; list != nullptr && i < list->cnt; ++i) {
@@ -874,6 +888,7 @@ class KafkaReader : public SplitReaderBase {
   uint32_t polls_ = 0;
   int64_t commits_succeeded_ = 0;
   int64_t commits_failed_ = 0;
+  int64_t commits_in_flight_ = 0;                  // committed, no OFFSET_COMMIT event seen yet
   int64_t api_timeout_ms_ = kDefaultApiTimeoutMs;  // set before the discovery thread starts
   int lookup_timeout_ms_ = kLookupTimeoutMs;       // discovery thread only
 };
@@ -891,7 +906,10 @@ void KafkaSplit::WriteTo(StateWriter& w) const {
 }
 
 KafkaSource::KafkaSource(const SourceSpec& spec)
-    : spec_(spec), value_schema_(), timestamp_lookup_(DefaultTimestampLookup) {
+    : spec_(spec),
+      value_schema_(),
+      timestamp_lookup_(DefaultTimestampLookup),
+      closers_(std::make_unique<Closers>()) {
   const KafkaSourceSpec& k = spec_.kafka;
   if (k.format == "raw") {
     value_schema_.Add("value", FieldType::kString);
@@ -925,7 +943,49 @@ KafkaSource::KafkaSource(const SourceSpec& spec)
   }
 }
 
+struct KafkaSource::Closers {
+  struct Closing {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex mu;
+  std::vector<Closing> closing;  // guarded by mu
+
+  ~Closers() {
+    std::vector<Closing> all;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      all.swap(closing);
+    }
+    for (Closing& c : all) {
+      c.thread.join();
+    }
+  }
+};
+
 KafkaSource::~KafkaSource() = default;
+
+void KafkaSource::CloseInBackground(KafkaHandle consumer, KafkaQueue commit_queue) const {
+  commit_queue.reset();
+  std::lock_guard<std::mutex> lock(closers_->mu);
+  // Closers that are done are joined here, so a source whose readers are replaced again and
+  // again (restores) keeps only the ones still closing.
+  auto& closing = closers_->closing;
+  for (auto it = closing.begin(); it != closing.end();) {
+    if (it->done->load(std::memory_order_acquire)) {
+      it->thread.join();
+      it = closing.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  closing.push_back({std::thread([c = std::move(consumer), done]() mutable {
+                       c.reset();
+                       done->store(true, std::memory_order_release);
+                     }),
+                     done});
+}
 
 std::unique_ptr<SourceReader> KafkaSource::CreateReader(int /*subtask_index*/) const {
   return std::make_unique<KafkaReader>(*this);
