@@ -50,10 +50,37 @@ std::vector<int64_t> KafkaEndOffsets(const std::string& bootstrap_servers, const
 
 KafkaBaselineResult RunKafkaBaseline(const std::vector<SchemaFieldSpec>& schema,
                                      const std::string& bootstrap_servers, const std::string& topic,
-                                     const std::vector<int64_t>& end_offsets) {
+                                     const std::vector<int64_t>& expected_ends) {
   JsonValueScan scan(schema);
   const auto start = std::chrono::steady_clock::now();
   KafkaHandle consumer = MakeBenchConsumer(bootstrap_servers, "tidemark-bench-baseline");
+  // Where to stop, timed as the source's look-up is: every partition's latest offset in one
+  // ListOffsets request (the cheapest a plain consumer has; the source also looks up the earliest
+  // ones, beside it).
+  std::vector<int64_t> end_offsets;
+  {
+    KafkaPartitionList list(
+        rd_kafka_topic_partition_list_new(static_cast<int>(expected_ends.size())));
+    for (size_t p = 0; p < expected_ends.size(); ++p) {
+      rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), static_cast<int32_t>(p))
+          ->offset = RD_KAFKA_OFFSET_END;  // ListOffsets: timestamp -1 is "latest"
+    }
+    if (const rd_kafka_resp_err_t err =
+            rd_kafka_offsets_for_times(consumer.get(), list.get(), 10000)) {
+      throw std::runtime_error(
+          fmt::format("{}: cannot read its end offsets: {}", topic, rd_kafka_err2str(err)));
+    }
+    for (int i = 0; i < list->cnt; ++i) {
+      const rd_kafka_topic_partition_t& e = list->elems[i];
+      const int64_t expected = expected_ends[static_cast<size_t>(e.partition)];
+      if (e.err != RD_KAFKA_RESP_ERR_NO_ERROR || e.offset != expected) {
+        throw std::runtime_error(fmt::format("{}-{}: end offset {} ({}), expected {}", topic,
+                                             e.partition, e.offset, rd_kafka_err2str(e.err),
+                                             expected));
+      }
+      end_offsets.push_back(e.offset);  // the list keeps the order it was given
+    }
+  }
   // One queue per partition, forwarded nowhere, as the source reads (through the consumer's
   // one queue librdkafka delivers 10^6 records from the mock 2-3 times slower). Made before the
   // assignment, as the source does: records fetched before a partition's queue stopped
