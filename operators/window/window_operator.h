@@ -22,6 +22,7 @@
 #include "runtime/core/row.h"
 #include "runtime/state/keyed_state_backend.h"
 #include "runtime/state/rocksdb_keyed_store.h"
+#include "runtime/state/rocksdb_native_checkpoint.h"
 #include "runtime/task/stream_operator.h"
 #include "runtime/time/internal_timer_service.h"
 
@@ -370,6 +371,15 @@ class WindowOperator : public StreamOperator,
   template <typename K>
   void AppendRocksKey(const K& key);
   bool rocks_has_keys() const { return rocks_ && rocks_->num_puts(rocks_cf_) > 0; }
+  // [rocks-incr] Native, incremental checkpoints of `rocks_` (window_operator_native_checkpoint.cc,
+  // runtime/state/rocksdb_native_checkpoint.h). PrepareNativeSnapshot: true when this snapshot
+  // will be native (`context.incremental` set, on RocksDB, no firing counts held), after it
+  // flushed the key cache into RocksDB; false for a canonical one (then the uploads are
+  // forgotten). WriteNativeSnapshot appends the handle inside the operator's section (version
+  // 2); RestoreNativeSnapshot rebuilds `rocks_` from it and the heap timers from its keys.
+  bool PrepareNativeSnapshot(const StateSnapshotContext& context);
+  void WriteNativeSnapshot(StateSnapshotContext& context);
+  void RestoreNativeSnapshot(StateReader& r, const StateInitializationContext& context);
   // Flat session path (window_operator_sessions.cc).
   void InitSessions();
   void SessionProcessElement(StreamRecord& record);
@@ -490,6 +500,8 @@ class WindowOperator : public StreamOperator,
   int64_t rocks_keys_read_ = 0;  // keys read back from RocksDB
   std::string rocks_key_;        // scratch: a key's canonical bytes
   std::string rocks_value_;      // scratch: a key's encoded state
+  // [rocks-incr] Native checkpoints of rocks_; declared after it, so destroyed first.
+  std::unique_ptr<RocksDbNativeCheckpoint> rocks_native_;
 
   int64_t num_late_records_dropped_ = 0;
   // The first late record dropped (its timestamp, the watermark then), for the note

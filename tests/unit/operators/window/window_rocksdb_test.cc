@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "operators/window/window_operator.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/time/manual_processing_time_service.h"
 #include "tests/testing/collecting_output.h"
 
@@ -126,6 +128,28 @@ class Runner {
     ctx.restore_watermarks = true;
     op_->InitializeState(ctx);
   }
+  // An incremental checkpoint `id` (checkpointing.incremental), written as a task writes it.
+  void Checkpoint(CheckpointStorage& storage, int64_t id) {
+    StateWriter w;
+    StateSnapshotContext ctx{id, 0, w};
+    IncrementalSnapshotTarget target;
+    target.root = storage.dir();
+    ctx.incremental = &target;
+    op_->SnapshotState(ctx);
+    std::vector<StateFileHandle> h;
+    h.push_back(storage.WriteState(id, "windows", 0, w.bytes(), w.ReleaseBlocks(),
+                                   std::move(target.referenced)));
+    storage.Finalize(id, id, h);
+  }
+  void Restore(const CompletedCheckpoint& cp) {
+    StateReader r(*cp.Find("windows", 0));
+    StateInitializationContext ctx;
+    ctx.reader = &r;
+    ctx.restored_checkpoint_id = cp.id;
+    ctx.restore_watermarks = true;
+    ctx.restored_directory = cp.directory;
+    op_->InitializeState(ctx);
+  }
   std::vector<std::string> Results() const {
     std::vector<std::string> lines;
     for (const StreamRecord& r : out_.Records()) {
@@ -205,6 +229,49 @@ TEST_P(WindowRocksDbTest, SnapshotMidWindowRestoresAcrossBackends) {
     }
     EXPECT_EQ(Sorted(got), expected);
   }
+}
+
+// Incremental checkpoints (checkpointing.incremental): two native checkpoints while keys spill,
+// the process dies after the second, and a restore from it gives the uninterrupted run's windows.
+TEST_P(WindowRocksDbTest, RestoreFromAnIncrementalCheckpointGivesTheUninterruptedRun) {
+  const Case c = GetParam();
+  std::vector<Step> steps = Input(c.string_keys);
+  Runner uninterrupted(c.sliding, c.string_keys, "heap");
+  uninterrupted.Run(steps, 0, steps.size());
+  const std::vector<std::string> expected = Sorted(uninterrupted.Results());
+  ASSERT_EQ(expected.size(), static_cast<size_t>(kKeys * (c.sliding ? 6 : 4)));
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() /
+      ("tm_rocks_incr_restore_" + std::to_string(::getpid()) + "_" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(root);
+  CheckpointStorage storage(root, "job", 1);
+  steps = Input(c.string_keys);
+  const size_t cut1 = steps.size() / 4;
+  const size_t cut2 = steps.size() * 5 / 8;
+  std::vector<std::string> got;
+  {
+    Runner first(c.sliding, c.string_keys, "rocksdb");
+    first.Run(steps, 0, cut1);
+    first.Checkpoint(storage, 1);
+    first.Run(steps, cut1, cut2);
+    first.Checkpoint(storage, 2);
+    got = first.Results();
+    EXPECT_GT(first.op().rocksdb_spills(), 2);
+    first.Run(steps, cut2, cut2 + 10);  // lost: the process dies here
+  }
+  std::optional<CompletedCheckpoint> cp = storage.LoadLatest();
+  ASSERT_TRUE(cp.has_value());
+  ASSERT_EQ(cp->id, 2);
+  EXPECT_FALSE(cp->shared.at({"windows", 0}).empty());  // native, not canonical
+  Runner second(c.sliding, c.string_keys, "rocksdb");
+  second.Restore(*cp);
+  second.Run(steps, cut2, steps.size());
+  for (std::string& line : second.Results()) {
+    got.push_back(std::move(line));
+  }
+  EXPECT_EQ(Sorted(got), expected);
+  std::filesystem::remove_all(root);
 }
 
 INSTANTIATE_TEST_SUITE_P(Windows, WindowRocksDbTest,
