@@ -80,6 +80,7 @@ void RocksDbKeyedStore::OpenExisting(const rocksdb::Options& db_options) {
   Check(rocksdb::DB::ListColumnFamilies(db_options, options_.dir, &names), options_.dir,
         "list column families");
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  descriptors.reserve(names.size());
   for (const std::string& name : names) {
     descriptors.emplace_back(name, CfOptions());
   }
