@@ -22,7 +22,7 @@
 namespace tidemark {
 namespace {
 
-constexpr int64_t kKeys = 200000;
+constexpr int64_t kKeys = 50000;
 constexpr int64_t kChanged = 100;
 
 class DiscardOutput : public Output {
@@ -68,7 +68,7 @@ void BM_RocksDbCheckpoint(benchmark::State& state) {
   ctx.output = &out;
   ctx.processing_time = &clock;
   ctx.state_backend = "rocksdb";
-  ctx.rocksdb.memory_fixed_per_slot = int64_t{16} << 20;  // ~52k keys cached: the rest spill
+  ctx.rocksdb.memory_fixed_per_slot = int64_t{4} << 20;  // ~13k keys cached: the rest spill
   op->Open(ctx);
   auto process = [&](int64_t from, int64_t to, int64_t step) {
     std::vector<StreamRecord> records;
@@ -135,7 +135,7 @@ BENCHMARK(BM_RocksDbCheckpoint)
     ->Arg(0)
     ->Arg(1)
     ->Unit(benchmark::kMillisecond)
-    ->Iterations(10);
+    ->Iterations(5);
 
 }  // namespace
 }  // namespace tidemark
