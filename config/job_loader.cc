@@ -81,7 +81,7 @@ constexpr auto kFaultPhases =
     std::to_array<std::string_view>({"process", "snapshot", "restore", "close"});
 constexpr auto kCheckpointingKeys = std::to_array<std::string_view>(
     {"interval", "mode", "timeout", "min-pause", "max-concurrent-checkpoints",
-     "tolerable-failed-checkpoints", "num-retained", "dir", "restore-watermarks"});
+     "tolerable-failed-checkpoints", "num-retained", "dir", "restore-watermarks", "incremental"});
 constexpr auto kCheckpointingModes =
     std::to_array<std::string_view>({"exactly-once", "at-least-once"});
 /// Flink's CheckpointCoordinatorConfiguration#MINIMAL_CHECKPOINT_TIME.
@@ -298,6 +298,7 @@ CheckpointingSpec Loader::ParseCheckpointing(const BlockField& field) {
   Optional(*map, "dir", spec.dir, [&](const BlockField& f) { return ReadString(f); });
   Optional(*map, "restore-watermarks", spec.restore_watermarks,
            [&](const BlockField& f) { return ReadBool(f); });
+  Optional(*map, "incremental", spec.incremental, [&](const BlockField& f) { return ReadBool(f); });
   return spec;
 }
 

@@ -496,6 +496,11 @@ struct CheckpointingSpec {
   /// keyed process operators keep their checkpointed event time, so a restored run gives the
   /// failure-free run's output.
   bool restore_watermarks = false;
+  /// `incremental` (Flink 2.x's `execution.checkpointing.incremental`, default false): with
+  /// `pipeline.state-backend: rocksdb`, checkpoints are native RocksDB checkpoints that upload
+  /// only new SST files (shared between checkpoints, reference-counted). Savepoints stay
+  /// canonical. No effect on the heap backend.
+  bool incremental = false;
   SourceLocation location;
   KeyLocations key_locations;
 };

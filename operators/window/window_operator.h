@@ -22,6 +22,7 @@
 #include "runtime/core/row.h"
 #include "runtime/state/keyed_state_backend.h"
 #include "runtime/state/rocksdb_keyed_store.h"
+#include "runtime/state/rocksdb_native_checkpoint.h"
 #include "runtime/task/stream_operator.h"
 #include "runtime/time/internal_timer_service.h"
 
@@ -376,8 +377,9 @@ class WindowOperator : public StreamOperator,
   // on the heap.
   void OpenRocksDb();
   void MaybeSpill();
+  // Evicts keys until the store holds `target` (0: every key, before a native checkpoint).
   template <typename K>
-  void SpillStore(SlicedStore<K>& store);
+  void SpillStore(SlicedStore<K>& store, size_t target);
   // Reads `key`'s state back into `store` when RocksDB holds it; true when it did.
   template <typename K>
   bool FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState& ks);
@@ -398,6 +400,15 @@ class WindowOperator : public StreamOperator,
   template <typename K>
   void AppendRocksKey(const K& key);
   bool rocks_has_keys() const { return rocks_ && rocks_->num_puts(rocks_cf_) > 0; }
+  // [rocks-incr] Native, incremental checkpoints of `rocks_` (window_operator_native_checkpoint.cc,
+  // runtime/state/rocksdb_native_checkpoint.h). PrepareNativeSnapshot: true when this snapshot
+  // will be native (`context.incremental` set, on RocksDB, no firing counts held), after it
+  // flushed the key cache into RocksDB; false for a canonical one (then the uploads are
+  // forgotten). WriteNativeSnapshot appends the handle inside the operator's section (version
+  // 2); RestoreNativeSnapshot rebuilds `rocks_` from it and the heap timers from its keys.
+  bool PrepareNativeSnapshot(const StateSnapshotContext& context);
+  void WriteNativeSnapshot(StateSnapshotContext& context);
+  void RestoreNativeSnapshot(StateReader& r, const StateInitializationContext& context);
   // Flat session path (window_operator_sessions.cc).
   void InitSessions();
   void SessionProcessElement(StreamRecord& record);
@@ -524,6 +535,8 @@ class WindowOperator : public StreamOperator,
   Timestamp rocks_dead_through_ = kMinTimestamp;
   std::vector<int64_t> rocks_batch_keys_;     // scratch: FaultInBatch's missing keys
   std::vector<std::string> rocks_read_keys_;  // scratch: prefixed keys of one MultiGet
+  // [rocks-incr] Native checkpoints of rocks_; declared after it, so destroyed first.
+  std::unique_ptr<RocksDbNativeCheckpoint> rocks_native_;
 
   int64_t num_late_records_dropped_ = 0;
   // The first late record dropped (its timestamp, the watermark then), for the note

@@ -48,10 +48,11 @@ void WindowOperator::MaybeSpill() {
   if (!rocks_) {
     return;
   }
+  const size_t target = rocks_cache_keys_ - rocks_cache_keys_ / 4;
   if (int_store_ && int_store_->keys.size() > rocks_cache_keys_) {
-    SpillStore(*int_store_);
+    SpillStore(*int_store_, target);
   } else if (key_store_ && key_store_->keys.size() > rocks_cache_keys_) {
-    SpillStore(*key_store_);
+    SpillStore(*key_store_, target);
   }
 }
 
@@ -116,17 +117,19 @@ void WindowOperator::DecodeSlicedKey(std::string_view bytes, SlicedKeyState& ks)
 }
 
 template <typename K>
-void WindowOperator::SpillStore(SlicedStore<K>& store) {
-  // Whole key groups from a rotating cursor until the store is at three quarters of its budget:
-  // a batch of evictions per spill, not the whole cache, so the keys left stay hot. Every key
+void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
+  // Whole key groups from a rotating cursor until the store holds `target` keys (three quarters
+  // of its budget from MaybeSpill: a batch of evictions per spill, not the whole cache, so the
+  // keys left stay hot; 0 before a native checkpoint, which needs every key in RocksDB). Every key
   // written is one the store changed since it was read (a key is read back for a record or a
   // firing, both of which change it), so no clean/dirty bit is kept.
   const KeyGroupRange range = store.keys.key_group_range();
   const int groups = range.size();
-  const size_t target = rocks_cache_keys_ - rocks_cache_keys_ / 4;
   size_t size = store.keys.size();
   for (int step = 0; step < groups && size > target; ++step) {
-    const int kg = range.start + (rocks_evict_group_ - range.start + groups) % groups;
+    // The cursor starts at 0, below a range that does not start at 0: wrap it into the range
+    // (C++'s % keeps the sign of a negative left operand).
+    const int kg = range.start + ((rocks_evict_group_ - range.start) % groups + groups) % groups;
     auto& table = store.keys.KeyGroupTable(kg);
     for (auto it = table.begin(); it != table.end() && size > target;) {
       SlicedKeyState& ks = it->second;
@@ -223,54 +226,12 @@ void WindowOperator::UnspillAll() {
     return;
   }
   rocks_->Commit();
-  // The canonical bytes back to a key: a row of values read with the snapshot reader's rules.
-  auto decode = [](std::string_view bytes) {
-    Key key;
-    size_t pos = 0;
-    auto take = [&](size_t n) {
-      if (bytes.size() - pos < n) {
-        throw StateCorrupt("rocksdb window state: a truncated key");
-      }
-      std::string_view out = bytes.substr(pos, n);
-      pos += n;
-      return out;
-    };
-    auto le = [](std::string_view b) {
-      uint64_t v = 0;
-      for (size_t i = b.size(); i-- > 0;) {
-        v = (v << 8) | static_cast<unsigned char>(b[i]);
-      }
-      return v;
-    };
-    while (pos < bytes.size()) {
-      switch (static_cast<unsigned char>(take(1)[0])) {
-        case 0:
-          key.emplace_back(std::monostate{});
-          break;
-        case 1:
-          key.emplace_back(static_cast<int64_t>(le(take(8))));
-          break;
-        case 2:
-          key.emplace_back(std::bit_cast<double>(le(take(8))));
-          break;
-        case 3:
-          key.emplace_back(take(1)[0] != 0);
-          break;
-        case 4:
-          key.emplace_back(std::string(take(static_cast<size_t>(le(take(4))))));
-          break;
-        default:
-          throw StateCorrupt("rocksdb window state: a key with an unknown value tag");
-      }
-    }
-    return key;
-  };
   // A key the store holds is newer than its copy in RocksDB (read back, changed since).
   rocks_->ForEach(rocks_cf_, [&](int, std::string_view bytes, std::string_view value) {
     if (IsDeadCopy(value)) {
       return;
     }
-    const Key key = decode(bytes);
+    const Key key = DecodeCanonicalKey(bytes);
     if (int_store_) {
       const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
       TM_CHECK(v != nullptr, "rocksdb window state: a non-int64 key beside the int64 store");
@@ -287,8 +248,8 @@ void WindowOperator::UnspillAll() {
   rocks_->Clear(rocks_cf_);
 }
 
-template void WindowOperator::SpillStore(SlicedStore<int64_t>&);
-template void WindowOperator::SpillStore(SlicedStore<KeyRef>&);
+template void WindowOperator::SpillStore(SlicedStore<int64_t>&, size_t);
+template void WindowOperator::SpillStore(SlicedStore<KeyRef>&, size_t);
 template bool WindowOperator::FaultIn(SlicedStore<int64_t>&, const int64_t&, SlicedKeyState&);
 template bool WindowOperator::FaultIn(SlicedStore<KeyRef>&, const KeyRef&, SlicedKeyState&);
 template void WindowOperator::FaultInMissing(SlicedStore<int64_t>&, std::vector<int64_t>&);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 #include <system_error>
@@ -240,6 +241,44 @@ std::vector<StateBlock> BlocksFromJson(const nlohmann::json& j, uint64_t size,
   return blocks;
 }
 
+/// A shared file's path as `_metadata` names it, checked to stay inside `shared/`.
+bool IsSharedPath(const std::string& path) {
+  return path.rfind("shared/", 0) == 0 && path.size() > 7 &&
+         path.find('/', 7) == std::string::npos && path.find("..") == std::string::npos;
+}
+
+/// The shared files the checkpoint in `chk` references (its `_metadata`'s "shared" entries);
+/// nullopt when `_metadata` cannot be read.
+std::optional<std::set<std::string>> SharedFilesOf(const std::filesystem::path& chk) {
+  try {
+    std::optional<std::string> text = ReadMetadata(chk / kMetadata);
+    if (!text) {
+      return std::nullopt;
+    }
+    const nlohmann::json meta = nlohmann::json::parse(*text, nullptr, false);
+    if (meta.is_discarded() || !meta.is_object() || !meta.contains("states") ||
+        !meta["states"].is_array()) {
+      return std::nullopt;
+    }
+    std::set<std::string> files;
+    for (const auto& s : meta["states"]) {
+      if (!s.is_object() || !s.contains("shared")) {
+        continue;
+      }
+      for (const auto& f : s["shared"]) {
+        if (!f.is_object() || !f.contains("file") || !f["file"].is_string() ||
+            !IsSharedPath(f["file"].get<std::string>())) {
+          return std::nullopt;
+        }
+        files.insert(f["file"].get<std::string>());
+      }
+    }
+    return files;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 CheckpointStorage::CheckpointStorage(std::filesystem::path dir, std::string job_name,
@@ -260,7 +299,8 @@ std::filesystem::path CheckpointStorage::CheckpointDir(int64_t id) const {
 
 StateFileHandle CheckpointStorage::WriteState(int64_t id, const std::string& operator_id,
                                               int subtask, std::string_view bytes,
-                                              std::vector<StateBlock> blocks) const {
+                                              std::vector<StateBlock> blocks,
+                                              std::vector<SharedStateFile> shared) const {
   const std::filesystem::path chk = CheckpointDir(id);
   std::error_code ec;
   std::filesystem::create_directories(chk, ec);
@@ -276,6 +316,7 @@ StateFileHandle CheckpointStorage::WriteState(int64_t id, const std::string& ope
   h.size = bytes.size();
   h.checksum = XXH3_64bits(bytes.data(), bytes.size());
   h.blocks = std::move(blocks);
+  h.shared = std::move(shared);
   std::string data;
   data.reserve(kHeaderBytes + bytes.size());
   data.append(kMagic);
@@ -312,6 +353,14 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
     if (!h.blocks.empty()) {
       file["blocks"] = BlocksToJson(h.blocks);
     }
+    if (!h.shared.empty()) {
+      nlohmann::json shared = nlohmann::json::array();
+      for (const SharedStateFile& f : h.shared) {
+        shared.push_back(
+            {{"file", f.path}, {"size", f.size}, {"xxh3", fmt::format("{:016x}", f.checksum)}});
+      }
+      file["shared"] = std::move(shared);
+    }
     files.push_back(std::move(file));
   }
   meta["states"] = std::move(files);
@@ -343,6 +392,25 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
   std::vector<int64_t> complete = CompletedIds();
   const size_t keep = static_cast<size_t>(num_retained_);
   const int64_t oldest_kept = complete.size() > keep ? complete[complete.size() - keep] : 0;
+  // Reference counting of shared files (incremental checkpoints): what the retained
+  // checkpoints reference stays; what only the deleted ones referenced goes, after them (a
+  // crash in between leaves a file behind, never a checkpoint without its files). A retained
+  // `_metadata` that cannot be read keeps every shared file this time.
+  std::set<std::string> retained_shared;
+  std::set<std::string> dropped_shared;
+  bool shared_known = true;
+  for (int64_t c : complete) {
+    std::optional<std::set<std::string>> refs = SharedFilesOf(dir_ / fmt::format("chk-{}", c));
+    if (c >= oldest_kept) {
+      if (!refs) {
+        shared_known = false;
+      } else {
+        retained_shared.insert(refs->begin(), refs->end());
+      }
+    } else if (refs) {
+      dropped_shared.insert(refs->begin(), refs->end());
+    }
+  }
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
     std::optional<int64_t> other = CheckpointIdOf(entry.path());
     if (!other || *other == id) {
@@ -353,6 +421,18 @@ void CheckpointStorage::Finalize(int64_t id, int64_t timestamp_ms,
       std::filesystem::remove_all(entry.path(), ec);
     }
   }
+  if (shared_known) {
+    for (const std::string& file : dropped_shared) {
+      if (retained_shared.count(file) == 0) {
+        std::filesystem::remove(dir_ / file, ec);
+      }
+    }
+  }
+}
+
+bool CheckpointStorage::IsSavepoint(int64_t id) const {
+  MutexLock lock(savepoints_mu_);
+  return savepoint_dirs_.count(id) > 0;
 }
 
 void CheckpointStorage::Discard(int64_t id) const {
@@ -454,6 +534,32 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk,
                                           s.at("subtask").get<int>()};
     if (auto b = s.find("blocks"); b != s.end()) {
       cp.blocks[key] = BlocksFromJson(*b, size, file);
+    }
+    if (auto shared = s.find("shared"); shared != s.end()) {
+      // An incremental checkpoint's shared files, relative to the checkpoint root.
+      std::vector<SharedStateFile>& out = cp.shared[key];
+      for (const auto& f : *shared) {
+        SharedStateFile sf;
+        sf.path = f.at("file").get<std::string>();
+        sf.size = f.at("size").get<uint64_t>();
+        const std::string sum = f.at("xxh3").get<std::string>();
+        if (!IsSharedPath(sf.path)) {
+          throw std::runtime_error(fmt::format("bad shared file name \"{}\"", sf.path));
+        }
+        const std::filesystem::path path = chk.parent_path() / sf.path;
+        std::pair<uint64_t, uint64_t> got;
+        try {
+          got = SizeAndChecksumOf(path);
+        } catch (const std::exception&) {
+          throw std::runtime_error(fmt::format("shared file {} is missing", sf.path));
+        }
+        if (got.first != sf.size || fmt::format("{:016x}", got.second) != sum) {
+          throw std::runtime_error(
+              fmt::format("shared file {} is truncated or fails its checksum", sf.path));
+        }
+        sf.checksum = got.second;
+        out.push_back(std::move(sf));
+      }
     }
     cp.states[key] = std::move(body);
   }

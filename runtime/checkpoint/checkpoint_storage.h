@@ -22,6 +22,9 @@ struct StateFileHandle {
   uint64_t size = 0;               ///< body bytes
   uint64_t checksum = 0;           ///< XXH3-64 of the body
   std::vector<StateBlock> blocks;  ///< redistributable parts of the body (rescaling)
+  /// Shared files (`shared/...`) the state references: an incremental RocksDB checkpoint's SST
+  /// files (`IncrementalSnapshotTarget::referenced`). Empty for canonical state.
+  std::vector<SharedStateFile> shared;
 };
 
 /// How an operator ran when a checkpoint was taken (`_metadata`'s "parallelism"): a restore at
@@ -52,6 +55,9 @@ struct CompletedCheckpoint {
   /// `_metadata`'s "operators": per operator id, what its state means by aspect ("key",
   /// "window", "aggregate"; runtime/graph/state_layout.h). Empty in checkpoints written before.
   std::map<std::string, std::map<std::string, std::string>> layouts;
+  /// (operator id, subtask) -> the shared files its state references (incremental checkpoints),
+  /// each verified (size and XXH3-64) when the checkpoint was read.
+  std::map<std::pair<std::string, int>, std::vector<SharedStateFile>> shared;
   /// The state of `operator_id`'s subtask `subtask`, or null (stateless or not in the checkpoint).
   const std::string* Find(const std::string& operator_id, int subtask) const {
     auto it = states.find({operator_id, subtask});
@@ -72,6 +78,13 @@ struct CompletedCheckpoint {
 /// file against it and skips, with a log line, a checkpoint that is half-written or corrupt for
 /// the previous one.
 ///
+/// Incremental checkpoints (`checkpointing.incremental`, Flink's `SharedStateRegistry`): state
+/// may reference shared files in `DIR/shared/` (listed in `_metadata` as "shared" beside the
+/// state file, and verified like state files). They are written before the `_metadata` that
+/// references them. When retention deletes a checkpoint, each shared file it referenced that no
+/// retained checkpoint references is deleted too; a file that only a checkpoint that never
+/// completed (aborted, or cut short by a crash) referenced is left behind.
+///
 /// Errors: `Error` for I/O failures while writing. Threading: `WriteState` may run on several
 /// task threads at once (distinct files); `Finalize`/`Discard`/`LoadLatest` on one thread
 /// (the coordinator's) at a time.
@@ -82,7 +95,8 @@ class CheckpointStorage {
   /// Writes one operator subtask's state of checkpoint `id` (fsync'ed) and returns its handle.
   /// `blocks` (`StateWriter::blocks`) go to `_metadata` with the file.
   StateFileHandle WriteState(int64_t id, const std::string& operator_id, int subtask,
-                             std::string_view bytes, std::vector<StateBlock> blocks = {}) const;
+                             std::string_view bytes, std::vector<StateBlock> blocks = {},
+                             std::vector<SharedStateFile> shared = {}) const;
   /// Writes `_metadata` of checkpoint `id` last, by rename, then deletes completed checkpoints
   /// beyond `num_retained` (oldest first) and leftovers of older unfinished ones.
   /// `drained`: see `CompletedCheckpoint::drained`.
@@ -126,6 +140,12 @@ class CheckpointStorage {
   void SetOperatorParallelism(std::map<std::string, OperatorParallelism> parallelism) {
     parallelism_ = std::move(parallelism);
   }
+  /// `checkpointing.incremental`: whether checkpoints (not savepoints) may be incremental.
+  /// Call before the first checkpoint.
+  void SetIncremental(bool incremental) { incremental_ = incremental; }
+  bool incremental() const { return incremental_; }
+  /// Whether checkpoint `id` is a savepoint (`SetSavepointDirectory`). Any thread.
+  bool IsSavepoint(int64_t id) const;
   /// Ids of checkpoints with a `_metadata`, ascending.
   std::vector<int64_t> CompletedIds() const;
 
@@ -136,6 +156,7 @@ class CheckpointStorage {
   std::filesystem::path dir_;
   std::string job_name_;
   int num_retained_;
+  bool incremental_ = false;
   std::map<std::string, std::map<std::string, std::string>> layouts_;
   std::map<std::string, OperatorParallelism> parallelism_;
   mutable Mutex savepoints_mu_;

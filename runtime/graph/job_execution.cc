@@ -93,6 +93,7 @@ void JobExecution::Build() {
     storage_ = std::make_unique<CheckpointStorage>(checkpoint_dir_, graph_.name,
                                                    graph_.checkpointing->num_retained);
     storage_->SetOperatorLayouts(StateLayoutsOf(graph_));
+    storage_->SetIncremental(graph_.checkpointing->incremental);
     std::map<std::string, OperatorParallelism> parallelism;
     for (const JobVertex& v : graph_.vertices) {
       parallelism[v.spec.id] = OperatorParallelism{v.parallelism, graph_.pipeline.max_parallelism};

@@ -1,5 +1,6 @@
 #include "runtime/state/key_groups.h"
 
+#include <bit>
 #include <cstring>
 
 // Inlined: the hash of an int64 key (9 bytes, a constant length) is a few multiplies, not a
@@ -8,6 +9,7 @@
 #include <xxhash.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/state/state_serializer.h"
 
 namespace tidemark {
 namespace {
@@ -201,6 +203,48 @@ KeyGroupRange KeyGroupRangeForOperator(int max_parallelism, int parallelism, int
   r.start = static_cast<int>((index * m + p - 1) / p);
   r.end = static_cast<int>(((index + 1) * m - 1) / p);
   return r;
+}
+
+Key DecodeCanonicalKey(std::string_view bytes) {
+  Key key;
+  size_t pos = 0;
+  auto take = [&](size_t n) {
+    if (bytes.size() - pos < n) {
+      throw StateCorrupt("rocksdb state: a truncated key");
+    }
+    std::string_view out = bytes.substr(pos, n);
+    pos += n;
+    return out;
+  };
+  auto le = [](std::string_view b) {
+    uint64_t v = 0;
+    for (size_t i = b.size(); i-- > 0;) {
+      v = (v << 8) | static_cast<unsigned char>(b[i]);
+    }
+    return v;
+  };
+  while (pos < bytes.size()) {
+    switch (static_cast<unsigned char>(take(1)[0])) {
+      case 0:
+        key.emplace_back(std::monostate{});
+        break;
+      case 1:
+        key.emplace_back(static_cast<int64_t>(le(take(8))));
+        break;
+      case 2:
+        key.emplace_back(std::bit_cast<double>(le(take(8))));
+        break;
+      case 3:
+        key.emplace_back(take(1)[0] != 0);
+        break;
+      case 4:
+        key.emplace_back(std::string(take(static_cast<size_t>(le(take(4))))));
+        break;
+      default:
+        throw StateCorrupt("rocksdb state: a key with an unknown value tag");
+    }
+  }
+  return key;
 }
 
 }  // namespace tidemark

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "config/job_spec.h"
 #include "runtime/core/key.h"
@@ -35,6 +36,11 @@ void AppendCanonicalKeyBytes(const Value& v, std::string& out);
 
 /// The same bytes for cell `slot` of `row` (no `Value` is built).
 void AppendCanonicalKeyBytes(const Row& row, size_t slot, std::string& out);
+
+/// The key whose fields' canonical bytes, appended in order, are `bytes` (the inverse of
+/// `AppendCanonicalKeyBytes`; RocksDB state keeps its keys in this form). Throws `StateCorrupt`
+/// on truncated bytes or an unknown tag.
+Key DecodeCanonicalKey(std::string_view bytes);
 
 /// XXH3-64 of the canonical bytes of `key`'s fields in order.
 uint64_t KeyHash64(const Key& key);

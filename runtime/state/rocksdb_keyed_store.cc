@@ -42,7 +42,9 @@ std::string RocksDbKeyedStore::InstanceDir(const RocksDbSpec& spec,
 RocksDbKeyedStore::RocksDbKeyedStore(Options options)
     : options_(std::move(options)), shared_(std::make_unique<Shared>()) {
   std::error_code ec;
-  std::filesystem::remove_all(options_.dir, ec);
+  if (!options_.open_existing) {
+    std::filesystem::remove_all(options_.dir, ec);
+  }
   std::filesystem::create_directories(options_.dir, ec);
   if (ec) {
     throw Error(
@@ -62,9 +64,46 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
   db_options.info_log_level = rocksdb::InfoLogLevel::HEADER_LEVEL;
   db_options.keep_log_file_num = 1;
   rocksdb::DB* db = nullptr;
-  Check(rocksdb::DB::Open(db_options, options_.dir, &db), options_.dir, "open");
-  db_.reset(db);
+  if (options_.open_existing) {
+    OpenExisting(db_options);
+  } else {
+    Check(rocksdb::DB::Open(db_options, options_.dir, &db), options_.dir, "open");
+    db_.reset(db);
+  }
   batch_ = std::make_unique<rocksdb::WriteBatch>();
+}
+
+void RocksDbKeyedStore::OpenExisting(const rocksdb::Options& db_options) {
+  // A restored native checkpoint: every column family it has, opened with the options
+  // ColumnFamily gives new ones; each counted so num_puts says whether it holds keys.
+  std::vector<std::string> names;
+  Check(rocksdb::DB::ListColumnFamilies(db_options, options_.dir, &names), options_.dir,
+        "list column families");
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  descriptors.reserve(names.size());
+  for (const std::string& name : names) {
+    descriptors.emplace_back(name, CfOptions());
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  Check(rocksdb::DB::Open(db_options, options_.dir, descriptors, &handles, &db), options_.dir,
+        "open");
+  db_.reset(db);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == rocksdb::kDefaultColumnFamilyName) {
+      (void)db_->DestroyColumnFamilyHandle(handles[i]);
+      continue;
+    }
+    handles_.push_back(handles[i]);
+    names_.push_back(names[i]);
+    int64_t n = 0;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles[i]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      ++n;
+    }
+    Check(it->status(), options_.dir, "iterate");
+    puts_.push_back(n);
+  }
 }
 
 RocksDbKeyedStore::~RocksDbKeyedStore() {
@@ -86,6 +125,15 @@ int RocksDbKeyedStore::ColumnFamily(const std::string& name) {
       return static_cast<int>(i);
     }
   }
+  rocksdb::ColumnFamilyHandle* handle = nullptr;
+  Check(db_->CreateColumnFamily(CfOptions(), name, &handle), options_.dir, "create column family");
+  handles_.push_back(handle);
+  names_.push_back(name);
+  puts_.push_back(0);
+  return static_cast<int>(handles_.size() - 1);
+}
+
+rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions() const {
   rocksdb::ColumnFamilyOptions cf_options;
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = shared_->cache;
@@ -114,12 +162,7 @@ int RocksDbKeyedStore::ColumnFamily(const std::string& name) {
       std::max<size_t>(static_cast<size_t>(static_cast<double>(options_.memory_bytes) *
                                            options_.write_buffer_ratio / 2),
                        size_t{1} << 20);
-  rocksdb::ColumnFamilyHandle* handle = nullptr;
-  Check(db_->CreateColumnFamily(cf_options, name, &handle), options_.dir, "create column family");
-  handles_.push_back(handle);
-  names_.push_back(name);
-  puts_.push_back(0);
-  return static_cast<int>(handles_.size() - 1);
+  return cf_options;
 }
 
 std::string RocksDbKeyedStore::PrefixedKey(int key_group, std::string_view key) {

@@ -11,6 +11,8 @@
 
 namespace rocksdb {
 class DB;
+struct ColumnFamilyOptions;
+struct Options;
 class ColumnFamilyHandle;
 class WriteBatch;
 }  // namespace rocksdb
@@ -27,8 +29,9 @@ namespace tidemark {
 /// `state.backend.rocksdb.memory.fixed-per-slot` bounds a slot's instances. No WAL: the state is
 /// rebuilt from checkpoints after a failure, as in Flink.
 ///
-/// Lifetime: the constructor creates a fresh database in `dir` (whatever was there is removed);
-/// the destructor closes it and removes `dir`. Ownership: owns the database and its handles.
+/// Lifetime: the constructor creates a fresh database in `dir` (whatever was there is removed),
+/// or with `open_existing` opens the one there (counting each column family's entries); the
+/// destructor closes it and removes `dir`. Ownership: owns the database and its handles.
 /// Threading: the owning operator's mailbox thread only. Errors: a RocksDB failure (disk full, a
 /// directory that cannot be created) throws `tidemark::Error` naming the directory.
 class RocksDbKeyedStore {
@@ -37,6 +40,10 @@ class RocksDbKeyedStore {
     std::string dir;  ///< the instance's directory; created, and removed on close
     int64_t memory_bytes = int64_t{64} << 20;
     double write_buffer_ratio = 0.5;
+    /// Opens the database already in `dir` (with its column families) instead of creating a
+    /// fresh one: a restore from a native checkpoint (rocksdb_native_checkpoint.h) put its
+    /// files there.
+    bool open_existing = false;
   };
 
   explicit RocksDbKeyedStore(Options options);
@@ -80,6 +87,11 @@ class RocksDbKeyedStore {
   int64_t num_puts(int cf) const { return puts_[static_cast<size_t>(cf)]; }
 
   const std::string& dir() const { return options_.dir; }
+  /// The database, for native checkpoints (rocksdb_native_checkpoint.h). Owned by the store;
+  /// valid for its lifetime. Same thread rule as the store.
+  rocksdb::DB* db() const { return db_.get(); }
+  /// The RocksDB handle of column family `cf` (owned by the store; same rules as `db()`).
+  rocksdb::ColumnFamilyHandle* handle(int cf) const { return handles_[static_cast<size_t>(cf)]; }
 
   /// The directory for one subtask's instance: `<localdir or temp>/tidemark-rocksdb-<pid>-
   /// <operator>-<subtask>-<n>` (n: a process-wide counter, so restarts and tests never share).
@@ -100,6 +112,8 @@ class RocksDbKeyedStore {
 
  private:
   std::string PrefixedKey(int key_group, std::string_view key);
+  rocksdb::ColumnFamilyOptions CfOptions() const;
+  void OpenExisting(const rocksdb::Options& db_options);
 
   Options options_;
   std::unique_ptr<rocksdb::DB> db_;

@@ -8,6 +8,7 @@
 #include "runtime/core/errors.h"
 #include "runtime/core/key.h"
 #include "runtime/core/row.h"
+#include "runtime/state/shared_state_file.h"
 
 namespace tidemark {
 
@@ -145,6 +146,11 @@ struct StateSnapshotContext {
   int64_t checkpoint_id = 0;
   int64_t checkpoint_timestamp_ms = 0;  ///< processing time of the trigger
   StateWriter& writer;
+  /// Non-null when this checkpoint may be incremental (`checkpointing.incremental: true`, a
+  /// checkpoint and not a savepoint): an operator on RocksDB may then write a native handle that
+  /// references shared files instead of its canonical state (rocksdb_native_checkpoint.h).
+  /// Null: the canonical, backend-independent format.
+  IncrementalSnapshotTarget* incremental = nullptr;
 };
 
 /// What an operator gets before its first input (Flink's `StateInitializationContext`).
@@ -157,6 +163,9 @@ struct StateInitializationContext {
   /// event time starts again at Long.MIN after a restore; true, it restores its checkpointed
   /// watermark (and an assigner re-emits it before its first record).
   bool restore_watermarks = false;
+  /// The restored checkpoint's directory (`chk-<id>/`, or a savepoint's); its parent is the
+  /// root the shared files of an incremental checkpoint are relative to. Empty when unknown.
+  std::filesystem::path restored_directory;
   bool is_restored() const { return reader != nullptr; }
 };
 

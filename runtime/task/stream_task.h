@@ -380,9 +380,13 @@ class StreamTask {
     std::string operator_id;
     std::string bytes;
     std::vector<StateBlock> blocks;
+    std::vector<SharedStateFile> shared;  ///< an incremental checkpoint's shared files
   };
   /// Every chained operator's state, in chain order, of those that wrote any.
-  std::vector<OperatorSnapshot> SnapshotChain(int64_t id, int64_t timestamp_ms);
+  /// `incremental`: operators may take incremental checkpoints against this checkpoint root
+  /// (`checkpointing.incremental`, a checkpoint and not a savepoint); null: canonical state.
+  std::vector<OperatorSnapshot> SnapshotChain(int64_t id, int64_t timestamp_ms,
+                                              const std::filesystem::path* incremental = nullptr);
   /// After end of input was handed on: gives the coordinator the chain's final state; the task
   /// then ends only once a checkpoint including it completed (Flink's FLIP-147).
   void ReportFinished();

@@ -83,6 +83,7 @@ void StreamTask::InitializeOperatorState() {
       // Set for every operator of a restored job, stateless ones too (Flink's isRestored()).
       ctx.restored_checkpoint_id = restored_->id;
       ctx.restore_watermarks = restore_watermarks_;
+      ctx.restored_directory = restored_->directory;
     }
     if (bytes != nullptr) {
       reader.emplace(*bytes);
@@ -92,16 +93,22 @@ void StreamTask::InitializeOperatorState() {
   }
 }
 
-std::vector<StreamTask::OperatorSnapshot> StreamTask::SnapshotChain(int64_t id,
-                                                                    int64_t timestamp_ms) {
+std::vector<StreamTask::OperatorSnapshot> StreamTask::SnapshotChain(
+    int64_t id, int64_t timestamp_ms, const std::filesystem::path* incremental) {
   std::vector<OperatorSnapshot> states;
   // Chain order: the head first, as the barrier would pass through the chain.
   for (auto& c : ops_) {
     StateWriter writer;
     StateSnapshotContext ctx{id, timestamp_ms, writer};
+    IncrementalSnapshotTarget target;
+    if (incremental != nullptr) {
+      target.root = *incremental;
+      ctx.incremental = &target;
+    }
     CallOperator(c.name, [&] { c.op->SnapshotState(ctx); });
     if (!writer.bytes().empty()) {
-      states.push_back(OperatorSnapshot{c.name, writer.Release(), writer.ReleaseBlocks()});
+      states.push_back(OperatorSnapshot{c.name, writer.Release(), writer.ReleaseBlocks(),
+                                        std::move(target.referenced)});
     }
   }
   return states;
@@ -128,7 +135,12 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
   // with it.
   std::vector<OperatorSnapshot> states;
   try {
-    states = SnapshotChain(barrier.id, barrier.timestamp_ms);
+    // Incremental checkpoints (checkpointing.incremental) never for savepoints: those stay
+    // canonical and backend-independent.
+    const bool incremental = checkpoint_storage_ != nullptr && checkpoint_storage_->incremental() &&
+                             !checkpoint_storage_->IsSavepoint(barrier.id);
+    states = SnapshotChain(barrier.id, barrier.timestamp_ms,
+                           incremental ? &checkpoint_storage_->dir() : nullptr);
   } catch (const Cancelled&) {
     throw;
   } catch (const std::exception& e) {
@@ -145,7 +157,8 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
     for (OperatorSnapshot& s : states) {
       if (checkpoint_storage_ != nullptr) {
         handles.push_back(checkpoint_storage_->WriteState(barrier.id, s.operator_id, subtask_index_,
-                                                          s.bytes, std::move(s.blocks)));
+                                                          s.bytes, std::move(s.blocks),
+                                                          std::move(s.shared)));
       }
     }
   } catch (const Cancelled&) {

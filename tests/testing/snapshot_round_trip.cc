@@ -72,7 +72,7 @@ std::string SnapshotOf(StreamOperator& op) {
 
 void RestoreFrom(StreamOperator& op, const std::string& bytes) {
   StateReader reader(bytes);
-  StateInitializationContext restore{&reader, 1, /*restore_watermarks=*/true};
+  StateInitializationContext restore{&reader, 1, /*restore_watermarks=*/true, {}};
   op.InitializeState(restore);
 }
 
@@ -94,7 +94,7 @@ ScriptRun RunScript(const OperatorFactory& factory, const std::vector<ScriptStep
       StateReader reader(run.snapshot);
       // An exact continuation: the operator keeps its event time too (restore-watermarks), where a
       // job restored in Flink's mode starts it again at Long.MIN.
-      StateInitializationContext restore{&reader, 1, /*restore_watermarks=*/true};
+      StateInitializationContext restore{&reader, 1, /*restore_watermarks=*/true, {}};
       inst.op->InitializeState(restore);
       EXPECT_EQ(Snapshot(*inst.op), run.snapshot)
           << "the restored operator's snapshot differs from the one it was restored from";

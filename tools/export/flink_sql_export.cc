@@ -1066,6 +1066,9 @@ class Exporter {
       if (c->num_retained != defaults.num_retained) {
         set("execution.checkpointing.num-retained", std::to_string(c->num_retained));
       }
+      if (c->incremental) {
+        set("execution.checkpointing.incremental", "true");
+      }
       if (!c->dir.empty()) {
         if (c->dir.front() == '/') {
           set("execution.checkpointing.dir", "file://" + c->dir);

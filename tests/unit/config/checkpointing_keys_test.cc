@@ -131,13 +131,22 @@ TEST(CheckpointingKeysTest, RestartStrategyDefaultsPerType) {
   EXPECT_EQ(EffectiveRestartStrategy(none).type, "none");
 }
 
+TEST(CheckpointingKeysTest, IncrementalIsFlinksBooleanAndOffByDefault) {
+  EXPECT_FALSE(Load("checkpointing: {interval: 1s}\n").checkpointing->incremental);
+  EXPECT_TRUE(
+      Load("checkpointing: {interval: 1s, incremental: true}\n").checkpointing->incremental);
+  EXPECT_EQ(ErrorOf("checkpointing: {interval: 1s, incremental: yes please}\n"),
+            "jobs/ckpt.yaml:2:44: error: checkpointing.incremental: expected true or false, got "
+            "\"yes please\"");
+}
+
 TEST(CheckpointingKeysTest, ErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(
       ErrorOf("checkpointing:\n  interval: 1s\n  intervall: 2s\n"),
       "jobs/ckpt.yaml:4:3: error: checkpointing.intervall: unknown key \"intervall\" (did you "
       "mean \"interval\"?); allowed keys: interval, mode, timeout, min-pause, "
       "max-concurrent-checkpoints, tolerable-failed-checkpoints, num-retained, dir, "
-      "restore-watermarks");
+      "restore-watermarks, incremental");
   EXPECT_EQ(ErrorOf("checkpointing:\n  mode: exactly-once\n"),
             "jobs/ckpt.yaml:3:3: error: checkpointing.interval: missing required key");
   EXPECT_EQ(ErrorOf("checkpointing: {interval: 5ms}\n"),

@@ -7,11 +7,14 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "operators/window/window_operator.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/state/key_groups.h"
 #include "runtime/time/manual_processing_time_service.h"
 #include "tests/testing/collecting_output.h"
 
@@ -48,15 +51,15 @@ struct Step {
   Timestamp watermark = kMinTimestamp;
 };
 
-std::vector<Step> Input(bool string_keys) {
+std::vector<Step> Input(bool string_keys, int64_t keys = kKeys) {
   std::vector<Step> steps;
   Step batch;
   Timestamp max_ts = kMinTimestamp;
   int64_t n = 0;
   for (int64_t window = 0; window < 4; ++window) {
     for (int64_t round = 0; round < 2; ++round) {
-      for (int64_t i = 0; i < kKeys; ++i) {
-        const int64_t key = (i * 7919 + round * 13) % kKeys;
+      for (int64_t i = 0; i < keys; ++i) {
+        const int64_t key = (i * 7919 + round * 13) % keys;
         const Timestamp ts = window * 1000 + (key * 31 + round * 500) % 1000;
         const Value k = string_keys ? Value("user-" + std::to_string(key)) : Value(key);
         batch.records.emplace_back(Row{k, int64_t{(n++ % 97) + 1}}, ts);
@@ -82,7 +85,9 @@ std::vector<Step> Input(bool string_keys) {
 
 class Runner {
  public:
-  Runner(bool sliding, bool string_keys, const std::string& backend) {
+  // `subtask` of `parallelism`: the operator owns that subtask's key groups (of 128).
+  Runner(bool sliding, bool string_keys, const std::string& backend, int subtask = 0,
+         int parallelism = 1) {
     Schema schema;
     schema.Add("k", string_keys ? FieldType::kString : FieldType::kInt64);
     schema.Add("v", FieldType::kInt64);
@@ -92,6 +97,8 @@ class Runner {
     ctx.output = &out_;
     ctx.processing_time = &clock_;
     ctx.state_backend = backend;
+    ctx.subtask_index = subtask;
+    ctx.parallelism = parallelism;
     ctx.rocksdb.memory_fixed_per_slot = int64_t{1} << 20;  // ~3300 keys cached of 6000
     op_->Open(ctx);
   }
@@ -124,6 +131,28 @@ class Runner {
     ctx.reader = &r;
     ctx.restored_checkpoint_id = 1;
     ctx.restore_watermarks = true;
+    op_->InitializeState(ctx);
+  }
+  // An incremental checkpoint `id` (checkpointing.incremental), written as a task writes it.
+  void Checkpoint(CheckpointStorage& storage, int64_t id) {
+    StateWriter w;
+    StateSnapshotContext ctx{id, 0, w};
+    IncrementalSnapshotTarget target;
+    target.root = storage.dir();
+    ctx.incremental = &target;
+    op_->SnapshotState(ctx);
+    std::vector<StateFileHandle> h;
+    h.push_back(storage.WriteState(id, "windows", 0, w.bytes(), w.ReleaseBlocks(),
+                                   std::move(target.referenced)));
+    storage.Finalize(id, id, h);
+  }
+  void Restore(const CompletedCheckpoint& cp) {
+    StateReader r(*cp.Find("windows", 0));
+    StateInitializationContext ctx;
+    ctx.reader = &r;
+    ctx.restored_checkpoint_id = cp.id;
+    ctx.restore_watermarks = true;
+    ctx.restored_directory = cp.directory;
     op_->InitializeState(ctx);
   }
   std::vector<std::string> Results() const {
@@ -174,6 +203,37 @@ TEST_P(WindowRocksDbTest, SameResultsAsTheHeapBackendWhileSpilling) {
   EXPECT_FALSE(heap.op().uses_rocksdb());
 }
 
+// Subtask 2 of 3 owns key groups 86..127 of 128, a range that does not start at a multiple of
+// its size: evictions walk that range from a cursor that starts at 0 (a new user's job at
+// parallelism 3 crashed here while spilling). Only the keys the subtask owns are sent: about a
+// third of 3 × kKeys, more than the budget caches.
+TEST_P(WindowRocksDbTest, SpillsWithinAKeyGroupRangeThatDoesNotStartAtZero) {
+  const Case c = GetParam();
+  const KeyGroupRange range = KeyGroupRangeForOperator(128, 3, 2);
+  ASSERT_EQ(range, (KeyGroupRange{86, 127}));
+  auto owned = [&]() {
+    std::vector<Step> steps = Input(c.string_keys, 3 * kKeys);
+    for (Step& step : steps) {
+      std::erase_if(step.records, [&](const StreamRecord& r) {
+        const Key key{r.row.Get(0)};
+        return !range.Contains(KeyGroupForHash(KeyHash64(key), 128));
+      });
+    }
+    return steps;
+  };
+  std::vector<Step> steps = owned();
+  Runner heap(c.sliding, c.string_keys, "heap", 2, 3);
+  heap.Run(steps, 0, steps.size());
+  steps = owned();
+  Runner rocks(c.sliding, c.string_keys, "rocksdb", 2, 3);
+  rocks.Run(steps, 0, steps.size());
+  const std::vector<std::string> expected = heap.Results();
+  // About a third of the keys (42 of 128 groups), each in every window.
+  ASSERT_GT(expected.size(), static_cast<size_t>(3 * kKeys / 4 * (c.sliding ? 6 : 4)));
+  EXPECT_EQ(rocks.Results(), expected);
+  EXPECT_GT(rocks.op().rocksdb_spills(), 0);
+}
+
 TEST_P(WindowRocksDbTest, SnapshotMidWindowRestoresAcrossBackends) {
   const Case c = GetParam();
   std::vector<Step> steps = Input(c.string_keys);
@@ -205,6 +265,49 @@ TEST_P(WindowRocksDbTest, SnapshotMidWindowRestoresAcrossBackends) {
     }
     EXPECT_EQ(Sorted(got), expected);
   }
+}
+
+// Incremental checkpoints (checkpointing.incremental): two native checkpoints while keys spill,
+// the process dies after the second, and a restore from it gives the uninterrupted run's windows.
+TEST_P(WindowRocksDbTest, RestoreFromAnIncrementalCheckpointGivesTheUninterruptedRun) {
+  const Case c = GetParam();
+  std::vector<Step> steps = Input(c.string_keys);
+  Runner uninterrupted(c.sliding, c.string_keys, "heap");
+  uninterrupted.Run(steps, 0, steps.size());
+  const std::vector<std::string> expected = Sorted(uninterrupted.Results());
+  ASSERT_EQ(expected.size(), static_cast<size_t>(kKeys * (c.sliding ? 6 : 4)));
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() /
+      ("tm_rocks_incr_restore_" + std::to_string(::getpid()) + "_" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(root);
+  CheckpointStorage storage(root, "job", 1);
+  steps = Input(c.string_keys);
+  const size_t cut1 = steps.size() / 4;
+  const size_t cut2 = steps.size() * 5 / 8;
+  std::vector<std::string> got;
+  {
+    Runner first(c.sliding, c.string_keys, "rocksdb");
+    first.Run(steps, 0, cut1);
+    first.Checkpoint(storage, 1);
+    first.Run(steps, cut1, cut2);
+    first.Checkpoint(storage, 2);
+    got = first.Results();
+    EXPECT_GT(first.op().rocksdb_spills(), 2);
+    first.Run(steps, cut2, cut2 + 10);  // lost: the process dies here
+  }
+  std::optional<CompletedCheckpoint> cp = storage.LoadLatest();
+  ASSERT_TRUE(cp.has_value());
+  ASSERT_EQ(cp->id, 2);
+  EXPECT_FALSE(cp->shared.at({"windows", 0}).empty());  // native, not canonical
+  Runner second(c.sliding, c.string_keys, "rocksdb");
+  second.Restore(*cp);
+  second.Run(steps, cut2, steps.size());
+  for (std::string& line : second.Results()) {
+    got.push_back(std::move(line));
+  }
+  EXPECT_EQ(Sorted(got), expected);
+  std::filesystem::remove_all(root);
 }
 
 INSTANTIATE_TEST_SUITE_P(Windows, WindowRocksDbTest,

@@ -379,7 +379,7 @@ TEST(WindowSnapshotTest, CorruptOrForeignSnapshotsAreStateCorrupt) {
     ctx.processing_time = &clock;
     op->Open(ctx);
     StateReader reader(b);
-    StateInitializationContext init{&reader, 1, /*restore_watermarks=*/true};
+    StateInitializationContext init{&reader, 1, /*restore_watermarks=*/true, {}};
     op->InitializeState(init);
   };
   // Every truncation fails cleanly, never reads past the end.
@@ -460,7 +460,7 @@ TEST(WindowSnapshotTest, KeyGroupsRestoreIntoTwoSubtasksAfterRescaling) {
         std::unique_ptr<StreamOperator> parts[2] = {open(0, 2), open(1, 2)};
         for (auto& part : parts) {
           StateReader reader(writer.bytes());
-          StateInitializationContext init{&reader, 1, /*restore_watermarks=*/true};
+          StateInitializationContext init{&reader, 1, /*restore_watermarks=*/true, {}};
           part->InitializeState(init);
         }
         for (size_t i = cut; i < script.size(); ++i) {
