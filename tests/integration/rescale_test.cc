@@ -307,5 +307,47 @@ TEST_F(RescaleTest, AChangedMaxParallelismIsRefused) {
   }
 }
 
+// An exactly-once file sink's state is per subtask (its part files the checkpoint covered and not
+// yet committed) and is not handed to another subtask: restoring it at a lower parallelism is
+// refused even with --allow-non-restored-state, which would drop those rows (a new user lost
+// 1599 rows that way). At the same parallelism the sink restores as before.
+TEST_F(RescaleTest, AnExactlyOnceFileSinkIsNotScaledDownEvenWhenNonRestoredStateIsAllowed) {
+  auto yaml = [&](int p, const std::string& checkpointing) {
+    std::string y = JobYaml(p, kTumbling, checkpointing);
+    const std::string print = "    sink: {type: print}\n";
+    y.replace(y.find(print), print.size(),
+              "    sink: {type: file, path: " + (dir_ / "parts").string() +
+                  ", delivery-guarantee: exactly-once}\n");
+    return y;
+  };
+  fs::create_directories(dir_ / "parts");
+  const fs::path target = dir_ / "savepoints";
+  const Run stopped = RunJob(yaml(2, Checkpointing(dir_ / "first")), {}, 8, target);
+  ASSERT_TRUE(stopped.savepoint.ok) << stopped.savepoint.error;
+  const CompletedCheckpoint sp = CheckpointStorage::Load(stopped.savepoint.path, "rescale");
+  ASSERT_TRUE(sp.states.contains({"out", 1}));
+  JobRunOptions options;
+  options.restore_from = stopped.savepoint.path;
+  options.allow_non_restored_state = true;
+  try {
+    RunJob(yaml(1, ""), options);
+    ADD_FAILURE() << "the sink's subtask 1 state was dropped";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot restore from " + stopped.savepoint.path +
+                  ": sink \"out\" ran with more subtasks in the checkpoint than its parallelism 1 "
+                  "here, and the state of its subtask 1 (output the checkpoint covered and not yet "
+                  "committed) cannot be handed to another subtask, so it would be lost; restore "
+                  "with this sink at parallelism 2 or more (an operator's own `parallelism:` sets "
+                  "it apart from the pipeline's)");
+  }
+  // The sink at its own parallelism 2, the rest at 1: restored.
+  std::string kept = yaml(1, "");
+  const std::string sink = "    input: stateful\n";
+  kept.replace(kept.find(sink), sink.size(), sink + "    parallelism: 2\n");
+  const Run resumed = RunJob(kept, options);
+  EXPECT_EQ(resumed.state, JobState::kFinished) << resumed.failure;
+}
+
 }  // namespace
 }  // namespace tidemark

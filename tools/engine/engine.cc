@@ -57,6 +57,21 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec,
   return Create(spec, BuiltinRegistry(), std::move(line_writer));
 }
 
+namespace {
+
+// The number of subtasks of `op` that hold state in `checkpoint` (the highest subtask + 1).
+int SinkParallelismNeeded(const CompletedCheckpoint& checkpoint, const std::string& op) {
+  int n = 0;
+  for (const auto& [key, bytes] : checkpoint.states) {
+    if (key.first == op) {
+      n = std::max(n, key.second + 1);
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
 std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRegistry& registry,
                                            JobResources::LineWriter line_writer) {
   return Create(spec, registry, std::move(line_writer), JobRunOptions{});
@@ -118,6 +133,20 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
       bool found = false;
       for (const JobVertex& v : graph.vertices) {
         found = found || (v.spec.id == op && subtask < v.parallelism);
+        if (v.spec.id == op && subtask >= v.parallelism && v.spec.type == "sink") {
+          // A sink's state is per subtask (its file position, the files a checkpoint covered and
+          // not yet committed) and is not handed to another subtask: skipping it would lose rows
+          // the checkpoint covered, so no flag allows it (Flink hands a FileSink's committables
+          // to the remaining subtasks; tidemark does not yet).
+          throw Error(fmt::format(
+              "cannot restore from {}: sink \"{}\" ran with more subtasks in the checkpoint than "
+              "its parallelism {} here, and the state of its subtask {} (output the checkpoint "
+              "covered and not yet committed) cannot be handed to another subtask, so it would be "
+              "lost; restore with this sink at parallelism {} or more (an operator's own "
+              "`parallelism:` sets it apart from the pipeline's)",
+              restored->directory.string(), op, v.parallelism, subtask,
+              SinkParallelismNeeded(*restored, op)));
+        }
       }
       if (found) {
         ++it;
