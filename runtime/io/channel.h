@@ -51,15 +51,14 @@ class Channel {
   /// Consumer: whether an element is ready.
   bool HasData() const { return queue_.read_available() > 0; }
 
-  /// Consumer: hands a processed record batch back to the producer for reuse, so its vector and
-  /// its rows' buffers are not freed on this thread and allocated again on the producer's (the
-  /// main per-record cost of a channel otherwise). Deletes it when the free list is full. The
-  /// free list holds as many batches as the channel itself, so it practically never is: with a
-  /// smaller one, a consumer draining a full channel while the producer was descheduled freed
-  /// the surplus, and the producer then allocated a new batch and a new row per record.
+  /// Consumer: hands a processed record batch back to the producer for reuse, so its wire
+  /// buffers are not freed on this thread and allocated again on the producer's. Deletes it when
+  /// the free list is full. The free list holds as many batches as the channel itself, so it
+  /// practically never is: with a smaller one, a consumer draining a full channel while the
+  /// producer was descheduled freed the surplus, and the producer then allocated a new batch and a
+  /// new row per record.
   void Recycle(std::unique_ptr<StreamElement> element);
-  /// Producer: a batch given back by `Recycle` (its `records` still hold old rows to overwrite),
-  /// or null.
+  /// Producer: a batch given back by `Recycle` (its buffers keep their capacity), or null.
   std::unique_ptr<StreamElement> TakeRecycled();
 
  private:

@@ -6,6 +6,7 @@
 #include "runtime/checkpoint/checkpoint_barrier.h"
 #include "runtime/core/stream_record.h"
 #include "runtime/core/watermark.h"
+#include "runtime/io/wire_batch.h"
 
 namespace tidemark {
 
@@ -13,6 +14,8 @@ namespace tidemark {
 /// watermark, a watermark status, end of input, a checkpoint barrier, or the cancellation of a
 /// checkpoint. Mirrors Flink's StreamElement / EndOfData / CheckpointBarrier /
 /// CancelCheckpointMarker.
+/// A batch's records normally travel in `wire`, so a record crosses in its own few words instead
+/// of as a `StreamRecord` object plus its row's separate buffer.
 /// Owned by whoever holds the pointer; a channel transfers ownership from producer to consumer.
 struct StreamElement {
   enum class Kind {
@@ -25,7 +28,11 @@ struct StreamElement {
   };
 
   Kind kind = Kind::kRecords;
-  std::vector<StreamRecord> records;                  ///< kRecords only
+  /// kRecords: the batch as a RecordWriter sends it, in the compact wire form (see WireBatch).
+  WireBatch wire;
+  /// kRecords: records handed over as objects (elements built by hand, e.g. in tests); a
+  /// consumer takes these first, then `wire`'s.
+  std::vector<StreamRecord> records;
   Watermark watermark;                                ///< kWatermark only
   WatermarkStatus status = WatermarkStatus::kActive;  ///< kWatermarkStatus only
   CheckpointBarrier barrier;  ///< kCheckpointBarrier, kCancelCheckpointMarker (its id)

@@ -17,7 +17,6 @@ RecordWriter::RecordWriter(Partitioning partitioning, std::vector<Channel*> chan
       // Rebalance starts at a subtask-dependent channel so parallel producers spread out.
       next_channel_(channels_.empty() ? 0 : static_cast<size_t>(subtask_index) % channels_.size()),
       batches_(channels_.size()),
-      fill_(channels_.size(), 0),
       overflow_(channels_.size()) {
   TM_CHECK(!channels_.empty(), "a RecordWriter needs at least one channel");
   TM_CHECK(partitioning_ != Partitioning::kHash ||
@@ -56,70 +55,38 @@ StreamElement& RecordWriter::OpenBatch(size_t c) {
     batch = channels_[c]->TakeRecycled();
     if (!batch) {
       batch = std::make_unique<StreamElement>();
-      batch->records.reserve(batch_size_);
     }
     batch->kind = StreamElement::Kind::kRecords;
-    fill_[c] = 0;
+    batch->records.clear();
+    batch->wire.Clear();
   }
   return *batch;
 }
 
-bool RecordWriter::AppendSpareSlot(std::vector<StreamRecord>& records) {
-  if (spare_.empty()) {
-    return false;
+void RecordWriter::Append(size_t c, const StreamRecord& record) {
+  StreamElement* batch = batches_[c].get();
+  if (batch == nullptr || !batch->wire.Accepts(record.row)) [[unlikely]] {
+    if (batch != nullptr) {
+      // A record of another layout (rows built by hand): the batch so far goes first, in order.
+      Enqueue(c, std::move(batches_[c]));
+    }
+    batch = &OpenBatch(c);
   }
-  records.push_back(std::move(spare_.back()));
-  spare_.pop_back();
-  return true;
+  batch->wire.Append(record);
+  if (batch->wire.size() >= batch_size_) {
+    Enqueue(c, std::move(batches_[c]));
+  }
 }
 
 void RecordWriter::Emit(StreamRecord& record) {
   ++records_out_;
   if (partitioning_ == Partitioning::kBroadcast && channels_.size() > 1) {
     for (size_t c = 0; c < channels_.size(); ++c) {
-      auto& batch = batches_[c];
-      if (!batch) {
-        batch = std::make_unique<StreamElement>();
-        batch->records.reserve(batch_size_);
-      }
-      batch->records.push_back(record);
-      fill_[c] = batch->records.size();
-      if (batch->records.size() >= batch_size_) {
-        Enqueue(c, std::move(batch));
-      }
+      Append(c, record);
     }
     return;
   }
-  const size_t c = SelectChannel(record);
-  auto& batch = batches_[c];
-  size_t& fill = fill_[c];
-  auto& records = OpenBatch(c).records;
-  if (fill < records.size() || AppendSpareSlot(records)) {
-    // A recycled slot: copy into its row's buffer instead of taking the caller's row, so neither
-    // side allocates per record (and the caller keeps its buffer, e.g. a generator's row).
-    StreamRecord& slot = records[fill];
-    slot.row =
-        record.row;  // into the slot's buffer: a memcpy, no allocation once it is large enough
-    slot.timestamp = record.timestamp;
-    slot.has_timestamp = record.has_timestamp;
-  } else {
-    records.push_back(std::move(record));
-  }
-  if (++fill >= batch_size_) {
-    Enqueue(c, std::move(batch));
-  }
-}
-
-bool RecordWriter::TakesWholeStorage(const RecordBatch& batch) {
-  if (batch.storage == nullptr || batch.storage->size() != batch.size) {
-    return false;
-  }
-  const StreamRecord* const base = batch.storage->data();
-  bool in_order = true;
-  for (size_t i = 0; i < batch.size; ++i) {
-    in_order &= batch.records[i] == base + i;  // no early exit: a vectorised compare
-  }
-  return in_order;
+  Append(SelectChannel(record), record);
 }
 
 void RecordWriter::EmitBatch(RecordBatch& batch) {
@@ -129,53 +96,27 @@ void RecordWriter::EmitBatch(RecordBatch& batch) {
     }
     return;
   }
-  // One channel (a forward edge, or any edge into parallelism 1): no channel to select, and the
-  // caller's rows are given up (RecordBatch allows it), so a recycled slot takes the record by a
-  // swap of the two rows' buffers instead of a copy; the caller's record gets the slot's old
-  // buffer (a row of the same edge, so of the same layout) to overwrite next time.
+  // One channel (a forward edge, or any edge into parallelism 1): no channel to select. The
+  // records are copied into the wire batch and stay the caller's, so the rows a source or a
+  // chain refills are never ones the consumer's core touched.
   records_out_ += static_cast<int64_t>(batch.size);
-  auto& out = batches_[0];
-  size_t& fill = fill_[0];
-  if ((!out || fill == 0) && batch.size == batch_size_ && TakesWholeStorage(batch)) {
-    // A whole batch of the caller's own vector (a source's slots, a channel batch passed on):
-    // hand the vector over as it is and give the caller the recycled batch's records in exchange,
-    // so no record is touched here. The recycled records were last written by the consumer's
-    // core; per-record swaps into them cost a cache miss each on this side.
-    std::vector<StreamRecord>& records = OpenBatch(0).records;
-    while (records.size() < batch.size && AppendSpareSlot(records)) {
+  size_t i = 0;
+  while (i < batch.size) {
+    StreamElement& out = OpenBatch(0);
+    if (!out.wire.Accepts(batch.records[i]->row)) {
+      Enqueue(0, std::move(batches_[0]));  // a record of another layout: a new batch
+      continue;
     }
-    records.resize(batch.size);  // a recycled partial batch, or a new one: as many records
-    records.swap(*batch.storage);
-    fill = batch.size;
-    Enqueue(0, std::move(out));
-    return;
-  }
-  for (size_t i = 0; i < batch.size; ++i) {
-    StreamRecord& record = *batch.records[i];
-    auto& records = OpenBatch(0).records;
-    if (fill < records.size() || AppendSpareSlot(records)) {
-      StreamRecord& slot = records[fill];
-      slot.row.swap(record.row);
-      slot.timestamp = record.timestamp;
-      slot.has_timestamp = record.has_timestamp;
-    } else {
-      records.push_back(std::move(record));
-    }
-    if (++fill >= batch_size_) {
-      Enqueue(0, std::move(out));
+    i += out.wire.AppendSome(batch.records + i, batch.size - i, batch_size_);
+    if (out.wire.size() >= batch_size_) {
+      Enqueue(0, std::move(batches_[0]));
     }
   }
 }
 
 void RecordWriter::FlushBatches() {
   for (size_t c = 0; c < batches_.size(); ++c) {
-    if (batches_[c] && fill_[c] > 0) {
-      // The recycled slots not overwritten leave the batch; their rows' buffers are kept.
-      auto& records = batches_[c]->records;
-      for (size_t i = fill_[c]; i < records.size() && spare_.size() < batch_size_; ++i) {
-        spare_.push_back(std::move(records[i]));
-      }
-      records.resize(fill_[c]);
+    if (batches_[c] && !batches_[c]->wire.empty()) {
       Enqueue(c, std::move(batches_[c]));
     }
   }

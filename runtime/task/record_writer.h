@@ -28,9 +28,8 @@ class RecordWriter {
                int max_parallelism = 128);
 
   void Emit(StreamRecord& record);
-  /// `Emit` for every record of `batch`, in order. On a single channel, a full batch that is all
-  /// of its `storage` (see RecordBatch) goes out whole: the vector is swapped with a recycled
-  /// one, which the caller gets back in `*batch.storage` (as many records, rows to overwrite).
+  /// `Emit` for every record of `batch`, in order. The records are copied (into the channel
+  /// batch's wire form, see WireBatch); the caller keeps them.
   void EmitBatch(RecordBatch& batch);
   /// Flushes all batches, then queues a copy of `element` on every channel.
   void Broadcast(const StreamElement& element);
@@ -48,13 +47,11 @@ class RecordWriter {
 
  private:
   size_t SelectChannel(const StreamRecord& record);
-  /// Whether `batch` is exactly its storage vector, in order (RecordBatch::storage).
-  static bool TakesWholeStorage(const RecordBatch& batch);
   void Enqueue(size_t channel, std::unique_ptr<StreamElement> element);
-  /// The batch being filled for channel `c`: a recycled one (its slots reused) or a new one.
+  /// The batch being filled for channel `c`: a recycled one (its buffers reused) or a new one.
   StreamElement& OpenBatch(size_t c);
-  /// Appends a spare slot to `records` when there is one (see `spare_`): true if it did.
-  bool AppendSpareSlot(std::vector<StreamRecord>& records);
+  /// Copies `record` into channel `c`'s batch, pushing the batch when it is full.
+  void Append(size_t c, const StreamRecord& record);
 
   Partitioning partitioning_;
   std::vector<Channel*> channels_;
@@ -63,13 +60,6 @@ class RecordWriter {
   int max_parallelism_;
   size_t next_channel_;
   std::vector<std::unique_ptr<StreamElement>> batches_;
-  std::vector<size_t>
-      fill_;  ///< records written into batches_[c] (recycled batches hold more slots)
-  /// Slots cut off partial batches when they were flushed, their rows' buffers kept (at most
-  /// `batch_size_`): a later batch that holds fewer slots than records takes them, so a source
-  /// that flushes partial batches (a paced one) neither loses its rows' buffers to the channel
-  /// nor has the consumer free them, once per record.
-  std::vector<StreamRecord> spare_;
   std::vector<std::deque<std::unique_ptr<StreamElement>>> overflow_;
   size_t queued_ = 0;
   int64_t records_out_ = 0;

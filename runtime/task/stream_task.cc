@@ -589,24 +589,29 @@ void StreamTask::HandleElement(TaskInput& in, size_t channel,
     TakeWatermarkSnapshot();  // where event time stood before end of input reached this task
   }
   switch (element->kind) {
-    case StreamElement::Kind::kRecords:
+    case StreamElement::Kind::kRecords: {
+      const WireBatch& wire = element->wire;
       records_in_.store(records_in_.load(std::memory_order_relaxed) +
-                            static_cast<int64_t>(element->records.size()),
+                            static_cast<int64_t>(element->records.size() + wire.size()),
                         std::memory_order_relaxed);
-      {
-        // The whole channel batch in one call: the head (and a chain of batch-aware operators
-        // behind it) runs one loop per operator instead of one call chain per record.
-        batch_pointers_.clear();
-        for (StreamRecord& r : element->records) {
-          batch_pointers_.push_back(&r);
-        }
-        // The element's vector is ours until it is recycled: a single-channel writer at the
-        // end of the chain may pass it on whole (RecordBatch::storage).
-        RecordBatch batch{batch_pointers_.data(), batch_pointers_.size(), &element->records};
-        CallOperator(head_name, [&] { head.ProcessBatch(batch, input); });
+      // The whole channel batch in one call: the head (and a chain of batch-aware operators
+      // behind it) runs one loop per operator instead of one call chain per record.
+      batch_pointers_.clear();
+      for (StreamRecord& r : element->records) {
+        batch_pointers_.push_back(&r);
       }
+      if (decoded_.size() < wire.size()) {
+        decoded_.resize(wire.size());
+      }
+      wire.Decode(0, wire.size(), decoded_.data());
+      for (size_t i = 0; i < wire.size(); ++i) {
+        batch_pointers_.push_back(&decoded_[i]);
+      }
+      RecordBatch batch{batch_pointers_.data(), batch_pointers_.size()};
+      CallOperator(head_name, [&] { head.ProcessBatch(batch, input); });
       in.channels[channel]->Recycle(std::move(element));  // the producer refills it in place
       break;
+    }
     case StreamElement::Kind::kWatermark:
       CallOperator(head_name, [&] {
         in.valve->InputWatermark(element->watermark, channel, *in.valve_output);

@@ -421,6 +421,9 @@ class StreamTask {
   int parallelism_ = 1;
   size_t next_input_ = 0;
   std::vector<StreamRecord*> batch_pointers_;  // HandleElement's RecordBatch over a channel batch
+  // A channel batch's wire records decoded, reused batch after batch: rows this thread owns, so
+  // the operators read and modify memory in this core's cache, never the producer's.
+  std::vector<StreamRecord> decoded_;
   size_t next_channel_ = 0;
   SourceOperatorBase* source_ = nullptr;  // the head, when it is a source (set by Begin)
   int idle_yields_ = 0;                   // consecutive idle turns that yielded instead of sleeping

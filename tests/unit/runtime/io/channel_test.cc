@@ -17,6 +17,15 @@ std::unique_ptr<StreamElement> RecordBatch(int64_t first, int n) {
   return e;
 }
 
+// Every record of a channel element, in order: its hand-built records, then its wire batch's.
+std::vector<StreamRecord> Decoded(const StreamElement& e) {
+  std::vector<StreamRecord> out = e.records;
+  std::vector<StreamRecord> wire(e.wire.size());
+  e.wire.Decode(0, wire.size(), wire.data());
+  out.insert(out.end(), wire.begin(), wire.end());
+  return out;
+}
+
 TEST(ChannelTest, KeepsOrderAndReportsFull) {
   Wakeup consumer;
   Channel ch(2, &consumer);
@@ -108,7 +117,7 @@ TEST(ChannelTest, TransfersEverythingInOrderAcrossThreads) {
       done = true;
       continue;
     }
-    for (const auto& r : e->records) {
+    for (const auto& r : Decoded(*e)) {
       ASSERT_EQ(r.timestamp, expected);
       ++expected;
     }
@@ -139,7 +148,7 @@ TEST(RecordWriterTest, HashPartitioningSendsEqualKeysToOneChannel) {
         EXPECT_EQ(ch.Pop(), nullptr) << "the watermark comes after every record of the channel";
         break;
       }
-      for (const auto& r : e->records) {
+      for (const auto& r : Decoded(*e)) {
         channels_of_key[std::get<int64_t>(r.row.Get(0))].insert(c);
         ++records;
       }
@@ -167,17 +176,17 @@ TEST(RecordWriterTest, FullChannelQueuesInsteadOfBlocking) {
   while (seen.size() < 3) {
     auto e = ch.Pop();
     ASSERT_NE(e, nullptr);
-    seen.push_back(e->records[0].timestamp);
+    seen.push_back(Decoded(*e)[0].timestamp);
     (void)writer.TryDrain();
   }
   EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2}));
   EXPECT_FALSE(writer.HasQueued());
 }
 
-TEST(ChannelTest, WriterEmitBatchSwapsRowsIntoRecycledSlotsInOrder) {
+TEST(ChannelTest, WriterEmitBatchCopiesRecordsInOrderAndLeavesThemToTheCaller) {
   // RecordWriter::EmitBatch over one channel: the records arrive in order with their values and
-  // timestamps; into a recycled batch they go by swapping row buffers (the caller's record gets
-  // the slot's old buffer, of the same width), into a fresh one by a move.
+  // timestamps, in a full batch at once and then in a partial one behind a single record; the
+  // caller's records are copied, never taken, and a recycled batch is refilled.
   Wakeup consumer;
   Channel ch(8, &consumer);
   RecordWriter writer(Partitioning::kForward, {&ch}, {}, 0, /*batch_size=*/4);
@@ -193,115 +202,92 @@ TEST(ChannelTest, WriterEmitBatchSwapsRowsIntoRecycledSlotsInOrder) {
   writer.EmitBatch(batch);  // a full batch: pushed at once
   auto first = ch.Pop();
   ASSERT_NE(first, nullptr);
-  ASSERT_EQ(first->records.size(), 4u);
+  const std::vector<StreamRecord> got = Decoded(*first);
+  ASSERT_EQ(got.size(), 4u);
   for (int64_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(first->records[static_cast<size_t>(i)].row, (Row{Value{i}, Value{i * 0.5}}));
-    EXPECT_EQ(first->records[static_cast<size_t>(i)].timestamp, 100 + i);
+    EXPECT_EQ(got[static_cast<size_t>(i)].row, (Row{Value{i}, Value{i * 0.5}}));
+    EXPECT_EQ(got[static_cast<size_t>(i)].timestamp, 100 + i);
+    EXPECT_EQ(records[static_cast<size_t>(i)].row, (Row{Value{i}, Value{i * 0.5}}));  // kept
   }
+  const StreamElement* const recycled = first.get();
   ch.Recycle(std::move(first));
-  // The next batch reuses the recycled slots: the callers' records get the old rows back.
+  StreamRecord single(Row{Value{int64_t{9}}, Value{9.5}}, 9);
+  writer.Emit(single);
   for (int64_t i = 0; i < 4; ++i) {
     records[static_cast<size_t>(i)] = StreamRecord(Row{Value{10 + i}, Value{-1.0}}, 200 + i);
   }
-  for (size_t i = 0; i < records.size(); ++i) {
-    pointers[i] = &records[i];
-  }
-  tidemark::RecordBatch second_batch{pointers.data(), 3};
-  writer.EmitBatch(second_batch);
-  writer.FlushBatches();  // a partial batch of 3
+  tidemark::RecordBatch second_batch{pointers.data(), 4};
+  writer.EmitBatch(second_batch);  // fills the batch behind `single`, then a partial one of 1
+  writer.FlushBatches();
   auto second = ch.Pop();
   ASSERT_NE(second, nullptr);
-  ASSERT_EQ(second->records.size(), 3u);
-  for (int64_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(second->records[static_cast<size_t>(i)].row, (Row{Value{10 + i}, Value{-1.0}}));
-    EXPECT_EQ(second->records[static_cast<size_t>(i)].timestamp, 200 + i);
-    EXPECT_EQ(records[static_cast<size_t>(i)].row,
-              (Row{Value{i}, Value{i * 0.5}}));  // swapped back
-  }
-  EXPECT_EQ(writer.records_out(), 7);
-}
-
-TEST(ChannelTest, WriterEmitBatchHandsAWholeStorageVectorOverAndReturnsARecycledOne) {
-  // A full batch that is exactly its caller's vector, in order (RecordBatch::storage), goes out as
-  // that vector; the caller gets the recycled batch's records (as many) in exchange. A batch that
-  // is not all of its vector in order, or that joins a partial batch, goes record by record.
-  Wakeup consumer;
-  Channel ch(8, &consumer);
-  RecordWriter writer(Partitioning::kForward, {&ch}, {}, 0, /*batch_size=*/4);
-  auto fill = [](std::vector<StreamRecord>& v, int64_t base) {
-    v.clear();
-    for (int64_t i = 0; i < 4; ++i) {
-      v.emplace_back(Row{Value{base + i}}, base + i);
-    }
-  };
-  auto pointers_of = [](std::vector<StreamRecord>& v) {
-    std::vector<StreamRecord*> p;
-    for (auto& r : v) {
-      p.push_back(&r);
-    }
-    return p;
-  };
-  std::vector<StreamRecord> storage;
-  fill(storage, 0);
-  const StreamRecord* const first_data = storage.data();
-  auto pointers = pointers_of(storage);
-  tidemark::RecordBatch batch{pointers.data(), pointers.size(), &storage};
-  writer.EmitBatch(batch);
-  auto first = ch.Pop();
-  ASSERT_NE(first, nullptr);
-  EXPECT_EQ(first->records.data(), first_data);  // the vector itself, not copies
-  ASSERT_EQ(first->records.size(), 4u);
-  for (int64_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(first->records[static_cast<size_t>(i)].row, (Row{Value{i}}));
-    EXPECT_EQ(first->records[static_cast<size_t>(i)].timestamp, i);
-  }
-  EXPECT_EQ(storage.size(), 4u);  // a new batch's records in exchange: as many, rows to overwrite
-  ch.Recycle(std::move(first));
-
-  // Next round: the caller's vector is swapped with the recycled one, which it gets back.
-  fill(storage, 10);
-  pointers = pointers_of(storage);
-  tidemark::RecordBatch second_batch{pointers.data(), pointers.size(), &storage};
-  writer.EmitBatch(second_batch);
-  EXPECT_EQ(storage.data(), first_data);
-  auto second = ch.Pop();
-  ASSERT_NE(second, nullptr);
-  ASSERT_EQ(second->records.size(), 4u);
-  EXPECT_EQ(second->records[3].row, (Row{Value{13}}));
-
-  // Out of order (a filter that kept everything but reordered): records go one by one, in the
-  // batch's order, and the caller's vector stays its own.
-  fill(storage, 20);
-  const StreamRecord* const third_data = storage.data();
-  pointers = pointers_of(storage);
-  std::swap(pointers[0], pointers[1]);
-  tidemark::RecordBatch third_batch{pointers.data(), pointers.size(), &storage};
-  writer.EmitBatch(third_batch);
-  EXPECT_EQ(storage.data(), third_data);
+  EXPECT_EQ(second.get(), recycled);  // the recycled batch, refilled
   auto third = ch.Pop();
   ASSERT_NE(third, nullptr);
-  ASSERT_EQ(third->records.size(), 4u);
-  EXPECT_EQ(third->records[0].row, (Row{Value{21}}));
-  EXPECT_EQ(third->records[1].row, (Row{Value{20}}));
-
-  // Behind a partial batch: appended record by record after it, order kept.
-  StreamRecord single(Row{Value{int64_t{30}}}, 30);
-  StreamRecord* single_pointer = &single;
-  tidemark::RecordBatch one{&single_pointer, 1};
-  writer.EmitBatch(one);
-  fill(storage, 31);
-  pointers = pointers_of(storage);
-  tidemark::RecordBatch fourth_batch{pointers.data(), pointers.size(), &storage};
-  writer.EmitBatch(fourth_batch);
-  writer.FlushBatches();
-  std::vector<int64_t> seen;
-  while (auto e = ch.Pop()) {
-    for (auto& r : e->records) {
-      seen.push_back(r.timestamp);
-    }
+  std::vector<StreamRecord> rest = Decoded(*second);
+  for (StreamRecord& r : Decoded(*third)) {
+    rest.push_back(std::move(r));
   }
-  EXPECT_EQ(seen, (std::vector<int64_t>{30, 31, 32, 33, 34}));
-  EXPECT_EQ(writer.records_out(), 17);
+  ASSERT_EQ(rest.size(), 5u);
+  EXPECT_EQ(rest[0].row, (Row{Value{int64_t{9}}, Value{9.5}}));
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(rest[static_cast<size_t>(i) + 1].row, (Row{Value{10 + i}, Value{-1.0}}));
+    EXPECT_EQ(rest[static_cast<size_t>(i) + 1].timestamp, 200 + i);
+  }
+  EXPECT_EQ(third->wire.size(), 1u);
+  EXPECT_EQ(writer.records_out(), 9);
+}
+
+TEST(ChannelTest, WireBatchCarriesNullsStringsTimestampsAndLayoutChangesExactly) {
+  // Strings (empty, long, repeated), NULLs of every type, a record without a timestamp and one
+  // with Long.MIN as its timestamp, and rows of another layout in the middle: every record comes
+  // out as it went in, in order, however the writer cuts the batches.
+  Wakeup consumer;
+  Channel ch(64, &consumer);
+  RecordWriter writer(Partitioning::kForward, {&ch}, {}, 0, /*batch_size=*/3);
+  const RowLayout* layout =
+      RowLayout::Of({FieldType::kInt64, FieldType::kString, FieldType::kDouble});
+  const Value null;
+  std::vector<StreamRecord> in;
+  in.emplace_back(Row::Of(layout, {int64_t{1}, std::string("a"), 1.5}), 10);
+  in.emplace_back(Row::Of(layout, {int64_t{2}, std::string(300, 'x'), null}), 11);
+  in.emplace_back(Row::Of(layout, {null, std::string(), -2.0}));  // no timestamp
+  in.emplace_back(Row::Of(layout, {int64_t{4}, null, 2.5}), kMinTimestamp);
+  in.emplace_back(Row{Value{true}, Value{int64_t{5}}}, 14);  // another layout
+  in.emplace_back(Row::Of(layout, {int64_t{6}, std::string("zz"), 6.5}), 15);
+  in.emplace_back(Row::Of(layout, {int64_t{7}, std::string("zz"), 7.5}), 16);
+  std::vector<StreamRecord*> pointers;
+  for (auto& r : in) {
+    pointers.push_back(&r);
+  }
+  tidemark::RecordBatch batch{pointers.data(), 4};
+  writer.EmitBatch(batch);
+  for (size_t i = 4; i < in.size(); ++i) {
+    writer.Emit(in[i]);
+  }
+  writer.FlushBatches();
+  std::vector<StreamRecord> out;
+  std::vector<size_t> batch_sizes;
+  while (auto e = ch.Pop()) {
+    const std::vector<StreamRecord> got = Decoded(*e);
+    batch_sizes.push_back(got.size());
+    out.insert(out.end(), got.begin(), got.end());
+  }
+  // 3 | 1 (the layout changes) | 1 (back) | 2.
+  EXPECT_EQ(batch_sizes, (std::vector<size_t>{3, 1, 1, 2}));
+  ASSERT_EQ(out.size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(out[i].row, in[i].row) << i;
+    EXPECT_EQ(out[i].row.layout_ptr(), in[i].row.layout_ptr()) << i;
+    EXPECT_EQ(out[i].timestamp, in[i].timestamp) << i;
+    EXPECT_EQ(out[i].has_timestamp, in[i].has_timestamp) << i;
+  }
+  EXPECT_TRUE(out[1].row.IsNull(2));
+  EXPECT_EQ(out[1].row.GetString(1).size(), 300u);
+  EXPECT_TRUE(out[2].row.IsNull(0));
+  EXPECT_FALSE(out[2].has_timestamp);
+  EXPECT_TRUE(out[3].has_timestamp);
+  EXPECT_EQ(out[3].timestamp, kMinTimestamp);
 }
 
 }  // namespace
