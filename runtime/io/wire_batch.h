@@ -1,7 +1,7 @@
 #pragma once
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -162,10 +162,14 @@ class WireBatch {
   }
   static void CopySlots(const Row& row, uint64_t* w, uint32_t fields) {
     switch (fields) {
-      case 1: return CopySlotsN<1>(row, w);
-      case 2: return CopySlotsN<2>(row, w);
-      case 3: return CopySlotsN<3>(row, w);
-      case 4: return CopySlotsN<4>(row, w);
+      case 1:
+        return CopySlotsN<1>(row, w);
+      case 2:
+        return CopySlotsN<2>(row, w);
+      case 3:
+        return CopySlotsN<3>(row, w);
+      case 4:
+        return CopySlotsN<4>(row, w);
       default:
         for (uint32_t f = 0; f < fields; ++f) {
           w[f] = row.GetBits(f);
@@ -180,10 +184,14 @@ class WireBatch {
   }
   static void SetSlots(const uint64_t* w, Row& row, uint32_t fields) {
     switch (fields) {
-      case 1: return SetSlotsN<1>(w, row);
-      case 2: return SetSlotsN<2>(w, row);
-      case 3: return SetSlotsN<3>(w, row);
-      case 4: return SetSlotsN<4>(w, row);
+      case 1:
+        return SetSlotsN<1>(w, row);
+      case 2:
+        return SetSlotsN<2>(w, row);
+      case 3:
+        return SetSlotsN<3>(w, row);
+      case 4:
+        return SetSlotsN<4>(w, row);
       default:
         for (uint32_t f = 0; f < fields; ++f) {
           row.SetBits(f, w[f]);
