@@ -1,6 +1,7 @@
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include <fmt/format.h>
@@ -105,6 +106,7 @@ std::optional<int64_t> CheckpointCoordinator::TriggerCheckpoint(SnapshotType typ
     barrier = CheckpointBarrier{next_id_++, now, type};
     Pending p;
     p.barrier = barrier;
+    p.triggered_steady = std::chrono::steady_clock::now();
     p.deadline_ms = now + spec_.timeout_ms;
     p.waiting.insert(tasks_.begin(), tasks_.end());
     for (const auto& [task, states] : finished_) {
@@ -294,7 +296,10 @@ void CheckpointCoordinator::CompleteLocked(std::map<int64_t, Pending>::iterator 
   }
   AddHistoryLocked(HistoryEntry{p.barrier.id, true, p.barrier.type == SnapshotType::kSavepoint,
                                 p.barrier.timestamp_ms, stats_.latest_duration_ms,
-                                stats_.latest_size_bytes, p.max_alignment_ms, ""});
+                                stats_.latest_size_bytes, p.max_alignment_ms, "",
+                                std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - p.triggered_steady)
+                                    .count()});
   // Flink subsumes older pending checkpoints once a newer one completed.
   while (!pending_.empty() && pending_.begin()->first < p.barrier.id) {
     const int64_t old = pending_.begin()->first;
@@ -339,7 +344,7 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, b
   last_end_ms_ = pts_.GetCurrentProcessingTime();
   ++stats_.failed;
   AddHistoryLocked(
-      HistoryEntry{id, false, savepoint, trigger_ms, last_end_ms_ - trigger_ms, 0, 0, reason});
+      HistoryEntry{id, false, savepoint, trigger_ms, last_end_ms_ - trigger_ms, 0, 0, reason, 0});
   if (!savepoint && tolerable) {
     ++consecutive_failures_;
   }

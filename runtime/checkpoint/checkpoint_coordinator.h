@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -58,6 +59,9 @@ class CheckpointCoordinator {
     uint64_t size_bytes = 0;   ///< state bytes (completed only)
     int64_t alignment_ms = 0;  ///< longest alignment of any task (completed only)
     std::string failure;       ///< why it failed (failed only)
+    /// Trigger to completion on the steady clock, ns (completed only): wall time even under a
+    /// virtual clock, where `duration_ms` counts virtual time (for `tidemark bench`).
+    int64_t duration_ns = 0;
   };
   /// Entries `Stats::history` keeps, newest last (Flink's `web.checkpoints.history`: 10).
   static constexpr size_t kHistory = 10;
@@ -156,6 +160,7 @@ class CheckpointCoordinator {
     std::vector<StateFileHandle> states;
     int64_t max_alignment_ms = 0;
     int64_t max_alignment_ns = 0;
+    std::chrono::steady_clock::time_point triggered_steady;  ///< for HistoryEntry::duration_ns
   };
 
   void OnTick(Timestamp now);

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "runtime/graph/job_graph.h"
 #include "tools/bench/baselines.h"
 #include "tools/bench/bench_run.h"
+#include "tools/bench/checkpoint_size_bench.h"
 #include "tools/bench/file_bench.h"
 #include "tools/bench/kafka_bench.h"
 #include "tools/engine/engine.h"
@@ -335,6 +337,10 @@ CLI::App* AddBenchSubcommand(CLI::App& app, BenchOptions& o) {
       "--checkpoints", o.checkpoints,
       "checkpoint cost: the job without checkpoints and with checkpoints every 1 s and 100 ms, "
       "with their throughput ratios and alignment times (no baselines)");
+  cmd->add_flag("--checkpoint-size", o.checkpoint_size,
+                "checkpoint size: the job (replaying a generated recording: many keys, then few "
+                "changed) with full and with incremental checkpoints, per checkpoint the bytes "
+                "written, the full size and the duration (no baselines; --count sets the keys)");
   cmd->add_option(
       "--data-dir", o.data_dir,
       "file benchmarks: directory of the generated input files (default $TIDEMARK_BENCH_DATA, "
@@ -349,6 +355,9 @@ int RunBench(const BenchOptions& o) {
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
     return 2;
+  }
+  if (o.checkpoint_size) {
+    return RunCheckpointSizeBench(o, std::move(spec));
   }
   OperatorSpec* source = nullptr;
   for (OperatorSpec& op : spec.operators) {

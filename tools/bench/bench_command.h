@@ -28,6 +28,10 @@ struct BenchOptions {
   /// (exactly-once, state kept in a temporary directory) — reporting each one's records/s, its
   /// ratio to the run without, the checkpoints completed and the p99 of the alignment time.
   bool checkpoints = false;
+  /// Checkpoint size (issue 45, tools/bench/checkpoint_size_bench.h): the job, reading a generated
+  /// replay recording, with full and with incremental checkpoints; per checkpoint the bytes
+  /// written, the full size and the duration (no baselines). `count` then sets the keys.
+  bool checkpoint_size = false;
 };
 
 /// Adds the `bench` subcommand to the `tidemark` CLI, filling `options` when parsed.

@@ -63,6 +63,14 @@ SINGLE_RUN = {"tumbling_keys_1e6", "kafka_windowed"}
 ROCKSDB = {"tumbling_keys_1e6_rocksdb_fit": ("512mb, all keys cached", None),
            "tumbling_keys_1e6_rocksdb": ("64mb, ~80% of keys spilled", 5000000)}
 ROCKSDB_TARGET = 0.25
+# Checkpoint size (issue 45): `tidemark bench jobs/bench/rocksdb_incremental_checkpoint.yaml
+# --checkpoint-size` replays 1e5 keys, checkpoint 1, 100 of them again, checkpoint 2 (virtual clock),
+# once with full (canonical) and once with incremental checkpoints, and measures on disk what each
+# checkpoint wrote. Target: the second incremental checkpoint writes < 10% of the full size. Smoke:
+# 2,000 keys.
+CHECKPOINT_SIZE = "rocksdb_incremental_checkpoint"
+CHECKPOINT_SIZE_TARGET = 0.10
+CHECKPOINT_SIZE_SMOKE_KEYS = 2000
 SMOKE_COUNT = {"sliding_100": 300, "sliding_1000": 300, "session_keys_1e5": 1000}
 # Real files (issue 17): scan-only and windowed over the generated events file, at parallelism 1
 # and 2 (byte-range splits of the one file).
@@ -525,6 +533,98 @@ def paired(rounds, ratio):
     return statistics.median([ratio(r) for r in rounds])
 
 
+def checkpoint_size(tidemark, runs, data_dir, keys=None):
+    """`tidemark bench jobs/bench/rocksdb_incremental_checkpoint.yaml --checkpoint-size --json`
+    (its recording is generated into `data_dir`); `keys` overrides the job's 1e5 keys."""
+    extra = ["--checkpoint-size", "--data-dir", data_dir] + (["--count", str(keys)] if keys else [])
+    return run_bench_json(tidemark, CHECKPOINT_SIZE, runs, extra)
+
+
+def checkpoint_size_problem(o):
+    """What is wrong with a --checkpoint-size report (None when nothing): both cases with at least
+    two checkpoints, every figure present, equal sink checksums, and the second incremental
+    checkpoint writing less than the second full one."""
+    if o.get("checksum_ok") is not True:
+        return f"checksum_ok={o.get('checksum_ok')}"
+    cases = o.get("cases", [])
+    if [c.get("incremental") for c in cases] != [False, True]:
+        return "expected a full and an incremental case"
+    for c in cases:
+        if len(c["checkpoints"]) < 2:
+            return f"incremental={c['incremental']}: {len(c['checkpoints'])} checkpoints"
+        for x in c["checkpoints"]:
+            for key in ("written_bytes", "state_bytes", "files_written", "shared_reused_bytes", "duration_ms"):
+                if not isinstance(x.get(key), (int, float)):
+                    return f"incremental={c['incremental']} checkpoint {x.get('id')}: no {key}"
+    f2, i2 = cases[0]["checkpoints"][1], cases[1]["checkpoints"][1]
+    if not 0 < i2["written_bytes"] < f2["written_bytes"]:
+        return (f"the second incremental checkpoint wrote {i2['written_bytes']} bytes, the second full one "
+                f"{f2['written_bytes']}")
+    return None
+
+
+def checkpoint_size_target(o, target):
+    """The Targets row: the second incremental checkpoint's bytes written against its full size
+    and against what the second full (canonical) checkpoint wrote; both must be < 10%."""
+    f2, i2 = o["cases"][0]["checkpoints"][1], o["cases"][1]["checkpoints"][1]
+    r, r_full = o["second_written_ratio"], o["second_written_ratio_to_full"]
+    ok = max(r, r_full) < CHECKPOINT_SIZE_TARGET
+    return target(f"second incremental checkpoint with few changed keys writes < {CHECKPOINT_SIZE_TARGET:.0%} of the "
+                  f"full checkpoint's size (RocksDB, {o['changed_keys']:,} of {o['keys']:,} keys changed)",
+                  f"{r:.2%} of its full size ({i2['written_bytes']:,} of {i2['state_bytes']:,} B), {r_full:.2%} of "
+                  f"the full checkpoint's {f2['written_bytes']:,} B; {i2['duration_ms']:.0f} ms vs "
+                  f"{f2['duration_ms']:.0f} ms full (see Checkpoint size)", ok,
+                  "" if ok else "the changed keys' SST files are not all that is uploaded")
+
+
+def checkpoint_size_section(o):
+    """BENCHMARKS.md's "Checkpoint size" section: a table row per case and checkpoint."""
+    lines = ["## Checkpoint size: full vs incremental\n"]
+    lines.append(f"`tidemark bench jobs/bench/{CHECKPOINT_SIZE}.yaml --checkpoint-size`: a keyed count in one "
+                 f"tumbling hour on the RocksDB backend under the virtual clock, replaying all {o['keys']:,} keys, "
+                 f"then {o['changed_keys']:,} of them again between checkpoint 1 and 2 "
+                 f"(`checkpointing.interval` {o['checkpoint_interval_ms']} ms); checkpoint 3 is the bounded job's "
+                 "final one after the window fired. The same job with full (canonical) checkpoints and with "
+                 "`checkpointing.incremental: true` (native RocksDB checkpoints sharing SST files). Written: the "
+                 "bytes of the files new under the checkpoint directory when the checkpoint completed (state "
+                 "files, `_metadata`, uploaded SST files; shared files an earlier checkpoint wrote are not "
+                 "counted). Full size: its own files plus every shared file it references. Duration: trigger to "
+                 f"completion on the steady clock, median (min–max) of {o['runs']} runs.\n")
+    lines.append("| checkpoints | checkpoint | since the previous | written B | files written | full size B | "
+                 "reused shared B | written / full size | duration ms |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    what = {1: f"all {o['keys']:,} keys", 2: f"{o['changed_keys']:,} keys changed", 3: "final: window fired"}
+    for c in o["cases"]:
+        for x in c["checkpoints"]:
+            share = x["written_bytes"] / x["state_bytes"] if x["state_bytes"] else 0
+            lines.append(f"| {'incremental' if c['incremental'] else 'full'} | {x['id']} | {what.get(x['id'], '—')} | "
+                         f"{x['written_bytes']:,} | {x['files_written']} | {x['state_bytes']:,} | "
+                         f"{x['shared_reused_bytes']:,} | {share:.2%} | {x['duration_ms']:.1f} "
+                         f"({x['duration_ms_min']:.1f}–{x['duration_ms_max']:.1f}) |")
+    lines.append("")
+    lines.append(f"Sink: {o['cases'][0]['sink_records']:,} records, checksum "
+                 f"{'equal in both cases (ok)' if o['checksum_ok'] else 'differs (MISMATCH)'}.\n")
+    return lines
+
+
+def smoke_checkpoint_size(tidemark):
+    import shutil
+    import tempfile
+    data_dir = tempfile.mkdtemp(prefix="tidemark-bench-smoke-")
+    try:
+        out = checkpoint_size(tidemark, 1, data_dir, CHECKPOINT_SIZE_SMOKE_KEYS)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+    problem = checkpoint_size_problem(out)
+    if problem:
+        print(f"FAIL {CHECKPOINT_SIZE} --checkpoint-size: {problem}", file=sys.stderr)
+        return 1
+    # The report's table and target render from it.
+    checkpoint_size_section(out)
+    checkpoint_size_target(out, lambda *args: "")
+    return 0
+
+
 def smoke_events(tidemark):
     import shutil
     import tempfile
@@ -574,7 +674,9 @@ def smoke(tidemark):
     if out["checksum_ok"] is not True or len(out["cases"]) != 3 or out["cases"][0]["sink_records"] <= 0:
         print("FAIL checkpoint_cost --checkpoints", file=sys.stderr)
         return 1
-    print(f"bench smoke: {len(names) + 2 + len(EVENTS) + len(KAFKA)} jobs ran, every sink checksum equals its baseline's")
+    if smoke_checkpoint_size(tidemark) != 0:
+        return 1
+    print(f"bench smoke: {len(names) + 3 + len(EVENTS) + len(KAFKA)} jobs ran, every sink checksum equals its baseline's")
     return 0
 
 
@@ -699,6 +801,13 @@ def main():
     for c in ckpt["cases"]:
         print(f"  checkpoints {str(c['checkpoint_interval_ms'] or 'none'):8s} {c['records_per_s'] / 1e6:9.2f} M/s  "
               f"ratio {c['ratio_to_no_checkpoints']:.3f}", file=sys.stderr, flush=True)
+    print("checkpoint size:", file=sys.stderr)
+    csize = checkpoint_size(a.tidemark, a.runs, a.data_dir)
+    problem = checkpoint_size_problem(csize)
+    if problem:
+        raise RuntimeError(f"{CHECKPOINT_SIZE} --checkpoint-size: {problem}")
+    print(f"  second incremental checkpoint wrote {csize['second_written_ratio']:.2%} of its full size",
+          file=sys.stderr, flush=True)
     print("real files:", file=sys.stderr)
     rounds = events_rounds(a.tidemark, a.runs, a.data_dir, a.events_count)
     files = {key: merged([r[key] for r in rounds]) for key in rounds[0]
@@ -890,6 +999,7 @@ def main():
                             f"{r:.3f} × ({fmt_rate(o['records_per_s'])} vs {fmt_rate(t6['records_per_s'])} M/s, "
                             f"peak RSS {o['peak_rss_bytes'] / 2**20:.0f} MiB)", r >= ROCKSDB_TARGET,
                             "" if r >= ROCKSDB_TARGET else "every record of a spilled key reads it back (MultiGet)"))
+    lines.append(checkpoint_size_target(csize, target))
     se = res["session_keys_1e5"]
     lines.append(ratio_target("keyed session count, 1e5 keys ≥ 0.3 × baseline (c)", se, 0.3, "window"))
     # Cost per emitted result (wall time / sink records): sliding_1000 emits ~1,000x the results.
@@ -1102,6 +1212,7 @@ def main():
         note = probe_note(ckpt["host_probe"], top)
         lines.append(f"Host probe before / after (see Host state above): {probe_cell(ckpt, ' M/s')}"
                      + (f"; {note}" if note else "") + ".\n")
+    lines += checkpoint_size_section(csize)
     lines.append("## Keyed state per key\n")
     lines.append("Peak allocated bytes of the keyed state over the most keys held: for tidemark the "
                  "window operator's `stateMemoryBytesPeak` / `stateKeysPeak` gauges (its flat tables' "
