@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -152,6 +153,44 @@ bool ParseShortInteger(std::string_view raw, int64_t& out) {
   return true;
 }
 
+// The characters of a JSON string value without escapes, from its token (`raw`, as
+// raw_json_token gives it: the opening quote to the next token, so maybe whitespace after the
+// closing quote; readable bytes after it, the line's padding), into `out`: what get_string
+// gives it, without unescaping a copy into the parser's string buffer. UTF-8 and control
+// characters are checked before (simdjson's stage 1, HasControlCharacter). False, and the
+// caller asks get_string, when the string has a backslash, or when the next token is not the
+// ',' or '}' a member value is followed by (the object's iteration steps over the unread value
+// and finds any other there an error only so).
+bool PlainString(std::string_view raw, std::string_view& out) {
+  size_t end = raw.size();
+  while (end > 0 && (raw[end - 1] == ' ' || raw[end - 1] == '\t' || raw[end - 1] == '\r' ||
+                     raw[end - 1] == '\n')) {
+    --end;
+  }
+  const char next = raw.data()[raw.size()];
+  if (end < 2 || raw[end - 1] != '"' || (next != ',' && next != '}')) {
+    return false;
+  }
+  // No quote or backslash among the characters: 32 bytes at a time, the last load's bytes past
+  // them masked off (they are followed by the line's padding).
+  const char* const chars = raw.data() + 1;
+  const size_t size = end - 2;
+  for (size_t i = 0; i < size; i += 32) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chars + i));
+    auto special = static_cast<uint32_t>(
+        _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(bytes, _mm256_set1_epi8('"')),
+                                             _mm256_cmpeq_epi8(bytes, _mm256_set1_epi8('\\')))));
+    if (size - i < 32) {
+      special &= (uint32_t{1} << (size - i)) - 1;
+    }
+    if (special != 0) {
+      return false;
+    }
+  }
+  out = std::string_view(chars, size);
+  return true;
+}
+
 // Reads `value` into cell `slot` of `row` as `type` exactly as JsonToValue would; false when it
 // does not fit (the slow path then gives the reason) or is not valid JSON.
 bool ReadJsonInto(od::value value, FieldType type, Row& row, size_t slot) {
@@ -170,7 +209,11 @@ bool ReadJsonInto(od::value value, FieldType type, Row& row, size_t slot) {
   switch (type) {
     case FieldType::kString: {
       std::string_view s;
-      if (json_type != od::json_type::string || value.get_string().get(s) != simdjson::SUCCESS) {
+      if (json_type != od::json_type::string) {
+        return false;
+      }
+      if (!PlainString(value.raw_json_token(), s) &&
+          value.get_string().get(s) != simdjson::SUCCESS) {
         return false;
       }
       row.SetString(slot, s);
@@ -368,7 +411,13 @@ class HaswellJsonFastPath final : public JsonFastPath {
   // The schema's fields of `row` from the members of `object` (a line's top-level object, not
   // yet read); false when a member is not one the nlohmann path reads the same way.
   __attribute__((flatten)) bool ReadObject(od::object& object, Row& row) {
-    std::fill(seen.begin(), seen.end(), 0);
+    // Slots set by this line: bits of a word for up to 64 fields (no memset call per line),
+    // the vector beyond.
+    uint64_t seen_bits = 0;
+    const bool few = seen.size() <= 64;
+    if (!few) {
+      std::fill(seen.begin(), seen.end(), 0);
+    }
     size_t hint = 0;
     for (auto member : object) {
       od::field field;
@@ -394,7 +443,18 @@ class HaswellJsonFastPath final : public JsonFastPath {
                         static_cast<size_t>(slot))) {
         return false;
       }
-      seen[static_cast<size_t>(slot)] = 1;
+      if (few) {
+        seen_bits |= uint64_t{1} << static_cast<unsigned>(slot);
+      } else {
+        seen[static_cast<size_t>(slot)] = 1;
+      }
+    }
+    if (few) {
+      const uint64_t all = seen.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << seen.size()) - 1;
+      for (uint64_t missing = all & ~seen_bits; missing != 0; missing &= missing - 1) {
+        row.SetNull(static_cast<size_t>(std::countr_zero(missing)));  // missing is NULL
+      }
+      return true;
     }
     for (size_t i = 0; i < seen.size(); ++i) {
       if (seen[i] == 0) {

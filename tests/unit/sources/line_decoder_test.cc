@@ -126,6 +126,18 @@ const std::vector<std::string> kJsonLines = {
     R"({"ts": 1.5e3, "n": 100000000})",
     R"({"ts":42,"n":9})",
     R"({"ts" : 42 , "n" : 9 })",
+    // Strings read from their token when they have no escape, and what may follow them.
+    R"({"user":"plain","ts":1})",
+    R"({"user" : "spaced" , "ts" : 1 })",
+    R"({"user":"","ts":1})",
+    R"({"user":"a string of more than thirty-two bytes, with no escape in it at all"})",
+    R"({"user":"a string of more than thirty-two bytes, then an escape " at the end"})",
+    R"({"user":"ends in an escaped backslash \"})",
+    R"({"user":"x" "y"})",
+    R"({"user":"x": 1})",
+    R"({"user":"x"])",
+    R"({"user":"x"y})",
+    R"({"user":"été"})",
 };
 
 TEST(LineDecoderTest, FastPathIsTakenOnThisMachineForPlainLines) {
