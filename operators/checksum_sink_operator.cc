@@ -41,18 +41,44 @@ ChecksumSinkOperator::ChecksumSinkOperator(const Schema& schema, std::shared_ptr
       &ChecksumSinkOperator::HashFixedBatch<6>,
       &ChecksumSinkOperator::HashFixedBatch<7>,
       &ChecksumSinkOperator::HashFixedBatch<8>};
-  if (string_fields_.empty() && fixed_fields_.size() <= kMaxUnrolledFields) {
-    hash_fixed_batch_ = kUnrolled[fixed_fields_.size()];
+  for (size_t f = 0; f < string_fields_.size() && f < kMaxUnrolledFields; ++f) {
+    string_slot_[f] = string_fields_[f].slot;
+    string_salt_[f] = string_fields_[f].salt;
+  }
+  if (fixed_fields_.size() <= kMaxUnrolledFields) {
+    if (string_fields_.empty()) {
+      hash_fixed_batch_ = kUnrolled[fixed_fields_.size()];
+    } else if (string_fields_.size() <= kMaxUnrolledFields) {
+      // Unrolled for up to 4 fixed-width and 3 string fields (the events schema has 2 and 2).
+      static constexpr HashFixedBatchFn kMixed[5][3] = {
+          {&ChecksumSinkOperator::HashMixedBatch<0, 1>, &ChecksumSinkOperator::HashMixedBatch<0, 2>,
+           &ChecksumSinkOperator::HashMixedBatch<0, 3>},
+          {&ChecksumSinkOperator::HashMixedBatch<1, 1>, &ChecksumSinkOperator::HashMixedBatch<1, 2>,
+           &ChecksumSinkOperator::HashMixedBatch<1, 3>},
+          {&ChecksumSinkOperator::HashMixedBatch<2, 1>, &ChecksumSinkOperator::HashMixedBatch<2, 2>,
+           &ChecksumSinkOperator::HashMixedBatch<2, 3>},
+          {&ChecksumSinkOperator::HashMixedBatch<3, 1>, &ChecksumSinkOperator::HashMixedBatch<3, 2>,
+           &ChecksumSinkOperator::HashMixedBatch<3, 3>},
+          {&ChecksumSinkOperator::HashMixedBatch<4, 1>, &ChecksumSinkOperator::HashMixedBatch<4, 2>,
+           &ChecksumSinkOperator::HashMixedBatch<4, 3>}};
+      hash_fixed_batch_ = fixed_fields_.size() <= 4 && string_fields_.size() <= 3
+                              ? kMixed[fixed_fields_.size()][string_fields_.size() - 1]
+                              : &ChecksumSinkOperator::HashMixedBatch<kAnyCount, kAnyCount>;
+    }
   }
 }
 
-template <size_t N>
-uint64_t ChecksumSinkOperator::HashFixedBatch(const RecordBatch& batch) const {
+template <size_t F, size_t S>
+uint64_t ChecksumSinkOperator::HashMixedBatch(const RecordBatch& batch) const {
   // Copies in registers: the loop stores nothing, but the compiler cannot know the rows do not
   // alias the members.
   const std::array<size_t, kMaxUnrolledFields> slot = unrolled_slot_;
   const std::array<uint64_t, kMaxUnrolledFields> salt = unrolled_salt_;
   const std::array<uint64_t, kMaxUnrolledFields> zero_sign = unrolled_zero_sign_;
+  const std::array<size_t, kMaxUnrolledFields> string_slot = string_slot_;
+  const std::array<uint64_t, kMaxUnrolledFields> string_salt = string_salt_;
+  const size_t fixed = F == kAnyCount ? fixed_fields_.size() : F;
+  const size_t strings = S == kAnyCount ? string_fields_.size() : S;
   uint64_t total = 0;
   for (size_t i = 0; i < batch.size; ++i) {
     const Row& row = batch.records[i]->row;
@@ -61,15 +87,23 @@ uint64_t ChecksumSinkOperator::HashFixedBatch(const RecordBatch& batch) const {
       continue;
     }
     uint64_t sum = 0;
-    for (size_t f = 0; f < N; ++f) {
+    for (size_t f = 0; f < fixed; ++f) {
       uint64_t bits = row.GetBits(slot[f]);
       // A double's -0.0 (only the sign bit set) hashes as 0.0; an int64's INT64_MIN does not.
       bits &= ~((bits << 1) == 0 ? zero_sign[f] : uint64_t{0});
       sum += Mix64(bits ^ salt[f]);
     }
+    for (size_t f = 0; f < strings; ++f) {
+      sum += Mix64(StringHash(row.GetString(string_slot[f])) ^ string_salt[f]);
+    }
     total += RecordHash(sum);
   }
   return total;
+}
+
+template <size_t N>
+uint64_t ChecksumSinkOperator::HashFixedBatch(const RecordBatch& batch) const {
+  return HashMixedBatch<N, 0>(batch);
 }
 
 uint64_t ChecksumSinkOperator::Hash(const Row& row) const {
@@ -84,8 +118,7 @@ uint64_t ChecksumSinkOperator::Hash(const Row& row) const {
       sum += Mix64(bits ^ f.salt);
     }
     for (const Field& f : string_fields_) {
-      sum += Mix64(static_cast<uint64_t>(std::hash<std::string_view>{}(row.GetString(f.slot))) ^
-                   f.salt);
+      sum += Mix64(StringHash(row.GetString(f.slot)) ^ f.salt);
     }
     return RecordHash(sum);
   }

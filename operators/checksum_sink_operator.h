@@ -37,6 +37,13 @@ class ChecksumSinkOperator : public StreamOperator {
   /// takes `Hash`.
   template <size_t N>
   uint64_t HashFixedBatch(const RecordBatch& batch) const;
+  /// The sum of `Hash` over `batch` when it has string fields too (at most kMaxUnrolledFields
+  /// fixed-width and as many string fields): one loop over the rows, the strings hashed inline
+  /// (checksum.h's `StringHash`); a row with a NULL takes `Hash`. `F` fixed-width and `S` string
+  /// fields, unrolled; kAnyCount: as many as the schema has, in a loop.
+  template <size_t F, size_t S>
+  uint64_t HashMixedBatch(const RecordBatch& batch) const;
+  static constexpr size_t kAnyCount = ~size_t{0};
   /// Most fixed-width fields `HashFixedBatch` is instantiated for.
   static constexpr size_t kMaxUnrolledFields = 8;
   using HashFixedBatchFn = uint64_t (ChecksumSinkOperator::*)(const RecordBatch&) const;
@@ -62,8 +69,12 @@ class ChecksumSinkOperator : public StreamOperator {
   std::array<size_t, kMaxUnrolledFields> unrolled_slot_{};
   std::array<uint64_t, kMaxUnrolledFields> unrolled_salt_{};
   std::array<uint64_t, kMaxUnrolledFields> unrolled_zero_sign_{};
+  // `string_fields_` as plain arrays for HashMixedBatch: slot and salt.
+  std::array<size_t, kMaxUnrolledFields> string_slot_{};
+  std::array<uint64_t, kMaxUnrolledFields> string_salt_{};
   /// `HashFixedBatch<fixed_fields_.size()>` when it applies (no strings, at most
-  /// kMaxUnrolledFields fields), else null (ProcessBatch calls `Hash` per row).
+  /// kMaxUnrolledFields fields), `HashMixedBatch` with strings (at most kMaxUnrolledFields of
+  /// each), else null (ProcessBatch calls `Hash` per row).
   HashFixedBatchFn hash_fixed_batch_ = nullptr;
   int latency_slot_ = -1;
   std::shared_ptr<SinkResult> result_;

@@ -242,7 +242,7 @@ class FileReader : public SplitReaderBase {
       }
       ++st.records;
       ++emitted_total_;
-      next_ = (next_ + 1) % n;
+      next_ = next_ + 1 < n ? next_ + 1 : 0;  // no division per record
       return InputStatus::kMoreAvailable;
     }
     return no_more_splits() && !any_paused ? InputStatus::kEndOfInput

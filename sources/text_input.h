@@ -79,13 +79,15 @@ class LineReader {
   const std::string& path() const { return path_; }
 
  private:
-  bool Fill();  // false at end of file
+  bool Fill();           // false at end of file
+  void IndexNewlines();  // newlines_ for the fill's [0, end_)
 
   std::string path_;
   int64_t max_line_bytes_;
   std::FILE* file_ = nullptr;
-  std::vector<char> buffer_;  // read data in [0, end_), then kLinePadding spaces
-  std::string assembled_;     // a line that spans two reads, followed by kLinePadding spaces
+  std::vector<char> buffer_;        // read data in [0, end_), then kLinePadding spaces
+  std::string assembled_;           // a line that spans two reads, followed by kLinePadding spaces
+  std::vector<uint64_t> newlines_;  // bit i % 64 of word i / 64: buffer_[i] is '\n', i < end_
   size_t pos_ = 0;
   size_t end_ = 0;
   uint64_t fill_ = 0;              // the current fill's process-unique number (LinesAhead::fill)

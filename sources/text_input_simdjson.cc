@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -103,6 +104,93 @@ bool ValidateJson(od::value value, int depth) {
   return false;
 }
 
+// A JSON integer token of at most 15 digits (`raw`: the token as On-Demand's raw_json_token gives
+// it, from its first byte to the next token, so maybe followed by whitespace; at least 16 bytes
+// readable after its first digit, which the line's padding guarantees) into `out`: the value
+// simdjson's get_int64 gives it, without its digit-by-digit loop (a chain of multiplies, about a
+// tenth of a file scan's time on 13-digit millisecond timestamps). False, and the caller asks
+// get_int64, for anything else: a longer number, a fraction or exponent, a leading zero, a bare
+// '-', bytes after the digits that are not whitespace.
+bool ParseShortInteger(std::string_view raw, int64_t& out) {
+  const char* p = raw.data();
+  const bool negative = !raw.empty() && *p == '-';
+  p += negative ? 1 : 0;
+  const __m128i digits =
+      _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), _mm_set1_epi8('0'));
+  // Digit bytes are 0..9 after the subtraction; every other byte is larger as unsigned.
+  const auto is_digit = static_cast<uint32_t>(
+      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(digits, _mm_set1_epi8(9)), digits)));
+  const uint32_t not_digit = ~is_digit & 0xFFFFu;
+  if (not_digit == 0) {
+    return false;  // 16 digits or more
+  }
+  const auto n = static_cast<unsigned>(__builtin_ctz(not_digit));
+  const char* const end = raw.data() + raw.size();
+  if (n == 0 || (n > 1 && *p == '0') || p + n > end) {
+    return false;
+  }
+  for (const char* q = p + n; q < end; ++q) {
+    if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') {
+      return false;
+    }
+  }
+  // The n digits moved to the high end of 16 bytes with zeros before them, then combined in
+  // pairs, fours and eights: two 8-digit halves.
+  const __m128i shift = _mm_add_epi8(
+      _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm_set1_epi8(static_cast<char>(static_cast<int>(n) - 16)));  // negative: a zero byte
+  const __m128i aligned = _mm_shuffle_epi8(digits, shift);
+  const __m128i pairs = _mm_maddubs_epi16(
+      aligned, _mm_setr_epi8(10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1));
+  const __m128i fours = _mm_madd_epi16(pairs, _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
+  const __m128i packed = _mm_packus_epi32(fours, fours);
+  const __m128i eights =
+      _mm_madd_epi16(packed, _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
+  const auto high = static_cast<uint64_t>(static_cast<uint32_t>(_mm_cvtsi128_si32(eights)));
+  const auto low = static_cast<uint64_t>(static_cast<uint32_t>(_mm_extract_epi32(eights, 1)));
+  const auto magnitude = static_cast<int64_t>(high * 100000000u + low);
+  out = negative ? -magnitude : magnitude;
+  return true;
+}
+
+// The characters of a JSON string value without escapes, from its token (`raw`, as
+// raw_json_token gives it: the opening quote to the next token, so maybe whitespace after the
+// closing quote; readable bytes after it, the line's padding), into `out`: what get_string
+// gives it, without unescaping a copy into the parser's string buffer. UTF-8 and control
+// characters are checked before (simdjson's stage 1, HasControlCharacter). False, and the
+// caller asks get_string, when the string has a backslash, or when the next token is not the
+// ',' or '}' a member value is followed by (the object's iteration steps over the unread value
+// and finds any other there an error only so).
+bool PlainString(std::string_view raw, std::string_view& out) {
+  size_t end = raw.size();
+  while (end > 0 && (raw[end - 1] == ' ' || raw[end - 1] == '\t' || raw[end - 1] == '\r' ||
+                     raw[end - 1] == '\n')) {
+    --end;
+  }
+  const char next = raw.data()[raw.size()];
+  if (end < 2 || raw[end - 1] != '"' || (next != ',' && next != '}')) {
+    return false;
+  }
+  // No quote or backslash among the characters: 32 bytes at a time, the last load's bytes past
+  // them masked off (they are followed by the line's padding).
+  const char* const chars = raw.data() + 1;
+  const size_t size = end - 2;
+  for (size_t i = 0; i < size; i += 32) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chars + i));
+    auto special = static_cast<uint32_t>(
+        _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(bytes, _mm256_set1_epi8('"')),
+                                             _mm256_cmpeq_epi8(bytes, _mm256_set1_epi8('\\')))));
+    if (size - i < 32) {
+      special &= (uint32_t{1} << (size - i)) - 1;
+    }
+    if (special != 0) {
+      return false;
+    }
+  }
+  out = std::string_view(chars, size);
+  return true;
+}
+
 // Reads `value` into cell `slot` of `row` as `type` exactly as JsonToValue would; false when it
 // does not fit (the slow path then gives the reason) or is not valid JSON.
 bool ReadJsonInto(od::value value, FieldType type, Row& row, size_t slot) {
@@ -121,7 +209,11 @@ bool ReadJsonInto(od::value value, FieldType type, Row& row, size_t slot) {
   switch (type) {
     case FieldType::kString: {
       std::string_view s;
-      if (json_type != od::json_type::string || value.get_string().get(s) != simdjson::SUCCESS) {
+      if (json_type != od::json_type::string) {
+        return false;
+      }
+      if (!PlainString(value.raw_json_token(), s) &&
+          value.get_string().get(s) != simdjson::SUCCESS) {
         return false;
       }
       row.SetString(slot, s);
@@ -138,7 +230,13 @@ bool ReadJsonInto(od::value value, FieldType type, Row& row, size_t slot) {
     case FieldType::kInt64:
     case FieldType::kTimestamp: {
       int64_t v = 0;
-      if (json_type != od::json_type::number || value.get_int64().get(v) != simdjson::SUCCESS) {
+      if (json_type != od::json_type::number) {
+        return false;
+      }
+      // A short integer is read from its token and left to the object's iteration to step over
+      // (On-Demand skips a scalar nobody read); any other number goes to get_int64.
+      if (!ParseShortInteger(value.raw_json_token(), v) &&
+          value.get_int64().get(v) != simdjson::SUCCESS) {
         return false;  // a fraction, an exponent or out of range: the slow path decides
       }
       row.SetInt64(slot, v);
@@ -173,6 +271,27 @@ bool HasControlCharacter(const char* data, size_t size) {
     below |= static_cast<unsigned char>(static_cast<unsigned char>(data[i]) < 0x20);
   }
   return below != 0 || _mm256_testz_si256(any, any) == 0;
+}
+
+// HasControlCharacter for a line followed by at least 32 readable bytes (a lent line and its
+// padding, LineReader::kLinePadding): the tail is one more 32-byte load, its bytes past the
+// line masked off, instead of a loop over up to 31 bytes.
+bool HasControlCharacterPadded(const char* data, size_t size) {
+  static_assert(LineReader::kLinePadding >= 32);
+  const __m256i limit = _mm256_set1_epi8(0x20);
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i any = zero;
+  size_t i = 0;
+  for (; i + 32 <= size; i += 32) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i));
+    any = _mm256_or_si256(any, _mm256_subs_epu8(limit, bytes));  // nonzero where byte < 0x20
+  }
+  const __m256i tail =
+      _mm256_subs_epu8(limit, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i)));
+  const auto below_in_tail = static_cast<uint32_t>(
+      ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(tail, zero))));
+  const uint32_t in_line = (uint32_t{1} << (size - i)) - 1;  // size - i < 32
+  return (below_in_tail & in_line) != 0 || _mm256_testz_si256(any, any) == 0;
 }
 
 class HaswellJsonFastPath final : public JsonFastPath {
@@ -259,7 +378,8 @@ class HaswellJsonFastPath final : public JsonFastPath {
   __attribute__((flatten)) bool FastJson(std::string_view line, bool in_place, Row& row) {
     // A raw control character is invalid inside a string (nlohmann refuses it; simdjson may
     // not): such lines, and lines with tabs between tokens, take the slow path.
-    if (HasControlCharacter(line.data(), line.size())) {
+    if (in_place ? HasControlCharacterPadded(line.data(), line.size())
+                 : HasControlCharacter(line.data(), line.size())) {
       return false;
     }
     // In place, the bytes after the line are not spaces but whitespace and then more input;
@@ -291,7 +411,13 @@ class HaswellJsonFastPath final : public JsonFastPath {
   // The schema's fields of `row` from the members of `object` (a line's top-level object, not
   // yet read); false when a member is not one the nlohmann path reads the same way.
   __attribute__((flatten)) bool ReadObject(od::object& object, Row& row) {
-    std::fill(seen.begin(), seen.end(), 0);
+    // Slots set by this line: bits of a word for up to 64 fields (no memset call per line),
+    // the vector beyond.
+    uint64_t seen_bits = 0;
+    const bool few = seen.size() <= 64;
+    if (!few) {
+      std::fill(seen.begin(), seen.end(), 0);
+    }
     size_t hint = 0;
     for (auto member : object) {
       od::field field;
@@ -317,7 +443,18 @@ class HaswellJsonFastPath final : public JsonFastPath {
                         static_cast<size_t>(slot))) {
         return false;
       }
-      seen[static_cast<size_t>(slot)] = 1;
+      if (few) {
+        seen_bits |= uint64_t{1} << static_cast<unsigned>(slot);
+      } else {
+        seen[static_cast<size_t>(slot)] = 1;
+      }
+    }
+    if (few) {
+      const uint64_t all = seen.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << seen.size()) - 1;
+      for (uint64_t missing = all & ~seen_bits; missing != 0; missing &= missing - 1) {
+        row.SetNull(static_cast<size_t>(std::countr_zero(missing)));  // missing is NULL
+      }
+      return true;
     }
     for (size_t i = 0; i < seen.size(); ++i) {
       if (seen[i] == 0) {
@@ -410,7 +547,7 @@ class HaswellJsonFastPath final : public JsonFastPath {
   // caller then decodes the line on its own, which gives the same answer or the reason).
   __attribute__((flatten)) bool StreamJson(std::string_view line, const LinesAhead& ahead,
                                            Row& row) {
-    if (HasControlCharacter(line.data(), line.size())) {
+    if (HasControlCharacterPadded(line.data(), line.size())) {
       return false;
     }
     LineStream* s = StreamFor(line, ahead);

@@ -2,8 +2,10 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "runtime/core/row.h"
 
@@ -58,6 +60,49 @@ inline uint64_t FieldHash(size_t position, const Value& v) {
     default:
       return FieldHash(position, kNullFieldBits);  // NULL
   }
+}
+
+/// `std::hash<std::string_view>{}(s)` computed inline: with libstdc++ on a 64-bit target, its
+/// `_Hash_bytes(data, size, 0xc70f6907)` (a MurmurHash2 variant) spelled out so that a loop over
+/// many short strings (the checksum sink's) pays no call per string and no byte loop for the
+/// tail; elsewhere std::hash itself. Same value either way (checksum_test compares them).
+inline uint64_t StringHash(std::string_view s) {
+#if defined(__GLIBCXX__) && defined(__x86_64__)
+  constexpr uint64_t kMul = (uint64_t{0xc6a4a793} << 32) + uint64_t{0x5bd1e995};
+  const auto shift_mix = [](uint64_t v) {
+    return v ^ (v >> 47);
+  };
+  const auto load = [](const char* p, auto word) {
+    std::memcpy(&word, p, sizeof(word));
+    return static_cast<uint64_t>(word);
+  };
+  const char* p = s.data();
+  const size_t size = s.size();
+  const char* const end = p + (size & ~size_t{7});
+  uint64_t hash = uint64_t{0xc70f6907} ^ (size * kMul);
+  for (; p != end; p += 8) {
+    hash ^= shift_mix(load(p, uint64_t{}) * kMul) * kMul;
+    hash *= kMul;
+  }
+  const size_t tail = size & 7;
+  if (tail != 0) {
+    // The tail's bytes as a little-endian number: two overlapping loads, or three bytes.
+    uint64_t data;
+    if (tail >= 4) {
+      data = load(p, uint32_t{}) | (load(p + tail - 4, uint32_t{}) << (8 * (tail - 4)));
+    } else {
+      data = static_cast<uint64_t>(static_cast<unsigned char>(p[0])) |
+             (static_cast<uint64_t>(static_cast<unsigned char>(p[tail / 2])) << (8 * (tail / 2))) |
+             (static_cast<uint64_t>(static_cast<unsigned char>(p[tail - 1])) << (8 * (tail - 1)));
+    }
+    hash ^= data;
+    hash *= kMul;
+  }
+  hash = shift_mix(hash) * kMul;
+  return shift_mix(hash);
+#else
+  return static_cast<uint64_t>(std::hash<std::string_view>{}(s));
+#endif
 }
 
 /// The bits a non-NULL cell of `row` hashes as, by its slot type: `FieldHash(position,

@@ -280,7 +280,11 @@ void Row::Reset(const RowLayout* layout) {
   }
   Reserve(fixed_words_, 0);
   // Every field NULL; the bits past the last field stay 0, so AnyNull reads whole words.
-  std::memset(buf_ + size_, 0xFF, static_cast<size_t>(fixed_words_ - size_) * 8);
+  if (fixed_words_ - size_ == 1) {
+    buf_[size_] = ~uint64_t{0};  // up to 64 fields: one word, no memset call per row
+  } else {
+    std::memset(buf_ + size_, 0xFF, static_cast<size_t>(fixed_words_ - size_) * 8);
+  }
   if (const uint32_t tail = size_ % 64; tail != 0) {
     buf_[fixed_words_ - 1] = (uint64_t{1} << tail) - 1;
   }

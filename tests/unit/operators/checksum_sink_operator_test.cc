@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -113,6 +114,54 @@ TEST(ChecksumSinkOperatorTest, BatchChecksumIsTheDefinitionForEveryWidthAndSpeci
           << width << " fields, string " << with_string;
     }
   }
+}
+
+TEST(ChecksumSinkOperatorTest, InlineStringHashIsStdHash) {
+  // Every length through several 8-byte words and every tail, bytes of all values (signed
+  // chars above 0x7f included), at every alignment.
+  std::string bytes;
+  for (int i = 0; i < 200; ++i) {
+    bytes.push_back(static_cast<char>((i * 151 + 7) & 0xff));
+  }
+  int compared = 0;
+  for (size_t offset = 0; offset < 8; ++offset) {
+    for (size_t size = 0; size <= 70; ++size) {
+      const std::string_view s(bytes.data() + offset, size);
+      ASSERT_EQ(StringHash(s), static_cast<uint64_t>(std::hash<std::string_view>{}(s)))
+          << "offset " << offset << " size " << size;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 8 * 71);
+}
+
+// Rows with several strings and fixed fields (the events schema's shape and wider) sum to the
+// definition in a batch and record by record.
+TEST(ChecksumSinkOperatorTest, BatchChecksumWithSeveralStringsIsTheDefinition) {
+  Schema schema;
+  schema.Add("user", FieldType::kString);
+  schema.Add("ts", FieldType::kTimestamp);
+  schema.Add("amount", FieldType::kInt64);
+  schema.Add("page", FieldType::kString);
+  schema.Add("ratio", FieldType::kDouble);
+  schema.Add("note", FieldType::kString);
+  std::vector<StreamRecord> records;
+  for (int k = 0; k < 50; ++k) {
+    Row row(schema.layout());
+    row.SetString(0, "user_" + std::to_string(k * 7919));
+    row.SetInt64(1, 1767225600000 + k);
+    row.SetInt64(2, k - 25);
+    row.SetString(3, std::string(static_cast<size_t>(k % 19), static_cast<char>('a' + k % 26)));
+    row.SetDouble(4, k % 5 == 0 ? -0.0 : 0.5 * k);
+    row.SetString(5, std::string(static_cast<size_t>(k), '\xe9'));
+    if (k % 11 == 10) {
+      row.SetNull(static_cast<size_t>(k % 6));
+    }
+    records.emplace_back(std::move(row), k);
+  }
+  const uint64_t expected = Reference(records);
+  EXPECT_EQ(RunSink(schema, records, true), (std::pair<int64_t, uint64_t>{50, expected}));
+  EXPECT_EQ(RunSink(schema, records, false), (std::pair<int64_t, uint64_t>{50, expected}));
 }
 
 }  // namespace

@@ -113,6 +113,31 @@ const std::vector<std::string> kJsonLines = {
     R"({"other": 1e999999, "ts": 1})",
     R"({"other": 123456789012345678901234567890, "ts": 1})",
     R"({"": 1, "ts": 2})",
+    // Integers around the fast path's 15-digit limit, signs, zeros and what may end a number.
+    R"({"ts": 1767225601149, "n": -1767225601149})",
+    R"({"ts": 123456789012345, "n": -999999999999999})",
+    R"({"ts": 1234567890123456, "n": -1234567890123456})",
+    R"({"ts": 12345678901234567, "n": 1000000000000000000})",
+    R"({"ts": 0, "n": -0, "amount": 7})",
+    R"({"ts": 00, "n": 1})",
+    R"({"ts": -, "n": 1})",
+    R"({"ts": -01})",
+    R"({"ts": 12a, "n": 1})",
+    R"({"ts": 1.5e3, "n": 100000000})",
+    R"({"ts":42,"n":9})",
+    R"({"ts" : 42 , "n" : 9 })",
+    // Strings read from their token when they have no escape, and what may follow them.
+    R"({"user":"plain","ts":1})",
+    R"({"user" : "spaced" , "ts" : 1 })",
+    R"({"user":"","ts":1})",
+    R"({"user":"a string of more than thirty-two bytes, with no escape in it at all"})",
+    R"({"user":"a string of more than thirty-two bytes, then an escape " at the end"})",
+    R"({"user":"ends in an escaped backslash \"})",
+    R"({"user":"x" "y"})",
+    R"({"user":"x": 1})",
+    R"({"user":"x"])",
+    R"({"user":"x"y})",
+    R"({"user":"été"})",
 };
 
 TEST(LineDecoderTest, FastPathIsTakenOnThisMachineForPlainLines) {
