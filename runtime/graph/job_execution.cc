@@ -500,6 +500,7 @@ void JobExecution::Restart() {
       }
     }
     failure_.clear();
+    failure_recoverable_ = true;
     restart_pending_ = false;
     ++restarts_;
     tasks_running_ = tasks_.size();
@@ -645,10 +646,17 @@ void JobExecution::OnTaskEnded(StreamTask& task) {
     MutexLock lock(mu_);
     if (task.failed() && failure_.empty()) {
       failure_ = fmt::format("task {}#{}: {}", task.name(), task.subtask_index(), task.failure());
+      failure_recoverable_ = task.failure_recoverable();
       cancel_others = true;
     }
     if (--tasks_running_ == 0) {
-      if (!failure_.empty() && !cancel_requested_ && !stop_with_savepoint_ && restart_strategy_) {
+      if (!failure_.empty() && !failure_recoverable_ && restart_strategy_) {
+        // Flink's NonRecoverableError: the restart strategy is not asked.
+        GetLogger("job")->error("job {} fails without a restart (no restart can cure it): {}",
+                                graph_.name, failure_);
+      }
+      if (!failure_.empty() && failure_recoverable_ && !cancel_requested_ &&
+          !stop_with_savepoint_ && restart_strategy_) {
         restart_strategy_->NotifyFailure(failure_);
         if (restart_strategy_->CanRestart()) {
           if (restart_causes_.size() >= 10) {
