@@ -8,6 +8,7 @@
 #include "runtime/core/logging.h"
 #include "runtime/graph/operator_chains.h"
 #include "runtime/graph/state_layout.h"
+#include "runtime/state/rocksdb_local_dir.h"
 #include "runtime/time/system_processing_time_service.h"
 
 namespace tidemark {
@@ -53,6 +54,11 @@ JobExecution::~JobExecution() {
 }
 
 void JobExecution::Build() {
+  if (graph_.pipeline.state_backend == "rocksdb") {
+    // Before any task: a local directory that cannot hold instances fails the job once, naming
+    // the key (the tasks would fail every attempt); what dead processes left there goes.
+    PrepareRocksDbLocalDir(graph_.pipeline.rocksdb);
+  }
   const bool virtual_time = graph_.pipeline.clock == "virtual";
   if (virtual_time) {
     virtual_clock_ = std::make_unique<VirtualClock>();
