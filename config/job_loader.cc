@@ -28,6 +28,7 @@
 #include "config/block_reader.h"
 #include "config/block_registry.h"
 #include "config/regular_file.h"
+#include "config/rocksdb_local_dir_check.h"
 
 namespace tidemark {
 namespace {
@@ -239,7 +240,21 @@ PipelineSpec Loader::ParsePipeline(const BlockField& field) {
     } else if (std::optional<BlockMap> rocks = OpenMap(*f, kRocksDbKeys)) {
       RocksDbSpec& spec = pipeline.rocksdb;
       Optional(*rocks, "localdir", spec.localdir,
-               [&](const BlockField& g) { return ReadString(g); });
+               [&](const BlockField& g) -> std::optional<std::string> {
+                 std::optional<std::string> dir = ReadString(g);
+                 // A relative path means the working directory of the process that runs the
+                 // job (a daemon's worker), not this one's: checked when the job starts.
+                 if (dir && std::filesystem::path(*dir).is_absolute()) {
+                   if (std::string problem = RocksDbLocalDirProblem(*dir); !problem.empty()) {
+                     Error(ValueLoc(g), g.path,
+                           fmt::format("'{}' {}; RocksDB makes each subtask's instance directory "
+                                       "in it, so choose a writable directory",
+                                       *dir, problem));
+                     return std::nullopt;
+                   }
+                 }
+                 return dir;
+               });
       // Below 1 MiB RocksDB cannot hold one write buffer and its cache blocks.
       Optional(*rocks, "memory.fixed-per-slot", spec.memory_fixed_per_slot,
                [&](const BlockField& g) -> std::optional<int64_t> {

@@ -8,6 +8,7 @@
 #include "runtime/core/logging.h"
 #include "runtime/graph/operator_chains.h"
 #include "runtime/graph/state_layout.h"
+#include "runtime/state/rocksdb_local_dir.h"
 #include "runtime/time/system_processing_time_service.h"
 
 namespace tidemark {
@@ -53,6 +54,11 @@ JobExecution::~JobExecution() {
 }
 
 void JobExecution::Build() {
+  if (graph_.pipeline.state_backend == "rocksdb") {
+    // Before any task: a local directory that cannot hold instances fails the job once, naming
+    // the key (the tasks would fail every attempt); what dead processes left there goes.
+    PrepareRocksDbLocalDir(graph_.pipeline.rocksdb);
+  }
   const bool virtual_time = graph_.pipeline.clock == "virtual";
   if (virtual_time) {
     virtual_clock_ = std::make_unique<VirtualClock>();
@@ -500,6 +506,7 @@ void JobExecution::Restart() {
       }
     }
     failure_.clear();
+    failure_recoverable_ = true;
     restart_pending_ = false;
     ++restarts_;
     tasks_running_ = tasks_.size();
@@ -645,10 +652,17 @@ void JobExecution::OnTaskEnded(StreamTask& task) {
     MutexLock lock(mu_);
     if (task.failed() && failure_.empty()) {
       failure_ = fmt::format("task {}#{}: {}", task.name(), task.subtask_index(), task.failure());
+      failure_recoverable_ = task.failure_recoverable();
       cancel_others = true;
     }
     if (--tasks_running_ == 0) {
-      if (!failure_.empty() && !cancel_requested_ && !stop_with_savepoint_ && restart_strategy_) {
+      if (!failure_.empty() && !failure_recoverable_ && restart_strategy_) {
+        // Flink's NonRecoverableError: the restart strategy is not asked.
+        GetLogger("job")->error("job {} fails without a restart (no restart can cure it): {}",
+                                graph_.name, failure_);
+      }
+      if (!failure_.empty() && failure_recoverable_ && !cancel_requested_ &&
+          !stop_with_savepoint_ && restart_strategy_) {
         restart_strategy_->NotifyFailure(failure_);
         if (restart_strategy_->CanRestart()) {
           if (restart_causes_.size() >= 10) {

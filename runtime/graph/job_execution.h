@@ -258,6 +258,8 @@ class JobExecution {
   CondVar ended_cv_;  // state_ left kRunning
   JobState state_ ABSL_GUARDED_BY(mu_) = JobState::kCreated;
   std::string failure_ ABSL_GUARDED_BY(mu_);
+  // False when failure_ came from a task whose failure no restart cures (NonRecoverableError).
+  bool failure_recoverable_ ABSL_GUARDED_BY(mu_) = true;
   size_t tasks_running_ ABSL_GUARDED_BY(mu_) = 0;
   bool cancel_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool joined_ ABSL_GUARDED_BY(mu_) = false;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/state/rocksdb_local_dir.h"
 
 namespace tidemark {
 
@@ -48,8 +49,12 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
   std::filesystem::create_directories(options_.dir, ec);
   if (ec) {
     throw Error(
-        fmt::format("rocksdb state backend: cannot create {}: {}", options_.dir, ec.message()));
+        fmt::format("rocksdb state backend: cannot create the instance directory {} (under "
+                    "pipeline.rocksdb.localdir): {}",
+                    options_.dir, ec.message()));
   }
+  // Lets a later process remove this directory should this one die before Close does.
+  WriteRocksDbInstanceMarker(options_.dir);
   const auto budget = static_cast<size_t>(options_.memory_bytes);
   // Flink's bounded-memory set-up: one cache for blocks, index and filter blocks and (through
   // the write buffer manager, which charges its memtables to the cache) the write buffers.

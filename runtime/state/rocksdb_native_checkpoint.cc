@@ -161,7 +161,7 @@ RocksDbNativeCheckpoint::Restored RocksDbNativeCheckpoint::Restore(
   written.start = static_cast<int>(r.ReadU32());
   written.end = static_cast<int>(r.ReadU32());
   if (!(written == key_groups)) {
-    throw Error(fmt::format(
+    throw StateCorrupt(fmt::format(
         "operator \"{}\": its state is an incremental RocksDB checkpoint of key groups {}..{}, "
         "and this subtask owns key groups {}..{}: an incremental checkpoint restores only at the "
         "parallelism it was taken at; to change the parallelism, restore from a savepoint "
@@ -190,7 +190,7 @@ RocksDbNativeCheckpoint::Restored RocksDbNativeCheckpoint::Restore(
     const std::filesystem::path src = root / f.path;
     const uint64_t size = std::filesystem::file_size(src, ec);
     if (ec || size != f.size) {
-      throw Error(fmt::format(
+      throw StateCorrupt(fmt::format(
           "operator \"{}\": shared file {} of the incremental checkpoint is {} (expected {} bytes)",
           operator_name, src.string(), ec ? ec.message() : fmt::format("{} bytes", size), f.size));
     }

@@ -265,6 +265,10 @@ void StreamTask::RecordFailure(const std::function<void()>& step) {
   } catch (const std::exception& e) {
     failed_ = true;
     failure_ = e.what();
+    const auto* op_failure = dynamic_cast<const OperatorFailure*>(&e);
+    failure_recoverable_ = op_failure != nullptr
+                               ? op_failure->recoverable()
+                               : dynamic_cast<const NonRecoverableError*>(&e) == nullptr;
     GetLogger("task")->error("task {}#{} failed: {}", name_, subtask_index_, failure_);
   }
 }

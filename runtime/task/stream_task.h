@@ -13,6 +13,7 @@
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/mutex.h"
+#include "runtime/core/non_recoverable_error.h"
 #include "runtime/io/channel.h"
 #include "runtime/io/wakeup.h"
 #include "runtime/mailbox/task_mailbox.h"
@@ -94,14 +95,21 @@ class TaskOperatorOutput : public Output {
 };
 
 /// Thrown out of an operator call inside a task: names the operator that failed and the cause.
+/// `recoverable()` is false when the cause was a `NonRecoverableError`: the job then fails
+/// without a restart.
 class OperatorFailure : public Error {
  public:
-  OperatorFailure(const std::string& op, const std::string& cause)
-      : Error("operator '" + op + "' failed: " + cause) {}
+  OperatorFailure(const std::string& op, const std::string& cause, bool recoverable = true)
+      : Error("operator '" + op + "' failed: " + cause), recoverable_(recoverable) {}
+  bool recoverable() const { return recoverable_; }
+
+ private:
+  bool recoverable_;
 };
 
 /// Runs one operator call: any exception but `Cancelled` becomes an `OperatorFailure` naming
-/// operator `name` (one already naming its operator passes through).
+/// operator `name` (one already naming its operator passes through); a `NonRecoverableError`
+/// becomes a non-recoverable one.
 template <typename Fn>
 void CallOperator(const std::string& name, Fn&& fn) {
   try {
@@ -110,6 +118,8 @@ void CallOperator(const std::string& name, Fn&& fn) {
     throw;
   } catch (const Cancelled&) {
     throw;
+  } catch (const NonRecoverableError& e) {
+    throw OperatorFailure(name, e.what(), /*recoverable=*/false);
   } catch (const std::exception& e) {
     throw OperatorFailure(name, e.what());
   }
@@ -327,6 +337,9 @@ class StreamTask {
   bool failed() const { return failed_; }
   bool cancelled() const { return cancelled_; }
   const std::string& failure() const { return failure_; }
+  /// False when the failure is one no restart cures (a `NonRecoverableError`, e.g. restored state
+  /// the operator cannot read): the job fails without consulting its restart strategy.
+  bool failure_recoverable() const { return failure_recoverable_; }
   const std::string& name() const { return name_; }
   int subtask_index() const { return subtask_index_; }
 
@@ -433,6 +446,7 @@ class StreamTask {
   bool failed_ = false;
   bool cancelled_ = false;
   std::string failure_;
+  bool failure_recoverable_ = true;
   std::atomic<int64_t> records_in_{0};
   void PublishMetrics();
   MetricsWriter::Gauges TaskGauges();  // samples the time accounting; task thread

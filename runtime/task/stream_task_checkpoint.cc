@@ -89,7 +89,25 @@ void StreamTask::InitializeOperatorState() {
       reader.emplace(*bytes);
       ctx.reader = &*reader;
     }
-    CallOperator(c.name, [&] { c.op->InitializeState(ctx); });
+    CallOperator(c.name, [&] {
+      if (bytes == nullptr) {
+        c.op->InitializeState(ctx);
+        return;
+      }
+      // Restored bytes the operator cannot read (another operator type's state under this id,
+      // corrupt, for other key groups: StateCorrupt) fail the same way on every attempt, so a
+      // restart cannot help and the job fails once (Flink fails a restore of incompatible
+      // state). Anything else (a user function's failure, a full disk) stays recoverable.
+      try {
+        c.op->InitializeState(ctx);
+      } catch (const StateCorrupt& e) {
+        throw NonRecoverableError(fmt::format(
+            "cannot restore its state from {}: {}; every restart would fail the same way, so the "
+            "job fails. Restore it into the job the checkpoint was taken of, or give this "
+            "operator a new id and pass --allow-non-restored-state to start it empty",
+            restored_->directory.string(), e.what()));
+      }
+    });
   }
 }
 

@@ -1005,3 +1005,59 @@ TEST_F(CheckpointJobTest, AFifoAsMetadataIsRefusedInsteadOfBlocking) {
 
 }  // namespace
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Issue 45: the state a checkpoint holds under an operator id, restored into a block of another
+// operator type with that id (a `window` block's state into a `dedup` block), failed in the task
+// and restarted for ever under the default exponential-delay strategy. The checkpoint records
+// each operator's type and the restore refuses the change, naming the id, both types and the
+// checkpoint; a checkpoint without types (written before they were recorded) fails the job once,
+// without a restart.
+TEST_F(CheckpointJobTest, AnotherOperatorTypesStateFailsTheRestoreOnceInsteadOfRestarting) {
+  ASSERT_EQ(RunJob(JobYaml(1, Checkpointing(dir_, 1))).state, JobState::kFinished);
+  auto as_dedup = [](std::string yaml) {
+    const std::string window_type = "    type: window\n";
+    yaml.replace(yaml.find(window_type), window_type.size(), "    type: dedup\n");
+    const size_t w = yaml.find("    window: {");
+    yaml.replace(w, yaml.find('\n', w) + 1 - w, "    dedup: {within: 650ms}\n");
+    return yaml;
+  };
+  // Checkpointing on and no restart-strategy: exponential-delay, which always restarts.
+  const std::string dedup = as_dedup(JobYaml(1, Checkpointing(dir_ / "after", 1)));
+  ASSERT_EQ(dedup.find("restart-strategy"), std::string::npos);
+  JobRunOptions options;
+  options.restore_from = dir_ / "chk-20";
+  EXPECT_EQ(RefusalOf(dedup, options, "restored a window's state into a dedup"),
+            "cannot restore from " + (dir_ / "chk-20").string() +
+                ": operator \"windows\" changed its operator type from window to dedup; its "
+                "checkpointed state cannot be read as the new one. Restore it into the job as it "
+                "was, or give the changed operator a new id and pass --allow-non-restored-state "
+                "to start it empty");
+  // Without recorded types the task meets the window's state: the job fails at once.
+  {
+    nlohmann::json meta = nlohmann::json::parse(ReadFileText(dir_ / "chk-20" / "_metadata"));
+    for (auto& [op, layout] : meta["operators"].items()) {
+      layout.erase("type");
+    }
+    std::ofstream(dir_ / "chk-20" / "_metadata") << meta.dump();
+  }
+  const JobRun run = RunJob(dedup, options);
+  EXPECT_EQ(run.state, JobState::kFailed);
+  EXPECT_EQ(run.stats.restarts, 0);
+  EXPECT_EQ(run.failure,
+            "task windows -> probe -> out#0: operator 'windows' failed: cannot restore its state "
+            "from " +
+                (dir_ / "chk-20").string() +
+                ": state: section 'window-operator' where 'keyed-process' was expected; every "
+                "restart would fail the same way, so the job fails. Restore it into the job the "
+                "checkpoint was taken of, or give this operator a new id and pass "
+                "--allow-non-restored-state to start it empty");
+  // A user function failing in its restore is not that: it still restarts (FailuresInSnapshot-
+  // RestoreAndCloseRecover). The unchanged job restores from the same checkpoint.
+  EXPECT_EQ(RunJob(JobYaml(1, ""), options).state, JobState::kFinished);
+}
+
+}  // namespace
+}  // namespace tidemark

@@ -1,7 +1,10 @@
 // The `checkpointing:` and `restart-strategy:` blocks and `pipeline.state-backend` /
 // `pipeline.rocksdb` (issue 45): Flink's leaf names and defaults, and file:line:column errors for
 // every key that is unknown, misplaced or out of range.
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -222,6 +225,39 @@ TEST(CheckpointingKeysTest, StateBackendErrorsNameFileLineColumnAndKey) {
             "jobs/ckpt.yaml:4:13: error: pipeline.rocksdb.memory.managed: unknown key "
             "\"memory.managed\"; allowed keys: localdir, memory.fixed-per-slot, "
             "memory.write-buffer-ratio");
+}
+
+// Issue 45: a `localdir` that cannot hold RocksDB's instance directories failed only when a task
+// opened its store, without the key's place in the file. An absolute path is judged when the job
+// is loaded; a relative one means the running process's working directory and is judged there.
+TEST(CheckpointingKeysTest, ALocalDirThatCannotHoldInstancesIsAnErrorAtItsValue) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("tidemark-localdir-keys-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "file").string();
+  std::ofstream(file) << "x";
+  auto with_localdir = [](const std::string& localdir) {
+    return "pipeline:\n  state-backend: rocksdb\n  rocksdb: {localdir: " + localdir + "}\n";
+  };
+  EXPECT_EQ(ErrorOf(with_localdir(file)),
+            "jobs/ckpt.yaml:4:23: error: pipeline.rocksdb.localdir: '" + file +
+                "' exists and is not a directory; RocksDB makes each subtask's instance "
+                "directory in it, so choose a writable directory");
+  EXPECT_EQ(ErrorOf(with_localdir(file + "/rocks")),
+            "jobs/ckpt.yaml:4:23: error: pipeline.rocksdb.localdir: '" + file +
+                "/rocks' cannot be created: " + file +
+                " exists and is not a directory; RocksDB makes each subtask's instance "
+                "directory in it, so choose a writable directory");
+  EXPECT_EQ(ErrorOf(with_localdir("/proc/rocks")),
+            "jobs/ckpt.yaml:4:23: error: pipeline.rocksdb.localdir: '/proc/rocks' is on the "
+            "proc/sys pseudo file system (/proc); RocksDB makes each subtask's instance "
+            "directory in it, so choose a writable directory");
+  // A directory to be made, and a relative path (judged when the job starts), load.
+  EXPECT_EQ(Load(with_localdir((dir / "new" / "rocks").string())).pipeline.rocksdb.localdir,
+            (dir / "new" / "rocks").string());
+  EXPECT_FALSE(std::filesystem::exists(dir / "new"));  // loading makes nothing
+  EXPECT_EQ(Load(with_localdir("file/rocks")).pipeline.rocksdb.localdir, "file/rocks");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
