@@ -4,6 +4,7 @@
 // prefixed by their key group.
 
 #include <algorithm>
+#include <xxhash.h>
 
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
@@ -48,12 +49,22 @@ void WindowOperator::MaybeSpill() {
   if (!rocks_) {
     return;
   }
-  const size_t target = rocks_cache_keys_ - rocks_cache_keys_ / 4;
-  if (int_store_ && int_store_->keys.size() > rocks_cache_keys_) {
+  // The filter of written keys (~1.3-1.7 B a key written) is paid for out of the cache's half of
+  // the budget, down to half of the cache.
+  const size_t filter_keys = rocks_written_.bytes() / static_cast<size_t>(kCachedKeyBytes);
+  const size_t cache_keys =
+      std::max(rocks_cache_keys_ - std::min(filter_keys, rocks_cache_keys_ / 2), size_t{1});
+  const size_t target = cache_keys - cache_keys / 4;
+  if (int_store_ && int_store_->keys.size() > cache_keys) {
     SpillStore(*int_store_, target);
-  } else if (key_store_ && key_store_->keys.size() > rocks_cache_keys_) {
+  } else if (key_store_ && key_store_->keys.size() > cache_keys) {
     SpillStore(*key_store_, target);
   }
+}
+
+bool WindowOperator::RocksDbMayHold() {
+  return rocks_written_.MayContain(XXH3_64bits(rocks_key_.data(), rocks_key_.size()),
+                                   rocks_dead_through_);
 }
 
 void WindowOperator::EncodeSlicedKey(SlicedKeyState& ks) {
@@ -137,6 +148,8 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
         AppendRocksKey(it->first);
         EncodeSlicedKey(ks);
         rocks_->StagePut(rocks_cf_, kg, rocks_key_, rocks_value_);
+        rocks_written_.Add(SliceDropTime(ks.starts.back()),
+                           XXH3_64bits(rocks_key_.data(), rocks_key_.size()));
       }
       if (slice_aggs_.has_strings()) {
         for (size_t i = 0; i < ks.starts.size(); ++i) {
@@ -158,10 +171,14 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
 
 template <typename K>
 bool WindowOperator::FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState& ks) {
-  rocks_->Commit();
   AppendRocksKey(key);
+  if (!RocksDbMayHold()) {
+    return false;  // a new key, or one whose copy is dead
+  }
+  rocks_->Commit();
   const int group = store.keys.KeyGroupOf(key);
   if (!rocks_->Get(rocks_cf_, group, rocks_key_, &rocks_value_) || IsDeadCopy(rocks_value_)) {
+    ++rocks_lookups_missed_;
     return false;
   }
   // Not deleted: the copy stays until the key is written out again (overwritten) or its last
@@ -179,18 +196,23 @@ void WindowOperator::FaultInMissing(SlicedStore<K>& store, std::vector<K>& keys)
     if (store.keys.Find(k) != nullptr) {
       continue;
     }
-    keys[n++] = k;  // the misses, in place
+    AppendRocksKey(k);
+    if (!RocksDbMayHold()) {
+      continue;  // a new key, or one whose copy is dead
+    }
+    keys[n++] = k;  // the misses RocksDB may hold, in place
     std::string prefixed;
     RocksDbKeyedStore::AppendKeyGroup(store.keys.KeyGroupOf(k), &prefixed);
-    AppendRocksKey(k);
     prefixed += rocks_key_;
     rocks_read_keys_.push_back(std::move(prefixed));
   }
   keys.resize(n);
+  rocks_lookups_missed_ += static_cast<int64_t>(n);
   rocks_->MultiGet(rocks_cf_, rocks_read_keys_, [&](size_t i, std::string_view value) {
     if (IsDeadCopy(value)) {
       return;
     }
+    --rocks_lookups_missed_;
     auto [key_in_table, ks] = EmplaceFromKey(store, keys[i]);
     (void)key_in_table;
     DecodeSlicedKey(value, *ks);
@@ -246,6 +268,7 @@ void WindowOperator::UnspillAll() {
     }
   });
   rocks_->Clear(rocks_cf_);
+  rocks_written_.Clear();
 }
 
 template void WindowOperator::SpillStore(SlicedStore<int64_t>&, size_t);
