@@ -137,6 +137,16 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
   const KeyGroupRange range = store.keys.key_group_range();
   const int groups = range.size();
   size_t size = store.keys.size();
+  // A group's keys are staged in RocksDB's key order (the table's is a hash order): the memtable
+  // then inserts each next to the one before (its skip list keeps the last insert's position),
+  // not from the top of the list.
+  struct Staged {
+    size_t key;  // offsets into `bytes`: the key's canonical bytes, then its value
+    size_t value;
+    size_t value_size;
+  };
+  std::string bytes;
+  std::vector<Staged> staged;
   for (int step = 0; step < groups && size > target; ++step) {
     // The cursor starts at 0, below a range that does not start at 0: wrap it into the range
     // (C++'s % keeps the sign of a negative left operand).
@@ -147,7 +157,10 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
       if (!ks.starts.empty()) {  // (a key without slices holds nothing)
         AppendRocksKey(it->first);
         EncodeSlicedKey(ks);
-        rocks_->StagePut(rocks_cf_, kg, rocks_key_, rocks_value_);
+        staged.push_back(
+            Staged{bytes.size(), bytes.size() + rocks_key_.size(), rocks_value_.size()});
+        bytes += rocks_key_;
+        bytes += rocks_value_;
         rocks_written_.Add(SliceDropTime(ks.starts.back()),
                            XXH3_64bits(rocks_key_.data(), rocks_key_.size()));
       }
@@ -161,6 +174,17 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
       table.erase(it++);
       --size;
     }
+    auto key_of = [&](const Staged& e) {
+      return std::string_view(bytes).substr(e.key, e.value - e.key);
+    };
+    std::sort(staged.begin(), staged.end(),
+              [&](const Staged& a, const Staged& b) { return key_of(a) < key_of(b); });
+    for (const Staged& e : staged) {
+      rocks_->StagePut(rocks_cf_, kg, key_of(e),
+                       std::string_view(bytes).substr(e.value, e.value_size));
+    }
+    staged.clear();
+    bytes.clear();
     if (size > target) {
       rocks_evict_group_ = kg + 1 > range.end ? range.start : kg + 1;
     }
