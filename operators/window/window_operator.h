@@ -20,6 +20,7 @@
 #include "operators/window/window_function.h"
 #include "runtime/core/key.h"
 #include "runtime/core/row.h"
+#include "runtime/state/evicted_key_filter.h"
 #include "runtime/state/keyed_state_backend.h"
 #include "runtime/state/rocksdb_keyed_store.h"
 #include "runtime/state/rocksdb_native_checkpoint.h"
@@ -294,6 +295,9 @@ class WindowOperator : public StreamOperator,
   /// RocksDB backend: times the in-memory key cache was written out, keys read back.
   int64_t rocksdb_spills() const { return rocks_spills_; }
   int64_t rocksdb_keys_read() const { return rocks_keys_read_; }
+  /// Keys looked up in RocksDB that it held no live copy of (a filter's false positive, or a
+  /// key written and dead since): a key it never held is not looked up.
+  int64_t rocksdb_lookups_missed() const { return rocks_lookups_missed_; }
   /// Sliced path: the number of (key, slice) accumulators held; 0 on the general path.
   size_t NumSlices() const;
   /// The in-flight sessions of `key`; nullptr when none (or the assigner does not merge). On the
@@ -399,6 +403,9 @@ class WindowOperator : public StreamOperator,
   void UnspillAll();
   template <typename K>
   void AppendRocksKey(const K& key);
+  // False when RocksDB holds no live copy of the key whose canonical bytes are in `rocks_key_`
+  // (`rocks_written_` rules it out), so reading it would find nothing.
+  bool RocksDbMayHold();
   bool rocks_has_keys() const { return rocks_ && rocks_->num_puts(rocks_cf_) > 0; }
   // [rocks-incr] Native, incremental checkpoints of `rocks_` (window_operator_native_checkpoint.cc,
   // runtime/state/rocksdb_native_checkpoint.h). PrepareNativeSnapshot: true when this snapshot
@@ -527,6 +534,7 @@ class WindowOperator : public StreamOperator,
   size_t rocks_cache_keys_ = 0;
   int64_t rocks_spills_ = 0;           // spills of the store to RocksDB
   int64_t rocks_keys_read_ = 0;        // keys read back from RocksDB
+  int64_t rocks_lookups_missed_ = 0;   // see rocksdb_lookups_missed
   std::string rocks_key_;              // scratch: a key's canonical bytes
   std::string rocks_value_;            // scratch: a key's encoded state
   int rocks_evict_group_ = 0;          // the key group the next eviction starts at
@@ -535,6 +543,9 @@ class WindowOperator : public StreamOperator,
   Timestamp rocks_dead_through_ = kMinTimestamp;
   std::vector<int64_t> rocks_batch_keys_;     // scratch: FaultInBatch's missing keys
   std::vector<std::string> rocks_read_keys_;  // scratch: prefixed keys of one MultiGet
+  // The keys written to RocksDB by their copies' drop times: a missing key it rules out is new
+  // (or only dead in RocksDB) and is not read (RocksDbMayHold).
+  EvictedKeyFilter rocks_written_;
   // [rocks-incr] Native checkpoints of rocks_; declared after it, so destroyed first.
   std::unique_ptr<RocksDbNativeCheckpoint> rocks_native_;
 

@@ -5,6 +5,7 @@
 // around the handle; the sliced keys' timers are rebuilt from RocksDB at restore.
 
 #include <algorithm>
+#include <xxhash.h>
 
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
@@ -72,6 +73,7 @@ void WindowOperator::RestoreNativeSnapshot(StateReader& r,
   rocks_ = std::move(restored.store);
   rocks_native_ = std::move(restored.checkpoint);
   rocks_cf_ = rocks_->ColumnFamily("window-slices");
+  rocks_written_.Clear();
   // The heap timers of the live keys in RocksDB, from each key's value (EncodeSlicedKey's
   // layout: drop time, slice count, starts, next firing, timer time, accumulators).
   rocks_->ForEach(rocks_cf_, [&](int, std::string_view key_bytes, std::string_view value) {
@@ -79,7 +81,8 @@ void WindowOperator::RestoreNativeSnapshot(StateReader& r,
       return;
     }
     StateReader v(value);
-    (void)v.ReadI64();  // drop time
+    // Every live copy may be read back (RocksDbMayHold).
+    rocks_written_.Add(v.ReadI64(), XXH3_64bits(key_bytes.data(), key_bytes.size()));
     const uint32_t n = v.ReadU32();
     for (uint32_t i = 0; i < n; ++i) {
       (void)v.ReadI64();

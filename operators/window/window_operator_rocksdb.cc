@@ -4,6 +4,7 @@
 // prefixed by their key group.
 
 #include <algorithm>
+#include <xxhash.h>
 
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
@@ -48,12 +49,22 @@ void WindowOperator::MaybeSpill() {
   if (!rocks_) {
     return;
   }
-  const size_t target = rocks_cache_keys_ - rocks_cache_keys_ / 4;
-  if (int_store_ && int_store_->keys.size() > rocks_cache_keys_) {
+  // The filter of written keys (~1.3-1.7 B a key written) is paid for out of the cache's half of
+  // the budget, down to half of the cache.
+  const size_t filter_keys = rocks_written_.bytes() / static_cast<size_t>(kCachedKeyBytes);
+  const size_t cache_keys =
+      std::max(rocks_cache_keys_ - std::min(filter_keys, rocks_cache_keys_ / 2), size_t{1});
+  const size_t target = cache_keys - cache_keys / 4;
+  if (int_store_ && int_store_->keys.size() > cache_keys) {
     SpillStore(*int_store_, target);
-  } else if (key_store_ && key_store_->keys.size() > rocks_cache_keys_) {
+  } else if (key_store_ && key_store_->keys.size() > cache_keys) {
     SpillStore(*key_store_, target);
   }
+}
+
+bool WindowOperator::RocksDbMayHold() {
+  return rocks_written_.MayContain(XXH3_64bits(rocks_key_.data(), rocks_key_.size()),
+                                   rocks_dead_through_);
 }
 
 void WindowOperator::EncodeSlicedKey(SlicedKeyState& ks) {
@@ -126,6 +137,16 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
   const KeyGroupRange range = store.keys.key_group_range();
   const int groups = range.size();
   size_t size = store.keys.size();
+  // A group's keys are staged in RocksDB's key order (the table's is a hash order): the memtable
+  // then inserts each next to the one before (its skip list keeps the last insert's position),
+  // not from the top of the list.
+  struct Staged {
+    size_t key;  // offsets into `bytes`: the key's canonical bytes, then its value
+    size_t value;
+    size_t value_size;
+  };
+  std::string bytes;
+  std::vector<Staged> staged;
   for (int step = 0; step < groups && size > target; ++step) {
     // The cursor starts at 0, below a range that does not start at 0: wrap it into the range
     // (C++'s % keeps the sign of a negative left operand).
@@ -136,7 +157,12 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
       if (!ks.starts.empty()) {  // (a key without slices holds nothing)
         AppendRocksKey(it->first);
         EncodeSlicedKey(ks);
-        rocks_->StagePut(rocks_cf_, kg, rocks_key_, rocks_value_);
+        staged.push_back(
+            Staged{bytes.size(), bytes.size() + rocks_key_.size(), rocks_value_.size()});
+        bytes += rocks_key_;
+        bytes += rocks_value_;
+        rocks_written_.Add(SliceDropTime(ks.starts.back()),
+                           XXH3_64bits(rocks_key_.data(), rocks_key_.size()));
       }
       if (slice_aggs_.has_strings()) {
         for (size_t i = 0; i < ks.starts.size(); ++i) {
@@ -148,6 +174,17 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
       table.erase(it++);
       --size;
     }
+    auto key_of = [&](const Staged& e) {
+      return std::string_view(bytes).substr(e.key, e.value - e.key);
+    };
+    std::sort(staged.begin(), staged.end(),
+              [&](const Staged& a, const Staged& b) { return key_of(a) < key_of(b); });
+    for (const Staged& e : staged) {
+      rocks_->StagePut(rocks_cf_, kg, key_of(e),
+                       std::string_view(bytes).substr(e.value, e.value_size));
+    }
+    staged.clear();
+    bytes.clear();
     if (size > target) {
       rocks_evict_group_ = kg + 1 > range.end ? range.start : kg + 1;
     }
@@ -158,10 +195,14 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
 
 template <typename K>
 bool WindowOperator::FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState& ks) {
-  rocks_->Commit();
   AppendRocksKey(key);
+  if (!RocksDbMayHold()) {
+    return false;  // a new key, or one whose copy is dead
+  }
+  rocks_->Commit();
   const int group = store.keys.KeyGroupOf(key);
   if (!rocks_->Get(rocks_cf_, group, rocks_key_, &rocks_value_) || IsDeadCopy(rocks_value_)) {
+    ++rocks_lookups_missed_;
     return false;
   }
   // Not deleted: the copy stays until the key is written out again (overwritten) or its last
@@ -179,18 +220,23 @@ void WindowOperator::FaultInMissing(SlicedStore<K>& store, std::vector<K>& keys)
     if (store.keys.Find(k) != nullptr) {
       continue;
     }
-    keys[n++] = k;  // the misses, in place
+    AppendRocksKey(k);
+    if (!RocksDbMayHold()) {
+      continue;  // a new key, or one whose copy is dead
+    }
+    keys[n++] = k;  // the misses RocksDB may hold, in place
     std::string prefixed;
     RocksDbKeyedStore::AppendKeyGroup(store.keys.KeyGroupOf(k), &prefixed);
-    AppendRocksKey(k);
     prefixed += rocks_key_;
     rocks_read_keys_.push_back(std::move(prefixed));
   }
   keys.resize(n);
+  rocks_lookups_missed_ += static_cast<int64_t>(n);
   rocks_->MultiGet(rocks_cf_, rocks_read_keys_, [&](size_t i, std::string_view value) {
     if (IsDeadCopy(value)) {
       return;
     }
+    --rocks_lookups_missed_;
     auto [key_in_table, ks] = EmplaceFromKey(store, keys[i]);
     (void)key_in_table;
     DecodeSlicedKey(value, *ks);
@@ -246,6 +292,7 @@ void WindowOperator::UnspillAll() {
     }
   });
   rocks_->Clear(rocks_cf_);
+  rocks_written_.Clear();
 }
 
 template void WindowOperator::SpillStore(SlicedStore<int64_t>&, size_t);
