@@ -28,6 +28,8 @@ struct RecentKeyStates {
   static constexpr size_t kEntries = 8192;  // 192 KiB; 1e3 keys: ~11% of them share an entry
   std::vector<Entry> entries;               // kEntries once used, else empty
   uint64_t epoch = 1;
+  // The last batch inserted a key per 8 records or more: the next one skips the cache.
+  bool churn = false;
 
   void Invalidate() { ++epoch; }
   // The entry for a key of hash `hash64` (`Int64KeyHash64`): bits above any key group's.

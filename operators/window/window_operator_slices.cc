@@ -376,9 +376,13 @@ void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
   // 1e3 keys all 20 windows of the input are open at once, past the slot's inline room: two heap
   // lines per record, each otherwise a cache miss); at its turn the add starts from that state
   // unless a key was inserted or erased in between. Above kTouchMinKeys keys come and go with
-  // their windows too often for the cache to hold them.
+  // their windows too often for the cache to hold them; so they do in a small table that is
+  // filling up (a window's first records at 1e5 keys insert a key each and invalidate the cache
+  // at every record): the cache is skipped for a batch after one that inserted a key per 8
+  // records or more.
   constexpr size_t kFindAt = 4;
-  const bool recent = int_store_ && !touch && !rocks_;
+  const bool recent = int_store_ && !touch && !rocks_ && !int_store_->recent.churn;
+  const uint64_t epoch_before = int_store_ ? int_store_->recent.epoch : 0;
   if (recent && int_store_->recent.entries.empty()) {
     int_store_->recent.entries.resize(RecentKeyStates::kEntries);
   }
@@ -474,6 +478,10 @@ void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
     } else {
       ProcessElement(record, input);
     }
+  }
+  // Inserts only (a batch erases nothing); int_store_ may be gone (the keys moved off it).
+  if (int_store_) {
+    int_store_->recent.churn = (int_store_->recent.epoch - epoch_before) * 8 >= n;
   }
 }
 
