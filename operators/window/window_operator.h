@@ -334,6 +334,10 @@ class WindowOperator : public StreamOperator,
   // ProcessBatch on the sliced path with one key field, while no key has needed the interned
   // store: the records with a non-NULL int64 key go to the int64 store, each key hashed once.
   void SlicedInt64Batch(RecordBatch& records, int input);
+  // SlicedInt64Batch for a small table on the heap backend (`RecentKeyStates`, sliced_store.h).
+  void SlicedInt64BatchRecent(RecordBatch& records, int input);
+  // Tables of up to this many keys may use SlicedInt64BatchRecent (the slot touch's threshold).
+  static constexpr size_t kRecentMaxKeys = 8192;
   // Returns the key's state (nullptr: the record was late). `held`: the key's state when the
   // caller knows it (`RecentKeyStates`), else nullptr (looked up here).
   template <typename K, typename Src>

@@ -354,6 +354,93 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
 }
 
 void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
+  // A small table on the heap backend is read through its RecentKeyStates (see
+  // SlicedInt64BatchRecent); this loop is the one for every other table, unchanged by it.
+  if (int_store_ && !rocks_ && !int_store_->recent.churn &&
+      int_store_->keys.size() <= kRecentMaxKeys) {
+    SlicedInt64BatchRecent(records, input);
+    return;
+  }
+  // Each record's key is hashed once, kHashAt records before its turn, to request its table's
+  // control bytes; kSlotAt records before its turn its slot (the control bytes read); its turn
+  // looks the slot up with the same hash.
+  const uint64_t epoch_before = int_store_ ? int_store_->recent.epoch : 0;
+  constexpr size_t kRing = 16;
+  constexpr size_t kHashAt = 12;
+  constexpr size_t kSlotAt = 6;
+  const size_t n = records.size;
+  const int slot = options_.key_slots[0];
+  const auto uslot = static_cast<size_t>(slot);
+  std::array<uint64_t, kRing> hashes{};
+  std::array<bool, kRing> int_keys{};
+  auto hash_ahead = [&](size_t j) {
+    const Row& row = records[j].row;
+    const bool int_key = IsInt64Slot(row, slot) && !row.IsNull(uslot);
+    int_keys[j % kRing] = int_key;
+    if (int_key) {
+      const int64_t k = row.GetInt64(uslot);
+      const uint64_t hash = Int64KeyHash64(k);
+      hashes[j % kRing] = hash;
+      if (int_store_) {
+        int_store_->keys.PrefetchHashed(k, hash);
+      }
+    }
+  };
+  // Slots are requested only once the table outgrows the L2 cache (8192 keys are ~600 KB of
+  // slots): below that a slot is a cache hit anyway, and the extra probe per record costs
+  // tumbling_keys_1e3 (1e3 keys) more than it saves.
+  constexpr size_t kTouchMinKeys = 8192;
+  const bool touch = int_store_ && int_store_->keys.size() > kTouchMinKeys;
+  auto touch_slot = [&](size_t j) {
+    // int_store_ is re-checked: a record of the batch may move its keys to the interned store
+    // or the operator off the sliced path, either of which destroys it.
+    if (touch && int_keys[j % kRing] && int_store_) {
+      int_store_->keys.Touch(records[j].row.GetInt64(uslot), hashes[j % kRing], SlotTouch::kSlot);
+    }
+  };
+  // RocksDB backend: the batch's keys missing from the store are read back with one MultiGet
+  // first, so a key still missing below is a new one.
+  FaultInBatch(records);
+  struct ResolvedReset {
+    bool& flag;
+    ~ResolvedReset() { flag = false; }
+  } resolved_reset{rocks_batch_resolved_};
+  for (size_t j = 0; j < kHashAt && j < n; ++j) {
+    hash_ahead(j);
+    if (j < kSlotAt) {
+      touch_slot(j);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const bool int_key = int_keys[i % kRing];
+    const uint64_t hash = hashes[i % kRing];
+    if (i + kHashAt < n) {
+      hash_ahead(i + kHashAt);
+    }
+    if (i + kSlotAt < n) {
+      touch_slot(i + kSlotAt);
+    }
+    StreamRecord& record = records[i];
+    // The path is re-checked per record: a record may move the operator off it (a key of
+    // another type moves the keys to the interned store, a timestamp out of range off slicing).
+    if (int_key && sliced_ && !key_store_ && InSlicedRange(record)) {
+      if (!int_store_) {
+        int_store_ =
+            std::make_unique<SlicedStore<int64_t>>(context().max_parallelism, OwnedKeyGroups());
+      }
+      ++records_since_state_sample_;
+      SlicedAdd(*int_store_, HashedInt64Key{record.row.GetInt64(uslot), hash}, record);
+    } else {
+      ProcessElement(record, input);
+    }
+  }
+  if (int_store_) {
+    int_store_->recent.churn = (int_store_->recent.epoch - epoch_before) * 8 >= n;
+  }
+}
+
+void WindowOperator::SlicedInt64BatchRecent(RecordBatch& records, int input) {
+  // SlicedInt64Batch through the store's RecentKeyStates (the caller checked when it may).
   // Each record's key is hashed once, kHashAt records before its turn, to request its table's
   // control bytes; kSlotAt records before its turn its slot (the control bytes read); its turn
   // looks the slot up with the same hash.
