@@ -60,10 +60,21 @@ struct SlicedKeyState {
 
 /// `KeyedStateBackend::Touch`'s request for a key's slices held off its slot: behind a lagging
 /// watermark a key holds several slices, past the slot's inline room, and reads those buffers
-/// on each of its records.
+/// on each of its records. A record adds to the key's last slice or appends one after it, so the
+/// lines requested are those of the last element and the one past it of each buffer (with 20
+/// slices of a count, 160 bytes each, the first line is not the one a record reads).
 [[gnu::always_inline]] inline void PrefetchOutOfLine(const SlicedKeyState& ks) {
-  __builtin_prefetch(ks.starts.data());
-  __builtin_prefetch(ks.accs.data());
+  // A held key has a slice; a buffer on the heap has more capacity than the inline room.
+  if (ks.starts.capacity() > kInlineSliceStarts && !ks.starts.empty()) {
+    const Timestamp* last = ks.starts.data() + ks.starts.size() - 1;
+    __builtin_prefetch(last);
+    __builtin_prefetch(last + 1);
+  }
+  if (ks.accs.capacity() > kInlineSliceWords && !ks.accs.empty()) {
+    const uint64_t* end = ks.accs.data() + ks.accs.size();
+    __builtin_prefetch(end - 1);
+    __builtin_prefetch(end);
+  }
 }
 
 /// (window end, firings so far) of one key on the sliced path; kept (beside the key's state)
@@ -327,8 +338,15 @@ class WindowOperator : public StreamOperator,
   // ProcessBatch on the sliced path with one key field, while no key has needed the interned
   // store: the records with a non-NULL int64 key go to the int64 store, each key hashed once.
   void SlicedInt64Batch(RecordBatch& records, int input);
+  // SlicedInt64Batch for a small table on the heap backend (`RecentKeyStates`, sliced_store.h).
+  void SlicedInt64BatchRecent(RecordBatch& records, int input);
+  // Tables of up to this many keys may use SlicedInt64BatchRecent (the slot touch's threshold).
+  static constexpr size_t kRecentMaxKeys = 8192;
+  // Returns the key's state (nullptr: the record was late). `held`: the key's state when the
+  // caller knows it (`RecentKeyStates`), else nullptr (looked up here).
   template <typename K, typename Src>
-  void SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record);
+  SlicedKeyState* SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record,
+                            SlicedKeyState* held = nullptr);
   void FireSlicedTimers(Timestamp watermark);
   template <typename K>
   void FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark);

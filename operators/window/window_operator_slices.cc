@@ -354,9 +354,17 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
 }
 
 void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
+  // A small table on the heap backend is read through its RecentKeyStates (see
+  // SlicedInt64BatchRecent); this loop is the one for every other table, unchanged by it.
+  if (int_store_ && !rocks_ && !int_store_->recent.churn &&
+      int_store_->keys.size() <= kRecentMaxKeys) {
+    SlicedInt64BatchRecent(records, input);
+    return;
+  }
   // Each record's key is hashed once, kHashAt records before its turn, to request its table's
   // control bytes; kSlotAt records before its turn its slot (the control bytes read); its turn
   // looks the slot up with the same hash.
+  const uint64_t epoch_before = int_store_ ? int_store_->recent.epoch : 0;
   constexpr size_t kRing = 16;
   constexpr size_t kHashAt = 12;
   constexpr size_t kSlotAt = 6;
@@ -426,6 +434,142 @@ void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
       ProcessElement(record, input);
     }
   }
+  if (int_store_) {
+    int_store_->recent.churn = (int_store_->recent.epoch - epoch_before) * 8 >= n;
+  }
+}
+
+void WindowOperator::SlicedInt64BatchRecent(RecordBatch& records, int input) {
+  // SlicedInt64Batch through the store's RecentKeyStates (the caller checked when it may).
+  // Each record's key is hashed once, kHashAt records before its turn, to request its table's
+  // control bytes; kSlotAt records before its turn its slot (the control bytes read); its turn
+  // looks the slot up with the same hash.
+  constexpr size_t kRing = 16;
+  constexpr size_t kHashAt = 12;
+  constexpr size_t kSlotAt = 6;
+  const size_t n = records.size;
+  const int slot = options_.key_slots[0];
+  const auto uslot = static_cast<size_t>(slot);
+  std::array<uint64_t, kRing> hashes{};
+  std::array<bool, kRing> int_keys{};
+  // Slots are requested only once the table outgrows the L2 cache (8192 keys are ~600 KB of
+  // slots): below that a slot is a cache hit anyway, and the extra probe per record costs
+  // tumbling_keys_1e3 (1e3 keys) more than it saves.
+  constexpr size_t kTouchMinKeys = 8192;
+  const bool touch = int_store_ && int_store_->keys.size() > kTouchMinKeys;
+  // A small table (below kTouchMinKeys, on the heap backend) is read through its
+  // RecentKeyStates: a record's entry is requested when its key is hashed, read kFindAt records
+  // before its turn, and the state found has the key's slices held off its slot requested (at
+  // 1e3 keys all 20 windows of the input are open at once, past the slot's inline room: two heap
+  // lines per record, each otherwise a cache miss); at its turn the add starts from that state
+  // unless a key was inserted or erased in between. Above kTouchMinKeys keys come and go with
+  // their windows too often for the cache to hold them; so they do in a small table that is
+  // filling up (a window's first records at 1e5 keys insert a key each and invalidate the cache
+  // at every record): the cache is skipped for a batch after one that inserted a key per 8
+  // records or more.
+  constexpr size_t kFindAt = 4;
+  const bool recent = int_store_ && !touch && !rocks_ && !int_store_->recent.churn;
+  const uint64_t epoch_before = int_store_ ? int_store_->recent.epoch : 0;
+  if (recent && int_store_->recent.entries.empty()) {
+    int_store_->recent.entries.resize(RecentKeyStates::kEntries);
+  }
+  auto hash_ahead = [&](size_t j) {
+    const Row& row = records[j].row;
+    const bool int_key = IsInt64Slot(row, slot) && !row.IsNull(uslot);
+    int_keys[j % kRing] = int_key;
+    if (int_key) {
+      const int64_t k = row.GetInt64(uslot);
+      const uint64_t hash = Int64KeyHash64(k);
+      hashes[j % kRing] = hash;
+      if (recent && int_store_) {
+        int_store_->recent.Prefetch(hash);  // (the table is in the L2 cache)
+      } else if (int_store_) {
+        int_store_->keys.PrefetchHashed(k, hash);
+      }
+    }
+  };
+  auto touch_slot = [&](size_t j) {
+    // int_store_ is re-checked: a record of the batch may move its keys to the interned store
+    // or the operator off the sliced path, either of which destroys it.
+    if (touch && int_keys[j % kRing] && int_store_) {
+      int_store_->keys.Touch(records[j].row.GetInt64(uslot), hashes[j % kRing], SlotTouch::kSlot);
+    }
+  };
+  std::array<SlicedKeyState*, kRing> found{};
+  std::array<uint64_t, kRing> found_at{};  // the cache's epoch when found
+  auto find_ahead = [&](size_t j) __attribute__((always_inline)) {
+    SlicedKeyState* ks = nullptr;
+    // int_store_ is re-checked (see touch_slot); the found state is used only while the
+    // epoch is unchanged.
+    if (int_keys[j % kRing] && int_store_) {
+      ks = int_store_->recent.Find(records[j].row.GetInt64(uslot), hashes[j % kRing]);
+      if (ks != nullptr) {
+        PrefetchOutOfLine(*ks);
+      }
+      found_at[j % kRing] = int_store_->recent.epoch;
+    }
+    found[j % kRing] = ks;
+  };
+  // RocksDB backend: the batch's keys missing from the store are read back with one MultiGet
+  // first, so a key still missing below is a new one.
+  FaultInBatch(records);
+  struct ResolvedReset {
+    bool& flag;
+    ~ResolvedReset() { flag = false; }
+  } resolved_reset{rocks_batch_resolved_};
+  for (size_t j = 0; j < kHashAt && j < n; ++j) {
+    hash_ahead(j);
+    if (j < kSlotAt) {
+      touch_slot(j);
+    }
+    if (recent && j < kFindAt) {
+      find_ahead(j);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const bool int_key = int_keys[i % kRing];
+    const uint64_t hash = hashes[i % kRing];
+    if (i + kHashAt < n) {
+      hash_ahead(i + kHashAt);
+    }
+    if (i + kSlotAt < n) {
+      touch_slot(i + kSlotAt);
+    }
+    SlicedKeyState* held = found[i % kRing];
+    const uint64_t held_at = found_at[i % kRing];
+    if (recent && i + kFindAt < n) {
+      find_ahead(i + kFindAt);
+    }
+    StreamRecord& record = records[i];
+    // The path is re-checked per record: a record may move the operator off it (a key of
+    // another type moves the keys to the interned store, a timestamp out of range off slicing).
+    if (int_key && sliced_ && !key_store_ && InSlicedRange(record)) {
+      if (!int_store_) {
+        int_store_ =
+            std::make_unique<SlicedStore<int64_t>>(context().max_parallelism, OwnedKeyGroups());
+      }
+      ++records_since_state_sample_;
+      const int64_t k = record.row.GetInt64(uslot);
+      if (!recent) {
+        SlicedAdd(*int_store_, HashedInt64Key{k, hash}, record);
+        continue;
+      }
+      RecentKeyStates& cache = int_store_->recent;
+      if (held_at != cache.epoch) {
+        held = nullptr;
+      }
+      SlicedKeyState* state = SlicedAdd(*int_store_, HashedInt64Key{k, hash}, record, held);
+      if (held == nullptr && state != nullptr && int_store_) {
+        int_store_->recent.Put(k, hash, state);
+      }
+    } else {
+      ProcessElement(record, input);
+    }
+  }
+  // Inserts only (a batch erases nothing); int_store_ may be gone (the keys moved off it).
+  if (int_store_) {
+    int_store_->recent.churn = (int_store_->recent.epoch - epoch_before) * 8 >= n;
+  }
 }
 
 void WindowOperator::SlicedAddInterned(StreamRecord& record, uint64_t key_hash) {
@@ -433,7 +577,8 @@ void WindowOperator::SlicedAddInterned(StreamRecord& record, uint64_t key_hash) 
 }
 
 template <typename K, typename Src>
-void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record) {
+SlicedKeyState* WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src,
+                                          StreamRecord& record, SlicedKeyState* held) {
   const Timestamp t = record.timestamp;
   const Timestamp wm = timer_service_->CurrentWatermark();
   const int64_t lateness = options_.allowed_lateness_ms;
@@ -443,12 +588,22 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
   if (last_max + lateness <= wm) {
     // Every window of the record is past its cleanup time (so is the record itself).
     HandleLateElement(record, assigner_->AssignWindows(record, *this));
-    return;
+    return nullptr;
   }
-  auto [key_in_table, state] = EmplaceKey(store.keys, src);
-  const K key = *key_in_table;  // a copy (a count for a KeyRef): firing emits downstream
+  SlicedKeyState* state = held;
+  const K key = [&] {
+    if constexpr (std::is_same_v<Src, HashedInt64Key>) {
+      if (held != nullptr) {
+        return src.key;
+      }
+    }
+    auto [key_in_table, s] = EmplaceKey(store.keys, src);
+    state = s;
+    return *key_in_table;  // a copy (a count for a KeyRef): firing emits downstream
+  }();
   SlicedKeyState& ks = *state;
   if (ks.starts.empty()) {
+    store.recent.Invalidate();   // an insert may move every state
     ReuseAccumulators(ks.accs);  // a new key (every held key has a slice)
     ReuseSliceStarts(ks.starts);
   }
@@ -488,6 +643,7 @@ void WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src, StreamReco
   if (!last_slice || ks.next_fire != next_fire_before) {
     UpdateSlicedTimer(store, key, ks);
   }
+  return &ks;
 }
 
 void WindowOperator::FireSlicedTimers(Timestamp watermark) {
@@ -646,6 +802,7 @@ void WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
     }
     RecycleAccumulators(ks.accs);
     RecycleSliceStarts(ks.starts);
+    store.recent.Invalidate();
     store.keys.Erase(key);
     return;
   }
