@@ -1,9 +1,8 @@
 #include "runtime/task/cpu_affinity.h"
 
+#include <algorithm>
 #include <pthread.h>
 #include <sched.h>
-
-#include <algorithm>
 #include <string>
 #include <system_error>
 

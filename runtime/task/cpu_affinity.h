@@ -19,7 +19,8 @@ namespace tidemark {
 ///   kept within [1, n - 1]; the i-th source runs on allowed[i % k], the j-th downstream task on
 ///   allowed[k + j % (n - k)]. With 2 CPUs: sources on the first, every other task on the second.
 /// Returns one CPU number per task, -1 for "not pinned". Pure; any thread.
-std::vector<int> PlaceTasksOnCpus(const std::vector<int>& allowed, const std::vector<bool>& is_source);
+std::vector<int> PlaceTasksOnCpus(const std::vector<int>& allowed,
+                                  const std::vector<bool>& is_source);
 
 /// The calling process's allowed CPUs (sched_getaffinity), ascending; empty when it cannot be read.
 std::vector<int> AllowedCpus();

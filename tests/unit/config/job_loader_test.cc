@@ -501,8 +501,8 @@ TEST(JobLoaderTest, CpuAffinityIsNoneByDefaultAndReadsAuto) {
                 .pipeline.cpu_affinity,
             "auto");
   EXPECT_EQ(ErrorOf("name: t\npipeline:\n  cpu-affinity: 0,1\n" + ops),
-            "jobs/test.yaml:3:17: error: pipeline.cpu-affinity: unknown value \"0,1\"; allowed "
-            "values: none, auto");
+            "jobs/test.yaml:3:17: error: pipeline.cpu-affinity: unknown value \"0,1\"; allowed: "
+            "none | auto");
 }
 
 TEST(JobLoaderTest, MissingRequiredFieldNamesItsPath) {
