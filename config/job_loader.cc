@@ -102,7 +102,8 @@ constexpr auto kFailureRateKeys = std::to_array<std::string_view>(
     {"type", "max-failures-per-interval", "failure-rate-interval", "delay"});
 constexpr auto kPipelineKeys = std::to_array<std::string_view>(
     {"parallelism", "max-parallelism", "clock", "auto-watermark-interval", "channel-capacity",
-     "finished-input", "state-backend", "rocksdb"});
+     "finished-input", "state-backend", "rocksdb", "cpu-affinity"});
+constexpr auto kCpuAffinities = std::to_array<std::string_view>({"none", "auto"});
 constexpr auto kStateBackends = std::to_array<std::string_view>({"heap", "rocksdb"});
 constexpr auto kRocksDbKeys = std::to_array<std::string_view>(
     {"localdir", "memory.fixed-per-slot", "memory.write-buffer-ratio"});
@@ -234,6 +235,8 @@ PipelineSpec Loader::ParsePipeline(const BlockField& field) {
   });
   Optional(*map, "state-backend", pipeline.state_backend,
            [&](const BlockField& f) { return ReadEnum(f, kStateBackends); });
+  Optional(*map, "cpu-affinity", pipeline.cpu_affinity,
+           [&](const BlockField& f) { return ReadEnum(f, kCpuAffinities); });
   if (std::optional<BlockField> f = map->Get("rocksdb")) {
     if (pipeline.state_backend != "rocksdb") {
       Error(f->key_location, f->path, "only with state-backend: rocksdb");

@@ -459,6 +459,9 @@ struct PipelineSpec {
   SourceLocation max_parallelism_location;  ///< of the `max-parallelism` value, when set
   /// `state-backend` (Flink's `state.backend.type`): "heap" (Flink's `hashmap`) or "rocksdb".
   std::string state_backend = "heap";
+  /// `cpu-affinity` (no Flink key): "none" (the kernel places task threads) or "auto" (tidemark
+  /// pins each task thread, runtime/task/cpu_affinity.h's rule).
+  std::string cpu_affinity = "none";
   RocksDbSpec rocksdb;         ///< `rocksdb:`; only with `state-backend: rocksdb`
   SourceLocation location;     ///< of the `pipeline:` block; line 0 when the block is absent
   KeyLocations key_locations;  ///< of the `pipeline:` block

@@ -9,6 +9,7 @@
 #include "runtime/graph/operator_chains.h"
 #include "runtime/graph/state_layout.h"
 #include "runtime/state/rocksdb_local_dir.h"
+#include "runtime/task/cpu_affinity.h"
 #include "runtime/time/system_processing_time_service.h"
 
 namespace tidemark {
@@ -350,15 +351,62 @@ void JobExecution::Start() {
   StartTaskThreads();
 }
 
+std::vector<int> JobExecution::TaskCpus() const {
+  if (graph_.pipeline.cpu_affinity != "auto") {
+    return std::vector<int>(tasks_.size(), -1);
+  }
+  // A task is a source task when its head operator (op 0) is a source.
+  std::vector<bool> is_source;
+  is_source.reserve(tasks_.size());
+  for (const auto& t : tasks_) {
+    bool source = false;
+    for (const JobVertex& v : graph_.vertices) {
+      if (v.spec.id == t->op_name(0)) {
+        source = v.spec.type == "source";
+      }
+    }
+    is_source.push_back(source);
+  }
+  return PlaceTasksOnCpus(AllowedCpus(), is_source);
+}
+
+void JobExecution::PinTaskThread(size_t i, const StreamTask& task, int cpu) {
+  int pinned = -1;
+  if (cpu >= 0) {
+    const std::string error = PinCurrentThread(cpu);
+    if (error.empty()) {
+      pinned = CurrentThreadPinnedCpu();
+    } else if (!pin_warned_.exchange(true)) {
+      GetLogger("graph")->warn(
+          "job {}: pipeline.cpu-affinity: cannot pin task {}#{} to CPU {} ({}); its tasks run "
+          "where the kernel places them",
+          EscapeControlCharacters(graph_.name), task.name(), task.subtask_index(), cpu, error);
+    }
+  }
+  MutexLock l(mu_);
+  if (i < pinned_cpus_.size()) {
+    pinned_cpus_[i] = pinned;
+  }
+}
+
+std::vector<int> JobExecution::PinnedCpus() const {
+  MutexLock l(mu_);
+  return pinned_cpus_;
+}
+
 bool JobExecution::StartTaskThreads() {
   size_t started = 0;
   {
     MutexLock lock(mu_);
+    const std::vector<int> cpus = TaskCpus();
+    pinned_cpus_.assign(tasks_.size(), -1);
     for (; started < tasks_.size(); ++started) {
       const size_t i = started;
       StreamTask* t = tasks_[i].get();
+      const int cpu = cpus[i];
       try {
-        threads_.emplace_back([this, t, i] {
+        threads_.emplace_back([this, t, i, cpu] {
+          PinTaskThread(i, *t, cpu);
           t->Run();
           {
             MutexLock l(mu_);

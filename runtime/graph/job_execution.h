@@ -171,6 +171,12 @@ class JobExecution {
   /// Runs `listener(id)` on the job's checkpoint thread each time checkpoint `id` completed,
   /// after every task was told (tests cancel or fail a job at an exact checkpoint with it).
   /// Call before `Start`.
+  /// `pipeline.cpu-affinity: auto`: per task (TaskNames' order) of the current attempt, the CPU
+  /// its thread is pinned to, read back on that thread with pthread_getaffinity_np after pinning;
+  /// -1 for a task not pinned (`none`, one allowed CPU, the pin failed, or not started yet). The
+  /// virtual clock's single driver thread is never pinned. Thread-safe.
+  std::vector<int> PinnedCpus() const;
+
   void SetCheckpointCompleteListener(std::function<void(int64_t id)> listener) {
     checkpoint_listener_ = std::move(listener);
   }
@@ -197,6 +203,11 @@ class JobExecution {
   /// Under mu_: the job reached its final state.
   void EndJobLocked(JobState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool StartTaskThreads();
+  /// Under mu_: the CPU per task `pipeline.cpu-affinity` asks for (-1: not pinned).
+  std::vector<int> TaskCpus() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// On task `i`'s thread, before it runs: pins it to `cpu` (>= 0); a failure is logged once per
+  /// job and the task runs unpinned.
+  void PinTaskThread(size_t i, const StreamTask& task, int cpu);
   void FailJob(const std::string& reason);
   /// Registers `task`'s head with the SourceCoordinator if it is a source with alignment.
   void ConnectAlignment(StreamTask& task);
@@ -253,6 +264,10 @@ class JobExecution {
   std::vector<std::unique_ptr<Channel>> channels_;
   std::vector<std::unique_ptr<StreamTask>> tasks_;
   std::vector<std::thread> threads_;
+
+  /// PinnedCpus(); one per task of the current attempt.
+  std::vector<int> pinned_cpus_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> pin_warned_{false};  ///< the pin failure was logged (once per job)
 
   mutable Mutex mu_;
   CondVar ended_cv_;  // state_ left kRunning

@@ -1336,7 +1336,8 @@ REASONS = {
                "slice before it runs, and the records behind it wait too; those stretches set the p99 and "
                "p99.9 (over repeated runs here: p50 25-35 µs, p99 1.1-2.0 ms). The paced generator does not "
                "sleep with records unflushed (it asks for a wake-up at the next record's due time), and the "
-               "sink keeps its samples without copying them.",
+               "sink keeps its samples without copying them. The job sets `pipeline.cpu-affinity: auto` (the "
+               "source's thread on one CPU, the downstream tasks' on the other).",
 }
 
 PROFILE_NOTES = """Profiled with `perf record -g` on `chain2_chained_p1` and `chain2_unchained_p1`:

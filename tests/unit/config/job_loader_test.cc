@@ -486,7 +486,23 @@ TEST(JobLoaderTest, SnakeCaseKeySuggestsTheKebabCaseKey) {
       "jobs/test.yaml:2:12: error: pipeline.channel_capacity: unknown key "
       "\"channel_capacity\" (did you mean \"channel-capacity\"?); allowed keys: "
       "parallelism, max-parallelism, clock, auto-watermark-interval, channel-capacity, "
-      "finished-input, state-backend, rocksdb");
+      "finished-input, state-backend, rocksdb, cpu-affinity");
+}
+
+TEST(JobLoaderTest, CpuAffinityIsNoneByDefaultAndReadsAuto) {
+  const std::string ops = "operators:\n" + std::string(kSource);
+  EXPECT_EQ(
+      LoadJobSpecString("name: t\npipeline: {parallelism: 1}\n" + ops, kFile).pipeline.cpu_affinity,
+      "none");
+  EXPECT_EQ(LoadJobSpecString("name: t\npipeline: {cpu-affinity: none}\n" + ops, kFile)
+                .pipeline.cpu_affinity,
+            "none");
+  EXPECT_EQ(LoadJobSpecString("name: t\npipeline: {cpu-affinity: auto}\n" + ops, kFile)
+                .pipeline.cpu_affinity,
+            "auto");
+  EXPECT_EQ(ErrorOf("name: t\npipeline:\n  cpu-affinity: 0,1\n" + ops),
+            "jobs/test.yaml:3:17: error: pipeline.cpu-affinity: unknown value \"0,1\"; allowed: "
+            "none | auto");
 }
 
 TEST(JobLoaderTest, MissingRequiredFieldNamesItsPath) {
