@@ -385,6 +385,15 @@ class WindowOperator : public StreamOperator,
   void ReuseSliceStarts(SliceStarts& starts);
   // Emits `result_row_` stamped `timestamp` and takes the row back for the next firing.
   void EmitRecycled(Timestamp timestamp);
+  // The row a sliced firing builds its result in: `result_row_`, or while a run of timer
+  // firings is batched (`fired_batching_`), the next row of `fired_`.
+  Row& FiringRow();
+  // Emits the row `FiringRow` returned, stamped `timestamp`: at once (`EmitRecycled`), or while
+  // batched appended to `fired_`, which goes downstream in one `Output::CollectBatch` when it
+  // is full or the run ends (`FlushFired`).
+  void EmitFiring(Timestamp timestamp);
+  // Emits the batched firings (`fired_`'s first `fired_size_` records), in firing order.
+  void FlushFired();
   void LeaveSlicedPath();
   // RocksDB state backend on the sliced path (window_operator_rocksdb.cc). RocksDB is the
   // source of truth for keys not in the sliced store, which is a write-back cache of hot keys
@@ -533,6 +542,15 @@ class WindowOperator : public StreamOperator,
   std::vector<SliceWords> spare_words_;        // see RecycleAccumulators
   std::vector<SliceStarts> spare_starts_;      // see RecycleAccumulators
   Row result_row_;                             // see EmitRecycled
+  // Result rows of a run of sliced timer firings (a window end's keys), emitted as one batch
+  // per kFiredBatch windows: one call down the chain and one checksum / write loop per batch
+  // instead of per window. The records keep their rows' buffers between batches (a callee may
+  // move a row out; it is then rebuilt).
+  static constexpr size_t kFiredBatch = 256;
+  bool fired_batching_ = false;
+  size_t fired_size_ = 0;
+  std::vector<StreamRecord> fired_;
+  std::vector<StreamRecord*> fired_ptrs_;
   mutable std::unique_ptr<WindowState> introspected_;
   const RowLayout* late_layout_ = nullptr;  // input + provenance columns, made at the first one
   bool function_fills_firing_ = false;      // see SetFiring

@@ -272,14 +272,15 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
       slice_words = ks.accs.data() + static_cast<size_t>(pos - ks.starts.begin()) * slice_words_;
     }
   }
+  Row& row = FiringRow();
   if (slice_words != nullptr) {
     // Counts and int64 sums (one_slice_windows_) go from the slice's words into the row: the
     // cells Expand + FillResultRow would write, without the accumulators in between.
-    const size_t at = aggregating_->FillResultKeyAndWindow(ctx, result_row_);
-    slice_aggs_.WriteCountsAndInt64Sums(slice_words, result_row_, at);
+    const size_t at = aggregating_->FillResultKeyAndWindow(ctx, row);
+    slice_aggs_.WriteCountsAndInt64Sums(slice_words, row, at);
   } else {
     MergeSlices(ks, start, end);
-    aggregating_->FillResultRow(ctx, scratch_accs_.data(), result_row_);
+    aggregating_->FillResultRow(ctx, scratch_accs_.data(), row);
   }
   ++num_windows_fired_;
   if (options_.emit_firing) {
@@ -296,9 +297,9 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
         firings->insert(it, {end, 1});
       }
     }
-    SetFiring(result_row_, firing);
+    SetFiring(row, firing);
   }
-  EmitRecycled(end - 1);
+  EmitFiring(end - 1);
 }
 
 void WindowOperator::EmitRecycled(Timestamp timestamp) {
@@ -307,6 +308,41 @@ void WindowOperator::EmitRecycled(Timestamp timestamp) {
   // The row comes back unless the output kept it (moved out, it is empty): a chained sink that
   // only reads it costs no row allocation per firing.
   result_row_ = std::move(out.row);
+}
+
+Row& WindowOperator::FiringRow() {
+  if (!fired_batching_) {
+    return result_row_;
+  }
+  if (fired_size_ == fired_.size()) {
+    fired_.emplace_back();
+  }
+  return fired_[fired_size_].row;
+}
+
+void WindowOperator::EmitFiring(Timestamp timestamp) {
+  if (!fired_batching_) {
+    EmitRecycled(timestamp);
+    return;
+  }
+  fired_[fired_size_].SetTimestamp(timestamp);
+  if (++fired_size_ == kFiredBatch) {
+    FlushFired();
+  }
+}
+
+void WindowOperator::FlushFired() {
+  const size_t n = fired_size_;
+  if (n == 0) {
+    return;
+  }
+  fired_size_ = 0;
+  fired_ptrs_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    fired_ptrs_[i] = &fired_[i];
+  }
+  RecordBatch batch{fired_ptrs_.data(), n, nullptr};
+  output().CollectBatch(batch);
 }
 
 template <typename K>
@@ -707,6 +743,15 @@ template <typename K>
 void WindowOperator::FireDueKeys(SlicedStore<K>& store, Timestamp time,
                                  std::array<SlicedKeyState*, 4>& ahead) {
   constexpr size_t kLookAhead = 4;
+  // The keys' result rows go downstream kFiredBatch at a time, in firing order (nothing else is
+  // emitted while a time's keys fire); the last ones at the end of the loop.
+  struct Batching {
+    bool& flag;
+    explicit Batching(bool& f) : flag(f) { flag = true; }
+    ~Batching() { flag = false; }
+    Batching(const Batching&) = delete;
+    Batching& operator=(const Batching&) = delete;
+  } batching{fired_batching_};
   {
     // 10^5 keys per window end: their slots (and, for KeyRef keys, their values, which the
     // result rows copy) are loaded ahead, not one cache miss after another.
@@ -753,6 +798,7 @@ void WindowOperator::FireDueKeys(SlicedStore<K>& store, Timestamp time,
       OnSlicedTimer(store, key, *ks, time);
     }
   }
+  FlushFired();
 }
 
 template <typename K>

@@ -1,5 +1,6 @@
 #include "operators/window/window_operator.h"
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -274,9 +275,9 @@ TEST_F(WindowOperatorTest, EndOfInputMaxWatermarkFiresEverythingWithWatermarkCol
 
 // A sliced count window (tumbling 1 s) keyed by `key` over {key, ts} records: `batches` fed as
 // batches, or the same records one at a time; then the MAX watermark. Every output described.
-std::vector<std::string> RunSlicedCounts(FieldType key_type,
-                                         const std::vector<std::vector<StreamRecord>>& batches,
-                                         bool as_batches) {
+// The sliced count window (tumbling 1 s) keyed by `key` over {key, ts} records, opened on `out`.
+std::unique_ptr<StreamOperator> OpenSlicedCounts(FieldType key_type, Output& out,
+                                                 ManualProcessingTimeService& clock) {
   WindowSpec spec;
   spec.assigner = "tumbling";
   spec.size_ms = 1000;
@@ -288,13 +289,20 @@ std::vector<std::string> RunSlicedCounts(FieldType key_type,
                               {"key"})
           .factory();
   EXPECT_TRUE(static_cast<WindowOperator&>(*op).uses_slices());
-  ManualProcessingTimeService clock;
-  CollectingOutput out;
   OperatorContext ctx;
   ctx.name = "windows";
   ctx.output = &out;
   ctx.processing_time = &clock;
   op->Open(ctx);
+  return op;
+}
+
+std::vector<std::string> RunSlicedCounts(FieldType key_type,
+                                         const std::vector<std::vector<StreamRecord>>& batches,
+                                         bool as_batches) {
+  ManualProcessingTimeService clock;
+  CollectingOutput out;
+  std::unique_ptr<StreamOperator> op = OpenSlicedCounts(key_type, out, clock);
   for (std::vector<StreamRecord> batch : batches) {
     if (as_batches) {
       std::vector<StreamRecord*> pointers;
@@ -348,6 +356,64 @@ TEST(WindowOperatorBatchTest, ARecordThatDestroysTheSlicedStoreMidBatchIsFollowe
     EXPECT_EQ(batched, RunSlicedCounts(FieldType::kInt64, {first, second}, false));
     EXPECT_EQ(batched.size(), 10001u + 1u);  // keys 0-9999 and NULL in [0, 1000), the watermark
   }
+}
+
+// Records every emission as a line and the size of every batch handed over.
+class BatchRecordingOutput : public Output {
+ public:
+  void Collect(StreamRecord& record) override { lines.push_back(DescribeRecord(record)); }
+  void CollectBatch(RecordBatch& batch) override {
+    batch_sizes.push_back(batch.size);
+    for (size_t i = 0; i < batch.size; ++i) {
+      Collect(*batch.records[i]);
+    }
+  }
+  void CollectSide(std::string_view, StreamRecord&) override {}
+  void EmitWatermark(tidemark::Watermark wm) override { lines.push_back(Wm(wm.timestamp)); }
+  void EmitWatermarkStatus(WatermarkStatus) override {}
+  std::vector<std::string> lines;
+  std::vector<size_t> batch_sizes;
+};
+
+TEST(WindowOperatorSlicedTest, AWindowEndsResultsGoDownstreamInBatchesInKeyOrder) {
+  // 600 string keys end a window at one watermark: their results leave in batches of 256 (the
+  // last one shorter), in key order, before the watermark; the next window end's 3 in one.
+  ManualProcessingTimeService clock;
+  BatchRecordingOutput out;
+  std::unique_ptr<StreamOperator> op = OpenSlicedCounts(FieldType::kString, out, clock);
+  auto key = [](int i) {
+    char k[8];
+    std::snprintf(k, sizeof(k), "k%03d", i);
+    return std::string(k);
+  };
+  std::vector<std::string> expected;
+  for (int i = 599; i >= 0; --i) {  // arrival order is not key order
+    StreamRecord r(Row{key(i), int64_t{500}}, 500);
+    op->ProcessElement(r, 0);
+    if (i % 7 == 0) {
+      StreamRecord again(Row{key(i), int64_t{900}}, 900);
+      op->ProcessElement(again, 0);
+    }
+  }
+  for (int i = 0; i < 600; ++i) {
+    expected.push_back(DescribeRecord(
+        StreamRecord(Row{key(i), int64_t{0}, int64_t{1000}, int64_t{i % 7 == 0 ? 2 : 1}}, 999)));
+  }
+  expected.push_back(Wm(999));
+  for (int i : {5, 1, 3}) {
+    StreamRecord r(Row{key(i), int64_t{1500}}, 1500);
+    op->ProcessElement(r, 0);
+  }
+  for (int i : {1, 3, 5}) {
+    expected.push_back(
+        DescribeRecord(StreamRecord(Row{key(i), int64_t{1000}, int64_t{2000}, int64_t{1}}, 1999)));
+  }
+  expected.push_back(Wm(1999));
+  op->ProcessWatermark(tidemark::Watermark{999}, 0);
+  op->ProcessWatermark(tidemark::Watermark{1999}, 0);
+  EXPECT_EQ(out.lines, expected);
+  EXPECT_EQ(out.batch_sizes, (std::vector<size_t>{256, 256, 88, 3}));
+  op->Close();
 }
 
 }  // namespace
