@@ -342,8 +342,25 @@ class WindowOperator : public StreamOperator,
   void SlicedInt64BatchRecent(RecordBatch& records, int input);
   // Tables of up to this many keys may use SlicedInt64BatchRecent (the slot touch's threshold).
   static constexpr size_t kRecentMaxKeys = 8192;
+  // The int64 batch loops' short path for the common record, held key (see SlicedAddShort):
+  // the slice [lo, hi) of the last record SlicedAdd saw when no window of it is complete or late
+  // at the current watermark (else empty: lo > hi), and the max timestamp of its first window.
+  struct ShortSlice {
+    Timestamp lo = 1;
+    Timestamp hi = 0;
+    Timestamp first_max = 0;
+  };
+  // The ShortSlice now: valid until a record takes SlicedAdd or another path (the watermark does
+  // not move within a batch).
+  ShortSlice SlicedShortSlice() const;
+  // Adds `record` (int64 key, timestamp in `slice`) to the key's state `ks` and returns true
+  // when that is all SlicedAdd would do: `ks`'s last slice is `slice`, and its next firing is at
+  // or before the slice's first window's (so it and the key's timer stay); else false, nothing
+  // done.
+  bool SlicedAddShort(SlicedKeyState& ks, const StreamRecord& record, const ShortSlice& slice);
   // Returns the key's state (nullptr: the record was late). `held`: the key's state when the
-  // caller knows it (`RecentKeyStates`), else nullptr (looked up here).
+  // caller knows it (`RecentKeyStates`, or looked up for SlicedAddShort), else nullptr (looked
+  // up here).
   template <typename K, typename Src>
   SlicedKeyState* SlicedAdd(SlicedStore<K>& store, const Src& src, StreamRecord& record,
                             SlicedKeyState* held = nullptr);

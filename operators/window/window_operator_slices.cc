@@ -389,9 +389,38 @@ void WindowOperator::SlicedProcessElement(StreamRecord& record) {
   SlicedAdd(*key_store_, KeyProbe::Of(record.row, options_.key_slots), record);
 }
 
+WindowOperator::ShortSlice WindowOperator::SlicedShortSlice() const {
+  const SliceCache& c = slice_cache_;
+  if (!sliced_ || key_store_ || !int_store_ || c.lo > c.hi) {
+    return {};
+  }
+  const Timestamp wm = timer_service_->CurrentWatermark();
+  const Timestamp first_max = c.first_start + size_ - 1;
+  if (c.last_start + size_ - 1 + options_.allowed_lateness_ms <= wm || first_max <= wm) {
+    return {};  // late, or a window of the slice fires at once (SlicedAdd's two cases)
+  }
+  return {c.lo, c.hi, first_max};
+}
+
+[[gnu::always_inline]] inline bool WindowOperator::SlicedAddShort(SlicedKeyState& ks,
+                                                                  const StreamRecord& record,
+                                                                  const ShortSlice& slice) {
+  // SlicedAdd's steps for this record: not late, the key held with its last slice the
+  // record's, no window to fire, next_fire (set, at most first_max) and with it the timer kept.
+  if (!record.has_timestamp || record.timestamp < slice.lo || record.timestamp >= slice.hi ||
+      ks.starts.empty() || ks.starts.back() != slice.lo || ks.next_fire == kMinTimestamp ||
+      ks.next_fire > slice.first_max) {
+    return false;
+  }
+  ++records_since_state_sample_;
+  slice_aggs_.Add(ks.accs.data() + (ks.accs.size() - slice_words_), record.row,
+                  aggregating_->NextArrival(), slice_strings_);
+  return true;
+}
+
 void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
   // A small table on the heap backend is read through its RecentKeyStates (see
-  // SlicedInt64BatchRecent); this loop is the one for every other table, unchanged by it.
+  // SlicedInt64BatchRecent); this loop is the one for every other table.
   if (int_store_ && !rocks_ && !int_store_->recent.churn &&
       int_store_->keys.size() <= kRecentMaxKeys) {
     SlicedInt64BatchRecent(records, input);
@@ -409,7 +438,7 @@ void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
   const auto uslot = static_cast<size_t>(slot);
   std::array<uint64_t, kRing> hashes{};
   std::array<bool, kRing> int_keys{};
-  auto hash_ahead = [&](size_t j) {
+  auto hash_ahead = [&](size_t j) __attribute__((always_inline)) {
     const Row& row = records[j].row;
     const bool int_key = IsInt64Slot(row, slot) && !row.IsNull(uslot);
     int_keys[j % kRing] = int_key;
@@ -441,6 +470,10 @@ void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
     bool& flag;
     ~ResolvedReset() { flag = false; }
   } resolved_reset{rocks_batch_resolved_};
+  // The heap backend's common record goes to SlicedAddShort (see the loop); `slice` is refreshed
+  // after every record that did not.
+  const bool short_path = int_store_ && !rocks_;
+  ShortSlice slice = short_path ? SlicedShortSlice() : ShortSlice{};
   for (size_t j = 0; j < kHashAt && j < n; ++j) {
     hash_ahead(j);
     if (j < kSlotAt) {
@@ -457,6 +490,16 @@ void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
       touch_slot(i + kSlotAt);
     }
     StreamRecord& record = records[i];
+    // A record in the short path's slice (on the heap backend) looks its key up here: a held
+    // key goes to SlicedAddShort, and to SlicedAdd (not looked up again) when that declines.
+    SlicedKeyState* held = nullptr;
+    if (int_key && short_path && record.has_timestamp && record.timestamp >= slice.lo &&
+        record.timestamp < slice.hi) {
+      held = int_store_->keys.FindHashed(record.row.GetInt64(uslot), hash);
+      if (held != nullptr && SlicedAddShort(*held, record, slice)) {
+        continue;
+      }
+    }
     // The path is re-checked per record: a record may move the operator off it (a key of
     // another type moves the keys to the interned store, a timestamp out of range off slicing).
     if (int_key && sliced_ && !key_store_ && InSlicedRange(record)) {
@@ -465,9 +508,12 @@ void WindowOperator::SlicedInt64Batch(RecordBatch& records, int input) {
             std::make_unique<SlicedStore<int64_t>>(context().max_parallelism, OwnedKeyGroups());
       }
       ++records_since_state_sample_;
-      SlicedAdd(*int_store_, HashedInt64Key{record.row.GetInt64(uslot), hash}, record);
+      SlicedAdd(*int_store_, HashedInt64Key{record.row.GetInt64(uslot), hash}, record, held);
     } else {
       ProcessElement(record, input);
+    }
+    if (short_path) {
+      slice = SlicedShortSlice();
     }
   }
   if (int_store_) {
@@ -509,7 +555,7 @@ void WindowOperator::SlicedInt64BatchRecent(RecordBatch& records, int input) {
   if (recent && int_store_->recent.entries.empty()) {
     int_store_->recent.entries.resize(RecentKeyStates::kEntries);
   }
-  auto hash_ahead = [&](size_t j) {
+  auto hash_ahead = [&](size_t j) __attribute__((always_inline)) {
     const Row& row = records[j].row;
     const bool int_key = IsInt64Slot(row, slot) && !row.IsNull(uslot);
     int_keys[j % kRing] = int_key;
@@ -546,6 +592,16 @@ void WindowOperator::SlicedInt64BatchRecent(RecordBatch& records, int input) {
     }
     found[j % kRing] = ks;
   };
+  // The common record's key state is found in the cache and given to SlicedAddShort; `slice`
+  // and `slice_epoch` (the cache's) are refreshed after every record that took another path
+  // (the only ones that may move the slice, insert or erase a key, or leave the path).
+  ShortSlice slice;
+  uint64_t slice_epoch = 0;  // RecentKeyStates' epochs start at 1
+  auto refresh_slice = [&] {
+    slice = SlicedShortSlice();
+    slice_epoch = int_store_ ? int_store_->recent.epoch : 0;
+  };
+  refresh_slice();
   // RocksDB backend: the batch's keys missing from the store are read back with one MultiGet
   // first, so a key still missing below is a new one.
   FaultInBatch(records);
@@ -577,6 +633,10 @@ void WindowOperator::SlicedInt64BatchRecent(RecordBatch& records, int input) {
       find_ahead(i + kFindAt);
     }
     StreamRecord& record = records[i];
+    if (held != nullptr && held_at == slice_epoch && recent &&
+        SlicedAddShort(*held, record, slice)) {
+      continue;
+    }
     // The path is re-checked per record: a record may move the operator off it (a key of
     // another type moves the keys to the interned store, a timestamp out of range off slicing).
     if (int_key && sliced_ && !key_store_ && InSlicedRange(record)) {
@@ -601,6 +661,7 @@ void WindowOperator::SlicedInt64BatchRecent(RecordBatch& records, int input) {
     } else {
       ProcessElement(record, input);
     }
+    refresh_slice();
   }
   // Inserts only (a batch erases nothing); int_store_ may be gone (the keys moved off it).
   if (int_store_) {

@@ -114,12 +114,6 @@ uint64_t ShortStringKeyHash64(std::string_view s) {
 
 }  // namespace
 
-uint64_t Int64KeyHash64(int64_t v) {
-  // XXH3_64bits of the canonical bytes {1, v little-endian} (9 bytes).
-  const auto u = static_cast<uint64_t>(v);
-  return Xxh3Len9To16(1 | (u << 8), u, 9);  // bytes 0..7, bytes 1..8
-}
-
 uint64_t KeyHash64(const Key& key) {
   if (key.size() == 1) {
     if (const int64_t* v = std::get_if<int64_t>(&key[0])) {
