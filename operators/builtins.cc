@@ -1,5 +1,7 @@
 #include "operators/builtins.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "operators/arithmetic_map_filter.h"
@@ -176,6 +178,20 @@ CompiledOperator CompileWindow(const CompileContext& ctx) {
   }
   for (const auto& name : ctx.spec.key_by) {
     out.input_key_slots.push_back(input.IndexOf(name));
+  }
+  // The fields the window can ever read: its key-by fields and its aggregates' fields (the
+  // element's timestamp is the record's, not a field; result rows hold keys, window bounds and
+  // aggregates only). A late-data side output emits whole input rows: then every field.
+  if (ctx.spec.window->late_output.empty()) {
+    std::vector<int> read = out.input_key_slots;
+    for (const AggregateSpec& a : ctx.spec.window->aggregates) {
+      if (const int slot = ResolveAggregate(a, input).slot; slot >= 0) {
+        read.push_back(slot);
+      }
+    }
+    std::sort(read.begin(), read.end());
+    read.erase(std::unique(read.begin(), read.end()), read.end());
+    out.input_fields_read = std::move(read);
   }
   out.hash_input = true;
   if (ctx.spec.key_by.empty()) {

@@ -277,6 +277,12 @@ void JobExecution::BuildTasks() {
         }
         target.writer = up_task->AddWriter(std::make_unique<RecordWriter>(
             e.partitioning, chans, e.key_slots, u, kBatchSize, graph_.pipeline.max_parallelism));
+        if (e.fields_read) {
+          const Schema& rows = e.side_output.empty()
+                                   ? up.compiled.output_schema
+                                   : up.compiled.side_output_schemas.at(e.side_output);
+          target.writer->SetFieldsRead(*e.fields_read, rows.size());
+        }
       }
       if (e.side_output.empty()) {
         out.AddMainTarget(target);

@@ -299,6 +299,15 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry,
       edge_locations.push_back(in.location);
     }
   }
+  // Projection pushdown (Flink's planner pushes a projection into the exchange below an operator
+  // that reads only some fields): a channel into a target that bounds its field use carries only
+  // those fields. A chained edge passes the rows themselves, so nothing to leave out there.
+  for (JobEdge& e : graph.edges) {
+    const JobVertex& down = graph.vertices[static_cast<size_t>(e.to)];
+    if (down.compiled.num_inputs == 1 && down.compiled.input_fields_read && !graph.IsChained(e)) {
+      e.fields_read = down.compiled.input_fields_read;
+    }
+  }
 
   // pipeline.max-parallelism: the number of key groups. Unset, it is Flink's default for the
   // widest operator; set, no operator may run wider (a subtask would own no key group).

@@ -35,6 +35,11 @@ struct JobEdge {
   Partitioning partitioning = Partitioning::kForward;  ///< resolved, never kDefault
   int input_index = 0;
   std::vector<int> key_slots;  ///< hash partitioning
+  /// Slots of the edge's rows the target can ever read (its `input_fields_read`), ascending; set
+  /// only on a channel edge (not chained) into a one-input target that bounds its field use. The
+  /// channel may leave the other fields out (they arrive NULL, see WireBatch::SetDroppedFields).
+  /// Unset: every field crosses.
+  std::optional<std::vector<int>> fields_read;
 };
 
 /// The compiled job: vertices in topological order and resolved edges. Immutable after

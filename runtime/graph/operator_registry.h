@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,13 @@ struct CompiledOperator {
   /// Hash-partition the input even without key slots (an all-records window: every record goes
   /// to subtask 0 through a channel, as Flink's windowAll keys by a constant).
   bool hash_input = false;
+  /// The fields of its (single) input's rows this operator can ever read, as slots of the input
+  /// schema, ascending: set only by one-input operators that can bound their field use (a window
+  /// without a late-data side output: its key-by fields and its aggregates' fields). Unset: any
+  /// field (every other operator: a process, join, sink or late side output may emit or read the
+  /// whole row). The exchange into it carries only these fields (JobEdge::fields_read), as Flink's
+  /// planner pushes a projection down.
+  std::optional<std::vector<int>> input_fields_read;
 };
 
 /// Everything an operator compiler sees: its spec, the job, and its inputs' schemas (by input

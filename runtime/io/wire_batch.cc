@@ -10,13 +10,16 @@ void WireBatch::Start(const RowLayout* layout) {
   stride_ = 1 + fields_;
   null_words_ = static_cast<uint32_t>(layout->fixed_words() - layout->size());
   has_strings_ = layout->has_strings();
+  dropped_ = has_strings_ && fields_ == drop_width_ ? drop_mask_ : 0;
 }
 
 void WireBatch::AppendSlow(const Row& row, uint64_t* slots) {
   const bool any_null = row.AnyNull();
   for (uint32_t f = 0; f < fields_; ++f) {
-    if (row.IsNull(f)) {
-      slots[f] = 0;  // slot bits of a NULL cell are not part of its value
+    // Slot bits of a NULL cell are not part of its value; a field left out (the consumer never
+    // reads it) arrives NULL.
+    if ((f < 64 && ((dropped_ >> f) & 1) != 0) || row.IsNull(f)) {
+      slots[f] = 0;
     } else if (row.type(f) == FieldType::kString) {
       const std::string_view s = row.GetString(f);
       slots[f] = (static_cast<uint64_t>(arena_.size()) << 32) | s.size();
@@ -51,6 +54,9 @@ void WireBatch::DecodeSlow(size_t i, StreamRecord& out) const {
     row.Reset(layout_);  // every field NULL, no string bytes
   }
   for (uint32_t f = 0; f < fields_; ++f) {
+    if (f < 64 && ((dropped_ >> f) & 1) != 0) {
+      continue;  // left out: stays NULL from the Reset above (has_strings_)
+    }
     if (row.type(f) == FieldType::kString) {
       const uint64_t s = w[1 + f];
       row.SetString(f, std::string_view(arena_.data() + (s >> 32), s & 0xFFFFFFFFu));

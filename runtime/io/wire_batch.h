@@ -20,9 +20,10 @@ namespace tidemark {
 /// the consumer's core had to fetch and the producer's core then had to take back to refill.
 /// Mirrors what Flink's network stack does with its serialized buffers, within one process.
 ///
-/// Exact: `Decode` gives back every cell (NULLs, strings, int64 / timestamp / double bits), the
-/// timestamp and `has_timestamp` as `Append` saw them. All records of a batch share one layout:
-/// `Accepts` says whether a record may join (the writer starts a new batch when not).
+/// Exact (but for fields `SetDroppedFields` leaves out): `Decode` gives back every cell (NULLs,
+/// strings, int64 / timestamp / double bits), the timestamp and `has_timestamp` as `Append` saw
+/// them. All records of a batch share one layout: `Accepts` says whether a record may join (the
+/// writer starts a new batch when not).
 ///
 /// Cost: `Append` and `Decode` are a loop over the fields (an 8-byte copy each, a string copy
 /// for each string). `Clear` keeps the capacity, so a recycled batch allocates nothing.
@@ -34,6 +35,18 @@ class WireBatch {
   bool empty() const { return count_ == 0; }
   /// The layout of every record in the batch (null while empty).
   const RowLayout* layout() const { return layout_; }
+
+  /// Projection pushdown: the fields the consumer never reads, bit f for field f < 64 of a layout
+  /// of exactly `width` fields (the consumer's input schema; 0: none). They are left out of
+  /// batches whose layout has strings (those take the per-field path anyway, and a string left
+  /// out saves its copy twice): such a field arrives NULL, its slot 0, no string bytes. Other
+  /// layouts cross whole. Takes effect at the next batch (`Start`); kept by `Clear`.
+  void SetDroppedFields(uint64_t mask, uint32_t width) {
+    drop_mask_ = mask;
+    drop_width_ = width;
+  }
+  /// Fields the current batch leaves out (see `SetDroppedFields`).
+  uint64_t dropped_fields() const { return dropped_; }
 
   /// Empties the batch, keeping its buffers.
   void Clear() {
@@ -210,6 +223,9 @@ class WireBatch {
   uint32_t fields_ = 0;
   uint32_t null_words_ = 0;  ///< null words per record of the layout
   bool has_strings_ = false;
+  uint64_t drop_mask_ = 0;   ///< SetDroppedFields
+  uint32_t drop_width_ = 0;  ///< SetDroppedFields
+  uint64_t dropped_ = 0;     ///< fields this batch leaves out (Start)
   /// Per record: timestamp, then the fixed slots; `used_words_` of them in use (the rest is
   /// capacity, kept allocated and never cleared).
   std::vector<uint64_t> words_;

@@ -1,5 +1,7 @@
 #include "runtime/task/record_writer.h"
 
+#include <algorithm>
+
 #include "runtime/core/errors.h"
 #include "runtime/core/key.h"
 #include "runtime/state/key_groups.h"
@@ -23,6 +25,20 @@ RecordWriter::RecordWriter(Partitioning partitioning, std::vector<Channel*> chan
                (max_parallelism_ >= static_cast<int>(channels_.size()) && max_parallelism_ > 0),
            "hash partitioning over {} channels needs max parallelism >= {}, got {}",
            channels_.size(), channels_.size(), max_parallelism_);
+}
+
+void RecordWriter::SetFieldsRead(const std::vector<int>& slots, size_t width) {
+  uint64_t drop = 0;
+  for (size_t f = 0; f < std::min<size_t>(width, 64); ++f) {
+    drop |= uint64_t{1} << f;
+  }
+  for (const int slot : slots) {
+    if (slot >= 0 && slot < 64) {
+      drop &= ~(uint64_t{1} << slot);
+    }
+  }
+  drop_mask_ = drop;
+  drop_width_ = static_cast<uint32_t>(width);
 }
 
 size_t RecordWriter::SelectChannel(const StreamRecord& record) {
@@ -59,6 +75,7 @@ StreamElement& RecordWriter::OpenBatch(size_t c) {
     batch->kind = StreamElement::Kind::kRecords;
     batch->records.clear();
     batch->wire.Clear();
+    batch->wire.SetDroppedFields(drop_mask_, drop_width_);
   }
   return *batch;
 }

@@ -27,6 +27,11 @@ class RecordWriter {
                std::vector<int> key_slots, int subtask_index, size_t batch_size,
                int max_parallelism = 128);
 
+  /// Projection pushdown: the consumer reads only fields `slots` of rows of `width` fields (its
+  /// input schema); the batches of this writer leave the others out where that is cheap (see
+  /// WireBatch::SetDroppedFields). Call before the first record.
+  void SetFieldsRead(const std::vector<int>& slots, size_t width);
+
   void Emit(StreamRecord& record);
   /// `Emit` for every record of `batch`, in order. The records are copied (into the channel
   /// batch's wire form, see WireBatch); the caller keeps them.
@@ -61,6 +66,8 @@ class RecordWriter {
   size_t next_channel_;
   std::vector<std::unique_ptr<StreamElement>> batches_;
   std::vector<std::deque<std::unique_ptr<StreamElement>>> overflow_;
+  uint64_t drop_mask_ = 0;   ///< SetFieldsRead: fields left out
+  uint32_t drop_width_ = 0;  ///< SetFieldsRead: the width they apply to
   size_t queued_ = 0;
   int64_t records_out_ = 0;
   int64_t elements_pushed_ = 0;
