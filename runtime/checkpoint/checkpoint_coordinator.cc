@@ -109,12 +109,26 @@ std::optional<int64_t> CheckpointCoordinator::TriggerCheckpoint(SnapshotType typ
     p.triggered_steady = std::chrono::steady_clock::now();
     p.deadline_ms = now + spec_.timeout_ms;
     p.waiting.insert(tasks_.begin(), tasks_.end());
+    std::string failed;
     for (const auto& [task, states] : finished_) {
-      AddFinishedLocked(p, task);
+      try {
+        AddFinishedLocked(p, task);
+      } catch (const std::exception& e) {
+        // The checkpoint storage refused a finished task's final state (a full disk, say):
+        // a failed checkpoint, counted toward tolerable-failed-checkpoints, as a task's own
+        // failed state write is.
+        failed = fmt::format("checkpoint {}: cannot write the final state of {}: {}", barrier.id,
+                             task, e.what());
+        break;
+      }
     }
     const bool ready = p.waiting.empty();
     pending_.emplace(barrier.id, std::move(p));
     ++stats_.triggered;
+    if (!failed.empty()) {
+      AbortLocked(barrier.id, failed);
+      return barrier.id;
+    }
     if (ready) {
       CompleteWhenReadyLocked(barrier.id);
     }
@@ -146,15 +160,19 @@ void CheckpointCoordinator::Acknowledge(int64_t id, const std::string& task,
 }
 
 bool CheckpointCoordinator::AddFinishedLocked(Pending& p, const std::string& task) {
-  if (p.waiting.erase(task) == 0) {
+  if (p.waiting.count(task) == 0) {
     return p.waiting.empty();
   }
+  // Written before the task stops being waited for: a write that throws leaves the checkpoint
+  // waiting for it, so it can never complete without the task's final state (the caller aborts
+  // it).
   for (const FinishedState& f : finished_.at(task)) {
     if (!f.bytes.empty()) {
       p.states.push_back(
           storage_->WriteState(p.barrier.id, f.operator_id, f.subtask, f.bytes, f.blocks));
     }
   }
+  p.waiting.erase(task);
   return p.waiting.empty();
 }
 
@@ -171,6 +189,7 @@ int64_t CheckpointCoordinator::TaskFinished(const std::string& task,
   bool all_finished = false;
   bool draining = false;
   int64_t first = 0;
+  std::vector<std::pair<int64_t, std::string>> failed;
   {
     MutexLock lock(mu_);
     finished_[task] = std::move(states);
@@ -187,8 +206,9 @@ int64_t CheckpointCoordinator::TaskFinished(const std::string& task,
           ready.push_back(id);
         }
       } catch (const std::exception& e) {
-        GetLogger("checkpoint")
-            ->warn("checkpoint {}: cannot write the final state of {}: {}", id, task, e.what());
+        // Without the task's final state the checkpoint cannot complete: a failed checkpoint.
+        failed.emplace_back(id, fmt::format("checkpoint {}: cannot write the final state of {}: {}",
+                                            id, task, e.what()));
       }
     }
     for (int64_t id : ready) {
@@ -200,6 +220,18 @@ int64_t CheckpointCoordinator::TaskFinished(const std::string& task,
     }
     all_finished = finished_.size() >= tasks_.size();
     draining = draining_;
+  }
+  for (auto& f : failed) {
+    // Aborting reads processing time: on the pts thread only (as Decline).
+    auto abort = [this, id = f.first, why = std::move(f.second)] {
+      MutexLock lock(mu_);
+      AbortLocked(id, why);
+    };
+    if (hooks_.post) {
+      hooks_.post(abort);
+    } else {
+      abort();
+    }
   }
   if (all_finished) {
     // The final checkpoint (Flink's checkpoint after all tasks finished): it waits for no task.

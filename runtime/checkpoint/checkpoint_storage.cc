@@ -532,6 +532,12 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk,
     // Verification alone keeps the key with no bytes (bounded memory, whatever the size).
     const std::pair<std::string, int> key{s.at("operator").get<std::string>(),
                                           s.at("subtask").get<int>()};
+    // Two entries for one subtask would restore one of them and drop the other, or (a source's
+    // splits read from two positions) read input twice: no writer makes them.
+    if (cp.states.contains(key)) {
+      throw std::runtime_error(
+          fmt::format("_metadata lists operator \"{}\" subtask {} twice", key.first, key.second));
+    }
     if (auto b = s.find("blocks"); b != s.end()) {
       cp.blocks[key] = BlocksFromJson(*b, size, file);
     }

@@ -52,6 +52,15 @@ class IoError : public Error {
   using Error::Error;
 };
 
+/// Writing a snapshot's files into the checkpoint storage failed while the snapshot was taken
+/// (an incremental RocksDB checkpoint's new SST files into `shared/`; a full disk, say). This is
+/// Flink's asynchronous part of a checkpoint: the task declines the checkpoint, which counts
+/// toward `tolerable-failed-checkpoints`, and runs on; the operator's state is untouched.
+class CheckpointUploadError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 /// Input a source could not turn into a record, under the source's `errors: fail` (Flink's
 /// `ignore-parse-errors: false`): `what()` names where it was read and why.
 class BadInputError : public Error {

@@ -66,6 +66,10 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
   db_options.create_if_missing = true;
   db_options.write_buffer_manager = shared_->write_buffers;
   db_options.max_open_files = -1;
+  // Table files are opened on the calling thread: RocksDB's default opens them on up to 16 new
+  // threads per open, and under an address-space limit (the daemon's --memory-limit) a thread it
+  // cannot start ends the whole process (std::terminate inside RocksDB), not just the job.
+  db_options.max_file_opening_threads = 1;
   db_options.info_log_level = rocksdb::InfoLogLevel::HEADER_LEVEL;
   db_options.keep_log_file_num = 1;
   rocksdb::DB* db = nullptr;

@@ -8,6 +8,7 @@
 #include <rocksdb/utilities/checkpoint.h>
 #include <sstream>
 #include <system_error>
+#include <tuple>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -90,7 +91,7 @@ uint64_t RocksDbNativeCheckpoint::Snapshot(int64_t checkpoint_id, KeyGroupRange 
   const std::filesystem::path shared = target.root / "shared";
   std::filesystem::create_directories(shared, ec);
   if (ec) {
-    throw Error(fmt::format("cannot create {}: {}", shared.string(), ec.message()));
+    throw CheckpointUploadError(fmt::format("cannot create {}: {}", shared.string(), ec.message()));
   }
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(local)) {
@@ -120,16 +121,29 @@ uint64_t RocksDbNativeCheckpoint::Snapshot(int64_t checkpoint_id, KeyGroupRange 
     // under a name a checkpoint may reference.
     const std::string shared_name = fmt::format("{}-g{}-{}", instance_, generation_, name);
     const std::filesystem::path tmp = shared / (shared_name + ".inprogress");
-    LinkOrCopy(file, tmp);
-    const auto [size, sum] = SizeAndChecksumOf(tmp);
-    std::filesystem::rename(tmp, shared / shared_name, ec);
-    if (ec) {
-      throw Error(fmt::format("cannot rename {}: {}", tmp.string(), ec.message()));
+    uint64_t size = 0;
+    uint64_t sum = 0;
+    try {
+      LinkOrCopy(file, tmp);
+      std::tie(size, sum) = SizeAndChecksumOf(tmp);
+      std::filesystem::rename(tmp, shared / shared_name, ec);
+      if (ec) {
+        throw Error(fmt::format("cannot rename {}: {}", tmp.string(), ec.message()));
+      }
+    } catch (const std::exception& e) {
+      // A full or failing checkpoint disk: the partial file goes (it would hold the space), and
+      // the checkpoint is declined, not the task failed.
+      std::filesystem::remove(tmp, ec);
+      throw CheckpointUploadError(e.what());
     }
     referenced.emplace(name, SharedStateFile{"shared/" + shared_name, size, sum});
     uploaded_bytes += size;
   }
-  SyncDirectory(shared);
+  try {
+    SyncDirectory(shared);
+  } catch (const std::exception& e) {
+    throw CheckpointUploadError(e.what());
+  }
 
   w.BeginSection("rocksdb-native", kVersion);
   w.WriteU32(static_cast<uint32_t>(key_groups.start));

@@ -109,7 +109,8 @@ class OperatorFailure : public Error {
 
 /// Runs one operator call: any exception but `Cancelled` becomes an `OperatorFailure` naming
 /// operator `name` (one already naming its operator passes through); a `NonRecoverableError`
-/// becomes a non-recoverable one.
+/// becomes a non-recoverable one; a `CheckpointUploadError` stays one (the checkpoint is
+/// declined, the task runs on), its message naming the operator.
 template <typename Fn>
 void CallOperator(const std::string& name, Fn&& fn) {
   try {
@@ -118,6 +119,8 @@ void CallOperator(const std::string& name, Fn&& fn) {
     throw;
   } catch (const Cancelled&) {
     throw;
+  } catch (const CheckpointUploadError& e) {
+    throw CheckpointUploadError("operator '" + name + "': " + e.what());
   } catch (const NonRecoverableError& e) {
     throw OperatorFailure(name, e.what(), /*recoverable=*/false);
   } catch (const std::exception& e) {

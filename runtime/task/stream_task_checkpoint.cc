@@ -161,6 +161,16 @@ void StreamTask::PerformCheckpoint(const CheckpointBarrier& barrier) {
                            incremental ? &checkpoint_storage_->dir() : nullptr);
   } catch (const Cancelled&) {
     throw;
+  } catch (const CheckpointUploadError& e) {
+    // The snapshot's files could not be written to the checkpoint storage (an incremental
+    // checkpoint's SST files): as a failed state write below, the checkpoint is declined and
+    // counted, and the task runs on with its state untouched.
+    GetLogger("checkpoint")
+        ->warn("task {} declines checkpoint {}: {}", checkpoint_task_name(), barrier.id, e.what());
+    if (coordinator_ != nullptr) {
+      coordinator_->Decline(barrier.id, checkpoint_task_name(), e.what());
+    }
+    return;
   } catch (const std::exception& e) {
     if (coordinator_ != nullptr) {
       coordinator_->Decline(barrier.id, checkpoint_task_name(), e.what(), /*task_failed=*/true);

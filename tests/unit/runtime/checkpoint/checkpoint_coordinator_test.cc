@@ -4,6 +4,7 @@
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -158,6 +159,38 @@ TEST_F(CheckpointCoordinatorTest, DeclineAbortsAndMaxConcurrentAndMinPauseDelayT
   EXPECT_EQ(events_.size(), 2u);
   pts_.AdvanceTo(300);
   EXPECT_EQ(events_.back(), "trigger 2@300");
+}
+
+TEST_F(CheckpointCoordinatorTest, AFinishedTasksStateThatCannotBeWrittenFailsTheCheckpoint) {
+  // The storage refuses a finished task's final state (here chk-1 is a plain file, so nothing can
+  // be written under it; on a real machine a full disk): the checkpoint fails and is counted,
+  // rather than completing without that state; the next one takes the state and completes.
+  CheckpointingSpec spec;
+  spec.interval_ms = 100;
+  spec.tolerable_failed_checkpoints = 1;
+  auto c = Make(spec);
+  c->Start();
+  pts_.AdvanceTo(100);  // 1 triggered
+  std::filesystem::create_directories(dir_);
+  std::ofstream(storage_->CheckpointDir(1)) << "in the way";
+  c->TaskFinished("sink#0", {CheckpointCoordinator::FinishedState{"sink", 0, "final", {}}});
+  EXPECT_EQ(events_, (std::vector<std::string>{"trigger 1@100", "abort 1"}));
+  c->Acknowledge(1, "src#0", {});  // too late: nothing completes
+  EXPECT_EQ(c->stats().failed, 1);
+  EXPECT_EQ(c->stats().completed, 0);
+  EXPECT_EQ(c->stats().history.back().failure.find("checkpoint 1: cannot write the final state "
+                                                   "of sink#0: "),
+            0u)
+      << c->stats().history.back().failure;
+  pts_.AdvanceTo(200);  // 2 triggered: the finished task's state is written with it
+  EXPECT_EQ(events_.back(), "trigger 2@200");
+  c->Acknowledge(2, "src#0", {storage_->WriteState(2, "src", 0, "pos=9")});
+  EXPECT_EQ(events_.back(), "complete 2");
+  const std::optional<CompletedCheckpoint> latest = storage_->LoadLatest();
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->id, 2);
+  EXPECT_EQ(*latest->Find("sink", 0), "final");
+  EXPECT_EQ(*latest->Find("src", 0), "pos=9");
 }
 
 TEST_F(CheckpointCoordinatorTest, CompletionIsPostedToTheCoordinatorThread) {

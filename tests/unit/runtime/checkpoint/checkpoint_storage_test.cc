@@ -111,6 +111,24 @@ TEST_F(CheckpointStorageTest, ACorruptStateFileIsDetectedAndSkipped) {
   EXPECT_NE(skipped[0].find("not valid JSON"), std::string::npos) << skipped[0];
 }
 
+TEST_F(CheckpointStorageTest, AMetadataListingOneSubtaskTwiceIsRefused) {
+  // A hand-edited `_metadata` whose second entry for subtask 0 points at the same file: restored,
+  // a source's split would be read twice.
+  CheckpointStorage s(dir_, "job", 3);
+  Complete(s, 1, "good-0", "good-1");
+  std::vector<StateFileHandle> h;
+  h.push_back(s.WriteState(2, "windows", 0, "two-0"));
+  h.push_back(h.back());
+  s.Finalize(2, 2000, h);
+  std::vector<std::string> skipped;
+  std::optional<CompletedCheckpoint> cp = s.LoadLatest(&skipped);
+  ASSERT_TRUE(cp.has_value());
+  EXPECT_EQ(cp->id, 1);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0], "skipping checkpoint " + (dir_ / "chk-2").string() +
+                            ": _metadata lists operator \"windows\" subtask 0 twice");
+}
+
 TEST_F(CheckpointStorageTest, ACheckpointOfAnotherJobIsNotRestored) {
   CheckpointStorage other(dir_, "other-job", 1);
   Complete(other, 7, "x", "y");
