@@ -445,6 +445,20 @@ class KeyedTimerBuckets {
     return true;
   }
 
+  /// Removes the duplicate keys of every time once the entries have doubled since the last
+  /// call that did (amortized O(1) per `Add`): for an owner that registers the same timers
+  /// again and again (the window operator's RocksDB partial states). O(entries) when it does.
+  void CompactDuplicates() {
+    const size_t n = NumEntries();
+    if (n < (size_t{1} << 16) || n < 2 * entries_after_compact_) {
+      return;
+    }
+    for (Bucket& b : buckets_) {
+      SortUniqueKeys(b.keys, sort_scratch_);
+    }
+    entries_after_compact_ = NumEntries();
+  }
+
   bool empty() const { return buckets_.empty(); }
   /// Registered (time, key) entries, duplicates included.
   size_t NumEntries() const {
@@ -493,6 +507,7 @@ class KeyedTimerBuckets {
   std::vector<std::vector<K>> spare_;
   KeySortScratch sort_scratch_;
   size_t last_ = 0;  // the bucket Add used last (records of one window share one time)
+  size_t entries_after_compact_ = 0;  // see CompactDuplicates
 };
 
 /// Event-time timers of keyed state as a binary min-heap of plain (time, key) entries, popped in

@@ -5,6 +5,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -87,7 +88,7 @@ void RocksDbKeyedStore::OpenExisting(const rocksdb::Options& db_options) {
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   descriptors.reserve(names.size());
   for (const std::string& name : names) {
-    descriptors.emplace_back(name, CfOptions());
+    descriptors.emplace_back(name, CfOptions(name));
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
@@ -131,15 +132,21 @@ int RocksDbKeyedStore::ColumnFamily(const std::string& name) {
     }
   }
   rocksdb::ColumnFamilyHandle* handle = nullptr;
-  Check(db_->CreateColumnFamily(CfOptions(), name, &handle), options_.dir, "create column family");
+  Check(db_->CreateColumnFamily(CfOptions(name), name, &handle), options_.dir,
+        "create column family");
   handles_.push_back(handle);
   names_.push_back(name);
   puts_.push_back(0);
   return static_cast<int>(handles_.size() - 1);
 }
 
-rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions() const {
+rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions(const std::string& name) const {
   rocksdb::ColumnFamilyOptions cf_options;
+  for (const auto& [cf_name, merge] : options_.merge_operators) {
+    if (cf_name == name) {
+      cf_options.merge_operator = merge;
+    }
+  }
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = shared_->cache;
   table.cache_index_and_filter_blocks = true;
@@ -184,6 +191,15 @@ void RocksDbKeyedStore::StagePut(int cf, int key_group, std::string_view key,
   Check(
       batch_->Put(handles_[static_cast<size_t>(cf)], k, rocksdb::Slice(value.data(), value.size())),
       options_.dir, "put");
+  ++puts_[static_cast<size_t>(cf)];
+}
+
+void RocksDbKeyedStore::StageMerge(int cf, int key_group, std::string_view key,
+                                   std::string_view value) {
+  const std::string k = PrefixedKey(key_group, key);
+  Check(batch_->Merge(handles_[static_cast<size_t>(cf)], k,
+                      rocksdb::Slice(value.data(), value.size())),
+        options_.dir, "merge");
   ++puts_[static_cast<size_t>(cf)];
 }
 
