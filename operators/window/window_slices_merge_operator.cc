@@ -42,9 +42,8 @@ class WindowSlicesMergeOperator final : public rocksdb::MergeOperator {
     return MergeAll(values, &out->new_value);
   }
 
-  bool PartialMergeMulti(const rocksdb::Slice& /*key*/,
-                         const std::deque<rocksdb::Slice>& operands, std::string* new_value,
-                         rocksdb::Logger* /*logger*/) const override {
+  bool PartialMergeMulti(const rocksdb::Slice& /*key*/, const std::deque<rocksdb::Slice>& operands,
+                         std::string* new_value, rocksdb::Logger* /*logger*/) const override {
     const std::vector<rocksdb::Slice> values(operands.begin(), operands.end());
     return MergeAll(values, new_value);
   }
@@ -110,7 +109,8 @@ class WindowSlicesMergeOperator final : public rocksdb::MergeOperator {
     size_t j = 0;
     auto take = [&](DecodedSlices& from, size_t k) {
       out.starts.push_back(from.starts[k]);
-      out.words.insert(out.words.end(), from.words.begin() + static_cast<std::ptrdiff_t>(k * words_),
+      out.words.insert(out.words.end(),
+                       from.words.begin() + static_cast<std::ptrdiff_t>(k * words_),
                        from.words.begin() + static_cast<std::ptrdiff_t>((k + 1) * words_));
     };
     while (i < a.starts.size() || j < b.starts.size()) {

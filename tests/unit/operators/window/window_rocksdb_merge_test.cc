@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <rocksdb/merge_operator.h>
 #include <string>
 #include <tuple>
 #include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <rocksdb/merge_operator.h>
 
 #include "operators/window/window_operator.h"
 #include "operators/window/window_slices_merge_operator.h"
@@ -225,8 +225,7 @@ TEST(WindowRocksDbMergeTest, CanonicalSnapshotInTheMiddleRestoresOnBothBackends)
 
 TEST(WindowRocksDbMergeTest, IncrementalCheckpointInTheMiddleRestores) {
   const std::filesystem::path root =
-      std::filesystem::temp_directory_path() /
-      ("tm_rocks_merge_" + std::to_string(::getpid()));
+      std::filesystem::temp_directory_path() / ("tm_rocks_merge_" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   CheckpointStorage storage(root, "job", 1);
   {
@@ -320,8 +319,7 @@ TEST(WindowSlicesMergeOperatorTest, UnitesSlicesAndMergesEqualOnes) {
   const std::string c = Value1(999, {{0, 1}}, kMinTimestamp, 999);
   const rocksdb::Slice existing(a);
   std::vector<rocksdb::Slice> operands{rocksdb::Slice(b), rocksdb::Slice(c)};
-  rocksdb::MergeOperator::MergeOperationInput in(rocksdb::Slice("k"), &existing, operands,
-                                                 nullptr);
+  rocksdb::MergeOperator::MergeOperationInput in(rocksdb::Slice("k"), &existing, operands, nullptr);
   std::string merged;
   rocksdb::Slice existing_operand;
   rocksdb::MergeOperator::MergeOperationOutput out(merged, existing_operand);
