@@ -450,6 +450,7 @@ class KeyedTimerBuckets {
   /// again and again (the window operator's RocksDB partial states). O(entries) when it does.
   void CompactDuplicates() {
     const size_t n = NumEntries();
+    entries_after_compact_ = std::min(entries_after_compact_, n);  // times fired since
     if (n < (size_t{1} << 16) || n < 2 * entries_after_compact_) {
       return;
     }
