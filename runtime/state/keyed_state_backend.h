@@ -445,13 +445,14 @@ class KeyedTimerBuckets {
     return true;
   }
 
-  /// Removes the duplicate keys of every time once the entries have doubled since the last
-  /// call that did (amortized O(1) per `Add`): for an owner that registers the same timers
-  /// again and again (the window operator's RocksDB partial states). O(entries) when it does.
+  /// Removes the duplicate keys of every time once the entries have grown by a quarter since
+  /// the last call that did (amortized O(log n) per `Add`; duplicates stay under a quarter of
+  /// the entries): for an owner that registers the same timers again and again (the window
+  /// operator's RocksDB partial states). O(entries log entries) when it does, in place.
   void CompactDuplicates() {
     const size_t n = NumEntries();
     entries_after_compact_ = std::min(entries_after_compact_, n);  // times fired since
-    if (n < (size_t{1} << 16) || n < 2 * entries_after_compact_) {
+    if (n < (size_t{1} << 16) || n < entries_after_compact_ + entries_after_compact_ / 4) {
       return;
     }
     for (Bucket& b : buckets_) {
