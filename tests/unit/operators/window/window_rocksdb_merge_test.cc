@@ -20,6 +20,7 @@
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/time/manual_processing_time_service.h"
 #include "tests/testing/collecting_output.h"
+#include "tests/testing/snapshot_round_trip.h"
 
 namespace tidemark {
 namespace {
@@ -79,20 +80,8 @@ class Runner {
     op_->ProcessBatch(batch, 0);
   }
   void Watermark(Timestamp t) { op_->ProcessWatermark(tidemark::Watermark{t}, 0); }
-  std::string Snapshot() {
-    StateWriter w;
-    StateSnapshotContext ctx{1, 0, w};
-    op_->SnapshotState(ctx);
-    return w.Release();
-  }
-  void Restore(const std::string& bytes) {
-    StateReader r(bytes);
-    StateInitializationContext ctx;
-    ctx.reader = &r;
-    ctx.restored_checkpoint_id = 1;
-    ctx.restore_watermarks = true;
-    op_->InitializeState(ctx);
-  }
+  std::string Snapshot() { return testing::SnapshotOf(*op_); }
+  void Restore(const std::string& bytes) { testing::RestoreFrom(*op_, bytes); }
   void Checkpoint(CheckpointStorage& storage, int64_t id) {
     StateWriter w;
     StateSnapshotContext ctx{id, 0, w};
