@@ -1,5 +1,6 @@
 #pragma once
 
+#include <absl/container/flat_hash_set.h>
 #include <absl/container/inlined_vector.h>
 #include <array>
 #include <cstdint>
@@ -423,6 +424,15 @@ class WindowOperator : public StreamOperator,
   // copy (overwritten at its next eviction), and a key whose last slice is dropped leaves a
   // dead copy, which reads skip by its drop time (IsDeadCopy). Timers and firing counts stay
   // on the heap.
+  // With `rocks_merge_` (every sliced aggregate merges exactly, so always on this path; the
+  // reads above are the path without it) a key is not read back for its records: a key missing
+  // from the store gets a fresh partial state, written out as a RocksDB merge operand
+  // (window_slices_merge_operator.h) when evicted. A key's state is the merge of its RocksDB
+  // value and its cached state. It is read (the merge applied) only when it fires (its timer,
+  // or a record that fires a window at once), for a canonical snapshot, or when the path is
+  // left. A key read is whole in the store (RocksWhole) and written out with a put again; the
+  // value of a key its firing ends is deleted, so that its next window's partial states do not
+  // merge with its dead slices (except at the last watermark: nothing is added after it).
   void OpenRocksDb();
   void MaybeSpill();
   // Evicts keys until the store holds `target` (0: every key, before a native checkpoint).
@@ -438,10 +448,30 @@ class WindowOperator : public StreamOperator,
   // The int64 keys of `records` the store misses, read back before the batch runs (then
   // `rocks_batch_resolved_` tells SlicedAdd that a key still missing is a new key).
   void FaultInBatch(RecordBatch& records);
+  // rocks_merge_, after the firing of `store.due` (whose keys the last FaultInMissing read from
+  // `keys`): a key read that lives on is whole (RocksWhole); the RocksDB copy of a key the
+  // firing ended is deleted (a later merge operand of the key must not find its slices), except
+  // at the last watermark.
+  template <typename K>
+  void RocksDbAfterFiring(SlicedStore<K>& store, const std::vector<K>& keys);
+  // rocks_merge_: the cached keys whose state includes their RocksDB value (read back, and
+  // still there): written out with a put that replaces it, never read again. Other cached keys
+  // are partial (or have no value in RocksDB).
+  template <typename K>
+  auto& RocksWhole() {
+    if constexpr (std::is_same_v<K, int64_t>) {
+      return rocks_whole_int_;
+    } else {
+      return rocks_whole_ref_;
+    }
+  }
   // True when `bytes` (a key's value in RocksDB) is the copy of a key erased since.
   bool IsDeadCopy(std::string_view bytes) const;
   void EncodeSlicedKey(SlicedKeyState& ks);
   void DecodeSlicedKey(std::string_view bytes, SlicedKeyState& ks);
+  // Merges the RocksDB value `bytes` into `ks` (rocks_merge_): slices united by start, equal
+  // ones' accumulators merged, the earlier next firing and timer.
+  void MergeStoredKey(std::string_view bytes, SlicedKeyState& ks);
   // Every spilled key back into the store (snapshots, leaving the sliced path, moving keys to
   // the interned store).
   void UnspillAll();
@@ -585,13 +615,20 @@ class WindowOperator : public StreamOperator,
   std::unique_ptr<RocksDbKeyedStore> rocks_;  // see OpenRocksDb; null on the heap backend
   int rocks_cf_ = -1;
   size_t rocks_cache_keys_ = 0;
-  int64_t rocks_spills_ = 0;           // spills of the store to RocksDB
-  int64_t rocks_keys_read_ = 0;        // keys read back from RocksDB
-  int64_t rocks_lookups_missed_ = 0;   // see rocksdb_lookups_missed
-  std::string rocks_key_;              // scratch: a key's canonical bytes
-  std::string rocks_value_;            // scratch: a key's encoded state
-  int rocks_evict_group_ = 0;          // the key group the next eviction starts at
-  bool rocks_batch_resolved_ = false;  // see FaultInBatch
+  int64_t rocks_spills_ = 0;              // spills of the store to RocksDB
+  int64_t rocks_keys_read_ = 0;           // keys read back from RocksDB
+  int64_t rocks_lookups_missed_ = 0;      // see rocksdb_lookups_missed
+  std::string rocks_key_;                 // scratch: a key's canonical bytes
+  std::string rocks_value_;               // scratch: a key's encoded state
+  int rocks_evict_group_ = 0;             // the key group the next eviction starts at
+  bool rocks_batch_resolved_ = false;     // see FaultInBatch
+  bool rocks_merge_ = false;              // partial states and merge operands (see OpenRocksDb)
+  bool rocks_delete_dead_ = true;         // see RocksDbAfterFiring
+  SlicedKeyState rocks_scratch_;          // scratch: a value decoded for MergeStoredKey
+  std::vector<size_t> rocks_read_found_;  // FaultInMissing's keys found (indices)
+  absl::flat_hash_set<int64_t> rocks_whole_int_;  // see RocksWhole
+  absl::flat_hash_set<KeyRef, KeyTraits<KeyRef>::MapHash, KeyTraits<KeyRef>::MapEq>
+      rocks_whole_ref_;
   // Every timer up to this time has fired: a copy whose slices all drop by then is dead.
   Timestamp rocks_dead_through_ = kMinTimestamp;
   std::vector<int64_t> rocks_batch_keys_;     // scratch: FaultInBatch's missing keys

@@ -9,6 +9,7 @@
 
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
+#include "operators/window/window_slices_merge_operator.h"
 #include "runtime/state/key_groups.h"
 
 namespace tidemark {
@@ -66,6 +67,10 @@ void WindowOperator::RestoreNativeSnapshot(StateReader& r,
   options.dir = RocksDbKeyedStore::InstanceDir(spec, context_.name, this->context().subtask_index);
   options.memory_bytes = std::max<int64_t>(spec.memory_fixed_per_slot / 2, int64_t{1} << 19);
   options.write_buffer_ratio = spec.write_buffer_ratio;
+  if (rocks_merge_) {
+    options.merge_operators.emplace_back("window-slices",
+                                         NewWindowSlicesMergeOperator(slice_aggs_, num_accs_));
+  }
   rocks_native_.reset();
   rocks_.reset();
   RocksDbNativeCheckpoint::Restored restored = RocksDbNativeCheckpoint::Restore(
@@ -74,10 +79,16 @@ void WindowOperator::RestoreNativeSnapshot(StateReader& r,
   rocks_native_ = std::move(restored.checkpoint);
   rocks_cf_ = rocks_->ColumnFamily("window-slices");
   rocks_written_.Clear();
+  rocks_whole_int_.clear();
+  rocks_whole_ref_.clear();
   // The heap timers of the live keys in RocksDB, from each key's value (EncodeSlicedKey's
   // layout: drop time, slice count, starts, next firing, timer time, accumulators).
-  rocks_->ForEach(rocks_cf_, [&](int, std::string_view key_bytes, std::string_view value) {
+  rocks_->ForEach(rocks_cf_, [&](int group, std::string_view key_bytes, std::string_view value) {
     if (IsDeadCopy(value)) {
+      if (rocks_merge_) {
+        // A merge operand written later must not find it (its slices are gone).
+        rocks_->StageDelete(rocks_cf_, group, key_bytes);
+      }
       return;
     }
     StateReader v(value);
@@ -105,6 +116,7 @@ void WindowOperator::RestoreNativeSnapshot(StateReader& r,
       throw StateCorrupt("rocksdb window state: keys in RocksDB without a sliced store");
     }
   });
+  rocks_->Commit();
 }
 
 }  // namespace tidemark

@@ -8,6 +8,7 @@
 
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
+#include "operators/window/window_slices_merge_operator.h"
 #include "runtime/state/key_groups.h"
 
 namespace tidemark {
@@ -27,6 +28,12 @@ void WindowOperator::OpenRocksDb() {
   // Half the budget for RocksDB's cache and write buffers, half for the keys cached in memory.
   options.memory_bytes = std::max<int64_t>(spec.memory_fixed_per_slot / 2, int64_t{1} << 19);
   options.write_buffer_ratio = spec.write_buffer_ratio;
+  // Every aggregate of the sliced path merges exactly (CanPreAggregate), so evicted keys are
+  // written as merge operands and never read back for their records (see OpenRocksDb in the
+  // header).
+  rocks_merge_ = true;
+  options.merge_operators.emplace_back("window-slices",
+                                       NewWindowSlicesMergeOperator(slice_aggs_, num_accs_));
   rocks_ = std::make_unique<RocksDbKeyedStore>(options);
   rocks_cf_ = rocks_->ColumnFamily("window-slices");
   rocks_cache_keys_ =
@@ -127,6 +134,29 @@ void WindowOperator::DecodeSlicedKey(std::string_view bytes, SlicedKeyState& ks)
   ++rocks_keys_read_;
 }
 
+void WindowOperator::MergeStoredKey(std::string_view bytes, SlicedKeyState& ks) {
+  if (ks.starts.empty()) {
+    DecodeSlicedKey(bytes, ks);
+    return;
+  }
+  DecodeSlicedKey(bytes, rocks_scratch_);
+  SlicedKeyState& from = rocks_scratch_;
+  for (size_t i = 0; i < from.starts.size(); ++i) {
+    uint64_t* into = FindOrAddSlice(ks, from.starts[i]);
+    const uint64_t* words = from.accs.data() + i * slice_words_;
+    slice_aggs_.Merge(into, words, slice_strings_);
+    if (slice_aggs_.has_strings()) {
+      slice_aggs_.Release(words, slice_strings_);
+    }
+  }
+  auto earlier = [](Timestamp a, Timestamp b) {
+    return a == kMinTimestamp ? b : (b == kMinTimestamp ? a : std::min(a, b));
+  };
+  // Each of the two had its timer entry at its `timer`: the earlier one is the key's.
+  ks.next_fire = earlier(ks.next_fire, from.next_fire);
+  ks.timer = earlier(ks.timer, from.timer);
+}
+
 template <typename K>
 void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
   // Whole key groups from a rotating cursor until the store holds `target` keys (three quarters
@@ -144,6 +174,7 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
     size_t key;  // offsets into `bytes`: the key's canonical bytes, then its value
     size_t value;
     size_t value_size;
+    bool merge;  // rocks_merge_: a partial state (else replaces what RocksDB holds)
   };
   std::string bytes;
   std::vector<Staged> staged;
@@ -157,8 +188,9 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
       if (!ks.starts.empty()) {  // (a key without slices holds nothing)
         AppendRocksKey(it->first);
         EncodeSlicedKey(ks);
+        const bool merge = rocks_merge_ && RocksWhole<K>().erase(it->first) == 0;
         staged.push_back(
-            Staged{bytes.size(), bytes.size() + rocks_key_.size(), rocks_value_.size()});
+            Staged{bytes.size(), bytes.size() + rocks_key_.size(), rocks_value_.size(), merge});
         bytes += rocks_key_;
         bytes += rocks_value_;
         rocks_written_.Add(SliceDropTime(ks.starts.back()),
@@ -180,8 +212,12 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
     std::sort(staged.begin(), staged.end(),
               [&](const Staged& a, const Staged& b) { return key_of(a) < key_of(b); });
     for (const Staged& e : staged) {
-      rocks_->StagePut(rocks_cf_, kg, key_of(e),
-                       std::string_view(bytes).substr(e.value, e.value_size));
+      const std::string_view value = std::string_view(bytes).substr(e.value, e.value_size);
+      if (e.merge) {
+        rocks_->StageMerge(rocks_cf_, kg, key_of(e), value);
+      } else {
+        rocks_->StagePut(rocks_cf_, kg, key_of(e), value);
+      }
     }
     staged.clear();
     bytes.clear();
@@ -191,10 +227,18 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
   }
   rocks_->Commit();
   ++rocks_spills_;
+  if (rocks_merge_) {
+    // A key's partial state registers its timer again (the key's earlier copies did too): the
+    // duplicates are dropped as they pile up.
+    store.timers.CompactDuplicates();
+  }
 }
 
 template <typename K>
 bool WindowOperator::FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState& ks) {
+  if (rocks_merge_ && RocksWhole<K>().contains(key)) {
+    return false;  // read before: the store holds all of it
+  }
   AppendRocksKey(key);
   if (!RocksDbMayHold()) {
     return false;  // a new key, or one whose copy is dead
@@ -204,6 +248,12 @@ bool WindowOperator::FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState
   if (!rocks_->Get(rocks_cf_, group, rocks_key_, &rocks_value_) || IsDeadCopy(rocks_value_)) {
     ++rocks_lookups_missed_;
     return false;
+  }
+  if (rocks_merge_) {
+    // `ks` (a partial state, or none) and the value are the key's state together.
+    MergeStoredKey(rocks_value_, ks);
+    RocksWhole<K>().insert(key);
+    return true;
   }
   // Not deleted: the copy stays until the key is written out again (overwritten) or its last
   // slice is dropped (DropFromRocks); the store's copy overrides it meanwhile.
@@ -217,8 +267,8 @@ void WindowOperator::FaultInMissing(SlicedStore<K>& store, std::vector<K>& keys)
   rocks_read_keys_.clear();
   size_t n = 0;
   for (const K& k : keys) {
-    if (store.keys.Find(k) != nullptr) {
-      continue;
+    if (rocks_merge_ ? RocksWhole<K>().contains(k) : store.keys.Find(k) != nullptr) {
+      continue;  // (with rocks_merge_ a cached key may be partial)
     }
     AppendRocksKey(k);
     if (!RocksDbMayHold()) {
@@ -231,6 +281,7 @@ void WindowOperator::FaultInMissing(SlicedStore<K>& store, std::vector<K>& keys)
     rocks_read_keys_.push_back(std::move(prefixed));
   }
   keys.resize(n);
+  rocks_read_found_.clear();
   rocks_lookups_missed_ += static_cast<int64_t>(n);
   rocks_->MultiGet(rocks_cf_, rocks_read_keys_, [&](size_t i, std::string_view value) {
     if (IsDeadCopy(value)) {
@@ -239,13 +290,41 @@ void WindowOperator::FaultInMissing(SlicedStore<K>& store, std::vector<K>& keys)
     --rocks_lookups_missed_;
     auto [key_in_table, ks] = EmplaceFromKey(store, keys[i]);
     (void)key_in_table;
+    if (rocks_merge_) {
+      MergeStoredKey(value, *ks);
+      rocks_read_found_.push_back(i);  // whole, or deleted (RocksDbAfterFiring)
+      return;
+    }
     DecodeSlicedKey(value, *ks);
   });
 }
 
+template <typename K>
+void WindowOperator::RocksDbAfterFiring(SlicedStore<K>& store, const std::vector<K>& keys) {
+  auto& whole = RocksWhole<K>();
+  for (size_t i : rocks_read_found_) {
+    if (store.keys.Find(keys[i]) != nullptr) {
+      whole.insert(keys[i]);
+    } else if (rocks_delete_dead_) {
+      rocks_->StageDelete(rocks_cf_, store.keys.KeyGroupOf(keys[i]),
+                          std::string_view(rocks_read_keys_[i]).substr(2));
+    }
+  }
+  rocks_read_found_.clear();
+  if (whole.empty()) {
+    return;
+  }
+  for (const K& k : store.due) {  // whole keys read before, not again
+    if (store.keys.Find(k) == nullptr && whole.erase(k) > 0 && rocks_delete_dead_) {
+      AppendRocksKey(k);
+      rocks_->StageDelete(rocks_cf_, store.keys.KeyGroupOf(k), rocks_key_);
+    }
+  }
+}
+
 void WindowOperator::FaultInBatch(RecordBatch& records) {
   rocks_batch_resolved_ = false;
-  if (!rocks_has_keys() || !int_store_ || !sliced_ || key_store_) {
+  if (rocks_merge_ || !rocks_has_keys() || !int_store_ || !sliced_ || key_store_) {
     return;
   }
   const int slot = options_.key_slots[0];
@@ -272,7 +351,8 @@ void WindowOperator::UnspillAll() {
     return;
   }
   rocks_->Commit();
-  // A key the store holds is newer than its copy in RocksDB (read back, changed since).
+  // A key the store holds is newer than its copy in RocksDB (read back, changed since), or, with
+  // rocks_merge_, the rest of it.
   rocks_->ForEach(rocks_cf_, [&](int, std::string_view bytes, std::string_view value) {
     if (IsDeadCopy(value)) {
       return;
@@ -281,18 +361,25 @@ void WindowOperator::UnspillAll() {
     if (int_store_) {
       const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
       TM_CHECK(v != nullptr, "rocksdb window state: a non-int64 key beside the int64 store");
-      if (int_store_->keys.Find(*v) == nullptr) {
+      if (SlicedKeyState* ks = int_store_->keys.Find(*v); ks == nullptr) {
         DecodeSlicedKey(value, *int_store_->keys.Emplace(*v).second);
+      } else if (rocks_merge_ && !rocks_whole_int_.contains(*v)) {
+        MergeStoredKey(value, *ks);  // a partial state and the rest of the key
       }
     } else if (key_store_) {
       const KeyProbe probe = KeyProbe::Of(key);
-      if (key_store_->keys.Find(probe) == nullptr) {
-        DecodeSlicedKey(value, *key_store_->keys.Emplace(probe).second);
+      auto [ref, ks] = key_store_->keys.Emplace(probe);
+      if (ks->starts.empty()) {
+        DecodeSlicedKey(value, *ks);
+      } else if (rocks_merge_ && !rocks_whole_ref_.contains(*ref)) {
+        MergeStoredKey(value, *ks);
       }
     }
   });
   rocks_->Clear(rocks_cf_);
   rocks_written_.Clear();
+  rocks_whole_int_.clear();
+  rocks_whole_ref_.clear();
 }
 
 template void WindowOperator::SpillStore(SlicedStore<int64_t>&, size_t);
@@ -301,5 +388,8 @@ template bool WindowOperator::FaultIn(SlicedStore<int64_t>&, const int64_t&, Sli
 template bool WindowOperator::FaultIn(SlicedStore<KeyRef>&, const KeyRef&, SlicedKeyState&);
 template void WindowOperator::FaultInMissing(SlicedStore<int64_t>&, std::vector<int64_t>&);
 template void WindowOperator::FaultInMissing(SlicedStore<KeyRef>&, std::vector<KeyRef>&);
+template void WindowOperator::RocksDbAfterFiring(SlicedStore<int64_t>&,
+                                                 const std::vector<int64_t>&);
+template void WindowOperator::RocksDbAfterFiring(SlicedStore<KeyRef>&, const std::vector<KeyRef>&);
 
 }  // namespace tidemark

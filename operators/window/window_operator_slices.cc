@@ -704,8 +704,11 @@ SlicedKeyState* WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src,
     ReuseAccumulators(ks.accs);  // a new key (every held key has a slice)
     ReuseSliceStarts(ks.starts);
   }
-  if (ks.starts.empty() && rocks_has_keys() && !rocks_batch_resolved_) {
-    FaultIn(store, key, ks);  // a key spilled to RocksDB (else a new key)
+  if (rocks_has_keys() && (rocks_merge_ ? slice.first_start + size_ - 1 <= wm
+                                        : ks.starts.empty() && !rocks_batch_resolved_)) {
+    // A key spilled to RocksDB (else a new key); with rocks_merge_ read only when this record
+    // fires a window at once (else the record goes to the key's partial state).
+    FaultIn(store, key, ks);
   }
   const Timestamp slice_start = slice.lo;
   // In-order records go to the key's last slice; then the earliest slice, and with it the
@@ -782,6 +785,8 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
     all_due.swap(store.due);
     const size_t chunk = std::max<size_t>(std::min<size_t>(rocks_cache_keys_ / 2, 65536), 1);
     std::vector<K> missing;
+    // After the last watermark nothing is added: copies stay, dead (IsDeadCopy).
+    rocks_delete_dead_ = watermark != kMaxTimestamp;
     for (size_t from = 0; from < all_due.size(); from += chunk) {
       store.due.assign(
           all_due.begin() + static_cast<std::ptrdiff_t>(from),
@@ -791,6 +796,7 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
         FaultInMissing(store, missing);
       }
       FireDueKeys(store, time, ahead);
+      RocksDbAfterFiring(store, missing);
       MaybeSpill();
     }
     store.due.clear();

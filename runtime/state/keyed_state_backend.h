@@ -458,6 +458,22 @@ class KeyedTimerBuckets {
     return true;
   }
 
+  /// Removes the duplicate keys of every time once the entries have grown by a quarter since
+  /// the last call that did (amortized O(log n) per `Add`; duplicates stay under a quarter of
+  /// the entries): for an owner that registers the same timers again and again (the window
+  /// operator's RocksDB partial states). O(entries log entries) when it does, in place.
+  void CompactDuplicates() {
+    const size_t n = NumEntries();
+    entries_after_compact_ = std::min(entries_after_compact_, n);  // times fired since
+    if (n < (size_t{1} << 16) || n < entries_after_compact_ + entries_after_compact_ / 4) {
+      return;
+    }
+    for (Bucket& b : buckets_) {
+      SortUniqueKeys(b.keys, sort_scratch_);
+    }
+    entries_after_compact_ = NumEntries();
+  }
+
   bool empty() const { return buckets_.empty(); }
   /// Registered (time, key) entries, duplicates included.
   size_t NumEntries() const {
@@ -506,6 +522,7 @@ class KeyedTimerBuckets {
   std::vector<std::vector<K>> spare_;
   KeySortScratch sort_scratch_;
   size_t last_ = 0;  // the bucket Add used last (records of one window share one time)
+  size_t entries_after_compact_ = 0;  // see CompactDuplicates
 };
 
 /// Event-time timers of keyed state as a binary min-heap of plain (time, key) entries, popped in

@@ -5,6 +5,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -72,6 +73,9 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
   db_options.max_file_opening_threads = 1;
   db_options.info_log_level = rocksdb::InfoLogLevel::HEADER_LEVEL;
   db_options.keep_log_file_num = 1;
+  // Closing does not flush the memtables: the directory is removed after (a checkpoint flushes
+  // what it needs itself).
+  db_options.avoid_flush_during_shutdown = true;
   rocksdb::DB* db = nullptr;
   if (options_.open_existing) {
     OpenExisting(db_options);
@@ -91,7 +95,7 @@ void RocksDbKeyedStore::OpenExisting(const rocksdb::Options& db_options) {
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   descriptors.reserve(names.size());
   for (const std::string& name : names) {
-    descriptors.emplace_back(name, CfOptions());
+    descriptors.emplace_back(name, CfOptions(name));
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
@@ -135,15 +139,21 @@ int RocksDbKeyedStore::ColumnFamily(const std::string& name) {
     }
   }
   rocksdb::ColumnFamilyHandle* handle = nullptr;
-  Check(db_->CreateColumnFamily(CfOptions(), name, &handle), options_.dir, "create column family");
+  Check(db_->CreateColumnFamily(CfOptions(name), name, &handle), options_.dir,
+        "create column family");
   handles_.push_back(handle);
   names_.push_back(name);
   puts_.push_back(0);
   return static_cast<int>(handles_.size() - 1);
 }
 
-rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions() const {
+rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions(const std::string& name) const {
   rocksdb::ColumnFamilyOptions cf_options;
+  for (const auto& [cf_name, merge] : options_.merge_operators) {
+    if (cf_name == name) {
+      cf_options.merge_operator = merge;
+    }
+  }
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = shared_->cache;
   table.cache_index_and_filter_blocks = true;
@@ -191,6 +201,15 @@ void RocksDbKeyedStore::StagePut(int cf, int key_group, std::string_view key,
   ++puts_[static_cast<size_t>(cf)];
 }
 
+void RocksDbKeyedStore::StageMerge(int cf, int key_group, std::string_view key,
+                                   std::string_view value) {
+  const std::string k = PrefixedKey(key_group, key);
+  Check(batch_->Merge(handles_[static_cast<size_t>(cf)], k,
+                      rocksdb::Slice(value.data(), value.size())),
+        options_.dir, "merge");
+  ++puts_[static_cast<size_t>(cf)];
+}
+
 void RocksDbKeyedStore::Commit() {
   if (batch_->Count() == 0) {
     return;
@@ -233,8 +252,12 @@ void RocksDbKeyedStore::MultiGet(int cf, const std::vector<std::string>& prefixe
   std::vector<rocksdb::Slice> keys(prefixed_keys.begin(), prefixed_keys.end());
   std::vector<rocksdb::PinnableSlice> values(n);
   std::vector<rocksdb::Status> statuses(n);
-  db_->MultiGet(rocksdb::ReadOptions(), handles_[static_cast<size_t>(cf)], n, keys.data(),
-                values.data(), statuses.data());
+  // Batches of reads cover many blocks read from files once each (a window end reads its keys):
+  // their checksums are not verified per read (the files are local, written by this process).
+  rocksdb::ReadOptions read;
+  read.verify_checksums = false;
+  db_->MultiGet(read, handles_[static_cast<size_t>(cf)], n, keys.data(), values.data(),
+                statuses.data());
   for (size_t i = 0; i < n; ++i) {
     if (statuses[i].IsNotFound()) {
       continue;

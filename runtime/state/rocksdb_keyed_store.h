@@ -14,6 +14,7 @@ class DB;
 struct ColumnFamilyOptions;
 struct Options;
 class ColumnFamilyHandle;
+class MergeOperator;
 class WriteBatch;
 }  // namespace rocksdb
 
@@ -44,6 +45,10 @@ class RocksDbKeyedStore {
     /// fresh one: a restore from a native checkpoint (rocksdb_native_checkpoint.h) put its
     /// files there.
     bool open_existing = false;
+    /// Merge operators by column family name: a column family named here is created and opened
+    /// with it (RocksDB needs it at every open, a restore's too, to read its merge operands).
+    /// Shared with RocksDB's threads (flushes and compactions merge operands): thread-safe.
+    std::vector<std::pair<std::string, std::shared_ptr<rocksdb::MergeOperator>>> merge_operators;
   };
 
   explicit RocksDbKeyedStore(Options options);
@@ -58,6 +63,10 @@ class RocksDbKeyedStore {
   /// Stages a put of (`key_group`, `key`) -> `value` in the pending write batch; `Commit`
   /// writes it. Reads do not see staged writes.
   void StagePut(int cf, int key_group, std::string_view key, std::string_view value);
+  /// Stages a merge operand for (`key_group`, `key`) (RocksDB's `Merge`: the column family's merge
+  /// operator, from `Options::merge_operators`, combines it with what is there when read or
+  /// compacted). Same rules as `StagePut`.
+  void StageMerge(int cf, int key_group, std::string_view key, std::string_view value);
   /// Writes the staged batch (no-op when empty).
   void Commit();
   /// The value of (`key_group`, `key`) into `*value`; false when absent.
@@ -112,7 +121,7 @@ class RocksDbKeyedStore {
 
  private:
   std::string PrefixedKey(int key_group, std::string_view key);
-  rocksdb::ColumnFamilyOptions CfOptions() const;
+  rocksdb::ColumnFamilyOptions CfOptions(const std::string& name) const;
   void OpenExisting(const rocksdb::Options& db_options);
 
   Options options_;

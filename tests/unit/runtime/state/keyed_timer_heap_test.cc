@@ -1,6 +1,7 @@
 // KeyedTimerHeap (runtime/state/keyed_state_backend.h): entries pop in (time, key) order;
 // `TakeDue` takes exactly the entries repeated `PopDue` would, in the same order, whether a few
 // or most entries are due; `PopDueBefore` merges entries added during a run into its order.
+// KeyedTimerBuckets drops duplicate timers when asked to (CompactDuplicates).
 
 #include <cstdint>
 #include <random>
@@ -86,6 +87,40 @@ TEST(KeyedTimerHeapTest, PopDueBeforeYieldsOnlyDueEntriesOrderedBeforeTheGivenOn
   EXPECT_EQ(key, 3);
   EXPECT_TRUE(heap.empty());
   EXPECT_FALSE(heap.PopDueBefore(20, 100, 0, &time, &key));
+}
+
+// KeyedTimerBuckets::CompactDuplicates (the window operator's RocksDB partial states register a
+// key's timer again at each eviction): duplicates go once the entries have grown by a quarter
+// since the last compaction; what fires is unchanged.
+TEST(KeyedTimerBucketsTest, CompactDuplicatesDropsRepeatedTimersOnceTheyPileUp) {
+  KeyedTimerBuckets<int64_t> timers;
+  for (int64_t k = 0; k < 70000; ++k) {
+    timers.Add(999, k);
+  }
+  timers.Add(1999, 5);
+  timers.CompactDuplicates();  // nothing repeated
+  EXPECT_EQ(timers.NumEntries(), 70001U);
+  for (int64_t k = 0; k < 17000; ++k) {
+    timers.Add(999, k);
+  }
+  timers.CompactDuplicates();  // 87,001 entries, below 70,001 * 1.25: kept
+  EXPECT_EQ(timers.NumEntries(), 87001U);
+  for (int64_t k = 17000; k < 18000; ++k) {
+    timers.Add(999, k);
+  }
+  timers.CompactDuplicates();  // 88,001: compacted
+  EXPECT_EQ(timers.NumEntries(), 70001U);
+  Timestamp time = 0;
+  std::vector<int64_t> keys;
+  ASSERT_TRUE(timers.PopDue(kMaxTimestamp, &time, keys));
+  EXPECT_EQ(time, 999);
+  ASSERT_EQ(keys.size(), 70000U);
+  EXPECT_EQ(keys.front(), 0);
+  EXPECT_EQ(keys.back(), 69999);
+  ASSERT_TRUE(timers.PopDue(kMaxTimestamp, &time, keys));
+  EXPECT_EQ(time, 1999);
+  EXPECT_EQ(keys, std::vector<int64_t>{5});
+  EXPECT_FALSE(timers.PopDue(kMaxTimestamp, &time, keys));
 }
 
 }  // namespace
