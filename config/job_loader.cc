@@ -104,9 +104,10 @@ constexpr auto kPipelineKeys = std::to_array<std::string_view>(
     {"parallelism", "max-parallelism", "clock", "auto-watermark-interval", "channel-capacity",
      "finished-input", "state-backend", "rocksdb", "cpu-affinity"});
 constexpr auto kCpuAffinities = std::to_array<std::string_view>({"none", "auto"});
-constexpr auto kStateBackends = std::to_array<std::string_view>({"heap", "rocksdb"});
+// `hashmap` is Flink's name (state.backend.type) for the heap backend, read as `heap`.
+constexpr auto kStateBackends = std::to_array<std::string_view>({"heap", "hashmap", "rocksdb"});
 constexpr auto kRocksDbKeys = std::to_array<std::string_view>(
-    {"localdir", "memory.fixed-per-slot", "memory.write-buffer-ratio"});
+    {"localdir", "memory.fixed-per-slot", "memory.write-buffer-ratio", "timer-service.factory"});
 constexpr auto kOperatorTypes = std::to_array<std::string_view>(
     {"source", "assign-timestamps-and-watermarks", "window", "map", "filter", "sink"});
 constexpr auto kCommonOperatorKeys =
@@ -234,7 +235,13 @@ PipelineSpec Loader::ParsePipeline(const BlockField& field) {
     return ReadInt(f, 1, kUpperBoundMaxParallelism);
   });
   Optional(*map, "state-backend", pipeline.state_backend,
-           [&](const BlockField& f) { return ReadEnum(f, kStateBackends); });
+           [&](const BlockField& f) -> std::optional<std::string> {
+             std::optional<std::string> backend = ReadEnum(f, kStateBackends);
+             if (backend == "hashmap") {
+               backend = "heap";
+             }
+             return backend;
+           });
   Optional(*map, "cpu-affinity", pipeline.cpu_affinity,
            [&](const BlockField& f) { return ReadEnum(f, kCpuAffinities); });
   if (std::optional<BlockField> f = map->Get("rocksdb")) {
@@ -268,6 +275,22 @@ PipelineSpec Loader::ParsePipeline(const BlockField& field) {
                  }
                  return bytes;
                });
+      // Flink's HEAP | ROCKSDB (its enum values are read case-insensitively): tidemark keeps
+      // every timer on the heap, so only that value is accepted, and ROCKSDB is refused rather
+      // than quietly run as HEAP.
+      if (std::optional<BlockField> g = rocks->Get("timer-service.factory")) {
+        std::string factory = g->value->IsScalar() ? g->value->scalar : std::string();
+        std::transform(factory.begin(), factory.end(), factory.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (factory != "heap" && factory != "rocksdb") {
+          ValueError(*g, fmt::format("expected HEAP (Flink's HEAP | ROCKSDB), got {}",
+                                     Describe(*g->value)));
+        } else if (factory == "rocksdb") {
+          ValueError(*g,
+                     "timers are kept on the heap with either state backend (Flink's HEAP); "
+                     "timers in RocksDB are not supported, so write HEAP or leave the key out");
+        }
+      }
       Optional(*rocks, "memory.write-buffer-ratio", spec.write_buffer_ratio,
                [&](const BlockField& g) -> std::optional<double> {
                  std::optional<double> ratio = ReadNumber(g);

@@ -187,6 +187,15 @@ TEST(CheckpointingKeysTest, ErrorsNameFileLineColumnAndKey) {
 
 TEST(CheckpointingKeysTest, StateBackendIsHeapByDefaultAndRocksDbTakesFlinksDefaults) {
   EXPECT_EQ(Load("").pipeline.state_backend, "heap");
+  // Flink's name for the heap backend (state.backend.type: hashmap).
+  EXPECT_EQ(Load("pipeline: {state-backend: hashmap}\n").pipeline.state_backend, "heap");
+  // Flink's value for timers on the heap, in either case.
+  EXPECT_EQ(Load("pipeline:\n  state-backend: rocksdb\n  rocksdb: {timer-service.factory: HEAP}\n")
+                .pipeline.state_backend,
+            "rocksdb");
+  EXPECT_EQ(Load("pipeline:\n  state-backend: rocksdb\n  rocksdb: {timer-service.factory: heap}\n")
+                .pipeline.state_backend,
+            "rocksdb");
   JobSpec rocks = Load("pipeline: {state-backend: rocksdb}\n");
   EXPECT_EQ(rocks.pipeline.state_backend, "rocksdb");
   EXPECT_EQ(rocks.pipeline.rocksdb.localdir, "");
@@ -205,9 +214,18 @@ TEST(CheckpointingKeysTest, StateBackendIsHeapByDefaultAndRocksDbTakesFlinksDefa
 }
 
 TEST(CheckpointingKeysTest, StateBackendErrorsNameFileLineColumnAndKey) {
-  EXPECT_EQ(ErrorOf("pipeline: {state-backend: hashmap}\n"),
-            "jobs/ckpt.yaml:2:27: error: pipeline.state-backend: unknown value \"hashmap\"; "
-            "allowed: heap | rocksdb");
+  EXPECT_EQ(ErrorOf("pipeline: {state-backend: filesystem}\n"),
+            "jobs/ckpt.yaml:2:27: error: pipeline.state-backend: unknown value \"filesystem\"; "
+            "allowed: heap | hashmap | rocksdb");
+  EXPECT_EQ(ErrorOf("pipeline:\n  state-backend: rocksdb\n"
+                    "  rocksdb: {timer-service.factory: ROCKSDB}\n"),
+            "jobs/ckpt.yaml:4:36: error: pipeline.rocksdb.timer-service.factory: timers are kept "
+            "on the heap with either state backend (Flink's HEAP); timers in RocksDB are not "
+            "supported, so write HEAP or leave the key out");
+  EXPECT_EQ(ErrorOf("pipeline:\n  state-backend: rocksdb\n"
+                    "  rocksdb: {timer-service.factory: [HEAP]}\n"),
+            "jobs/ckpt.yaml:4:36: error: pipeline.rocksdb.timer-service.factory: expected HEAP "
+            "(Flink's HEAP | ROCKSDB), got a sequence");
   EXPECT_EQ(ErrorOf("pipeline: {rocksdb: {localdir: /tmp}}\n"),
             "jobs/ckpt.yaml:2:12: error: pipeline.rocksdb: only with state-backend: rocksdb");
   EXPECT_EQ(

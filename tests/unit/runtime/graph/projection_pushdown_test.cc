@@ -21,7 +21,8 @@ namespace {
 // Source rows {user string, ts timestamp, amount int64, page string}, as in events_windowed.
 std::string Source() {
   const std::string path = ::testing::TempDir() + "projection_pushdown_events.jsonl";
-  std::ofstream(path) << R"({"user":"u","ts":1,"amount":2,"page":"/p"})" << "\n";
+  std::ofstream(path) << R"({"user":"u","ts":1,"amount":2,"page":"/p"})"
+                      << "\n";
   return R"(
 name: t
 pipeline: {parallelism: 1}
@@ -30,7 +31,8 @@ operators:
     type: source
     source:
       type: file
-      path: )" + path + R"(
+      path: )" +
+         path + R"(
       format: jsonl
       schema: {user: string, ts: timestamp, amount: int64, page: string}
     watermarks: {strategy: bounded-out-of-orderness, max-out-of-orderness: 2s, timestamp-field: ts}
@@ -40,8 +42,8 @@ operators:
 JobGraph Compile(const std::string& operators) {
   JobResources resources;
   resources.SetLineWriter([](const std::string&) {});
-  return CompileJobGraph(LoadJobSpecString(Source() + operators, "t.yaml"),
-                         BuiltinRegistry(), resources);
+  return CompileJobGraph(LoadJobSpecString(Source() + operators, "t.yaml"), BuiltinRegistry(),
+                         resources);
 }
 
 // The `fields_read` of the edge from `from` to `to`.
@@ -214,8 +216,7 @@ operators:
 )";
   JobResources resources;
   resources.SetLineWriter([](const std::string&) {});
-  JobGraph graph =
-      CompileJobGraph(LoadJobSpecString(yaml, "t.yaml"), BuiltinRegistry(), resources);
+  JobGraph graph = CompileJobGraph(LoadJobSpecString(yaml, "t.yaml"), BuiltinRegistry(), resources);
   // Source rows {ts, k, amount[, page]}: the window reads k and amount.
   EXPECT_EQ(FieldsRead(graph, "source", "windows"), std::optional<std::vector<int>>({1, 2}));
   JobExecution exec(std::move(graph));
