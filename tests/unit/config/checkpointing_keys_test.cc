@@ -225,7 +225,7 @@ TEST(CheckpointingKeysTest, StateBackendErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(ErrorOf("pipeline:\n  state-backend: rocksdb\n"
                     "  rocksdb: {timer-service.factory: [HEAP]}\n"),
             "jobs/ckpt.yaml:4:36: error: pipeline.rocksdb.timer-service.factory: expected HEAP "
-            "(Flink's HEAP | ROCKSDB), got a sequence");
+            "(Flink's HEAP | ROCKSDB), got a list");
   EXPECT_EQ(ErrorOf("pipeline: {rocksdb: {localdir: /tmp}}\n"),
             "jobs/ckpt.yaml:2:12: error: pipeline.rocksdb: only with state-backend: rocksdb");
   EXPECT_EQ(
@@ -242,7 +242,7 @@ TEST(CheckpointingKeysTest, StateBackendErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.managed: true}\n"),
             "jobs/ckpt.yaml:4:13: error: pipeline.rocksdb.memory.managed: unknown key "
             "\"memory.managed\"; allowed keys: localdir, memory.fixed-per-slot, "
-            "memory.write-buffer-ratio");
+            "memory.write-buffer-ratio, timer-service.factory");
 }
 
 // Issue 45: a `localdir` that cannot hold RocksDB's instance directories failed only when a task
