@@ -76,6 +76,31 @@ void RestoreFrom(StreamOperator& op, const std::string& bytes) {
   op.InitializeState(restore);
 }
 
+void WriteIncrementalCheckpoint(StreamOperator& op, CheckpointStorage& storage,
+                                const std::string& operator_id, int64_t id) {
+  StateWriter w;
+  StateSnapshotContext ctx{id, 0, w};
+  IncrementalSnapshotTarget target;
+  target.root = storage.dir();
+  ctx.incremental = &target;
+  op.SnapshotState(ctx);
+  std::vector<StateFileHandle> h;
+  h.push_back(storage.WriteState(id, operator_id, 0, w.bytes(), w.ReleaseBlocks(),
+                                 std::move(target.referenced)));
+  storage.Finalize(id, id, h);
+}
+
+void RestoreFromCheckpoint(StreamOperator& op, const CompletedCheckpoint& cp,
+                           const std::string& operator_id) {
+  StateReader r(*cp.Find(operator_id, 0));
+  StateInitializationContext ctx;
+  ctx.reader = &r;
+  ctx.restored_checkpoint_id = cp.id;
+  ctx.restore_watermarks = true;
+  ctx.restored_directory = cp.directory;
+  op.InitializeState(ctx);
+}
+
 ScriptRun RunScript(const OperatorFactory& factory, const std::vector<ScriptStep>& script, int cut,
                     const OperatorCounters& counters) {
   CollectingOutput out;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/stream_record.h"
 #include "runtime/core/watermark.h"
 #include "runtime/task/stream_operator.h"
@@ -64,5 +65,15 @@ std::string SnapshotOf(StreamOperator& op);
 /// Restores `op` (opened, not yet initialized) from `bytes` as checkpoint 1, its watermarks
 /// too (restore-watermarks: an exact continuation).
 void RestoreFrom(StreamOperator& op, const std::string& bytes);
+
+/// Writes `op`'s incremental checkpoint `id` (checkpointing.incremental: native RocksDB state with
+/// its SST files under `storage.dir()/shared`) into `storage` as subtask 0 of `operator_id`, as a
+/// task does, and completes it.
+void WriteIncrementalCheckpoint(StreamOperator& op, CheckpointStorage& storage,
+                                const std::string& operator_id, int64_t id);
+/// Restores `op` (opened, not yet initialized) from subtask 0 of `operator_id` in `cp`, its
+/// watermarks too.
+void RestoreFromCheckpoint(StreamOperator& op, const CompletedCheckpoint& cp,
+                           const std::string& operator_id);
 
 }  // namespace tidemark::testing

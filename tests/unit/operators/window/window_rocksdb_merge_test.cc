@@ -83,25 +83,10 @@ class Runner {
   std::string Snapshot() { return testing::SnapshotOf(*op_); }
   void Restore(const std::string& bytes) { testing::RestoreFrom(*op_, bytes); }
   void Checkpoint(CheckpointStorage& storage, int64_t id) {
-    StateWriter w;
-    StateSnapshotContext ctx{id, 0, w};
-    IncrementalSnapshotTarget target;
-    target.root = storage.dir();
-    ctx.incremental = &target;
-    op_->SnapshotState(ctx);
-    std::vector<StateFileHandle> h;
-    h.push_back(storage.WriteState(id, "windows", 0, w.bytes(), w.ReleaseBlocks(),
-                                   std::move(target.referenced)));
-    storage.Finalize(id, id, h);
+    testing::WriteIncrementalCheckpoint(*op_, storage, "windows", id);
   }
   void Restore(const CompletedCheckpoint& cp) {
-    StateReader r(*cp.Find("windows", 0));
-    StateInitializationContext ctx;
-    ctx.reader = &r;
-    ctx.restored_checkpoint_id = cp.id;
-    ctx.restore_watermarks = true;
-    ctx.restored_directory = cp.directory;
-    op_->InitializeState(ctx);
+    testing::RestoreFromCheckpoint(*op_, cp, "windows");
   }
   std::vector<Result> Results() const {
     std::vector<Result> out;

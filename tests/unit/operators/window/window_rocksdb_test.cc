@@ -17,6 +17,7 @@
 #include "runtime/state/key_groups.h"
 #include "runtime/time/manual_processing_time_service.h"
 #include "tests/testing/collecting_output.h"
+#include "tests/testing/snapshot_round_trip.h"
 
 namespace tidemark {
 namespace {
@@ -135,25 +136,10 @@ class Runner {
   }
   // An incremental checkpoint `id` (checkpointing.incremental), written as a task writes it.
   void Checkpoint(CheckpointStorage& storage, int64_t id) {
-    StateWriter w;
-    StateSnapshotContext ctx{id, 0, w};
-    IncrementalSnapshotTarget target;
-    target.root = storage.dir();
-    ctx.incremental = &target;
-    op_->SnapshotState(ctx);
-    std::vector<StateFileHandle> h;
-    h.push_back(storage.WriteState(id, "windows", 0, w.bytes(), w.ReleaseBlocks(),
-                                   std::move(target.referenced)));
-    storage.Finalize(id, id, h);
+    testing::WriteIncrementalCheckpoint(*op_, storage, "windows", id);
   }
   void Restore(const CompletedCheckpoint& cp) {
-    StateReader r(*cp.Find("windows", 0));
-    StateInitializationContext ctx;
-    ctx.reader = &r;
-    ctx.restored_checkpoint_id = cp.id;
-    ctx.restore_watermarks = true;
-    ctx.restored_directory = cp.directory;
-    op_->InitializeState(ctx);
+    testing::RestoreFromCheckpoint(*op_, cp, "windows");
   }
   std::vector<std::string> Results() const {
     std::vector<std::string> lines;
