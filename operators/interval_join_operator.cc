@@ -1,12 +1,14 @@
 #include "operators/interval_join_operator.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "runtime/core/errors.h"
 #include "runtime/core/time_format.h"
 #include "runtime/state/key_groups.h"
+#include "runtime/state/rocksdb_snapshot_stream.h"
 #include "runtime/state/state_codec.h"
 
 namespace tidemark {
@@ -196,8 +198,11 @@ void IntervalJoinOperator::SnapshotState(StateSnapshotContext& context) {
   w.WriteI64(input_watermarks_[1]);
   w.WriteI64(combined_watermark_);
   w.WriteI64(num_late_records_dropped_);
-  // The RocksDB backend's spilled keys come back first, so both backends write the same bytes.
-  UnspillAll();
+  // On RocksDB the spilled keys are read from the store one key group at a time and written
+  // from their stored values (the snapshot's bytes of their buffers), never read into the cache:
+  // both backends write the same bytes, and the heap holds at most one key group's spilled keys
+  // more.
+  NotePeakCachedKeys();
   std::vector<Key> keys;
   for (const auto& [k, ks] : state_) {
     if (!ks.left.empty() || !ks.right.empty()) {  // an empty entry: the cache's "resident" mark
@@ -206,16 +211,28 @@ void IntervalJoinOperator::SnapshotState(StateSnapshotContext& context) {
   }
   const TimersByKey<int> timers(timer_service_->EventTimeTimers());
   timers.AppendKeys(keys);
-  WriteKeyGroups(w, context_.max_parallelism, std::move(keys), [&](const Key& key) {
-    auto it = state_.find(key);
-    static const KeyState kEmpty;
-    const KeyState& ks = it == state_.end() ? kEmpty : it->second;
-    WriteBuffer(w, ks.left);
-    WriteBuffer(w, ks.right);
-    timers.Write(w, key, WriteSide);
-  });
+  const StreamedSnapshotStats stats = WriteKeyGroupsFromStore(
+      w, context_.max_parallelism, std::move(keys), rocks_has_keys() ? rocks_.get() : nullptr,
+      rocks_cf_, [&](const Key& key, const std::string* spilled) {
+        if (spilled != nullptr) {  // the stored value is what the snapshot writes
+          StateReader r(*spilled);
+          KeyState ks;
+          ReadBuffer(r, ks.left, options_.left_layout);
+          ReadBuffer(r, ks.right, options_.right_layout);
+          WriteBuffer(w, ks.left);
+          WriteBuffer(w, ks.right);
+        } else {
+          auto it = state_.find(key);
+          static const KeyState kEmpty;
+          const KeyState& ks = it == state_.end() ? kEmpty : it->second;
+          WriteBuffer(w, ks.left);
+          WriteBuffer(w, ks.right);
+        }
+        timers.Write(w, key, WriteSide);
+      });
+  rocks_snapshot_peak_group_keys_ =
+      std::max(rocks_snapshot_peak_group_keys_, stats.peak_group_spilled_keys);
   w.EndSection();
-  MaybeSpill();
 }
 
 void IntervalJoinOperator::InitializeState(StateInitializationContext& context) {
@@ -230,6 +247,12 @@ void IntervalJoinOperator::InitializeState(StateInitializationContext& context) 
   timer_service_->RestoreWatermark(combined_watermark_);
   num_late_records_dropped_ = r.ReadI64();
   const OperatorContext& c = context_;
+  // On RocksDB the keys go into the cache until its budget, the rest straight into the store in
+  // write batches: the heap never holds more keys than the cache's budget.
+  std::optional<RocksDbRestoreSink> sink;
+  if (rocks_) {
+    sink.emplace(*rocks_, rocks_cf_, c.max_parallelism);
+  }
   ReadKeyGroups(r, c.max_parallelism,
                 KeyGroupRangeForOperator(c.max_parallelism, c.parallelism, c.subtask_index),
                 [&](const Key& key) {
@@ -237,12 +260,22 @@ void IntervalJoinOperator::InitializeState(StateInitializationContext& context) 
                   ReadBuffer(r, ks.left, options_.left_layout);
                   ReadBuffer(r, ks.right, options_.right_layout);
                   if (!ks.left.empty() || !ks.right.empty()) {
-                    state_[key] = std::move(ks);
+                    if (sink && state_.size() >= rocks_cache_keys_) {
+                      StateWriter vw;
+                      WriteBuffer(vw, ks.left);
+                      WriteBuffer(vw, ks.right);
+                      sink->Put(key, vw.bytes());
+                    } else {
+                      state_[key] = std::move(ks);
+                    }
                   }
                   ReadKeyTimers(r, key, *timer_service_, false, ReadSide);
                 });
+  if (sink) {
+    sink->Finish();
+  }
+  NotePeakCachedKeys();
   r.EndSection();
-  MaybeSpill();
 }
 
 std::vector<Timestamp> IntervalJoinOperator::BufferedTimestamps(const Key& key, int input) const {
@@ -308,10 +341,15 @@ void IntervalJoinOperator::FaultInCurrentKey() {
   ReadBuffer(r, ks.right, options_.right_layout);
 }
 
+void IntervalJoinOperator::NotePeakCachedKeys() {
+  rocks_peak_cached_keys_ = std::max(rocks_peak_cached_keys_, static_cast<int64_t>(state_.size()));
+}
+
 void IntervalJoinOperator::MaybeSpill() {
   if (!rocks_ || state_.size() <= rocks_cache_keys_) {
     return;
   }
+  NotePeakCachedKeys();
   for (const auto& [key, ks] : state_) {
     if (ks.left.empty() && ks.right.empty()) {
       continue;
@@ -327,23 +365,6 @@ void IntervalJoinOperator::MaybeSpill() {
   rocks_->Commit();
   state_.clear();
   ++rocks_spills_;
-}
-
-void IntervalJoinOperator::UnspillAll() {
-  if (!rocks_has_keys()) {
-    return;
-  }
-  rocks_->ForEach(rocks_cf_, [&](int /*group*/, std::string_view key, std::string_view value) {
-    StateReader kr(key);
-    KeyState& ks = state_[kr.ReadKey()];
-    TM_CHECK(ks.left.empty() && ks.right.empty(),
-             "rocksdb interval join state: a key both cached and spilled");
-    StateReader r(value);
-    ReadBuffer(r, ks.left, options_.left_layout);
-    ReadBuffer(r, ks.right, options_.right_layout);
-    ++rocks_keys_read_;
-  });
-  rocks_->Clear(rocks_cf_);
 }
 
 }  // namespace tidemark

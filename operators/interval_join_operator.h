@@ -100,6 +100,14 @@ class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, pub
   bool uses_rocksdb() const { return rocks_ != nullptr; }
   int64_t rocksdb_spills() const { return rocks_spills_; }
   int64_t rocksdb_keys_read() const { return rocks_keys_read_; }
+  /// RocksDB backend: the most keys the in-memory cache held at once (seen before each write-out,
+  /// at each snapshot and after a restore): at most the cache's budget + 1, snapshots and
+  /// restores included. And the most spilled keys a snapshot held in memory at once (one key
+  /// group's, rocksdb_snapshot_stream.h).
+  int64_t rocksdb_peak_cached_keys() const { return rocks_peak_cached_keys_; }
+  int64_t rocksdb_snapshot_peak_group_keys() const { return rocks_snapshot_peak_group_keys_; }
+  /// RocksDB backend: how many keys the in-memory cache may hold (0 on the heap backend).
+  size_t rocksdb_cache_keys() const { return rocks_cache_keys_; }
 
  private:
   using Buffer = std::map<Timestamp, std::vector<Row>>;
@@ -131,17 +139,21 @@ class IntervalJoinOperator : public StreamOperator, public Triggerable<int>, pub
   // RocksDB state backend (the end of interval_join_operator.cc): `state_` is a cache of hot
   // keys over `rocks_`; a key's buffers are in exactly one of them. Read back (and deleted from
   // RocksDB) before an element or timer of the key; the whole cache is written out in one batch
-  // once it holds more than `rocks_cache_keys_` keys; a snapshot reads every key back first.
+  // once it holds more than `rocks_cache_keys_` keys. A snapshot copies the spilled keys from
+  // RocksDB one key group at a time, a restore puts the keys past the budget straight into
+  // RocksDB (rocksdb_snapshot_stream.h): neither reads every key into memory.
   void OpenRocksDb();
   void FaultInCurrentKey();
   void MaybeSpill();
-  void UnspillAll();
+  void NotePeakCachedKeys();
   bool rocks_has_keys() const { return rocks_ && rocks_->num_puts(rocks_cf_) > 0; }
   std::unique_ptr<RocksDbKeyedStore> rocks_;  // null on the heap backend
   int rocks_cf_ = -1;
   size_t rocks_cache_keys_ = 0;
   int64_t rocks_spills_ = 0;
   int64_t rocks_keys_read_ = 0;
+  int64_t rocks_peak_cached_keys_ = 0;
+  int64_t rocks_snapshot_peak_group_keys_ = 0;
   std::string rocks_value_;  // scratch: a key's encoded buffers
 };
 

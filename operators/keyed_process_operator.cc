@@ -1,12 +1,14 @@
 #include "operators/keyed_process_operator.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include <fmt/ostream.h>
 
 #include "runtime/core/errors.h"
 #include "runtime/state/key_groups.h"
+#include "runtime/state/rocksdb_snapshot_stream.h"
 #include "runtime/state/state_codec.h"
 
 namespace tidemark {
@@ -267,8 +269,10 @@ void KeyedProcessOperator::SnapshotState(StateSnapshotContext& context) {
   w.WriteBool(input_idle_[0]);
   w.WriteBool(input_idle_[1]);
   w.WriteBool(status_ == WatermarkStatus::kIdle);
-  // The RocksDB backend's spilled keys come back first, so both backends write the same bytes.
-  UnspillAll();
+  // On RocksDB the spilled keys are read from the store one key group at a time and written
+  // from their stored values (the snapshot's bytes of their state), never read into the cache: both
+  // backends write the same bytes, and the heap holds at most one key group's spilled keys more.
+  NotePeakCachedKeys();
   std::vector<Key> keys;
   for (const auto& [k, values] : state_) {
     if (!values.empty()) {  // an empty entry is only the RocksDB cache's "resident" mark
@@ -279,20 +283,33 @@ void KeyedProcessOperator::SnapshotState(StateSnapshotContext& context) {
   const TimersByKey<VoidNamespace> processing_timers(timer_service_->ProcessingTimeTimers());
   event_timers.AppendKeys(keys);
   processing_timers.AppendKeys(keys);
-  WriteKeyGroups(w, context_.max_parallelism, std::move(keys), [&](const Key& key) {
-    auto it = state_.find(key);
-    w.WriteU32(it == state_.end() ? 0 : static_cast<uint32_t>(it->second.size()));
-    if (it != state_.end()) {
-      for (const auto& [name, value] : it->second) {
-        w.WriteString(name);
-        w.WriteValue(value);
-      }
-    }
-    event_timers.Write(w, key, WriteVoid);
-    processing_timers.Write(w, key, WriteVoid);
-  });
+  const StreamedSnapshotStats stats = WriteKeyGroupsFromStore(
+      w, context_.max_parallelism, std::move(keys), rocks_has_keys() ? rocks_.get() : nullptr,
+      rocks_cf_, [&](const Key& key, const std::string* spilled) {
+        if (spilled != nullptr) {  // the stored value is what the snapshot writes
+          StateReader r(*spilled);
+          const uint32_t n = r.ReadU32();
+          w.WriteU32(n);
+          for (uint32_t i = 0; i < n; ++i) {
+            w.WriteString(r.ReadString());
+            w.WriteValue(r.ReadValue());
+          }
+        } else {
+          auto it = state_.find(key);
+          w.WriteU32(it == state_.end() ? 0 : static_cast<uint32_t>(it->second.size()));
+          if (it != state_.end()) {
+            for (const auto& [name, value] : it->second) {
+              w.WriteString(name);
+              w.WriteValue(value);
+            }
+          }
+        }
+        event_timers.Write(w, key, WriteVoid);
+        processing_timers.Write(w, key, WriteVoid);
+      });
+  rocks_snapshot_peak_group_keys_ =
+      std::max(rocks_snapshot_peak_group_keys_, stats.peak_group_spilled_keys);
   w.EndSection();
-  MaybeSpill();
   if (options_.broadcast_input >= 0) {
     w.BeginSection("broadcast-state", 1);
     w.WriteU32(static_cast<uint32_t>(broadcast_state_.size()));
@@ -329,17 +346,37 @@ void KeyedProcessOperator::InitializeState(StateInitializationContext& context) 
     status_ = idle ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
   }
   const OperatorContext& c = context_;
+  // On RocksDB the keys go into the cache until its budget, the rest straight into the store in
+  // write batches: the heap never holds more keys than the cache's budget.
+  std::optional<RocksDbRestoreSink> sink;
+  if (rocks_) {
+    sink.emplace(*rocks_, rocks_cf_, c.max_parallelism);
+  }
   ReadKeyGroups(r, c.max_parallelism,
                 KeyGroupRangeForOperator(c.max_parallelism, c.parallelism, c.subtask_index),
                 [&](const Key& key) {
                   const uint32_t n = r.ReadU32();
-                  for (uint32_t i = 0; i < n; ++i) {
-                    std::string name = r.ReadString();
-                    state_[key][std::move(name)] = r.ReadValue();
+                  if (n > 0 && sink && state_.size() >= rocks_cache_keys_) {
+                    StateWriter vw;
+                    vw.WriteU32(n);
+                    for (uint32_t i = 0; i < n; ++i) {
+                      vw.WriteString(r.ReadString());
+                      vw.WriteValue(r.ReadValue());
+                    }
+                    sink->Put(key, vw.bytes());
+                  } else {
+                    for (uint32_t i = 0; i < n; ++i) {
+                      std::string name = r.ReadString();
+                      state_[key][std::move(name)] = r.ReadValue();
+                    }
                   }
                   ReadKeyTimers(r, key, *timer_service_, false, ReadVoid);
                   ReadKeyTimers(r, key, *timer_service_, true, ReadVoid);
                 });
+  if (sink) {
+    sink->Finish();
+  }
+  NotePeakCachedKeys();
   r.EndSection();
   if (options_.broadcast_input >= 0) {
     r.BeginSection("broadcast-state", 1);
@@ -421,10 +458,15 @@ void KeyedProcessOperator::FaultInCurrentKey() {
   }
 }
 
+void KeyedProcessOperator::NotePeakCachedKeys() {
+  rocks_peak_cached_keys_ = std::max(rocks_peak_cached_keys_, static_cast<int64_t>(state_.size()));
+}
+
 void KeyedProcessOperator::MaybeSpill() {
   if (!rocks_ || state_.size() <= rocks_cache_keys_) {
     return;
   }
+  NotePeakCachedKeys();
   for (const auto& [key, values] : state_) {
     if (values.empty()) {
       continue;
@@ -443,25 +485,6 @@ void KeyedProcessOperator::MaybeSpill() {
   rocks_->Commit();
   state_.clear();
   ++rocks_spills_;
-}
-
-void KeyedProcessOperator::UnspillAll() {
-  if (!rocks_has_keys()) {
-    return;
-  }
-  rocks_->ForEach(rocks_cf_, [&](int /*group*/, std::string_view key, std::string_view value) {
-    StateReader kr(key);
-    auto& values = state_[kr.ReadKey()];
-    TM_CHECK(values.empty(), "rocksdb process state: a key both cached and spilled");
-    StateReader r(value);
-    const uint32_t n = r.ReadU32();
-    for (uint32_t i = 0; i < n; ++i) {
-      std::string name = r.ReadString();
-      values.insert_or_assign(std::move(name), r.ReadValue());
-    }
-    ++rocks_keys_read_;
-  });
-  rocks_->Clear(rocks_cf_);
 }
 
 }  // namespace tidemark

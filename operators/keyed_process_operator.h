@@ -186,6 +186,14 @@ class KeyedProcessOperator : public StreamOperator,
   bool uses_rocksdb() const { return rocks_ != nullptr; }
   int64_t rocksdb_spills() const { return rocks_spills_; }
   int64_t rocksdb_keys_read() const { return rocks_keys_read_; }
+  /// RocksDB backend: the most keys the in-memory cache held at once (seen before each write-out,
+  /// at each snapshot and after a restore): at most the cache's budget + 1, snapshots and
+  /// restores included. And the most spilled keys a snapshot held in memory at once (one key
+  /// group's, rocksdb_snapshot_stream.h).
+  int64_t rocksdb_peak_cached_keys() const { return rocks_peak_cached_keys_; }
+  int64_t rocksdb_snapshot_peak_group_keys() const { return rocks_snapshot_peak_group_keys_; }
+  /// RocksDB backend: how many keys the in-memory cache may hold (0 on the heap backend).
+  size_t rocksdb_cache_keys() const { return rocks_cache_keys_; }
 
  private:
   friend class ProcessContext;
@@ -200,15 +208,16 @@ class KeyedProcessOperator : public StreamOperator,
   // keys over `rocks_`, column family "process-state": a key's named values are in exactly one
   // of them. Before the function sees a key (a record or a timer) its values are read back (and
   // deleted from RocksDB); after it, a cache holding more than `rocks_cache_keys_` keys is
-  // written to RocksDB in one batch and emptied. A snapshot reads every key back first, so it
-  // writes the heap backend's bytes. Timers stay on the heap (Flink's
-  // `state.backend.rocksdb.timer-service.factory: HEAP`).
+  // written to RocksDB in one batch and emptied. A snapshot copies the spilled keys from
+  // RocksDB one key group at a time and a restore puts the keys past the cache's budget straight
+  // into RocksDB (rocksdb_snapshot_stream.h), so neither reads every key into memory. Timers stay
+  // on the heap (Flink's `state.backend.rocksdb.timer-service.factory: HEAP`).
   void OpenRocksDb();
   // Reads the current key's values back from RocksDB when the cache does not hold the key; a
   // key RocksDB does not hold either gets an empty entry (resident, no values yet).
   void FaultInCurrentKey();
   void MaybeSpill();
-  void UnspillAll();
+  void NotePeakCachedKeys();
   bool rocks_has_keys() const { return rocks_ && rocks_->num_puts(rocks_cf_) > 0; }
 
   std::unique_ptr<KeyedProcessFunction> function_;
@@ -228,6 +237,8 @@ class KeyedProcessOperator : public StreamOperator,
   size_t rocks_cache_keys_ = 0;
   int64_t rocks_spills_ = 0;
   int64_t rocks_keys_read_ = 0;
+  int64_t rocks_peak_cached_keys_ = 0;
+  int64_t rocks_snapshot_peak_group_keys_ = 0;
   std::string rocks_key_;    // scratch: a key's encoded form (StateWriter::WriteKey)
   std::string rocks_value_;  // scratch: a key's encoded values
 };

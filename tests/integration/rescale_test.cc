@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -19,6 +20,7 @@
 #include "config/job_loader.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/errors.h"
+#include "runtime/state/state_serializer.h"
 #include "tools/engine/engine.h"
 
 namespace tidemark {
@@ -136,6 +138,25 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
   return v;
 }
 
+/// The number of keys in one subtask's canonical snapshot of `section` (the keyed process
+/// operator's or the interval join's), whose key groups follow `header_bytes` of watermarks.
+int64_t KeysInSnapshot(const std::string& bytes, std::string_view section, int header_bytes) {
+  StateReader r(bytes);
+  r.BeginSection(section, 1);
+  for (int i = 0; i < header_bytes; ++i) {
+    r.ReadU8();
+  }
+  int64_t keys = 0;
+  const uint32_t groups = r.ReadU32();
+  for (uint32_t g = 0; g < groups; ++g) {
+    r.BeginSection("key-group", 1);
+    r.ReadU32();
+    keys += r.ReadU32();
+    r.EndSection();
+  }
+  return keys;
+}
+
 class RescaleTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -185,17 +206,30 @@ class RescaleTest : public ::testing::Test {
   /// run's are the uninterrupted run's. Returns the uninterrupted run's number of rows.
   size_t CheckRescales(const char* op, const std::string& user = "MOD(ts / 100 * 7 + n, 13)",
                        const std::string& before = "heap", const std::string& after = "heap") {
-    const Run plain = RunJob(JobYaml(2, op, "", user, before), {});
+    return CheckRescalesOf(
+        [&](int p, const std::string& checkpointing, const std::string& backend) {
+          return JobYaml(p, op, checkpointing, user, backend);
+        },
+        before, after);
+  }
+
+  /// Job text at a parallelism, with a checkpointing block (or ""), on a state backend.
+  using MakeYaml = std::function<std::string(int, const std::string&, const std::string&)>;
+
+  /// `CheckRescales` of the job `yaml` makes (its checkpointing block from `Checkpointing`);
+  /// `savepoint`, when given, receives the savepoint taken at parallelism 2.
+  size_t CheckRescalesOf(const MakeYaml& yaml, const std::string& before, const std::string& after,
+                         CompletedCheckpoint* savepoint = nullptr) {
+    const Run plain = RunJob(yaml(2, "", before), {});
     EXPECT_EQ(plain.state, JobState::kFinished) << plain.failure;
     const std::vector<std::string> uninterrupted = Sorted(plain.lines);
     // The same rows at parallelism 1 and 3: the comparison below is meaningful.
-    EXPECT_EQ(Sorted(RunJob(JobYaml(1, op, "", user, after), {}).lines), uninterrupted);
-    EXPECT_EQ(Sorted(RunJob(JobYaml(3, op, "", user, after), {}).lines), uninterrupted);
+    EXPECT_EQ(Sorted(RunJob(yaml(1, "", after), {}).lines), uninterrupted);
+    EXPECT_EQ(Sorted(RunJob(yaml(3, "", after), {}).lines), uninterrupted);
 
     const fs::path base = dir_ / (before + "-to-" + after);  // fresh directories per call
     const fs::path target = base / "savepoints";
-    const Run stopped =
-        RunJob(JobYaml(2, op, Checkpointing(base / "first"), user, before), {}, 8, target);
+    const Run stopped = RunJob(yaml(2, Checkpointing(base / "first"), before), {}, 8, target);
     EXPECT_EQ(stopped.state, JobState::kFinished) << stopped.failure;
     EXPECT_TRUE(stopped.savepoint.ok) << stopped.savepoint.error;
     if (!stopped.savepoint.ok) {
@@ -209,6 +243,9 @@ class RescaleTest : public ::testing::Test {
     EXPECT_EQ(sp.parallelism.at("source"), (OperatorParallelism{2, 128}));
     EXPECT_EQ(sp.blocks.at({"stateful", 0}).size(), 1u);
     EXPECT_EQ(sp.blocks.at({"source", 1}).size(), 1u);
+    if (savepoint != nullptr) {
+      *savepoint = sp;
+    }
 
     for (int p : {1, 3}) {
       SCOPED_TRACE("restored at parallelism " + std::to_string(p));
@@ -216,14 +253,28 @@ class RescaleTest : public ::testing::Test {
       options.restore_from = stopped.savepoint.path;
       options.checkpoint_dir = base / ("after-" + std::to_string(p));
       const Run resumed =
-          RunJob(JobYaml(p, op, Checkpointing(base / ("after-" + std::to_string(p))), user, after),
-                 options);
+          RunJob(yaml(p, Checkpointing(base / ("after-" + std::to_string(p))), after), options);
       EXPECT_EQ(resumed.state, JobState::kFinished) << resumed.failure;
       std::vector<std::string> joined = stopped.lines;
       joined.insert(joined.end(), resumed.lines.begin(), resumed.lines.end());
       EXPECT_EQ(Sorted(joined), uninterrupted);
     }
     return uninterrupted.size();
+  }
+
+  /// `CheckRescalesOf` rocksdb -> rocksdb, where each subtask's savepoint of the operator writing
+  /// `section` (its key groups after `header_bytes`) holds more than `min_keys` keys, then
+  /// rocksdb -> heap; both give the uninterrupted run's `rows` rows.
+  void CheckSpilledRescales(const MakeYaml& yaml, std::string_view section, int header_bytes,
+                            int64_t min_keys, size_t rows) {
+    CompletedCheckpoint sp;
+    EXPECT_EQ(CheckRescalesOf(yaml, "rocksdb", "rocksdb", &sp), rows);
+    for (int subtask : {0, 1}) {
+      const std::string* bytes = sp.Find("stateful", subtask);
+      ASSERT_NE(bytes, nullptr);
+      EXPECT_GT(KeysInSnapshot(*bytes, section, header_bytes), min_keys);
+    }
+    EXPECT_EQ(CheckRescalesOf(yaml, "rocksdb", "heap"), rows);
   }
 
   fs::path dir_;
@@ -284,6 +335,56 @@ TEST_F(RescaleTest, IntervalJoinBuffersRestoreAtOneAndThreeOnBothBackends) {
   EXPECT_EQ(CheckRescales(kIntervalJoin, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "rocksdb"), 186u);
   EXPECT_EQ(CheckRescales(kIntervalJoin, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "heap"), 186u);
   EXPECT_EQ(CheckRescales(kIntervalJoin, "MOD(ts / 100 * 7 + n, 13)", "heap", "rocksdb"), 186u);
+}
+
+// Enough keys that the RocksDB backend spills (its 1 MiB budget caches 2048 process keys or
+// 1024 join keys a subtask): four splits of 6000 records 1 ms apart (paced 1 ms), checkpoints
+// every 500 ms, so the savepoint after checkpoint 8 holds ~2000 ms of keys (~8000 process keys,
+// ~4000 join keys). `user` is `ts * 4 + n` for the process function (one key a record: 24000
+// keys, all kept) and `ts * 2 + n / 2` for the join (splits 0 and 1 share a key a millisecond,
+// 2 and 3 another: one pair a key), whose +-10 s bounds keep every key buffered to the end.
+std::string SpillingJobYaml(int parallelism, const std::string& stateful, const std::string& user,
+                            const std::string& checkpointing, const std::string& backend) {
+  std::string yaml = JobYaml(parallelism, stateful.c_str(), "", user, backend);
+  const size_t from = yaml.find("      splits:\n");
+  const size_t to = yaml.find("    watermarks:");
+  std::string splits = "      splits:\n";
+  for (int n = 0; n < 4; ++n) {
+    splits += "        - {id: s" + std::to_string(n) +
+              ", start: 0ms, step: 1ms, count: 6000, fields: {n: " + std::to_string(n) + "}}\n";
+  }
+  yaml.replace(from, to - from, splits);
+  yaml.replace(yaml.find("pacing: 10ms"), 12, "pacing: 1ms");
+  if (!checkpointing.empty()) {
+    std::string c = checkpointing;
+    c.replace(c.find("interval: 100ms"), 15, "interval: 500ms");
+    yaml += c;
+  }
+  return yaml;
+}
+
+// Savepoints of state that does not fit the RocksDB backend's cache (most keys spilled), taken at
+// parallelism 2 (each subtask's snapshot streamed from RocksDB key group by key group) and
+// restored at 1 and 3 (the keys past the cache's budget written straight to RocksDB): the rows
+// are the uninterrupted run's, and the same savepoint restores on the heap backend.
+TEST_F(RescaleTest, SpilledKeyedProcessStateOnRocksDbRestoresAtOneAndThree) {
+  auto yaml = [](int p, const std::string& checkpointing, const std::string& backend) {
+    return SpillingJobYaml(p, kProcess, "ts * 4 + n", checkpointing, backend);
+  };
+  // More keys a subtask than the 2048 the cache holds: the rest came from RocksDB.
+  CheckSpilledRescales(yaml, "keyed-process", 35, 3000, 24000);
+}
+
+TEST_F(RescaleTest, SpilledIntervalJoinBuffersOnRocksDbRestoreAtOneAndThree) {
+  const std::string join = [] {
+    std::string j = kIntervalJoin;
+    j.replace(j.find("lower: -150ms, upper: 150ms"), 27, "lower: -10s, upper: 10s");
+    return j;
+  }();
+  auto yaml = [&](int p, const std::string& checkpointing, const std::string& backend) {
+    return SpillingJobYaml(p, join, "ts * 2 + n / 2", checkpointing, backend);
+  };
+  CheckSpilledRescales(yaml, "interval-join", 32, 1500, 12000);  // the cache holds 1024 keys
 }
 
 TEST_F(RescaleTest, AChangedMaxParallelismIsRefused) {

@@ -16,6 +16,7 @@
 
 #include "operators/interval_join_operator.h"
 #include "operators/keyed_process_operator.h"
+#include "runtime/state/key_groups.h"
 #include "runtime/time/manual_processing_time_service.h"
 #include "tests/testing/collecting_output.h"
 #include "tests/testing/snapshot_round_trip.h"
@@ -109,7 +110,7 @@ std::unique_ptr<IntervalJoinOperator> MakeJoin() {
 template <typename Op>
 class Runner {
  public:
-  explicit Runner(const std::string& backend) {
+  explicit Runner(const std::string& backend, int64_t memory = int64_t{1} << 20) {
     if constexpr (std::is_same_v<Op, KeyedProcessOperator>) {
       op_ = MakeProcess();
     } else {
@@ -120,7 +121,8 @@ class Runner {
     ctx.output = &out_;
     ctx.processing_time = &clock_;
     ctx.state_backend = backend;
-    ctx.rocksdb.memory_fixed_per_slot = int64_t{1} << 20;  // 2048 keys cached of 6000
+    // 1 MiB: 2048 keys cached of 6000 (1024 for the join); kTinyCache: 128 (64 for the join).
+    ctx.rocksdb.memory_fixed_per_slot = memory;
     op_->Open(ctx);
   }
   ~Runner() { op_->Close(); }
@@ -188,22 +190,26 @@ TEST(KeyedProcessRocksDbTest, SameResultsAsTheHeapBackendWhileSpilling) {
   EXPECT_FALSE(heap.op().uses_rocksdb());
 }
 
+/// The heap backend's uninterrupted output of `steps` (sorted) and its snapshot at step `cut`.
+template <typename Op>
+std::pair<std::vector<std::string>, std::string> HeapReference(const std::vector<Step>& steps,
+                                                               size_t cut) {
+  Runner<Op> uninterrupted("heap");
+  uninterrupted.Run(steps, 0, steps.size());
+  std::vector<std::string> expected = uninterrupted.Results();
+  std::sort(expected.begin(), expected.end());
+  Runner<Op> heap("heap");
+  heap.Run(steps, 0, cut);
+  return {std::move(expected), heap.Snapshot()};
+}
+
 /// Cuts `steps` in the middle of the second second (keys spilled on the rocksdb side), snapshots
 /// on one backend and restores on the other (and on the same): the snapshot is the heap
 /// backend's bytes and the output the uninterrupted run's.
 template <typename Op>
 void CheckSnapshotsAcrossBackends(const std::vector<Step>& steps) {
-  Runner<Op> uninterrupted("heap");
-  uninterrupted.Run(steps, 0, steps.size());
-  std::vector<std::string> expected = uninterrupted.Results();
-  std::sort(expected.begin(), expected.end());
   const size_t cut = steps.size() * 3 / 8;
-  std::string heap_bytes;
-  {
-    Runner<Op> heap("heap");
-    heap.Run(steps, 0, cut);
-    heap_bytes = heap.Snapshot();
-  }
+  const auto [expected, heap_bytes] = HeapReference<Op>(steps, cut);
   for (const auto& [before, after] : std::vector<std::pair<std::string, std::string>>{
            {"heap", "rocksdb"}, {"rocksdb", "heap"}, {"rocksdb", "rocksdb"}}) {
     SCOPED_TRACE(before + " -> " + after);
@@ -217,7 +223,8 @@ void CheckSnapshotsAcrossBackends(const std::vector<Step>& steps) {
       }
       bytes = first.Snapshot();
       got = first.Results();
-      // Canonical: the spilled keys were read back, the snapshot is the heap backend's bytes.
+      // Canonical: the spilled keys were copied from RocksDB, the snapshot is the heap backend's
+      // bytes.
       EXPECT_EQ(bytes, heap_bytes);
       // The snapshot leaves the cache within its budget again: later records still work.
       first.Run(steps, cut, cut + 100);
@@ -275,6 +282,82 @@ TEST(IntervalJoinRocksDbTest, SameResultsAsTheHeapBackendWhileSpilling) {
 
 TEST(IntervalJoinRocksDbTest, SnapshotsAreTheSameBytesAndRestoreAcrossBackends) {
   CheckSnapshotsAcrossBackends<IntervalJoinOperator>(Input(/*two_inputs=*/true, /*lag=*/1500));
+}
+
+// A cache of 64 KiB: 128 keys for the process function (256 bytes a key), 64 for the join
+// (512), so ~98% of the 6000 keys are in RocksDB at the cut.
+constexpr int64_t kTinyCache = int64_t{64} << 10;
+
+/// The most keys of any one key group among the 6000 keys (max parallelism 128).
+int64_t LargestKeyGroup() {
+  std::map<int, int64_t> groups;
+  for (int64_t i = 0; i < kKeys; ++i) {
+    ++groups[KeyGroupForHash(KeyHash64(Key{"user-" + std::to_string(i)}), kDefaultMaxParallelism)];
+  }
+  int64_t largest = 0;
+  for (const auto& [group, n] : groups) {
+    largest = std::max(largest, n);
+  }
+  return largest;
+}
+
+/// With nearly every key spilled: the snapshot is the heap backend's bytes, taken without
+/// reading the spilled keys into the cache (it never holds more than its budget + 1 keys, and
+/// the snapshot at most one key group's spilled keys at once); a restore on RocksDB fills the
+/// cache to its budget and writes the rest to RocksDB, and gives the uninterrupted heap run's
+/// output; the restored operator's own snapshot is the same bytes again.
+template <typename Op>
+void CheckStreamedSnapshotAndRestore(const std::vector<Step>& steps, size_t cache_keys) {
+  const size_t cut = steps.size() * 3 / 8;
+  const auto [expected, heap_bytes] = HeapReference<Op>(steps, cut);
+  std::vector<std::string> got;
+  std::string bytes;
+  {
+    Runner<Op> first("rocksdb", kTinyCache);
+    ASSERT_EQ(first.op().rocksdb_cache_keys(), cache_keys);
+    first.Run(steps, 0, cut);
+    EXPECT_GT(first.op().rocksdb_spills(), 40);
+    const int64_t cached_before = first.op().rocksdb_peak_cached_keys();
+    bytes = first.Snapshot();
+    got = first.Results();
+    EXPECT_EQ(bytes, heap_bytes);
+    ::testing::Test::RecordProperty("peak_cached_keys_before_snapshot",
+                                    std::to_string(cached_before));
+    ::testing::Test::RecordProperty("snapshot_peak_group_keys",
+                                    std::to_string(first.op().rocksdb_snapshot_peak_group_keys()));
+    ::testing::Test::RecordProperty("snapshot_bytes", std::to_string(bytes.size()));
+    // The heap held at most the budget's keys (+1 before a write-out), the snapshot included.
+    EXPECT_LE(first.op().rocksdb_peak_cached_keys(), static_cast<int64_t>(cache_keys) + 1);
+    EXPECT_GE(first.op().rocksdb_peak_cached_keys(), static_cast<int64_t>(cache_keys));
+    // The snapshot held one key group's spilled keys at a time: a few dozen, not thousands.
+    EXPECT_GT(first.op().rocksdb_snapshot_peak_group_keys(), 0);
+    EXPECT_LE(first.op().rocksdb_snapshot_peak_group_keys(), LargestKeyGroup());
+    EXPECT_LT(LargestKeyGroup(), 80);
+    // A second snapshot reads the same: the first left the store and the cache as they were.
+    EXPECT_EQ(first.Snapshot(), heap_bytes);
+  }
+  Runner<Op> second("rocksdb", kTinyCache);
+  second.Restore(bytes);
+  // The restore filled the cache to its budget, no further: the rest went to RocksDB.
+  EXPECT_EQ(second.op().rocksdb_peak_cached_keys(), static_cast<int64_t>(cache_keys));
+  EXPECT_EQ(second.op().rocksdb_spills(), 0);
+  EXPECT_EQ(second.Snapshot(), bytes);
+  second.Run(steps, cut, steps.size());
+  EXPECT_LE(second.op().rocksdb_peak_cached_keys(), static_cast<int64_t>(cache_keys) + 1);
+  for (std::string& line : second.Results()) {
+    got.push_back(std::move(line));
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, expected);
+}
+
+TEST(KeyedProcessRocksDbTest, SnapshotAndRestoreStreamPastATinyCache) {
+  CheckStreamedSnapshotAndRestore<KeyedProcessOperator>(Input(), 128);
+}
+
+TEST(IntervalJoinRocksDbTest, SnapshotAndRestoreStreamPastATinyCache) {
+  CheckStreamedSnapshotAndRestore<IntervalJoinOperator>(Input(/*two_inputs=*/true, /*lag=*/1500),
+                                                        64);
 }
 
 }  // namespace
