@@ -52,6 +52,9 @@ void WindowOperator::Open(const OperatorContext& context) {
   if (sliced_) {
     OpenRocksDb();
   }
+  if (flat_sessions_) {
+    OpenSessionRocksDb();
+  }
 }
 
 void WindowOperator::Close() {
