@@ -164,7 +164,9 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// costs no timer work; sessions fire in (time, key) order, as the per-window timers would.
 /// Snapshots are written in the per-window path's format (panes, sessions, one timer per
 /// session), so either path restores the other's; a record timestamp beyond +-2^61 ms converts
-/// the operator to the per-window path for good, as on the sliced path.
+/// the operator to the per-window path for good, as on the sliced path. With
+/// `pipeline.state-backend: rocksdb` the flat session store is a bounded cache of hot keys over
+/// RocksDB (column family "session-windows"; see `OpenSessionRocksDb`); timers stay on the heap.
 /// Every other configuration (other assigners or triggers, processing time, buffering
 /// functions, lateness on sessions; avg / double sum / double min-max on tumbling and sliding
 /// windows) uses per-window states.
