@@ -514,10 +514,11 @@ class WindowOperator : public StreamOperator,
   // beside it, the two paths being exclusive). When the store holds more than
   // `rocks_session_cache_keys_` keys (checked per record and after each watermark's firings),
   // whole key groups from a rotating cursor are written out with puts and dropped until it holds
-  // three quarters of that. A key missing from the store is read back (and its copy deleted: a
-  // key lives in exactly one of the two) when a record or its timer needs it, unless
-  // `rocks_session_written_` rules out a copy. Timers stay on the heap: an evicted key keeps its
-  // timer entry. Snapshots are canonical (every key read back first).
+  // three quarters of that. A key missing from the store is read back when a record or its timer
+  // needs it, unless `rocks_session_written_` rules out a copy; its copy stays (the store's state
+  // overrides it) until its next eviction overwrites it or its last session fires (deleted). Timers
+  // stay on the heap: an evicted key keeps its timer entry. Snapshots are canonical (every key read
+  // back first).
   void OpenSessionRocksDb();
   void MaybeSpillSessions();
   template <typename K>
@@ -526,6 +527,13 @@ class WindowOperator : public StreamOperator,
   // when RocksDB holds none.
   template <typename K, typename Src>
   std::pair<const K*, SessionKeyState*> SessionFaultIn(SessionStore<K>& store, const Src& src);
+  // Stages a delete of the RocksDB copy of `key` (its last session fired; no-op when the filter
+  // rules a copy out).
+  template <typename K>
+  void DropSessionCopy(SessionStore<K>& store, const K& key);
+  // Before a batch: `MaybeSpillSessions`, then the int64 keys of `records` the store misses,
+  // read back with one MultiGet.
+  void SessionFaultInBatch(RecordBatch& records);
   void EncodeSessionKey(const SessionKeyState& ks);  // into rocks_value_
   void DecodeSessionKey(std::string_view bytes, SessionKeyState& ks);
   // Every spilled session key back into the store; the column family emptied.
@@ -664,6 +672,7 @@ class WindowOperator : public StreamOperator,
   int rocks_session_cf_ = -1;
   size_t rocks_session_cache_keys_ = 0;
   int rocks_session_evict_group_ = 0;
+  uint64_t rocks_session_records_ = 0;  // records since Open (see SessionProcessElement)
   // Every session timer up to this time has fired (and read its key back).
   Timestamp rocks_session_dead_through_ = kMinTimestamp;
   EvictedKeyFilter rocks_session_written_;

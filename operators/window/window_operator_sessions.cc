@@ -81,7 +81,11 @@ void WindowOperator::MigrateSessionsToKeyStore() {
 }
 
 void WindowOperator::SessionProcessElement(StreamRecord& record) {
-  MaybeSpillSessions();
+  // (RocksDB) The cache of hot keys kept within its budget: checked before each batch
+  // (ProcessBatch) and every 256 records (counting the keys costs a pass over the key groups).
+  if (rocks_session_cf_ >= 0 && ++rocks_session_records_ % 256 == 0) {
+    MaybeSpillSessions();
+  }
   if (options_.key_slots.size() == 1 && !key_sessions_) {
     if (IsInt64Key(record.row)) {
       if (!int_sessions_) {
@@ -231,6 +235,9 @@ void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp waterma
                      ks->accs.begin() + static_cast<std::ptrdiff_t>(slice_words_));
       if (ks->sessions.empty()) {
         RecycleAccumulators(ks->accs);
+        if (rocks_session_cf_ >= 0) {
+          DropSessionCopy(store, key);  // (RocksDB) a copy read back is dead now
+        }
         store.keys.Erase(key);
         return;
       }

@@ -1,10 +1,15 @@
 // The window operator's flat session path on the RocksDB state backend (see the comment at
 // `WindowOperator::OpenSessionRocksDb` in window_operator.h): the in-memory session store is a
 // bounded write-back cache of hot keys over one RocksDB instance per subtask, column family
-// "session-windows", keys prefixed by their key group. A key lives in exactly one of the two: it
-// is written out (a put) when evicted and read back, its copy deleted, when a record or its timer
-// needs it. Flink's RocksDB backend reads a key's window state on every access; the cache in
-// front spares that for hot keys.
+// "session-windows", keys prefixed by their key group. RocksDB is the source of truth for the keys
+// not in the store: a key is written out (a put) when evicted and read back when a record or its
+// timer needs it. A key read back keeps its copy (a delete per read costs as much as the put),
+// which the store's state overrides and the key's next eviction overwrites. A key whose last
+// session fires is erased from the store and its copy deleted (`DropSessionCopy`; a stale timer
+// entry of the key may still pop in the same run); a copy is also dead once every session in it
+// has ended (its drop time, first in the value, at or before `rocks_session_dead_through_`), which
+// reads check too. Flink's RocksDB backend
+// reads a key's window state on every access; the cache in front spares that for hot keys.
 
 #include <algorithm>
 #include <type_traits>
@@ -21,12 +26,20 @@ namespace {
 constexpr int64_t kCachedSessionKeyBytes = 160;
 constexpr const char* kSessionColumnFamily = "session-windows";
 
-uint64_t SessionKeyHash(int64_t k) { return Int64KeyHash64(k); }
-uint64_t SessionKeyHash(const KeyRef& k) { return k.hash64(); }
-uint64_t SessionKeyHash(const KeyProbe& p) { return p.hash64; }
+uint64_t SessionKeyHash(int64_t k) {
+  return Int64KeyHash64(k);
+}
+uint64_t SessionKeyHash(const KeyRef& k) {
+  return k.hash64();
+}
+uint64_t SessionKeyHash(const KeyProbe& p) {
+  return p.hash64;
+}
 
 // The key's canonical bytes (`AppendCanonicalKeyBytes`), the form RocksDB state keeps keys in.
-void AppendSessionKeyBytes(int64_t k, std::string& out) { AppendCanonicalKeyBytes(Value(k), out); }
+void AppendSessionKeyBytes(int64_t k, std::string& out) {
+  AppendCanonicalKeyBytes(Value(k), out);
+}
 void AppendSessionKeyBytes(const KeyRef& k, std::string& out) {
   for (const Value& v : k.key()) {
     AppendCanonicalKeyBytes(v, out);
@@ -75,10 +88,12 @@ void WindowOperator::MaybeSpillSessions() {
 }
 
 void WindowOperator::EncodeSessionKey(const SessionKeyState& ks) {
-  // The key's sessions (window and state window), its timer time and each session's
-  // accumulators in their general form (the snapshot's bytes for them).
+  // The copy's drop time (see the file comment), the key's sessions (window and state window),
+  // its timer time and each session's accumulators in their general form (the snapshot's bytes
+  // for them).
   scratch_accs_.resize(session_accs_);
   StateWriter w;
+  w.WriteI64(ks.sessions.back().end - 1);
   w.WriteU32(static_cast<uint32_t>(ks.sessions.size()));
   for (const FlatSession& s : ks.sessions) {
     w.WriteI64(s.start);
@@ -98,6 +113,7 @@ void WindowOperator::EncodeSessionKey(const SessionKeyState& ks) {
 
 void WindowOperator::DecodeSessionKey(std::string_view bytes, SessionKeyState& ks) {
   StateReader r(bytes);
+  (void)r.ReadI64();  // the drop time
   const uint32_t n = r.ReadU32();
   if (n == 0 || n > r.remaining() / 32) {
     throw StateCorrupt("rocksdb session window state: a key with a bad number of sessions");
@@ -194,8 +210,9 @@ std::pair<const K*, SessionKeyState*> WindowOperator::SessionFaultIn(SessionStor
   AppendSessionKeyBytes(src, rocks_key_);
   const int group = KeyGroupForHash(hash, context().max_parallelism);
   rocks_->Commit();
-  if (!rocks_->Get(rocks_session_cf_, group, rocks_key_, &rocks_value_)) {
-    ++rocks_lookups_missed_;
+  if (!rocks_->Get(rocks_session_cf_, group, rocks_key_, &rocks_value_) ||
+      StateReader(rocks_value_).ReadI64() <= rocks_session_dead_through_) {
+    ++rocks_lookups_missed_;  // none, or a dead copy
     return {nullptr, nullptr};
   }
   std::pair<const K*, SessionKeyState*> entry;
@@ -205,9 +222,65 @@ std::pair<const K*, SessionKeyState*> WindowOperator::SessionFaultIn(SessionStor
     entry = store.keys.Emplace(src);
   }
   DecodeSessionKey(rocks_value_, *entry.second);
-  // The store holds the key now: its copy goes (a key is never in both).
-  rocks_->StageDelete(rocks_session_cf_, group, rocks_key_);
   return entry;
+}
+
+void WindowOperator::SessionFaultInBatch(RecordBatch& records) {
+  // The int64 keys of the batch the store misses and RocksDB may hold, read with one MultiGet
+  // (one pass over the files for the whole batch instead of a Get per record).
+  if (rocks_session_cf_ < 0) {
+    return;
+  }
+  MaybeSpillSessions();  // first, so that the keys read stay for the batch
+  if (!int_sessions_ || key_sessions_ || options_.key_slots.size() != 1 ||
+      rocks_->num_puts(rocks_session_cf_) == 0) {
+    return;
+  }
+  const int slot = options_.key_slots[0];
+  const auto uslot = static_cast<size_t>(slot);
+  rocks_batch_keys_.clear();
+  for (size_t i = 0; i < records.size; ++i) {
+    const Row& row = records[i].row;
+    if (IsInt64Slot(row, slot) && !row.IsNull(uslot)) {
+      const int64_t k = row.GetInt64(uslot);
+      if (int_sessions_->keys.Find(k) == nullptr &&
+          rocks_session_written_.MayContain(Int64KeyHash64(k), rocks_session_dead_through_)) {
+        rocks_batch_keys_.push_back(k);
+      }
+    }
+  }
+  if (rocks_batch_keys_.empty()) {
+    return;
+  }
+  std::sort(rocks_batch_keys_.begin(), rocks_batch_keys_.end());
+  rocks_batch_keys_.erase(std::unique(rocks_batch_keys_.begin(), rocks_batch_keys_.end()),
+                          rocks_batch_keys_.end());
+  rocks_read_keys_.clear();
+  for (int64_t k : rocks_batch_keys_) {
+    std::string prefixed;
+    RocksDbKeyedStore::AppendKeyGroup(int_sessions_->keys.KeyGroupOf(k), &prefixed);
+    AppendCanonicalKeyBytes(Value(k), prefixed);
+    rocks_read_keys_.push_back(std::move(prefixed));
+  }
+  rocks_->Commit();
+  rocks_lookups_missed_ += static_cast<int64_t>(rocks_batch_keys_.size());
+  rocks_->MultiGet(rocks_session_cf_, rocks_read_keys_, [&](size_t i, std::string_view value) {
+    if (StateReader(value).ReadI64() <= rocks_session_dead_through_) {
+      return;  // a dead copy
+    }
+    --rocks_lookups_missed_;
+    DecodeSessionKey(value, *int_sessions_->keys.Emplace(rocks_batch_keys_[i]).second);
+  });
+}
+
+template <typename K>
+void WindowOperator::DropSessionCopy(SessionStore<K>& store, const K& key) {
+  if (!rocks_session_written_.MayContain(SessionKeyHash(key), rocks_session_dead_through_)) {
+    return;  // never written (or dead)
+  }
+  rocks_key_.clear();
+  AppendSessionKeyBytes(key, rocks_key_);
+  rocks_->StageDelete(rocks_session_cf_, store.keys.KeyGroupOf(key), rocks_key_);
 }
 
 void WindowOperator::UnspillSessions() {
@@ -215,18 +288,26 @@ void WindowOperator::UnspillSessions() {
     return;
   }
   rocks_->Commit();
+  // A key the store holds overrides its copy (read back, changed since).
   rocks_->ForEach(rocks_session_cf_, [&](int, std::string_view bytes, std::string_view value) {
+    if (StateReader(value).ReadI64() <= rocks_session_dead_through_) {
+      return;  // a dead copy
+    }
     const Key key = DecodeCanonicalKey(bytes);
+    SessionKeyState* ks = nullptr;
     if (int_sessions_) {
       const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
       TM_CHECK(v != nullptr, "rocksdb session state: a non-int64 key beside the int64 store");
-      DecodeSessionKey(value, *int_sessions_->keys.Emplace(*v).second);
+      ks = int_sessions_->keys.Emplace(*v).second;
     } else {
       if (!key_sessions_) {
         key_sessions_ =
             std::make_unique<SessionStore<KeyRef>>(context().max_parallelism, OwnedKeyGroups());
       }
-      DecodeSessionKey(value, *key_sessions_->keys.Emplace(KeyProbe::Of(key)).second);
+      ks = key_sessions_->keys.Emplace(KeyProbe::Of(key)).second;
+    }
+    if (ks->sessions.empty()) {
+      DecodeSessionKey(value, *ks);
     }
   });
   rocks_->Clear(rocks_session_cf_);
@@ -234,6 +315,8 @@ void WindowOperator::UnspillSessions() {
 }
 
 template void WindowOperator::SpillSessions(SessionStore<int64_t>&, size_t);
+template void WindowOperator::DropSessionCopy(SessionStore<int64_t>&, const int64_t&);
+template void WindowOperator::DropSessionCopy(SessionStore<KeyRef>&, const KeyRef&);
 template void WindowOperator::SpillSessions(SessionStore<KeyRef>&, size_t);
 template std::pair<const int64_t*, SessionKeyState*> WindowOperator::SessionFaultIn(
     SessionStore<int64_t>&, const int64_t&);
