@@ -60,8 +60,11 @@ struct Step {
 // each phase: A at base+100+d and B at base+700+d (two sessions of gap 400: [100, 500) and
 // [700, 1100)); for k % 3 == 0 an out-of-order C at base+350+d, whose window [350, 750) bridges
 // the two into one session; for even keys D at base+1500+d (a session of its own). Then the
-// watermark goes to base+1300 (A-B sessions fire, D's do not), and for k % 5 == 0 a late record
-// at base+200+d: its window ends at 600+d, before the watermark. The watermark then goes to
+// watermark goes to base+1300 (A-B sessions fire, D's do not); for k % 4 == 0 a record at
+// base+1000+d, a session before D's (the key's timer entry at D's end goes stale, and the new
+// session's firing re-adds one there, which pops twice after D fires and ends the key); and for
+// k % 5 == 0 a late record at base+200+d: its window ends at 600+d, before the watermark. The
+// watermark then goes to
 // base+2500 (D sessions fire), and to MAX at the end.
 // `*mid_session`: the step after the second round's B records (every key has two sessions in
 // flight).
@@ -107,6 +110,7 @@ std::vector<Step> Input(bool string_keys, size_t* mid_session = nullptr) {
     phase(base + 350, 3, 29);
     phase(base + 1500, 2, 31);
     watermark(base + 1300);
+    phase(base + 1000, 4, 41);
     phase(base + 200, 5, 37);
     watermark(base + 2500);
   }
@@ -114,11 +118,12 @@ std::vector<Step> Input(bool string_keys, size_t* mid_session = nullptr) {
   return steps;
 }
 
-// Sessions per round: one for a key k % 3 == 0 (bridged), else two; one more for an even key.
+// Sessions per round: one for a key k % 3 == 0 (bridged), else two; one more for an even key,
+// and one more for k % 4 == 0.
 int64_t SessionsPerRound() {
   int64_t n = 0;
   for (int64_t k = 0; k < kKeys; ++k) {
-    n += (k % 3 == 0 ? 1 : 2) + (k % 2 == 0 ? 1 : 0);
+    n += (k % 3 == 0 ? 1 : 2) + (k % 2 == 0 ? 1 : 0) + (k % 4 == 0 ? 1 : 0);
   }
   return n;
 }
@@ -226,16 +231,20 @@ TEST_P(SessionRocksDbTest, AllowedLatenessGivesTheHeapBackendsLateFirings) {
   rocks.Run(steps, 0, steps.size());
   EXPECT_FALSE(rocks.op().uses_flat_sessions());
   const std::vector<std::string> expected = heap.Results();
-  // The late record of a key k % 5 == 0 ([200, 600) + d) merges with its fired session that
-  // starts at 100 + d (cleaned up at its end + 1000 ms, after the watermark of base+1300), which
-  // fires again: one more row each. For k % 3 == 0 that is the bridged session, which it does not
-  // extend: `firing` 1 of the same window; otherwise [100, 500) grows to [100, 600), a new window
-  // (`firing` 0).
-  ASSERT_EQ(expected.size(), static_cast<size_t>(kRounds * (SessionsPerRound() + kKeys / 5)));
+  // Sessions are cleaned up at their end + 1000 ms, after the watermark of base+1300. The record
+  // of a key k % 4 == 0 at 1000 + d merges with its fired A-B session into one ending at 1400 + d,
+  // a new window that fires at its end (as many rows as without lateness). The late record of a
+  // key k % 5 == 0 ([200, 600) + d) merges with its fired session that starts at 100 + d, which
+  // fires again: one more row each, except for k % 60 == 0, whose bridged session [100, 1400) + d
+  // has not fired yet. For k % 3 == 0 it lands inside the bridged session without extending it:
+  // `firing` 1 of the same window (k % 15 == 0 but not k % 4 == 0); otherwise [100, 500) grows to
+  // [100, 600), a new window (`firing` 0).
+  ASSERT_EQ(expected.size(),
+            static_cast<size_t>(kRounds * (SessionsPerRound() + kKeys / 5 - kKeys / 60)));
   EXPECT_EQ(
       std::count_if(expected.begin(), expected.end(),
                     [](const std::string& line) { return line.find(",1]@") != std::string::npos; }),
-      kRounds * kKeys / 15)
+      kRounds * (kKeys / 15 - kKeys / 60))
       << expected.front();
   EXPECT_EQ(rocks.Results(), expected);
   EXPECT_EQ(rocks.op().num_late_records_dropped(), 0);
