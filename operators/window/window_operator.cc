@@ -52,6 +52,9 @@ void WindowOperator::Open(const OperatorContext& context) {
   if (sliced_) {
     OpenRocksDb();
   }
+  if (flat_sessions_) {
+    OpenSessionRocksDb();
+  }
 }
 
 void WindowOperator::Close() {
@@ -245,6 +248,9 @@ void WindowOperator::EmitWindowContents(const Window& w, const WindowState& stat
 
 void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
   MaybeSpill();
+  if (flat_sessions_ && rocks_session_cf_ >= 0) {
+    SessionFaultInBatch(records);  // (RocksDB) the batch's evicted int64 keys in one MultiGet
+  }
   // How far ahead a record's table slot is requested: enough to cover a memory access with the
   // work of the records between, few enough that the lines are still cached when used.
   constexpr size_t kPrefetchDistance = 8;

@@ -164,7 +164,9 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// costs no timer work; sessions fire in (time, key) order, as the per-window timers would.
 /// Snapshots are written in the per-window path's format (panes, sessions, one timer per
 /// session), so either path restores the other's; a record timestamp beyond +-2^61 ms converts
-/// the operator to the per-window path for good, as on the sliced path.
+/// the operator to the per-window path for good, as on the sliced path. With
+/// `pipeline.state-backend: rocksdb` the flat session store is a bounded cache of hot keys over
+/// RocksDB (column family "session-windows"; see `OpenSessionRocksDb`); timers stay on the heap.
 /// Every other configuration (other assigners or triggers, processing time, buffering
 /// functions, lateness on sessions; avg / double sum / double min-max on tumbling and sliding
 /// windows) uses per-window states.
@@ -301,8 +303,8 @@ class WindowOperator : public StreamOperator,
   bool uses_slices() const { return sliced_; }
   /// True while the operator runs on the flat session path (see the class comment).
   bool uses_flat_sessions() const { return flat_sessions_; }
-  /// True when the sliced path's keyed state is on RocksDB (`pipeline.state-backend: rocksdb`,
-  /// set up at the first record on the sliced path).
+  /// True when the sliced or flat session path's keyed state is on RocksDB
+  /// (`pipeline.state-backend: rocksdb`, set up at `Open`).
   bool uses_rocksdb() const { return rocks_ != nullptr; }
   /// RocksDB backend: times the in-memory key cache was written out, keys read back.
   int64_t rocksdb_spills() const { return rocks_spills_; }
@@ -506,6 +508,36 @@ class WindowOperator : public StreamOperator,
   const SessionKeyState* FindSessionKey(const Key& key) const;
   bool AdoptRestoredSessions();
   void WriteSessionKey(StateWriter& w, const SessionKeyState& ks);
+  // RocksDB state backend on the flat session path (window_operator_sessions_rocksdb.cc): the
+  // session store is a write-back cache of hot keys over column family "session-windows" of
+  // `rocks_` (the subtask's one instance; the sliced path's "window-slices" is never opened
+  // beside it, the two paths being exclusive). When the store holds more than
+  // `rocks_session_cache_keys_` keys (checked per record and after each watermark's firings),
+  // whole key groups from a rotating cursor are written out with puts and dropped until it holds
+  // three quarters of that. A key missing from the store is read back when a record or its timer
+  // needs it, unless `rocks_session_written_` rules out a copy; its copy stays (the store's state
+  // overrides it) until its next eviction overwrites it or its last session fires (deleted). Timers
+  // stay on the heap: an evicted key keeps its timer entry. Snapshots are canonical (every key read
+  // back first).
+  void OpenSessionRocksDb();
+  void MaybeSpillSessions();
+  template <typename K>
+  void SpillSessions(SessionStore<K>& store, size_t target);
+  // `src`'s (a K or a KeyProbe) state read back from RocksDB into `store`; {nullptr, nullptr}
+  // when RocksDB holds none.
+  template <typename K, typename Src>
+  std::pair<const K*, SessionKeyState*> SessionFaultIn(SessionStore<K>& store, const Src& src);
+  // Stages a delete of the RocksDB copy of `key` (its last session fired; no-op when the filter
+  // rules a copy out).
+  template <typename K>
+  void DropSessionCopy(SessionStore<K>& store, const K& key);
+  // Before a batch: `MaybeSpillSessions`, then the int64 keys of `records` the store misses,
+  // read back with one MultiGet.
+  void SessionFaultInBatch(RecordBatch& records);
+  void EncodeSessionKey(const SessionKeyState& ks);  // into rocks_value_
+  void DecodeSessionKey(std::string_view bytes, SessionKeyState& ks);
+  // Every spilled session key back into the store; the column family emptied.
+  void UnspillSessions();
   // Window arithmetic of the sliced path (timestamps within +-2^61, so nothing overflows).
   Timestamp LastStart(Timestamp t) const;             // latest window start <= t
   Timestamp FirstStartContaining(Timestamp t) const;  // earliest window start > t - size
@@ -636,6 +668,14 @@ class WindowOperator : public StreamOperator,
   // The keys written to RocksDB by their copies' drop times: a missing key it rules out is new
   // (or only dead in RocksDB) and is not read (RocksDbMayHold).
   EvictedKeyFilter rocks_written_;
+  // The flat session path's RocksDB state (see OpenSessionRocksDb).
+  int rocks_session_cf_ = -1;
+  size_t rocks_session_cache_keys_ = 0;
+  int rocks_session_evict_group_ = 0;
+  uint64_t rocks_session_records_ = 0;  // records since Open (see SessionProcessElement)
+  // Every session timer up to this time has fired (and read its key back).
+  Timestamp rocks_session_dead_through_ = kMinTimestamp;
+  EvictedKeyFilter rocks_session_written_;
   // [rocks-incr] Native checkpoints of rocks_; declared after it, so destroyed first.
   std::unique_ptr<RocksDbNativeCheckpoint> rocks_native_;
 

@@ -68,6 +68,7 @@ void WindowOperator::MigrateSessionsToKeyStore() {
   if (!int_sessions_) {
     return;
   }
+  UnspillSessions();  // (RocksDB) the spilled int64 keys and their timer entries move too
   int_sessions_->keys.ForEach([this](int, int64_t k, SessionKeyState& ks) {
     const Key key{Value(k)};
     auto [ref, state] = key_sessions_->keys.Emplace(KeyProbe::Of(key));
@@ -80,6 +81,11 @@ void WindowOperator::MigrateSessionsToKeyStore() {
 }
 
 void WindowOperator::SessionProcessElement(StreamRecord& record) {
+  // (RocksDB) The cache of hot keys kept within its budget: checked before each batch
+  // (ProcessBatch) and every 256 records (counting the keys costs a pass over the key groups).
+  if (rocks_session_cf_ >= 0 && ++rocks_session_records_ % 256 == 0) {
+    MaybeSpillSessions();
+  }
   if (options_.key_slots.size() == 1 && !key_sessions_) {
     if (IsInt64Key(record.row)) {
       if (!int_sessions_) {
@@ -106,7 +112,11 @@ void WindowOperator::SessionAdd(SessionStore<K>& store, const Src& src, StreamRe
   const Timestamp end = t + gap_;  // |t| < 2^61, gap <= 2^58: no overflow
   const Timestamp wm = timer_service_->CurrentWatermark();
   const size_t n = slice_words_;
-  auto [found_key, found] = store.keys.FindEntry(src);
+  std::pair<const K*, SessionKeyState*> entry = store.keys.FindEntry(src);
+  if (entry.second == nullptr && rocks_session_cf_ >= 0) {
+    entry = SessionFaultIn(store, src);  // (RocksDB) an evicted key is read back
+  }
+  auto [found_key, found] = entry;
   // The sessions [lo, hi) intersect [t, end) (TimeWindow::Intersects).
   size_t lo = 0;
   size_t hi = 0;
@@ -195,6 +205,11 @@ void WindowOperator::FireSessionTimers(Timestamp watermark) {
   } else if (key_sessions_) {
     FireSessionTimers(*key_sessions_, watermark);
   }
+  if (rocks_session_cf_ >= 0) {
+    // Every key whose copy's last session ends by now was read back by its timer.
+    rocks_session_dead_through_ = std::max(rocks_session_dead_through_, watermark);
+    MaybeSpillSessions();
+  }
 }
 
 template <typename K>
@@ -204,6 +219,9 @@ void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp waterma
   // watermark too: `PopDueBefore` merges it into the run).
   auto fire = [&](Timestamp time, const K& key) {
     SessionKeyState* ks = store.keys.Find(key);
+    if (ks == nullptr && rocks_session_cf_ >= 0) {
+      ks = SessionFaultIn(store, key).second;  // (RocksDB) an evicted key is read back
+    }
     if (ks == nullptr || ks->timer != time) {
       return;  // a stale entry
     }
@@ -217,6 +235,9 @@ void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp waterma
                      ks->accs.begin() + static_cast<std::ptrdiff_t>(slice_words_));
       if (ks->sessions.empty()) {
         RecycleAccumulators(ks->accs);
+        if (rocks_session_cf_ >= 0) {
+          DropSessionCopy(store, key);  // (RocksDB) a copy read back is dead now
+        }
         store.keys.Erase(key);
         return;
       }
@@ -246,6 +267,7 @@ void WindowOperator::FireSessionTimers(SessionStore<K>& store, Timestamp waterma
 
 void WindowOperator::LeaveSessionPath() {
   flat_sessions_ = false;
+  UnspillSessions();  // (RocksDB) the per-window path keeps its state on the heap
   if (int_sessions_) {
     RebuildWindowsFromSessions(*int_sessions_);
   } else if (key_sessions_) {
@@ -254,6 +276,10 @@ void WindowOperator::LeaveSessionPath() {
   int_sessions_.reset();
   key_sessions_.reset();
   slice_strings_.Clear();
+  if (rocks_session_cf_ >= 0) {
+    rocks_.reset();
+    rocks_session_cf_ = -1;
+  }
 }
 
 template <typename K>

@@ -152,7 +152,10 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
   // read back first.
   const bool native = PrepareNativeSnapshot(context);
   if (!native) {
-    UnspillAll();
+    if (sliced_) {
+      UnspillAll();
+    }
+    UnspillSessions();
   }
   StateWriter& w = context.writer;
   w.BeginSection("window-operator", native ? kNativeVersion : kVersion);

@@ -297,11 +297,15 @@ TEST_F(RescaleTest, DedupStateRestoresAtOneAndThree) {
   EXPECT_EQ(CheckRescales(kDedup, kDedupUser), 657u);
 }
 
-// The same on the RocksDB state backend: the keyed state of tumbling windows, of a keyed process
-// function and of dedup lives in RocksDB; the savepoint is canonical, so it is cut by key group
-// exactly as the heap backend's is.
+// The same on the RocksDB state backend: the keyed state of tumbling and session windows, of a
+// keyed process function and of dedup lives in RocksDB; the savepoint is canonical, so it is cut by
+// key group exactly as the heap backend's is.
 TEST_F(RescaleTest, TumblingWindowsOnRocksDbRestoreAtOneAndThree) {
   EXPECT_EQ(CheckRescales(kTumbling, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "rocksdb"), 156u);
+}
+
+TEST_F(RescaleTest, SessionWindowsOnRocksDbRestoreAtOneAndThree) {
+  EXPECT_EQ(CheckRescales(kSession, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "rocksdb"), 30u);
 }
 
 TEST_F(RescaleTest, KeyedProcessStateOnRocksDbRestoresAtOneAndThree) {
@@ -316,6 +320,11 @@ TEST_F(RescaleTest, DedupStateOnRocksDbRestoresAtOneAndThree) {
 TEST_F(RescaleTest, TumblingWindowsRestoreAcrossBackends) {
   EXPECT_EQ(CheckRescales(kTumbling, "MOD(ts / 100 * 7 + n, 13)", "heap", "rocksdb"), 156u);
   EXPECT_EQ(CheckRescales(kTumbling, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "heap"), 156u);
+}
+
+TEST_F(RescaleTest, SessionWindowsRestoreAcrossBackends) {
+  EXPECT_EQ(CheckRescales(kSession, "MOD(ts / 100 * 7 + n, 13)", "heap", "rocksdb"), 30u);
+  EXPECT_EQ(CheckRescales(kSession, "MOD(ts / 100 * 7 + n, 13)", "rocksdb", "heap"), 30u);
 }
 
 TEST_F(RescaleTest, KeyedProcessStateRestoresAcrossBackends) {
