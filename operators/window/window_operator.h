@@ -373,8 +373,10 @@ class WindowOperator : public StreamOperator,
   // Fires the keys of `store.due` whose timer is at `time` (`ahead`: look-up scratch).
   template <typename K>
   void FireDueKeys(SlicedStore<K>& store, Timestamp time, std::array<SlicedKeyState*, 4>& ahead);
+  // True when the key is done (no slice left): the caller erases it from `store.keys`.
   template <typename K>
-  void OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKeyState& ks, Timestamp time);
+  [[nodiscard]] bool OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKeyState& ks,
+                                   Timestamp time);
   template <typename K>
   void UpdateSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKeyState& ks);
   template <typename K>

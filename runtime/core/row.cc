@@ -270,7 +270,7 @@ void Row::Reserve(size_t words, size_t keep_bytes) {
   cap_words_ = static_cast<uint32_t>(cap);
 }
 
-void Row::Reset(const RowLayout* layout) {
+void Row::ResetSlow(const RowLayout* layout) {
   layout_ = layout;
   heap_bytes_ = 0;
   size_ = static_cast<uint32_t>(layout->size());
@@ -303,19 +303,7 @@ void Row::CopyFrom(const Row& other) {
   std::memcpy(buf_, other.buf_, bytes);
 }
 
-void Row::SetString(size_t i, std::string_view v) {
-  DCheckType(i, FieldType::kString);
-  // The common case first: a NULL cell (a row just Reset) whose bytes are appended within the
-  // capacity, no compaction due; what the general path below does then, without its checks.
-  if (const size_t off = heap_bytes_; IsNull(i) && off < 4096 && v.size() < 4096 &&
-                                      static_cast<size_t>(fixed_words_) * 8 + off + v.size() <=
-                                          static_cast<size_t>(cap_words_) * 8) {
-    std::memcpy(Heap() + off, v.data(), v.size());
-    heap_bytes_ = static_cast<uint32_t>(off + v.size());
-    buf_[i] = (static_cast<uint64_t>(off) << 32) | v.size();
-    MarkSet(i);
-    return;
-  }
+void Row::SetStringSlow(size_t i, std::string_view v) {
   if (v.size() > UINT32_MAX) {
     throw InvalidArgument("a string longer than 4 GiB");
   }

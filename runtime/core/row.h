@@ -187,7 +187,17 @@ class Row {
 
   /// Makes this a row of `layout` with every field NULL, keeping the buffer when it is large
   /// enough. O(fields / 64) when the layout is unchanged.
-  void Reset(const RowLayout* layout);
+  void Reset(const RowLayout* layout) {
+    // The common case inline: the same layout again, of up to 64 fields (a decoded record, a
+    // result row): the buffer holds the fixed words already; every field NULL, no string bytes.
+    if (layout == layout_ && size_ != 0 && fixed_words_ == size_ + 1) {
+      heap_bytes_ = 0;
+      const uint32_t tail = size_ % 64;
+      buf_[size_] = tail == 0 ? ~uint64_t{0} : (uint64_t{1} << tail) - 1;
+      return;
+    }
+    ResetSlow(layout);
+  }
   /// Sets every field NULL and drops the string bytes; the layout stays.
   void Clear() { Reset(layout_); }
 
@@ -244,7 +254,22 @@ class Row {
   }
   /// Stores the bytes of `v` (which may point into this row). Invalidates earlier `GetString`
   /// views of this row when the bytes have to grow.
-  void SetString(size_t i, std::string_view v);
+  void SetString(size_t i, std::string_view v) {
+    DCheckType(i, FieldType::kString);
+    // The common case inline (a NULL cell, as a row just Reset has, whose bytes are appended
+    // within the capacity, no compaction due: every decoded record and result row's key);
+    // what SetStringSlow does then, without its checks.
+    if (const size_t off = heap_bytes_; IsNull(i) && off < 4096 && v.size() < 4096 &&
+                                        static_cast<size_t>(fixed_words_) * 8 + off + v.size() <=
+                                            static_cast<size_t>(cap_words_) * 8) {
+      std::memcpy(Heap() + off, v.data(), v.size());
+      heap_bytes_ = static_cast<uint32_t>(off + v.size());
+      buf_[i] = (static_cast<uint64_t>(off) << 32) | v.size();
+      MarkSet(i);
+      return;
+    }
+    SetStringSlow(i, v);
+  }
   /// Stores the raw bits of a fixed-width slot (see `GetBits`).
   void SetBits(size_t i, uint64_t bits) {
     buf_[i] = bits;
@@ -295,6 +320,8 @@ class Row {
   void CompactStrings();
   /// Ensures capacity for `words` words, keeping the first `keep_bytes` bytes.
   void Reserve(size_t words, size_t keep_bytes);
+  void ResetSlow(const RowLayout* layout);
+  void SetStringSlow(size_t i, std::string_view v);
   char* Heap() { return reinterpret_cast<char*>(buf_ + fixed_words_); }
   const char* Heap() const { return reinterpret_cast<const char*>(buf_ + fixed_words_); }
   uint64_t& NullWord(size_t i) { return buf_[size_ + (i >> 6)]; }

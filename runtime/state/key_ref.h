@@ -19,6 +19,17 @@ namespace tidemark {
 class KeyPool;
 
 namespace key_ref_internal {
+// The empty key and its hash, for a default-constructed `KeyRef`: out of line and cold, so that
+// `KeyRef::key()` and `KeyRef::hash64()` inline to a load and a branch (a table probe calls
+// them per slot compared, a window end's sort per key).
+[[gnu::cold, gnu::noinline]] inline const Key& EmptyKey() {
+  static const Key kEmpty;
+  return kEmpty;
+}
+[[gnu::cold, gnu::noinline]] inline uint64_t EmptyKeyHash64() {
+  return KeyHash64(Key{});
+}
+
 /// One interned key: its values, stable hash and the number of `KeyRef`s to it. Owned by a
 /// `KeyPool`; recycled (values kept, so their strings keep their capacity) when unreferenced.
 struct KeyEntry {
@@ -77,12 +88,13 @@ class KeyRef {
   ~KeyRef() { Release(); }
 
   /// The key's values (the empty key for a default-constructed ref).
-  const Key& key() const {
-    static const Key kEmpty;
-    return e_ != nullptr ? e_->key : kEmpty;
+  [[gnu::always_inline]] const Key& key() const {
+    return e_ != nullptr ? e_->key : key_ref_internal::EmptyKey();
   }
   /// `KeyHash64(key())`.
-  uint64_t hash64() const { return e_ != nullptr ? hash_ : KeyHash64(Key{}); }
+  [[gnu::always_inline]] uint64_t hash64() const {
+    return e_ != nullptr ? hash_ : key_ref_internal::EmptyKeyHash64();
+  }
 
   /// Hints for loops over many keys (a window end's keys): start loading the entry, or (once the
   /// entry is loaded) the key's values, a few keys ahead of use.

@@ -120,8 +120,13 @@ struct KeyTraits<KeyRef> {
   /// `KeyRef` of its values.
   struct MapHash {
     using is_transparent = void;
-    size_t operator()(const KeyRef& k) const { return static_cast<size_t>(Mix64(k.hash64())); }
-    size_t operator()(const KeyProbe& p) const { return static_cast<size_t>(Mix64(p.hash64)); }
+    // Always inlined: a probe of a window end's keys hashes each two or three times.
+    [[gnu::always_inline]] size_t operator()(const KeyRef& k) const {
+      return static_cast<size_t>(Mix64(k.hash64()));
+    }
+    [[gnu::always_inline]] size_t operator()(const KeyProbe& p) const {
+      return static_cast<size_t>(Mix64(p.hash64));
+    }
     size_t operator()(const SlotTouch& t) const { return t.map_hash; }
   };
   struct MapEq {
@@ -340,6 +345,25 @@ class KeyedStateBackend {
     return const_cast<KeyedStateBackend*>(this)->Find(key);
   }
   void Erase(const K& key) { TableOf(key).erase(key); }
+
+  /// A held entry's place, from `FindSlot`: its table and position. Valid until the next insert
+  /// into that table (an erase of another entry moves no entry), so a loop that looks keys up a
+  /// few keys ahead and erases them (a window end's keys) probes each once.
+  struct Slot {
+    Map* table = nullptr;  // nullptr: the key is not held
+    typename Map::iterator it;
+    const K& key() const { return it->first; }
+    V& value() const { return it->second; }
+  };
+  /// The place of `key` (a `K`, or a `KeyProbe` for `KeyRef` keys); `table` nullptr when absent.
+  template <typename Src = K>
+  Slot FindSlot(const Src& key) {
+    Map& m = TableOf(key);
+    auto it = m.find(key);
+    return it == m.end() ? Slot{} : Slot{&m, it};
+  }
+  /// Erases the entry at `slot` (held, and valid as `Slot` says): no probe.
+  void EraseSlot(const Slot& slot) { slot.table->erase(slot.it); }
 
   /// Calls `f(key_group, key, value)` for every entry, key group by key group (table order
   /// within a group: unspecified).
