@@ -46,7 +46,15 @@ template <typename K>
 void WindowOperator::AppendRocksKey(const K& key) {
   rocks_key_.clear();
   if constexpr (std::is_same_v<K, int64_t>) {
-    AppendCanonicalKeyBytes(Value(key), rocks_key_);
+    // AppendCanonicalKeyBytes(Value(key)): the int64 tag and the key's little-endian bytes,
+    // without making a Value per key written or read.
+    char bytes[9];
+    bytes[0] = '\1';
+    const auto u = static_cast<uint64_t>(key);
+    for (int i = 0; i < 8; ++i) {
+      bytes[1 + i] = static_cast<char>((u >> (8 * i)) & 0xff);
+    }
+    rocks_key_.append(bytes, sizeof bytes);
   } else {
     for (const Value& v : key.key()) {
       AppendCanonicalKeyBytes(v, rocks_key_);
@@ -177,9 +185,13 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
     size_t value;
     size_t value_size;
     bool merge;  // rocks_merge_: a partial state (else replaces what RocksDB holds)
+    // An int64 key's place in RocksDB's order (its canonical bytes are a tag and its
+    // little-endian bytes: the byte-swapped key, unsigned), compared instead of the bytes.
+    uint64_t int_order;
   };
   std::string bytes;
   std::vector<Staged> staged;
+  std::vector<std::pair<Timestamp, uint64_t>> written;  // for rocks_written_, added at the end
   for (int step = 0; step < groups && size > target; ++step) {
     // The cursor starts at 0, below a range that does not start at 0: wrap it into the range
     // (C++'s % keeps the sign of a negative left operand).
@@ -191,12 +203,16 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
         AppendRocksKey(it->first);
         EncodeSlicedKey(ks);
         const bool merge = rocks_merge_ && RocksWhole<K>().erase(it->first) == 0;
-        staged.push_back(
-            Staged{bytes.size(), bytes.size() + rocks_key_.size(), rocks_value_.size(), merge});
+        uint64_t int_order = 0;
+        if constexpr (std::is_same_v<K, int64_t>) {
+          int_order = __builtin_bswap64(static_cast<uint64_t>(it->first));
+        }
+        staged.push_back(Staged{bytes.size(), bytes.size() + rocks_key_.size(), rocks_value_.size(),
+                                merge, int_order});
         bytes += rocks_key_;
         bytes += rocks_value_;
-        rocks_written_.Add(SliceDropTime(ks.starts.back()),
-                           XXH3_64bits(rocks_key_.data(), rocks_key_.size()));
+        written.emplace_back(SliceDropTime(ks.starts.back()),
+                             XXH3_64bits(rocks_key_.data(), rocks_key_.size()));
       }
       if (slice_aggs_.has_strings()) {
         for (size_t i = 0; i < ks.starts.size(); ++i) {
@@ -211,8 +227,13 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
     auto key_of = [&](const Staged& e) {
       return std::string_view(bytes).substr(e.key, e.value - e.key);
     };
-    std::sort(staged.begin(), staged.end(),
-              [&](const Staged& a, const Staged& b) { return key_of(a) < key_of(b); });
+    std::sort(staged.begin(), staged.end(), [&](const Staged& a, const Staged& b) {
+      if constexpr (std::is_same_v<K, int64_t>) {
+        return a.int_order < b.int_order;
+      } else {
+        return key_of(a) < key_of(b);
+      }
+    });
     for (const Staged& e : staged) {
       const std::string_view value = std::string_view(bytes).substr(e.value, e.value_size);
       if (e.merge) {
@@ -227,6 +248,7 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
       rocks_evict_group_ = kg + 1 > range.end ? range.start : kg + 1;
     }
   }
+  rocks_written_.AddAll(written);
   rocks_->Commit();
   ++rocks_spills_;
   if (rocks_merge_) {
