@@ -367,6 +367,51 @@ TEST(RocksDbKeyedStoreTest, KeysArePrefixedByKeyGroupAndClearEmptiesAColumnFamil
   EXPECT_FALSE(std::filesystem::exists(dir));  // removed on close
 }
 
+// ReadSorted (a window end's pass): keys in byte order, found ones reported by index; a key a
+// few entries on is stepped to, one more than 8 entries on is sought, one beyond the last
+// entry ends the pass, and keys absent in between are skipped.
+TEST(RocksDbKeyedStoreTest, ReadSortedStepsToNearKeysAndSeeksFarOnes) {
+  RocksDbKeyedStore::Options options;
+  options.dir = RocksDbKeyedStore::InstanceDir(RocksDbSpec{}, "store-test", 2);
+  RocksDbKeyedStore store(options);
+  const int cf = store.ColumnFamily("a");
+  auto key = [](int i) {
+    std::string k = "k";
+    k += static_cast<char>('0' + i / 10);
+    k += static_cast<char>('0' + i % 10);
+    return k;
+  };
+  for (int i = 0; i < 40; ++i) {  // k00..k39 in group 5, and one key in group 9
+    store.StagePut(cf, 5, key(i), "v" + std::to_string(i));
+  }
+  store.StagePut(cf, 9, "z", "vz");
+  store.Commit();
+  auto prefixed = [](int group, std::string_view k) {
+    std::string out;
+    RocksDbKeyedStore::AppendKeyGroup(group, &out);
+    out += k;
+    return out;
+  };
+  // k01 (first), k03 (two steps), k03x (absent, between entries), k30 (27 entries on: sought),
+  // group 7's "a" (absent: sought past), group 9's "z", then "zz" after the last entry.
+  const std::vector<std::string> keys{
+      prefixed(5, key(1)), prefixed(5, key(3)), prefixed(5, key(3) + "x"), prefixed(5, key(30)),
+      prefixed(7, "a"),    prefixed(9, "z"),    prefixed(9, "zz")};
+  ASSERT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  std::vector<std::string> found;
+  store.ReadSorted(cf, keys, [&](size_t i, std::string_view v) {
+    found.push_back(std::to_string(i) + "=" + std::string(v));
+  });
+  EXPECT_EQ(found, (std::vector<std::string>{"0=v1", "1=v3", "3=v30", "5=vz"}));
+  // Staged writes are not seen, as with MultiGet.
+  store.StageDelete(cf, 5, key(1));
+  found.clear();
+  store.ReadSorted(cf, {prefixed(5, key(1))}, [&](size_t i, std::string_view v) {
+    found.push_back(std::to_string(i) + "=" + std::string(v));
+  });
+  EXPECT_EQ(found, (std::vector<std::string>{"0=v1"}));
+}
+
 TEST(RocksDbKeyedStoreTest, MultiGetFindsWrittenKeysAndStagedDeletesApplyAtCommit) {
   RocksDbKeyedStore::Options options;
   options.dir = RocksDbKeyedStore::InstanceDir(RocksDbSpec{}, "store-test", 1);
