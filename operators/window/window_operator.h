@@ -446,9 +446,14 @@ class WindowOperator : public StreamOperator,
   template <typename K>
   bool FaultIn(SlicedStore<K>& store, const K& key, SlicedKeyState& ks);
   // Reads the keys of `keys` that the store misses from RocksDB with one MultiGet, into the
-  // store.
+  // store; with `in_rocksdb_order` (`keys` sorted by SortInRocksDbOrder) with one iterator pass.
   template <typename K>
-  void FaultInMissing(SlicedStore<K>& store, std::vector<K>& keys);
+  void FaultInMissing(SlicedStore<K>& store, std::vector<K>& keys, bool in_rocksdb_order = false);
+  // Sorts `keys` in RocksDB's order of their stored keys: key group, then canonical key bytes
+  // (a window end's keys are fired in this order on the RocksDB backend, so they are read back
+  // in one pass over RocksDB's files).
+  template <typename K>
+  void SortInRocksDbOrder(SlicedStore<K>& store, std::vector<K>& keys);
   // The int64 keys of `records` the store misses, read back before the batch runs (then
   // `rocks_batch_resolved_` tells SlicedAdd that a key still missing is a new key).
   void FaultInBatch(RecordBatch& records);

@@ -71,6 +71,7 @@ void WindowOperator::RestoreNativeSnapshot(StateReader& r,
     options.merge_operators.emplace_back("window-slices",
                                          NewWindowSlicesMergeOperator(slice_aggs_, num_accs_));
   }
+  options.scanned_column_families.emplace_back("window-slices");  // as OpenRocksDb
   rocks_native_.reset();
   rocks_.reset();
   RocksDbNativeCheckpoint::Restored restored = RocksDbNativeCheckpoint::Restore(

@@ -57,9 +57,10 @@ class WindowSlicesMergeOperator final : public rocksdb::MergeOperator {
       DecodedSlices acc;
       DecodedSlices next;
       DecodedSlices merged;
+      std::vector<AggregateAccumulator> accs(num_accs_);  // scratch of Decode, Encode
       bool first = true;
       for (const rocksdb::Slice& v : values) {
-        Decode(std::string_view(v.data(), v.size()), strings, first ? acc : next);
+        Decode(std::string_view(v.data(), v.size()), strings, accs, first ? acc : next);
         if (first) {
           first = false;
           continue;
@@ -67,14 +68,15 @@ class WindowSlicesMergeOperator final : public rocksdb::MergeOperator {
         Union(acc, next, strings, merged);
         std::swap(acc, merged);
       }
-      *out = Encode(acc, strings);
+      Encode(acc, strings, accs, out);
       return true;
     } catch (const Error&) {
       return false;  // RocksDB fails the read or compaction with a corruption status
     }
   }
 
-  void Decode(std::string_view bytes, AccumulatorStrings& strings, DecodedSlices& d) const {
+  void Decode(std::string_view bytes, AccumulatorStrings& strings,
+              std::vector<AggregateAccumulator>& accs, DecodedSlices& d) const {
     StateReader r(bytes);
     d.drop = r.ReadI64();
     const uint32_t n = r.ReadU32();
@@ -88,7 +90,6 @@ class WindowSlicesMergeOperator final : public rocksdb::MergeOperator {
     d.next_fire = r.ReadI64();
     d.timer = r.ReadI64();
     d.words.assign(n * words_, uint64_t{0});
-    std::vector<AggregateAccumulator> accs(num_accs_);
     for (uint32_t i = 0; i < n; ++i) {
       for (size_t j = 0; j < num_accs_; ++j) {
         accs[j] = ReadAccumulator(r);
@@ -128,7 +129,8 @@ class WindowSlicesMergeOperator final : public rocksdb::MergeOperator {
     }
   }
 
-  std::string Encode(const DecodedSlices& d, const AccumulatorStrings& strings) const {
+  void Encode(const DecodedSlices& d, const AccumulatorStrings& strings,
+              std::vector<AggregateAccumulator>& accs, std::string* out) const {
     StateWriter w;
     w.WriteI64(d.drop);
     w.WriteU32(static_cast<uint32_t>(d.starts.size()));
@@ -137,14 +139,13 @@ class WindowSlicesMergeOperator final : public rocksdb::MergeOperator {
     }
     w.WriteI64(d.next_fire);
     w.WriteI64(d.timer);
-    std::vector<AggregateAccumulator> accs(num_accs_);
     for (size_t i = 0; i < d.starts.size(); ++i) {
       aggs_.Expand(d.words.data() + i * words_, accs.data(), strings);
       for (const AggregateAccumulator& a : accs) {
         WriteAccumulator(w, a);
       }
     }
-    return w.Release();
+    *out = w.Release();
   }
 
   SliceAggregates aggs_;

@@ -448,7 +448,7 @@ class KeyedTimerBuckets {
   /// Adds a timer for `key` at `time`.
   void Add(Timestamp time, const K& key) {
     if (buckets_.empty() || buckets_.back().time < time) {
-      buckets_.push_back(Bucket{time, TakeSpare()});
+      buckets_.push_back(Bucket{time, TakeSpare(), 0});
       buckets_.back().keys.push_back(key);
       return;
     }
@@ -459,7 +459,7 @@ class KeyedTimerBuckets {
     auto it = std::lower_bound(buckets_.begin(), buckets_.end(), time,
                                [](const Bucket& b, Timestamp t) { return b.time < t; });
     if (it == buckets_.end() || it->time != time) {
-      it = buckets_.insert(it, Bucket{time, TakeSpare()});
+      it = buckets_.insert(it, Bucket{time, TakeSpare(), 0});
     }
     it->keys.push_back(key);
     last_ = static_cast<size_t>(it - buckets_.begin());
@@ -473,7 +473,7 @@ class KeyedTimerBuckets {
     }
     Bucket& b = buckets_.front();
     *time = b.time;
-    SortUniqueKeys(b.keys, sort_scratch_);
+    SortUnique(b);
     keys.swap(b.keys);
     b.keys.clear();
     spare_.push_back(std::move(b.keys));
@@ -493,7 +493,7 @@ class KeyedTimerBuckets {
       return;
     }
     for (Bucket& b : buckets_) {
-      SortUniqueKeys(b.keys, sort_scratch_);
+      SortUnique(b);
     }
     entries_after_compact_ = NumEntries();
   }
@@ -532,7 +532,23 @@ class KeyedTimerBuckets {
   struct Bucket {
     Timestamp time;
     std::vector<K> keys;
+    size_t sorted = 0;  // int64 keys: keys[0, sorted) are sorted and unique (SortUnique)
   };
+  // Sorts `b`'s keys and removes duplicates. Int64 keys: only the keys added since the last call
+  // are sorted, then merged with the sorted ones (CompactDuplicates runs each time a quarter more
+  // keys came: this sorts that quarter, not all of them again).
+  void SortUnique(Bucket& b) {
+    if constexpr (std::is_same_v<K, int64_t>) {
+      const auto mid =
+          b.keys.begin() + static_cast<std::ptrdiff_t>(std::min(b.sorted, b.keys.size()));
+      std::sort(mid, b.keys.end());
+      std::inplace_merge(b.keys.begin(), mid, b.keys.end());
+      b.keys.erase(std::unique(b.keys.begin(), b.keys.end()), b.keys.end());
+      b.sorted = b.keys.size();
+    } else {
+      SortUniqueKeys(b.keys, sort_scratch_);
+    }
+  }
   std::vector<K> TakeSpare() {
     if (spare_.empty()) {
       return {};

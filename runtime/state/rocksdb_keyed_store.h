@@ -49,6 +49,12 @@ class RocksDbKeyedStore {
     /// with it (RocksDB needs it at every open, a restore's too, to read its merge operands).
     /// Shared with RocksDB's threads (flushes and compactions merge operands): thread-safe.
     std::vector<std::pair<std::string, std::shared_ptr<rocksdb::MergeOperator>>> merge_operators;
+    /// Column families read by `ReadSorted` passes and rarely by point reads (the window
+    /// operator's merge operands): no bloom filters, in files or memtables (a pass uses neither,
+    /// and each flush and compaction built one over every key), and level 0 compacted at 24
+    /// files instead of 4 (merge operands of keys spread over the key space: each compaction
+    /// rewrites level 1 whole).
+    std::vector<std::string> scanned_column_families;
   };
 
   explicit RocksDbKeyedStore(Options options);
@@ -81,6 +87,15 @@ class RocksDbKeyedStore {
   /// call only. Reads do not see staged writes. Cost: about one block-cache probe per key.
   void MultiGet(int cf, const std::vector<std::string>& prefixed_keys,
                 const std::function<void(size_t, std::string_view)>& found);
+  /// Reads of keys given in ascending byte order (each prefixed as for `MultiGet`) with one
+  /// iterator over their range: calls `found(i, value)` for each `sorted_prefixed_keys[i]`
+  /// present in `cf`, in index order (merge operands applied, as a read does). For many keys
+  /// dense in the column family (a window end's keys) it costs about one step of the iterator
+  /// per key and one read of each data block, where `MultiGet` searches the index and filter per
+  /// key; keys far apart are sought. Reads do not see staged writes; the blocks read are not
+  /// added to the cache (a scan of more than it holds would only evict what is hot).
+  void ReadSorted(int cf, const std::vector<std::string>& sorted_prefixed_keys,
+                  const std::function<void(size_t, std::string_view)>& found);
   /// Appends the 2-byte big-endian key-group prefix every stored key starts with.
   static void AppendKeyGroup(int key_group, std::string* out) {
     out->push_back(static_cast<char>((key_group >> 8) & 0xff));
