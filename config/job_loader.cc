@@ -273,6 +273,12 @@ PipelineSpec Loader::ParsePipeline(const BlockField& field) {
                    Error(ValueLoc(g), g.path, "must be at least 1mb");
                    return std::nullopt;
                  }
+                 if (std::string problem = MemoryBudgetProblem(bytes.value_or(0));
+                     bytes && !problem.empty()) {
+                   Error(ValueLoc(g), g.path,
+                         fmt::format("{}, got \"{}\"", problem, g.value->scalar));
+                   return std::nullopt;
+                 }
                  return bytes;
                });
       // Flink's HEAP | ROCKSDB (its enum values are read case-insensitively): tidemark keeps
@@ -1317,6 +1323,26 @@ std::string ReadJobFile(const std::string& path) {
 
 JobSpec LoadJobSpecFile(const std::string& path, const BlockRegistry& blocks) {
   return Loader(path, blocks).Load(ReadJobFile(path));
+}
+
+std::optional<int64_t> PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);     // NOLINT(google-runtime-int): sysconf's type
+  const long page_size = sysconf(_SC_PAGE_SIZE);  // NOLINT(google-runtime-int)
+  if (pages <= 0 || page_size <= 0) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(pages) * static_cast<int64_t>(page_size);
+}
+
+std::string MemoryBudgetProblem(int64_t bytes) {
+  const std::optional<int64_t> physical = PhysicalMemoryBytes();
+  if (!physical || bytes <= *physical) {
+    return {};
+  }
+  return fmt::format(
+      "must not exceed the machine's physical memory of {} MiB (a budget above it bounds "
+      "nothing)",
+      *physical >> 20);
 }
 
 }  // namespace tidemark

@@ -1,9 +1,8 @@
 #include "runtime/core/thread_entry.h"
 
-#include <sys/resource.h>
-
 #include <cstdio>
 #include <new>
+#include <sys/resource.h>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -1,5 +1,6 @@
 #include "runtime/state/rocksdb_keyed_store.h"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <rocksdb/cache.h>
@@ -24,6 +25,9 @@ struct RocksDbKeyedStore::Shared {
 };
 
 namespace {
+/// The largest memtable (RocksDB's and Flink's default `write_buffer_size`, 64 MiB).
+constexpr size_t kMaxWriteBufferBytes = size_t{64} << 20;
+
 void Check(const rocksdb::Status& s, const std::string& dir, const char* what) {
   if (!s.ok()) {
     throw Error(fmt::format("rocksdb state backend: {} in {}: {}", what, dir, s.ToString()));
@@ -177,10 +181,15 @@ rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions(const std::string& nam
   // Values are a few dozen bytes of accumulators, read back one block per key: decompressing
   // a block per read costs more CPU than the disk it saves.
   cf_options.compression = rocksdb::kNoCompression;
+  // At most kMaxWriteBufferBytes a memtable (RocksDB's and Flink's default write buffer size):
+  // a memtable's bloom filter (a tenth of its size) and first arena block are allocated and
+  // touched when it is made, so a memtable sized from a large budget made RSS grow with
+  // memory.fixed-per-slot however small the state (tester-repro 02). The WriteBufferManager
+  // still bounds all memtables together by the budget.
   cf_options.write_buffer_size =
-      std::max<size_t>(static_cast<size_t>(static_cast<double>(options_.memory_bytes) *
-                                           options_.write_buffer_ratio / 2),
-                       size_t{1} << 20);
+      std::clamp<size_t>(static_cast<size_t>(static_cast<double>(options_.memory_bytes) *
+                                             options_.write_buffer_ratio / 2),
+                         size_t{1} << 20, kMaxWriteBufferBytes);
   return cf_options;
 }
 

@@ -245,6 +245,24 @@ TEST(CheckpointingKeysTest, StateBackendErrorsNameFileLineColumnAndKey) {
             "memory.write-buffer-ratio, timer-service.factory");
 }
 
+// tester-repro 02: `memory.fixed-per-slot: 1000000tb` was accepted. A budget above the machine's
+// physical memory bounds nothing: an error at the value.
+TEST(CheckpointingKeysTest, AFixedPerSlotAboveThePhysicalMemoryIsAnErrorAtItsValue) {
+  const std::optional<int64_t> physical = PhysicalMemoryBytes();
+  ASSERT_TRUE(physical.has_value());
+  EXPECT_EQ(ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.fixed-per-slot: "
+                    "1000000tb}\n"),
+            "jobs/ckpt.yaml:4:36: error: pipeline.rocksdb.memory.fixed-per-slot: must not exceed "
+            "the machine's physical memory of " +
+                std::to_string(*physical >> 20) +
+                " MiB (a budget above it bounds nothing), got \"1000000tb\"");
+  // The whole of the physical memory is still a budget (if a silly one).
+  const JobSpec job =
+      Load("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.fixed-per-slot: " +
+           std::to_string(*physical) + "b}\n");
+  EXPECT_EQ(job.pipeline.rocksdb.memory_fixed_per_slot, *physical);
+}
+
 // Issue 45: a `localdir` that cannot hold RocksDB's instance directories failed only when a task
 // opened its store, without the key's place in the file. An absolute path is judged when the job
 // is loaded; a relative one means the running process's working directory and is judged there.

@@ -49,7 +49,8 @@ TEST(ThreadEntryTest, ThrowingHandlerDoesNotEscape) {
 TEST(ThreadEntryTest, BodyWithoutExceptionDoesNotCallTheHandler) {
   int calls = 0;
   int ran = 0;
-  RunThreadEntry("test", [&] { ++ran; }, [&](const std::string&) { ++calls; });
+  RunThreadEntry(
+      "test", [&] { ++ran; }, [&](const std::string&) { ++calls; });
   EXPECT_EQ(ran, 1);
   EXPECT_EQ(calls, 0);
 }
