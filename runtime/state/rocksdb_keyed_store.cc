@@ -58,6 +58,21 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
                     "pipeline.rocksdb.localdir): {}",
                     options_.dir, ec.message()));
   }
+  // The directory goes again when opening the instance below fails (a full localdir): a throwing
+  // constructor runs no destructor, and the directory would stay until the next job's start-up.
+  struct RemoveOnFailure {
+    explicit RemoveOnFailure(const std::string& d) : dir(d) {}
+    const std::string& dir;
+    bool armed = true;
+    RemoveOnFailure(const RemoveOnFailure&) = delete;
+    RemoveOnFailure& operator=(const RemoveOnFailure&) = delete;
+    ~RemoveOnFailure() {
+      if (armed) {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+      }
+    }
+  } remove_on_failure{options_.dir};
   // Lets a later process remove this directory should this one die before Close does.
   WriteRocksDbInstanceMarker(options_.dir);
   const auto budget = static_cast<size_t>(options_.memory_bytes);
@@ -88,6 +103,7 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
     db_.reset(db);
   }
   batch_ = std::make_unique<rocksdb::WriteBatch>();
+  remove_on_failure.armed = false;
 }
 
 void RocksDbKeyedStore::OpenExisting(const rocksdb::Options& db_options) {
