@@ -58,6 +58,11 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
                     "pipeline.rocksdb.localdir): {}",
                     options_.dir, ec.message()));
   }
+  // Keyed state is user data: only the owner may read the instance (its SST files follow the
+  // umask, 0644 under the usual 022; a 0700 directory keeps them from other users), as
+  // checkpoint state files are 0600.
+  std::filesystem::permissions(options_.dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, ec);
   // The directory goes again when opening the instance below fails (a full localdir): a throwing
   // constructor runs no destructor, and the directory would stay until the next job's start-up.
   struct RemoveOnFailure {

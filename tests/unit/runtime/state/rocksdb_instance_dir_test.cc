@@ -1,5 +1,5 @@
-// A RocksDB instance directory (tester-repro 13): it is removed when opening the instance
-// fails, not left on a full local directory.
+// A RocksDB instance directory (tester-repro 13 and 16): it is the owner's only (0700), and it is
+// removed when opening the instance fails, not left on a full local directory.
 
 #include <filesystem>
 #include <string>
@@ -17,6 +17,16 @@ std::string TestDir(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           ("tm_rocks_instance_" + std::to_string(::getpid()) + "_" + name))
       .string();
+}
+
+TEST(RocksDbInstanceDirTest, TheInstanceDirectoryIsTheOwnersOnly) {
+  RocksDbKeyedStore::Options o;
+  o.dir = TestDir("perms");
+  {
+    RocksDbKeyedStore store(o);
+    EXPECT_EQ(std::filesystem::status(o.dir).permissions(), std::filesystem::perms::owner_all);
+  }
+  EXPECT_FALSE(std::filesystem::exists(o.dir));
 }
 
 TEST(RocksDbInstanceDirTest, AFailedOpenRemovesTheInstanceDirectory) {
