@@ -106,8 +106,9 @@ constexpr auto kPipelineKeys = std::to_array<std::string_view>(
 constexpr auto kCpuAffinities = std::to_array<std::string_view>({"none", "auto"});
 // `hashmap` is Flink's name (state.backend.type) for the heap backend, read as `heap`.
 constexpr auto kStateBackends = std::to_array<std::string_view>({"heap", "hashmap", "rocksdb"});
-constexpr auto kRocksDbKeys = std::to_array<std::string_view>(
-    {"localdir", "memory.fixed-per-slot", "memory.write-buffer-ratio", "timer-service.factory"});
+constexpr auto kRocksDbKeys =
+    std::to_array<std::string_view>({"localdir", "memory.fixed-per-slot", "memory.managed",
+                                     "memory.write-buffer-ratio", "timer-service.factory"});
 constexpr auto kOperatorTypes = std::to_array<std::string_view>(
     {"source", "assign-timestamps-and-watermarks", "window", "map", "filter", "sink"});
 constexpr auto kCommonOperatorKeys =
@@ -281,6 +282,9 @@ PipelineSpec Loader::ParsePipeline(const BlockField& field) {
                  }
                  return bytes;
                });
+      // Flink's state.backend.rocksdb.memory.managed (see RocksDbSpec::memory_managed).
+      Optional(*rocks, "memory.managed", spec.memory_managed,
+               [&](const BlockField& g) { return ReadBool(g); });
       // Flink's HEAP | ROCKSDB (its enum values are read case-insensitively): tidemark keeps
       // every timer on the heap, so only that value is accepted, and ROCKSDB is refused rather
       // than quietly run as HEAP.
