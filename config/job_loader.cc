@@ -106,8 +106,9 @@ constexpr auto kPipelineKeys = std::to_array<std::string_view>(
 constexpr auto kCpuAffinities = std::to_array<std::string_view>({"none", "auto"});
 // `hashmap` is Flink's name (state.backend.type) for the heap backend, read as `heap`.
 constexpr auto kStateBackends = std::to_array<std::string_view>({"heap", "hashmap", "rocksdb"});
-constexpr auto kRocksDbKeys = std::to_array<std::string_view>(
-    {"localdir", "memory.fixed-per-slot", "memory.write-buffer-ratio", "timer-service.factory"});
+constexpr auto kRocksDbKeys =
+    std::to_array<std::string_view>({"localdir", "memory.fixed-per-slot", "memory.managed",
+                                     "memory.write-buffer-ratio", "timer-service.factory"});
 constexpr auto kOperatorTypes = std::to_array<std::string_view>(
     {"source", "assign-timestamps-and-watermarks", "window", "map", "filter", "sink"});
 constexpr auto kCommonOperatorKeys =
@@ -273,8 +274,17 @@ PipelineSpec Loader::ParsePipeline(const BlockField& field) {
                    Error(ValueLoc(g), g.path, "must be at least 1mb");
                    return std::nullopt;
                  }
+                 if (std::string problem = MemoryBudgetProblem(bytes.value_or(0));
+                     bytes && !problem.empty()) {
+                   Error(ValueLoc(g), g.path,
+                         fmt::format("{}, got \"{}\"", problem, g.value->scalar));
+                   return std::nullopt;
+                 }
                  return bytes;
                });
+      // Flink's state.backend.rocksdb.memory.managed (see RocksDbSpec::memory_managed).
+      Optional(*rocks, "memory.managed", spec.memory_managed,
+               [&](const BlockField& g) { return ReadBool(g); });
       // Flink's HEAP | ROCKSDB (its enum values are read case-insensitively): tidemark keeps
       // every timer on the heap, so only that value is accepted, and ROCKSDB is refused rather
       // than quietly run as HEAP.
@@ -1317,6 +1327,26 @@ std::string ReadJobFile(const std::string& path) {
 
 JobSpec LoadJobSpecFile(const std::string& path, const BlockRegistry& blocks) {
   return Loader(path, blocks).Load(ReadJobFile(path));
+}
+
+std::optional<int64_t> PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);     // NOLINT(google-runtime-int): sysconf's type
+  const long page_size = sysconf(_SC_PAGE_SIZE);  // NOLINT(google-runtime-int)
+  if (pages <= 0 || page_size <= 0) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(pages) * static_cast<int64_t>(page_size);
+}
+
+std::string MemoryBudgetProblem(int64_t bytes) {
+  const std::optional<int64_t> physical = PhysicalMemoryBytes();
+  if (!physical || bytes <= *physical) {
+    return {};
+  }
+  return fmt::format(
+      "must not exceed the machine's physical memory of {} MiB (a budget above it bounds "
+      "nothing)",
+      *physical >> 20);
 }
 
 }  // namespace tidemark

@@ -66,4 +66,13 @@ std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* err
 /// result above INT64_MAX return nullopt.
 std::optional<int64_t> ParseMemorySize(const std::string& text);
 
+/// The machine's physical memory in bytes (sysconf); nullopt when unknown.
+std::optional<int64_t> PhysicalMemoryBytes();
+
+/// Why `bytes` is no sane memory budget, or "" when it is: a budget key (`memory.fixed-per-slot`,
+/// `memory.managed-size`) may not exceed the machine's physical memory, since a budget larger
+/// than the machine can hold bounds nothing. The reason reads "must not exceed the machine's
+/// physical memory of N MiB (...)" for a diagnostic at the key's value.
+std::string MemoryBudgetProblem(int64_t bytes);
+
 }  // namespace tidemark

@@ -712,29 +712,25 @@ std::unique_ptr<WindowState> AggregatingWindowFunction::CreateState() const {
   return std::make_unique<AggregateState>(aggregates_, arrivals_);
 }
 
-bool AggregatingWindowFunction::CanPreAggregate() const {
-  for (const ResolvedAggregate& agg : aggregates_) {
-    switch (agg.kind) {
-      case AggregateKind::kCount:
-      case AggregateKind::kFirst:
-      case AggregateKind::kLast:
-        break;
-      case AggregateKind::kSum:
-        if (agg.output_type != FieldType::kInt64) {
-          return false;
-        }
-        break;
-      case AggregateKind::kMin:
-      case AggregateKind::kMax:
-        if (agg.output_type == FieldType::kDouble) {
-          return false;
-        }
-        break;
-      default:  // avg, first-value / last-value and the rich kinds: no narrow form
-        return false;
-    }
+bool AggregatingWindowFunction::CanPreAggregate(const ResolvedAggregate& agg) {
+  switch (agg.kind) {
+    case AggregateKind::kCount:
+    case AggregateKind::kFirst:
+    case AggregateKind::kLast:
+      return true;
+    case AggregateKind::kSum:
+      return agg.output_type == FieldType::kInt64;
+    case AggregateKind::kMin:
+    case AggregateKind::kMax:
+      return agg.output_type != FieldType::kDouble;
+    default:  // avg, first-value / last-value and the rich kinds: no narrow form
+      return false;
   }
-  return true;
+}
+
+bool AggregatingWindowFunction::CanPreAggregate() const {
+  return std::all_of(aggregates_.begin(), aggregates_.end(),
+                     [](const ResolvedAggregate& a) { return CanPreAggregate(a); });
 }
 
 bool AggregatingWindowFunction::HasNarrowForm() const {

@@ -218,6 +218,8 @@ class AggregatingWindowFunction : public WindowFunction {
   /// False with first-value / last-value and the rich kinds (their accumulators have no narrow
   /// `SliceAggregates` form yet: those windows keep per-window states).
   bool CanPreAggregate() const;
+  /// The same judgement for one aggregate.
+  static bool CanPreAggregate(const ResolvedAggregate& agg);
   /// Whether every accumulator has a narrow `SliceAggregates` form (the flat session path).
   bool HasNarrowForm() const;
   /// Bytes held by the rich accumulators of `state`, a state of this function (0 without them).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
+#include <typeinfo>
 #include <utility>
 
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 #include "operators/window/window_aggregates.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
+#include "runtime/core/mutex.h"
 #include "runtime/core/time_format.h"
 
 namespace tidemark {
@@ -45,6 +48,17 @@ WindowOperator::WindowOperator(std::unique_ptr<WindowAssigner> assigner,
 
 WindowOperator::~WindowOperator() = default;
 
+namespace {
+/// True the first time `op` asks in this process: the heap-fallback warning is logged once per
+/// operator, not again for each subtask or restart.
+bool FirstHeapFallbackOf(const std::string& op) {
+  static Mutex mu;
+  static std::set<std::string> warned;
+  MutexLock lock(mu);
+  return warned.insert(op).second;
+}
+}  // namespace
+
 void WindowOperator::Open(const OperatorContext& context) {
   StreamOperator::Open(context);
   timer_service_ = std::make_unique<InternalTimerService<Window>>(processing_time(), *this, *this);
@@ -55,6 +69,46 @@ void WindowOperator::Open(const OperatorContext& context) {
   if (flat_sessions_) {
     OpenSessionRocksDb();
   }
+  if (context.state_backend == "rocksdb" && !uses_rocksdb()) {
+    heap_state_reason_ = HeapStateReason();
+    if (context.subtask_index == 0 && FirstHeapFallbackOf(context.name)) {
+      GetLogger("task")->warn(
+          "window operator '{}': its keyed state stays on the heap although "
+          "pipeline.state-backend is rocksdb: {}",
+          EscapeControlCharacters(context.name), heap_state_reason_);
+    }
+  }
+}
+
+std::string WindowOperator::HeapStateReason() const {
+  // The reasons InitSlicing / InitSessions leave the sliced path, most specific first.
+  if (!assigner_->IsEventTime()) {
+    return "processing-time windows keep per-window state on the heap";
+  }
+  if (typeid(*trigger_) != typeid(EventTimeTrigger)) {
+    return fmt::format("the trigger {} keeps per-window state on the heap", trigger_->ToString());
+  }
+  const auto* aggregating = dynamic_cast<const AggregatingWindowFunction*>(function_.get());
+  if (aggregating == nullptr) {
+    return "a window function that buffers its records keeps per-window state on the heap";
+  }
+  for (const ResolvedAggregate& a : aggregating->aggregates()) {
+    if (!AggregatingWindowFunction::CanPreAggregate(a)) {
+      return fmt::format(
+          "aggregate '{}' has no RocksDB form (a double sum, double min/max, avg, "
+          "first-value/last-value or a percentile/listagg keeps per-window state on the heap)",
+          a.name);
+    }
+  }
+  if (assigner_->IsMerging()) {
+    if (options_.allowed_lateness_ms != 0) {
+      return "session windows with allowed-lateness keep per-window state on the heap";
+    }
+    return "session windows with a dynamic gap, or a gap above the flat session path's limit, "
+           "keep per-window state on the heap";
+  }
+  return "this window shape (a staggered tumbling window, a slide above the size, or a size or "
+         "allowed lateness above the sliced path's limit) keeps per-window state on the heap";
 }
 
 void WindowOperator::Close() {
@@ -739,6 +793,9 @@ WindowOperatorPlan WindowOperator::Compile(const Schema& input, const WindowSpec
 namespace tidemark {
 
 void WindowOperator::CollectMetrics(MetricsWriter& out) const {
+  if (!heap_state_reason_.empty()) {
+    out.Note("stateBackendFallback", heap_state_reason_);
+  }
   out.Gauge("numLateRecordsDropped", num_late_records_dropped_);
   if (first_late_dropped_) {
     out.Note("firstLateRecordDropped", fmt::format("event time {} behind watermark {}",

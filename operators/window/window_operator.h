@@ -268,6 +268,11 @@ class WindowOperator : public StreamOperator,
   /// stateBytes (the last sample) and stateBytesPeak (the largest), sampled at watermarks before
   /// timers fire, in the byte model of window_state_bytes.h.
   void CollectMetrics(MetricsWriter& out) const override;
+  /// With `pipeline.state-backend: rocksdb`, why this operator's keyed state stays on the heap
+  /// ("" when it is on RocksDB, or the backend is heap): names what keeps it there (the
+  /// aggregate, the trigger, the assigner). Set in Open; subtask 0 logs it once per operator
+  /// and process, and CollectMetrics reports it as the note `stateBackendFallback`.
+  const std::string& heap_state_reason() const { return heap_state_reason_; }
   /// The state held now, in the byte model of window_state_bytes.h. O(panes).
   int64_t StateBytes() const;
   /// The sliced and flat session paths' keyed state as allocated memory: the backend's tables
@@ -605,6 +610,8 @@ class WindowOperator : public StreamOperator,
   // Sliced path (see the class comment); sliced_ is decided in the constructor and only ever
   // switches off (LeaveSlicedPath).
   bool sliced_ = false;
+  std::string heap_state_reason_;  // see heap_state_reason(); window_operator.cc
+  std::string HeapStateReason() const;
   const AggregatingWindowFunction* aggregating_ = nullptr;  // function_, when sliced_
   int64_t size_ = 0;
   int64_t slide_ = 0;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <sys/stat.h>
 #include <system_error>
+#include <type_traits>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -457,6 +458,37 @@ std::vector<int64_t> CheckpointStorage::CompletedIds() const {
 
 namespace {
 
+/// `obj[key]` of a `_metadata` object named `where` ("_metadata", "_metadata states[2]"); a
+/// missing key or a value of the wrong type throws std::runtime_error naming both, instead of
+/// nlohmann's "[json.exception.out_of_range.403] key 'x' not found".
+const nlohmann::json& MetadataMember(const nlohmann::json& obj, const std::string& where,
+                                     const char* key) {
+  if (!obj.is_object()) {
+    throw std::runtime_error(fmt::format("{} is not an object", where));
+  }
+  const auto it = obj.find(key);
+  if (it == obj.end()) {
+    throw std::runtime_error(fmt::format("{} has no key \"{}\"", where, key));
+  }
+  return *it;
+}
+
+template <typename T>
+T MetadataField(const nlohmann::json& obj, const std::string& where, const char* key) {
+  const nlohmann::json& v = MetadataMember(obj, where, key);
+  const bool ok = std::is_same_v<T, std::string> ? v.is_string()
+                  : std::is_unsigned_v<T>        ? v.is_number_unsigned()
+                                                 : v.is_number_integer();
+  if (!ok) {
+    throw std::runtime_error(fmt::format("{} key \"{}\" is not {}, got {}", where, key,
+                                         std::is_same_v<T, std::string> ? "a string"
+                                         : std::is_unsigned_v<T>        ? "a non-negative integer"
+                                                                        : "an integer",
+                                         v.dump()));
+  }
+  return v.get<T>();
+}
+
 /// Reads and verifies the checkpoint in `chk`; throws std::runtime_error naming the problem.
 /// `expected_id` (when set) must be the id its `_metadata` names.
 CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk,
@@ -470,13 +502,14 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk,
   if (meta.is_discarded() || !meta.is_object()) {
     throw std::runtime_error("_metadata is not valid JSON");
   }
-  if (meta.at("version").get<int>() != 1) {
+  const std::string top = "_metadata";
+  if (MetadataMember(meta, top, "version") != 1) {
     throw std::runtime_error(
         fmt::format("_metadata version {} is not supported", meta.at("version").dump()));
   }
-  cp.id = meta.at("checkpoint_id").get<int64_t>();
-  cp.timestamp_ms = meta.at("timestamp_ms").get<int64_t>();
-  cp.job = meta.at("job").get<std::string>();
+  cp.id = MetadataField<int64_t>(meta, top, "checkpoint_id");
+  cp.timestamp_ms = MetadataField<int64_t>(meta, top, "timestamp_ms");
+  cp.job = MetadataField<std::string>(meta, top, "job");
   if (auto e = meta.find("drained"); e != meta.end()) {
     if (!e->is_boolean()) {
       throw std::runtime_error("_metadata drained is not a boolean");
@@ -520,18 +553,24 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk,
   if (expected_id && cp.id != *expected_id) {
     throw std::runtime_error(fmt::format("_metadata names checkpoint {}", cp.id));
   }
-  for (const auto& s : meta.at("states")) {
-    const std::string file = s.at("file").get<std::string>();
+  const nlohmann::json& states = MetadataMember(meta, top, "states");
+  if (!states.is_array()) {
+    throw std::runtime_error("_metadata key \"states\" is not an array");
+  }
+  for (size_t i = 0; i < states.size(); ++i) {
+    const nlohmann::json& s = states[i];
+    const std::string where = fmt::format("_metadata states[{}]", i);
+    const std::string file = MetadataField<std::string>(s, where, "file");
     if (file.find('/') != std::string::npos || file == ".." || file.empty()) {
       throw std::runtime_error(fmt::format("bad state file name \"{}\"", file));
     }
-    const uint64_t size = s.at("size").get<uint64_t>();
-    const std::string want = s.at("xxh3").get<std::string>();
+    const auto size = MetadataField<uint64_t>(s, where, "size");
+    const auto want = MetadataField<std::string>(s, where, "xxh3");
     std::string body;
     VerifyStateFile(chk / file, file, size, want, load_states ? &body : nullptr);
     // Verification alone keeps the key with no bytes (bounded memory, whatever the size).
-    const std::pair<std::string, int> key{s.at("operator").get<std::string>(),
-                                          s.at("subtask").get<int>()};
+    const std::pair<std::string, int> key{MetadataField<std::string>(s, where, "operator"),
+                                          MetadataField<int>(s, where, "subtask")};
     // Two entries for one subtask would restore one of them and drop the other, or (a source's
     // splits read from two positions) read input twice: no writer makes them.
     if (cp.states.contains(key)) {
@@ -544,11 +583,16 @@ CompletedCheckpoint ReadCheckpoint(const std::filesystem::path& chk,
     if (auto shared = s.find("shared"); shared != s.end()) {
       // An incremental checkpoint's shared files, relative to the checkpoint root.
       std::vector<SharedStateFile>& out = cp.shared[key];
-      for (const auto& f : *shared) {
+      if (!shared->is_array()) {
+        throw std::runtime_error(fmt::format("{} key \"shared\" is not an array", where));
+      }
+      for (size_t k = 0; k < shared->size(); ++k) {
+        const nlohmann::json& f = (*shared)[k];
+        const std::string in = fmt::format("{}.shared[{}]", where, k);
         SharedStateFile sf;
-        sf.path = f.at("file").get<std::string>();
-        sf.size = f.at("size").get<uint64_t>();
-        const std::string sum = f.at("xxh3").get<std::string>();
+        sf.path = MetadataField<std::string>(f, in, "file");
+        sf.size = MetadataField<uint64_t>(f, in, "size");
+        const auto sum = MetadataField<std::string>(f, in, "xxh3");
         if (!IsSharedPath(sf.path)) {
           throw std::runtime_error(fmt::format("bad shared file name \"{}\"", sf.path));
         }

@@ -6,6 +6,7 @@
 
 #include "runtime/core/errors.h"
 #include "runtime/core/mutex.h"
+#include "runtime/core/thread_entry.h"
 
 namespace tidemark {
 namespace {
@@ -32,6 +33,12 @@ std::shared_ptr<spdlog::logger> GetLogger(const std::string& name) {
   if (auto existing = spdlog::get(name)) {
     return existing;
   }
+  // Before the first logger: spdlog's own failures must not throw out of a runtime thread.
+  static const bool kHandlerInstalled = [] {
+    InstallLoggingErrorHandler();
+    return true;
+  }();
+  (void)kHandlerInstalled;
   auto logger = spdlog::stderr_color_mt(name);
   logger->set_level(CurrentLevel());
   return logger;

@@ -77,4 +77,22 @@ std::vector<std::string> DroppedRecordLines(const std::vector<SubtaskMetrics>& m
   return out;
 }
 
+std::vector<std::string> StateBackendFallbackLines(const std::vector<SubtaskMetrics>& metrics) {
+  std::vector<std::string> out;
+  std::vector<std::string> seen;
+  for (const SubtaskMetrics& m : metrics) {
+    for (const OperatorMetrics& op : m.operators) {
+      for (const auto& [note, text] : op.notes) {
+        if (note == "stateBackendFallback" &&
+            std::find(seen.begin(), seen.end(), op.name) == seen.end()) {
+          seen.push_back(op.name);
+          out.push_back(
+              fmt::format("{}: keyed state on the heap, not in RocksDB: {}", op.name, text));
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace tidemark

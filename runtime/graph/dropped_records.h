@@ -21,4 +21,11 @@ namespace tidemark {
 /// Zero counts give no line; a job that dropped nothing gives none at all. Pure function.
 std::vector<std::string> DroppedRecordLines(const std::vector<SubtaskMetrics>& metrics);
 
+/// Operators whose keyed state stayed on the heap although the job asked for the RocksDB state
+/// backend (their note `stateBackendFallback`), one line per operator, for the end of `tidemark
+/// run` (stderr):
+/// `w: keyed state on the heap, not in RocksDB: aggregate 'sum_v' has no RocksDB form (...)`.
+/// None when every operator's state is where the job asked. Pure function.
+std::vector<std::string> StateBackendFallbackLines(const std::vector<SubtaskMetrics>& metrics);
+
 }  // namespace tidemark

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "runtime/core/logging.h"
+#include "runtime/core/thread_entry.h"
 #include "runtime/graph/operator_chains.h"
 #include "runtime/graph/state_layout.h"
 #include "runtime/state/rocksdb_local_dir.h"
@@ -65,6 +66,9 @@ void JobExecution::Build() {
     virtual_clock_ = std::make_unique<VirtualClock>();
   } else {
     timer_thread_ = std::make_unique<TimerThread>();
+    // A timer lost to a failed allocation on the timer thread would stall its task silently.
+    timer_thread_->SetFailureHandler(
+        [this](const std::string& cause) { FailJob(fmt::format("timer thread: {}", cause)); });
   }
   const bool supervised =
       graph_.checkpointing.has_value() || graph_.restart_strategy.type != "none";
@@ -335,7 +339,11 @@ void JobExecution::Start() {
     if (virtual_clock_) {
       // One driver thread steps every task (see RunVirtualClock).
       try {
-        threads_.emplace_back([this] { RunVirtualClock(); });
+        threads_.emplace_back([this] {
+          RunThreadEntry(
+              "virtual clock driver", [this] { RunVirtualClock(); },
+              [this](const std::string& cause) { FailDriver(cause); });
+        });
       } catch (const std::system_error& e) {
         failure_ = fmt::format("cannot start the job's thread: {}", e.what());
         state_ = JobState::kFailed;
@@ -345,7 +353,14 @@ void JobExecution::Start() {
     }
     if (master_pts_) {
       try {
-        master_thread_ = std::thread([this] { RunMaster(); });
+        master_thread_ = std::thread([this] {
+          RunThreadEntry(
+              "job master", [this] { RunMaster(); },
+              [this](const std::string& cause) {
+                FailJob(fmt::format("job master: {}", cause));
+                FailPendingSavepoints("the job master failed");
+              });
+        });
       } catch (const std::system_error& e) {
         failure_ = fmt::format("cannot start the job master's thread: {}", e.what());
         state_ = JobState::kFailed;
@@ -412,13 +427,24 @@ bool JobExecution::StartTaskThreads() {
       const int cpu = cpus[i];
       try {
         threads_.emplace_back([this, t, i, cpu] {
-          PinTaskThread(i, *t, cpu);
-          t->Run();
-          {
-            MutexLock l(mu_);
-            task_finished_[i] = !t->failed() && !t->cancelled();
-          }
-          OnTaskEnded(*t);
+          RunThreadEntry(
+              "task thread",
+              [&] {
+                PinTaskThread(i, *t, cpu);
+                t->Run();
+              },
+              [t](const std::string& cause) { t->FailFromOutside(cause); });
+          // OnTaskEnded must run once whatever happened above, or the job never ends.
+          RunThreadEntry(
+              "task thread",
+              [&] {
+                {
+                  MutexLock l(mu_);
+                  task_finished_[i] = !t->failed() && !t->cancelled();
+                }
+                OnTaskEnded(*t);
+              },
+              [this](const std::string& cause) { FailDriver(cause); });
         });
       } catch (const std::system_error& e) {
         // Out of threads or memory for stacks: the job fails like a failing task (the started
@@ -427,6 +453,13 @@ bool JobExecution::StartTaskThreads() {
         failure_ =
             fmt::format("cannot start the thread of task {}#{} ({} of {} task threads started): {}",
                         t->name(), t->subtask_index(), started, tasks_.size(), e.what());
+        if (const std::optional<uint64_t> limit = AddressSpaceLimitBytes()) {
+          // Every thread's stack counts against RLIMIT_AS: the usual cause of EAGAIN here.
+          failure_ += fmt::format(
+              " (each task thread's stack counts against the process's address-space limit of "
+              "{} MiB: RLIMIT_AS, tidemarkd --worker-memory-limit or ulimit -v)",
+              *limit / (uint64_t{1024} * 1024));
+        }
         tasks_running_ = started;
         if (started == 0) {
           EndJobLocked(JobState::kFailed);
@@ -463,7 +496,7 @@ bool JobExecution::RunMasterMails() {
     try {
       mail->action();
     } catch (const std::exception& e) {
-      FailJob(fmt::format("job master: {}", e.what()));
+      FailJob(fmt::format("job master: {}", FailureCause(e)));
     }
   }
   if (master_virtual_pts_ != nullptr && master_virtual_pts_->FireDueTimers()) {
@@ -480,6 +513,23 @@ void JobExecution::FailJob(const std::string& reason) {
     }
     if (failure_.empty()) {
       failure_ = reason;
+    }
+  }
+  for (auto& t : tasks_) {
+    t->Cancel();
+  }
+}
+
+void JobExecution::FailDriver(const std::string& cause) {
+  // The thread that moves the job on (the driver, or a task thread ending its task) failed:
+  // nothing else would end the job, so it ends here, FAILED, with the cause.
+  {
+    MutexLock lock(mu_);
+    if (failure_.empty()) {
+      failure_ = fmt::format("job runtime: {}", cause);
+    }
+    if (state_ == JobState::kRunning) {
+      EndJobLocked(JobState::kFailed);
     }
   }
   for (auto& t : tasks_) {

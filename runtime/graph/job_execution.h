@@ -209,6 +209,9 @@ class JobExecution {
   /// job and the task runs unpinned.
   void PinTaskThread(size_t i, const StreamTask& task, int cpu);
   void FailJob(const std::string& reason);
+  /// A runtime thread that moves the job on (the virtual clock's driver, or a task thread
+  /// ending its task) failed: ends the job FAILED with `cause`, cancelling the tasks.
+  void FailDriver(const std::string& cause);
   /// Registers `task`'s head with the SourceCoordinator if it is a source with alignment.
   void ConnectAlignment(StreamTask& task);
   void OnTaskEnded(StreamTask& task);

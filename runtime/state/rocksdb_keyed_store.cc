@@ -25,6 +25,9 @@ struct RocksDbKeyedStore::Shared {
 };
 
 namespace {
+/// The largest memtable (RocksDB's and Flink's default `write_buffer_size`, 64 MiB).
+constexpr size_t kMaxWriteBufferBytes = size_t{64} << 20;
+
 void Check(const rocksdb::Status& s, const std::string& dir, const char* what) {
   if (!s.ok()) {
     throw Error(fmt::format("rocksdb state backend: {} in {}: {}", what, dir, s.ToString()));
@@ -55,6 +58,26 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
                     "pipeline.rocksdb.localdir): {}",
                     options_.dir, ec.message()));
   }
+  // Keyed state is user data: only the owner may read the instance (its SST files follow the
+  // umask, 0644 under the usual 022; a 0700 directory keeps them from other users), as
+  // checkpoint state files are 0600.
+  std::filesystem::permissions(options_.dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, ec);
+  // The directory goes again when opening the instance below fails (a full localdir): a throwing
+  // constructor runs no destructor, and the directory would stay until the next job's start-up.
+  struct RemoveOnFailure {
+    explicit RemoveOnFailure(const std::string& d) : dir(d) {}
+    const std::string& dir;
+    bool armed = true;
+    RemoveOnFailure(const RemoveOnFailure&) = delete;
+    RemoveOnFailure& operator=(const RemoveOnFailure&) = delete;
+    ~RemoveOnFailure() {
+      if (armed) {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+      }
+    }
+  } remove_on_failure{options_.dir};
   // Lets a later process remove this directory should this one die before Close does.
   WriteRocksDbInstanceMarker(options_.dir);
   const auto budget = static_cast<size_t>(options_.memory_bytes);
@@ -85,6 +108,7 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
     db_.reset(db);
   }
   batch_ = std::make_unique<rocksdb::WriteBatch>();
+  remove_on_failure.armed = false;
 }
 
 void RocksDbKeyedStore::OpenExisting(const rocksdb::Options& db_options) {
@@ -198,10 +222,15 @@ rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions(const std::string& nam
   // Values are a few dozen bytes of accumulators, read back one block per key: decompressing
   // a block per read costs more CPU than the disk it saves.
   cf_options.compression = rocksdb::kNoCompression;
+  // At most kMaxWriteBufferBytes a memtable (RocksDB's and Flink's default write buffer size):
+  // a memtable's bloom filter (a tenth of its size) and first arena block are allocated and
+  // touched when it is made, so a memtable sized from a large budget made RSS grow with
+  // memory.fixed-per-slot however small the state (tester-repro 02). The WriteBufferManager
+  // still bounds all memtables together by the budget.
   cf_options.write_buffer_size =
-      std::max<size_t>(static_cast<size_t>(static_cast<double>(options_.memory_bytes) *
-                                           options_.write_buffer_ratio / 2),
-                       size_t{1} << 20);
+      std::clamp<size_t>(static_cast<size_t>(static_cast<double>(options_.memory_bytes) *
+                                             options_.write_buffer_ratio / 2),
+                         size_t{1} << 20, kMaxWriteBufferBytes);
   return cf_options;
 }
 

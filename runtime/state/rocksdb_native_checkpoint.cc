@@ -51,6 +51,11 @@ void LinkOrCopy(const std::filesystem::path& src, const std::filesystem::path& d
                               dst.string(), ec.message()));
     }
   }
+  // Keyed state is user data: 0600 like the checkpoint's other state files, whatever the umask
+  // (a hard link shares the instance's file, whose directory is 0700 anyway).
+  std::filesystem::permissions(
+      dst, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+      std::filesystem::perm_options::replace, ec);
   SyncFile(dst);
 }
 

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "runtime/core/logging.h"
+#include "runtime/core/thread_entry.h"
 #include "runtime/time/virtual_clock.h"
 
 namespace tidemark {
@@ -264,12 +265,28 @@ void StreamTask::RecordFailure(const std::function<void()>& step) {
     cancelled_ = true;
   } catch (const std::exception& e) {
     failed_ = true;
-    failure_ = e.what();
     const auto* op_failure = dynamic_cast<const OperatorFailure*>(&e);
     failure_recoverable_ = op_failure != nullptr
                                ? op_failure->recoverable()
                                : dynamic_cast<const NonRecoverableError*>(&e) == nullptr;
-    GetLogger("task")->error("task {}#{} failed: {}", name_, subtask_index_, failure_);
+    // Recording the failure allocates too: under a memory limit that can fail again, and
+    // nothing may leave the task (design: "Never throws").
+    try {
+      failure_ = FailureCause(e);
+    } catch (const std::exception&) {
+      failure_ = "out of memory";  // fits the string's inline buffer: no allocation
+    }
+    try {
+      GetLogger("task")->error("task {}#{} failed: {}", name_, subtask_index_, failure_);
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the job reports it
+    }
+  }
+}
+
+void StreamTask::FailFromOutside(const std::string& cause) {
+  if (!failed_) {
+    failed_ = true;
+    failure_ = cause;
   }
 }
 
@@ -308,7 +325,11 @@ void StreamTask::End() {
     } catch (const std::exception& e) {
       if (!failed_) {
         failed_ = true;
-        failure_ = "operator '" + c.name + "' failed in close: " + e.what();
+        try {
+          failure_ = "operator '" + c.name + "' failed in close: " + FailureCause(e);
+        } catch (const std::exception&) {
+          failure_ = "out of memory";
+        }
       }
     }
   }
@@ -316,10 +337,11 @@ void StreamTask::End() {
 }
 
 void StreamTask::Run() {
-  {
+  try {
     // `top -H` / `ps -L` show which task a thread runs (Linux keeps 15 bytes of a name).
     const std::string thread_name = (name_ + "#" + std::to_string(subtask_index_)).substr(0, 15);
     pthread_setname_np(pthread_self(), thread_name.c_str());
+  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): a name is a convenience
   }
   if (Begin()) {
     while (true) {

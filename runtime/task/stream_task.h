@@ -14,6 +14,7 @@
 #include "runtime/core/errors.h"
 #include "runtime/core/mutex.h"
 #include "runtime/core/non_recoverable_error.h"
+#include "runtime/core/thread_entry.h"
 #include "runtime/io/channel.h"
 #include "runtime/io/wakeup.h"
 #include "runtime/mailbox/task_mailbox.h"
@@ -124,7 +125,7 @@ void CallOperator(const std::string& name, Fn&& fn) {
   } catch (const NonRecoverableError& e) {
     throw OperatorFailure(name, e.what(), /*recoverable=*/false);
   } catch (const std::exception& e) {
-    throw OperatorFailure(name, e.what());
+    throw OperatorFailure(name, FailureCause(e));  // std::bad_alloc: names the memory limit
   }
 }
 
@@ -336,6 +337,9 @@ class StreamTask {
   Timestamp NextTimerTime() const;
   /// Thread-safe: asks the task to stop at its next turn.
   void Cancel();
+  /// The task thread's last resort (see RunThreadEntry): records `cause` as the failure when
+  /// something escaped `Run` (it should not). Task thread only, after `Run`.
+  void FailFromOutside(const std::string& cause);
 
   bool failed() const { return failed_; }
   bool cancelled() const { return cancelled_; }

@@ -324,7 +324,15 @@ TEST_F(DaemonRecoveryTest, SubmitFromSavepointHandsThePathToTheWorker) {
   const std::string id = sub.out.substr(0, sub.out.find('\n'));
   const json j = Job(id);
   EXPECT_EQ(j["state"], "FAILED");
-  EXPECT_EQ(j["restored-from"], savepoint);
+  // tester-repro 07: the restore failed, so the job was not "restored from" it.
+  EXPECT_TRUE(j["restored-from"].is_null()) << j["restored-from"];
+  EXPECT_EQ(j["restore-failed-from"], savepoint);
+  const CliResult status = Cli("status " + id);
+  EXPECT_NE(status.out.find(fmt::format(
+                "\nrestore from {} failed: the job did not start (see cause)\n", savepoint)),
+            std::string::npos)
+      << status.out;
+  EXPECT_EQ(status.out.find("restored from"), std::string::npos) << status.out;
   EXPECT_NE(j["failure-cause"].get<std::string>().find(savepoint), std::string::npos)
       << j["failure-cause"];
   EXPECT_EQ(json::parse(ReadFile(JobDir(id) + "/job.json"))["restore-from"], savepoint);

@@ -138,6 +138,10 @@ class DaemonJob {
   }
   /// The latest checkpoint figures (see EmptyCheckpointStatsJson for the shape).
   virtual nlohmann::json CheckpointStatsJson() const { return EmptyCheckpointStatsJson(); }
+  /// False when the job ended before it was made (its worker could not build it: a restore from
+  /// a savepoint that cannot be read, say), so nothing was restored. A job built in-process
+  /// either is made or fails its submission: true.
+  virtual bool created() const { return true; }
 };
 
 /// A DaemonJob over a JobExecution in this process: subclasses own the execution.

@@ -471,6 +471,7 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   e->ended = true;
   e->end_ms = end_ms;
   e->final_checkpoints = std::move(final_checkpoints);
+  e->restore_failed = !e->restore_from.empty() && !job->created();
   e->end_steady = std::chrono::steady_clock::now();
   e->final_state = state;
   e->failure_cause = cause;
@@ -694,8 +695,14 @@ std::optional<nlohmann::json> JobManager::JobJson(const std::string& id) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     j["checkpoints"] = job ? job->CheckpointStatsJson() : e->final_checkpoints;
-    j["restored-from"] =
-        e->restore_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(e->restore_from);
+    // A job whose worker could not build it (an unreadable savepoint, say) restored nothing.
+    const bool restore_failed =
+        e->restore_failed || (!e->restore_from.empty() && job && !job->created());
+    j["restored-from"] = e->restore_from.empty() || restore_failed
+                             ? nlohmann::json(nullptr)
+                             : nlohmann::json(e->restore_from);
+    j["restore-failed-from"] =
+        restore_failed ? nlohmann::json(e->restore_from) : nlohmann::json(nullptr);
   }
   // The worker process running it (Flink's TaskManager of its tasks); null in-process and ended.
   const int pid = job ? job->worker_pid() : -1;
@@ -1277,7 +1284,7 @@ std::optional<nlohmann::json> JobManager::CheckpointsJson(const std::string& id)
     std::lock_guard<std::mutex> lock(mu_);
     // A running job's figures are a copy under the job's own lock: this never waits for the job.
     stats = e->job ? e->job->CheckpointStatsJson() : e->final_checkpoints;
-    restored = e->restore_from;
+    restored = e->restore_failed ? std::string() : e->restore_from;
   }
   const int64_t completed = stats.value("completed", int64_t{0});
   const int64_t failed = stats.value("failed", int64_t{0});

@@ -209,6 +209,7 @@ class JobManager {
     std::optional<std::string> report;
     std::map<std::string, std::string> explanations;  // DaemonJob::WatermarkExplanations at the end
     nlohmann::json final_checkpoints = EmptyCheckpointStatsJson();
+    bool restore_failed = false;  // ended before its worker could build it: nothing restored
     bool user_cancelled = false;
     std::map<std::string, std::shared_ptr<SavepointOp>> savepoints;  // request id -> outcome
     int64_t next_savepoint = 0;

@@ -257,6 +257,11 @@ std::map<std::string, std::string> WorkerDaemonJob::WatermarkExplanations() cons
   return explanations_;
 }
 
+bool WorkerDaemonJob::created() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return created_;
+}
+
 int WorkerDaemonJob::worker_pid() const {
   std::lock_guard<std::mutex> lock(mu_);
   return pid_;
@@ -396,6 +401,7 @@ bool WorkerDaemonJob::OnFrame(const std::string& payload, std::string* error) {
       metrics_ = std::move(metrics);
       checkpoints_ = std::move(checkpoints);
       memory_exhausted_ = memory_exhausted_ || j.value("memory-exhausted", false);
+      created_ = created_ && j.value("created", true);
       if (t == "metrics") {
         cause_ = cause;
         return true;
@@ -635,22 +641,23 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   std::set_new_handler(OnOutOfMemory);
 
   WorkerChannel channel(fd);
-  auto send_end = [&](JobState state, const std::string& cause,
-                      const std::optional<std::string>& report,
-                      const std::vector<SubtaskMetrics>& metrics,
-                      const std::map<std::string, std::string>& explanations,
-                      const nlohmann::json& checkpoints = EmptyCheckpointStatsJson()) {
-    channel.FlushLines();
-    channel.Send(
-        nlohmann::json{{"t", "ended"},
-                       {"state", StateName(state)},
-                       {"cause", cause},
-                       {"report", report ? nlohmann::json(*report) : nlohmann::json(nullptr)},
-                       {"tasks", MetricsToJson(metrics)},
-                       {"explain", explanations},
-                       {"memory-exhausted", g_memory_exhausted.load()},
-                       {"checkpoints", checkpoints}});
-  };
+  auto send_end =
+      [&](JobState state, const std::string& cause, const std::optional<std::string>& report,
+          const std::vector<SubtaskMetrics>& metrics,
+          const std::map<std::string, std::string>& explanations,
+          const nlohmann::json& checkpoints = EmptyCheckpointStatsJson(), bool created = true) {
+        channel.FlushLines();
+        channel.Send(
+            nlohmann::json{{"t", "ended"},
+                           {"created", created},
+                           {"state", StateName(state)},
+                           {"cause", cause},
+                           {"report", report ? nlohmann::json(*report) : nlohmann::json(nullptr)},
+                           {"tasks", MetricsToJson(metrics)},
+                           {"explain", explanations},
+                           {"memory-exhausted", g_memory_exhausted.load()},
+                           {"checkpoints", checkpoints}});
+      };
   if (!run_options.run_lock.empty()) {
     // The job's previous worker (of a daemon killed a moment ago) dies from its parent-death
     // signal; until it has, it holds this lock and may still write: wait, never run the job twice
@@ -680,7 +687,9 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
         yaml, file, [&channel](const std::string& line) { channel.AddLine(line); }, run_options);
   } catch (const std::exception& e) {
     // The daemon validated the same text, so this is rare (a file that changed in between).
-    send_end(JobState::kFailed, e.what(), std::nullopt, {}, {});
+    // Not made, so nothing was restored: `status` must not say "restored from".
+    send_end(JobState::kFailed, e.what(), std::nullopt, {}, {}, EmptyCheckpointStatsJson(),
+             /*created=*/false);
     ::_exit(0);
   }
   // Commands from the daemon. End of stream means the daemon is gone: the death signal follows.

@@ -70,6 +70,7 @@ class WorkerDaemonJob : public DaemonJob {
 
   /// The worker's pid while it runs, -1 before and after.
   int worker_pid() const override;
+  bool created() const override;
   /// At most the daemon's `memory_limit_bytes` (any size when that is 0), above 0.
   std::optional<std::string> LimitMemory(uint64_t bytes) override;
   /// Sent to the worker (a `savepoint` frame) by the supervisor within one poll interval; `done`
@@ -112,6 +113,7 @@ class WorkerDaemonJob : public DaemonJob {
   std::map<std::string, std::string> explanations_;
   bool cancel_requested_ = false;
   bool memory_exhausted_ = false;
+  bool created_ = true;  // false: the worker's end frame said it could not build the job
   int pid_ = -1;
   uint64_t memory_limit_bytes_;  // options_.memory_limit_bytes unless LimitMemory lowered it
   // Supervisor thread only:

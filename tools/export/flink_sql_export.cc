@@ -1271,6 +1271,10 @@ FlinkSqlExport Exporter::Run() {
   }
   if (p.state_backend == "rocksdb") {
     out += "SET 'state.backend.type' = 'rocksdb';\n";
+    // memory.managed as the job says; the fixed size, always written, takes precedence over
+    // it in Flink as in tidemark.
+    out += fmt::format("SET 'state.backend.rocksdb.memory.managed' = '{}';\n",
+                       p.rocksdb.memory_managed ? "true" : "false");
     out += fmt::format("SET 'state.backend.rocksdb.memory.fixed-per-slot' = '{}b';\n",
                        p.rocksdb.memory_fixed_per_slot);
   }

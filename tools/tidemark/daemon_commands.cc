@@ -447,6 +447,10 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
   if (j.contains("restored-from") && j["restored-from"].is_string()) {
     std::cout << "restored from " << j["restored-from"].get<std::string>() << "\n";
   }
+  if (j.contains("restore-failed-from") && j["restore-failed-from"].is_string()) {
+    std::cout << "restore from " << j["restore-failed-from"].get<std::string>()
+              << " failed: the job did not start (see cause)\n";
+  }
   if (j.contains("checkpoints") && j["checkpoints"].is_object()) {
     const json& c = j["checkpoints"];
     const int64_t last = c.value("last-completed-id", int64_t{0});

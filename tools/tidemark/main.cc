@@ -278,6 +278,8 @@ int RunJob(const std::string& path, const RunOptions& options) {
   // What the job did not turn into results (rejected input, records without timestamp, late
   // records dropped, records not delivered), one line each; nothing when all are zero.
   const std::vector<std::string> dropped = DroppedRecordLines(job->execution().Metrics());
+  // Operators that kept their keyed state on the heap with `state-backend: rocksdb`.
+  const std::vector<std::string> fallbacks = StateBackendFallbackLines(job->execution().Metrics());
   std::string end;
   if (state != JobState::kFinished) {
     end = fmt::format("job '{}' {}: {}\n", job->spec().name, ToString(state),
@@ -286,6 +288,9 @@ int RunJob(const std::string& path, const RunOptions& options) {
     // (librdkafka's own "%3|..." lines) until the client is destroyed, and the run's last line
     // is the one that states its outcome.
     job.reset();
+  }
+  for (const std::string& line : fallbacks) {
+    std::cerr << line << "\n";
   }
   for (const std::string& line : dropped) {
     std::cerr << line << "\n";

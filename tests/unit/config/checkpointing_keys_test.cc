@@ -211,6 +211,11 @@ TEST(CheckpointingKeysTest, StateBackendIsHeapByDefaultAndRocksDbTakesFlinksDefa
   EXPECT_EQ(job.pipeline.rocksdb.localdir, "/var/tmp/tm");
   EXPECT_EQ(job.pipeline.rocksdb.memory_fixed_per_slot, int64_t{256} << 20);
   EXPECT_EQ(job.pipeline.rocksdb.write_buffer_ratio, 0.25);
+  EXPECT_TRUE(job.pipeline.rocksdb.memory_managed);  // Flink's default
+  const JobSpec unmanaged =
+      Load("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.managed: false}\n");
+  EXPECT_FALSE(unmanaged.pipeline.rocksdb.memory_managed);
+  EXPECT_EQ(unmanaged.pipeline.rocksdb.memory_fixed_per_slot, int64_t{64} << 20);
 }
 
 TEST(CheckpointingKeysTest, StateBackendErrorsNameFileLineColumnAndKey) {
@@ -239,10 +244,33 @@ TEST(CheckpointingKeysTest, StateBackendErrorsNameFileLineColumnAndKey) {
       ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.write-buffer-ratio: 1.5}\n"),
       "jobs/ckpt.yaml:4:40: error: pipeline.rocksdb.memory.write-buffer-ratio: must be between 0 "
       "and 1 (exclusive)");
-  EXPECT_EQ(ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.managed: true}\n"),
-            "jobs/ckpt.yaml:4:13: error: pipeline.rocksdb.memory.managed: unknown key "
-            "\"memory.managed\"; allowed keys: localdir, memory.fixed-per-slot, "
-            "memory.write-buffer-ratio, timer-service.factory");
+  EXPECT_EQ(ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.managd: true}\n"),
+            "jobs/ckpt.yaml:4:13: error: pipeline.rocksdb.memory.managd: unknown key "
+            "\"memory.managd\" (did you mean \"memory.managed\"?); allowed keys: localdir, "
+            "memory.fixed-per-slot, memory.managed, memory.write-buffer-ratio, "
+            "timer-service.factory");
+  // #45: Flink's state.backend.rocksdb.memory.managed is a boolean.
+  EXPECT_EQ(ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.managed: yes}\n"),
+            "jobs/ckpt.yaml:4:29: error: pipeline.rocksdb.memory.managed: expected true or false, "
+            "got \"yes\"");
+}
+
+// tester-repro 02: `memory.fixed-per-slot: 1000000tb` was accepted. A budget above the machine's
+// physical memory bounds nothing: an error at the value.
+TEST(CheckpointingKeysTest, AFixedPerSlotAboveThePhysicalMemoryIsAnErrorAtItsValue) {
+  const std::optional<int64_t> physical = PhysicalMemoryBytes();
+  ASSERT_TRUE(physical.has_value());
+  EXPECT_EQ(ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.fixed-per-slot: "
+                    "1000000tb}\n"),
+            "jobs/ckpt.yaml:4:36: error: pipeline.rocksdb.memory.fixed-per-slot: must not exceed "
+            "the machine's physical memory of " +
+                std::to_string(*physical >> 20) +
+                " MiB (a budget above it bounds nothing), got \"1000000tb\"");
+  // The whole of the physical memory is still a budget (if a silly one).
+  const JobSpec job =
+      Load("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.fixed-per-slot: " +
+           std::to_string(*physical) + "b}\n");
+  EXPECT_EQ(job.pipeline.rocksdb.memory_fixed_per_slot, *physical);
 }
 
 // Issue 45: a `localdir` that cannot hold RocksDB's instance directories failed only when a task

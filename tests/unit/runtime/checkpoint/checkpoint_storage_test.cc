@@ -129,6 +129,37 @@ TEST_F(CheckpointStorageTest, AMetadataListingOneSubtaskTwiceIsRefused) {
                             ": _metadata lists operator \"windows\" subtask 0 twice");
 }
 
+// A hand-edited `_metadata` without a key, or with a key of the wrong type, named nlohmann's
+// exception ("[json.exception.out_of_range.403] key 'checkpoint_id' not found"): now the file
+// and the key.
+TEST_F(CheckpointStorageTest, AMetadataMissingAKeyNamesTheFileAndTheKey) {
+  CheckpointStorage s(dir_, "job", 3);
+  Complete(s, 1, "a", "b");
+  const std::filesystem::path chk = dir_ / "chk-1";
+  auto rewrite = [&](const std::string& text) {
+    std::ofstream(chk / "_metadata", std::ios::trunc) << text;
+  };
+  auto error = [&]() -> std::string {
+    try {
+      CheckpointStorage::Load(chk.string(), "job");
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  const std::string prefix = "cannot restore from " + chk.string() + ": ";
+  rewrite(R"({"version": 1, "job": "job", "timestamp_ms": 1, "states": []})");
+  EXPECT_EQ(error(), prefix + "_metadata has no key \"checkpoint_id\"");
+  rewrite(R"({"version": 1, "job": "job", "checkpoint_id": "one", "timestamp_ms": 1,
+              "states": []})");
+  EXPECT_EQ(error(), prefix + "_metadata key \"checkpoint_id\" is not an integer, got \"one\"");
+  rewrite(R"({"version": 1, "job": "job", "checkpoint_id": 1, "timestamp_ms": 1,
+              "states": [{"file": "x", "size": 1}]})");
+  EXPECT_EQ(error(), prefix + "_metadata states[0] has no key \"xxh3\"");
+  rewrite(R"({"job": "job"})");
+  EXPECT_EQ(error(), prefix + "_metadata has no key \"version\"");
+}
+
 TEST_F(CheckpointStorageTest, ACheckpointOfAnotherJobIsNotRestored) {
   CheckpointStorage other(dir_, "other-job", 1);
   Complete(other, 7, "x", "y");

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 
 #include <gtest/gtest.h>
 
 #include "config/job_loader.h"
+#include "runtime/core/thread_entry.h"
 #include "runtime/graph/job_resources.h"
 #include "tools/engine/engine.h"
 
@@ -15,9 +17,13 @@ namespace {
 /// Throws on the record whose timestamp is `boom_at`.
 class ExplodingOperator : public StreamOperator {
  public:
-  explicit ExplodingOperator(Timestamp boom_at) : boom_at_(boom_at) {}
+  explicit ExplodingOperator(Timestamp boom_at, bool out_of_memory = false)
+      : boom_at_(boom_at), out_of_memory_(out_of_memory) {}
   void ProcessElement(StreamRecord& record, int) override {
     if (record.timestamp == boom_at_) {
+      if (out_of_memory_) {
+        throw std::bad_alloc();
+      }
       throw Error("boom at " + std::to_string(record.timestamp));
     }
     output().Collect(record);
@@ -25,15 +31,16 @@ class ExplodingOperator : public StreamOperator {
 
  private:
   Timestamp boom_at_;
+  bool out_of_memory_;
 };
 
-OperatorRegistry RegistryWithExplode() {
+OperatorRegistry RegistryWithExplode(bool out_of_memory = false) {
   OperatorRegistry r = BuiltinRegistry();
-  r.Register("explode", [](const CompileContext& ctx) {
+  r.Register("explode", [out_of_memory](const CompileContext& ctx) {
     CompiledOperator out;
     out.output_schema = ctx.input_schemas.front();
-    out.factory = [](int, int) {
-      return std::make_unique<ExplodingOperator>(1200);
+    out.factory = [out_of_memory](int, int) {
+      return std::make_unique<ExplodingOperator>(1200, out_of_memory);
     };
     return out;
   });
@@ -129,18 +136,30 @@ TEST(JobExecutionTest, TinyChannelsApplyBackpressureWithoutLosingRecords) {
   EXPECT_EQ(rows.size(), 20u);
 }
 
-TEST(JobExecutionTest, OperatorExceptionFailsTheJobWithItsName) {
-  const std::string middle = R"(
+// An operator `mid` after the source, made an "explode" one by RunAndCollect.
+constexpr const char* kExplodingMiddle = R"(
   - id: mid
     type: assign-timestamps-and-watermarks
     input: source
     watermarks: {strategy: none}
 )";
+
+TEST(JobExecutionTest, OperatorExceptionFailsTheJobWithItsName) {
   JobState s;
   std::string cause;
-  RunAndCollect(SequenceJob(1, 1, "", middle), RegistryWithExplode(), &s, &cause);
+  RunAndCollect(SequenceJob(1, 1, "", kExplodingMiddle), RegistryWithExplode(), &s, &cause);
   EXPECT_EQ(s, JobState::kFailed);
   EXPECT_NE(cause.find("operator 'mid' failed: boom at 1200"), std::string::npos) << cause;
+}
+
+TEST(JobExecutionTest, AllocationFailureInAnOperatorFailsTheJobNamingTheMemoryLimit) {
+  JobState s;
+  std::string cause;
+  RunAndCollect(SequenceJob(1, 1, "", kExplodingMiddle),
+                RegistryWithExplode(/*out_of_memory=*/true), &s, &cause);
+  EXPECT_EQ(s, JobState::kFailed);
+  EXPECT_EQ(cause, "task source -> mid#0: operator 'mid' failed: " +
+                       OutOfMemoryCause(AddressSpaceLimitBytes()));
 }
 
 TEST(JobExecutionTest, CancelEndsALongJobQuickly) {

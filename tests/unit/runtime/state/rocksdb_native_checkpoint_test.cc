@@ -9,6 +9,7 @@
 #include <rocksdb/db.h>
 #include <set>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -199,6 +200,23 @@ TEST_F(RocksDbNativeCheckpointTest, ACheckpointWithAMissingSharedFileIsSkipped) 
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_EQ(skipped[0], "skipping checkpoint " + (root_ / "chk-2").string() + ": shared file " +
                             *only2.begin() + " is missing");
+}
+
+// tester-repro 16: the uploaded SST files were 0644 under the usual umask while the
+// checkpoint's other state files are 0600.
+TEST_F(RocksDbNativeCheckpointTest, SharedFilesAreTheOwnersOnly) {
+  const mode_t old_umask = ::umask(022);
+  CheckpointStorage storage(root_, "job", 1);
+  RocksDbKeyedStore store(StoreOptions("perms"));
+  const int cf = store.ColumnFamily("s");
+  RocksDbNativeCheckpoint native(store);
+  PutKeys(store, cf, 0, 100, "v");
+  Checkpoint(storage, native, 1);
+  ::umask(old_umask);
+  const std::set<std::string> shared = SharedFiles();
+  ASSERT_EQ(shared.size(), 1u);
+  EXPECT_EQ(std::filesystem::status(root_ / *shared.begin()).permissions(),
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
 }  // namespace
