@@ -37,8 +37,8 @@ void RocksDbKeyGroupCursor::ReadGroup() {
   }
   group_ = -1;
   if (!it_->status().ok()) {
-    throw Error(fmt::format("rocksdb state backend: reading for a snapshot in {}: {}",
-                            store_.dir(), it_->status().ToString()));
+    throw Error(fmt::format("rocksdb state backend: reading for a snapshot in {}: {}", store_.dir(),
+                            it_->status().ToString()));
   }
 }
 
