@@ -10,6 +10,7 @@ SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
 SET 'state.backend.type' = 'rocksdb';
+SET 'state.backend.rocksdb.memory.managed' = 'true';
 SET 'state.backend.rocksdb.memory.fixed-per-slot' = '16777216b';
 
 -- Source 'source' (jobs/bench/session_keys_1e5_rocksdb.yaml:12:5): generator source.
