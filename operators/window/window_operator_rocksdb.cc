@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <xxhash.h>
 
+#include "operators/window/key_group_write_stage.h"
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
 #include "operators/window/window_slices_merge_operator.h"
@@ -175,42 +176,27 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
   // written is one the store changed since it was read (a key is read back for a record or a
   // firing, both of which change it), so no clean/dirty bit is kept.
   const KeyGroupRange range = store.keys.key_group_range();
-  const int groups = range.size();
   size_t size = store.keys.size();
-  // A group's keys are staged in RocksDB's key order (the table's is a hash order): the memtable
-  // then inserts each next to the one before (its skip list keeps the last insert's position),
-  // not from the top of the list.
-  struct Staged {
-    size_t key;  // offsets into `bytes`: the key's canonical bytes, then its value
-    size_t value;
-    size_t value_size;
-    bool merge;  // rocks_merge_: a partial state (else replaces what RocksDB holds)
-    // An int64 key's place in RocksDB's order (its canonical bytes are a tag and its
-    // little-endian bytes: the byte-swapped key, unsigned), compared instead of the bytes.
-    uint64_t int_order;
-  };
-  std::string bytes;
-  std::vector<Staged> staged;
+  KeyGroupWriteStage stage;  // a group's keys, written in RocksDB's key order
   std::vector<std::pair<Timestamp, uint64_t>> written;  // for rocks_written_, added at the end
-  for (int step = 0; step < groups && size > target; ++step) {
-    // The cursor starts at 0, below a range that does not start at 0: wrap it into the range
-    // (C++'s % keeps the sign of a negative left operand).
-    const int kg = range.start + ((rocks_evict_group_ - range.start) % groups + groups) % groups;
+  for (int step = 0; step < range.size() && size > target; ++step) {
+    const int kg = EvictionGroup(range, rocks_evict_group_);
     auto& table = store.keys.KeyGroupTable(kg);
     for (auto it = table.begin(); it != table.end() && size > target;) {
       SlicedKeyState& ks = it->second;
       if (!ks.starts.empty()) {  // (a key without slices holds nothing)
         AppendRocksKey(it->first);
         EncodeSlicedKey(ks);
+        // rocks_merge_: a partial state, written as a merge operand (else it replaces what
+        // RocksDB holds). An int64 key's place in RocksDB's order (its canonical bytes are a tag
+        // and its little-endian bytes: the byte-swapped key, unsigned) is compared instead of
+        // the bytes.
         const bool merge = rocks_merge_ && RocksWhole<K>().erase(it->first) == 0;
         uint64_t int_order = 0;
         if constexpr (std::is_same_v<K, int64_t>) {
           int_order = __builtin_bswap64(static_cast<uint64_t>(it->first));
         }
-        staged.push_back(Staged{bytes.size(), bytes.size() + rocks_key_.size(), rocks_value_.size(),
-                                merge, int_order});
-        bytes += rocks_key_;
-        bytes += rocks_value_;
+        stage.Add(rocks_key_, rocks_value_, merge, int_order);
         written.emplace_back(SliceDropTime(ks.starts.back()),
                              XXH3_64bits(rocks_key_.data(), rocks_key_.size()));
       }
@@ -224,28 +210,9 @@ void WindowOperator::SpillStore(SlicedStore<K>& store, size_t target) {
       table.erase(it++);
       --size;
     }
-    auto key_of = [&](const Staged& e) {
-      return std::string_view(bytes).substr(e.key, e.value - e.key);
-    };
-    std::sort(staged.begin(), staged.end(), [&](const Staged& a, const Staged& b) {
-      if constexpr (std::is_same_v<K, int64_t>) {
-        return a.int_order < b.int_order;
-      } else {
-        return key_of(a) < key_of(b);
-      }
-    });
-    for (const Staged& e : staged) {
-      const std::string_view value = std::string_view(bytes).substr(e.value, e.value_size);
-      if (e.merge) {
-        rocks_->StageMerge(rocks_cf_, kg, key_of(e), value);
-      } else {
-        rocks_->StagePut(rocks_cf_, kg, key_of(e), value);
-      }
-    }
-    staged.clear();
-    bytes.clear();
+    stage.Write(*rocks_, rocks_cf_, kg, std::is_same_v<K, int64_t>);
     if (size > target) {
-      rocks_evict_group_ = kg + 1 > range.end ? range.start : kg + 1;
+      rocks_evict_group_ = NextEvictionGroup(range, kg);
     }
   }
   rocks_written_.AddAll(written);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "operators/window/key_group_write_stage.h"
 #include "operators/window/session_store.h"
 #include "operators/window/window_operator.h"
 #include "runtime/state/key_groups.h"
@@ -145,18 +146,10 @@ void WindowOperator::SpillSessions(SessionStore<K>& store, size_t target) {
   // Whole key groups from a rotating cursor until the store holds `target` keys; a group's keys
   // are staged in RocksDB's key order (the memtable then inserts each next to the one before).
   const KeyGroupRange range = store.keys.key_group_range();
-  const int groups = range.size();
   size_t size = store.keys.size();
-  struct Staged {
-    size_t key;  // offsets into `bytes`: the key's canonical bytes, then its value
-    size_t value;
-    size_t value_size;
-  };
-  std::string bytes;
-  std::vector<Staged> staged;
-  for (int step = 0; step < groups && size > target; ++step) {
-    const int kg =
-        range.start + ((rocks_session_evict_group_ - range.start) % groups + groups) % groups;
+  KeyGroupWriteStage stage;
+  for (int step = 0; step < range.size() && size > target; ++step) {
+    const int kg = EvictionGroup(range, rocks_session_evict_group_);
     auto& table = store.keys.KeyGroupTable(kg);
     for (auto it = table.begin(); it != table.end() && size > target;) {
       SessionKeyState& ks = it->second;
@@ -164,10 +157,7 @@ void WindowOperator::SpillSessions(SessionStore<K>& store, size_t target) {
         rocks_key_.clear();
         AppendSessionKeyBytes(it->first, rocks_key_);
         EncodeSessionKey(ks);
-        staged.push_back(
-            Staged{bytes.size(), bytes.size() + rocks_key_.size(), rocks_value_.size()});
-        bytes += rocks_key_;
-        bytes += rocks_value_;
+        stage.Add(rocks_key_, rocks_value_);
         // The copy is read back, at the latest, when the timer of its last session fires.
         rocks_session_written_.Add(ks.sessions.back().end - 1, SessionKeyHash(it->first));
         if (slice_aggs_.has_strings()) {
@@ -180,19 +170,9 @@ void WindowOperator::SpillSessions(SessionStore<K>& store, size_t target) {
       table.erase(it++);
       --size;
     }
-    auto key_of = [&](const Staged& e) {
-      return std::string_view(bytes).substr(e.key, e.value - e.key);
-    };
-    std::sort(staged.begin(), staged.end(),
-              [&](const Staged& a, const Staged& b) { return key_of(a) < key_of(b); });
-    for (const Staged& e : staged) {
-      rocks_->StagePut(rocks_session_cf_, kg, key_of(e),
-                       std::string_view(bytes).substr(e.value, e.value_size));
-    }
-    staged.clear();
-    bytes.clear();
+    stage.Write(*rocks_, rocks_session_cf_, kg, /*by_order=*/false);
     if (size > target) {
-      rocks_session_evict_group_ = kg + 1 > range.end ? range.start : kg + 1;
+      rocks_session_evict_group_ = NextEvictionGroup(range, kg);
     }
   }
   rocks_->Commit();
