@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <tuple>
 #include <unistd.h>
@@ -16,18 +15,24 @@
 #include "operators/window/window_operator.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/state/key_groups.h"
-#include "runtime/time/manual_processing_time_service.h"
-#include "tests/testing/collecting_output.h"
 #include "tests/testing/snapshot_round_trip.h"
+#include "tests/testing/window_operator_runner.h"
 
 namespace tidemark {
 namespace {
 
-using testing::CollectingOutput;
 using testing::DescribeRecord;
 
 constexpr int64_t kKeys = 6000;
 constexpr size_t kBatch = 256;
+
+// {k: int64 or string, v: int64}.
+Schema KeySchema(bool string_keys) {
+  Schema schema;
+  schema.Add("k", string_keys ? FieldType::kString : FieldType::kInt64);
+  schema.Add("v", FieldType::kInt64);
+  return schema;
+}
 
 WindowSpec Spec(bool sliding) {
   WindowSpec spec;
@@ -48,10 +53,7 @@ WindowSpec Spec(bool sliding) {
 // Steps of the input: batches of records and watermarks. Keys 0..kKeys-1 (as int64 or as
 // strings), 4 windows of 1000 ms, each key 2 records per window, out of order within a window;
 // the watermark trails the records by 500 ms.
-struct Step {
-  std::vector<StreamRecord> records;
-  Timestamp watermark = kMinTimestamp;
-};
+using Step = testing::WindowStep;
 
 std::vector<Step> Input(bool string_keys, int64_t keys = kKeys) {
   std::vector<Step> steps;
@@ -85,76 +87,21 @@ std::vector<Step> Input(bool string_keys, int64_t keys = kKeys) {
   return steps;
 }
 
-class Runner {
+class Runner : public testing::WindowOperatorRunner {
  public:
   // `subtask` of `parallelism`: the operator owns that subtask's key groups (of 128).
   Runner(bool sliding, bool string_keys, const std::string& backend, int subtask = 0,
-         int parallelism = 1) {
-    Schema schema;
-    schema.Add("k", string_keys ? FieldType::kString : FieldType::kInt64);
-    schema.Add("v", FieldType::kInt64);
-    op_ = WindowOperator::Compile(schema, Spec(sliding), {"k"}).factory();
-    OperatorContext ctx;
-    ctx.name = "windows";
-    ctx.output = &out_;
-    ctx.processing_time = &clock_;
-    ctx.state_backend = backend;
-    ctx.subtask_index = subtask;
-    ctx.parallelism = parallelism;
-    ctx.rocksdb.memory_fixed_per_slot = int64_t{1} << 20;  // ~3300 keys cached of 6000
-    op_->Open(ctx);
-  }
-  ~Runner() { op_->Close(); }
+         int parallelism = 1)
+      : WindowOperatorRunner(KeySchema(string_keys), Spec(sliding), "windows", backend,
+                             int64_t{1} << 20,  // ~3300 keys cached of 6000
+                             subtask, parallelism) {}
 
-  void Run(std::vector<Step>& steps, size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) {
-      Step& s = steps[i];
-      if (s.watermark != kMinTimestamp) {
-        op_->ProcessWatermark(Watermark{s.watermark}, 0);
-        continue;
-      }
-      std::vector<StreamRecord*> pointers;
-      for (StreamRecord& r : s.records) {
-        pointers.push_back(&r);
-      }
-      RecordBatch batch{pointers.data(), pointers.size()};
-      op_->ProcessBatch(batch, 0);
-    }
-  }
-  std::string Snapshot() {
-    StateWriter w;
-    StateSnapshotContext ctx{1, 0, w};
-    op_->SnapshotState(ctx);
-    return w.Release();
-  }
-  void Restore(const std::string& bytes) {
-    StateReader r(bytes);
-    StateInitializationContext ctx;
-    ctx.reader = &r;
-    ctx.restored_checkpoint_id = 1;
-    ctx.restore_watermarks = true;
-    op_->InitializeState(ctx);
-  }
-  // An incremental checkpoint `id` (checkpointing.incremental), written as a task writes it.
-  void Checkpoint(CheckpointStorage& storage, int64_t id) {
-    testing::WriteIncrementalCheckpoint(*op_, storage, "windows", id);
-  }
-  void Restore(const CompletedCheckpoint& cp) {
-    testing::RestoreFromCheckpoint(*op_, cp, "windows");
-  }
-  std::vector<std::string> Results() const {
-    std::vector<std::string> lines;
-    for (const StreamRecord& r : out_.Records()) {
-      lines.push_back(DescribeRecord(r));
-    }
-    return lines;
-  }
   // Results() with each window end's rows in RocksDB's order (key group of 128, then the key's
   // canonical bytes): the RocksDB backend's firing order (FireSlicedTimers), where the heap's
   // is key order.
   std::vector<std::string> ResultsInRocksDbOrder() const {
     std::vector<std::tuple<Timestamp, int, std::string, std::string>> rows;
-    for (const StreamRecord& r : out_.Records()) {
+    for (const StreamRecord& r : Records()) {
       const Value key = r.row.Get(0);
       std::string bytes;
       AppendCanonicalKeyBytes(key, bytes);
@@ -171,12 +118,6 @@ class Runner {
     }
     return lines;
   }
-  WindowOperator& op() { return static_cast<WindowOperator&>(*op_); }
-
- private:
-  ManualProcessingTimeService clock_;
-  CollectingOutput out_;
-  std::unique_ptr<StreamOperator> op_;
 };
 
 std::vector<std::string> Sorted(std::vector<std::string> v) {

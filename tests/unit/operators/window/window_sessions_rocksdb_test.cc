@@ -5,7 +5,6 @@
 // firings, and a snapshot taken mid-session restored on either backend.
 
 #include <algorithm>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,14 +13,12 @@
 #include "operators/window/window_operator.h"
 #include "runtime/checkpoint/state_assignment.h"
 #include "runtime/state/key_groups.h"
-#include "runtime/time/manual_processing_time_service.h"
-#include "tests/testing/collecting_output.h"
 #include "tests/testing/snapshot_round_trip.h"
+#include "tests/testing/window_operator_runner.h"
 
 namespace tidemark {
 namespace {
 
-using testing::CollectingOutput;
 using testing::DescribeRecord;
 
 constexpr int64_t kKeys = 1500;
@@ -30,6 +27,14 @@ constexpr int64_t kRoundMs = 3000;
 constexpr size_t kBatch = 256;
 // 4 KiB of budget: half of it for the cache of hot keys, 160 bytes a key: 12 keys cached.
 constexpr int64_t kTinyBudget = 4096;
+
+// {k: int64 or string, v: int64}.
+Schema KeySchema(bool string_keys) {
+  Schema schema;
+  schema.Add("k", string_keys ? FieldType::kString : FieldType::kInt64);
+  schema.Add("v", FieldType::kInt64);
+  return schema;
+}
 
 WindowSpec Spec(int64_t lateness_ms) {
   WindowSpec spec;
@@ -51,10 +56,7 @@ WindowSpec Spec(int64_t lateness_ms) {
   return spec;
 }
 
-struct Step {
-  std::vector<StreamRecord> records;
-  Timestamp watermark = kMinTimestamp;
-};
+using Step = testing::WindowStep;
 
 // Per round (base = round * 3000 ms) and key k (d = k % 50 ms), the keys in a scrambled order in
 // each phase: A at base+100+d and B at base+700+d (two sessions of gap 400: [100, 500) and
@@ -128,56 +130,13 @@ int64_t SessionsPerRound() {
   return n;
 }
 
-class Runner {
+class Runner : public testing::WindowOperatorRunner {
  public:
   // `subtask` of `parallelism`: the operator owns that subtask's key groups (of 128).
   Runner(bool string_keys, const std::string& backend, int64_t lateness_ms = 0, int subtask = 0,
-         int parallelism = 1) {
-    Schema schema;
-    schema.Add("k", string_keys ? FieldType::kString : FieldType::kInt64);
-    schema.Add("v", FieldType::kInt64);
-    op_ = WindowOperator::Compile(schema, Spec(lateness_ms), {"k"}).factory();
-    OperatorContext ctx;
-    ctx.name = "sessions";
-    ctx.output = &out_;
-    ctx.processing_time = &clock_;
-    ctx.state_backend = backend;
-    ctx.rocksdb.memory_fixed_per_slot = kTinyBudget;
-    ctx.subtask_index = subtask;
-    ctx.parallelism = parallelism;
-    op_->Open(ctx);
-  }
-  ~Runner() { op_->Close(); }
-
-  void Run(std::vector<Step>& steps, size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) {
-      Step& s = steps[i];
-      if (s.watermark != kMinTimestamp) {
-        op_->ProcessWatermark(Watermark{s.watermark}, 0);
-        continue;
-      }
-      std::vector<StreamRecord*> pointers;
-      for (StreamRecord& r : s.records) {
-        pointers.push_back(&r);
-      }
-      RecordBatch batch{pointers.data(), pointers.size()};
-      op_->ProcessBatch(batch, 0);
-    }
-  }
-  std::vector<std::string> Results() const {
-    std::vector<std::string> lines;
-    for (const StreamRecord& r : out_.Records()) {
-      lines.push_back(DescribeRecord(r));
-    }
-    return lines;
-  }
-  WindowOperator& op() { return static_cast<WindowOperator&>(*op_); }
-  StreamOperator& base() { return *op_; }
-
- private:
-  ManualProcessingTimeService clock_;
-  CollectingOutput out_;
-  std::unique_ptr<StreamOperator> op_;
+         int parallelism = 1)
+      : WindowOperatorRunner(KeySchema(string_keys), Spec(lateness_ms), "sessions", backend,
+                             kTinyBudget, subtask, parallelism) {}
 };
 
 std::vector<std::string> Sorted(std::vector<std::string> v) {
