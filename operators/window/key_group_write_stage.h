@@ -41,7 +41,8 @@ class KeyGroupWriteStage {
   /// key's place in RocksDB's order computed without comparing bytes (an int64 key's byte-swapped
   /// value). Copies both.
   void Add(std::string_view key, std::string_view value, bool merge = false, uint64_t order = 0) {
-    entries_.push_back(Entry{bytes_.size(), bytes_.size() + key.size(), value.size(), merge, order});
+    entries_.push_back(
+        Entry{bytes_.size(), bytes_.size() + key.size(), value.size(), merge, order});
     bytes_ += key;
     bytes_ += value;
   }
