@@ -19,7 +19,6 @@
 namespace tidemark {
 namespace {
 
-
 constexpr int64_t kKeys = 1500;
 constexpr int64_t kRounds = 3;
 constexpr int64_t kRoundMs = 3000;
