@@ -12,6 +12,34 @@
 #include "runtime/state/state_codec.h"
 
 namespace tidemark {
+namespace {
+using NamedValues = std::map<std::string, Value, std::less<>>;
+
+// A key's named values (and the broadcast state) as snapshots and the RocksDB store both keep
+// them: their count, then each name and value.
+void WriteNamedValues(StateWriter& w, const NamedValues& values) {
+  w.WriteU32(static_cast<uint32_t>(values.size()));
+  for (const auto& [name, value] : values) {
+    w.WriteString(name);
+    w.WriteValue(value);
+  }
+}
+// The `n` pairs that follow a count already read, into `values`.
+void ReadNamedValues(StateReader& r, uint32_t n, NamedValues& values) {
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string name = r.ReadString();
+    values.insert_or_assign(std::move(name), r.ReadValue());
+  }
+}
+// The count `n` (already read) and its `n` pairs, from `r` to `w`.
+void CopyNamedValues(StateReader& r, uint32_t n, StateWriter& w) {
+  w.WriteU32(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    w.WriteString(r.ReadString());
+    w.WriteValue(r.ReadValue());
+  }
+}
+}  // namespace
 
 const Key& ProcessContext::current_key() const {
   return op_.current_key_;
@@ -288,21 +316,11 @@ void KeyedProcessOperator::SnapshotState(StateSnapshotContext& context) {
       rocks_cf_, [&](const Key& key, const std::string* spilled) {
         if (spilled != nullptr) {  // the stored value is what the snapshot writes
           StateReader r(*spilled);
-          const uint32_t n = r.ReadU32();
-          w.WriteU32(n);
-          for (uint32_t i = 0; i < n; ++i) {
-            w.WriteString(r.ReadString());
-            w.WriteValue(r.ReadValue());
-          }
+          CopyNamedValues(r, r.ReadU32(), w);
+        } else if (auto it = state_.find(key); it != state_.end()) {
+          WriteNamedValues(w, it->second);
         } else {
-          auto it = state_.find(key);
-          w.WriteU32(it == state_.end() ? 0 : static_cast<uint32_t>(it->second.size()));
-          if (it != state_.end()) {
-            for (const auto& [name, value] : it->second) {
-              w.WriteString(name);
-              w.WriteValue(value);
-            }
-          }
+          w.WriteU32(0);
         }
         event_timers.Write(w, key, WriteVoid);
         processing_timers.Write(w, key, WriteVoid);
@@ -312,11 +330,7 @@ void KeyedProcessOperator::SnapshotState(StateSnapshotContext& context) {
   w.EndSection();
   if (options_.broadcast_input >= 0) {
     w.BeginSection("broadcast-state", 1);
-    w.WriteU32(static_cast<uint32_t>(broadcast_state_.size()));
-    for (const auto& [name, value] : broadcast_state_) {
-      w.WriteString(name);
-      w.WriteValue(value);
-    }
+    WriteNamedValues(w, broadcast_state_);
     w.EndSection();
   }
 }
@@ -358,17 +372,10 @@ void KeyedProcessOperator::InitializeState(StateInitializationContext& context) 
                   const uint32_t n = r.ReadU32();
                   if (n > 0 && sink && state_.size() >= rocks_cache_keys_) {
                     StateWriter vw;
-                    vw.WriteU32(n);
-                    for (uint32_t i = 0; i < n; ++i) {
-                      vw.WriteString(r.ReadString());
-                      vw.WriteValue(r.ReadValue());
-                    }
+                    CopyNamedValues(r, n, vw);
                     sink->Put(key, vw.bytes());
-                  } else {
-                    for (uint32_t i = 0; i < n; ++i) {
-                      std::string name = r.ReadString();
-                      state_[key][std::move(name)] = r.ReadValue();
-                    }
+                  } else if (n > 0) {
+                    ReadNamedValues(r, n, state_[key]);
                   }
                   ReadKeyTimers(r, key, *timer_service_, false, ReadVoid);
                   ReadKeyTimers(r, key, *timer_service_, true, ReadVoid);
@@ -380,11 +387,7 @@ void KeyedProcessOperator::InitializeState(StateInitializationContext& context) 
   r.EndSection();
   if (options_.broadcast_input >= 0) {
     r.BeginSection("broadcast-state", 1);
-    const uint32_t n = r.ReadU32();
-    for (uint32_t i = 0; i < n; ++i) {
-      std::string name = r.ReadString();
-      broadcast_state_[std::move(name)] = r.ReadValue();
-    }
+    ReadNamedValues(r, r.ReadU32(), broadcast_state_);
     r.EndSection();
   }
   MaybeSpill();
@@ -451,11 +454,7 @@ void KeyedProcessOperator::FaultInCurrentKey() {
   rocks_->Delete(rocks_cf_, group, rocks_key_);
   ++rocks_keys_read_;
   StateReader r(rocks_value_);
-  const uint32_t n = r.ReadU32();
-  for (uint32_t i = 0; i < n; ++i) {
-    std::string name = r.ReadString();
-    values.insert_or_assign(std::move(name), r.ReadValue());
-  }
+  ReadNamedValues(r, r.ReadU32(), values);
 }
 
 void KeyedProcessOperator::NotePeakCachedKeys() {
@@ -474,11 +473,7 @@ void KeyedProcessOperator::MaybeSpill() {
     StateWriter kw;
     kw.WriteKey(key);
     StateWriter vw;
-    vw.WriteU32(static_cast<uint32_t>(values.size()));
-    for (const auto& [name, value] : values) {
-      vw.WriteString(name);
-      vw.WriteValue(value);
-    }
+    WriteNamedValues(vw, values);
     rocks_->StagePut(rocks_cf_, KeyGroupForHash(KeyHash64(key), context_.max_parallelism),
                      kw.bytes(), vw.bytes());
   }
