@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/non_recoverable_error.h"
 #include "sources/text_input.h"
 
 namespace tidemark {
@@ -18,7 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kSplitSection = "file-split";
-constexpr uint32_t kSplitVersion = 1;
+// Version 2 added the file's size when its reading began (FilePosition::size); version 1 states
+// restore with it unknown.
+constexpr uint32_t kSplitVersion = 2;
 constexpr int64_t kMaxRangesPerFile = 256;
 
 // One file, or the byte range [start, end) of one (the lines that start in it). `offset` and
@@ -35,6 +38,9 @@ struct FilePosition {
   int64_t line = 0;
   int64_t records = 0;
   bool aligned = true;
+  // The file's size in bytes when the split's reading began; -1 until then. A restored split
+  // whose file is smaller now was truncated or replaced since: its input is gone.
+  int64_t size = -1;
 };
 
 class FileSplit : public SourceSplit {
@@ -56,6 +62,7 @@ class FileSplit : public SourceSplit {
     w.WriteI64(position_.line);
     w.WriteI64(position_.records);
     w.WriteBool(position_.aligned);
+    w.WriteI64(position_.size);
     w.EndSection();
   }
 
@@ -307,6 +314,18 @@ class FileReader : public SplitReaderBase {
     }
     st.line_base = p.line;
     st.lines = std::make_unique<LineReader>(p.path, max_line, p.offset, 0, p.end);
+    const int64_t size = st.lines->size_at_open();
+    if (p.size < 0) {
+      p.size = size;
+    } else if (size < p.size) {
+      // Restored: the file is smaller than when this split's reading began, so input the
+      // checkpoint counted as still to come is gone (a file that grew is read on).
+      throw NonRecoverableError(
+          fmt::format("input file '{}' has {} bytes, fewer than the {} it had when it was "
+                      "first read: it was truncated or replaced since, and the rest of its "
+                      "input is gone",
+                      p.path, size, p.size));
+    }
   }
 
   RecordPosition CurrentRecordPosition() override {
@@ -472,7 +491,7 @@ std::vector<std::unique_ptr<SourceSplit>> FileSource::CreateSplits() const {
 }
 
 std::unique_ptr<SourceSplit> FileSource::RestoreSplit(StateReader& r) const {
-  r.BeginSection(kSplitSection, kSplitVersion);
+  const uint32_t version = r.BeginSection(kSplitSection, kSplitVersion);
   FilePosition p;
   p.path = r.ReadString();
   p.start = r.ReadI64();
@@ -481,13 +500,16 @@ std::unique_ptr<SourceSplit> FileSource::RestoreSplit(StateReader& r) const {
   p.line = r.ReadI64();
   p.records = r.ReadI64();
   p.aligned = r.ReadBool();
+  if (version >= 2) {
+    p.size = r.ReadI64();
+  }
   r.EndSection();
   if (p.path.empty() || p.start < 0 || p.end < -1 || (p.end >= 0 && p.end < p.start) ||
-      p.offset < 0 || p.line < -1 || p.records < 0) {
+      p.offset < 0 || p.line < -1 || p.records < 0 || p.size < -1) {
     throw StateCorrupt(
         fmt::format("file split '{}': impossible position (start {}, end {}, "
-                    "offset {}, line {}, records {})",
-                    p.path, p.start, p.end, p.offset, p.line, p.records));
+                    "offset {}, line {}, records {}, size {})",
+                    p.path, p.start, p.end, p.offset, p.line, p.records, p.size));
   }
   return std::make_unique<FileSplit>(std::move(p));
 }

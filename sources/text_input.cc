@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/non_recoverable_error.h"
 #include "sources/text_input_simdjson.h"
 
 namespace tidemark {
@@ -159,6 +160,17 @@ LineReader::LineReader(std::string path, int64_t max_line_bytes, int64_t offset,
     throw IoError(NotRegularMessage(path_, st.st_mode));
   }
   size_at_open_ = static_cast<int64_t>(st.st_size);
+  if (offset > size_at_open_ || end > size_at_open_) {
+    // A position taken from this file (a restored split, a byte range cut when the job started)
+    // lies past its end: it was truncated or replaced since, and the input after the position is
+    // gone. Reading on from there would quietly read nothing; no restart can bring it back.
+    ::close(fd);
+    throw NonRecoverableError(
+        fmt::format("input file '{}' has {} bytes, fewer than the position {} it is read from: it "
+                    "was truncated or replaced after that position was taken, and the rest of "
+                    "its input is gone",
+                    path_, size_at_open_, std::max(offset, end)));
+  }
   file_ = ::fdopen(fd, "rb");
   if (file_ == nullptr) {
     const int err = errno;
@@ -263,7 +275,8 @@ bool LineReader::Fill() {
     // The file ended before the size it had when it was opened: it was truncated (or replaced
     // in place) while being read, and the rest of the input is gone. Going on would give results
     // for part of it without a word, as an unreadable file would.
-    throw IoError(
+    // Not a restart's to cure: a restart would read whatever the file holds now.
+    throw NonRecoverableError(
         fmt::format("input file '{}' shrank while being read: it had {} bytes when "
                     "opened, and ended after {}",
                     path_, size_at_open_, bytes_read_));

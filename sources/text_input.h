@@ -33,7 +33,8 @@ struct LinesAhead {
 /// `max_line_bytes` of memory. Lines end at `\n`; a trailing `\r` is dropped; the last line needs
 /// no newline; a UTF-8 byte order mark at the start of the file is skipped (byte offsets still
 /// count it). A file that ends before the size it had when opened (truncated while being read)
-/// is a read error. Owns its FILE*. Not thread-safe (one reader thread).
+/// is a NonRecoverableError: no restart brings the lost input back. Owns its FILE*. Not
+/// thread-safe (one reader thread).
 class LineReader {
  public:
   enum class Result { kLine, kTooLong, kEnd };
@@ -45,7 +46,9 @@ class LineReader {
   /// `offset` (bytes) and `line_number` resume a read: the first line returned is the one
   /// starting at byte `offset`, numbered `line_number + 1` (a restored split; `offset` must be a
   /// line start). `end` >= 0 stops before the first line that starts at or after byte `end` (a
-  /// line that starts before it is read whole, past `end`): a byte-range split.
+  /// line that starts before it is read whole, past `end`): a byte-range split. An `offset` or
+  /// `end` past the file's size throws NonRecoverableError: the file was truncated or replaced
+  /// since the position was taken.
   LineReader(std::string path, int64_t max_line_bytes, int64_t offset = 0, int64_t line_number = 0,
              int64_t end = -1);
   /// Reads a stream (the process's stdin, a pipe) from a duplicate of `fd`, named `name` in
@@ -59,7 +62,7 @@ class LineReader {
 
   /// kLine: `line` holds the next line. kTooLong: the line was longer than `max_line_bytes`;
   /// `line` holds its first 200 bytes and the rest was skipped. kEnd: end of file.
-  /// Throws IoError on a read error.
+  /// Throws IoError on a read error, NonRecoverableError when the file shrank while read.
   Result Next(std::string& line);
   /// The same lines, without copying those that lie whole in the read buffer: `line` views the
   /// reader's memory, valid until the next call. At least kLinePadding readable bytes follow
@@ -77,6 +80,8 @@ class LineReader {
   /// Bytes consumed so far, counted from the start of the file: the offset of the next line.
   int64_t bytes_read() const { return bytes_read_; }
   const std::string& path() const { return path_; }
+  /// The file's size in bytes when it was opened (0 for a stream).
+  int64_t size_at_open() const { return size_at_open_; }
 
  private:
   bool Fill();           // false at end of file

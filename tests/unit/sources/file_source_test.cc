@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/non_recoverable_error.h"
 #include "runtime/eventtime/punctuated_watermarks.h"
 #include "sources/source_operator.h"
 #include "sources/text_input.h"
@@ -429,31 +430,32 @@ std::vector<std::string> Emitted(const FakeReaderOutput& out) {
   return v;
 }
 
-// Reads `polls` polls, snapshots the reader's splits through the serializer, restores them into
-// a fresh reader and reads the rest: the emitted records and errors of both parts.
-std::vector<std::string> ReadWithRestoreAfter(const FileSource& source, int polls) {
-  ManualProcessingTimeService clock;
-  FakeReaderOutput out(source.schema(), clock);
+// Polls a reader of `source` `polls` times into `out` and returns its splits' snapshot bytes.
+std::string SnapshotAfter(const FileSource& source, int polls, FakeReaderOutput& out) {
   FakeReaderContext ctx;
-  std::string bytes;
-  {
-    auto reader = source.CreateReader(0);
-    reader->Start(ctx);
-    reader->AddSplits(source.CreateSplits());
-    reader->NotifyNoMoreSplits();
-    for (int i = 0; i < polls; ++i) {
-      if (reader->PollNext(out) == InputStatus::kEndOfInput) {
-        break;
-      }
+  auto reader = source.CreateReader(0);
+  reader->Start(ctx);
+  reader->AddSplits(source.CreateSplits());
+  reader->NotifyNoMoreSplits();
+  for (int i = 0; i < polls; ++i) {
+    if (reader->PollNext(out) == InputStatus::kEndOfInput) {
+      break;
     }
-    StateWriter w;
-    std::vector<std::unique_ptr<SourceSplit>> splits = reader->SnapshotState(1);
-    w.WriteU32(static_cast<uint32_t>(splits.size()));
-    for (const auto& s : splits) {
-      s->WriteTo(w);
-    }
-    bytes = w.Release();
   }
+  StateWriter w;
+  std::vector<std::unique_ptr<SourceSplit>> splits = reader->SnapshotState(1);
+  w.WriteU32(static_cast<uint32_t>(splits.size()));
+  for (const auto& s : splits) {
+    s->WriteTo(w);
+  }
+  return w.Release();
+}
+
+// Restores the splits in `bytes` into a fresh reader and polls it to its end into `out`; false
+// when it did not end.
+bool RestoreAndReadToEnd(const FileSource& source, const std::string& bytes,
+                         FakeReaderOutput& out) {
+  FakeReaderContext ctx;
   StateReader r(bytes);
   std::vector<std::unique_ptr<SourceSplit>> restored;
   for (uint32_t n = r.ReadU32(); n > 0; --n) {
@@ -466,11 +468,23 @@ std::vector<std::string> ReadWithRestoreAfter(const FileSource& source, int poll
   reader->NotifyNoMoreSplits();
   for (int i = 0; i < 100000; ++i) {
     if (reader->PollNext(out) == InputStatus::kEndOfInput) {
-      return Emitted(out);
+      return true;
     }
   }
-  ADD_FAILURE() << "restored reader did not end";
-  return {};
+  return false;
+}
+
+// Reads `polls` polls, snapshots the reader's splits through the serializer, restores them into
+// a fresh reader and reads the rest: the emitted records and errors of both parts.
+std::vector<std::string> ReadWithRestoreAfter(const FileSource& source, int polls) {
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  const std::string bytes = SnapshotAfter(source, polls, out);
+  if (!RestoreAndReadToEnd(source, bytes, out)) {
+    ADD_FAILURE() << "restored reader did not end";
+    return {};
+  }
+  return Emitted(out);
 }
 
 class FileSnapshotTest : public FileSourceTest {};
@@ -509,6 +523,68 @@ TEST_F(FileSnapshotTest, CsvHeaderIsNotReadAgainAfterARestore) {
     EXPECT_EQ(ReadWithRestoreAfter(source, polls), expected)
         << "restored after " << polls << " polls";
   }
+}
+
+// Restores `bytes` and reads to the end: the cause the reader failed with ("" when it ended),
+// and whether that was a NonRecoverableError (no restart strategy retries it).
+std::pair<std::string, bool> RestoreAndRead(const FileSource& source, const std::string& bytes) {
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  try {
+    return {RestoreAndReadToEnd(source, bytes, out) ? "" : "did not end", false};
+  } catch (const NonRecoverableError& e) {
+    return {e.what(), true};
+  } catch (const std::exception& e) {
+    return {e.what(), false};
+  }
+}
+
+// Snapshot bytes of a reader of `source` after `polls` polls.
+std::string SnapshotAfter(const FileSource& source, int polls) {
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(source.schema(), clock);
+  return SnapshotAfter(source, polls, out);
+}
+
+// The tester's silent loss (session 28): a checkpoint taken, the input truncated, the job
+// restored: the split's position lay past the new end, the reader read nothing and the job
+// FINISHED on part of its input. A file smaller than when its split's reading began fails the
+// restored job, and no restart strategy retries it.
+TEST_F(FileSnapshotTest, ARestoredSplitWhoseFileShrankFailsTheJobForGood) {
+  std::string text;
+  for (int i = 0; i < 2000; ++i) {
+    text += "{\"ts\": " + std::to_string(i) + ", \"user\": \"u\", \"amount\": 1}\n";
+  }
+  Write("a.jsonl", text);
+  const std::string path = (dir_ / "a.jsonl").string();
+  FileSource source(Spec(dir_.string(), "jsonl"));
+  const std::string bytes = SnapshotAfter(source, 1500);
+  // Cut before the restored position: the position lies past the end.
+  std::filesystem::resize_file(path, 1000);
+  auto [past_end, past_end_final] = RestoreAndRead(source, bytes);
+  EXPECT_TRUE(past_end_final);
+  EXPECT_NE(past_end.find("input file '" + path + "' has 1000 bytes, fewer than the position "),
+            std::string::npos)
+      << past_end;
+  EXPECT_NE(past_end.find("it was truncated or replaced after that position was taken"),
+            std::string::npos)
+      << past_end;
+  // Cut after the restored position: the reader would read on to the new end and stop there.
+  Write("a.jsonl", text);
+  const std::string bytes2 = SnapshotAfter(source, 10);
+  std::filesystem::resize_file(path, text.size() - 100);
+  auto [shrank, shrank_final] = RestoreAndRead(source, bytes2);
+  EXPECT_TRUE(shrank_final);
+  EXPECT_EQ(shrank, fmt::format("input file '{}' has {} bytes, fewer than the {} it had when it "
+                                "was first read: it was truncated or replaced since, and the rest "
+                                "of its input is gone",
+                                path, text.size() - 100, text.size()));
+  // A file that grew since is read on to its new end.
+  Write("a.jsonl", text + "{\"ts\": 5000, \"user\": \"u\", \"amount\": 1}\n");
+  const std::string bytes3 = SnapshotAfter(source, 10);
+  std::ofstream(path, std::ios::binary | std::ios::app)
+      << "{\"ts\": 5001, \"user\": \"u\", \"amount\": 1}\n";
+  EXPECT_EQ(RestoreAndRead(source, bytes3), std::make_pair(std::string(), false));
 }
 
 TEST_F(FileSnapshotTest, TruncatedOrImpossibleSplitStateIsStateCorrupt) {
@@ -891,9 +967,9 @@ TEST_F(FileBlockSplitTest, SnapshotHoldsTheRangeInProgressAtItsPositionAndLaterR
   }
   const std::string bytes = w.Release();
   StateReader r(bytes);
-  // Section file-split: path, start, end, offset, line, records, aligned.
+  // Section file-split (version 2): path, start, end, offset, line, records, aligned, size.
   auto position = [&r] {
-    r.BeginSection("file-split", 1);
+    EXPECT_EQ(r.BeginSection("file-split", 2), 2u);
     std::string p = r.ReadString();
     const int64_t start = r.ReadI64();
     const int64_t end = r.ReadI64();
@@ -901,14 +977,16 @@ TEST_F(FileBlockSplitTest, SnapshotHoldsTheRangeInProgressAtItsPositionAndLaterR
     const int64_t line = r.ReadI64();
     const int64_t records = r.ReadI64();
     const bool aligned = r.ReadBool();
+    const int64_t size = r.ReadI64();
     r.EndSection();
-    return fmt::format("{} [{},{}) offset {} line {} records {} {}", p, start, end, offset, line,
-                       records, aligned ? "aligned" : "not begun");
+    return fmt::format("{} [{},{}) offset {} line {} records {} {} size {}", p, start, end, offset,
+                       line, records, aligned ? "aligned" : "not begun", size);
   };
-  // Range 1 after two lines (its line number is counted only when an error needs it: -1);
-  // range 2 as the enumerator made it.
-  EXPECT_EQ(position(), path + " [96,192) offset 144 line -1 records 2 aligned");
-  EXPECT_EQ(position(), path + " [192,-1) offset 192 line 0 records 0 not begun");
+  // Range 1 after two lines (its line number is counted only when an error needs it: -1), with
+  // the file's size when its reading began; range 2 as the enumerator made it (size unknown).
+  EXPECT_EQ(position(), path + " [96,192) offset 144 line -1 records 2 aligned size " +
+                            std::to_string(std::filesystem::file_size(path)));
+  EXPECT_EQ(position(), path + " [192,-1) offset 192 line 0 records 0 not begun size -1");
   EXPECT_TRUE(r.AtEnd());
   // Restored into a fresh reader: range 1 goes on, range 2 waits for it.
   StateReader again(bytes);

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/non_recoverable_error.h"
 #include "sources/text_input.h"
 
 namespace tidemark {
@@ -123,7 +124,8 @@ TEST(LineReaderTest, AByteOrderMarkAtTheStartOfTheFileIsSkipped) {
 }
 
 // A file truncated while it is read used to end the read quietly where the file now ends: the
-// job FINISHED with the rest of its input missing. It is a read error, as an unreadable file is.
+// job FINISHED with the rest of its input missing. It fails the job, and for good: a restart
+// would read whatever the file holds now.
 TEST(LineReaderTest, AFileTruncatedWhileBeingReadIsAReadError) {
   const std::string path = TempPath("trunc.jsonl");
   std::string text;
@@ -138,8 +140,8 @@ TEST(LineReaderTest, AFileTruncatedWhileBeingReadIsAReadError) {
   try {
     while (reader.Next(line) != LineReader::Result::kEnd) {
     }
-    FAIL() << "expected an IoError after " << reader.bytes_read() << " bytes";
-  } catch (const IoError& e) {
+    FAIL() << "expected a NonRecoverableError after " << reader.bytes_read() << " bytes";
+  } catch (const NonRecoverableError& e) {
     EXPECT_NE(
         std::string(e.what()).find("input file '" + path + "' shrank while being read: it had " +
                                    std::to_string(text.size()) + " bytes when opened"),
