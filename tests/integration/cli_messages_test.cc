@@ -101,13 +101,15 @@ TEST(CliMessagesTest, RunStatesEveryDroppedRecordKindWithItsCountAndFirstPlace) 
                 "windows: 1 late record dropped; first: event time 1.2s behind watermark 2.5s\n");
 }
 
-TEST(CliMessagesTest, RunThatDroppedNothingPrintsNothingOnStderrAndAnUnlabelledReport) {
-  TempDir dir;
-  Write(dir.path() + "/in.csv", "1000,ann\n1500,bob\n");
-  const std::string job = dir.path() + "/clean.yaml";
-  Write(job, fmt::format(R"(name: clean
+// Job `name`: `csv` (ts,user lines) counted in 1 s event-time windows and printed, with `top`
+// (top-level keys) before its operators and `tail` after them.
+std::string CountJob(const TempDir& dir, const std::string& name, const std::string& csv,
+                     const std::string& top, const std::string& tail) {
+  Write(dir.path() + "/in.csv", csv);
+  const std::string job = dir.path() + "/" + name + ".yaml";
+  Write(job, fmt::format(R"(name: {}
 pipeline: {{parallelism: 1, clock: virtual}}
-operators:
+{}operators:
   - id: source
     type: source
     source: {{type: file, path: {}/in.csv, format: csv, schema: {{ts: timestamp, user: string}}}}
@@ -120,9 +122,15 @@ operators:
     type: sink
     input: windows
     sink: {{type: print}}
-report: {{windows-sink: fired}}
-)",
-                         dir.path()));
+{})",
+                         name, top, dir.path(), tail));
+  return job;
+}
+
+TEST(CliMessagesTest, RunThatDroppedNothingPrintsNothingOnStderrAndAnUnlabelledReport) {
+  TempDir dir;
+  const std::string job =
+      CountJob(dir, "clean", "1000,ann\n1500,bob\n", "", "report: {windows-sink: fired}\n");
   const CliResult r = Tidemark(dir, "run " + job);
   EXPECT_EQ(r.rc, 0) << r.err;
   // A report without a label prints none (it used to print ">>> : windows fired=...").
@@ -130,6 +138,25 @@ report: {{windows-sink: fired}}
             "{\"window_start\":1000,\"window_end\":2000,\"count\":2}\n"
             ">>> windows fired=1, records in windows=2, late records=0, total=2\n");
   EXPECT_EQ(r.err, "");
+}
+
+// A run that restarted says so after its results, with each failure it restarted from: the
+// results came after them (a restart may have resumed on changed input), and a log line far above
+// was all a user had (session 28's trial).
+TEST(CliMessagesTest, RunThatRestartedStatesHowOftenAndWhy) {
+  TempDir dir;
+  const std::string job =
+      CountJob(dir, "restarting", "1000,ann\n1500,bob\n2500,cid\n",
+               "restart-strategy: {type: fixed-delay, attempts: 3, delay: 10ms}\n"
+               "faults:\n  - {operator: windows, after-records: 1, times: 2}\n",
+               "");
+  const CliResult r = Tidemark(dir, "run " + job);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const std::string cause =
+      "  restart cause: task windows -> fired#0: operator 'windows' failed: injected fault "
+      "(faults: process) while processing its record 2\n";
+  EXPECT_EQ(WithoutLogLines(r.err),
+            "job 'restarting' restarted 2 times from a failure:\n" + cause + cause);
 }
 
 // A CSV source read with `extra` keys, its records counted in 1 s windows and printed.

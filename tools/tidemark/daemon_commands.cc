@@ -464,6 +464,14 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
                                c.value("last-alignment-ms", int64_t{0}), c.value("last-path", ""));
     }
     std::cout << "\n";
+    // Why it restarted: the failures the job recovered from (the last 10, oldest first).
+    if (c.contains("restart-causes") && c["restart-causes"].is_array()) {
+      for (const json& cause : c["restart-causes"]) {
+        if (cause.is_string()) {
+          std::cout << "restart cause: " << cause.get<std::string>() << "\n";
+        }
+      }
+    }
   }
   std::cout << "\nvertices:";
   for (const auto& v : j.at("vertices")) {

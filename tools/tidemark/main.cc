@@ -280,6 +280,21 @@ int RunJob(const std::string& path, const RunOptions& options) {
   const std::vector<std::string> dropped = DroppedRecordLines(job->execution().Metrics());
   // Operators that kept their keyed state on the heap with `state-backend: rocksdb`.
   const std::vector<std::string> fallbacks = StateBackendFallbackLines(job->execution().Metrics());
+  // The failures the job restarted from: its results came after them, and a user must not learn
+  // of one only from a log line far above (a restart may have resumed on changed input).
+  const CheckpointStats checkpoints = job->checkpoint_stats();
+  std::vector<std::string> restarts;
+  if (checkpoints.restarts > 0) {
+    restarts.push_back(
+        fmt::format("job '{}' restarted {} time{} from a failure{}:", job->spec().name,
+                    checkpoints.restarts, checkpoints.restarts == 1 ? "" : "s",
+                    checkpoints.restarts > static_cast<int64_t>(checkpoints.restart_causes.size())
+                        ? fmt::format(" (the last {} causes)", checkpoints.restart_causes.size())
+                        : std::string()));
+    for (const std::string& cause : checkpoints.restart_causes) {
+      restarts.push_back("  restart cause: " + cause);
+    }
+  }
   std::string end;
   if (state != JobState::kFinished) {
     end = fmt::format("job '{}' {}: {}\n", job->spec().name, ToString(state),
@@ -290,6 +305,9 @@ int RunJob(const std::string& path, const RunOptions& options) {
     job.reset();
   }
   for (const std::string& line : fallbacks) {
+    std::cerr << line << "\n";
+  }
+  for (const std::string& line : restarts) {
     std::cerr << line << "\n";
   }
   for (const std::string& line : dropped) {
