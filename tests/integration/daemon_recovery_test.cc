@@ -481,7 +481,10 @@ operators:
   CliResult stop = Cli(fmt::format("stop {} --savepoint '{}'", id, target));
   ASSERT_EQ(stop.rc, 0) << stop.err;
   EXPECT_NE(stop.out.find(fmt::format("job {} stopped\n", id)), std::string::npos) << stop.out;
-  ASSERT_TRUE(WaitForState(id, "FINISHED"));
+  // Stopped means ended, as Flink's stop returns: the job no longer holds its sink paths, so a
+  // script's resubmit from the savepoint right after is never refused (session 28's trial: 2 of 6
+  // were, the stop having answered at the savepoint's completion, before the worker was reaped).
+  EXPECT_EQ(Job(id).value("state", ""), "FINISHED");
 }
 
 // Stop with a savepoint and --drain through the CLI: the job ends FINISHED after its sources

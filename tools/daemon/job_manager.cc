@@ -469,6 +469,9 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
     owned_files_.erase(path);
   }
   e->ended = true;
+  for (auto& [request, op] : e->savepoints) {
+    op->done = op->done || op->has_result;  // a stop-with-savepoint completes with the job's end
+  }
   e->end_ms = end_ms;
   e->final_checkpoints = std::move(final_checkpoints);
   e->restore_failed = !e->restore_from.empty() && !job->created();
@@ -1210,6 +1213,7 @@ JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id,
   }
   std::shared_ptr<DaemonJob> job;
   auto op = std::make_shared<SavepointOp>();
+  op->stop = stop;
   std::string request_id;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -1234,19 +1238,24 @@ JobManager::SavepointTrigger JobManager::TriggerSavepoint(const std::string& id,
                             EscapeControlCharacters(dir),
                             stop ? (drain ? " (stop, drain)" : " (stop)") : "");
   std::weak_ptr<SavepointOp> weak_op = op;
-  job->TriggerSavepoint(DaemonSavepointRequest{dir, stop, drain}, [this, weak_op, id, request_id](
-                                                                      DaemonSavepointResult r) {
-    if (r.ok) {
-      GetLogger("daemon")->info("[job {}] savepoint {} completed: {}", id, request_id, r.path);
-    } else {
-      GetLogger("daemon")->warn("[job {}] savepoint {} failed: {}", id, request_id, r.error);
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto pending = weak_op.lock()) {
-      pending->done = true;
-      pending->result = std::move(r);
-    }
-  });
+  std::weak_ptr<Entry> weak_entry = e;
+  job->TriggerSavepoint(
+      DaemonSavepointRequest{dir, stop, drain},
+      [this, weak_op, weak_entry, id, request_id](DaemonSavepointResult r) {
+        if (r.ok) {
+          GetLogger("daemon")->info("[job {}] savepoint {} completed: {}", id, request_id, r.path);
+        } else {
+          GetLogger("daemon")->warn("[job {}] savepoint {} failed: {}", id, request_id, r.error);
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        if (auto pending = weak_op.lock()) {
+          pending->has_result = true;
+          pending->result = std::move(r);
+          // A completed stop waits for the job's end (OnJobEnded marks it done).
+          const auto entry = weak_entry.lock();
+          pending->done = !pending->stop || !pending->result.ok || !entry || entry->ended;
+        }
+      });
   return {SavepointTrigger::Status::kTriggered, request_id, ""};
 }
 

@@ -181,6 +181,11 @@ class JobManager {
  private:
   struct SavepointOp {
     bool done = false;
+    // A stop-with-savepoint is done only once its savepoint has a result and the job has ended
+    // (as Flink's stop returns): until then the job still holds its sink paths, and a resubmit
+    // from the savepoint writing them would be refused.
+    bool stop = false;
+    bool has_result = false;
     DaemonSavepointResult result;
   };
   struct Entry {
