@@ -479,6 +479,7 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   std::map<std::string, std::string> explanations =
       run ? job->WatermarkExplanations() : std::map<std::string, std::string>{};
   const int64_t end_ms = NowMs();
+  const bool restore_failed = !e->restore_from.empty() && !job->created();
   if (!options_.state_dir.empty()) {
     // On disk before anyone can see it ended. A job cancelled by the daemon's shutdown (not by a
     // user) is SUSPENDED there, as Flink's jobs are when their cluster stops: the next daemon
@@ -494,11 +495,11 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
       ended.final_tasks = final_tasks;
       ended.dropped_records = dropped_records;
       ended.final_checkpoints = final_checkpoints;
+      ended.restore_failed = restore_failed;
       record = RegistryJson(ended, suspended ? "SUSPENDED" : ToString(state));
     }
     Persist(e->id, record);
   }
-  const bool restore_failed = !e->restore_from.empty() && !job->created();
   std::unique_lock<std::mutex> lock(mu_);
   // First what may throw (it allocates), so that a failure here leaves the entry as it was for
   // EndAfterWaiterFailure; from `ended` on, nothing throws before the counts are right.
@@ -1048,6 +1049,13 @@ nlohmann::json JobManager::RegistryJson(const Entry& e, const std::string& state
       {"memory-limit", e.memory_limit ? nlohmann::json(*e.memory_limit) : nlohmann::json(nullptr)},
       {"restore-from", e.submitted_restore_from},
       {"allow-non-restored-state", e.allow_non_restored_state},
+      // What this run started from, and whether that restore failed (the job did not start; the
+      // failure cause says why), so a restarted daemon's `status` says the same as this one's.
+      {"restored-from", e.restore_from.empty() || e.restore_failed
+                            ? nlohmann::json(nullptr)
+                            : nlohmann::json(e.restore_from)},
+      {"restore-failed-from",
+       e.restore_failed ? nlohmann::json(e.restore_from) : nlohmann::json(nullptr)},
   };
 }
 
@@ -1285,6 +1293,13 @@ void JobManager::Recover() {
       }
       if (j.contains("vertices") && j["vertices"].is_array()) {
         e->vertices = j["vertices"];
+      }
+      // Records written before these keys existed have neither: nothing is said about a restore.
+      if (j.contains("restore-failed-from") && j["restore-failed-from"].is_string()) {
+        e->restore_from = j["restore-failed-from"].get<std::string>();
+        e->restore_failed = true;
+      } else if (j.contains("restored-from") && j["restored-from"].is_string()) {
+        e->restore_from = j["restored-from"].get<std::string>();
       }
     }
     e->ended = true;

@@ -52,7 +52,8 @@ struct JobManagerOptions {
   /// The job registry and every job's checkpoints on disk (`tidemarkd --state-dir`); empty: in
   /// memory only. Layout: `DIR/jobs/<id>/job.yaml` (the submitted text), `job.json` (id, name,
   /// file, submit and end time, state, failure cause, report, final metrics, checkpoint figures,
-  /// memory limit, restore path; rewritten atomically on every state change), `checkpoints/`
+  /// memory limit, restore path as submitted, `restored-from` / `restore-failed-from` as run;
+  /// rewritten atomically on every state change), `checkpoints/`
   /// (the job's JobRunOptions::checkpoint_dir) and `run.lock` (held by the worker running it).
   /// At construction every job found there is listed again; those that were RUNNING (or
   /// SUSPENDED by a daemon shutdown) are resumed from their latest completed checkpoint. The
