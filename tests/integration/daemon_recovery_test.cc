@@ -661,6 +661,16 @@ operators:
           "start "
           "from scratch",
           checkpoints, h2.file));
+  // Not started, so not restored from the checkpoint it would have resumed from; the registry
+  // says so across another restart.
+  EXPECT_TRUE(j["restored-from"].is_null()) << j["restored-from"];
+  EXPECT_EQ(j["restore-failed-from"], checkpoints + "/chk-1");
+  daemon_->Kill(SIGTERM);
+  Start();
+  const json again = Job(id);
+  EXPECT_EQ(again["failure-cause"], j["failure-cause"]);
+  EXPECT_TRUE(again["restored-from"].is_null()) << again["restored-from"];
+  EXPECT_EQ(again["restore-failed-from"], checkpoints + "/chk-1");
 }
 
 // Issue 41 item 2, the daemon's half: a savepoint target that cannot be created is refused with

@@ -1270,6 +1270,8 @@ void JobManager::Recover() {
                                           : "could not resume after the daemon restarted: " +
                                                 fmt::format("{}", fmt::join(result.errors, "; "));
       log->error("[job {}] {}", r.id, e->failure_cause);
+      // It did not start, so it was not restored from the checkpoint it would have resumed from.
+      e->restore_failed = !e->restore_from.empty();
       e->final_state = JobState::kFailed;
       e->end_ms = now;
     } else {
