@@ -298,6 +298,15 @@ TEST_F(DaemonRecoveryTest, ResumeTakesTheLatestCompletedCheckpointThatVerifiesAn
       json::parse(Client().Request("GET", "/jobs/" + id + "/checkpoints").body);
   EXPECT_EQ(checkpoints_view["counts"]["restored"], 1);
   EXPECT_EQ(checkpoints_view["latest"]["restored"], json({{"external_path", chk1}}));
+  // Once it ended, a restarted daemon still says what it was restored from.
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
+  ASSERT_TRUE(WaitForState(id, "CANCELED"));
+  Kill9();
+  Start();
+  const json ended = Job(id);
+  EXPECT_EQ(ended["state"], "CANCELED");
+  EXPECT_EQ(ended["restored-from"], chk1);
+  EXPECT_TRUE(ended["restore-failed-from"].is_null()) << ended["restore-failed-from"];
 }
 
 TEST_F(DaemonRecoveryTest, SubmitFromSavepointHandsThePathToTheWorker) {
@@ -337,6 +346,45 @@ TEST_F(DaemonRecoveryTest, SubmitFromSavepointHandsThePathToTheWorker) {
       << j["failure-cause"];
   EXPECT_EQ(json::parse(ReadFile(JobDir(id) + "/job.json"))["restore-from"], savepoint);
   EXPECT_EQ(json::parse(ReadFile(JobDir(id) + "/job.json"))["allow-non-restored-state"], true);
+}
+
+TEST_F(DaemonRecoveryTest, AFailedRestoreIsStillAFailedRestoreWithItsCauseAfterARestart) {
+  Start();
+  const std::string savepoint = dir_.path() + "/sp";
+  fs::create_directories(savepoint);  // holds no savepoint: the worker's restore refuses it
+  CliResult sub =
+      Cli(fmt::format("submit --wait --from-savepoint '{}' jobs/two_splits_split.yaml", savepoint));
+  ASSERT_EQ(sub.rc, 1) << sub.out << sub.err;
+  const std::string id = sub.out.substr(0, sub.out.find('\n'));
+  const json before = Job(id);
+  ASSERT_EQ(before["state"], "FAILED");
+  const std::string cause = before["failure-cause"].get<std::string>();
+  EXPECT_EQ(cause.rfind("cannot restore from " + savepoint + ": ", 0), 0u) << cause;
+  // The registry says so, not only the running daemon's memory.
+  const json record = json::parse(ReadFile(JobDir(id) + "/job.json"));
+  EXPECT_EQ(record["state"], "FAILED");
+  EXPECT_EQ(record["failure-cause"], cause);
+  EXPECT_EQ(record["restore-failed-from"], savepoint);
+  EXPECT_TRUE(record["restored-from"].is_null()) << record["restored-from"];
+
+  Kill9();
+  Start();
+  const json after = Job(id);
+  EXPECT_EQ(after["state"], "FAILED");
+  EXPECT_EQ(after["failure-cause"], cause);
+  EXPECT_EQ(after["restore-failed-from"], savepoint);
+  EXPECT_TRUE(after["restored-from"].is_null()) << after["restored-from"];
+  const CliResult status = Cli("status " + id);
+  EXPECT_NE(status.out.find(fmt::format(
+                "\nrestore from {} failed: the job did not start (see cause)\n", savepoint)),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("cause:  " + cause + "\n"), std::string::npos) << status.out;
+  EXPECT_EQ(status.out.find("restored from"), std::string::npos) << status.out;
+  const json checkpoints =
+      json::parse(Client().Request("GET", "/jobs/" + id + "/checkpoints").body);
+  EXPECT_EQ(checkpoints["counts"]["restored"], 0);
+  EXPECT_TRUE(checkpoints["latest"]["restored"].is_null());
 }
 
 TEST_F(DaemonRecoveryTest, SavepointStopAndCheckpointRoutesAnswerAsFlinksAndTheCliSaysTheSame) {
@@ -616,6 +664,16 @@ operators:
           "start "
           "from scratch",
           checkpoints, h2.file));
+  // Not started, so not restored from the checkpoint it would have resumed from; the registry
+  // says so across another restart.
+  EXPECT_TRUE(j["restored-from"].is_null()) << j["restored-from"];
+  EXPECT_EQ(j["restore-failed-from"], checkpoints + "/chk-1");
+  daemon_->Kill(SIGTERM);
+  Start();
+  const json again = Job(id);
+  EXPECT_EQ(again["failure-cause"], j["failure-cause"]);
+  EXPECT_TRUE(again["restored-from"].is_null()) << again["restored-from"];
+  EXPECT_EQ(again["restore-failed-from"], checkpoints + "/chk-1");
 }
 
 // Issue 41 item 2, the daemon's half: a savepoint target that cannot be created is refused with

@@ -54,7 +54,7 @@ class WindowOperatorRunner {
     for (size_t i = from; i < to; ++i) {
       WindowStep& s = steps[i];
       if (s.watermark != kMinTimestamp) {
-        op_->ProcessWatermark(Watermark{s.watermark}, 0);
+        op_->ProcessWatermark(tidemark::Watermark{s.watermark}, 0);
         continue;
       }
       std::vector<StreamRecord*> pointers;
@@ -66,6 +66,14 @@ class WindowOperatorRunner {
       op_->ProcessBatch(batch, 0);
     }
   }
+  /// Feeds one record as a batch of its own (as a source handing over one record at a time
+  /// does), and one watermark.
+  void Add(StreamRecord record) {
+    StreamRecord* pointer = &record;
+    RecordBatch batch{&pointer, 1};
+    op_->ProcessBatch(batch, 0);
+  }
+  void Watermark(Timestamp watermark) { op_->ProcessWatermark(tidemark::Watermark{watermark}, 0); }
   /// A canonical snapshot (checkpoint 1), and a restore from one (watermarks too).
   std::string Snapshot() { return SnapshotOf(*op_); }
   void Restore(const std::string& bytes) { RestoreFrom(*op_, bytes); }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <map>
@@ -130,16 +131,37 @@ double Since(std::chrono::steady_clock::time_point start) {
 
 /// Runs `body(s)` for subtasks 1..p-1 on their own threads and subtask 0 on this one, joins them,
 /// and adds up the per-subtask results `body` wrote into `parts`; seconds are since `start`.
+/// A subtask that throws (or a thread that cannot start) fails the baseline: the first failure is
+/// rethrown here once every thread is joined, never std::terminate.
 BaselineResult RunPerSubtask(int p, std::chrono::steady_clock::time_point start,
                              const std::vector<BaselineResult>& parts,
                              const std::function<void(int)>& body) {
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(std::max(1, p)));
+  auto guarded = [&body, &errors](int s) {
+    try {
+      body(s);
+    } catch (...) {
+      errors[static_cast<size_t>(s)] = std::current_exception();
+    }
+  };
   std::vector<std::thread> threads;
-  for (int s = 1; s < p; ++s) {
-    threads.emplace_back(body, s);
+  try {
+    for (int s = 1; s < p; ++s) {
+      threads.emplace_back(guarded, s);
+    }
+  } catch (...) {
+    errors[0] = std::current_exception();
   }
-  body(0);
+  if (!errors[0]) {
+    guarded(0);
+  }
   for (auto& t : threads) {
     t.join();
+  }
+  for (const std::exception_ptr& error : errors) {
+    if (error) {
+      std::rethrow_exception(error);
+    }
   }
   BaselineResult out;
   out.seconds = Since(start);
@@ -254,7 +276,11 @@ BaselineResult RunRawChannel(const BenchPlan& plan) {
     // Capacity in records: 1024 batches of 256, the runtime's default channel capacity until issue
     // 10 (now 64); kept, so the baseline's figures stay comparable with earlier runs.
     boost::lockfree::spsc_queue<Rec> queue(1024 * kBatch);
-    std::thread producer([&] {
+    // A producer that throws stops the consumer (which would otherwise wait for ever) and its
+    // exception fails this subtask once it is joined.
+    std::exception_ptr producer_error;
+    std::atomic<bool> producer_failed{false};
+    auto produce = [&] {
       const RecordGenerator generate = GeneratorOf(plan);
       Rec batch[kBatch];
       size_t fill = 0;
@@ -275,6 +301,14 @@ BaselineResult RunRawChannel(const BenchPlan& plan) {
         }
       }
       flush();
+    };
+    std::thread producer([&] {
+      try {
+        produce();
+      } catch (...) {
+        producer_error = std::current_exception();
+        producer_failed.store(true, std::memory_order_release);
+      }
     });
     const Chain chain = MakeChain(plan);
     const int64_t expected = plan.generator.count > s ? (plan.generator.count - s + p - 1) / p : 0;
@@ -285,6 +319,9 @@ BaselineResult RunRawChannel(const BenchPlan& plan) {
     while (received < expected) {
       const size_t got = queue.pop(batch, kBatch);
       if (got == 0) {
+        if (producer_failed.load(std::memory_order_acquire)) {
+          break;
+        }
         std::this_thread::yield();
         continue;
       }
@@ -297,6 +334,9 @@ BaselineResult RunRawChannel(const BenchPlan& plan) {
       }
     }
     producer.join();
+    if (producer_error) {
+      std::rethrow_exception(producer_error);
+    }
     parts[static_cast<size_t>(s)].sink_records = n;
     parts[static_cast<size_t>(s)].checksum = sum;
   };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <malloc.h>
@@ -19,6 +20,7 @@
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/core/durable_file.h"
 #include "runtime/core/logging.h"
+#include "runtime/core/thread_entry.h"
 #include "runtime/graph/dropped_records.h"
 #include "runtime/graph/job_graph.h"
 #include "tools/daemon/daemon_paths.h"
@@ -112,7 +114,7 @@ JobManager::JobManager(JobFactory factory, JobManagerOptions options)
   std::random_device rd;
   id_state_ = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(started_ms_);
   if (options_.finished_job_ttl.count() > 0) {
-    expirer_ = std::thread([this] { ExpireHistory(); });
+    expirer_ = std::thread([this] { RunExpirer(); });
   }
   if (!options_.state_dir.empty()) {
     Recover();
@@ -256,8 +258,15 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
     return {Status::kInvalidJob, "", SplitLines(e.what())};
   } catch (const std::exception& e) {
     release_slot();
-    log->error("job submission failed: {}", EscapeControlCharacters(e.what()));
-    return {Status::kInternalError, "", {e.what()}};
+    const std::string cause = FailureCause(e);
+    log->error("job submission failed: {}", EscapeControlCharacters(cause));
+    return {Status::kInternalError, "", {cause}};
+  } catch (...) {
+    // Not a std::exception (user code's factory may throw anything): still a refused
+    // submission with its slot released, never a leaked slot or a failed thread.
+    release_slot();
+    log->error("job submission failed: the job factory threw an unknown exception");
+    return {Status::kInternalError, "", {"the job factory threw an unknown exception"}};
   }
   if (!entry->job) {
     release_slot();
@@ -397,7 +406,11 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
         entry->restore_from.empty() ? "" : " from " + EscapeControlCharacters(entry->restore_from));
   }
   auto wait_for_end = [this, e = entry, job = std::move(job)](bool run) mutable {
-    OnJobEnded(e, std::move(job), run);
+    // No exception leaves this thread: the job ends FAILED with the cause instead of the daemon
+    // ending in std::terminate.
+    RunThreadEntry(
+        "job waiter", [&] { OnJobEnded(e, std::move(job), run); },
+        [&](const std::string& cause) { EndAfterWaiterFailure(e, cause); });
     e.reset();
     std::lock_guard<std::mutex> lock(mu_);
     --waiters_;
@@ -418,7 +431,30 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
 void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job,
                             bool run) {
   // Run joins every task thread (in tidemarkd: reaps the job's worker process).
-  const JobState state = run ? job->Run() : JobState::kFailed;
+  JobState state = JobState::kFailed;
+  std::string cause = run ? "" : "no thread to run the job on (resources exhausted)";
+  bool returned = false;
+  if (run) {
+    RunThreadEntry(
+        "job waiter",
+        [&] {
+          state = job->Run();
+          returned = true;
+        },
+        [&](const std::string& why) {
+          cause = "the daemon's thread running the job failed: " + why;
+        });
+  }
+  if (run && !returned) {
+    // Run threw (out of memory, say): whatever of the job still runs is asked to stop.
+    state = JobState::kFailed;
+    if (cause.empty()) {
+      cause = "the daemon's thread running the job failed";
+    }
+    job->Cancel();
+  } else if (run) {
+    cause = job->failure_cause();
+  }
   std::optional<std::string> report;
   if (state == JobState::kFinished) {
     try {
@@ -430,8 +466,6 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   if (report) {
     e->log->Append(*report);
   }
-  const std::string cause =
-      run ? job->failure_cause() : "no thread to run the job on (resources exhausted)";
   auto log = GetLogger("daemon");
   if (state == JobState::kFailed) {
     log->error("[job {}] '{}' FAILED: {}", e->id, e->name, cause);
@@ -445,6 +479,7 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   std::map<std::string, std::string> explanations =
       run ? job->WatermarkExplanations() : std::map<std::string, std::string>{};
   const int64_t end_ms = NowMs();
+  const bool restore_failed = !e->restore_from.empty() && !job->created();
   if (!options_.state_dir.empty()) {
     // On disk before anyone can see it ended. A job cancelled by the daemon's shutdown (not by a
     // user) is SUSPENDED there, as Flink's jobs are when their cluster stops: the next daemon
@@ -460,11 +495,15 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
       ended.final_tasks = final_tasks;
       ended.dropped_records = dropped_records;
       ended.final_checkpoints = final_checkpoints;
+      ended.restore_failed = restore_failed;
       record = RegistryJson(ended, suspended ? "SUSPENDED" : ToString(state));
     }
     Persist(e->id, record);
   }
   std::unique_lock<std::mutex> lock(mu_);
+  // First what may throw (it allocates), so that a failure here leaves the entry as it was for
+  // EndAfterWaiterFailure; from `ended` on, nothing throws before the counts are right.
+  finished_order_.push_back(e->id);
   for (const std::string& path : e->owned_files) {
     owned_files_.erase(path);
   }
@@ -474,10 +513,10 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   }
   e->end_ms = end_ms;
   e->final_checkpoints = std::move(final_checkpoints);
-  e->restore_failed = !e->restore_from.empty() && !job->created();
+  e->restore_failed = restore_failed;
   e->end_steady = std::chrono::steady_clock::now();
   e->final_state = state;
-  e->failure_cause = cause;
+  e->failure_cause = std::move(cause);
   e->report = std::move(report);
   e->explanations = std::move(explanations);
   e->final_tasks = std::move(final_tasks);
@@ -495,7 +534,6 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
       ++canceled_total_;
       break;
   }
-  finished_order_.push_back(e->id);
   TrimHistory();
   if (finished_order_.size() == 1) {
     expirer_cv_.notify_one();  // it may be sleeping without a deadline
@@ -510,6 +548,77 @@ void JobManager::OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<Dae
   }
   lock.lock();
   cv_.notify_all();
+}
+
+void JobManager::EndAfterWaiterFailure(const std::shared_ptr<Entry>& e,
+                                       const std::string& cause) noexcept {
+  ReportServiceThreadFailure("job waiter", cause);
+  try {
+    std::shared_ptr<DaemonJob> job;
+    nlohmann::json record;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (e->ended) {
+        return;  // its end was recorded; what failed came after
+      }
+      finished_order_.push_back(e->id);
+      for (const std::string& path : e->owned_files) {
+        owned_files_.erase(path);
+      }
+      job = std::move(e->job);
+      e->ended = true;
+      e->end_ms = NowMs();
+      e->end_steady = std::chrono::steady_clock::now();
+      e->final_state = JobState::kFailed;
+      --running_;
+      ++failed_total_;
+      e->failure_cause = "the daemon could not record the job's end: " + cause;
+      if (!options_.state_dir.empty()) {
+        record = RegistryJson(*e, "FAILED");
+      }
+      TrimHistory();
+      expirer_cv_.notify_one();
+      cv_.notify_all();
+    }
+    GetLogger("daemon")->error("[job {}] FAILED: {}", e->id, e->failure_cause);
+    if (job) {
+      job->Cancel();
+    }
+    if (!record.is_null()) {
+      Persist(e->id, record);
+    }
+  } catch (...) {
+    std::fputs("tidemarkd: job waiter: could not record a job's failure (out of memory?)\n",
+               stderr);
+  }
+}
+
+void JobManager::ReportServiceThreadFailure(const char* thread, const std::string& cause) noexcept {
+  try {
+    GetLogger("daemon")->error("daemon thread '{}' failed: {}", thread,
+                               EscapeControlCharacters(cause));
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the count below still shows it
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ++service_thread_failures_;
+  try {
+    last_service_thread_failure_ = fmt::format("{}: {}", thread, cause);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the count is what must not be lost
+  }
+}
+
+void JobManager::RunExpirer() {
+  for (;;) {
+    RunThreadEntry(
+        "job expirer", [this] { ExpireHistory(); },
+        [this](const std::string& cause) { ReportServiceThreadFailure("job expirer", cause); });
+    std::unique_lock<std::mutex> lock(mu_);
+    // ExpireHistory returns at shutdown only, else it failed: again after a pause, so that a
+    // failure that persists does not spin.
+    if (expirer_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return shutting_down_; })) {
+      return;
+    }
+  }
 }
 
 void JobManager::TrimHistory() {
@@ -565,10 +674,20 @@ void JobManager::ExpireHistory() {
       expired_total_ += dropped;
       idle = running_ == 0;
     };
+    std::exception_ptr drop_error;  // a failure on the dropping thread fails this one
     try {
-      std::thread(drop_expired).join();
+      std::thread([&] {
+        try {
+          drop_expired();
+        } catch (...) {
+          drop_error = std::current_exception();
+        }
+      }).join();
     } catch (const std::system_error&) {
       drop_expired();  // no thread to be had: free them here, the cache is a detail
+    }
+    if (drop_error) {
+      std::rethrow_exception(drop_error);
     }
     if (idle) {
       std::lock_guard<std::mutex> hook_lock(idle_hook_mu_);
@@ -819,17 +938,22 @@ nlohmann::json JobManager::OverviewJson() const {
   for (const auto& [id, e] : jobs_) {
     ++counts[static_cast<int>(e->ended ? e->final_state : JobState::kRunning)];
   }
-  return nlohmann::json{{"jobs-running", counts[static_cast<int>(JobState::kRunning)] +
-                                             counts[static_cast<int>(JobState::kCreated)]},
-                        {"jobs-finished", counts[static_cast<int>(JobState::kFinished)]},
-                        {"jobs-failed", counts[static_cast<int>(JobState::kFailed)]},
-                        {"jobs-cancelled", counts[static_cast<int>(JobState::kCanceled)]},
-                        {"jobs-submitted-total", submitted_total_},
-                        {"max-running-jobs", options_.max_running_jobs},
-                        {"max-finished-jobs", options_.max_finished_jobs},
-                        {"finished-job-ttl", options_.finished_job_ttl.count()},
-                        {"uptime", NowMs() - started_ms_},
-                        {"version", "0.1.0"}};
+  return nlohmann::json{
+      {"jobs-running",
+       counts[static_cast<int>(JobState::kRunning)] + counts[static_cast<int>(JobState::kCreated)]},
+      {"jobs-finished", counts[static_cast<int>(JobState::kFinished)]},
+      {"jobs-failed", counts[static_cast<int>(JobState::kFailed)]},
+      {"jobs-cancelled", counts[static_cast<int>(JobState::kCanceled)]},
+      {"jobs-submitted-total", submitted_total_},
+      {"service-thread-failures", service_thread_failures_},
+      {"last-service-thread-failure", last_service_thread_failure_.empty()
+                                          ? nlohmann::json(nullptr)
+                                          : nlohmann::json(last_service_thread_failure_)},
+      {"max-running-jobs", options_.max_running_jobs},
+      {"max-finished-jobs", options_.max_finished_jobs},
+      {"finished-job-ttl", options_.finished_job_ttl.count()},
+      {"uptime", NowMs() - started_ms_},
+      {"version", "0.1.0"}};
 }
 
 std::string JobManager::PrometheusText() const {
@@ -844,7 +968,8 @@ std::string JobManager::PrometheusText() const {
                                 expired_total_,
                                 finished_total_,
                                 failed_total_,
-                                canceled_total_};
+                                canceled_total_,
+                                service_thread_failures_};
     for (const auto& [id, e] : jobs_) {
       if (!e->ended) {
         entries.emplace_back(e, e->job);
@@ -927,6 +1052,13 @@ nlohmann::json JobManager::RegistryJson(const Entry& e, const std::string& state
       {"memory-limit", e.memory_limit ? nlohmann::json(*e.memory_limit) : nlohmann::json(nullptr)},
       {"restore-from", e.submitted_restore_from},
       {"allow-non-restored-state", e.allow_non_restored_state},
+      // What this run started from, and whether that restore failed (the job did not start; the
+      // failure cause says why), so a restarted daemon's `status` says the same as this one's.
+      {"restored-from", e.restore_from.empty() || e.restore_failed
+                            ? nlohmann::json(nullptr)
+                            : nlohmann::json(e.restore_from)},
+      {"restore-failed-from",
+       e.restore_failed ? nlohmann::json(e.restore_from) : nlohmann::json(nullptr)},
   };
 }
 
@@ -1141,6 +1273,8 @@ void JobManager::Recover() {
                                           : "could not resume after the daemon restarted: " +
                                                 fmt::format("{}", fmt::join(result.errors, "; "));
       log->error("[job {}] {}", r.id, e->failure_cause);
+      // It did not start, so it was not restored from the checkpoint it would have resumed from.
+      e->restore_failed = !e->restore_from.empty();
       e->final_state = JobState::kFailed;
       e->end_ms = now;
     } else {
@@ -1164,6 +1298,13 @@ void JobManager::Recover() {
       }
       if (j.contains("vertices") && j["vertices"].is_array()) {
         e->vertices = j["vertices"];
+      }
+      // Records written before these keys existed have neither: nothing is said about a restore.
+      if (j.contains("restore-failed-from") && j["restore-failed-from"].is_string()) {
+        e->restore_from = j["restore-failed-from"].get<std::string>();
+        e->restore_failed = true;
+      } else if (j.contains("restored-from") && j["restored-from"].is_string()) {
+        e->restore_from = j["restored-from"].get<std::string>();
       }
     }
     e->ended = true;

@@ -52,7 +52,8 @@ struct JobManagerOptions {
   /// The job registry and every job's checkpoints on disk (`tidemarkd --state-dir`); empty: in
   /// memory only. Layout: `DIR/jobs/<id>/job.yaml` (the submitted text), `job.json` (id, name,
   /// file, submit and end time, state, failure cause, report, final metrics, checkpoint figures,
-  /// memory limit, restore path; rewritten atomically on every state change), `checkpoints/`
+  /// memory limit, restore path as submitted, `restored-from` / `restore-failed-from` as run;
+  /// rewritten atomically on every state change), `checkpoints/`
   /// (the job's JobRunOptions::checkpoint_dir) and `run.lock` (held by the worker running it).
   /// At construction every job found there is listed again; those that were RUNNING (or
   /// SUSPENDED by a daemon shutdown) are resumed from their latest completed checkpoint. The
@@ -134,7 +135,8 @@ class JobManager {
   /// nullopt for an unknown job id.
   std::optional<nlohmann::json> ExplainJson(const std::string& id,
                                             const std::string& operator_id) const;
-  /// Job counts by state, limits, uptime.
+  /// Job counts by state, limits, uptime, and the daemon's own thread failures
+  /// (`service-thread-failures`: count; `last-service-thread-failure`: "THREAD: CAUSE" or null).
   nlohmann::json OverviewJson() const;
   /// Prometheus text exposition format (version 0.0.4).
   std::string PrometheusText() const;
@@ -172,6 +174,14 @@ class JobManager {
   /// there, see RestServer::RenewIoThread). Blocks while the current hook is running, so after
   /// `SetIdleHook(nullptr)` returns the old hook is no longer called. Thread-safe.
   void SetIdleHook(std::function<void()> hook);
+
+  /// A thread of the daemon's own service (the REST I/O thread, a submission validator, the
+  /// expirer, a job's waiter once its job's end is recorded) failed with `cause` (see
+  /// FailureCause): logged at error level and counted, visible in `OverviewJson`
+  /// (`service-thread-failures`, `last-service-thread-failure`) and the Prometheus text
+  /// (`tidemark_daemon_thread_failures_total`). The thread's owner decides whether it carries on.
+  /// `thread` is a string literal. Thread-safe; never throws (a failure to log is dropped).
+  void ReportServiceThreadFailure(const char* thread, const std::string& cause) noexcept;
 
   /// Blocks until job `id` ended or `timeout` passed; true when it ended. For tests.
   bool WaitForJob(const std::string& id, std::chrono::milliseconds timeout) const;
@@ -224,13 +234,21 @@ class JobManager {
   nlohmann::json SummaryJson(const Entry& e) const;  // requires mu_
   static nlohmann::json TasksJson(const std::vector<SubtaskMetrics>& metrics);
   /// The waiter thread: runs the job (unless `run` is false: no thread could be had) and records
-  /// its end.
+  /// its end. `Run` throwing (it should not; memory may run out) ends the job FAILED with the
+  /// cause; anything after it throwing is left to EndAfterWaiterFailure.
   void OnJobEnded(const std::shared_ptr<Entry>& e, std::shared_ptr<DaemonJob> job, bool run);
+  /// The waiter of `e` failed while recording its end (`cause`): unless that was recorded, ends
+  /// the entry FAILED with `cause` (job cancelled, outputs released, slot freed) so that neither
+  /// the job stays RUNNING nor Shutdown waits for it; counts it as a service thread failure.
+  void EndAfterWaiterFailure(const std::shared_ptr<Entry>& e, const std::string& cause) noexcept;
   void TrimHistory();  // requires mu_
   void DropFinished(
       std::string id);  // requires mu_; by value: callers pass finished_order_.front()
   /// The expirer thread's loop: sleeps until the oldest finished job is `finished_job_ttl` old.
   void ExpireHistory();
+  /// The expirer thread: ExpireHistory, started again a second after a failure (reported as a
+  /// service thread failure) until shutdown.
+  void RunExpirer();
   std::string NewJobId();  // requires mu_
   /// Compiles and starts `entry` (id set, a running slot reserved); releases the slot on failure.
   SubmitResult Launch(const std::shared_ptr<Entry>& entry, const std::string& yaml, bool resumed);
@@ -274,6 +292,8 @@ class JobManager {
   int64_t canceled_total_ = 0;
   int64_t rejected_total_ = 0;
   int64_t expired_total_ = 0;
+  int64_t service_thread_failures_ = 0;
+  std::string last_service_thread_failure_;  // "THREAD: CAUSE"
 };
 
 }  // namespace tidemark

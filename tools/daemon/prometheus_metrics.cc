@@ -26,6 +26,8 @@ constexpr FamilySpec kFamilies[] = {
     {"tidemark_jobs_rejected_total", true, "Submissions refused by the running-jobs limit."},
     {"tidemark_jobs_expired_total", true, "Finished jobs dropped from the history by age."},
     {"tidemark_jobs_ended_total", true, "Jobs ended since start, by final state."},
+    {"tidemark_daemon_thread_failures_total", true,
+     "Failures of the daemon's own threads (REST I/O, submission, expirer, job waiter)."},
     {"tidemark_job_uptime", false, "Time since the job was submitted, ms (Flink's uptime)."},
     {"tidemark_job_task_numRecordsIn", true, "Records into the subtask (its head operator)."},
     {"tidemark_job_task_numRecordsInPerSecond", false, "Records into the subtask per second."},
@@ -164,6 +166,8 @@ std::string PrometheusExposition(const DaemonMetricCounts& c,
             static_cast<double>(c.failed_total));
   x.Counter("tidemark_jobs_ended_total", {{"state", "CANCELED"}},
             static_cast<double>(c.canceled_total));
+  x.Counter("tidemark_daemon_thread_failures_total", {},
+            static_cast<double>(c.thread_failures_total));
   for (const JobMetricsSample& job : jobs) {
     const Labels job_labels{{"job_id", job.job_id}, {"job_name", job.job_name}};
     x.Gauge("tidemark_job_uptime", job_labels, static_cast<double>(now_ms - job.start_ms));

@@ -19,6 +19,7 @@ struct DaemonMetricCounts {
   int64_t finished_total = 0;
   int64_t failed_total = 0;
   int64_t canceled_total = 0;
+  int64_t thread_failures_total = 0;  ///< JobManager::ReportServiceThreadFailure calls
 };
 
 /// One running job's figures for the exposition.

@@ -15,6 +15,7 @@
 
 #include "runtime/core/asio.h"
 #include "runtime/core/logging.h"
+#include "runtime/core/thread_entry.h"
 #include "tools/daemon/rest_views.h"
 #include "tools/daemon/worker.h"
 
@@ -472,10 +473,21 @@ Response Route(JobManager& jobs, const Request& req) {
       return ErrorResponse(http::status::method_not_allowed, {"method not allowed"});
     }
     return ErrorResponse(http::status::not_found, {"not found"});
-  } catch (const std::exception& e) {
-    GetLogger("daemon")->error("request {} {} failed: {}", std::string(req.method_string()),
-                               std::string(target), e.what());
-    return ErrorResponse(http::status::internal_server_error, {e.what()});
+  } catch (...) {
+    // A handler failed (a job's figures could not be read, memory ran out): this request gets a
+    // 500 with the cause, the failure is counted (JobManager::ReportServiceThreadFailure), and the
+    // thread serves the next request.
+    std::string cause = "unknown exception";
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      cause = FailureCause(e);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the default cause above
+    }
+    jobs.ReportServiceThreadFailure(
+        "REST request",
+        fmt::format("{} {}: {}", std::string(req.method_string()), std::string(target), cause));
+    return ErrorResponse(http::status::internal_server_error, {cause});
   }
 }
 
@@ -682,17 +694,31 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
            !req.keep_alive());
       return;
     }
-    asio::post(impl_.submit_pool,
-               [self = this->shared_from_this(), req = std::move(req)]() mutable {
-                 Response res = Route(self->jobs_, req);
-                 const bool close = !req.keep_alive();
-                 RestServer::Impl& impl = self->impl_;
-                 impl.submits_pending.fetch_sub(1);
-                 // The session moves into the I/O thread's handler: its last reference never drops
-                 // here, beside the I/O thread that owns its socket.
-                 asio::post(impl.ioc, [self = std::move(self), res = std::move(res),
-                                       close]() mutable { self->Send(std::move(res), close); });
-               });
+    asio::post(
+        impl_.submit_pool, [self = this->shared_from_this(), req = std::move(req)]() mutable {
+          RestServer::Impl& impl = self->impl_;
+          JobManager& jobs = self->jobs_;
+          // No exception leaves a pool thread (that would be std::terminate): Route answers its
+          // own failures; one beyond it (memory for the answer) is counted and the connection
+          // closes with the session.
+          RunThreadEntry(
+              "REST submission",
+              [&] {
+                Response res = Route(jobs, req);
+                const bool close = !req.keep_alive();
+                impl.submits_pending.fetch_sub(1);
+                // The session moves into the I/O thread's handler: its last reference never drops
+                // here, beside the I/O thread that owns its socket.
+                asio::post(impl.ioc, [self = std::move(self), res = std::move(res),
+                                      close]() mutable { self->Send(std::move(res), close); });
+              },
+              [&](const std::string& cause) {
+                if (self) {  // not handed to the I/O thread: it still counts as pending
+                  impl.submits_pending.fetch_sub(1);
+                }
+                jobs.ReportServiceThreadFailure("REST submission", cause);
+              });
+        });
   }
 
   void Send(Response res, bool close) {
@@ -901,20 +927,27 @@ void RestServer::Start() {
 }
 
 void RestServer::StartIoThread() {
-  io_thread_ = std::thread([impl = impl_.get()] {
-    for (;;) {
-      try {
-        // One handler at a time, so that a hand-over ends this thread right after its handler.
-        while (impl->ioc.run_one() > 0) {
-          if (impl->hand_over) {
-            impl->hand_over = false;
-            return;
-          }
-        }
-        return;  // stopped
-      } catch (const std::exception& e) {
-        GetLogger("daemon")->error("I/O thread: {}", e.what());
-      }
+  io_thread_ = std::thread([impl = impl_.get(), jobs = &jobs_] {
+    // A handler that throws (Route answers its own failures; this is what is left, e.g. memory
+    // for a connection) is counted and the loop goes on serving: run_one may be called again
+    // after a handler threw.
+    for (bool running = true; running;) {
+      RunThreadEntry(
+          "REST I/O",
+          [&] {
+            // One handler at a time, so that a hand-over ends this thread right after its handler.
+            while (impl->ioc.run_one() > 0) {
+              if (impl->hand_over) {
+                impl->hand_over = false;
+                running = false;
+                return;
+              }
+            }
+            running = false;  // stopped
+          },
+          [jobs](const std::string& cause) {
+            jobs->ReportServiceThreadFailure("REST I/O", cause);
+          });
     }
   });
 }

@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/logging.h"
+#include "runtime/core/thread_entry.h"
 #include "runtime/graph/job_graph.h"
 #include "tools/daemon/worker_protocol.h"
 
@@ -594,6 +595,48 @@ JobFactory WorkerJobFactory(JobValidator validate, WorkerOptions options) {
 
 // ---- worker process --------------------------------------------------------------------------
 
+namespace {
+
+/// The worker's command thread: serves the daemon's commands (cancel, explain, savepoint) for
+/// `job` until the daemon's end of the stream on `fd` (then the process exits: the daemon is gone).
+void ServeWorkerCommands(int fd, DaemonJob& job, WorkerChannel& channel) {
+  for (;;) {
+    std::optional<std::string> frame = ReadWorkerFrame(fd);
+    if (!frame) {
+      ::_exit(1);
+    }
+    const nlohmann::json j = nlohmann::json::parse(*frame, nullptr, false);
+    if (!j.is_object()) {
+      continue;
+    }
+    const std::string t = j.value("t", "");
+    if (t == "cancel") {
+      job.Cancel();
+    } else if (t == "explain") {
+      // Blocks this command thread up to the tasks' answer time (LocalDaemonJob::ExplainLive).
+      const int64_t request = j.value("request", int64_t{0});
+      job.ExplainLive(j.value("operator", ""),
+                      [&channel, request](std::optional<std::string> text) {
+                        channel.Send(nlohmann::json{
+                            {"t", "explain"}, {"request", request}, {"text", text.value_or("")}});
+                      });
+    } else if (t == "savepoint") {
+      const int64_t request = j.value("request", int64_t{0});
+      DaemonSavepointRequest sp{j.value("dir", ""), j.value("stop", false),
+                                j.value("drain", false)};
+      job.TriggerSavepoint(sp, [&channel, request](DaemonSavepointResult r) {
+        channel.Send(nlohmann::json{{"t", "savepoint"},
+                                    {"request", request},
+                                    {"ok", r.ok},
+                                    {"path", r.path},
+                                    {"error", r.error}});
+      });
+    }
+  }
+}
+
+}  // namespace
+
 bool IsWorkerInvocation(int argc, char** argv) {
   return argc == 4 && std::strcmp(argv[1], "--worker") == 0;
 }
@@ -692,49 +735,34 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
              /*created=*/false);
     ::_exit(0);
   }
-  // Commands from the daemon. End of stream means the daemon is gone: the death signal follows.
-  std::thread([fd, &job, &channel] {
-    for (;;) {
-      std::optional<std::string> frame = ReadWorkerFrame(fd);
-      if (!frame) {
-        ::_exit(1);
-      }
-      const nlohmann::json j = nlohmann::json::parse(*frame, nullptr, false);
-      if (!j.is_object()) {
-        continue;
-      }
-      const std::string t = j.value("t", "");
-      if (t == "cancel") {
-        job->Cancel();
-      } else if (t == "explain") {
-        // Blocks this command thread up to the tasks' answer time (LocalDaemonJob::ExplainLive).
-        const int64_t request = j.value("request", int64_t{0});
-        job->ExplainLive(
-            j.value("operator", ""), [&channel, request](std::optional<std::string> text) {
-              channel.Send(nlohmann::json{
-                  {"t", "explain"}, {"request", request}, {"text", text.value_or("")}});
-            });
-      } else if (t == "savepoint") {
-        const int64_t request = j.value("request", int64_t{0});
-        DaemonSavepointRequest sp{j.value("dir", ""), j.value("stop", false),
-                                  j.value("drain", false)};
-        job->TriggerSavepoint(sp, [&channel, request](DaemonSavepointResult r) {
-          channel.Send(nlohmann::json{{"t", "savepoint"},
-                                      {"request", request},
-                                      {"ok", r.ok},
-                                      {"path", r.path},
-                                      {"error", r.error}});
-        });
+  // A failure of one of this worker's own threads fails its job (the only one it runs) with the
+  // cause, never std::terminate: the daemon then shows FAILED and why, not a crashed worker.
+  std::mutex mu;
+  std::string thread_failure;  // guarded by mu: the first failed thread's cause
+  auto fail_job = [&mu, &thread_failure, &job](const char* thread, const std::string& cause) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (thread_failure.empty()) {
+        thread_failure = fmt::format("the job's {} thread failed: {}", thread, cause);
       }
     }
+    job->Cancel();
+  };
+  // Commands from the daemon. End of stream means the daemon is gone: the death signal follows.
+  std::thread([fd, &job, &channel, &fail_job] {
+    RunThreadEntry(
+        "worker command", [&] { ServeWorkerCommands(fd, *job, channel); },
+        [&](const std::string& cause) { fail_job("command", cause); });
   }).detach();
 
-  std::mutex mu;
   std::condition_variable cv;
   bool done = false;
   JobState state = JobState::kFailed;
   std::thread runner([&] {
-    const JobState s = job->Run();
+    JobState s = JobState::kFailed;
+    RunThreadEntry(
+        "worker runner", [&] { s = job->Run(); },
+        [&](const std::string& cause) { fail_job("runner", cause); });
     std::lock_guard<std::mutex> lock(mu);
     state = s;
     done = true;
@@ -776,8 +804,15 @@ int WorkerMain(int argc, char** argv, const JobFactory& factory) {
   } catch (const std::exception& e) {
     channel.AddLine(fmt::format("explain failed: {}", e.what()));
   }
-  send_end(state, job->failure_cause(), report, job->Metrics(), explanations,
-           job->CheckpointStatsJson());
+  std::string cause = job->failure_cause();
+  {
+    std::lock_guard<std::mutex> thread_lock(mu);
+    if (!thread_failure.empty()) {
+      state = JobState::kFailed;
+      cause = thread_failure;
+    }
+  }
+  send_end(state, cause, report, job->Metrics(), explanations, job->CheckpointStatsJson());
   // Sinks were closed and flushed when the tasks ended; skip the teardown of a large job's state.
   ::_exit(0);
 }

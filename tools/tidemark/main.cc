@@ -29,6 +29,7 @@
 
 #include "config/job_loader.h"
 #include "runtime/core/logging.h"
+#include "runtime/core/thread_entry.h"
 #include "runtime/core/time_format.h"
 #include "runtime/graph/dropped_records.h"
 #include "runtime/graph/job_graph.h"
@@ -46,6 +47,10 @@
 namespace {
 
 std::atomic<int> g_signal{0};  ///< the signal that cancelled the running job; 0: none
+/// g_signal's value when the signal thread failed and cancelled the job itself.
+constexpr int kSignalThreadFailed = -1;
+/// Why the signal thread failed; written once, before g_signal is set to kSignalThreadFailed.
+std::string g_signal_thread_failure;  // NOLINT(cert-err58-cpp)
 
 /// Ctrl-C (SIGINT) and SIGTERM cancel the running job. `JobExecution::Cancel` takes locks, which a
 /// signal handler must not (a signal landing in a thread that holds one deadlocks), so the two
@@ -60,12 +65,23 @@ class SignalCanceller {
   explicit SignalCanceller(tidemark::JobExecution& execution) : execution_(execution) {
     try {
       thread_ = std::thread([this] {
-        const sigset_t set = Signals();
-        int signal = 0;
-        while (sigwait(&set, &signal) == 0 && !done_.load()) {
-          g_signal.store(signal);
-          execution_.Cancel();
-        }
+        tidemark::RunThreadEntry(
+            "signal",
+            [this] {
+              const sigset_t set = Signals();
+              int signal = 0;
+              while (sigwait(&set, &signal) == 0 && !done_.load()) {
+                g_signal.store(signal);
+                execution_.Cancel();
+              }
+            },
+            [this](const std::string& cause) {
+              // Ctrl-C could no longer stop the job (the signals stay blocked in its threads):
+              // the job is cancelled now, and the run's last line says why.
+              g_signal_thread_failure = cause;
+              g_signal.store(kSignalThreadFailed);
+              execution_.Cancel();
+            });
       });
     } catch (const std::system_error&) {
       Mask(SIG_UNBLOCK);
@@ -116,6 +132,9 @@ std::string EndCause(tidemark::JobState state, const std::string& failure_cause)
         return "cancelled by the user (SIGINT, Ctrl-C)";
       case SIGTERM:
         return "cancelled by SIGTERM";
+      case kSignalThreadFailed:
+        return "cancelled: the thread that takes Ctrl-C and SIGTERM failed (" +
+               g_signal_thread_failure + ")";
       default:
         return "cancelled";
     }

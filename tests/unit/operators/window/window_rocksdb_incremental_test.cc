@@ -16,26 +16,22 @@
 
 #include "operators/window/window_operator.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
-#include "runtime/time/manual_processing_time_service.h"
-#include "tests/testing/collecting_output.h"
-#include "tests/testing/snapshot_round_trip.h"
+#include "tests/testing/window_operator_runner.h"
 
 namespace tidemark {
 namespace {
 
-using testing::CollectingOutput;
-
-struct Step {
-  std::vector<StreamRecord> records;
-};
+using Step = testing::WindowStep;
 
 // A count per int64 key in tumbling windows of an hour, on RocksDB with a 64 MiB budget.
-class Runner {
+class Runner : public testing::WindowOperatorRunner {
  public:
-  Runner() {
-    Schema schema;
-    schema.Add("k", FieldType::kInt64);
-    schema.Add("v", FieldType::kInt64);
+  Runner()
+      : WindowOperatorRunner(Schema({{"k", FieldType::kInt64}, {"v", FieldType::kInt64}}),
+                             CountSpec(), "windows", "rocksdb", int64_t{64} << 20) {}
+
+ private:
+  static WindowSpec CountSpec() {
     WindowSpec spec;
     spec.assigner = "tumbling";
     spec.size_ms = 3'600'000;
@@ -43,37 +39,8 @@ class Runner {
     count.function = "count";
     count.as = std::string(1, 'n');  // (not = "n": a false -Wrestrict of g++ 12, GCC PR 105329)
     spec.aggregates = {count};
-    op_ = WindowOperator::Compile(schema, spec, {"k"}).factory();
-    OperatorContext ctx;
-    ctx.name = "windows";
-    ctx.output = &out_;
-    ctx.processing_time = &clock_;
-    ctx.state_backend = "rocksdb";
-    ctx.rocksdb.memory_fixed_per_slot = int64_t{64} << 20;
-    op_->Open(ctx);
+    return spec;
   }
-  ~Runner() { op_->Close(); }
-
-  void Run(std::vector<Step>& steps, size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) {
-      std::vector<StreamRecord*> pointers;
-      for (StreamRecord& r : steps[i].records) {
-        pointers.push_back(&r);
-      }
-      RecordBatch batch{pointers.data(), pointers.size()};
-      op_->ProcessBatch(batch, 0);
-    }
-  }
-  // An incremental checkpoint `id`, written as a task writes it.
-  void Checkpoint(CheckpointStorage& storage, int64_t id) {
-    testing::WriteIncrementalCheckpoint(*op_, storage, "windows", id);
-  }
-  WindowOperator& op() { return static_cast<WindowOperator&>(*op_); }
-
- private:
-  ManualProcessingTimeService clock_;
-  CollectingOutput out_;
-  std::unique_ptr<StreamOperator> op_;
 };
 
 std::filesystem::path TestDir() {

@@ -20,14 +20,10 @@
 #include "operators/window/window_slices_merge_operator.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/state/key_groups.h"
-#include "runtime/time/manual_processing_time_service.h"
-#include "tests/testing/collecting_output.h"
-#include "tests/testing/snapshot_round_trip.h"
+#include "tests/testing/window_operator_runner.h"
 
 namespace tidemark {
 namespace {
-
-using testing::CollectingOutput;
 
 constexpr int64_t kKeys = 40;
 
@@ -52,59 +48,31 @@ WindowSpec Spec(int64_t lateness_ms) {
 // One result row: (key, window end, count, sum, min, max, last).
 using Result = std::tuple<int64_t, Timestamp, int64_t, int64_t, int64_t, int64_t, std::string>;
 
-class Runner {
+// The shared runner on this test's schema and windows, with its records and rows as tuples.
+class Runner : public testing::WindowOperatorRunner {
  public:
   // A budget of 2560 bytes caches a few keys (at most 8: 160 bytes a key from half the budget,
   // less the filter of evicted keys).
-  Runner(const std::string& backend, int64_t lateness_ms = 0) {
-    Schema schema;
-    schema.Add("k", FieldType::kInt64);
-    schema.Add("v", FieldType::kInt64);
-    schema.Add("s", FieldType::kString);
-    op_ = WindowOperator::Compile(schema, Spec(lateness_ms), {"k"}).factory();
-    OperatorContext ctx;
-    ctx.name = "windows";
-    ctx.output = &out_;
-    ctx.processing_time = &clock_;
-    ctx.state_backend = backend;
-    ctx.rocksdb.memory_fixed_per_slot = 2560;
-    op_->Open(ctx);
-  }
-  ~Runner() { op_->Close(); }
+  explicit Runner(const std::string& backend, int64_t lateness_ms = 0)
+      : WindowOperatorRunner(
+            Schema({{"k", FieldType::kInt64}, {"v", FieldType::kInt64}, {"s", FieldType::kString}}),
+            Spec(lateness_ms), "windows", backend, 2560) {}
 
   // One batch per record, as a source of one record at a time hands them over.
   void Add(int64_t key, int64_t v, Timestamp ts) {
     std::string s = "s";
     s += std::to_string(v);  // (not "s" + ...: a false -Wrestrict of g++ 12, GCC PR 105329)
-    StreamRecord r(Row{Value(key), Value(v), Value(std::move(s))}, ts);
-    StreamRecord* p = &r;
-    RecordBatch batch{&p, 1};
-    op_->ProcessBatch(batch, 0);
-  }
-  void Watermark(Timestamp t) { op_->ProcessWatermark(tidemark::Watermark{t}, 0); }
-  std::string Snapshot() { return testing::SnapshotOf(*op_); }
-  void Restore(const std::string& bytes) { testing::RestoreFrom(*op_, bytes); }
-  void Checkpoint(CheckpointStorage& storage, int64_t id) {
-    testing::WriteIncrementalCheckpoint(*op_, storage, "windows", id);
-  }
-  void Restore(const CompletedCheckpoint& cp) {
-    testing::RestoreFromCheckpoint(*op_, cp, "windows");
+    WindowOperatorRunner::Add(StreamRecord(Row{Value(key), Value(v), Value(std::move(s))}, ts));
   }
   std::vector<Result> Results() const {
     std::vector<Result> out;
-    for (const StreamRecord& r : out_.Records()) {
+    for (const StreamRecord& r : Records()) {
       const Row& row = r.row;
       out.emplace_back(row.GetInt64(0), r.timestamp + 1, row.GetInt64(3), row.GetInt64(4),
                        row.GetInt64(5), row.GetInt64(6), std::string(row.GetString(7)));
     }
     return out;
   }
-  WindowOperator& op() { return static_cast<WindowOperator&>(*op_); }
-
- private:
-  ManualProcessingTimeService clock_;
-  CollectingOutput out_;
-  std::unique_ptr<StreamOperator> op_;
 };
 
 // Rounds 0..9 over keys 0..kKeys-1 in window [base, base + 1000): key k gets v = base + 100 r + k

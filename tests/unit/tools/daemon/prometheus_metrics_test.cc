@@ -19,6 +19,7 @@ const std::vector<std::string> kGolden = {
     "tidemark_jobs_rejected_total",
     "tidemark_jobs_expired_total",
     "tidemark_jobs_ended_total",
+    "tidemark_daemon_thread_failures_total",
     "tidemark_job_uptime",
     "tidemark_job_task_numRecordsIn",
     "tidemark_job_task_numRecordsInPerSecond",
@@ -91,7 +92,7 @@ TEST(PrometheusMetrics, TheGoldenNamesAreExposedWithTheirTypes) {
             kGolden);
   // Without jobs, the daemon's own families only (prometheus-cpp leaves out empty families).
   const auto daemon_only = Types(PrometheusExposition({}, {}, 0));
-  EXPECT_EQ(daemon_only.size(), 6u);
+  EXPECT_EQ(daemon_only.size(), 7u);
   EXPECT_EQ(daemon_only.count("tidemark_jobs_ended_total"), 1u);
   auto types =
       Types(PrometheusExposition({}, {JobMetricsSample{"j1", "two-split", 0, TwoTaskJob()}}, 1));
@@ -112,6 +113,7 @@ TEST(PrometheusMetrics, SamplesCarryFlinksLabelsAndExactValues) {
   counts.running = 1;
   counts.submitted_total = 4;
   counts.finished_total = 2;
+  counts.thread_failures_total = 3;
   const std::string text = PrometheusExposition(
       counts, {JobMetricsSample{"j1", "two-split", 10'000, TwoTaskJob()}}, 19'500);
   auto has = [&](const std::string& line) {
@@ -120,6 +122,7 @@ TEST(PrometheusMetrics, SamplesCarryFlinksLabelsAndExactValues) {
   has("tidemark_jobs_running 1");
   has("tidemark_jobs_submitted_total 4");
   has("tidemark_jobs_ended_total{state=\"FINISHED\"} 2");
+  has("tidemark_daemon_thread_failures_total 3");
   has("tidemark_job_uptime{job_id=\"j1\",job_name=\"two-split\"} 9500");
   const std::string src =
       "job_id=\"j1\",job_name=\"two-split\",operator_name=\"events\",subtask_index=\"0\","
