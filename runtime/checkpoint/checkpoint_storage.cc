@@ -681,9 +681,12 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir,
     throw Error(fmt::format("cannot restore from {}: {}", dir.string(), e.what()));
   }
   if (cp.job != job_name) {
-    throw Error(
-        fmt::format("cannot restore from {}: it is a checkpoint of job \"{}\", not of \"{}\"",
-                    dir.string(), cp.job, job_name));
+    // Flink restores a savepoint into a renamed (or another) job: its state is matched by
+    // operator id, and state of an operator the job lacks is refused unless allowed.
+    GetLogger("checkpoint")
+        ->info("restoring job \"{}\" from {}, a checkpoint of job \"{}\": its state is matched by "
+               "operator id",
+               job_name, dir.string(), cp.job);
   }
   return cp;
 }

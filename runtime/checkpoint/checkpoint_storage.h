@@ -117,8 +117,10 @@ class CheckpointStorage {
                                                 bool load_states = true, int64_t min_id = 0) const;
   /// Reads the checkpoint to restore job `job_name` from `dir`: a completed checkpoint or
   /// savepoint directory (one with `_metadata`), or a checkpoint root (its newest complete
-  /// checkpoint that verifies). Throws `Error` naming `dir` and why: missing, not completed,
-  /// corrupt (a state file missing, truncated or failing its checksum), or written by another job.
+  /// checkpoint that verifies). Throws `Error` naming `dir` and why: missing, not completed, or
+  /// corrupt (a state file missing, truncated or failing its checksum). A checkpoint or savepoint
+  /// directory of a job of another name restores, as in Flink (state is matched by operator id,
+  /// which the job's restore checks); a checkpoint root holds only `job_name`'s checkpoints.
   static CompletedCheckpoint Load(const std::filesystem::path& dir, const std::string& job_name);
   /// Checkpoint `id` is a savepoint written to `dir` (Flink: `savepoint-<id>` under the target
   /// directory) instead of `chk-<id>`: `WriteState`, `Finalize` and `Discard` of `id` use it, and
