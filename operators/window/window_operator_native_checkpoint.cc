@@ -72,6 +72,7 @@ void WindowOperator::RestoreNativeSnapshot(StateReader& r,
                                          NewWindowSlicesMergeOperator(slice_aggs_, num_accs_));
   }
   options.scanned_column_families.emplace_back("window-slices");  // as OpenRocksDb
+  options.append_only_column_families.emplace_back("window-slices");
   rocks_native_.reset();
   rocks_.reset();
   RocksDbNativeCheckpoint::Restored restored = RocksDbNativeCheckpoint::Restore(
