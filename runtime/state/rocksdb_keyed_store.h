@@ -73,6 +73,16 @@ class RocksDbKeyedStore {
   /// The column family of state `name`, created at its first use. The returned index is valid
   /// for the store's lifetime.
   int ColumnFamily(const std::string& name);
+  /// Whether column family `name` exists (created by `ColumnFamily`, or restored with
+  /// `open_existing`), without creating it.
+  bool HasColumnFamily(const std::string& name) const {
+    for (const std::string& n : names_) {
+      if (n == name) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   /// Stages a put of (`key_group`, `key`) -> `value` in the pending write batch; `Commit`
   /// writes it. Reads do not see staged writes.
