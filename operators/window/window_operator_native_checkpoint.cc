@@ -79,8 +79,8 @@ void WindowOperator::RestoreNativeSnapshot(StateReader& r,
   const bool general_held = rocks_->HasColumnFamily(kSlicesColumnFamily) &&
                             rocks_->num_puts(rocks_->ColumnFamily(kSlicesColumnFamily)) > 0;
   rocks_compact_ = !slice_aggs_.has_strings() && !general_held;
-  rocks_cf_ = rocks_->ColumnFamily(rocks_compact_ ? kCompactSlicesColumnFamily
-                                                  : kSlicesColumnFamily);
+  rocks_cf_ =
+      rocks_->ColumnFamily(rocks_compact_ ? kCompactSlicesColumnFamily : kSlicesColumnFamily);
   rocks_written_.Clear();
   rocks_whole_int_.clear();
   rocks_whole_ref_.clear();

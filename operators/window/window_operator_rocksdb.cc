@@ -40,8 +40,8 @@ void WindowOperator::OpenRocksDb() {
   rocks_ = std::make_unique<RocksDbKeyedStore>(options);
   // Words without strings are written as they are (the compact layout), else in the general one.
   rocks_compact_ = !slice_aggs_.has_strings();
-  rocks_cf_ = rocks_->ColumnFamily(rocks_compact_ ? kCompactSlicesColumnFamily
-                                                  : kSlicesColumnFamily);
+  rocks_cf_ =
+      rocks_->ColumnFamily(rocks_compact_ ? kCompactSlicesColumnFamily : kSlicesColumnFamily);
   rocks_cache_keys_ =
       static_cast<size_t>(std::max<int64_t>(spec.memory_fixed_per_slot / 2 / kCachedKeyBytes, 1));
 }
@@ -110,8 +110,8 @@ bool WindowOperator::RocksDbMayHold() {
 void WindowOperator::EncodeSlicedKey(SlicedKeyState& ks) {
   if (rocks_compact_) {
     rocks_value_.clear();
-    AppendCompactSlices(ks.starts.data(), ks.starts.size(), ks.next_fire, ks.timer,
-                        ks.accs.data(), slice_words_, &rocks_value_);
+    AppendCompactSlices(ks.starts.data(), ks.starts.size(), ks.next_fire, ks.timer, ks.accs.data(),
+                        slice_words_, &rocks_value_);
     return;
   }
   // The value: the key's starts, next firing, timer time and each slice's accumulators in

@@ -262,6 +262,14 @@ rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions(const std::string& nam
       std::clamp<size_t>(static_cast<size_t>(static_cast<double>(options_.memory_bytes) *
                                              options_.write_buffer_ratio / 2),
                          size_t{1} << 20, kMaxWriteBufferBytes);
+  if (IsAppendOnly(name)) {
+    // Written alone between window ends: one memtable may take all of the write buffers (the
+    // manager flushes it at 7/8 of them), so a window end merges half as many level-0 files.
+    cf_options.write_buffer_size =
+        std::clamp<size_t>(static_cast<size_t>(static_cast<double>(options_.memory_bytes) *
+                                               options_.write_buffer_ratio),
+                           size_t{1} << 20, kMaxWriteBufferBytes);
+  }
   return cf_options;
 }
 
