@@ -664,20 +664,18 @@ class WindowOperator : public StreamOperator,
   std::unique_ptr<RocksDbKeyedStore> rocks_;  // see OpenRocksDb; null on the heap backend
   int rocks_cf_ = -1;
   size_t rocks_cache_keys_ = 0;
-  int64_t rocks_spills_ = 0;           // spills of the store to RocksDB
-  int64_t rocks_keys_read_ = 0;        // keys read back from RocksDB
-  int64_t rocks_lookups_missed_ = 0;   // see rocksdb_lookups_missed
-  std::string rocks_key_;              // scratch: a key's canonical bytes
-  std::string rocks_value_;            // scratch: a key's encoded state
-  int rocks_evict_group_ = 0;          // the key group the next eviction starts at
-  bool rocks_batch_resolved_ = false;  // see FaultInBatch
-  bool rocks_merge_ = false;           // partial states and merge operands (see OpenRocksDb)
-  // Values in the compact layout, column family "window-slices-compact" (aggregates without
-  // strings), else the general one, "window-slices" (window_slices_merge_operator.h).
-  bool rocks_compact_ = false;
-  bool rocks_delete_dead_ = true;                 // see RocksDbAfterFiring
-  SlicedKeyState rocks_scratch_;                  // scratch: a value decoded for MergeStoredKey
-  std::vector<size_t> rocks_read_found_;          // FaultInMissing's keys found (indices)
+  int64_t rocks_spills_ = 0;              // spills of the store to RocksDB
+  int64_t rocks_keys_read_ = 0;           // keys read back from RocksDB
+  int64_t rocks_lookups_missed_ = 0;      // see rocksdb_lookups_missed
+  std::string rocks_key_;                 // scratch: a key's canonical bytes
+  std::string rocks_value_;               // scratch: a key's encoded state
+  int rocks_evict_group_ = 0;             // the key group the next eviction starts at
+  bool rocks_batch_resolved_ = false;     // see FaultInBatch
+  bool rocks_merge_ = false;              // partial states and merge operands (see OpenRocksDb)
+  bool rocks_compact_ = false;            // values in the compact layout (see OpenRocksDb)
+  bool rocks_delete_dead_ = true;         // see RocksDbAfterFiring
+  SlicedKeyState rocks_scratch_;          // scratch: a value decoded for MergeStoredKey
+  std::vector<size_t> rocks_read_found_;  // FaultInMissing's keys found (indices)
   absl::flat_hash_set<int64_t> rocks_whole_int_;  // see RocksWhole
   absl::flat_hash_set<KeyRef, KeyTraits<KeyRef>::MapHash, KeyTraits<KeyRef>::MapEq>
       rocks_whole_ref_;

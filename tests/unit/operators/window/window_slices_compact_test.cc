@@ -28,8 +28,8 @@ struct Slices {
 
 std::string Encode(const Slices& s, size_t words) {
   std::string out;
-  AppendCompactSlices(s.starts.data(), s.starts.size(), s.next_fire, s.timer, s.words.data(),
-                      words, &out);
+  AppendCompactSlices(s.starts.data(), s.starts.size(), s.next_fire, s.timer, s.words.data(), words,
+                      &out);
   return out;
 }
 
@@ -57,10 +57,8 @@ TEST(CompactWindowSlicesTest, RoundTripsStartsWordsAndTimes) {
   EXPECT_EQ(bytes, std::string("\x01\x01\x00\xcf\x0f\xcf\x0f\x01", 8));
   EXPECT_EQ(Decode(bytes, 1), one);
   // Negative starts, no next firing, words of every width, times before the first start.
-  const Slices many{{-5000, -1000, 7000},
-                    {3, ~uint64_t{0}, 0, uint64_t{1} << 63, 42, 1},
-                    kMinTimestamp,
-                    -6000};
+  const Slices many{
+      {-5000, -1000, 7000}, {3, ~uint64_t{0}, 0, uint64_t{1} << 63, 42, 1}, kMinTimestamp, -6000};
   EXPECT_EQ(Decode(Encode(many, 2), 2), many);
   // No words at all (slices by start only).
   const Slices bare{{10, 20}, {}, 30, kMinTimestamp};
@@ -97,13 +95,14 @@ std::shared_ptr<rocksdb::MergeOperator> CountAndSum() {
   return NewCompactWindowSlicesMergeOperator(aggs);
 }
 
-uint64_t Bits(double d) { return std::bit_cast<uint64_t>(d); }
+uint64_t Bits(double d) {
+  return std::bit_cast<uint64_t>(d);
+}
 
 TEST(CompactWindowSlicesTest, MergeUnitesSlicesAndMergesEqualStarts) {
   std::shared_ptr<rocksdb::MergeOperator> merge = CountAndSum();
   // Words per slice: count, then sum's values seen, int64 total and double total.
-  const std::string a =
-      Encode(Slices{{0, 1000}, {2, 2, 10, Bits(1.5), 1, 1, 5, 0}, 999, 999}, 4);
+  const std::string a = Encode(Slices{{0, 1000}, {2, 2, 10, Bits(1.5), 1, 1, 5, 0}, 999, 999}, 4);
   const std::string b =
       Encode(Slices{{1000, 2000}, {4, 4, 40, Bits(2.5), 5, 5, 50, 0}, 1999, 1999}, 4);
   const std::string c = Encode(Slices{{0}, {1, 1, -3ULL, Bits(0.25)}, kMinTimestamp, 999}, 4);
@@ -114,19 +113,16 @@ TEST(CompactWindowSlicesTest, MergeUnitesSlicesAndMergesEqualStarts) {
   rocksdb::Slice existing_operand;
   rocksdb::MergeOperator::MergeOperationOutput out(merged, existing_operand);
   ASSERT_TRUE(merge->FullMergeV2(in, &out));
-  EXPECT_EQ(Decode(merged, 4),
-            (Slices{{0, 1000, 2000},
-                    {3, 3, 7, Bits(1.75), 5, 5, 45, Bits(2.5), 5, 5, 50, 0},
-                    999,
-                    999}));
+  EXPECT_EQ(
+      Decode(merged, 4),
+      (Slices{{0, 1000, 2000}, {3, 3, 7, Bits(1.75), 5, 5, 45, Bits(2.5), 5, 5, 50, 0}, 999, 999}));
   std::string partial;
   ASSERT_TRUE(merge->PartialMergeMulti(rocksdb::Slice("k"), {rocksdb::Slice(b), rocksdb::Slice(c)},
                                        &partial, nullptr));
-  EXPECT_EQ(Decode(partial, 4),
-            (Slices{{0, 1000, 2000},
-                    {1, 1, -3ULL, Bits(0.25), 4, 4, 40, Bits(2.5), 5, 5, 50, 0},
-                    1999,
-                    999}));
+  EXPECT_EQ(Decode(partial, 4), (Slices{{0, 1000, 2000},
+                                        {1, 1, -3ULL, Bits(0.25), 4, 4, 40, Bits(2.5), 5, 5, 50, 0},
+                                        1999,
+                                        999}));
   // The same merge again on the same thread (its scratch reused) gives the same bytes.
   std::string again;
   rocksdb::MergeOperator::MergeOperationOutput out_again(again, existing_operand);
