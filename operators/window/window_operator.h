@@ -443,6 +443,9 @@ class WindowOperator : public StreamOperator,
   // value of a key its firing ends is deleted, so that its next window's partial states do not
   // merge with its dead slices (except at the last watermark: nothing is added after it).
   void OpenRocksDb();
+  // The column families' options of the sliced path (both layouts' merge operators: a restored
+  // native checkpoint may hold either; see window_slices_merge_operator.h) into `options`.
+  void AddRocksWindowOptions(RocksDbKeyedStore::Options& options) const;
   void MaybeSpill();
   // Evicts keys until the store holds `target` (0: every key, before a native checkpoint).
   template <typename K>
@@ -669,6 +672,7 @@ class WindowOperator : public StreamOperator,
   int rocks_evict_group_ = 0;             // the key group the next eviction starts at
   bool rocks_batch_resolved_ = false;     // see FaultInBatch
   bool rocks_merge_ = false;              // partial states and merge operands (see OpenRocksDb)
+  bool rocks_compact_ = false;            // values in the compact layout (see OpenRocksDb)
   bool rocks_delete_dead_ = true;         // see RocksDbAfterFiring
   SlicedKeyState rocks_scratch_;          // scratch: a value decoded for MergeStoredKey
   std::vector<size_t> rocks_read_found_;  // FaultInMissing's keys found (indices)

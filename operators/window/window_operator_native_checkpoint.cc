@@ -67,23 +67,25 @@ void WindowOperator::RestoreNativeSnapshot(StateReader& r,
   options.dir = RocksDbKeyedStore::InstanceDir(spec, context_.name, this->context().subtask_index);
   options.memory_bytes = std::max<int64_t>(spec.memory_fixed_per_slot / 2, int64_t{1} << 19);
   options.write_buffer_ratio = spec.write_buffer_ratio;
-  if (rocks_merge_) {
-    options.merge_operators.emplace_back("window-slices",
-                                         NewWindowSlicesMergeOperator(slice_aggs_, num_accs_));
-  }
-  options.scanned_column_families.emplace_back("window-slices");  // as OpenRocksDb
+  AddRocksWindowOptions(options);  // as OpenRocksDb
   rocks_native_.reset();
   rocks_.reset();
   RocksDbNativeCheckpoint::Restored restored = RocksDbNativeCheckpoint::Restore(
       r, context.restored_directory.parent_path(), options, OwnedKeyGroups(), context_.name);
   rocks_ = std::move(restored.store);
   rocks_native_ = std::move(restored.checkpoint);
-  rocks_cf_ = rocks_->ColumnFamily("window-slices");
+  // A checkpoint in the general layout (one written before the compact layout existed, or of
+  // aggregates with strings) goes on in it; else the compact one where the words allow it.
+  const bool general_held = rocks_->HasColumnFamily(kSlicesColumnFamily) &&
+                            rocks_->num_puts(rocks_->ColumnFamily(kSlicesColumnFamily)) > 0;
+  rocks_compact_ = !slice_aggs_.has_strings() && !general_held;
+  rocks_cf_ =
+      rocks_->ColumnFamily(rocks_compact_ ? kCompactSlicesColumnFamily : kSlicesColumnFamily);
   rocks_written_.Clear();
   rocks_whole_int_.clear();
   rocks_whole_ref_.clear();
   // The heap timers of the live keys in RocksDB, from each key's value (EncodeSlicedKey's
-  // layout: drop time, slice count, starts, next firing, timer time, accumulators).
+  // layouts: the drop time and the timer time).
   rocks_->ForEach(rocks_cf_, [&](int group, std::string_view key_bytes, std::string_view value) {
     if (IsDeadCopy(value)) {
       if (rocks_merge_) {
@@ -92,15 +94,27 @@ void WindowOperator::RestoreNativeSnapshot(StateReader& r,
       }
       return;
     }
-    StateReader v(value);
-    // Every live copy may be read back (RocksDbMayHold).
-    rocks_written_.Add(v.ReadI64(), XXH3_64bits(key_bytes.data(), key_bytes.size()));
-    const uint32_t n = v.ReadU32();
-    for (uint32_t i = 0; i < n; ++i) {
-      (void)v.ReadI64();
+    Timestamp drop = kMinTimestamp;
+    Timestamp timer = kMinTimestamp;
+    if (rocks_compact_) {
+      CompactSlicesReader v(value, slice_words_);
+      Timestamp last = kMinTimestamp;
+      while (v.Skip(&last)) {
+      }
+      drop = SliceDropTime(last);
+      timer = v.timer();
+    } else {
+      StateReader v(value);
+      drop = v.ReadI64();
+      const uint32_t n = v.ReadU32();
+      for (uint32_t i = 0; i < n; ++i) {
+        (void)v.ReadI64();
+      }
+      (void)v.ReadI64();  // next firing
+      timer = v.ReadI64();
     }
-    (void)v.ReadI64();  // next firing
-    const Timestamp timer = v.ReadI64();
+    // Every live copy may be read back (RocksDbMayHold).
+    rocks_written_.Add(drop, XXH3_64bits(key_bytes.data(), key_bytes.size()));
     if (timer == kMinTimestamp) {
       return;
     }

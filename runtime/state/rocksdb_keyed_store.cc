@@ -6,6 +6,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/memtablerep.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
@@ -100,6 +101,11 @@ RocksDbKeyedStore::RocksDbKeyedStore(Options options)
   // Closing does not flush the memtables: the directory is removed after (a checkpoint flushes
   // what it needs itself).
   db_options.avoid_flush_during_shutdown = true;
+  // Vector memtables (append_only_column_families) take no concurrent inserts; the store has one
+  // writer, so nothing is lost for the other column families.
+  if (!options_.append_only_column_families.empty()) {
+    db_options.allow_concurrent_memtable_write = false;
+  }
   rocksdb::DB* db = nullptr;
   if (options_.open_existing) {
     OpenExisting(db_options);
@@ -134,6 +140,8 @@ void RocksDbKeyedStore::OpenExisting(const rocksdb::Options& db_options) {
     }
     handles_.push_back(handles[i]);
     names_.push_back(names[i]);
+    append_only_.push_back(IsAppendOnly(names[i]));
+    unflushed_.push_back(false);
     int64_t n = 0;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles[i]));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -169,7 +177,26 @@ int RocksDbKeyedStore::ColumnFamily(const std::string& name) {
   handles_.push_back(handle);
   names_.push_back(name);
   puts_.push_back(0);
+  append_only_.push_back(IsAppendOnly(name));
+  unflushed_.push_back(false);
   return static_cast<int>(handles_.size() - 1);
+}
+
+bool RocksDbKeyedStore::IsAppendOnly(const std::string& name) const {
+  const auto& names = options_.append_only_column_families;
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+void RocksDbKeyedStore::FlushBeforeRead(int cf) const {
+  const auto i = static_cast<size_t>(cf);
+  if (!unflushed_[i]) {
+    return;
+  }
+  rocksdb::FlushOptions flush;
+  flush.wait = true;
+  flush.allow_write_stall = true;
+  Check(db_->Flush(flush, handles_[i]), options_.dir, "flush");
+  unflushed_[i] = false;
 }
 
 rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions(const std::string& name) const {
@@ -202,6 +229,10 @@ rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions(const std::string& nam
   table.cache_index_and_filter_blocks_with_high_priority = true;
   table.pin_top_level_index_and_filter = true;
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  if (IsAppendOnly(name)) {
+    // Appends; the flush thread sorts (see Options::append_only_column_families).
+    cf_options.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
+  }
   // A bloom filter over each memtable's keys: most reads are of keys not written lately, and
   // without it each pays a skip-list search per memtable before reaching the files.
   if (!scanned) {
@@ -231,6 +262,14 @@ rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions(const std::string& nam
       std::clamp<size_t>(static_cast<size_t>(static_cast<double>(options_.memory_bytes) *
                                              options_.write_buffer_ratio / 2),
                          size_t{1} << 20, kMaxWriteBufferBytes);
+  if (IsAppendOnly(name)) {
+    // Written alone between window ends: one memtable may take all of the write buffers (the
+    // manager flushes it at 7/8 of them), so a window end merges half as many level-0 files.
+    cf_options.write_buffer_size =
+        std::clamp<size_t>(static_cast<size_t>(static_cast<double>(options_.memory_bytes) *
+                                               options_.write_buffer_ratio),
+                           size_t{1} << 20, kMaxWriteBufferBytes);
+  }
   return cf_options;
 }
 
@@ -249,6 +288,7 @@ void RocksDbKeyedStore::StagePut(int cf, int key_group, std::string_view key,
       batch_->Put(handles_[static_cast<size_t>(cf)], k, rocksdb::Slice(value.data(), value.size())),
       options_.dir, "put");
   ++puts_[static_cast<size_t>(cf)];
+  MarkWritten(cf);
 }
 
 void RocksDbKeyedStore::StageMerge(int cf, int key_group, std::string_view key,
@@ -258,6 +298,7 @@ void RocksDbKeyedStore::StageMerge(int cf, int key_group, std::string_view key,
                       rocksdb::Slice(value.data(), value.size())),
         options_.dir, "merge");
   ++puts_[static_cast<size_t>(cf)];
+  MarkWritten(cf);
 }
 
 void RocksDbKeyedStore::Commit() {
@@ -271,6 +312,7 @@ void RocksDbKeyedStore::Commit() {
 }
 
 bool RocksDbKeyedStore::Get(int cf, int key_group, std::string_view key, std::string* value) {
+  FlushBeforeRead(cf);
   const std::string k = PrefixedKey(key_group, key);
   const rocksdb::Status s =
       db_->Get(rocksdb::ReadOptions(), handles_[static_cast<size_t>(cf)], k, value);
@@ -286,11 +328,13 @@ void RocksDbKeyedStore::Delete(int cf, int key_group, std::string_view key) {
   rocksdb::WriteOptions w;
   w.disableWAL = true;
   Check(db_->Delete(w, handles_[static_cast<size_t>(cf)], k), options_.dir, "delete");
+  MarkWritten(cf);
 }
 
 void RocksDbKeyedStore::StageDelete(int cf, int key_group, std::string_view key) {
   const std::string k = PrefixedKey(key_group, key);
   Check(batch_->Delete(handles_[static_cast<size_t>(cf)], k), options_.dir, "delete");
+  MarkWritten(cf);
 }
 
 void RocksDbKeyedStore::MultiGet(int cf, const std::vector<std::string>& prefixed_keys,
@@ -299,6 +343,7 @@ void RocksDbKeyedStore::MultiGet(int cf, const std::vector<std::string>& prefixe
   if (n == 0) {
     return;
   }
+  FlushBeforeRead(cf);
   std::vector<rocksdb::Slice> keys(prefixed_keys.begin(), prefixed_keys.end());
   std::vector<rocksdb::PinnableSlice> values(n);
   std::vector<rocksdb::Status> statuses(n);
@@ -323,6 +368,7 @@ void RocksDbKeyedStore::ReadSorted(int cf, const std::vector<std::string>& sorte
   if (n == 0) {
     return;
   }
+  FlushBeforeRead(cf);
   // Past the last key: the smallest key after it is itself followed by a zero byte.
   const std::string upper = sorted_prefixed_keys.back() + '\0';
   const rocksdb::Slice upper_bound(upper);
@@ -353,6 +399,7 @@ void RocksDbKeyedStore::ReadSorted(int cf, const std::vector<std::string>& sorte
 
 void RocksDbKeyedStore::ForEach(
     int cf, const std::function<void(int, std::string_view, std::string_view)>& fn) const {
+  FlushBeforeRead(cf);
   std::unique_ptr<rocksdb::Iterator> it(
       db_->NewIterator(rocksdb::ReadOptions(), handles_[static_cast<size_t>(cf)]));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {

@@ -55,6 +55,14 @@ class RocksDbKeyedStore {
     /// files instead of 4 (merge operands of keys spread over the key space: each compaction
     /// rewrites level 1 whole).
     std::vector<std::string> scanned_column_families;
+    /// Column families written in long runs without reads between (the window operator's merge
+    /// operands, read back only at window ends): their memtables are RocksDB's vector memtables
+    /// (`VectorRepFactory`: an insert appends, the flush sorts, off the writing thread) instead
+    /// of skip lists, and every read of one (`Get`, `MultiGet`, `ReadSorted`, `ForEach`) first
+    /// flushes what was written since the last read, so no read sorts an unsorted memtable. A
+    /// point read after each write pays a flush each: for column families read in passes only.
+    /// Needs one writer at a time (the store's rule anyway: concurrent memtable writes are off).
+    std::vector<std::string> append_only_column_families;
   };
 
   explicit RocksDbKeyedStore(Options options);
@@ -65,6 +73,16 @@ class RocksDbKeyedStore {
   /// The column family of state `name`, created at its first use. The returned index is valid
   /// for the store's lifetime.
   int ColumnFamily(const std::string& name);
+  /// Whether column family `name` exists (created by `ColumnFamily`, or restored with
+  /// `open_existing`), without creating it.
+  bool HasColumnFamily(const std::string& name) const {
+    for (const std::string& n : names_) {
+      if (n == name) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   /// Stages a put of (`key_group`, `key`) -> `value` in the pending write batch; `Commit`
   /// writes it. Reads do not see staged writes.
@@ -137,6 +155,15 @@ class RocksDbKeyedStore {
  private:
   std::string PrefixedKey(int key_group, std::string_view key);
   rocksdb::ColumnFamilyOptions CfOptions(const std::string& name) const;
+  bool IsAppendOnly(const std::string& name) const;
+  // An append-only column family (`Options::append_only_column_families`) written since its last
+  // flush is flushed (waiting for it) before a read; other column families are left alone.
+  void FlushBeforeRead(int cf) const;
+  void MarkWritten(int cf) {
+    if (append_only_[static_cast<size_t>(cf)]) {
+      unflushed_[static_cast<size_t>(cf)] = true;
+    }
+  }
   void OpenExisting(const rocksdb::Options& db_options);
 
   Options options_;
@@ -144,6 +171,8 @@ class RocksDbKeyedStore {
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned: destroyed before db_
   std::vector<std::string> names_;
   std::vector<int64_t> puts_;
+  std::vector<bool> append_only_;        // by column family
+  mutable std::vector<bool> unflushed_;  // append-only and written since its last flush
   std::unique_ptr<rocksdb::WriteBatch> batch_;
   std::string key_scratch_;
   struct Shared;  // the block cache and write buffer manager
