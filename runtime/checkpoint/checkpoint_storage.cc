@@ -684,9 +684,10 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir,
     // Flink restores a savepoint into a renamed (or another) job: its state is matched by
     // operator id, and state of an operator the job lacks is refused unless allowed.
     GetLogger("checkpoint")
-        ->info("restoring job \"{}\" from {}, a checkpoint of job \"{}\": its state is matched by "
-               "operator id",
-               job_name, dir.string(), cp.job);
+        ->info(
+            "restoring job \"{}\" from {}, a checkpoint of job \"{}\": its state is matched by "
+            "operator id",
+            job_name, dir.string(), cp.job);
   }
   return cp;
 }
