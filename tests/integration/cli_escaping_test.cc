@@ -24,7 +24,8 @@ TEST(CliEscapingTest, ReportLabelsAndCausesAreShownWithTheirControlCharactersEsc
   ASSERT_TRUE(daemon.ready()) << daemon.ready_line();
   // YAML's "\e" is ESC: "a<ESC>[2Jb" clears a terminal that prints it raw. The input file's name
   // holds one too, and the failure cause names the file.
-  std::ofstream(fs::path(tmp.path()) / "in\x1b[2J.jsonl") << "{\"ts\": 1, \"k\": \"a\"}\nnot json\n";
+  std::ofstream(fs::path(tmp.path()) / "in\x1b[2J.jsonl")
+      << "{\"ts\": 1, \"k\": \"a\"}\nnot json\n";
   auto job = [&](const std::string& name, const std::string& errors, const std::string& report) {
     const fs::path path = fs::path(tmp.path()) / (name + ".yaml");
     std::ofstream(path) << "name: " + name +
@@ -40,11 +41,11 @@ TEST(CliEscapingTest, ReportLabelsAndCausesAreShownWithTheirControlCharactersEsc
                                report;
     return path.string();
   };
-  const testing::CliResult ok = testing::RunCli(
-      socket,
-      "submit --wait " + job("labelled", "side-output",
-                             "report: {label: \"a\\e[2Jb\", windows-sink: out}\n"),
-      tmp.path());
+  const testing::CliResult ok =
+      testing::RunCli(socket,
+                      "submit --wait " + job("labelled", "side-output",
+                                             "report: {label: \"a\\e[2Jb\", windows-sink: out}\n"),
+                      tmp.path());
   EXPECT_EQ(ok.rc, 0) << ok.err;
   EXPECT_NE(ok.out.find("\n>>> a\\x1b[2Jb: windows fired=1, records in windows=0, late "
                         "records=0, total=0\n"),
