@@ -186,6 +186,21 @@ class Loader : public BlockReader {
     return all;
   }
 
+  // A directory key's string (pipeline.rocksdb.localdir, checkpointing.dir); an absolute path
+  // that cannot serve (DirectoryProblemMessage) is an error at its value. A relative path means
+  // the working directory of the process that runs the job (a daemon's worker), not this one's:
+  // judged where the job runs (WorkingDirectoryProblems, or when it starts).
+  std::optional<std::string> ReadDirectory(const BlockField& field, std::string_view use) {
+    std::optional<std::string> dir = ReadString(field);
+    if (dir && std::filesystem::path(*dir).is_absolute()) {
+      if (std::string message = DirectoryProblemMessage(*dir, use); !message.empty()) {
+        Error(ValueLoc(field), field.path, std::move(message));
+        return std::nullopt;
+      }
+    }
+    return dir;
+  }
+
   PipelineSpec ParsePipeline(const BlockField& field);
   CheckpointingSpec ParseCheckpointing(const BlockField& field);
   RestartStrategySpec ParseRestartStrategy(const BlockField& field);
@@ -249,23 +264,16 @@ PipelineSpec Loader::ParsePipeline(const BlockField& field) {
     if (pipeline.state_backend != "rocksdb") {
       Error(f->key_location, f->path, "only with state-backend: rocksdb");
     } else if (std::optional<BlockMap> rocks = OpenMap(*f, kRocksDbKeys)) {
+      // Its keys as "rocksdb.<key>" beside the pipeline's own (for localdir's errors at the job's
+      // start and for the export, which names every key written).
+      KeyLocations rocks_keys;
+      RecordKeys(*rocks, rocks_keys);
+      for (const auto& [key, location] : rocks_keys.values) {
+        pipeline.key_locations.values.emplace("rocksdb." + key, location);
+      }
       RocksDbSpec& spec = pipeline.rocksdb;
       Optional(*rocks, "localdir", spec.localdir,
-               [&](const BlockField& g) -> std::optional<std::string> {
-                 std::optional<std::string> dir = ReadString(g);
-                 // A relative path means the working directory of the process that runs the
-                 // job (a daemon's worker), not this one's: checked when the job starts.
-                 if (dir && std::filesystem::path(*dir).is_absolute()) {
-                   if (std::string problem = RocksDbLocalDirProblem(*dir); !problem.empty()) {
-                     Error(ValueLoc(g), g.path,
-                           fmt::format("'{}' {}; RocksDB makes each subtask's instance directory "
-                                       "in it, so choose a writable directory",
-                                       *dir, problem));
-                     return std::nullopt;
-                   }
-                 }
-                 return dir;
-               });
+               [&](const BlockField& g) { return ReadDirectory(g, kRocksDbLocalDirUse); });
       // Below 1 MiB RocksDB cannot hold one write buffer and its cache blocks.
       Optional(*rocks, "memory.fixed-per-slot", spec.memory_fixed_per_slot,
                [&](const BlockField& g) -> std::optional<int64_t> {
@@ -346,7 +354,8 @@ CheckpointingSpec Loader::ParseCheckpointing(const BlockField& field) {
            [&](const BlockField& f) { return ReadInt(f, 0, std::numeric_limits<int32_t>::max()); });
   Optional(*map, "num-retained", spec.num_retained,
            [&](const BlockField& f) { return ReadInt(f, 1, 1000); });
-  Optional(*map, "dir", spec.dir, [&](const BlockField& f) { return ReadString(f); });
+  Optional(*map, "dir", spec.dir,
+           [&](const BlockField& f) { return ReadDirectory(f, kCheckpointDirUse); });
   Optional(*map, "restore-watermarks", spec.restore_watermarks,
            [&](const BlockField& f) { return ReadBool(f); });
   Optional(*map, "incremental", spec.incremental, [&](const BlockField& f) { return ReadBool(f); });
@@ -1174,6 +1183,26 @@ JobSpec Loader::Load(const std::string& yaml) {
           fmt::format("the job is larger than {} MiB", kMaxJobFileBytes >> 20));
     diags_.ThrowIfAny();
   }
+  // YAML's character set leaves out the C0 controls but tab, line feed and carriage return, and
+  // DEL (YAML 1.2, 5.1 c-printable); yaml-cpp reads them on, turning a NUL into other bytes.
+  {
+    int line = 1;
+    size_t line_start = 0;
+    for (size_t i = 0; i < yaml.size(); ++i) {
+      const auto c = static_cast<unsigned char>(yaml[i]);
+      if (c == '\n') {
+        ++line;
+        line_start = i + 1;
+      } else if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
+        Error(SourceLocation{file_, line, static_cast<int>(i - line_start) + 1}, "",
+              fmt::format("YAML does not allow the control character {} in a job file (only tab, "
+                          "line feed and carriage return); write it as an escape in a "
+                          "double-quoted string where a value needs it",
+                          EscapeControlCharacters(yaml.substr(i, 1))));
+        diags_.ThrowIfAny();
+      }
+    }
+  }
   try {
     std::istringstream in(yaml);
     YAML::Parser parser(in);
@@ -1234,6 +1263,17 @@ JobSpec Loader::Load(const std::string& yaml) {
 
   if (std::optional<BlockField> f = Require(*top, "name")) {
     job.name = ReadString(*f).value_or("");
+    // The name is printed by validate, list, status and in logs: a control character (an escape
+    // sequence written as "\e[2J") would act on the terminal that shows it.
+    if (auto bad = std::find_if(job.name.begin(), job.name.end(),
+                                [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+        bad != job.name.end()) {
+      ValueError(*f, fmt::format("a job name must not hold control characters; it holds {} at "
+                                 "byte {}",
+                                 EscapeControlCharacters(std::string_view(&*bad, 1)),
+                                 bad - job.name.begin()));
+      job.name.clear();
+    }
   }
   if (std::optional<BlockField> f = top->Get("pipeline")) {
     job.pipeline = ParsePipeline(*f);

@@ -12,6 +12,7 @@
 
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
+#include "runtime/core/non_recoverable_error.h"
 
 namespace tidemark {
 
@@ -96,7 +97,8 @@ void SinkOperator::OpenFile(int64_t restored_length) {
     // A restore: what the checkpoint covered stays, what came after it is written again.
     if (st.st_size < restored_length) {
       ::close(fd);
-      throw IoError(fmt::format(
+      // The same on every restart from this checkpoint: no restart can cure it.
+      throw NonRecoverableError(fmt::format(
           "cannot restore sink file '{}': it has {} bytes, fewer than the {} its checkpoint "
           "recorded (it was changed outside the job); restore another checkpoint or start the "
           "job without one",

@@ -32,7 +32,7 @@ namespace tidemark {
 /// `write-mode`: overwrite (truncate, the default) or no-overwrite (IoError at open). With
 /// checkpointing the file is opened in InitializeState, not Open, so that a restore never
 /// truncates it first. A restore whose file is shorter than the recorded length (changed by
-/// someone else) fails with IoError naming both lengths.
+/// someone else) fails with NonRecoverableError (no restart can cure it) naming both lengths.
 /// Mailbox thread only; the SinkResult and JobResources are thread-safe.
 class SinkOperator : public StreamOperator {
  public:

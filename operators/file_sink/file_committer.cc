@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/non_recoverable_error.h"
 
 namespace tidemark {
 namespace {
@@ -28,21 +29,23 @@ FileCommitter::Outcome FileCommitter::Commit(const FileSinkCommittable& c) const
   struct stat dst_st {};
   const bool has_src = Exists(src, &src_st);
   const bool has_dst = Exists(dst, &dst_st);
+  // A part file gone, taken or shorter than its checkpoint recorded is the same on every
+  // restart from that checkpoint: no restart can cure it.
   if (!has_src) {
     if (has_dst) {
       return Outcome::kAlreadyCommitted;
     }
-    throw IoError(fmt::format(
+    throw NonRecoverableError(fmt::format(
         "cannot commit part file '{}': neither it nor its in-progress file '{}' exists (removed "
         "since the checkpoint?)",
         dst.string(), src.string()));
   }
   if (has_dst) {
-    throw IoError(fmt::format("cannot commit part file '{}': a file of that name already exists",
-                              dst.string()));
+    throw NonRecoverableError(fmt::format(
+        "cannot commit part file '{}': a file of that name already exists", dst.string()));
   }
   if (src_st.st_size < c.size_bytes) {
-    throw IoError(
+    throw NonRecoverableError(
         fmt::format("cannot commit part file '{}': in-progress file '{}' has {} bytes, "
                     "the checkpoint recorded {}",
                     dst.string(), src.string(), src_st.st_size, c.size_bytes));

@@ -31,9 +31,10 @@ class FileCommitter {
 
   /// Renames the committable's in-progress file to its final name. An in-progress file longer
   /// than `size_bytes` is truncated to it first (bytes written after it was closed for commit).
-  /// Errors: `IoError` if the in-progress file is shorter than `size_bytes` (data lost), if both
-  /// names exist (the final name is another file), if neither exists (the output was removed
-  /// since the checkpoint), or on any I/O failure.
+  /// Errors: `NonRecoverableError` (the same on every restart) if the in-progress file is
+  /// shorter than `size_bytes` (data lost), if both names exist (the final name is another
+  /// file), if neither exists (the output was removed since the checkpoint); `IoError` on any
+  /// other I/O failure.
   Outcome Commit(const FileSinkCommittable& committable) const;
 
   /// fsync of the directory, so renames and new files survive a machine crash. `IoError` on

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/non_recoverable_error.h"
 
 namespace tidemark {
 namespace {
@@ -106,7 +107,8 @@ void FileWriter::ResumeInProgressFile(const InProgressFileRecoverable& file, Tim
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_size < file.valid_length) {
     ::close(fd);
-    throw IoError(
+    // The same on every restart from this checkpoint: no restart can cure it.
+    throw NonRecoverableError(
         fmt::format("cannot resume in-progress part file '{}': it has {} bytes, the checkpoint "
                     "recorded {}",
                     path.string(), static_cast<int64_t>(st.st_size), file.valid_length));

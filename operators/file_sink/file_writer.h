@@ -59,7 +59,8 @@ class FileWriter {
   /// Flushes and fsyncs the in-progress file and returns where it stands; nullopt without one.
   std::optional<InProgressFileRecoverable> Persist();
   /// Continues `file` after a restore: truncates it to `valid_length` (dropping whatever was
-  /// written after the checkpoint) and appends from there. `IoError` if it is missing or shorter.
+  /// written after the checkpoint) and appends from there. `IoError` if it is missing,
+  /// `NonRecoverableError` if it is shorter (the same on every restart).
   void ResumeInProgressFile(const InProgressFileRecoverable& file, Timestamp now_ms);
   /// Closes the file descriptor without committing anything (failure, cancel, crash-like end).
   void Close();

@@ -280,7 +280,7 @@ class WindowOperator : public StreamOperator,
   /// accumulators beyond their inline ones, and the timers' memory; the key pool of non-int64
   /// keys is not included. 0 on the per-window path. O(keys).
   int64_t StateMemoryBytes() const;
-  /// Keys held in the sliced / flat session stores.
+  /// Keys held in the sliced / flat session stores and on the per-window path.
   int64_t NumStateKeys() const;
   /// What the state-size gauges read, from one pass over the keys (`StateBytes` and
   /// `StateMemoryBytes` are its fields): `bytes` (StateBytes), `memory_bytes` (StateMemoryBytes),

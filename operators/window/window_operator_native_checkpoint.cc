@@ -10,6 +10,7 @@
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
 #include "operators/window/window_slices_merge_operator.h"
+#include "runtime/core/non_recoverable_error.h"
 #include "runtime/state/key_groups.h"
 
 namespace tidemark {
@@ -49,15 +50,17 @@ void WindowOperator::WriteNativeSnapshot(StateSnapshotContext& context) {
 
 void WindowOperator::RestoreNativeSnapshot(StateReader& r,
                                            const StateInitializationContext& context) {
+  // Both are the same on every attempt: a restart cannot cure them (LocalJob::Create refuses
+  // the first before the job starts; this catches a checkpoint without shared files).
   if (!rocks_) {
-    throw Error(fmt::format(
+    throw NonRecoverableError(fmt::format(
         "operator \"{}\": its state is an incremental RocksDB checkpoint, which restores only "
         "with pipeline.state-backend: rocksdb on the sliced window path; to change the state "
         "backend, restore from a savepoint (canonical, backend-independent)",
         context_.name));
   }
   if (context.restored_directory.empty()) {
-    throw Error(fmt::format(
+    throw NonRecoverableError(fmt::format(
         "operator \"{}\": an incremental RocksDB checkpoint needs its checkpoint directory",
         context_.name));
   }

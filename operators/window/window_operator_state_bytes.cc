@@ -79,6 +79,8 @@ WindowOperator::StateFigures WindowOperator::MeasureState() const {
   if (key_sessions_) {
     MeasureStore(*key_sessions_, session_accs_, f);
   }
+  // The per-window path (sessions with allowed lateness, evictors, ...) holds its keys in panes_.
+  f.keys += static_cast<int64_t>(panes_.size());
   const auto* aggregating = dynamic_cast<const AggregatingWindowFunction*>(function_.get());
   for (const auto& [key, panes] : panes_) {
     const int64_t key_bytes = RowStateBytes(key);
@@ -111,6 +113,7 @@ int64_t WindowOperator::NumStateKeys() const {
   n += key_store_ ? key_store_->keys.size() : 0;
   n += int_sessions_ ? int_sessions_->keys.size() : 0;
   n += key_sessions_ ? key_sessions_->keys.size() : 0;
+  n += panes_.size();  // the per-window path's keys
   return static_cast<int64_t>(n);
 }
 

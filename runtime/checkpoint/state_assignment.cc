@@ -291,6 +291,20 @@ std::vector<std::string> AssignStatesForRestore(CompletedCheckpoint& checkpoint,
     if (old_parallelism == target.parallelism) {
       continue;
     }
+    // An incremental checkpoint's state is one RocksDB instance per subtask (its "shared" SST
+    // files), which is not cut apart by key group: the restore would fail the same way on every
+    // attempt, so it is refused before the job starts.
+    for (const auto& [key, files] : checkpoint.shared) {
+      if (key.first == op && !files.empty()) {
+        throw Error(fmt::format(
+            "cannot restore from {}: operator \"{}\" has parallelism {} here and {} in the "
+            "checkpoint, and its state is an incremental RocksDB checkpoint, which restores only "
+            "at the parallelism it was taken at; to change the parallelism, restore from a "
+            "savepoint (tidemark savepoint, or stop --savepoint), which is canonical and "
+            "redistributable",
+            dir, op, target.parallelism, old_parallelism));
+      }
+    }
     if (!has_blocks) {
       if (target.needs_redistribution) {
         throw Error(fmt::format(

@@ -130,7 +130,7 @@ std::filesystem::path PrepareRocksDbLocalDir(const RocksDbSpec& spec) {
     throw NonRecoverableError(fmt::format(
         "pipeline.rocksdb.localdir (Flink's state.backend.rocksdb.localdir): '{}' {}; choose "
         "a writable directory",
-        dir.string(), why));
+        AbbreviatedPath(dir.string()), why));
   };
   if (std::string problem = RocksDbLocalDirProblem(dir); !problem.empty()) {
     fail(problem);

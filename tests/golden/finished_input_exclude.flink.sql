@@ -9,6 +9,7 @@ SET 'execution.runtime-mode' = 'streaming';
 SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
+-- pipeline.finished-input exclude is not exported: Flink counts a finished input as MAX, which then wins over idle inputs.
 SET 'table.exec.source.idle-timeout' = '500ms';
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 -- report 'finished-input=exclude' (tidemark's summary line) has no Flink equivalent; read the sinks instead.

@@ -9,6 +9,7 @@ SET 'execution.runtime-mode' = 'streaming';
 SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
+-- pipeline.finished-input max is Flink's own rule: a finished input counts as MAX in the watermark minimum.
 SET 'table.exec.source.idle-timeout' = '500ms';
 -- pipeline.clock: virtual has no Flink equivalent: processing time (pacing, idleness) is the machine's clock.
 -- report 'finished-input=max' (tidemark's summary line) has no Flink equivalent; read the sinks instead.

@@ -862,6 +862,63 @@ TEST_F(CheckpointJobTest, PlainFileSinkKeepsCheckpointedOutputAcrossARestore) {
                                  "': it has 10 bytes, fewer than the"),
             std::string::npos)
       << shorter.failure;
+  // Every restart would meet the same file: under the default restart strategy (checkpointing
+  // on: exponential-delay, which always restarts) the job still fails at once.
+  options.checkpoint_dir = dir_ / "chk4";
+  const JobRun shorter_default = RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk")), options);
+  EXPECT_EQ(shorter_default.state, JobState::kFailed);
+  EXPECT_EQ(shorter_default.stats.restarts, 0);
+}
+
+// Tester 28/06: an incremental RocksDB checkpoint restored into a job on the heap backend (or at
+// another parallelism) fails the same way on every attempt, so it is refused before the job
+// starts; one that slips past (no shared files listed) fails the job at once, never restarting.
+TEST_F(CheckpointJobTest, IncrementalCheckpointRestoresOnlyOnRocksDbAtItsParallelism) {
+  auto rocks = [](std::string yaml) {
+    yaml.replace(yaml.find("clock: virtual"), 14, "clock: virtual, state-backend: rocksdb");
+    return yaml;
+  };
+  const std::string incremental = Checkpointing(dir_) + "  incremental: true\n";
+  ASSERT_EQ(RunJob(rocks(JobYaml(1, incremental)), {}, 12).state, JobState::kCanceled);
+  JobRunOptions options;
+  options.restore_from = dir_ / "chk-12";
+  options.checkpoint_dir = dir_ / "chk2";
+  EXPECT_EQ(RefusalOf(JobYaml(1, ""), options, "restored an incremental checkpoint on heap"),
+            "cannot restore from " + (dir_ / "chk-12").string() +
+                ": the state of operator \"windows\" is an incremental RocksDB checkpoint, which "
+                "restores only with pipeline.state-backend: rocksdb (this job has heap); to "
+                "change the state backend, restore from a savepoint (tidemark savepoint, or stop "
+                "--savepoint), which is canonical and backend-independent");
+  std::string wider = rocks(JobYaml(1, ""));
+  wider.replace(wider.find("  - id: windows\n"), 16, "  - id: windows\n    parallelism: 2\n");
+  EXPECT_EQ(RefusalOf(wider, options, "restored an incremental checkpoint at parallelism 2"),
+            "cannot restore from " + (dir_ / "chk-12").string() +
+                ": operator \"windows\" has parallelism 2 here and 1 in the checkpoint, and its "
+                "state is an incremental RocksDB checkpoint, which restores only at the "
+                "parallelism it was taken at; to change the parallelism, restore from a savepoint "
+                "(tidemark savepoint, or stop --savepoint), which is canonical and "
+                "redistributable");
+  // The same checkpoint on RocksDB at its parallelism restores.
+  const JobRun restored = RunJob(rocks(JobYaml(1, "")), options);
+  EXPECT_EQ(restored.state, JobState::kFinished) << restored.failure;
+  // Without its "shared" list the heap job starts, and the window operator's restore fails the
+  // job without a restart, although checkpointing's default restart strategy always restarts.
+  {
+    nlohmann::json meta = nlohmann::json::parse(ReadFileText(dir_ / "chk-12" / "_metadata"));
+    for (auto& state : meta["states"]) {
+      state.erase("shared");
+    }
+    std::ofstream(dir_ / "chk-12" / "_metadata") << meta.dump();
+  }
+  options.checkpoint_dir = dir_ / "chk3";
+  const JobRun heap = RunJob(JobYaml(1, Checkpointing(dir_ / "chk3")), options);
+  EXPECT_EQ(heap.state, JobState::kFailed);
+  EXPECT_EQ(heap.stats.restarts, 0);
+  EXPECT_EQ(heap.failure,
+            "task windows -> probe -> out#0: operator 'windows' failed: operator \"windows\": "
+            "its state is an incremental RocksDB checkpoint, which restores only with "
+            "pipeline.state-backend: rocksdb on the sliced window path; to change the state "
+            "backend, restore from a savepoint (canonical, backend-independent)");
 }
 
 // A fresh start over an existing file follows `write-mode` (Flink's FileSystem.WriteMode).

@@ -83,8 +83,7 @@ TEST(KafkaUnreachableTest, StatusShowsTheCause) {
       },
       std::chrono::seconds(20)));
   testing::CliResult status = testing::RunCli(socket, "status " + id, tmp.path());
-  EXPECT_NE(status.out.find(fmt::format("\ncause:  {}\n", kCause)), std::string::npos)
-      << status.out;
+  EXPECT_NE(status.out.find(fmt::format("\ncause: {}\n", kCause)), std::string::npos) << status.out;
 }
 
 TEST(KafkaUnreachableTest, ATimeoutThatIsNotMillisecondsIsAJobError) {

@@ -196,6 +196,24 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
                         restored->directory.string(), change));
       }
     }
+    // An incremental checkpoint's state is RocksDB's own files (its "shared" SST files): only
+    // the RocksDB state backend reads it, and a job on another backend would fail the same way
+    // on every attempt (Flink restores an incremental RocksDB checkpoint only into RocksDB).
+    if (graph.pipeline.state_backend != "rocksdb") {
+      for (const auto& [key, files] : restored->shared) {
+        const bool restored_here =
+            std::any_of(restored->states.begin(), restored->states.end(),
+                        [&op = key.first](const auto& state) { return state.first.first == op; });
+        if (!files.empty() && restored_here) {
+          throw Error(fmt::format(
+              "cannot restore from {}: the state of operator \"{}\" is an incremental RocksDB "
+              "checkpoint, which restores only with pipeline.state-backend: rocksdb (this job "
+              "has {}); to change the state backend, restore from a savepoint (tidemark "
+              "savepoint, or stop --savepoint), which is canonical and backend-independent",
+              restored->directory.string(), key.first, graph.pipeline.state_backend));
+        }
+      }
+    }
     checkpoint_options.restored = std::move(restored);
   }
   job->execution_ = std::make_unique<JobExecution>(std::move(graph), std::move(checkpoint_options));

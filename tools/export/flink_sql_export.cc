@@ -1277,6 +1277,45 @@ FlinkSqlExport Exporter::Run() {
                        p.rocksdb.memory_managed ? "true" : "false");
     out += fmt::format("SET 'state.backend.rocksdb.memory.fixed-per-slot' = '{}b';\n",
                        p.rocksdb.memory_fixed_per_slot);
+    // The other rocksdb keys as written (their defaults are Flink's, but for
+    // timer-service.factory, whose HEAP gives Flink's ROCKSDB results).
+    const KeyLocations& written = p.key_locations;  // "rocksdb.<key>" for the rocksdb block's
+    if (written.values.contains("rocksdb.localdir")) {
+      // Flink's path on each TaskManager; a relative one is taken from its working directory.
+      out += fmt::format("SET 'state.backend.rocksdb.localdir' = {};\n",
+                         SqlString(OneLine(p.rocksdb.localdir)));
+    }
+    if (written.values.contains("rocksdb.memory.write-buffer-ratio")) {
+      out += fmt::format("SET 'state.backend.rocksdb.memory.write-buffer-ratio' = '{}';\n",
+                         p.rocksdb.write_buffer_ratio);
+    }
+    if (written.values.contains("rocksdb.timer-service.factory")) {
+      out += "SET 'state.backend.rocksdb.timer-service.factory' = 'HEAP';\n";
+    }
+  }
+  // Pipeline keys with no SQL statement of their own: SET where Flink has the key, else a
+  // comment, so that none is dropped silently
+  // (FlinkSqlExportTest.EveryPipelineKeyIsSetOrCommented).
+  if (p.max_parallelism > 0) {
+    out += fmt::format("SET 'pipeline.max-parallelism' = '{}';\n", p.max_parallelism);
+  }
+  if (p.key_locations.values.contains("channel-capacity")) {
+    out += fmt::format(
+        "-- pipeline.channel-capacity {} is not exported: Flink sizes its channels in network "
+        "buffers of bytes (taskmanager.network.memory.buffers-per-channel), not in batches.\n",
+        p.channel_capacity);
+  }
+  if (p.key_locations.values.contains("finished-input")) {
+    out += p.finished_input == "max"
+               ? "-- pipeline.finished-input max is Flink's own rule: a finished input counts as "
+                 "MAX in the watermark minimum.\n"
+               : "-- pipeline.finished-input exclude is not exported: Flink counts a finished "
+                 "input as MAX, which then wins over idle inputs.\n";
+  }
+  if (p.cpu_affinity != "none") {
+    out += fmt::format(
+        "-- pipeline.cpu-affinity {} is not exported: Flink has no key to pin task threads.\n",
+        OneLine(p.cpu_affinity));
   }
   if (!idle_timeout_.empty()) {
     out += idle_timeout_;

@@ -25,6 +25,37 @@ namespace {
 
 using nlohmann::json;
 
+/// A string the daemon answered with that came from outside (a job's name, operator and split
+/// ids, paths, a failure cause or log line quoting input), its control characters but line feed
+/// and tab written as `\xNN` (and, unlike `EscapeControlCharacters`, its backslashes left as they
+/// are: a JSON line's `\u001b` stays one): printed, it cannot move the cursor, clear the screen
+/// or rewrite a line.
+std::string Shown(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
+      out += "\\x";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xf]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string Shown(const std::string& text) {
+  return Shown(std::string_view(text));
+}
+
+/// `Shown` of a string field of `j`.
+std::string Shown(const json& j) {
+  return Shown(j.get<std::string>());
+}
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -77,7 +108,7 @@ std::string FormatLag(const json& wm) {
 void PrintDroppedRecords(const json& j) {
   if (j.contains("dropped-records") && j["dropped-records"].is_array()) {
     for (const auto& line : j["dropped-records"]) {
-      std::cerr << line.get<std::string>() << "\n";
+      std::cerr << Shown(line) << "\n";
     }
   }
 }
@@ -230,10 +261,11 @@ int DaemonCommands::ReportError(const DaemonClient::Response& r, const std::stri
         line = shown_file + line.substr(sent_file.size());
       }
       // An invalid job's lines are file:line:column diagnostics; anything else is the daemon's.
-      std::cerr << (r.status == 400 ? "" : "tidemark: ") << line << "\n";
+      std::cerr << (r.status == 400 ? "" : "tidemark: ") << Shown(line) << "\n";
     }
   } else {
-    std::cerr << fmt::format("tidemark: the daemon answered HTTP {}: {}\n", r.status, r.body);
+    std::cerr << fmt::format("tidemark: the daemon answered HTTP {}: {}\n", r.status,
+                             Shown(r.body));
   }
   if (r.status == 401) {
     std::cerr
@@ -317,11 +349,11 @@ int DaemonCommands::Submit(const std::string& job_path, bool wait, bool as_json,
         std::cout << fmt::format("job {} {} in {}\n", id, state,
                                  FormatDuration(j.at("duration").get<int64_t>()));
         if (j.at("report").is_string()) {
-          std::cout << j.at("report").get<std::string>() << "\n";
+          std::cout << Shown(j.at("report")) << "\n";
         }
         PrintDroppedRecords(j);
         if (j.at("failure-cause").is_string()) {
-          std::cerr << "cause: " << j.at("failure-cause").get<std::string>() << "\n";
+          std::cerr << "cause: " << Shown(j.at("failure-cause")) << "\n";
         }
       }
       return ExitFor(state);
@@ -349,8 +381,8 @@ int DaemonCommands::Savepoint(const std::string& id, const std::string& dir, boo
     const json j = json::parse(r.body, nullptr, false);
     std::cerr << "tidemark: "
               << (!j.is_discarded() && j.contains("errors") && !j["errors"].empty()
-                      ? j["errors"][0].get<std::string>()
-                      : r.body)
+                      ? Shown(j["errors"][0])
+                      : Shown(r.body))
               << "\n";
     return kExitJobFailed;
   }
@@ -373,8 +405,7 @@ int DaemonCommands::Savepoint(const std::string& id, const std::string& dir, boo
       const json& op = j.at("operation");
       if (op.contains("location")) {
         if (!as_json) {
-          std::cout << "Savepoint completed. Path: " << op.at("location").get<std::string>()
-                    << "\n";
+          std::cout << "Savepoint completed. Path: " << Shown(op.at("location")) << "\n";
           if (stop) {
             std::cout << fmt::format("job {} stopped{}\n", id, drain ? " (drained)" : "");
           }
@@ -383,8 +414,7 @@ int DaemonCommands::Savepoint(const std::string& id, const std::string& dir, boo
       }
       if (!as_json) {
         std::cerr << "tidemark: savepoint of job " << id
-                  << " failed: " << op.at("failure-cause").at("stack-trace").get<std::string>()
-                  << "\n";
+                  << " failed: " << Shown(op.at("failure-cause").at("stack-trace")) << "\n";
       }
       return kExitJobFailed;
     }
@@ -408,9 +438,8 @@ int DaemonCommands::List(bool as_json) {
   std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<24}  {}\n", "ID", "NAME", "STATE", "START",
                            "DURATION");
   for (const auto& job : j.at("jobs")) {
-    std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<24}  {}\n",
-                             job.at("jid").get<std::string>(), job.at("name").get<std::string>(),
-                             job.at("state").get<std::string>(),
+    std::cout << fmt::format("{:<16}  {:<24}  {:<9}  {:<24}  {}\n", Shown(job.at("jid")),
+                             Shown(job.at("name")), job.at("state").get<std::string>(),
                              FormatWallTime(job.at("start-time").get<int64_t>()),
                              FormatDuration(job.at("duration").get<int64_t>()));
   }
@@ -431,24 +460,23 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
     std::cout << j.dump(2) << "\n";
     return IsTerminal(state) ? ExitFor(state) : kExitOk;
   }
-  std::cout << fmt::format("job {}  {}  {}\n", j.at("jid").get<std::string>(),
-                           j.at("name").get<std::string>(), state);
+  std::cout << fmt::format("job {}  {}  {}\n", Shown(j.at("jid")), Shown(j.at("name")), state);
   std::cout << fmt::format("file {}  started {}  duration {}\n",
                            EscapeControlCharacters(j.at("file").get<std::string>()),
                            FormatWallTime(j.at("start-time").get<int64_t>()),
                            FormatDuration(j.at("duration").get<int64_t>()));
   if (j.at("report").is_string()) {
-    std::cout << "report: " << j.at("report").get<std::string>() << "\n";
+    std::cout << "report: " << Shown(j.at("report")) << "\n";
   }
   PrintDroppedRecords(j);
   if (j.at("failure-cause").is_string()) {
-    std::cout << "cause:  " << j.at("failure-cause").get<std::string>() << "\n";
+    std::cout << "cause: " << Shown(j.at("failure-cause")) << "\n";
   }
   if (j.contains("restored-from") && j["restored-from"].is_string()) {
-    std::cout << "restored from " << j["restored-from"].get<std::string>() << "\n";
+    std::cout << "restored from " << Shown(j["restored-from"]) << "\n";
   }
   if (j.contains("restore-failed-from") && j["restore-failed-from"].is_string()) {
-    std::cout << "restore from " << j["restore-failed-from"].get<std::string>()
+    std::cout << "restore from " << Shown(j["restore-failed-from"])
               << " failed: the job did not start (see cause)\n";
   }
   if (j.contains("checkpoints") && j["checkpoints"].is_object()) {
@@ -458,10 +486,10 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
                              c.value("completed", int64_t{0}), c.value("failed", int64_t{0}),
                              c.value("restarts", int64_t{0}));
     if (last > 0) {
-      std::cout << fmt::format("; last #{}: {} bytes in {} ms, alignment {} ms, {}", last,
-                               c.value("last-size-bytes", int64_t{0}),
-                               c.value("last-duration-ms", int64_t{0}),
-                               c.value("last-alignment-ms", int64_t{0}), c.value("last-path", ""));
+      std::cout << fmt::format(
+          "; last #{}: {} bytes in {} ms, alignment {} ms, {}", last,
+          c.value("last-size-bytes", int64_t{0}), c.value("last-duration-ms", int64_t{0}),
+          c.value("last-alignment-ms", int64_t{0}), Shown(c.value("last-path", std::string())));
     }
     std::cout << "\n";
     // Why it restarted: the failures the job recovered from (the last 10, oldest first).
@@ -475,7 +503,7 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
   }
   std::cout << "\nvertices:";
   for (const auto& v : j.at("vertices")) {
-    std::cout << fmt::format("  {} ({}, parallelism {})", v.at("id").get<std::string>(),
+    std::cout << fmt::format("  {} ({}, parallelism {})", Shown(v.at("id")),
                              v.at("type").get<std::string>(), v.at("parallelism").get<int>());
   }
   std::cout << "\n\n";
@@ -493,12 +521,12 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
   for (const auto& task : j.at("tasks")) {
     for (const auto& st : task.at("subtasks")) {
       const int subtask = st.at("subtask").get<int>();
-      std::string head = fmt::format("{}#{}", task.at("name").get<std::string>(), subtask);
+      std::string head = fmt::format("{}#{}", Shown(task.at("name")), subtask);
       std::string in = fmt::format("{}", st.at("records-in").get<int64_t>());
       std::string in_wm = FormatWatermark(st.value("input-watermark", json()));
       for (const auto& op : st.at("operators")) {
         const json metrics = op.value("metrics", json::object());
-        const std::string op_name = op.at("name").get<std::string>();
+        const std::string op_name = Shown(op.at("name"));
         ops.Add({head, in, in_wm, op_name, fmt::format("{}", op.at("records-out").get<int64_t>()),
                  FormatWatermark(op.at("output-watermark")), FormatLag(op.at("output-watermark")),
                  FormatLate(metrics)});
@@ -532,7 +560,7 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
           if (s.paused) {
             split_state += ", paused";
           }
-          splits.Add({fmt::format("{}#{}", op_name, subtask), split_id,
+          splits.Add({fmt::format("{}#{}", op_name, subtask), Shown(split_id),
                       s.records ? fmt::format("{}", *s.records) : "-", FormatWatermark(s.watermark),
                       FormatLag(s.watermark), behind, split_state});
         }
@@ -593,7 +621,7 @@ int DaemonCommands::Logs(const std::string& id, bool as_json) {
     std::cerr << fmt::format("({} older lines dropped)\n", j.at("dropped").get<int64_t>());
   }
   for (const auto& line : j.at("lines")) {
-    std::cout << line.get<std::string>() << "\n";
+    std::cout << Shown(line) << "\n";
   }
   PrintDroppedRecords(j);
   return kExitOk;
@@ -617,7 +645,7 @@ int DaemonCommands::Explain(const std::string& id, const std::string& operator_i
   if (as_json) {
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << j.at("explain").get<std::string>();
+    std::cout << Shown(j.at("explain"));
   }
   // As `status`: a job that FAILED or was CANCELED is exit 1, whatever there was to explain.
   const std::string state = j.value("state", "");

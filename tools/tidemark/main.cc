@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "config/job_loader.h"
+#include "config/rocksdb_local_dir_check.h"
 #include "runtime/core/logging.h"
 #include "runtime/core/thread_entry.h"
 #include "runtime/core/time_format.h"
@@ -156,14 +157,21 @@ struct RunOptions {
 int ValidateJob(const std::string& path) {
   using namespace tidemark;
   try {
-    std::unique_ptr<LocalJob> job = LocalJob::Create(LoadJobSpecFile(path));
-    std::cout << fmt::format("{}: valid: job '{}', {} operators\n", path, job->spec().name,
+    JobSpec spec = LoadJobSpecFile(path);
+    if (std::vector<Diagnostic> problems = WorkingDirectoryProblems(spec); !problems.empty()) {
+      throw ConfigError(std::move(problems));
+    }
+    std::unique_ptr<LocalJob> job = LocalJob::Create(spec);
+    std::cout << fmt::format("{}: valid: job '{}', {} operators\n", EscapeControlCharacters(path),
+                             EscapeControlCharacters(job->spec().name),
                              job->spec().operators.size());
     return 0;
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
   } catch (const JobCompileError& e) {
     std::cerr << e.what() << "\n";
+  } catch (const Error& e) {
+    std::cerr << e.what() << "\n";  // what `run` would refuse the job with before it starts
   }
   return 2;
 }
@@ -225,6 +233,9 @@ int RunJob(const std::string& path, const RunOptions& options) {
   std::unique_ptr<LocalJob> job;
   try {
     JobSpec spec = LoadJobSpecFile(path);
+    if (std::vector<Diagnostic> problems = WorkingDirectoryProblems(spec); !problems.empty()) {
+      throw ConfigError(std::move(problems));
+    }
     if (spec.checkpointing && !spec.checkpointing->dir.empty()) {
       if (const std::string error = LockCheckpointDirectory(spec.checkpointing->dir);
           !error.empty()) {
@@ -316,8 +327,8 @@ int RunJob(const std::string& path, const RunOptions& options) {
   }
   std::string end;
   if (state != JobState::kFinished) {
-    end = fmt::format("job '{}' {}: {}\n", job->spec().name, ToString(state),
-                      EndCause(state, job->execution().failure_cause()));
+    end = fmt::format("job '{}' {}: {}\n", EscapeControlCharacters(job->spec().name),
+                      ToString(state), EndCause(state, job->execution().failure_cause()));
     // The job goes first, its operators with it: a Kafka client's threads log a fatal error
     // (librdkafka's own "%3|..." lines) until the client is destroyed, and the run's last line
     // is the one that states its outcome.

@@ -9,6 +9,7 @@ SET 'execution.runtime-mode' = 'streaming';
 SET 'pipeline.auto-watermark-interval' = '200ms';
 -- Windows are aligned to UTC, as tidemark's (a TIMESTAMP_LTZ time attribute is windowed in the session time zone).
 SET 'table.local-time-zone' = 'UTC';
+-- pipeline.cpu-affinity auto is not exported: Flink has no key to pin task threads.
 
 -- Source 'source' (jobs/bench/latency_3tasks.yaml:11:5): generator source.
 -- DROPPED (jobs/bench/latency_3tasks.yaml:13:20): source type generator (no Flink connector makes these records); nearest: 'connector' = 'datagen' (random rows)

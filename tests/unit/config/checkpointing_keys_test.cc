@@ -5,10 +5,12 @@
 #include <fstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "config/job_loader.h"
+#include "config/rocksdb_local_dir_check.h"
 #include "tools/engine/engine.h"
 
 namespace tidemark {
@@ -304,6 +306,77 @@ TEST(CheckpointingKeysTest, ALocalDirThatCannotHoldInstancesIsAnErrorAtItsValue)
   EXPECT_FALSE(std::filesystem::exists(dir / "new"));  // loading makes nothing
   EXPECT_EQ(Load(with_localdir("file/rocks")).pipeline.rocksdb.localdir, "file/rocks");
   std::filesystem::remove_all(dir);
+}
+
+// Tester 28/10 h05, h06: a path the kernel refuses (ENAMETOOLONG) is an error at its value, and
+// the message shows the path abbreviated, not all of its 100 KB.
+TEST(CheckpointingKeysTest, ALocalDirTooLongForTheSystemIsAnErrorAtItsValue) {
+  auto with_localdir = [](const std::string& localdir) {
+    return "pipeline:\n  state-backend: rocksdb\n  rocksdb: {localdir: " + localdir + "}\n";
+  };
+  const std::string huge = "/tmp/" + std::string(100000, 'd');
+  EXPECT_EQ(ErrorOf(with_localdir(huge)),
+            "jobs/ckpt.yaml:4:23: error: pipeline.rocksdb.localdir: '/tmp/" + std::string(75, 'd') +
+                "...(100005 bytes)..." + std::string(80, 'd') +
+                "' is 100005 bytes long, more than the system's limit of 4095 for a path; RocksDB "
+                "makes each subtask's instance directory in it, so choose a writable directory");
+  const std::string long_name = "/tmp/" + std::string(256, 'e') + "/rocks";
+  EXPECT_EQ(ErrorOf(with_localdir(long_name)),
+            "jobs/ckpt.yaml:4:23: error: pipeline.rocksdb.localdir: '" +
+                AbbreviatedPath(long_name) +
+                "' has a name of 256 bytes, more than the system's limit of 255; RocksDB makes "
+                "each subtask's instance directory in it, so choose a writable directory");
+}
+
+// Tester 28/05 c13, c26, c27, c33: a relative localdir or checkpointing.dir naming a file, and an
+// absolute checkpointing.dir that is a file or /dev/null, are errors at their values (`run` and
+// `validate` judge relative paths from their working directory; the loader absolute ones).
+TEST(CheckpointingKeysTest, DirectoriesThatAreFilesAreErrorsAtTheirValues) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("tidemark-workdir-keys-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "afile") << "x";
+  EXPECT_EQ(ErrorOf("checkpointing: {interval: 1s, dir: /dev/null}\n"),
+            "jobs/ckpt.yaml:2:36: error: checkpointing.dir: '/dev/null' exists and is not a "
+            "directory; checkpoints are written into it, so choose a writable directory");
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  const JobSpec spec = Load(
+      "pipeline:\n  state-backend: rocksdb\n  rocksdb: {localdir: afile}\n"
+      "checkpointing: {interval: 1s, dir: afile/ckpt}\n");
+  const std::vector<Diagnostic> problems = WorkingDirectoryProblems(spec);
+  std::filesystem::current_path(cwd);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].ToString(),
+            "jobs/ckpt.yaml:4:23: error: pipeline.rocksdb.localdir: 'afile' exists and is not a "
+            "directory; RocksDB makes each subtask's instance directory in it, so choose a "
+            "writable directory");
+  EXPECT_EQ(problems[1].ToString(),
+            "jobs/ckpt.yaml:5:36: error: checkpointing.dir: 'afile/ckpt' cannot be created: " +
+                (dir / "afile").string() +
+                " exists and is not a directory; checkpoints are written into it, so choose a "
+                "writable directory");
+  // Elsewhere the same relative paths are fine (a daemon's worker judges them at the start).
+  EXPECT_TRUE(WorkingDirectoryProblems(spec).empty());
+  std::filesystem::remove_all(dir);
+}
+
+// Tester 28/10 h13, h16: YAML forbids NUL and the other C0 controls but tab, LF and CR (yaml-cpp
+// turned "b\0ad" into "b\x07d"); a job name with a control character (an escape sequence) would
+// act on every terminal that lists it.
+TEST(CheckpointingKeysTest, ControlCharactersAreErrorsAtTheirPosition) {
+  EXPECT_EQ(ErrorOf(std::string("pipeline: {parallelism: 1}\nx: b\0ad\n", 35)),
+            "jobs/ckpt.yaml:3:5: error: YAML does not allow the control character \\x00 in a "
+            "job file (only tab, line feed and carriage return); write it as an escape in a "
+            "double-quoted string where a value needs it");
+  try {
+    LoadJobSpecString("name: \"a\\e[2Jb\"\n" + std::string(kOperators), kFile);
+    ADD_FAILURE() << "loaded a name with an escape sequence";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "jobs/ckpt.yaml:1:7: error: name: a job name must not hold control characters; it "
+              "holds \\x1b at byte 1");
+  }
 }
 
 }  // namespace

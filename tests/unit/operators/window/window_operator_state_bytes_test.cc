@@ -245,3 +245,47 @@ TEST(WindowOperatorStateBytesTest, SlicesAreDroppedExactlyAtTheirLastWindowsClea
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// Tester 28/16: session windows with allowed lateness run on the per-window path, whose keys were
+// left out of NumStateKeys, so stateKeysPeak read 0 while the operator held every key.
+TEST(WindowOperatorStateBytesTest, PerWindowPathKeysCountInStateKeysAndItsPeak) {
+  WindowSpec spec;
+  spec.assigner = "session";
+  spec.gap_ms = 1000;
+  spec.allowed_lateness_ms = 500;
+  OpenCountWindows windows(spec);
+  StreamOperator* op = windows.op.get();
+  WindowOperator& window_op = windows.window_op();
+  std::vector<StreamRecord> batch;
+  for (int64_t k = 0; k < 3; ++k) {
+    batch.emplace_back(Row{Value(k), Value(int64_t{100 * k})}, 100 * k);
+  }
+  std::vector<StreamRecord*> pointers;
+  for (StreamRecord& r : batch) {
+    pointers.push_back(&r);
+  }
+  RecordBatch records{pointers.data(), pointers.size()};
+  op->ProcessBatch(records, 0);
+  ASSERT_FALSE(window_op.uses_slices());
+  ASSERT_FALSE(window_op.uses_flat_sessions());
+  EXPECT_EQ(window_op.NumStateKeys(), 3);
+  op->ProcessWatermark(Watermark{kMaxTimestamp}, 0);  // sampled before the windows fire
+  EXPECT_EQ(windows.out.Records().size(), 3u);
+  EXPECT_EQ(window_op.NumStateKeys(), 0);
+  MetricsWriter metrics;
+  op->CollectMetrics(metrics);
+  int64_t keys = -1;
+  for (const auto& [name, value] : metrics.gauges()) {
+    if (name == "stateKeysPeak") {
+      keys = value;
+    }
+  }
+  EXPECT_EQ(keys, 3);
+  op->Close();
+}
+
+}  // namespace
+}  // namespace tidemark
