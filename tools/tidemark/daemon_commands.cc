@@ -496,7 +496,7 @@ int DaemonCommands::Status(const std::string& id, bool as_json) {
     if (c.contains("restart-causes") && c["restart-causes"].is_array()) {
       for (const json& cause : c["restart-causes"]) {
         if (cause.is_string()) {
-          std::cout << "restart cause: " << cause.get<std::string>() << "\n";
+          std::cout << "restart cause: " << Shown(cause.get<std::string>()) << "\n";
         }
       }
     }

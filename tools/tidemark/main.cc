@@ -315,14 +315,14 @@ int RunJob(const std::string& path, const RunOptions& options) {
   const CheckpointStats checkpoints = job->checkpoint_stats();
   std::vector<std::string> restarts;
   if (checkpoints.restarts > 0) {
-    restarts.push_back(
-        fmt::format("job '{}' restarted {} time{} from a failure{}:", job->spec().name,
-                    checkpoints.restarts, checkpoints.restarts == 1 ? "" : "s",
-                    checkpoints.restarts > static_cast<int64_t>(checkpoints.restart_causes.size())
-                        ? fmt::format(" (the last {} causes)", checkpoints.restart_causes.size())
-                        : std::string()));
+    restarts.push_back(fmt::format(
+        "job '{}' restarted {} time{} from a failure{}:", EscapeControlCharacters(job->spec().name),
+        checkpoints.restarts, checkpoints.restarts == 1 ? "" : "s",
+        checkpoints.restarts > static_cast<int64_t>(checkpoints.restart_causes.size())
+            ? fmt::format(" (the last {} causes)", checkpoints.restart_causes.size())
+            : std::string()));
     for (const std::string& cause : checkpoints.restart_causes) {
-      restarts.push_back("  restart cause: " + cause);
+      restarts.push_back("  restart cause: " + EscapeControlCharacters(cause));
     }
   }
   std::string end;
