@@ -379,7 +379,7 @@ TEST_F(DaemonRecoveryTest, AFailedRestoreIsStillAFailedRestoreWithItsCauseAfterA
                 "\nrestore from {} failed: the job did not start (see cause)\n", savepoint)),
             std::string::npos)
       << status.out;
-  EXPECT_NE(status.out.find("cause:  " + cause + "\n"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("cause: " + cause + "\n"), std::string::npos) << status.out;
   EXPECT_EQ(status.out.find("restored from"), std::string::npos) << status.out;
   const json checkpoints =
       json::parse(Client().Request("GET", "/jobs/" + id + "/checkpoints").body);
