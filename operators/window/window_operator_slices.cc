@@ -828,6 +828,8 @@ void WindowOperator::FireDueKeys(SlicedStore<K>& store, Timestamp time,
     Batching(const Batching&) = delete;
     Batching& operator=(const Batching&) = delete;
   } batching{fired_batching_};
+  // The heap backend reads the due keys no more once fired (RocksDbAfterFiring does).
+  const bool release_keys = !rocks_has_keys();
   {
     // 10^5 keys per window end: their slots (and, for KeyRef keys, their values, which the
     // result rows copy) are loaded ahead, not one cache miss after another.
@@ -874,13 +876,19 @@ void WindowOperator::FireDueKeys(SlicedStore<K>& store, Timestamp time,
       if (i + kLookAhead < n) {
         look_up(i + kLookAhead);
       }
-      const K& key = store.due[i];
-      if (ks == nullptr || ks->timer != time) {
-        continue;  // a moved or deleted timer
+      K& key = store.due[i];
+      if (ks != nullptr && ks->timer == time) {  // else a moved or deleted timer
+        if (OnSlicedTimer(store, key, *ks, time)) {
+          store.recent.Invalidate();
+          store.keys.EraseSlot(slot);
+        }
       }
-      if (OnSlicedTimer(store, key, *ks, time)) {
-        store.recent.Invalidate();
-        store.keys.EraseSlot(slot);
+      if constexpr (std::is_same_v<K, KeyRef>) {
+        if (release_keys) {
+          // The due list's ref is most often the key's last one: dropped now, while its entry
+          // is cached, not by the next window end's PopDue (a cache miss per key).
+          key = K();
+        }
       }
     }
   }

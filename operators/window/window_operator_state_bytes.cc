@@ -2,7 +2,9 @@
 // logic: they only read its state, in the byte model of window_state_bytes.h.
 
 #include <algorithm>
+#include <array>
 #include <type_traits>
+#include <utility>
 
 #include "operators/window/session_store.h"
 #include "operators/window/sliced_store.h"
@@ -45,14 +47,36 @@ void MeasureStore(const Store<K>& store, size_t num_accs, WindowOperator::StateF
   int64_t bytes = 0;
   int64_t heap = 0;
   int64_t panes = 0;
+  // Interned keys: a key's bytes are read from its pool entry and values, two cache misses one
+  // after the other per key. Keys are queued: a key's entry is requested as it is queued, its
+  // values kValuesAt keys later, and it is read kRing keys later.
+  constexpr size_t kRing = 16;
+  constexpr size_t kValuesAt = 8;
+  std::array<std::pair<const KeyRef*, int64_t>, kRing> queued{};
+  size_t num_queued = 0;
+  auto key_bytes = [&](const std::pair<const KeyRef*, int64_t>& q) {
+    bytes += q.second * PaneStateBytes(RowStateBytes(q.first->key()), num_accs);
+  };
   store.keys.ForEach([&](int, const K& key, const auto& ks) {
     const auto n = static_cast<int64_t>(KeyPanes(ks));
     panes += n;
     heap += KeyHeapBytes(ks);
     if constexpr (std::is_same_v<K, KeyRef>) {
-      bytes += n * PaneStateBytes(RowStateBytes(key.key()), num_accs);
+      key.PrefetchEntry();
+      if (num_queued >= kValuesAt) {
+        queued[(num_queued - kValuesAt) % kRing].first->PrefetchValues();
+      }
+      std::pair<const KeyRef*, int64_t>& slot = queued[num_queued % kRing];
+      if (num_queued >= kRing) {
+        key_bytes(slot);
+      }
+      slot = {&key, n};
+      ++num_queued;
     }
   });
+  for (size_t i = num_queued > kRing ? num_queued - kRing : 0; i < num_queued; ++i) {
+    key_bytes(queued[i % kRing]);
+  }
   if constexpr (!std::is_same_v<K, KeyRef>) {
     bytes = panes * PaneStateBytes(ValueStateBytes(Value(int64_t{0})), num_accs);
   }

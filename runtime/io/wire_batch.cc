@@ -11,6 +11,12 @@ void WireBatch::Start(const RowLayout* layout) {
   null_words_ = static_cast<uint32_t>(layout->fixed_words() - layout->size());
   has_strings_ = layout->has_strings();
   dropped_ = has_strings_ && fields_ == drop_width_ ? drop_mask_ : 0;
+  string_fields_ = 0;
+  for (uint32_t f = 0; f < fields_ && f < 64; ++f) {
+    if (layout->type(f) == FieldType::kString) {
+      string_fields_ |= uint64_t{1} << f;
+    }
+  }
 }
 
 void WireBatch::AppendSlow(const Row& row, uint64_t* slots) {
@@ -53,11 +59,14 @@ void WireBatch::DecodeSlow(size_t i, StreamRecord& out) const {
   if (row.layout_ptr() != layout_ || has_strings_) {
     row.Reset(layout_);  // every field NULL, no string bytes
   }
+  // Which of the first 64 fields are strings is known per batch (Start): a record of up to 64
+  // fields (every key-by exchange seen so far) reads no layout per field.
   for (uint32_t f = 0; f < fields_; ++f) {
-    if (f < 64 && ((dropped_ >> f) & 1) != 0) {
+    const bool first64 = f < 64;
+    if (first64 && ((dropped_ >> f) & 1) != 0) {
       continue;  // left out: stays NULL from the Reset above (has_strings_)
     }
-    if (row.type(f) == FieldType::kString) {
+    if (first64 ? ((string_fields_ >> f) & 1) != 0 : row.type(f) == FieldType::kString) {
       const uint64_t s = w[1 + f];
       row.SetString(f, std::string_view(arena_.data() + (s >> 32), s & 0xFFFFFFFFu));
     } else {

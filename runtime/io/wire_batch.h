@@ -226,6 +226,8 @@ class WireBatch {
   uint64_t drop_mask_ = 0;   ///< SetDroppedFields
   uint32_t drop_width_ = 0;  ///< SetDroppedFields
   uint64_t dropped_ = 0;     ///< fields this batch leaves out (Start)
+  /// Bit f: field f (of the first 64) is a string (Start).
+  uint64_t string_fields_ = 0;
   /// Per record: timestamp, then the fixed slots; `used_words_` of them in use (the rest is
   /// capacity, kept allocated and never cleared).
   std::vector<uint64_t> words_;

@@ -37,7 +37,6 @@ struct KeyEntry {
   uint64_t hash64 = 0;
   uint32_t refs = 0;
   KeyPool* pool = nullptr;
-  KeyEntry* next_free = nullptr;
 };
 }  // namespace key_ref_internal
 
@@ -233,40 +232,53 @@ class KeyPool {
   KeyRef Make(const Key& key) { return Make(KeyProbe::Of(key)); }
 
   /// Entries referenced now.
-  size_t live() const { return entries_.size() - free_count_; }
+  size_t live() const { return entries_.size() - num_free_; }
   /// Entries allocated (live or free).
   size_t allocated() const { return entries_.size(); }
 
  private:
   friend class KeyRef;
+  // How many entries ahead of use a free entry, and then its values, are requested.
+  static constexpr size_t kEntryAhead = 8;
+  static constexpr size_t kValuesAhead = 4;
+
   key_ref_internal::KeyEntry* Take() {
-    if (free_ != nullptr) {
-      key_ref_internal::KeyEntry* e = free_;
-      free_ = e->next_free;
-      e->next_free = nullptr;
-      --free_count_;
-      // Keys are interned one record after another from a list freed in another order (a
-      // window end's keys, sorted): the next entry's values and the entry after it are
-      // requested now, so the next `Make` finds them cached instead of waiting on two misses.
-      if (free_ != nullptr) {
-        __builtin_prefetch(free_->key.data());
-        __builtin_prefetch(free_->next_free);
+    if (num_free_ > 0) {
+      const size_t n = --num_free_;
+      // Keys are interned one record after another from entries freed in another order (a
+      // window end's keys, sorted), each a cache miss and its values another: the free list is
+      // a stack, so the entries the next `Make`s take are known and requested a few takes
+      // ahead (the entry kEntryAhead ahead, the values of the one kValuesAhead ahead, whose
+      // entry was requested before), instead of the next one only.
+      if (n > kEntryAhead) {
+        __builtin_prefetch(free_[n - 1 - kEntryAhead]);
       }
-      return e;
+      if (n > kValuesAhead) {
+        __builtin_prefetch(free_[n - 1 - kValuesAhead]->key.data());
+      }
+      return free_[n];
+    }
+    // `Recycle` runs in destructors: the free list has room for every entry, so it never
+    // grows (nor allocates) there.
+    if (free_capacity_ <= entries_.size()) {
+      const size_t capacity = std::max<size_t>(2 * free_capacity_, 64);
+      auto grown = std::make_unique<key_ref_internal::KeyEntry*[]>(capacity);
+      std::copy_n(free_.get(), num_free_, grown.get());
+      free_ = std::move(grown);
+      free_capacity_ = capacity;
     }
     entries_.push_back(std::make_unique<key_ref_internal::KeyEntry>());
     entries_.back()->pool = this;
     return entries_.back().get();
   }
-  void Recycle(key_ref_internal::KeyEntry* e) {
-    e->next_free = free_;
-    free_ = e;
-    ++free_count_;
-  }
+  void Recycle(key_ref_internal::KeyEntry* e) { free_[num_free_++] = e; }
 
   std::vector<std::unique_ptr<key_ref_internal::KeyEntry>> entries_;
-  key_ref_internal::KeyEntry* free_ = nullptr;
-  size_t free_count_ = 0;
+  // The unreferenced entries, the next to take last: `num_free_` of `free_capacity_`, which is
+  // at least entries_.size() (see Take).
+  std::unique_ptr<key_ref_internal::KeyEntry*[]> free_;
+  size_t num_free_ = 0;
+  size_t free_capacity_ = 0;
 };
 
 inline void KeyRef::Release() {

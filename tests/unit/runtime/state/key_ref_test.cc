@@ -120,6 +120,38 @@ TEST(KeyRefTest, EntriesComeBackWhenTheLastRefGoesAndAreReused) {
   EXPECT_EQ(b.key(), (Key{Value(int64_t{3}), Value(true)}));
 }
 
+TEST(KeyRefTest, ManyFreedEntriesAreAllReusedWithTheirNewValues) {
+  // More entries than the free list's first capacity (64), freed in one order and taken in
+  // another (a window end's keys, then the next window's): every entry is reused, none is
+  // allocated again, and each new ref holds its own values.
+  KeyPool pool;
+  std::vector<KeyRef> refs;
+  for (int i = 0; i < 1000; ++i) {
+    refs.push_back(pool.Make(Key{Value(std::string("user_").append(std::to_string(i)))}));
+  }
+  EXPECT_EQ(pool.allocated(), 1000u);
+  EXPECT_EQ(pool.live(), 1000u);
+  for (size_t i = 0; i < refs.size(); i += 2) {
+    refs[i] = KeyRef();  // the even ones first
+  }
+  EXPECT_EQ(pool.live(), 500u);
+  refs.clear();
+  EXPECT_EQ(pool.live(), 0u);
+  for (int i = 0; i < 1000; ++i) {
+    refs.push_back(
+        pool.Make(Key{Value(int64_t{i}), Value(std::string("s").append(std::to_string(i)))}));
+  }
+  EXPECT_EQ(pool.allocated(), 1000u);
+  EXPECT_EQ(pool.live(), 1000u);
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_EQ(refs[static_cast<size_t>(i)].key(),
+              (Key{Value(int64_t{i}), Value(std::string("s").append(std::to_string(i)))}));
+  }
+  refs.push_back(pool.Make(Key{Value(std::string("one more"))}));
+  EXPECT_EQ(pool.allocated(), 1001u);
+  EXPECT_EQ(pool.live(), 1001u);
+}
+
 // The keys as `Key`s through std::sort + std::unique: the order SortUniqueKeys must give.
 std::vector<Key> Reference(std::vector<Key> keys) {
   std::sort(keys.begin(), keys.end());
