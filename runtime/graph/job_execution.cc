@@ -278,6 +278,7 @@ void JobExecution::BuildTasks() {
           gate_upstream[{e.to, d, e.input_index}].push_back(
               fmt::format("{}#{}", up_task->name(), up_task->subtask_index()));
           channels_.push_back(std::move(ch));
+          channel_tasks_.emplace_back(up_task, down_task);
         }
         target.writer = up_task->AddWriter(std::make_unique<RecordWriter>(
             e.partitioning, chans, e.key_slots, u, kBatchSize, graph_.pipeline.max_parallelism));
@@ -391,6 +392,22 @@ std::vector<int> JobExecution::TaskCpus() const {
   return PlaceTasksOnCpus(AllowedCpus(), is_source);
 }
 
+void JobExecution::MarkTasksSharingCpuWithConsumer(const std::vector<int>& cpus) {
+  std::map<const StreamTask*, size_t> index_of;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    index_of[tasks_[i].get()] = i;
+  }
+  std::vector<std::pair<size_t, size_t>> channels;
+  channels.reserve(channel_tasks_.size());
+  for (const auto& [up, down] : channel_tasks_) {
+    channels.emplace_back(index_of.at(up), index_of.at(down));
+  }
+  const std::vector<bool> shares = TasksSharingCpuWithConsumer(cpus, channels);
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    tasks_[i]->SetSharesCpuWithConsumer(shares[i]);
+  }
+}
+
 void JobExecution::PinTaskThread(size_t i, const StreamTask& task, int cpu) {
   int pinned = -1;
   if (cpu >= 0) {
@@ -421,6 +438,7 @@ bool JobExecution::StartTaskThreads() {
     MutexLock lock(mu_);
     const std::vector<int> cpus = TaskCpus();
     pinned_cpus_.assign(tasks_.size(), -1);
+    MarkTasksSharingCpuWithConsumer(cpus);
     for (; started < tasks_.size(); ++started) {
       const size_t i = started;
       StreamTask* t = tasks_[i].get();
@@ -588,6 +606,7 @@ void JobExecution::Restart() {
     }
     tasks_.clear();
     channels_.clear();
+    channel_tasks_.clear();
     retired_source_coordinators_.push_back(std::move(source_coordinator_));
     source_coordinator_ = std::make_unique<SourceCoordinator>();
     cause = failure_;

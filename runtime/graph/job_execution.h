@@ -205,6 +205,10 @@ class JobExecution {
   bool StartTaskThreads();
   /// Under mu_: the CPU per task `pipeline.cpu-affinity` asks for (-1: not pinned).
   std::vector<int> TaskCpus() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Under mu_, before the task threads start: tells each task whose channel consumer is placed
+  /// on its own CPU (`cpus`, from TaskCpus) so (StreamTask::SetSharesCpuWithConsumer).
+  void MarkTasksSharingCpuWithConsumer(const std::vector<int>& cpus)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// On task `i`'s thread, before it runs: pins it to `cpu` (>= 0); a failure is logged once per
   /// job and the task runs unpinned.
   void PinTaskThread(size_t i, const StreamTask& task, int cpu);
@@ -265,6 +269,8 @@ class JobExecution {
   // Declared before the tasks, so it outlives them (their mails and timers refer to it).
   std::unique_ptr<SourceCoordinator> source_coordinator_ = std::make_unique<SourceCoordinator>();
   std::vector<std::unique_ptr<Channel>> channels_;
+  /// (producer, consumer) task of each channel in channels_, in the same order.
+  std::vector<std::pair<StreamTask*, StreamTask*>> channel_tasks_;
   std::vector<std::unique_ptr<StreamTask>> tasks_;
   std::vector<std::thread> threads_;
 

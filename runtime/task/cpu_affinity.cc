@@ -42,6 +42,18 @@ std::vector<int> PlaceTasksOnCpus(const std::vector<int>& allowed,
   return cpus;
 }
 
+std::vector<bool> TasksSharingCpuWithConsumer(
+    const std::vector<int>& cpus, const std::vector<std::pair<size_t, size_t>>& channels) {
+  std::vector<bool> shares(cpus.size(), false);
+  for (const auto& [up, down] : channels) {
+    if (up != down && up < cpus.size() && down < cpus.size() && cpus[up] >= 0 &&
+        cpus[up] == cpus[down]) {
+      shares[up] = true;
+    }
+  }
+  return shares;
+}
+
 std::vector<int> AllowedCpus() {
   cpu_set_t set;
   CPU_ZERO(&set);

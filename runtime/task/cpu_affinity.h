@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tidemark {
@@ -21,6 +22,14 @@ namespace tidemark {
 /// Returns one CPU number per task, -1 for "not pinned". Pure; any thread.
 std::vector<int> PlaceTasksOnCpus(const std::vector<int>& allowed,
                                   const std::vector<bool>& is_source);
+
+/// For `cpus` (one CPU per task from PlaceTasksOnCpus, -1 = not pinned) and `channels` (one
+/// (producer task, consumer task) index pair per channel): per task, whether one of its consumers
+/// is pinned to the CPU it is pinned to (StreamTask::SetSharesCpuWithConsumer: such a task yields
+/// to its consumers, which the kernel would otherwise let wait behind it). A channel from a task
+/// to itself, an unpinned task and an index out of range count for nothing. Pure; any thread.
+std::vector<bool> TasksSharingCpuWithConsumer(
+    const std::vector<int>& cpus, const std::vector<std::pair<size_t, size_t>>& channels);
 
 /// The calling process's allowed CPUs (sched_getaffinity), ascending; empty when it cannot be read.
 std::vector<int> AllowedCpus();

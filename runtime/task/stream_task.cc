@@ -19,6 +19,9 @@ constexpr int64_t kSourceRecordsPerTurn = 256;
 constexpr std::chrono::microseconds kFlushTimeout{100};
 // Turns without input on which a non-source task yields its core before it sleeps.
 constexpr int kIdleYieldsBeforeSleep = 1;
+// A task sharing its CPU with a consumer yields to it after running this long with batches
+// pushed (StreamTask::SetSharesCpuWithConsumer): the bound a woken consumer waits behind it.
+constexpr std::chrono::microseconds kYieldToConsumerAfter{50};
 
 }  // namespace
 
@@ -344,6 +347,7 @@ void StreamTask::Run() {
   } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): a name is a convenience
   }
   if (Begin()) {
+    Resumed();
     while (true) {
       const TurnResult r = Turn();
       if (r.ended) {
@@ -352,9 +356,15 @@ void StreamTask::Run() {
       switch (r.wait) {
         case TurnResult::Wait::kNone:
           idle_yields_ = 0;
+          if (yield_to_consumer_) {
+            yield_to_consumer_ = false;
+            std::this_thread::yield();
+            Resumed();
+          }
           break;
         case TurnResult::Wait::kBackpressure:
           wakeup_.WaitFor(std::chrono::milliseconds(50));
+          Resumed();
           break;
         case TurnResult::Wait::kIdle:
           // A task with inputs first gives its core away once: the producer then usually
@@ -364,15 +374,30 @@ void StreamTask::Run() {
           if (source_ == nullptr && idle_yields_ < kIdleYieldsBeforeSleep) {
             ++idle_yields_;
             std::this_thread::yield();
+            Resumed();
             break;
           }
           idle_yields_ = 0;
           wakeup_.WaitFor(std::chrono::milliseconds(100));
+          Resumed();
           break;
       }
     }
   }
   End();
+}
+
+void StreamTask::Resumed() {
+  if (shares_cpu_with_consumer_) {
+    running_since_ = std::chrono::steady_clock::now();
+    pushed_when_resumed_ = ElementsPushed();
+  }
+}
+
+bool StreamTask::ShouldYieldToConsumer() {
+  return shares_cpu_with_consumer_ && virtual_pts_ == nullptr &&
+         ElementsPushed() != pushed_when_resumed_ &&
+         std::chrono::steady_clock::now() - running_since_ >= kYieldToConsumerAfter;
 }
 
 Timestamp StreamTask::NextTimerTime() const {
@@ -591,6 +616,11 @@ InputStatus StreamTask::ProcessInput() {
     empty_checks = 0;
     ++processed;
     HandleElement(in, ch, std::move(element));
+    if (ShouldYieldToConsumer()) {
+      FlushAll();  // what this turn made goes to the consumer that runs next
+      yield_to_consumer_ = true;
+      return InputStatus::kMoreAvailable;
+    }
     if (in.num_finished == in.channels.size()) {
       all_finished = true;
       for (auto& other : inputs_) {

@@ -268,6 +268,14 @@ class StreamTask {
   void SetMaxParallelism(int n) { max_parallelism_ = n; }
   /// Parallelism of the chain's operators (OperatorContext::parallelism); default 1.
   void SetParallelism(int parallelism) { parallelism_ = parallelism; }
+  /// Before Run: `pipeline.cpu-affinity: auto` placed a task this one sends to on this task's
+  /// CPU. Then, under the system clock, a turn of a task with inputs (not a source head) that has
+  /// run for kYieldToConsumerAfter (50 us) with batches pushed since the thread last waited ends
+  /// early: it flushes its partial batches and the thread yields its CPU (sched_yield), so the
+  /// consumer those pushes woke runs now instead of when the kernel ends this task's run (its
+  /// slice, checked at the next tick: up to 4 ms at HZ=250). Issue 44: on 2 CPUs with op1 and
+  /// op2 -> sink on one, a burst kept op1 busy for ~1 ms while op2, woken, waited.
+  void SetSharesCpuWithConsumer(bool shares) { shares_cpu_with_consumer_ = shares; }
 
   // ---- checkpoints (runtime/checkpoint/; all off unless EnableCheckpoints was called) ----
   /// Before Run: this task takes part in checkpoints. `mode` is the job's checkpointing.mode
@@ -448,6 +456,12 @@ class StreamTask {
   SourceOperatorBase* source_ = nullptr;  // the head, when it is a source (set by Begin)
   int idle_yields_ = 0;                   // consecutive idle turns that yielded instead of sleeping
   bool ending_ = false;                   // end of input handed on; draining the writers
+  // SetSharesCpuWithConsumer; the last turn ended early so that Run yields; when the thread last
+  // resumed (after a wait or a yield) and how many elements it had pushed then.
+  bool shares_cpu_with_consumer_ = false;
+  bool yield_to_consumer_ = false;
+  std::chrono::steady_clock::time_point running_since_{};
+  int64_t pushed_when_resumed_ = 0;
 
   std::atomic<bool> cancel_requested_{false};
   bool failed_ = false;
@@ -456,6 +470,11 @@ class StreamTask {
   bool failure_recoverable_ = true;
   std::atomic<int64_t> records_in_{0};
   void PublishMetrics();
+  /// Shares a CPU with a consumer: notes that the thread resumes now (after a wait or a yield).
+  void Resumed();
+  /// Shares a CPU with a consumer, system clock: batches went out since the thread resumed and
+  /// it has run for kYieldToConsumerAfter since.
+  bool ShouldYieldToConsumer();
   MetricsWriter::Gauges TaskGauges();  // samples the time accounting; task thread
   int64_t AccountingNow() const { return pts_ ? pts_->GetCurrentProcessingTime() : 0; }
   static constexpr size_t kBusyTime = 0, kIdleTime = 1,

@@ -45,6 +45,31 @@ TEST(CpuAffinityTest, FourCpusSplitByTheSourcesShare) {
             (Cpus{4, 5, 6, 4, 5, 6, 4, 7}));
 }
 
+using Shares = std::vector<bool>;
+using Channels = std::vector<std::pair<size_t, size_t>>;
+
+TEST(CpuAffinityTest, ATaskSharesItsCpuWithAConsumerPinnedBesideIt) {
+  // The latency job on 2 CPUs: op1 (task 1) sends to op2 -> sink (task 2), both on CPU 1.
+  EXPECT_EQ(TasksSharingCpuWithConsumer({0, 1, 1}, Channels{{0, 1}, {1, 2}}),
+            (Shares{false, true, false}));
+  // One consumer of several beside it is enough; a consumer that sends back does not count
+  // for its producer's CPU unless it is on it too.
+  EXPECT_EQ(TasksSharingCpuWithConsumer({0, 1, 0}, Channels{{0, 1}, {0, 2}, {2, 1}}),
+            (Shares{true, false, false}));
+  // Every task on its own CPU.
+  EXPECT_EQ(TasksSharingCpuWithConsumer({0, 1, 2}, Channels{{0, 1}, {1, 2}}),
+            (Shares{false, false, false}));
+}
+
+TEST(CpuAffinityTest, UnpinnedSelfAndOutOfRangeChannelsShareNothing) {
+  // cpu-affinity: none (or one CPU): nothing pinned, so no one knows who shares a CPU.
+  EXPECT_EQ(TasksSharingCpuWithConsumer({-1, -1, -1}, Channels{{0, 1}, {1, 2}}),
+            (Shares{false, false, false}));
+  EXPECT_EQ(TasksSharingCpuWithConsumer({1, 1}, Channels{{0, 0}, {1, 7}, {7, 1}}),
+            (Shares{false, false}));
+  EXPECT_EQ(TasksSharingCpuWithConsumer({}, Channels{{0, 1}}), Shares{});
+}
+
 TEST(CpuAffinityTest, PinnedThreadReadsItsCpuBack) {
   const Cpus allowed = AllowedCpus();
   ASSERT_FALSE(allowed.empty());
