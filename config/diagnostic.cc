@@ -1,6 +1,7 @@
 #include "config/diagnostic.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -20,22 +21,17 @@ std::string JoinLines(const std::vector<Diagnostic>& diagnostics) {
   return out;
 }
 
-}  // namespace
-
-std::string EscapeControlCharacters(std::string_view text) {
+// `text` with its control characters (below 0x20, and 0x7f) as `\xNN`, but for those `named`
+// maps to a short escape (`\n`) and those it maps to nothing, which stay as they are.
+template <typename Named>
+std::string EscapeControls(std::string_view text, Named named) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
+    if (const std::optional<std::string_view> escape = named(c)) {
+      out += escape->empty() ? std::string_view(&c, 1) : *escape;
     } else if (u < 0x20 || u == 0x7f) {
       out += "\\x";
       out.push_back(kHex[u >> 4]);
@@ -45,6 +41,31 @@ std::string EscapeControlCharacters(std::string_view text) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string EscapeControlCharacters(std::string_view text) {
+  return EscapeControls(text, [](char c) -> std::optional<std::string_view> {
+    switch (c) {
+      case '\\':
+        return "\\\\";
+      case '\n':
+        return "\\n";
+      case '\r':
+        return "\\r";
+      case '\t':
+        return "\\t";
+      default:
+        return std::nullopt;
+    }
+  });
+}
+
+std::string ShowControlCharacters(std::string_view text) {
+  return EscapeControls(text, [](char c) -> std::optional<std::string_view> {
+    return c == '\n' || c == '\t' ? std::optional<std::string_view>("") : std::nullopt;
+  });
 }
 
 std::string FormatDiagnostic(const SourceLocation& location, const std::string& path,

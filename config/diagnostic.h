@@ -15,6 +15,13 @@ namespace tidemark {
 /// another. Pure; any thread.
 std::string EscapeControlCharacters(std::string_view text);
 
+/// `text` shown on a terminal as it is, but for its control characters other than line feed and
+/// tab, written as `\xNN`: a string from outside (a job's name, a failure cause quoting input)
+/// printed by the CLI cannot move the cursor, clear the screen or rewrite a line. Unlike
+/// EscapeControlCharacters, backslashes stay (a JSON line's `\u001b` stays one). Pure; any
+/// thread.
+std::string ShowControlCharacters(std::string_view text);
+
 /// One problem found in a job description, e.g. a bad value in the YAML or an edge to an unknown
 /// operator. Printed compiler-style by `ToString()`:
 ///

@@ -26,25 +26,9 @@ namespace {
 using nlohmann::json;
 
 /// A string the daemon answered with that came from outside (a job's name, operator and split
-/// ids, paths, a failure cause or log line quoting input), its control characters but line feed
-/// and tab written as `\xNN` (and, unlike `EscapeControlCharacters`, its backslashes left as they
-/// are: a JSON line's `\u001b` stays one): printed, it cannot move the cursor, clear the screen
-/// or rewrite a line.
+/// ids, paths, a failure cause or log line quoting input), as ShowControlCharacters shows it.
 std::string Shown(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
-      out += "\\x";
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 0xf]);
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
+  return ShowControlCharacters(text);
 }
 
 std::string Shown(const std::string& text) {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "config/diagnostic.h"
 #include "tools/engine/engine.h"
 
 namespace tidemark {
@@ -1056,6 +1057,15 @@ TEST(JobLoaderTest, AFifoAsTheJobFileIsRefusedAtOnce) {
   EXPECT_EQ(ErrorOfFile(fifo),
             fifo + ": error: cannot read the job file: it is a FIFO, not a regular file");
   ::unlink(fifo.c_str());
+}
+
+// A name from outside stays on one line in a diagnostic (every control character and backslash
+// escaped), and is shown on a terminal as it is but for the controls that would move the cursor or
+// rewrite the screen (line feed, tab and backslashes kept).
+TEST(EscapeControlCharactersTest, DiagnosticsEscapeAllAndTheTerminalKeepsLayout) {
+  const std::string text = std::string("a\\b\n\tc\r\x1b[2J\x7f") + '\0' + "\xc3\xa9";
+  EXPECT_EQ(EscapeControlCharacters(text), "a\\\\b\\n\\tc\\r\\x1b[2J\\x7f\\x00\xc3\xa9");
+  EXPECT_EQ(ShowControlCharacters(text), "a\\b\n\tc\\x0d\\x1b[2J\\x7f\\x00\xc3\xa9");
 }
 
 }  // namespace
