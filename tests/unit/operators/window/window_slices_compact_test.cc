@@ -68,7 +68,8 @@ TEST(CompactWindowSlicesTest, RoundTripsStartsWordsAndTimes) {
 TEST(CompactWindowSlicesTest, ReaderRejectsBytesThatAreNotAValue) {
   const std::string good = Encode(Slices{{0, 1000}, {2, 3}, 999, 999}, 1);
   for (size_t cut = 0; cut < good.size(); ++cut) {
-    CompactSlicesReader r(good.substr(0, cut), 1);
+    const std::string prefix = good.substr(0, cut);  // the reader views it
+    CompactSlicesReader r(prefix, 1);
     Timestamp start = 0;
     uint64_t word = 0;
     while (r.Next(&start, &word)) {
