@@ -20,6 +20,7 @@
 #include "operators/window/window_slices_merge_operator.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/state/key_groups.h"
+#include "tests/testing/rocksdb_merge.h"
 #include "tests/testing/window_operator_runner.h"
 
 namespace tidemark {
@@ -280,22 +281,14 @@ TEST(WindowSlicesMergeOperatorTest, UnitesSlicesAndMergesEqualOnes) {
   const std::string a = Value1(1999, {{0, 2}, {1000, 1}}, 999, 999);
   const std::string b = Value1(2999, {{1000, 4}, {2000, 5}}, 1999, 1999);
   const std::string c = Value1(999, {{0, 1}}, kMinTimestamp, 999);
-  const rocksdb::Slice existing(a);
-  std::vector<rocksdb::Slice> operands{rocksdb::Slice(b), rocksdb::Slice(c)};
-  rocksdb::MergeOperator::MergeOperationInput in(rocksdb::Slice("k"), &existing, operands, nullptr);
-  std::string merged;
-  rocksdb::Slice existing_operand;
-  rocksdb::MergeOperator::MergeOperationOutput out(merged, existing_operand);
-  ASSERT_TRUE(merge->FullMergeV2(in, &out));
-  EXPECT_EQ(merged, Value1(2999, {{0, 3}, {1000, 5}, {2000, 5}}, 999, 999));
+  EXPECT_EQ(testing::FullMerge(*merge, a, {b, c}),
+            Value1(2999, {{0, 3}, {1000, 5}, {2000, 5}}, 999, 999));
   std::string partial;
   ASSERT_TRUE(merge->PartialMergeMulti(rocksdb::Slice("k"), {rocksdb::Slice(b), rocksdb::Slice(c)},
                                        &partial, nullptr));
   EXPECT_EQ(partial, Value1(2999, {{0, 1}, {1000, 4}, {2000, 5}}, 1999, 999));
   // Bytes that are not a value fail the merge (RocksDB reports a corruption).
-  std::vector<rocksdb::Slice> bad{rocksdb::Slice("xy")};
-  rocksdb::MergeOperator::MergeOperationInput in_bad(rocksdb::Slice("k"), &existing, bad, nullptr);
-  EXPECT_FALSE(merge->FullMergeV2(in_bad, &out));
+  EXPECT_EQ(testing::FullMerge(*merge, a, {"xy"}), std::nullopt);
 }
 
 }  // namespace

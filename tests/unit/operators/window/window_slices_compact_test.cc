@@ -14,6 +14,7 @@
 
 #include "operators/window/window_aggregates.h"
 #include "operators/window/window_slices_merge_operator.h"
+#include "tests/testing/rocksdb_merge.h"
 
 namespace tidemark {
 namespace {
@@ -107,13 +108,9 @@ TEST(CompactWindowSlicesTest, MergeUnitesSlicesAndMergesEqualStarts) {
   const std::string b =
       Encode(Slices{{1000, 2000}, {4, 4, 40, Bits(2.5), 5, 5, 50, 0}, 1999, 1999}, 4);
   const std::string c = Encode(Slices{{0}, {1, 1, -3ULL, Bits(0.25)}, kMinTimestamp, 999}, 4);
-  const rocksdb::Slice existing(a);
-  std::vector<rocksdb::Slice> operands{rocksdb::Slice(b), rocksdb::Slice(c)};
-  rocksdb::MergeOperator::MergeOperationInput in(rocksdb::Slice("k"), &existing, operands, nullptr);
-  std::string merged;
-  rocksdb::Slice existing_operand;
-  rocksdb::MergeOperator::MergeOperationOutput out(merged, existing_operand);
-  ASSERT_TRUE(merge->FullMergeV2(in, &out));
+  const std::optional<std::string> full = testing::FullMerge(*merge, a, {b, c});
+  ASSERT_TRUE(full.has_value());
+  const std::string merged = *full;
   EXPECT_EQ(
       Decode(merged, 4),
       (Slices{{0, 1000, 2000}, {3, 3, 7, Bits(1.75), 5, 5, 45, Bits(2.5), 5, 5, 50, 0}, 999, 999}));
@@ -125,14 +122,9 @@ TEST(CompactWindowSlicesTest, MergeUnitesSlicesAndMergesEqualStarts) {
                                         1999,
                                         999}));
   // The same merge again on the same thread (its scratch reused) gives the same bytes.
-  std::string again;
-  rocksdb::MergeOperator::MergeOperationOutput out_again(again, existing_operand);
-  ASSERT_TRUE(merge->FullMergeV2(in, &out_again));
-  EXPECT_EQ(again, merged);
+  EXPECT_EQ(testing::FullMerge(*merge, a, {b, c}), merged);
   // Bytes that are not a value fail the merge (RocksDB reports a corruption).
-  std::vector<rocksdb::Slice> bad{rocksdb::Slice("xy")};
-  rocksdb::MergeOperator::MergeOperationInput in_bad(rocksdb::Slice("k"), &existing, bad, nullptr);
-  EXPECT_FALSE(merge->FullMergeV2(in_bad, &out));
+  EXPECT_EQ(testing::FullMerge(*merge, a, {"xy"}), std::nullopt);
 }
 
 }  // namespace
