@@ -314,6 +314,9 @@ class WindowOperator : public StreamOperator,
   /// RocksDB backend: times the in-memory key cache was written out, keys read back.
   int64_t rocksdb_spills() const { return rocks_spills_; }
   int64_t rocksdb_keys_read() const { return rocks_keys_read_; }
+  /// Heap bytes of the filter of keys written to RocksDB (paid for out of the key cache's half
+  /// of `memory.fixed-per-slot`); a window's part is freed when the window end fires.
+  int64_t rocksdb_filter_bytes() const { return static_cast<int64_t>(rocks_written_.bytes()); }
   /// Keys looked up in RocksDB that it held no live copy of (a filter's false positive, or a
   /// key written and dead since): a key it never held is not looked up.
   int64_t rocksdb_lookups_missed() const { return rocks_lookups_missed_; }
@@ -471,6 +474,11 @@ class WindowOperator : public StreamOperator,
   // at the last watermark.
   template <typename K>
   void RocksDbAfterFiring(SlicedStore<K>& store, const std::vector<K>& keys);
+  // After a window end's chunk fired: the tables of key groups `first_group`..`last_group`
+  // (all of whose due keys fired) are sized down when the chunk left them far above their
+  // share of the cache (see the definition).
+  template <typename K>
+  void ShrinkFiredGroups(SlicedStore<K>& store, int first_group, int last_group);
   // rocks_merge_: the cached keys whose state includes their RocksDB value (read back, and
   // still there): written out with a put that replaces it, never read again. Other cached keys
   // are partial (or have no value in RocksDB).

@@ -433,6 +433,24 @@ void WindowOperator::RocksDbAfterFiring(SlicedStore<K>& store, const std::vector
   }
 }
 
+template <typename K>
+void WindowOperator::ShrinkFiredGroups(SlicedStore<K>& store, int first_group, int last_group) {
+  // A chunk of a window end is mostly one key group's keys (RocksDB's order), read into that
+  // group's table, fired and erased: the table grew to hold the chunk (65,536 keys, 9 MB of slots
+  // for int64 keys) and an erase gives no capacity back, so every group of the subtask ended up
+  // that large (1.2 GB for 128 groups at the 3e7-key check, which failed with bad_alloc under its
+  // 2 GiB limit while the first window fired), far beyond the cache's budget. A group whose keys
+  // have all fired is sized down to what it holds once it is more than four times its share of
+  // the cache (its table then grows again with its keys, as any group's does).
+  const size_t share = rocks_cache_keys_ / static_cast<size_t>(store.keys.key_group_range().size());
+  for (int kg = first_group; kg <= last_group; ++kg) {
+    auto& table = store.keys.KeyGroupTable(kg);
+    if (table.capacity() > 4 * std::max(table.size(), share + 1)) {
+      table.rehash(0);
+    }
+  }
+}
+
 void WindowOperator::FaultInBatch(RecordBatch& records) {
   rocks_batch_resolved_ = false;
   if (rocks_merge_ || !rocks_has_keys() || !int_store_ || !sliced_ || key_store_) {
@@ -501,6 +519,8 @@ template void WindowOperator::FaultInMissing(SlicedStore<int64_t>&, std::vector<
 template void WindowOperator::FaultInMissing(SlicedStore<KeyRef>&, std::vector<KeyRef>&, bool);
 template void WindowOperator::SortInRocksDbOrder(SlicedStore<int64_t>&, std::vector<int64_t>&);
 template void WindowOperator::SortInRocksDbOrder(SlicedStore<KeyRef>&, std::vector<KeyRef>&);
+template void WindowOperator::ShrinkFiredGroups(SlicedStore<int64_t>&, int, int);
+template void WindowOperator::ShrinkFiredGroups(SlicedStore<KeyRef>&, int, int);
 template void WindowOperator::RocksDbAfterFiring(SlicedStore<int64_t>&,
                                                  const std::vector<int64_t>&);
 template void WindowOperator::RocksDbAfterFiring(SlicedStore<KeyRef>&, const std::vector<KeyRef>&);

@@ -804,8 +804,13 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
         missing.assign(store.due.begin(), store.due.end());
         FaultInMissing(store, missing, /*in_rocksdb_order=*/true);
       }
+      // The chunk's key groups, ascending (RocksDB's order); the last may go on in the next chunk.
+      const int first_group = store.keys.KeyGroupOf(store.due.front());
+      const int last_group = store.keys.KeyGroupOf(store.due.back());
       FireDueKeys(store, time, ahead);
       RocksDbAfterFiring(store, missing);
+      ShrinkFiredGroups(store, first_group,
+                        from + chunk >= all_due.size() ? last_group : last_group - 1);
       MaybeSpill();
     }
     store.due.clear();
@@ -813,6 +818,11 @@ void WindowOperator::FireSlicedTimers(SlicedStore<K>& store, Timestamp watermark
     rocks_dead_through_ = time;
   }
   rocks_dead_through_ = std::max(rocks_dead_through_, watermark);
+  // The filters of the copies just made dead go now, not at the next look-up (the next window
+  // end's, with partial states): a window's filter is ~1.7-5 B a key written (170 MB at the
+  // 3e7-key check), held through the whole next window beside that window's own and charged to
+  // the cache only down to half of it.
+  rocks_written_.DropThrough(rocks_dead_through_);
 }
 
 template <typename K>

@@ -54,10 +54,10 @@ class Runner : public testing::WindowOperatorRunner {
  public:
   // A budget of 2560 bytes caches a few keys (at most 8: 160 bytes a key from half the budget,
   // less the filter of evicted keys).
-  explicit Runner(const std::string& backend, int64_t lateness_ms = 0)
+  explicit Runner(const std::string& backend, int64_t lateness_ms = 0, int64_t budget = 2560)
       : WindowOperatorRunner(
             Schema({{"k", FieldType::kInt64}, {"v", FieldType::kInt64}, {"s", FieldType::kString}}),
-            Spec(lateness_ms), "windows", backend, 2560) {}
+            Spec(lateness_ms), "windows", backend, budget) {}
 
   // One batch per record, as a source of one record at a time hands them over.
   void Add(int64_t key, int64_t v, Timestamp ts) {
@@ -139,6 +139,49 @@ TEST(WindowRocksDbMergeTest, PartialStatesMergedAcrossManyEvictionsGiveTheExactW
   run.Watermark(kMaxTimestamp);
   EXPECT_EQ(run.Results(),
             InRocksDbOrder(Concat(Concat(Expected(0), Expected(1000)), Expected(2000))));
+}
+
+// The filter of keys written to RocksDB (rocks_written_) holds a window's evicted keys until the
+// window end fires; then their copies are dead and its part goes at once, not at the next window
+// end's look-ups (at the 3e7-key check a window's part was ~170 MB, held through the whole next
+// window beside that window's own).
+TEST(WindowRocksDbMergeTest, AWindowEndFreesTheFilterOfItsWrittenKeys) {
+  Runner run("rocksdb");
+  Feed(run, 0);
+  ASSERT_GT(run.op().rocksdb_spills(), 30);
+  const int64_t one_window = run.op().rocksdb_filter_bytes();
+  EXPECT_GT(one_window, 0);
+  run.Watermark(999);
+  EXPECT_EQ(run.op().rocksdb_filter_bytes(), 0);
+  // The next window's keys: its own part only, freed at its end as well.
+  Feed(run, 1000);
+  EXPECT_EQ(run.op().rocksdb_filter_bytes(), one_window);
+  run.Watermark(1999);
+  EXPECT_EQ(run.op().rocksdb_filter_bytes(), 0);
+  EXPECT_EQ(run.Results(), InRocksDbOrder(Concat(Expected(0), Expected(1000))));
+}
+
+// A window end reads its keys back in RocksDB's order, a chunk (half the cache) at a time, so a
+// chunk is mostly one key group's keys, put into that group's table and erased as they fire.
+// Those tables must not stay at the chunk's size: at the 3e7-key check (65,536-key chunks, 128
+// groups) they held 1.2 GB after the first window end and the run failed with bad_alloc under
+// its 2 GiB limit. A cache of 256 keys (chunks of 128) and 20,000 keys of one window: after the
+// window end the operator holds less memory than before it (the cache's keys and the timers),
+// not 128 tables of 128+ slots.
+TEST(WindowRocksDbMergeTest, AWindowEndLeavesNoKeyGroupTableAtItsChunksSize) {
+  Runner run("rocksdb", 0, 2 * 160 * 256);
+  constexpr int64_t kManyKeys = 20000;
+  for (int64_t k = 0; k < kManyKeys; ++k) {
+    run.Add(k, k, k % 1000);
+  }
+  ASSERT_GT(run.op().rocksdb_spills(), 10);
+  const int64_t before = run.op().StateMemoryBytes();
+  run.Watermark(999);
+  ASSERT_EQ(run.Results().size(), static_cast<size_t>(kManyKeys));
+  for (const Result& r : run.Results()) {
+    ASSERT_EQ(std::get<2>(r), 1);  // each key's one record
+  }
+  EXPECT_LT(run.op().StateMemoryBytes(), before);
 }
 
 TEST(WindowRocksDbMergeTest, AKeyThatLivesOnlyAsMergeOperandsFires) {
