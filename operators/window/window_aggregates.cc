@@ -834,6 +834,22 @@ size_t AggregatingWindowFunction::FillResultKeyAndWindow(const Context& ctx, Row
   return at;
 }
 
+size_t AggregatingWindowFunction::FillResultKeyAndWindow(const Context& ctx,
+                                                         std::string_view key_string,
+                                                         Row& row) const {
+  row.Reset(output_layout_);
+  if (row.type(0) != FieldType::kString) {
+    return FillResultKeyAndWindow(ctx, row);
+  }
+  row.SetString(0, key_string);
+  row.SetInt64(1, ctx.window.start());
+  row.SetInt64(2, ctx.window.end());
+  if (emit_watermark_) {
+    row.SetInt64(3 + aggregates_.size(), ctx.current_watermark);
+  }
+  return 3;
+}
+
 void AggregatingWindowFunction::FillResultRow(const Context& ctx, const AggregateAccumulator* accs,
                                               Row& row) const {
   size_t at = FillResultKeyAndWindow(ctx, row);

@@ -241,6 +241,9 @@ class AggregatingWindowFunction : public WindowFunction {
   /// left NULL: for a caller that writes those itself (the window operator's sliced path,
   /// `SliceAggregates::WriteCountsAndInt64Sums`). Returns the first aggregate's slot.
   size_t FillResultKeyAndWindow(const Context& ctx, Row& row) const;
+  /// `FillResultKeyAndWindow` for a key that is one string, `key_string` (`ctx.key`'s value,
+  /// given by a caller that holds its bytes nearer than `ctx.key`'s: `KeyRef::ShortString`).
+  size_t FillResultKeyAndWindow(const Context& ctx, std::string_view key_string, Row& row) const;
   /// The accumulators of `state`, a state of this function (valid while it lives).
   const AggregateAccumulator* AccumulatorsOf(const WindowState& state) const;
   /// A state of this function holding a copy of `accs`.

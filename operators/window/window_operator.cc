@@ -330,12 +330,22 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     // Whether the record's key may be in the table (a stage found a candidate slot): a new key
     // (most records when keys come and go with their windows) skips the later stages.
     std::array<bool, kRing> maybe_held{};
+    // Whether the record's key is one short string, which a held key's pool entry holds itself
+    // (`KeyRef::IsShortString`): its lookup reads no values, so they are not requested.
+    std::array<bool, kRing> short_key{};
+    const bool one_key_field = options_.key_slots.size() == 1;
+    const auto key_slot =
+        static_cast<size_t>(options_.key_slots.empty() ? 0 : options_.key_slots[0]);
     // The store is re-read at every use: a record of the batch may move the operator off the
     // sliced path, which destroys it.
     auto hash_ahead = [&](size_t j) {
-      const KeyProbe probe = KeyProbe::Of(records[j].row, options_.key_slots);
+      const Row& row = records[j].row;
+      const KeyProbe probe = KeyProbe::Of(row, options_.key_slots);
       hashes[j % kRing] = probe.hash64;
       maybe_held[j % kRing] = true;
+      short_key[j % kRing] = one_key_field && row.type(key_slot) == FieldType::kString &&
+                             !row.IsNull(key_slot) &&
+                             row.GetString(key_slot).size() <= KeyEntryShortBytes();
       if (key_store_) {
         key_store_->keys.Prefetch(probe);
       }
@@ -369,7 +379,7 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
       if (i + kEntryAt < n) {
         touch(i + kEntryAt, SlotTouch::kEntry);
       }
-      if (i + kValuesAt < n) {
+      if (i + kValuesAt < n && !short_key[(i + kValuesAt) % kRing]) {
         touch(i + kValuesAt, SlotTouch::kValues);
       }
       const uint64_t hash = hashes[i % kRing];

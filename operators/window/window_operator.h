@@ -396,8 +396,10 @@ class WindowOperator : public StreamOperator,
   void ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const Src& src);
   KeyGroupRange OwnedKeyGroups() const;
   const SlicedKeyState* FindSlicedKey(const Key& key) const;
-  void FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
-                        SlicedFirings* firings);
+  // `short_key`: `key`'s ref when it is one short string (`KeyRef::IsShortString`), whose bytes
+  // the result row then copies from its pool entry; else nullptr.
+  void FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start, SlicedFirings* firings,
+                        const KeyRef* short_key = nullptr);
   template <typename K>
   SlicedFirings* FiringsOf(SlicedStore<K>& store, const K& key);
   void MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const;

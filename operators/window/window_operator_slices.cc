@@ -260,7 +260,7 @@ SlicedFirings* WindowOperator::FiringsOf(SlicedStore<K>& store, const K& key) {
 }
 
 void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
-                                      SlicedFirings* firings) {
+                                      SlicedFirings* firings, const KeyRef* short_key) {
   const Timestamp end = start + size_;
   const Window w(TimeWindow(start, end));
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
@@ -276,7 +276,9 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
   if (slice_words != nullptr) {
     // Counts and int64 sums (one_slice_windows_) go from the slice's words into the row: the
     // cells Expand + FillResultRow would write, without the accumulators in between.
-    const size_t at = aggregating_->FillResultKeyAndWindow(ctx, row);
+    const size_t at = short_key != nullptr
+                          ? aggregating_->FillResultKeyAndWindow(ctx, short_key->ShortString(), row)
+                          : aggregating_->FillResultKeyAndWindow(ctx, row);
     slice_aggs_.WriteCountsAndInt64Sums(slice_words, row, at);
   } else {
     MergeSlices(ks, start, end);
@@ -910,8 +912,12 @@ bool WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
                                    Timestamp time) {
   ks.timer = kMinTimestamp;
   if (ks.next_fire == time) {
+    const KeyRef* short_key = nullptr;
+    if constexpr (std::is_same_v<K, KeyRef>) {
+      short_key = key.IsShortString() ? &key : nullptr;
+    }
     FireSlicedWindow(KeyTraits<K>::ToKey(key, current_key_), ks, time + 1 - size_,
-                     FiringsOf(store, key));
+                     FiringsOf(store, key), short_key);
     // The next window to fire: the first later window covering a non-empty slice.
     const Timestamp next_start = time + 1 - size_ + slide_;
     auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), next_start);

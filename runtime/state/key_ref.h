@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,13 +33,44 @@ namespace key_ref_internal {
 
 /// One interned key: its values, stable hash and the number of `KeyRef`s to it. Owned by a
 /// `KeyPool`; recycled (values kept, so their strings keep their capacity) when unreferenced.
-struct KeyEntry {
+/// A key whose first value is a string of at most `kShortBytes` bytes (a user or session id)
+/// also has that string's bytes in the entry itself (`short_bytes`, zero-padded): one cache line
+/// with the rest of the entry (64-byte aligned), so the loops over many keys that only need
+/// that string (a window end's sort, its result rows, a record's key compare) read the entry
+/// and not the values it points at, a second cache miss per key.
+struct alignas(64) KeyEntry {
+  static constexpr size_t kShortBytes = 16;
+  static constexpr uint8_t kNoShort = 0xff;  // `short_len`: the first value is not such a string
   Key key;
   uint64_t hash64 = 0;
   uint32_t refs = 0;
+  uint8_t short_len = kNoShort;  // the first value's string length, or kNoShort
+  bool single = false;           // `key` is that one value
   KeyPool* pool = nullptr;
+  std::array<char, kShortBytes> short_bytes{};
+
+  /// Sets `short_len`, `single` and `short_bytes` from `key`.
+  void NoteShort() {
+    const std::string* s = key.empty() ? nullptr : std::get_if<std::string>(&key[0]);
+    if (s == nullptr || s->size() > kShortBytes) {
+      short_len = kNoShort;
+      single = false;
+      return;
+    }
+    short_bytes.fill(0);
+    std::memcpy(short_bytes.data(), s->data(), s->size());
+    short_len = static_cast<uint8_t>(s->size());
+    single = key.size() == 1;
+  }
 };
 }  // namespace key_ref_internal
+
+static_assert(sizeof(key_ref_internal::KeyEntry) == 64, "one cache line per interned key");
+
+/// The longest first string a key's pool entry holds itself (`KeyRef::HasShortString`).
+constexpr size_t KeyEntryShortBytes() {
+  return key_ref_internal::KeyEntry::kShortBytes;
+}
 
 /// The key of a keyed-state table for any key that is not a single int64 (strings, doubles,
 /// bools, NULLs, several fields): a fixed-width (16-byte) handle to the key's values,
@@ -100,11 +132,26 @@ class KeyRef {
   // Always inlined, as KeyedStateBackend::Prefetch: an out-of-line copy is a pure function to
   // GCC, its call deleted.
   [[gnu::always_inline]] void PrefetchEntry() const { __builtin_prefetch(e_); }
+  /// (Nothing for a key whose short string is in its entry: see `ShortString`.)
   [[gnu::always_inline]] void PrefetchValues() const {
-    if (e_ != nullptr) {
+    if (e_ != nullptr && !e_->single) {
       __builtin_prefetch(e_->key.data());
     }
   }
+
+  /// True when the key's first value is a string of at most `KeyEntry::kShortBytes` bytes,
+  /// whose bytes `ShortString` then reads from the entry (not from the values).
+  [[gnu::always_inline]] bool HasShortString() const {
+    return e_ != nullptr && e_->short_len != key_ref_internal::KeyEntry::kNoShort;
+  }
+  /// True when the key is exactly one such string (`HasShortString` and nothing else).
+  [[gnu::always_inline]] bool IsShortString() const { return e_ != nullptr && e_->single; }
+  /// The first value's string, when `HasShortString`.
+  [[gnu::always_inline]] std::string_view ShortString() const {
+    return {e_->short_bytes.data(), e_->short_len};
+  }
+  /// `HasShortString`'s bytes, zero-padded to `KeyEntry::kShortBytes`.
+  [[gnu::always_inline]] const char* ShortBytes() const { return e_->short_bytes.data(); }
 
   friend bool operator==(const KeyRef& a, const KeyRef& b) {
     return a.e_ == b.e_ || (a.hash64() == b.hash64() && a.key() == b.key());
@@ -183,6 +230,16 @@ struct KeyProbe {
     }
     out = row->Get(s);
   }
+  /// `Equals(ref.key())`, reading a one-string key's bytes from its entry when it is short
+  /// (`KeyRef::IsShortString`): no read of the values.
+  bool Equals(const KeyRef& ref) const {
+    if (row != nullptr && ref.IsShortString() && slots->size() == 1) {
+      const auto s = static_cast<size_t>((*slots)[0]);
+      return !row->IsNull(s) && row->type(s) == FieldType::kString &&
+             row->GetString(s) == ref.ShortString();
+    }
+    return Equals(ref.key());
+  }
   bool Equals(const Key& other) const {
     const size_t n = size();
     if (other.size() != n) {
@@ -227,6 +284,7 @@ class KeyPool {
       probe.CopyCellTo(i, e->key[i]);  // a string keeps its capacity
     }
     e->hash64 = probe.hash64;
+    e->NoteShort();
     return KeyRef(e);
   }
   KeyRef Make(const Key& key) { return Make(KeyProbe::Of(key)); }
@@ -337,15 +395,118 @@ inline void RadixSortByAbbreviation(std::vector<std::pair<uint64_t, uint32_t>>& 
 }
 }  // namespace key_ref_internal
 
+namespace key_ref_internal {
+/// `SortUniqueKeys`' last steps: `items` holds (abbreviation, index) per key, an abbreviation
+/// ordering as its key's first string does after the prefix every key shares; sorts them (ties
+/// by comparing the keys), moves the keys into that order and drops duplicates.
+inline void SortByAbbreviations(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
+  const size_t n = keys.size();
+  std::vector<std::pair<uint64_t, uint32_t>>& items = scratch.items;
+  // Strings with the same first `common` bytes order as their following bytes do
+  // (unsigned, as std::char_traits<char>::compare); equal abbreviations compare in full.
+  auto by_key = [&keys](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : keys[a.second] < keys[b.second];
+  };
+  if (n < 512) {
+    std::sort(items.begin(), items.end(), by_key);
+  } else {
+    RadixSortByAbbreviation(items);
+    // The radix sort is stable: runs of equal abbreviations are in input order.
+    for (size_t i = 0; i < n;) {
+      size_t j = i + 1;
+      while (j < n && items[j].first == items[i].first) {
+        ++j;
+      }
+      if (j - i > 1) {
+        std::sort(items.begin() + static_cast<std::ptrdiff_t>(i),
+                  items.begin() + static_cast<std::ptrdiff_t>(j), by_key);
+      }
+      i = j;
+    }
+  }
+  // Into place, duplicates dropped: equal keys have equal abbreviations and are adjacent, so
+  // only a run of equal abbreviations compares keys.
+  std::vector<KeyRef>& sorted = scratch.sorted;
+  sorted.clear();
+  sorted.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    KeyRef& k = keys[items[i].second];
+    if (i > 0 && items[i].first == items[i - 1].first && k == sorted.back()) {
+      continue;
+    }
+    sorted.push_back(std::move(k));
+  }
+  keys.swap(sorted);
+  sorted.clear();  // the moved-from refs (and the duplicates)
+  items.clear();
+}
+
+/// The 8 bytes of `bytes` from `at` on, big-endian, zero past `len`: unsigned byte order.
+[[gnu::always_inline]] inline uint64_t Abbreviate(const char* bytes, size_t len, size_t at) {
+  std::array<unsigned char, 8> b{};
+  if (at < len) {
+    std::memcpy(b.data(), bytes + at, std::min<size_t>(8, len - at));
+  }
+  uint64_t abbrev = 0;
+  for (unsigned char c : b) {
+    abbrev = (abbrev << 8) | c;
+  }
+  return abbrev;
+}
+
+/// `SortUniqueKeys` when every key's first value is a short string (`KeyRef::HasShortString`):
+/// the prefix and the abbreviations come from the keys' entries alone (one cache line per key,
+/// not the entry and then the values). Returns false, `keys` untouched, when a key's is not.
+inline bool SortUniqueShortKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
+  const size_t n = keys.size();
+  std::vector<std::pair<uint64_t, uint32_t>>& items = scratch.items;
+  items.clear();
+  items.reserve(2 * n);
+  const char* first = nullptr;
+  size_t common = 0;
+  for (size_t j = 0; j < n; ++j) {
+    if (j + 16 < n) {
+      keys[j + 16].PrefetchEntry();
+    }
+    const KeyRef& k = keys[j];
+    if (!k.HasShortString()) {
+      items.clear();
+      return false;
+    }
+    const std::string_view s = k.ShortString();
+    if (first == nullptr) {
+      first = s.data();
+      common = s.size();
+    } else if (s.size() < common || std::memcmp(first, s.data(), common) != 0) {
+      size_t i = 0;
+      const size_t m = std::min(common, s.size());
+      while (i < m && first[i] == s[i]) {
+        ++i;
+      }
+      common = i;
+    }
+    items.emplace_back(0, static_cast<uint32_t>(j));
+  }
+  for (size_t j = 0; j < n; ++j) {
+    const std::string_view s = keys[j].ShortString();  // (entries cached by the pass above)
+    items[j].first = Abbreviate(s.data(), s.size(), common);
+  }
+  SortByAbbreviations(keys, scratch);
+  return true;
+}
+}  // namespace key_ref_internal
+
 /// Sorts `keys` ascending (`std::less<Key>` of their values) and removes duplicates. When
 /// every key's first field is a string (the common case: a user or session id), the keys are
 /// sorted by an 8-byte abbreviation of that string after the prefix all of them share (ties
 /// fall back to comparing the keys), so sorting 10^5 keys of one window end costs no pointer
 /// chasing per comparison; from 512 keys on, by a radix sort of (abbreviation, index) words (a
 /// pass per byte in which they differ) instead of comparisons, each key then moved once into
-/// its place. `scratch` is reused between calls (no allocation in steady state).
+/// its place. Short strings (`KeyRef::HasShortString`) are read from the keys' pool entries,
+/// longer ones from their values. `scratch` is reused between calls (no allocation in steady
+/// state).
 inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
-  if (keys.size() < 2) {
+  if (keys.size() < 2 || key_ref_internal::SortUniqueShortKeys(keys, scratch)) {
     return;
   }
   // Pass 1: the prefix the first fields share, every key's first string noted with its index
@@ -386,65 +547,21 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
   if (first == nullptr) {
     items.clear();
     std::sort(keys.begin(), keys.end());
-  } else {
-    // Pass 2: the abbreviations, from the strings noted in pass 1 (each lives in the entry its
-    // key keeps alive).
-    for (size_t j = 0; j < n; ++j) {
-      if (j + 8 < n) {
-        // NOLINTNEXTLINE(performance-no-int-to-ptr): pass 1 stored the string's address.
-        __builtin_prefetch(reinterpret_cast<const void*>(items[j + 8].first));
-      }
-      // NOLINTNEXTLINE(performance-no-int-to-ptr): pass 1 stored the string's address.
-      const std::string& s = *reinterpret_cast<const std::string*>(items[j].first);
-      // The (up to) 8 bytes past the prefix, big-endian, zero-padded: unsigned byte order.
-      std::array<unsigned char, 8> bytes{};
-      std::copy_n(s.data() + common, std::min<size_t>(8, s.size() - common), bytes.begin());
-      uint64_t abbrev = 0;
-      for (unsigned char b : bytes) {
-        abbrev = (abbrev << 8) | b;
-      }
-      items[j].first = abbrev;
-    }
-    // Strings with the same first `common` bytes order as their following bytes do
-    // (unsigned, as std::char_traits<char>::compare); equal abbreviations compare in full.
-    auto by_key = [&keys](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : keys[a.second] < keys[b.second];
-    };
-    if (n < 512) {
-      std::sort(items.begin(), items.end(), by_key);
-    } else {
-      key_ref_internal::RadixSortByAbbreviation(items);
-      // The radix sort is stable: runs of equal abbreviations are in input order.
-      for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && items[j].first == items[i].first) {
-          ++j;
-        }
-        if (j - i > 1) {
-          std::sort(items.begin() + static_cast<std::ptrdiff_t>(i),
-                    items.begin() + static_cast<std::ptrdiff_t>(j), by_key);
-        }
-        i = j;
-      }
-    }
-    // Into place, duplicates dropped: equal keys have equal abbreviations and are adjacent, so
-    // only a run of equal abbreviations compares keys.
-    std::vector<KeyRef>& sorted = scratch.sorted;
-    sorted.clear();
-    sorted.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      KeyRef& k = keys[items[i].second];
-      if (i > 0 && items[i].first == items[i - 1].first && k == sorted.back()) {
-        continue;
-      }
-      sorted.push_back(std::move(k));
-    }
-    keys.swap(sorted);
-    sorted.clear();  // the moved-from refs (and the duplicates)
-    items.clear();
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     return;
   }
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  // Pass 2: the abbreviations, from the strings noted in pass 1 (each lives in the entry its
+  // key keeps alive).
+  for (size_t j = 0; j < n; ++j) {
+    if (j + 8 < n) {
+      // NOLINTNEXTLINE(performance-no-int-to-ptr): pass 1 stored the string's address.
+      __builtin_prefetch(reinterpret_cast<const void*>(items[j + 8].first));
+    }
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): pass 1 stored the string's address.
+    const std::string& s = *reinterpret_cast<const std::string*>(items[j].first);
+    items[j].first = key_ref_internal::Abbreviate(s.data(), s.size(), common);
+  }
+  key_ref_internal::SortByAbbreviations(keys, scratch);
 }
 
 /// `std::sort` and `std::unique` for every other key type.

@@ -133,7 +133,7 @@ struct KeyTraits<KeyRef> {
     using is_transparent = void;
     bool operator()(const KeyRef& a, const KeyRef& b) const { return a == b; }
     bool operator()(const KeyRef& a, const KeyProbe& p) const {
-      return a.hash64() == p.hash64 && p.Equals(a.key());
+      return a.hash64() == p.hash64 && p.Equals(a);
     }
     bool operator()(const KeyProbe& p, const KeyRef& a) const { return (*this)(a, p); }
     [[gnu::always_inline]] bool operator()(const KeyRef& a, const SlotTouch& t) const {

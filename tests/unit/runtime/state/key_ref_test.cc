@@ -232,5 +232,111 @@ TEST(KeyRefTest, RadixSortOfManyKeysGivesTheKeyOrderExactly) {
   EXPECT_EQ(pool.live(), 0u);
 }
 
+TEST(KeyRefTest, AShortFirstStringIsHeldInTheEntryAndRewrittenWhenTheEntryIsReused) {
+  KeyPool pool;
+  {
+    const KeyRef a = pool.Make(Key{Value(std::string("user_000123"))});
+    EXPECT_TRUE(a.HasShortString());
+    EXPECT_TRUE(a.IsShortString());
+    EXPECT_EQ(a.ShortString(), "user_000123");
+    const KeyRef b = pool.Make(Key{Value(std::string("sixteen-bytes-16")), Value(int64_t{4})});
+    EXPECT_TRUE(b.HasShortString());
+    EXPECT_FALSE(b.IsShortString());  // a second field
+    EXPECT_EQ(b.ShortString(), "sixteen-bytes-16");
+    const KeyRef c = pool.Make(Key{Value(std::string("seventeen-bytes-7"))});
+    EXPECT_FALSE(c.HasShortString());
+    EXPECT_FALSE(c.IsShortString());
+    const KeyRef d = pool.Make(Key{Value(int64_t{5}), Value(std::string("x"))});
+    EXPECT_FALSE(d.HasShortString());
+    EXPECT_FALSE(KeyRef().HasShortString());
+  }
+  // The entries are reused: each new key's short string (or none) replaces the old one's.
+  const KeyRef e = pool.Make(Key{Value(std::string("ab"))});
+  const KeyRef f = pool.Make(Key{Value(std::string("a-much-longer-key-string"))});
+  const KeyRef g = pool.Make(Key{Value()});
+  const KeyRef h = pool.Make(Key{Value(std::string("cd\0e", 4))});
+  EXPECT_EQ(pool.allocated(), 4u);
+  EXPECT_EQ(e.ShortString(), "ab");
+  EXPECT_EQ(std::string(e.ShortBytes(), KeyEntryShortBytes()),
+            std::string("ab") + std::string(14, '\0'));
+  EXPECT_FALSE(f.HasShortString());
+  EXPECT_FALSE(g.HasShortString());
+  EXPECT_EQ(h.ShortString(), std::string("cd\0e", 4));
+}
+
+TEST(KeyRefTest, AProbeComparesAShortStringKeyByItsEntry) {
+  KeyedStateBackend<KeyRef, int64_t> backend(128, KeyGroupRange{0, 127});
+  const std::vector<int> slot{0};
+  const Row user{Value(std::string("user_000042")), Value(int64_t{1})};
+  auto [key, value] = backend.Emplace(KeyProbe::Of(user, slot));
+  *value = 7;
+  ASSERT_TRUE(key->IsShortString());
+  EXPECT_TRUE(KeyProbe::Of(user, slot).Equals(*key));
+  const Row other{Value(std::string("user_000043")), Value(int64_t{1})};
+  EXPECT_FALSE(KeyProbe::Of(other, slot).Equals(*key));
+  const Row prefix{Value(std::string("user_00004")), Value(int64_t{1})};
+  EXPECT_FALSE(KeyProbe::Of(prefix, slot).Equals(*key));
+  const Row null_key{Value(), Value(int64_t{1})};
+  EXPECT_FALSE(KeyProbe::Of(null_key, slot).Equals(*key));
+  const Row int_key{Value(int64_t{42}), Value(int64_t{1})};
+  EXPECT_FALSE(KeyProbe::Of(int_key, slot).Equals(*key));
+  EXPECT_EQ(*backend.Find(KeyProbe::Of(user, slot)), 7);
+  EXPECT_EQ(backend.Find(KeyProbe::Of(other, slot)), nullptr);
+  EXPECT_EQ(backend.Find(KeyProbe::Of(prefix, slot)), nullptr);
+  // The empty key: not a short string, compared by its values.
+  const std::vector<int> none;
+  auto [empty, empty_value] = backend.Emplace(KeyProbe::Of(user, none));
+  *empty_value = 9;
+  EXPECT_FALSE(empty->HasShortString());
+  EXPECT_EQ(*backend.Find(KeyProbe::Of(other, none)), 9);
+  EXPECT_EQ(backend.size(), 2u);
+}
+
+TEST(KeyRefTest, ShortStringKeysSortFromTheirEntriesInTheKeyOrderExactly) {
+  // Every first string at most 16 bytes: the sort reads the entries only. Prefixes of each
+  // other, NUL and high bytes, a shared prefix past 8 bytes (the abbreviation then reaches past
+  // the 16 bytes held), duplicates, few keys (comparison sort) and many (radix sort).
+  KeyPool pool;
+  const std::string p = "user_00000";
+  std::vector<Key> keys = {
+      {Value(p + "123456")},
+      {Value(p + "123457")},
+      {Value(p + "1")},
+      {Value(p)},
+      {Value(p + std::string("\0", 1))},
+      {Value(p + "\xff")},
+      {Value(p + "\x7f")},
+      {Value(p + "123456")},
+      {Value(p + "2")},
+      {Value(p + "10")},
+      {Value(p + "1")},
+  };
+  EXPECT_EQ(SortedThroughRefs(pool, keys), Reference(keys));
+  std::vector<Key> tied = {{Value(p + "12345")}, {Value(p + "12345" + std::string("\0", 1))}};
+  EXPECT_EQ(SortedThroughRefs(pool, tied), Reference(tied));
+
+  std::vector<Key> many;
+  for (int i = 0; i < 5000; ++i) {
+    const int id = (i * 7919) % 3001;
+    many.push_back({Value("user_" + std::to_string(id))});
+    if (i % 7 == 0) {
+      many.push_back({Value("u" + std::to_string(id % 101))});
+    }
+  }
+  EXPECT_EQ(SortedThroughRefs(pool, many), Reference(many));
+
+  std::vector<Key> two_fields;
+  for (int i = 0; i < 3000; ++i) {
+    two_fields.push_back({Value("s-" + std::to_string(i % 700)), Value(int64_t{(i * 37) % 11})});
+  }
+  EXPECT_EQ(SortedThroughRefs(pool, two_fields), Reference(two_fields));
+
+  // One long first string among short ones: the sort through the values, the same order.
+  std::vector<Key> one_long = many;
+  one_long.push_back({Value("user_" + std::string(20, '9'))});
+  EXPECT_EQ(SortedThroughRefs(pool, one_long), Reference(one_long));
+  EXPECT_EQ(pool.live(), 0u);
+}
+
 }  // namespace
 }  // namespace tidemark
