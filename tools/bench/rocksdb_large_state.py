@@ -4,7 +4,7 @@ RocksDB state backend under an address-space limit, with the same results as the
 
   tools/bench/rocksdb_large_state.py --tidemark build/release/tools/tidemark
       [--keys 30000000] [--count 60000000] [--limit 2147483648] [--budget 512mb]
-      [--heap] [--expect CHECKSUM] [--localdir DIR]
+      [--heap] [--expect CHECKSUM] [--localdir DIR] [--json FILE]
 
 The job: generator (`key = Mix(i) % keys`, one record per ms) -> keyBy(key) -> tumbling 30000 s
 count -> checksum sink, i.e. two windows of count/2 records each. The rocksdb run goes under
@@ -15,7 +15,10 @@ Results are compared by the checksum sink's order-independent checksum of every 
 count) row and its row count. The expected checksum is the heap backend's: --heap runs the heap
 job too (it needs ~5 GB at 3e7 keys, no limit), --expect gives it, and at the default size the
 value measured on 2026-12-06 is used. Prints one line per run (seconds, peak RSS, rows, checksum)
-and exits 1 when a run fails or the checksums differ.
+and exits 1 when a run fails or the checksums differ. --json FILE also writes the outcome as JSON
+(`keys`, `records`, `limit_bytes`, `budget`, `expected_checksum`, `equal`, and per backend run
+`wall_s`, `records_per_s`, `peak_rss_bytes`, `sink_records`, `checksum`, or `failed` with the
+exit code and the end of stderr) for tools/bench/run_suite.py --large-state.
 """
 import argparse
 import json
@@ -49,7 +52,7 @@ pipeline:
 """
 
 
-def run(args, backend, tmp, limit):
+def run(args, backend, tmp, limit, report):
     rocksdb = ""
     if backend == "rocksdb":
         rocksdb = f"  rocksdb: {{memory.fixed-per-slot: {args.budget}"
@@ -68,8 +71,11 @@ def run(args, backend, tmp, limit):
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         print(f"{backend}: FAILED (exit {proc.returncode})")
+        report[backend] = {"failed": proc.returncode, "stderr": proc.stderr[-4000:]}
         return None
     out = json.loads(proc.stdout)
+    report[backend] = {k: out[k] for k in ("wall_s", "records_per_s", "peak_rss_bytes",
+                                           "sink_records", "checksum")}
     print(f"{backend}: keys {args.keys} records {args.count} limit {limit or 'none'}: "
           f"{out['wall_s']:.1f} s, {out['records_per_s'] / 1e6:.2f} M records/s, peak RSS "
           f"{out['peak_rss_bytes'] / 2**20:.0f} MiB, {out['sink_records']} rows, "
@@ -87,24 +93,38 @@ def main():
     p.add_argument("--localdir", default="", help="pipeline.rocksdb.localdir")
     p.add_argument("--heap", action="store_true", help="also run the heap backend and compare")
     p.add_argument("--expect", default="", help="the heap backend's checksum")
+    p.add_argument("--json", default="", help="also write the outcome to this file as JSON")
     args = p.parse_args()
+    report = {"keys": args.keys, "records": args.count, "limit_bytes": args.limit,
+              "budget": args.budget, "equal": False}
+    code = check(args, report)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return code
+
+
+def check(args, report):
+    """Runs the job(s) and compares; fills `report`; returns the exit code."""
     with tempfile.TemporaryDirectory(prefix="tidemark-large-state-") as tmp:
         expected = args.expect or DEFAULT_EXPECTED.get((args.keys, args.count))
         if args.heap:
-            heap = run(args, "heap", tmp, 0)
+            heap = run(args, "heap", tmp, 0, report)
             if heap is None:
                 return 1
             expected = heap[1]
         if not expected:
             print("no expected checksum: pass --heap or --expect")
             return 1
-        rocks = run(args, "rocksdb", tmp, args.limit)
+        report["expected_checksum"] = expected
+        rocks = run(args, "rocksdb", tmp, args.limit, report)
         if rocks is None:
             return 1
         if rocks[1] != expected:
             print(f"MISMATCH: rocksdb checksum {rocks[1]}, heap {expected}")
             return 1
         print("rocksdb results equal the heap backend's")
+        report["equal"] = True
         return 0
 
 
