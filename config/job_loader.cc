@@ -152,6 +152,11 @@ std::vector<std::string_view> OperatorKeys(const std::string& type) {
   return keys;
 }
 
+// Job names and operator ids are shown by validate, list, status, the dashboard, metrics and logs;
+// past this length they are hostile input rather than a name (Flink sets no limit; its web UI
+// elides long names).
+constexpr size_t kMaxNameBytes = 1024;
+
 bool IsValidId(const std::string& id) {
   return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -828,9 +833,12 @@ void Loader::ParseOperator(const ParamNode& node, const std::string& path, Opera
   RecordKeys(*map, op.key_locations);
   if (std::optional<BlockField> f = Require(*map, "id")) {
     if (std::optional<std::string> id = ReadString(*f)) {
-      if (!IsValidId(*id)) {
-        ValueError(
-            *f, fmt::format("operator ids use letters, digits, '-', '_' and '.', got \"{}\"", *id));
+      if (id->size() > kMaxNameBytes) {
+        ValueError(*f, fmt::format("an operator id is at most {} bytes; this one has {} bytes",
+                                   kMaxNameBytes, id->size()));
+      } else if (!IsValidId(*id)) {
+        ValueError(*f, fmt::format("operator ids use letters, digits, '-', '_' and '.', got \"{}\"",
+                                   EscapeControlCharacters(AbbreviatedPath(*id))));
       } else {
         op.id = *id;
         info.id_ok = true;
@@ -852,7 +860,7 @@ void Loader::ParseOperator(const ParamNode& node, const std::string& path, Opera
       } else {
         ValueError(*f, fmt::format("an operator type uses letters, digits, '-', '_' and '.', got "
                                    "\"{}\" (built-in types: {})",
-                                   *type, Join(builtin)));
+                                   EscapeControlCharacters(AbbreviatedPath(*type)), Join(builtin)));
       }
     }
   }
@@ -1263,6 +1271,11 @@ JobSpec Loader::Load(const std::string& yaml) {
 
   if (std::optional<BlockField> f = Require(*top, "name")) {
     job.name = ReadString(*f).value_or("");
+    if (job.name.size() > kMaxNameBytes) {
+      ValueError(*f, fmt::format("a job name is at most {} bytes; this one has {} bytes",
+                                 kMaxNameBytes, job.name.size()));
+      job.name.clear();
+    }
     // The name is printed by validate, list, status and in logs: a control character (an escape
     // sequence written as "\e[2J") would act on the terminal that shows it.
     if (auto bad = std::find_if(job.name.begin(), job.name.end(),

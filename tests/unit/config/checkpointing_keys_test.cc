@@ -379,5 +379,42 @@ TEST(CheckpointingKeysTest, ControlCharactersAreErrorsAtTheirPosition) {
   }
 }
 
+// Tester 28: a 10 MB job name loaded and was printed in full by validate, list and status. Names
+// and ids up to 1024 bytes load; longer ones are errors that give the length, not the text.
+TEST(CheckpointingKeysTest, JobNamesAndOperatorIdsAreAtMost1024Bytes) {
+  const std::string ok(1024, 'n');
+  EXPECT_EQ(LoadJobSpecString("name: " + ok + "\n" + std::string(kOperators), kFile).name, ok);
+  try {
+    LoadJobSpecString("name: " + std::string(10'000'000, 'n') + "\n" + std::string(kOperators),
+                      kFile);
+    ADD_FAILURE() << "loaded a 10 MB job name";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "jobs/ckpt.yaml:1:7: error: name: a job name is at most 1024 bytes; this one has "
+              "10000000 bytes");
+  }
+  std::string ops(kOperators);
+  ops.replace(ops.find("id: src"), 7, "id: " + std::string(1025, 'i'));
+  try {
+    LoadJobSpecString("name: t\n" + ops, kFile);
+    ADD_FAILURE() << "loaded a 1025-byte operator id";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "jobs/ckpt.yaml:3:9: error: operators[0].id: an operator id is at most 1024 bytes; "
+              "this one has 1025 bytes");
+  }
+  ops = kOperators;
+  ops.replace(ops.find("id: src"), 7, "id: \"" + std::string(400, 'x') + "/\"");
+  try {
+    LoadJobSpecString("name: t\n" + ops, kFile);
+    ADD_FAILURE() << "loaded an operator id with a slash";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "jobs/ckpt.yaml:3:9: error: operators[0].id: operator ids use letters, digits, '-', "
+              "'_' and '.', got \"" +
+                  std::string(80, 'x') + "...(401 bytes)..." + std::string(79, 'x') + "/\"");
+  }
+}
+
 }  // namespace
 }  // namespace tidemark
