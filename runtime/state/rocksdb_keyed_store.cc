@@ -6,7 +6,6 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
-#include <rocksdb/memtablerep.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/state/rocksdb_append_memtable.h"
 #include "runtime/state/rocksdb_local_dir.h"
 
 namespace tidemark {
@@ -231,7 +231,7 @@ rocksdb::ColumnFamilyOptions RocksDbKeyedStore::CfOptions(const std::string& nam
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   if (IsAppendOnly(name)) {
     // Appends; the flush thread sorts (see Options::append_only_column_families).
-    cf_options.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
+    cf_options.memtable_factory = NewAppendOnlyMemTableFactory();
   }
   // A bloom filter over each memtable's keys: most reads are of keys not written lately, and
   // without it each pays a skip-list search per memtable before reaching the files.

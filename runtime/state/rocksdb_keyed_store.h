@@ -56,12 +56,13 @@ class RocksDbKeyedStore {
     /// rewrites level 1 whole).
     std::vector<std::string> scanned_column_families;
     /// Column families written in long runs without reads between (the window operator's merge
-    /// operands, read back only at window ends): their memtables are RocksDB's vector memtables
-    /// (`VectorRepFactory`: an insert appends, the flush sorts, off the writing thread) instead
-    /// of skip lists, and every read of one (`Get`, `MultiGet`, `ReadSorted`, `ForEach`) first
-    /// flushes what was written since the last read, so no read sorts an unsorted memtable. A
-    /// point read after each write pays a flush each: for column families read in passes only.
-    /// Needs one writer at a time (the store's rule anyway: concurrent memtable writes are off).
+    /// operands, read back only at window ends): their memtables are append-only vectors
+    /// (`NewAppendOnlyMemTableFactory`, rocksdb_append_memtable.h: an insert appends, the flush
+    /// thread sorts by each key's first 8 bytes) instead of skip lists, and every read of one
+    /// (`Get`, `MultiGet`, `ReadSorted`, `ForEach`) first flushes what was written since the
+    /// last read, so no read sorts an unsorted memtable. A point read after each write pays a
+    /// flush each: for column families read in passes only. Needs one writer at a time (the
+    /// store's rule anyway: concurrent memtable writes are off).
     std::vector<std::string> append_only_column_families;
   };
 
