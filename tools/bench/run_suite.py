@@ -1379,7 +1379,13 @@ REASONS = {
                "p99.9 (over repeated runs here: p50 25-35 µs, p99 1.1-2.0 ms). The paced generator does not "
                "sleep with records unflushed (it asks for a wake-up at the next record's due time), and the "
                "sink keeps its samples without copying them. The job sets `pipeline.cpu-affinity: auto` (the "
-               "source's thread on one CPU, the downstream tasks' on the other).",
+               "source's thread on one CPU, the downstream tasks' on the other). Scheduler traces (ftrace "
+               "sched_switch) of half-rate runs show what the downstream tasks then wait behind: another "
+               "process's slice on their CPU (up to the 4 ms tick) and kdamond, the kernel's DAMON thread, which "
+               "wakes about every 0.5 s and runs 2-4 ms at a stretch, not preemptible on this PREEMPT_NONE "
+               "kernel, on whichever CPU it lands. A stall of s ms leaves the records queued behind it late for "
+               "about s / (1 - u) ms, u the downstream CPU's busy share at the paced rate, and p99 of a 1 s run "
+               "allows 10 ms of late records, so one or two such stalls on the downstream CPU decide the row.",
 }
 
 PROFILE_NOTES = """Profiled with `perf record -g` on `chain2_chained_p1` and `chain2_unchained_p1`:
