@@ -75,6 +75,46 @@ std::string ShownHeader(const std::vector<std::string>& names) {
   return out;
 }
 
+// The offset of the first byte of the first ill-formed UTF-8 sequence in `s` (Unicode's Table 3-7:
+// no overlong forms, no surrogates, nothing above U+10FFFF); s.size() when there is none. Scalar:
+// the error path only.
+size_t FirstInvalidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n = 0;                        // continuation bytes
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the first continuation byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      lo = c == 0xE0 ? 0xA0 : 0x80;
+      hi = c == 0xED ? 0x9F : 0xBF;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      lo = c == 0xF0 ? 0x90 : 0x80;
+      hi = c == 0xF4 ? 0x8F : 0xBF;
+    } else {
+      return i;  // a continuation byte without a lead, C0, C1 or F5..FF
+    }
+    if (i + n >= s.size()) {
+      return i;  // truncated at the end
+    }
+    for (size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) {
+        return i;
+      }
+    }
+    i += n + 1;
+  }
+  return s.size();
+}
+
 // Why nlohmann refused `line` (whose depth is checked), on the error path only: a number beyond
 // the double range is valid JSON that no field type holds, and is named as CSV names it ("1e400"
 // is a bad value on both paths); anything else is invalid JSON. A SAX pass hands over the
@@ -83,6 +123,7 @@ std::string JsonErrorReason(std::string_view line) {
   using json = nlohmann::json;
   struct FirstError {
     int id = 0;
+    size_t position = 0;  // bytes read when the parser stopped
     std::string token;
     bool null() { return true; }
     bool boolean(bool) { return true; }
@@ -96,8 +137,9 @@ std::string JsonErrorReason(std::string_view line) {
     bool end_object() { return true; }
     bool start_array(std::size_t) { return true; }
     bool end_array() { return true; }
-    bool parse_error(std::size_t, const std::string& last_token, const json::exception& e) {
+    bool parse_error(std::size_t at, const std::string& last_token, const json::exception& e) {
       id = e.id;
+      position = at;
       token = last_token;
       return false;
     }
@@ -105,6 +147,14 @@ std::string JsonErrorReason(std::string_view line) {
   json::sax_parse(line.begin(), line.end(), &error);
   if (error.id == 406) {  // out_of_range.406: number overflow
     return fmt::format("a number out of the double range: {}", Quoted(error.token));
+  }
+  // nlohmann stops at (or just after) an ill-formed UTF-8 sequence: when the parser got that far,
+  // that sequence is why; point at its first byte.
+  if (!simdjson::validate_utf8(line.data(), line.size())) {
+    const size_t bad = FirstInvalidUtf8(line);
+    if (error.position > bad) {
+      return fmt::format("invalid UTF-8 at column {}", bad + 1);
+    }
   }
   return "invalid JSON";
 }

@@ -156,7 +156,9 @@ inline constexpr int kMaxJsonDepth = 1000;
 bool JsonDepthWithin(std::string_view text, int max_depth);
 
 /// Parses one JSON data line. Returns nullopt with `reason` ("JSON nests deeper than 1000
-/// levels" or "invalid JSON") instead of throwing.
+/// levels", "invalid JSON: a NUL byte at column N", "invalid UTF-8 at column N" (1-based byte
+/// column of the first byte of the first ill-formed sequence) or "invalid JSON") instead of
+/// throwing.
 std::optional<nlohmann::json> ParseJsonLine(std::string_view line, std::string* reason);
 
 /// The row of one JSON object for `schema`: each schema field read by name; missing or null is

@@ -1,5 +1,6 @@
 #include "operators/kafka_sink/kafka_sink_operator.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -26,22 +27,50 @@ constexpr std::string_view kStateSection = "kafka-sink";
 // 2: each pre-committed transaction keeps the offsets its records were acknowledged at.
 constexpr uint32_t kStateVersion = 2;
 
-// "reason (NAME)", and for a fenced producer what that means to the user.
-std::string ErrorText(const char* reason, rd_kafka_resp_err_t code) {
+// "reason (NAME)", and for a fenced producer what that means to the user: the newer producer is
+// a restored run of this job, or another job (or another run of this one) whose sink has the same
+// `transactional-id-prefix` on these brokers (Flink: KafkaSink's setTransactionalIdPrefix must be
+// unique per job); the task fails and restarts as its restart strategy says.
+std::string ErrorText(const char* reason, rd_kafka_resp_err_t code, const std::string& prefix) {
   return fmt::format("{} ({}{})", reason, rd_kafka_err2name(code),
                      code == RD_KAFKA_RESP_ERR__FENCED
-                         ? ": a newer producer with the same transactional id (a restored run of "
-                           "this job) has taken over; this one must stop"
+                         ? fmt::format(": a newer producer with the same transactional id has "
+                                       "taken over: a restored run of this job, or another job "
+                                       "or run whose Kafka sink uses the same "
+                                       "transactional-id-prefix '{}' on these brokers; if it is "
+                                       "another job, give each job its own "
+                                       "`transactional-id-prefix`",
+                                       prefix)
                          : "");
 }
 
 // A producer that hit a fatal error (fenced by a newer instance, ...) purges what it had queued
 // and refuses new records: the cause to report is the fatal error, not "Purged in queue". Empty
 // when there is none.
-std::string FatalError(rd_kafka_t* rk) {
+std::string FatalError(rd_kafka_t* rk, const std::string& prefix) {
   char reason[512];
   const rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk, reason, sizeof reason);
-  return fatal == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : ErrorText(reason, fatal);
+  return fatal == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : ErrorText(reason, fatal, prefix);
+}
+
+std::string TopicMissingText(std::string_view topic) {
+  return fmt::format("topic '{}' does not exist on the broker (deleted?)", topic);
+}
+
+// What a failed delivery's error means where Kafka's own words do not say it.
+std::string DeliveryHint(const rd_kafka_message_t* m) {
+  switch (m->err) {
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+      return "; " + TopicMissingText(rd_kafka_topic_name(m->rkt));
+    case RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP:
+      return "; the broker accepts record timestamps only within its "
+             "`log.message.timestamp.before.max.ms` / `log.message.timestamp.after.max.ms` of its "
+             "own clock (Kafka 4's default: at most 1 h ahead), and the sink writes each record's "
+             "event time as its Kafka timestamp";
+    default:
+      return "";
+  }
 }
 
 extern "C" void OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque) {
@@ -49,11 +78,12 @@ extern "C" void OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* m, void* op
   --d->outstanding;
   if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (d->first_error.empty()) {
-      const std::string fatal = FatalError(rk);
+      const std::string fatal = FatalError(rk, d->transactional_id_prefix);
+      d->first_error_code = m->err;
       d->first_error = !fatal.empty()
                            ? fatal
-                           : fmt::format("{} (partition {}, {})", rd_kafka_err2str(m->err),
-                                         m->partition, rd_kafka_err2name(m->err));
+                           : fmt::format("{} (partition {}, {}){}", rd_kafka_err2str(m->err),
+                                         m->partition, rd_kafka_err2name(m->err), DeliveryHint(m));
     }
     return;
   }
@@ -67,8 +97,8 @@ extern "C" void OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* m, void* op
 }
 
 /// librdkafka's error object to text, and frees it.
-std::string TakeError(rd_kafka_error_t* error) {
-  std::string text = ErrorText(rd_kafka_error_string(error), rd_kafka_error_code(error));
+std::string TakeError(rd_kafka_error_t* error, const std::string& prefix) {
+  std::string text = ErrorText(rd_kafka_error_string(error), rd_kafka_error_code(error), prefix);
   rd_kafka_error_destroy(error);
   return text;
 }
@@ -131,16 +161,18 @@ std::unique_ptr<KafkaSinkOperator::Producer> KafkaSinkOperator::MakeProducer(
   KafkaConf conf = MakeKafkaConf(props);
   auto p = std::make_unique<Producer>();
   p->deliveries = std::make_unique<Deliveries>();
+  p->deliveries->transactional_id_prefix = spec_.transactional_id_prefix;
   rd_kafka_conf_set_dr_msg_cb(conf.get(), &OnDelivery);
   rd_kafka_conf_set_opaque(conf.get(), p->deliveries.get());
   p->handle = MakeKafkaHandle(RD_KAFKA_PRODUCER, std::move(conf));
   if (!transactional_id.empty()) {
     if (rd_kafka_error_t* e =
             rd_kafka_init_transactions(p->handle.get(), static_cast<int>(spec_.kafka_timeout_ms))) {
-      throw IoError(fmt::format(
-          "kafka sink {}#{}: cannot initialise transactions for "
-          "transactional id '{}' on {}: {}",
-          context_.name, subtask_index_, transactional_id, spec_.bootstrap_servers, TakeError(e)));
+      throw IoError(
+          fmt::format("kafka sink {}#{}: cannot initialise transactions for "
+                      "transactional id '{}' on {}: {}",
+                      context_.name, subtask_index_, transactional_id, spec_.bootstrap_servers,
+                      TakeError(e, spec_.transactional_id_prefix)));
     }
   }
   return p;
@@ -180,9 +212,38 @@ void KafkaSinkOperator::StopForTesting() {
 
 void KafkaSinkOperator::ThrowIfFailed(const Producer& p) const {
   if (!p.deliveries->first_error.empty()) {
-    throw IoError(fmt::format("kafka sink {}#{}: delivery to topic '{}' failed: {}", context_.name,
-                              subtask_index_, spec_.topic, p.deliveries->first_error));
+    // A message that timed out (or failed otherwise) may not say why; a topic deleted under the
+    // sink is the usual reason, asked of the broker here (the error path only) unless the error
+    // already named it or said something else about the record.
+    const rd_kafka_resp_err_t code = p.deliveries->first_error_code;
+    const bool ask = code != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART &&
+                     code != RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC &&
+                     code != RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP &&
+                     rd_kafka_fatal_error(p.handle.get(), nullptr, 0) == RD_KAFKA_RESP_ERR_NO_ERROR;
+    throw IoError(fmt::format("kafka sink {}#{}: delivery to topic '{}' failed: {}{}",
+                              context_.name, subtask_index_, spec_.topic, p.deliveries->first_error,
+                              ask && TopicMissing(p) ? "; " + TopicMissingText(spec_.topic) : ""));
   }
+}
+
+bool KafkaSinkOperator::TopicMissing(const Producer& p) const {
+  // All topics, not this one by name: a producer's request naming it would have the broker create
+  // it again where `auto.create.topics.enable` is on.
+  const rd_kafka_metadata_t* md = nullptr;
+  const int timeout_ms = static_cast<int>(std::min<int64_t>(spec_.kafka_timeout_ms, 10000));
+  if (rd_kafka_metadata(p.handle.get(), /*all_topics=*/1, nullptr, &md, timeout_ms) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return false;  // no answer: nothing to add to the cause
+  }
+  bool missing = true;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    if (spec_.topic == md->topics[i].topic) {
+      missing = md->topics[i].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+      break;
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  return missing;
 }
 
 void KafkaSinkOperator::Poll(Producer& p, int timeout_ms) {
@@ -218,10 +279,12 @@ void KafkaSinkOperator::Produce(Producer& p, const Message& m) {
     }
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || waited_ms >= spec_.kafka_timeout_ms) {
       ++num_send_errors_;
-      throw IoError(fmt::format(
-          "kafka sink {}#{}: cannot produce to topic '{}'{}: {}", context_.name, subtask_index_,
-          spec_.topic, m.partition >= 0 ? fmt::format(" partition {}", m.partition) : "",
-          err == RD_KAFKA_RESP_ERR__FATAL ? FatalError(p.handle.get()) : rd_kafka_err2str(err)));
+      throw IoError(fmt::format("kafka sink {}#{}: cannot produce to topic '{}'{}: {}",
+                                context_.name, subtask_index_, spec_.topic,
+                                m.partition >= 0 ? fmt::format(" partition {}", m.partition) : "",
+                                err == RD_KAFKA_RESP_ERR__FATAL
+                                    ? FatalError(p.handle.get(), spec_.transactional_id_prefix)
+                                    : rd_kafka_err2str(err)));
     }
     // The local queue is full: serve delivery reports until there is room (bounded).
     Poll(p, 10);
@@ -238,9 +301,10 @@ void KafkaSinkOperator::Flush(Producer& p, const char* why) {
   ThrowIfFailed(p);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR || p.deliveries->outstanding != 0) {
     throw IoError(fmt::format(
-        "kafka sink {}#{}: {} records to topic '{}' not acknowledged within {} ms at {} ({})",
+        "kafka sink {}#{}: {} records to topic '{}' not acknowledged within {} ms at {} ({}){}",
         context_.name, subtask_index_, p.deliveries->outstanding, spec_.topic,
-        spec_.kafka_timeout_ms, why, rd_kafka_err2str(err)));
+        spec_.kafka_timeout_ms, why, rd_kafka_err2str(err),
+        TopicMissing(p) ? "; " + TopicMissingText(spec_.topic) : ""));
   }
 }
 
@@ -278,7 +342,8 @@ void KafkaSinkOperator::ProcessElement(StreamRecord& record, int /*input*/) {
       t->producer = MakeProducer(t->id);
       if (rd_kafka_error_t* e = rd_kafka_begin_transaction(t->producer->handle.get())) {
         throw IoError(fmt::format("kafka sink {}#{}: cannot begin transaction '{}': {}",
-                                  context_.name, subtask_index_, t->id, TakeError(e)));
+                                  context_.name, subtask_index_, t->id,
+                                  TakeError(e, spec_.transactional_id_prefix)));
       }
       stop_for_testing = t->number == stop_at_transaction_for_testing_;
       current_ = std::move(t);
@@ -376,9 +441,9 @@ void KafkaSinkOperator::CommitTransaction(Transaction& t, bool resent) {
   AppendCommitLog(t, "committing", resent);
   if (rd_kafka_error_t* e = rd_kafka_commit_transaction(t.producer->handle.get(),
                                                         static_cast<int>(spec_.kafka_timeout_ms))) {
-    throw IoError(
-        fmt::format("kafka sink {}#{}: cannot commit transaction '{}' of checkpoint {}: {}",
-                    context_.name, subtask_index_, t.id, t.checkpoint_id, TakeError(e)));
+    throw IoError(fmt::format(
+        "kafka sink {}#{}: cannot commit transaction '{}' of checkpoint {}: {}", context_.name,
+        subtask_index_, t.id, t.checkpoint_id, TakeError(e, spec_.transactional_id_prefix)));
   }
   ++num_committed_;
   if (after_kafka_commit_hook_) {
@@ -398,7 +463,7 @@ void KafkaSinkOperator::ResendTransaction(Transaction& t) {
   t.producer = MakeProducer(t.id);
   if (rd_kafka_error_t* e = rd_kafka_begin_transaction(t.producer->handle.get())) {
     throw IoError(fmt::format("kafka sink {}#{}: cannot begin transaction '{}': {}", context_.name,
-                              subtask_index_, t.id, TakeError(e)));
+                              subtask_index_, t.id, TakeError(e, spec_.transactional_id_prefix)));
   }
   for (const Message& m : t.messages) {
     Produce(*t.producer, m);
@@ -428,7 +493,7 @@ void KafkaSinkOperator::DestroyProducer(std::unique_ptr<Producer>& p, bool abort
             rd_kafka_abort_transaction(p->handle.get(), static_cast<int>(spec_.kafka_timeout_ms))) {
       // The restore fences it anyway; the task is failing already.
       GetLogger("task")->warn("kafka sink {}#{}: abort failed: {}", context_.name, subtask_index_,
-                              TakeError(e));
+                              TakeError(e, spec_.transactional_id_prefix));
     }
   }
   // Nothing left to wait for: purge so that destroy does not wait on in-flight messages.

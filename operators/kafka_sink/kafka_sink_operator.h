@@ -33,6 +33,10 @@ namespace tidemark {
 ///   exactly-once   one Kafka transaction per checkpoint interval (see below).
 /// Under every guarantee a failed delivery (a delivery report with an error, or a flush not done
 /// within `timeout`) fails the task with the Kafka error as cause; nothing is dropped silently.
+/// On that error path only, a cause that does not say why (a timeout, an unknown partition) gets
+/// the answer of one metadata request (all topics): "topic 'x' does not exist on the broker
+/// (deleted?)"; INVALID_TIMESTAMP names the broker's timestamp bounds, _FENCED the two producers
+/// that can have taken the transactional id (a restored run, or a job sharing the prefix).
 ///
 /// Exactly-once. Transaction k (k = 0, 1, ... per subtask; transactional id
 /// `<transactional-id-prefix>-<subtask>-<k>`, one producer per transaction) begins at the first
@@ -130,7 +134,9 @@ class KafkaSinkOperator : public StreamOperator {
     int64_t outstanding = 0;  ///< produced, no report yet
     int64_t delivered = 0;
     std::string first_error;  ///< empty: none
+    rd_kafka_resp_err_t first_error_code = RD_KAFKA_RESP_ERR_NO_ERROR;
     std::map<int32_t, PartitionRange> partitions;
+    std::string transactional_id_prefix;  ///< the sink's, for the text of a fenced producer
   };
 
  private:
@@ -163,7 +169,12 @@ class KafkaSinkOperator : public StreamOperator {
   void Poll(Producer& p, int timeout_ms);
   /// Waits (bounded) until every message of `p` is acknowledged; throws on error or timeout.
   void Flush(Producer& p, const char* why);
+  /// Throws the first delivery error, if any (for a timed-out message, with whether the topic
+  /// still exists).
   void ThrowIfFailed(const Producer& p) const;
+  /// Error path only: whether the cluster's metadata (all topics, one request bounded by
+  /// `timeout` and 10 s) lacks `topic`; false when it cannot be had.
+  bool TopicMissing(const Producer& p) const;
   /// Commits `t` (its producer's transaction) and records it in the commit log.
   void CommitTransaction(Transaction& t, bool resent);
   void CommitUpTo(int64_t checkpoint_id);

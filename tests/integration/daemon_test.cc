@@ -32,6 +32,7 @@
 
 #include "operators/user_operators.h"
 #include "runtime/core/timestamp.h"
+#include "runtime/io/kafka_client.h"
 #include "tests/testing/daemon_harness.h"
 #include "tests/testing/daemon_jobs.h"
 #include "tools/daemon/daemon_client.h"
@@ -1440,6 +1441,66 @@ TEST_F(DaemonIsolationTest, ASecondRunningJobWritingTheSamePathIsRefusedUntilThe
     ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(2)));
   }
   EXPECT_EQ(json::parse(Client().Request("GET", "/overview").body)["jobs-submitted-total"], 3);
+}
+
+/// A long job whose exactly-once Kafka sink(s) use `prefix` on `servers` (one sink per id).
+std::string LongKafkaJob(const std::string& servers, const std::string& prefix,
+                         const std::string& commit_log,
+                         const std::vector<std::string>& sinks = {"out"}) {
+  // kLongJob's source, under another name, without its sink.
+  const std::string long_job = testing::kLongJob;
+  const size_t body = long_job.find('\n') + 1;
+  std::string yaml =
+      "name: long-kafka\n" + long_job.substr(body, long_job.find("  - id: out") - body);
+  for (const std::string& sink : sinks) {
+    yaml += fmt::format(R"(  - id: {}
+    type: sink
+    input: src
+    sink: {{type: kafka, bootstrap-servers: '{}', topic: out, delivery-guarantee: exactly-once,
+            transactional-id-prefix: '{}', commit-log: '{}-{}'}}
+)",
+                        sink, servers, prefix, commit_log, sink);
+  }
+  return yaml;
+}
+
+// Two exactly-once Kafka sinks with one transactional-id prefix on one cluster fence each other's
+// producers (trial 29: two copy-pasted jobs restarted each other): a submission doing that beside
+// a running job, or with two such sinks of its own, is refused as a shared file path is.
+TEST_F(DaemonIsolationTest, ASecondRunningJobWithTheSameTransactionalIdPrefixIsRefused) {
+  KafkaMockCluster cluster;
+  cluster.CreateTopic("out", 1);
+  const std::string servers = cluster.bootstrap_servers();
+  const std::string first = SubmitYaml(LongKafkaJob(servers, "shared", dir_.path() + "/c1"));
+  // The same cluster named with other spellings of its one broker's address.
+  const std::string spelled = " " + servers + " ,127.0.0.1:1";
+  auto r = Client().Request("POST", "/jobs?file=second.yaml",
+                            LongKafkaJob(spelled, "shared", dir_.path() + "/c2"));
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(json::parse(r.body)["errors"],
+            json::array({fmt::format(
+                "second.yaml: sink 'out' uses transactional-id-prefix 'shared' on {}, which sink "
+                "'out' of running job {} ('long-kafka') uses too (on {}); their producers would "
+                "fence each other: give each job its own transactional-id-prefix, or cancel that "
+                "job or wait until it ends",
+                spelled, first, servers)}));
+  // Two such sinks in one job.
+  auto both = Client().Request("POST", "/jobs?file=both.yaml",
+                               LongKafkaJob(servers, "mine", dir_.path() + "/c3", {"out", "out2"}));
+  ASSERT_EQ(both.status, 400) << both.body;
+  EXPECT_EQ(json::parse(both.body)["errors"],
+            json::array({"both.yaml: sinks 'out' and 'out2' both use transactional-id-prefix "
+                         "'mine' on the same Kafka cluster; their producers would fence each "
+                         "other: give each its own transactional-id-prefix"}));
+  // Another prefix is free; once the first job ended, so is its prefix.
+  const std::string other = SubmitYaml(LongKafkaJob(servers, "other", dir_.path() + "/c4"));
+  ASSERT_EQ(Client().Request("DELETE", "/jobs/" + first).status, 202);
+  ASSERT_TRUE(jobs_->WaitForJob(first, std::chrono::seconds(10)));
+  const std::string again = SubmitYaml(LongKafkaJob(servers, "shared", dir_.path() + "/c5"));
+  for (const std::string& id : {other, again}) {
+    ASSERT_EQ(Client().Request("DELETE", "/jobs/" + id).status, 202);
+    ASSERT_TRUE(jobs_->WaitForJob(id, std::chrono::seconds(10)));
+  }
 }
 
 TEST_F(DaemonIsolationTest, AnExactlyOnceSinksDirectoryIsOwnedWithEverythingInIt) {

@@ -322,8 +322,12 @@ TEST_F(KafkaBrokerExactlyOnceTest, AZombieIsFencedAfterARestore) {
                        "'sink' failed: kafka sink sink#0: "))
       << err;
   EXPECT_TRUE(
-      last.ends_with(" (_FENCED: a newer producer with the same transactional id (a restored run "
-                     "of this job) has taken over; this one must stop)"))
+      last.ends_with(" (_FENCED: a newer producer with the same transactional id has taken over: "
+                     "a restored run of this job, or another job or run whose Kafka sink uses the "
+                     "same transactional-id-prefix '" +
+                     topic_ +
+                     "' on these brokers; if it is another job, give each job its own "
+                     "`transactional-id-prefix`)"))
       << err;
   std::cout << "the zombie's stderr:\n" << err;
   const std::vector<std::string> got =

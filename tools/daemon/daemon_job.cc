@@ -47,6 +47,12 @@ std::vector<DaemonJobVertex> VerticesOf(const JobGraph& graph) {
 std::vector<DaemonJobOutput> OutputsOf(const JobGraph& graph) {
   std::vector<DaemonJobOutput> out;
   for (const JobVertex& v : graph.vertices) {
+    if (v.spec.sink && v.spec.sink->type == "kafka" &&
+        v.spec.sink->delivery_guarantee == "exactly-once") {
+      out.push_back(
+          {v.spec.id, "", v.spec.sink->transactional_id_prefix, v.spec.sink->bootstrap_servers});
+      continue;
+    }
     if (!v.spec.sink || v.spec.sink->type != "file") {
       continue;
     }

@@ -34,10 +34,18 @@ struct DaemonJobVertex {
   std::vector<DaemonJobInput> inputs{};
 };
 
-/// One file a job's sink writes, for the daemon's output-path ownership between running jobs.
+/// One file a job's sink writes, or the transactional ids of one exactly-once Kafka sink, for the
+/// daemon's ownership of outputs between running jobs.
 struct DaemonJobOutput {
   std::string operator_id;  ///< the sink's id
-  std::string path;  ///< as the sink opens it (relative paths: against the daemon's directory)
+  /// A file sink's file, as the sink opens it (relative paths: against the daemon's directory);
+  /// empty for a Kafka sink.
+  std::string path;
+  /// An exactly-once Kafka sink's `transactional-id-prefix` and `bootstrap-servers` (as written);
+  /// empty for a file sink. Two producers with one transactional id on one cluster fence each
+  /// other.
+  std::string transactional_id_prefix{};
+  std::string bootstrap_servers{};
 };
 
 /// How the daemon starts a job beyond its YAML text; the worker's factory turns it into the
@@ -76,7 +84,8 @@ nlohmann::json EmptyCheckpointStatsJson();
 /// The vertices of a compiled graph, in topological order.
 std::vector<DaemonJobVertex> VerticesOf(const JobGraph& graph);
 /// Every file the graph's `type: file` sinks write: `path`, or `path.<subtask>` per subtask of a
-/// parallel sink (as SinkOperator::Open names them).
+/// parallel sink (as SinkOperator::Open names them); and one entry per exactly-once `type: kafka`
+/// sink with its transactional-id prefix and bootstrap servers.
 std::vector<DaemonJobOutput> OutputsOf(const JobGraph& graph);
 
 /// One job as the daemon holds it (Flink's JobMaster view of a job): made by the `JobFactory`

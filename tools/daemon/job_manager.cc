@@ -8,10 +8,12 @@
 #include <fstream>
 #include <malloc.h>
 #include <random>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <thread>
 
+#include <boost/algorithm/string.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -49,6 +51,33 @@ std::map<std::string, std::string>::const_iterator FindOverlappingOutput(
     return below;
   }
   return owned.end();
+}
+
+/// The brokers of a `bootstrap-servers` list, each trimmed and in lower case: two lists naming one
+/// broker in common reach one cluster.
+std::set<std::string> BrokerSet(const std::string& servers) {
+  std::vector<std::string> parts;
+  boost::algorithm::split(parts, servers, boost::algorithm::is_any_of(","));
+  std::set<std::string> out;
+  for (std::string& broker : parts) {
+    boost::algorithm::trim(broker);
+    boost::algorithm::to_lower(broker);
+    if (!broker.empty()) {
+      out.insert(std::move(broker));
+    }
+  }
+  return out;
+}
+
+/// Whether two exactly-once Kafka sinks would use the same transactional ids on one cluster.
+bool SameTransactionalIds(const DaemonJobOutput& a, const DaemonJobOutput& b) {
+  if (a.transactional_id_prefix != b.transactional_id_prefix) {
+    return false;
+  }
+  const std::set<std::string> x = BrokerSet(a.bootstrap_servers);
+  const std::set<std::string> y = BrokerSet(b.bootstrap_servers);
+  return std::any_of(x.begin(), x.end(),
+                     [&](const std::string& broker) { return y.contains(broker); });
 }
 
 namespace fs = std::filesystem;
@@ -299,7 +328,14 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
   // directory, through symbolic links): another running job writing one of them would interleave
   // with or truncate this one's output.
   std::vector<std::pair<std::string, std::string>> outputs;  // canonical path, sink id
+  // Exactly-once Kafka sinks: another running job with the same transactional ids on the same
+  // cluster would fence this one's producers, and this one its.
+  std::vector<DaemonJobOutput> transactions;
   for (const DaemonJobOutput& o : entry->job->Outputs()) {
+    if (o.path.empty()) {
+      transactions.push_back(o);
+      continue;
+    }
     std::error_code ec;
     fs::path p = fs::weakly_canonical(fs::absolute(o.path, ec), ec);
     if (ec) {
@@ -346,10 +382,49 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
                                    file_name, sink, path, it->first, it->second)}};
       }
     }
+    for (size_t i = 0; i < transactions.size(); ++i) {
+      const DaemonJobOutput& t = transactions[i];
+      std::string refusal;
+      for (size_t j = 0; j < i && refusal.empty(); ++j) {
+        if (SameTransactionalIds(transactions[j], t)) {
+          refusal = fmt::format(
+              "{}: sinks '{}' and '{}' both use transactional-id-prefix '{}' on the same Kafka "
+              "cluster; their producers would fence each other: give each its own "
+              "transactional-id-prefix",
+              file_name, transactions[j].operator_id, t.operator_id, t.transactional_id_prefix);
+        }
+      }
+      for (const auto& [id, other] : jobs_) {
+        if (!refusal.empty()) {
+          break;
+        }
+        if (other->ended || other == entry) {
+          continue;
+        }
+        for (const DaemonJobOutput& theirs : other->owned_transactions) {
+          if (SameTransactionalIds(theirs, t)) {
+            refusal = fmt::format(
+                "{}: sink '{}' uses transactional-id-prefix '{}' on {}, which sink '{}' of "
+                "running job {} ('{}') uses too (on {}); their producers would fence each other: "
+                "give each job its own transactional-id-prefix, or cancel that job or wait until "
+                "it ends",
+                file_name, t.operator_id, t.transactional_id_prefix, t.bootstrap_servers,
+                theirs.operator_id, id, other->name, theirs.bootstrap_servers);
+            break;
+          }
+        }
+      }
+      if (!refusal.empty()) {
+        --running_;
+        cv_.notify_all();
+        return {Status::kInvalidJob, "", {std::move(refusal)}};
+      }
+    }
     for (const auto& [path, sink] : mine) {
       owned_files_.emplace(path, entry->id);
       entry->owned_files.push_back(path);
     }
+    entry->owned_transactions = std::move(transactions);
     jobs_[entry->id] = entry;
     if (!resumed) {
       order_.push_back(entry->id);

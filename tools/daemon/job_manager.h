@@ -76,7 +76,10 @@ struct JobManagerOptions {
 ///
 /// Output paths are owned: a submission whose file sink writes a file that a running job (or
 /// another sink of the same job) writes is refused (kInvalidJob) naming the file and the job; the
-/// file is free again once that job ended.
+/// file is free again once that job ended. Likewise transactional ids: a submission whose
+/// exactly-once Kafka sink has the `transactional-id-prefix` of a running job's (or another of its
+/// own) exactly-once Kafka sink, with a bootstrap server in common, is refused naming the prefix
+/// and the job (their producers would fence each other; Flink requires a prefix per job too).
 ///
 /// Thread-safe: every method may be called from any thread. The JSON returned follows Flink's
 /// REST API names where a counterpart exists (`jid`, `state`, `start-time`, `duration`, ...).
@@ -210,6 +213,9 @@ class JobManager {
     std::shared_ptr<JobLog> log;
     nlohmann::json vertices;               // fixed at submission
     std::vector<std::string> owned_files;  // canonical output paths, released when it ended
+    /// Its exactly-once Kafka sinks (transactional-id prefix, bootstrap servers); they count
+    /// while it has not ended. Guarded by JobManager::mu_ (set when it is accepted).
+    std::vector<DaemonJobOutput> owned_transactions;
     // Guarded by JobManager::mu_:
     /// The running job; released when it ended (readers copy the pointer under the lock), so a
     /// finished job in the history keeps only its summary, final metrics and log.

@@ -11,6 +11,9 @@
 #                                                               their sinks' rows vs `tidemark run`
 #   tools/dev/flink-reference.sh sql JOB.yaml...                `tidemark export --flink-sql` on Flink's local
 #                                                               TableEnvironment, its rows vs `tidemark run`
+#   tools/dev/flink-reference.sh compare FLINK.jsonl TIDEMARK.jsonl
+#                                                               job's and sql's row comparison on two files
+#                                                               (DOUBLE values within a relative 1e-12)
 #   tools/dev/flink-reference.sh bench [--runs N] [--warmup N] [--count N] [--data-dir D] JOB.yaml...
 #                                                               each bench job (jobs/bench) on `tidemark bench` and
 #                                                               on a MiniCluster in the same run: a JSON line per job
@@ -79,7 +82,7 @@ run_java() {
     -cp "$target/classes:$target/lib/*" dev.tidemark.reference.Main "$@"
 }
 
-[[ $# -ge 1 ]] || die "usage: flink-reference.sh build|experiment|scenarios|differential|job|sql|bench ..."
+[[ $# -ge 1 ]] || die "usage: flink-reference.sh build|experiment|scenarios|differential|job|sql|compare|bench ..."
 command="$1"
 shift
 case "$command" in
@@ -89,7 +92,7 @@ case "$command" in
       build
     fi
     ;;
-  experiment | scenarios) run_java "$command" "$@" ;;
+  experiment | scenarios | compare) run_java "$command" "$@" ;;
   differential)
     preset="${TIDEMARK_PRESET:-release}"
     export TIDEMARK_SCENARIOS="${TIDEMARK_SCENARIOS:-$root/build/$preset/tests/scenarios/tidemark-scenarios}"
@@ -112,5 +115,5 @@ case "$command" in
     # working directory, as `tidemark export` was given the job.
     run_java "$command" "$@"
     ;;
-  *) die "unknown command '$command' (build, experiment, scenarios, differential, job, sql, bench)" ;;
+  *) die "unknown command '$command' (build, experiment, scenarios, differential, job, sql, compare, bench)" ;;
 esac

@@ -188,6 +188,33 @@ TEST(LineDecoderTest, AJsonLineWithANulByteIsInvalid) {
             "error: invalid JSON: a NUL byte at column 12");
 }
 
+// Invalid UTF-8 inside a JSON string was a bare "invalid JSON": the reason names it and the
+// column (1-based, in bytes) of the first byte of the ill-formed sequence, on the file and Kafka
+// sources' path (LineDecoder) and the reference one alike. A syntax error before it stays one.
+TEST(LineDecoderTest, InvalidUtf8InAJsonLineIsNamedWithItsColumn) {
+  LineDecoder decoder(LineDecoder::Format::kJson, TestSchema());
+  Row row;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"user\": \"caf\xC3\x28\"}", "error: invalid UTF-8 at column 14"},   // bad 2nd byte
+      {"{\"user\": \"x\xFF\"}", "error: invalid UTF-8 at column 12"},         // never a lead
+      {"{\"user\": \"x\xE2\x82\"}", "error: invalid UTF-8 at column 12"},     // truncated
+      {"{\"user\": \"\xED\xA0\x80\"}", "error: invalid UTF-8 at column 11"},  // a surrogate
+      {"{\"user\": \"\xC0\xAF\"}", "error: invalid UTF-8 at column 11"},      // overlong
+      {"{\"\xF5\x80\x80\x80\": 1}", "error: invalid UTF-8 at column 3"},      // in a key
+      {"{\"user\": \"\xE2\x82\xAC\", \"n\": 1, \"x\": \"\x80\"}",
+       "error: invalid UTF-8 at column 31"},                        // after a valid one
+      {"{\"ts\": 1,, \"user\": \"\xFF\"}", "error: invalid JSON"},  // the syntax error first
+  };
+  for (const auto& [line, want] : cases) {
+    EXPECT_EQ(Decoded(decoder, line, row), want) << line;
+    EXPECT_EQ(Decoded(decoder, line, row), Reference(true, line)) << line;
+  }
+  // Valid multi-byte UTF-8 is no error.
+  EXPECT_EQ(Decoded(decoder, "{\"user\": \"\xE2\x82\xAC\xF0\x9F\x98\x80\"}", row),
+            "{\"ts\":null,\"user\":\"\xE2\x82\xAC\xF0\x9F\x98\x80\",\"amount\":null,\"n\":null,"
+            "\"ok\":null}");
+}
+
 // std::from_chars reads "nan", "inf" and "infinity": a CSV double field took them, and the
 // sinks wrote them as null. They are no decimal numbers (JSON refuses NaN and 1e400 too).
 // Java's spellings of NaN and the infinities are doubles (Flink's CSV and JSON formats read and

@@ -427,6 +427,87 @@ TEST_F(KafkaSinkOperatorTest, AProduceErrorFailsTheTaskWithItsCause) {
   sink.op->Close();
 }
 
+// The broker refusing a record's timestamp (Kafka 4: more than 1 h ahead of its clock): the cause
+// names the broker settings that bound it and the record's timestamp (its event time).
+TEST_F(KafkaSinkOperatorTest, AnInvalidTimestampNamesTheBrokersBounds) {
+  SinkSpec spec = Spec("at-least-once");
+  Sink sink(spec, true);
+  sink.Restore(nullptr);
+  sink.Write(0);
+  sink.Snapshot(1);
+  rd_kafka_mock_push_request_errors(cluster_.raw(), 0 /* Produce */, 1,
+                                    RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP);
+  sink.Write(1);
+  try {
+    sink.Snapshot(2);
+    FAIL() << "the checkpoint was acknowledged";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "kafka sink out#0: delivery to topic 'out' failed: Broker: Invalid timestamp "
+              "(partition 0, INVALID_TIMESTAMP); the broker accepts record timestamps only within "
+              "its `log.message.timestamp.before.max.ms` / `log.message.timestamp.after.max.ms` "
+              "of its own clock (Kafka 4's default: at most 1 h ahead), and the sink writes each "
+              "record's event time as its Kafka timestamp");
+  }
+  sink.op->Close();
+}
+
+// The output topic deleted under a running sink: whether its records time out or are refused as
+// an unknown topic, the cause says the topic is gone (the mock's metadata then lists it with
+// UNKNOWN_TOPIC_OR_PART, as a broker lists a deleted topic by not listing it).
+TEST_F(KafkaSinkOperatorTest, ADeletedTopicIsNamedAsTheCause) {
+  SinkSpec spec = Spec("at-least-once");
+  spec.kafka_timeout_ms = 1000;  // the flush's bound; nothing here waits for it to pass
+  spec.kafka_properties["message.timeout.ms"] = "500";
+  Sink sink(spec, true);
+  sink.Restore(nullptr);
+  sink.Write(0);
+  sink.Snapshot(1);
+  rd_kafka_mock_topic_set_error(cluster_.raw(), "out", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  // The broker refuses every produce (librdkafka retries those until the message times out).
+  const std::vector<rd_kafka_resp_err_t> refusals(50, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  rd_kafka_mock_push_request_errors_array(cluster_.raw(), 0 /* Produce */, refusals.size(),
+                                          refusals.data());
+  sink.Write(1);
+  try {
+    sink.Snapshot(2);
+    FAIL() << "the checkpoint was acknowledged";
+  } catch (const IoError& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(what.ends_with("; topic 'out' does not exist on the broker (deleted?)")) << what;
+    EXPECT_TRUE(what.starts_with("kafka sink out#0: delivery to topic 'out' failed: ") ||
+                what.starts_with("kafka sink out#0: 1 records to topic 'out' not acknowledged"))
+        << what;
+  }
+  sink.op->Close();
+}
+
+// A producer fenced at commit: the cause names both producers that can have taken its id, and the
+// key to change when it is another job.
+TEST_F(KafkaSinkOperatorTest, AFencedCommitNamesTheSharedPrefixAsAPossibleCause) {
+  Sink sink(Spec("exactly-once"), true);
+  sink.Restore(nullptr);
+  sink.Write(0);
+  sink.Snapshot(1);
+  rd_kafka_mock_push_request_errors(cluster_.raw(), 26 /* EndTxn */, 1,
+                                    RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
+  try {
+    sink.op->NotifyCheckpointComplete(1);
+    FAIL() << "the commit went through";
+  } catch (const IoError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cannot commit transaction 'job-0-0' of checkpoint 1: "), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("(_FENCED: a newer producer with the same transactional id has taken "
+                        "over: a restored run of this job, or another job or run whose Kafka sink "
+                        "uses the same transactional-id-prefix 'job' on these brokers; if it is "
+                        "another job, give each job its own `transactional-id-prefix`)"),
+              std::string::npos)
+        << what;
+  }
+  sink.op->Close();
+}
+
 TEST_F(KafkaSinkOperatorTest, AnUnknownPropertyIsAnErrorNamingIt) {
   SinkSpec spec = Spec("none");
   spec.kafka_properties["no.such.thing"] = "1";

@@ -14,6 +14,7 @@ import java.util.List;
  * differential --seed S --cases N      random cases on Flink, then on tidemark-scenarios
  * job JOB.yaml...                      tidemark jobs on a MiniCluster (DataStream), rows vs tidemark run
  * sql JOB.yaml...                      tidemark export --flink-sql on a TableEnvironment, rows vs tidemark run
+ * compare FLINK.jsonl TIDEMARK.jsonl   job's and sql's comparison of rows (DOUBLEs within 1e-12) on two files
  * bench [--runs N] [--warmup N] [--count N] [--data-dir D] JOB.yaml
  *                                      a bench job on tidemark and on a MiniCluster: both rates, JSON
  * </pre>
@@ -48,6 +49,19 @@ public final class Main {
         break;
       case "differential":
         status = differential(rest);
+        break;
+      case "compare":
+        // The rows comparison of job and sql on two files (its own test, tests/flink_reference).
+        if (rest.size() != 2) {
+          usage();
+          status = 2;
+        } else {
+          String diff = dev.tidemark.reference.job.TidemarkRows.compare(
+              java.nio.file.Files.readAllLines(java.nio.file.Path.of(rest.get(0))),
+              java.nio.file.Files.readAllLines(java.nio.file.Path.of(rest.get(1))));
+          System.out.println(diff == null ? "PASS rows equal" : "FAIL rows differ\n" + diff.stripTrailing());
+          status = diff == null ? 0 : 1;
+        }
         break;
       case "bench":
         {
@@ -95,6 +109,7 @@ public final class Main {
             + "       flink-reference differential --seed S --cases N [--out FILE]\n"
             + "       flink-reference job [--expect-passed N] JOB.yaml...\n"
             + "       flink-reference sql [--expect-passed N] JOB.yaml...\n"
+            + "       flink-reference compare FLINK.jsonl TIDEMARK.jsonl\n"
             + "       flink-reference bench [--runs N] [--warmup N] [--count N] [--data-dir D] JOB.yaml");
   }
 

@@ -6,10 +6,13 @@ import java.util.Map;
 
 /**
  * tidemark's expression language (docs/job-reference.md "Expressions", operators/expression.h),
- * evaluated over a row map: {@code || && ! == != < <= > >= + - * / %}, unary minus, integer,
+ * evaluated over a row map: {@code || && ! == != < <= > >= + - * / %} (also {@code or and not}
+ * in any case, and Flink SQL's {@code = <>}), unary minus, integer,
  * decimal, string and bool literals, field names and backquoted names. int64 and timestamps are
  * Longs (integer arithmetic, division truncating), an integer with a double gives a double, {@code +}
- * joins strings. A NULL operand makes the result NULL; integer division by zero is NULL.
+ * joins strings. A NULL operand makes the result NULL (the logical operators follow SQL's
+ * three-valued logic: false AND NULL is false, true OR NULL is true); integer division by zero is
+ * NULL.
  */
 public final class Expr implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -56,12 +59,18 @@ public final class Expr implements Serializable {
       case "||":
       case "&&":
         {
-          Object a = args[0].eval(row);
-          Object b = args[1].eval(row);
+          // SQL's three-valued logic, as tidemark and Flink: false AND NULL is false, true OR
+          // NULL is true, otherwise a NULL operand makes NULL.
+          Boolean a = (Boolean) args[0].eval(row);
+          Boolean b = (Boolean) args[1].eval(row);
+          boolean and = op.equals("&&");
+          if (Boolean.valueOf(!and).equals(a) || Boolean.valueOf(!and).equals(b)) {
+            return !and;
+          }
           if (a == null || b == null) {
             return null;
           }
-          return op.equals("||") ? (Boolean) a || (Boolean) b : (Boolean) a && (Boolean) b;
+          return and ? a && b : a || b;
         }
       case "!":
         {
@@ -188,7 +197,8 @@ public final class Expr implements Serializable {
 
     boolean eat(String t) {
       skip();
-      if (s.startsWith(t, pos)) {
+      // Words (and, or, not) in any case, as tidemark reads SQL words (AND, Or, ...).
+      if (s.regionMatches(Character.isLetter(t.charAt(0)), pos, t, 0, t.length())) {
         // "=" must not take the first char of "==" etc.: callers try longer tokens first.
         if (Character.isLetter(t.charAt(0))) {
           int end = pos + t.length();
@@ -231,9 +241,11 @@ public final class Expr implements Serializable {
 
     Expr cmp() {
       Expr e = add();
-      for (String o : new String[] {"==", "!=", "<=", ">=", "<", ">"}) {
+      // Flink SQL's spellings too: `=` is `==`, `<>` is `!=` (longer tokens first).
+      for (String o : new String[] {"==", "!=", "<>", "<=", ">=", "<", ">", "="}) {
         if (eat(o)) {
-          return new Expr(o, null, null, e, add());
+          String canonical = o.equals("=") ? "==" : o.equals("<>") ? "!=" : o;
+          return new Expr(canonical, null, null, e, add());
         }
       }
       return e;
