@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/errors.h"
+#include "runtime/core/logging.h"
 #include "sources/kafka/kafka_mock_load.h"
 #include "sources/text_input.h"
 
@@ -54,6 +55,71 @@ int64_t TakeApiTimeout(std::map<std::string, std::string>& properties) {
 }
 constexpr size_t kBatch = 1024;  // messages taken from a partition queue at once
 
+// How long an assigned partition may be reported missing (unknown topic or partition) before the
+// job fails: librdkafka's `topic.metadata.propagation.max.ms` (its default), the window librdkafka
+// 2.10+ itself allows an existing topic before it reports it missing (#4970). 2.0.2 reports it on
+// the first metadata answer without it, which a lagging broker can give for a healthy topic.
+constexpr std::string_view kMissingGraceProperty = "topic.metadata.propagation.max.ms";
+constexpr int64_t kDefaultMissingGraceMs = 30000;
+constexpr int kCheckTimeoutMs = 5000;  // one metadata look-up of the missing-topic checker
+// How long a reader's Close waits for its consumer's close (commits in flight), and the source's
+// destructor for every consumer still closing, before leaving them to a detached thread.
+constexpr std::chrono::milliseconds kDefaultCloseTimeout{5000};
+
+std::atomic<int64_t> leaked_consumers{0};
+
+// librdkafka hands the errors it puts into a partition's queue (RD_KAFKA_OP_ERR: "topic does not
+// exist", "desired partition is no longer available") to the error callback from inside
+// rd_kafka_consume_batch_queue, never as messages; without a callback it only logs them. Fill
+// points this at a vector while it drains a queue on the task thread, so they reach the reader.
+thread_local std::vector<std::pair<rd_kafka_resp_err_t, std::string>>* tls_queue_errors = nullptr;
+thread_local bool tls_closing = false;  // a closer thread: errors met while closing are dropped
+
+void OnKafkaError(rd_kafka_t* rk, int err, const char* reason, void* /*opaque*/) {
+  if (tls_queue_errors != nullptr) {
+    tls_queue_errors->emplace_back(static_cast<rd_kafka_resp_err_t>(err), reason);
+    return;
+  }
+  if (!tls_closing) {  // what librdkafka logs when there is no error callback
+    GetLogger("task")->error("kafka source: {}: {}", rd_kafka_name(rk), reason);
+  }
+}
+
+// The errors by which librdkafka says an assigned partition, or its topic, is gone.
+bool IsUnknownPartition(rd_kafka_resp_err_t err) {
+  return err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+         err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION || err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC;
+}
+
+// Empties a partition queue of what librdkafka left in it (messages fetched past a split's end,
+// error ops). A queued op holds a reference on its partition, and a partition no longer in its
+// topic (deleted) is purged by nobody else: rd_kafka_destroy would wait for ever for the broker
+// thread that partition still references.
+void DrainQueue(rd_kafka_queue_t* queue) {
+  std::vector<rd_kafka_message_t*> batch(256, nullptr);
+  while (true) {
+    const ssize_t got = rd_kafka_consume_batch_queue(queue, 0, batch.data(), batch.size());
+    if (got <= 0) {
+      return;
+    }
+    for (ssize_t i = 0; i < got; ++i) {
+      rd_kafka_message_destroy(batch[static_cast<size_t>(i)]);
+    }
+  }
+}
+
+int64_t MissingGraceMs(const std::map<std::string, std::string>& properties) {
+  auto it = properties.find(std::string(kMissingGraceProperty));
+  if (it == properties.end()) {
+    return kDefaultMissingGraceMs;
+  }
+  try {
+    return std::max<int64_t>(0, std::stoll(it->second));  // librdkafka validated it
+  } catch (const std::exception&) {
+    return kDefaultMissingGraceMs;
+  }
+}
+
 int64_t DefaultTimestampLookup(rd_kafka_t* rk, const std::string& topic, int32_t partition,
                                int64_t timestamp_ms) {
   KafkaPartitionList list(rd_kafka_topic_partition_list_new(1));
@@ -76,6 +142,17 @@ struct Shared {
   int64_t rounds = 0;           // discovery rounds that succeeded
   std::string error;            // a discovery failure that fails the job
   bool stop = false;
+  // The missing-partition checker: topics to look up (task thread → checker), and the latest
+  // answer for each (checker → task thread), numbered by `check_seq`.
+  struct TopicCheck {
+    uint64_t seq = 0;
+    bool found = false;            // listed without a topic error
+    std::set<int32_t> partitions;  // its partitions, when found
+  };
+  std::set<std::string> check_topics;
+  bool check_now = false;  // a new topic to look up: do not wait for the interval
+  std::map<std::string, TopicCheck> checks;
+  uint64_t check_seq = 0;
   std::function<void()> notify;  // wakes the task (thread-safe), may be empty
 
   void Signal() {
@@ -141,6 +218,9 @@ class KafkaReader : public SplitReaderBase {
     if (!consumer_) {
       Connect();
     }
+    if (missing_ > 0) {
+      CheckMissing();  // fails the job once a missing partition stayed missing long enough
+    }
     // Discovery results and commit events: every 256 polls while records flow, at every poll
     // while there is nothing to emit (a lock and a librdkafka poll per record would cost more
     // than the record).
@@ -201,8 +281,9 @@ class KafkaReader : public SplitReaderBase {
         Finish(p, output);
         return InputStatus::kMoreAvailable;
       }
-      // Deterministic mode: its records are on their way (the partition is not at its end).
-      return WaitOrNothing(true);
+      // Deterministic mode: its records are on their way (the partition is not at its end),
+      // unless it is reported missing: then time passes (the grace counts on the task's clock).
+      return WaitOrNothing(p.missing_since < 0);
     }
     rd_kafka_message_t* m = p.batch[p.batch_pos];
     p.batch[p.batch_pos++] = nullptr;
@@ -273,29 +354,45 @@ class KafkaReader : public SplitReaderBase {
   }
 
   void Close() override {
-    if (discovery_.joinable()) {
+    if (discovery_.joinable() || checker_.joinable()) {
       {
         std::lock_guard<std::mutex> lock(shared_->mu);
         shared_->stop = true;
       }
       shared_->cv.notify_all();
-      discovery_.join();
+      if (discovery_.joinable()) {
+        discovery_.join();
+      }
+      if (checker_.joinable()) {
+        checker_.join();
+      }
     }
+    // Every partition queue goes to the closer, finished partitions' too (see DrainQueue).
+    std::vector<KafkaQueue> queues;
     for (auto& p : parts_) {
       ReleaseQueue(*p);
+      if (p->queue) {
+        queues.push_back(std::move(p->queue));
+      }
     }
     parts_.clear();
+    missing_ = 0;
     if (consumer_) {
       ServeCallbacks();  // commit results that arrived
+      // Closed and destroyed on another thread. The source commits nothing on close (offsets
+      // live in checkpoints; commits follow completed checkpoints), so nothing the job's finish
+      // promises waits for it, but a commit in flight: rd_kafka_consumer_close lets it land, and
+      // the reader waits for that, within the close timeout (the task never hangs on librdkafka).
+      const bool wait = commits_in_flight_ > 0;
+      std::shared_future<void> closed = source_.CloseInBackground(
+          std::move(consumer_), std::move(commit_queue_), std::move(queues));
+      if (wait && closed.wait_for(source_.close_timeout()) != std::future_status::ready) {
+        GetLogger("task")->warn(
+            "kafka source: the consumer's close (a commit in flight) did not end within {} ms; "
+            "it goes on in the background",
+            source_.close_timeout().count());
+      }
     }
-    if (consumer_ && commits_in_flight_ == 0) {
-      // Closed and destroyed on another thread (no partition list or queue of it is alive). The
-      // source commits nothing on close (offsets live in checkpoints; commits follow completed
-      // checkpoints), so nothing the job's finish promises waits for it.
-      source_.CloseInBackground(std::move(consumer_), std::move(commit_queue_));
-    }
-    // A commit in flight: closed here, as rd_kafka_consumer_close waits for it to land before the
-    // reader is closed.
     commit_queue_.reset();
     consumer_.reset();
   }
@@ -322,6 +419,7 @@ class KafkaReader : public SplitReaderBase {
     out.Gauge("commitsSucceeded", commits_succeeded_);
     out.Gauge("commitsFailed", commits_failed_);
     out.Gauge("pendingRecords", pending_total);
+    out.Gauge("partitionsMissing", missing_);
   }
 
   // A record without a usable timestamp is reported by the SourceOperator inside Collect: it
@@ -344,6 +442,12 @@ class KafkaReader : public SplitReaderBase {
     /// was queued before the event; with read_committed, aborted records and transaction markers
     /// below it are never delivered, so the position moves up to it once the queue is drained.
     int64_t end_seen = -1;
+    /// Task time at which librdkafka first reported the partition or its topic unknown, since
+    /// it was last seen present (-1: not reported); the report's text; the checker's answers
+    /// numbered up to `missing_check` came before the report and do not count.
+    Timestamp missing_since = -1;
+    std::string missing_reason;
+    uint64_t missing_check = 0;
   };
 
   bool bounded() const { return !spec_.bounded.empty(); }
@@ -359,7 +463,9 @@ class KafkaReader : public SplitReaderBase {
     // a bounded partition whose last offsets are transaction markers or aborted records ends there.
     props["enable.partition.eof"] = "true";
     props.emplace("log_level", "3");
+    missing_grace_ms_ = MissingGraceMs(props);
     KafkaConf conf = MakeKafkaConf(props);
+    rd_kafka_conf_set_error_cb(conf.get(), OnKafkaError);
     consumer_ = MakeKafkaHandle(RD_KAFKA_CONSUMER, std::move(conf));
     commit_queue_.reset(rd_kafka_queue_new(consumer_.get()));
     deterministic_ = context_->virtual_clock() && bounded();
@@ -691,7 +797,12 @@ class KafkaReader : public SplitReaderBase {
     p.batch_pos = 0;
     p.batch_len = 0;
     while (true) {
+      tls_queue_errors = &queue_errors_;
       const ssize_t got = rd_kafka_consume_batch_queue(p.queue.get(), 0, p.batch.data(), kBatch);
+      tls_queue_errors = nullptr;
+      if (!queue_errors_.empty()) {
+        QueueErrors(p);
+      }
       if (got <= 0) {
         // Drained: everything before the last end event was emitted; what is missing below it
         // (transaction markers, aborted records under read_committed) will never come.
@@ -713,6 +824,11 @@ class KafkaReader : public SplitReaderBase {
         if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
           p.end_seen = std::max(p.end_seen, m->offset);
         }
+        if (IsUnknownPartition(err)) {  // as a consumer error: the same as an error op
+          MarkMissing(p, rd_kafka_message_errstr(m));
+          rd_kafka_message_destroy(m);
+          continue;
+        }
         rd_kafka_message_destroy(m);
         if (err != RD_KAFKA_RESP_ERR__PARTITION_EOF && err != RD_KAFKA_RESP_ERR__TRANSPORT &&
             err != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && err != RD_KAFKA_RESP_ERR__TIMED_OUT) {
@@ -724,6 +840,9 @@ class KafkaReader : public SplitReaderBase {
         }
       }
       if (keep > 0) {
+        if (p.missing_since >= 0) {
+          ClearMissing(p, "records arrive again");
+        }
         p.batch_len = keep;
         return true;
       }
@@ -802,6 +921,9 @@ class KafkaReader : public SplitReaderBase {
     }
   }
 
+  // Drops what was taken from the queue and not emitted, and the queue's wake-ups. The queue
+  // itself stays until Close hands it to the closer, which drains it after the consumer's close
+  // (DrainQueue): librdkafka may still put messages or errors into it until then.
   void ReleaseQueue(Part& p) {
     for (size_t i = p.batch_pos; i < p.batch_len; ++i) {
       rd_kafka_message_destroy(p.batch[i]);
@@ -809,7 +931,147 @@ class KafkaReader : public SplitReaderBase {
     p.batch_pos = p.batch_len = 0;
     if (p.queue) {
       rd_kafka_queue_cb_event_enable(p.queue.get(), nullptr, nullptr);
-      p.queue.reset();
+    }
+    if (p.missing_since >= 0) {
+      p.missing_since = -1;
+      --missing_;
+    }
+  }
+
+  // ---- a partition reported missing (its topic deleted?) ----
+  //
+  // librdkafka 2.0.2 reports an assigned partition unknown
+  // (RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, _UNKNOWN_PARTITION) on the first metadata answer that
+  // does not list its topic, and such an answer can come from a broker whose metadata lags behind
+  // (librdkafka #3513, #4401; 2.10 waits topic.metadata.propagation.max.ms first, #4970). So a
+  // report starts a grace period on the task's clock, and a checker thread asks the brokers for the
+  // topic's metadata until the report is settled: the partition listed again, or records from it,
+  // clear it; still unlisted when the grace has passed fails the job. Without answers (brokers
+  // down) nothing fails here.
+
+  void QueueErrors(Part& p) {
+    for (const auto& [err, reason] : queue_errors_) {
+      if (IsUnknownPartition(err)) {
+        MarkMissing(p, reason);
+      } else {
+        GetLogger("task")->error("kafka source: partition {}: {}", p.pos.SplitId(), reason);
+      }
+    }
+    queue_errors_.clear();
+  }
+
+  void MarkMissing(Part& p, const std::string& reason) {
+    if (p.missing_since >= 0 || p.done) {
+      return;
+    }
+    p.missing_since = context_->processing_time().GetCurrentProcessingTime();
+    p.missing_reason = reason;
+    ++missing_;
+    {
+      std::lock_guard<std::mutex> lock(shared_->mu);
+      p.missing_check = shared_->check_seq;
+      shared_->check_topics.insert(p.pos.topic);
+      shared_->check_now = true;
+    }
+    shared_->cv.notify_all();
+    if (!checker_.joinable()) {
+      checker_ = std::thread([this] { CheckLoop(); });
+    }
+    GetLogger("task")->warn(
+        "kafka source: partition {}: {}; the job fails if the brokers' metadata does not list it "
+        "again within {} ms ({})",
+        p.pos.SplitId(), reason, missing_grace_ms_, kMissingGraceProperty);
+  }
+
+  void ClearMissing(Part& p, const char* why) {
+    p.missing_since = -1;
+    --missing_;
+    GetLogger("task")->info("kafka source: partition {} is back ({})", p.pos.SplitId(), why);
+  }
+
+  // Task thread, while a partition is reported missing: settles the reports the checker answered.
+  void CheckMissing() {
+    const Timestamp now = context_->processing_time().GetCurrentProcessingTime();
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    std::set<std::string> still;
+    for (auto& part : parts_) {
+      Part& p = *part;
+      if (p.done || p.missing_since < 0) {
+        continue;
+      }
+      auto it = shared_->checks.find(p.pos.topic);
+      if (it != shared_->checks.end() && it->second.seq > p.missing_check) {
+        const Shared::TopicCheck& c = it->second;
+        if (c.found && c.partitions.count(p.pos.partition) > 0) {
+          ClearMissing(p, "listed in the brokers' metadata");
+          continue;
+        }
+        if (now - p.missing_since >= missing_grace_ms_) {
+          throw IoError(fmt::format(
+              "Kafka topic '{}' partition {} no longer exists at {} (deleted?): librdkafka "
+              "reported \"{}\" and the brokers' metadata has not listed it for {} ms ({}); "
+              "{} records of it were read, up to offset {}",
+              p.pos.topic, p.pos.partition, source_.bootstrap_servers(), p.missing_reason,
+              now - p.missing_since, kMissingGraceProperty, p.pos.records,
+              p.pos.next_offset >= 0 ? std::to_string(p.pos.next_offset - 1) : "none"));
+        }
+      }
+      still.insert(p.pos.topic);
+    }
+    shared_->check_topics.swap(still);
+  }
+
+  // The checker thread (started at the first report, until Close): looks up the metadata of the
+  // topics with a missing partition, at most every second, and posts the answers.
+  void CheckLoop() {
+    const std::shared_ptr<Shared> shared = shared_;
+    const auto interval =
+        std::chrono::milliseconds(std::clamp<int64_t>(missing_grace_ms_ / 4, 50, 1000));
+    while (true) {
+      std::set<std::string> topics;
+      {
+        std::unique_lock<std::mutex> lock(shared->mu);
+        shared->cv.wait_for(lock, interval, [&] { return shared->stop || shared->check_now; });
+        if (shared->stop) {
+          return;
+        }
+        shared->check_now = false;
+        topics = shared->check_topics;
+      }
+      if (topics.empty()) {
+        continue;
+      }
+      const rd_kafka_metadata_t* md = nullptr;
+      if (rd_kafka_metadata(consumer_.get(), 1, nullptr, &md, kCheckTimeoutMs) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
+        continue;  // no answer: nothing settled
+      }
+      std::map<std::string, Shared::TopicCheck> found;
+      for (int t = 0; t < md->topic_cnt; ++t) {
+        const rd_kafka_metadata_topic_t& topic = md->topics[t];
+        if (topics.count(topic.topic) == 0 || topic.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          continue;
+        }
+        Shared::TopicCheck& c = found[topic.topic];
+        c.found = true;
+        for (int i = 0; i < topic.partition_cnt; ++i) {
+          c.partitions.insert(topic.partitions[i].id);
+        }
+      }
+      rd_kafka_metadata_destroy(md);
+      {
+        std::lock_guard<std::mutex> lock(shared->mu);
+        for (const std::string& topic : topics) {
+          Shared::TopicCheck& c = shared->checks[topic];
+          c = found[topic];  // absent: not found
+          c.seq = ++shared->check_seq;
+        }
+        ++shared->events;
+      }
+      shared->cv.notify_all();
+      if (shared->notify) {
+        shared->notify();
+      }
     }
   }
 
@@ -873,8 +1135,12 @@ class KafkaReader : public SplitReaderBase {
   KafkaHandle consumer_;
   KafkaQueue commit_queue_;
   std::thread discovery_;
+  std::thread checker_;  // the missing-partition checker, started at the first report
   std::vector<std::unique_ptr<Part>> parts_;
-  std::vector<KafkaPartitionPosition> restored_;  // added before the consumer exists
+  std::vector<std::pair<rd_kafka_resp_err_t, std::string>> queue_errors_;  // see OnKafkaError
+  int64_t missing_ = 0;  // partitions reported missing, not settled yet
+  int64_t missing_grace_ms_ = kDefaultMissingGraceMs;  // set before any checker starts
+  std::vector<KafkaPartitionPosition> restored_;       // added before the consumer exists
   std::vector<std::pair<std::string, int32_t>> finished_assigned_;  // finished, still assigned
   std::map<int64_t, std::vector<std::pair<KafkaPartitionPosition, int64_t>>> pending_commits_;
   size_t next_ = 0;
@@ -946,45 +1212,90 @@ KafkaSource::KafkaSource(const SourceSpec& spec)
 struct KafkaSource::Closers {
   struct Closing {
     std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done;
+    std::shared_future<void> done;
   };
   std::mutex mu;
   std::vector<Closing> closing;  // guarded by mu
+  std::chrono::milliseconds timeout = kDefaultCloseTimeout;
 
+  // Waits for every consumer still closing, all within one `timeout`; one that is still not
+  // closed then (librdkafka's termination waits on a broker that does not answer, or on a
+  // reference it never drops) is left to its thread, detached, and counted: the job ends.
   ~Closers() {
     std::vector<Closing> all;
     {
       std::lock_guard<std::mutex> lock(mu);
       all.swap(closing);
     }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (Closing& c : all) {
-      c.thread.join();
+      if (c.done.wait_until(deadline) == std::future_status::ready) {
+        c.thread.join();
+      } else {
+        c.thread.detach();
+        const int64_t leaked = leaked_consumers.fetch_add(1) + 1;
+        GetLogger("task")->warn(
+            "kafka source: a consumer's close did not end within {} ms; left to a detached "
+            "thread, with its librdkafka threads and memory ({} such consumer(s) in this process)",
+            timeout.count(), leaked);
+      }
     }
   }
 };
 
 KafkaSource::~KafkaSource() = default;
 
-void KafkaSource::CloseInBackground(KafkaHandle consumer, KafkaQueue commit_queue) const {
-  commit_queue.reset();
+std::chrono::milliseconds KafkaSource::close_timeout() const {
+  return closers_->timeout;
+}
+
+void KafkaSource::SetCloseTimeoutForTesting(std::chrono::milliseconds timeout) {
+  closers_->timeout = timeout;
+}
+
+int64_t KafkaSource::LeakedConsumers() {
+  return leaked_consumers.load();
+}
+
+std::shared_future<void> KafkaSource::CloseInBackground(KafkaHandle consumer,
+                                                        KafkaQueue commit_queue,
+                                                        std::vector<KafkaQueue> partition_queues,
+                                                        std::function<void()> hook) const {
   std::lock_guard<std::mutex> lock(closers_->mu);
   // Closers that are done are joined here, so a source whose readers are replaced again and
   // again (restores) keeps only the ones still closing.
   auto& closing = closers_->closing;
   for (auto it = closing.begin(); it != closing.end();) {
-    if (it->done->load(std::memory_order_acquire)) {
+    if (it->done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
       it->thread.join();
       it = closing.erase(it);
     } else {
       ++it;
     }
   }
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  closing.push_back({std::thread([c = std::move(consumer), done]() mutable {
-                       c.reset();
-                       done->store(true, std::memory_order_release);
+  std::promise<void> promise;
+  std::shared_future<void> done = promise.get_future().share();
+  closing.push_back({std::thread([c = std::move(consumer), cq = std::move(commit_queue),
+                                  queues = std::move(partition_queues), hook = std::move(hook),
+                                  promise = std::move(promise)]() mutable {
+                       tls_closing = true;
+                       if (hook) {
+                         hook();
+                       }
+                       // Unassigns everything and lets commits in flight land: after it no
+                       // partition is desired, so librdkafka puts nothing more into the partition
+                       // queues.
+                       rd_kafka_consumer_close(c.get());
+                       for (KafkaQueue& q : queues) {
+                         DrainQueue(q.get());
+                       }
+                       queues.clear();
+                       cq.reset();
+                       rd_kafka_destroy_flags(c.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+                       promise.set_value();
                      }),
                      done});
+  return done;
 }
 
 std::unique_ptr<SourceReader> KafkaSource::CreateReader(int /*subtask_index*/) const {

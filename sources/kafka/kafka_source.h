@@ -1,7 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,10 +90,24 @@ using KafkaTimestampLookup = std::function<int64_t(rd_kafka_t* consumer, const s
 ///   the committed offsets. The offsets of checkpoint n are committed to `group-id` (async) when
 ///   n completes (`NotifyCheckpointComplete`), never otherwise (enable.auto.commit is off); a
 ///   failed commit counts `commitsFailed` and changes nothing else.
+/// - **A deleted topic.** librdkafka reports an assigned partition whose topic is gone
+///   (RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, _UNKNOWN_PARTITION) through the error callback
+///   while its queue is drained. 2.0.2 does so on a single metadata answer, which a lagging
+///   broker can give for a healthy topic, so the report starts a grace of
+///   `topic.metadata.propagation.max.ms` (default 30000) on the task's clock, and a checker
+///   thread asks the brokers for the topic's metadata (at most every second): listed again, or
+///   records from the partition again, settle it; still unlisted once the grace has passed fails
+///   the job ("Kafka topic 'T' partition P no longer exists at ... (deleted?)"). A split that
+///   had reached its stopping offset is finished and not concerned. Under the virtual clock a
+///   bounded reader lets time pass while its partition is reported missing.
+/// - **Close never hangs.** The consumer is closed on a thread of its own (CloseInBackground),
+///   which drains every partition queue after rd_kafka_consumer_close; the task waits for it
+///   only while commits are in flight, and never longer than close_timeout().
 /// - **Metrics** (Flink's KafkaSourceReader names): per split `split.<id>.records`,
 ///   `split.<id>.currentOffset`, `split.<id>.committedOffset`, `split.<id>.pendingRecords`
 ///   (high watermark − next offset, from librdkafka's cached watermarks); per reader
-///   `commitsSucceeded`, `commitsFailed`, `pendingRecords`.
+///   `commitsSucceeded`, `commitsFailed`, `pendingRecords`, and `partitionsMissing` (tidemark's:
+///   partitions reported unknown, not settled yet).
 ///
 /// With `mock-cluster`, construction starts librdkafka's in-process mock cluster, creates the
 /// topic and loads the file into it (sources/kafka/kafka_mock_load.h); the cluster lives as long
@@ -125,12 +141,29 @@ class KafkaSource : public Source {
   /// The subtask Flink's KafkaSourceEnumerator assigns `topic`/`partition` to.
   static int OwnerOf(const std::string& topic, int32_t partition, int parallelism);
 
-  /// Closes and destroys a reader's `consumer` (rd_kafka_consumer_close, which also finishes its
-  /// commits in flight) on a thread of its own, so a reader's Close (and the job's finish) does
-  /// not wait for it: 0.5-14 ms in kafka_scan. `commit_queue` (the consumer's, may be null) is
-  /// destroyed first. The source's destructor waits for every consumer handed here, before the
-  /// mock cluster stops. Thread-safe (readers of several subtasks).
-  void CloseInBackground(KafkaHandle consumer, KafkaQueue commit_queue) const;
+  /// Closes and destroys a reader's `consumer` on a thread of its own, so a reader's Close (and
+  /// the job's finish) does not wait for it: 0.5-14 ms in kafka_scan. In order: `hook` (tests;
+  /// may be empty), rd_kafka_consumer_close (unassigns, lets commits in flight land), then each
+  /// of `partition_queues` (the reader's rd_kafka_queue_get_partition queues, every partition it
+  /// was assigned) drained and destroyed, `commit_queue` (may be null) destroyed, and
+  /// rd_kafka_destroy. The drain matters: an op left in the queue of a partition whose topic was
+  /// deleted keeps that partition, and so its broker thread, alive, and rd_kafka_destroy waits
+  /// for that thread for ever. The returned future is ready once all is done. The source's
+  /// destructor waits for every consumer handed here, before the mock cluster stops, but all
+  /// within `close_timeout()`: one not closed by then is left to its (detached) thread, logged
+  /// and counted (LeakedConsumers). Thread-safe (readers of several subtasks).
+  std::shared_future<void> CloseInBackground(KafkaHandle consumer, KafkaQueue commit_queue,
+                                             std::vector<KafkaQueue> partition_queues,
+                                             std::function<void()> hook = {}) const;
+  /// How long a reader's Close waits for its consumer's close when commits are in flight, and
+  /// the source's destructor for all consumers still closing (default 5 s; the daemon kills a
+  /// worker 30 s after a cancel).
+  std::chrono::milliseconds close_timeout() const;
+  /// Replaces close_timeout(). Before any reader is closed.
+  void SetCloseTimeoutForTesting(std::chrono::milliseconds timeout);
+  /// Consumers of this process whose close did not end within the close timeout (their threads
+  /// were detached).
+  static int64_t LeakedConsumers();
 
  private:
   SourceSpec spec_;

@@ -12,8 +12,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -363,6 +365,43 @@ TEST_F(KafkaSourceJobTest, ABrokerDownForThreeSecondsLosesAndRepeatsNothing) {
   EXPECT_EQ(Ns(job->Lines()), Range(0, 100));
 }
 
+// The input topic deleted mid-run (the mock's metadata reports it unknown): the job fails naming
+// the topic and partition once it stayed missing for topic.metadata.propagation.max.ms; the
+// restart strategy applies, and the restarted attempt finds the topic missing at its start.
+TEST_F(KafkaSourceJobTest, ADeletedTopicFailsTheJobAndTheRestartFindsItMissing) {
+  Topic("gone", 2, {{0, 0, 5, 1000, 10}, {1, 100, 5, 1000, 10}});
+  const std::string source =
+      "      topics: [gone]\n      bounded: specific\n"
+      "      bounded-specific-offsets: {gone-0: 10, gone-1: 10}\n"
+      "      properties: {topic.metadata.refresh.interval.ms: \"100\", "
+      "topic.metadata.propagation.max.ms: \"300\"}";
+  for (const bool restart : {false, true}) {
+    SCOPED_TRACE(restart ? "restart" : "no restart");
+    if (restart) {
+      rd_kafka_mock_topic_set_error(mock_.raw(), "gone", RD_KAFKA_RESP_ERR_NO_ERROR);
+    }
+    testing::LiveJob job(testing::KafkaRecordsJob(
+        servers(), source,
+        restart ? "restart-strategy: {type: fixed-delay, attempts: 1, delay: 100ms}\n" : ""));
+    ASSERT_TRUE(job.WaitFor([](const std::vector<std::string>& l) { return Ns(l).size() == 10; }))
+        << job.job().execution().failure_cause();
+    rd_kafka_mock_topic_set_error(mock_.raw(), "gone", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+    EXPECT_EQ(job.job().execution().Wait(), JobState::kFailed);
+    const std::string cause = job.job().execution().failure_cause();
+    if (restart) {
+      EXPECT_EQ(job.job().execution().restarts(), 1);
+      EXPECT_NE(cause.find(fmt::format("Kafka topic 'gone' does not exist at {}", servers())),
+                std::string::npos)
+          << cause;
+    } else {
+      EXPECT_TRUE(std::regex_search(
+          cause,
+          std::regex("Kafka topic 'gone' partition [01] no longer exists at .* \\(deleted\\?\\)")))
+          << cause;
+    }
+  }
+}
+
 // ---- the reader alone: snapshots, restore, commits, the timestamp seam ----
 
 class FakeOutput : public ReaderOutput {
@@ -410,6 +449,18 @@ void PollUntil(SourceReader& reader, FakeOutput& out, size_t n) {
       std::this_thread::sleep_for(1ms);
     }
   }
+}
+
+// Polls until the end of input (or 30 s passed); the last status.
+InputStatus PollToEnd(SourceReader& reader, FakeOutput& out) {
+  InputStatus status = InputStatus::kNothingAvailable;
+  for (int i = 0; i < 30000 && status != InputStatus::kEndOfInput; ++i) {
+    status = reader.PollNext(out);
+    if (status == InputStatus::kNothingAvailable) {
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  return status;
 }
 
 std::map<std::string, int64_t> Gauges(const SourceReader& reader) {
@@ -562,14 +613,7 @@ TEST_F(KafkaSourceReaderTest, TimestampStartAndBadValuesToErrors) {
   auto reader = source.CreateReader(0);
   reader->Start(ctx);
   FakeOutput out;
-  InputStatus status = InputStatus::kNothingAvailable;
-  for (int i = 0; i < 30000 && status != InputStatus::kEndOfInput; ++i) {
-    status = reader->PollNext(out);
-    if (status == InputStatus::kNothingAvailable) {
-      std::this_thread::sleep_for(1ms);
-    }
-  }
-  ASSERT_EQ(status, InputStatus::kEndOfInput);
+  ASSERT_EQ(PollToEnd(*reader, out), InputStatus::kEndOfInput);
   EXPECT_EQ(asked, (std::vector<int64_t>{1500}));
   ASSERT_EQ(out.rows.size(), 1u);
   EXPECT_EQ(std::get<int64_t>(out.rows[0].first.Get(0)), 3);
@@ -589,6 +633,127 @@ TEST_F(KafkaSourceReaderTest, TimestampStartAndBadValuesToErrors) {
             "int64, got \\\"two\\\"\",\"text\":\"{\\\"n\\\":\\\"two\\\"}\"}");
   EXPECT_EQ(out.released, (std::set<std::string>{"r-0"}));
   reader->Close();
+}
+
+// ---- a topic deleted under a running reader (the mock reports it unknown in its metadata) ----
+
+// librdkafka sees the topic gone at its next metadata refresh (every 100 ms here); the grace
+// (topic.metadata.propagation.max.ms) counts on the reader's clock, which the test moves.
+constexpr const char* kMissingProps =
+    "      properties: {topic.metadata.refresh.interval.ms: \"100\", "
+    "topic.metadata.propagation.max.ms: \"2000\"}\n";
+
+// Polls (the reader's clock still) until `pred()` holds or 30 s passed.
+template <typename Pred>
+bool PollWhile(SourceReader& reader, FakeOutput& out, Pred pred) {
+  for (int i = 0; i < 30000 && !pred(); ++i) {
+    (void)reader.PollNext(out);
+    std::this_thread::sleep_for(1ms);
+  }
+  return pred();
+}
+
+TEST_F(KafkaSourceReaderTest, ADeletedTopicFailsTheReaderAfterTheGraceAndItClosesAtOnce) {
+  Topic("r", 2, {{0, 0, 5, 1000, 10}, {1, 100, 5, 1000, 10}});
+  auto source = std::make_unique<KafkaSource>(
+      ReaderSpec(servers(),
+                 "      bounded: specific\n"
+                 "      bounded-specific-offsets: {r-0: 10, r-1: 10}\n" +
+                     std::string(kMissingProps)));
+  // (Generous: the close must end, not be left behind by the safety net.)
+  source->SetCloseTimeoutForTesting(20s);
+  const int64_t leaked = KafkaSource::LeakedConsumers();
+  FakeContext ctx;
+  auto reader = source->CreateReader(0);
+  reader->Start(ctx);
+  FakeOutput out;
+  PollUntil(*reader, out, 10);
+  ASSERT_EQ(out.rows.size(), 10u);
+  rd_kafka_mock_topic_set_error(mock_.raw(), "r", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  // Reported missing: nothing fails while the reader's clock stands still, however long.
+  ASSERT_TRUE(PollWhile(*reader, out, [&] { return Gauges(*reader)["partitionsMissing"] == 2; }))
+      << "partitionsMissing " << Gauges(*reader)["partitionsMissing"];
+  ctx.time.AdvanceBy(1999);
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_NO_THROW((void)reader->PollNext(out));
+  }
+  // The grace has passed: the next metadata answer that still does not list it fails the reader.
+  ctx.time.AdvanceBy(1);
+  std::string failure;
+  for (int i = 0; i < 30000 && failure.empty(); ++i) {
+    try {
+      (void)reader->PollNext(out);
+      std::this_thread::sleep_for(1ms);
+    } catch (const IoError& e) {
+      failure = e.what();
+    }
+  }
+  EXPECT_TRUE(std::regex_match(
+      failure,
+      std::regex(
+          "Kafka topic 'r' partition [01] no longer exists at 127\\.0\\.0\\.1:[0-9]+ "
+          "\\(deleted\\?\\): librdkafka reported \"r \\[[01]\\]: .*\" and the brokers' "
+          "metadata has not listed it for 2000 ms \\(topic\\.metadata\\.propagation\\.max\\.ms\\); "
+          "5 records of it were read, up to offset 4")))
+      << failure;
+  EXPECT_EQ(out.rows.size(), 10u);
+  // The consumer closes: without draining the partition queues rd_kafka_destroy waits for ever
+  // for the broker thread that the deleted partitions (kept alive by the error ops left in their
+  // queues) still reference, and the source's destructor leaves it behind after the timeout.
+  reader->Close();
+  reader.reset();
+  source.reset();
+  EXPECT_EQ(KafkaSource::LeakedConsumers(), leaked);
+}
+
+TEST_F(KafkaSourceReaderTest, ATopicMissingForAMomentIsReadOnWithNothingLostOrRepeated) {
+  Topic("r", 1, {{0, 0, 5, 1000, 10}});
+  KafkaSource source(ReaderSpec(servers(),
+                                "      bounded: specific\n"
+                                "      bounded-specific-offsets: {r-0: 10}\n" +
+                                    std::string(kMissingProps)));
+  FakeContext ctx;
+  auto reader = source.CreateReader(0);
+  reader->Start(ctx);
+  FakeOutput out;
+  PollUntil(*reader, out, 5);
+  ASSERT_EQ(out.rows.size(), 5u);
+  rd_kafka_mock_topic_set_error(mock_.raw(), "r", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  ASSERT_TRUE(PollWhile(*reader, out, [&] { return Gauges(*reader)["partitionsMissing"] == 1; }));
+  rd_kafka_mock_topic_set_error(mock_.raw(), "r", RD_KAFKA_RESP_ERR_NO_ERROR);
+  ProduceSeries(servers(), "r", 0, 5, 5, 2000, 10);
+  PollUntil(*reader, out, 10);
+  ASSERT_EQ(out.rows.size(), 10u);
+  // Settled (listed again, or records again), so time passing later fails nothing.
+  ASSERT_TRUE(PollWhile(*reader, out, [&] { return Gauges(*reader)["partitionsMissing"] == 0; }));
+  ctx.time.AdvanceBy(10000);
+  EXPECT_EQ(PollToEnd(*reader, out), InputStatus::kEndOfInput);
+  std::vector<int64_t> ns;
+  for (const auto& [row, ts] : out.rows) {
+    ns.push_back(std::get<int64_t>(row.Get(0)));
+  }
+  EXPECT_EQ(ns, Range(0, 10));
+  reader->Close();
+}
+
+// The safety net: a consumer whose close does not end (here a hook that blocks) holds the
+// source's destructor for the close timeout only; it is left to its thread and counted.
+TEST_F(KafkaSourceReaderTest, AConsumerWhoseCloseDoesNotEndIsLeftBehindAfterTheTimeout) {
+  Topic("r", 1);
+  auto source = std::make_unique<KafkaSource>(ReaderSpec(servers(), ""));
+  source->SetCloseTimeoutForTesting(100ms);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  KafkaHandle consumer = MakeKafkaHandle(
+      RD_KAFKA_CONSUMER, MakeKafkaConf({{"bootstrap.servers", servers()}, {"group.id", "g"}}));
+  const int64_t leaked = KafkaSource::LeakedConsumers();
+  std::shared_future<void> closed =
+      source->CloseInBackground(std::move(consumer), nullptr, {}, [released] { released.wait(); });
+  source.reset();  // returns although the close has not ended
+  EXPECT_EQ(KafkaSource::LeakedConsumers(), leaked + 1);
+  EXPECT_NE(closed.wait_for(0s), std::future_status::ready);
+  release.set_value();
+  closed.wait();  // the detached thread finishes the close (before the mock cluster stops)
 }
 
 TEST(KafkaSourceTest, OwnerIsFlinksEnumeratorAssignment) {

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <set>
 #include <signal.h>
 #include <string>
@@ -495,6 +496,106 @@ TEST(KafkaBrokerSourceTest, ATopicCreatedAfterTheStartIsDiscovered) {
   std::vector<int64_t> ns = testing::Ns(job.Lines());
   std::sort(ns.begin(), ns.end());
   EXPECT_EQ(ns, (std::vector<int64_t>{0, 1, 2, 100, 101, 200, 201}));
+}
+
+// ---- the input topic deleted mid-job ----
+
+std::vector<std::string> FileLines(const fs::path& path) {
+  std::istringstream in(ReadFile(path.string()));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// `tidemark run` of a checkpointed job reading `in` (2 partitions x 50 records, bounded beyond
+// them, so it waits for more) with `extra` top-level lines and a grace of `grace_ms`
+// (topic.metadata.propagation.max.ms); started in `dir`, waiting until every record was printed
+// and a checkpoint completed.
+pid_t StartReadingATopicToDelete(const std::string& bootstrap, const std::string& in,
+                                 const fs::path& dir, int64_t grace_ms, const std::string& extra) {
+  testing::CreateTopic(bootstrap, in, 2);
+  testing::ProduceSeries(bootstrap, in, 0, 0, 50, 1000, 10);
+  testing::ProduceSeries(bootstrap, in, 1, 100, 50, 1000, 10);
+  std::ofstream(dir / "job.yaml") << RecordsJob(
+      bootstrap,
+      fmt::format("      topics: [{in}]\n      group-id: {in}-group\n      bounded: specific\n"
+                  "      bounded-specific-offsets: {{{in}-0: 100, {in}-1: 100}}\n"
+                  "      properties: {{topic.metadata.propagation.max.ms: \"{grace}\"}}",
+                  fmt::arg("in", in), fmt::arg("grace", grace_ms)),
+      fmt::format("checkpointing: {{interval: 200ms, dir: {}}}\n{}", (dir / "chk").string(),
+                  extra));
+  const pid_t pid =
+      testing::SpawnTidemark({"run", (dir / "job.yaml").string()}, dir / "out", dir / "err");
+  const bool reading = testing::Eventually(
+      [&] {
+        return testing::Ns(FileLines(dir / "out")).size() == 100 &&
+               testing::LatestCheckpoint(dir / "chk") >= 1;
+      },
+      60s);
+  EXPECT_TRUE(reading) << ReadFile((dir / "err").string());
+  return pid;
+}
+
+// The input topic deleted while the job waits for more of it: the job fails naming the topic and
+// partition once the brokers have not listed it for the grace, the restart strategy restarts it
+// once, the restart finds the topic missing at its start, and `tidemark run` exits 1.
+TEST(KafkaBrokerSourceTest, ADeletedInputTopicFailsTheJobAndTheRestartFindsItMissing) {
+  const std::string bootstrap = testing::SharedKafkaBroker();
+  ASSERT_FALSE(bootstrap.empty());
+  const std::string in = testing::UniqueTopic("deleted");
+  testing::TempDir tmp;
+  const fs::path dir(tmp.path());
+  const pid_t pid = StartReadingATopicToDelete(
+      bootstrap, in, dir, 2000,
+      "restart-strategy: {type: fixed-delay, attempts: 1, delay: 100ms}\n");
+  testing::DeleteTopic(bootstrap, in);
+  EXPECT_EQ(testing::WaitExit(pid), 1);
+  const std::string err = ReadFile((dir / "err").string());
+  EXPECT_TRUE(std::regex_search(
+      err, std::regex(fmt::format("restarts \\(1\\) from checkpoint [0-9]+: task .*Kafka topic "
+                                  "'{}' partition [01] no longer exists at {} \\(deleted\\?\\)",
+                                  in, bootstrap))))
+      << err;
+  EXPECT_NE(err.find(fmt::format("FAILED: task source -> out#0: operator 'source' failed: Kafka "
+                                 "topic '{}' does not exist at {}",
+                                 in, bootstrap)),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("left to a detached thread"), std::string::npos) << err;
+  EXPECT_EQ(testing::Ns(FileLines(dir / "out")).size(), 100u);
+}
+
+// Ctrl-C of a job whose input topic was deleted (and reported missing: librdkafka's error ops
+// are in the reader's partition queues): the job ends CANCELED. Before the fix both source
+// threads hung in rd_kafka_destroy for ever.
+TEST(KafkaBrokerSourceTest, SigintEndsAJobWhoseInputTopicWasDeleted) {
+  const std::string bootstrap = testing::SharedKafkaBroker();
+  ASSERT_FALSE(bootstrap.empty());
+  const std::string in = testing::UniqueTopic("deleted-sigint");
+  testing::TempDir tmp;
+  const fs::path dir(tmp.path());
+  const pid_t pid = StartReadingATopicToDelete(bootstrap, in, dir, 600000, "");
+  testing::DeleteTopic(bootstrap, in);
+  const bool reported = testing::Eventually(
+      [&] {
+        return ReadFile((dir / "err").string()).find("the job fails if the brokers' metadata") !=
+               std::string::npos;
+      },
+      60s);
+  EXPECT_TRUE(reported) << ReadFile((dir / "err").string());
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  EXPECT_EQ(testing::WaitExit(pid), 1);
+  std::cout << "ended "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - sent)
+                   .count()
+            << " ms after SIGINT\n";
+  const std::string err = ReadFile((dir / "err").string());
+  EXPECT_NE(err.find("CANCELED"), std::string::npos) << err;
+  EXPECT_EQ(err.find("left to a detached thread"), std::string::npos) << err;
 }
 
 // ---- the broker stopped for 10 s mid-job ----

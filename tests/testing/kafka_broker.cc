@@ -92,6 +92,23 @@ void CreateTopic(const std::string& bootstrap, const std::string& topic, int par
   ASSERT_TRUE(ready) << "topic " << topic << " has no leader after 30 s";
 }
 
+void DeleteTopic(const std::string& bootstrap, const std::string& topic) {
+  KafkaHandle admin = Client(bootstrap, RD_KAFKA_PRODUCER);
+  rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(topic.c_str());
+  KafkaQueue q(rd_kafka_queue_new(admin.get()));
+  rd_kafka_DeleteTopics(admin.get(), &dt, 1, nullptr, q.get());
+  rd_kafka_DeleteTopic_destroy(dt);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q.get(), 30000);
+  ASSERT_NE(ev, nullptr) << "no answer to DeleteTopics " << topic;
+  size_t n = 0;
+  const rd_kafka_topic_result_t** results =
+      rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n);
+  const rd_kafka_resp_err_t result =
+      n == 1 ? rd_kafka_topic_result_error(results[0]) : rd_kafka_event_error(ev);
+  rd_kafka_event_destroy(ev);
+  ASSERT_EQ(result, RD_KAFKA_RESP_ERR_NO_ERROR) << topic << ": " << rd_kafka_err2str(result);
+}
+
 void Produce(const std::string& bootstrap, const std::string& topic, int32_t partition,
              const std::vector<std::pair<std::string, int64_t>>& values) {
   KafkaHandle p = Client(bootstrap, RD_KAFKA_PRODUCER);

@@ -26,6 +26,10 @@ std::string UniqueTopic(const std::string& base);
 /// waits (<= 30 s) until every partition has a leader. gtest failure on an error.
 void CreateTopic(const std::string& bootstrap, const std::string& topic, int partitions);
 
+/// Deletes `topic` through the admin API (the controller's answer; the brokers' metadata follows
+/// shortly after). gtest failure on an error.
+void DeleteTopic(const std::string& bootstrap, const std::string& topic);
+
 /// Produces `values` (value, CreateTime ms) into one partition and waits for the acknowledgements.
 void Produce(const std::string& bootstrap, const std::string& topic, int32_t partition,
              const std::vector<std::pair<std::string, int64_t>>& values);
