@@ -51,6 +51,21 @@ KafkaHandle Client(const std::string& bootstrap, rd_kafka_type_t type,
   return MakeKafkaHandle(type, MakeKafkaConf(extra));
 }
 
+// Waits (at most 30 s) for the answer to an admin request about one topic on `q` and asserts it
+// succeeded; `result_topics(event, &n)` is the request's accessor of its topic results.
+template <typename ResultTopics>
+void ExpectTopicDone(rd_kafka_queue_t* q, const std::string& topic, const char* request,
+                     ResultTopics result_topics) {
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30000);
+  ASSERT_NE(ev, nullptr) << "no answer to " << request << " " << topic;
+  size_t n = 0;
+  const rd_kafka_topic_result_t** results = result_topics(ev, &n);
+  const rd_kafka_resp_err_t result =
+      n == 1 ? rd_kafka_topic_result_error(results[0]) : rd_kafka_event_error(ev);
+  rd_kafka_event_destroy(ev);
+  ASSERT_EQ(result, RD_KAFKA_RESP_ERR_NO_ERROR) << topic << ": " << rd_kafka_err2str(result);
+}
+
 }  // namespace
 
 void CreateTopic(const std::string& bootstrap, const std::string& topic, int partitions) {
@@ -61,15 +76,12 @@ void CreateTopic(const std::string& bootstrap, const std::string& topic, int par
   KafkaQueue q(rd_kafka_queue_new(admin.get()));
   rd_kafka_CreateTopics(admin.get(), &nt, 1, nullptr, q.get());
   rd_kafka_NewTopic_destroy(nt);
-  rd_kafka_event_t* ev = rd_kafka_queue_poll(q.get(), 30000);
-  ASSERT_NE(ev, nullptr) << "no answer to CreateTopics " << topic;
-  size_t n = 0;
-  const rd_kafka_topic_result_t** results =
-      rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
-  const rd_kafka_resp_err_t result =
-      n == 1 ? rd_kafka_topic_result_error(results[0]) : rd_kafka_event_error(ev);
-  rd_kafka_event_destroy(ev);
-  ASSERT_EQ(result, RD_KAFKA_RESP_ERR_NO_ERROR) << topic << ": " << rd_kafka_err2str(result);
+  ExpectTopicDone(q.get(), topic, "CreateTopics", [](rd_kafka_event_t* ev, size_t* n) {
+    return rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), n);
+  });
+  if (::testing::Test::HasFatalFailure()) {
+    return;
+  }
   // The controller answered; wait until the broker's metadata has a leader for every partition.
   const bool ready = Eventually(
       [&] {
@@ -98,15 +110,9 @@ void DeleteTopic(const std::string& bootstrap, const std::string& topic) {
   KafkaQueue q(rd_kafka_queue_new(admin.get()));
   rd_kafka_DeleteTopics(admin.get(), &dt, 1, nullptr, q.get());
   rd_kafka_DeleteTopic_destroy(dt);
-  rd_kafka_event_t* ev = rd_kafka_queue_poll(q.get(), 30000);
-  ASSERT_NE(ev, nullptr) << "no answer to DeleteTopics " << topic;
-  size_t n = 0;
-  const rd_kafka_topic_result_t** results =
-      rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n);
-  const rd_kafka_resp_err_t result =
-      n == 1 ? rd_kafka_topic_result_error(results[0]) : rd_kafka_event_error(ev);
-  rd_kafka_event_destroy(ev);
-  ASSERT_EQ(result, RD_KAFKA_RESP_ERR_NO_ERROR) << topic << ": " << rd_kafka_err2str(result);
+  ExpectTopicDone(q.get(), topic, "DeleteTopics", [](rd_kafka_event_t* ev, size_t* n) {
+    return rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), n);
+  });
 }
 
 void Produce(const std::string& bootstrap, const std::string& topic, int32_t partition,
