@@ -274,10 +274,7 @@ class StreamTask {
   /// early: it flushes its partial batches and the thread yields its CPU (sched_yield), so the
   /// consumer those pushes woke runs now instead of when the kernel ends this task's run (its
   /// slice, checked at the next tick: up to 4 ms at HZ=250). Issue 44: on 2 CPUs with op1 and
-  /// op2 -> sink on one, a burst kept op1 busy for ~1 ms while op2, woken, waited. Such a task
-  /// also parks at once when it has no input, instead of yielding its CPU first as other tasks
-  /// with inputs do: a yield would hand the CPU to its consumer and back, both idle, until the
-  /// producer elsewhere pushes (half the context switches on that CPU at half rate).
+  /// op2 -> sink on one, a burst kept op1 busy for ~1 ms while op2, woken, waited.
   void SetSharesCpuWithConsumer(bool shares) { shares_cpu_with_consumer_ = shares; }
 
   // ---- checkpoints (runtime/checkpoint/; all off unless EnableCheckpoints was called) ----
