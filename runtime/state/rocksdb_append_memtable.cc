@@ -73,6 +73,27 @@ bool EntryLess(const Entry& a, const Entry& b) {
   return ta > tb;
 }
 
+// The memtable key (varint32 length, internal key) of a lookup, or null when `k` is not laid
+// out as checked here. rocksdb::LookupKey (db/dbformat.h, not among the installed headers)
+// begins with three pointers: the memtable key, the internal key inside it, and their end; a
+// layout that does not agree with itself is not read.
+const char* MemTableKey(const rocksdb::LookupKey& k) {
+  const char* p[3];
+  std::memcpy(static_cast<void*>(p), static_cast<const void*>(&k), sizeof(p));
+  const char* start = p[0];
+  const char* kstart = p[1];
+  const char* end = p[2];
+  if (start == nullptr || kstart <= start || kstart - start > 5 || end < kstart ||
+      end - kstart < 8) {
+    return nullptr;
+  }
+  uint32_t n = 0;
+  if (DecodeVarint32(start, &n) != kstart || static_cast<size_t>(end - kstart) != n) {
+    return nullptr;
+  }
+  return start;
+}
+
 using Entries = std::vector<Entry>;
 
 // A memtable's entries, shared by the memtable and its iterators.
@@ -193,6 +214,52 @@ class AppendOnlyRep final : public rocksdb::MemTableRep {
 
   size_t ApproximateMemoryUsage() override {
     return sizeof(*this) + size_.load(std::memory_order_relaxed) * sizeof(Entry);
+  }
+
+  // RocksDB's default Get (7.8) leaks the iterator it asks for, and that iterator would copy and
+  // sort a written table per lookup (the window operator's late firings and MultiGets read these
+  // column families by key): this one walks only the entries of the looked-up user key, in the
+  // order a seek to `k` reaches them, until `callback_func` declines.
+  void Get(const rocksdb::LookupKey& k, void* callback_args,
+           bool (*callback_func)(void* arg, const char* entry)) override {
+    const char* lookup = MemTableKey(k);
+    if (lookup == nullptr) {
+      MemTableRep::Get(k, callback_args, callback_func);  // a RocksDB of another layout
+      return;
+    }
+    bool immutable = false;
+    Entries matches;
+    {
+      std::lock_guard<std::mutex> lock(table_.mu);
+      immutable = table_.immutable;
+      if (!immutable) {
+        const rocksdb::Slice ikey = InternalKey(lookup);
+        const rocksdb::Slice user(ikey.data(), ikey.size() - 8);
+        const uint64_t prefix = UserKeyPrefix(lookup);
+        for (const Entry& e : table_.entries) {
+          if (e.prefix == prefix && compare_(e.key, lookup) >= 0) {
+            const rocksdb::Slice ekey = InternalKey(e.key);
+            if (rocksdb::Slice(ekey.data(), ekey.size() - 8) == user) {
+              matches.push_back(e);
+            }
+          }
+        }
+      }
+    }
+    const Entries* walk = &matches;
+    size_t pos = 0;
+    if (immutable) {
+      walk = &table_.Sorted();
+      pos = static_cast<size_t>(
+          std::lower_bound(walk->begin(), walk->end(), 0,
+                           [&](const Entry& a, int) { return compare_(a.key, lookup) < 0; }) -
+          walk->begin());
+    } else {
+      std::sort(matches.begin(), matches.end(), EntryLess);
+    }
+    while (pos < walk->size() && callback_func(callback_args, (*walk)[pos].key)) {
+      ++pos;
+    }
   }
 
   Iterator* GetIterator(rocksdb::Arena* arena) override {

@@ -1,7 +1,8 @@
 // The append-only memtable (runtime/state/rocksdb_append_memtable.h) against RocksDB's own skip
 // list: the same writes (puts, merge operands, deletes; keys sharing their first 8 bytes,
 // shorter than 8 bytes, with zero bytes, written many times) read back the same, from the
-// memtable being written, after a flush, forwards and backwards, by Get, Seek and SeekForPrev.
+// memtable being written, after a flush, forwards and backwards, by Get (now and at a snapshot),
+// Seek and SeekForPrev.
 
 #include "runtime/state/rocksdb_append_memtable.h"
 
@@ -87,9 +88,12 @@ struct Db {
     return {after, before};
   }
 
-  std::string Get(const std::string& key) const {
+  // `snapshot` set: the value as of it (a lookup that passes newer entries of the key).
+  std::string Get(const std::string& key, const rocksdb::Snapshot* snapshot = nullptr) const {
     std::string v;
-    const rocksdb::Status s = db->Get(rocksdb::ReadOptions(), key, &v);
+    rocksdb::ReadOptions read;
+    read.snapshot = snapshot;
+    const rocksdb::Status s = db->Get(read, key, &v);
     return s.IsNotFound() ? "<none>" : v;
   }
 };
@@ -127,6 +131,8 @@ TEST(RocksDbAppendMemTableTest, ReadsBackWhatTheSkipListDoes) {
   Db skip("skip", false);
   const std::vector<std::string> keys = Keys();
   std::mt19937_64 rng(45);
+  const rocksdb::Snapshot* append_then = nullptr;
+  const rocksdb::Snapshot* skip_then = nullptr;
   auto check = [&](const char* when) {
     SCOPED_TRACE(when);
     const auto forwards = skip.Scan(false);
@@ -135,12 +141,17 @@ TEST(RocksDbAppendMemTableTest, ReadsBackWhatTheSkipListDoes) {
     EXPECT_EQ(append.Scan(true), skip.Scan(true));
     for (const std::string& k : keys) {
       EXPECT_EQ(append.Get(k), skip.Get(k)) << k;
+      EXPECT_EQ(append.Get(k, append_then), skip.Get(k, skip_then)) << k;
       EXPECT_EQ(append.Around(k), skip.Around(k)) << k;
       EXPECT_EQ(append.Around(k + "x"), skip.Around(k + "x")) << k;
     }
   };
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 4000; ++i) {
+      if (i == 3900) {  // the last 100 writes are after the snapshots
+        append_then = append.db->GetSnapshot();
+        skip_then = skip.db->GetSnapshot();
+      }
       const std::string& k = keys[rng() % keys.size()];
       const std::string v = std::to_string(round) + ":" + std::to_string(i);
       const int op = static_cast<int>(rng() % 10);
@@ -158,6 +169,8 @@ TEST(RocksDbAppendMemTableTest, ReadsBackWhatTheSkipListDoes) {
       ASSERT_TRUE(db->db->Flush(rocksdb::FlushOptions()).ok());
     }
     check("after a flush");  // from level-0 files the flushes sorted
+    append.db->ReleaseSnapshot(append_then);
+    skip.db->ReleaseSnapshot(skip_then);
   }
 }
 
