@@ -239,6 +239,65 @@ std::optional<std::string> StdinRefusal(const std::string& yaml, const std::stri
 
 }  // namespace
 
+std::string JobManager::OutputConflict(
+    const std::string& file_name, const std::shared_ptr<Entry>& entry,
+    const std::vector<std::pair<std::string, std::string>>& outputs,
+    const std::vector<DaemonJobOutput>& transactions,
+    std::map<std::string, std::string>* mine) const {
+  for (const auto& [path, sink] : outputs) {
+    if (auto owner = FindOverlappingOutput(owned_files_, path); owner != owned_files_.end()) {
+      const auto other = jobs_.find(owner->second);
+      const std::string other_name = other != jobs_.end() ? other->second->name : "?";
+      return owner->first == path
+                 ? fmt::format(
+                       "{}: sink '{}' writes '{}', which running job {} ('{}') writes too; "
+                       "cancel that job or wait until it ends, or write another path",
+                       file_name, sink, path, owner->second, other_name)
+                 : fmt::format(
+                       "{}: sink '{}' writes '{}', which overlaps '{}' of running job {} "
+                       "('{}'); cancel that job or wait until it ends, or write another "
+                       "path",
+                       file_name, sink, path, owner->first, owner->second, other_name);
+    }
+    if (auto it = FindOverlappingOutput(*mine, path); it != mine->end()) {
+      return it->first == path
+                 ? fmt::format("{}: sinks '{}' and '{}' both write '{}'", file_name, it->second,
+                               sink, path)
+                 : fmt::format("{}: sink '{}' writes '{}', which overlaps '{}' of sink '{}'",
+                               file_name, sink, path, it->first, it->second);
+    }
+    mine->emplace(path, sink);
+  }
+  for (size_t i = 0; i < transactions.size(); ++i) {
+    const DaemonJobOutput& t = transactions[i];
+    for (size_t j = 0; j < i; ++j) {
+      if (SameTransactionalIds(transactions[j], t)) {
+        return fmt::format(
+            "{}: sinks '{}' and '{}' both use transactional-id-prefix '{}' on the same Kafka "
+            "cluster; their producers would fence each other: give each its own "
+            "transactional-id-prefix",
+            file_name, transactions[j].operator_id, t.operator_id, t.transactional_id_prefix);
+      }
+    }
+    for (const auto& [id, other] : jobs_) {
+      if (other->ended || other == entry) {
+        continue;
+      }
+      for (const DaemonJobOutput& theirs : other->owned_transactions) {
+        if (SameTransactionalIds(theirs, t)) {
+          return fmt::format(
+              "{}: sink '{}' uses transactional-id-prefix '{}' on {}, which sink '{}' of running "
+              "job {} ('{}') uses too (on {}); their producers would fence each other: give each "
+              "job its own transactional-id-prefix, or cancel that job or wait until it ends",
+              file_name, t.operator_id, t.transactional_id_prefix, t.bootstrap_servers,
+              theirs.operator_id, id, other->name, theirs.bootstrap_servers);
+        }
+      }
+    }
+  }
+  return "";
+}
+
 JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
                                             const std::string& yaml, bool resumed) {
   using Status = SubmitResult::Status;
@@ -347,78 +406,11 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::map<std::string, std::string> mine;  // path -> sink id
-    for (const auto& [path, sink] : outputs) {
-      auto owner = FindOverlappingOutput(owned_files_, path);
-      if (owner != owned_files_.end()) {
-        const auto other = jobs_.find(owner->second);
-        const std::string other_name = other != jobs_.end() ? other->second->name : "?";
-        --running_;
-        cv_.notify_all();
-        return {
-            Status::kInvalidJob,
-            "",
-            {owner->first == path
-                 ? fmt::format("{}: sink '{}' writes '{}', which running job {} ('{}') writes too; "
-                               "cancel that "
-                               "job or wait until it ends, or write another path",
-                               file_name, sink, path, owner->second, other_name)
-                 : fmt::format("{}: sink '{}' writes '{}', which overlaps '{}' of running job {} "
-                               "('{}'); cancel "
-                               "that job or wait until it ends, or write another path",
-                               file_name, sink, path, owner->first, owner->second, other_name)}};
-      }
-      auto it = FindOverlappingOutput(mine, path);
-      if (it == mine.end()) {
-        mine.emplace(path, sink);
-      } else {
-        --running_;
-        cv_.notify_all();
-        return {Status::kInvalidJob,
-                "",
-                {it->first == path
-                     ? fmt::format("{}: sinks '{}' and '{}' both write '{}'", file_name, it->second,
-                                   sink, path)
-                     : fmt::format("{}: sink '{}' writes '{}', which overlaps '{}' of sink '{}'",
-                                   file_name, sink, path, it->first, it->second)}};
-      }
-    }
-    for (size_t i = 0; i < transactions.size(); ++i) {
-      const DaemonJobOutput& t = transactions[i];
-      std::string refusal;
-      for (size_t j = 0; j < i && refusal.empty(); ++j) {
-        if (SameTransactionalIds(transactions[j], t)) {
-          refusal = fmt::format(
-              "{}: sinks '{}' and '{}' both use transactional-id-prefix '{}' on the same Kafka "
-              "cluster; their producers would fence each other: give each its own "
-              "transactional-id-prefix",
-              file_name, transactions[j].operator_id, t.operator_id, t.transactional_id_prefix);
-        }
-      }
-      for (const auto& [id, other] : jobs_) {
-        if (!refusal.empty()) {
-          break;
-        }
-        if (other->ended || other == entry) {
-          continue;
-        }
-        for (const DaemonJobOutput& theirs : other->owned_transactions) {
-          if (SameTransactionalIds(theirs, t)) {
-            refusal = fmt::format(
-                "{}: sink '{}' uses transactional-id-prefix '{}' on {}, which sink '{}' of "
-                "running job {} ('{}') uses too (on {}); their producers would fence each other: "
-                "give each job its own transactional-id-prefix, or cancel that job or wait until "
-                "it ends",
-                file_name, t.operator_id, t.transactional_id_prefix, t.bootstrap_servers,
-                theirs.operator_id, id, other->name, theirs.bootstrap_servers);
-            break;
-          }
-        }
-      }
-      if (!refusal.empty()) {
-        --running_;
-        cv_.notify_all();
-        return {Status::kInvalidJob, "", {std::move(refusal)}};
-      }
+    if (std::string refusal = OutputConflict(file_name, entry, outputs, transactions, &mine);
+        !refusal.empty()) {
+      --running_;
+      cv_.notify_all();
+      return {Status::kInvalidJob, "", {std::move(refusal)}};
     }
     for (const auto& [path, sink] : mine) {
       owned_files_.emplace(path, entry->id);

@@ -258,6 +258,15 @@ class JobManager {
   std::string NewJobId();  // requires mu_
   /// Compiles and starts `entry` (id set, a running slot reserved); releases the slot on failure.
   SubmitResult Launch(const std::shared_ptr<Entry>& entry, const std::string& yaml, bool resumed);
+  /// Requires mu_. Why `entry` may not start now, "" when it may: one of its output files
+  /// (`outputs`: canonical path, sink id) is written by another running job or overlaps another
+  /// of its own sinks' files, or one of its exactly-once Kafka sinks (`transactions`) shares a
+  /// transactional-id prefix on one cluster with another of its sinks or a running job's. On
+  /// "", `mine` holds its files (path -> sink id) for owned_files_. `file_name` opens the text.
+  std::string OutputConflict(const std::string& file_name, const std::shared_ptr<Entry>& entry,
+                             const std::vector<std::pair<std::string, std::string>>& outputs,
+                             const std::vector<DaemonJobOutput>& transactions,
+                             std::map<std::string, std::string>* mine) const;
   /// The job's directory in the state dir ("" without one).
   std::string JobDir(const std::string& id) const;
   /// What job.json holds for `e` in `state`.
