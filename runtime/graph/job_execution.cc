@@ -183,12 +183,21 @@ void JobExecution::Build() {
     EnableTaskCheckpoints();
     return;
   }
-  MutexLock lock(mu_);
-  BuildTasks();
+  {
+    MutexLock lock(mu_);
+    BuildTasks();
+  }
+  EnableTaskCheckpoints();
 }
 
 void JobExecution::EnableTaskCheckpoints() {
   if (!coordinator_) {
+    // Restored without checkpointing (Flink restores a savepoint whether or not the job
+    // checkpoints): before, such a job started from scratch and wrote again what the savepoint
+    // covered.
+    for (auto& t : tasks_) {
+      t->SetRestored(restored_.get());
+    }
     return;
   }
   const auto mode = graph_.checkpointing->mode == "at-least-once"

@@ -186,7 +186,8 @@ class JobExecution {
   /// Builds tasks_ and channels_ from graph_ (again after a restart). Under mu_, so Metrics and
   /// Cancel see either no tasks or all of an attempt's.
   void BuildTasks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Hooks the tasks into the coordinator (checkpointing jobs).
+  /// Hooks the tasks into the coordinator (checkpointing jobs) and hands them the checkpoint or
+  /// savepoint to restore from; a job that does not checkpoint is restored all the same.
   void EnableTaskCheckpoints();
   /// Runs the job master's mails (and, under the virtual clock, its due timers). True if any ran.
   bool RunMasterMails();

@@ -256,7 +256,7 @@ void StreamTask::OpenOperators() {
     ctx.rocksdb = rocksdb_;
     CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
   }
-  if (checkpoints_enabled_) {
+  if (checkpoints_enabled_ || restored_ != nullptr) {
     InitializeOperatorState();
   }
 }

@@ -285,6 +285,9 @@ class StreamTask {
   /// state from it (same operator id and subtask).
   void EnableCheckpoints(CheckpointBarrierHandler::Mode mode, CheckpointStorage* storage,
                          CheckpointCoordinator* coordinator, const CompletedCheckpoint* restored);
+  /// Before Run, in a job that does not checkpoint: `restored` (may be null; borrowed, outlives
+  /// the task) is the savepoint or checkpoint to restore from, read as EnableCheckpoints's.
+  void SetRestored(const CompletedCheckpoint* restored) { restored_ = restored; }
   /// Before Run: `checkpointing.restore-watermarks`
   /// (StateInitializationContext::restore_watermarks).
   void SetRestoreWatermarks(bool restore) { restore_watermarks_ = restore; }
@@ -492,7 +495,8 @@ class StreamTask {
   int64_t records_in_per_second_ = 0;
   MetricsWriter::Gauges published_task_gauges_ ABSL_GUARDED_BY(metrics_mu_);
 
-  // Checkpoints: set by EnableCheckpoints, then mailbox thread only.
+  // Checkpoints: set by EnableCheckpoints (restored_ also by SetRestored), then mailbox thread
+  // only.
   bool checkpoints_enabled_ = false;
   CheckpointBarrierHandler::Mode checkpoint_mode_ = CheckpointBarrierHandler::Mode::kExactlyOnce;
   CheckpointStorage* checkpoint_storage_ = nullptr;

@@ -218,10 +218,12 @@ class RescaleTest : public ::testing::Test {
 
   /// `CheckRescales` of the job `yaml` makes (its checkpointing block from `Checkpointing`), one
   /// savepoint restored on each backend of `afters` (the first also runs uninterrupted at 1 and
-  /// 3); `savepoint`, when given, receives the savepoint taken at parallelism 2.
+  /// 3); `savepoint`, when given, receives the savepoint taken at parallelism 2. The restored
+  /// runs checkpoint too unless `checkpoint_restored` is false.
   size_t CheckRescalesOf(const MakeYaml& yaml, const std::string& before,
                          const std::vector<std::string>& afters,
-                         CompletedCheckpoint* savepoint = nullptr) {
+                         CompletedCheckpoint* savepoint = nullptr,
+                         bool checkpoint_restored = true) {
     const Run plain = RunJob(yaml(2, "", before), {});
     EXPECT_EQ(plain.state, JobState::kFinished) << plain.failure;
     const std::vector<std::string> uninterrupted = Sorted(plain.lines);
@@ -255,8 +257,11 @@ class RescaleTest : public ::testing::Test {
         const fs::path dir = base / ("after-" + after + "-" + std::to_string(p));
         JobRunOptions options;
         options.restore_from = stopped.savepoint.path;
-        options.checkpoint_dir = dir;
-        const Run resumed = RunJob(yaml(p, Checkpointing(dir), after), options);
+        if (checkpoint_restored) {
+          options.checkpoint_dir = dir;
+        }
+        const Run resumed =
+            RunJob(yaml(p, checkpoint_restored ? Checkpointing(dir) : "", after), options);
         EXPECT_EQ(resumed.state, JobState::kFinished) << resumed.failure;
         std::vector<std::string> joined = stopped.lines;
         joined.insert(joined.end(), resumed.lines.begin(), resumed.lines.end());
@@ -269,12 +274,13 @@ class RescaleTest : public ::testing::Test {
   /// `CheckRescalesOf` from rocksdb, restored on rocksdb and on the heap, where each subtask's
   /// savepoint of the operator writing `section` (its key groups after `header_bytes`) holds more
   /// than `min_keys` keys; the uninterrupted run gives `rows` rows. One savepoint serves both
-  /// backends (these jobs run 24,000 records; under ASan on a loaded machine twelve runs took
-  /// over two minutes, eight take about as long as the other rescale tests' six).
+  /// backends, and the restored runs take no checkpoints: each snapshot of these jobs writes
+  /// thousands of keys, and under the sanitizers on a loaded machine twelve runs checkpointing
+  /// every 500 ms took over two minutes (the other rescale tests checkpoint after restores).
   void CheckSpilledRescales(const MakeYaml& yaml, std::string_view section, int header_bytes,
                             int64_t min_keys, size_t rows) {
     CompletedCheckpoint sp;
-    EXPECT_EQ(CheckRescalesOf(yaml, "rocksdb", {"rocksdb", "heap"}, &sp), rows);
+    EXPECT_EQ(CheckRescalesOf(yaml, "rocksdb", {"rocksdb", "heap"}, &sp, false), rows);
     for (int subtask : {0, 1}) {
       const std::string* bytes = sp.Find("stateful", subtask);
       ASSERT_NE(bytes, nullptr);
@@ -399,6 +405,16 @@ TEST_F(RescaleTest, SpilledIntervalJoinBuffersOnRocksDbRestoreAtOneAndThree) {
     return SpillingJobYaml(p, join, "ts * 2 + n / 2", checkpointing, backend);
   };
   CheckSpilledRescales(yaml, "interval-join", 32, 1500, 12000);  // the cache holds 1024 keys
+}
+
+// A savepoint restored into the job without its checkpointing block (as Flink restores one into
+// a job that does not checkpoint): state and source positions are restored all the same, so the
+// rows before the savepoint are not written again.
+TEST_F(RescaleTest, ASavepointRestoresIntoAJobThatDoesNotCheckpoint) {
+  const MakeYaml yaml = [](int p, const std::string& checkpointing, const std::string& backend) {
+    return JobYaml(p, kProcess, checkpointing, "MOD(ts / 100 * 7 + n, 13)", backend);
+  };
+  EXPECT_EQ(CheckRescalesOf(yaml, "heap", {"heap", "rocksdb"}, nullptr, false), 840u);
 }
 
 TEST_F(RescaleTest, AChangedMaxParallelismIsRefused) {
