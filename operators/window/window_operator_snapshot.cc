@@ -8,6 +8,7 @@
 #include "operators/window/session_store.h"
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
+#include "operators/window/window_tables.h"
 #include "runtime/state/state_codec.h"
 
 namespace tidemark {
@@ -156,6 +157,22 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
       UnspillAll();
     }
     UnspillSessions();
+  }
+  // Per-window tables: written as the sliced store they stand for (a copy, dropped after, also
+  // when writing throws).
+  struct DropCopy {
+    WindowOperator& op;
+    bool copied = false;
+    ~DropCopy() {
+      if (copied) {
+        op.int_store_.reset();
+        op.key_store_.reset();
+      }
+    }
+  } drop_copy{*this};
+  if (tables_) {
+    tables_->CopyToStore();
+    drop_copy.copied = true;
   }
   StateWriter& w = context.writer;
   w.BeginSection("window-operator", native ? kNativeVersion : kVersion);
@@ -344,6 +361,11 @@ void WindowOperator::InitializeState(StateInitializationContext& context) {
     RestoreNativeSnapshot(r, context);  // [rocks-incr]
   }
   r.EndSection();
+  // A restored sliced store goes into per-window tables when they can hold it.
+  window_tables_ = window_tables_ && sliced_;
+  if (window_tables_ && (int_store_ || key_store_) && !AdoptStoreIntoTables()) {
+    window_tables_ = false;  // state the tables cannot hold: stay on the sliced store
+  }
   if (flat_sessions_ && !AdoptRestoredSessions()) {
     flat_sessions_ = false;  // state the flat session path cannot hold: stay per-window
   }
