@@ -159,6 +159,37 @@ TEST(WindowTablesTest, OpenWindowsAreVisibleAsTheirStateWhileHeld) {
   EXPECT_EQ(o.Records().size(), 1u);
 }
 
+// A table of 4 MiB and more is allocated on huge-page-advised memory (TableAllocator): 300,000
+// int64 keys, two records each in shuffled order, fire once each with both counted, in key
+// order.
+TEST(WindowTablesTest, ALargeTableCountsEveryKeyAndFiresInKeyOrder) {
+  constexpr int64_t kKeys = 300000;
+  Open o(FieldType::kInt64, CountSum(1000));
+  std::vector<int64_t> keys;
+  for (int64_t k = 0; k < 2 * kKeys; ++k) {
+    keys.push_back((k % kKeys) * 7 - kKeys);
+  }
+  std::shuffle(keys.begin(), keys.end(), std::mt19937_64(3));
+  for (size_t from = 0; from < keys.size(); from += 256) {
+    std::vector<StreamRecord> batch;
+    for (size_t i = from; i < std::min(keys.size(), from + 256); ++i) {
+      batch.emplace_back(Row{Value(keys[i]), Value(int64_t{1})}, static_cast<Timestamp>(i % 1000));
+    }
+    o.Batch(std::move(batch));
+  }
+  EXPECT_EQ(o.window_op().NumSlices(), static_cast<size_t>(kKeys));
+  EXPECT_GE(o.window_op().StateMemoryBytes(), kKeys * 16);
+  o.Watermark(999);
+  const std::vector<StreamRecord> rows = o.Records();
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kKeys));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].row.GetInt64(0), static_cast<int64_t>(i) * 7 - kKeys) << i;
+    ASSERT_EQ(rows[i].row.GetInt64(3), 2) << i;  // n
+    ASSERT_EQ(rows[i].row.GetInt64(4), 2) << i;  // sum_v
+  }
+  EXPECT_EQ(o.window_op().NumSlices(), 0u);
+}
+
 // A seeded stream: `records` records of `keys` keys in 8 windows of 1000 ms, arriving up to
 // 1500 ms out of order, the watermark 700 ms behind the largest timestamp every 37 records, so
 // records fall late, into a fired window, and into up to three open windows.
