@@ -417,6 +417,11 @@ class WindowOperator : public StreamOperator,
   void WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const Src& key);
   template <typename K, typename Src>
   void ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const Src& src);
+  // A sliced key's `n` slices (their starts ascending, each slice's narrow words), next firing
+  // and live timer in the snapshot's form (WriteSlicedKey's and the per-window tables').
+  void WriteSlices(StateWriter& w, const Timestamp* starts, const uint64_t* const* words, size_t n,
+                   Timestamp next_fire, Timestamp timer);
+  std::vector<const uint64_t*> scratch_slice_words_;  // WriteSlicedKey's slices
   KeyGroupRange OwnedKeyGroups() const;
   const SlicedKeyState* FindSlicedKey(const Key& key) const;
   // `short_key`: `key`'s ref when it is one short string (`KeyRef::IsShortString`), whose bytes

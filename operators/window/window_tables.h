@@ -12,6 +12,7 @@
 // accumulator words, and drop the table.
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -30,6 +31,7 @@
 #include "runtime/state/key_groups.h"
 #include "runtime/state/key_ref.h"
 #include "runtime/state/keyed_state_backend.h"
+#include "runtime/state/state_serializer.h"
 
 namespace tidemark {
 
@@ -112,6 +114,13 @@ class WindowTablesBase {
   /// The tables' state into a new sliced store of the operator (`int_store_` or `key_store_`),
   /// as the sliced path would hold it: for snapshots and for leaving the tables.
   virtual void CopyToStore() = 0;
+  /// True for int64 keys (the sliced store they stand for is the int64 one).
+  virtual bool Int64Keys() const = 0;
+  /// Appends every key held (a key of several windows once or more) to `keys`.
+  virtual void AppendKeys(std::vector<Key>& keys) const = 0;
+  /// Writes `key`'s sliced state in the snapshot's form, exactly as `WriteSlicedKey` writes the
+  /// sliced store `CopyToStore` would make (a bool: held, then its windows as slices).
+  virtual void WriteKey(StateWriter& w, const Key& key) = 0;
   /// Takes the operator's sliced store (a restored one) into the tables and drops it; false,
   /// nothing done, when the store holds what the tables cannot (firing counts, a slice that is
   /// not an aligned window).
@@ -284,6 +293,32 @@ class WindowTables final : public WindowTablesBase {
     }
   }
 
+  bool Int64Keys() const override { return std::is_same_v<K, int64_t>; }
+
+  void AppendKeys(std::vector<Key>& keys) const override {
+    Key scratch;
+    ForEachDistinctKey([&](const K& k) { keys.push_back(KeyTraits<K>::ToKey(k, scratch)); });
+  }
+
+  void WriteKey(StateWriter& w, const Key& key) override {
+    // The key's windows ascending (the tables are), as the slices CopyInto would give it.
+    starts_.clear();
+    words_.clear();
+    for (const auto& t : tables_) {
+      if (const uint64_t* words = FindIn(*t, key)) {
+        starts_.push_back(t->start);
+        words_.push_back(words);
+      }
+    }
+    w.WriteBool(!starts_.empty());
+    if (starts_.empty()) {
+      return;
+    }
+    const Timestamp first_max = starts_.front() + op_.size_ - 1;
+    op_.WriteSlices(w, starts_.data(), words_.data(), starts_.size(), first_max, first_max);
+    w.WriteU32(0);  // no firing counts without lateness
+  }
+
   bool AdoptStore() override {
     if constexpr (std::is_same_v<K, int64_t>) {
       if (!op_.int_store_ || !Adopt(*op_.int_store_)) {
@@ -332,42 +367,51 @@ class WindowTables final : public WindowTablesBase {
   }
 
   size_t NumKeys() const override {
-    // A key counts in the latest table holding it.
-    size_t n = 0;
-    for (size_t i = 0; i < tables_.size(); ++i) {
-      if (i + 1 == tables_.size()) {
-        n += tables_[i]->keys.size();
-        break;
-      }
-      for (const auto& [k, w] : tables_[i]->keys) {
-        bool later = false;
-        for (size_t j = i + 1; j < tables_.size() && !later; ++j) {
-          later = tables_[j]->keys.contains(k);
-        }
-        n += later ? 0 : 1;
-      }
+    if (tables_.size() == 1) {
+      return tables_.front()->keys.size();
     }
+    size_t n = 0;
+    ForEachDistinctKey([&n](const K&) { ++n; });
     return n;
   }
 
   const uint64_t* Find(const Key& key, Timestamp start) const override {
     for (const auto& t : tables_) {
-      if (t->start != start) {
-        continue;
-      }
-      if constexpr (std::is_same_v<K, int64_t>) {
-        const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
-        auto it = v == nullptr ? t->keys.end() : t->keys.find(*v);
-        return it == t->keys.end() ? nullptr : it->second.data();
-      } else {
-        auto it = t->keys.find(KeyProbe::Of(key));
-        return it == t->keys.end() ? nullptr : it->second.data();
+      if (t->start == start) {
+        return FindIn(*t, key);
       }
     }
     return nullptr;
   }
 
  private:
+  // `f(key)` once for every key held: behind a watermark that lags by many windows a key is in
+  // many tables, so the keys seen are noted (O(panes), not a lookup in every other table).
+  template <typename F>
+  void ForEachDistinctKey(F&& f) const {
+    seen_.clear();
+    for (const auto& t : tables_) {
+      for (const auto& [k, w] : t->keys) {
+        if (tables_.size() == 1 || seen_.insert(k).second) {
+          f(k);
+        }
+      }
+    }
+    seen_.clear();
+  }
+
+  // `key`'s words in `t`, or nullptr.
+  static const uint64_t* FindIn(const Table& t, const Key& key) {
+    if constexpr (std::is_same_v<K, int64_t>) {
+      const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
+      auto it = v == nullptr ? t.keys.end() : t.keys.find(*v);
+      return it == t.keys.end() ? nullptr : it->second.data();
+    } else {
+      auto it = t.keys.find(KeyProbe::Of(key));
+      return it == t.keys.end() ? nullptr : it->second.data();
+    }
+  }
+
   // The table of the open window holding `t` (no new one, no late check), for the look-ahead.
   [[gnu::always_inline]] Table* Peek(Timestamp t) const {
     if (t >= lo_ && t < hi_) {
@@ -599,6 +643,11 @@ class WindowTables final : public WindowTablesBase {
   size_t reserve_ = 0;                          // keys of the last window fired
   std::vector<std::pair<int64_t, Words>> due_;  // int64 keys: a window's (key, words) to fire
   std::vector<KeyRef> due_keys_;                // KeyRef keys: a window's keys to fire
+  // ForEachDistinctKey's scratch: the keys seen.
+  mutable absl::flat_hash_set<K, typename KeyTraits<K>::MapHash, typename KeyTraits<K>::MapEq>
+      seen_;
+  std::vector<Timestamp> starts_;       // WriteKey's scratch: the key's windows
+  std::vector<const uint64_t*> words_;  // and their words
   KeySortScratch sort_scratch_;
 };
 
