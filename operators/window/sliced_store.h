@@ -58,6 +58,16 @@ struct SlicedStore {
   std::vector<K> due;  // scratch: the keys of the time being fired
 };
 
+/// While alive, the window operator's sliced firings go downstream in batches
+/// (`WindowOperator::fired_batching_`; the caller flushes the last one).
+struct FiredBatching {
+  bool& flag;
+  explicit FiredBatching(bool& f) : flag(f) { flag = true; }
+  ~FiredBatching() { flag = false; }
+  FiredBatching(const FiredBatching&) = delete;
+  FiredBatching& operator=(const FiredBatching&) = delete;
+};
+
 /// A single int64 key with its key-group hash (`Int64KeyHash64`), computed once per record by
 /// the batch loop, which requests the key's table slot with it a few records ahead.
 struct HashedInt64Key {

@@ -11,6 +11,7 @@
 #include "operators/window/session_store.h"
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_aggregates.h"
+#include "operators/window/window_tables.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/logging.h"
 #include "runtime/core/mutex.h"
@@ -66,6 +67,7 @@ void WindowOperator::Open(const OperatorContext& context) {
   if (sliced_) {
     OpenRocksDb();
   }
+  window_tables_ = window_tables_ && sliced_ && !rocks_;  // per-window tables: heap only
   if (flat_sessions_) {
     OpenSessionRocksDb();
   }
@@ -198,6 +200,20 @@ WindowState* WindowOperator::FindState(const Key& key, const Window& state_windo
 
 const WindowState* WindowOperator::GetWindowState(const Key& key,
                                                   const Window& state_window) const {
+  if (tables_) {
+    const Timestamp start = state_window.is_global() ? 0 : state_window.start();
+    const uint64_t* words = state_window.is_global() || state_window.end() != start + size_
+                                ? nullptr
+                                : tables_->Find(key, start);
+    if (words == nullptr) {
+      return nullptr;
+    }
+    scratch_words_.assign(slice_words_, uint64_t{0});
+    slice_aggs_.Merge(scratch_words_.data(), words, slice_strings_);
+    ExpandScratchWords();
+    introspected_ = aggregating_->CreateStateFrom(scratch_accs_.data());
+    return introspected_.get();
+  }
   if (sliced_) {
     const SlicedKeyState* found = FindSlicedKey(key);
     if (found == nullptr || state_window.is_global()) {
@@ -304,6 +320,23 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
   MaybeSpill();
   if (flat_sessions_ && rocks_session_cf_ >= 0) {
     SessionFaultInBatch(records);  // (RocksDB) the batch's evicted int64 keys in one MultiGet
+  }
+  if (window_tables_) {
+    if (records.size == 0) {
+      return;
+    }
+    if (!tables_) {
+      MakeWindowTables(options_.key_slots.size() == 1 && IsInt64Key(records[0].row));
+    }
+    const size_t taken = tables_->AddBatch(records);
+    if (taken == records.size) {
+      return;
+    }
+    // A record the tables cannot take: it and the rest go on in the sliced store.
+    LeaveWindowTables();
+    RecordBatch rest{records.records + taken, records.size - taken, nullptr};
+    ProcessBatch(rest, input);
+    return;
   }
   // How far ahead a record's table slot is requested: enough to cover a memory access with the
   // work of the records between, few enough that the lines are still cached when used.
@@ -419,6 +452,15 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
 
 void WindowOperator::ProcessElement(StreamRecord& record, int /*input*/) {
   ++records_since_state_sample_;
+  if (window_tables_) {
+    if (!tables_) {
+      MakeWindowTables(options_.key_slots.size() == 1 && IsInt64Key(record.row));
+    }
+    if (tables_->Add(record)) {
+      return;
+    }
+    LeaveWindowTables();  // the record goes on in the sliced store
+  }
   if (sliced_) {
     if (InSlicedRange(record)) {
       SlicedProcessElement(record);

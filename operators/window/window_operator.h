@@ -85,6 +85,10 @@ using SlicedFirings = std::vector<std::pair<Timestamp, int64_t>>;
 template <typename K>
 struct SlicedStore;
 
+class WindowTablesBase;
+template <typename K, size_t N>
+class WindowTables;
+
 /// One in-flight session of one key on the window operator's flat session path (internal to
 /// `WindowOperator`): the session window [start, end) and the window its contents are stored
 /// under (its state window, as in `MergingWindowSet`).
@@ -153,6 +157,18 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// path), lateness, late firings, late side output, `firing` numbers and cleanup are those of the
 /// per-window path; a record timestamp beyond +-2^61 ms (or none) converts the operator to the
 /// general path for good (its windows' states and timers are rebuilt from the slices first).
+/// Per-window tables (a form of the sliced path, same output record for record): aligned
+/// event-time tumbling windows on the heap backend with no allowed lateness, whose narrow
+/// accumulators are at most four words without strings (counts, sums, min / max of fixed-width
+/// values), keep one flat table per open window (key -> accumulator words inline, window_tables.h)
+/// instead of per-key slices and timers: a record does one lookup in its window's table; the
+/// watermark that passes a window's max timestamp fires its keys in key order (the order of the
+/// per-key timers) and drops the table whole. No timer, slice list or per-key erase. Snapshots
+/// are written in the sliced path's format (the tables are copied into a sliced store for it),
+/// and a restored sliced store is taken into tables, so either path and either backend restores
+/// the other's. A record the tables cannot take (a key of another shape than the tables', a
+/// timestamp out of the sliced range, a key group this subtask does not own) moves their state
+/// into the sliced store, and the operator goes on there for good.
 /// Flat session path (same output, record for record): event-time session windows with a fixed
 /// gap, the default `EventTimeTrigger`, an `AggregatingWindowFunction` (any aggregates: the
 /// accumulators are added and merged in the order the per-window states would be) and no
@@ -185,6 +201,10 @@ class WindowOperator : public StreamOperator,
                        public KeyContext,
                        public WindowAssigner::Context {
  public:
+  // The per-window tables (window_tables.h) work on the operator's state and counters.
+  template <typename K, size_t N>
+  friend class WindowTables;
+
   struct Options {
     /// Input slots forming the key, in key-by order; empty = one window set for all records.
     std::vector<int> key_slots;
@@ -306,6 +326,9 @@ class WindowOperator : public StreamOperator,
   const WindowState* GetWindowState(const Key& key, const Window& state_window) const;
   /// True while the operator runs on the sliced path (see the class comment).
   bool uses_slices() const { return sliced_; }
+  /// True while the operator keeps its sliced state in per-window tables, or will at its first
+  /// record (see the class comment).
+  bool uses_window_tables() const { return window_tables_; }
   /// True while the operator runs on the flat session path (see the class comment).
   bool uses_flat_sessions() const { return flat_sessions_; }
   /// True when the sliced or flat session path's keyed state is on RocksDB
@@ -394,6 +417,11 @@ class WindowOperator : public StreamOperator,
   void WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const Src& key);
   template <typename K, typename Src>
   void ReadSlicedKey(StateReader& r, SlicedStore<K>& store, const Src& src);
+  // A sliced key's `n` slices (their starts ascending, each slice's narrow words), next firing
+  // and live timer in the snapshot's form (WriteSlicedKey's and the per-window tables').
+  void WriteSlices(StateWriter& w, const Timestamp* starts, const uint64_t* const* words, size_t n,
+                   Timestamp next_fire, Timestamp timer);
+  std::vector<const uint64_t*> scratch_slice_words_;  // WriteSlicedKey's slices
   KeyGroupRange OwnedKeyGroups() const;
   const SlicedKeyState* FindSlicedKey(const Key& key) const;
   // `short_key`: `key`'s ref when it is one short string (`KeyRef::IsShortString`), whose bytes
@@ -403,6 +431,25 @@ class WindowOperator : public StreamOperator,
   template <typename K>
   SlicedFirings* FiringsOf(SlicedStore<K>& store, const K& key);
   void MergeSlices(const SlicedKeyState& ks, Timestamp start, Timestamp end) const;
+  // The accumulators of `scratch_words_` (merged slices) into `scratch_accs_`; the words' strings
+  // given back.
+  void ExpandScratchWords() const;
+  // The result row of the window [start, start + size_) of `key`: from `words` (counts and int64
+  // sums, one_slice_windows_) or, when null, from `scratch_accs_`; numbered from `firings`
+  // (nullptr: 0); emitted stamped its max timestamp. `short_key` as for FireSlicedWindow.
+  void EmitSlicedResult(const Key& key, Timestamp start, const uint64_t* words,
+                        SlicedFirings* firings, const KeyRef* short_key);
+  // One window of the per-window tables: `key`'s accumulator words in the table of the window
+  // starting at `start`.
+  void FireTableWindow(const Key& key, const uint64_t* words, Timestamp start,
+                       const KeyRef* short_key);
+  // Per-window tables (window_tables.h): made for the first record (`int64_keys`: the record's
+  // key is a single non-NULL int64), given up for the sliced store when a record does not fit
+  // them (LeaveWindowTables), and taken from a restored sliced store (AdoptStoreIntoTables:
+  // false, the store kept, when it holds what the tables cannot).
+  void MakeWindowTables(bool int64_keys);
+  void LeaveWindowTables();
+  bool AdoptStoreIntoTables();
   uint64_t* FindOrAddSlice(SlicedKeyState& ks, Timestamp start);
   // Drops the first `n` slices of `ks` (their strings given back).
   void DropSlices(SlicedKeyState& ks, size_t n);
@@ -631,6 +678,11 @@ class WindowOperator : public StreamOperator,
   int64_t offset_ = 0;
   int64_t slice_ = 0;               // gcd(size_, slide_)
   bool one_slice_windows_ = false;  // see InitSlicing
+  // Per-window tables (see the class comment): eligible (decided in InitSlicing and Open, only
+  // ever switches off) and, once made, the tables. While they are set the sliced stores
+  // (`int_store_`, `key_store_`) are null but for a snapshot's copy.
+  bool window_tables_ = false;
+  std::unique_ptr<WindowTablesBase> tables_;
   SliceCache slice_cache_;
   size_t num_accs_ = 0;
   SliceAggregates slice_aggs_;  // the narrow accumulators of a slice

@@ -17,6 +17,7 @@
 
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
+#include "operators/window/window_tables.h"
 #include "runtime/core/errors.h"
 
 namespace tidemark {
@@ -75,6 +76,11 @@ void WindowOperator::InitSlicing() {
                     return a.kind == AggregateKind::kCount ||
                            (a.kind == AggregateKind::kSum && a.output_type == FieldType::kInt64);
                   });
+  // Per-window tables: aligned tumbling windows (one slice each) without lateness, whose
+  // accumulators fit a table slot's four words and hold no strings. The heap backend is
+  // checked in Open.
+  window_tables_ = slice_ == size_ && slide_ == size_ && options_.allowed_lateness_ms == 0 &&
+                   slice_words_ >= 1 && slice_words_ <= 4 && !slice_aggs_.has_strings();
 }
 
 Timestamp WindowOperator::LastStart(Timestamp t) const {
@@ -116,6 +122,9 @@ size_t WindowOperator::NumSlices() const {
   auto add = [&n](int, const auto&, const SlicedKeyState& ks) {
     n += ks.starts.size();
   };
+  if (tables_) {
+    n += tables_->NumPanes();
+  }
   if (int_store_) {
     int_store_->keys.ForEach(add);
   }
@@ -246,6 +255,10 @@ void WindowOperator::MergeSlices(const SlicedKeyState& ks, Timestamp start, Time
        i < ks.starts.size() && ks.starts[i] < end; ++i) {
     slice_aggs_.Merge(scratch_words_.data(), ks.accs.data() + i * n, slice_strings_);
   }
+  ExpandScratchWords();
+}
+
+void WindowOperator::ExpandScratchWords() const {
   scratch_accs_.resize(num_accs_);
   slice_aggs_.Expand(scratch_words_.data(), scratch_accs_.data(), slice_strings_);
   slice_aggs_.Release(scratch_words_.data(), slice_strings_);
@@ -261,10 +274,6 @@ SlicedFirings* WindowOperator::FiringsOf(SlicedStore<K>& store, const K& key) {
 
 void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timestamp start,
                                       SlicedFirings* firings, const KeyRef* short_key) {
-  const Timestamp end = start + size_;
-  const Window w(TimeWindow(start, end));
-  const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
-                                    timer_service_->processing_time_service()};
   const uint64_t* slice_words = nullptr;  // the window's one slice, when it is one
   if (one_slice_windows_) {
     auto pos = std::lower_bound(ks.starts.begin(), ks.starts.end(), start);
@@ -272,6 +281,31 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
       slice_words = ks.accs.data() + static_cast<size_t>(pos - ks.starts.begin()) * slice_words_;
     }
   }
+  if (slice_words == nullptr) {
+    MergeSlices(ks, start, start + size_);
+  }
+  EmitSlicedResult(key, start, slice_words, firings, short_key);
+}
+
+void WindowOperator::FireTableWindow(const Key& key, const uint64_t* words, Timestamp start,
+                                     const KeyRef* short_key) {
+  if (!one_slice_windows_) {
+    // The window's one slice merged into empty accumulators, as MergeSlices does.
+    scratch_words_.assign(slice_words_, uint64_t{0});
+    slice_aggs_.Merge(scratch_words_.data(), words, slice_strings_);
+    ExpandScratchWords();
+    words = nullptr;
+  }
+  EmitSlicedResult(key, start, words, nullptr, short_key);
+}
+
+void WindowOperator::EmitSlicedResult(const Key& key, Timestamp start, const uint64_t* words,
+                                      SlicedFirings* firings, const KeyRef* short_key) {
+  const Timestamp end = start + size_;
+  const Window w(TimeWindow(start, end));
+  const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
+                                    timer_service_->processing_time_service()};
+  const uint64_t* slice_words = words;
   Row& row = FiringRow();
   if (slice_words != nullptr) {
     // Counts and int64 sums (one_slice_windows_) go from the slice's words into the row: the
@@ -281,7 +315,6 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
                           : aggregating_->FillResultKeyAndWindow(ctx, row);
     slice_aggs_.WriteCountsAndInt64Sums(slice_words, row, at);
   } else {
-    MergeSlices(ks, start, end);
     aggregating_->FillResultRow(ctx, scratch_accs_.data(), row);
   }
   ++num_windows_fired_;
@@ -751,6 +784,10 @@ SlicedKeyState* WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src,
 }
 
 void WindowOperator::FireSlicedTimers(Timestamp watermark) {
+  if (tables_) {
+    tables_->Fire(watermark);
+    return;
+  }
   if (int_store_) {
     FireSlicedTimers(*int_store_, watermark);
   } else if (key_store_) {
@@ -833,13 +870,7 @@ void WindowOperator::FireDueKeys(SlicedStore<K>& store, Timestamp time,
   constexpr size_t kLookAhead = 4;
   // The keys' result rows go downstream kFiredBatch at a time, in firing order (nothing else is
   // emitted while a time's keys fire); the last ones at the end of the loop.
-  struct Batching {
-    bool& flag;
-    explicit Batching(bool& f) : flag(f) { flag = true; }
-    ~Batching() { flag = false; }
-    Batching(const Batching&) = delete;
-    Batching& operator=(const Batching&) = delete;
-  } batching{fired_batching_};
+  const FiredBatching batching(fired_batching_);
   // The heap backend reads the due keys no more once fired (RocksDbAfterFiring does).
   const bool release_keys = !rocks_has_keys();
   {
@@ -962,6 +993,41 @@ bool WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
   }
   UpdateSlicedTimer(store, key, ks);
   return false;
+}
+
+void WindowOperator::MakeWindowTables(bool int64_keys) {
+  // The narrow accumulators in a slot of 1, 2 or 4 words.
+  const size_t words = slice_words_ <= 2 ? slice_words_ : 4;
+  if (int64_keys) {
+    if (words == 1) {
+      tables_ = std::make_unique<WindowTables<int64_t, 1>>(*this);
+    } else if (words == 2) {
+      tables_ = std::make_unique<WindowTables<int64_t, 2>>(*this);
+    } else {
+      tables_ = std::make_unique<WindowTables<int64_t, 4>>(*this);
+    }
+  } else if (words == 1) {
+    tables_ = std::make_unique<WindowTables<KeyRef, 1>>(*this);
+  } else if (words == 2) {
+    tables_ = std::make_unique<WindowTables<KeyRef, 2>>(*this);
+  } else {
+    tables_ = std::make_unique<WindowTables<KeyRef, 4>>(*this);
+  }
+}
+
+void WindowOperator::LeaveWindowTables() {
+  tables_->CopyToStore();
+  tables_.reset();
+  window_tables_ = false;
+}
+
+bool WindowOperator::AdoptStoreIntoTables() {
+  MakeWindowTables(int_store_ != nullptr);
+  if (!tables_->AdoptStore()) {
+    tables_.reset();
+    return false;
+  }
+  return true;
 }
 
 void WindowOperator::LeaveSlicedPath() {

@@ -8,6 +8,7 @@
 #include "operators/window/session_store.h"
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
+#include "operators/window/window_tables.h"
 #include "runtime/state/state_codec.h"
 
 namespace tidemark {
@@ -47,20 +48,12 @@ void WindowOperator::WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const
   if (ks == nullptr) {
     return;
   }
-  w.WriteU32(static_cast<uint32_t>(ks->starts.size()));
-  for (Timestamp s : ks->starts) {
-    w.WriteI64(s);
-  }
-  w.WriteI64(ks->next_fire);
-  w.WriteI64(ks->timer);
-  // The narrow accumulators in their general form: the bytes of version 1.
-  scratch_accs_.resize(num_accs_);
+  scratch_slice_words_.clear();
   for (size_t i = 0; i < ks->starts.size(); ++i) {
-    slice_aggs_.Expand(ks->accs.data() + i * slice_words_, scratch_accs_.data(), slice_strings_);
-    for (const AggregateAccumulator& a : scratch_accs_) {
-      WriteAccumulator(w, a);
-    }
+    scratch_slice_words_.push_back(ks->accs.data() + i * slice_words_);
   }
+  WriteSlices(w, ks->starts.data(), scratch_slice_words_.data(), ks->starts.size(), ks->next_fire,
+              ks->timer);
   auto f = store.firings.find(key);
   if (f == store.firings.end()) {
     w.WriteU32(0);
@@ -70,6 +63,25 @@ void WindowOperator::WriteSlicedKey(StateWriter& w, SlicedStore<K>& store, const
   for (const auto& [end, count] : f->second) {
     w.WriteI64(end);
     w.WriteI64(count);
+  }
+}
+
+void WindowOperator::WriteSlices(StateWriter& w, const Timestamp* starts,
+                                 const uint64_t* const* words, size_t n, Timestamp next_fire,
+                                 Timestamp timer) {
+  w.WriteU32(static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    w.WriteI64(starts[i]);
+  }
+  w.WriteI64(next_fire);
+  w.WriteI64(timer);
+  // The narrow accumulators in their general form: the bytes of version 1.
+  scratch_accs_.resize(num_accs_);
+  for (size_t i = 0; i < n; ++i) {
+    slice_aggs_.Expand(words[i], scratch_accs_.data(), slice_strings_);
+    for (const AggregateAccumulator& a : scratch_accs_) {
+      WriteAccumulator(w, a);
+    }
   }
 }
 
@@ -160,7 +172,9 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
   StateWriter& w = context.writer;
   w.BeginSection("window-operator", native ? kNativeVersion : kVersion);
   w.WriteBool(sliced_);
-  w.WriteU8(int_store_ ? kIntStore : (key_store_ ? kKeyStore : kNoStore));
+  // Per-window tables are written as the sliced store they stand for.
+  const bool int_keys = int_store_ || (tables_ && tables_->Int64Keys());
+  w.WriteU8(int_keys ? kIntStore : (key_store_ || tables_ ? kKeyStore : kNoStore));
   w.WriteU32(static_cast<uint32_t>(num_accs_));
   w.WriteI64(timer_service_->CurrentWatermark());
   w.WriteI64(num_late_records_dropped_);
@@ -193,6 +207,9 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
   if (key_store_) {
     key_store_->keys.ForEach(
         [&](int, const KeyRef& k, const SlicedKeyState&) { keys.push_back(k.key()); });
+  }
+  if (tables_) {
+    tables_->AppendKeys(keys);
   }
   if (int_sessions_) {
     int_sessions_->keys.ForEach(
@@ -253,6 +270,8 @@ void WindowOperator::SnapshotState(StateSnapshotContext& context) {
       WriteSlicedKey(w, *int_store_, *int_key);
     } else if (key_store_) {
       WriteSlicedKey(w, *key_store_, KeyProbe::Of(key));
+    } else if (tables_) {
+      tables_->WriteKey(w, key);
     } else {
       w.WriteBool(false);
     }
@@ -344,6 +363,11 @@ void WindowOperator::InitializeState(StateInitializationContext& context) {
     RestoreNativeSnapshot(r, context);  // [rocks-incr]
   }
   r.EndSection();
+  // A restored sliced store goes into per-window tables when they can hold it.
+  window_tables_ = window_tables_ && sliced_;
+  if (window_tables_ && (int_store_ || key_store_) && !AdoptStoreIntoTables()) {
+    window_tables_ = false;  // state the tables cannot hold: stay on the sliced store
+  }
   if (flat_sessions_ && !AdoptRestoredSessions()) {
     flat_sessions_ = false;  // state the flat session path cannot hold: stay per-window
   }

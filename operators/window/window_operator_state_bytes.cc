@@ -10,6 +10,7 @@
 #include "operators/window/sliced_store.h"
 #include "operators/window/window_operator.h"
 #include "operators/window/window_state_bytes.h"
+#include "operators/window/window_tables.h"
 
 namespace tidemark {
 
@@ -96,6 +97,9 @@ WindowOperator::StateFigures WindowOperator::MeasureState() const {
   if (key_store_) {
     MeasureStore(*key_store_, num_accs_, f);
   }
+  if (tables_) {
+    tables_->Measure(f, num_accs_);
+  }
   f.slices = f.panes;
   if (int_sessions_) {
     MeasureStore(*int_sessions_, session_accs_, f);
@@ -135,6 +139,7 @@ int64_t WindowOperator::NumStateKeys() const {
   size_t n = 0;
   n += int_store_ ? int_store_->keys.size() : 0;
   n += key_store_ ? key_store_->keys.size() : 0;
+  n += tables_ ? tables_->NumKeys() : 0;
   n += int_sessions_ ? int_sessions_->keys.size() : 0;
   n += key_sessions_ ? key_sessions_->keys.size() : 0;
   n += panes_.size();  // the per-window path's keys

@@ -14,6 +14,24 @@
 
 namespace tidemark::testing {
 
+/// {k: `key_type`, v: int64}: the records of the window operator tests.
+inline Schema KeyValueSchema(FieldType key_type) {
+  Schema schema;
+  schema.Add("k", key_type);
+  schema.Add("v", FieldType::kInt64);
+  return schema;
+}
+
+/// The aggregate `function` of `field` (empty: of records) named `as`.
+inline AggregateSpec Aggregate(const std::string& function, const std::string& field,
+                               const std::string& as) {
+  AggregateSpec a;
+  a.function = function;
+  a.field = field;
+  a.as = as;
+  return a;
+}
+
 /// One step of a window operator's scripted input: a batch of records, or (when `watermark` is
 /// set) a watermark.
 struct WindowStep {
@@ -74,6 +92,8 @@ class WindowOperatorRunner {
     op_->ProcessBatch(batch, 0);
   }
   void Watermark(Timestamp watermark) { op_->ProcessWatermark(tidemark::Watermark{watermark}, 0); }
+  /// Feeds one record through `ProcessElement` (not as a batch).
+  void Element(StreamRecord record) { op_->ProcessElement(record, 0); }
   /// A canonical snapshot (checkpoint 1), and a restore from one (watermarks too).
   std::string Snapshot() { return SnapshotOf(*op_); }
   void Restore(const std::string& bytes) { RestoreFrom(*op_, bytes); }
@@ -94,6 +114,8 @@ class WindowOperatorRunner {
     return lines;
   }
   WindowOperator& op() { return static_cast<WindowOperator&>(*op_); }
+  /// Everything emitted so far (watermarks and side outputs too).
+  const CollectingOutput& output() const { return out_; }
   StreamOperator& base() { return *op_; }
 
  private:

@@ -148,10 +148,14 @@ TEST(WindowOperatorStateBytesTest, BackendKeyGroupsAreKeyGroupForHashAtAnyMaxPar
   }
 }
 
-TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirKeys) {
+namespace {
+
+// The memory gauges of 1000 keys in one tumbling window with `lateness`.
+void CheckMemoryPeakGauges(int64_t lateness) {
   WindowSpec spec;
   spec.assigner = "tumbling";
   spec.size_ms = 1000;
+  spec.allowed_lateness_ms = lateness;
   OpenCountWindows windows(spec);
   StreamOperator* op = windows.op.get();
   testing::CollectingOutput& out = windows.out;
@@ -169,16 +173,25 @@ TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirK
   ASSERT_TRUE(window_op.uses_slices());
   EXPECT_EQ(window_op.NumStateKeys(), 1000);
   const int64_t held = window_op.StateMemoryBytes();
-  // Every key's slot, and at most a table's growth (2x) plus load headroom over it; the timers
-  // hold one entry per key (1000 keys at one window end).
-  const int64_t slot = static_cast<int64_t>(sizeof(std::pair<const int64_t, SlicedKeyState>)) + 1;
-  // A key's slot: the int64 key (8), its slice starts (24: two inline), next firing and timer
-  // (16) and its narrow accumulator words (24: two inline; a count is one), 72 bytes, where two
-  // general accumulators made it 192.
-  EXPECT_EQ(slot, 72 + 1);
-  EXPECT_GE(held, 1000 * slot + 1000 * static_cast<int64_t>(sizeof(int64_t)));
-  EXPECT_LE(held,
-            4 * 1000 * slot + 128 * (slot + 16) + 4 * 1000 * static_cast<int64_t>(sizeof(int64_t)));
+  if (lateness == 0) {
+    // One table for the window: a key's slot is the int64 key and its count (16 bytes), and
+    // at most a table's growth (2x) plus load headroom over it; no timers.
+    const int64_t slot = static_cast<int64_t>(sizeof(std::pair<const int64_t, uint64_t>)) + 1;
+    EXPECT_EQ(slot, 16 + 1);
+    EXPECT_GE(held, 1000 * slot);
+    EXPECT_LE(held, 4 * 1000 * slot + 16);
+  } else {
+    // Every key's slot, and at most a table's growth (2x) plus load headroom over it; the
+    // timers hold one entry per key (1000 keys at one window end).
+    const int64_t slot = static_cast<int64_t>(sizeof(std::pair<const int64_t, SlicedKeyState>)) + 1;
+    // A key's slot: the int64 key (8), its slice starts (24: two inline), next firing and timer
+    // (16) and its narrow accumulator words (24: two inline; a count is one), 72 bytes, where
+    // two general accumulators made it 192.
+    EXPECT_EQ(slot, 72 + 1);
+    EXPECT_GE(held, 1000 * slot + 1000 * static_cast<int64_t>(sizeof(int64_t)));
+    EXPECT_LE(held, 4 * 1000 * slot + 128 * (slot + 16) +
+                        4 * 1000 * static_cast<int64_t>(sizeof(int64_t)));
+  }
   op->ProcessWatermark(Watermark{kMaxTimestamp}, 0);  // sampled before the windows fire
   EXPECT_EQ(out.Records().size(), 1000u);
   EXPECT_EQ(window_op.NumStateKeys(), 0);
@@ -196,6 +209,17 @@ TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirK
   EXPECT_EQ(peak, held);
   EXPECT_EQ(keys, 1000);
   op->Close();
+}
+
+}  // namespace
+
+TEST(WindowOperatorStateBytesTest, MemoryPeakGaugesCountTheSlicedTablesAndTheirKeys) {
+  // Allowed lateness keeps the sliced store (per-key slices and timers); without it the tumbling
+  // windows are per-window tables (one slot of key and count per key, no timers).
+  for (const int64_t lateness : {int64_t{1}, int64_t{0}}) {
+    SCOPED_TRACE(lateness);
+    CheckMemoryPeakGauges(lateness);
+  }
 }
 
 // A slice is dropped at the cleanup time of the last window holding it (its max timestamp plus

@@ -1,0 +1,654 @@
+#pragma once
+
+// Internal to WindowOperator (window_operator.cc, window_operator_slices.cc,
+// window_operator_snapshot.cc, window_operator_state_bytes.cc): the per-window tables of the
+// sliced path (see the class comment in window_operator.h).
+//
+// Why they give the sliced path's output exactly: with tumbling windows and no allowed lateness
+// a key's slices are its windows, a window takes records only while its max timestamp is above
+// the watermark, and it fires once, when the watermark reaches that max timestamp, and is
+// cleaned up then. The sliced path fires a window end's keys in key order (its timer buckets)
+// and drops them; the tables fire the window's keys in the same order, from the same
+// accumulator words, and drop the table.
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <sys/mman.h>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "operators/window/sliced_store.h"
+#include "operators/window/window_operator.h"
+#include "operators/window/window_state_bytes.h"
+#include "runtime/state/key_groups.h"
+#include "runtime/state/key_ref.h"
+#include "runtime/state/keyed_state_backend.h"
+#include "runtime/state/state_serializer.h"
+
+namespace tidemark {
+
+/// The allocator of the per-window tables: a table of 4 MiB or more (10^5 keys and up) is
+/// placed on 2 MiB-aligned memory advised for transparent huge pages (MADV_HUGEPAGE), so that a
+/// record's random lookup into it does not also miss the TLB (10^6 keys are 8,000 4-KiB pages
+/// and 17 huge ones); smaller ones come from malloc. Either is given back with free.
+template <typename T>
+struct TableAllocator {
+  using value_type = T;
+  TableAllocator() = default;
+  template <typename U>
+  explicit TableAllocator(const TableAllocator<U>& /*other*/) {}
+  T* allocate(size_t n) {
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t bytes = n * sizeof(T);
+    void* p = nullptr;
+    if (bytes >= 2 * kHuge) {
+      const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+      p = std::aligned_alloc(kHuge, rounded);
+      if (p != nullptr) {
+        (void)::madvise(p, rounded, MADV_HUGEPAGE);  // a hint: without it, 4-KiB pages
+      }
+    } else {
+      p = std::malloc(bytes);
+    }
+    if (p == nullptr) {
+      throw std::bad_alloc();
+    }
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t /*n*/) { std::free(p); }
+  template <typename U>
+  friend bool operator==(const TableAllocator& /*a*/, const TableAllocator<U>& /*b*/) {
+    return true;
+  }
+};
+
+/// A stage of `LoopAhead`: `fn(j)` for the item `distance` places ahead of the current one.
+template <typename F>
+struct Ahead {
+  size_t distance;
+  F& fn;
+};
+template <typename F>
+Ahead(size_t, F&) -> Ahead<F>;
+
+/// A loop over items 0..n-1 that requests each item's memory in stages ahead of its turn: before
+/// `body(i)`, each stage's `fn(i + distance)` (the first items' stages first), in the stages'
+/// order. Stops at the first `body` that returns false; returns how many returned true.
+template <typename Body, typename... Stages>
+[[gnu::always_inline]] inline size_t LoopAhead(size_t n, Body&& body, const Stages&... stages) {
+  size_t most = 0;
+  ((most = std::max(most, stages.distance)), ...);
+  for (size_t j = 0; j < most && j < n; ++j) {
+    ((j < stages.distance ? stages.fn(j) : void()), ...);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    ((i + stages.distance < n ? stages.fn(i + stages.distance) : void()), ...);
+    if (!body(i)) {
+      return i;
+    }
+  }
+  return n;
+}
+
+/// The per-window tables of one key type and accumulator width, behind one interface (a call
+/// per batch, watermark or snapshot; the per-record work is inside).
+class WindowTablesBase {
+ public:
+  virtual ~WindowTablesBase() = default;
+  /// Adds the records of `records` in order; returns how many it took: the index of the first
+  /// record it cannot take (`records.size`: all), which with the rest goes to the sliced store.
+  virtual size_t AddBatch(RecordBatch& records) = 0;
+  /// Adds one record; false (nothing done) when it cannot take it.
+  virtual bool Add(StreamRecord& record) = 0;
+  /// Fires and drops every table whose window's max timestamp is <= `watermark`, in window
+  /// order, each in key order.
+  virtual void Fire(Timestamp watermark) = 0;
+  /// The tables' state into a new sliced store of the operator (`int_store_` or `key_store_`),
+  /// as the sliced path would hold it: for snapshots and for leaving the tables.
+  virtual void CopyToStore() = 0;
+  /// True for int64 keys (the sliced store they stand for is the int64 one).
+  virtual bool Int64Keys() const = 0;
+  /// Appends every key held (a key of several windows once or more) to `keys`.
+  virtual void AppendKeys(std::vector<Key>& keys) const = 0;
+  /// Writes `key`'s sliced state in the snapshot's form, exactly as `WriteSlicedKey` writes the
+  /// sliced store `CopyToStore` would make (a bool: held, then its windows as slices).
+  virtual void WriteKey(StateWriter& w, const Key& key) = 0;
+  /// Takes the operator's sliced store (a restored one) into the tables and drops it; false,
+  /// nothing done, when the store holds what the tables cannot (firing counts, a slice that is
+  /// not an aligned window).
+  virtual bool AdoptStore() = 0;
+  /// Adds the tables' payload bytes, memory, panes and distinct keys to `out`.
+  virtual void Measure(WindowOperator::StateFigures& out, size_t num_accs) const = 0;
+  /// (key, window) accumulators held.
+  virtual size_t NumPanes() const = 0;
+  /// Distinct keys held.
+  virtual size_t NumKeys() const = 0;
+  /// The accumulator words of `key` in the window starting at `start`, or nullptr.
+  virtual const uint64_t* Find(const Key& key, Timestamp start) const = 0;
+};
+
+/// Per-window tables with keys `K` (`int64_t`: every key a single non-NULL int64; `KeyRef`:
+/// any key, interned in the tables' own pool) and `N` accumulator words a key (the slice words,
+/// zero-padded). One `absl::flat_hash_map` per open window, ascending by window start.
+template <typename K, size_t N>
+class WindowTables final : public WindowTablesBase {
+ public:
+  using Words = std::array<uint64_t, N>;
+  using Map =
+      absl::flat_hash_map<K, Words, typename KeyTraits<K>::MapHash, typename KeyTraits<K>::MapEq,
+                          TableAllocator<std::pair<const K, Words>>>;
+  struct Table {
+    Timestamp start = 0;
+    Map keys;
+  };
+
+  explicit WindowTables(WindowOperator& op)
+      : op_(op),
+        slot_(op.options_.key_slots.empty() ? 0 : static_cast<size_t>(op.options_.key_slots[0])),
+        owned_(op.OwnedKeyGroups()),
+        max_parallelism_(op.context().max_parallelism),
+        all_owned_(owned_.size() == max_parallelism_) {}
+
+  ~WindowTables() override {
+    tables_.clear();  // the keys' refs before the pool they point into
+  }
+
+  // Flattened: the table probe, the accumulator add and the key checks are inlined into the
+  // loop (otherwise calls per record).
+  [[gnu::flatten]] size_t AddBatch(RecordBatch& records) override {
+    const size_t n = records.size;
+    if constexpr (std::is_same_v<K, int64_t>) {
+      if (!LargeTables()) {
+        // Small tables (in the L2 cache): no look-ahead, whose extra probe per record costs
+        // more than it saves.
+        const size_t taken = LoopAhead(
+            n, [&](size_t i) __attribute__((always_inline)) { return AddOne(records[i], 0); });
+        op_.records_since_state_sample_ += static_cast<int64_t>(taken);
+        return taken;
+      }
+      // A record's key is hashed kCtrlAt records ahead, its table's control bytes requested;
+      // kSlotAt ahead (control bytes read) its slot.
+      constexpr size_t kRing = 16;
+      constexpr size_t kCtrlAt = 12;
+      constexpr size_t kSlotAt = 6;
+      std::array<size_t, kRing> hashes{};
+      std::array<Map*, kRing> maps{};
+      const size_t slot = slot_;
+      auto ctrl_ahead = [&](size_t j) __attribute__((always_inline)) {
+        const StreamRecord& r = records[j];
+        Map* m = nullptr;
+        if (r.has_timestamp && IsInt64Slot(r.row, static_cast<int>(slot)) && !r.row.IsNull(slot)) {
+          if (Table* t = Peek(r.timestamp)) {
+            m = &t->keys;
+            const int64_t k = r.row.GetInt64(slot);
+            hashes[j % kRing] = typename KeyTraits<K>::MapHash()(k);
+            m->prefetch(k);
+          }
+        }
+        maps[j % kRing] = m;
+      };
+      auto slot_ahead = [&](size_t j) __attribute__((always_inline)) {
+        if (Map* m = maps[j % kRing]) {
+          const SlotTouch t{hashes[j % kRing], 0,
+                            static_cast<uint32_t>(sizeof(typename Map::value_type)),
+                            SlotTouch::kSlot};
+          (void)m->find(t);
+        }
+      };
+      const size_t taken = LoopAhead(
+          n, [&](size_t i) __attribute__((always_inline)) { return AddOne(records[i], 0); },
+          Ahead{kCtrlAt, ctrl_ahead}, Ahead{kSlotAt, slot_ahead});
+      op_.records_since_state_sample_ += static_cast<int64_t>(taken);
+      return taken;
+    } else {
+      // Interned keys: a record's row is requested 16 records ahead (written on the reader's
+      // core), its key hashed 12 ahead with its table's control bytes requested, its slot 8
+      // ahead and the key's pool entry (which a probe compares) 4 ahead.
+      constexpr size_t kRing = 16;
+      std::array<uint64_t, kRing> hashes{};
+      std::array<Map*, kRing> maps{};
+      const std::vector<int>& slots = op_.options_.key_slots;
+      auto ctrl_ahead = [&](size_t j) __attribute__((always_inline)) {
+        const StreamRecord& r = records[j];
+        const KeyProbe probe = KeyProbe::Of(r.row, slots);
+        hashes[j % kRing] = probe.hash64;
+        Map* m = r.has_timestamp ? PeekMap(r.timestamp) : nullptr;
+        if (m != nullptr) {
+          m->prefetch(probe);
+        }
+        maps[j % kRing] = m;
+      };
+      auto touch = [&](size_t j, SlotTouch::Stage stage) __attribute__((always_inline)) {
+        if (Map* m = maps[j % kRing]) {
+          const uint64_t hash = hashes[j % kRing];
+          const SlotTouch t{
+              typename KeyTraits<K>::MapHash()(KeyProbe{nullptr, nullptr, nullptr, hash}), hash,
+              static_cast<uint32_t>(sizeof(typename Map::value_type)), stage};
+          (void)m->find(t);
+          if (stage == SlotTouch::kSlot && !t.candidate) {
+            maps[j % kRing] = nullptr;  // not held: nothing more to request
+          }
+        }
+      };
+      auto row_ahead = [&](size_t j) __attribute__((always_inline)) {
+        records[j].row.PrefetchValues();
+      };
+      auto slot_ahead = [&](size_t j) __attribute__((always_inline)) {
+        touch(j, SlotTouch::kSlot);
+      };
+      auto entry_ahead = [&](size_t j) __attribute__((always_inline)) {
+        touch(j, SlotTouch::kEntry);
+      };
+      const size_t taken = LoopAhead(
+          n,
+          [&](size_t i)
+              __attribute__((always_inline)) { return AddOne(records[i], hashes[i % kRing]); },
+          Ahead{16, row_ahead}, Ahead{12, ctrl_ahead}, Ahead{8, slot_ahead}, Ahead{4, entry_ahead});
+      op_.records_since_state_sample_ += static_cast<int64_t>(taken);
+      return taken;
+    }
+  }
+
+  [[gnu::flatten]] bool Add(StreamRecord& record) override {
+    uint64_t hash = 0;
+    if constexpr (std::is_same_v<K, KeyRef>) {
+      hash = KeyHash64(record.row, op_.options_.key_slots);
+    }
+    return AddOne(record, hash);
+  }
+
+  void Fire(Timestamp watermark) override {
+    lo_ = 1;  // the watermark moved: the cached window may be late now
+    hi_ = 0;
+    cur_ = nullptr;
+    if (tables_.empty() || tables_.front()->start + op_.size_ - 1 > watermark) {
+      return;
+    }
+    // The keys' result rows go downstream kFiredBatch at a time, in firing order.
+    const FiredBatching batching(op_.fired_batching_);
+    while (!tables_.empty() && tables_.front()->start + op_.size_ - 1 <= watermark) {
+      std::unique_ptr<Table> t = std::move(tables_.front());
+      tables_.erase(tables_.begin());
+      reserve_ = t->keys.size();
+      FireTable(*t);
+    }
+    op_.FlushFired();
+  }
+
+  void CopyToStore() override {
+    if constexpr (std::is_same_v<K, int64_t>) {
+      op_.int_store_ = std::make_unique<SlicedStore<int64_t>>(max_parallelism_, owned_);
+      CopyInto(*op_.int_store_);
+    } else {
+      op_.key_store_ = std::make_unique<SlicedStore<KeyRef>>(max_parallelism_, owned_);
+      CopyInto(*op_.key_store_);
+    }
+  }
+
+  bool Int64Keys() const override { return std::is_same_v<K, int64_t>; }
+
+  void AppendKeys(std::vector<Key>& keys) const override {
+    Key scratch;
+    ForEachDistinctKey([&](const K& k) { keys.push_back(KeyTraits<K>::ToKey(k, scratch)); });
+  }
+
+  void WriteKey(StateWriter& w, const Key& key) override {
+    // The key's windows ascending (the tables are), as the slices CopyInto would give it.
+    starts_.clear();
+    words_.clear();
+    for (const auto& t : tables_) {
+      if (const uint64_t* words = FindIn(*t, key)) {
+        starts_.push_back(t->start);
+        words_.push_back(words);
+      }
+    }
+    w.WriteBool(!starts_.empty());
+    if (starts_.empty()) {
+      return;
+    }
+    const Timestamp first_max = starts_.front() + op_.size_ - 1;
+    op_.WriteSlices(w, starts_.data(), words_.data(), starts_.size(), first_max, first_max);
+    w.WriteU32(0);  // no firing counts without lateness
+  }
+
+  bool AdoptStore() override {
+    if constexpr (std::is_same_v<K, int64_t>) {
+      if (!op_.int_store_ || !Adopt(*op_.int_store_)) {
+        return false;
+      }
+      op_.int_store_.reset();
+    } else {
+      if (!op_.key_store_ || !Adopt(*op_.key_store_)) {
+        return false;
+      }
+      op_.key_store_.reset();
+    }
+    return true;
+  }
+
+  void Measure(WindowOperator::StateFigures& out, size_t num_accs) const override {
+    int64_t bytes = 0;
+    int64_t memory = 0;
+    const auto panes = static_cast<int64_t>(NumPanes());
+    for (const auto& t : tables_) {
+      if (t->keys.capacity() > 0) {
+        memory +=
+            static_cast<int64_t>(t->keys.capacity() * (sizeof(typename Map::value_type) + 1) + 16);
+      }
+      if constexpr (std::is_same_v<K, KeyRef>) {
+        for (const auto& [k, w] : t->keys) {
+          bytes += PaneStateBytes(RowStateBytes(k.key()), num_accs);
+        }
+      }
+    }
+    if constexpr (!std::is_same_v<K, KeyRef>) {
+      bytes = panes * PaneStateBytes(ValueStateBytes(Value(int64_t{0})), num_accs);
+    }
+    out.bytes += bytes;
+    out.memory_bytes += memory;
+    out.panes += panes;
+    out.keys += static_cast<int64_t>(NumKeys());
+  }
+
+  size_t NumPanes() const override {
+    size_t n = 0;
+    for (const auto& t : tables_) {
+      n += t->keys.size();
+    }
+    return n;
+  }
+
+  size_t NumKeys() const override {
+    if (tables_.size() == 1) {
+      return tables_.front()->keys.size();
+    }
+    size_t n = 0;
+    ForEachDistinctKey([&n](const K&) { ++n; });
+    return n;
+  }
+
+  const uint64_t* Find(const Key& key, Timestamp start) const override {
+    for (const auto& t : tables_) {
+      if (t->start == start) {
+        return FindIn(*t, key);
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  // `f(key)` once for every key held: behind a watermark that lags by many windows a key is in
+  // many tables, so the keys seen are noted (O(panes), not a lookup in every other table).
+  template <typename F>
+  void ForEachDistinctKey(F&& f) const {
+    seen_.clear();
+    for (const auto& t : tables_) {
+      for (const auto& [k, w] : t->keys) {
+        if (tables_.size() == 1 || seen_.insert(k).second) {
+          f(k);
+        }
+      }
+    }
+    seen_.clear();
+  }
+
+  // `key`'s words in `t`, or nullptr.
+  static const uint64_t* FindIn(const Table& t, const Key& key) {
+    if constexpr (std::is_same_v<K, int64_t>) {
+      const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
+      auto it = v == nullptr ? t.keys.end() : t.keys.find(*v);
+      return it == t.keys.end() ? nullptr : it->second.data();
+    } else {
+      auto it = t.keys.find(KeyProbe::Of(key));
+      return it == t.keys.end() ? nullptr : it->second.data();
+    }
+  }
+
+  // The table of the open window holding `t` (no new one, no late check), for the look-ahead.
+  [[gnu::always_inline]] Table* Peek(Timestamp t) const {
+    if (t >= lo_ && t < hi_) {
+      return cur_;
+    }
+    for (const auto& table : tables_) {
+      if (t >= table->start && t - table->start < op_.size_) {
+        return table.get();
+      }
+    }
+    return nullptr;
+  }
+  [[gnu::always_inline]] Map* PeekMap(Timestamp t) const {
+    Table* table = Peek(t);
+    return table != nullptr ? &table->keys : nullptr;
+  }
+
+  // The table of the window holding `t` (made when absent), or nullptr when that window is late
+  // (its max timestamp <= the watermark; no allowed lateness).
+  // Out of line: once per window in a run of in-order records.
+  [[gnu::noinline]] Table* TableOf(Timestamp t) {
+    const Timestamp start = TimeWindow::GetWindowStartWithOffset(t, op_.offset_, op_.size_);
+    if (start + op_.size_ - 1 <= op_.timer_service_->CurrentWatermark()) {
+      return nullptr;
+    }
+    cur_ = TableAt(start);
+    lo_ = start;
+    hi_ = start + op_.size_;
+    return cur_;
+  }
+
+  Table* TableAt(Timestamp start) {
+    auto it =
+        std::lower_bound(tables_.begin(), tables_.end(), start,
+                         [](const std::unique_ptr<Table>& a, Timestamp s) { return a->start < s; });
+    if (it == tables_.end() || (*it)->start != start) {
+      auto t = std::make_unique<Table>();
+      t->start = start;
+      // A window has about as many keys as the last one fired: one allocation, no rehash.
+      t->keys.reserve(reserve_);
+      it = tables_.insert(it, std::move(t));
+    }
+    return it->get();
+  }
+
+  // Whether a table may outgrow the L2 cache (8192 keys: the sliced path's threshold too).
+  bool LargeTables() const {
+    constexpr size_t kLargeKeys = 8192;
+    if (reserve_ > kLargeKeys) {
+      return true;
+    }
+    for (const auto& t : tables_) {
+      if (t->keys.size() > kLargeKeys) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // `record` into its window's table (`hash`: its key's KeyHash64 for KeyRef keys); false when
+  // the tables cannot take it (nothing done).
+  [[gnu::always_inline]] bool AddOne(StreamRecord& record, uint64_t hash) {
+    const Row& row = record.row;
+    if constexpr (std::is_same_v<K, int64_t>) {
+      // (The tables are int64 only for a single key field.)
+      if (!IsInt64Slot(row, static_cast<int>(slot_)) || row.IsNull(slot_)) [[unlikely]] {
+        return false;
+      }
+    }
+    Table* t = cur_;
+    if (!record.has_timestamp || record.timestamp < lo_ || record.timestamp >= hi_) [[unlikely]] {
+      // Another window than the last record's (the cached one is within the sliced range).
+      if (!WindowOperator::InSlicedRange(record)) {
+        return false;
+      }
+      t = TableOf(record.timestamp);
+    }
+    Words* words = nullptr;
+    if constexpr (std::is_same_v<K, int64_t>) {
+      const int64_t k = row.GetInt64(slot_);
+      if (!all_owned_ && !owned_.Contains(KeyGroupForHash(Int64KeyHash64(k), max_parallelism_)))
+          [[unlikely]] {
+        return false;  // the sliced store reports the routing error
+      }
+      if (t == nullptr) [[unlikely]] {
+        op_.HandleLateElement(record, op_.assigner_->AssignWindows(record, op_));
+        return true;
+      }
+      words = &t->keys.try_emplace(k).first->second;
+    } else {
+      if (!all_owned_ && !owned_.Contains(KeyGroupForHash(hash, max_parallelism_))) [[unlikely]] {
+        return false;
+      }
+      if (t == nullptr) [[unlikely]] {
+        op_.HandleLateElement(record, op_.assigner_->AssignWindows(record, op_));
+        return true;
+      }
+      const KeyProbe probe{&row, &op_.options_.key_slots, nullptr, hash};
+      auto it = t->keys.find(probe);
+      if (it == t->keys.end()) {
+        // Interned before it goes into the table (interning may throw; see
+        // KeyedStateBackend::Emplace).
+        it = t->keys.try_emplace(pool_.Make(probe)).first;
+      }
+      words = &it->second;
+    }
+    op_.slice_aggs_.Add(words->data(), row, op_.aggregating_->NextArrival(), op_.slice_strings_);
+    return true;
+  }
+
+  void FireTable(Table& t) {
+    // Key order, as the sliced path's timer buckets fire a window end's keys.
+    if constexpr (std::is_same_v<K, int64_t>) {
+      due_.clear();
+      due_.reserve(t.keys.size());
+      for (const auto& [k, w] : t.keys) {
+        due_.emplace_back(k, w);
+      }
+      t.keys = Map();  // freed now: the rows below may allocate
+      std::sort(due_.begin(), due_.end(),
+                [](const std::pair<int64_t, Words>& a, const std::pair<int64_t, Words>& b) {
+                  return a.first < b.first;
+                });
+      for (const auto& [k, w] : due_) {
+        op_.FireTableWindow(KeyTraits<int64_t>::ToKey(k, op_.current_key_), w.data(), t.start,
+                            nullptr);
+      }
+      due_.clear();
+    } else {
+      due_keys_.clear();
+      due_keys_.reserve(t.keys.size());
+      for (const auto& [k, w] : t.keys) {
+        due_keys_.push_back(k);
+      }
+      SortUniqueKeys(due_keys_, sort_scratch_);
+      const size_t n = due_keys_.size();
+      // Each key's slot is looked up a few keys ahead (its hash is in the ref: no entry read),
+      // its pool entry (the result row's key) requested.
+      constexpr size_t kAhead = 8;
+      for (size_t j = 0; j < kAhead && j < n; ++j) {
+        t.keys.prefetch(due_keys_[j]);
+        due_keys_[j].PrefetchEntry();
+      }
+      for (size_t i = 0; i < n; ++i) {
+        if (i + kAhead < n) {
+          t.keys.prefetch(due_keys_[i + kAhead]);
+          due_keys_[i + kAhead].PrefetchEntry();
+          due_keys_[i + kAhead / 2].PrefetchValues();
+        }
+        KeyRef& key = due_keys_[i];
+        auto it = t.keys.find(key);
+        const KeyRef* short_key = key.IsShortString() ? &key : nullptr;
+        op_.FireTableWindow(key.key(), it->second.data(), t.start, short_key);
+        // The table's ref and this one dropped while the key's entry is cached.
+        t.keys.erase(it);
+        key = KeyRef();
+      }
+      due_keys_.clear();
+    }
+  }
+
+  template <typename Store>
+  void CopyInto(Store& store) {
+    const size_t n = op_.slice_words_;
+    for (const auto& t : tables_) {
+      for (const auto& [k, w] : t->keys) {
+        auto [ref, ks] = EmplaceFromKey(store, k);
+        const bool first = ks->starts.empty();
+        ks->starts.push_back(t->start);
+        ks->accs.insert(ks->accs.end(), w.begin(), w.begin() + static_cast<std::ptrdiff_t>(n));
+        if (first) {
+          // The key's first window (the tables ascend): its next firing and live timer, where
+          // the sliced path keeps them without lateness (the first slice's drop time is its
+          // window's max timestamp too).
+          ks->next_fire = t->start + op_.size_ - 1;
+          ks->timer = ks->next_fire;
+          store.timers.Add(ks->timer, *ref);
+        }
+      }
+    }
+  }
+
+  template <typename Store>
+  bool Adopt(Store& store) {
+    if (!store.firings.empty()) {
+      return false;
+    }
+    bool aligned = true;
+    store.keys.ForEach([&](int, const auto&, const SlicedKeyState& ks) {
+      for (Timestamp s : ks.starts) {
+        aligned = aligned && InSlicedRange(s) &&
+                  TimeWindow::GetWindowStartWithOffset(s, op_.offset_, op_.size_) == s;
+      }
+    });
+    if (!aligned) {
+      return false;
+    }
+    const size_t n = op_.slice_words_;
+    store.keys.ForEach([&](int, const auto& k, const SlicedKeyState& ks) {
+      for (size_t i = 0; i < ks.starts.size(); ++i) {
+        Table* t = TableAt(ks.starts[i]);
+        Words* w = nullptr;
+        if constexpr (std::is_same_v<K, int64_t>) {
+          w = &t->keys.try_emplace(k).first->second;
+        } else {
+          w = &t->keys.try_emplace(pool_.Make(k.key())).first->second;
+        }
+        std::copy_n(ks.accs.data() + i * n, n, w->data());
+      }
+    });
+    return true;
+  }
+  static bool InSlicedRange(Timestamp t) {
+    return t > -WindowOperator::kMaxSlicedTimestamp && t < WindowOperator::kMaxSlicedTimestamp;
+  }
+
+  WindowOperator& op_;
+  size_t slot_;  // int64 keys: the key's input slot
+  KeyGroupRange owned_;
+  int max_parallelism_;
+  bool all_owned_;
+  KeyPool pool_;  // KeyRef keys' values; declared before the tables (destroyed after them)
+  std::vector<std::unique_ptr<Table>> tables_;  // ascending start
+  // The table of the last record's window [lo_, hi_) (empty: lo_ > hi_), valid until the
+  // watermark moves (Fire) or a table is made.
+  Table* cur_ = nullptr;
+  Timestamp lo_ = 1;
+  Timestamp hi_ = 0;
+  size_t reserve_ = 0;                          // keys of the last window fired
+  std::vector<std::pair<int64_t, Words>> due_;  // int64 keys: a window's (key, words) to fire
+  std::vector<KeyRef> due_keys_;                // KeyRef keys: a window's keys to fire
+  // ForEachDistinctKey's scratch: the keys seen.
+  mutable absl::flat_hash_set<K, typename KeyTraits<K>::MapHash, typename KeyTraits<K>::MapEq>
+      seen_;
+  std::vector<Timestamp> starts_;       // WriteKey's scratch: the key's windows
+  std::vector<const uint64_t*> words_;  // and their words
+  KeySortScratch sort_scratch_;
+};
+
+}  // namespace tidemark
