@@ -92,9 +92,12 @@ FLINK = {"chain2_chained_p1": None, "tumbling_keys_1e6": None, "session_keys_1e5
 # `state-backend: rocksdb` and budget to Flink's (memory.fixed-per-slot, heap timers) and runs the
 # same job on Flink's heap backend right after, so each gives tidemark's RocksDB / Flink's RocksDB
 # on the same records and Flink's own RocksDB / heap ratio. Flink's RocksDB ran the fitting job at
-# ~0.1-0.2 M records/s on this host (7e7 records: about 10 minutes a run), so both sides get 1e7
-# records there; the spilling job keeps its row's 5e6. One measured run each, after a warm-up.
+# ~0.06-0.15 M records/s on this host (7e7 records: 8-20 minutes a run) and the spilling one at
+# ~0.02-0.05, so both sides get 1e7 records on the fitting job and the row's 5e6 on the spilling
+# one: one measured run each, after a warm-up run of 1e6 records (FLINK_ROCKSDB_WARMUP; a full one
+# would double the minutes and the JIT has compiled the per-record path well before).
 FLINK_ROCKSDB = {"tumbling_keys_1e6_rocksdb_fit": 10000000, "tumbling_keys_1e6_rocksdb": 5000000}
+FLINK_ROCKSDB_WARMUP = 1000000
 FLINK_TARGET = ("chain2_chained_p1", "tumbling_keys_1e6", "events_windowed")  # tidemark >= 5x Flink
 FLINK_TARGET_RATIO = 5.0
 
@@ -297,7 +300,9 @@ def flink_side_by_side(tidemark, runs, data_dir, events_count):
     out = {}
     for name, count in list(FLINK.items()) + list(FLINK_ROCKSDB.items()):
         cmd = [script, "bench", "--data-dir", data_dir]
-        if name in SINGLE_RUN or name in FLINK_ROCKSDB:
+        if name in FLINK_ROCKSDB:
+            cmd += ["--runs", "1", "--warmup-count", str(FLINK_ROCKSDB_WARMUP)]
+        elif name in SINGLE_RUN:
             cmd += ["--runs", "1"]
         else:
             cmd += ["--runs", str(runs)]
@@ -394,7 +399,7 @@ def flink_section(flink):
                    + ("Record counts given by the suite: " + ", ".join(f"{n} {c:,}" for n, c in FLINK.items() if c)
                       + ". " if any(FLINK.values()) else "") + "\n")
         out.append("The RocksDB jobs (" + ", ".join(f"{n} {c:,} records" for n, c in FLINK_ROCKSDB.items())
-                   + ", one measured run) run on Flink's own RocksDB backend (`state.backend.type: rocksdb`, the "
+                   + f", one measured run after a warm-up of {FLINK_ROCKSDB_WARMUP:,} records) run on Flink's own RocksDB backend (`state.backend.type: rocksdb`, the "
                    "job's budget as `state.backend.rocksdb.memory.fixed-per-slot`, heap timers as tidemark keeps "
                    "them, its files under the build tree) and then, run by run in the same JVM, on Flink's heap "
                    "backend: column `Flink backend` gives that heap rate and Flink's RocksDB / heap ratio on the "

@@ -14,7 +14,7 @@
 #   tools/dev/flink-reference.sh compare FLINK.jsonl TIDEMARK.jsonl
 #                                                               job's and sql's row comparison on two files
 #                                                               (DOUBLE values within a relative 1e-12)
-#   tools/dev/flink-reference.sh bench [--runs N] [--warmup N] [--count N] [--data-dir D] [--no-heap] JOB.yaml...
+#   tools/dev/flink-reference.sh bench [--runs N] [--warmup N] [--warmup-count N] [--count N] [--data-dir D] [--no-heap] JOB.yaml...
 #                                                               each bench job (jobs/bench) on `tidemark bench` and
 #                                                               on a MiniCluster in the same run: a JSON line per job
 #                                                               with tidemark_records_per_s, flink_records_per_s,

@@ -11,10 +11,11 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * {@code flink-reference.sh bench [--runs N] [--warmup N] [--count N] [--data-dir D] [--no-heap] JOB.yaml...}:
+ * {@code flink-reference.sh bench [--runs N] [--warmup N] [--warmup-count N] [--count N] [--data-dir D] [--no-heap]
+ * JOB.yaml...}:
  * each bench job, one after the other, the same job on tidemark ({@code tidemark bench JOB --json --no-baselines}, its own warm-up and
  * medians) and then, in this JVM, on a Flink 2.3 MiniCluster (BenchJobs): the warm-up runs
- * (unmeasured; a generator job's capped at 10,000,000 records), then the measured ones. Prints one
+ * (unmeasured; a generator job's capped at --warmup-count records, default 10,000,000), then the measured ones. Prints one
  * JSON object per job (a line): both rates, their ratio, both sides' source records, sink records and checksums,
  * and the state backend Flink ran ({@code state_backend}; for rocksdb its options under {@code flink.rocksdb}).
  * A job on {@code state-backend: rocksdb} also runs on Flink's heap backend, each run right after
@@ -42,6 +43,7 @@ public final class BenchCommand {
     Long count = null;
     String dataDir = null;
     boolean withHeap = true;
+    long warmupCount = WARMUP_CAP;
     List<String> jobs = new ArrayList<>();
     for (int i = 0; i < args.size(); i++) {
       String a = args.get(i);
@@ -53,6 +55,8 @@ public final class BenchCommand {
         count = Long.parseLong(args.get(++i));
       } else if (a.equals("--data-dir") && i + 1 < args.size()) {
         dataDir = args.get(++i);
+      } else if (a.equals("--warmup-count") && i + 1 < args.size()) {
+        warmupCount = Long.parseLong(args.get(++i));
       } else if (a.equals("--no-heap")) {
         withHeap = false;
       } else if (!a.startsWith("--")) {
@@ -62,21 +66,21 @@ public final class BenchCommand {
         return 2;
       }
     }
-    if (jobs.isEmpty() || runs < 1 || warmup < 0) {
-      System.err.println("flink-reference bench: needs JOB.yaml (and --runs >= 1, --warmup >= 0)");
+    if (jobs.isEmpty() || runs < 1 || warmup < 0 || warmupCount < 1) {
+      System.err.println("flink-reference bench: needs JOB.yaml (and --runs >= 1, --warmup >= 0, --warmup-count >= 1)");
       return 2;
     }
     int status = 0;
     for (String job : jobs) {
-      status = Math.max(status, runJob(job, runs, warmup, count, dataDir, withHeap, tidemark, out));
+      status = Math.max(status, runJob(job, runs, warmup, warmupCount, count, dataDir, withHeap, tidemark, out));
       out.flush();
     }
     return status;
   }
 
   /** One job on both sides: its JSON line on `out`; 0 same work, 1 they differ, 2 not mapped. */
-  static int runJob(String job, int runs, int warmup, Long count, String dataDir, boolean withHeap, String tidemark,
-      PrintStream out)
+  static int runJob(String job, int runs, int warmup, long warmupCount, Long count, String dataDir, boolean withHeap,
+      String tidemark, PrintStream out)
       throws Exception {
     ObjectMapper json = new ObjectMapper();
     ObjectNode o = json.createObjectNode();
@@ -130,7 +134,7 @@ public final class BenchCommand {
     boolean heapToo = rocksdb && withHeap;
     List<Double> heapRates = new ArrayList<>();
     BenchJobs.Run lastHeap = null;
-    long warmupRecords = spec.events ? records : Math.min(records, WARMUP_CAP);
+    long warmupRecords = spec.events ? records : Math.min(records, warmupCount);
     for (int r = 0; r < warmup + runs; r++) {
       boolean warm = r < warmup;
       String which = warm ? "warm-up" : "run " + (r - warmup + 1);
