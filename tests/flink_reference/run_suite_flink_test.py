@@ -38,7 +38,18 @@ differ = copy.deepcopy(rocks)
 differ["flink_heap_results_equal"] = False
 check("same, heap differs", run_suite.flink_same(differ), False)
 check("same", run_suite.flink_same(rocks), True)
-check("target text, heap differs", run_suite.flink_rocksdb_text(differ).endswith("(MISMATCH: the results differ)"), True)
+no_instance = copy.deepcopy(rocks)
+no_instance["flink"]["rocksdb"]["instances_seen_every_run"] = False
+check("same, no RocksDB instance seen", run_suite.flink_same(no_instance), False)
+check("table check, no RocksDB instance seen", run_suite.flink_section({"x": no_instance})[-3].endswith(
+    "| Flink's state was not in RocksDB in every run |"), True)
+check("target text, heap differs", run_suite.flink_rocksdb_text(differ).endswith(
+    "(MISMATCH: Flink's heap backend made other results)"), True)
+
+other = copy.deepcopy(heap)
+other["checksum_equal"] = False
+other["flink_checksum"] = "0123456789abcdef"
+check("problem, checksums differ", run_suite.flink_problem(other), "MISMATCH: 1000 results, checksum 0123456789abcdef")
 
 lines = run_suite.flink_section({"tumbling_keys_1e3": heap, "tumbling_keys_1e6_rocksdb": rocks,
                                  "tumbling_keys_1e6_rocksdb_fit": {"error": "exited 1"}})

@@ -330,9 +330,21 @@ def flink_side_by_side(tidemark, runs, data_dir, events_count):
     return out
 
 
+def flink_problem(o):
+    """Why a side-by-side run is not the same work ("" when it is): the two sides' records or
+    results differ, or, for a RocksDB job, Flink's heap backend made other results, or a run found
+    no RocksDB instance in Flink's local directory."""
+    if not (o["counts_equal"] and o["checksum_equal"]):
+        return f"MISMATCH: {o['flink_sink_records']} results, checksum {o['flink_checksum']}"
+    if not o.get("flink_heap_results_equal", True):
+        return "MISMATCH: Flink's heap backend made other results"
+    if not o.get("flink", {}).get("rocksdb", {}).get("instances_seen_every_run", True):
+        return "Flink's state was not in RocksDB in every run"
+    return ""
+
+
 def flink_same(o):
-    """Both sides (and, for a RocksDB job, Flink's two backends) made the same records and results."""
-    return o["counts_equal"] and o["checksum_equal"] and o.get("flink_heap_results_equal", True)
+    return not flink_problem(o)
 
 
 def flink_backend_cell(o):
@@ -360,7 +372,7 @@ def flink_rocksdb_text(o):
     if "flink_heap_records_per_s" in o:
         text += (f"; Flink's RocksDB {o['flink_rocksdb_to_heap']:.3f} × Flink's heap "
                  f"({o['flink_heap_records_per_s'] / 1e6:.2f} M/s)")
-    return text + ("" if flink_same(o) else " (MISMATCH: the results differ)")
+    return text + (f" ({flink_problem(o)})" if flink_problem(o) else "")
 
 
 def flink_cell(o):
@@ -411,13 +423,13 @@ def flink_section(flink):
             if "error" in o:
                 out.append(f"| {name} | — | — | — | — | — | — | — | did not run: {o['error']} |")
                 continue
-            same = flink_same(o)
+            problem = flink_problem(o)
             digits = 3 if name in FLINK_ROCKSDB else 2  # Flink's RocksDB runs at a few 0.01 M/s
             out.append(f"| {name} | {o['records']:,} | {flink_backend_cell(o)} | {o['tidemark_records_per_s'] / 1e6:.2f} | "
                        f"{o['flink_records_per_s'] / 1e6:.{digits}f} | "
                        f"{o['flink_records_per_s_net_runtime'] / 1e6:.{digits}f} | "
                        f"{o['ratio']:.1f} | {o['tidemark_sink_records']:,} | "
-                       f"{'ok' if same else 'MISMATCH: ' + str(o['flink_sink_records']) + ' results, checksum ' + o['flink_checksum']} |")
+                       f"{problem or 'ok'} |")
         out.append("")
         java = next((o["flink"]["java"] for o in flink.values() if "flink" in o), None)
         if java:
