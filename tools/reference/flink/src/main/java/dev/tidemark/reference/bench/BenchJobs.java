@@ -115,7 +115,7 @@ public final class BenchJobs {
      *  says otherwise: tidemark keeps every timer on the heap (it refuses ROCKSDB). */
     public String rocksdbTimers = "HEAP";
     /** rocksdb: the job's {@code rocksdb.localdir} made absolute (Flink refuses relative paths);
-     *  null: the harness's directory under the build tree (see runOnce). */
+     *  null: the harness's directory under the build tree (see rocksdbDir). */
     public String rocksdbLocalDir;
     final List<Step> steps = new ArrayList<>();
     // window (null assigner: none)
