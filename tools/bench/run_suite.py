@@ -92,10 +92,11 @@ FLINK = {"chain2_chained_p1": None, "tumbling_keys_1e6": None, "session_keys_1e5
 # `state-backend: rocksdb` and budget to Flink's (memory.fixed-per-slot, heap timers) and runs the
 # same job on Flink's heap backend right after, so each gives tidemark's RocksDB / Flink's RocksDB
 # on the same records and Flink's own RocksDB / heap ratio. Flink's RocksDB ran the fitting job at
-# ~0.06-0.15 M records/s on this host (7e7 records: 8-20 minutes a run) and the spilling one at
-# ~0.02-0.05, so both sides get 1e7 records on the fitting job and the row's 5e6 on the spilling
-# one: one measured run each, after a warm-up run of 1e6 records (FLINK_ROCKSDB_WARMUP; a full one
-# would double the minutes and the JIT has compiled the per-record path well before).
+# 0.05-0.07 M records/s on this host under load (7e7 records would take ~20 minutes a run) and the
+# spilling one at 0.007-0.034 (slowest while other processes used the disk), so both sides get 1e7
+# records on the fitting job and the row's 5e6 on the spilling one: one measured run each, after a
+# warm-up run of 1e6 records (FLINK_ROCKSDB_WARMUP; a full one would double the minutes, and the
+# JIT has compiled the per-record path well before).
 FLINK_ROCKSDB = {"tumbling_keys_1e6_rocksdb_fit": 10000000, "tumbling_keys_1e6_rocksdb": 5000000}
 FLINK_ROCKSDB_WARMUP = 1000000
 FLINK_TARGET = ("chain2_chained_p1", "tumbling_keys_1e6", "events_windowed")  # tidemark >= 5x Flink
