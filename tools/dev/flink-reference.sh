@@ -14,11 +14,16 @@
 #   tools/dev/flink-reference.sh compare FLINK.jsonl TIDEMARK.jsonl
 #                                                               job's and sql's row comparison on two files
 #                                                               (DOUBLE values within a relative 1e-12)
-#   tools/dev/flink-reference.sh bench [--runs N] [--warmup N] [--count N] [--data-dir D] JOB.yaml...
+#   tools/dev/flink-reference.sh bench [--runs N] [--warmup N] [--warmup-count N] [--count N] [--data-dir D] [--no-heap] JOB.yaml...
 #                                                               each bench job (jobs/bench) on `tidemark bench` and
 #                                                               on a MiniCluster in the same run: a JSON line per job
 #                                                               with tidemark_records_per_s, flink_records_per_s,
-#                                                               ratio and both sides' counts and checksums
+#                                                               ratio and both sides' counts and checksums; a job
+#                                                               on `state-backend: rocksdb` runs on Flink's RocksDB
+#                                                               backend (its budget as memory.fixed-per-slot, heap
+#                                                               timers, files in FLINK_BENCH_ROCKSDB_DIR) and, unless
+#                                                               --no-heap, on Flink's heap backend too, run by run
+#                                                               (flink_heap_records_per_s, flink_rocksdb_to_heap)
 #
 # Every command but build builds the harness first when it is missing or older than its sources.
 # Maven runs offline (-o) when the local repository already holds Flink 2.3.0, online otherwise.
@@ -26,7 +31,9 @@
 # differential; default build/release/tests/scenarios/tidemark-scenarios), TIDEMARK (the tidemark
 # binary for job and sql; default build/release/tools/tidemark), TIDEMARK_PRESET
 # (default release), FLINK_REFERENCE_JAVA_OPTS (extra JVM options), FLINK_BENCH_HEAP (bench's
-# -Xmx, default 3g; bench runs the JVM's default collector, G1, as Flink's TaskManagers do).
+# -Xmx, default 3g; bench runs the JVM's default collector, G1, as Flink's TaskManagers do),
+# FLINK_BENCH_ROCKSDB_DIR (bench's RocksDB local directory for jobs that name none; default
+# build/flink-reference/bench-rocksdb).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -105,6 +112,8 @@ case "$command" in
     export TIDEMARK="${TIDEMARK:-$root/build/$preset/tools/tidemark}"
     [[ -x "$TIDEMARK" ]] || die "tidemark not found at $TIDEMARK (build it, or set TIDEMARK)"
     jvm_memory=("-Xmx${FLINK_BENCH_HEAP:-3g}")
+    # A job on `state-backend: rocksdb` without its own localdir: Flink's RocksDB files go here.
+    export FLINK_BENCH_ROCKSDB_DIR="${FLINK_BENCH_ROCKSDB_DIR:-$root/build/flink-reference/bench-rocksdb}"
     run_java bench "$@"
     ;;
   job | sql)

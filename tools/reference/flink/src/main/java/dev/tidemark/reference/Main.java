@@ -15,7 +15,7 @@ import java.util.List;
  * job JOB.yaml...                      tidemark jobs on a MiniCluster (DataStream), rows vs tidemark run
  * sql JOB.yaml...                      tidemark export --flink-sql on a TableEnvironment, rows vs tidemark run
  * compare FLINK.jsonl TIDEMARK.jsonl   job's and sql's comparison of rows (DOUBLEs within 1e-12) on two files
- * bench [--runs N] [--warmup N] [--count N] [--data-dir D] JOB.yaml
+ * bench [--runs N] [--warmup N] [--warmup-count N] [--count N] [--data-dir D] [--no-heap] JOB.yaml
  *                                      a bench job on tidemark and on a MiniCluster: both rates, JSON
  * </pre>
  */
@@ -110,7 +110,7 @@ public final class Main {
             + "       flink-reference job [--expect-passed N] JOB.yaml...\n"
             + "       flink-reference sql [--expect-passed N] JOB.yaml...\n"
             + "       flink-reference compare FLINK.jsonl TIDEMARK.jsonl\n"
-            + "       flink-reference bench [--runs N] [--warmup N] [--count N] [--data-dir D] JOB.yaml");
+            + "       flink-reference bench [--runs N] [--warmup N] [--warmup-count N] [--count N] [--data-dir D] [--no-heap] JOB.yaml");
   }
 
   private static int differential(List<String> args) throws Exception {

@@ -27,6 +27,7 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.configuration.StateBackendOptions;
@@ -34,6 +35,8 @@ import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.connector.file.src.FileSource;
 import org.apache.flink.connector.file.src.reader.TextLineInputFormat;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.apache.flink.state.rocksdb.RocksDBOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -56,7 +59,10 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
  * {@link EventRec}; {@code keyBy} / {@code window} / {@code aggregate} with a
  * {@link ProcessWindowFunction} for the window bounds; a Sink V2 that counts and sums tidemark's
  * checksum (Checksums). Run on a local MiniCluster in STREAMING mode at the job's parallelism, with
- * the hashmap (heap) state backend, object reuse and no checkpoints.
+ * object reuse and no checkpoints, on the job's state backend: the hashmap (heap) one, or, for
+ * {@code state-backend: rocksdb}, Flink's EmbeddedRocksDBStateBackend with the job's budget as
+ * {@code state.backend.rocksdb.memory.fixed-per-slot}, heap timers as tidemark keeps them, and its
+ * files under the build tree (parseStateBackend, rocksdbDir).
  *
  * <p>Timing: the first record made by any source subtask to the last sink subtask's end of input
  * (System.nanoTime in this JVM), so the JVM's and the MiniCluster's start-up and the job's
@@ -98,6 +104,19 @@ public final class BenchJobs {
     public long stepMs = 1;
     public String file; // events: the file's name in the job
     public Long maxOutOfOrdernessMs; // null: no watermarks
+    /** Flink's {@code state.backend.type}: "hashmap" (the job's heap backend) or "rocksdb". */
+    public String stateBackend = "hashmap";
+    /** rocksdb: the job's budget per subtask in bytes ({@code rocksdb.memory.fixed-per-slot},
+     *  tidemark's 64 MiB default when not set, whatever {@code memory.managed} says). */
+    public long rocksdbFixedPerSlot = DEFAULT_ROCKSDB_BUDGET;
+    /** rocksdb: {@code memory.write-buffer-ratio}; null leaves Flink's default (0.5, tidemark's too). */
+    public Double rocksdbWriteBufferRatio;
+    /** rocksdb: Flink's {@code state.backend.rocksdb.timer-service.factory}, HEAP unless the job
+     *  says otherwise: tidemark keeps every timer on the heap (it refuses ROCKSDB). */
+    public String rocksdbTimers = "HEAP";
+    /** rocksdb: the job's {@code rocksdb.localdir} made absolute (Flink refuses relative paths);
+     *  null: the harness's directory under the build tree (see rocksdbDir). */
+    public String rocksdbLocalDir;
     final List<Step> steps = new ArrayList<>();
     // window (null assigner: none)
     String assigner;
@@ -139,6 +158,7 @@ public final class BenchJobs {
     if (pipeline.containsKey("parallelism")) {
       s.parallelism = ((Number) pipeline.get("parallelism")).intValue();
     }
+    parseStateBackend(pipeline, s);
     String last = null;
     boolean sink = false;
     for (Object o : (List<Object>) job.get("operators")) {
@@ -325,6 +345,77 @@ public final class BenchJobs {
     return s;
   }
 
+  /** tidemark's budget per subtask when the job gives no {@code memory.fixed-per-slot}: 64 MiB. */
+  static final long DEFAULT_ROCKSDB_BUDGET = 64L << 20;
+
+  /**
+   * {@code pipeline.state-backend} and {@code pipeline.rocksdb} (docs/job-reference.md) as Flink's
+   * options: heap / hashmap → {@code hashmap}; rocksdb → {@code rocksdb} with tidemark's budget as
+   * Flink's {@code state.backend.rocksdb.memory.fixed-per-slot} (Flink's documented fixed amount
+   * per slot, which overrides managed memory; tidemark's {@code memory.managed} without a fixed
+   * size means its 64 MiB default, so that is what Flink is given), {@code write-buffer-ratio} as
+   * is, timers as the job says (HEAP when it does not: tidemark keeps them on the heap) and
+   * {@code localdir} made absolute.
+   */
+  static void parseStateBackend(Map<String, Object> pipeline, Spec s) throws Unsupported {
+    String backend = String.valueOf(pipeline.getOrDefault("state-backend", "heap"));
+    if (backend.equals("heap") || backend.equals("hashmap")) {
+      if (pipeline.containsKey("rocksdb")) {
+        throw new Unsupported("pipeline.rocksdb without state-backend: rocksdb");
+      }
+      return;
+    }
+    if (!backend.equals("rocksdb")) {
+      throw new Unsupported("state-backend '" + backend + "' is not mapped (heap, hashmap, rocksdb)");
+    }
+    s.stateBackend = "rocksdb";
+    Map<String, Object> rocks = pipeline.containsKey("rocksdb") ? map(pipeline.get("rocksdb"), "pipeline.rocksdb") : Map.of();
+    for (Map.Entry<String, Object> e : rocks.entrySet()) {
+      String v = String.valueOf(e.getValue());
+      switch (e.getKey()) {
+        case "memory.fixed-per-slot":
+          s.rocksdbFixedPerSlot = memorySize(v);
+          break;
+        case "memory.managed":
+          break; // tidemark's budget is fixed-per-slot or its 64 MiB default either way
+        case "memory.write-buffer-ratio":
+          s.rocksdbWriteBufferRatio = ((Number) e.getValue()).doubleValue();
+          break;
+        case "timer-service.factory":
+          s.rocksdbTimers = v.toUpperCase(java.util.Locale.ROOT);
+          if (!List.of("HEAP", "ROCKSDB").contains(s.rocksdbTimers)) {
+            throw new Unsupported("rocksdb.timer-service.factory '" + v + "' (HEAP, ROCKSDB)");
+          }
+          break;
+        case "localdir":
+          s.rocksdbLocalDir = Path.of(v).toAbsolutePath().normalize().toString();
+          break;
+        default:
+          throw new Unsupported("rocksdb key '" + e.getKey() + "' is not mapped");
+      }
+    }
+  }
+
+  /** A memory size as tidemark reads it (config/block_reader.cc ParseMemorySize): digits, optional
+   *  spaces, a binary unit (b, k/kb/kib, m/mb/mib, g/gb/gib, t/tb/tib; none: bytes). */
+  static long memorySize(String text) throws Unsupported {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+) *([a-zA-Z]*)").matcher(text.strip());
+    if (!m.matches()) {
+      throw new Unsupported("memory size '" + text + "'");
+    }
+    String unit = m.group(2).toLowerCase(java.util.Locale.ROOT);
+    int shift;
+    switch (unit) {
+      case "": case "b": case "bytes": shift = 0; break;
+      case "k": case "kb": case "kib": shift = 10; break;
+      case "m": case "mb": case "mib": shift = 20; break;
+      case "g": case "gb": case "gib": shift = 30; break;
+      case "t": case "tb": case "tib": shift = 40; break;
+      default: throw new Unsupported("memory size unit '" + m.group(2) + "'");
+    }
+    return Long.parseLong(m.group(1)) << shift;
+  }
+
   // ---- the run's figures, shared by the subtasks of the MiniCluster in this JVM --------------
 
   /** What one run counted: source records, sink records and checksum, first and last instants. */
@@ -334,13 +425,43 @@ public final class BenchJobs {
     static final AtomicLong checksum = new AtomicLong();
     static final AtomicLong firstNanos = new AtomicLong(Long.MAX_VALUE);
     static final AtomicLong lastNanos = new AtomicLong(Long.MIN_VALUE);
+    /** rocksdb: Flink's local directory, and the most RocksDB instance directories
+     *  ({@code job_<id>_op_<operator>_uuid_<uuid>}) a sink subtask found in it at its end of
+     *  input, while the window operator's instance is still open: proof that the window's state
+     *  was in RocksDB there. */
+    static volatile Path rocksdbDir;
+    static volatile java.util.Set<Path> rocksdbBefore = java.util.Set.of(); // there before the run
+    static final AtomicLong rocksdbInstances = new AtomicLong();
 
-    static void reset() {
+    static void reset(Path dir) throws IOException {
       sourceRecords.set(0);
       sinkRecords.set(0);
       checksum.set(0);
       firstNanos.set(Long.MAX_VALUE);
       lastNanos.set(Long.MIN_VALUE);
+      rocksdbDir = dir;
+      rocksdbBefore = dir == null ? java.util.Set.of() : instances(dir);
+      rocksdbInstances.set(0);
+    }
+
+    static java.util.Set<Path> instances(Path dir) throws IOException {
+      try (java.util.stream.Stream<Path> entries = Files.list(dir)) {
+        return entries.filter(p -> p.getFileName().toString().startsWith("job_") && Files.isDirectory(p))
+            .collect(java.util.stream.Collectors.toSet());
+      }
+    }
+
+    static void countRocksDbInstances() {
+      Path dir = rocksdbDir;
+      if (dir == null) {
+        return;
+      }
+      try {
+        long n = instances(dir).stream().filter(p -> !rocksdbBefore.contains(p)).count();
+        rocksdbInstances.accumulateAndGet(n, Math::max);
+      } catch (IOException e) {
+        // none counted: the run is reported as not having used RocksDB
+      }
     }
 
     /** A source subtask's record count after one more record; the first one stamps firstNanos. */
@@ -551,6 +672,7 @@ public final class BenchJobs {
           if (!published) {
             published = true;
             Stats.last(System.nanoTime());
+            Stats.countRocksDbInstances();
             Stats.sinkRecords.addAndGet(count);
             Stats.checksum.addAndGet(sum);
           }
@@ -572,6 +694,17 @@ public final class BenchJobs {
     public double seconds; // first record to the last sink's end of input
     public double netRuntimeSeconds;
     public double wallSeconds; // execute() call, MiniCluster start-up included
+    public long rocksdbInstances; // rocksdb: instance directories seen at the sinks' end of input
+  }
+
+  /** rocksdb without a localdir in the job: this directory under the build tree, from
+   *  flink-reference.sh (FLINK_BENCH_ROCKSDB_DIR), else build/flink-reference/bench-rocksdb. */
+  static Path rocksdbDir(Spec s) {
+    if (s.rocksdbLocalDir != null) {
+      return Path.of(s.rocksdbLocalDir);
+    }
+    String dir = System.getenv().getOrDefault("FLINK_BENCH_ROCKSDB_DIR", "build/flink-reference/bench-rocksdb");
+    return Path.of(dir).toAbsolutePath().normalize();
   }
 
   static int fieldCode(Spec s, String f) {
@@ -588,13 +721,51 @@ public final class BenchJobs {
     return (DataStream<BenchRecord>) s;
   }
 
-  /** Builds the job (with `count` records for a generator source) and runs it once. */
-  public static Run runOnce(Spec s, long count, String dataFile) throws Exception {
+  /** rocksdb in the harness's own directory (no localdir in the job): removes the RocksDB instance
+   *  directories a killed JVM left there (Flink removes its own when the operator closes), naming
+   *  each on stderr. A job's own localdir is left alone. */
+  static void removeLeftoverInstances(Spec s) throws IOException {
+    if (!s.stateBackend.equals("rocksdb") || s.rocksdbLocalDir != null) {
+      return;
+    }
+    Path dir = rocksdbDir(s);
+    if (!Files.isDirectory(dir)) {
+      return;
+    }
+    for (Path instance : Stats.instances(dir)) {
+      if (!instance.getFileName().toString().matches("job_[0-9a-f]{32}_op_.*_uuid_[0-9a-f-]{36}")) {
+        continue;
+      }
+      System.err.println("flink-reference bench: removing " + instance + " (a RocksDB instance an earlier run left)");
+      try (java.util.stream.Stream<Path> walk = Files.walk(instance)) {
+        for (Path p : (Iterable<Path>) walk.sorted(java.util.Comparator.reverseOrder())::iterator) {
+          Files.delete(p);
+        }
+      }
+    }
+  }
+
+  /** Builds the job (with `count` records for a generator source) and runs it once, on the job's
+   *  state backend, or on the heap one whatever the job says when `heap`. */
+  public static Run runOnce(Spec s, long count, String dataFile, boolean heap) throws Exception {
     Configuration conf = new Configuration();
     conf.set(ExecutionOptions.RUNTIME_MODE, RuntimeExecutionMode.STREAMING);
     conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
     conf.set(RestOptions.BIND_PORT, "0");
-    conf.set(StateBackendOptions.STATE_BACKEND, "hashmap");
+    String backend = heap ? "hashmap" : s.stateBackend;
+    conf.set(StateBackendOptions.STATE_BACKEND, backend);
+    Path rocksdbDir = null;
+    if (backend.equals("rocksdb")) {
+      rocksdbDir = rocksdbDir(s);
+      Files.createDirectories(rocksdbDir);
+      conf.set(RocksDBOptions.FIX_PER_SLOT_MEMORY_SIZE, new MemorySize(s.rocksdbFixedPerSlot));
+      if (s.rocksdbWriteBufferRatio != null) {
+        conf.set(RocksDBOptions.WRITE_BUFFER_RATIO, s.rocksdbWriteBufferRatio);
+      }
+      conf.set(RocksDBOptions.TIMER_SERVICE_FACTORY,
+          EmbeddedRocksDBStateBackend.PriorityQueueStateType.valueOf(s.rocksdbTimers));
+      conf.set(RocksDBOptions.LOCAL_DIRECTORIES, rocksdbDir.toString());
+    }
     conf.set(PipelineOptions.OBJECT_REUSE, true);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(s.parallelism, conf);
 
@@ -664,7 +835,7 @@ public final class BenchJobs {
     }
     out.sinkTo(new ChecksumSink()).name("sink");
 
-    Stats.reset();
+    Stats.reset(rocksdbDir);
     long t0 = System.nanoTime();
     JobExecutionResult result = env.execute("tidemark bench " + s.name);
     long t1 = System.nanoTime();
@@ -677,6 +848,7 @@ public final class BenchJobs {
     r.seconds = first == Long.MAX_VALUE || last == Long.MIN_VALUE ? Double.NaN : (last - first) / 1e9;
     r.netRuntimeSeconds = result.getNetRuntime(TimeUnit.MILLISECONDS) / 1e3;
     r.wallSeconds = (t1 - t0) / 1e9;
+    r.rocksdbInstances = Stats.rocksdbInstances.get();
     return r;
   }
 }
