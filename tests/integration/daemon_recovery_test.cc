@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/state/state_serializer.h"
 #include "tests/testing/daemon_harness.h"
 #include "tests/testing/daemon_jobs.h"
 #include "tools/daemon/daemon_client.h"
@@ -264,6 +265,22 @@ TEST_F(DaemonRecoveryTest, AResumedJobWaitsUntilNoOtherProcessHoldsItsRunLock) {
   WaitUntilProducing(id);
 }
 
+// kLongJob's source state with `emitted` records of its split read (SourceOperator's
+// "source-splits" list of one sequence split): a resumed job restores it.
+std::string LongJobPosition(int64_t emitted) {
+  StateWriter w;
+  w.BeginSection("source-splits", 1);
+  w.BeginList(1);
+  w.NextListElement();
+  w.BeginSection("sequence-split", 1);
+  w.WriteString("a");
+  w.WriteI64(emitted);
+  w.EndSection();
+  w.EndList();
+  w.EndSection();
+  return w.Release();
+}
+
 TEST_F(DaemonRecoveryTest, ResumeTakesTheLatestCompletedCheckpointThatVerifiesAndSaysWhichOne) {
   Start();
   const std::string id = Submit(kLongJob);
@@ -272,8 +289,8 @@ TEST_F(DaemonRecoveryTest, ResumeTakesTheLatestCompletedCheckpointThatVerifiesAn
   // Two completed checkpoints of the job; the newer one's state file is damaged.
   const std::string checkpoints = JobDir(id) + "/checkpoints";
   CheckpointStorage storage(checkpoints, "long", 5);
-  storage.Finalize(1, 1000, {storage.WriteState(1, "src", 0, "position one")});
-  const StateFileHandle h2 = storage.WriteState(2, "src", 0, "position two");
+  storage.Finalize(1, 1000, {storage.WriteState(1, "src", 0, LongJobPosition(1000))});
+  const StateFileHandle h2 = storage.WriteState(2, "src", 0, LongJobPosition(2000));
   storage.Finalize(2, 2000, {h2});
   std::ofstream(checkpoints + "/chk-2/" + h2.file, std::ios::binary | std::ios::in | std::ios::out)
       .seekp(30)
