@@ -198,7 +198,9 @@ class AppendOnlyRep final : public rocksdb::MemTableRep {
     const Entry e{UserKeyPrefix(key), key};
     std::lock_guard<std::mutex> lock(table_.mu);
     table_.entries.push_back(e);
-    size_.store(table_.entries.size(), std::memory_order_relaxed);
+    // The vector's capacity, not its size: RocksDB sizes its flushes by this, and a grown
+    // vector holds up to twice the entries it has.
+    bytes_.store(table_.entries.capacity() * sizeof(Entry), std::memory_order_relaxed);
   }
 
   bool Contains(const char* key) const override {
@@ -213,7 +215,7 @@ class AppendOnlyRep final : public rocksdb::MemTableRep {
   }
 
   size_t ApproximateMemoryUsage() override {
-    return sizeof(*this) + size_.load(std::memory_order_relaxed) * sizeof(Entry);
+    return sizeof(*this) + bytes_.load(std::memory_order_relaxed);
   }
 
   // RocksDB's default Get (7.8) leaks the iterator it asks for, and that iterator would copy and
@@ -303,7 +305,7 @@ class AppendOnlyRep final : public rocksdb::MemTableRep {
 
   const KeyComparator& compare_;
   mutable Table table_;
-  std::atomic<size_t> size_{0};
+  std::atomic<size_t> bytes_{0};  // the entries' allocation
   std::mutex slots_mu_;
   std::deque<Slot> slots_;
 };

@@ -174,5 +174,35 @@ TEST(RocksDbAppendMemTableTest, ReadsBackWhatTheSkipListDoes) {
   }
 }
 
+// RocksDB flushes a memtable when its reported memory reaches the write buffer size: the report
+// must count the entries' whole allocation (a grown vector's capacity), not only the entries
+// written, or the memtable outgrows its share of the memory budget by up to a half.
+TEST(RocksDbAppendMemTableTest, ReportsTheEntriesAllocation) {
+  struct AnyOrder : rocksdb::MemTableRep::KeyComparator {
+    int operator()(const char* /*a*/, const char* /*b*/) const override { return 0; }
+    int operator()(const char* /*a*/, const rocksdb::Slice& /*b*/) const override { return 0; }
+  };
+  const AnyOrder compare;
+  const std::shared_ptr<rocksdb::MemTableRepFactory> factory = NewAppendOnlyMemTableFactory();
+  std::unique_ptr<rocksdb::MemTableRep> rep(
+      factory->CreateMemTableRep(compare, nullptr, nullptr, nullptr));
+  const size_t empty = rep->ApproximateMemoryUsage();
+  // Memtable keys as RocksDB writes them: varint32 length, user key, 8 bytes sequence and type.
+  constexpr int kEntries = 1025;  // one past a power of two: the vector has grown past it
+  std::vector<std::string> keys;
+  keys.reserve(kEntries);
+  for (int i = 0; i < kEntries; ++i) {
+    std::string k(1, static_cast<char>(15));
+    k += "key" + std::to_string(1000 + i);  // 7 bytes
+    k.append(8, '\0');
+    keys.push_back(k);
+    rep->Insert(keys.back().data());
+  }
+  // An entry is 16 bytes (a key prefix and the key's address); the vector holds more than
+  // kEntries of them after growing past 1024.
+  EXPECT_GT(rep->ApproximateMemoryUsage() - empty, size_t{16} * kEntries);
+  EXPECT_LE(rep->ApproximateMemoryUsage() - empty, size_t{16} * 2 * kEntries);
+}
+
 }  // namespace
 }  // namespace tidemark
