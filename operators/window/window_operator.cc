@@ -67,7 +67,7 @@ void WindowOperator::Open(const OperatorContext& context) {
   if (sliced_) {
     OpenRocksDb();
   }
-  window_tables_ = window_tables_ && sliced_ && !rocks_;  // per-window tables: heap only
+  window_tables_ = window_tables_ && sliced_;
   if (flat_sessions_) {
     OpenSessionRocksDb();
   }
@@ -328,6 +328,10 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     if (!tables_) {
       MakeWindowTables(options_.key_slots.size() == 1 && IsInt64Key(records[0].row));
     }
+    if (TablesOverBudget(records.size)) {
+      ProcessBatch(records, input);  // on in the sliced store
+      return;
+    }
     const size_t taken = tables_->AddBatch(records);
     if (taken == records.size) {
       return;
@@ -456,10 +460,12 @@ void WindowOperator::ProcessElement(StreamRecord& record, int /*input*/) {
     if (!tables_) {
       MakeWindowTables(options_.key_slots.size() == 1 && IsInt64Key(record.row));
     }
-    if (tables_->Add(record)) {
-      return;
+    if (!TablesOverBudget(1)) {
+      if (tables_->Add(record)) {
+        return;
+      }
+      LeaveWindowTables();  // the record goes on in the sliced store
     }
-    LeaveWindowTables();  // the record goes on in the sliced store
   }
   if (sliced_) {
     if (InSlicedRange(record)) {

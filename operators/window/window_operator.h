@@ -158,7 +158,7 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// per-window path; a record timestamp beyond +-2^61 ms (or none) converts the operator to the
 /// general path for good (its windows' states and timers are rebuilt from the slices first).
 /// Per-window tables (a form of the sliced path, same output record for record): aligned
-/// event-time tumbling windows on the heap backend with no allowed lateness, whose narrow
+/// event-time tumbling windows with no allowed lateness, whose narrow
 /// accumulators are at most four words without strings (counts, sums, min / max of fixed-width
 /// values), keep one flat table per open window (key -> accumulator words inline, window_tables.h)
 /// instead of per-key slices and timers: a record does one lookup in its window's table; the
@@ -168,7 +168,12 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// and a restored sliced store is taken into tables, so either path and either backend restores
 /// the other's. A record the tables cannot take (a key of another shape than the tables', a
 /// timestamp out of the sliced range, a key group this subtask does not own) moves their state
-/// into the sliced store, and the operator goes on there for good.
+/// into the sliced store, and the operator goes on there for good. On the RocksDB backend the
+/// tables are its in-memory cache while their bytes fit the cache's half of the budget
+/// (`tables_budget_`) and RocksDB holds no key: records go to them as on the heap. Before a
+/// batch that could take them past the budget, and for a native checkpoint, they move into the
+/// sliced store for good (spilled as they move, `WindowTables::MoveToStore`), which goes on as
+/// the write-back cache over RocksDB (see `OpenRocksDb`).
 /// Flat session path (same output, record for record): event-time session windows with a fixed
 /// gap, the default `EventTimeTrigger`, an `AggregatingWindowFunction` (any aggregates: the
 /// accumulators are added and merged in the order the per-window states would be) and no
@@ -450,6 +455,9 @@ class WindowOperator : public StreamOperator,
   void MakeWindowTables(bool int64_keys);
   void LeaveWindowTables();
   bool AdoptStoreIntoTables();
+  // On the RocksDB backend, before `n` records go to the tables: leaves them (LeaveWindowTables)
+  // when adding them could take the tables' memory past `tables_budget_`; true when it did.
+  bool TablesOverBudget(size_t n);
   uint64_t* FindOrAddSlice(SlicedKeyState& ks, Timestamp start);
   // Drops the first `n` slices of `ks` (their strings given back).
   void DropSlices(SlicedKeyState& ks, size_t n);
@@ -499,6 +507,10 @@ class WindowOperator : public StreamOperator,
   // native checkpoint may hold either; see window_slices_merge_operator.h) into `options`.
   void AddRocksWindowOptions(RocksDbKeyedStore::Options& options) const;
   void MaybeSpill();
+  // While the per-window tables move into the store (WindowTables::MoveToStore), `tables_bytes`
+  // of them still held: spills the store so that it and the tables stay within
+  // `tables_budget_` (the cache's half of the budget).
+  void SpillLeavingTables(size_t tables_bytes);
   // Evicts keys until the store holds `target` (0: every key, before a native checkpoint).
   template <typename K>
   void SpillStore(SlicedStore<K>& store, size_t target);
@@ -683,6 +695,11 @@ class WindowOperator : public StreamOperator,
   // (`int_store_`, `key_store_`) are null but for a snapshot's copy.
   bool window_tables_ = false;
   std::unique_ptr<WindowTablesBase> tables_;
+  // On the RocksDB backend the tables are its in-memory cache while RocksDB holds no key: their
+  // bytes (WindowTables::PeakBytesAfter) stay within this, the cache's half of the budget
+  // (`rocks_cache_keys_`' bytes); past it, or for a native checkpoint, they move into the sliced
+  // store for good, which spills as it fills. 0 on the heap backend: no bound.
+  size_t tables_budget_ = 0;
   SliceCache slice_cache_;
   size_t num_accs_ = 0;
   SliceAggregates slice_aggs_;  // the narrow accumulators of a slice

@@ -26,6 +26,11 @@ bool WindowOperator::PrepareNativeSnapshot(const StateSnapshotContext& context) 
     }
     return false;
   }
+  // Per-window tables (the cache while RocksDB held no key) into the sliced store for good:
+  // the checkpoint needs their state in RocksDB.
+  if (tables_) {
+    LeaveWindowTables();
+  }
   // Every cached key into RocksDB, the cache emptied: a key read back later is written again
   // only when it changed, so the next checkpoint's new files hold the changes, not the cache.
   if (int_store_ && int_store_->keys.size() > 0) {

@@ -44,6 +44,8 @@ void WindowOperator::OpenRocksDb() {
       rocks_->ColumnFamily(rocks_compact_ ? kCompactSlicesColumnFamily : kSlicesColumnFamily);
   rocks_cache_keys_ =
       static_cast<size_t>(std::max<int64_t>(spec.memory_fixed_per_slot / 2 / kCachedKeyBytes, 1));
+  // The per-window tables, while they are the cache, by their own bytes within the same half.
+  tables_budget_ = rocks_cache_keys_ * static_cast<size_t>(kCachedKeyBytes);
 }
 
 void WindowOperator::AddRocksWindowOptions(RocksDbKeyedStore::Options& options) const {
@@ -98,6 +100,21 @@ void WindowOperator::MaybeSpill() {
   if (int_store_ && int_store_->keys.size() > cache_keys) {
     SpillStore(*int_store_, target);
   } else if (key_store_ && key_store_->keys.size() > cache_keys) {
+    SpillStore(*key_store_, target);
+  }
+}
+
+void WindowOperator::SpillLeavingTables(size_t tables_bytes) {
+  // The store's share: what the tables leave of the budget, at kCachedKeyBytes a key; spilled
+  // down to three quarters of it, as MaybeSpill does (and within MaybeSpill's bound once the
+  // tables are gone).
+  const size_t room = tables_budget_ - std::min(tables_budget_, tables_bytes);
+  const size_t limit =
+      std::min(std::max<size_t>(room / static_cast<size_t>(kCachedKeyBytes), 1), rocks_cache_keys_);
+  const size_t target = limit - limit / 4;
+  if (int_store_ && int_store_->keys.size() > limit) {
+    SpillStore(*int_store_, target);
+  } else if (key_store_ && key_store_->keys.size() > limit) {
     SpillStore(*key_store_, target);
   }
 }

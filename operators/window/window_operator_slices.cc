@@ -77,8 +77,8 @@ void WindowOperator::InitSlicing() {
                            (a.kind == AggregateKind::kSum && a.output_type == FieldType::kInt64);
                   });
   // Per-window tables: aligned tumbling windows (one slice each) without lateness, whose
-  // accumulators fit a table slot's four words and hold no strings. The heap backend is
-  // checked in Open.
+  // accumulators fit a table slot's four words and hold no strings (on RocksDB too, as its
+  // cache within the budget: see tables_budget_).
   window_tables_ = slice_ == size_ && slide_ == size_ && options_.allowed_lateness_ms == 0 &&
                    slice_words_ >= 1 && slice_words_ <= 4 && !slice_aggs_.has_strings();
 }
@@ -786,6 +786,9 @@ SlicedKeyState* WindowOperator::SlicedAdd(SlicedStore<K>& store, const Src& src,
 void WindowOperator::FireSlicedTimers(Timestamp watermark) {
   if (tables_) {
     tables_->Fire(watermark);
+    // (RocksDB holds no key while the tables are its cache; copies written once they are left
+    // belong to windows after this watermark.)
+    rocks_dead_through_ = std::max(rocks_dead_through_, watermark);
     return;
   }
   if (int_store_) {
@@ -1016,9 +1019,21 @@ void WindowOperator::MakeWindowTables(bool int64_keys) {
 }
 
 void WindowOperator::LeaveWindowTables() {
-  tables_->CopyToStore();
+  if (rocks_) {
+    tables_->MoveToStore();  // spilling as it goes: within the budget
+  } else {
+    tables_->CopyToStore();
+  }
   tables_.reset();
   window_tables_ = false;
+}
+
+bool WindowOperator::TablesOverBudget(size_t n) {
+  if (tables_budget_ == 0 || tables_->PeakBytesAfter(n) <= tables_budget_) {
+    return false;
+  }
+  LeaveWindowTables();
+  return true;
 }
 
 bool WindowOperator::AdoptStoreIntoTables() {
@@ -1027,7 +1042,9 @@ bool WindowOperator::AdoptStoreIntoTables() {
     tables_.reset();
     return false;
   }
-  return true;
+  // On RocksDB a restored store larger than the budget goes back into the store, spilled.
+  TablesOverBudget(0);
+  return window_tables_;
 }
 
 void WindowOperator::LeaveSlicedPath() {

@@ -364,7 +364,8 @@ void WindowOperator::InitializeState(StateInitializationContext& context) {
   }
   r.EndSection();
   // A restored sliced store goes into per-window tables when they can hold it.
-  window_tables_ = window_tables_ && sliced_;
+  // Not on a restored native checkpoint: its keys are in RocksDB, which the tables do not read.
+  window_tables_ = window_tables_ && sliced_ && !rocks_has_keys();
   if (window_tables_ && (int_store_ || key_store_) && !AdoptStoreIntoTables()) {
     window_tables_ = false;  // state the tables cannot hold: stay on the sliced store
   }

@@ -2,7 +2,8 @@
 
 // Internal to WindowOperator (window_operator.cc, window_operator_slices.cc,
 // window_operator_snapshot.cc, window_operator_state_bytes.cc): the per-window tables of the
-// sliced path (see the class comment in window_operator.h).
+// sliced path (see the class comment in window_operator.h), on the heap backend and, within
+// its budget, as the RocksDB backend's in-memory cache.
 //
 // Why they give the sliced path's output exactly: with tumbling windows and no allowed lateness
 // a key's slices are its windows, a window takes records only while its max timestamp is above
@@ -114,6 +115,14 @@ class WindowTablesBase {
   /// The tables' state into a new sliced store of the operator (`int_store_` or `key_store_`),
   /// as the sliced path would hold it: for snapshots and for leaving the tables.
   virtual void CopyToStore() = 0;
+  /// Leaving the tables on the RocksDB backend: as CopyToStore, but each table is dropped once
+  /// copied and the store is spilled to RocksDB as it fills (`WindowOperator::SpillLeavingTables`),
+  /// so that the tables and the store together stay within the cache's budget. Leaves no table.
+  virtual void MoveToStore() = 0;
+  /// The bytes the tables' memory would peak at if `n` more keys were added to each table: the
+  /// tables' bytes now, plus for each table that `n` new keys would make grow its grown array
+  /// (the old one is freed only after the rehash). For the RocksDB backend's budget.
+  virtual size_t PeakBytesAfter(size_t n) const = 0;
   /// True for int64 keys (the sliced store they stand for is the int64 one).
   virtual bool Int64Keys() const = 0;
   /// Appends every key held (a key of several windows once or more) to `keys`.
@@ -149,6 +158,35 @@ class WindowTables final : public WindowTablesBase {
     Timestamp start = 0;
     Map keys;
   };
+
+  // A table's memory for `capacity` slots (absl's one allocation of slots and control bytes,
+  // rounded up to 2 MiB from 4 MiB as TableAllocator allocates it) and its interned keys' pool
+  // entries (KeyRef keys: an estimate per key held, counted in each table holding it) for `keys`
+  // keys.
+  static size_t TableBytes(size_t capacity, size_t keys) {
+    constexpr size_t kHuge = size_t{2} << 20;
+    size_t bytes = capacity == 0 ? 0 : capacity * (sizeof(typename Map::value_type) + 1) + 32;
+    if (bytes >= 2 * kHuge) {
+      bytes = (bytes + kHuge - 1) / kHuge * kHuge;
+    }
+    if constexpr (std::is_same_v<K, KeyRef>) {
+      bytes += keys * kInternedKeyBytes;
+    }
+    return bytes;
+  }
+  // The keys a table of `capacity` slots holds before it grows (absl: 7/8 of its slots).
+  static size_t Growth(size_t capacity) { return capacity - capacity / 8; }
+  // The capacity absl grows a table of `capacity` slots to so that it holds `keys` keys.
+  static size_t GrownCapacity(size_t capacity, size_t keys) {
+    size_t c = capacity == 0 ? 1 : capacity;
+    while (Growth(c) < keys) {
+      c = c * 2 + 1;
+    }
+    return c;
+  }
+  // A KeyRef key's pool entry (one cache line) and its values (a Key vector of one Value with a
+  // short string): the tables' estimate, long strings not counted.
+  static constexpr size_t kInternedKeyBytes = 64 + 24 + 40;
 
   explicit WindowTables(WindowOperator& op)
       : op_(op),
@@ -284,13 +322,42 @@ class WindowTables final : public WindowTablesBase {
   }
 
   void CopyToStore() override {
-    if constexpr (std::is_same_v<K, int64_t>) {
-      op_.int_store_ = std::make_unique<SlicedStore<int64_t>>(max_parallelism_, owned_);
-      CopyInto(*op_.int_store_);
-    } else {
-      op_.key_store_ = std::make_unique<SlicedStore<KeyRef>>(max_parallelism_, owned_);
-      CopyInto(*op_.key_store_);
+    IntoNewStore([&](auto& store) { CopyInto(store); });
+  }
+
+  void MoveToStore() override {
+    const size_t n = op_.slice_words_;
+    auto move = [&](auto& store) {
+      size_t since_spill = 0;
+      while (!tables_.empty()) {
+        std::unique_ptr<Table> t = std::move(tables_.front());
+        tables_.erase(tables_.begin());
+        for (const auto& [k, w] : t->keys) {
+          AddToStore(store, *t, k, w, n);
+          if (++since_spill == 4096) {
+            since_spill = 0;
+            op_.SpillLeavingTables(MemoryBytes() + TableBytes(t->keys.capacity(), t->keys.size()));
+          }
+        }
+      }
+      op_.SpillLeavingTables(0);
+    };
+    cur_ = nullptr;
+    lo_ = 1;
+    hi_ = 0;
+    IntoNewStore(move);
+  }
+
+  size_t PeakBytesAfter(size_t n) const override {
+    size_t bytes = 0;
+    for (const auto& t : tables_) {
+      const size_t capacity = t->keys.capacity();
+      bytes += TableBytes(capacity, t->keys.size());
+      if (t->keys.size() + n > Growth(capacity)) {
+        bytes += TableBytes(GrownCapacity(capacity, t->keys.size() + n), n);
+      }
     }
+    return bytes;
   }
 
   bool Int64Keys() const override { return std::is_same_v<K, int64_t>; }
@@ -339,10 +406,7 @@ class WindowTables final : public WindowTablesBase {
     int64_t memory = 0;
     const auto panes = static_cast<int64_t>(NumPanes());
     for (const auto& t : tables_) {
-      if (t->keys.capacity() > 0) {
-        memory +=
-            static_cast<int64_t>(t->keys.capacity() * (sizeof(typename Map::value_type) + 1) + 16);
-      }
+      memory += static_cast<int64_t>(TableBytes(t->keys.capacity(), 0));
       if constexpr (std::is_same_v<K, KeyRef>) {
         for (const auto& [k, w] : t->keys) {
           bytes += PaneStateBytes(RowStateBytes(k.key()), num_accs);
@@ -385,6 +449,28 @@ class WindowTables final : public WindowTablesBase {
   }
 
  private:
+  // A new sliced store of the operator for the tables' keys (`int_store_` or `key_store_`),
+  // filled by `fill(store)`.
+  template <typename F>
+  void IntoNewStore(F&& fill) {
+    if constexpr (std::is_same_v<K, int64_t>) {
+      op_.int_store_ = std::make_unique<SlicedStore<int64_t>>(max_parallelism_, owned_);
+      fill(*op_.int_store_);
+    } else {
+      op_.key_store_ = std::make_unique<SlicedStore<KeyRef>>(max_parallelism_, owned_);
+      fill(*op_.key_store_);
+    }
+  }
+
+  // The tables' memory now (TableBytes of each).
+  size_t MemoryBytes() const {
+    size_t bytes = 0;
+    for (const auto& t : tables_) {
+      bytes += TableBytes(t->keys.capacity(), t->keys.size());
+    }
+    return bytes;
+  }
+
   // `f(key)` once for every key held: behind a watermark that lags by many windows a key is in
   // many tables, so the keys seen are noted (O(panes), not a lookup in every other table).
   template <typename F>
@@ -450,8 +536,14 @@ class WindowTables final : public WindowTablesBase {
     if (it == tables_.end() || (*it)->start != start) {
       auto t = std::make_unique<Table>();
       t->start = start;
-      // A window has about as many keys as the last one fired: one allocation, no rehash.
-      t->keys.reserve(reserve_);
+      // A window has about as many keys as the last one fired: one allocation, no rehash; on
+      // the RocksDB backend only when that fits the budget beside the other tables (else the
+      // table grows as keys come, and the check before each batch leaves the tables in time).
+      const size_t budget = op_.tables_budget_;
+      if (budget == 0 ||
+          MemoryBytes() + TableBytes(GrownCapacity(0, reserve_), reserve_) <= budget) {
+        t->keys.reserve(reserve_);
+      }
       it = tables_.insert(it, std::move(t));
     }
     return it->get();
@@ -578,19 +670,27 @@ class WindowTables final : public WindowTablesBase {
     const size_t n = op_.slice_words_;
     for (const auto& t : tables_) {
       for (const auto& [k, w] : t->keys) {
-        auto [ref, ks] = EmplaceFromKey(store, k);
-        const bool first = ks->starts.empty();
-        ks->starts.push_back(t->start);
-        ks->accs.insert(ks->accs.end(), w.begin(), w.begin() + static_cast<std::ptrdiff_t>(n));
-        if (first) {
-          // The key's first window (the tables ascend): its next firing and live timer, where
-          // the sliced path keeps them without lateness (the first slice's drop time is its
-          // window's max timestamp too).
-          ks->next_fire = t->start + op_.size_ - 1;
-          ks->timer = ks->next_fire;
-          store.timers.Add(ks->timer, *ref);
-        }
+        AddToStore(store, *t, k, w, n);
       }
+    }
+  }
+
+  // `k`'s window of `t` (its words `w`) into `store`, as the sliced path holds it; the tables'
+  // windows go in ascending.
+  template <typename Store>
+  void AddToStore(Store& store, const Table& t, const K& k, const Words& w, size_t n) {
+    auto [ref, ks] = EmplaceFromKey(store, k);
+    const bool first = ks->starts.empty();
+    ks->starts.push_back(t.start);
+    ks->accs.insert(ks->accs.end(), w.begin(), w.begin() + static_cast<std::ptrdiff_t>(n));
+    if (first) {
+      // The key's first window (the tables ascend; MoveToStore: or its first since it was
+      // spilled, a partial state as a record makes): its next firing and live timer, where the
+      // sliced path keeps them without lateness (the first slice's drop time is its window's
+      // max timestamp too).
+      ks->next_fire = t.start + op_.size_ - 1;
+      ks->timer = ks->next_fire;
+      store.timers.Add(ks->timer, *ref);
     }
   }
 

@@ -89,11 +89,11 @@ std::vector<Step> Input(bool string_keys, int64_t keys = kKeys) {
 
 class Runner : public testing::WindowOperatorRunner {
  public:
-  // `subtask` of `parallelism`: the operator owns that subtask's key groups (of 128).
+  // `subtask` of `parallelism`: the operator owns that subtask's key groups (of 128). The
+  // budget: 1 MiB caches ~3300 keys of 6000.
   Runner(bool sliding, bool string_keys, const std::string& backend, int subtask = 0,
-         int parallelism = 1)
-      : WindowOperatorRunner(KeySchema(string_keys), Spec(sliding), "windows", backend,
-                             int64_t{1} << 20,  // ~3300 keys cached of 6000
+         int parallelism = 1, int64_t budget = int64_t{1} << 20)
+      : WindowOperatorRunner(KeySchema(string_keys), Spec(sliding), "windows", backend, budget,
                              subtask, parallelism) {}
 
   // Results() with each window end's rows in RocksDB's order (key group of 128, then the key's
@@ -165,7 +165,8 @@ TEST_P(WindowRocksDbTest, SameResultsAsTheHeapBackendWhileSpilling) {
 // Subtask 2 of 3 owns key groups 86..127 of 128, a range that does not start at a multiple of
 // its size: evictions walk that range from a cursor that starts at 0 (a new user's job at
 // parallelism 3 crashed here while spilling). Only the keys the subtask owns are sent: about a
-// third of 3 × kKeys, more than the budget caches.
+// third of 3 × kKeys, more than the budget (256 KiB: ~800 keys) caches, and more than the
+// tumbling windows' per-window tables hold within it (128 KiB), so they spill too.
 TEST_P(WindowRocksDbTest, SpillsWithinAKeyGroupRangeThatDoesNotStartAtZero) {
   const Case c = GetParam();
   const KeyGroupRange range = KeyGroupRangeForOperator(128, 3, 2);
@@ -184,7 +185,7 @@ TEST_P(WindowRocksDbTest, SpillsWithinAKeyGroupRangeThatDoesNotStartAtZero) {
   Runner heap(c.sliding, c.string_keys, "heap", 2, 3);
   heap.Run(steps, 0, steps.size());
   steps = owned();
-  Runner rocks(c.sliding, c.string_keys, "rocksdb", 2, 3);
+  Runner rocks(c.sliding, c.string_keys, "rocksdb", 2, 3, int64_t{1} << 18);
   rocks.Run(steps, 0, steps.size());
   const std::vector<std::string> expected = heap.ResultsInRocksDbOrder();
   // About a third of the keys (42 of 128 groups), each in every window.
