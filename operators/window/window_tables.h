@@ -157,6 +157,10 @@ class WindowTables final : public WindowTablesBase {
   struct Table {
     Timestamp start = 0;
     Map keys;
+    /// `KeyRef` keys: the sum of `RowStateBytes` of the keys in `keys`, kept as keys go in (a
+    /// table only loses keys when it fires, after it left `tables_`), so that `Measure` reads
+    /// no key.
+    int64_t key_bytes = 0;
   };
 
   // A table's memory for `capacity` slots (absl's one allocation of slots and control bytes,
@@ -249,10 +253,13 @@ class WindowTables final : public WindowTablesBase {
     } else {
       // Interned keys: a record's row is requested 16 records ahead (written on the reader's
       // core), its key hashed 12 ahead with its table's control bytes requested, its slot 8
-      // ahead and the key's pool entry (which a probe compares) 4 ahead.
+      // ahead and the key's pool entry (which a probe compares) 4 ahead. A key its table does
+      // not hold yet (no slot's control byte matched) is looked up in `held_` instead: its
+      // control bytes and slot requested 8 ahead, the entry of the key found there 4 ahead.
       constexpr size_t kRing = 16;
       std::array<uint64_t, kRing> hashes{};
       std::array<Map*, kRing> maps{};
+      std::array<bool, kRing> fresh{};  // the key is not in its table (kSlot stage)
       const std::vector<int>& slots = op_.options_.key_slots;
       auto ctrl_ahead = [&](size_t j) __attribute__((always_inline)) {
         const StreamRecord& r = records[j];
@@ -265,15 +272,25 @@ class WindowTables final : public WindowTablesBase {
         maps[j % kRing] = m;
       };
       auto touch = [&](size_t j, SlotTouch::Stage stage) __attribute__((always_inline)) {
+        const uint64_t hash = hashes[j % kRing];
+        const size_t map_hash =
+            typename KeyTraits<K>::MapHash()(KeyProbe{nullptr, nullptr, nullptr, hash});
         if (Map* m = maps[j % kRing]) {
-          const uint64_t hash = hashes[j % kRing];
-          const SlotTouch t{
-              typename KeyTraits<K>::MapHash()(KeyProbe{nullptr, nullptr, nullptr, hash}), hash,
-              static_cast<uint32_t>(sizeof(typename Map::value_type)), stage};
+          const SlotTouch t{map_hash, hash, static_cast<uint32_t>(sizeof(typename Map::value_type)),
+                            stage};
           (void)m->find(t);
-          if (stage == SlotTouch::kSlot && !t.candidate) {
-            maps[j % kRing] = nullptr;  // not held: nothing more to request
+          if (stage == SlotTouch::kSlot) {
+            fresh[j % kRing] = !t.candidate;
+            if (!t.candidate) {
+              maps[j % kRing] = nullptr;  // not in the table: its key is looked up in held_
+              held_.prefetch(KeyProbe{nullptr, nullptr, nullptr, hash});
+            }
           }
+        } else if (stage == SlotTouch::kSlot) {
+          fresh[j % kRing] = false;
+        } else if (fresh[j % kRing]) {
+          const SlotTouch t{map_hash, hash, static_cast<uint32_t>(sizeof(KeyRef)), stage};
+          (void)held_.find(t);
         }
       };
       auto row_ahead = [&](size_t j) __attribute__((always_inline)) {
@@ -401,6 +418,8 @@ class WindowTables final : public WindowTablesBase {
     return true;
   }
 
+  // O(tables), but for the distinct keys behind a watermark that lags by more than a window
+  // (NumKeys): the keys' bytes are kept per table (`Table::key_bytes`), so no key is read.
   void Measure(WindowOperator::StateFigures& out, size_t num_accs) const override {
     int64_t bytes = 0;
     int64_t memory = 0;
@@ -408,9 +427,8 @@ class WindowTables final : public WindowTablesBase {
     for (const auto& t : tables_) {
       memory += static_cast<int64_t>(TableBytes(t->keys.capacity(), 0));
       if constexpr (std::is_same_v<K, KeyRef>) {
-        for (const auto& [k, w] : t->keys) {
-          bytes += PaneStateBytes(RowStateBytes(k.key()), num_accs);
-        }
+        // The sum over the table's keys of PaneStateBytes(RowStateBytes(key), num_accs).
+        bytes += t->key_bytes + static_cast<int64_t>(t->keys.size()) * PaneStateBytes(0, num_accs);
       }
     }
     if constexpr (!std::is_same_v<K, KeyRef>) {
@@ -431,12 +449,16 @@ class WindowTables final : public WindowTablesBase {
   }
 
   size_t NumKeys() const override {
-    if (tables_.size() == 1) {
-      return tables_.front()->keys.size();
+    if constexpr (std::is_same_v<K, KeyRef>) {
+      return held_.size();
+    } else {
+      if (tables_.size() == 1) {
+        return tables_.front()->keys.size();
+      }
+      size_t n = 0;
+      ForEachDistinctKey([&n](const K&) { ++n; });
+      return n;
     }
-    size_t n = 0;
-    ForEachDistinctKey([&n](const K&) { ++n; });
-    return n;
   }
 
   const uint64_t* Find(const Key& key, Timestamp start) const override {
@@ -484,6 +506,26 @@ class WindowTables final : public WindowTablesBase {
       }
     }
     seen_.clear();
+  }
+
+  // `RowStateBytes(k.key())`; a key of one short string from its pool entry (its values are
+  // not read).
+  static int64_t KeyStateBytes(const KeyRef& k) {
+    if (k.IsShortString()) {
+      return ValueStateBytes(Value()) + static_cast<int64_t>(k.ShortString().size());
+    }
+    return RowStateBytes(k.key());
+  }
+
+  // A ref to the probe's key in the pool: the one the tables already share when one holds the
+  // key (its entry read, not copied), else a new entry, noted in `held_`.
+  KeyRef Intern(const KeyProbe& probe) {
+    if (auto h = held_.find(probe); h != held_.end()) {
+      return *h;
+    }
+    KeyRef ref = pool_.Make(probe);
+    held_.insert(ref);
+    return ref;
   }
 
   // `key`'s words in `t`, or nullptr.
@@ -606,7 +648,8 @@ class WindowTables final : public WindowTablesBase {
       if (it == t->keys.end()) {
         // Interned before it goes into the table (interning may throw; see
         // KeyedStateBackend::Emplace).
-        it = t->keys.try_emplace(pool_.Make(probe)).first;
+        it = t->keys.try_emplace(Intern(probe)).first;
+        t->key_bytes += KeyStateBytes(it->first);
       }
       words = &it->second;
     }
@@ -645,11 +688,13 @@ class WindowTables final : public WindowTablesBase {
       constexpr size_t kAhead = 8;
       for (size_t j = 0; j < kAhead && j < n; ++j) {
         t.keys.prefetch(due_keys_[j]);
+        held_.prefetch(due_keys_[j]);
         due_keys_[j].PrefetchEntry();
       }
       for (size_t i = 0; i < n; ++i) {
         if (i + kAhead < n) {
           t.keys.prefetch(due_keys_[i + kAhead]);
+          held_.prefetch(due_keys_[i + kAhead]);
           due_keys_[i + kAhead].PrefetchEntry();
           due_keys_[i + kAhead / 2].PrefetchValues();
         }
@@ -657,8 +702,12 @@ class WindowTables final : public WindowTablesBase {
         auto it = t.keys.find(key);
         const KeyRef* short_key = key.IsShortString() ? &key : nullptr;
         op_.FireTableWindow(key.key(), it->second.data(), t.start, short_key);
-        // The table's ref and this one dropped while the key's entry is cached.
+        // The table's ref and this one dropped while the key's entry is cached; the key leaves
+        // `held_` with its last table (its refs: this one and `held_`'s).
         t.keys.erase(it);
+        if (key.use_count() == 2) {
+          held_.erase(key);
+        }
         key = KeyRef();
       }
       due_keys_.clear();
@@ -717,7 +766,12 @@ class WindowTables final : public WindowTablesBase {
         if constexpr (std::is_same_v<K, int64_t>) {
           w = &t->keys.try_emplace(k).first->second;
         } else {
-          w = &t->keys.try_emplace(pool_.Make(k.key())).first->second;
+          auto [it, inserted] =
+              t->keys.try_emplace(Intern(KeyProbe{nullptr, nullptr, &k.key(), k.hash64()}));
+          if (inserted) {
+            t->key_bytes += KeyStateBytes(it->first);
+          }
+          w = &it->second;
         }
         std::copy_n(ks.accs.data() + i * n, n, w->data());
       }
@@ -734,6 +788,10 @@ class WindowTables final : public WindowTablesBase {
   int max_parallelism_;
   bool all_owned_;
   KeyPool pool_;  // KeyRef keys' values; declared before the tables (destroyed after them)
+  // `KeyRef` keys: every key some table holds, once; the tables' refs to a key share its pool
+  // entry (one entry a key, not one a pane: behind a watermark that lags by many windows a key
+  // is in many tables). Its size is the distinct keys held.
+  absl::flat_hash_set<KeyRef, KeyTraits<KeyRef>::MapHash, KeyTraits<KeyRef>::MapEq> held_;
   std::vector<std::unique_ptr<Table>> tables_;  // ascending start
   // The table of the last record's window [lo_, hi_) (empty: lo_ > hi_), valid until the
   // watermark moves (Fire) or a table is made.

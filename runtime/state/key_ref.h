@@ -127,6 +127,10 @@ class KeyRef {
     return e_ != nullptr ? hash_ : key_ref_internal::EmptyKeyHash64();
   }
 
+  /// The `KeyRef`s to this key's pool entry, this one included (0 for a default-constructed ref):
+  /// for an owner that indexes its keys and drops a key from the index with its last other ref.
+  uint32_t use_count() const { return e_ != nullptr ? e_->refs : 0; }
+
   /// Hints for loops over many keys (a window end's keys): start loading the entry, or (once the
   /// entry is loaded) the key's values, a few keys ahead of use.
   // Always inlined, as KeyedStateBackend::Prefetch: an out-of-line copy is a pure function to

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "operators/window/window_aggregates.h"
 #include "operators/window/window_operator.h"
 #include "tests/testing/collecting_output.h"
 #include "tests/testing/snapshot_round_trip.h"
@@ -157,6 +158,59 @@ TEST(WindowTablesTest, OpenWindowsAreVisibleAsTheirStateWhileHeld) {
   EXPECT_EQ(o.window_op().GetWindowState(Key{Value(int64_t{4})}, Window(TimeWindow(0, 1000))),
             nullptr);
   EXPECT_EQ(o.Records().size(), 1u);
+}
+
+// The state gauges of string keys in tables: bytes from each table's running sum of its keys'
+// bytes (a short key's from its pool entry, a long one's from its values), panes, and keys
+// counted once however many open windows hold them; the same as a fired table leaves.
+TEST(WindowTablesTest, StateFiguresCountEveryPaneAndEachKeyOnce) {
+  Open o(FieldType::kString, CountSum(1000));
+  const std::string long_key = "a-key-of-more-than-sixteen-bytes";  // 32 bytes: not short
+  // Window [0, 1000): "a", "bb", long_key; [1000, 2000): "a", long_key, "ccc";
+  // [2000, 3000): "a", "dddd". Records in several windows of one batch, and one at a time.
+  o.Batch({StreamRecord(Row{Value("a"), Value(int64_t{1})}, 10),
+           StreamRecord(Row{Value("bb"), Value(int64_t{1})}, 20),
+           StreamRecord(Row{Value("a"), Value(int64_t{1})}, 1010),
+           StreamRecord(Row{Value(long_key), Value(int64_t{1})}, 30),
+           StreamRecord(Row{Value("a"), Value(int64_t{1})}, 40),
+           StreamRecord(Row{Value(long_key), Value(int64_t{1})}, 1500)});
+  o.Element(StreamRecord(Row{Value("ccc"), Value(int64_t{1})}, 1999));
+  o.Element(StreamRecord(Row{Value("a"), Value(int64_t{1})}, 2000));
+  o.Batch({StreamRecord(Row{Value("dddd"), Value(int64_t{1})}, 2999),
+           StreamRecord(Row{Value("bb"), Value(int64_t{1})}, 999)});
+  ASSERT_TRUE(o.window_op().uses_window_tables());
+  // A pane: its key (a Value and the string's bytes) and two accumulators (count, sum).
+  const auto value = static_cast<int64_t>(sizeof(Value));
+  const auto accs = 2 * static_cast<int64_t>(sizeof(AggregateAccumulator));
+  auto pane = [&](const std::string& key) {
+    return value + static_cast<int64_t>(key.size()) + accs;
+  };
+  WindowOperator::StateFigures f = o.window_op().MeasureState();
+  EXPECT_EQ(f.panes, 8);
+  EXPECT_EQ(f.slices, 8);
+  EXPECT_EQ(f.keys, 5);  // a, bb, long_key, ccc, dddd
+  EXPECT_EQ(f.bytes, pane("a") + pane("bb") + pane(long_key) + pane("a") + pane(long_key) +
+                         pane("ccc") + pane("a") + pane("dddd"));
+  EXPECT_EQ(o.window_op().StateBytes(), f.bytes);
+  EXPECT_EQ(o.window_op().NumStateKeys(), 5);
+  o.Watermark(999);  // [0, 1000) fires: "bb" is gone, "a" and long_key stay
+  f = o.window_op().MeasureState();
+  EXPECT_EQ(f.panes, 5);
+  EXPECT_EQ(f.keys, 4);
+  EXPECT_EQ(f.bytes, pane("a") + pane(long_key) + pane("ccc") + pane("a") + pane("dddd"));
+  EXPECT_EQ(o.window_op().state_bytes_peak(),
+            pane("a") * 3 + pane("bb") + pane(long_key) * 2 + pane("ccc") + pane("dddd"));
+  o.Watermark(1999);
+  f = o.window_op().MeasureState();
+  EXPECT_EQ(f.panes, 2);
+  EXPECT_EQ(f.keys, 2);
+  EXPECT_EQ(f.bytes, pane("a") + pane("dddd"));
+  o.Watermark(kMaxTimestamp);
+  f = o.window_op().MeasureState();
+  EXPECT_EQ(f.panes, 0);
+  EXPECT_EQ(f.keys, 0);
+  EXPECT_EQ(f.bytes, 0);
+  EXPECT_EQ(o.Records().size(), 8u);
 }
 
 // A table of 4 MiB and more is allocated on huge-page-advised memory (TableAllocator): 300,000
