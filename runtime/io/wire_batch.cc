@@ -23,10 +23,12 @@ void WireBatch::AppendSlow(const Row& row, uint64_t* slots) {
   const bool any_null = row.AnyNull();
   for (uint32_t f = 0; f < fields_; ++f) {
     // Slot bits of a NULL cell are not part of its value; a field left out (the consumer never
-    // reads it) arrives NULL.
-    if ((f < 64 && ((dropped_ >> f) & 1) != 0) || row.IsNull(f)) {
+    // reads it) arrives NULL. Which of the first 64 fields are strings is known per batch
+    // (Start), and a row without NULLs needs no check per field.
+    const bool first64 = f < 64;
+    if ((first64 && ((dropped_ >> f) & 1) != 0) || (any_null && row.IsNull(f))) {
       slots[f] = 0;
-    } else if (row.type(f) == FieldType::kString) {
+    } else if (first64 ? ((string_fields_ >> f) & 1) != 0 : row.type(f) == FieldType::kString) {
       const std::string_view s = row.GetString(f);
       slots[f] = (static_cast<uint64_t>(arena_.size()) << 32) | s.size();
       arena_.append(s);
