@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/logging.h"
+#include "runtime/core/timestamp.h"
 
 namespace tidemark {
 
@@ -22,7 +23,7 @@ CheckpointCoordinator::CheckpointCoordinator(const CheckpointingSpec& spec,
 
 void CheckpointCoordinator::Start() {
   running_ = true;
-  next_trigger_ms_ = pts_.GetCurrentProcessingTime() + spec_.interval_ms;
+  next_trigger_ms_ = SaturatingAdd(pts_.GetCurrentProcessingTime(), spec_.interval_ms);
   ScheduleTick(next_trigger_ms_);
 }
 
@@ -70,13 +71,14 @@ void CheckpointCoordinator::OnTick(Timestamp now) {
   }
   if (running_ && now >= next_trigger_ms_) {
     if (TriggerCheckpoint(SnapshotType::kCheckpoint, /*periodic=*/true)) {
-      next_trigger_ms_ = now + spec_.interval_ms;
+      next_trigger_ms_ = SaturatingAdd(now, spec_.interval_ms);
     } else {
       // Not allowed now (too many pending, or min-pause): try again when one could be.
       MutexLock lock(mu_);
-      Timestamp retry = now + std::max<int64_t>(1, std::min<int64_t>(spec_.interval_ms, 10));
+      Timestamp retry =
+          SaturatingAdd(now, std::max<int64_t>(1, std::min<int64_t>(spec_.interval_ms, 10)));
       if (pending_.empty() && last_end_ms_ != kMinTimestamp) {
-        retry = std::max(retry, last_end_ms_ + spec_.min_pause_ms);
+        retry = std::max(retry, SaturatingAdd(last_end_ms_, spec_.min_pause_ms));
       }
       next_trigger_ms_ = retry;
     }
@@ -99,7 +101,7 @@ std::optional<int64_t> CheckpointCoordinator::TriggerCheckpoint(SnapshotType typ
       if (pending_.size() >= static_cast<size_t>(spec_.max_concurrent_checkpoints)) {
         return std::nullopt;
       }
-      if (last_end_ms_ != kMinTimestamp && now < last_end_ms_ + spec_.min_pause_ms) {
+      if (last_end_ms_ != kMinTimestamp && now < SaturatingAdd(last_end_ms_, spec_.min_pause_ms)) {
         return std::nullopt;
       }
     }
@@ -107,7 +109,7 @@ std::optional<int64_t> CheckpointCoordinator::TriggerCheckpoint(SnapshotType typ
     Pending p;
     p.barrier = barrier;
     p.triggered_steady = std::chrono::steady_clock::now();
-    p.deadline_ms = now + spec_.timeout_ms;
+    p.deadline_ms = SaturatingAdd(now, spec_.timeout_ms);
     p.waiting.insert(tasks_.begin(), tasks_.end());
     std::string failed;
     for (const auto& [task, states] : finished_) {
@@ -136,7 +138,7 @@ std::optional<int64_t> CheckpointCoordinator::TriggerCheckpoint(SnapshotType typ
   if (hooks_.trigger_sources) {
     hooks_.trigger_sources(barrier);
   }
-  ScheduleTick(now + spec_.timeout_ms);
+  ScheduleTick(SaturatingAdd(now, spec_.timeout_ms));
   return barrier.id;
 }
 

@@ -7,6 +7,7 @@
 
 #include "runtime/core/logging.h"
 #include "runtime/core/thread_entry.h"
+#include "runtime/core/timestamp.h"
 #include "runtime/graph/operator_chains.h"
 #include "runtime/graph/state_layout.h"
 #include "runtime/state/rocksdb_local_dir.h"
@@ -834,7 +835,7 @@ void JobExecution::OnTaskEnded(StreamTask& task) {
                                  coordinator_->Stop();
                                }
                                master_pts_->RegisterTimer(
-                                   master_pts_->GetCurrentProcessingTime() + backoff,
+                                   SaturatingAdd(master_pts_->GetCurrentProcessingTime(), backoff),
                                    [this](Timestamp) { Restart(); });
                              },
                              "restart"});

@@ -1,6 +1,10 @@
 #include "runtime/time/system_processing_time_service.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
+
+#include "runtime/core/timestamp.h"
 
 namespace tidemark {
 
@@ -14,7 +18,12 @@ ProcessingTimeService::TimerId SystemProcessingTimeService::RegisterTimer(Timest
                                                                           Callback callback) {
   const TimerId id = next_id_++;
   pending_.emplace(id, std::move(callback));
-  const int64_t delay_ms = std::max<int64_t>(0, time_ms - GetCurrentProcessingTime());
+  // The steady_timer counts nanoseconds in an int64: a delay over ~106,751 days (a duration
+  // written as 200000d, a time near Long.MAX) would wrap, often to a negative expiry that fires
+  // at once. Capped at 100 years, such a timer does not fire while the process lives.
+  constexpr int64_t kMaxDelayMs = int64_t{100} * 365 * 24 * 3600 * 1000;
+  const int64_t delay_ms =
+      std::clamp<int64_t>(SaturatingAdd(time_ms, -GetCurrentProcessingTime()), 0, kMaxDelayMs);
   auto& io = timer_thread_.io_context();
   TaskMailbox* mailbox = &mailbox_;
   // Runs on the timer thread: it only turns the expiry into a mail.

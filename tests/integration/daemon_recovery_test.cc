@@ -233,6 +233,34 @@ TEST_F(DaemonRecoveryTest, ACorruptOrHalfWrittenRegistryRecordIsSkippedWithALogL
   EXPECT_TRUE(WaitForState(Submit(FailingJob(4)), "FAILED"));
 }
 
+// A refused submission leaves no directory in the state dir: an empty jobs/<id>/ (no job.json)
+// was logged at error level as an unreadable job by every later daemon start.
+TEST_F(DaemonRecoveryTest, ARefusedSubmissionLeavesNothingInTheStateDirectory) {
+  Start();
+  // An invalid job (a typo in a key) and a job writing the file a running job writes.
+  auto invalid = Client().Request("POST", "/jobs?file=bad.yaml",
+                                  "name: bad\npipeline: {state-backend: rocksdb, rocksdb: "
+                                  "{memory.fixed-per-slt: 1mb}}\noperators: []\n");
+  EXPECT_EQ(invalid.status, 400) << invalid.body;
+  std::string writes_a_file = kLongJob;
+  const std::string collect = "sink: {type: collect}";
+  writes_a_file.replace(writes_a_file.find(collect), collect.size(),
+                        "sink: {type: file, path: " + dir_.path() + "/out.jsonl}");
+  const std::string running = Submit(writes_a_file);
+  WaitUntilProducing(running);
+  auto conflict = Client().Request("POST", "/jobs?file=test.yaml", writes_a_file);
+  EXPECT_EQ(conflict.status, 400) << conflict.body;
+  std::vector<std::string> dirs;
+  for (const auto& d : fs::directory_iterator(state_ + "/jobs")) {
+    dirs.push_back(d.path().filename().string());
+  }
+  EXPECT_EQ(dirs, std::vector<std::string>{running});
+  Kill9();
+  Start();
+  const std::string log = Log();
+  EXPECT_EQ(log.find("state directory: skipping job"), std::string::npos) << log;
+}
+
 TEST_F(DaemonRecoveryTest, AResumedJobWaitsUntilNoOtherProcessHoldsItsRunLock) {
   Start();
   const std::string id = Submit(kLongJob);

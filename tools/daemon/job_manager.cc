@@ -332,6 +332,19 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
     run_options.checkpoint_dir = job_dir + "/checkpoints";
     run_options.run_lock = job_dir + "/run.lock";
   }
+  // A refused submission (an invalid job, a conflicting output, a memory limit it cannot have)
+  // leaves nothing in the state directory: its directory, made above for a new id, holds no
+  // job.json, and every later daemon start would log it as an unreadable job.
+  struct RemoveUnlessAccepted {
+    const std::string& dir;
+    bool accepted;
+    ~RemoveUnlessAccepted() {
+      if (!accepted && !dir.empty()) {
+        std::error_code rm;
+        fs::remove_all(dir, rm);
+      }
+    }
+  } new_dir{job_dir, resumed};
   if (std::optional<std::string> refusal = StdinRefusal(yaml, file_name)) {
     release_slot();
     return {Status::kInvalidJob, "", {*refusal}};
@@ -418,6 +431,7 @@ JobManager::SubmitResult JobManager::Launch(const std::shared_ptr<Entry>& entry,
     }
     entry->owned_transactions = std::move(transactions);
     jobs_[entry->id] = entry;
+    new_dir.accepted = true;
     if (!resumed) {
       order_.push_back(entry->id);
       ++submitted_total_;

@@ -161,6 +161,50 @@ TEST_F(CheckpointCoordinatorTest, DeclineAbortsAndMaxConcurrentAndMinPauseDelayT
   EXPECT_EQ(events_.back(), "trigger 2@300");
 }
 
+// Durations near Long.MAX ms (106751991166d loads: it is in range) on a wall clock at 2026:
+// now + interval, now + timeout and the end + min-pause wrapped to negative times, so the
+// coordinator triggered checkpoints back to back for ever (a bounded `tidemark run` never
+// ended), or every checkpoint expired at once. They saturate: "never", as in Flink, where
+// these are delays rather than absolute times.
+TEST_F(CheckpointCoordinatorTest, AnIntervalNearLongMaxMeansNeverRatherThanWrapping) {
+  constexpr Timestamp kNow = 1'796'115'600'000;  // 2026-12-01T09:00:00Z
+  constexpr int64_t kHuge = int64_t{106'751'991'166} * 24 * 3600 * 1000;
+  pts_.AdvanceTo(kNow);
+  CheckpointingSpec spec;
+  spec.interval_ms = kHuge;
+  auto c = Make(spec);
+  c->Start();
+  // The first tick is at the end of time, not at a wrapped (negative) time, which a manual
+  // clock would fire again and again without end.
+  ASSERT_EQ(pts_.NextTimerTime(), kMaxTimestamp);
+  pts_.AdvanceTo(kNow + 1'000'000'000);  // 11.6 days later: no periodic checkpoint
+  EXPECT_TRUE(events_.empty());
+  EXPECT_TRUE(c->pending_ids().empty());
+}
+
+TEST_F(CheckpointCoordinatorTest, ATimeoutAndAMinPauseNearLongMaxNeverPass) {
+  constexpr Timestamp kNow = 1'796'115'600'000;  // 2026-12-01T09:00:00Z
+  constexpr int64_t kHuge = int64_t{106'751'991'166} * 24 * 3600 * 1000;
+  pts_.AdvanceTo(kNow);
+  CheckpointingSpec spec;
+  spec.interval_ms = 100;
+  spec.timeout_ms = kHuge;
+  spec.min_pause_ms = kHuge;
+  const Timestamp t0 = pts_.GetCurrentProcessingTime();
+  auto c = Make(spec);
+  c->Start();
+  pts_.AdvanceTo(t0 + 100);
+  pts_.AdvanceTo(t0 + 10'000);  // the timeout has not passed: still pending, not aborted
+  EXPECT_EQ(events_, std::vector<std::string>{"trigger 1@" + std::to_string(t0 + 100)});
+  EXPECT_EQ(c->pending_ids(), std::vector<int64_t>{1});
+  c->Acknowledge(1, "src#0", {});
+  c->Acknowledge(1, "sink#0", {});
+  EXPECT_EQ(events_.back(), "complete 1");
+  pts_.AdvanceTo(t0 + 1'000'000);  // the min-pause after it has not passed: no second trigger
+  EXPECT_EQ(events_.size(), 2u);
+  EXPECT_EQ(c->stats().failed, 0);
+}
+
 TEST_F(CheckpointCoordinatorTest, AFinishedTasksStateThatCannotBeWrittenFailsTheCheckpoint) {
   // The storage refuses a finished task's final state (here chk-1 is a plain file, so nothing can
   // be written under it; on a real machine a full disk): the checkpoint fails and is counted,
