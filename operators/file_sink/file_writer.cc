@@ -101,8 +101,17 @@ void FileWriter::ResumeInProgressFile(const InProgressFileRecoverable& file, Tim
   const std::filesystem::path path = directory_ / file.in_progress_name;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) {
+      // Gone for every restart from this checkpoint too: no restart can cure it.
+      throw NonRecoverableError(fmt::format(
+          "cannot resume in-progress part file '{}': it is missing, and the checkpoint recorded "
+          "{} bytes of it (it was removed outside the job); restore another checkpoint or start "
+          "the job without one",
+          path.string(), file.valid_length));
+    }
     throw IoError(fmt::format("cannot resume in-progress part file '{}': {}", path.string(),
-                              std::generic_category().message(errno)));
+                              std::generic_category().message(err)));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_size < file.valid_length) {

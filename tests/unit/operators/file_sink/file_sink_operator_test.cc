@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/core/non_recoverable_error.h"
 #include "runtime/state/state_serializer.h"
 #include "runtime/time/manual_processing_time_service.h"
 #include "tests/testing/collecting_output.h"
@@ -303,6 +304,37 @@ TEST_F(FileSinkOperatorTest, CrashMidIntervalTruncatesAndTheReplayWritesOnce) {
   s.op->NotifyCheckpointComplete(3);
   EXPECT_EQ(Listing(), std::vector<std::string>{"part-0-0"});
   EXPECT_EQ(FinishedLines(), Lines(0, 10));
+}
+
+// An in-progress part file the checkpoint recorded, deleted outside the job: every restart from
+// that checkpoint would meet the same missing file, so the restore fails without a restart
+// (NonRecoverableError, docs/checkpoints.md), as a part file shorter than recorded does.
+TEST_F(FileSinkOperatorTest, AMissingInProgressFileFailsTheRestoreForGood) {
+  std::string snap;
+  std::string in_progress;
+  {
+    Sink s(spec_, true);
+    s.Restore(nullptr);
+    for (int i = 0; i < 3; ++i) {
+      s.Write(i);
+    }
+    snap = s.Snapshot(1);
+    in_progress = Hidden().at(0);
+    s.Crash();
+  }
+  fs::remove(dir_ / in_progress);
+  Sink s(spec_, true);
+  try {
+    s.Restore(&snap);
+    ADD_FAILURE() << "the restore did not fail";
+  } catch (const NonRecoverableError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot resume in-progress part file '" + (dir_ / in_progress).string() +
+                  "': it is missing, and the checkpoint recorded " +
+                  std::to_string(3 * (Line(0).size() + 1)) +
+                  " bytes of it (it was removed outside the job); restore another checkpoint "
+                  "or start the job without one");
+  }
 }
 
 TEST_F(FileSinkOperatorTest, InProgressFilesWrittenAfterTheCheckpointAreRemoved) {
