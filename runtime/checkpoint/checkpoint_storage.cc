@@ -655,7 +655,8 @@ std::optional<CompletedCheckpoint> CheckpointStorage::LoadLatest(std::vector<std
 }
 
 CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir,
-                                            const std::string& job_name) {
+                                            const std::string& job_name,
+                                            std::vector<std::string>* skipped_out) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     throw Error(fmt::format("cannot restore from {}: no such directory", dir.string()));
@@ -665,6 +666,9 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir,
     CheckpointStorage root(dir, job_name, 1);
     std::vector<std::string> skipped;
     if (std::optional<CompletedCheckpoint> cp = root.LoadLatest(&skipped)) {
+      if (skipped_out != nullptr) {
+        *skipped_out = std::move(skipped);
+      }
       return *std::move(cp);
     }
     std::string why =

@@ -121,7 +121,10 @@ class CheckpointStorage {
   /// corrupt (a state file missing, truncated or failing its checksum). A checkpoint or savepoint
   /// directory of a job of another name restores, as in Flink (state is matched by operator id,
   /// which the job's restore checks); a checkpoint root holds only `job_name`'s checkpoints.
-  static CompletedCheckpoint Load(const std::filesystem::path& dir, const std::string& job_name);
+  /// `skipped`, when set, gets a root's log lines for the newer checkpoints passed over (as
+  /// `LoadLatest`'s), so a caller can refuse to fall back past them.
+  static CompletedCheckpoint Load(const std::filesystem::path& dir, const std::string& job_name,
+                                  std::vector<std::string>* skipped = nullptr);
   /// Checkpoint `id` is a savepoint written to `dir` (Flink: `savepoint-<id>` under the target
   /// directory) instead of `chk-<id>`: `WriteState`, `Finalize` and `Discard` of `id` use it, and
   /// it takes no part in retention. Call before the trigger reaches any task. Any thread.

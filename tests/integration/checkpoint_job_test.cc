@@ -330,6 +330,51 @@ TEST_F(CheckpointJobTest, ParallelTasksAlignAndRestore) {
   EXPECT_EQ(Sorted(joined).size(), std::set<std::string>(joined.begin(), joined.end()).size());
 }
 
+// A checkpoint root whose newest completed checkpoint does not verify: the newer one completed,
+// so an exactly-once sink may have committed its output, and restoring the older one would
+// commit that output again. `tidemark run --from-checkpoint ROOT` refuses, as the daemon's
+// recovery does, naming both and how to go on; nothing is written.
+TEST_F(CheckpointJobTest, AnExactlyOnceSinkDoesNotFallBackPastACompletedCheckpoint) {
+  const fs::path checkpoints = dir_ / "checkpoints";
+  const fs::path out = dir_ / "parts";
+  const std::string yaml =
+      "name: eo\n"
+      "checkpointing: {interval: 100ms, dir: '" +
+      checkpoints.string() +
+      "'}\n"
+      "operators:\n"
+      "  - id: src\n"
+      "    type: source\n"
+      "    source:\n"
+      "      type: sequence\n"
+      "      splits: [{id: a, start: 0ms, step: 1ms, count: 100}]\n"
+      "  - id: out\n"
+      "    type: sink\n"
+      "    input: src\n"
+      "    sink: {type: file, path: '" +
+      out.string() + "', delivery-guarantee: exactly-once}\n";
+  CheckpointStorage storage(checkpoints, "eo", 5);
+  storage.Finalize(1, 1000, {});
+  const StateFileHandle h2 = storage.WriteState(2, "src", 0, "position two");
+  storage.Finalize(2, 2000, {h2});
+  std::ofstream(checkpoints / "chk-2" / h2.file, std::ios::binary | std::ios::in | std::ios::out)
+      .seekp(30)
+      .put('X');
+  JobRunOptions options;
+  options.restore_from = checkpoints;
+  EXPECT_EQ(RefusalOf(yaml, options, "the fall-back past chk-2 was not refused"),
+            "cannot restore from " + checkpoints.string() +
+                ": its newest completed checkpoint does not verify (skipping checkpoint " +
+                (checkpoints / "chk-2").string() + ": state file " + h2.file +
+                " fails its checksum), and sink 'out' commits at each checkpoint: restoring the "
+                "older checkpoint " +
+                (checkpoints / "chk-1").string() +
+                " would commit again what checkpoint 2 committed; restore from a checkpoint or "
+                "savepoint you trust by naming its directory (--from-checkpoint DIR/chk-<id>), "
+                "or run without one to start from scratch");
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST_F(CheckpointJobTest, RefusesCheckpointsItCannotRestore) {
   JobRunOptions options;
   options.restore_from = dir_ / "nowhere";
