@@ -1044,12 +1044,25 @@ TEST_F(DaemonTest, SubmittingAJobFileOverTheBodyLimitSays413NotUnreachable) {
 
 TEST_F(DaemonTest, SubmitWaitSaysWhenTheJobLeftTheHistoryBeforeItWasSeen) {
   StartServer(JobManagerOptions{.max_finished_jobs = 0});
-  CliResult submit = Cli("submit --wait jobs/two_splits_split.yaml");
-  EXPECT_EQ(submit.rc, 1);
-  EXPECT_NE(
-      submit.err.find("ended and already left the daemon's history, so its final state is unknown"),
-      std::string::npos)
-      << submit.err;
+  // A poll can still catch the job FINISHED between its tasks' end and the daemon recording that
+  // end (it drops the job from the history in the same step): on a loaded machine (the ASan
+  // suite) it sometimes does. Then --wait reports it as ended, and the test submits again: the
+  // 404 path must be seen within a few submissions.
+  bool left_history = false;
+  for (int attempt = 0; attempt < 5 && !left_history; ++attempt) {
+    CliResult submit = Cli("submit --wait jobs/two_splits_split.yaml");
+    if (submit.rc == 0) {
+      EXPECT_NE(submit.out.find(" FINISHED in "), std::string::npos) << submit.out;
+      continue;
+    }
+    left_history = true;
+    EXPECT_EQ(submit.rc, 1);
+    EXPECT_NE(submit.err.find(
+                  "ended and already left the daemon's history, so its final state is unknown"),
+              std::string::npos)
+        << submit.err;
+  }
+  EXPECT_TRUE(left_history);
 }
 
 TEST_F(DaemonTest, TcpNeedsTheBearerTokenAndLoopback) {
