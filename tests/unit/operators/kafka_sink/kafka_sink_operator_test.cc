@@ -457,15 +457,20 @@ TEST_F(KafkaSinkOperatorTest, AnInvalidTimestampNamesTheBrokersBounds) {
 // UNKNOWN_TOPIC_OR_PART, as a broker lists a deleted topic by not listing it).
 TEST_F(KafkaSinkOperatorTest, ADeletedTopicIsNamedAsTheCause) {
   SinkSpec spec = Spec("at-least-once");
-  spec.kafka_timeout_ms = 1000;  // the flush's bound; nothing here waits for it to pass
-  spec.kafka_properties["message.timeout.ms"] = "500";
+  // The first record must be delivered within its message timeout: 500 ms was too short for the
+  // first connection on a loaded machine under ASan (once in ~20 runs the first snapshot failed,
+  // the topic still there). The flush's bound is longer than the timeout, so the flush ends when
+  // the refused record times out; nothing here waits for the flush's bound to pass.
+  spec.kafka_timeout_ms = 20000;
+  spec.kafka_properties["message.timeout.ms"] = "3000";
   Sink sink(spec, true);
   sink.Restore(nullptr);
   sink.Write(0);
   sink.Snapshot(1);
   rd_kafka_mock_topic_set_error(cluster_.raw(), "out", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
-  // The broker refuses every produce (librdkafka retries those until the message times out).
-  const std::vector<rd_kafka_resp_err_t> refusals(50, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  // The broker refuses every produce (librdkafka retries those, 100 ms apart by default, until
+  // the message times out; more refusals than 3 s of retries).
+  const std::vector<rd_kafka_resp_err_t> refusals(200, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
   rd_kafka_mock_push_request_errors_array(cluster_.raw(), 0 /* Produce */, refusals.size(),
                                           refusals.data());
   sink.Write(1);
