@@ -39,8 +39,30 @@ bool IsPlainIdentifier(const std::string& s) {
 
 }  // namespace
 
+void JobGraph::IndexEdges() {
+  in_edges_.assign(vertices.size(), {});
+  out_edges_.assign(vertices.size(), {});
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const JobEdge& e = edges[i];
+    if (e.to >= 0 && static_cast<size_t>(e.to) < vertices.size()) {
+      in_edges_[static_cast<size_t>(e.to)].push_back(i);
+    }
+    if (e.from >= 0 && static_cast<size_t>(e.from) < vertices.size()) {
+      out_edges_[static_cast<size_t>(e.from)].push_back(i);
+    }
+  }
+  indexed_edges_ = edges.size();
+}
+
 std::vector<const JobEdge*> JobGraph::InputsOf(int vertex) const {
   std::vector<const JobEdge*> out;
+  if (indexed_edges_ == edges.size() && vertex >= 0 &&
+      static_cast<size_t>(vertex) < in_edges_.size()) {
+    for (const size_t i : in_edges_[static_cast<size_t>(vertex)]) {
+      out.push_back(&edges[i]);
+    }
+    return out;
+  }
   for (const auto& e : edges) {
     if (e.to == vertex) {
       out.push_back(&e);
@@ -51,6 +73,13 @@ std::vector<const JobEdge*> JobGraph::InputsOf(int vertex) const {
 
 std::vector<const JobEdge*> JobGraph::OutputsOf(int vertex) const {
   std::vector<const JobEdge*> out;
+  if (indexed_edges_ == edges.size() && vertex >= 0 &&
+      static_cast<size_t>(vertex) < out_edges_.size()) {
+    for (const size_t i : out_edges_[static_cast<size_t>(vertex)]) {
+      out.push_back(&edges[i]);
+    }
+    return out;
+  }
   for (const auto& e : edges) {
     if (e.from == vertex) {
       out.push_back(&e);
@@ -299,6 +328,7 @@ JobGraph CompileJobGraph(const JobSpec& spec, const OperatorRegistry& registry,
       edge_locations.push_back(in.location);
     }
   }
+  graph.IndexEdges();
   // Projection pushdown (Flink's planner pushes a projection into the exchange below an operator
   // that reads only some fields): a channel into a target that bounds its field use carries only
   // those fields. A chained edge passes the rows themselves, so nothing to leave out there.

@@ -208,6 +208,56 @@ TEST(JobGraphTest, AllRecordsWindowIsNotChainedAndRunsWithParallelismOne) {
   EXPECT_FALSE(g.IsChained(*inputs[0]));
 }
 
+// InputsOf/OutputsOf read an index of the edges once CompileJobGraph built it (a long chain
+// compiled in quadratic time before); the index gives the edges a scan gives, in edge order, and
+// an edge added after indexing is still seen (the lookups scan again until IndexEdges re-runs).
+TEST(JobGraphTest, EdgeLookupsListEachVertexsEdgesInEdgeOrder) {
+  const std::string yaml = R"(
+name: fan
+pipeline: {parallelism: 1}
+operators:
+  - id: s
+    type: source
+    source: {type: sequence, splits: [{id: a, start: 0s, step: 1ms, count: 1}]}
+  - {id: low, type: filter, input: s, filter: "ts < 5"}
+  - {id: high, type: filter, input: s, filter: "ts >= 5"}
+  - {id: both, type: union, inputs: [high, low]}
+  - {id: out, type: sink, input: both, sink: {type: collect}}
+)";
+  JobResources resources;
+  JobGraph g = CompileJobGraph(LoadJobSpecString(yaml, "fan.yaml"), BuiltinRegistry(), resources);
+  const auto ids = [&g](const std::vector<const JobEdge*>& edges, bool from) {
+    std::vector<std::string> out;
+    for (const JobEdge* e : edges) {
+      out.push_back(g.vertices[static_cast<size_t>(from ? e->from : e->to)].spec.id);
+    }
+    return out;
+  };
+  const auto vertex = [&g](const std::string& id) {
+    for (const JobVertex& v : g.vertices) {
+      if (v.spec.id == id) {
+        return v.id;
+      }
+    }
+    return -1;
+  };
+  EXPECT_EQ(ids(g.OutputsOf(vertex("s")), false), (std::vector<std::string>{"low", "high"}));
+  EXPECT_EQ(ids(g.InputsOf(vertex("both")), true), (std::vector<std::string>{"high", "low"}));
+  EXPECT_EQ(ids(g.InputsOf(vertex("out")), true), (std::vector<std::string>{"both"}));
+  EXPECT_TRUE(g.InputsOf(vertex("s")).empty());
+  EXPECT_TRUE(g.OutputsOf(vertex("out")).empty());
+  EXPECT_TRUE(g.IsChained(*g.InputsOf(vertex("out"))[0]));
+
+  JobEdge extra;
+  extra.from = vertex("low");
+  extra.to = vertex("out");
+  g.edges.push_back(extra);
+  EXPECT_EQ(ids(g.InputsOf(vertex("out")), true), (std::vector<std::string>{"both", "low"}));
+  EXPECT_FALSE(g.IsChained(*g.InputsOf(vertex("out"))[0]));  // two inputs now
+  g.IndexEdges();
+  EXPECT_EQ(ids(g.OutputsOf(vertex("low")), false), (std::vector<std::string>{"both", "out"}));
+}
+
 TEST(JobGraphTest, UnknownOperatorTypeIsAnErrorAtItsLine) {
   const std::string yaml =
       "name: x\noperators:\n"
