@@ -676,41 +676,48 @@ class WindowTables final : public WindowTablesBase {
       }
       due_.clear();
     } else {
+      // The table's keys and words moved out slot by slot (extract: no entry is read, no
+      // reference count written; the table is then freed whole), then the keys sorted with
+      // the permutation that the words follow.
       due_keys_.clear();
+      due_words_.clear();
       due_keys_.reserve(t.keys.size());
-      for (const auto& [k, w] : t.keys) {
-        due_keys_.push_back(k);
+      due_words_.reserve(t.keys.size());
+      for (auto it = t.keys.begin(); it != t.keys.end();) {
+        auto node = t.keys.extract(it++);
+        due_keys_.push_back(std::move(node.key()));
+        due_words_.push_back(node.mapped());
       }
-      SortUniqueKeys(due_keys_, sort_scratch_);
+      t.keys = Map();  // freed now: the rows below may allocate
+      SortUniqueKeys(due_keys_, sort_scratch_, &due_order_);
       const size_t n = due_keys_.size();
-      // Each key's slot is looked up a few keys ahead (its hash is in the ref: no entry read),
-      // its pool entry (the result row's key) requested.
+      // Each key's pool entry (the result row's key) is requested a few keys ahead, its
+      // `held_` slot too (its hash is in the ref: no entry read), and its words.
       constexpr size_t kAhead = 8;
       for (size_t j = 0; j < kAhead && j < n; ++j) {
-        t.keys.prefetch(due_keys_[j]);
         held_.prefetch(due_keys_[j]);
         due_keys_[j].PrefetchEntry();
+        __builtin_prefetch(due_words_[due_order_[j]].data());
       }
       for (size_t i = 0; i < n; ++i) {
         if (i + kAhead < n) {
-          t.keys.prefetch(due_keys_[i + kAhead]);
           held_.prefetch(due_keys_[i + kAhead]);
           due_keys_[i + kAhead].PrefetchEntry();
+          __builtin_prefetch(due_words_[due_order_[i + kAhead]].data());
           due_keys_[i + kAhead / 2].PrefetchValues();
         }
         KeyRef& key = due_keys_[i];
-        auto it = t.keys.find(key);
         const KeyRef* short_key = key.IsShortString() ? &key : nullptr;
-        op_.FireTableWindow(key.key(), it->second.data(), t.start, short_key);
-        // The table's ref and this one dropped while the key's entry is cached; the key leaves
-        // `held_` with its last table (its refs: this one and `held_`'s).
-        t.keys.erase(it);
+        op_.FireTableWindow(key.key(), due_words_[due_order_[i]].data(), t.start, short_key);
+        // Dropped while the key's entry is cached; the key leaves `held_` with its last table
+        // (its refs: this one, which was the table's, and `held_`'s).
         if (key.use_count() == 2) {
           held_.erase(key);
         }
         key = KeyRef();
       }
       due_keys_.clear();
+      due_words_.clear();
     }
   }
 
@@ -800,7 +807,9 @@ class WindowTables final : public WindowTablesBase {
   Timestamp hi_ = 0;
   size_t reserve_ = 0;                          // keys of the last window fired
   std::vector<std::pair<int64_t, Words>> due_;  // int64 keys: a window's (key, words) to fire
-  std::vector<KeyRef> due_keys_;                // KeyRef keys: a window's keys to fire
+  std::vector<KeyRef> due_keys_;                // KeyRef keys: a window's keys to fire,
+  std::vector<Words> due_words_;                // their words (in the table's order)
+  std::vector<uint32_t> due_order_;             // and due_keys_[i]'s index into due_words_
   // ForEachDistinctKey's scratch: the keys seen.
   mutable absl::flat_hash_set<K, typename KeyTraits<K>::MapHash, typename KeyTraits<K>::MapEq>
       seen_;

@@ -402,14 +402,25 @@ inline void RadixSortByAbbreviation(std::vector<std::pair<uint64_t, uint32_t>>& 
 namespace key_ref_internal {
 /// `SortUniqueKeys`' last steps: `items` holds (abbreviation, index) per key, an abbreviation
 /// ordering as its key's first string does after the prefix every key shares; sorts them (ties
-/// by comparing the keys), moves the keys into that order and drops duplicates.
-inline void SortByAbbreviations(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
+/// by comparing the keys), moves the keys into that order and drops duplicates. `order`, when
+/// given, gets each kept key's index before the sort (see `SortUniqueKeys`).
+inline void SortByAbbreviations(std::vector<KeyRef>& keys, KeySortScratch& scratch,
+                                std::vector<uint32_t>* order) {
   const size_t n = keys.size();
   std::vector<std::pair<uint64_t, uint32_t>>& items = scratch.items;
   // Strings with the same first `common` bytes order as their following bytes do
   // (unsigned, as std::char_traits<char>::compare); equal abbreviations compare in full.
+  // (Equal keys by their index: the first of them is kept, as std::unique keeps it.)
   auto by_key = [&keys](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : keys[a.second] < keys[b.second];
+    if (a.first != b.first) {
+      return a.first < b.first;
+    }
+    const KeyRef& ka = keys[a.second];
+    const KeyRef& kb = keys[b.second];
+    if (ka < kb) {
+      return true;
+    }
+    return !(kb < ka) && a.second < b.second;
   };
   if (n < 512) {
     std::sort(items.begin(), items.end(), by_key);
@@ -433,12 +444,19 @@ inline void SortByAbbreviations(std::vector<KeyRef>& keys, KeySortScratch& scrat
   std::vector<KeyRef>& sorted = scratch.sorted;
   sorted.clear();
   sorted.reserve(n);
+  if (order != nullptr) {
+    order->clear();
+    order->reserve(n);
+  }
   for (size_t i = 0; i < n; ++i) {
     KeyRef& k = keys[items[i].second];
     if (i > 0 && items[i].first == items[i - 1].first && k == sorted.back()) {
       continue;
     }
     sorted.push_back(std::move(k));
+    if (order != nullptr) {
+      order->push_back(items[i].second);
+    }
   }
   keys.swap(sorted);
   sorted.clear();  // the moved-from refs (and the duplicates)
@@ -461,7 +479,8 @@ inline void SortByAbbreviations(std::vector<KeyRef>& keys, KeySortScratch& scrat
 /// `SortUniqueKeys` when every key's first value is a short string (`KeyRef::HasShortString`):
 /// the prefix and the abbreviations come from the keys' entries alone (one cache line per key,
 /// not the entry and then the values). Returns false, `keys` untouched, when a key's is not.
-inline bool SortUniqueShortKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
+inline bool SortUniqueShortKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch,
+                                std::vector<uint32_t>* order) {
   const size_t n = keys.size();
   std::vector<std::pair<uint64_t, uint32_t>>& items = scratch.items;
   items.clear();
@@ -495,7 +514,7 @@ inline bool SortUniqueShortKeys(std::vector<KeyRef>& keys, KeySortScratch& scrat
     const std::string_view s = keys[j].ShortString();  // (entries cached by the pass above)
     items[j].first = Abbreviate(s.data(), s.size(), common);
   }
-  SortByAbbreviations(keys, scratch);
+  SortByAbbreviations(keys, scratch, order);
   return true;
 }
 }  // namespace key_ref_internal
@@ -508,9 +527,18 @@ inline bool SortUniqueShortKeys(std::vector<KeyRef>& keys, KeySortScratch& scrat
 /// pass per byte in which they differ) instead of comparisons, each key then moved once into
 /// its place. Short strings (`KeyRef::HasShortString`) are read from the keys' pool entries,
 /// longer ones from their values. `scratch` is reused between calls (no allocation in steady
-/// state).
-inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
-  if (keys.size() < 2 || key_ref_internal::SortUniqueShortKeys(keys, scratch)) {
+/// state). `order`, when given, is set to the permutation applied: `(*order)[i]` is the index
+/// `keys[i]` had before the call (of equal keys, the first is kept), so that values kept beside the
+/// keys in another vector follow them.
+inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch,
+                           std::vector<uint32_t>* order = nullptr) {
+  if (keys.size() < 2) {
+    if (order != nullptr) {
+      order->assign(keys.size(), 0);
+    }
+    return;
+  }
+  if (key_ref_internal::SortUniqueShortKeys(keys, scratch, order)) {
     return;
   }
   // Pass 1: the prefix the first fields share, every key's first string noted with its index
@@ -550,8 +578,31 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
   }
   if (first == nullptr) {
     items.clear();
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    if (order == nullptr) {
+      std::sort(keys.begin(), keys.end());
+      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+      return;
+    }
+    // The indices sorted by their keys (stable: of equal keys the first is kept, as
+    // std::unique keeps it), then the keys moved into that order.
+    std::vector<uint32_t>& idx = *order;
+    idx.resize(n);
+    for (size_t j = 0; j < n; ++j) {
+      idx[j] = static_cast<uint32_t>(j);
+    }
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&keys](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+    idx.erase(std::unique(idx.begin(), idx.end(),
+                          [&keys](uint32_t a, uint32_t b) { return keys[a] == keys[b]; }),
+              idx.end());
+    std::vector<KeyRef>& sorted = scratch.sorted;
+    sorted.clear();
+    sorted.reserve(idx.size());
+    for (uint32_t j : idx) {
+      sorted.push_back(std::move(keys[j]));
+    }
+    keys.swap(sorted);
+    sorted.clear();
     return;
   }
   // Pass 2: the abbreviations, from the strings noted in pass 1 (each lives in the entry its
@@ -565,7 +616,7 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch) {
     const std::string& s = *reinterpret_cast<const std::string*>(items[j].first);
     items[j].first = key_ref_internal::Abbreviate(s.data(), s.size(), common);
   }
-  key_ref_internal::SortByAbbreviations(keys, scratch);
+  key_ref_internal::SortByAbbreviations(keys, scratch, order);
 }
 
 /// `std::sort` and `std::unique` for every other key type.

@@ -232,6 +232,55 @@ TEST(KeyRefTest, RadixSortOfManyKeysGivesTheKeyOrderExactly) {
   EXPECT_EQ(pool.live(), 0u);
 }
 
+// SortUniqueKeys' `order`: each kept key's index before the sort, so that values kept in a
+// parallel vector (a window table's accumulator words) follow their keys.
+std::vector<uint32_t> OrderThroughRefs(KeyPool& pool, const std::vector<Key>& keys,
+                                       std::vector<Key>& sorted) {
+  std::vector<KeyRef> refs;
+  for (const Key& k : keys) {
+    refs.push_back(pool.Make(k));
+  }
+  KeySortScratch scratch;
+  std::vector<uint32_t> order = {77};  // replaced, not appended to
+  SortUniqueKeys(refs, scratch, &order);
+  sorted.clear();
+  for (const KeyRef& r : refs) {
+    sorted.push_back(r.key());
+  }
+  return order;
+}
+
+TEST(KeyRefTest, SortingGivesThePermutationEachKeyCameFrom) {
+  KeyPool pool;
+  std::vector<Key> sorted;
+  // Short one-string keys (read from their entries), a duplicate: the first of equal keys kept.
+  const std::vector<Key> short_keys = {{Value(std::string("user_3"))},
+                                       {Value(std::string("user_1"))},
+                                       {Value(std::string("user_2"))},
+                                       {Value(std::string("user_1"))},
+                                       {Value(std::string("user_0"))}};
+  EXPECT_EQ(OrderThroughRefs(pool, short_keys, sorted), (std::vector<uint32_t>{4, 1, 2, 0}));
+  EXPECT_EQ(sorted, Reference(short_keys));
+  // Strings longer than an entry holds (read from their values).
+  const std::string p = "session-with-a-long-prefix-";
+  const std::vector<Key> long_keys = {
+      {Value(p + "b")}, {Value(p + "a")}, {Value(p + "c")}, {Value(p + "a")}};
+  EXPECT_EQ(OrderThroughRefs(pool, long_keys, sorted), (std::vector<uint32_t>{1, 0, 2}));
+  EXPECT_EQ(sorted, Reference(long_keys));
+  // A first field that is not a string (the plain sort of the indices).
+  const std::vector<Key> ints = {{Value(int64_t{5})},
+                                 {Value(int64_t{-1})},
+                                 {Value(int64_t{5})},
+                                 {Value(int64_t{3})},
+                                 {Value()}};
+  EXPECT_EQ(OrderThroughRefs(pool, ints, sorted), (std::vector<uint32_t>{4, 1, 3, 0}));
+  EXPECT_EQ(sorted, Reference(ints));
+  // One key and none.
+  EXPECT_EQ(OrderThroughRefs(pool, {{Value(int64_t{9})}}, sorted), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(OrderThroughRefs(pool, {}, sorted), (std::vector<uint32_t>{}));
+  EXPECT_EQ(pool.live(), 0u);
+}
+
 TEST(KeyRefTest, AShortFirstStringIsHeldInTheEntryAndRewrittenWhenTheEntryIsReused) {
   KeyPool pool;
   {
