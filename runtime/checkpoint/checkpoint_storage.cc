@@ -14,8 +14,10 @@
 #include <xxhash.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "config/job_spec.h"
 #include "config/regular_file.h"
 #include "runtime/core/durable_file.h"
 #include "runtime/core/errors.h"
@@ -694,6 +696,37 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir,
             job_name, dir.string(), cp.job);
   }
   return cp;
+}
+
+std::optional<std::string> CheckpointStorage::UnsafeFallBack(
+    const JobSpec& spec, const std::filesystem::path& root, int64_t restored_id,
+    const std::vector<std::string>& skipped) {
+  if (skipped.empty()) {
+    return std::nullopt;  // nothing passed over
+  }
+  const std::vector<int64_t> completed = CheckpointStorage(root, spec.name, 1).CompletedIds();
+  if (completed.empty() || completed.back() <= restored_id) {
+    return std::nullopt;  // only checkpoints that never completed were passed over
+  }
+  const std::string why = fmt::format("{}", fmt::join(skipped, "; "));
+  if (restored_id == 0) {
+    return fmt::format(
+        "no retained checkpoint of it verifies ({}), and starting it from scratch would write "
+        "again what its sinks wrote for checkpoint {}",
+        why, completed.back());
+  }
+  for (const OperatorSpec& op : spec.operators) {
+    if (op.sink && op.sink->delivery_guarantee == "exactly-once") {
+      return fmt::format(
+          "its newest completed checkpoint does not verify ({}), and sink '{}' commits at each "
+          "checkpoint: restoring the older checkpoint {} would commit again what checkpoint {} "
+          "committed",
+          why, op.id, CheckpointStorage(root, spec.name, 1).CheckpointDir(restored_id).string(),
+          completed.back());
+    }
+  }
+  return std::nullopt;  // restoring the older one rewrites, never re-commits (a file sink
+                        // truncates back)
 }
 
 std::optional<std::string> CheckpointStorage::CheckSavepointTarget(

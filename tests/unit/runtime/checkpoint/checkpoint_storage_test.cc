@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "config/job_spec.h"
+
 namespace tidemark {
 namespace {
 
@@ -168,6 +170,40 @@ TEST_F(CheckpointStorageTest, ACheckpointOfAnotherJobIsNotRestored) {
   EXPECT_FALSE(s.LoadLatest(&skipped).has_value());
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_NE(skipped[0].find("written by job \"other-job\""), std::string::npos) << skipped[0];
+}
+
+// The rule both `tidemark run --from-checkpoint ROOT` and the daemon's recovery follow: falling
+// back past a completed checkpoint that does not verify is refused when a sink commits at
+// checkpoints (or when none verifies at all); otherwise it is allowed.
+TEST_F(CheckpointStorageTest, AFallBackPastACompletedCheckpointIsUnsafeOnlyForCommittingSinks) {
+  JobSpec spec;
+  spec.name = "job";
+  OperatorSpec sink;
+  sink.id = "out";
+  sink.type = "sink";
+  sink.sink = SinkSpec{"file", "parts"};
+  spec.operators.push_back(sink);
+  CheckpointStorage s(dir_, "job", 3);
+  Complete(s, 1, "a", "b");
+  Complete(s, 2, "a", "b");
+  const std::vector<std::string> skipped = {"skipping checkpoint 2: why"};
+  // A plain file sink truncates back to what checkpoint 1 recorded: safe.
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_, 1, skipped), std::nullopt);
+  spec.operators[0].sink->delivery_guarantee = "exactly-once";
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_, 1, skipped),
+            "its newest completed checkpoint does not verify (skipping checkpoint 2: why), and "
+            "sink 'out' commits at each checkpoint: restoring the older checkpoint " +
+                (dir_ / "chk-1").string() + " would commit again what checkpoint 2 committed");
+  // Nothing passed over (a checkpoint named by its own directory), or only checkpoints that
+  // never completed: safe.
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_, 1, {}), std::nullopt);
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_, 2, skipped), std::nullopt);
+  // None verifies: unsafe whatever the sinks.
+  spec.operators[0].sink->delivery_guarantee = "none";
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_, 0, skipped),
+            "no retained checkpoint of it verifies (skipping checkpoint 2: why), and starting it "
+            "from scratch would write again what its sinks wrote for checkpoint 2");
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_ / "empty", 0, skipped), std::nullopt);
 }
 
 }  // namespace
