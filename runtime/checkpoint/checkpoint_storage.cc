@@ -660,8 +660,25 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir,
                                             const std::string& job_name,
                                             std::vector<std::string>* skipped_out) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    throw Error(fmt::format("cannot restore from {}: no such directory", dir.string()));
+  if (const std::filesystem::file_status status = std::filesystem::status(dir, ec);
+      !std::filesystem::is_directory(status)) {
+    std::string why;
+    if (status.type() == std::filesystem::file_type::not_found) {
+      why = "no such directory";
+    } else if (ec) {
+      why = ec.message();
+    } else if (dir.filename() == kMetadata) {
+      why = fmt::format(
+          "it is the {} file of a checkpoint or savepoint; name its directory, {}, instead",
+          kMetadata, dir.parent_path().string());
+    } else {
+      why = fmt::format(
+          "it is a {}, not a directory: a checkpoint or savepoint is a directory (a checkpoint's "
+          "chk-<id>, a savepoint's savepoint-<id>, or a checkpoint directory, whose newest "
+          "checkpoint is taken)",
+          std::filesystem::is_regular_file(status) ? "file" : "special file");
+    }
+    throw Error(fmt::format("cannot restore from {}: {}", dir.string(), why));
   }
   if (!std::filesystem::exists(dir / kMetadata, ec)) {
     // A checkpoint root: its newest complete checkpoint that verifies.

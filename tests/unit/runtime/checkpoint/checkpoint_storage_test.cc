@@ -206,5 +206,39 @@ TEST_F(CheckpointStorageTest, AFallBackPastACompletedCheckpointIsUnsafeOnlyForCo
   EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_ / "empty", 0, skipped), std::nullopt);
 }
 
+// `--from-savepoint FILE`: a file is not "no such directory"; the message says what it is and
+// what to name instead.
+TEST_F(CheckpointStorageTest, RestoringFromAFileSaysItIsAFile) {
+  auto error = [&](const std::filesystem::path& from) -> std::string {
+    try {
+      CheckpointStorage::Load(from, "job");
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  EXPECT_EQ(error(dir_ / "nowhere"),
+            "cannot restore from " + (dir_ / "nowhere").string() + ": no such directory");
+  EXPECT_EQ(error(dir_ / "nowhere" / "chk-1"),
+            "cannot restore from " + (dir_ / "nowhere" / "chk-1").string() + ": no such directory");
+  CheckpointStorage s(dir_, "job", 1);
+  Complete(s, 3, "a", "b");
+  std::ofstream(dir_ / "savepoint.tar") << "not a directory";
+  EXPECT_EQ(error(dir_ / "savepoint.tar"),
+            "cannot restore from " + (dir_ / "savepoint.tar").string() +
+                ": it is a file, not a directory: a checkpoint or savepoint is a directory (a "
+                "checkpoint's chk-<id>, a savepoint's savepoint-<id>, or a checkpoint directory, "
+                "whose newest checkpoint is taken)");
+  EXPECT_EQ(error(dir_ / "chk-3" / "_metadata"),
+            "cannot restore from " + (dir_ / "chk-3" / "_metadata").string() +
+                ": it is the _metadata file of a checkpoint or savepoint; name its directory, " +
+                (dir_ / "chk-3").string() + ", instead");
+  EXPECT_EQ(CheckpointStorage::Load(dir_ / "chk-3", "job").id, 3);
+  // A path through a file: nothing exists there.
+  EXPECT_EQ(
+      error(dir_ / "savepoint.tar" / "chk-1"),
+      "cannot restore from " + (dir_ / "savepoint.tar" / "chk-1").string() + ": no such directory");
+}
+
 }  // namespace
 }  // namespace tidemark
