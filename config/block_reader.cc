@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <iterator>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -319,9 +321,10 @@ std::optional<int64_t> BlockReader::ReadMemorySize(const BlockField& field) {
     return std::nullopt;
   }
   const std::string& text = field.value->scalar;
-  std::optional<int64_t> bytes = ParseMemorySize(text);
+  std::string error;
+  std::optional<int64_t> bytes = ParseMemorySize(text, &error);
   if (!bytes) {
-    ValueError(field, fmt::format("{} (units b, kb, mb, gb, tb), got \"{}\"", kExpected, text));
+    ValueError(field, error);
     return std::nullopt;
   }
   if (*bytes <= 0) {
@@ -432,37 +435,75 @@ void BlockReader::ReadKafkaProperties(const BlockField& block,
   }
 }
 
-std::optional<int64_t> ParseMemorySize(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+std::optional<int64_t> ParseMemorySize(const std::string& text, std::string* error) {
+  auto fail = [&](std::string reason) -> std::optional<int64_t> {
+    if (error != nullptr) {
+      *error = std::move(reason);
+    }
+    return std::nullopt;
+  };
+  // Flink's MemoryUnit: each unit's names, and its multiplier as a power of 2.
+  static constexpr std::pair<std::string_view, int> kUnits[] = {
+      {"b", 0},          {"bytes", 0}, {"k", 10},         {"kb", 10},       {"kibibytes", 10},
+      {"m", 20},         {"mb", 20},   {"mebibytes", 20}, {"g", 30},        {"gb", 30},
+      {"gibibytes", 30}, {"t", 40},    {"tb", 40},        {"tebibytes", 40}};
+  auto syntax_error = [&] {
+    return fail(fmt::format(
+        "expected a memory size like \"128mb\" (a whole number of bytes, or one followed by a "
+        "unit, in any case: b|bytes, k|kb|kibibytes, m|mb|mebibytes, g|gb|gibibytes, "
+        "t|tb|tebibytes; 1024-based), got \"{}\"",
+        text));
+  };
+  auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  };
+  size_t begin = 0;
+  size_t end = text.size();
+  while (begin < end && is_space(text[begin])) {
+    ++begin;
+  }
+  while (end > begin && is_space(text[end - 1])) {
+    --end;
+  }
+  size_t i = begin;
+  while (i < end && text[i] >= '0' && text[i] <= '9') {
     ++i;
   }
-  if (i == 0) {
-    return std::nullopt;
+  if (i == begin) {
+    return syntax_error();
   }
   int64_t number = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, number);
-  if (ec != std::errc() || ptr != text.data() + i) {
-    return std::nullopt;
+  const auto [ptr, ec] = std::from_chars(text.data() + begin, text.data() + i, number);
+  const auto too_large = [&] {
+    return fail(fmt::format("expected a memory size of at most {} bytes, got \"{}\"",
+                            std::numeric_limits<int64_t>::max(), text));
+  };
+  if (ec == std::errc::result_out_of_range) {
+    return too_large();
   }
-  while (i < text.size() && text[i] == ' ') {
+  if (ec != std::errc() || ptr != text.data() + i) {
+    return syntax_error();
+  }
+  while (i < end && is_space(text[i])) {
     ++i;
   }
   std::string unit;
-  for (; i < text.size(); ++i) {
+  for (; i < end; ++i) {
     unit.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(text[i]))));
   }
-  static const std::map<std::string, int, std::less<>> kShift = {
-      {"b", 0},    {"bytes", 0}, {"k", 10},  {"kb", 10},  {"kib", 10}, {"m", 20},  {"mb", 20},
-      {"mib", 20}, {"g", 30},    {"gb", 30}, {"gib", 30}, {"t", 40},   {"tb", 40}, {"tib", 40}};
-  const auto it = kShift.find(unit);
-  if (it == kShift.end()) {
-    return std::nullopt;
+  int shift = 0;  // no unit: bytes
+  if (!unit.empty()) {
+    const auto* it = std::find_if(std::begin(kUnits), std::end(kUnits),
+                                  [&](const auto& u) { return u.first == unit; });
+    if (it == std::end(kUnits)) {
+      return syntax_error();
+    }
+    shift = it->second;
   }
-  if (number > (std::numeric_limits<int64_t>::max() >> it->second)) {
-    return std::nullopt;
+  if (number > (std::numeric_limits<int64_t>::max() >> shift)) {
+    return too_large();
   }
-  return number << it->second;
+  return number << shift;
 }
 
 std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* error) {

@@ -135,7 +135,8 @@ class BlockReader {
                                  int64_t max = std::numeric_limits<int64_t>::max());
   std::optional<bool> ReadBool(const BlockField& field);
   std::optional<int64_t> ReadDuration(const BlockField& field, Sign sign);
-  /// Flink's `MemorySize` syntax with a unit always ("128mb", "64 kb", "1gb", "512b"; 1024-based).
+  /// Flink's `MemorySize` syntax (`ParseMemorySize`: "128mb", "64 kb", "1gb", "512"; 1024-based),
+  /// above 0.
   std::optional<int64_t> ReadMemorySize(const BlockField& field);
   /// A scalar constant: int64, double, true/false, else (or quoted) a string.
   std::optional<ConfigValue> ReadConstant(const BlockField& field);

@@ -60,11 +60,14 @@ JobSpec LoadJobSpecString(const std::string& yaml, const std::string& file_name,
 /// failure. Exposed for tools that take durations on the command line.
 std::optional<int64_t> ParseDurationMs(const std::string& text, std::string* error = nullptr);
 
-/// Parses a memory size in Flink's `MemorySize` syntax into bytes: a non-negative integer, optional
-/// spaces, then a unit (case-insensitive) `b`/`bytes`, `k`/`kb`/`kib`, `m`/`mb`/`mib`,
-/// `g`/`gb`/`gib`, `t`/`tb`/`tib`, each 1024 times the one before. A bare number (no unit) and a
-/// result above INT64_MAX return nullopt.
-std::optional<int64_t> ParseMemorySize(const std::string& text);
+/// Parses a memory size as Flink's `MemorySize.parse` does, into bytes: optional whitespace, a
+/// whole number (digits only), optional whitespace, then an optional unit, case-insensitive:
+/// `b`/`bytes`, `k`/`kb`/`kibibytes`, `m`/`mb`/`mebibytes`, `g`/`gb`/`gibibytes`,
+/// `t`/`tb`/`tebibytes`, each 1024 times the one before; no unit means bytes ("134217728").
+/// Nothing else (`mib`, `1.5mb`, `-1mb`), and a result above INT64_MAX bytes, returns nullopt and
+/// sets `*error` (if non-null) to the reason, ending `got "<text>"`, for a message after the key
+/// ("part-size: expected a memory size like \"128mb\" (...), got \"1 mib\"").
+std::optional<int64_t> ParseMemorySize(const std::string& text, std::string* error = nullptr);
 
 /// The machine's physical memory in bytes (sysconf); nullopt when unknown.
 std::optional<int64_t> PhysicalMemoryBytes();

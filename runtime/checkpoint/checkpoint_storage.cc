@@ -14,8 +14,10 @@
 #include <xxhash.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "config/job_spec.h"
 #include "config/regular_file.h"
 #include "runtime/core/durable_file.h"
 #include "runtime/core/errors.h"
@@ -658,8 +660,25 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir,
                                             const std::string& job_name,
                                             std::vector<std::string>* skipped_out) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    throw Error(fmt::format("cannot restore from {}: no such directory", dir.string()));
+  if (const std::filesystem::file_status status = std::filesystem::status(dir, ec);
+      !std::filesystem::is_directory(status)) {
+    std::string why;
+    if (status.type() == std::filesystem::file_type::not_found) {
+      why = "no such directory";
+    } else if (ec) {
+      why = ec.message();
+    } else if (dir.filename() == kMetadata) {
+      why = fmt::format(
+          "it is the {} file of a checkpoint or savepoint; name its directory, {}, instead",
+          kMetadata, dir.parent_path().string());
+    } else {
+      why = fmt::format(
+          "it is a {}, not a directory: a checkpoint or savepoint is a directory (a checkpoint's "
+          "chk-<id>, a savepoint's savepoint-<id>, or a checkpoint directory, whose newest "
+          "checkpoint is taken)",
+          std::filesystem::is_regular_file(status) ? "file" : "special file");
+    }
+    throw Error(fmt::format("cannot restore from {}: {}", dir.string(), why));
   }
   if (!std::filesystem::exists(dir / kMetadata, ec)) {
     // A checkpoint root: its newest complete checkpoint that verifies.
@@ -694,6 +713,37 @@ CompletedCheckpoint CheckpointStorage::Load(const std::filesystem::path& dir,
             job_name, dir.string(), cp.job);
   }
   return cp;
+}
+
+std::optional<std::string> CheckpointStorage::UnsafeFallBack(
+    const JobSpec& spec, const std::filesystem::path& root, int64_t restored_id,
+    const std::vector<std::string>& skipped) {
+  if (skipped.empty()) {
+    return std::nullopt;  // nothing passed over
+  }
+  const std::vector<int64_t> completed = CheckpointStorage(root, spec.name, 1).CompletedIds();
+  if (completed.empty() || completed.back() <= restored_id) {
+    return std::nullopt;  // only checkpoints that never completed were passed over
+  }
+  const std::string why = fmt::format("{}", fmt::join(skipped, "; "));
+  if (restored_id == 0) {
+    return fmt::format(
+        "no retained checkpoint of it verifies ({}), and starting it from scratch would write "
+        "again what its sinks wrote for checkpoint {}",
+        why, completed.back());
+  }
+  for (const OperatorSpec& op : spec.operators) {
+    if (op.sink && op.sink->delivery_guarantee == "exactly-once") {
+      return fmt::format(
+          "its newest completed checkpoint does not verify ({}), and sink '{}' commits at each "
+          "checkpoint: restoring the older checkpoint {} would commit again what checkpoint {} "
+          "committed",
+          why, op.id, CheckpointStorage(root, spec.name, 1).CheckpointDir(restored_id).string(),
+          completed.back());
+    }
+  }
+  return std::nullopt;  // restoring the older one rewrites, never re-commits (a file sink
+                        // truncates back)
 }
 
 std::optional<std::string> CheckpointStorage::CheckSavepointTarget(

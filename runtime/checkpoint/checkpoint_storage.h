@@ -14,6 +14,8 @@
 
 namespace tidemark {
 
+struct JobSpec;
+
 /// One operator subtask's state in a checkpoint, as written to its file.
 struct StateFileHandle {
   std::string operator_id;  ///< the operator's `id` in the job
@@ -125,6 +127,22 @@ class CheckpointStorage {
   /// `LoadLatest`'s), so a caller can refuse to fall back past them.
   static CompletedCheckpoint Load(const std::filesystem::path& dir, const std::string& job_name,
                                   std::vector<std::string>* skipped = nullptr);
+  /// Never write committed output twice (docs/checkpoints.md, "Recovery never writes committed
+  /// output twice"): why restoring job `spec` from checkpoint `restored_id` of checkpoint root
+  /// `root` (0: none there verifies, so the job would start without its checkpoints) after
+  /// passing over the checkpoints in `skipped` (`Load`'s or `LoadLatest`'s lines) is unsafe, or
+  /// nullopt when it is safe. Unsafe when a checkpoint newer than `restored_id` completed (its
+  /// `_metadata` was written) and was passed over, and either none verifies or a sink commits at
+  /// checkpoints (an exactly-once file or Kafka sink), whose output of the newer checkpoint may
+  /// already be committed; restoring the older one would commit it again. A checkpoint named by
+  /// its own directory passes nothing over: the user's choice, as in Flink. The reason names the
+  /// checkpoints and why each was skipped, without the caller's context ("cannot restore from
+  /// ROOT: ", "could not resume ...: ") or advice. Used by `tidemark run --from-checkpoint` and
+  /// the daemon's recovery. Reads `root`'s listing; any thread.
+  static std::optional<std::string> UnsafeFallBack(const JobSpec& spec,
+                                                   const std::filesystem::path& root,
+                                                   int64_t restored_id,
+                                                   const std::vector<std::string>& skipped);
   /// Checkpoint `id` is a savepoint written to `dir` (Flink: `savepoint-<id>` under the target
   /// directory) instead of `chk-<id>`: `WriteState`, `Finalize` and `Discard` of `id` use it, and
   /// it takes no part in retention. Call before the trigger reaches any task. Any thread.

@@ -1580,8 +1580,10 @@ TEST_F(DaemonIsolationTest, AWorkerOverItsMemoryLimitFailsNamingTheLimit) {
   r = submit("&memory-limit=12parsecs");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body)["errors"],
-            json::array({"memory-limit: unknown memory unit 'parsecs' in '12parsecs' (b, k, m, g, "
-                         "t; kb/kib, mb/mib, ...)"}));
+            json::array({"memory-limit: expected a memory size like \"128mb\" (a whole number "
+                         "of bytes, or one followed by a unit, in any case: b|bytes, "
+                         "k|kb|kibibytes, m|mb|mebibytes, g|gb|gibibytes, t|tb|tebibytes; "
+                         "1024-based), got \"12parsecs\""}));
   CliResult cli = Cli("submit --memory-limit 3g jobs/two_splits_split.yaml");
   EXPECT_EQ(cli.rc, 2);
   EXPECT_EQ(

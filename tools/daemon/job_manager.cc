@@ -1155,12 +1155,6 @@ void JobManager::Persist(const std::string& id, const nlohmann::json& record) co
 
 namespace {
 
-/// The ids of the checkpoints under `checkpoints` that completed (have a `_metadata`), ascending.
-std::vector<int64_t> CompletedCheckpointIds(const std::string& checkpoints,
-                                            const std::string& job_name) {
-  return CheckpointStorage(checkpoints, job_name, 1).CompletedIds();
-}
-
 constexpr std::string_view kResumeByHand =
     "resume it by hand from a checkpoint or savepoint you trust (tidemark submit --from-savepoint "
     "DIR "
@@ -1171,47 +1165,16 @@ constexpr std::string_view kResumeByHand =
 std::string JobManager::UnsafeResumeCause(const std::string& yaml, const std::string& checkpoints,
                                           int64_t restore_id,
                                           const std::vector<std::string>& skipped) const {
-  std::string name;
-  std::vector<std::string> committing;  // sinks that commit at each checkpoint
+  std::optional<std::string> unsafe;
   try {
-    const JobSpec spec = LoadJobSpecString(yaml, "job.yaml");
-    name = spec.name;
-    for (const OperatorSpec& op : spec.operators) {
-      if (op.sink && op.sink->delivery_guarantee == "exactly-once") {
-        committing.push_back(op.id);
-      }
-    }
+    unsafe = CheckpointStorage::UnsafeFallBack(LoadJobSpecString(yaml, "job.yaml"), checkpoints,
+                                               restore_id, skipped);
   } catch (const std::exception&) {
     return "";  // the launch reports what is wrong with it
   }
-  const std::vector<int64_t> completed = CompletedCheckpointIds(checkpoints, name);
-  std::vector<int64_t> newer;
-  for (int64_t id : completed) {
-    if (id > restore_id) {
-      newer.push_back(id);
-    }
-  }
-  if (newer.empty()) {
-    return "";
-  }
-  const std::string why = fmt::format("{}", fmt::join(skipped, "; "));
-  if (restore_id == 0) {
-    return fmt::format(
-        "could not resume after the daemon restarted: no retained checkpoint of it verifies ({}), "
-        "and starting "
-        "it from scratch would write again what its sinks wrote for checkpoint {}; {}",
-        why, newer.back(), kResumeByHand);
-  }
-  if (committing.empty()) {
-    return "";  // restoring the older one rewrites, never re-commits (a file sink truncates back)
-  }
-  return fmt::format(
-      "could not resume after the daemon restarted: its newest completed checkpoint does not "
-      "verify ({}), and "
-      "sink '{}' commits at each checkpoint: restoring the older checkpoint {}/chk-{} would commit "
-      "again what "
-      "checkpoint {} committed; {}",
-      why, committing.front(), checkpoints, restore_id, newer.back(), kResumeByHand);
+  return unsafe ? fmt::format("could not resume after the daemon restarted: {}; {}", *unsafe,
+                              kResumeByHand)
+                : "";
 }
 
 void JobManager::Recover() {

@@ -287,9 +287,10 @@ class JobManager {
   std::deque<std::string> finished_order_;  // ended jobs, oldest first
   /// Recovery's guard against writing committed output twice: "" when resuming the job from
   /// checkpoint `restore_id` (0: none verifies) is safe, else the FAILED cause naming the
-  /// checkpoints (`skipped`: LoadLatest's lines) and how to resume by hand. Unsafe: no checkpoint
-  /// verifies though one completed (a start from scratch), or a newer completed one does not
-  /// verify and a sink commits at checkpoints (exactly-once).
+  /// checkpoints (`skipped`: LoadLatest's lines) and how to resume by hand. The rule is
+  /// `CheckpointStorage::UnsafeFallBack`'s (shared with `tidemark run --from-checkpoint`): no
+  /// checkpoint verifies though one completed (a start from scratch), or a newer completed one
+  /// does not verify and a sink commits at checkpoints (exactly-once).
   std::string UnsafeResumeCause(const std::string& yaml, const std::string& checkpoints,
                                 int64_t restore_id, const std::vector<std::string>& skipped) const;
   std::map<std::string, std::string> owned_files_;  // canonical output path -> running job id

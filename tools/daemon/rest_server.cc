@@ -13,6 +13,7 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
+#include "config/job_loader.h"
 #include "runtime/core/asio.h"
 #include "runtime/core/logging.h"
 #include "runtime/core/thread_entry.h"
@@ -233,10 +234,11 @@ Response SubmitJob(RouteCall& c) {
   std::optional<uint64_t> memory_limit;
   if (const std::string limit = QueryParam(c.query, "memory-limit"); !limit.empty()) {
     std::string error;
-    memory_limit = ParseMemorySize(limit, &error);
-    if (!memory_limit) {
+    const std::optional<int64_t> bytes = ParseMemorySize(limit, &error);
+    if (!bytes) {
       return ErrorResponse(http::status::bad_request, {"memory-limit: " + error});
     }
+    memory_limit = static_cast<uint64_t>(*bytes);
   }
   // Flink's names (POST /jars/:jarid/run): savepointPath, allowNonRestoredState.
   const std::string savepoint_path = QueryParam(c.query, "savepointPath");

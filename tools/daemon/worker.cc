@@ -115,47 +115,6 @@ class WorkerChannel {
 
 // ---- memory sizes ----------------------------------------------------------------------------
 
-std::optional<uint64_t> ParseMemorySize(const std::string& text, std::string* error) {
-  size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-    ++i;
-  }
-  uint64_t value = 0;
-  if (i == 0 || std::from_chars(text.data(), text.data() + i, value).ec != std::errc()) {
-    *error = fmt::format("expected a memory size like 512m or 4GiB, got '{}'", text);
-    return std::nullopt;
-  }
-  std::string unit = text.substr(i);
-  while (!unit.empty() && unit.front() == ' ') {
-    unit.erase(0, 1);
-  }
-  for (char& c : unit) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  int shift = -1;
-  if (unit.empty() || unit == "b" || unit == "bytes") {
-    shift = 0;
-  } else if (unit == "k" || unit == "kb" || unit == "kib") {
-    shift = 10;
-  } else if (unit == "m" || unit == "mb" || unit == "mib") {
-    shift = 20;
-  } else if (unit == "g" || unit == "gb" || unit == "gib") {
-    shift = 30;
-  } else if (unit == "t" || unit == "tb" || unit == "tib") {
-    shift = 40;
-  }
-  if (shift < 0) {
-    *error = fmt::format("unknown memory unit '{}' in '{}' (b, k, m, g, t; kb/kib, mb/mib, ...)",
-                         unit, text);
-    return std::nullopt;
-  }
-  if (shift > 0 && value > (UINT64_MAX >> shift)) {
-    *error = fmt::format("memory size '{}' is too large", text);
-    return std::nullopt;
-  }
-  return value << shift;
-}
-
 std::string FormatMemorySize(uint64_t bytes) {
   static constexpr std::pair<int, const char*> kUnits[] = {
       {40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}};

@@ -135,10 +135,6 @@ bool IsWorkerInvocation(int argc, char** argv);
 /// reports until it ended. Returns the process exit code (0 once the end was reported).
 int WorkerMain(int argc, char** argv, const JobFactory& factory);
 
-/// A memory size as Flink's MemorySize writes it: a number and an optional unit, case-insensitive,
-/// binary multiples (b, k/kb, m/mb, g/gb, t/tb; also kib, mib, gib, tib): "512m", "4GiB", "0".
-/// nullopt (and `*error`) for anything else.
-std::optional<uint64_t> ParseMemorySize(const std::string& text, std::string* error);
 /// "4 GiB", "512 MiB", "1000 bytes".
 std::string FormatMemorySize(uint64_t bytes);
 

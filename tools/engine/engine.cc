@@ -71,37 +71,6 @@ int SinkParallelismNeeded(const CompletedCheckpoint& checkpoint, const std::stri
   return n;
 }
 
-// Never write committed output twice (the daemon's recovery rule, docs/checkpoints.md): a
-// restore from checkpoint root `from` that passed over newer completed checkpoints (`skipped`,
-// Load's lines) for checkpoint `restored` is refused when a sink commits at checkpoints (an
-// exactly-once file or Kafka sink), whose output of the newer ones may already be committed.
-// A checkpoint named by its own directory is the user's choice, as in Flink.
-void RefuseFallBackPastCommittedOutput(const JobSpec& spec, const std::filesystem::path& from,
-                                       const CompletedCheckpoint& restored,
-                                       const std::vector<std::string>& skipped) {
-  std::string committing;
-  for (const OperatorSpec& op : spec.operators) {
-    if (op.sink && op.sink->delivery_guarantee == "exactly-once") {
-      committing = op.id;
-      break;
-    }
-  }
-  if (committing.empty() || skipped.empty()) {
-    return;
-  }
-  const std::vector<int64_t> completed = CheckpointStorage(from, spec.name, 1).CompletedIds();
-  if (completed.empty() || completed.back() <= restored.id) {
-    return;  // only checkpoints that never completed were passed over
-  }
-  throw Error(fmt::format(
-      "cannot restore from {}: its newest completed checkpoint does not verify ({}), and sink "
-      "'{}' commits at each checkpoint: restoring the older checkpoint {} would commit again "
-      "what checkpoint {} committed; restore from a checkpoint or savepoint you trust by naming "
-      "its directory (--from-checkpoint DIR/chk-<id>), or run without one to start from scratch",
-      from.string(), fmt::join(skipped, "; "), committing, restored.directory.string(),
-      completed.back()));
-}
-
 }  // namespace
 
 std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRegistry& registry,
@@ -130,7 +99,16 @@ std::unique_ptr<LocalJob> LocalJob::Create(const JobSpec& spec, const OperatorRe
     std::vector<std::string> skipped;
     auto restored = std::make_shared<CompletedCheckpoint>(
         CheckpointStorage::Load(options.restore_from, spec.name, &skipped));
-    RefuseFallBackPastCommittedOutput(spec, options.restore_from, *restored, skipped);
+    // Never write committed output twice (as the daemon's recovery): a checkpoint root whose
+    // newer completed checkpoints were passed over is refused when that is unsafe.
+    if (std::optional<std::string> unsafe =
+            CheckpointStorage::UnsafeFallBack(spec, options.restore_from, restored->id, skipped)) {
+      throw Error(fmt::format(
+          "cannot restore from {}: {}; restore from a checkpoint or savepoint you trust by naming "
+          "its directory (--from-checkpoint DIR/chk-<id>), or run without one to start from "
+          "scratch",
+          options.restore_from.string(), *unsafe));
+    }
     if (restored->drained && spec.checkpointing && spec.checkpointing->restore_watermarks) {
       // Its watermarks are the end of time: restored, every record the sources read on is late.
       throw Error(

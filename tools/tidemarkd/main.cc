@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string size_error;
-  const auto memory_limit = ParseMemorySize(worker_memory_limit, &size_error);
+  const std::optional<int64_t> memory_limit = ParseMemorySize(worker_memory_limit, &size_error);
   if (!memory_limit) {
     std::cerr << fmt::format("tidemarkd: --worker-memory-limit: {}\n", size_error);
     return 2;
@@ -344,7 +344,7 @@ int main(int argc, char** argv) {
   job_options.state_dir = state_dir;
   // Every job runs in a worker process of its own: this binary again, in its --worker mode.
   WorkerOptions worker_options;
-  worker_options.memory_limit_bytes = *memory_limit;
+  worker_options.memory_limit_bytes = static_cast<uint64_t>(*memory_limit);
   JobFactory factory = LocalWorkerJobFactory(
       std::shared_ptr<const OperatorRegistry>(&BuiltinRegistry(), [](const OperatorRegistry*) {}),
       worker_options);

@@ -238,10 +238,17 @@ TEST(CheckpointingKeysTest, StateBackendErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(
       ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.fixed-per-slot: 512kb}\n"),
       "jobs/ckpt.yaml:4:36: error: pipeline.rocksdb.memory.fixed-per-slot: must be at least 1mb");
+  // A bare number is bytes, as in Flink.
   EXPECT_EQ(
       ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.fixed-per-slot: 64}\n"),
+      "jobs/ckpt.yaml:4:36: error: pipeline.rocksdb.memory.fixed-per-slot: must be at least 1mb");
+  // Flink's MemorySize knows no "mib": the message lists exactly the units it knows.
+  EXPECT_EQ(
+      ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.fixed-per-slot: 64mib}\n"),
       "jobs/ckpt.yaml:4:36: error: pipeline.rocksdb.memory.fixed-per-slot: expected a memory size "
-      "like \"128mb\" (units b, kb, mb, gb, tb), got \"64\"");
+      "like \"128mb\" (a whole number of bytes, or one followed by a unit, in any case: b|bytes, "
+      "k|kb|kibibytes, m|mb|mebibytes, g|gb|gibibytes, t|tb|tebibytes; 1024-based), got "
+      "\"64mib\"");
   EXPECT_EQ(
       ErrorOf("pipeline:\n  state-backend: rocksdb\n  rocksdb: {memory.write-buffer-ratio: 1.5}\n"),
       "jobs/ckpt.yaml:4:40: error: pipeline.rocksdb.memory.write-buffer-ratio: must be between 0 "

@@ -1,6 +1,7 @@
 // The exactly-once file sink's keys (`delivery-guarantee`, `part-prefix`, `part-suffix`,
 // `rolling-policy`): Flink's DefaultRollingPolicy defaults, memory sizes with a unit, and
 // file:line:column errors for keys that are unknown, misplaced or malformed.
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -61,16 +62,45 @@ TEST(FileSinkKeysTest, RollingPolicyAndNamesAreRead) {
   EXPECT_TRUE(s.rolling_policy.roll_on_checkpoint);
 }
 
-TEST(FileSinkKeysTest, MemorySizesNeedAUnit) {
+// Exactly Flink's MemorySize.parse: its unit names in any case, 1024-based, a bare number is
+// bytes; nothing else.
+TEST(FileSinkKeysTest, MemorySizesAreFlinksMemorySize) {
   EXPECT_EQ(ParseMemorySize("128mb"), 134217728);
-  EXPECT_EQ(ParseMemorySize("1 GiB"), 1073741824);
+  EXPECT_EQ(ParseMemorySize("128"), 128);
+  EXPECT_EQ(ParseMemorySize("0"), 0);
   EXPECT_EQ(ParseMemorySize("512b"), 512);
+  EXPECT_EQ(ParseMemorySize("512 bytes"), 512);
   EXPECT_EQ(ParseMemorySize("2k"), 2048);
-  EXPECT_EQ(ParseMemorySize("128"), std::nullopt);
-  EXPECT_EQ(ParseMemorySize("mb"), std::nullopt);
-  EXPECT_EQ(ParseMemorySize("-1mb"), std::nullopt);
-  EXPECT_EQ(ParseMemorySize("1.5mb"), std::nullopt);
-  EXPECT_EQ(ParseMemorySize("9999999tb"), std::nullopt);  // above INT64_MAX bytes
+  EXPECT_EQ(ParseMemorySize("2KB"), 2048);
+  EXPECT_EQ(ParseMemorySize("2 kibibytes"), 2048);
+  EXPECT_EQ(ParseMemorySize("3m"), 3 << 20);
+  EXPECT_EQ(ParseMemorySize("3 MebiBytes"), 3 << 20);
+  EXPECT_EQ(ParseMemorySize("1g"), int64_t{1} << 30);
+  EXPECT_EQ(ParseMemorySize("1 Gb"), int64_t{1} << 30);
+  EXPECT_EQ(ParseMemorySize("1gibibytes"), int64_t{1} << 30);
+  EXPECT_EQ(ParseMemorySize("2t"), int64_t{2} << 40);
+  EXPECT_EQ(ParseMemorySize("2tb"), int64_t{2} << 40);
+  EXPECT_EQ(ParseMemorySize("2 tebibytes"), int64_t{2} << 40);
+  EXPECT_EQ(ParseMemorySize("  64mb  "), int64_t{64} << 20);
+  for (const char* refused : {"1 GiB", "1mib", "1kib", "1tib", "1gigabytes", "1 kilobytes", "mb",
+                              "", "-1mb", "+1mb", "1.5mb", "1e3", "1 m b"}) {
+    EXPECT_EQ(ParseMemorySize(refused), std::nullopt) << refused;
+  }
+  std::string error;
+  EXPECT_EQ(ParseMemorySize("1 GiB", &error), std::nullopt);
+  EXPECT_EQ(error,
+            "expected a memory size like \"128mb\" (a whole number of bytes, or one followed by a "
+            "unit, in any case: b|bytes, k|kb|kibibytes, m|mb|mebibytes, g|gb|gibibytes, "
+            "t|tb|tebibytes; 1024-based), got \"1 GiB\"");
+  EXPECT_EQ(ParseMemorySize("9223372036854775807"), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(ParseMemorySize("8388608tb", &error), std::nullopt);  // 2^63 bytes
+  EXPECT_EQ(error,
+            "expected a memory size of at most 9223372036854775807 bytes, got \"8388608tb\"");
+  EXPECT_EQ(ParseMemorySize("8388607tb"), int64_t{8388607} << 40);
+  EXPECT_EQ(ParseMemorySize("99999999999999999999", &error), std::nullopt);
+  EXPECT_EQ(error,
+            "expected a memory size of at most 9223372036854775807 bytes, got "
+            "\"99999999999999999999\"");
 }
 
 TEST(FileSinkKeysTest, ErrorsNameTheKeyAndItsPosition) {
@@ -87,10 +117,11 @@ TEST(FileSinkKeysTest, ErrorsNameTheKeyAndItsPosition) {
             "sink of type "
             "file or kafka, not print");
   EXPECT_EQ(ErrorOf("      {type: file, path: out, delivery-guarantee: exactly-once,\n"
-                    "       rolling-policy: {part-size: 128, rollover: 1s}}\n"),
+                    "       rolling-policy: {part-size: 1Mi, rollover: 1s}}\n"),
             "jobs/sink.yaml:11:36: error: operators[1].sink.rolling-policy.part-size: expected a "
-            "memory size like "
-            "\"128mb\" (units b, kb, mb, gb, tb), got \"128\"\n"
+            "memory size like \"128mb\" (a whole number of bytes, or one followed by a unit, in "
+            "any case: b|bytes, k|kb|kibibytes, m|mb|mebibytes, g|gb|gibibytes, t|tb|tebibytes; "
+            "1024-based), got \"1Mi\"\n"
             "jobs/sink.yaml:11:41: error: operators[1].sink.rolling-policy.rollover: unknown key "
             "\"rollover\"; "
             "allowed keys: part-size, rollover-interval, inactivity-interval, check-interval, "

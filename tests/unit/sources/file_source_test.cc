@@ -546,15 +546,21 @@ std::string SnapshotAfter(const FileSource& source, int polls) {
   return SnapshotAfter(source, polls, out);
 }
 
+// `n` JSON lines with ts 0 .. n-1.
+std::string NumberedLines(int n) {
+  std::string text;
+  for (int i = 0; i < n; ++i) {
+    text += "{\"ts\": " + std::to_string(i) + ", \"user\": \"u\", \"amount\": 1}\n";
+  }
+  return text;
+}
+
 // The tester's silent loss (session 28): a checkpoint taken, the input truncated, the job
 // restored: the split's position lay past the new end, the reader read nothing and the job
 // FINISHED on part of its input. A file smaller than when its split's reading began fails the
 // restored job, and no restart strategy retries it.
 TEST_F(FileSnapshotTest, ARestoredSplitWhoseFileShrankFailsTheJobForGood) {
-  std::string text;
-  for (int i = 0; i < 2000; ++i) {
-    text += "{\"ts\": " + std::to_string(i) + ", \"user\": \"u\", \"amount\": 1}\n";
-  }
+  const std::string text = NumberedLines(2000);
   Write("a.jsonl", text);
   const std::string path = (dir_ / "a.jsonl").string();
   FileSource source(Spec(dir_.string(), "jsonl"));
@@ -585,6 +591,34 @@ TEST_F(FileSnapshotTest, ARestoredSplitWhoseFileShrankFailsTheJobForGood) {
   std::ofstream(path, std::ios::binary | std::ios::app)
       << "{\"ts\": 5001, \"user\": \"u\", \"amount\": 1}\n";
   EXPECT_EQ(RestoreAndRead(source, bytes3), std::make_pair(std::string(), false));
+}
+
+// docs/checkpoints.md: a restored split reads the path its checkpoint recorded, not what the
+// source's `path` lists now. A file renamed since: the split cannot open it (an IoError, so a
+// restart strategy retries it), even though the source now lists the new name; back at its
+// old name, the split reads on from its position.
+TEST_F(FileSnapshotTest, ARestoredSplitReadsThePathItsCheckpointRecorded) {
+  const std::string text = NumberedLines(100);
+  Write("a.jsonl", text);
+  const std::string old_path = (dir_ / "a.jsonl").string();
+  const std::string new_path = (dir_ / "moved.jsonl").string();
+  FileSource before(Spec(dir_.string(), "jsonl"));
+  const std::string bytes = SnapshotAfter(before, 10);
+  std::filesystem::rename(old_path, new_path);
+  FileSource after(Spec(dir_.string(), "jsonl"));
+  EXPECT_EQ(after.files(), std::vector<std::string>{new_path});
+  EXPECT_EQ(RestoreAndRead(after, bytes),
+            std::make_pair("cannot open input file '" + old_path + "': No such file or directory",
+                           false));
+  std::filesystem::rename(new_path, old_path);
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(before.schema(), clock);
+  ASSERT_TRUE(RestoreAndReadToEnd(after, bytes, out));
+  const std::vector<std::string> rest = Emitted(out);
+  ASSERT_FALSE(rest.empty());
+  EXPECT_LT(rest.size(), 100u);
+  EXPECT_EQ(rest.back().rfind("rec " + old_path + " ", 0), 0u) << rest.back();
+  EXPECT_NE(rest.back().find("ts=99 "), std::string::npos) << rest.back();
 }
 
 TEST_F(FileSnapshotTest, TruncatedOrImpossibleSplitStateIsStateCorrupt) {

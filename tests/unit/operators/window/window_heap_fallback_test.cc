@@ -18,7 +18,7 @@ namespace {
 
 // A count and a sum of `v`, per `k`, over 1 s tumbling windows or sessions with a 1 s gap
 // (std::string(...) spares GCC 12 a false -Wrestrict on assigning literals here).
-WindowSpec Spec(bool session, int64_t allowed_lateness_ms) {
+WindowSpec Spec(bool session, int64_t allowed_lateness_ms, const std::string& function) {
   WindowSpec spec;
   if (session) {
     spec.assigner = std::string("session");
@@ -32,7 +32,7 @@ WindowSpec Spec(bool session, int64_t allowed_lateness_ms) {
   count.function = std::string("count");
   count.as = std::string("n");
   AggregateSpec sum;
-  sum.function = std::string("sum");
+  sum.function = function;
   sum.field = std::string("v");
   sum.as = std::string("sum_v");
   spec.aggregates = {count, sum};
@@ -45,11 +45,11 @@ struct Opened {
   std::unique_ptr<StreamOperator> op;
 
   Opened(FieldType value_type, const std::string& backend, bool session = false,
-         int64_t allowed_lateness_ms = 0) {
+         int64_t allowed_lateness_ms = 0, const std::string& function = "sum") {
     Schema schema;
     schema.Add("k", FieldType::kInt64);
     schema.Add("v", value_type);
-    const WindowSpec spec = Spec(session, allowed_lateness_ms);
+    const WindowSpec spec = Spec(session, allowed_lateness_ms, function);
     op = WindowOperator::Compile(schema, spec, {"k"}).factory();
     OperatorContext ctx;
     ctx.name = "w";
@@ -87,6 +87,23 @@ TEST(WindowHeapFallbackTest, Int64SumOnRocksDbHasNoFallback) {
   EXPECT_TRUE(o.window().uses_rocksdb());
   EXPECT_EQ(o.window().heap_state_reason(), "");
   EXPECT_EQ(o.Note(), "<none>");
+}
+
+// What docs/checkpoints.md and docs/job-reference.md say of `avg`: not on the sliced path, so
+// neither in RocksDB nor in per-window tables (which an int64 sum takes on either backend).
+TEST(WindowHeapFallbackTest, AvgIsNeitherInRocksDbNorInPerWindowTables) {
+  Opened rocks(FieldType::kInt64, "rocksdb", false, 0, "avg");
+  EXPECT_FALSE(rocks.window().uses_rocksdb());
+  EXPECT_FALSE(rocks.window().uses_window_tables());
+  EXPECT_EQ(rocks.window().heap_state_reason(),
+            "aggregate 'sum_v' has no RocksDB form (a double sum, double min/max, avg, "
+            "first-value/last-value or a percentile/listagg keeps per-window state on the heap)");
+  Opened heap(FieldType::kInt64, "heap", false, 0, "avg");
+  EXPECT_FALSE(heap.window().uses_window_tables());
+  Opened int64_sum(FieldType::kInt64, "heap");
+  EXPECT_TRUE(int64_sum.window().uses_window_tables());
+  Opened int64_sum_rocks(FieldType::kInt64, "rocksdb");
+  EXPECT_TRUE(int64_sum_rocks.window().uses_window_tables());
 }
 
 // Session windows on the flat session path keep their state in RocksDB; with allowed lateness

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "config/job_spec.h"
+
 namespace tidemark {
 namespace {
 
@@ -168,6 +170,74 @@ TEST_F(CheckpointStorageTest, ACheckpointOfAnotherJobIsNotRestored) {
   EXPECT_FALSE(s.LoadLatest(&skipped).has_value());
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_NE(skipped[0].find("written by job \"other-job\""), std::string::npos) << skipped[0];
+}
+
+// The rule both `tidemark run --from-checkpoint ROOT` and the daemon's recovery follow: falling
+// back past a completed checkpoint that does not verify is refused when a sink commits at
+// checkpoints (or when none verifies at all); otherwise it is allowed.
+TEST_F(CheckpointStorageTest, AFallBackPastACompletedCheckpointIsUnsafeOnlyForCommittingSinks) {
+  JobSpec spec;
+  spec.name = "job";
+  OperatorSpec sink;
+  sink.id = "out";
+  sink.type = "sink";
+  sink.sink = SinkSpec{"file", "parts"};
+  spec.operators.push_back(sink);
+  CheckpointStorage s(dir_, "job", 3);
+  Complete(s, 1, "a", "b");
+  Complete(s, 2, "a", "b");
+  const std::vector<std::string> skipped = {"skipping checkpoint 2: why"};
+  // A plain file sink truncates back to what checkpoint 1 recorded: safe.
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_, 1, skipped), std::nullopt);
+  spec.operators[0].sink->delivery_guarantee = "exactly-once";
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_, 1, skipped),
+            "its newest completed checkpoint does not verify (skipping checkpoint 2: why), and "
+            "sink 'out' commits at each checkpoint: restoring the older checkpoint " +
+                (dir_ / "chk-1").string() + " would commit again what checkpoint 2 committed");
+  // Nothing passed over (a checkpoint named by its own directory), or only checkpoints that
+  // never completed: safe.
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_, 1, {}), std::nullopt);
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_, 2, skipped), std::nullopt);
+  // None verifies: unsafe whatever the sinks.
+  spec.operators[0].sink->delivery_guarantee = "none";
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_, 0, skipped),
+            "no retained checkpoint of it verifies (skipping checkpoint 2: why), and starting it "
+            "from scratch would write again what its sinks wrote for checkpoint 2");
+  EXPECT_EQ(CheckpointStorage::UnsafeFallBack(spec, dir_ / "empty", 0, skipped), std::nullopt);
+}
+
+// `--from-savepoint FILE`: a file is not "no such directory"; the message says what it is and
+// what to name instead.
+TEST_F(CheckpointStorageTest, RestoringFromAFileSaysItIsAFile) {
+  auto error = [&](const std::filesystem::path& from) -> std::string {
+    try {
+      CheckpointStorage::Load(from, "job");
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  EXPECT_EQ(error(dir_ / "nowhere"),
+            "cannot restore from " + (dir_ / "nowhere").string() + ": no such directory");
+  EXPECT_EQ(error(dir_ / "nowhere" / "chk-1"),
+            "cannot restore from " + (dir_ / "nowhere" / "chk-1").string() + ": no such directory");
+  CheckpointStorage s(dir_, "job", 1);
+  Complete(s, 3, "a", "b");
+  std::ofstream(dir_ / "savepoint.tar") << "not a directory";
+  EXPECT_EQ(error(dir_ / "savepoint.tar"),
+            "cannot restore from " + (dir_ / "savepoint.tar").string() +
+                ": it is a file, not a directory: a checkpoint or savepoint is a directory (a "
+                "checkpoint's chk-<id>, a savepoint's savepoint-<id>, or a checkpoint directory, "
+                "whose newest checkpoint is taken)");
+  EXPECT_EQ(error(dir_ / "chk-3" / "_metadata"),
+            "cannot restore from " + (dir_ / "chk-3" / "_metadata").string() +
+                ": it is the _metadata file of a checkpoint or savepoint; name its directory, " +
+                (dir_ / "chk-3").string() + ", instead");
+  EXPECT_EQ(CheckpointStorage::Load(dir_ / "chk-3", "job").id, 3);
+  // A path through a file: nothing exists there.
+  EXPECT_EQ(
+      error(dir_ / "savepoint.tar" / "chk-1"),
+      "cannot restore from " + (dir_ / "savepoint.tar" / "chk-1").string() + ": no such directory");
 }
 
 }  // namespace
