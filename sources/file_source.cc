@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fnmatch.h>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -97,7 +98,11 @@ class FileReader : public SplitReaderBase {
       st.path = split->position().path;
       st.split = split->position();
       st.records = st.split.records;
-      st.columns = &source_.csv_columns(source_.FileIndex(st.path));
+      // A restored split's file that `path` no longer lists (the job's path changed) has no
+      // columns resolved at construction: by name, its own header is read when it opens.
+      const size_t file = source_.FileIndex(st.path);
+      st.columns =
+          file == source_.files().size() && ColumnsByName() ? nullptr : &source_.csv_columns(file);
       // The splits of one file form one queue (the byte ranges of a file; a whole file is a queue
       // of one), in the order the files came.
       auto [q, added] = queue_of_path_.try_emplace(st.path, queues_.size());
@@ -266,10 +271,26 @@ class FileReader : public SplitReaderBase {
     int64_t line_base = 0;    ///< lines before where `lines` began; -1 until counted
     int64_t final_lines = 0;  ///< lines and bytes of the file once `lines` is gone (end of file)
     int64_t final_bytes = 0;
-    SourceOutput* output = nullptr;       ///< set while the split is being read
-    size_t queue = 0;                     ///< its file's entry in `queues_`
-    const CsvColumns* columns = nullptr;  ///< csv: where its fields go (FileSource::csv_columns)
+    SourceOutput* output = nullptr;  ///< set while the split is being read
+    size_t queue = 0;                ///< its file's entry in `queues_`
+    /// csv: where its fields go (FileSource::csv_columns); null until `Open` reads the header of
+    /// a by-name split's file that `path` does not list (a restored split)
+    const CsvColumns* columns = nullptr;
   };
+
+  bool ColumnsByName() const {
+    const FileSourceSpec& f = source_.spec().file;
+    return f.format == "csv" && f.csv_header && f.columns == "by-name";
+  }
+
+  // The columns of a by-name file outside the source's list, from its own header (as the
+  // FileSource's constructor resolves the listed files'), once per file; stable addresses.
+  const CsvColumns& UnlistedColumns(const std::string& path) {
+    if (const auto it = unlisted_columns_.find(path); it != unlisted_columns_.end()) {
+      return it->second;
+    }
+    return unlisted_columns_.emplace(path, source_.HeaderColumns(path)).first->second;
+  }
 
   // The splits of one file, read one after another (Flink's FileSource reader holds one split
   // at a time): `splits` (indexes into `states_`) in file order, `current` the one being read or
@@ -314,6 +335,9 @@ class FileReader : public SplitReaderBase {
     }
     st.line_base = p.line;
     st.lines = std::make_unique<LineReader>(p.path, max_line, p.offset, 0, p.end);
+    if (st.columns == nullptr) {
+      st.columns = &UnlistedColumns(p.path);
+    }
     const int64_t size = st.lines->size_at_open();
     if (p.size < 0) {
       p.size = size;
@@ -355,6 +379,7 @@ class FileReader : public SplitReaderBase {
   }
 
   const FileSource& source_;
+  std::map<std::string, CsvColumns> unlisted_columns_;  // UnlistedColumns' (node-stable)
   const bool csv_;
   const char delimiter_;
   const int ts_slot_;
@@ -428,25 +453,29 @@ FileSource::FileSource(const SourceSpec& spec)
   if (f.format == "csv" && f.csv_header) {
     // Each header once, here: a mismatch fails the job before it runs, at the job's key, and
     // the readers resolve no names per record.
-    const bool by_name = f.columns == "by-name";
     for (const std::string& file : files_) {
-      LineReader lines(file, f.max_line_bytes);
-      std::string header;
-      const LineReader::Result r = lines.Next(header);
-      if (r == LineReader::Result::kTooLong) {
-        throw KeyedInvalidArgument(
-            "csv-header", fmt::format("the header of '{}' is longer than max-line-bytes ({} bytes)",
-                                      file, f.max_line_bytes));
-      }
-      CsvColumns columns;
-      if (r == LineReader::Result::kLine) {
-        columns = CsvColumnsOfHeader(header, f.csv_delimiter[0], schema_, by_name, file);
-      }
-      if (by_name) {
+      CsvColumns columns = HeaderColumns(file);
+      if (f.columns == "by-name") {
         csv_columns_.push_back(std::move(columns));
       }
     }
   }
+}
+
+CsvColumns FileSource::HeaderColumns(const std::string& file) const {
+  const FileSourceSpec& f = spec_.file;
+  LineReader lines(file, f.max_line_bytes);
+  std::string header;
+  const LineReader::Result r = lines.Next(header);
+  if (r == LineReader::Result::kTooLong) {
+    throw KeyedInvalidArgument(
+        "csv-header", fmt::format("the header of '{}' is longer than max-line-bytes ({} bytes)",
+                                  file, f.max_line_bytes));
+  }
+  if (r != LineReader::Result::kLine) {
+    return {};
+  }
+  return CsvColumnsOfHeader(header, f.csv_delimiter[0], schema_, f.columns == "by-name", file);
 }
 
 const CsvColumns& FileSource::csv_columns(size_t file_index) const {

@@ -71,8 +71,13 @@ class FileSource : public Source {
   /// csv with `columns: by-name`: where each field of the lines of `file` goes (CsvColumns,
   /// resolved from its header once, at construction); empty for by-position.
   const CsvColumns& csv_columns(size_t file_index) const;
-  /// The index of `file` in files().
+  /// The index of `file` in files(); files().size() when `path` does not list it.
   size_t FileIndex(const std::string& file) const;
+  /// csv with `csv-header: true`: `file`'s header read and resolved against the schema: by
+  /// name, where each column goes; by position, checked to name the schema's fields in order
+  /// (empty). Empty for an empty file. Throws IoError when the file cannot be read and
+  /// KeyedInvalidArgument (key `csv-header`) for a header that does not fit. Any thread.
+  CsvColumns HeaderColumns(const std::string& file) const;
   const SourceSpec& spec() const { return spec_; }
 
   /// The files `path` names (see class comment); empty when none. Throws InvalidArgument when

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -619,6 +620,37 @@ TEST_F(FileSnapshotTest, ARestoredSplitReadsThePathItsCheckpointRecorded) {
   EXPECT_LT(rest.size(), 100u);
   EXPECT_EQ(rest.back().rfind("rec " + old_path + " ", 0), 0u) << rest.back();
   EXPECT_NE(rest.back().find("ts=99 "), std::string::npos) << rest.back();
+}
+
+// `columns: by-name` and a restored split of a file the source's `path` no longer lists (the job
+// now names another file): the split's fields still go by its own file's header. They went by
+// position before, and every record was rejected ("expected timestamp, got ...").
+TEST_F(FileSnapshotTest, ARestoredByNameSplitOfAnUnlistedFileReadsItsOwnHeader) {
+  std::string text = "user,amount,ts\n";
+  for (int i = 1; i <= 6; ++i) {
+    text += fmt::format("u{},{}.5,{}\n", i, i, i);
+  }
+  const std::string old_file = Write("old.csv", text);
+  const std::string new_file = Write("new.csv", "ts,amount,user\n100,1,z\n");
+  SourceSpec spec = Spec(old_file, "csv");
+  spec.file.csv_header = true;
+  spec.file.columns = "by-name";
+  FileSource before(spec);
+  const std::string bytes = SnapshotAfter(before, 3);
+  spec.file.path = new_file;
+  FileSource after(spec);
+  ASSERT_EQ(after.files(), std::vector<std::string>{new_file});
+  ManualProcessingTimeService clock;
+  FakeReaderOutput out(after.schema(), clock);
+  ASSERT_TRUE(RestoreAndReadToEnd(after, bytes, out));
+  EXPECT_EQ(Emitted(out),
+            (std::vector<std::string>{
+                "rec " + old_file + " @0 ts=4 {\"ts\":4,\"user\":\"u4\",\"amount\":4.5}",
+                "rec " + old_file + " @0 ts=5 {\"ts\":5,\"user\":\"u5\",\"amount\":5.5}",
+                "rec " + old_file + " @0 ts=6 {\"ts\":6,\"user\":\"u6\",\"amount\":6.5}"}));
+  // A header that no longer has a declared field fails the split, naming the file.
+  Write("old.csv", "user,ts\nu1,1\nu2,2\nu3,3\nu4,4\n");
+  EXPECT_NE(RestoreAndRead(after, bytes).first.find("old.csv"), std::string::npos);
 }
 
 TEST_F(FileSnapshotTest, TruncatedOrImpossibleSplitStateIsStateCorrupt) {
