@@ -54,38 +54,36 @@ void JobGraph::IndexEdges() {
   indexed_edges_ = edges.size();
 }
 
-std::vector<const JobEdge*> JobGraph::InputsOf(int vertex) const {
+namespace {
+
+// The edges of `edges` whose `end` (JobEdge::to or ::from) is `vertex`: from `index` (per vertex,
+// indices into `edges`) when it is current, else by a scan.
+std::vector<const JobEdge*> EdgesAt(const std::vector<JobEdge>& edges,
+                                    const std::vector<std::vector<size_t>>& index, bool indexed,
+                                    int JobEdge::*end, int vertex) {
   std::vector<const JobEdge*> out;
-  if (indexed_edges_ == edges.size() && vertex >= 0 &&
-      static_cast<size_t>(vertex) < in_edges_.size()) {
-    for (const size_t i : in_edges_[static_cast<size_t>(vertex)]) {
+  if (indexed && vertex >= 0 && static_cast<size_t>(vertex) < index.size()) {
+    for (const size_t i : index[static_cast<size_t>(vertex)]) {
       out.push_back(&edges[i]);
     }
     return out;
   }
   for (const auto& e : edges) {
-    if (e.to == vertex) {
+    if (e.*end == vertex) {
       out.push_back(&e);
     }
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<const JobEdge*> JobGraph::InputsOf(int vertex) const {
+  return EdgesAt(edges, in_edges_, indexed_edges_ == edges.size(), &JobEdge::to, vertex);
+}
+
 std::vector<const JobEdge*> JobGraph::OutputsOf(int vertex) const {
-  std::vector<const JobEdge*> out;
-  if (indexed_edges_ == edges.size() && vertex >= 0 &&
-      static_cast<size_t>(vertex) < out_edges_.size()) {
-    for (const size_t i : out_edges_[static_cast<size_t>(vertex)]) {
-      out.push_back(&edges[i]);
-    }
-    return out;
-  }
-  for (const auto& e : edges) {
-    if (e.from == vertex) {
-      out.push_back(&e);
-    }
-  }
-  return out;
+  return EdgesAt(edges, out_edges_, indexed_edges_ == edges.size(), &JobEdge::from, vertex);
 }
 
 bool JobGraph::IsChained(const JobEdge& edge) const {
