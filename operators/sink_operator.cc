@@ -55,8 +55,10 @@ void SinkOperator::Open(const OperatorContext& context) {
       }
     }
     path_ = path;
-    if (!checkpointing_) {
-      OpenFile(-1);  // else InitializeState opens it, knowing whether this is a restore
+    if (!checkpointing_ && !context.restoring) {
+      // Else InitializeState opens it, knowing what the checkpoint recorded: a restore into a
+      // job without checkpointing: must keep the output the checkpoint covers, not truncate it.
+      OpenFile(-1);
     }
   }
 }
