@@ -55,8 +55,10 @@ void SinkOperator::Open(const OperatorContext& context) {
       }
     }
     path_ = path;
-    if (!checkpointing_) {
-      OpenFile(-1);  // else InitializeState opens it, knowing whether this is a restore
+    if (!checkpointing_ && !context.restoring) {
+      // Else InitializeState opens it, knowing what the checkpoint recorded: a restore into a
+      // job without checkpointing: must keep the output the checkpoint covers, not truncate it.
+      OpenFile(-1);
     }
   }
 }
@@ -172,10 +174,14 @@ void SinkOperator::InitializeState(StateInitializationContext& context) {
     throw StateCorrupt("file sink state has a negative file length");
   }
   if (path != path_) {
-    // The checkpoint's output is another file (the job's path changed): this one starts fresh.
-    GetLogger("task")->info("sink file '{}': checkpoint {} recorded '{}'; starting it fresh", path_,
-                            context.restored_checkpoint_id, path);
-    OpenFile(-1);
+    // The checkpoint's output is another file (the job's path changed, or the sink's parallelism
+    // and with it its file names): this file is new to the checkpoint, as a new sink's is, so the
+    // same rule holds: keep what it holds and append rather than silently truncate it.
+    GetLogger("task")->warn(
+        "sink file '{}': checkpoint {} recorded '{}', another file; appending to what this one "
+        "holds",
+        path_, context.restored_checkpoint_id, path);
+    OpenFile(kAppendOnly);
     return;
   }
   OpenFile(length);

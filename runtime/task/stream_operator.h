@@ -95,6 +95,11 @@ struct OperatorContext {
   /// it on local disk, runtime/state/rocksdb_keyed_store.h); `rocksdb` its options.
   std::string state_backend = "heap";
   RocksDbSpec rocksdb;
+  /// The task restores a checkpoint or savepoint, so `InitializeState` follows `Open` (with a
+  /// reader when the checkpoint holds this operator's state), also in a job without
+  /// `checkpointing:`. An operator that would otherwise set up output in `Open` (a plain file
+  /// sink truncating its file) leaves that to `InitializeState`.
+  bool restoring = false;
 };
 
 /// A stream operator. Mirrors Flink's `StreamOperator` / `OneInputStreamOperator` /

@@ -254,6 +254,7 @@ void StreamTask::OpenOperators() {
     ctx.finished_input_counts_as_max = finished_input_max_;
     ctx.state_backend = state_backend_;
     ctx.rocksdb = rocksdb_;
+    ctx.restoring = restored_ != nullptr;
     CallOperator(ops_[i].name, [&] { ops_[i].op->Open(ctx); });
   }
   if (checkpoints_enabled_ || restored_ != nullptr) {

@@ -915,6 +915,53 @@ TEST_F(CheckpointJobTest, PlainFileSinkKeepsCheckpointedOutputAcrossARestore) {
   EXPECT_EQ(shorter_default.stats.restarts, 0);
 }
 
+// Tryout 33: a job restored without a `checkpointing:` block (allowed, as in Flink) opened its
+// plain file sink fresh, truncating the output the checkpoint covered: 64 of 155 windows lost. The
+// restore keeps it, as with the block.
+TEST_F(CheckpointJobTest, PlainFileSinkKeepsCheckpointedOutputInARestoredJobWithoutCheckpointing) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  fs::create_directories(dir_);
+  const fs::path out = dir_ / "out.jsonl";
+  const JobRun killed = RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk")), {}, 12);
+  ASSERT_EQ(killed.state, JobState::kCanceled) << killed.failure;
+  ASSERT_FALSE(FileLines(out).empty());
+  JobRunOptions options;
+  options.restore_from = dir_ / "chk";
+  const JobRun restored = RunJob(FileSinkJob(out, ""), options);
+  ASSERT_EQ(restored.state, JobState::kFinished) << restored.failure;
+  EXPECT_EQ(FileLines(out), uninterrupted);
+}
+
+// Tryout 33: a restore whose sink path changed since the checkpoint truncated the file at the new
+// path (an info line only); it now keeps it and appends, as for a sink the checkpoint lacks.
+TEST_F(CheckpointJobTest, PlainFileSinkWithAChangedPathKeepsWhatTheNewFileHolds) {
+  const std::vector<std::string> uninterrupted = Output(RunJob(JobYaml(1, "")).lines);
+  fs::create_directories(dir_);
+  const JobRun killed =
+      RunJob(FileSinkJob(dir_ / "old.jsonl", Checkpointing(dir_ / "chk")), {}, 12);
+  ASSERT_EQ(killed.state, JobState::kCanceled) << killed.failure;
+  const std::vector<std::string> before = FileLines(dir_ / "old.jsonl");
+  ASSERT_FALSE(before.empty());
+  const fs::path out = dir_ / "new.jsonl";
+  { std::ofstream(out) << "kept\n"; }
+  JobRunOptions options;
+  options.restore_from = dir_ / "chk";
+  options.checkpoint_dir = dir_ / "chk2";
+  const JobRun restored = RunJob(FileSinkJob(out, Checkpointing(dir_ / "chk")), options);
+  ASSERT_EQ(restored.state, JobState::kFinished) << restored.failure;
+  // "kept", then what came after the checkpoint: the uninterrupted output's tail, at least the
+  // part old.jsonl had not written when the run was cancelled.
+  const std::vector<std::string> lines = FileLines(out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.front(), "kept");
+  const size_t tail = lines.size() - 1;
+  ASSERT_GE(tail, uninterrupted.size() - before.size());
+  ASSERT_LE(tail, uninterrupted.size());
+  EXPECT_EQ(std::vector<std::string>(lines.begin() + 1, lines.end()),
+            std::vector<std::string>(uninterrupted.end() - static_cast<ptrdiff_t>(tail),
+                                     uninterrupted.end()));
+}
+
 // Tester 28/06: an incremental RocksDB checkpoint restored into a job on the heap backend (or at
 // another parallelism) fails the same way on every attempt, so it is refused before the job
 // starts; one that slips past (no shared files listed) fails the job at once, never restarting.

@@ -254,6 +254,22 @@ int RunJob(const std::string& path, const RunOptions& options) {
     std::cerr << e.what() << "\n";  // a checkpoint or savepoint that cannot be restored
     return 2;
   }
+  if (!options.explain_operator.empty()) {
+    // A misspelt id is a usage error before the job runs, not a line after a whole run.
+    std::string ids;
+    bool known = false;
+    for (const OperatorSpec& op : job->spec().operators) {
+      known = known || op.id == options.explain_operator;
+      ids += (ids.empty() ? "" : ", ") + op.id;
+    }
+    if (!known) {
+      std::cerr << fmt::format(
+          "--explain-operator: no operator '{}' in job '{}' (its operators: {})\n",
+          EscapeControlCharacters(options.explain_operator),
+          EscapeControlCharacters(job->spec().name), EscapeControlCharacters(ids));
+      return 2;
+    }
+  }
   if (trace) {
     job->execution().SetTrace(trace.get());
   }
