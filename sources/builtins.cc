@@ -1,6 +1,12 @@
 #include "sources/builtins.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <sys/stat.h>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -35,6 +41,66 @@ CompileError KeyedSourceError(const SourceSpec& spec, const InvalidArgument& err
   return CompileError("source", error.what());
 }
 
+// A plain file sink of the job whose file is one of `inputs` (the files this source reads):
+// it truncates that file when the job starts (write-mode overwrite), or fails only after opening
+// it (no-overwrite), or appends to it on a restore, so the job would destroy or feed back its own
+// input. Refused at the source's `path`, naming the sink. Compared as files (device and inode:
+// however the two paths are spelled, through symbolic or hard links), and only when one of the
+// sinks' files exists, so a job without such a file stats none of its inputs. A sink's relative
+// path is taken from the working directory, as the sink opens it; a sink of parallelism p > 1
+// writes `path.0` ... `path.<p-1>`. An exactly-once file sink never truncates or appends to an
+// existing file (it writes new part files), so it is not compared.
+void CheckNoSinkWritesInput(const SourceSpec& source, const std::vector<std::string>& inputs,
+                            const JobSpec& job) {
+  std::map<std::pair<dev_t, ino_t>, size_t> written;  // a sink's file -> its operator index
+  auto file_of = [](const std::string& path) -> std::optional<std::pair<dev_t, ino_t>> {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return std::nullopt;
+    }
+    return std::make_pair(st.st_dev, st.st_ino);
+  };
+  for (size_t i = 0; i < job.operators.size(); ++i) {
+    const OperatorSpec& op = job.operators[i];
+    if (!op.sink || op.sink->type != "file" || op.sink->delivery_guarantee == "exactly-once" ||
+        op.sink->path.empty()) {
+      continue;
+    }
+    const int parallelism = op.parallelism > 0 ? op.parallelism : job.pipeline.parallelism;
+    std::vector<std::string> paths;
+    if (parallelism <= 1) {
+      paths.push_back(op.sink->path);
+    }
+    for (int k = 0; parallelism > 1 && k < parallelism; ++k) {
+      paths.push_back(fmt::format("{}.{}", op.sink->path, k));
+    }
+    for (const std::string& p : paths) {
+      if (auto f = file_of(p)) {
+        written.emplace(*f, i);
+      }
+    }
+  }
+  if (written.empty()) {
+    return;
+  }
+  for (const std::string& input : inputs) {
+    const auto f = file_of(input);
+    const auto it = f ? written.find(*f) : written.end();
+    if (it == written.end()) {
+      continue;
+    }
+    const OperatorSpec& sink = job.operators[it->second];
+    throw CompileError(
+        "source.path",
+        fmt::format("reads '{}', which file sink '{}' writes (operators[{}].sink.path '{}', at "
+                    "{}:{}): the sink would truncate the job's own input when it starts, or append "
+                    "to it; write the sink's output to another file",
+                    input, sink.id, it->second, sink.sink->path, sink.sink->location.line,
+                    sink.sink->location.column),
+        source.key_locations.Of("path", source.location));
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec& job) {
@@ -61,8 +127,11 @@ std::shared_ptr<const Source> MakeSource(const OperatorSpec& spec, const JobSpec
     resolved.replay.path = ResolveAgainstJobFile(resolved.replay.path, job.file);
     try {
       if (resolved.type == "file") {
-        source = std::make_shared<FileSource>(resolved);
+        auto file = std::make_shared<FileSource>(resolved);
+        CheckNoSinkWritesInput(resolved, file->files(), job);
+        source = std::move(file);
       } else if (resolved.type == "replay") {
+        CheckNoSinkWritesInput(resolved, {resolved.replay.path}, job);
         source = std::make_shared<ReplaySource>(resolved);
       } else {
         source = std::make_shared<DatagenSource>(resolved);

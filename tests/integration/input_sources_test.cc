@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -243,6 +244,78 @@ TEST_F(InputSourcesTest, AMissingPathIsACompileError) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("no file matches"), std::string::npos) << e.what();
   }
+}
+
+// A plain file sink whose file is one of the job's input files would truncate it when the job
+// starts (tryout 33: `validate` said valid, `run` read 0 records and left the input empty). Refused
+// at the source's `path`, naming the sink, however the two paths are spelled, and the input is
+// untouched; an exactly-once sink (new part files only) or a sink file that does not exist yet
+// is fine.
+TEST_F(InputSourcesTest, AFileSinkWritingTheJobsOwnInputIsACompileError) {
+  const std::string text = "1000,ann,1\n2000,bob,2\n";
+  const std::string in = Write("in.csv", text);
+  fs::create_directories(dir_ / "sub");
+  fs::create_symlink(in, dir_ / "sub" / "link.csv");
+  fs::create_hard_link(in, dir_ / "hard.csv");
+  // FileJob reading `source_path`, plus a sink `out` of `sink` (a flow mapping) at `parallelism`.
+  auto job_with_sink = [&](const std::string& source_path, const std::string& sink,
+                           int parallelism) {
+    std::string yaml = FileJob(source_path, "csv");
+    yaml.insert(yaml.find("report:"), "  - id: out\n    type: sink\n    input: source\n" +
+                                          std::string("    parallelism: ") +
+                                          std::to_string(parallelism) + "\n    sink: " + sink +
+                                          "\n");
+    return yaml;
+  };
+  auto file_sink = [](const fs::path& path, const std::string& more = "") {
+    return "{type: file, path: " + path.string() + more + "}";
+  };
+  auto first_error = [](const std::string& yaml) -> std::string {
+    try {
+      LocalJob::Create(LoadJobSpecString(yaml, "job.yaml"), [](const std::string&) {});
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      return what.substr(0, what.find('\n'));
+    }
+    return "";
+  };
+  const std::string tail =
+      "): the sink would truncate the job's own input when it starts, or append to it; write the "
+      "sink's output to another file";
+  // The same path, another spelling of it, a symbolic link and a hard link to it.
+  EXPECT_EQ(first_error(job_with_sink(in, file_sink(in), 1)),
+            "job.yaml:9:13: error: operators[0].source.path: reads '" + in +
+                "', which file sink 'out' writes (operators[4].sink.path '" + in + "', at 29:11" +
+                tail);
+  const std::string dotted = (dir_ / "sub" / ".." / "in.csv").string();
+  EXPECT_NE(first_error(job_with_sink(in, file_sink(dotted), 1))
+                .find("which file sink 'out' writes (operators[4].sink.path '" + dotted + "'"),
+            std::string::npos);
+  EXPECT_NE(first_error(job_with_sink((dir_ / "sub" / "link.csv").string(), file_sink(in), 1))
+                .find("reads '" + (dir_ / "sub" / "link.csv").string() + "', which file sink"),
+            std::string::npos);
+  EXPECT_NE(first_error(job_with_sink(in, file_sink(dir_ / "hard.csv"), 1))
+                .find("which file sink 'out' writes"),
+            std::string::npos);
+  // A directory source and a sink of parallelism 2, whose second file is in that directory.
+  fs::create_directories(dir_ / "data");
+  const std::string part = Write("data/a.csv", text);
+  Write("data/out.1", text);
+  EXPECT_NE(
+      first_error(job_with_sink((dir_ / "data").string(), file_sink(dir_ / "data" / "out"), 2))
+          .find("reads '" + (dir_ / "data" / "out.1").string() + "', which file sink 'out' writes"),
+      std::string::npos);
+  // Not refused: a sink file that does not exist yet; the same sink at parallelism 1 (it writes
+  // data/out, not data/out.1); an exactly-once sink writing part files into the directory.
+  EXPECT_EQ(first_error(job_with_sink(in, file_sink(dir_ / "new.jsonl"), 1)), "");
+  EXPECT_EQ(first_error(job_with_sink(part, file_sink(dir_ / "data" / "out"), 1)), "");
+  EXPECT_EQ(
+      first_error(job_with_sink((dir_ / "data").string(),
+                                file_sink(dir_ / "data", ", delivery-guarantee: exactly-once"), 1)),
+      "");
+  // Nothing was truncated.
+  std::ifstream f(in, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(f), {}), text);
 }
 
 // `until` keeps a replay input open after its last line: five records arrive by 0.5 s into 1 s
