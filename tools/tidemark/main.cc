@@ -589,11 +589,19 @@ int main(int argc, char** argv) {
   submit->add_flag("--allow-non-restored-state", allow_non_restored,
                    "with --from-savepoint: skip state of operator ids the job no longer has "
                    "instead of refusing");
+  // A job id as `submit` and `list` print it: an empty one (`tidemark status ''`, an unset shell
+  // variable) is a usage error here, not a request for a job named nothing.
+  const CLI::Validator kJobId(
+      [](const std::string& id) {
+        return id.empty() ? std::string("empty; give a job id as `tidemark list` shows it")
+                          : std::string();
+      },
+      "JOB_ID");
   std::string savepoint_dir;
   auto* savepoint = app.add_subcommand("savepoint",
                                        "Take a savepoint of a running job; prints its path (DIR "
                                        "default: the daemon's state-dir/savepoints)");
-  savepoint->add_option("id", job_id, "job id")->required();
+  savepoint->add_option("id", job_id, "job id")->required()->check(kJobId);
   savepoint->add_option("dir", savepoint_dir,
                         "target directory (the savepoint goes into DIR/savepoint-<id>)");
   savepoint->add_flag("--json", json, "print JSON (as GET /jobs/ID/savepoints/REQUEST)");
@@ -601,7 +609,7 @@ int main(int argc, char** argv) {
   auto* stop = app.add_subcommand("stop",
                                   "Stop a running job with a savepoint: it ends FINISHED once the "
                                   "savepoint is taken; prints its path");
-  stop->add_option("id", job_id, "job id")->required();
+  stop->add_option("id", job_id, "job id")->required()->check(kJobId);
   stop->add_option("--savepoint", savepoint_dir,
                    "target directory (default: the daemon's state-dir/savepoints)");
   stop->add_flag("--drain", drain,
@@ -611,20 +619,20 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "List running and recently finished jobs");
   list->add_flag("--json", json, "print JSON (as GET /jobs)");
   auto* status = app.add_subcommand("status", "Show a job: state, tasks, records, watermarks");
-  status->add_option("id", job_id, "job id")->required();
+  status->add_option("id", job_id, "job id")->required()->check(kJobId);
   status->add_flag("--json", json, "print JSON (as GET /jobs/ID)");
   auto* cancel =
       app.add_subcommand("cancel", "Cancel a running job; exit 1 if it had already ended");
-  cancel->add_option("id", job_id, "job id")->required();
+  cancel->add_option("id", job_id, "job id")->required()->check(kJobId);
   auto* logs = app.add_subcommand("logs", "Print a job's output: print-sink lines and its report");
-  logs->add_option("id", job_id, "job id")->required();
+  logs->add_option("id", job_id, "job id")->required()->check(kJobId);
   logs->add_flag("--json", json, "print JSON (as GET /jobs/ID/logs)");
   std::string explain_op;
   auto* explain_cmd = app.add_subcommand(
       "explain",
       "Why a job's watermarks stand where they do: live while it runs, at end of input once it "
       "ended (as run --explain), per operator; exit 1 for a FAILED or CANCELED job");
-  explain_cmd->add_option("id", job_id, "job id")->required();
+  explain_cmd->add_option("id", job_id, "job id")->required()->check(kJobId);
   explain_cmd->add_option("operator", explain_op,
                           "operator id (default: every window and join operator)");
   explain_cmd->add_flag("--json", json, "print JSON (as GET /jobs/ID/explain)");
