@@ -214,6 +214,12 @@ void RegisterSourceBuiltins(OperatorRegistry& registry) {
     out.side_output_schemas["errors"] = SourceErrorSchema();
     SourceOperatorOptions options;
     options.fail_on_input_error = spec.source->errors == "fail";
+    if (spec.watermarks) {
+      options.no_timestamp_reason = [watermarks = *spec.watermarks,
+                                     schema = source->schema()](const StreamRecord& record) {
+        return NoTimestampReason(watermarks, schema, record);
+      };
+    }
     out.factory = [source, strategy, options](int, int) -> std::unique_ptr<StreamOperator> {
       return std::make_unique<SourceOperator>(source, strategy, options);
     };

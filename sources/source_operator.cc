@@ -9,6 +9,14 @@
 
 namespace tidemark {
 
+namespace {
+// A record without a usable timestamp whose cause the options do not explain
+// (`SourceOperatorOptions::no_timestamp_reason` unset, or the source's own timestamps).
+constexpr std::string_view kNoTimestampReason =
+    "the timestamp field is missing, unparsable or Long.MIN_VALUE (-9223372036854775808, which "
+    "means no timestamp)";
+}  // namespace
+
 /// The task output as the source's internals see it: every call first sends the pending batch,
 /// so a watermark, status or side-output record never overtakes a record emitted before it.
 class SourceOperator::FlushingOutput final : public Output {
@@ -412,7 +420,7 @@ class SourceOperator::ReaderContext : public SourceReaderContext {
 SourceOperator::SourceOperator(std::shared_ptr<const Source> source,
                                std::optional<WatermarkStrategy> strategy,
                                SourceOperatorOptions options)
-    : source_(std::move(source)), strategy_(std::move(strategy)), options_(options) {}
+    : source_(std::move(source)), strategy_(std::move(strategy)), options_(std::move(options)) {}
 
 SourceOperator::~SourceOperator() {
   split_outputs_.clear();  // unregisters from the multiplexer while it still exists
@@ -746,8 +754,7 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
       const RecordPosition at = reader_ ? reader_->CurrentRecordPosition() : RecordPosition{};
       const SourceError error{split_id,
                               at.line,
-                              "no timestamp: the timestamp field is missing, unparsable or "
-                              "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)",
+                              "no timestamp: " + NoTimestampReason(record),
                               source_->schema().RowToJson(record.row),
                               at.offset,
                               at.unit};
@@ -786,6 +793,15 @@ void SourceOperator::EmitRecord(StreamRecord& record, bool has_source_ts,
   seen_.has_timestamp = record.has_timestamp;
   Forward(record);
   generator->OnEvent(seen_, ts, *immediate);
+}
+
+std::string SourceOperator::NoTimestampReason(const StreamRecord& record) const {
+  if (!strategy_) {
+    // The source's own timestamp (a file's first timestamp field): only Long.MIN_VALUE is refused.
+    return "its timestamp is Long.MIN_VALUE (-9223372036854775808), which means no timestamp";
+  }
+  return options_.no_timestamp_reason ? options_.no_timestamp_reason(record)
+                                      : std::string(kNoTimestampReason);
 }
 
 Output& SourceOperator::out() {

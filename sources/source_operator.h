@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +34,10 @@ struct SourceOperatorOptions {
   /// failing the task and the job (Flink's `ignore-parse-errors: false`). False: counted and
   /// sent to side output `errors`.
   bool fail_on_input_error = false;
+  /// Why the strategy's assigner gave `record` no timestamp (`NoTimestampReason` of the job's
+  /// `watermarks:` block): the reason its error report gives after "no timestamp: ". Unset: a
+  /// general reason. Called on the task's thread, for refused records only.
+  std::function<std::string(const StreamRecord& record)> no_timestamp_reason;
 };
 
 /// The head operator of a source task (Flink's `SourceOperator` with
@@ -211,6 +216,8 @@ class SourceOperator : public SourceOperatorBase, public WatermarkAlignmentParti
   void FlushPending();
   /// The output the source's internals emit through: flushes the batch before anything else.
   Output& out();
+  /// The reason after "no timestamp: " in the error report of `record`, which got none.
+  std::string NoTimestampReason(const StreamRecord& record) const;
 
   std::shared_ptr<const Source> source_;
   std::optional<WatermarkStrategy> strategy_;

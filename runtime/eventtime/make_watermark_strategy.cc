@@ -374,6 +374,90 @@ TimestampAssigner PatternTimestampAssigner(const WatermarkStrategySpec& spec,
 
 }  // namespace
 
+namespace {
+// `text` for a message: at most 100 bytes, cut at a UTF-8 character boundary, with "..." when cut.
+std::string Shown(std::string_view text) {
+  constexpr size_t kMax = 100;
+  if (text.size() <= kMax) {
+    return std::string(text);
+  }
+  size_t n = kMax;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) {
+    --n;
+  }
+  return std::string(text.substr(0, n)) + "...";
+}
+
+std::string_view UnitName(TimestampUnit unit) {
+  switch (unit) {
+    case TimestampUnit::kMillis:
+      return "ms";
+    case TimestampUnit::kSeconds:
+      return "s";
+    case TimestampUnit::kMicros:
+      return "us";
+    case TimestampUnit::kNanos:
+      return "ns";
+    case TimestampUnit::kIso8601:
+      return "iso8601";
+  }
+  return "?";
+}
+}  // namespace
+
+std::string NoTimestampReason(const WatermarkStrategySpec& spec, const Schema& schema,
+                              const StreamRecord& record) {
+  static constexpr std::string_view kMinValue =
+      "is Long.MIN_VALUE (-9223372036854775808), which means no timestamp";
+  const int slot = spec.timestamp_field.empty() ? -1 : schema.IndexOf(spec.timestamp_field);
+  if (slot < 0 || static_cast<size_t>(slot) >= record.row.size()) {
+    return "the record carries no timestamp";
+  }
+  const std::string& name = spec.timestamp_field;
+  const auto s = static_cast<size_t>(slot);
+  if (record.row.IsNull(s)) {
+    return fmt::format("field '{}' is missing or NULL", name);
+  }
+  const Value value = record.row.Get(s);
+  if (!spec.timestamp_format.empty()) {
+    const auto* str = std::get_if<std::string>(&value);
+    if (str == nullptr) {
+      return fmt::format("field '{}' is not a string", name);
+    }
+    std::string error;
+    const std::optional<DateTimePattern> pattern =
+        DateTimePattern::Compile(spec.timestamp_format, &error);
+    if (pattern && pattern->Parse(*str) == kMinTimestamp) {
+      return fmt::format("field '{}' {}", name, kMinValue);
+    }
+    return fmt::format("field '{}': '{}' does not match timestamp-format \"{}\"", name, Shown(*str),
+                       spec.timestamp_format);
+  }
+  const TimestampUnit unit =
+      ParseTimestampUnit(spec.timestamp_unit).value_or(TimestampUnit::kMillis);
+  const std::optional<Timestamp> converted = ConvertToMillis(value, unit);
+  if (converted == kMinTimestamp) {
+    return fmt::format("field '{}' {}", name, kMinValue);
+  }
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    return fmt::format("field '{}': {} {} is outside the int64 range of ms since the epoch", name,
+                       *i, UnitName(unit));
+  }
+  if (const auto* d = std::get_if<double>(&value)) {
+    return fmt::format(
+        "field '{}': {} {} is not a finite number within the int64 range of ms "
+        "since the epoch",
+        name, *d, UnitName(unit));
+  }
+  if (const auto* str = std::get_if<std::string>(&value)) {
+    return fmt::format(
+        "field '{}': '{}' is not an ISO-8601 date-time (YYYY-MM-DD, optionally with T or a space "
+        "and HH:MM[:SS[.fraction]], and Z or an offset such as +01:00; fields in range)",
+        name, Shown(*str));
+  }
+  return fmt::format("field '{}' holds no time in unit {}", name, UnitName(unit));
+}
+
 CompileError WatermarksCompileError(const WatermarkStrategySpec& spec, const InvalidArgument& e) {
   if (const auto* keyed = dynamic_cast<const KeyedInvalidArgument*>(&e); keyed != nullptr) {
     return CompileError("watermarks." + keyed->key_path(), keyed->reason(),

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "config/job_spec.h"
@@ -56,6 +57,17 @@ std::optional<Timestamp> ParseIso8601Millis(std::string_view text);
 /// unknown strategy, a bad number) throw `InvalidArgument` with a message prefixed by the spec's
 /// `file:line:column` (when known).
 WatermarkStrategy MakeWatermarkStrategy(const WatermarkStrategySpec& spec, const Schema& schema);
+
+/// Why `MakeWatermarkStrategy(spec, schema)`'s assigner gives `record` no timestamp, for the
+/// source's error report (the part after "no timestamp: "), naming the field and, shortened to
+/// 100 bytes, its value: "field 'ts' is missing or NULL", "field 'ts': '2026-02-30T00:00:00Z' is
+/// not an ISO-8601 date-time ...", "field 'ts': 9223372036854776 s is outside the int64 range of
+/// ms since the epoch", "... does not match timestamp-format ...", "field 'ts' is Long.MIN_VALUE
+/// ...". Only meaningful for a record the assigner refused; a spec without `timestamp_field` (the
+/// record's own timestamp) gets the general reason. Any thread; `spec` and `schema` as validated
+/// by a `MakeWatermarkStrategy` that succeeded.
+std::string NoTimestampReason(const WatermarkStrategySpec& spec, const Schema& schema,
+                              const StreamRecord& record);
 
 /// The CompileError of a `MakeWatermarkStrategy` failure: a keyed one at its key's value in the
 /// `watermarks:` block (`watermarks.timestamp-unit`, one location), others at the block.

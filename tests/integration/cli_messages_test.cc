@@ -96,8 +96,7 @@ TEST(CliMessagesTest, RunStatesEveryDroppedRecordKindWithItsCountAndFirstPlace) 
                 ":6: expected 3 fields, got 1\n"
                 "source: 1 record without timestamp; first: " +
                 csv +
-                ":4: no timestamp: the timestamp field is missing, unparsable or Long.MIN_VALUE "
-                "(-9223372036854775808, which means no timestamp)\n"
+                ":4: no timestamp: field 'ts' is missing or NULL\n"
                 "windows: 1 late record dropped; first: event time 1.2s behind watermark 2.5s\n");
 }
 
@@ -210,9 +209,7 @@ TEST(CliMessagesTest, ErrorsFailAlsoFailsOnARecordWithoutTimestamp) {
   EXPECT_EQ(
       WithoutLogLines(r.err),
       "job 'csv' FAILED: task source#0: operator 'source' failed: bad input (errors: fail): " +
-          dir.path() +
-          "/in.csv:2 (byte 11): no timestamp: the timestamp field is missing, unparsable or "
-          "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)\n");
+          dir.path() + "/in.csv:2 (byte 11): no timestamp: field 'ts' is missing or NULL\n");
 }
 
 TEST(CliMessagesTest, ErrorsSideOutputIsTheDefaultAndCountsTheLine) {

@@ -143,10 +143,7 @@ TEST_F(InputSourcesTest, ARecordWithoutTimestampGoesToErrorsWithAReason) {
   ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
   ASSERT_EQ(r.errors.size(), 1u);
   // The true line of the record (it used to say 0).
-  EXPECT_EQ(ErrorText(r.errors[0]),
-            path +
-                ":2 no timestamp: the timestamp field is missing, unparsable or "
-                "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
+  EXPECT_EQ(ErrorText(r.errors[0]), path + ":2 no timestamp: field 'ts' is missing or NULL");
   EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(4)),
             "{\"ts\":null,\"user\":\"no-ts\",\"amount\":null}");
   EXPECT_EQ(std::get<int64_t>(r.errors[0].row.Get(2)), 26);  // the line's byte offset
@@ -164,14 +161,14 @@ TEST_F(InputSourcesTest, ALongMinValueTimestampGoesToErrorsInsteadOfFailingTheWi
   source_timestamps.replace(
       source_timestamps.find("    watermarks:"),
       source_timestamps.find("  - id: windows") - source_timestamps.find("    watermarks:"), "");
-  for (const std::string& yaml : {with_watermarks, source_timestamps}) {
+  for (const auto& [yaml, reason] :
+       {std::pair{with_watermarks, std::string("field 'ts' is Long.MIN_VALUE")},
+        std::pair{source_timestamps, std::string("its timestamp is Long.MIN_VALUE")}}) {
     RunResult r = RunJob(LoadJobSpecString(yaml, "<string>"));
     ASSERT_EQ(r.state, JobState::kFinished) << r.cause;
     ASSERT_EQ(r.errors.size(), 1u);
-    EXPECT_EQ(ErrorText(r.errors[0]),
-              path +
-                  ":2 no timestamp: the timestamp field is missing, unparsable or "
-                  "Long.MIN_VALUE (-9223372036854775808, which means no timestamp)");
+    EXPECT_EQ(ErrorText(r.errors[0]), path + ":2 no timestamp: " + reason +
+                                          " (-9223372036854775808), which means no timestamp");
     EXPECT_EQ(std::get<std::string>(r.errors[0].row.Get(4)),
               "{\"ts\":-9223372036854775808,\"user\":\"min\",\"amount\":2}");
     EXPECT_EQ(r.report, ">>> file: windows fired=1, records in windows=2, late records=0, total=2");

@@ -1,5 +1,7 @@
 #include "runtime/eventtime/make_watermark_strategy.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "runtime/core/errors.h"
@@ -121,6 +123,50 @@ TEST(MakeWatermarkStrategyTest, TimestampFormatParsesTheStringFieldWithThePatter
               "field 'ts' is of type int64: a pattern parses a string field (declare it string, "
               "or drop timestamp-format for a number of ms)");
   }
+}
+
+// The reason a source reports for each kind of record its assigner refuses (tryout 33: every
+// kind used to get one general "missing, unparsable or Long.MIN_VALUE"), and that each of these
+// records is refused.
+TEST(MakeWatermarkStrategyTest, NoTimestampReasonNamesTheFieldAndWhyItsValueIsNoTime) {
+  WatermarkStrategySpec spec;
+  spec.strategy = "none";
+  spec.timestamp_field = "ts";
+  auto reason = [&](const StreamRecord& r) {
+    EXPECT_EQ(MakeWatermarkStrategy(spec, TestSchema()).ExtractTimestamp(r), std::nullopt);
+    return NoTimestampReason(spec, TestSchema(), r);
+  };
+  EXPECT_EQ(reason(Rec(std::monostate{})), "field 'ts' is missing or NULL");
+  EXPECT_EQ(reason(Rec(kMinTimestamp)),
+            "field 'ts' is Long.MIN_VALUE (-9223372036854775808), which means no timestamp");
+  spec.timestamp_unit = "s";
+  EXPECT_EQ(reason(Rec(int64_t{9223372036854776})),
+            "field 'ts': 9223372036854776 s is outside the int64 range of ms since the epoch");
+  spec.timestamp_field = "secs";
+  EXPECT_EQ(reason(Rec(int64_t{0}, "x", std::numeric_limits<double>::quiet_NaN())),
+            "field 'secs': nan s is not a finite number within the int64 range of ms since the "
+            "epoch");
+  EXPECT_EQ(reason(Rec(int64_t{0}, "x", 1e300)),
+            "field 'secs': 1e+300 s is not a finite number within the int64 range of ms since the "
+            "epoch");
+  spec.timestamp_field = "name";
+  spec.timestamp_unit = "iso8601";
+  const std::string kForms =
+      "' is not an ISO-8601 date-time (YYYY-MM-DD, optionally with T or a space and "
+      "HH:MM[:SS[.fraction]], and Z or an offset such as +01:00; fields in range)";
+  EXPECT_EQ(reason(Rec(int64_t{0}, std::string("2026-02-30T00:00:00Z"))),
+            "field 'name': '2026-02-30T00:00:00Z" + kForms);
+  // A long value is shown cut to 100 bytes, at a character boundary ("é" is 2 bytes).
+  const std::string long_value = std::string(99, 'a') + "\xc3\xa9" + std::string(50, 'b');
+  EXPECT_EQ(reason(Rec(int64_t{0}, long_value)),
+            "field 'name': '" + std::string(99, 'a') + "..." + kForms);
+  spec.timestamp_format = "dd/MM/yyyy";
+  EXPECT_EQ(reason(Rec(int64_t{0}, std::string("2026-03-02"))),
+            "field 'name': '2026-03-02' does not match timestamp-format \"dd/MM/yyyy\"");
+  spec = WatermarkStrategySpec{};
+  spec.strategy = "none";  // the record's own timestamp
+  EXPECT_EQ(NoTimestampReason(spec, TestSchema(), Rec(int64_t{1})),
+            "the record carries no timestamp");
 }
 
 TEST(MakeWatermarkStrategyTest, PunctuatedEmitsTheWatermarkFieldWhenPresent) {
