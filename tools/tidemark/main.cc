@@ -216,19 +216,10 @@ std::string LockCheckpointDirectory(const std::filesystem::path& dir) {
 int RunJob(const std::string& path, const RunOptions& options) {
   using namespace tidemark;
   const bool print_metrics = options.print_metrics;
-  // Declared before the job, so it outlives every task that records into it.
+  // Declared before the job, so it outlives every task that records into it; opened (and an
+  // existing file truncated) only once the job is valid, so a job refused leaves it as it was.
   std::ofstream trace_file;
   std::unique_ptr<WatermarkTrace> trace;
-  if (!options.trace_path.empty()) {
-    trace_file.open(options.trace_path, std::ios::out | std::ios::trunc);
-    if (!trace_file) {
-      std::cerr << fmt::format("--trace: cannot write {}: {}\n", options.trace_path,
-                               std::generic_category().message(errno));
-      return 2;
-    }
-    trace = std::make_unique<WatermarkTrace>(
-        [&trace_file](const std::string& line) { trace_file << line << '\n'; });
-  }
   SignalCanceller::Block();  // a Ctrl-C from now on waits (pending) for the canceller below
   std::unique_ptr<LocalJob> job;
   try {
@@ -270,7 +261,15 @@ int RunJob(const std::string& path, const RunOptions& options) {
       return 2;
     }
   }
-  if (trace) {
+  if (!options.trace_path.empty()) {
+    trace_file.open(options.trace_path, std::ios::out | std::ios::trunc);
+    if (!trace_file) {
+      std::cerr << fmt::format("--trace: cannot write {}: {}\n", options.trace_path,
+                               std::generic_category().message(errno));
+      return 2;
+    }
+    trace = std::make_unique<WatermarkTrace>(
+        [&trace_file](const std::string& line) { trace_file << line << '\n'; });
     job->execution().SetTrace(trace.get());
   }
   if (options.explain) {
