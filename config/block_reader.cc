@@ -97,6 +97,16 @@ std::string Suggestion(const std::string& got, KeyList allowed) {
   return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
 }
 
+std::string UnknownKeyMessage(const std::string& name, const std::string& context,
+                              KeyList allowed) {
+  if (name == "<<") {
+    return "YAML merge keys (\"<<: *anchor\") are not supported: write the keys out here (an "
+           "alias \"*anchor\" may stand for a whole value)";
+  }
+  return fmt::format("unknown key \"{}\"{}{}; allowed keys: {}", name, context,
+                     Suggestion(name, allowed), Join(allowed));
+}
+
 std::optional<int64_t> ParseInt64(std::string_view text) {
   int64_t value = 0;
   const char* end = text.data() + text.size();
@@ -200,9 +210,7 @@ std::optional<BlockMap> BlockReader::OpenMap(const ParamNode& node, const Source
     const std::string& name = node.keys[i];
     const std::string key_path = JoinPath(path, name);
     if (!any_key && !Contains(allowed, name)) {
-      Error(key_location, key_path,
-            fmt::format("unknown key \"{}\"{}{}; allowed keys: {}", name, context,
-                        Suggestion(name, allowed), Join(allowed)));
+      Error(key_location, key_path, UnknownKeyMessage(name, context, allowed));
       continue;
     }
     if (auto previous = seen.find(name); previous != seen.end()) {

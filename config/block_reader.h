@@ -67,6 +67,10 @@ bool Contains(KeyList list, std::string_view item);
 std::string NearestKey(const std::string& got, KeyList allowed);
 /// " (did you mean "x"?)" for a near miss, else "".
 std::string Suggestion(const std::string& got, KeyList allowed);
+/// The error for a key `name` that is not among `allowed`: `unknown key "x"` with `context` (" for
+/// a source of type file", or ""), a near miss and the allowed keys. A YAML merge key (`<<`, which
+/// the YAML parser reads as a plain key named "<<") is told so instead.
+std::string UnknownKeyMessage(const std::string& name, const std::string& context, KeyList allowed);
 /// How a value is shown after "got": numbers and booleans as written, text quoted, "a list",
 /// "a mapping", "nothing".
 std::string Describe(const ParamNode& node);

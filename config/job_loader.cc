@@ -622,9 +622,8 @@ SourceSpec Loader::ParseSource(const BlockField& field) {
         return false;
       }
       Error(f.key_location, f.path,
-            fmt::format("unknown key \"{}\"{}{}; allowed keys: {}", name,
-                        type_name.empty() ? "" : " for a source of type " + type_name,
-                        Suggestion(name, listed), Join(listed)));
+            UnknownKeyMessage(name, type_name.empty() ? "" : " for a source of type " + type_name,
+                              listed));
       return true;
     });
   }

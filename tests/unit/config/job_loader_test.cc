@@ -413,6 +413,28 @@ TEST(JobLoaderTest, UnknownKeyIsReportedAtTheKey) {
             "parallelism, input, inputs, source, watermarks");
 }
 
+// yaml-cpp reads a YAML merge key as a plain key named "<<" (tryout 33: "unknown key" plus a
+// "missing required key" for what it merged): the first error says merge keys are not supported,
+// at the key, in an operator and in a source block alike.
+TEST(JobLoaderTest, AYamlMergeKeyIsToldUnsupported) {
+  const std::string kMerge =
+      "YAML merge keys (\"<<: *anchor\") are not supported: write the keys out here (an alias "
+      "\"*anchor\" may stand for a whole value)";
+  EXPECT_EQ(
+      ErrorOf("name: t\noperators:\n  - &base {id: a, type: source}\n  - id: src\n"
+              "    <<: *base\n"
+              "    type: source\n"
+              "    source: {type: sequence, splits: [{id: a, start: 0ms, step: 1s, count: 3}]}\n"),
+      "jobs/test.yaml:3:5: error: operators[0].source: missing required key\n"
+      "jobs/test.yaml:5:5: error: operators[1].<<: " +
+          kMerge);
+  EXPECT_EQ(ErrorOf(Job(R"(  - id: src
+    type: source
+    source: {type: generator, count: 3, <<: {keys: 2}}
+)")),
+            "jobs/test.yaml:5:41: error: operators[0].source.<<: " + kMerge);
+}
+
 // The source block's unknown key used to list the keys of every source type (the type is in
 // the same block): 40 keys for a generator, which takes ten.
 TEST(JobLoaderTest, AnUnknownSourceKeyListsTheKeysOfItsType) {
@@ -444,19 +466,20 @@ TEST(JobLoaderTest, AnUnknownSourceKeyListsTheKeysOfItsType) {
 }
 
 TEST(JobLoaderTest, AKeyNothingLikeAnAllowedOneGetsNoSuggestion) {
-  // "x" and "<<" used to get (did you mean "id"?).
-  EXPECT_EQ(ErrorOf(Job(std::string(kSource) + "    x: 1\n    <<: {}\n    sourse: 2\n")),
-            "jobs/test.yaml:9:5: error: operators[0].x: unknown key \"x\" for an operator of type "
-            "source; "
-            "allowed keys: id, type, parallelism, input, inputs, source, watermarks\n"
-            "jobs/test.yaml:10:5: error: operators[0].<<: unknown key \"<<\" for an operator of "
-            "type source; "
-            "allowed keys: id, type, parallelism, input, inputs, source, watermarks\n"
-            "jobs/test.yaml:11:5: error: operators[0].sourse: unknown key \"sourse\" for an "
-            "operator of type "
-            "source (did you mean \"source\"?); allowed keys: id, type, parallelism, input, "
-            "inputs, source, "
-            "watermarks");
+  // "x" and "<<" used to get (did you mean "id"?); "<<" (a YAML merge key) is told so.
+  EXPECT_EQ(
+      ErrorOf(Job(std::string(kSource) + "    x: 1\n    <<: {}\n    sourse: 2\n")),
+      "jobs/test.yaml:9:5: error: operators[0].x: unknown key \"x\" for an operator of type "
+      "source; "
+      "allowed keys: id, type, parallelism, input, inputs, source, watermarks\n"
+      "jobs/test.yaml:10:5: error: operators[0].<<: YAML merge keys (\"<<: *anchor\") are not "
+      "supported: write the keys out here (an alias \"*anchor\" may stand for a whole "
+      "value)\n"
+      "jobs/test.yaml:11:5: error: operators[0].sourse: unknown key \"sourse\" for an "
+      "operator of type "
+      "source (did you mean \"source\"?); allowed keys: id, type, parallelism, input, "
+      "inputs, source, "
+      "watermarks");
 }
 
 TEST(JobLoaderTest, ATypoInABuiltInTypeIsOneErrorAtTheType) {
