@@ -326,7 +326,7 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
       return;
     }
     if (!tables_) {
-      MakeWindowTables(options_.key_slots.size() == 1 && IsInt64Key(records[0].row));
+      MakeWindowTables(TableKeysOf(records[0].row));
     }
     if (TablesOverBudget(records.size)) {
       ProcessBatch(records, input);  // on in the sliced store
@@ -336,8 +336,12 @@ void WindowOperator::ProcessBatch(RecordBatch& records, int input) {
     if (taken == records.size) {
       return;
     }
-    // A record the tables cannot take: it and the rest go on in the sliced store.
-    LeaveWindowTables();
+    // A record the tables cannot take: short-string tables are widened to interned keys, which
+    // it and the rest then go to; other tables are left, and it and the rest go on in the
+    // sliced store.
+    if (!WidenWindowTables() && tables_) {
+      LeaveWindowTables();
+    }
     RecordBatch rest{records.records + taken, records.size - taken, nullptr};
     ProcessBatch(rest, input);
     return;
@@ -458,13 +462,18 @@ void WindowOperator::ProcessElement(StreamRecord& record, int /*input*/) {
   ++records_since_state_sample_;
   if (window_tables_) {
     if (!tables_) {
-      MakeWindowTables(options_.key_slots.size() == 1 && IsInt64Key(record.row));
+      MakeWindowTables(TableKeysOf(record.row));
     }
     if (!TablesOverBudget(1)) {
       if (tables_->Add(record)) {
         return;
       }
-      LeaveWindowTables();  // the record goes on in the sliced store
+      if (WidenWindowTables() && tables_->Add(record)) {
+        return;
+      }
+      if (tables_) {
+        LeaveWindowTables();  // the record goes on in the sliced store
+      }
     }
   }
   if (sliced_) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -166,7 +167,11 @@ std::unique_ptr<WindowAssigner> MakeWindowAssigner(const WindowSpec& spec);
 /// per-key timers) and drops the table whole. No timer, slice list or per-key erase. Snapshots
 /// are written in the sliced path's format (the tables are copied into a sliced store for it),
 /// and a restored sliced store is taken into tables, so either path and either backend restores
-/// the other's. A record the tables cannot take (a key of another shape than the tables', a
+/// the other's. The tables' key form follows the first record's key: one int64, one string of at
+/// most 16 bytes (held in the slot itself: `ShortStringKey`, no pool entry) or any key
+/// (`KeyRef`). A record whose key short-string tables cannot hold (a longer string, a NULL) widens
+/// them to interned keys (each table's keys interned once, O(panes)) and the run goes on there.
+/// A record the tables cannot take otherwise (a key of another shape than the tables', a
 /// timestamp out of the sliced range, a key group this subtask does not own) moves their state
 /// into the sliced store, and the operator goes on there for good. On the RocksDB backend the
 /// tables are its in-memory cache while their bytes fit the cache's half of the budget
@@ -334,6 +339,10 @@ class WindowOperator : public StreamOperator,
   /// True while the operator keeps its sliced state in per-window tables, or will at its first
   /// record (see the class comment).
   bool uses_window_tables() const { return window_tables_; }
+  /// The per-window tables' key form while there are tables: "int64" (one int64 field),
+  /// "short-string" (one string of at most 16 bytes, held in the table slot) or "interned"
+  /// (any key); "" before the first record and off the tables.
+  std::string_view window_table_keys() const;
   /// True while the operator runs on the flat session path (see the class comment).
   bool uses_flat_sessions() const { return flat_sessions_; }
   /// True when the sliced or flat session path's keyed state is on RocksDB
@@ -441,19 +450,32 @@ class WindowOperator : public StreamOperator,
   void ExpandScratchWords() const;
   // The result row of the window [start, start + size_) of `key`: from `words` (counts and int64
   // sums, one_slice_windows_) or, when null, from `scratch_accs_`; numbered from `firings`
-  // (nullptr: 0); emitted stamped its max timestamp. `short_key` as for FireSlicedWindow.
+  // (nullptr: 0); emitted stamped its max timestamp. `short_string`: `key`'s one string when it
+  // is one string read from a key's own bytes (a pool entry's or a table slot's), which the
+  // result row then copies; else nullptr.
   void EmitSlicedResult(const Key& key, Timestamp start, const uint64_t* words,
-                        SlicedFirings* firings, const KeyRef* short_key);
+                        SlicedFirings* firings, const std::string_view* short_string);
   // One window of the per-window tables: `key`'s accumulator words in the table of the window
-  // starting at `start`.
+  // starting at `start`. `short_string` as for EmitSlicedResult.
   void FireTableWindow(const Key& key, const uint64_t* words, Timestamp start,
-                       const KeyRef* short_key);
-  // Per-window tables (window_tables.h): made for the first record (`int64_keys`: the record's
-  // key is a single non-NULL int64), given up for the sliced store when a record does not fit
-  // them (LeaveWindowTables), and taken from a restored sliced store (AdoptStoreIntoTables:
-  // false, the store kept, when it holds what the tables cannot).
-  void MakeWindowTables(bool int64_keys);
+                       const std::string_view* short_string);
+  // Per-window tables (window_tables.h): made for the first record (keyed by the form of its
+  // key: TableKeysOf), widened from short-string keys to interned ones when a record's key is
+  // not one short string (WidenWindowTables), given up for the sliced store when a record does
+  // not fit them (LeaveWindowTables), and taken from a restored sliced store
+  // (AdoptStoreIntoTables: false, the store kept, when it holds what the tables cannot).
+  enum class TableKeys : uint8_t {
+    kInt64,        // a single non-NULL int64 (WindowTables<int64_t, N>)
+    kShortString,  // a single non-NULL string of at most 16 bytes (ShortStringKey)
+    kInterned,     // any key (KeyRef)
+  };
+  TableKeys TableKeysOf(const Row& row) const;
+  void MakeWindowTables(TableKeys keys);
   void LeaveWindowTables();
+  // Short-string tables that cannot take a record: into interned-key tables holding the same
+  // state (on the RocksDB backend, left for the sliced store instead when those would be over
+  // its budget). True when the operator is on (the widened) tables.
+  bool WidenWindowTables();
   bool AdoptStoreIntoTables();
   // On the RocksDB backend, before `n` records go to the tables: leaves them (LeaveWindowTables)
   // when adding them could take the tables' memory past `tables_budget_`; true when it did.

@@ -284,11 +284,16 @@ void WindowOperator::FireSlicedWindow(const Key& key, SlicedKeyState& ks, Timest
   if (slice_words == nullptr) {
     MergeSlices(ks, start, start + size_);
   }
-  EmitSlicedResult(key, start, slice_words, firings, short_key);
+  std::string_view short_string;
+  if (short_key != nullptr) {
+    short_string = short_key->ShortString();
+  }
+  EmitSlicedResult(key, start, slice_words, firings,
+                   short_key != nullptr ? &short_string : nullptr);
 }
 
 void WindowOperator::FireTableWindow(const Key& key, const uint64_t* words, Timestamp start,
-                                     const KeyRef* short_key) {
+                                     const std::string_view* short_string) {
   if (!one_slice_windows_) {
     // The window's one slice merged into empty accumulators, as MergeSlices does.
     scratch_words_.assign(slice_words_, uint64_t{0});
@@ -296,11 +301,12 @@ void WindowOperator::FireTableWindow(const Key& key, const uint64_t* words, Time
     ExpandScratchWords();
     words = nullptr;
   }
-  EmitSlicedResult(key, start, words, nullptr, short_key);
+  EmitSlicedResult(key, start, words, nullptr, short_string);
 }
 
 void WindowOperator::EmitSlicedResult(const Key& key, Timestamp start, const uint64_t* words,
-                                      SlicedFirings* firings, const KeyRef* short_key) {
+                                      SlicedFirings* firings,
+                                      const std::string_view* short_string) {
   const Timestamp end = start + size_;
   const Window w(TimeWindow(start, end));
   const WindowFunction::Context ctx{key, w, timer_service_->CurrentWatermark(),
@@ -310,8 +316,8 @@ void WindowOperator::EmitSlicedResult(const Key& key, Timestamp start, const uin
   if (slice_words != nullptr) {
     // Counts and int64 sums (one_slice_windows_) go from the slice's words into the row: the
     // cells Expand + FillResultRow would write, without the accumulators in between.
-    const size_t at = short_key != nullptr
-                          ? aggregating_->FillResultKeyAndWindow(ctx, short_key->ShortString(), row)
+    const size_t at = short_string != nullptr
+                          ? aggregating_->FillResultKeyAndWindow(ctx, *short_string, row)
                           : aggregating_->FillResultKeyAndWindow(ctx, row);
     slice_aggs_.WriteCountsAndInt64Sums(slice_words, row, at);
   } else {
@@ -998,23 +1004,51 @@ bool WindowOperator::OnSlicedTimer(SlicedStore<K>& store, const K& key, SlicedKe
   return false;
 }
 
-void WindowOperator::MakeWindowTables(bool int64_keys) {
+std::string_view WindowOperator::window_table_keys() const {
+  return tables_ ? tables_->KeyForm() : "";
+}
+
+WindowOperator::TableKeys WindowOperator::TableKeysOf(const Row& row) const {
+  if (IsInt64Key(row)) {
+    return TableKeys::kInt64;
+  }
+  if (options_.key_slots.size() == 1) {
+    const auto slot = static_cast<size_t>(options_.key_slots[0]);
+    if (row.type(slot) == FieldType::kString && !row.IsNull(slot) &&
+        ShortStringKey::Fits(row.GetString(slot).size())) {
+      return TableKeys::kShortString;
+    }
+  }
+  return TableKeys::kInterned;
+}
+
+namespace {
+// Per-window tables of keys `K` whose slots hold `words` accumulator words (1, 2 or 4).
+template <typename K>
+std::unique_ptr<WindowTablesBase> MakeTables(WindowOperator& op, size_t words) {
+  if (words == 1) {
+    return std::make_unique<WindowTables<K, 1>>(op);
+  }
+  if (words == 2) {
+    return std::make_unique<WindowTables<K, 2>>(op);
+  }
+  return std::make_unique<WindowTables<K, 4>>(op);
+}
+}  // namespace
+
+void WindowOperator::MakeWindowTables(TableKeys keys) {
   // The narrow accumulators in a slot of 1, 2 or 4 words.
   const size_t words = slice_words_ <= 2 ? slice_words_ : 4;
-  if (int64_keys) {
-    if (words == 1) {
-      tables_ = std::make_unique<WindowTables<int64_t, 1>>(*this);
-    } else if (words == 2) {
-      tables_ = std::make_unique<WindowTables<int64_t, 2>>(*this);
-    } else {
-      tables_ = std::make_unique<WindowTables<int64_t, 4>>(*this);
-    }
-  } else if (words == 1) {
-    tables_ = std::make_unique<WindowTables<KeyRef, 1>>(*this);
-  } else if (words == 2) {
-    tables_ = std::make_unique<WindowTables<KeyRef, 2>>(*this);
-  } else {
-    tables_ = std::make_unique<WindowTables<KeyRef, 4>>(*this);
+  switch (keys) {
+    case TableKeys::kInt64:
+      tables_ = MakeTables<int64_t>(*this, words);
+      break;
+    case TableKeys::kShortString:
+      tables_ = MakeTables<ShortStringKey>(*this, words);
+      break;
+    case TableKeys::kInterned:
+      tables_ = MakeTables<KeyRef>(*this, words);
+      break;
   }
 }
 
@@ -1036,9 +1070,27 @@ bool WindowOperator::TablesOverBudget(size_t n) {
   return true;
 }
 
+bool WindowOperator::WidenWindowTables() {
+  std::unique_ptr<WindowTablesBase> wide = tables_->Widen();
+  if (!wide) {
+    return false;
+  }
+  tables_ = std::move(wide);
+  return !TablesOverBudget(0);
+}
+
 bool WindowOperator::AdoptStoreIntoTables() {
-  MakeWindowTables(int_store_ != nullptr);
-  if (!tables_->AdoptStore()) {
+  // Interned keys that are all one short string go into short-string tables (which check).
+  bool adopted = false;
+  if (key_store_ && options_.key_slots.size() == 1) {
+    MakeWindowTables(TableKeys::kShortString);
+    adopted = tables_->AdoptStore();
+  }
+  if (!adopted) {
+    MakeWindowTables(int_store_ != nullptr ? TableKeys::kInt64 : TableKeys::kInterned);
+    adopted = tables_->AdoptStore();
+  }
+  if (!adopted) {
     tables_.reset();
     return false;
   }

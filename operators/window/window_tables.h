@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <string_view>
 #include <sys/mman.h>
 #include <type_traits>
 #include <utility>
@@ -36,10 +37,78 @@
 
 namespace tidemark {
 
+namespace window_tables_internal {
+/// The large table arrays freed on this thread, kept for the next tables' allocations of the
+/// same size: a window's table is freed when it fires and the next window's, of about as many
+/// keys (`reserve_`), allocated soon after; given back to the system and taken again, each of
+/// its pages would be faulted in and cleared anew (behind a watermark that lags by many windows,
+/// as many tables at once). At most `kBlocks` arrays and `kMaxBytes` kept (the oldest freed
+/// first); freed at thread exit.
+class TableBlockCache {
+ public:
+  static constexpr size_t kMinBytes = size_t{256} << 10;
+  static constexpr size_t kMaxBytes = size_t{64} << 20;
+  static constexpr size_t kBlocks = 64;
+  TableBlockCache() = default;
+  TableBlockCache(const TableBlockCache&) = delete;
+  TableBlockCache& operator=(const TableBlockCache&) = delete;
+  ~TableBlockCache() {
+    for (size_t i = 0; i < kBlocks; ++i) {
+      Evict(i);
+    }
+  }
+  /// A kept array of exactly `bytes`, or nullptr.
+  void* Take(size_t bytes) {
+    for (Block& b : blocks_) {
+      if (b.p != nullptr && b.bytes == bytes) {
+        kept_ -= bytes;
+        return std::exchange(b.p, nullptr);
+      }
+    }
+    return nullptr;
+  }
+  /// Keeps `p` (an array of `bytes`), freeing the oldest kept arrays beyond the limits.
+  void Give(void* p, size_t bytes) {
+    const size_t at = next_;
+    next_ = (next_ + 1) % kBlocks;
+    Evict(at);
+    blocks_[at] = Block{p, bytes};
+    kept_ += bytes;
+    for (size_t i = next_; kept_ > kMaxBytes && i != at; i = (i + 1) % kBlocks) {
+      Evict(i);
+    }
+    if (kept_ > kMaxBytes) {
+      Evict(at);
+    }
+  }
+  static TableBlockCache& ForThread() {
+    thread_local TableBlockCache cache;
+    return cache;
+  }
+
+ private:
+  struct Block {
+    void* p = nullptr;
+    size_t bytes = 0;
+  };
+  void Evict(size_t i) {
+    if (blocks_[i].p != nullptr) {
+      std::free(blocks_[i].p);
+      kept_ -= blocks_[i].bytes;
+      blocks_[i] = Block{};
+    }
+  }
+  std::array<Block, kBlocks> blocks_{};
+  size_t next_ = 0;
+  size_t kept_ = 0;  // bytes of the kept arrays
+};
+}  // namespace window_tables_internal
+
 /// The allocator of the per-window tables: a table of 4 MiB or more (10^5 keys and up) is
 /// placed on 2 MiB-aligned memory advised for transparent huge pages (MADV_HUGEPAGE), so that a
 /// record's random lookup into it does not also miss the TLB (10^6 keys are 8,000 4-KiB pages
-/// and 17 huge ones); smaller ones come from malloc. Either is given back with free.
+/// and 17 huge ones); smaller ones come from malloc. Either is given back with free, but for an
+/// array of 256 KiB or more, which the thread's `TableBlockCache` keeps for the next tables.
 template <typename T>
 struct TableAllocator {
   using value_type = T;
@@ -50,6 +119,12 @@ struct TableAllocator {
     constexpr size_t kHuge = size_t{2} << 20;
     const size_t bytes = n * sizeof(T);
     void* p = nullptr;
+    if (bytes >= window_tables_internal::TableBlockCache::kMinBytes) {
+      p = window_tables_internal::TableBlockCache::ForThread().Take(bytes);
+      if (p != nullptr) {
+        return static_cast<T*>(p);
+      }
+    }
     if (bytes >= 2 * kHuge) {
       const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
       p = std::aligned_alloc(kHuge, rounded);
@@ -64,7 +139,13 @@ struct TableAllocator {
     }
     return static_cast<T*>(p);
   }
-  void deallocate(T* p, size_t /*n*/) { std::free(p); }
+  void deallocate(T* p, size_t n) {
+    if (n * sizeof(T) >= window_tables_internal::TableBlockCache::kMinBytes) {
+      window_tables_internal::TableBlockCache::ForThread().Give(p, n * sizeof(T));
+      return;
+    }
+    std::free(p);
+  }
   template <typename U>
   friend bool operator==(const TableAllocator& /*a*/, const TableAllocator<U>& /*b*/) {
     return true;
@@ -104,6 +185,10 @@ template <typename Body, typename... Stages>
 class WindowTablesBase {
  public:
   virtual ~WindowTablesBase() = default;
+  /// For `ShortStringKey` tables, which cannot take a record whose key is not one short string:
+  /// new `KeyRef` tables holding what these hold (each table's keys interned one table at a
+  /// time, these left empty); nullptr for every other key type.
+  virtual std::unique_ptr<WindowTablesBase> Widen() = 0;
   /// Adds the records of `records` in order; returns how many it took: the index of the first
   /// record it cannot take (`records.size`: all), which with the rest goes to the sliced store.
   virtual size_t AddBatch(RecordBatch& records) = 0;
@@ -125,6 +210,8 @@ class WindowTablesBase {
   virtual size_t PeakBytesAfter(size_t n) const = 0;
   /// True for int64 keys (the sliced store they stand for is the int64 one).
   virtual bool Int64Keys() const = 0;
+  /// The key form: "int64", "short-string" or "interned".
+  virtual const char* KeyForm() const = 0;
   /// Appends every key held (a key of several windows once or more) to `keys`.
   virtual void AppendKeys(std::vector<Key>& keys) const = 0;
   /// Writes `key`'s sliced state in the snapshot's form, exactly as `WriteSlicedKey` writes the
@@ -144,11 +231,15 @@ class WindowTablesBase {
   virtual const uint64_t* Find(const Key& key, Timestamp start) const = 0;
 };
 
-/// Per-window tables with keys `K` (`int64_t`: every key a single non-NULL int64; `KeyRef`:
-/// any key, interned in the tables' own pool) and `N` accumulator words a key (the slice words,
-/// zero-padded). One `absl::flat_hash_map` per open window, ascending by window start.
+/// Per-window tables with keys `K` (`int64_t`: every key a single non-NULL int64;
+/// `ShortStringKey`: every key a single non-NULL string of at most 16 bytes, held inline in its
+/// slot; `KeyRef`: any key, interned in the tables' own pool) and `N` accumulator words a key
+/// (the slice words, zero-padded). One `absl::flat_hash_map` per open window, ascending by window
+/// start. A record whose key the tables' `K` cannot hold is not taken (`AddBatch`, `Add`).
 template <typename K, size_t N>
 class WindowTables final : public WindowTablesBase {
+  static constexpr bool kInline = std::is_same_v<K, ShortStringKey>;
+
  public:
   using Words = std::array<uint64_t, N>;
   using Map =
@@ -157,9 +248,9 @@ class WindowTables final : public WindowTablesBase {
   struct Table {
     Timestamp start = 0;
     Map keys;
-    /// `KeyRef` keys: the sum of `RowStateBytes` of the keys in `keys`, kept as keys go in (a
-    /// table only loses keys when it fires, after it left `tables_`), so that `Measure` reads
-    /// no key.
+    /// `KeyRef` and `ShortStringKey` keys: the sum of `RowStateBytes` of the keys in `keys`,
+    /// kept as keys go in (a table only loses keys when it fires, after it left `tables_`), so
+    /// that `Measure` reads no key.
     int64_t key_bytes = 0;
   };
 
@@ -250,6 +341,60 @@ class WindowTables final : public WindowTablesBase {
           Ahead{kCtrlAt, ctrl_ahead}, Ahead{kSlotAt, slot_ahead});
       op_.records_since_state_sample_ += static_cast<int64_t>(taken);
       return taken;
+    } else if constexpr (kInline) {
+      // Short string keys, held in the slot: a record's row is requested 16 records ahead
+      // (written on the reader's core), its key made and hashed 12 ahead with its table's
+      // control bytes requested, its slot 6 ahead. No key memory off the slot.
+      constexpr size_t kRing = 16;
+      std::array<ShortStringKey, kRing> keys;
+      std::array<bool, kRing> fits{};
+      std::array<Map*, kRing> maps{};
+      const size_t slot = slot_;
+      const std::vector<int>& slots = op_.options_.key_slots;
+      auto make_key = [&](size_t j) __attribute__((always_inline)) {
+        const StreamRecord& r = records[j];
+        ShortStringKey& k = keys[j % kRing];
+        fits[j % kRing] = ShortStringKey::FromRow(r.row, slot, slots, &k);
+        return fits[j % kRing];
+      };
+      auto body = [&](size_t i) __attribute__((always_inline)) {
+        return fits[i % kRing] && AddOne(records[i], 0, &keys[i % kRing]);
+      };
+      if (!LargeTables()) {
+        // Small tables (in the L2 cache): the key made a record ahead, no probe ahead.
+        auto key_ahead = [&](size_t j) __attribute__((always_inline)) {
+          (void)make_key(j);
+        };
+        const size_t taken = LoopAhead(n, body, Ahead{1, key_ahead});
+        op_.records_since_state_sample_ += static_cast<int64_t>(taken);
+        return taken;
+      }
+      auto ctrl_ahead = [&](size_t j) __attribute__((always_inline)) {
+        Map* m = nullptr;
+        if (make_key(j) && records[j].has_timestamp) {
+          m = PeekMap(records[j].timestamp);
+          if (m != nullptr) {
+            m->prefetch(keys[j % kRing]);
+          }
+        }
+        maps[j % kRing] = m;
+      };
+      auto slot_ahead = [&](size_t j) __attribute__((always_inline)) {
+        if (Map* m = maps[j % kRing]) {
+          const ShortStringKey& k = keys[j % kRing];
+          const SlotTouch t{typename KeyTraits<K>::MapHash()(k), k.hash64,
+                            static_cast<uint32_t>(sizeof(typename Map::value_type)),
+                            SlotTouch::kSlot};
+          (void)m->find(t);
+        }
+      };
+      auto row_ahead = [&](size_t j) __attribute__((always_inline)) {
+        records[j].row.PrefetchValues();
+      };
+      const size_t taken =
+          LoopAhead(n, body, Ahead{16, row_ahead}, Ahead{12, ctrl_ahead}, Ahead{6, slot_ahead});
+      op_.records_since_state_sample_ += static_cast<int64_t>(taken);
+      return taken;
     } else {
       // Interned keys: a record's row is requested 16 records ahead (written on the reader's
       // core), its key hashed 12 ahead with its table's control bytes requested, its slot 8
@@ -313,6 +458,11 @@ class WindowTables final : public WindowTablesBase {
   }
 
   [[gnu::flatten]] bool Add(StreamRecord& record) override {
+    if constexpr (kInline) {
+      ShortStringKey k;
+      return ShortStringKey::FromRow(record.row, slot_, op_.options_.key_slots, &k) &&
+             AddOne(record, 0, &k);
+    }
     uint64_t hash = 0;
     if constexpr (std::is_same_v<K, KeyRef>) {
       hash = KeyHash64(record.row, op_.options_.key_slots);
@@ -379,6 +529,29 @@ class WindowTables final : public WindowTablesBase {
 
   bool Int64Keys() const override { return std::is_same_v<K, int64_t>; }
 
+  const char* KeyForm() const override {
+    if constexpr (std::is_same_v<K, int64_t>) {
+      return "int64";
+    } else if constexpr (kInline) {
+      return "short-string";
+    } else {
+      return "interned";
+    }
+  }
+
+  std::unique_ptr<WindowTablesBase> Widen() override {
+    if constexpr (kInline) {
+      auto wide = std::make_unique<WindowTables<KeyRef, N>>(op_);
+      wide->TakeShortStringTables(*this);
+      cur_ = nullptr;
+      lo_ = 1;
+      hi_ = 0;
+      return wide;
+    } else {
+      return nullptr;
+    }
+  }
+
   void AppendKeys(std::vector<Key>& keys) const override {
     Key scratch;
     ForEachDistinctKey([&](const K& k) { keys.push_back(KeyTraits<K>::ToKey(k, scratch)); });
@@ -426,12 +599,12 @@ class WindowTables final : public WindowTablesBase {
     const auto panes = static_cast<int64_t>(NumPanes());
     for (const auto& t : tables_) {
       memory += static_cast<int64_t>(TableBytes(t->keys.capacity(), 0));
-      if constexpr (std::is_same_v<K, KeyRef>) {
+      if constexpr (!std::is_same_v<K, int64_t>) {
         // The sum over the table's keys of PaneStateBytes(RowStateBytes(key), num_accs).
         bytes += t->key_bytes + static_cast<int64_t>(t->keys.size()) * PaneStateBytes(0, num_accs);
       }
     }
-    if constexpr (!std::is_same_v<K, KeyRef>) {
+    if constexpr (std::is_same_v<K, int64_t>) {
       bytes = panes * PaneStateBytes(ValueStateBytes(Value(int64_t{0})), num_accs);
     }
     out.bytes += bytes;
@@ -452,12 +625,10 @@ class WindowTables final : public WindowTablesBase {
     if constexpr (std::is_same_v<K, KeyRef>) {
       return held_.size();
     } else {
-      if (tables_.size() == 1) {
-        return tables_.front()->keys.size();
+      if (tables_.size() <= 1) {
+        return tables_.empty() ? 0 : tables_.front()->keys.size();
       }
-      size_t n = 0;
-      ForEachDistinctKey([&n](const K&) { ++n; });
-      return n;
+      return CountDistinctKeys();
     }
   }
 
@@ -470,7 +641,34 @@ class WindowTables final : public WindowTablesBase {
     return nullptr;
   }
 
+  // `KeyRef` tables: takes the tables of `from` (`Widen`), each freed once its keys are interned
+  // into its copy here.
+  void TakeShortStringTables(WindowTables<ShortStringKey, N>& from) {
+    static_assert(std::is_same_v<K, KeyRef>);
+    reserve_ = from.reserve_;
+    Key scratch;
+    while (!from.tables_.empty()) {
+      std::unique_ptr<typename WindowTables<ShortStringKey, N>::Table> src =
+          std::move(from.tables_.front());
+      from.tables_.erase(from.tables_.begin());
+      auto t = std::make_unique<Table>();
+      t->start = src->start;
+      t->keys.reserve(src->keys.size());
+      for (const auto& [k, w] : src->keys) {
+        auto [it, inserted] =
+            t->keys.try_emplace(Intern(KeyProbe{nullptr, nullptr, &k.ToKey(scratch), k.hash64}), w);
+        if (inserted) {
+          t->key_bytes += KeyStateBytes(it->first);
+        }
+      }
+      tables_.push_back(std::move(t));  // (ascending, as `from`'s)
+    }
+  }
+
  private:
+  template <typename, size_t>
+  friend class WindowTables;
+
   // A new sliced store of the operator for the tables' keys (`int_store_` or `key_store_`),
   // filled by `fill(store)`.
   template <typename F>
@@ -508,6 +706,62 @@ class WindowTables final : public WindowTablesBase {
     seen_.clear();
   }
 
+  // The distinct keys of several tables (NumKeys behind a watermark that lags by a window or
+  // more, which each state sample reads): O(panes) without one large set of every key, whose
+  // random inserts (a cache miss each) and growth cost as much as the records added between two
+  // samples. The keys are spread by their hash's top bits over kParts parts of one array (a
+  // counting pass, then sequential writes), then each part (panes / kParts keys: in the L2
+  // cache) deduplicated in a small open-addressing table of indices.
+  size_t CountDistinctKeys() const {
+    static_assert(!std::is_same_v<K, KeyRef>);
+    constexpr int kBits = 6;
+    constexpr size_t kParts = size_t{1} << kBits;
+    auto part_of = [](const K& k) {
+      return static_cast<size_t>(KeyTraits<K>::Hash64(k) >> (64 - kBits));
+    };
+    std::array<size_t, kParts + 1> at{};
+    for (const auto& t : tables_) {
+      for (const auto& [k, w] : t->keys) {
+        ++at[part_of(k) + 1];
+      }
+    }
+    for (size_t i = 1; i <= kParts; ++i) {
+      at[i] += at[i - 1];
+    }
+    std::vector<K> keys(at[kParts]);
+    std::array<size_t, kParts> next{};
+    std::copy_n(at.begin(), kParts, next.begin());
+    for (const auto& t : tables_) {
+      for (const auto& [k, w] : t->keys) {
+        keys[next[part_of(k)]++] = k;
+      }
+    }
+    constexpr uint32_t kEmpty = ~uint32_t{0};
+    std::vector<uint32_t> slots;
+    size_t n = 0;
+    for (size_t p = 0; p < kParts; ++p) {
+      const size_t size = at[p + 1] - at[p];
+      size_t capacity = 16;
+      while (capacity < 2 * size) {
+        capacity *= 2;
+      }
+      slots.assign(capacity, kEmpty);
+      const K* part = keys.data() + at[p];
+      for (size_t i = 0; i < size; ++i) {
+        // (The hash's low bits: the part took its top ones.)
+        size_t s = static_cast<size_t>(KeyTraits<K>::Hash64(part[i])) & (capacity - 1);
+        while (slots[s] != kEmpty && !(part[slots[s]] == part[i])) {
+          s = (s + 1) & (capacity - 1);
+        }
+        if (slots[s] == kEmpty) {
+          slots[s] = static_cast<uint32_t>(i);
+          ++n;
+        }
+      }
+    }
+    return n;
+  }
+
   // `RowStateBytes(k.key())`; a key of one short string from its pool entry (its values are
   // not read).
   static int64_t KeyStateBytes(const KeyRef& k) {
@@ -515,6 +769,10 @@ class WindowTables final : public WindowTablesBase {
       return ValueStateBytes(Value()) + static_cast<int64_t>(k.ShortString().size());
     }
     return RowStateBytes(k.key());
+  }
+  // `RowStateBytes` of the key of one string.
+  static int64_t KeyStateBytes(const ShortStringKey& k) {
+    return ValueStateBytes(Value()) + static_cast<int64_t>(k.len);
   }
 
   // A ref to the probe's key in the pool: the one the tables already share when one holds the
@@ -533,6 +791,13 @@ class WindowTables final : public WindowTablesBase {
     if constexpr (std::is_same_v<K, int64_t>) {
       const int64_t* v = key.size() == 1 ? std::get_if<int64_t>(&key[0]) : nullptr;
       auto it = v == nullptr ? t.keys.end() : t.keys.find(*v);
+      return it == t.keys.end() ? nullptr : it->second.data();
+    } else if constexpr (kInline) {
+      ShortStringKey k;
+      if (!ShortStringKey::FromKey(key, &k)) {
+        return nullptr;
+      }
+      auto it = t.keys.find(k);
       return it == t.keys.end() ? nullptr : it->second.data();
     } else {
       auto it = t.keys.find(KeyProbe::Of(key));
@@ -605,9 +870,10 @@ class WindowTables final : public WindowTablesBase {
     return false;
   }
 
-  // `record` into its window's table (`hash`: its key's KeyHash64 for KeyRef keys); false when
-  // the tables cannot take it (nothing done).
-  [[gnu::always_inline]] bool AddOne(StreamRecord& record, uint64_t hash) {
+  // `record` into its window's table (`hash`: its key's KeyHash64 for KeyRef keys; `key`: its
+  // key for ShortStringKey keys); false when the tables cannot take it (nothing done).
+  [[gnu::always_inline]] bool AddOne(StreamRecord& record, uint64_t hash,
+                                     const ShortStringKey* key = nullptr) {
     const Row& row = record.row;
     if constexpr (std::is_same_v<K, int64_t>) {
       // (The tables are int64 only for a single key field.)
@@ -635,6 +901,20 @@ class WindowTables final : public WindowTablesBase {
         return true;
       }
       words = &t->keys.try_emplace(k).first->second;
+    } else if constexpr (kInline) {
+      if (!all_owned_ && !owned_.Contains(KeyGroupForHash(key->hash64, max_parallelism_)))
+          [[unlikely]] {
+        return false;
+      }
+      if (t == nullptr) [[unlikely]] {
+        op_.HandleLateElement(record, op_.assigner_->AssignWindows(record, op_));
+        return true;
+      }
+      auto [it, inserted] = t->keys.try_emplace(*key);
+      if (inserted) {
+        t->key_bytes += KeyStateBytes(*key);
+      }
+      words = &it->second;
     } else {
       if (!all_owned_ && !owned_.Contains(KeyGroupForHash(hash, max_parallelism_))) [[unlikely]] {
         return false;
@@ -675,6 +955,32 @@ class WindowTables final : public WindowTablesBase {
                             nullptr);
       }
       due_.clear();
+    } else if constexpr (kInline) {
+      // The keys and words copied out (the table then freed whole), the keys' order found from
+      // their own bytes (SortShortStringKeys), each fired with its key as a string: no key
+      // memory off the slots is read.
+      due_.clear();
+      due_.reserve(t.keys.size());
+      for (const auto& [k, w] : t.keys) {
+        due_.emplace_back(k, w);
+      }
+      t.keys = Map();  // freed now: the rows below may allocate
+      const size_t n = due_.size();
+      due_sorted_keys_.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        due_sorted_keys_[i] = due_[i].first;
+      }
+      SortShortStringKeys(due_sorted_keys_.data(), n, sort_scratch_, due_order_);
+      constexpr size_t kAhead = 8;
+      for (size_t i = 0; i < n; ++i) {
+        if (i + kAhead < n) {
+          __builtin_prefetch(&due_[due_order_[i + kAhead]]);
+        }
+        const auto& [k, w] = due_[due_order_[i]];
+        const std::string_view s = k.view();
+        op_.FireTableWindow(k.ToKey(op_.current_key_), w.data(), t.start, &s);
+      }
+      due_.clear();
     } else {
       // The table's keys and words moved out slot by slot (extract: no entry is read, no
       // reference count written; the table is then freed whole), then the keys sorted with
@@ -707,8 +1013,12 @@ class WindowTables final : public WindowTablesBase {
           due_keys_[i + kAhead / 2].PrefetchValues();
         }
         KeyRef& key = due_keys_[i];
-        const KeyRef* short_key = key.IsShortString() ? &key : nullptr;
-        op_.FireTableWindow(key.key(), due_words_[due_order_[i]].data(), t.start, short_key);
+        std::string_view short_string;
+        if (key.IsShortString()) {
+          short_string = key.ShortString();
+        }
+        op_.FireTableWindow(key.key(), due_words_[due_order_[i]].data(), t.start,
+                            key.IsShortString() ? &short_string : nullptr);
         // Dropped while the key's entry is cached; the key leaves `held_` with its last table
         // (its refs: this one, which was the table's, and `held_`'s).
         if (key.use_count() == 2) {
@@ -735,7 +1045,14 @@ class WindowTables final : public WindowTablesBase {
   // windows go in ascending.
   template <typename Store>
   void AddToStore(Store& store, const Table& t, const K& k, const Words& w, size_t n) {
-    auto [ref, ks] = EmplaceFromKey(store, k);
+    auto [ref, ks] = [&] {
+      if constexpr (kInline) {
+        store.recent.Invalidate();  // an insert may move every state
+        return store.keys.Emplace(KeyProbe{nullptr, nullptr, &k.ToKey(scratch_key_), k.hash64});
+      } else {
+        return EmplaceFromKey(store, k);
+      }
+    }();
     const bool first = ks->starts.empty();
     ks->starts.push_back(t.start);
     ks->accs.insert(ks->accs.end(), w.begin(), w.begin() + static_cast<std::ptrdiff_t>(n));
@@ -762,6 +1079,12 @@ class WindowTables final : public WindowTablesBase {
                   TimeWindow::GetWindowStartWithOffset(s, op_.offset_, op_.size_) == s;
       }
     });
+    if constexpr (kInline) {
+      store.keys.ForEach([&](int, const auto& k, const SlicedKeyState&) {
+        ShortStringKey sk;
+        aligned = aligned && ShortStringKey::FromKey(k.key(), &sk);
+      });
+    }
     if (!aligned) {
       return false;
     }
@@ -772,6 +1095,14 @@ class WindowTables final : public WindowTablesBase {
         Words* w = nullptr;
         if constexpr (std::is_same_v<K, int64_t>) {
           w = &t->keys.try_emplace(k).first->second;
+        } else if constexpr (kInline) {
+          ShortStringKey sk;
+          (void)ShortStringKey::FromKey(k.key(), &sk);  // (every key fits: checked above)
+          auto [it, inserted] = t->keys.try_emplace(sk);
+          if (inserted) {
+            t->key_bytes += KeyStateBytes(sk);
+          }
+          w = &it->second;
         } else {
           auto [it, inserted] =
               t->keys.try_emplace(Intern(KeyProbe{nullptr, nullptr, &k.key(), k.hash64()}));
@@ -805,11 +1136,16 @@ class WindowTables final : public WindowTablesBase {
   Table* cur_ = nullptr;
   Timestamp lo_ = 1;
   Timestamp hi_ = 0;
-  size_t reserve_ = 0;                          // keys of the last window fired
-  std::vector<std::pair<int64_t, Words>> due_;  // int64 keys: a window's (key, words) to fire
-  std::vector<KeyRef> due_keys_;                // KeyRef keys: a window's keys to fire,
-  std::vector<Words> due_words_;                // their words (in the table's order)
-  std::vector<uint32_t> due_order_;             // and due_keys_[i]'s index into due_words_
+  size_t reserve_ = 0;  // keys of the last window fired
+  // int64 and ShortStringKey keys: a window's (key, words) to fire
+  std::vector<std::pair<K, Words>> due_;
+  std::vector<ShortStringKey> due_sorted_keys_;  // ShortStringKey keys: due_'s keys, for the sort
+  Key scratch_key_;                              // ShortStringKey keys: a key as a `Key`
+  std::vector<KeyRef> due_keys_;                 // KeyRef keys: a window's keys to fire,
+  std::vector<Words> due_words_;                 // their words (in the table's order)
+  // KeyRef keys: due_keys_[i]'s index into due_words_; ShortStringKey keys: the i-th key's
+  // index into due_
+  std::vector<uint32_t> due_order_;
   // ForEachDistinctKey's scratch: the keys seen.
   mutable absl::flat_hash_set<K, typename KeyTraits<K>::MapHash, typename KeyTraits<K>::MapEq>
       seen_;

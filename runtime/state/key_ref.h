@@ -172,6 +172,78 @@ class KeyRef {
   uint64_t hash_ = 0;  // e_->hash64, kept here to spare a probe the pointer chase
 };
 
+/// A key of exactly one non-NULL string of at most `kBytes` bytes (a user or session id), held
+/// inline where a table keeps its keys: the string's bytes zero-padded to `kBytes`, its length
+/// and its stable key-group hash (`KeyHash64` of the one-string key). 32 bytes, no pool entry,
+/// no reference count: a table probe, a compare and a sort read the key's own bytes only.
+///
+/// Order and equality are those of the `Key` of that one string (`std::less<Key>`, i.e.
+/// `std::string`'s: unsigned bytes, a prefix first): the padded bytes compared as unsigned bytes
+/// (`memcmp`), then the length. (A string shorter than another that agrees with it up to the
+/// shorter's length has zeros there in its padding, which are <= the other's bytes; where every
+/// padded byte is equal, as for "ab" and "ab\0", the shorter is the prefix and orders first.)
+struct ShortStringKey {
+  static constexpr size_t kBytes = 16;
+  std::array<char, kBytes> bytes{};
+  uint64_t hash64 = 0;  // KeyHash64(Key{Value(string)})
+  uint8_t len = 0;
+
+  /// Whether a string of `n` bytes fits.
+  static constexpr bool Fits(size_t n) { return n <= kBytes; }
+  /// The key of the string `s` (which `Fits`) with its `KeyHash64` `hash`.
+  [[gnu::always_inline]] static ShortStringKey Of(std::string_view s, uint64_t hash) {
+    ShortStringKey k;
+    std::memcpy(k.bytes.data(), s.data(), s.size());
+    k.len = static_cast<uint8_t>(s.size());
+    k.hash64 = hash;
+    return k;
+  }
+  /// Whether `key` is one string that fits; `*out` then holds it (hashed).
+  static bool FromKey(const Key& key, ShortStringKey* out) {
+    const std::string* s = key.size() == 1 ? std::get_if<std::string>(&key[0]) : nullptr;
+    if (s == nullptr || !Fits(s->size())) {
+      return false;
+    }
+    *out = Of(*s, KeyHash64(key));
+    return true;
+  }
+  /// Whether cell `slot` of `row` is a non-NULL string that fits; `*out` then holds it, hashed
+  /// as `KeyHash64(row, slots)` (`slots`: `{slot}`).
+  [[gnu::always_inline]] static bool FromRow(const Row& row, size_t slot,
+                                             const std::vector<int>& slots, ShortStringKey* out) {
+    if (row.type(slot) != FieldType::kString || row.IsNull(slot)) {
+      return false;
+    }
+    const std::string_view s = row.GetString(slot);
+    if (!Fits(s.size())) {
+      return false;
+    }
+    *out = Of(s, KeyHash64(row, slots));
+    return true;
+  }
+
+  std::string_view view() const { return {bytes.data(), len}; }
+  /// The key as a `Key` into `scratch` (its string's capacity reused).
+  const Key& ToKey(Key& scratch) const {
+    std::string* s = scratch.size() == 1 ? std::get_if<std::string>(&scratch[0]) : nullptr;
+    if (s == nullptr) {
+      scratch.assign(1, Value(std::string()));
+      s = std::get_if<std::string>(&scratch[0]);
+    }
+    s->assign(bytes.data(), len);
+    return scratch;
+  }
+
+  friend bool operator==(const ShortStringKey& a, const ShortStringKey& b) {
+    return a.len == b.len && std::memcmp(a.bytes.data(), b.bytes.data(), kBytes) == 0;
+  }
+  friend bool operator<(const ShortStringKey& a, const ShortStringKey& b) {
+    const int c = std::memcmp(a.bytes.data(), b.bytes.data(), kBytes);
+    return c < 0 || (c == 0 && a.len < b.len);
+  }
+};
+static_assert(sizeof(ShortStringKey) == 32);
+
 /// A key not interned yet, as a lookup sees it: the cells `row[slots[i]]` of a record, read in
 /// place (no `Key` is built), or the values of a `Key` (`row` null), with their `KeyHash64`.
 /// Borrows what it points at; valid while that is.
@@ -400,6 +472,44 @@ inline void RadixSortByAbbreviation(std::vector<std::pair<uint64_t, uint32_t>>& 
 }  // namespace key_ref_internal
 
 namespace key_ref_internal {
+/// Sorts `items` (an abbreviation and an index each) by abbreviation, equal abbreviations by
+/// `less(index, index)` of their keys, then by index (of equal keys, the first stays first):
+/// `std::sort` below 512 items, else the radix sort and a comparison sort of each run of equal
+/// abbreviations.
+template <typename Less>
+void SortAbbreviatedItems(std::vector<std::pair<uint64_t, uint32_t>>& items, const Less& less) {
+  auto by_key = [&less](const auto& a, const auto& b) {
+    if (a.first != b.first) {
+      return a.first < b.first;
+    }
+    if (less(a.second, b.second)) {
+      return true;
+    }
+    return !less(b.second, a.second) && a.second < b.second;
+  };
+  const size_t n = items.size();
+  if (n < 512) {
+    std::sort(items.begin(), items.end(), by_key);
+    return;
+  }
+  RadixSortByAbbreviation(items);
+  // The radix sort is stable: runs of equal abbreviations are in input order.
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && items[j].first == items[i].first) {
+      ++j;
+    }
+    if (j - i > 1) {
+      std::sort(items.begin() + static_cast<std::ptrdiff_t>(i),
+                items.begin() + static_cast<std::ptrdiff_t>(j), by_key);
+    }
+    i = j;
+  }
+}
+
+}  // namespace key_ref_internal
+
+namespace key_ref_internal {
 /// `SortUniqueKeys`' last steps: `items` holds (abbreviation, index) per key, an abbreviation
 /// ordering as its key's first string does after the prefix every key shares; sorts them (ties
 /// by comparing the keys), moves the keys into that order and drops duplicates. `order`, when
@@ -411,34 +521,7 @@ inline void SortByAbbreviations(std::vector<KeyRef>& keys, KeySortScratch& scrat
   // Strings with the same first `common` bytes order as their following bytes do
   // (unsigned, as std::char_traits<char>::compare); equal abbreviations compare in full.
   // (Equal keys by their index: the first of them is kept, as std::unique keeps it.)
-  auto by_key = [&keys](const auto& a, const auto& b) {
-    if (a.first != b.first) {
-      return a.first < b.first;
-    }
-    const KeyRef& ka = keys[a.second];
-    const KeyRef& kb = keys[b.second];
-    if (ka < kb) {
-      return true;
-    }
-    return !(kb < ka) && a.second < b.second;
-  };
-  if (n < 512) {
-    std::sort(items.begin(), items.end(), by_key);
-  } else {
-    RadixSortByAbbreviation(items);
-    // The radix sort is stable: runs of equal abbreviations are in input order.
-    for (size_t i = 0; i < n;) {
-      size_t j = i + 1;
-      while (j < n && items[j].first == items[i].first) {
-        ++j;
-      }
-      if (j - i > 1) {
-        std::sort(items.begin() + static_cast<std::ptrdiff_t>(i),
-                  items.begin() + static_cast<std::ptrdiff_t>(j), by_key);
-      }
-      i = j;
-    }
-  }
+  SortAbbreviatedItems(items, [&keys](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
   // Into place, duplicates dropped: equal keys have equal abbreviations and are adjacent, so
   // only a run of equal abbreviations compares keys.
   std::vector<KeyRef>& sorted = scratch.sorted;
@@ -617,6 +700,40 @@ inline void SortUniqueKeys(std::vector<KeyRef>& keys, KeySortScratch& scratch,
     items[j].first = key_ref_internal::Abbreviate(s.data(), s.size(), common);
   }
   key_ref_internal::SortByAbbreviations(keys, scratch, order);
+}
+
+/// The order that sorts `keys[0..n)` ascending (`ShortStringKey`'s `<`, which is `std::less<Key>`
+/// of their strings) into `order`: `(*order)[i]` is the index of the i-th key; equal keys keep
+/// their input order. As `SortUniqueKeys`, by an 8-byte abbreviation of the padded bytes after
+/// the prefix every key shares (a radix sort of (abbreviation, index) words from 512 keys on),
+/// ties compared in full; the keys are neither moved nor deduplicated.
+inline void SortShortStringKeys(const ShortStringKey* keys, size_t n, KeySortScratch& scratch,
+                                std::vector<uint32_t>& order) {
+  std::vector<std::pair<uint64_t, uint32_t>>& items = scratch.items;
+  items.clear();
+  items.reserve(2 * n);
+  size_t common = ShortStringKey::kBytes;
+  for (size_t j = 1; j < n && common > 0; ++j) {
+    if (std::memcmp(keys[0].bytes.data(), keys[j].bytes.data(), common) != 0) {
+      size_t i = 0;
+      while (keys[0].bytes[i] == keys[j].bytes[i]) {
+        ++i;
+      }
+      common = i;
+    }
+  }
+  for (size_t j = 0; j < n; ++j) {
+    items.emplace_back(
+        key_ref_internal::Abbreviate(keys[j].bytes.data(), ShortStringKey::kBytes, common),
+        static_cast<uint32_t>(j));
+  }
+  key_ref_internal::SortAbbreviatedItems(
+      items, [keys](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  order.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    order[i] = items[i].second;
+  }
+  items.clear();
 }
 
 /// `std::sort` and `std::unique` for every other key type.

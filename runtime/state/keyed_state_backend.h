@@ -166,6 +166,34 @@ struct KeyTraits<KeyRef> {
   }
 };
 
+template <>
+struct KeyTraits<ShortStringKey> {
+  static uint64_t Hash64(const ShortStringKey& k) { return k.hash64; }
+  /// The key-group hash remixed (see `KeyTraits<Key>::MapHash`).
+  struct MapHash {
+    using is_transparent = void;
+    [[gnu::always_inline]] size_t operator()(const ShortStringKey& k) const {
+      return static_cast<size_t>(Mix64(k.hash64));
+    }
+    size_t operator()(const SlotTouch& t) const { return t.map_hash; }
+  };
+  struct MapEq {
+    using is_transparent = void;
+    [[gnu::always_inline]] bool operator()(const ShortStringKey& a, const ShortStringKey& b) const {
+      return a == b;
+    }
+    [[gnu::always_inline]] bool operator()(const ShortStringKey& a, const SlotTouch& t) const {
+      if (t.stage == SlotTouch::kSlot) {
+        t.RequestSlot(&a);
+        t.candidate = true;
+      }
+      return false;
+    }
+  };
+  using Arena = NoKeyArena;
+  static const Key& ToKey(const ShortStringKey& k, Key& scratch) { return k.ToKey(scratch); }
+};
+
 /// Keyed state of one operator subtask: a value `V` per key, kept per key group. Mirrors the role
 /// of Flink's `HeapKeyedStateBackend` (its `StateTable`s are per key group too), with flat
 /// open-addressing tables (`absl::flat_hash_map`) holding the values inline.

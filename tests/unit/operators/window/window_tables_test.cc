@@ -5,6 +5,7 @@
 // snapshots taken mid-window that restore into the tables, into the RocksDB backend and from it.
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -161,11 +162,13 @@ TEST(WindowTablesTest, OpenWindowsAreVisibleAsTheirStateWhileHeld) {
 }
 
 // The state gauges of string keys in tables: bytes from each table's running sum of its keys'
-// bytes (a short key's from its pool entry, a long one's from its values), panes, and keys
-// counted once however many open windows hold them; the same as a fired table leaves.
-TEST(WindowTablesTest, StateFiguresCountEveryPaneAndEachKeyOnce) {
+// bytes (a short key's from its pool entry or its slot, a long one's from its values), panes,
+// and keys counted once however many open windows hold them; the same as a fired table leaves.
+// With a key of 32 bytes (the tables widened to interned keys) and of 16 (short-string tables
+// to the end).
+void ExpectStateFigures(const std::string& long_key, const std::string& form) {
+  SCOPED_TRACE(form);
   Open o(FieldType::kString, CountSum(1000));
-  const std::string long_key = "a-key-of-more-than-sixteen-bytes";  // 32 bytes: not short
   // Window [0, 1000): "a", "bb", long_key; [1000, 2000): "a", long_key, "ccc";
   // [2000, 3000): "a", "dddd". Records in several windows of one batch, and one at a time.
   o.Batch({StreamRecord(Row{Value("a"), Value(int64_t{1})}, 10),
@@ -179,6 +182,7 @@ TEST(WindowTablesTest, StateFiguresCountEveryPaneAndEachKeyOnce) {
   o.Batch({StreamRecord(Row{Value("dddd"), Value(int64_t{1})}, 2999),
            StreamRecord(Row{Value("bb"), Value(int64_t{1})}, 999)});
   ASSERT_TRUE(o.window_op().uses_window_tables());
+  EXPECT_EQ(o.window_op().window_table_keys(), form);
   // A pane: its key (a Value and the string's bytes) and two accumulators (count, sum).
   const auto value = static_cast<int64_t>(sizeof(Value));
   const auto accs = 2 * static_cast<int64_t>(sizeof(AggregateAccumulator));
@@ -211,6 +215,11 @@ TEST(WindowTablesTest, StateFiguresCountEveryPaneAndEachKeyOnce) {
   EXPECT_EQ(f.keys, 0);
   EXPECT_EQ(f.bytes, 0);
   EXPECT_EQ(o.Records().size(), 8u);
+}
+
+TEST(WindowTablesTest, StateFiguresCountEveryPaneAndEachKeyOnce) {
+  ExpectStateFigures("a-key-of-more-than-sixteen-bytes", "interned");  // 32 bytes: not short
+  ExpectStateFigures("a-key-of-sixteen", "short-string");
 }
 
 // A table of 4 MiB and more is allocated on huge-page-advised memory (TableAllocator): 300,000
@@ -464,6 +473,184 @@ TEST(WindowTablesTest, EveryCutRoundTrips) {
     EXPECT_EQ(run.counters, (std::vector<int64_t>{1, 6, 1}));
     ASSERT_EQ(run.side.size(), 1u);
   }
+}
+
+// Keys of one string of at most 16 bytes are held in the table slots ("short-string" tables)
+// and fire in std::string order: NUL bytes, prefixes ("ab" < "ab\0" < "abc"), the empty string,
+// bytes >= 0x80 (unsigned), a key of exactly 16 bytes.
+TEST(WindowTablesTest, ShortStringKeysFireInStringOrderWithNulBytesAndPrefixes) {
+  Open o(FieldType::kString, CountSum(1000));
+  const std::vector<std::string> keys = {"abc",
+                                         std::string("ab\0", 3),
+                                         "ab",
+                                         "",
+                                         std::string("\0", 1),
+                                         "b",
+                                         std::string(16, '\xff'),
+                                         std::string(16, 'a'),
+                                         std::string("ab\0\0", 4),
+                                         "\x80",
+                                         "a",
+                                         std::string("a\0b", 3),
+                                         std::string(15, 'a'),
+                                         "\x7f"};
+  std::vector<StreamRecord> batch;
+  for (int round = 0; round < 3; ++round) {  // each key three times, value 1, 2, 3
+    for (const std::string& k : keys) {
+      batch.emplace_back(Row{Value(k), Value(int64_t{round + 1})}, 10 * round);
+    }
+  }
+  o.Batch(std::move(batch));
+  EXPECT_EQ(o.window_op().window_table_keys(), "short-string");
+  EXPECT_EQ(o.window_op().NumStateKeys(), static_cast<int64_t>(keys.size()));
+  o.Watermark(999);
+  std::vector<std::string> want = keys;
+  std::sort(want.begin(), want.end());
+  const std::vector<StreamRecord> rows = o.Records();
+  ASSERT_EQ(rows.size(), keys.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].row.GetString(0), want[i]) << i;
+    EXPECT_EQ(rows[i].row.GetInt64(3), 3) << i;  // n
+    EXPECT_EQ(rows[i].row.GetInt64(4), 6) << i;  // sum_v
+  }
+  EXPECT_EQ(o.window_op().window_table_keys(), "short-string");
+}
+
+// The general path's output and the tables', fed the same stream of `key(e)` keys (NULL:
+// `Value()`).
+// On RocksDB (`backend`), whose budget the tables may outgrow, only the output is compared.
+void ExpectSameAsGeneral(const std::vector<Event>& events,
+                         const std::function<Value(const Event&)>& key,
+                         const std::string& final_form, const std::string& backend = "heap") {
+  SCOPED_TRACE(final_form + " on " + backend);
+  Open tables(FieldType::kString, CountSum(1000, "late"), backend);
+  Open general(FieldType::kString, CountSum(1000, "late", "purging(event-time)"));
+  for (Open* o : {&tables, &general}) {
+    std::vector<StreamRecord> batch;
+    for (const Event& e : events) {
+      if (e.watermark || batch.size() == 64) {
+        o->Batch(std::move(batch));
+        batch.clear();
+      }
+      if (e.watermark) {
+        o->Watermark(e.ts);
+        continue;
+      }
+      const Value k = key(e);
+      if (k.index() == 0) {  // NULL: a NULL string cell
+        Row row{Value(std::string()), Value(e.v)};
+        row.SetNull(0);
+        batch.emplace_back(std::move(row), e.ts);
+      } else {
+        batch.emplace_back(Row{k, Value(e.v)}, e.ts);
+      }
+    }
+  }
+  if (backend == "heap") {
+    EXPECT_TRUE(tables.window_op().uses_window_tables());
+    EXPECT_EQ(tables.window_op().window_table_keys(), final_form);
+  }
+  const std::vector<std::string> want = general.Main();
+  ASSERT_GT(want.size(), 100u);
+  EXPECT_EQ(tables.Main(), want);
+  EXPECT_EQ(tables.Late(), general.Late());
+  EXPECT_EQ(tables.window_op().num_windows_fired(), general.window_op().num_windows_fired());
+}
+
+// A key the short-string tables cannot hold (17 bytes, NULL, mostly short keys with a few long
+// ones) widens them to interned keys, which hold every open window's state as it was and take
+// that record and the rest: the output is the general path's, and the operator stays on tables.
+TEST(WindowTablesTest, AKeyTooLongOrNullWidensShortStringTablesToInternedKeys) {
+  const std::vector<Event> events = RandomStream(5, 3000, 20000);
+  // 16 bytes: held in the slots to the end.
+  ExpectSameAsGeneral(
+      events,
+      [](const Event& e) {
+        std::string k = "user-" + std::to_string(e.key);
+        k.resize(16, '.');
+        return Value(k);
+      },
+      "short-string");
+  // 16 bytes, then one key of 17 from the middle of the stream on.
+  ExpectSameAsGeneral(
+      events,
+      [](const Event& e) {
+        std::string k = "user-" + std::to_string(e.key);
+        k.resize(e.ts > 4000 && e.key == 7 ? 17 : 16, '.');
+        return Value(k);
+      },
+      "interned");
+  // A NULL key in the middle.
+  ExpectSameAsGeneral(
+      events,
+      [](const Event& e) {
+        return e.ts > 3000 && e.key == -11 ? Value() : Value("u" + std::to_string(e.key));
+      },
+      "interned");
+  // Mostly short keys, every 100th key long; on the heap and on RocksDB.
+  for (const char* backend : {"heap", "rocksdb"}) {
+    ExpectSameAsGeneral(
+        events,
+        [](const Event& e) {
+          return Value((e.key % 100 == 0 ? "a-user-id-longer-than-sixteen-bytes-" : "u") +
+                       std::to_string(e.key));
+        },
+        "interned", backend);
+  }
+}
+
+// A snapshot of short-string tables is the bytes interned-key tables (and the sliced store)
+// write for the same state; it restores into short-string tables, a state with a long key into
+// interned ones.
+TEST(WindowTablesTest, ShortStringSnapshotsAreTheInternedTablesBytes) {
+  const std::vector<Event> events = RandomStream(13, 2000, 6000);
+  std::vector<testing::WindowStep> steps = Steps(events, true);
+  const size_t cut = steps.size() / 2;
+  // The same records, then a late record (dropped: state unchanged but for the counter) of a
+  // short key, or of a long one, which widens the tables first.
+  auto run = [&](const std::string& late_key) {
+    auto o = std::make_unique<Open>(FieldType::kString, CountSum(1000));
+    o->Run(steps, 0, cut);
+    o->Element(StreamRecord(Row{Value(late_key), Value(int64_t{1})}, 0));
+    return o;
+  };
+  std::unique_ptr<Open> short_run = run("late");
+  std::unique_ptr<Open> long_run = run("a-late-key-longer-than-sixteen-bytes");
+  EXPECT_EQ(short_run->op().window_table_keys(), "short-string");
+  EXPECT_EQ(long_run->op().window_table_keys(), "interned");
+  EXPECT_GT(short_run->op().num_late_records_dropped(), 0);
+  EXPECT_EQ(long_run->op().num_late_records_dropped(), short_run->op().num_late_records_dropped());
+  const size_t panes = short_run->op().NumSlices();
+  ASSERT_GT(panes, 200u);
+  EXPECT_EQ(long_run->op().NumSlices(), panes);
+  EXPECT_EQ(long_run->op().NumStateKeys(), short_run->op().NumStateKeys());
+  EXPECT_EQ(long_run->op().StateBytes(), short_run->op().StateBytes());
+  const std::string bytes = short_run->Snapshot();
+  EXPECT_EQ(long_run->Snapshot(), bytes);
+  // Restored: into short-string tables, the same bytes again, the same rest of the output.
+  Open restored(FieldType::kString, CountSum(1000));
+  restored.Restore(bytes);
+  EXPECT_TRUE(restored.op().uses_window_tables());
+  EXPECT_EQ(restored.op().window_table_keys(), "short-string");
+  EXPECT_EQ(restored.op().NumSlices(), panes);
+  EXPECT_EQ(testing::SnapshotOf(restored.base()), bytes);
+  const std::vector<std::string> before = short_run->Results();
+  restored.Run(steps, cut, steps.size());
+  short_run->Run(steps, cut, steps.size());
+  std::vector<std::string> got = before;
+  for (std::string& line : restored.Results()) {
+    got.push_back(std::move(line));
+  }
+  EXPECT_EQ(got, short_run->Results());
+  // A state holding a long key restores into interned-key tables.
+  long_run->Element(
+      StreamRecord(Row{Value("another-key-longer-than-sixteen"), Value(int64_t{1})}, 7999));
+  Open restored_long(FieldType::kString, CountSum(1000));
+  const std::string long_bytes = long_run->Snapshot();
+  restored_long.Restore(long_bytes);
+  EXPECT_EQ(restored_long.op().window_table_keys(), "interned");
+  EXPECT_EQ(restored_long.op().NumSlices(), panes + 1);
+  EXPECT_EQ(testing::SnapshotOf(restored_long.base()), long_bytes);
 }
 
 }  // namespace

@@ -387,5 +387,109 @@ TEST(KeyRefTest, ShortStringKeysSortFromTheirEntriesInTheKeyOrderExactly) {
   EXPECT_EQ(pool.live(), 0u);
 }
 
+// The strings of `keys` in the order SortShortStringKeys gives them.
+std::vector<std::string> SortedShort(const std::vector<std::string>& keys) {
+  std::vector<ShortStringKey> ks;
+  for (const std::string& k : keys) {
+    ShortStringKey sk;
+    EXPECT_TRUE(ShortStringKey::FromKey(Key{Value(k)}, &sk)) << k;
+    ks.push_back(sk);
+  }
+  KeySortScratch scratch;
+  std::vector<uint32_t> order;
+  SortShortStringKeys(ks.data(), ks.size(), scratch, order);
+  std::vector<std::string> out;
+  for (uint32_t i : order) {
+    out.emplace_back(ks[i].view());
+  }
+  return out;
+}
+
+std::vector<std::string> Sorted(std::vector<std::string> keys) {
+  std::stable_sort(keys.begin(), keys.end());
+  return keys;
+}
+
+// A one-string key held inline: its bytes zero-padded, its length and its KeyHash64; equal
+// and ordered exactly as the `Key` of the string (NUL bytes, prefixes, unsigned bytes), up to
+// 16 bytes; 17 bytes, NULL, another type or two fields do not fit.
+TEST(KeyRefTest, AShortStringKeyOrdersAndHashesAsItsKey) {
+  const std::vector<std::string> strings = {"",
+                                            std::string("\0", 1),
+                                            "ab",
+                                            std::string("ab\0", 3),
+                                            "abc",
+                                            std::string("ab\0\0", 4),
+                                            "\x7f",
+                                            "\x80",
+                                            "\xff",
+                                            std::string(16, 'z'),
+                                            std::string(15, 'z'),
+                                            std::string("a\0b", 3)};
+  for (const std::string& a : strings) {
+    ShortStringKey ka;
+    ASSERT_TRUE(ShortStringKey::FromKey(Key{Value(a)}, &ka));
+    EXPECT_EQ(ka.view(), a);
+    EXPECT_EQ(ka.hash64, KeyHash64(Key{Value(a)}));
+    Row row{Value(a)};
+    ShortStringKey kr;
+    ASSERT_TRUE(ShortStringKey::FromRow(row, 0, {0}, &kr));
+    EXPECT_TRUE(kr == ka);
+    Key scratch;
+    EXPECT_EQ(ka.ToKey(scratch), Key{Value(a)});
+    for (const std::string& b : strings) {
+      ShortStringKey kb;
+      ASSERT_TRUE(ShortStringKey::FromKey(Key{Value(b)}, &kb));
+      EXPECT_EQ(ka == kb, a == b) << a.size() << " " << b.size();
+      EXPECT_EQ(ka < kb, Key{Value(a)} < Key{Value(b)}) << a.size() << " " << b.size();
+    }
+  }
+  ShortStringKey k;
+  EXPECT_FALSE(ShortStringKey::FromKey(Key{Value(std::string(17, 'z'))}, &k));
+  EXPECT_FALSE(ShortStringKey::FromKey(Key{Value()}, &k));
+  EXPECT_FALSE(ShortStringKey::FromKey(Key{Value(int64_t{1})}, &k));
+  EXPECT_FALSE(ShortStringKey::FromKey(Key{Value("a"), Value("b")}, &k));
+  EXPECT_FALSE(ShortStringKey::FromRow(Row{Value()}, 0, {0}, &k));
+  EXPECT_FALSE(ShortStringKey::FromRow(Row{Value(std::string(17, 'z'))}, 0, {0}, &k));
+  EXPECT_FALSE(ShortStringKey::FromRow(Row{Value(int64_t{1})}, 0, {0}, &k));
+}
+
+TEST(KeyRefTest, ShortStringKeysSortInTheKeyOrderExactly) {
+  // Few keys (a comparison sort): NUL bytes, prefixes, high bytes, duplicates (kept, in input
+  // order), a shared prefix longer than 8 bytes.
+  const std::string p = "user_0000";
+  const std::vector<std::string> few = {"abc",
+                                        std::string("ab\0", 3),
+                                        "ab",
+                                        "",
+                                        "b",
+                                        std::string(16, '\xff'),
+                                        std::string("ab\0\0", 4),
+                                        "\x80",
+                                        "a",
+                                        "ab",
+                                        p + "1234567",
+                                        p + "1234568",
+                                        p,
+                                        p + "1"};
+  EXPECT_EQ(SortedShort(few), Sorted(few));
+  // Many keys (the radix sort of the abbreviations): ids of several lengths sharing a prefix,
+  // ties within the abbreviated 8 bytes broken past them, NUL bytes.
+  std::vector<std::string> many;
+  for (int i = 0; i < 6000; ++i) {
+    const int id = (i * 7919) % 4001;
+    many.push_back("u" + std::to_string(id));
+    if (i % 7 == 0) {
+      many.push_back("u" + std::to_string(id % 50) + std::string("\0", 1) + std::to_string(i));
+    }
+    if (i % 11 == 0) {
+      many.push_back("u12345678" + std::to_string(i % 1000));  // equal abbreviations past 8
+    }
+  }
+  EXPECT_EQ(SortedShort(many), Sorted(many));
+  EXPECT_TRUE(SortedShort({}).empty());
+  EXPECT_EQ(SortedShort({"x"}), std::vector<std::string>{"x"});
+}
+
 }  // namespace
 }  // namespace tidemark
