@@ -181,7 +181,9 @@ TEST_F(CheckpointStorageTest, AFallBackPastACompletedCheckpointIsUnsafeOnlyForCo
   OperatorSpec sink;
   sink.id = "out";
   sink.type = "sink";
-  sink.sink = SinkSpec{"file", "parts"};
+  sink.sink.emplace();
+  sink.sink->type = "file";
+  sink.sink->path = "parts";
   spec.operators.push_back(sink);
   CheckpointStorage s(dir_, "job", 3);
   Complete(s, 1, "a", "b");
