@@ -388,21 +388,6 @@ std::string Shown(std::string_view text) {
   return std::string(text.substr(0, n)) + "...";
 }
 
-std::string_view UnitName(TimestampUnit unit) {
-  switch (unit) {
-    case TimestampUnit::kMillis:
-      return "ms";
-    case TimestampUnit::kSeconds:
-      return "s";
-    case TimestampUnit::kMicros:
-      return "us";
-    case TimestampUnit::kNanos:
-      return "ns";
-    case TimestampUnit::kIso8601:
-      return "iso8601";
-  }
-  return "?";
-}
 }  // namespace
 
 std::string NoTimestampReason(const WatermarkStrategySpec& spec, const Schema& schema,
@@ -441,13 +426,13 @@ std::string NoTimestampReason(const WatermarkStrategySpec& spec, const Schema& s
   }
   if (const auto* i = std::get_if<int64_t>(&value)) {
     return fmt::format("field '{}': {} {} is outside the int64 range of ms since the epoch", name,
-                       *i, UnitName(unit));
+                       *i, spec.timestamp_unit);
   }
   if (const auto* d = std::get_if<double>(&value)) {
     return fmt::format(
         "field '{}': {} {} is not a finite number within the int64 range of ms "
         "since the epoch",
-        name, *d, UnitName(unit));
+        name, *d, spec.timestamp_unit);
   }
   if (const auto* str = std::get_if<std::string>(&value)) {
     return fmt::format(
@@ -455,7 +440,7 @@ std::string NoTimestampReason(const WatermarkStrategySpec& spec, const Schema& s
         "and HH:MM[:SS[.fraction]], and Z or an offset such as +01:00; fields in range)",
         name, Shown(*str));
   }
-  return fmt::format("field '{}' holds no time in unit {}", name, UnitName(unit));
+  return fmt::format("field '{}' holds no time in unit {}", name, spec.timestamp_unit);
 }
 
 CompileError WatermarksCompileError(const WatermarkStrategySpec& spec, const InvalidArgument& e) {
